@@ -1,0 +1,161 @@
+"""Kernel declarations: one GLSL file per stage plus the resources it binds.
+
+A kernel's *body* (its include files followed by ``shaders/<name>.glsl``) is
+handed byte-for-byte to both hosts; only the resource declarations around it
+are host-specific (see ``addon/hosts``).  Keep the declarations here, next to
+each other, so that a newcomer sees every stage of the pipeline in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+
+from .resources import resource_dir
+
+
+@dataclass(frozen=True)
+class Image:
+    """A 2D image read and written with imageLoad/imageStore/imageAtomic*."""
+
+    name: str
+    format: str  # 'RGBA32F', 'R32F' or 'R32UI'
+    access: str = "READ_WRITE"  # 'READ', 'WRITE' or 'READ_WRITE'
+    atomic: bool = False  # R32UI images that take imageAtomic* calls
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """A texture sampled with texture()/texelFetch()."""
+
+    name: str
+    type: str = "FLOAT_2D"  # 'FLOAT_2D' or 'FLOAT_3D'
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A push constant (a plain uniform on OpenGL)."""
+
+    type: str  # 'INT', 'FLOAT', 'VEC2', 'VEC3', 'VEC4', 'IVEC2', 'IVEC4', 'MAT4'
+    name: str
+
+
+@dataclass(frozen=True)
+class Shared:
+    """A workgroup-shared array (declared in Blender's typedef source)."""
+
+    type: str
+    name: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Kernel:
+    name: str
+    images: tuple[Image, ...] = ()
+    constants: tuple[Constant, ...] = ()
+    samplers: tuple[Sampler, ...] = ()
+    shared: tuple[Shared, ...] = ()
+    local_size: tuple[int, int, int] = (256, 1, 1)
+    includes: tuple[str, ...] = ("common.glsl",)
+    defines: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def path(self):
+        return resource_dir("shaders") / f"{self.name}.glsl"
+
+    def body(self) -> str:
+        """The GLSL text both hosts compile: includes, then the kernel file."""
+        return _body(self.includes, self.name)
+
+    def source_lines(self) -> list[tuple[str, int]]:
+        """(file, line) for every line of ``body()``, to map compiler errors back."""
+        origin = []
+        for file_name in (*self.includes, f"{self.name}.glsl"):
+            text = _read(file_name)
+            origin += [(file_name, n + 1) for n in range(text.count("\n"))]
+        return origin
+
+    def groups_for(self, width: int, height: int = 1) -> tuple[int, int, int]:
+        """Workgroup counts covering a width x height grid of invocations."""
+        lx, ly, _ = self.local_size
+        return (-(-width // lx), -(-height // ly), 1)
+
+
+@cache
+def _read(file_name: str) -> str:
+    text = (resource_dir("shaders") / file_name).read_text()
+    return text if text.endswith("\n") else text + "\n"
+
+
+@cache
+def _body(includes: tuple[str, ...], name: str) -> str:
+    return "".join(_read(f) for f in (*includes, f"{name}.glsl"))
+
+
+# -- particle state -------------------------------------------------------
+# Two RGBA32F images, particle i at texel (i % width, i / width):
+#   pos_age  = (position.xyz [world units], age [s]; negative = not yet born)
+#   vel_life = (velocity.xyz [units/s], lifetime [s]; 0 = never born,
+#               negative = died and will not respawn)
+_STATE = (Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"))
+_STATE_READ = (Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"))
+_ACCUM = (
+    Image("accum_hi", "R32UI", atomic=True),
+    Image("accum_lo", "R32UI", atomic=True),
+)
+
+INIT_PARTICLES = Kernel(
+    "init_particles",
+    images=_STATE,
+    constants=(
+        Constant("INT", "count"),
+        Constant("FLOAT", "birth_interval"),
+    ),
+)
+
+SIMULATE = Kernel(
+    "simulate",
+    images=_STATE,
+    constants=(
+        Constant("INT", "count"),
+        Constant("INT", "step_index"),
+        Constant("INT", "seed"),
+        Constant("INT", "flags"),
+        Constant("FLOAT", "dt"),
+        Constant("MAT4", "emitter_prev"),
+        Constant("MAT4", "emitter_cur"),
+        Constant("VEC4", "emit_shape"),  # x: shape id, y: radius, z: inherit, w: unused
+        Constant("VEC4", "emit_velocity"),  # xyz: velocity, w: random speed
+        Constant("VEC4", "lifetime_range"),  # x: lifetime, y: random fraction
+        Constant("VEC4", "gravity_drag"),  # xyz: gravity, w: drag
+    ),
+    includes=("common.glsl", "random.glsl"),
+)
+
+SPLAT = Kernel(
+    "splat",
+    images=(*_STATE_READ, *_ACCUM, Image("stats", "R32UI", atomic=True)),
+    constants=(
+        Constant("INT", "count"),
+        Constant("IVEC2", "target_size"),
+        Constant("MAT4", "view_proj"),
+        Constant("VEC4", "color_start"),  # rgb, w: emission strength
+        Constant("VEC4", "color_end"),  # rgb, w: world radius
+        Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
+    ),
+    includes=("common.glsl", "color_pack.glsl"),
+)
+
+RESOLVE = Kernel(
+    "resolve",
+    images=(*_ACCUM, Image("frame", "RGBA32F", "WRITE")),
+    constants=(
+        Constant("IVEC2", "target_size"),
+        Constant("VEC4", "dequantize"),  # xyz: Emax / Imax per channel
+    ),
+    local_size=(16, 16, 1),
+    includes=("common.glsl", "color_pack.glsl"),
+)
+
+ALL = (INIT_PARTICLES, SIMULATE, SPLAT, RESOLVE)

@@ -1,0 +1,16 @@
+"""Where the data folders (shaders/, presets/) live.
+
+In the repository they sit beside ``addon/``; in the installed extension the
+packager copies them inside the package.  Both layouts are searched.
+"""
+
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def resource_dir(name: str) -> Path:
+    for base in (PACKAGE_DIR, PACKAGE_DIR.parent):
+        if (base / name).is_dir():
+            return base / name
+    raise FileNotFoundError(f"GPU Particles: data folder '{name}' is missing next to {PACKAGE_DIR}")

@@ -1,0 +1,149 @@
+"""Effect settings: one table of fields drives validation, presets and the UI.
+
+The add-on builds its ``PropertyGroup`` from ``EFFECT_FIELDS`` (same bounds,
+defaults and descriptions), so the panel, presets and the command line can
+never disagree about what a setting means or which values are allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+# Particle slots are texels of 2D state images; this caps what any GPU gets
+# (2^28 particles = 8 GiB of full-precision state) before its texture limit.
+HARD_MAX_PARTICLES = 1 << 28
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    kind: str  # 'int', 'float', 'vec3', 'color', 'enum'
+    default: Any
+    min: float | None = None
+    max: float | None = None
+    description: str = ""
+    items: tuple[str, ...] = ()
+    unit: str = "NONE"  # Blender property unit: 'NONE', 'LENGTH', 'TIME_ABSOLUTE', 'VELOCITY', 'ACCELERATION'
+
+
+EFFECT_FIELDS: tuple[Field, ...] = (
+    Field("count", "int", 200_000, 1, HARD_MAX_PARTICLES, "Number of particle slots; every slot respawns when it dies"),
+    Field("emission", "enum", "CONTINUOUS", items=("CONTINUOUS", "BURST"),
+          description="Continuous: slots are born evenly over one lifetime and respawn; Burst: all are born at the start and die for good"),
+    Field("emitter_shape", "enum", "SPHERE", items=("POINT", "SPHERE"), description="Where particles are born, in the emitter object's space"),
+    Field("emitter_radius", "float", 0.1, 0.0, 1e4, "Radius of the sphere volume emitter", unit="LENGTH"),
+    Field("lifetime", "float", 2.0, 1e-3, 1e4, "Longest lifetime of a particle in seconds", unit="TIME_ABSOLUTE"),
+    Field("lifetime_random", "float", 0.5, 0.0, 0.999, "Fraction by which lifetimes are randomly shortened"),
+    Field("velocity", "vec3", (0.0, 0.0, 4.0), -1e5, 1e5, "Initial velocity in the emitter's space", unit="VELOCITY"),
+    Field("velocity_random", "float", 1.0, 0.0, 1e5, "Largest random speed added in a random direction", unit="VELOCITY"),
+    Field("inherit_velocity", "float", 0.0, 0.0, 10.0, "Fraction of the moving emitter's velocity passed on at birth"),
+    Field("gravity", "vec3", (0.0, 0.0, -9.81), -1e5, 1e5, "Constant acceleration", unit="ACCELERATION"),
+    Field("drag", "float", 0.1, 0.0, 1e3, "Linear air drag per second"),
+    Field("substeps", "int", 1, 1, 64, "Simulation steps per frame"),
+    Field("color_start", "color", (1.0, 0.6, 0.2), 0.0, 1e4, "Color at birth (linear, HDR)"),
+    Field("color_end", "color", (0.8, 0.1, 0.02), 0.0, 1e4, "Color at death (linear, HDR)"),
+    Field("emission_strength", "float", 1.0, 0.0, 1e6, "Brightness multiplier of the particle color"),
+    Field("size", "float", 0.005, 1e-7, 1e3, "Particle radius in world units; below one pixel particles get darker", unit="LENGTH"),
+    Field("preroll", "float", 0.0, 0.0, 1e3, "Seconds simulated before the first frame", unit="TIME_ABSOLUTE"),
+    Field("seed", "int", 0, 0, 2**31 - 1, "Random seed; the same seed gives the same particles"),
+)
+
+RENDER_FIELDS: tuple[Field, ...] = (
+    Field("emax", "float", 8.0, 1e-6, 1e9,
+          "Brightest value one pixel can accumulate before it overflows; lower keeps more precision in dim areas"),
+)
+
+_EFFECT_BY_NAME = {f.name: f for f in EFFECT_FIELDS}
+
+
+class SettingsError(ValueError):
+    """Settings a user gave that cannot be simulated; the message says which and why."""
+
+
+def _make_settings_class(name: str, fields: tuple[Field, ...]):
+    return dataclasses.make_dataclass(
+        name, [(f.name, Any, dataclasses.field(default=f.default)) for f in fields], frozen=True
+    )
+
+
+EffectSettings = _make_settings_class("EffectSettings", EFFECT_FIELDS)
+RenderSettings = _make_settings_class("RenderSettings", RENDER_FIELDS)
+
+
+def _check(field: Field, value: Any) -> tuple[Any, str | None]:
+    """The value normalised to the field's kind, or an error message."""
+    if field.kind == "enum":
+        if value not in field.items:
+            return value, f"{field.name} must be one of {', '.join(field.items)}, not {value!r}"
+        return value, None
+    if field.kind in ("vec3", "color"):
+        try:
+            value = tuple(float(v) for v in value)
+        except (TypeError, ValueError):
+            return value, f"{field.name} must be three numbers, not {value!r}"
+        parts = value
+        if len(parts) != 3:
+            return value, f"{field.name} must be three numbers, not {len(parts)}"
+    else:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return value, f"{field.name} must be a number, not {value!r}"
+        if field.kind == "int":
+            if value != int(value):
+                return value, f"{field.name} must be a whole number, not {value}"
+            value = int(value)
+        else:
+            value = float(value)
+        parts = (value,)
+    for part in parts:
+        if not math.isfinite(part):
+            return value, f"{field.name} must be finite, not {part}"
+        if field.min is not None and part < field.min:
+            return value, f"{field.name} must be at least {field.min:g}, not {part:g}"
+        if field.max is not None and part > field.max:
+            return value, f"{field.name} must be at most {field.max:g}, not {part:g}"
+    return value, None
+
+
+def _build(cls, fields: tuple[Field, ...], values: dict[str, Any], what: str):
+    by_name = {f.name: f for f in fields}
+    unknown = sorted(set(values) - set(by_name))
+    problems = [f"unknown {what} setting '{name}'" for name in unknown]
+    normalised = {}
+    for name, value in values.items():
+        if name in by_name:
+            normalised[name], problem = _check(by_name[name], value)
+            if problem:
+                problems.append(problem)
+    if problems:
+        raise SettingsError("; ".join(problems))
+    return cls(**normalised)
+
+
+def effect_settings(values: dict[str, Any] | None = None) -> EffectSettings:
+    """Validated effect settings from a (partial) dict; missing fields take defaults."""
+    return _build(EffectSettings, EFFECT_FIELDS, dict(values or {}), "effect")
+
+
+def render_settings(values: dict[str, Any] | None = None) -> RenderSettings:
+    return _build(RenderSettings, RENDER_FIELDS, dict(values or {}), "render")
+
+
+def as_dict(settings) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(settings).items()}
+
+
+def max_particles(max_texture_size: int) -> int:
+    """Most particle slots the state images can hold on a GPU with this texture limit."""
+    return min(max_texture_size * max_texture_size, HARD_MAX_PARTICLES)
+
+
+def check_for_gpu(settings: EffectSettings, max_texture_size: int) -> None:
+    limit = max_particles(max_texture_size)
+    if settings.count > limit:
+        raise SettingsError(
+            f"count {settings.count:,} is more than this GPU can hold: at most {limit:,} particles "
+            f"(texture limit {max_texture_size})"
+        )

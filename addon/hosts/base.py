@@ -1,0 +1,99 @@
+"""The host interface every recording is written against, and shared pieces."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..engine.kernels import Kernel
+
+CHANNELS = {"RGBA32F": 4, "R32F": 1, "R32UI": 1}
+DTYPES = {"RGBA32F": np.float32, "R32F": np.float32, "R32UI": np.uint32}
+
+
+class ShaderCompileError(RuntimeError):
+    """A kernel failed to compile; the message names the file and quotes the log."""
+
+
+class NoGPUError(RuntimeError):
+    """No usable GPU context (no display, no EGL, or a GPU without compute)."""
+
+
+@dataclass
+class Texture:
+    """A host texture plus what the recordings need to know about it."""
+
+    name: str
+    width: int
+    height: int
+    format: str
+    native: Any
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        channels = CHANNELS[self.format]
+        return (self.height, self.width) if channels == 1 else (self.height, self.width, channels)
+
+
+class Host:
+    """What a recording may do: make textures, compile and dispatch kernels, read back."""
+
+    name = "abstract"
+    max_texture_size: int
+    max_work_group_count: int
+
+    def texture(self, name: str, width: int, height: int, format: str, data: np.ndarray | None = None) -> Texture:
+        raise NotImplementedError
+
+    def clear(self, texture: Texture, value: float | int = 0) -> None:
+        raise NotImplementedError
+
+    def read(self, texture: Texture) -> np.ndarray:
+        raise NotImplementedError
+
+    def compile(self, kernel: Kernel) -> Any:
+        raise NotImplementedError
+
+    def dispatch(self, kernel: Kernel, groups: tuple[int, int, int], textures: dict[str, Texture], constants: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """Block until the GPU has done everything queued (for timing)."""
+        raise NotImplementedError
+
+
+def check_bindings(kernel: Kernel, textures: dict[str, Texture], constants: dict[str, Any]) -> None:
+    """Fail loudly on a missing or misspelt binding instead of reading garbage."""
+    wanted = {i.name for i in kernel.images} | {s.name for s in kernel.samplers}
+    if set(textures) != wanted:
+        raise ValueError(f"{kernel.name}: textures {sorted(textures)} != declared {sorted(wanted)}")
+    declared = {c.name for c in kernel.constants}
+    if set(constants) != declared:
+        raise ValueError(f"{kernel.name}: constants {sorted(constants)} != declared {sorted(declared)}")
+    for image in kernel.images:
+        if textures[image.name].format != image.format:
+            raise ValueError(f"{kernel.name}: '{image.name}' is {textures[image.name].format}, kernel wants {image.format}")
+
+
+def column_major(value: Any) -> list[float]:
+    """A 4x4 matrix (numpy, row-major, or mathutils) as 16 floats, column-major."""
+    return [float(x) for x in np.asarray(value, dtype=np.float32).reshape(4, 4).T.ravel()]
+
+
+_LINE_REFS = re.compile(r"(?:\b0|python_shader\.glsl|ERROR):(\d+)")
+
+
+def compile_error(kernel: Kernel, log: str, body_line_offset: int = 0) -> ShaderCompileError:
+    """Build the error a user sees: kernel file, mapped lines, the compiler's log."""
+    origin = kernel.source_lines()
+    mapped = []
+    for match in _LINE_REFS.finditer(log):
+        line = int(match.group(1)) - 1 - body_line_offset
+        if 0 <= line < len(origin):
+            mapped.append(f"{origin[line][0]}:{origin[line][1]}")
+    where = f" (at {', '.join(dict.fromkeys(mapped))})" if mapped else ""
+    excerpt = "\n".join(log.strip().splitlines()[-20:]) or "(the compiler printed no log)"
+    return ShaderCompileError(f"Shader '{kernel.path}' failed to compile{where}:\n{excerpt}")

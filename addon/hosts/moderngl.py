@@ -1,0 +1,111 @@
+"""The benchmark host: the same kernel bodies as plain ``#version 430`` under moderngl.
+
+Used on the lent GPU machines (no Blender there) and, optionally, on Mesa.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.kernels import Kernel
+from .base import CHANNELS, DTYPES, Host, NoGPUError, ShaderCompileError, Texture, check_bindings, column_major, compile_error
+
+_GLSL_FORMATS = {"RGBA32F": ("rgba32f", "image2D"), "R32F": ("r32f", "image2D"), "R32UI": ("r32ui", "uimage2D")}
+_GLSL_ACCESS = {"READ": "readonly ", "WRITE": "writeonly ", "READ_WRITE": ""}
+_GLSL_TYPES = {
+    "INT": "int", "FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4",
+    "IVEC2": "ivec2", "IVEC3": "ivec3", "IVEC4": "ivec4", "MAT4": "mat4",
+}
+_SAMPLERS = {"FLOAT_2D": "sampler2D", "FLOAT_3D": "sampler3D"}
+_MODERNGL_DTYPES = {np.float32: "f4", np.uint32: "u4"}
+
+
+def declarations(kernel: Kernel) -> str:
+    """What Blender's create-info generates, spelled out for a plain GL program."""
+    lines = ["#version 430"]
+    lines += [f"#define {name} {value}" for name, value in kernel.defines]
+    lines.append("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;".format(*kernel.local_size))
+    for slot, image in enumerate(kernel.images):
+        layout, glsl_type = _GLSL_FORMATS[image.format]
+        lines.append(f"layout(binding = {slot}, {layout}) uniform {_GLSL_ACCESS[image.access]}{glsl_type} {image.name};")
+    for slot, sampler in enumerate(kernel.samplers):
+        lines.append(f"layout(binding = {slot}) uniform {_SAMPLERS[sampler.type]} {sampler.name};")
+    lines += [f"uniform {_GLSL_TYPES[c.type]} {c.name};" for c in kernel.constants]
+    lines += [f"shared {s.type} {s.name}[{s.size}];" for s in kernel.shared]
+    return "\n".join(lines) + "\n"
+
+
+class ModernGLHost(Host):
+    name = "moderngl"
+
+    def __init__(self, ctx=None):
+        try:
+            import moderngl
+        except ImportError as error:
+            raise NoGPUError("moderngl is not installed") from error
+        try:
+            self.ctx = ctx or moderngl.create_context(standalone=True, require=430, backend="egl")
+        except Exception as error:
+            raise NoGPUError(f"No OpenGL 4.3 context through EGL: {error}") from error
+        self.max_texture_size = self.ctx.info["GL_MAX_TEXTURE_SIZE"]
+        self.max_work_group_count = self.ctx.info["GL_MAX_COMPUTE_WORK_GROUP_COUNT"][0]
+        self.device = self.ctx.info["GL_RENDERER"]
+        self._programs = {}
+
+    def texture(self, name, width, height, format, data=None):
+        dtype = _MODERNGL_DTYPES[DTYPES[format]]
+        native = self.ctx.texture((width, height), CHANNELS[format], dtype=dtype)
+        texture = Texture(name, width, height, format, native)
+        if data is None:
+            self.clear(texture)
+        else:
+            native.write(np.ascontiguousarray(data, dtype=DTYPES[format]).tobytes())
+        return texture
+
+    def clear(self, texture, value=0):
+        array = np.full(texture.shape, value, dtype=DTYPES[texture.format])
+        texture.native.write(array.tobytes())
+
+    def read(self, texture):
+        array = np.frombuffer(texture.native.read(), dtype=DTYPES[texture.format])
+        return array.reshape(texture.shape).copy()
+
+    def compile(self, kernel: Kernel):
+        program = self._programs.get(kernel)
+        if program is None:
+            header = declarations(kernel)
+            try:
+                program = self.ctx.compute_shader(header + kernel.body())
+            except Exception as error:
+                raise compile_error(kernel, str(error), body_line_offset=header.count("\n")) from None
+            self._programs[kernel] = program
+        return program
+
+    def dispatch(self, kernel, groups, textures, constants):
+        check_bindings(kernel, textures, constants)
+        program = self.compile(kernel)
+        for slot, image in enumerate(kernel.images):
+            textures[image.name].native.bind_to_image(
+                slot, read=image.access != "WRITE", write=image.access != "READ"
+            )
+        for slot, sampler in enumerate(kernel.samplers):
+            textures[sampler.name].native.use(location=slot)
+        for constant in kernel.constants:
+            if constant.name not in program:
+                continue  # optimised away by the driver
+            value = constants[constant.name]
+            if constant.type == "MAT4":
+                value = tuple(column_major(value))
+            elif constant.type.startswith("IVEC"):
+                value = tuple(int(v) for v in value)
+            elif constant.type.startswith("VEC"):
+                value = tuple(float(v) for v in value)
+            program[constant.name].value = value
+        program.run(*groups)
+        self.ctx.memory_barrier()
+
+    def finish(self):
+        self.ctx.finish()
+
+
+__all__ = ["ModernGLHost", "ShaderCompileError", "declarations"]

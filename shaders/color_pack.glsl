@@ -1,0 +1,21 @@
+/* R21G22B21 color packed in two uint32 words that take independent atomic adds.
+ *
+ *   accum_hi = R[21 bits] | G_high[11 bits] << 21
+ *   accum_lo = B[21 bits] | G_low [11 bits] << 21
+ *
+ * G_low overflowing its 11 bits falls off the top of accum_lo; the adder sees
+ * that in the value the atomic returned and adds the carry to G_high (the rare
+ * third atomic).  R, B or G_high overflowing are counted, not clamped. */
+
+const uint R_MAX = 0x1FFFFFu; /* 21 bits */
+const uint G_MAX = 0x3FFFFFu; /* 22 bits */
+const uint LOW21 = 0x1FFFFFu;
+const uint LOW11 = 0x7FFu;
+
+vec3 unpack_color(uint hi, uint lo)
+{
+  uint r = hi & LOW21;
+  uint g = ((hi >> 21u) << 11u) | (lo >> 21u);
+  uint b = lo & LOW21;
+  return vec3(float(r), float(g), float(b));
+}

@@ -1,0 +1,15 @@
+/* Gives every particle slot its birth time: slot i is born birth_interval * i
+ * seconds after the start (age starts negative), so a continuous emitter
+ * fills the pool evenly; birth_interval 0 is a burst. */
+
+void main()
+{
+  int width = imageSize(pos_age).x;
+  int index = particle_index(width);
+  if (index >= count) {
+    return;
+  }
+  ivec2 texel = particle_texel(index, width);
+  imageStore(pos_age, texel, vec4(0.0, 0.0, 0.0, -birth_interval * float(index)));
+  imageStore(vel_life, texel, vec4(0.0));
+}

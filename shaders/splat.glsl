@@ -1,0 +1,51 @@
+/* Adds every live particle into the one pixel it projects to, with two
+ * independent integer atomics per particle (see color_pack.glsl).
+ *
+ * Cull in clip space before the divide; the color is scaled by the particle's
+ * projected disc area in pixels, clamped at one pixel, so far particles get
+ * darker instead of flickering; HDR color becomes integers by Imax / Emax. */
+
+void main()
+{
+  int width = imageSize(pos_age).x;
+  int index = particle_index(width);
+  if (index >= count) {
+    return;
+  }
+  ivec2 texel = particle_texel(index, width);
+  vec4 pos_age_in = imageLoad(pos_age, texel);
+  float life = imageLoad(vel_life, texel).w;
+  /* Unborn (age < 0), never born or dead (life <= 0), expired; NaN fails too. */
+  if (!(pos_age_in.w >= 0.0 && pos_age_in.w < life) || !is_finite(pos_age_in.xyz)) {
+    return;
+  }
+  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  if (!(clip.w > 0.0 && all(lessThanEqual(abs(clip.xyz), vec3(clip.w))))) {
+    return;
+  }
+  vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
+  ivec2 pixel = min(ivec2(screen), target_size - 1);
+
+  float radius_px = color_end.w * quantize.w / clip.w;
+  float coverage = min(3.14159265 * radius_px * radius_px, 1.0);
+  float t = pos_age_in.w / life;
+  vec3 color = (color_start.rgb + (color_end.rgb - color_start.rgb) * t) * (color_start.w * coverage);
+  vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
+  uvec3 q = uvec3(scaled + 0.5);
+
+  uint add_hi = q.r | ((q.g >> 11u) << 21u);
+  uint add_lo = q.b | ((q.g & LOW11) << 21u);
+  uint old_hi = imageAtomicAdd(accum_hi, pixel, add_hi);
+  uint old_lo = imageAtomicAdd(accum_lo, pixel, add_lo);
+
+  uint overflows = uint((old_hi & LOW21) + q.r > LOW21) + uint((old_lo & LOW21) + q.b > LOW21) +
+                   uint(old_hi + add_hi < add_hi);
+  if (old_lo + add_lo < add_lo) {
+    /* G_low wrapped off the top of accum_lo: carry one into G_high. */
+    uint old_carry = imageAtomicAdd(accum_hi, pixel, 1u << 21u);
+    overflows += uint(old_carry + (1u << 21u) < (1u << 21u));
+  }
+  if (overflows != 0u) {
+    imageAtomicAdd(stats, ivec2(0, 0), overflows);
+  }
+}

@@ -1,0 +1,168 @@
+"""GPU kernels through bpy + gpu.init(), diffed against the numpy reference."""
+
+import numpy as np
+import pytest
+
+from addon.engine import kernels, pipeline, reference
+from addon.engine.settings import effect_settings, render_settings
+from addon.hosts.base import ShaderCompileError
+
+IDENTITY = np.identity(4)
+
+
+def moving_emitter(offset):
+    m = np.identity(4)
+    m[:3, 3] = offset
+    return m
+
+
+@pytest.mark.parametrize("count", [1, 255, 256, 1000, 70_001])
+def test_init_particles_matches_reference(host, count):
+    s = effect_settings({"count": count, "lifetime": 3.0})
+    system = pipeline.ParticleSystem(host, s)
+    pos_age, vel_life = system.read_state()
+    ref_pos_age, ref_vel_life = reference.init_particles(s)
+    np.testing.assert_array_equal(pos_age, ref_pos_age)
+    np.testing.assert_array_equal(vel_life, ref_vel_life)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {},
+        {"emitter_shape": "POINT", "emission": "BURST", "lifetime": 0.2, "lifetime_random": 0.9},
+        {"substeps": 3, "inherit_velocity": 0.5, "drag": 2.0, "seed": 77},
+        {"lifetime": 0.05, "lifetime_random": 0.0},  # many respawns inside a frame
+    ],
+)
+def test_simulate_matches_reference(host, overrides):
+    s = effect_settings({"count": 5003, "lifetime": 0.5, **overrides})
+    prev, cur = moving_emitter((0, 0, 0)), moving_emitter((0.3, -0.1, 0.2))
+    system = pipeline.ParticleSystem(host, s)
+    dt = 1 / 24
+    for _ in range(20):
+        system.step(dt, prev, cur)
+    pos_age, vel_life = system.read_state()
+    ref_pos_age, ref_vel_life = reference.run_steps(s, 20, dt, prev, cur)
+    # Same births and deaths everywhere (exact lifetime bookkeeping) ...
+    np.testing.assert_array_equal(np.sign(vel_life[:, 3]), np.sign(ref_vel_life[:, 3]))
+    # ... and float state within a few ulps of accumulated float32 rounding.
+    np.testing.assert_allclose(pos_age, ref_pos_age, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(vel_life, ref_vel_life, rtol=1e-4, atol=1e-4)
+    assert np.isfinite(pos_age).all() and np.isfinite(vel_life).all()
+
+
+def pixel_center_particles(rng, camera, n, width, height):
+    """World positions that project exactly onto pixel centers (z = 0 plane)."""
+    pixels = np.stack([rng.integers(0, width, n), rng.integers(0, height, n)], axis=1)
+    ndc = (pixels + 0.5) / [width, height] * 2 - 1
+    inverse = np.linalg.inv(camera.view_proj)
+    world = np.concatenate([ndc, np.zeros((n, 1)), np.ones((n, 1))], axis=1) @ inverse.T
+    return (world[:, :3] / world[:, 3:]).astype(np.float32), pixels
+
+
+def ortho_camera(width, height):
+    view_proj = np.diag([2.0 / width, 2.0 / height, 0.1, 1.0])
+    view_proj[:2, 3] = -1.0  # world (x, y) in [0, width] x [0, height]
+    return pipeline.Camera(view_proj, width, height)
+
+
+def upload_state(host, system, pos_age, vel_life):
+    width, rows = system.pos_age.width, system.pos_age.height
+    padded = np.zeros((rows * width, 4), np.float32)
+    for name, values in (("pos_age", pos_age), ("vel_life", vel_life)):
+        padded[: len(values)] = values
+        setattr(system, name, host.texture(name, width, rows, "RGBA32F", padded.reshape(rows, width, 4)))
+
+
+def splat_case(host, rng, n, width, height, emax, hot_pixels=None):
+    """Particles on pixel centers of an orthographic camera, all alive, one pixel wide."""
+    camera = ortho_camera(width, height)
+    positions, pixels = pixel_center_particles(rng, camera, n, width, height)
+    if hot_pixels is not None:
+        positions[: len(hot_pixels)] = positions[0]
+    s = effect_settings({"count": n, "color_start": (1, 1, 1), "color_end": (1, 1, 1), "size": 10.0,
+                         "emission_strength": 1.0})
+    system = pipeline.ParticleSystem(host, s)
+    pos_age = np.concatenate([positions, np.full((n, 1), 0.5, np.float32)], axis=1)
+    vel_life = np.zeros((n, 4), np.float32)
+    vel_life[:, 3] = 1.0
+    compositor = pipeline.Compositor(host, width, height, render_settings({"emax": emax}))
+    return camera, system, compositor, pos_age, vel_life, s
+
+
+def test_splat_and_resolve_exact(host, rng):
+    width, height, n = 193, 97, 40_000  # non-power-of-two target
+    camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 4.0)
+    # Random ages give every particle its own color between start and end.
+    s = effect_settings({**{k: getattr(s, k) for k in ("count", "size")}, "color_start": (3.0, 0.2, 1.0),
+                         "color_end": (0.1, 2.5, 0.01), "emission_strength": 1.3})
+    system.settings = s
+    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
+    upload_state(host, system, pos_age, vel_life)
+    compositor.splat(system, camera)
+    hi = host.read(compositor.accum_hi)
+    lo = host.read(compositor.accum_lo)
+    ref_hi, ref_lo, ref_overflow = reference.splat(pos_age, vel_life, camera.view_proj, width, height, s, 4.0,
+                                                   camera.pixels_per_unit)
+    assert np.count_nonzero(ref_hi) > width * height // 2
+    np.testing.assert_array_equal(hi, ref_hi)
+    np.testing.assert_array_equal(lo, ref_lo)
+    assert compositor.take_overflow_count() == ref_overflow
+    compositor.resolve()
+    np.testing.assert_array_equal(compositor.read_frame(), reference.resolve(ref_hi, ref_lo, 4.0))
+    assert not host.read(compositor.accum_hi).any(), "resolve clears the accumulation"
+
+
+def test_splat_carry_and_overflow_in_one_pixel(host, rng):
+    """Thousands of particles in one pixel: G's low bits carry, R and B overflow."""
+    width, height, n = 8, 8, 9000
+    camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 1.0, hot_pixels=range(n))
+    s = effect_settings({"count": n, "size": 10.0, "color_start": (0.5, 0.37, 0.6), "color_end": (0.5, 0.37, 0.6)})
+    system.settings = s
+    upload_state(host, system, pos_age, vel_life)
+    compositor.splat(system, camera)
+    hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+    ref_hi, ref_lo, ref_overflow = reference.splat(pos_age, vel_life, camera.view_proj, width, height, s, 1.0,
+                                                   camera.pixels_per_unit)
+    np.testing.assert_array_equal(hi, ref_hi)
+    np.testing.assert_array_equal(lo, ref_lo)
+    q_g = round(0.37 * ((1 << 22) - 1))
+    assert (q_g & 0x7FF) * n >= 1 << 11, "the case must carry"
+    assert ref_overflow > 0
+    assert compositor.take_overflow_count() == ref_overflow
+
+
+def test_splat_culls_nan_and_outside_frustum(host, rng):
+    width, height, n = 64, 32, 6
+    camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 8.0)
+    pos_age[0, 0] = np.nan
+    pos_age[1, 1] = np.inf
+    pos_age[2, 0] = -1.0  # left of the frustum
+    pos_age[3, 2] = 50.0  # beyond the far plane
+    pos_age[4, 3] = -0.1  # not born yet
+    upload_state(host, system, pos_age, vel_life)
+    compositor.splat(system, camera)
+    hi = host.read(compositor.accum_hi)
+    x, y = (pos_age[5, :2]).astype(int)
+    assert np.count_nonzero(hi) == 1 and hi[y, x] != 0
+
+
+def test_compile_error_names_file_and_quotes_log(host, tmp_path, monkeypatch):
+    broken = kernels.Kernel("broken_for_test", includes=())
+    shader_dir = tmp_path / "shaders"
+    shader_dir.mkdir()
+    (shader_dir / "broken_for_test.glsl").write_text("void main()\n{\n  undefined_function();\n}\n")
+    monkeypatch.setattr(kernels, "resource_dir", lambda name: shader_dir)
+    kernels._read.cache_clear()
+    kernels._body.cache_clear()
+    try:
+        with pytest.raises(ShaderCompileError) as error:
+            host.compile(broken)
+    finally:
+        kernels._read.cache_clear()
+        kernels._body.cache_clear()
+    message = str(error.value)
+    assert "broken_for_test.glsl" in message
+    assert "undefined_function" in message
+    assert "broken_for_test.glsl:3" in message
