@@ -1,0 +1,33 @@
+"""GPU Particles: millions of particles simulated, composited and baked with compute shaders.
+
+``bpy`` is imported only inside ``register()``, so the engine (``addon.engine``)
+and the hosts import anywhere: tests, the command line, the GPU benchmark.
+"""
+
+_unregister = None
+
+
+def register():
+    global _unregister
+    import bpy
+
+    from . import operators, panels, properties
+
+    register_classes, unregister_classes = bpy.utils.register_classes_factory(
+        properties.CLASSES + operators.CLASSES + panels.CLASSES
+    )
+    register_classes()
+    properties.register_properties()
+
+    def unregister_all():
+        properties.unregister_properties()
+        unregister_classes()
+
+    _unregister = unregister_all
+
+
+def unregister():
+    global _unregister
+    if _unregister is not None:
+        _unregister()
+        _unregister = None

@@ -1,0 +1,160 @@
+"""Baking a scene's effects to an image sequence, one frame per ``step()``.
+
+Everything that can fail is checked in :func:`plan_bake` before the first
+frame; each frame is written to a hidden temporary name and renamed, so a
+cancelled or failed bake leaves only complete frames behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+from .engine.settings import SettingsError, as_dict, check_for_gpu
+from .hosts.base import NoGPUError, ShaderCompileError
+from .hosts.blender import BlenderHost
+from .properties import effect_settings_of, render_settings_of, scene_effects
+from .render import SceneRenderer
+
+FORMATS = {"PNG": ".png", "OPEN_EXR": ".exr", "OPEN_EXR_MULTILAYER": ".exr"}
+
+
+class BakeError(RuntimeError):
+    """Why a bake cannot start or had to stop; shown to the user as is."""
+
+
+@dataclass(frozen=True)
+class BakePlan:
+    frames: range
+    width: int
+    height: int
+    output_dir: Path
+
+
+def output_path(scene, frame: int) -> Path:
+    """Blender's frame path for ``scene.render.filepath`` (``#`` padding, extension)."""
+    return Path(bpy.path.abspath(scene.render.frame_path(frame=frame)))
+
+
+def _check_writable(folder: Path) -> None:
+    """Create the folder and prove a file can be written there (then remove it)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        probe = folder / f".gpu_particles_probe_{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise BakeError(f"Output folder '{folder}' cannot be created or written: {error.strerror or error}") from None
+
+
+def plan_bake(scene, host) -> BakePlan:
+    """Check everything a bake needs, in the order a user would fix it."""
+    if scene.camera is None:
+        raise BakeError("The scene has no camera: add one and make it the scene camera")
+    effects = scene_effects(scene)
+    if not effects:
+        raise BakeError("No enabled GPU Particles effects in the scene: add one with Add Effect")
+    for obj, effect in effects:
+        try:
+            check_for_gpu(effect_settings_of(effect), host.max_texture_size)
+        except SettingsError as error:
+            raise BakeError(f"Effect '{effect.name}' on '{obj.name}': {error}") from None
+    try:
+        render_settings_of(scene)
+    except SettingsError as error:
+        raise BakeError(str(error)) from None
+    if scene.frame_end < scene.frame_start:
+        raise BakeError(f"Frame range runs backwards: {scene.frame_start} to {scene.frame_end}")
+    scale = scene.render.resolution_percentage / 100
+    width, height = round(scene.render.resolution_x * scale), round(scene.render.resolution_y * scale)
+    if width < 1 or height < 1 or max(width, height) > host.max_texture_size:
+        raise BakeError(f"Resolution {width}x{height} is beyond this GPU's texture limit of {host.max_texture_size}")
+    file_format = scene.render.image_settings.file_format
+    if file_format not in FORMATS:
+        raise BakeError(f"Output format {file_format} is not supported: use PNG or OpenEXR")
+    first = output_path(scene, scene.frame_start)
+    _check_writable(first.parent)
+    return BakePlan(range(scene.frame_start, scene.frame_end + 1, scene.frame_step), width, height, first.parent)
+
+
+class BakeJob:
+    """A bake in progress: ``step()`` renders and writes the next frame."""
+
+    def __init__(self, scene):
+        try:
+            host = BlenderHost()
+            self.plan = plan_bake(scene, host)
+            self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host)
+        except (NoGPUError, ShaderCompileError, SettingsError, ValueError) as error:
+            raise BakeError(str(error)) from None
+        self.scene = scene
+        self.frames = list(self.plan.frames)
+        self.done = 0
+        self.written = []
+        self.started = time.perf_counter()
+        self.image = bpy.data.images.new("GPU Particles Bake", self.plan.width, self.plan.height,
+                                         alpha=True, float_buffer=True)
+
+    @property
+    def finished(self) -> bool:
+        return self.done >= len(self.frames)
+
+    def step(self) -> int:
+        """Render and write one frame; returns the frame number."""
+        frame = self.frames[self.done]
+        pixels = self.renderer.render(frame)
+        self._write(frame, pixels)
+        self.done += 1
+        return frame
+
+    def _write(self, frame: int, pixels: np.ndarray) -> None:
+        final = output_path(self.scene, frame)
+        partial = final.with_name(f".{final.name}.partial{final.suffix}")
+        self.image.pixels.foreach_set(pixels.ravel())
+        try:
+            self.image.save_render(str(partial), scene=self.scene)
+            os.replace(partial, final)
+        except (OSError, RuntimeError) as error:
+            partial.unlink(missing_ok=True)
+            raise BakeError(f"Could not write frame {frame} to '{final}': {error}") from None
+        self.written.append(final)
+
+    def close(self, cancelled: bool = False) -> Path | None:
+        """Free the scratch image and write the JSON sidecar of what was baked."""
+        if self.image is not None:
+            bpy.data.images.remove(self.image)
+            self.image = None
+        if not self.written:
+            return None
+        sidecar = self.plan.output_dir / "gpu_particles_bake.json"
+        record = {
+            "extension": __package__,
+            "version": _version(),
+            "blender": bpy.app.version_string,
+            "device": self.renderer.host.device,
+            "frames": [self.frames[0], self.frames[self.done - 1] if self.done else None],
+            "cancelled": cancelled,
+            "resolution": [self.plan.width, self.plan.height],
+            "seconds": round(time.perf_counter() - self.started, 3),
+            "render": as_dict(self.renderer.compositor.render),
+            "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],
+            "files": [p.name for p in self.written],
+        }
+        sidecar.write_text(json.dumps(record, indent=2) + "\n")
+        return sidecar
+
+
+def _version() -> str:
+    manifest = Path(__file__).resolve().parent / "blender_manifest.toml"
+    if not manifest.is_file():
+        manifest = manifest.parent.parent / "blender_manifest.toml"
+    for line in manifest.read_text().splitlines() if manifest.is_file() else ():
+        if line.startswith("version"):
+            return line.split("=", 1)[1].strip().strip('"')
+    return "unknown"

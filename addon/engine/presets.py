@@ -1,0 +1,86 @@
+"""Effect presets: JSON files under ``presets/`` (shipped) or a user folder.
+
+A preset holds effect settings, render settings and an optional "stage" (a
+camera and emitter placement the command-line bake builds a scene from).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from .resources import resource_dir
+from .settings import EffectSettings, RenderSettings, SettingsError, as_dict, effect_settings, render_settings
+
+FORMAT_VERSION = 1
+
+
+class PresetError(ValueError):
+    """A preset that cannot be used; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    label: str
+    description: str
+    effect: EffectSettings
+    render: RenderSettings
+    stage: dict
+
+
+def preset_dir() -> Path:
+    return resource_dir("presets")
+
+
+def preset_names(folder: Path | None = None) -> list[str]:
+    return sorted(p.stem for p in (folder or preset_dir()).glob("*.json"))
+
+
+def load_preset(name: str, folder: Path | None = None) -> Preset:
+    folder = folder or preset_dir()
+    path = folder / f"{name}.json"
+    if not path.is_file():
+        known = ", ".join(preset_names(folder)) or "(none)"
+        raise PresetError(f"unknown preset '{name}'; known presets: {known}")
+    return parse_preset(path)
+
+
+def parse_preset(path: Path) -> Preset:
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise PresetError(f"preset {path} is not readable JSON: {error}") from None
+    if not isinstance(data, dict):
+        raise PresetError(f"preset {path} must be a JSON object")
+    version = data.get("format_version")
+    if not isinstance(version, int) or version < 1:
+        raise PresetError(f"preset {path} has no valid format_version")
+    if version > FORMAT_VERSION:
+        raise PresetError(
+            f"preset {path} is format {version}, newer than this GPU Particles reads ({FORMAT_VERSION}); update the extension"
+        )
+    try:
+        effect = effect_settings(data.get("effect", {}))
+        render = render_settings(data.get("render", {}))
+    except SettingsError as error:
+        raise PresetError(f"preset {path}: {error}") from None
+    stage = data.get("stage", {})
+    if not isinstance(stage, dict):
+        raise PresetError(f"preset {path}: 'stage' must be an object")
+    name = Path(path).stem
+    return Preset(name, str(data.get("label", name)), str(data.get("description", "")), effect, render, stage)
+
+
+def write_preset(path: Path, label: str, effect: EffectSettings, render: RenderSettings, description: str = "") -> None:
+    data = {
+        "format_version": FORMAT_VERSION,
+        "label": label,
+        "description": description,
+        "effect": as_dict(effect),
+        "render": as_dict(render),
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=2) + "\n")

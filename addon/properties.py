@@ -1,0 +1,120 @@
+"""Blender properties, generated from the engine's field tables.
+
+``Object.gpu_particles.effects`` holds the effects emitted from that object;
+``Scene.gpu_particles`` holds render settings shared by every effect.
+"""
+
+from __future__ import annotations
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    CollectionProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS, Field, effect_settings, render_settings
+
+_VECTOR_SUBTYPES = {"VELOCITY": "VELOCITY", "ACCELERATION": "ACCELERATION"}
+_INT32_MAX = 2**31 - 1
+
+
+def _label(field: Field) -> str:
+    return field.name.replace("_", " ").title()
+
+
+def blender_property(field: Field):
+    """The bpy property for one engine field: same default, bounds and description."""
+    common = {"name": _label(field), "description": field.description}
+    if field.kind == "int":
+        return IntProperty(default=field.default, min=int(field.min), max=min(int(field.max), _INT32_MAX), **common)
+    if field.kind == "float":
+        return FloatProperty(default=field.default, min=field.min, max=field.max, unit=field.unit, **common)
+    if field.kind == "vec3":
+        return FloatVectorProperty(default=field.default, min=field.min, max=field.max, size=3,
+                                   subtype=_VECTOR_SUBTYPES.get(field.unit, "XYZ"), **common)
+    if field.kind == "color":
+        return FloatVectorProperty(default=field.default, min=field.min, max=field.max, soft_max=1.0, size=3,
+                                   subtype="COLOR", **common)
+    if field.kind == "enum":
+        items = [(item, item.title(), "") for item in field.items]
+        return EnumProperty(items=items, default=field.default, **common)
+    raise ValueError(f"no Blender property for field kind {field.kind!r}")
+
+
+def _annotations(fields) -> dict:
+    return {field.name: blender_property(field) for field in fields}
+
+
+def _values(group, fields) -> dict:
+    return {f.name: tuple(getattr(group, f.name)) if f.kind in ("vec3", "color") else getattr(group, f.name) for f in fields}
+
+
+GPU_PARTICLES_PG_effect = type(
+    "GPU_PARTICLES_PG_effect",
+    (bpy.types.PropertyGroup,),
+    {
+        "__doc__": "One particle effect emitted from its object",
+        "__annotations__": {
+            "name": StringProperty(name="Name", default="Effect"),
+            "enabled": BoolProperty(name="Enabled", default=True, description="Simulate, draw and bake this effect"),
+            **_annotations(EFFECT_FIELDS),
+        },
+    },
+)
+
+
+class GPU_PARTICLES_PG_object(bpy.types.PropertyGroup):
+    effects: CollectionProperty(type=GPU_PARTICLES_PG_effect)
+    active_index: IntProperty(name="Active Effect", min=0)
+
+    @property
+    def active_effect(self):
+        if 0 <= self.active_index < len(self.effects):
+            return self.effects[self.active_index]
+        return None
+
+
+GPU_PARTICLES_PG_scene = type(
+    "GPU_PARTICLES_PG_scene",
+    (bpy.types.PropertyGroup,),
+    {"__doc__": "Render settings shared by every effect of the scene", "__annotations__": _annotations(RENDER_FIELDS)},
+)
+
+
+def effect_settings_of(effect):
+    """Validated engine settings of an effect (raises SettingsError with the reason)."""
+    return effect_settings(_values(effect, EFFECT_FIELDS))
+
+
+def render_settings_of(scene):
+    return render_settings(_values(scene.gpu_particles, RENDER_FIELDS))
+
+
+def assign(group, settings) -> None:
+    """Copy engine settings (a dataclass) onto a property group."""
+    for name, value in vars(settings).items():
+        setattr(group, name, value)
+
+
+def scene_effects(scene):
+    """(object, effect) for every enabled effect on an object of the scene."""
+    return [(obj, effect) for obj in scene.objects for effect in obj.gpu_particles.effects if effect.enabled]
+
+
+CLASSES = (GPU_PARTICLES_PG_effect, GPU_PARTICLES_PG_object, GPU_PARTICLES_PG_scene)
+
+
+def register_properties():
+    bpy.types.Object.gpu_particles = PointerProperty(type=GPU_PARTICLES_PG_object)
+    bpy.types.Scene.gpu_particles = PointerProperty(type=GPU_PARTICLES_PG_scene)
+
+
+def unregister_properties():
+    del bpy.types.Scene.gpu_particles
+    del bpy.types.Object.gpu_particles
