@@ -17,7 +17,7 @@ import bpy
 import numpy as np
 
 from .engine.settings import SettingsError, as_dict, check_for_gpu
-from .hosts.base import NoGPUError, ShaderCompileError
+from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
 from .render import SceneRenderer
@@ -91,7 +91,7 @@ class BakeJob:
             host = BlenderHost()
             self.plan = plan_bake(scene, host)
             self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host)
-        except (NoGPUError, ShaderCompileError, SettingsError, ValueError) as error:
+        except (NoGPUError, GPUMemoryError, ShaderCompileError, SettingsError, ValueError) as error:
             raise BakeError(str(error)) from None
         self.scene = scene
         self.frames = list(self.plan.frames)
@@ -118,7 +118,7 @@ class BakeJob:
         partial = final.with_name(f".{final.name}.partial{final.suffix}")
         self.image.pixels.foreach_set(pixels.ravel())
         try:
-            self.image.save_render(str(partial), scene=self.scene)
+            _save_render(self.image, str(partial), scene=self.scene)
             os.replace(partial, final)
         except (OSError, RuntimeError) as error:
             partial.unlink(missing_ok=True)
@@ -148,6 +148,11 @@ class BakeJob:
         }
         sidecar.write_text(json.dumps(record, indent=2) + "\n")
         return sidecar
+
+
+def _save_render(image, filepath: str, scene) -> None:
+    """Write with the scene's output format and color management (one seam for tests)."""
+    image.save_render(filepath, scene=scene)
 
 
 def _version() -> str:

@@ -21,3 +21,35 @@ def rng(request):
     import numpy as np
 
     return np.random.default_rng(abs(hash(request.node.name)) % 2**32)
+
+
+@pytest.fixture
+def scene(host, tmp_path):
+    """A fresh factory scene with the add-on registered, a camera and an emitter empty.
+
+    Output goes to ``tmp_path / "frames" / "f_####"`` as PNG, 64x36, frames 1-4.
+    """
+    import bpy
+
+    import addon
+    from addon.cli import build_scene
+    from addon.engine.presets import load_preset
+
+    preset = load_preset("default")
+    bpy_scene, emitter = build_scene(preset, (1, 4), (64, 36), tmp_path / "frames")
+    bpy_scene.render.filepath = str(tmp_path / "frames" / "f_####")
+    addon.register()
+    yield bpy_scene
+    addon.unregister()
+
+
+def add_effect(count=2000, **values):
+    """Add an effect to the active object through the operator, then override settings."""
+    import bpy
+
+    bpy.ops.gpu_particles.add(preset="default")
+    effect = bpy.context.active_object.gpu_particles.active_effect
+    effect.count = count
+    for name, value in values.items():
+        setattr(effect, name, value)
+    return effect

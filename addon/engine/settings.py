@@ -73,6 +73,10 @@ EffectSettings = _make_settings_class("EffectSettings", EFFECT_FIELDS)
 RenderSettings = _make_settings_class("RenderSettings", RENDER_FIELDS)
 
 
+def _number(value) -> str:
+    return f"{value:,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
 def _check(field: Field, value: Any) -> tuple[Any, str | None]:
     """The value normalised to the field's kind, or an error message."""
     if field.kind == "enum":
@@ -101,9 +105,9 @@ def _check(field: Field, value: Any) -> tuple[Any, str | None]:
         if not math.isfinite(part):
             return value, f"{field.name} must be finite, not {part}"
         if field.min is not None and part < field.min:
-            return value, f"{field.name} must be at least {field.min:g}, not {part:g}"
+            return value, f"{field.name} must be at least {_number(field.min)}, not {_number(part)}"
         if field.max is not None and part > field.max:
-            return value, f"{field.name} must be at most {field.max:g}, not {part:g}"
+            return value, f"{field.name} must be at most {_number(field.max)}, not {_number(part)}"
     return value, None
 
 

@@ -18,6 +18,10 @@ class ShaderCompileError(RuntimeError):
     """A kernel failed to compile; the message names the file and quotes the log."""
 
 
+class GPUMemoryError(RuntimeError):
+    """A texture could not be allocated (too many particles or pixels for this GPU)."""
+
+
 class NoGPUError(RuntimeError):
     """No usable GPU context (no display, no EGL, or a GPU without compute)."""
 

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..engine.kernels import Kernel
-from .base import DTYPES, Host, NoGPUError, Texture, check_bindings, column_major, compile_error
+from .base import CHANNELS, DTYPES, GPUMemoryError, Host, NoGPUError, Texture, check_bindings, column_major, compile_error
 
 _IMAGE_TYPES = {"RGBA32F": "FLOAT_2D", "R32F": "FLOAT_2D", "R32UI": "UINT_2D"}
 _ACCESS = {"READ": {"READ"}, "WRITE": {"WRITE"}, "READ_WRITE": {"READ", "WRITE"}}
@@ -67,13 +67,20 @@ class BlenderHost(Host):
 
     def texture(self, name, width, height, format, data=None):
         gpu = self.gpu
-        if data is not None:
-            if DTYPES[format] is not np.float32:
-                raise ValueError("Blender textures take FLOAT data only; create integer textures empty")
-            flat = np.ascontiguousarray(data, dtype=np.float32).ravel()
-            native = gpu.types.GPUTexture((width, height), format=format, data=gpu.types.Buffer("FLOAT", flat.size, flat))
-        else:
-            native = gpu.types.GPUTexture((width, height), format=format)
+        if data is not None and DTYPES[format] is not np.float32:
+            raise ValueError("Blender textures take FLOAT data only; create integer textures empty")
+        try:
+            if data is not None:
+                flat = np.ascontiguousarray(data, dtype=np.float32).ravel()
+                buffer = gpu.types.Buffer("FLOAT", flat.size, flat)
+                native = gpu.types.GPUTexture((width, height), format=format, data=buffer)
+            else:
+                native = gpu.types.GPUTexture((width, height), format=format)
+        except RuntimeError as error:
+            megabytes = width * height * CHANNELS[format] * 4 / 2**20
+            raise GPUMemoryError(
+                f"The GPU could not allocate '{name}' ({width}x{height} {format}, {megabytes:,.0f} MB): {error}"
+            ) from None
         texture = Texture(name, width, height, format, native)
         if data is None:
             self.clear(texture)

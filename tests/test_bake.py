@@ -1,0 +1,151 @@
+"""The add-on in a Blender module session: operators, bake, errors, determinism."""
+
+import hashlib
+import os
+
+import bpy
+import numpy as np
+import pytest
+
+from conftest import add_effect
+
+
+def frame_files(folder):
+    return sorted(p.name for p in folder.glob("*") if p.is_file())
+
+
+def bake(expect_error=None):
+    if expect_error is None:
+        assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+        return
+    with pytest.raises(RuntimeError, match=expect_error):
+        bpy.ops.gpu_particles.bake()
+
+
+def test_add_and_remove_effect(scene):
+    emitter = bpy.context.active_object
+    bpy.ops.gpu_particles.add()
+    bpy.ops.gpu_particles.add(preset="default")
+    assert len(emitter.gpu_particles.effects) == 2
+    assert emitter.gpu_particles.active_effect.name == "Spark Fountain"
+    bpy.ops.gpu_particles.remove()
+    assert len(emitter.gpu_particles.effects) == 1
+
+
+def test_add_without_active_object_reports(scene):
+    bpy.context.view_layer.objects.active = None
+    with pytest.raises(RuntimeError, match="No active object"):
+        bpy.ops.gpu_particles.add()
+
+
+def test_property_bounds_match_engine_fields(scene):
+    from addon.engine.settings import EFFECT_FIELDS
+
+    from addon.properties import GPU_PARTICLES_PG_effect
+
+    rna = GPU_PARTICLES_PG_effect.bl_rna.properties
+    for field in EFFECT_FIELDS:
+        if field.kind in ("int", "float"):
+            assert rna[field.name].hard_min == pytest.approx(field.min)
+    effect = add_effect()
+    effect.count = -10  # clamped by the property, never reaches the GPU
+    assert effect.count == 1
+
+
+def test_bake_writes_png_sequence_with_particles(scene, tmp_path):
+    add_effect(count=20_000)
+    bake()
+    folder = tmp_path / "frames"
+    assert frame_files(folder) == ["f_0001.png", "f_0002.png", "f_0003.png", "f_0004.png", "gpu_particles_bake.json"]
+    image = bpy.data.images.load(str(folder / "f_0004.png"))
+    pixels = np.array(image.pixels[:]).reshape(36, 64, 4)
+    assert image.size[:] == (64, 36)
+    assert pixels[..., :3].max() > 0.2, "particles are visible"
+    assert (pixels[..., :3].max(axis=-1) < 0.01).mean() > 0.3, "and the background stays black"
+
+
+def test_bake_exr_with_alpha(scene, tmp_path):
+    add_effect(count=20_000)
+    scene.render.image_settings.file_format = "OPEN_EXR"
+    scene.render.image_settings.color_mode = "RGBA"
+    scene.frame_end = 2
+    bake()
+    image = bpy.data.images.load(str(tmp_path / "frames" / "f_0002.exr"))
+    pixels = np.array(image.pixels[:]).reshape(36, 64, 4)
+    assert pixels[..., 3].max() > 0 and pixels[..., 3].min() == 0
+
+
+def test_two_bakes_are_byte_identical(scene, tmp_path):
+    add_effect(count=30_000)
+    digests = []
+    for run in ("a", "b"):
+        scene.render.filepath = str(tmp_path / run / "f_####")
+        bake()
+        digests.append([hashlib.sha256((tmp_path / run / f"f_{n:04d}.png").read_bytes()).hexdigest() for n in range(1, 5)])
+    assert digests[0] == digests[1]
+
+
+def test_seed_changes_the_frames(scene, tmp_path):
+    effect = add_effect(count=30_000)
+    hashes = []
+    for seed in (1, 2):
+        effect.seed = seed
+        scene.render.filepath = str(tmp_path / str(seed) / "f_####")
+        bake()
+        hashes.append(hashlib.sha256((tmp_path / str(seed) / "f_0004.png").read_bytes()).hexdigest())
+    assert hashes[0] != hashes[1]
+
+
+@pytest.mark.parametrize(
+    "breakage, message",
+    [
+        ("no_camera", "no camera"),
+        ("no_effect", "No enabled GPU Particles effects"),
+        ("huge_resolution", "beyond this GPU's texture limit"),
+        ("unwritable", "cannot be created or written"),
+        ("too_many_particles", "more than this GPU can hold"),
+    ],
+)
+def test_bad_bakes_report_and_write_nothing(scene, tmp_path, monkeypatch, breakage, message):
+    if breakage != "no_effect":
+        effect = add_effect()
+    if breakage == "no_camera":
+        scene.camera = None
+    elif breakage == "huge_resolution":
+        scene.render.resolution_x = 65536
+    elif breakage == "unwritable":
+        blocker = tmp_path / "blocker"
+        blocker.write_text("a file where a folder should be")
+        scene.render.filepath = str(blocker / "sub" / "f_####")
+    elif breakage == "too_many_particles":
+        import gpu
+
+        monkeypatch.setattr(gpu.capabilities, "max_texture_size_get", lambda: 256)  # a small GPU
+        effect.count = 256 * 256 + 1
+    bake(expect_error=message)
+    assert not (tmp_path / "frames").exists() or not os.listdir(tmp_path / "frames")
+    assert len(bpy.data.images) == 0
+
+
+def test_failed_bake_keeps_only_complete_frames(scene, tmp_path, monkeypatch):
+    """A write failing at frame 3 leaves frames 1-2 complete and no partial file."""
+    from addon import bake as bake_module
+
+    add_effect(count=5000)
+    real_save = bake_module._save_render
+    calls = []
+
+    def failing_save(image, filepath, scene=None):
+        calls.append(filepath)
+        if len(calls) == 3:
+            with open(filepath, "wb") as half_written:
+                half_written.write(b"\x89PNG truncated")
+            raise RuntimeError("disk full")
+        real_save(image, filepath, scene=scene)
+
+    monkeypatch.setattr(bake_module, "_save_render", failing_save)
+    bake(expect_error="Could not write frame 3")
+    folder = tmp_path / "frames"
+    assert frame_files(folder) == ["f_0001.png", "f_0002.png", "gpu_particles_bake.json"]
+    for name in ("f_0001.png", "f_0002.png"):
+        assert bpy.data.images.load(str(folder / name)).size[:] == (64, 36)

@@ -1,0 +1,111 @@
+"""Pure-Python tests of settings, presets and the command line's parsing (no GPU)."""
+
+import json
+
+import pytest
+
+from addon.cli import UsageError, parse_frames, parse_resolution
+from addon.engine.presets import FORMAT_VERSION, PresetError, load_preset, parse_preset, preset_names, write_preset
+from addon.engine.settings import (
+    EFFECT_FIELDS,
+    HARD_MAX_PARTICLES,
+    SettingsError,
+    check_for_gpu,
+    effect_settings,
+    max_particles,
+    render_settings,
+)
+
+
+def test_defaults_are_valid_and_complete():
+    s = effect_settings()
+    assert {f.name for f in EFFECT_FIELDS} == set(vars(s))
+    for field in EFFECT_FIELDS:
+        assert getattr(s, field.name) == (tuple(field.default) if isinstance(field.default, tuple) else field.default)
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"count": -5}, "count must be at least 1"),
+        ({"count": 0}, "count must be at least 1"),
+        ({"count": 10**12}, f"count must be at most {HARD_MAX_PARTICLES:,}"),
+        ({"count": 2.5}, "whole number"),
+        ({"lifetime": 0}, "lifetime must be at least"),
+        ({"lifetime": -1}, "lifetime must be at least"),
+        ({"size": 0}, "size must be at least"),
+        ({"drag": float("nan")}, "drag must be finite"),
+        ({"gravity": (0, 0)}, "gravity must be three numbers"),
+        ({"emitter_shape": "CUBE"}, "emitter_shape must be one of POINT, SPHERE"),
+        ({"turbulence": 1}, "unknown effect setting 'turbulence'"),
+        ({"count": True}, "count must be a number"),
+    ],
+)
+def test_bad_settings_are_refused_with_the_reason(values, message):
+    with pytest.raises(SettingsError, match=message):
+        effect_settings(values)
+
+
+def test_all_problems_reported_at_once():
+    with pytest.raises(SettingsError) as error:
+        effect_settings({"count": -1, "lifetime": -1})
+    assert "count" in str(error.value) and "lifetime" in str(error.value)
+
+
+def test_render_settings_refuse_non_positive_emax():
+    with pytest.raises(SettingsError, match="emax"):
+        render_settings({"emax": 0})
+
+
+def test_gpu_limit_names_the_maximum():
+    assert max_particles(1024) == 1024 * 1024
+    with pytest.raises(SettingsError, match="at most 1,048,576 particles"):
+        check_for_gpu(effect_settings({"count": 1024 * 1024 + 1}), 1024)
+
+
+def test_shipped_presets_load():
+    assert "default" in preset_names()
+    for name in preset_names():
+        preset = load_preset(name)
+        assert preset.label and preset.effect.count > 0
+
+
+def test_unknown_preset_lists_known_ones():
+    with pytest.raises(PresetError, match="known presets: .*default"):
+        load_preset("no_such_preset")
+
+
+def test_preset_round_trip(tmp_path):
+    original = load_preset("default")
+    write_preset(tmp_path / "mine.json", "Mine", original.effect, original.render)
+    again = parse_preset(tmp_path / "mine.json")
+    assert again.effect == original.effect and again.render == original.render
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("{not json", "not readable JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        (json.dumps({"effect": {}}), "no valid format_version"),
+        (json.dumps({"format_version": FORMAT_VERSION + 1}), "newer than this GPU Particles reads"),
+        (json.dumps({"format_version": 1, "effect": {"count": -3}}), "count must be at least 1"),
+    ],
+)
+def test_malformed_presets_are_refused(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    with pytest.raises(PresetError, match=message):
+        parse_preset(path)
+
+
+def test_frame_and_resolution_parsing():
+    assert parse_frames("1-48") == (1, 48)
+    assert parse_frames("-5--2") == (-5, -2)
+    assert parse_resolution("960x540") == (960, 540)
+    with pytest.raises(UsageError, match="runs backwards"):
+        parse_frames("10-1")
+    with pytest.raises(UsageError):
+        parse_resolution("0x10")
+    with pytest.raises(UsageError):
+        parse_resolution("wide")
