@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 
 from .engine.presets import PresetError, load_preset, preset_names
-from .engine.settings import SettingsError, effect_settings
+from .engine.settings import SettingsError, check_count, effect_settings
+from .hosts.base import NoGPUError
 
 
 class UsageError(ValueError):
@@ -82,14 +83,22 @@ def build_scene(preset, frames, resolution, out_dir: Path):
     return scene, emitter
 
 
+def _gpu_texture_limit() -> int:
+    from .hosts.blender import BlenderHost
+
+    return BlenderHost().max_texture_size
+
+
 def bake(args) -> int:
     try:
         preset = load_preset(args.preset)
         frames = parse_frames(args.frames)
         resolution = parse_resolution(args.res)
         overrides = {k: v for k, v in (("count", args.count), ("seed", args.seed)) if v is not None}
+        if args.count is not None and args.count > 0:
+            check_count(args.count, _gpu_texture_limit())
         effect_settings({**vars(preset.effect), **overrides})
-    except (PresetError, UsageError, SettingsError) as error:
+    except (PresetError, UsageError, SettingsError, NoGPUError) as error:
         print(f"gpu_particles bake: {error}", file=sys.stderr)
         return 2
 

@@ -144,10 +144,14 @@ def max_particles(max_texture_size: int) -> int:
     return min(max_texture_size * max_texture_size, HARD_MAX_PARTICLES)
 
 
-def check_for_gpu(settings: EffectSettings, max_texture_size: int) -> None:
+def check_count(count: int, max_texture_size: int) -> None:
     limit = max_particles(max_texture_size)
-    if settings.count > limit:
+    if count > limit:
         raise SettingsError(
-            f"count {settings.count:,} is more than this GPU can hold: at most {limit:,} particles "
+            f"count {count:,} is more than this GPU can hold: at most {limit:,} particles "
             f"(texture limit {max_texture_size})"
         )
+
+
+def check_for_gpu(settings: EffectSettings, max_texture_size: int) -> None:
+    check_count(settings.count, max_texture_size)

@@ -1,0 +1,57 @@
+"""``make bake`` / ``python -m addon.cli``: a real headless bake and every refusal."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def cli(*args, cwd=ROOT):
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "addon.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=600)
+
+
+def test_presets_lists_one_name_per_line():
+    result = cli("presets")
+    assert result.returncode == 0
+    assert "default" in result.stdout.splitlines()
+
+
+def test_bake_writes_the_frames(tmp_path):
+    out = tmp_path / "seq"
+    result = cli("bake", "--preset", "default", "--frames", "3-5", "--res", "96x54", "--out", str(out),
+                 "--count", "5000", "--seed", "7")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.glob("*.png")) == ["frame_0003.png", "frame_0004.png", "frame_0005.png"]
+    assert (out / "gpu_particles_bake.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--preset", "nope"], "unknown preset 'nope'; known presets: .*default"),
+        (["--count", "-5"], "count must be at least 1"),
+        (["--count", "1000000000000"], "at most [0-9,]+ particles"),
+        (["--frames", "10-2"], "frame range runs backwards: 10 to 2"),
+        (["--res", "100000x100"], "beyond this GPU's texture limit"),
+        (["--out", "BLOCKED/sub"], "cannot be created or written"),
+    ],
+)
+def test_bad_bakes_exit_non_zero_and_write_nothing(tmp_path, args, message):
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file where a folder should be")
+    out = str(tmp_path / "out")
+    args = [a.replace("BLOCKED", str(blocker)) for a in args]
+    if "--out" not in args:
+        args += ["--out", out]
+    result = cli("bake", "--frames", "1-2", "--res", "64x36", *args)
+    assert result.returncode != 0
+    import re
+
+    assert re.search(message, result.stderr), result.stderr
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["blocker"]
