@@ -18,7 +18,13 @@ from bpy.props import (
     StringProperty,
 )
 
-from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS, Field, effect_settings, render_settings
+from .engine.settings import (
+    EFFECT_FIELDS,
+    RENDER_FIELDS,
+    Field,
+    effect_settings,
+    render_settings,
+)
 
 _VECTOR_SUBTYPES = {"VELOCITY": "VELOCITY", "ACCELERATION": "ACCELERATION"}
 _INT32_MAX = 2**31 - 1

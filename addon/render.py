@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine.pipeline import Camera, Compositor, ParticleSystem
+from .engine.compositing import Camera, Compositor
+from .engine.pipeline import advance, composite
+from .engine.simulation import ParticleSystem
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
 
@@ -67,8 +69,7 @@ class SceneRenderer:
             self.frame += 1
             self.scene.frame_set(self.frame)
             current = self._emitter_matrices()
-            for system, prev, cur in zip(self.systems, self.matrices, current):
-                system.step(dt, prev, cur)
+            advance(self.systems, dt, self.matrices, current)
             self.matrices = current
         if self.scene.frame_current != frame:
             self.scene.frame_set(frame)
@@ -76,9 +77,6 @@ class SceneRenderer:
     def render(self, frame: int) -> np.ndarray:
         """The linear RGBA float frame (height, width, 4), rows bottom to top."""
         self.advance_to(frame)
-        camera = camera_of(self.scene, self.width, self.height)
-        for system in self.systems:
-            self.compositor.splat(system, camera)
-        self.compositor.resolve()
+        frame_pixels = composite(self.systems, self.compositor, camera_of(self.scene, self.width, self.height))
         self.overflow = self.compositor.take_overflow_count()
-        return self.compositor.read_frame()
+        return frame_pixels

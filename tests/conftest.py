@@ -29,7 +29,6 @@ def scene(host, tmp_path):
 
     Output goes to ``tmp_path / "frames" / "f_####"`` as PNG, 64x36, frames 1-4.
     """
-    import bpy
 
     import addon
     from addon.cli import build_scene

@@ -6,7 +6,6 @@ import os
 import bpy
 import numpy as np
 import pytest
-
 from conftest import add_effect
 
 
@@ -40,7 +39,6 @@ def test_add_without_active_object_reports(scene):
 
 def test_property_bounds_match_engine_fields(scene):
     from addon.engine.settings import EFFECT_FIELDS
-
     from addon.properties import GPU_PARTICLES_PG_effect
 
     rna = GPU_PARTICLES_PG_effect.bl_rna.properties

@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-from addon.engine import kernels, pipeline, reference
+from addon.engine import compositing, kernels, simulation
+from addon.engine.reference import compositing as ref_compositing
+from addon.engine.reference import simulation as ref_simulation
 from addon.engine.settings import effect_settings, render_settings
 from addon.hosts.base import ShaderCompileError
 
@@ -19,9 +21,9 @@ def moving_emitter(offset):
 @pytest.mark.parametrize("count", [1, 255, 256, 1000, 70_001])
 def test_init_particles_matches_reference(host, count):
     s = effect_settings({"count": count, "lifetime": 3.0})
-    system = pipeline.ParticleSystem(host, s)
+    system = simulation.ParticleSystem(host, s)
     pos_age, vel_life = system.read_state()
-    ref_pos_age, ref_vel_life = reference.init_particles(s)
+    ref_pos_age, ref_vel_life = ref_simulation.init_particles(s)
     np.testing.assert_array_equal(pos_age, ref_pos_age)
     np.testing.assert_array_equal(vel_life, ref_vel_life)
 
@@ -38,12 +40,12 @@ def test_init_particles_matches_reference(host, count):
 def test_simulate_matches_reference(host, overrides):
     s = effect_settings({"count": 5003, "lifetime": 0.5, **overrides})
     prev, cur = moving_emitter((0, 0, 0)), moving_emitter((0.3, -0.1, 0.2))
-    system = pipeline.ParticleSystem(host, s)
+    system = simulation.ParticleSystem(host, s)
     dt = 1 / 24
     for _ in range(20):
         system.step(dt, prev, cur)
     pos_age, vel_life = system.read_state()
-    ref_pos_age, ref_vel_life = reference.run_steps(s, 20, dt, prev, cur)
+    ref_pos_age, ref_vel_life = ref_simulation.run_steps(s, 20, dt, prev, cur)
     # Same births and deaths everywhere (exact lifetime bookkeeping) ...
     np.testing.assert_array_equal(np.sign(vel_life[:, 3]), np.sign(ref_vel_life[:, 3]))
     # ... and float state within a few ulps of accumulated float32 rounding.
@@ -64,7 +66,7 @@ def pixel_center_particles(rng, camera, n, width, height):
 def ortho_camera(width, height):
     view_proj = np.diag([2.0 / width, 2.0 / height, 0.1, 1.0])
     view_proj[:2, 3] = -1.0  # world (x, y) in [0, width] x [0, height]
-    return pipeline.Camera(view_proj, width, height)
+    return compositing.Camera(view_proj, width, height)
 
 
 def upload_state(host, system, pos_age, vel_life):
@@ -83,11 +85,11 @@ def splat_case(host, rng, n, width, height, emax, hot_pixels=None):
         positions[: len(hot_pixels)] = positions[0]
     s = effect_settings({"count": n, "color_start": (1, 1, 1), "color_end": (1, 1, 1), "size": 10.0,
                          "emission_strength": 1.0})
-    system = pipeline.ParticleSystem(host, s)
+    system = simulation.ParticleSystem(host, s)
     pos_age = np.concatenate([positions, np.full((n, 1), 0.5, np.float32)], axis=1)
     vel_life = np.zeros((n, 4), np.float32)
     vel_life[:, 3] = 1.0
-    compositor = pipeline.Compositor(host, width, height, render_settings({"emax": emax}))
+    compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
     return camera, system, compositor, pos_age, vel_life, s
 
 
@@ -103,14 +105,14 @@ def test_splat_and_resolve_exact(host, rng):
     compositor.splat(system, camera)
     hi = host.read(compositor.accum_hi)
     lo = host.read(compositor.accum_lo)
-    ref_hi, ref_lo, ref_overflow = reference.splat(pos_age, vel_life, camera.view_proj, width, height, s, 4.0,
+    ref_hi, ref_lo, ref_overflow = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, 4.0,
                                                    camera.pixels_per_unit)
     assert np.count_nonzero(ref_hi) > width * height // 2
     np.testing.assert_array_equal(hi, ref_hi)
     np.testing.assert_array_equal(lo, ref_lo)
     assert compositor.take_overflow_count() == ref_overflow
     compositor.resolve()
-    np.testing.assert_array_equal(compositor.read_frame(), reference.resolve(ref_hi, ref_lo, 4.0))
+    np.testing.assert_array_equal(compositor.read_frame(), ref_compositing.resolve(ref_hi, ref_lo, 4.0))
     assert not host.read(compositor.accum_hi).any(), "resolve clears the accumulation"
 
 
@@ -123,7 +125,7 @@ def test_splat_carry_and_overflow_in_one_pixel(host, rng):
     upload_state(host, system, pos_age, vel_life)
     compositor.splat(system, camera)
     hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
-    ref_hi, ref_lo, ref_overflow = reference.splat(pos_age, vel_life, camera.view_proj, width, height, s, 1.0,
+    ref_hi, ref_lo, ref_overflow = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, 1.0,
                                                    camera.pixels_per_unit)
     np.testing.assert_array_equal(hi, ref_hi)
     np.testing.assert_array_equal(lo, ref_lo)

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .resources import resource_dir
-from .settings import EffectSettings, RenderSettings, SettingsError, as_dict, effect_settings, render_settings
+from .settings import (
+    EffectSettings,
+    RenderSettings,
+    SettingsError,
+    as_dict,
+    effect_settings,
+    render_settings,
+)
 
 FORMAT_VERSION = 1
 

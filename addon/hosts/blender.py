@@ -10,7 +10,17 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..engine.kernels import Kernel
-from .base import CHANNELS, DTYPES, GPUMemoryError, Host, NoGPUError, Texture, check_bindings, column_major, compile_error
+from .base import (
+    CHANNELS,
+    DTYPES,
+    GPUMemoryError,
+    Host,
+    NoGPUError,
+    Texture,
+    check_bindings,
+    column_major,
+    compile_error,
+)
 
 _IMAGE_TYPES = {"RGBA32F": "FLOAT_2D", "R32F": "FLOAT_2D", "R32UI": "UINT_2D"}
 _ACCESS = {"READ": {"READ"}, "WRITE": {"WRITE"}, "READ_WRITE": {"READ", "WRITE"}}

@@ -8,7 +8,17 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.kernels import Kernel
-from .base import CHANNELS, DTYPES, Host, NoGPUError, ShaderCompileError, Texture, check_bindings, column_major, compile_error
+from .base import (
+    CHANNELS,
+    DTYPES,
+    Host,
+    NoGPUError,
+    ShaderCompileError,
+    Texture,
+    check_bindings,
+    column_major,
+    compile_error,
+)
 
 _GLSL_FORMATS = {"RGBA32F": ("rgba32f", "image2D"), "R32F": ("r32f", "image2D"), "R32UI": ("r32ui", "uimage2D")}
 _GLSL_ACCESS = {"READ": "readonly ", "WRITE": "writeonly ", "READ_WRITE": ""}

@@ -1,0 +1,64 @@
+"""Reference of splat.glsl and resolve.glsl: exact integer accumulation, float resolve."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..compositing import CHANNEL_MAX
+
+F = np.float32
+U = np.uint32
+LOW21 = U(0x1FFFFF)
+
+
+def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit):
+    """Integer accumulation images (hi, lo) and the overflow count, as the kernel leaves them."""
+    age, life = pos_age[:, 3], vel_life[:, 3]
+    with np.errstate(invalid="ignore"):
+        alive = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
+        p = pos_age[alive, :3]
+        clip = np.concatenate([p, np.ones((len(p), 1), F)], axis=1) @ np.asarray(view_proj, dtype=F).T
+        w = clip[:, 3]
+        inside = (w > 0) & (np.abs(clip[:, :3]) <= w[:, None]).all(axis=1)
+    clip, w = clip[inside], w[inside]
+    t = (age[alive] / life[alive])[inside]
+    size = np.array([width, height], F)
+    screen = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
+    pixel = np.minimum(screen.astype(np.int32), np.array([width - 1, height - 1]))
+
+    radius_px = F(settings.size) * F(pixels_per_unit) / w
+    coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
+    c0, c1 = np.asarray(settings.color_start, F), np.asarray(settings.color_end, F)
+    color = (c0 + (c1 - c0) * t[:, None]) * (F(settings.emission_strength) * coverage)[:, None]
+    quantize = (CHANNEL_MAX / emax).astype(F)
+    scaled = np.clip(color * quantize, F(0), CHANNEL_MAX.astype(F))
+    q = (scaled + F(0.5)).astype(U)
+    return accumulate(pixel, q, width, height)
+
+
+def accumulate(pixel, q, width, height):
+    """Sum packed adds per pixel exactly as the atomics do (order-independent)."""
+    flat = pixel[:, 1].astype(np.int64) * width + pixel[:, 0]
+    n = width * height
+    r = np.bincount(flat, q[:, 0].astype(np.int64), n).astype(np.int64)
+    g = q[:, 1].astype(np.int64)
+    g_high = np.bincount(flat, g >> 11, n).astype(np.int64)
+    g_low = np.bincount(flat, g & 0x7FF, n).astype(np.int64)
+    b = np.bincount(flat, q[:, 2].astype(np.int64), n).astype(np.int64)
+    lo_total = b + (g_low << 21)
+    carries = lo_total >> 32
+    hi_total = r + (g_high << 21) + (carries << 21)
+    overflow = int((r >> 21).sum() + (b >> 21).sum() + (hi_total >> 32).sum())
+    hi = (hi_total & 0xFFFFFFFF).astype(U).reshape(height, width)
+    lo = (lo_total & 0xFFFFFFFF).astype(U).reshape(height, width)
+    return hi, lo, overflow
+
+
+def resolve(hi, lo, emax):
+    """Float RGBA frame from the accumulation, as ``resolve.glsl`` writes it."""
+    r = hi & LOW21
+    g = ((hi >> U(21)) << U(11)) | (lo >> U(21))
+    b = lo & LOW21
+    color = np.stack([r, g, b], axis=-1).astype(F) * (emax / CHANNEL_MAX).astype(F)
+    alpha = np.clip(color.max(axis=-1), 0, 1)
+    return np.concatenate([color, alpha[..., None]], axis=-1).astype(F)
