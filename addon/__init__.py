@@ -11,15 +11,17 @@ def register():
     global _unregister
     import bpy
 
-    from . import operators, panels, properties
+    from . import operators, panels, properties, viewport
 
     register_classes, unregister_classes = bpy.utils.register_classes_factory(
         properties.CLASSES + operators.CLASSES + panels.CLASSES
     )
     register_classes()
     properties.register_properties()
+    viewport.register()
 
     def unregister_all():
+        viewport.unregister()
         properties.unregister_properties()
         unregister_classes()
 

@@ -1,17 +1,69 @@
-"""Operators: add/remove effects, apply presets, bake (modal with progress and ESC)."""
+"""Operators: add/remove effects, presets (apply, save, remove), bake (modal with progress and ESC), export."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import bpy
-from bpy.props import EnumProperty
+from bpy.props import BoolProperty, EnumProperty, StringProperty
 
 from .bake import BakeError, BakeJob
-from .engine.presets import PresetError, load_preset, preset_names
-from .properties import assign
+from .engine.presets import (
+    PresetError,
+    load_preset,
+    parse_preset,
+    preset_dir,
+    preset_file_name,
+    preset_names,
+    write_preset,
+)
+from .properties import assign, effect_settings_of, render_settings_of
+
+
+def user_preset_dir() -> Path:
+    """Where saved presets go, like Blender's own preset menus (scripts/presets/<add-on>)."""
+    return Path(bpy.utils.user_resource("SCRIPTS", path="presets/gpu_particles", create=True))
+
+
+def _label_of(path: Path) -> str:
+    try:
+        label = json.loads(path.read_text()).get("label")
+    except (OSError, ValueError, AttributeError):
+        label = None
+    return label if isinstance(label, str) and label else path.stem.replace("_", " ").title()
+
+
+def preset_entries() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(name, label) of the shipped presets and of the user's saved ones."""
+    shipped = [(name, _label_of(preset_dir() / f"{name}.json")) for name in preset_names()]
+    folder = user_preset_dir()
+    user = [(name, _label_of(folder / f"{name}.json")) for name in preset_names(folder)]
+    return shipped, user
+
+
+def load_any_preset(name: str):
+    """A shipped preset, else a user preset of that name (PresetError says why not)."""
+    return load_preset(name, extra=(user_preset_dir(),))
+
+
+_ITEMS_KEEP_ALIVE = {}  # Blender keeps only pointers to dynamic enum strings: hold them here
 
 
 def _preset_items(self, context):
-    return [(name, name.replace("_", " ").title(), "") for name in preset_names()]
+    shipped, user = preset_entries()
+    _ITEMS_KEEP_ALIVE["all"] = [(name, label, "") for name, label in shipped + user]
+    return _ITEMS_KEEP_ALIVE["all"]
+
+
+def _user_preset_items(self, context):
+    _ITEMS_KEEP_ALIVE["user"] = [(name, label, "") for name, label in preset_entries()[1]]
+    return _ITEMS_KEEP_ALIVE["user"]
+
+
+def _active_effect(context):
+    obj = context.active_object
+    return obj.gpu_particles.active_effect if obj is not None else None
 
 
 class GPU_PARTICLES_OT_add(bpy.types.Operator):
@@ -29,7 +81,7 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             self.report({"ERROR"}, "No active object: select the object to emit from")
             return {"CANCELLED"}
         try:
-            preset = load_preset(self.preset) if self.preset else None
+            preset = load_any_preset(self.preset) if self.preset else None
         except PresetError as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
@@ -59,6 +111,90 @@ class GPU_PARTICLES_OT_remove(bpy.types.Operator):
         settings = context.active_object.gpu_particles
         settings.effects.remove(settings.active_index)
         settings.active_index = max(0, min(settings.active_index, len(settings.effects) - 1))
+        return {"FINISHED"}
+
+
+class GPU_PARTICLES_OT_apply_preset(bpy.types.Operator):
+    """Apply a preset to the active effect (and its render settings to the scene)"""
+
+    bl_idname = "gpu_particles.apply_preset"
+    bl_label = "Apply Preset"
+    bl_options = {"REGISTER", "UNDO"}
+
+    preset: StringProperty(name="Preset", description="Name of a shipped or saved preset")
+    filepath: StringProperty(name="File", subtype="FILE_PATH", options={"SKIP_SAVE"},
+                             description="A preset file to apply instead of a named preset")
+
+    @classmethod
+    def poll(cls, context):
+        return _active_effect(context) is not None
+
+    def execute(self, context):
+        try:
+            preset = parse_preset(Path(bpy.path.abspath(self.filepath))) if self.filepath else load_any_preset(self.preset)
+        except PresetError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        assign(_active_effect(context), preset.effect)
+        assign(context.scene.gpu_particles, preset.render)
+        self.report({"INFO"}, f"Applied preset '{preset.label}'")
+        return {"FINISHED"}
+
+
+class GPU_PARTICLES_OT_save_preset(bpy.types.Operator):
+    """Save the active effect's settings as a preset of your own"""
+
+    bl_idname = "gpu_particles.save_preset"
+    bl_label = "Save Preset"
+
+    name: StringProperty(name="Name", description="Name of the new preset")
+    description: StringProperty(name="Description")
+    overwrite: BoolProperty(name="Overwrite", description="Replace a saved preset of the same name", options={"SKIP_SAVE"})
+
+    @classmethod
+    def poll(cls, context):
+        return _active_effect(context) is not None
+
+    def invoke(self, context, event):
+        self.name = _active_effect(context).name
+        return context.window_manager.invoke_props_dialog(self)
+
+    def execute(self, context):
+        try:
+            stem = preset_file_name(self.name)
+        except PresetError as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        if stem in preset_names():
+            self.report({"ERROR"}, f"'{stem}' is a shipped preset; pick another name")
+            return {"CANCELLED"}
+        path = user_preset_dir() / f"{stem}.json"
+        if path.exists() and not self.overwrite:
+            self.report({"ERROR"}, f"A preset named '{stem}' exists; enable Overwrite to replace it")
+            return {"CANCELLED"}
+        try:
+            write_preset(path, self.name.strip(), effect_settings_of(_active_effect(context)),
+                         render_settings_of(context.scene), self.description)
+        except (OSError, ValueError) as error:
+            self.report({"ERROR"}, f"Could not save preset '{stem}': {error}")
+            return {"CANCELLED"}
+        self.report({"INFO"}, f"Saved preset '{self.name.strip()}' to {path}")
+        return {"FINISHED"}
+
+
+class GPU_PARTICLES_OT_remove_preset(bpy.types.Operator):
+    """Delete one of your saved presets (shipped presets stay)"""
+
+    bl_idname = "gpu_particles.remove_preset"
+    bl_label = "Remove Preset"
+
+    preset: EnumProperty(name="Preset", items=_user_preset_items)
+
+    def execute(self, context):
+        if not self.preset:
+            self.report({"ERROR"}, "No saved presets to remove")
+            return {"CANCELLED"}
+        (user_preset_dir() / f"{self.preset}.json").unlink(missing_ok=True)
         return {"FINISHED"}
 
 
@@ -130,4 +266,5 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
         return {"CANCELLED"} if cancelled else {"FINISHED"}
 
 
-CLASSES = (GPU_PARTICLES_OT_add, GPU_PARTICLES_OT_remove, GPU_PARTICLES_OT_bake)
+CLASSES = (GPU_PARTICLES_OT_add, GPU_PARTICLES_OT_remove, GPU_PARTICLES_OT_apply_preset, GPU_PARTICLES_OT_save_preset,
+           GPU_PARTICLES_OT_remove_preset, GPU_PARTICLES_OT_bake)

@@ -1,18 +1,46 @@
-"""View3D sidebar panel: effects of the active object and the scene bake."""
+"""View3D sidebar: the active object's effects, one sub-panel per section, bake and stats.
+
+Sub-panels are generated from ``SECTIONS``: a new setting only needs its entry
+there (effect fields draw from the active effect, render fields from the scene).
+A section whose fields have not landed yet stays hidden.
+"""
 
 from __future__ import annotations
 
 import bpy
 
-from .engine.settings import EFFECT_FIELDS
+from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS
 
 SECTIONS = (
     ("Emission", ("count", "emission", "emitter_shape", "emitter_radius", "lifetime", "lifetime_random",
                   "velocity", "velocity_random", "inherit_velocity", "preroll", "seed")),
     ("Forces", ("gravity", "drag", "substeps")),
+    ("Collision", ()),
     ("Look", ("color_start", "color_end", "emission_strength", "size")),
+    ("Sorting", ()),
+    ("Render & Bake", ("emax",)),
 )
-assert {f.name for f in EFFECT_FIELDS} == {name for _, names in SECTIONS for name in names}, "every field has a section"
+assert {f.name for f in EFFECT_FIELDS + RENDER_FIELDS} == {name for _, names in SECTIONS for name in names}, \
+    "every field has a section"
+
+_RENDER_NAMES = frozenset(f.name for f in RENDER_FIELDS)
+
+
+def _owner(context, name):
+    """The property group a field lives on: the scene for render fields, else the active effect."""
+    if name in _RENDER_NAMES:
+        return context.scene.gpu_particles
+    obj = context.active_object
+    return obj.gpu_particles.active_effect if obj is not None else None
+
+
+def draw_fields(layout, context, names) -> None:
+    layout.use_property_split = True
+    layout.use_property_decorate = False
+    for name in names:
+        owner = _owner(context, name)
+        if owner is not None:
+            layout.prop(owner, name)
 
 
 class GPU_PARTICLES_UL_effects(bpy.types.UIList):
@@ -22,40 +50,121 @@ class GPU_PARTICLES_UL_effects(bpy.types.UIList):
         row.prop(item, "enabled", text="")
 
 
-class GPU_PARTICLES_PT_effects(bpy.types.Panel):
+class GPU_PARTICLES_MT_presets(bpy.types.Menu):
+    """Shipped presets, then the user's own (saved with the + beside the menu)."""
+
+    bl_label = "Effect Presets"
+
+    def draw(self, context):
+        from .operators import preset_entries
+
+        layout = self.layout
+        shipped, user = preset_entries()
+        for name, label in shipped:
+            layout.operator("gpu_particles.apply_preset", text=label).preset = name
+        if user:
+            layout.separator()
+            for name, label in user:
+                layout.operator("gpu_particles.apply_preset", text=label, icon="USER").preset = name
+
+
+class _SidebarPanel:
     bl_space_type = "VIEW_3D"
     bl_region_type = "UI"
     bl_category = "GPU Particles"
+
+
+class GPU_PARTICLES_PT_effects(_SidebarPanel, bpy.types.Panel):
     bl_label = "GPU Particles"
+
+    def draw_header_preset(self, context):
+        obj = context.active_object
+        if obj is None or obj.gpu_particles.active_effect is None:
+            return
+        row = self.layout.row(align=True)
+        row.menu("GPU_PARTICLES_MT_presets", text="", icon="PRESET")
+        row.operator("gpu_particles.save_preset", text="", icon="ADD")
+        row.operator_menu_enum("gpu_particles.remove_preset", "preset", text="", icon="REMOVE")
 
     def draw(self, context):
         layout = self.layout
         obj = context.active_object
         if obj is None:
             layout.label(text="Select an object to emit from", icon="INFO")
-        else:
-            row = layout.row()
-            row.template_list("GPU_PARTICLES_UL_effects", "", obj.gpu_particles, "effects", obj.gpu_particles, "active_index", rows=2)
-            column = row.column(align=True)
-            column.operator_menu_enum("gpu_particles.add", "preset", text="", icon="ADD")
-            column.operator("gpu_particles.remove", text="", icon="REMOVE")
-            effect = obj.gpu_particles.active_effect
-            if effect is not None:
-                layout.use_property_split = True
-                for title, names in SECTIONS:
-                    header, body = layout.panel(f"gpu_particles_{title.lower()}", default_closed=False)
-                    header.label(text=title)
-                    if body:
-                        for name in names:
-                            body.prop(effect, name)
-        layout.separator()
-        header, body = layout.panel("gpu_particles_render", default_closed=False)
-        header.label(text="Render & Bake")
-        if body:
-            body.use_property_split = True
-            body.prop(context.scene.gpu_particles, "emax")
-            body.prop(context.scene.render, "filepath", text="Output")
-            body.operator("gpu_particles.bake", icon="RENDER_ANIMATION")
+            return
+        row = layout.row()
+        row.template_list("GPU_PARTICLES_UL_effects", "", obj.gpu_particles, "effects", obj.gpu_particles,
+                          "active_index", rows=2)
+        column = row.column(align=True)
+        column.operator_menu_enum("gpu_particles.add", "preset", text="", icon="ADD")
+        column.operator("gpu_particles.remove", text="", icon="REMOVE")
+        layout.prop(context.scene.gpu_particles, "show_overlay")
 
 
-CLASSES = (GPU_PARTICLES_UL_effects, GPU_PARTICLES_PT_effects)
+def _section_panel(index: int, title: str, names: tuple[str, ...]):
+    """A sub-panel class drawing one section's fields."""
+    scene_level = bool(names) and all(name in _RENDER_NAMES for name in names)
+
+    @classmethod
+    def poll(cls, context):
+        if not names:
+            return False
+        if scene_level:
+            return True
+        obj = context.active_object
+        return obj is not None and obj.gpu_particles.active_effect is not None
+
+    def draw(self, context):
+        draw_fields(self.layout, context, names)
+        extra = SECTION_EXTRAS.get(title)
+        if extra is not None:
+            extra(self.layout, context)
+
+    ident = "".join(c if c.isalnum() else "_" for c in title.lower())
+    return type(f"GPU_PARTICLES_PT_{ident}", (_SidebarPanel, bpy.types.Panel), {
+        "bl_label": title,
+        "bl_parent_id": "GPU_PARTICLES_PT_effects",
+        "bl_order": index,
+        "poll": poll,
+        "draw": draw,
+    })
+
+
+def _draw_render_and_bake(layout, context):
+    scene = context.scene
+    layout.prop(scene.render, "filepath", text="Output")
+    layout.prop(scene.render.image_settings, "file_format", text="Format")
+    column = layout.column(align=True)
+    column.operator("gpu_particles.bake", icon="RENDER_ANIMATION")
+    column.operator("gpu_particles.export_pointcloud", icon="POINTCLOUD_DATA")
+
+
+SECTION_EXTRAS = {"Render & Bake": _draw_render_and_bake}
+
+
+class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
+    """What the viewport overlay measured the last time it drew."""
+
+    bl_label = "Stats"
+    bl_parent_id = "GPU_PARTICLES_PT_effects"
+    bl_order = len(SECTIONS)
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw(self, context):
+        from .viewport import last_stats
+
+        layout = self.layout
+        stats = last_stats()
+        if stats is None:
+            layout.label(text="Shown once the overlay has drawn a frame", icon="INFO")
+            return
+        column = layout.column(align=True)
+        column.label(text=f"Frame {stats.frame}: {stats.alive:,} of {stats.slots:,} particles alive")
+        for stage, ms in stats.stage_ms.items():
+            column.label(text=f"{stage}: {ms:.2f} ms")
+        column.label(text=f"Emax overflows: {stats.overflow:,}", icon="ERROR" if stats.overflow else "NONE")
+
+
+SECTION_PANELS = tuple(_section_panel(i, title, names) for i, (title, names) in enumerate(SECTIONS))
+CLASSES = (GPU_PARTICLES_UL_effects, GPU_PARTICLES_MT_presets, GPU_PARTICLES_PT_effects, *SECTION_PANELS,
+           GPU_PARTICLES_PT_stats)

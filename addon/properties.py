@@ -34,9 +34,9 @@ def _label(field: Field) -> str:
     return field.name.replace("_", " ").title()
 
 
-def blender_property(field: Field):
+def blender_property(field: Field, update=None):
     """The bpy property for one engine field: same default, bounds and description."""
-    common = {"name": _label(field), "description": field.description}
+    common = {"name": _label(field), "description": field.description, "update": update}
     if field.kind == "int":
         return IntProperty(default=field.default, min=int(field.min), max=min(int(field.max), _INT32_MAX), **common)
     if field.kind == "float":
@@ -53,8 +53,17 @@ def blender_property(field: Field):
     raise ValueError(f"no Blender property for field kind {field.kind!r}")
 
 
+# Called with no arguments whenever a setting changes (the viewport marks its simulation stale).
+ON_CHANGE: list = []
+
+
+def _settings_changed(self, context):
+    for hook in ON_CHANGE:
+        hook()
+
+
 def _annotations(fields) -> dict:
-    return {field.name: blender_property(field) for field in fields}
+    return {field.name: blender_property(field, update=_settings_changed) for field in fields}
 
 
 def _values(group, fields) -> dict:
@@ -68,7 +77,8 @@ GPU_PARTICLES_PG_effect = type(
         "__doc__": "One particle effect emitted from its object",
         "__annotations__": {
             "name": StringProperty(name="Name", default="Effect"),
-            "enabled": BoolProperty(name="Enabled", default=True, description="Simulate, draw and bake this effect"),
+            "enabled": BoolProperty(name="Enabled", default=True, description="Simulate, draw and bake this effect",
+                                    update=_settings_changed),
             **_annotations(EFFECT_FIELDS),
         },
     },
@@ -89,7 +99,11 @@ class GPU_PARTICLES_PG_object(bpy.types.PropertyGroup):
 GPU_PARTICLES_PG_scene = type(
     "GPU_PARTICLES_PG_scene",
     (bpy.types.PropertyGroup,),
-    {"__doc__": "Render settings shared by every effect of the scene", "__annotations__": _annotations(RENDER_FIELDS)},
+    {"__doc__": "Render settings shared by every effect of the scene", "__annotations__": {
+        "show_overlay": BoolProperty(name="Show in Viewport", default=True, update=_settings_changed,
+                                     description="Draw the scene's particles over every 3D viewport"),
+        **_annotations(RENDER_FIELDS),
+    }},
 )
 
 

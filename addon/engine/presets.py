@@ -45,13 +45,23 @@ def preset_names(folder: Path | None = None) -> list[str]:
     return sorted(p.stem for p in (folder or preset_dir()).glob("*.json"))
 
 
-def load_preset(name: str, folder: Path | None = None) -> Preset:
-    folder = folder or preset_dir()
-    path = folder / f"{name}.json"
-    if not path.is_file():
-        known = ", ".join(preset_names(folder)) or "(none)"
-        raise PresetError(f"unknown preset '{name}'; known presets: {known}")
-    return parse_preset(path)
+def load_preset(name: str, folder: Path | None = None, extra: tuple[Path, ...] = ()) -> Preset:
+    """The preset ``name`` from ``folder`` (shipped by default), else from the ``extra`` (user) folders."""
+    folders = (folder or preset_dir(), *extra)
+    for candidate in folders:
+        path = candidate / f"{name}.json"
+        if path.is_file():
+            return parse_preset(path)
+    known = ", ".join(sorted({n for f in folders if f.is_dir() for n in preset_names(f)})) or "(none)"
+    raise PresetError(f"unknown preset '{name}'; known presets: {known}")
+
+
+def preset_file_name(label: str) -> str:
+    """A file stem for a user's preset label: lower case, letters, digits and underscores."""
+    stem = "".join(c if c.isalnum() else "_" for c in label.strip().lower()).strip("_")
+    if not stem:
+        raise PresetError("a preset needs a name with at least one letter or digit")
+    return stem
 
 
 def parse_preset(path: Path) -> Preset:

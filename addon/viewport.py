@@ -1,0 +1,293 @@
+"""Live overlay: the scene's particles composited over every 3D viewport that shows them.
+
+GPU work happens only in the draw callback, where Blender has a GPU context
+bound. The frame-change handler only tags viewports for redraw and a changed
+setting only marks the simulation stale. The simulation follows the timeline:
+a step forward is one simulation step per frame, a jump back or a changed
+setting re-simulates from the start frame (with each effect's preroll).
+
+Emitter motion comes from the objects' F-curves evaluated at each frame
+(:func:`matrix_at`), because ``scene.frame_set`` must not run inside a draw
+callback; drivers, constraints and NLA use the object's current matrix.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+from mathutils import Euler, Matrix, Quaternion, Vector
+
+from .engine.compositing import Camera, Compositor
+from .engine.simulation import ParticleSystem
+from .engine.stats import AliveCounter
+from .hosts.blender import BlenderHost
+from .properties import ON_CHANGE, effect_settings_of, render_settings_of, scene_effects
+from .render import scene_seconds_per_frame
+
+MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
+
+
+def _fcurves(obj):
+    from bpy_extras.anim_utils import animdata_get_channelbag_for_assigned_slot
+
+    if obj.animation_data is None:
+        return {}
+    bag = animdata_get_channelbag_for_assigned_slot(obj.animation_data)
+    return {(c.data_path, c.array_index): c for c in bag.fcurves} if bag is not None else {}
+
+
+def _channel(obj, curves, path, frame):
+    value = list(getattr(obj, path))
+    for index in range(len(value)):
+        curve = curves.get((path, index))
+        if curve is not None:
+            value[index] = curve.evaluate(frame)
+    return value
+
+
+def matrix_at(obj, frame: float) -> Matrix:
+    """The object's world matrix at ``frame`` from its transform F-curves, without a frame change."""
+    curves = _fcurves(obj)
+    if obj.constraints or (obj.animation_data and (obj.animation_data.drivers or obj.animation_data.nla_tracks)):
+        return obj.matrix_world.copy()
+    location = Vector(_channel(obj, curves, "location", frame))
+    scale = Vector(_channel(obj, curves, "scale", frame))
+    if obj.rotation_mode == "QUATERNION":
+        rotation = Quaternion(_channel(obj, curves, "rotation_quaternion", frame))
+    elif obj.rotation_mode == "AXIS_ANGLE":
+        angle, *axis = _channel(obj, curves, "rotation_axis_angle", frame)
+        rotation = Quaternion(axis, angle)
+    else:
+        rotation = Euler(_channel(obj, curves, "rotation_euler", frame), obj.rotation_mode)
+    local = Matrix.LocRotScale(location, rotation, scale)
+    if obj.parent is None:
+        return local
+    return matrix_at(obj.parent, frame) @ obj.matrix_parent_inverse @ local
+
+
+@dataclass
+class Stats:
+    """What the last drawn frame cost and held (the Stats panel shows it)."""
+
+    frame: int
+    slots: int
+    alive: int
+    overflow: int
+    stage_ms: dict[str, float] = field(default_factory=dict)
+
+
+class _Stopwatch:
+    """Wall time per stage with the GPU drained at both ends (so the GPU work is inside)."""
+
+    def __init__(self, host):
+        self.host = host
+        self.ms: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, stage):
+        self.host.finish()
+        start = time.perf_counter()
+        yield
+        self.host.finish()
+        self.ms[stage] = self.ms.get(stage, 0.0) + (time.perf_counter() - start) * 1000
+
+
+class Overlay:
+    """The simulation a scene's viewports show, and one compositor target per viewport size."""
+
+    def __init__(self, host=None):
+        self.host = host or BlenderHost()
+        self.counter = AliveCounter(self.host)
+        self.key = None
+        self.names: list[str] = []
+        self.systems: list[ParticleSystem] = []
+        self.render = None
+        self.targets: dict[tuple[int, int], Compositor] = {}
+        self.frame: int | None = None
+        self.matrices: list[np.ndarray] = []
+        self.stale = True
+        self.stats: Stats | None = None
+        self.steps_ms = 0.0
+
+    def mark_stale(self) -> None:
+        self.stale = True
+
+    def _sync(self, scene) -> None:
+        """Rebuild the GPU state when effects, settings or the scene changed."""
+        effects = [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(scene)]
+        render = render_settings_of(scene)
+        key = (scene.name, tuple(effects), render)
+        if key != self.key:
+            self.key = key
+            self.names = [name for name, _ in effects]
+            self.systems = [ParticleSystem(self.host, settings) for _, settings in effects]
+            self.render = render
+            self.targets.clear()
+            self.stale = True
+        if self.stale:
+            self.frame = None
+            self.stale = False
+
+    def _matrices(self, scene, frame):
+        return [np.array(matrix_at(scene.objects[name], frame)) for name in self.names]
+
+    def advance_to(self, scene, frame: int, stopwatch=None) -> None:
+        """Bring every effect to ``frame``: forward steps, or a restart from the start frame."""
+        self._sync(scene)
+        frame = max(frame, scene.frame_start)
+        dt = scene_seconds_per_frame(scene)
+        lap = stopwatch or (lambda stage: nullcontext())
+        if self.frame is not None and self.frame == frame and \
+                any(not np.allclose(m, c) for m, c in zip(self.matrices, self._matrices(scene, frame))):
+            self.frame = None  # an emitter moved by hand: its history changed
+        with lap("simulate"):
+            if self.frame is None or frame < self.frame:
+                self.frame = scene.frame_start
+                self.matrices = self._matrices(scene, self.frame)
+                for system, matrix in zip(self.systems, self.matrices):
+                    system.reset()
+                    for _ in range(round(system.settings.preroll / dt) + 1):
+                        system.step(dt, matrix, matrix)
+            while self.frame < frame:
+                self.frame += 1
+                current = self._matrices(scene, self.frame)
+                for system, prev, cur in zip(self.systems, self.matrices, current):
+                    system.step(dt, prev, cur)
+                self.matrices = current
+
+    def _target(self, width, height) -> Compositor:
+        target = self.targets.pop((width, height), None)
+        if target is None:
+            target = Compositor(self.host, width, height, self.render)
+            while len(self.targets) >= MAX_VIEW_TARGETS:
+                self.targets.pop(next(iter(self.targets)))
+        self.targets[(width, height)] = target  # most recently used last
+        return target
+
+    def composite(self, scene, view_proj, width: int, height: int):
+        """Simulate to the scene frame and composite from ``view_proj``; returns the float frame texture."""
+        stopwatch = _Stopwatch(self.host)
+        self.advance_to(scene, scene.frame_current, stopwatch)
+        target = self._target(width, height)
+        camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
+        with stopwatch("splat"):
+            for system in self.systems:
+                target.splat(system, camera)
+        with stopwatch("resolve"):
+            target.resolve()
+        with stopwatch("count"):
+            alive = sum(self.counter.count(system) for system in self.systems)
+        self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive,
+                           target.take_overflow_count(), stopwatch.ms)
+        return target.frame
+
+
+_overlay: Overlay | None = None
+_draw_handle = None
+
+
+def overlay() -> Overlay:
+    """The one overlay, created on first use (inside a draw callback or an operator)."""
+    global _overlay
+    if _overlay is None:
+        _overlay = Overlay()
+    return _overlay
+
+
+def last_stats() -> Stats | None:
+    return _overlay.stats if _overlay is not None else None
+
+
+def draw_frame_texture(texture, width: int, height: int) -> None:
+    """Add the linear particle frame over what is drawn, in pixel space (POST_PIXEL)."""
+    import gpu
+    from gpu_extras.batch import batch_for_shader
+
+    shader = gpu.shader.from_builtin("IMAGE_SCENE_LINEAR_TO_REC709_SRGB")
+    batch = batch_for_shader(shader, "TRI_FAN", {
+        "pos": ((0, 0), (width, 0), (width, height), (0, height)),
+        "texCoord": ((0, 0), (1, 0), (1, 1), (0, 1)),
+    })
+    gpu.state.blend_set("ADDITIVE")
+    shader.uniform_sampler("image", texture)
+    batch.draw(shader)
+    gpu.state.blend_set("NONE")
+
+
+def draw_view(scene, view_proj, width: int, height: int) -> None:
+    """Composite the scene's particles for one view and draw them; what the draw callback runs."""
+    if not scene.gpu_particles.show_overlay or not scene_effects(scene) or width < 1 or height < 1:
+        return
+    frame = overlay().composite(scene, view_proj, width, height)
+    draw_frame_texture(frame.native, width, height)
+
+
+def _draw_callback():
+    context = bpy.context
+    region, view = context.region, context.region_data
+    if region is None or view is None:
+        return
+    try:
+        draw_view(context.scene, view.perspective_matrix, region.width, region.height)
+    except Exception as error:  # noqa: BLE001  (a draw callback must never raise into Blender's loop)
+        if _overlay is not None:
+            _overlay.stats = None
+        print(f"GPU Particles overlay: {error}")
+
+
+def tag_redraw() -> None:
+    for window in getattr(bpy.context.window_manager, "windows", ()):
+        for area in window.screen.areas:
+            if area.type == "VIEW_3D":
+                area.tag_redraw()
+
+
+@bpy.app.handlers.persistent
+def _on_frame_change(scene, depsgraph=None):
+    """Only ask for a redraw: the draw callback does the GPU work with a context bound."""
+    tag_redraw()
+
+
+@bpy.app.handlers.persistent
+def _on_load(*args):
+    free()
+
+
+def _on_settings_change():
+    if _overlay is not None:
+        _overlay.mark_stale()
+    tag_redraw()
+
+
+HANDLERS = ((bpy.app.handlers.frame_change_post, _on_frame_change), (bpy.app.handlers.load_post, _on_load))
+
+
+def free() -> None:
+    """Drop the overlay's GPU textures (they go with the last reference)."""
+    global _overlay
+    _overlay = None
+
+
+def register() -> None:
+    global _draw_handle
+    _draw_handle = bpy.types.SpaceView3D.draw_handler_add(_draw_callback, (), "WINDOW", "POST_PIXEL")
+    for handlers, function in HANDLERS:
+        handlers.append(function)
+    ON_CHANGE.append(_on_settings_change)
+
+
+def unregister() -> None:
+    global _draw_handle
+    if _draw_handle is not None:
+        bpy.types.SpaceView3D.draw_handler_remove(_draw_handle, "WINDOW")
+        _draw_handle = None
+    for handlers, function in HANDLERS:
+        while function in handlers:
+            handlers.remove(function)
+    while _on_settings_change in ON_CHANGE:
+        ON_CHANGE.remove(_on_settings_change)
+    free()
