@@ -208,9 +208,9 @@ def draw_frame_texture(texture, width: int, height: int) -> None:
     from gpu_extras.batch import batch_for_shader
 
     shader = gpu.shader.from_builtin("IMAGE_SCENE_LINEAR_TO_REC709_SRGB")
-    batch = batch_for_shader(shader, "TRI_FAN", {
-        "pos": ((0, 0), (width, 0), (width, height), (0, height)),
-        "texCoord": ((0, 0), (1, 0), (1, 1), (0, 1)),
+    batch = batch_for_shader(shader, "TRI_STRIP", {
+        "pos": ((0, 0), (width, 0), (0, height), (width, height)),
+        "texCoord": ((0, 0), (1, 0), (0, 1), (1, 1)),
     })
     gpu.state.blend_set("ADDITIVE")
     shader.uniform_sampler("image", texture)

@@ -1,0 +1,142 @@
+"""The live overlay in background mode: drawn offscreen, following the timeline, matching the bake."""
+
+import bpy
+import gpu
+import numpy as np
+import pytest
+from conftest import add_effect
+from mathutils import Matrix
+
+from addon import viewport
+from addon.render import SceneRenderer, camera_of
+
+W, H = 64, 36
+
+
+def pixel_projection(width, height):
+    return Matrix(((2 / width, 0, 0, -1), (0, 2 / height, 0, -1), (0, 0, 1, 0), (0, 0, 0, 1)))
+
+
+def draw_offscreen(scene, view_proj, width=W, height=H):
+    """Run the draw callback's body into an offscreen buffer; returns (height, width, 4) floats."""
+    offscreen = gpu.types.GPUOffScreen(width, height, format="RGBA32F")
+    with offscreen.bind():
+        framebuffer = gpu.state.active_framebuffer_get()
+        framebuffer.clear(color=(0.0, 0.0, 0.0, 0.0))
+        with gpu.matrix.push_pop():
+            gpu.matrix.load_matrix(Matrix.Identity(4))
+            gpu.matrix.load_projection_matrix(pixel_projection(width, height))
+            viewport.draw_view(scene, view_proj, width, height)
+        pixels = np.array(framebuffer.read_color(0, 0, width, height, 4, 0, "FLOAT").to_list(), dtype=np.float32)
+    offscreen.free()
+    return pixels.reshape(height, width, 4)
+
+
+def projected_pixels(view_proj, positions, width, height):
+    clip = np.c_[positions, np.ones(len(positions))] @ np.asarray(view_proj).T
+    inside = (clip[:, 3] > 0) & (np.abs(clip[:, :3]) <= clip[:, 3:4]).all(axis=1)
+    screen = (clip[inside, :2] / clip[inside, 3:4] * 0.5 + 0.5) * [width, height]
+    pixel = np.minimum(screen.astype(int), [width - 1, height - 1])
+    return {(int(x), int(y)) for x, y in pixel}
+
+
+def live_positions(overlay):
+    from addon.engine.stats import alive_reference
+
+    positions = []
+    for system in overlay.systems:
+        pos_age, vel_life = system.read_state()
+        live = (pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3])
+        assert alive_reference(pos_age, vel_life) == live.sum()
+        positions.append(pos_age[live, :3])
+    return np.concatenate(positions)
+
+
+@pytest.fixture
+def overlay(scene):
+    viewport.free()
+    yield viewport.overlay()
+    viewport.free()
+
+
+def test_particles_appear_where_they_project(scene, overlay):
+    add_effect(count=3000, emission_strength=4.0)
+    scene.frame_set(4)
+    view_proj = camera_of(scene, W, H).view_proj
+    pixels = draw_offscreen(scene, view_proj)
+    lit = {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels[..., :3].max(axis=-1) > 1e-6))}
+    expected = projected_pixels(view_proj, live_positions(overlay), W, H)
+    assert len(expected) > 20
+    assert lit == expected
+    assert overlay.stats.frame == 4 and overlay.stats.alive == len(live_positions(overlay))
+    assert set(overlay.stats.stage_ms) == {"simulate", "splat", "resolve", "count"}
+
+
+def test_hidden_overlay_draws_nothing(scene, overlay):
+    add_effect(count=3000)
+    scene.gpu_particles.show_overlay = False
+    assert draw_offscreen(scene, camera_of(scene, W, H).view_proj).max() == 0
+
+
+def test_overlay_matches_the_bake_of_an_animated_emitter(scene, overlay):
+    """F-curve evaluation in the draw path gives the frames the bake gets with frame_set."""
+    add_effect(count=4000, inherit_velocity=1.0)
+    assert scene.objects["Emitter"].animation_data is not None  # the stage keys an orbit
+    camera = camera_of(scene, W, H)
+    baked = SceneRenderer(scene, W, H).render(4)
+    scene.frame_set(4)
+    frame = overlay.composite(scene, camera.view_proj, W, H)
+    np.testing.assert_allclose(overlay.host.read(frame), baked, rtol=1e-3, atol=1e-3)
+
+
+def test_scrub_back_and_jump_match_a_fresh_simulation(scene, overlay):
+    add_effect(count=3000)
+    camera = camera_of(scene, W, H)
+
+    def frame_at(n, fresh=False):
+        if fresh:
+            viewport.free()
+        scene.frame_set(n)
+        o = viewport.overlay()
+        return o.host.read(o.composite(scene, camera.view_proj, W, H))
+
+    forward = [frame_at(n) for n in (1, 2, 3, 4)]
+    back = frame_at(2)
+    np.testing.assert_array_equal(back, forward[1])
+    np.testing.assert_array_equal(frame_at(4), forward[3])
+    np.testing.assert_array_equal(frame_at(3, fresh=True), forward[2])
+
+
+def test_editing_a_setting_resimulates_from_the_start(scene, overlay):
+    effect = add_effect(count=3000)
+    camera = camera_of(scene, W, H)
+    scene.frame_set(3)
+    before = overlay.host.read(overlay.composite(scene, camera.view_proj, W, H))
+    effect.seed = 9  # the property's update callback marks the overlay stale
+    assert overlay.stale
+    after = overlay.host.read(overlay.composite(scene, camera.view_proj, W, H))
+    assert not np.array_equal(before, after)
+    viewport.free()
+    fresh = viewport.overlay()
+    np.testing.assert_array_equal(fresh.host.read(fresh.composite(scene, camera.view_proj, W, H)), after)
+
+
+def test_two_effects_on_two_objects_are_both_drawn(scene, overlay):
+    add_effect(count=2000)
+    second = bpy.data.objects.new("Second", None)
+    second.location = (2.0, 0.0, 1.0)
+    scene.collection.objects.link(second)
+    bpy.context.view_layer.objects.active = second
+    add_effect(count=2000)
+    scene.frame_set(3)
+    draw_offscreen(scene, camera_of(scene, W, H).view_proj)
+    assert overlay.names == ["Emitter", "Second"]
+    assert overlay.stats.slots == 4000
+
+
+def test_depth_occlusion_needs_the_compositor_depth_path(scene, overlay):
+    from addon.engine import compositing
+
+    if not hasattr(compositing, "DEPTH_TEST"):
+        pytest.skip("scene depth arrives with the compositor issue (#4); the overlay then passes viewport depth")
+
