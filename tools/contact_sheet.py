@@ -1,0 +1,121 @@
+"""Contact sheet of every shipped preset, rendered by the project itself.
+
+Each preset's stage (camera, emitter, orbit) is built with the command line's
+``build_scene``, the effect is added with the ``gpu_particles.add`` operator and
+its poster frame is rendered by :class:`addon.render.SceneRenderer`, the bake's
+renderer. Tiles are drawn with their labels into one offscreen image::
+
+    .venv/bin/python tools/contact_sheet.py --out docs/presets.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TILE = (320, 180)
+COLUMNS = 3
+LABEL_HEIGHT = 22
+
+
+def render_tile(name: str, size=TILE):
+    """The linear RGBA poster frame of one preset, (height, width, 4), rows bottom to top."""
+    import bpy
+
+    import addon
+    from addon.cli import build_scene
+    from addon.engine.presets import load_preset
+    from addon.render import SceneRenderer
+
+    preset = load_preset(name)
+    poster = int(preset.stage.get("poster_frame", 24))
+    with tempfile.TemporaryDirectory() as scratch:
+        scene, _ = build_scene(preset, (1, poster), size, Path(scratch))
+        addon.register()
+        try:
+            bpy.ops.gpu_particles.add(preset=name)
+            renderer = SceneRenderer(scene, *size)
+            pixels = renderer.render(poster)
+            print(f"contact sheet: {name} frame {poster}, {renderer.overflow} Emax overflows")
+            return preset.label, pixels
+        finally:
+            addon.unregister()
+
+
+def compose(tiles, columns=COLUMNS, tile=TILE):
+    """Tiles (label, linear RGBA) on a dark grid with labels; returns 8-bit sRGB RGBA rows bottom to top."""
+    import blf
+    import gpu
+    import numpy as np
+    from gpu_extras.batch import batch_for_shader
+    from mathutils import Matrix
+
+    rows = -(-len(tiles) // columns)
+    cell_w, cell_h = tile[0], tile[1] + LABEL_HEIGHT
+    width, height = columns * cell_w, rows * cell_h
+    offscreen = gpu.types.GPUOffScreen(width, height, format="RGBA8")
+    shader = gpu.shader.from_builtin("IMAGE_SCENE_LINEAR_TO_REC709_SRGB")
+    with offscreen.bind():
+        framebuffer = gpu.state.active_framebuffer_get()
+        framebuffer.clear(color=(0.02, 0.02, 0.025, 1.0))
+        with gpu.matrix.push_pop():
+            gpu.matrix.load_matrix(Matrix.Identity(4))
+            gpu.matrix.load_projection_matrix(
+                Matrix(((2 / width, 0, 0, -1), (0, 2 / height, 0, -1), (0, 0, 1, 0), (0, 0, 0, 1))))
+            for index, (label, pixels) in enumerate(tiles):
+                x = (index % columns) * cell_w
+                y = height - (index // columns + 1) * cell_h
+                data = gpu.types.Buffer("FLOAT", pixels.size, np.ascontiguousarray(pixels, dtype=np.float32).ravel())
+                texture = gpu.types.GPUTexture(tile, format="RGBA32F", data=data)
+                batch = batch_for_shader(shader, "TRI_STRIP", {
+                    "pos": ((x, y), (x + tile[0], y), (x, y + tile[1]), (x + tile[0], y + tile[1])),
+                    "texCoord": ((0, 0), (1, 0), (0, 1), (1, 1)),
+                })
+                gpu.state.blend_set("ALPHA")
+                shader.uniform_sampler("image", texture)
+                batch.draw(shader)
+                blf.size(0, 14)
+                blf.color(0, 0.9, 0.9, 0.9, 1.0)
+                blf.position(0, x + 8, y + tile[1] + 5, 0)
+                blf.draw(0, label)
+        pixels = np.array(framebuffer.read_color(0, 0, width, height, 4, 0, "UBYTE").to_list(), dtype=np.uint8)
+    offscreen.free()
+    return pixels.reshape(height, width, 4)
+
+
+def save_png(pixels, path: Path) -> None:
+    import bpy
+
+    height, width, _ = pixels.shape
+    image = bpy.data.images.new("contact_sheet", width, height, alpha=False)
+    image.pixels.foreach_set((pixels.astype("float32") / 255).ravel())
+    image.filepath_raw = str(path)
+    image.file_format = "PNG"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    image.save()
+    bpy.data.images.remove(image)
+
+
+def main(argv=None) -> int:
+    from addon.engine.presets import preset_names
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default=str(ROOT / "docs" / "presets.png"))
+    parser.add_argument("--presets", nargs="*", help="names (default: every shipped preset)")
+    args = parser.parse_args(argv)
+    names = args.presets or preset_names()
+    tiles = []
+    for name in names:
+        tiles.append(render_tile(name))
+    save_png(compose(tiles), Path(args.out))
+    print(f"contact sheet: wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
