@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,9 +151,30 @@ class BakeJob:
         return sidecar
 
 
+# What an EXR frame always is: half float RGBA, linear (what compositors expect).
+EXR_SETTINGS = {"color_mode": "RGBA", "color_depth": "16"}
+
+
+@contextmanager
+def _frame_format(image_settings):
+    """EXR frames as half float RGBA whatever the scene's EXR options say; restored afterwards."""
+    if not image_settings.file_format.startswith("OPEN_EXR"):
+        yield
+        return
+    saved = {name: getattr(image_settings, name) for name in EXR_SETTINGS}
+    try:
+        for name, value in EXR_SETTINGS.items():
+            setattr(image_settings, name, value)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(image_settings, name, value)
+
+
 def _save_render(image, filepath: str, scene) -> None:
     """Write with the scene's output format and color management (one seam for tests)."""
-    image.save_render(filepath, scene=scene)
+    with _frame_format(scene.render.image_settings):
+        image.save_render(filepath, scene=scene)
 
 
 def _version() -> str:
