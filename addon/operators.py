@@ -18,7 +18,9 @@ from .engine.presets import (
     preset_names,
     write_preset,
 )
-from .properties import assign, effect_settings_of, render_settings_of
+from .export import export_frame, export_range
+from .hosts.base import GPUMemoryError, NoGPUError
+from .properties import assign, effect_settings_of, render_settings_of, scene_effects
 
 
 def user_preset_dir() -> Path:
@@ -266,5 +268,30 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
         return {"CANCELLED"} if cancelled else {"FINISHED"}
 
 
+class GPU_PARTICLES_OT_export_pointcloud(bpy.types.Operator):
+    """Export the scene's particles to a PointCloud object that Cycles and EEVEE render"""
+
+    bl_idname = "gpu_particles.export_pointcloud"
+    bl_label = "Export Point Cloud"
+    bl_options = {"REGISTER", "UNDO"}
+
+    frame_range: BoolProperty(name="Whole Frame Range", description=(
+        "One point cloud per frame of the scene range, each shown only on its frame (a point cache)"))
+
+    def execute(self, context):
+        scene = context.scene
+        if not scene_effects(scene):
+            self.report({"ERROR"}, "No enabled GPU Particles effects in the scene: add one with Add Effect")
+            return {"CANCELLED"}
+        try:
+            objects = export_range(scene) if self.frame_range else [export_frame(scene)]
+        except (NoGPUError, GPUMemoryError, ValueError) as error:
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        points = sum(len(obj.data.points) for obj in objects)
+        self.report({"INFO"}, f"Exported {points:,} points to {len(objects)} point cloud object(s)")
+        return {"FINISHED"}
+
+
 CLASSES = (GPU_PARTICLES_OT_add, GPU_PARTICLES_OT_remove, GPU_PARTICLES_OT_apply_preset, GPU_PARTICLES_OT_save_preset,
-           GPU_PARTICLES_OT_remove_preset, GPU_PARTICLES_OT_bake)
+           GPU_PARTICLES_OT_remove_preset, GPU_PARTICLES_OT_bake, GPU_PARTICLES_OT_export_pointcloud)

@@ -1,0 +1,94 @@
+"""The scene's particles as Blender PointCloud objects, so Cycles and EEVEE render them.
+
+Points carry ``position`` (world space), ``radius`` (the effect's size) and a
+``Color`` attribute (the color over life times emission strength, linear HDR,
+as the splat computes it); a shared material emits that color.
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from .render import SceneRenderer
+
+MATERIAL_NAME = "GPU Particles Emission"
+COLOR_ATTRIBUTE = "Color"  # Cycles ignores a point attribute named lowercase "color"
+CACHE_COLLECTION = "GPU Particles Cache"
+
+
+def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(positions (n, 3), radii (n,), RGBA colors (n, 4)) of one system's live particles."""
+    pos_age, vel_life = system.read_state()
+    age, life = pos_age[:, 3], vel_life[:, 3]
+    with np.errstate(invalid="ignore"):
+        live = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
+    s = system.settings
+    t = (age[live] / life[live])[:, None]
+    start, end = np.asarray(s.color_start, np.float32), np.asarray(s.color_end, np.float32)
+    rgb = (start + (end - start) * t) * np.float32(s.emission_strength)
+    colors = np.concatenate([rgb, np.ones((len(rgb), 1), np.float32)], axis=1)
+    return pos_age[live, :3], np.full(int(live.sum()), s.size, np.float32), colors
+
+
+def emission_material():
+    """One material that emits each point's color attribute (made once, reused)."""
+    material = bpy.data.materials.get(MATERIAL_NAME)
+    if material is not None:
+        return material
+    material = bpy.data.materials.new(MATERIAL_NAME)
+    nodes, links = material.node_tree.nodes, material.node_tree.links
+    nodes.clear()
+    attribute = nodes.new("ShaderNodeAttribute")
+    attribute.attribute_name = COLOR_ATTRIBUTE
+    emission = nodes.new("ShaderNodeEmission")
+    output = nodes.new("ShaderNodeOutputMaterial")
+    links.new(attribute.outputs["Color"], emission.inputs["Color"])
+    links.new(emission.outputs["Emission"], output.inputs["Surface"])
+    return material
+
+
+def pointcloud_object(name: str, points, collection):
+    """A new PointCloud object holding ``points`` (what :func:`live_points` returns, concatenated)."""
+    positions, radii, colors = points
+    cloud = bpy.data.pointclouds.new(name)
+    cloud.resize(len(positions))
+    cloud.attributes["position"].data.foreach_set("vector", np.ascontiguousarray(positions, np.float32).ravel())
+    cloud.attributes.new("radius", "FLOAT", "POINT").data.foreach_set("value", radii)
+    cloud.attributes.new(COLOR_ATTRIBUTE, "FLOAT_COLOR", "POINT").data.foreach_set("color", colors.ravel())
+    cloud.materials.append(emission_material())
+    obj = bpy.data.objects.new(name, cloud)
+    collection.objects.link(obj)
+    return obj
+
+
+def _scene_points(renderer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    parts = [live_points(system) for system in renderer.systems]
+    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+
+
+def export_frame(scene, name: str = "GPU Particles"):
+    """The current frame's particles of every enabled effect as one PointCloud object."""
+    frame = scene.frame_current
+    renderer = SceneRenderer(scene, 1, 1)
+    renderer.advance_to(frame)
+    return pointcloud_object(f"{name} {frame:04d}", _scene_points(renderer), scene.collection)
+
+
+def export_range(scene, name: str = "GPU Particles"):
+    """One PointCloud object per frame of the scene's range, each visible only on its own frame."""
+    collection = bpy.data.collections.new(CACHE_COLLECTION)
+    scene.collection.children.link(collection)
+    renderer = SceneRenderer(scene, 1, 1)
+    current = scene.frame_current
+    objects = []
+    for frame in range(scene.frame_start, scene.frame_end + 1, scene.frame_step):
+        renderer.advance_to(frame)
+        obj = pointcloud_object(f"{name} {frame:04d}", _scene_points(renderer), collection)
+        for shown, at in ((False, frame - 1), (True, frame), (False, frame + 1)):
+            obj.hide_render = obj.hide_viewport = not shown
+            obj.keyframe_insert("hide_render", frame=at)
+            obj.keyframe_insert("hide_viewport", frame=at)
+        objects.append(obj)
+    scene.frame_set(current)
+    return objects
