@@ -1,0 +1,119 @@
+"""Registration leaves nothing behind; properties carry the engine's defaults and bounds."""
+
+import gc
+import inspect
+
+import bpy
+import pytest
+
+import addon
+from addon import viewport
+from addon.engine.settings import EFFECT_FIELDS, RENDER_FIELDS
+from addon.hosts.base import Texture
+
+
+def our_functions():
+    """Every function defined in the add-on's modules (to look for in handler and timer lists)."""
+    import addon.bake
+    import addon.export
+    import addon.operators
+    import addon.panels
+    import addon.properties
+
+    modules = (addon.bake, addon.export, addon.operators, addon.panels, addon.properties, viewport)
+    return {f for m in modules for _, f in inspect.getmembers(m, inspect.isfunction) if f.__module__ == m.__name__}
+
+
+def live_textures():
+    gc.collect()
+    return sum(isinstance(o, Texture) for o in gc.get_objects())
+
+
+def handler_functions():
+    return {f for name in dir(bpy.app.handlers) if not name.startswith("_")
+            for f in (getattr(bpy.app.handlers, name) if isinstance(getattr(bpy.app.handlers, name), list) else ())}
+
+
+def test_hundred_register_cycles_leave_nothing_behind(host, tmp_path):
+    from test_viewport import draw_offscreen
+
+    from addon.cli import build_scene
+    from addon.engine.presets import load_preset
+    from addon.render import camera_of
+
+    scene, _ = build_scene(load_preset("default"), (1, 4), (32, 18), tmp_path)
+    baseline_textures, baseline_handlers = live_textures(), handler_functions()
+    handles = []
+    for cycle in range(100):
+        addon.register()
+        handles.append(viewport._draw_handle)
+        assert viewport._on_frame_change in bpy.app.handlers.frame_change_post
+        if cycle % 40 == 0:  # now and then draw, so the overlay holds GPU textures when unregistered
+            if not bpy.context.active_object.gpu_particles.effects:
+                bpy.ops.gpu_particles.add(preset="default")
+                bpy.context.active_object.gpu_particles.active_effect.count = 1000
+            draw_offscreen(scene, camera_of(scene, 32, 18).view_proj, 32, 18)
+            assert viewport.last_stats() is not None and live_textures() > baseline_textures
+        addon.unregister()
+    assert handler_functions() == baseline_handlers
+    assert not (handler_functions() & our_functions())
+    assert not any(bpy.app.timers.is_registered(f) for f in our_functions())
+    for handle in handles:  # every draw handler was removed: removing again is refused
+        with pytest.raises(ValueError, match="already removed"):
+            bpy.types.SpaceView3D.draw_handler_remove(handle, "WINDOW")
+    assert viewport._overlay is None and viewport._draw_handle is None
+    assert live_textures() == baseline_textures
+    from addon.properties import ON_CHANGE
+
+    assert ON_CHANGE == []
+    assert not hasattr(bpy.types.Object, "gpu_particles") and not hasattr(bpy.types.Scene, "gpu_particles")
+    assert not hasattr(bpy.types, "GPU_PARTICLES_PT_effects") and not hasattr(bpy.types, "GPU_PARTICLES_OT_bake")
+
+
+def test_property_defaults_and_bounds_come_from_the_field_tables(scene):
+    from addon.properties import GPU_PARTICLES_PG_effect, GPU_PARTICLES_PG_scene
+
+    for group, fields in ((GPU_PARTICLES_PG_effect, EFFECT_FIELDS), (GPU_PARTICLES_PG_scene, RENDER_FIELDS)):
+        rna = group.bl_rna.properties
+        for field in fields:
+            prop = rna[field.name]
+            if field.kind == "enum":
+                assert prop.default == field.default and {i.identifier for i in prop.enum_items} == set(field.items)
+                continue
+            default = tuple(prop.default_array) if field.kind in ("vec3", "color") else prop.default
+            assert default == pytest.approx(field.default), field.name
+            assert prop.hard_min == pytest.approx(field.min), field.name
+            assert prop.hard_max == pytest.approx(min(field.max, 2**31 - 1)), field.name
+            assert prop.description == field.description
+
+
+def test_every_setting_is_bounded_in_blender(scene):
+    """Out-of-range values typed into the panel are clamped by the property itself."""
+    bpy.ops.gpu_particles.add()
+    effect = bpy.context.active_object.gpu_particles.active_effect
+    for field in EFFECT_FIELDS + RENDER_FIELDS:
+        owner = scene.gpu_particles if field in RENDER_FIELDS else effect
+        if field.kind == "enum":
+            with pytest.raises(TypeError):
+                setattr(owner, field.name, "NOT_AN_ITEM")
+            continue
+        low, high = field.min - 1e9, min(field.max, 2**31 - 2) + 1e12
+        if field.kind == "int":
+            low, high = -(2**31), 2**31 - 1
+        for value, bound in ((low, field.min), (high, min(field.max, 2**31 - 1))):
+            setattr(owner, field.name, (value,) * 3 if field.kind in ("vec3", "color") else value)
+            got = getattr(owner, field.name)
+            for part in (got if field.kind in ("vec3", "color") else (got,)):
+                assert part == pytest.approx(bound, rel=1e-6), (field.name, value)
+
+
+def test_panel_sections_cover_every_field_and_register_a_sub_panel_each(scene):
+    from addon.panels import SECTION_PANELS, SECTIONS
+
+    assert [title for title, _ in SECTIONS][:2] == ["Emission", "Forces"]
+    assert {"Emission", "Forces", "Collision", "Look", "Sorting", "Render & Bake"} <= {t for t, _ in SECTIONS}
+    for panel in SECTION_PANELS:
+        assert panel.bl_parent_id == "GPU_PARTICLES_PT_effects"
+        assert hasattr(bpy.types, panel.__name__)
+    assert hasattr(bpy.types, "GPU_PARTICLES_PT_stats")
+
