@@ -226,13 +226,17 @@ def draw_view(scene, view_proj, width: int, height: int) -> None:
     draw_frame_texture(frame.native, width, height)
 
 
-def _draw_callback():
-    context = bpy.context
+def draw_region(context) -> None:
+    """The draw callback's body for one 3D view: its region size and its own view and projection."""
     region, view = context.region, context.region_data
     if region is None or view is None:
         return
+    draw_view(context.scene, view.perspective_matrix, region.width, region.height)
+
+
+def _draw_callback():
     try:
-        draw_view(context.scene, view.perspective_matrix, region.width, region.height)
+        draw_region(bpy.context)
     except Exception as error:  # noqa: BLE001  (a draw callback must never raise into Blender's loop)
         if _overlay is not None:
             _overlay.stats = None

@@ -140,3 +140,43 @@ def test_depth_occlusion_needs_the_compositor_depth_path(scene, overlay):
     if not hasattr(compositing, "DEPTH_TEST"):
         pytest.skip("scene depth arrives with the compositor issue (#4); the overlay then passes viewport depth")
 
+
+
+def test_draw_region_uses_the_views_own_matrices(scene, overlay):
+    """A 3D view looking at the emitter from the side: particles land where its matrices put them."""
+    from types import SimpleNamespace
+
+    from addon.engine.compositing import look_at, perspective
+
+    add_effect(count=3000, emission_strength=4.0)
+    scene.frame_set(3)
+    view_matrix = look_at((6.0, 0.0, 1.0), (0.0, 0.0, 1.0))
+    window_matrix = perspective(0.8, W / H, 0.1, 100.0)
+    region_data = SimpleNamespace(perspective_matrix=Matrix((window_matrix @ view_matrix).tolist()))
+    context = SimpleNamespace(scene=scene, region=SimpleNamespace(width=W, height=H), region_data=region_data)
+    offscreen = gpu.types.GPUOffScreen(W, H, format="RGBA32F")
+    with offscreen.bind():
+        framebuffer = gpu.state.active_framebuffer_get()
+        framebuffer.clear(color=(0.0, 0.0, 0.0, 0.0))
+        with gpu.matrix.push_pop():
+            gpu.matrix.load_matrix(Matrix.Identity(4))
+            gpu.matrix.load_projection_matrix(pixel_projection(W, H))
+            viewport.draw_region(context)
+        pixels = np.array(framebuffer.read_color(0, 0, W, H, 4, 0, "FLOAT").to_list(), dtype=np.float32)
+    offscreen.free()
+    lit = {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels.reshape(H, W, 4)[..., :3].max(axis=-1) > 1e-6))}
+    expected = projected_pixels(window_matrix @ view_matrix, live_positions(overlay), W, H)
+    assert len(expected) > 20 and lit == expected
+
+
+def test_frame_change_handler_only_asks_for_a_redraw(scene, overlay):
+    add_effect(count=2000)
+    scene.frame_set(2)
+    overlay.composite(scene, camera_of(scene, W, H).view_proj, W, H)
+    texture_reads = []
+    overlay.host.read = lambda texture: texture_reads.append(texture)
+    dispatches = []
+    overlay.host.dispatch = lambda *args: dispatches.append(args)
+    scene.frame_set(4)  # runs frame_change_post, which holds the overlay's handler
+    assert viewport._on_frame_change in bpy.app.handlers.frame_change_post
+    assert overlay.frame == 2 and not dispatches and not texture_reads

@@ -1,0 +1,115 @@
+"""The sidebar's draw code run against a recording layout (there is no UI in background mode)."""
+
+from types import SimpleNamespace
+
+import bpy
+from conftest import add_effect
+
+from addon import panels
+
+
+class RecordingLayout:
+    """Stands in for UILayout: records what would be drawn."""
+
+    def __init__(self, log=None):
+        self.log = [] if log is None else log
+        self.use_property_split = self.use_property_decorate = False
+
+    def prop(self, owner, name, **kw):
+        self.log.append(("prop", owner, name))
+
+    def operator(self, idname, **kw):
+        self.log.append(("operator", idname))
+        return SimpleNamespace()
+
+    def operator_menu_enum(self, idname, prop, **kw):
+        self.log.append(("operator", idname))
+
+    def menu(self, idname, **kw):
+        self.log.append(("menu", idname))
+
+    def label(self, text="", **kw):
+        self.log.append(("label", text))
+
+    def template_list(self, *args, **kw):
+        self.log.append(("list", args[0]))
+
+    def separator(self):
+        pass
+
+    def row(self, **kw):
+        return RecordingLayout(self.log)
+
+    column = row
+
+
+def draw(panel_class, method="draw"):
+    layout = RecordingLayout()
+    getattr(panel_class, method)(SimpleNamespace(layout=layout), bpy.context)
+    return layout.log
+
+
+def test_each_section_draws_its_fields_from_their_owner(scene):
+    effect = add_effect()
+    for (title, names), panel in zip(panels.SECTIONS, panels.SECTION_PANELS):
+        assert panel.bl_label == title
+        if not names:
+            assert not panel.poll(bpy.context), f"{title} waits for its fields"
+            continue
+        assert panel.poll(bpy.context)
+        props = [(owner, name) for kind, owner, *rest in draw(panel) if kind == "prop" for name in rest]
+        drawn = [name for owner, name in props if owner in (effect, scene.gpu_particles)]
+        assert drawn[: len(names)] == list(names)
+        for owner, name in props[: len(names)]:
+            assert owner == (scene.gpu_particles if name == "emax" else effect)
+
+
+def test_render_and_bake_section_offers_bake_and_export(scene):
+    panel = dict(zip([t for t, _ in panels.SECTIONS], panels.SECTION_PANELS))["Render & Bake"]
+    log = draw(panel)
+    assert ("operator", "gpu_particles.bake") in log and ("operator", "gpu_particles.export_pointcloud") in log
+    assert panel.poll(bpy.context), "render settings show without an effect"
+
+
+def test_effect_sections_hide_without_an_effect(scene):
+    emission = panels.SECTION_PANELS[0]
+    assert not emission.poll(bpy.context)
+    add_effect()
+    assert emission.poll(bpy.context)
+
+
+def test_main_panel_lists_effects_and_the_preset_menu(scene):
+    log = draw(panels.GPU_PARTICLES_PT_effects)
+    assert ("list", "GPU_PARTICLES_UL_effects") in log and ("operator", "gpu_particles.add") in log
+    assert draw(panels.GPU_PARTICLES_PT_effects, "draw_header_preset") == []  # no effect yet
+    add_effect()
+    header = draw(panels.GPU_PARTICLES_PT_effects, "draw_header_preset")
+    assert ("menu", "GPU_PARTICLES_MT_presets") in header and ("operator", "gpu_particles.save_preset") in header
+
+
+def test_preset_menu_lists_every_shipped_preset(scene, tmp_path, monkeypatch):
+    from addon import operators
+    from addon.engine.presets import preset_names
+
+    monkeypatch.setattr(operators, "user_preset_dir", lambda: tmp_path)
+    applied = []
+    layout = RecordingLayout()
+    layout.operator = lambda idname, text="", **kw: applied.append(text) or SimpleNamespace()
+    panels.GPU_PARTICLES_MT_presets.draw(SimpleNamespace(layout=layout), bpy.context)
+    assert len(applied) >= len(preset_names()) and "Fire" in applied and "Galaxy Vortex" in applied
+
+
+def test_stats_panel_shows_what_the_overlay_measured(scene):
+    from addon import viewport
+    from addon.render import camera_of
+
+    viewport.free()
+    assert ("label", "Shown once the overlay has drawn a frame") in draw(panels.GPU_PARTICLES_PT_stats)
+    add_effect(count=2000)
+    scene.frame_set(3)
+    viewport.overlay().composite(scene, camera_of(scene, 32, 18).view_proj, 32, 18)
+    labels = [text for kind, text, *_ in draw(panels.GPU_PARTICLES_PT_stats) if kind == "label"]
+    stats = viewport.last_stats()
+    assert labels[0] == f"Frame 3: {stats.alive:,} of 2,000 particles alive"
+    assert any(text.startswith("splat: ") for text in labels) and labels[-1] == "Emax overflows: 0"
+    viewport.free()
