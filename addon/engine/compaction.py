@@ -62,6 +62,6 @@ class LiveParticles:
         """The live count, read back (a GPU sync: only for stats and the bake)."""
         return int(self.host.read(self.live_count)[0, 0])
 
-    def read_index(self) -> "object":
+    def read_index(self) -> object:
         """The live slots in order, read back (tests, export)."""
         return self.host.read(self.live_index).ravel()[: self.read_count()]
