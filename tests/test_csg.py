@@ -1,0 +1,101 @@
+"""CSG point clouds on the GPU against the numpy reference, and bad input."""
+
+import numpy as np
+import pytest
+
+from addon.engine import csg
+from addon.engine.reference import csg as ref_csg
+
+
+def random_stack(rng, n):
+    stack = []
+    for k in range(n):
+        center = tuple(rng.uniform(-1, 1, 3))
+        mode = "ADD" if k == 0 or rng.random() < 0.6 else "SUBTRACT"
+        color = tuple(rng.random(3))
+        if rng.random() < 0.5:
+            stack.append(csg.sphere(center, rng.uniform(0.3, 1.0), mode, color))
+        else:
+            stack.append(csg.box(center, tuple(rng.uniform(0.2, 0.8, 3)), mode, color))
+    return stack
+
+
+def assert_matches(cloud, pos, attr):
+    got_pos, got_attr = cloud.read()
+    assert len(got_pos) == len(pos)
+    np.testing.assert_array_equal(got_pos[:, 3], pos[:, 3])  # same samples, same order
+    np.testing.assert_allclose(got_pos, pos, atol=2e-6)
+    np.testing.assert_allclose(got_attr[:, :3], attr[:, :3], atol=2e-6)
+    np.testing.assert_array_equal(got_attr[:, 3], attr[:, 3])
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_incremental_stack_matches_reference(host, rng, seed):
+    """Primitives appended one by one, then two at once: modes A, B.1 and B.2 each step."""
+    stack = random_stack(rng, 8)
+    cloud = csg.PointCloud(host, 40_000, 3000, seed)
+    pos, attr = np.zeros((0, 4), np.float32), np.zeros((0, 4), np.float32)
+    for last, first in ((1, 0), (2, 1), (3, 2), (4, 3), (5, 4), (6, 5), (8, 6)):
+        cloud.update(stack[:last])
+        pos, attr = ref_csg.add(stack, first, last, 3000, seed, pos, attr)
+        assert_matches(cloud, pos, attr)
+    assert 0 < len(pos) < 8 * 3000
+
+
+def test_change_rebuilds_from_scratch(host, rng):
+    stack = random_stack(rng, 5)
+    cloud = csg.PointCloud(host, 40_000, 2000, 5)
+    cloud.update(stack)
+    moved = [*stack[:2], csg.sphere((0.2, 0.1, 0.0), 0.7, "SUBTRACT"), *stack[3:]]
+    cloud.update(moved)
+    pos, attr = ref_csg.add(moved, 0, 5, 2000, 5, np.zeros((0, 4), np.float32), np.zeros((0, 4), np.float32))
+    assert_matches(cloud, pos, attr)
+
+
+def test_samples_sit_on_the_solid_surface(host):
+    """A sphere minus a box: kept samples are on the sphere outside the box or on the box inside the sphere."""
+    stack = [csg.sphere((0, 0, 0), 1.0, color=(1, 0, 0)), csg.box((1, 0, 0), (0.5, 0.5, 0.5), "SUBTRACT")]
+    cloud = csg.PointCloud(host, 10_000, 4000)
+    cloud.update(stack)
+    pos, attr = cloud.read()
+    on_sphere = pos[:, 3] == 0
+    assert on_sphere.any() and (~on_sphere).any()
+    np.testing.assert_allclose(np.linalg.norm(pos[on_sphere, :3], axis=1), 1.0, atol=1e-5)
+    assert (np.abs(pos[on_sphere, :3] - (1, 0, 0)) >= 0.5 - 1e-6).any(axis=1).all()
+    assert (np.linalg.norm(pos[~on_sphere, :3], axis=1) < 1.0).all()
+    np.testing.assert_allclose(csg.unpack_colors(attr[on_sphere]), [[1, 0, 0]] * on_sphere.sum())
+
+
+def test_subtractive_first_is_a_warning_and_adds_nothing(host):
+    cloud = csg.PointCloud(host, 1000, 100)
+    cloud.update([csg.sphere((0, 0, 0), 1.0, "SUBTRACT", name="Hole")])
+    assert "Hole subtracts from nothing" in cloud.warnings[0]
+    assert cloud.read_count() == 0
+
+
+@pytest.mark.parametrize(
+    "stack, message",
+    [
+        ([csg.sphere((0, 0, 0), 0.0, name="Ball")], "Ball: size must be positive"),
+        ([csg.sphere((0, 0, 0), 1.0), csg.box((0, 0, 0), (1, -1, 1))], "primitive 1: size must be positive"),
+        ([csg.sphere((0, 0, 0), 1.0)] * (csg.MAX_PRIMITIVES + 1), "budget"),
+        ([csg.sphere((0, 0, float("nan")), 1.0)], "finite"),
+    ],
+)
+def test_bad_primitives_are_refused_and_change_nothing(host, stack, message):
+    cloud = csg.PointCloud(host, 1000, 10)
+    good = [csg.sphere((0, 0, 0), 1.0)]
+    cloud.update(good)
+    with pytest.raises(csg.CSGError, match=message):
+        cloud.update(stack)
+    assert cloud.primitives == good and cloud.read_count() == 10
+
+
+def test_sample_budget_beyond_capacity_or_texture_limits(host):
+    with pytest.raises(csg.CSGError, match="texture limits"):
+        csg.PointCloud(host, csg.sample_capacity_limit(host.max_texture_size) + 1, 10)
+    cloud = csg.PointCloud(host, 1000, 400)
+    cloud.update([csg.sphere((0, 0, 0), 1.0), csg.sphere((3, 0, 0), 1.0)])
+    with pytest.raises(csg.CSGError, match="exceed the capacity"):
+        cloud.update([csg.sphere((0, 0, 0), 1.0), csg.sphere((3, 0, 0), 1.0), csg.sphere((6, 0, 0), 1.0)])
+    assert cloud.read_count() == 800
