@@ -99,3 +99,32 @@ def test_sample_budget_beyond_capacity_or_texture_limits(host):
     with pytest.raises(csg.CSGError, match="exceed the capacity"):
         cloud.update([csg.sphere((0, 0, 0), 1.0), csg.sphere((3, 0, 0), 1.0), csg.sphere((6, 0, 0), 1.0)])
     assert cloud.read_count() == 800
+
+
+def test_cloud_draws_through_the_splat(host):
+    """Kept samples become splat particles; slots past the count (after a rebuild) stay dark."""
+    from test_kernels import ortho_camera
+
+    from addon.engine import compositing
+    from addon.engine.settings import effect_settings, render_settings
+
+    cloud = csg.PointCloud(host, 20_000, 3000)
+    cloud.update([csg.sphere((32, 16, 0), 10.0), csg.sphere((40, 16, 0), 6.0, "SUBTRACT")])
+    stack = [csg.sphere((32, 16, 0), 5.0), csg.sphere((36, 16, 0), 3.0)]
+    cloud.update(stack[:1])  # a rebuild: fewer samples than before
+    cloud.update(stack)  # appended: some of the 6000 samples culled
+    points = csg.CloudParticles(cloud, effect_settings({"size": 1.0, "color_start": (1, 1, 1), "color_end": (0, 0, 1)}))
+    points.update(time=0.5, noise_amount=0.01, noise_speed=2.0)
+    pos_age = host.read(points.pos_age).reshape(-1, 4)
+    life = host.read(points.vel_life).reshape(-1, 4)[:, 3]
+    n = cloud.read_count()
+    assert 3000 < n < cloud.bound == 6000 and (life[:n] == 1).all() and not life[n:cloud.bound].any()
+    assert ((pos_age[:n, 3] >= 0) & (pos_age[:n, 3] < 1)).all()
+    first = host.read(cloud.samples["pos"]).reshape(-1, 4)[:n, 3] == 0
+    radius = np.linalg.norm(pos_age[:n][first, :3] - (32, 16, 0), axis=1)
+    assert np.abs(radius - 5.0).max() <= 0.0101  # noise moves samples along their normal
+    compositor = compositing.Compositor(host, 64, 32, render_settings({"emax": 8.0}))
+    compositor.splat(points, ortho_camera(64, 32))
+    hi = host.read(compositor.accum_hi)
+    ys, xs = np.nonzero(hi)
+    assert len(xs) > 50 and 26 <= xs.min() and xs.max() <= 39 and np.abs(ys - 16).max() <= 6

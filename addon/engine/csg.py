@@ -238,3 +238,35 @@ def unpack_colors(attr: np.ndarray) -> np.ndarray:
     """The (n, 3) float colors packed in ``attr[:, 3]``."""
     packed = attr[:, 3].astype(np.uint32)
     return np.stack([(packed >> s) & 0xFF for s in (0, 8, 16)], axis=1).astype(np.float32) / 255
+
+
+class CloudParticles:
+    """The cloud as splat particles: what ``Compositor.splat`` draws (a particle system's shape).
+
+    ``settings`` gives the splat its look: color_start where the light falls,
+    color_end facing away, emission_strength and size.
+    """
+
+    live = None  # the cloud is compacted already
+
+    def __init__(self, cloud: PointCloud, settings):
+        self.cloud = cloud
+        self.settings = settings
+        self.pos_age = cloud.host.texture("pos_age", cloud.width, cloud.rows, "RGBA32F")
+        self.vel_life = cloud.host.texture("vel_life", cloud.width, cloud.rows, "RGBA32F")
+
+    @property
+    def textures(self) -> dict:
+        return {"pos_age": self.pos_age, "vel_life": self.vel_life}
+
+    @property
+    def count(self) -> int:
+        return self.cloud.bound
+
+    @property
+    def groups(self) -> tuple[int, int, int]:
+        return CSG_POINTS.groups_for(self.cloud.width, max(-(-self.cloud.bound // self.cloud.width), 1))
+
+    def update(self, time: float, noise_amount: float = 0.0, noise_speed: float = 0.0, light=(0.3, -0.5, 0.8)) -> None:
+        light = np.asarray(light, np.float64)
+        self.cloud.write_points(self.textures, time, noise_amount, noise_speed, light / np.linalg.norm(light))
