@@ -176,3 +176,22 @@ def register_properties():
 def unregister_properties():
     del bpy.types.Scene.gpu_particles_csg
     del bpy.types.Object.gpu_particles_csg
+
+
+def add_stage_primitives(scene, stage: dict) -> None:
+    """Build a preset stage's "csg" section: scene settings and one empty per primitive."""
+    settings = scene.gpu_particles_csg
+    for name, value in stage.items():
+        if name != "primitives":
+            setattr(settings, name, value)
+    for order, spec in enumerate(stage.get("primitives", [])):
+        shape = spec.get("shape", "SPHERE")
+        obj = bpy.data.objects.new(spec.get("name", f"CSG {order}"), None)
+        obj.empty_display_type = "SPHERE" if shape == "SPHERE" else "CUBE"
+        obj.location = spec.get("location", (0.0, 0.0, 0.0))
+        obj.scale = spec.get("scale", (1.0, 1.0, 1.0))
+        p = obj.gpu_particles_csg
+        p.enabled, p.shape, p.mode, p.order = True, shape, spec.get("mode", "ADD"), order
+        p.radius = spec.get("radius", 1.0)
+        p.color = spec.get("color", (1.0, 1.0, 1.0))
+        scene.collection.objects.link(obj)
