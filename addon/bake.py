@@ -115,7 +115,10 @@ class BakeJob:
     def step(self) -> int:
         """Render and write one frame; returns the frame number."""
         frame = self.frames[self.done]
-        pixels = self.renderer.render(frame)
+        try:
+            pixels = self.renderer.render(frame)
+        except SettingsError as error:  # e.g. a CSG primitive animated to a zero size
+            raise BakeError(f"Frame {frame}: {error}") from None
         self._write(frame, pixels)
         self.done += 1
         return frame

@@ -85,10 +85,14 @@ def scene_cloud(scene, host) -> SceneCloud | None:
 
 def check_scene_cloud(scene, max_texture_size: int) -> list[str]:
     """Raise SettingsError (CSGError) for a cloud that cannot be built; return warnings."""
+    s = scene.gpu_particles_csg
     limit = csg.sample_capacity_limit(max_texture_size)
-    if scene.gpu_particles_csg.capacity > limit:
-        raise csg.CSGError(f"CSG sample capacity {scene.gpu_particles_csg.capacity:,} is beyond this GPU's limit of {limit:,}")
-    return csg.check_primitives(scene_primitives(scene))
+    if s.capacity > limit:
+        raise csg.CSGError(f"CSG sample capacity {s.capacity:,} is beyond this GPU's limit of {limit:,}")
+    primitives = scene_primitives(scene)
+    warnings = csg.check_primitives(primitives)
+    csg.check_batch(len(primitives), s.samples_per_primitive, s.capacity)
+    return warnings
 
 
 class GPU_PARTICLES_OT_csg_export(bpy.types.Operator):
@@ -114,6 +118,9 @@ class GPU_PARTICLES_OT_csg_export(bpy.types.Operator):
         except (SettingsError, NoGPUError, GPUMemoryError, ShaderCompileError) as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
+        if not len(pos):
+            self.report({"ERROR"}, "The primitives leave no surface samples: nothing to export")
+            return {"CANCELLED"}
         obj = point_cloud_object(scene, "CSG Points", pos, attr, scene.gpu_particles_csg.size)
         context.view_layer.objects.active = obj
         self.report({"INFO"}, f"Exported {len(pos):,} CSG samples to '{obj.name}'")
@@ -125,7 +132,8 @@ def point_cloud_object(scene, name, pos, attr, radius):
     data = bpy.data.pointclouds.new(name)
     data.resize(len(pos))
     data.attributes["position"].data.foreach_set("vector", np.ascontiguousarray(pos[:, :3]).ravel())
-    data.attributes["radius"].data.foreach_set("value", np.full(len(pos), radius, np.float32))
+    radii = data.attributes.get("radius") or data.attributes.new("radius", "FLOAT", "POINT")
+    radii.data.foreach_set("value", np.full(len(pos), radius, np.float32))
     normal = data.attributes.new("normal", "FLOAT_VECTOR", "POINT")
     normal.data.foreach_set("vector", np.ascontiguousarray(attr[:, :3]).ravel())
     color = data.attributes.new("color", "FLOAT_COLOR", "POINT")
@@ -195,3 +203,4 @@ def add_stage_primitives(scene, stage: dict) -> None:
         p.radius = spec.get("radius", 1.0)
         p.color = spec.get("color", (1.0, 1.0, 1.0))
         scene.collection.objects.link(obj)
+    scene.view_layers[0].update()  # world matrices of the new objects

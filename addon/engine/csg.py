@@ -114,6 +114,16 @@ def check_primitives(primitives: list[Primitive]) -> list[str]:
     return []
 
 
+def check_batch(primitive_count: int, samples_per_primitive: int, capacity: int, kept: int = 0) -> None:
+    """Refuse a batch whose new samples (before culling) could overflow the sample images."""
+    added = primitive_count * samples_per_primitive
+    if kept + added > capacity:
+        raise CSGError(
+            f"{kept:,} kept + {added:,} new samples exceed the capacity of {capacity:,} "
+            "(fewer samples per primitive, or a larger capacity)"
+        )
+
+
 def sample_capacity_limit(max_texture_size: int) -> int:
     return SAMPLE_WIDTH * max_texture_size
 
@@ -157,27 +167,23 @@ class PointCloud:
             return
         appended = primitives[: len(self.primitives)] == self.primitives
         first = len(self.primitives) if appended else 0
-        self._check_room(0 if first == 0 else None, len(primitives) - first)
         if first == 0:
+            check_batch(len(primitives), self.samples_per_primitive, self.capacity)
             self.host.clear(self.sample_count)
             self.bound = 0
+        else:
+            self._check_room(len(primitives) - first)
         self._upload(primitives)
         self.primitives = primitives
         if len(primitives) > first:
             self.add(first, len(primitives))
 
-    def _check_room(self, kept_bound, primitive_count):
-        """Refuse a batch whose new samples could overflow the sample images."""
+    def _check_room(self, primitive_count: int) -> None:
+        """Room for a batch after the kept samples; the kept count read back only when the bound is too loose."""
         added = primitive_count * self.samples_per_primitive
-        if kept_bound is None:
-            kept_bound = self.bound
-            if kept_bound + added > self.capacity:
-                kept_bound = self.bound = self.read_count()  # tighten the bound: one sync
-        if kept_bound + added > self.capacity:
-            raise CSGError(
-                f"{kept_bound:,} kept + {added:,} new samples exceed the capacity of {self.capacity:,} "
-                "(fewer samples per primitive, or a larger capacity)"
-            )
+        if self.bound + added > self.capacity:
+            self.bound = self.read_count()  # one sync
+        check_batch(primitive_count, self.samples_per_primitive, self.capacity, self.bound)
 
     def _upload(self, primitives):
         table = np.zeros((3, max(len(primitives), 1), 4), np.float32)
