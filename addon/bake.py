@@ -155,6 +155,7 @@ class BakeJob:
             "render": as_dict(self.renderer.compositor.render),
             "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],
             "files": [p.name for p in self.written],
+            "last_frame": self.renderer.stats(),
         }
         sidecar.write_text(json.dumps(record, indent=2) + "\n")
         return sidecar

@@ -88,3 +88,11 @@ class SceneRenderer:
         frame_pixels = composite(systems, self.compositor, camera_of(self.scene, self.width, self.height))
         self.overflow = self.compositor.take_overflow_count()
         return frame_pixels
+
+    def stats(self) -> dict:
+        """Counts read back from the GPU: a sync, so once per bake rather than per frame."""
+        return {
+            "live_particles": [system.live.read_count() for system in self.systems],
+            "csg_samples": self.cloud.cloud.read_count() if self.cloud is not None else None,
+            "csg_warnings": self.cloud_warnings,
+        }

@@ -99,3 +99,17 @@ def test_primitive_animated_to_zero_size_stops_the_bake_cleanly(scene, tmp_path)
     with pytest.raises(RuntimeError, match="Frame 3: Ball: size must be positive"):
         bpy.ops.gpu_particles.bake()
     assert len(list((tmp_path / "frames").glob("f_*.png"))) == 2, "frames before the error stay"
+
+
+def test_bake_sidecar_reports_live_particles_and_samples(scene, tmp_path):
+    import json
+
+    from conftest import add_effect
+
+    cloud_stage(scene, primitives=[{"name": "Hole", "mode": "SUBTRACT"}, *STAGE["primitives"]])
+    add_effect(count=3000)
+    assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+    stats = json.loads((tmp_path / "frames" / "gpu_particles_bake.json").read_text())["last_frame"]
+    assert 0 < stats["live_particles"][0] <= 3000
+    assert stats["csg_samples"] > 3000
+    assert "Hole subtracts from nothing" in stats["csg_warnings"][0]
