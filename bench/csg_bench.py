@@ -40,7 +40,7 @@ def persisted_cloud(host, stack, persisted, new, rng):
     for name, data in (("pos", pos), ("attr", attr)):
         cloud.buffers[0][name].native.write(data.tobytes())
     cloud.sample_count.native.write(np.array([persisted], np.uint32).tobytes())
-    cloud._upload(stack)
+    cloud.upload(stack)
     cloud.primitives, cloud.bound = stack[:-1], persisted
     return cloud
 

@@ -113,3 +113,9 @@ def test_bake_sidecar_reports_live_particles_and_samples(scene, tmp_path):
     assert 0 < stats["live_particles"][0] <= 3000
     assert stats["csg_samples"] > 3000
     assert "Hole subtracts from nothing" in stats["csg_warnings"][0]
+
+
+def test_export_reports_a_bad_primitive(scene):
+    cloud_stage(scene, primitives=[{"name": "Flat", "radius": -1.0}])
+    with pytest.raises(RuntimeError, match="Flat: size must be positive"):
+        bpy.ops.gpu_particles.csg_export()

@@ -48,6 +48,14 @@ def test_uint32_wraparound(host):
     np.testing.assert_array_equal(got, ref_scan.scan(data, True))
 
 
+def test_empty_scan_writes_a_zero_total(host):
+    values = host.texture("values", 8, 8, "R32UI")
+    total = host.texture("total", 1, 1, "R32UI")
+    host.clear(total, 99)
+    scan.Scan(host, 64).run(values, values, 0, total=total)
+    assert host.read(total)[0, 0] == 0
+
+
 def test_scan_refuses_more_than_capacity(host):
     values = host.texture("values", 8, 8, "R32UI")
     with pytest.raises(ValueError, match="capacity"):

@@ -173,7 +173,7 @@ class PointCloud:
             self.bound = 0
         else:
             self._check_room(len(primitives) - first)
-        self._upload(primitives)
+        self.upload(primitives)
         self.primitives = primitives
         if len(primitives) > first:
             self.add(first, len(primitives))
@@ -185,7 +185,8 @@ class PointCloud:
             self.bound = self.read_count()  # one sync
         check_batch(primitive_count, self.samples_per_primitive, self.capacity, self.bound)
 
-    def _upload(self, primitives):
+    def upload(self, primitives: list[Primitive]) -> None:
+        """The stack as the ``primitives`` image the kernels read (no samples change)."""
         table = np.zeros((3, max(len(primitives), 1), 4), np.float32)
         for k, p in enumerate(primitives):
             table[0, k] = (*p.center, p.code)

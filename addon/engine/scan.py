@@ -92,13 +92,15 @@ class Scan:
         if count > self.capacity:
             raise ValueError(f"scan of {count:,} elements exceeds its capacity of {self.capacity:,}")
         if count <= 0:
+            if total is not None:
+                self.host.clear(total)  # the sum of nothing
             return
         counts = level_counts(count)
         top = len(counts) - 1
         # Up: scan each level's blocks, writing their totals one level up.
         sources, targets = [values], [out]
         for level, n in enumerate(counts):
-            sums = self.scratch[level][0] if level < top else total or self.unwanted_total
+            sums = self.scratch[level][0] if level < top else total if total is not None else self.unwanted_total
             self._scan_block(sources[-1], targets[-1], sums, n, inclusive if level == 0 else False)
             if level < top:
                 sources.append(self.scratch[level][0])
