@@ -128,3 +128,26 @@ def test_cloud_draws_through_the_splat(host):
     hi = host.read(compositor.accum_hi)
     ys, xs = np.nonzero(hi)
     assert len(xs) > 50 and 26 <= xs.min() and xs.max() <= 39 and np.abs(ys - 16).max() <= 6
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_reference_keeps_exactly_the_final_surface(seed):
+    """The keep rules, checked against the meaning of CSG: a kept sample has the final solid
+    just behind it and empty space just in front (along its normal), and appending
+    primitives one at a time keeps the same samples as building the stack at once."""
+    rng = np.random.default_rng(seed)
+    stack = random_stack(rng, 7)
+    empty = np.zeros((0, 4), np.float32)
+    pos, attr = empty, empty
+    for k in range(len(stack)):
+        pos, attr = ref_csg.add(stack, k, k + 1, 2000, seed, pos, attr)
+    at_once, _ = ref_csg.add(stack, 0, len(stack), 2000, seed, empty, empty)
+    np.testing.assert_array_equal(np.unique(pos, axis=0), np.unique(at_once, axis=0))
+    eps = 1e-3
+    front = pos[:, :3] + eps * attr[:, :3]
+    behind = pos[:, :3] - eps * attr[:, :3]
+    # Samples near an edge or another surface may see either side within eps.
+    clear = ~ref_csg.near_any_surface(stack, pos[:, :3], pos[:, 3].astype(int), 2 * eps)
+    assert clear.mean() > 0.9 and len(pos) > 1000
+    assert not ref_csg.inside_stack(stack, front[clear]).any()
+    assert ref_csg.inside_stack(stack, behind[clear]).all()

@@ -86,3 +86,21 @@ def add(primitives, first, last, per_primitive, seed, kept_pos, kept_attr):
     keep_old, keep_new = keep(primitives, first, last, kept_pos, new_pos)
     return (np.concatenate([kept_pos[keep_old], new_pos[keep_new]]),
             np.concatenate([kept_attr[keep_old], new_attr[keep_new]]))
+
+
+def near_any_surface(primitives, points: np.ndarray, owner: np.ndarray, distance: float) -> np.ndarray:
+    """Points within ``distance`` of the surface of a primitive other than their own (or of a box edge)."""
+    near = np.zeros(len(points), bool)
+    for k, p in enumerate(primitives):
+        d = points - np.asarray(p.center, F)
+        size = np.asarray(p.size, F)
+        if p.shape == "BOX":
+            q = np.abs(d) - size
+            outside = np.linalg.norm(np.maximum(q, 0), axis=1)
+            sdf = outside + np.minimum(q.max(axis=1), 0)
+            edge = (np.abs(q) < distance).sum(axis=1) >= 2  # own box edges too
+            near |= edge & (np.abs(sdf) < distance)
+        else:
+            sdf = np.linalg.norm(d, axis=1) - size[0]
+        near |= (owner != k) & (np.abs(sdf) < distance)
+    return near
