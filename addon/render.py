@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .csg_ui import scene_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.pipeline import advance, composite
 from .engine.simulation import ParticleSystem
@@ -41,6 +42,8 @@ class SceneRenderer:
         self.effects = [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(scene)]
         self.systems = [ParticleSystem(self.host, settings) for _, settings in self.effects]
         self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
+        self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
+        self.cloud_warnings = []
         self.frame = None
         self.matrices = []
         self.overflow = 0
@@ -77,6 +80,19 @@ class SceneRenderer:
     def render(self, frame: int) -> np.ndarray:
         """The linear RGBA float frame (height, width, 4), rows bottom to top."""
         self.advance_to(frame)
-        frame_pixels = composite(self.systems, self.compositor, camera_of(self.scene, self.width, self.height))
+        systems = list(self.systems)
+        if self.cloud is not None:
+            seconds = (frame - self.scene.frame_start) * scene_seconds_per_frame(self.scene)
+            self.cloud_warnings = self.cloud.follow(self.scene, seconds)
+            systems.append(self.cloud.points)
+        frame_pixels = composite(systems, self.compositor, camera_of(self.scene, self.width, self.height))
         self.overflow = self.compositor.take_overflow_count()
         return frame_pixels
+
+    def stats(self) -> dict:
+        """Counts read back from the GPU: a sync, so once per bake rather than per frame."""
+        return {
+            "live_particles": [system.live.read_count() for system in self.systems],
+            "csg_samples": self.cloud.cloud.read_count() if self.cloud is not None else None,
+            "csg_warnings": self.cloud_warnings,
+        }
