@@ -272,7 +272,7 @@ class GPU_PARTICLES_OT_export_pointcloud(bpy.types.Operator):
     """Export the scene's particles to a PointCloud object that Cycles and EEVEE render"""
 
     bl_idname = "gpu_particles.export_pointcloud"
-    bl_label = "Export Point Cloud"
+    bl_label = "Export Particles as Point Cloud"
     bl_options = {"REGISTER", "UNDO"}
 
     frame_range: BoolProperty(name="Whole Frame Range", description=(

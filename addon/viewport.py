@@ -21,9 +21,9 @@ import bpy
 import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
+from .csg_ui import scene_cloud, scene_has_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.simulation import ParticleSystem
-from .engine.stats import AliveCounter
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, effect_settings_of, render_settings_of, scene_effects
 from .render import scene_seconds_per_frame
@@ -101,10 +101,10 @@ class Overlay:
 
     def __init__(self, host=None):
         self.host = host or BlenderHost()
-        self.counter = AliveCounter(self.host)
         self.key = None
         self.names: list[str] = []
         self.systems: list[ParticleSystem] = []
+        self.cloud = None  # the scene's CSG point cloud (csg_ui.SceneCloud), drawn with the effects
         self.render = None
         self.targets: dict[tuple[int, int], Compositor] = {}
         self.frame: int | None = None
@@ -120,11 +120,15 @@ class Overlay:
         """Rebuild the GPU state when effects, settings or the scene changed."""
         effects = [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(scene)]
         render = render_settings_of(scene)
-        key = (scene.name, tuple(effects), render)
+        csg = scene.gpu_particles_csg
+        cloud_key = scene_has_cloud(scene) and tuple(
+            getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
+        key = (scene.name, tuple(effects), render, cloud_key)
         if key != self.key:
             self.key = key
             self.names = [name for name, _ in effects]
             self.systems = [ParticleSystem(self.host, settings) for _, settings in effects]
+            self.cloud = scene_cloud(scene, self.host)
             self.render = render
             self.targets.clear()
             self.stale = True
@@ -174,13 +178,17 @@ class Overlay:
         self.advance_to(scene, scene.frame_current, stopwatch)
         target = self._target(width, height)
         camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
+        systems = list(self.systems)
+        if self.cloud is not None:
+            with stopwatch("csg"):
+                self.cloud.follow(scene, (self.frame - scene.frame_start) * scene_seconds_per_frame(scene))
+            systems.append(self.cloud.points)
         with stopwatch("splat"):
-            for system in self.systems:
-                target.splat(system, camera)
+            for system in systems:
+                target.splat(system, camera, live=system.live)
         with stopwatch("resolve"):
             target.resolve()
-        with stopwatch("count"):
-            alive = sum(self.counter.count(system) for system in self.systems)
+        alive = sum(system.live.read_count() for system in self.systems)
         self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive,
                            target.take_overflow_count(), stopwatch.ms)
         return target.frame
@@ -220,7 +228,9 @@ def draw_frame_texture(texture, width: int, height: int) -> None:
 
 def draw_view(scene, view_proj, width: int, height: int) -> None:
     """Composite the scene's particles for one view and draw them; what the draw callback runs."""
-    if not scene.gpu_particles.show_overlay or not scene_effects(scene) or width < 1 or height < 1:
+    if not scene.gpu_particles.show_overlay or width < 1 or height < 1:
+        return
+    if not scene_effects(scene) and not scene_has_cloud(scene):
         return
     frame = overlay().composite(scene, view_proj, width, height)
     draw_frame_texture(frame.native, width, height)

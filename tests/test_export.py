@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon.engine.stats import alive_reference
 from addon.export import COLOR_ATTRIBUTE, MATERIAL_NAME
 from addon.render import SceneRenderer
 
@@ -13,7 +12,7 @@ from addon.render import SceneRenderer
 def simulated_state(scene, frame):
     renderer = SceneRenderer(scene, 1, 1)
     renderer.advance_to(frame)
-    return [(system.settings, *system.read_state()) for system in renderer.systems]
+    return [(system.settings, *system.read_state(), system.live.read_count()) for system in renderer.systems]
 
 
 def attribute(cloud, name, prop, width):
@@ -28,10 +27,10 @@ def test_export_current_frame(scene):
     assert bpy.ops.gpu_particles.export_pointcloud() == {"FINISHED"}
     obj = bpy.data.objects["GPU Particles 0003"]
     assert obj.type == "POINTCLOUD" and obj.data.materials[0].name == MATERIAL_NAME
-    (settings, pos_age, vel_life), = simulated_state(scene, 3)
+    (settings, pos_age, vel_life, live_count), = simulated_state(scene, 3)
     live = (pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3])
     cloud = obj.data
-    assert len(cloud.points) == alive_reference(pos_age, vel_life) == live.sum() > 100
+    assert len(cloud.points) == live_count == live.sum() > 100
     np.testing.assert_array_equal(attribute(cloud, "position", "vector", 3), pos_age[live, :3])
     np.testing.assert_allclose(attribute(cloud, "radius", "value", 1), 0.02)
     t = (pos_age[live, 3] / vel_life[live, 3])[:, None]
@@ -48,7 +47,7 @@ def test_export_sums_every_effect(scene):
     add_effect(count=2000, seed=3)
     scene.frame_set(4)
     bpy.ops.gpu_particles.export_pointcloud()
-    expected = sum(alive_reference(p, v) for _, p, v in simulated_state(scene, 4))
+    expected = sum(live_count for *_, live_count in simulated_state(scene, 4))
     assert len(bpy.data.objects["GPU Particles 0004"].data.points) == expected
 
 
