@@ -83,6 +83,17 @@ def build_scene(preset, frames, resolution, out_dir: Path):
     return scene, emitter
 
 
+def add_preset_effect(scene, name: str, preset) -> None:
+    """The preset's stage extras (a CSG cloud) and its effect on the active object, as the panel adds it."""
+    import bpy
+
+    if "csg" in preset.stage:
+        from .csg_ui import add_stage_primitives
+
+        add_stage_primitives(scene, preset.stage["csg"])
+    bpy.ops.gpu_particles.add(preset=name)
+
+
 def _gpu_texture_limit() -> int:
     from .hosts.blender import BlenderHost
 
@@ -109,11 +120,7 @@ def bake(args) -> int:
     out_dir = Path(args.out).resolve()
     scene, emitter = build_scene(preset, frames, resolution, out_dir)
     register()
-    if "csg" in preset.stage:
-        from .csg_ui import add_stage_primitives
-
-        add_stage_primitives(scene, preset.stage["csg"])
-    bpy.ops.gpu_particles.add(preset=args.preset)
+    add_preset_effect(scene, args.preset, preset)
     effect = emitter.gpu_particles.active_effect
     for name, value in overrides.items():
         setattr(effect, name, value)

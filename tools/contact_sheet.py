@@ -11,6 +11,7 @@ renderer. Tiles are drawn with their labels into one offscreen image::
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import tempfile
 from pathlib import Path
@@ -19,16 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 TILE = (320, 180)
-COLUMNS = 3
 LABEL_HEIGHT = 22
 
 
 def render_tile(name: str, size=TILE):
     """The linear RGBA poster frame of one preset, (height, width, 4), rows bottom to top."""
-    import bpy
-
     import addon
-    from addon.cli import build_scene
+    from addon.cli import add_preset_effect, build_scene
     from addon.engine.presets import load_preset
     from addon.render import SceneRenderer
 
@@ -38,7 +36,7 @@ def render_tile(name: str, size=TILE):
         scene, _ = build_scene(preset, (1, poster), size, Path(scratch))
         addon.register()
         try:
-            bpy.ops.gpu_particles.add(preset=name)
+            add_preset_effect(scene, name, preset)
             renderer = SceneRenderer(scene, *size)
             pixels = renderer.render(poster)
             print(f"contact sheet: {name} frame {poster}, {renderer.overflow} Emax overflows")
@@ -47,7 +45,7 @@ def render_tile(name: str, size=TILE):
             addon.unregister()
 
 
-def compose(tiles, columns=COLUMNS, tile=TILE):
+def compose(tiles, columns=None, tile=TILE):
     """Tiles (label, linear RGBA) on a dark grid with labels; returns 8-bit sRGB RGBA rows bottom to top."""
     import blf
     import gpu
@@ -55,6 +53,7 @@ def compose(tiles, columns=COLUMNS, tile=TILE):
     from gpu_extras.batch import batch_for_shader
     from mathutils import Matrix
 
+    columns = columns or math.ceil(math.sqrt(len(tiles)))
     rows = -(-len(tiles) // columns)
     cell_w, cell_h = tile[0], tile[1] + LABEL_HEIGHT
     width, height = columns * cell_w, rows * cell_h
