@@ -37,8 +37,9 @@ def _label_of(path: Path) -> str:
 
 
 def preset_entries() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(name, label) of the shipped presets and of the user's saved ones."""
-    shipped = [(name, _label_of(preset_dir() / f"{name}.json")) for name in preset_names()]
+    """(name, label) of the shipped presets (``default`` first) and of the user's saved ones."""
+    names = sorted(preset_names(), key=lambda name: name != "default")  # the default first: add()'s default
+    shipped = [(name, _label_of(preset_dir() / f"{name}.json")) for name in names]
     folder = user_preset_dir()
     user = [(name, _label_of(folder / f"{name}.json")) for name in preset_names(folder)]
     return shipped, user

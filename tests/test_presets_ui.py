@@ -102,3 +102,12 @@ def test_unknown_preset_names_the_known_ones(scene, user_dir):
     add_effect()
     with pytest.raises(RuntimeError, match="known presets: .*fire"):
         bpy.ops.gpu_particles.apply_preset(preset="nope")
+
+
+def test_add_without_a_preset_starts_from_the_default(scene, user_dir):
+    bpy.ops.gpu_particles.add()
+    effect = bpy.context.active_object.gpu_particles.active_effect
+    got, want = vars(effect_settings_of(effect)), vars(load_preset("default").effect)
+    assert got.keys() == want.keys()
+    for name, value in want.items():
+        assert got[name] == (value if isinstance(value, str) else pytest.approx(value, rel=1e-6)), name
