@@ -244,9 +244,21 @@ def draw_region(context) -> None:
     draw_view(context.scene, view.perspective_matrix, region.width, region.height)
 
 
+def _tag_sidebars(screen) -> None:
+    """Redraw the sidebars (the Stats panel) only: tagging the whole area would redraw this view again."""
+    for area in screen.areas if screen is not None else ():
+        if area.type == "VIEW_3D":
+            for region in area.regions:
+                if region.type == "UI":
+                    region.tag_redraw()
+
+
 def _draw_callback():
     try:
+        shown = _overlay.stats.frame if _overlay is not None and _overlay.stats is not None else None
         draw_region(bpy.context)
+        if last_stats() is not None and last_stats().frame != shown:
+            _tag_sidebars(bpy.context.screen)
     except Exception as error:  # noqa: BLE001  (a draw callback must never raise into Blender's loop)
         if _overlay is not None:
             _overlay.stats = None
