@@ -2,13 +2,12 @@
 
 GPU work happens only in the draw callback, where Blender has a GPU context
 bound. The frame-change handler only tags viewports for redraw and a changed
-setting only marks the simulation stale. The simulation follows the timeline:
-a step forward is one simulation step per frame, a jump back or a changed
-setting re-simulates from the start frame (with each effect's preroll).
-
-Emitter motion comes from the objects' F-curves evaluated at each frame
-(:func:`matrix_at`), because ``scene.frame_set`` must not run inside a draw
-callback; drivers, constraints and NLA use the object's current matrix.
+setting only marks the simulation stale. The simulation is the bake's own
+(:class:`~.render.SceneRenderer`: a step forward per frame, a restart from the
+start frame with each effect's preroll when going back or after an edit), run
+on a frame cursor: ``scene.frame_set`` must not run inside a draw callback, so
+emitters are read from their F-curves at the cursor (:func:`matrix_at`);
+drivers, constraints and NLA use the object's current matrix.
 """
 
 from __future__ import annotations
@@ -21,12 +20,11 @@ import bpy
 import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
-from .csg_ui import scene_cloud, scene_has_cloud
+from .csg_ui import scene_has_cloud
 from .engine.compositing import Camera, Compositor
-from .engine.simulation import ParticleSystem
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, effect_settings_of, render_settings_of, scene_effects
-from .render import scene_seconds_per_frame
+from .render import SceneRenderer, scene_seconds_per_frame
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 
@@ -96,77 +94,89 @@ class _Stopwatch:
         self.ms[stage] = self.ms.get(stage, 0.0) + (time.perf_counter() - start) * 1000
 
 
+class _FrameCursor:
+    """The scene as a simulation inside a draw callback sees it: ``frame_set`` moves only this cursor.
+
+    Blender's own frame must not change while a view draws (that would
+    re-evaluate the scene and run frame handlers from inside drawing).
+    """
+
+    def __init__(self, scene):
+        self._scene = scene
+        self.frame_current = scene.frame_current
+
+    def frame_set(self, frame: int, subframe: float = 0.0) -> None:
+        self.frame_current = frame
+
+    def __getattr__(self, name):
+        return getattr(self._scene, name)
+
+
+class ViewportSimulation(SceneRenderer):
+    """The bake's simulation (same steps, preroll and restarts), with emitters read from their F-curves."""
+
+    def __init__(self, scene, host):
+        super().__init__(_FrameCursor(scene), 1, 1, host)
+
+    def _emitter_matrices(self):
+        frame = self.scene.frame_current
+        return [np.array(matrix_at(self.scene.objects[name], frame)) for name, _ in self.effects]
+
+
 class Overlay:
     """The simulation a scene's viewports show, and one compositor target per viewport size."""
 
     def __init__(self, host=None):
         self.host = host or BlenderHost()
         self.key = None
-        self.names: list[str] = []
-        self.systems: list[ParticleSystem] = []
-        self.cloud = None  # the scene's CSG point cloud (csg_ui.SceneCloud), drawn with the effects
-        self.render = None
+        self.simulation: ViewportSimulation | None = None
         self.targets: dict[tuple[int, int], Compositor] = {}
-        self.frame: int | None = None
-        self.matrices: list[np.ndarray] = []
         self.stale = True
         self.stats: Stats | None = None
-        self.steps_ms = 0.0
+
+    @property
+    def systems(self):
+        return self.simulation.systems if self.simulation is not None else []
+
+    @property
+    def cloud(self):
+        """The scene's CSG point cloud (``csg_ui.SceneCloud``) drawn with the effects, or None."""
+        return self.simulation.cloud if self.simulation is not None else None
+
+    @property
+    def frame(self):
+        return self.simulation.frame if self.simulation is not None else None
 
     def mark_stale(self) -> None:
         self.stale = True
 
     def _sync(self, scene) -> None:
-        """Rebuild the GPU state when effects, settings or the scene changed."""
-        effects = [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(scene)]
-        render = render_settings_of(scene)
+        """A fresh simulation when effects, settings or the scene changed, or a setting was edited."""
+        effects = tuple((obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(scene))
         csg = scene.gpu_particles_csg
         cloud_key = scene_has_cloud(scene) and tuple(
             getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
-        key = (scene.name, tuple(effects), render, cloud_key)
+        key = (scene.name, effects, render_settings_of(scene), cloud_key)
         if key != self.key:
-            self.key = key
-            self.names = [name for name, _ in effects]
-            self.systems = [ParticleSystem(self.host, settings) for _, settings in effects]
-            self.cloud = scene_cloud(scene, self.host)
-            self.render = render
             self.targets.clear()
-            self.stale = True
-        if self.stale:
-            self.frame = None
-            self.stale = False
-
-    def _matrices(self, scene, frame):
-        return [np.array(matrix_at(scene.objects[name], frame)) for name in self.names]
+        if key != self.key or self.stale:
+            self.key, self.stale = key, False
+            self.simulation = ViewportSimulation(scene, self.host)
 
     def advance_to(self, scene, frame: int, stopwatch=None) -> None:
         """Bring every effect to ``frame``: forward steps, or a restart from the start frame."""
         self._sync(scene)
-        frame = max(frame, scene.frame_start)
-        dt = scene_seconds_per_frame(scene)
-        lap = stopwatch or (lambda stage: nullcontext())
-        if self.frame is not None and self.frame == frame and \
-                any(not np.allclose(m, c) for m, c in zip(self.matrices, self._matrices(scene, frame))):
-            self.frame = None  # an emitter moved by hand: its history changed
-        with lap("simulate"):
-            if self.frame is None or frame < self.frame:
-                self.frame = scene.frame_start
-                self.matrices = self._matrices(scene, self.frame)
-                for system, matrix in zip(self.systems, self.matrices):
-                    system.reset()
-                    for _ in range(round(system.settings.preroll / dt) + 1):
-                        system.step(dt, matrix, matrix)
-            while self.frame < frame:
-                self.frame += 1
-                current = self._matrices(scene, self.frame)
-                for system, prev, cur in zip(self.systems, self.matrices, current):
-                    system.step(dt, prev, cur)
-                self.matrices = current
+        simulation = self.simulation
+        if simulation.frame == frame and any(
+                not np.allclose(m, c) for m, c in zip(simulation.matrices, simulation._emitter_matrices())):
+            simulation.frame = None  # an emitter was moved by hand: its history changed
+        with (stopwatch or (lambda stage: nullcontext()))("simulate"):
+            simulation.advance_to(max(frame, scene.frame_start))
 
     def _target(self, width, height) -> Compositor:
         target = self.targets.pop((width, height), None)
         if target is None:
-            target = Compositor(self.host, width, height, self.render)
+            target = Compositor(self.host, width, height, self.simulation.compositor.render)
             while len(self.targets) >= MAX_VIEW_TARGETS:
                 self.targets.pop(next(iter(self.targets)))
         self.targets[(width, height)] = target  # most recently used last

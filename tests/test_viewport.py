@@ -128,7 +128,7 @@ def test_two_effects_on_two_objects_are_both_drawn(scene, overlay):
     add_effect(count=2000)
     scene.frame_set(3)
     draw_offscreen(scene, camera_of(scene, W, H).view_proj)
-    assert overlay.names == ["Emitter", "Second"]
+    assert [name for name, _ in overlay.simulation.effects] == ["Emitter", "Second"]
     assert overlay.stats.slots == 4000
 
 
@@ -191,3 +191,20 @@ def test_overlay_draws_the_csg_point_cloud_like_the_bake(scene, overlay):
     frame = overlay.host.read(overlay.composite(scene, camera.view_proj, W, H))
     assert overlay.cloud is not None and "csg" in overlay.stats.stage_ms
     np.testing.assert_allclose(frame, baked, rtol=1e-3, atol=1e-3)
+
+
+def test_drawing_never_changes_blenders_frame(scene, overlay):
+    """Re-simulating from the start inside a draw must not move the scene frame or run frame handlers."""
+    add_effect(count=2000)
+    camera = camera_of(scene, W, H)
+    scene.frame_set(4)
+    overlay.composite(scene, camera.view_proj, W, H)
+    calls = []
+    spy = lambda scene, depsgraph=None: calls.append(scene.frame_current)  # noqa: E731
+    bpy.app.handlers.frame_change_pre.append(spy)
+    try:
+        scene.frame_current = 2  # a scrub back, as the timeline sets it (no handlers)
+        overlay.composite(scene, camera.view_proj, W, H)
+        assert overlay.frame == 2 and scene.frame_current == 2 and calls == []
+    finally:
+        bpy.app.handlers.frame_change_pre.remove(spy)
