@@ -55,7 +55,7 @@ def matrix_at(obj, frame: float) -> Matrix:
     location = Vector(_channel(obj, curves, "location", frame))
     scale = Vector(_channel(obj, curves, "scale", frame))
     if obj.rotation_mode == "QUATERNION":
-        rotation = Quaternion(_channel(obj, curves, "rotation_quaternion", frame))
+        rotation = Quaternion(_channel(obj, curves, "rotation_quaternion", frame)).normalized()  # as Blender does
     elif obj.rotation_mode == "AXIS_ANGLE":
         angle, *axis = _channel(obj, curves, "rotation_axis_angle", frame)
         rotation = Quaternion(axis, angle)

@@ -208,3 +208,36 @@ def test_drawing_never_changes_blenders_frame(scene, overlay):
         assert overlay.frame == 2 and scene.frame_current == 2 and calls == []
     finally:
         bpy.app.handlers.frame_change_pre.remove(spy)
+
+
+@pytest.mark.parametrize("rotation_mode", ["XYZ", "ZXY", "QUATERNION", "AXIS_ANGLE"])
+def test_matrix_at_equals_the_evaluated_matrix(scene, rotation_mode):
+    """F-curve evaluation (the draw path) against Blender's own evaluation at each frame."""
+    parent = bpy.data.objects.new("Parent", None)
+    child = bpy.data.objects.new("Child", None)
+    for obj in (parent, child):
+        scene.collection.objects.link(obj)
+    child.parent = parent
+    child.matrix_parent_inverse = Matrix.Translation((0.5, 0.0, -0.25))
+    child.rotation_mode = rotation_mode
+    for frame, angle in ((1, 0.0), (4, 1.3)):
+        parent.location = (frame * 0.3, 0.0, 1.0)
+        parent.rotation_euler = (0.0, 0.0, angle)
+        child.location = (1.0, angle, 0.5)
+        child.scale = (1.0, 1.0 + angle, 1.0)
+        if rotation_mode == "QUATERNION":
+            child.rotation_quaternion = (np.cos(angle / 2), np.sin(angle / 2), 0.0, 0.0)
+            child.keyframe_insert("rotation_quaternion", frame=frame)
+        elif rotation_mode == "AXIS_ANGLE":
+            child.rotation_axis_angle = (angle, 0.0, 1.0, 0.0)
+            child.keyframe_insert("rotation_axis_angle", frame=frame)
+        else:
+            child.rotation_euler = (angle, 0.5 * angle, 0.2)
+            child.keyframe_insert("rotation_euler", frame=frame)
+        for obj, paths in ((parent, ("location", "rotation_euler")), (child, ("location", "scale"))):
+            for path in paths:
+                obj.keyframe_insert(path, frame=frame)
+    for frame in (1, 2, 3, 4):
+        scene.frame_set(frame)
+        np.testing.assert_allclose(np.array(viewport.matrix_at(child, frame)), np.array(child.matrix_world),
+                                   atol=1e-5)
