@@ -47,10 +47,19 @@ def _channel(obj, curves, path, frame):
     return value
 
 
+def _evaluated_elsewhere(obj) -> bool:
+    """Motion this module does not evaluate: constraints, drivers, NLA, delta transforms, non-object parents."""
+    animation = obj.animation_data
+    deltas = (any(obj.delta_location) or any(obj.delta_rotation_euler) or tuple(obj.delta_scale) != (1, 1, 1)
+              or tuple(obj.delta_rotation_quaternion) != (1, 0, 0, 0))
+    return bool(obj.constraints or deltas or obj.parent_type != "OBJECT"
+                or (animation and (animation.drivers or animation.nla_tracks)))
+
+
 def matrix_at(obj, frame: float) -> Matrix:
     """The object's world matrix at ``frame`` from its transform F-curves, without a frame change."""
     curves = _fcurves(obj)
-    if obj.constraints or (obj.animation_data and (obj.animation_data.drivers or obj.animation_data.nla_tracks)):
+    if _evaluated_elsewhere(obj):
         return obj.matrix_world.copy()
     location = Vector(_channel(obj, curves, "location", frame))
     scale = Vector(_channel(obj, curves, "scale", frame))
