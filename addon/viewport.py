@@ -172,15 +172,18 @@ class Overlay:
             self.key, self.stale = key, False
             self.simulation = ViewportSimulation(scene, self.host)
 
+    def _emitter_moved(self) -> bool:
+        """An emitter moved by hand since the last step: its history changed."""
+        simulation = self.simulation
+        return any(not np.allclose(m, c) for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
+
     def advance_to(self, scene, frame: int, stopwatch=None) -> None:
         """Bring every effect to ``frame``: forward steps, or a restart from the start frame."""
+        if self.simulation is not None and self.frame == frame and self._emitter_moved():
+            self.stale = True
         self._sync(scene)
-        simulation = self.simulation
-        if simulation.frame == frame and any(
-                not np.allclose(m, c) for m, c in zip(simulation.matrices, simulation._emitter_matrices())):
-            simulation.frame = None  # an emitter was moved by hand: its history changed
         with (stopwatch or (lambda stage: nullcontext()))("simulate"):
-            simulation.advance_to(max(frame, scene.frame_start))
+            self.simulation.advance_to(max(frame, scene.frame_start))
 
     def _target(self, width, height) -> Compositor:
         target = self.targets.pop((width, height), None)

@@ -6,6 +6,9 @@ import bpy
 from conftest import add_effect
 
 from addon import panels
+from addon.engine.settings import RENDER_FIELDS
+
+RENDER_NAMES = {f.name for f in RENDER_FIELDS}
 
 
 class RecordingLayout:
@@ -61,7 +64,7 @@ def test_each_section_draws_its_fields_from_their_owner(scene):
         drawn = [name for owner, name in props if owner in (effect, scene.gpu_particles)]
         assert drawn[: len(names)] == list(names)
         for owner, name in props[: len(names)]:
-            assert owner == (scene.gpu_particles if name == "emax" else effect)
+            assert owner == (scene.gpu_particles if name in RENDER_NAMES else effect)
 
 
 def test_render_and_bake_section_offers_bake_and_export(scene):

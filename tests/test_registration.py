@@ -46,15 +46,17 @@ def test_hundred_register_cycles_leave_nothing_behind(host, tmp_path):
     handles = []
     for cycle in range(100):
         addon.register()
-        handles.append(viewport._draw_handle)
-        assert viewport._on_frame_change in bpy.app.handlers.frame_change_post
-        if cycle % 40 == 0:  # now and then draw, so the overlay holds GPU textures when unregistered
-            if not bpy.context.active_object.gpu_particles.effects:
-                bpy.ops.gpu_particles.add(preset="default")
-                bpy.context.active_object.gpu_particles.active_effect.count = 1000
-            draw_offscreen(scene, camera_of(scene, 32, 18).view_proj, 32, 18)
-            assert viewport.last_stats() is not None and live_textures() > baseline_textures
-        addon.unregister()
+        try:
+            handles.append(viewport._draw_handle)
+            assert viewport._on_frame_change in bpy.app.handlers.frame_change_post
+            if cycle % 40 == 0:  # now and then draw, so the overlay holds GPU textures when unregistered
+                if not bpy.context.active_object.gpu_particles.effects:
+                    bpy.ops.gpu_particles.add(preset="default")
+                    bpy.context.active_object.gpu_particles.active_effect.count = 1000
+                draw_offscreen(scene, camera_of(scene, 32, 18).view_proj, 32, 18)
+                assert viewport.last_stats() is not None and live_textures() > baseline_textures
+        finally:
+            addon.unregister()
     assert handler_functions() == baseline_handlers
     assert not (handler_functions() & our_functions())
     assert not any(bpy.app.timers.is_registered(f) for f in our_functions())

@@ -241,3 +241,18 @@ def test_matrix_at_equals_the_evaluated_matrix(scene, rotation_mode):
         scene.frame_set(frame)
         np.testing.assert_allclose(np.array(viewport.matrix_at(child, frame)), np.array(child.matrix_world),
                                    atol=1e-5)
+
+
+def test_moving_an_emitter_by_hand_resimulates(scene, overlay):
+    add_effect(count=2000)
+    camera = camera_of(scene, W, H)
+    scene.frame_set(3)
+    before = overlay.host.read(overlay.composite(scene, camera.view_proj, W, H))
+    first = overlay.simulation
+    scene.objects["Emitter"].animation_data_clear()
+    scene.objects["Emitter"].location = (3.0, 0.0, 1.0)
+    after = overlay.host.read(overlay.composite(scene, camera.view_proj, W, H))
+    assert overlay.simulation is not first and not np.array_equal(before, after)
+    viewport.free()
+    fresh = viewport.overlay()
+    np.testing.assert_array_equal(fresh.host.read(fresh.composite(scene, camera.view_proj, W, H)), after)
