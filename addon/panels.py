@@ -7,9 +7,11 @@ import bpy
 from .engine.settings import EFFECT_FIELDS
 
 SECTIONS = (
-    ("Emission", ("count", "emission", "emitter_shape", "emitter_radius", "lifetime", "lifetime_random",
-                  "velocity", "velocity_random", "inherit_velocity", "preroll", "seed")),
-    ("Forces", ("gravity", "drag", "substeps")),
+    ("Emission", ("count", "emission", "burst_interval", "emitter_shape", "emitter_radius", "lifetime",
+                  "lifetime_random", "velocity", "velocity_random", "normal_velocity", "cone_angle", "inherit_velocity",
+                  "respawn_skip", "preroll", "seed")),
+    ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
+                "turbulence_speed", "substeps", "state_layout")),
     ("Look", ("color_start", "color_end", "emission_strength", "size")),
 )
 assert {f.name for f in EFFECT_FIELDS} == {name for _, names in SECTIONS for name in names}, "every field has a section"

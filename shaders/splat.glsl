@@ -14,6 +14,7 @@ void main()
   }
   ivec2 texel = particle_texel(index, width);
   vec4 pos_age_in = imageLoad(pos_age, texel);
+  pos_age_in.xyz += state_origin.xyz;
   float life = imageLoad(vel_life, texel).w;
   /* Unborn (age < 0), never born or dead (life <= 0), expired; NaN fails too. */
   if (!(pos_age_in.w >= 0.0 && pos_age_in.w < life) || !is_finite(pos_age_in.xyz)) {

@@ -12,7 +12,7 @@ import numpy as np
 
 from .kernels import Constant, Image, Kernel
 from .settings import RenderSettings
-from .simulation import STATE_READ, ParticleSystem
+from .simulation import LAYOUTS, ParticleSystem
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
 CHANNEL_MAX = np.array([(1 << 21) - 1, (1 << 22) - 1, (1 << 21) - 1], dtype=np.float64)
@@ -22,19 +22,26 @@ ACCUM_IMAGES = (
     Image("accum_lo", "R32UI", atomic=True),
 )
 
-SPLAT = Kernel(
-    "splat",
-    images=(*STATE_READ, *ACCUM_IMAGES, Image("stats", "R32UI", atomic=True)),
-    constants=(
-        Constant("INT", "count"),
-        Constant("IVEC2", "target_size"),
-        Constant("MAT4", "view_proj"),
-        Constant("VEC4", "color_start"),  # rgb, w: emission strength
-        Constant("VEC4", "color_end"),  # rgb, w: world radius
-        Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
-    ),
-    includes=("common.glsl", "color_pack.glsl"),
-)
+
+def _splat_kernel(layout) -> Kernel:
+    return Kernel(
+        "splat",
+        images=(*layout.images("READ"), *ACCUM_IMAGES, Image("stats", "R32UI", atomic=True)),
+        constants=(
+            Constant("INT", "count"),
+            Constant("IVEC2", "target_size"),
+            Constant("MAT4", "view_proj"),
+            Constant("VEC4", "color_start"),  # rgb, w: emission strength
+            Constant("VEC4", "color_end"),  # rgb, w: world radius
+            Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
+            Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
+        ),
+        includes=("common.glsl", "color_pack.glsl"),
+    )
+
+
+SPLAT_KERNELS = {name: _splat_kernel(layout) for name, layout in LAYOUTS.items()}
+SPLAT = SPLAT_KERNELS["FULL"]
 
 RESOLVE = Kernel(
     "resolve",
@@ -113,7 +120,7 @@ class Compositor:
         s = system.settings
         q = quantize_scale(self.render.emax)
         self.host.dispatch(
-            SPLAT, system.groups,
+            SPLAT_KERNELS[system.layout.name], system.groups,
             {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats},
             {
                 "count": system.count,
@@ -122,6 +129,7 @@ class Compositor:
                 "color_start": (*s.color_start, s.emission_strength),
                 "color_end": (*s.color_end, s.size),
                 "quantize": (*q, camera.pixels_per_unit),
+                "state_origin": (*system.origin, 0.0),
             },
         )
 
