@@ -29,27 +29,35 @@ class Inputs:
     compact: bool = False
     field_count: int = 0
     collider_count: int = 0
+    half_rounding: str = "NEAREST"  # or "ZERO": OpenGL lets float-to-half conversion do either
 
 
-def inputs_for(settings, mesh=None, fields=(), colliders=()) -> Inputs:
+def inputs_for(settings, mesh=None, fields=(), colliders=(), half_rounding="NEAREST") -> Inputs:
     triangles, _ = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
     return Inputs(triangles.reshape(-1, 4), pack_force_fields(list(fields)), pack_colliders(list(colliders)),
                   curl_noise(settings.turbulence_resolution, settings.seed), settings.state_layout == "COMPACT",
-                  len(fields), len(colliders))
+                  len(fields), len(colliders), half_rounding)
 
 
 # -- init_particles.glsl
 
-def init_particles(settings) -> tuple[np.ndarray, np.ndarray]:
+def init_particles(settings, half_rounding="NEAREST") -> tuple[np.ndarray, np.ndarray]:
     count = settings.count
     pos_age = np.zeros((count, 4), F)
     pos_age[:, 3] = -F(birth_interval(settings)) * np.arange(count, dtype=F)
-    return store(pos_age, settings.state_layout == "COMPACT"), np.zeros((count, 4), F)
+    return store(pos_age, settings.state_layout == "COMPACT", half_rounding), np.zeros((count, 4), F)
 
 
-def store(values: np.ndarray, compact: bool) -> np.ndarray:
-    """What an image store keeps: float32, or half floats for the compact layout."""
-    return values.astype(np.float16).astype(F) if compact else values.astype(F)
+def store(values: np.ndarray, compact: bool, half_rounding: str = "NEAREST") -> np.ndarray:
+    """What an image store keeps: float32, or half floats (rounded to nearest or toward zero)."""
+    values = values.astype(F)
+    if not compact:
+        return values
+    half = values.astype(np.float16)
+    if half_rounding == "ZERO":
+        too_far = np.abs(half.astype(F)) > np.abs(values)
+        half = np.where(too_far, np.nextafter(half, np.float16(0)), half)
+    return half.astype(F)
 
 
 # -- simulate.glsl
@@ -271,15 +279,14 @@ def simulate(pos_age, vel_life, c, inputs: Inputs) -> tuple[np.ndarray, np.ndarr
     out_pos = np.concatenate([np.clip(position - origin_out, -limit, limit), age[:, None]], axis=1)
     velocity = np.where(active[:, None], np.clip(velocity, -limit, limit), velocity)
     out_vel = np.concatenate([velocity, life[:, None]], axis=1)
-    return store(out_pos, inputs.compact), store(out_vel, inputs.compact)
+    return store(out_pos, inputs.compact, inputs.half_rounding), store(out_vel, inputs.compact, inputs.half_rounding)
 
 
 def run_steps(settings, frames: int, dt: float, emitter_prev, emitter_cur, mesh=None, fields=(), colliders=(),
-              pos_age=None, vel_life=None):
+              half_rounding="NEAREST"):
     """Reference of ``ParticleSystem.reset`` + ``step`` (substeps included); positions in world space."""
-    inputs = inputs_for(settings, mesh, fields, colliders)
-    if pos_age is None:
-        pos_age, vel_life = init_particles(settings)
+    inputs = inputs_for(settings, mesh, fields, colliders, half_rounding)
+    pos_age, vel_life = init_particles(settings, half_rounding)
     triangle_count = mesh.count if (mesh is not None and settings.emitter_shape == "MESH") else 0
     step_index, time = 0, 0.0
     origin = np.zeros(3, F)
