@@ -77,6 +77,8 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
         except BakeError as error:
             self.report({"ERROR"}, str(error))
             return False
+        for warning in self._job.renderer.warnings:
+            self.report({"WARNING"}, warning)
         return True
 
     def _finish(self, cancelled=False):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import bpy
 
 from .engine.settings import EFFECT_FIELDS
+from .scene_inputs import scene_input_warnings
 
 SECTIONS = (
     ("Emission", ("count", "emission", "burst_interval", "emitter_shape", "emitter_radius", "lifetime",
@@ -56,6 +57,9 @@ class GPU_PARTICLES_PT_effects(bpy.types.Panel):
         if body:
             body.use_property_split = True
             body.prop(context.scene.gpu_particles, "emax")
+            body.prop(context.scene.gpu_particles, "cache_memory")
+            for warning in scene_input_warnings(context.scene):
+                body.label(text=warning, icon="ERROR")
             body.prop(context.scene.render, "filepath", text="Output")
             body.operator("gpu_particles.bake", icon="RENDER_ANIMATION")
 

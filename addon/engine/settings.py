@@ -65,6 +65,8 @@ EFFECT_FIELDS: tuple[Field, ...] = (
 RENDER_FIELDS: tuple[Field, ...] = (
     Field("emax", "float", 8.0, 1e-6, 1e9,
           "Brightest value one pixel can accumulate before it overflows; lower keeps more precision in dim areas"),
+    Field("cache_memory", "float", 512.0, 0.0, 1e6,
+          "Megabytes of simulation checkpoints kept for scrubbing the timeline back (0: re-simulate from the start)"),
 )
 
 _EFFECT_BY_NAME = {f.name: f for f in EFFECT_FIELDS}

@@ -189,6 +189,16 @@ def check_scene_inputs(fields: list, colliders: list) -> None:
         raise SettingsError(f"{len(colliders)} colliders: at most {MAX_COLLIDERS} act on one effect")
 
 
+@dataclass(frozen=True)
+class SystemState:
+    """A copy of a system's state in host memory (a timeline checkpoint)."""
+
+    arrays: tuple[np.ndarray, np.ndarray]  # pos_age, vel_life as stored (float16 for the compact layout)
+    origin: np.ndarray
+    step_index: int
+    time: float
+
+
 class ParticleSystem:
     """One effect's particle state on the GPU and the steps that advance it."""
 
@@ -265,6 +275,18 @@ class ParticleSystem:
             self.host.dispatch(kernel, self.groups, textures, constants)
             self.origin = origin
             self.step_index += 1
+
+    def snapshot(self) -> SystemState:
+        dtype = np.float16 if self.layout.format == "RGBA16F" else np.float32
+        arrays = tuple(self.host.read(t).astype(dtype) for t in (self.pos_age, self.vel_life))
+        return SystemState(arrays, self.origin.copy(), self.step_index, self.time)
+
+    def restore(self, state: SystemState) -> None:
+        """Back to a snapshot: the following steps repeat bit for bit what followed it."""
+        width, rows = self.pos_age.width, self.pos_age.height
+        self.pos_age, self.vel_life = (self.host.texture(name, width, rows, self.layout.format, array.astype(np.float32))
+                                       for name, array in zip(("pos_age", "vel_life"), state.arrays))
+        self.origin, self.step_index, self.time = state.origin.copy(), state.step_index, state.time
 
     def read_state(self) -> tuple[np.ndarray, np.ndarray]:
         """(pos_age, vel_life) of the live slots as (count, 4) float32 arrays, positions in world space."""
