@@ -13,9 +13,19 @@ SECTIONS = (
                   "respawn_skip", "preroll", "seed")),
     ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
                 "turbulence_speed", "substeps", "state_layout")),
-    ("Look", ("color_start", "color_end", "emission_strength", "size")),
+    ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random")),
 )
 assert {f.name for f in EFFECT_FIELDS} == {name for _, names in SECTIONS for name in names}, "every field has a section"
+
+
+def _draw_color_ramp(layout, effect):
+    """The color-over-life ramp when the effect has one, else the button that adds it."""
+    if effect.ramp_texture is None:
+        layout.operator("gpu_particles.add_color_ramp", icon="COLOR")
+        return
+    layout.prop(effect, "ramp_texture")
+    if effect.ramp_texture.use_color_ramp:
+        layout.template_color_ramp(effect.ramp_texture, "color_ramp", expand=True)
 
 
 class GPU_PARTICLES_UL_effects(bpy.types.UIList):
@@ -51,6 +61,8 @@ class GPU_PARTICLES_PT_effects(bpy.types.Panel):
                     if body:
                         for name in names:
                             body.prop(effect, name)
+                        if title == "Look":
+                            _draw_color_ramp(body, effect)
         layout.separator()
         header, body = layout.panel("gpu_particles_render", default_closed=False)
         header.label(text="Render & Bake")

@@ -17,7 +17,7 @@ from .engine.simulation import ParticleSystem
 from .engine.timeline import Timeline
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
-from .scene_inputs import colliders, emitter_mesh, force_fields
+from .scene_inputs import colliders, emitter_mesh, force_fields, ramp_colors
 
 CHECKPOINT_INTERVAL = 10  # frames between timeline checkpoints
 
@@ -122,6 +122,8 @@ class SceneRenderer:
     def render(self, frame: int) -> np.ndarray:
         """The linear RGBA float frame (height, width, 4), rows bottom to top."""
         self.advance_to(frame)
+        for system, (_, effect) in zip(self.systems, scene_effects(self.scene)):
+            system.ramp = ramp_colors(effect)
         frame_pixels = composite(self.systems, self.compositor, camera_of(self.scene, self.width, self.height))
         self.overflow = self.compositor.take_overflow_count()
         return frame_pixels

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .engine.effectors import MAX_COLLIDERS, MAX_FORCE_FIELDS, Collider, EmitterMesh, ForceField
+from .engine.look import LOOK_SIZE
 from .engine.settings import SettingsError
 
 SUPPORTED_FIELDS = ("WIND", "VORTEX", "FORCE", "TURBULENCE")
@@ -105,3 +106,11 @@ def colliders(scene) -> tuple[list[Collider], list[str]]:
 def scene_input_warnings(scene) -> list[str]:
     """What of the scene's force fields and colliders GPU particles ignore, and why."""
     return force_fields(scene)[1] + colliders(scene)[1]
+
+
+def ramp_colors(effect) -> np.ndarray | None:
+    """The effect's color ramp sampled at the look table's points, or None (start to end colors)."""
+    texture = effect.ramp_texture
+    if texture is None or not texture.use_color_ramp:
+        return None
+    return np.array([texture.color_ramp.evaluate(t)[:3] for t in np.linspace(0.0, 1.0, LOOK_SIZE)], np.float32)

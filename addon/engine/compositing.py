@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import Constant, Image, Kernel
+from .look import LOOK_SIZE, look_table
 from .settings import RenderSettings
 from .simulation import LAYOUTS, ParticleSystem
 
@@ -26,7 +27,8 @@ ACCUM_IMAGES = (
 def _splat_kernel(layout) -> Kernel:
     return Kernel(
         "splat",
-        images=(*layout.images("READ"), *ACCUM_IMAGES, Image("stats", "R32UI", atomic=True)),
+        images=(*layout.images("READ"), *ACCUM_IMAGES, Image("stats", "R32UI", atomic=True),
+                Image("look", "RGBA32F", "READ")),
         constants=(
             Constant("INT", "count"),
             Constant("IVEC2", "target_size"),
@@ -35,8 +37,10 @@ def _splat_kernel(layout) -> Kernel:
             Constant("VEC4", "color_end"),  # rgb, w: world radius
             Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
             Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
+            Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
+            Constant("INT", "look_seed"),
         ),
-        includes=("common.glsl", "color_pack.glsl"),
+        includes=("common.glsl", "color_pack.glsl", "random.glsl", "look.glsl"),
     )
 
 
@@ -119,9 +123,11 @@ class Compositor:
     def splat(self, system: ParticleSystem, camera: Camera) -> None:
         s = system.settings
         q = quantize_scale(self.render.emax)
+        look = self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(s, system.ramp))
         self.host.dispatch(
             SPLAT_KERNELS[system.layout.name], system.groups,
-            {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats},
+            {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats,
+             "look": look},
             {
                 "count": system.count,
                 "target_size": (self.width, self.height),
@@ -130,6 +136,8 @@ class Compositor:
                 "color_end": (*s.color_end, s.size),
                 "quantize": (*q, camera.pixels_per_unit),
                 "state_origin": (*system.origin, 0.0),
+                "look_random": (s.color_random, s.size_random, 0.0, 0.0),
+                "look_seed": s.seed,
             },
         )
 

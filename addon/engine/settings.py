@@ -58,6 +58,9 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("color_end", "color", (0.8, 0.1, 0.02), 0.0, 1e4, "Color at death (linear, HDR)"),
     Field("emission_strength", "float", 1.0, 0.0, 1e6, "Brightness multiplier of the particle color"),
     Field("size", "float", 0.005, 1e-7, 1e3, "Particle radius in world units; below one pixel particles get darker", unit="LENGTH"),
+    Field("size_end", "float", 1.0, 0.0, 1e3, "Size at death as a fraction of the size at birth (linear over life)"),
+    Field("color_random", "float", 0.0, 0.0, 1.0, "Fraction by which each particle's brightness is randomly lowered"),
+    Field("size_random", "float", 0.0, 0.0, 1.0, "Fraction by which each particle's size is randomly lowered"),
     Field("preroll", "float", 0.0, 0.0, 1e3, "Seconds simulated before the first frame", unit="TIME_ABSOLUTE"),
     Field("seed", "int", 0, 0, 2**31 - 1, "Random seed; the same seed gives the same particles"),
 )

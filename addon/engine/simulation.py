@@ -202,7 +202,8 @@ class SystemState:
 class ParticleSystem:
     """One effect's particle state on the GPU and the steps that advance it."""
 
-    def __init__(self, host, settings: EffectSettings, mesh: EmitterMesh | None = None):
+    def __init__(self, host, settings: EffectSettings, mesh: EmitterMesh | None = None, ramp: np.ndarray | None = None):
+        """``ramp``: colors over life sampled at look.LOOK_SIZE points (a Blender color ramp), or None."""
         check_for_gpu(settings, host.max_texture_size)
         check_resolution(settings.turbulence_resolution, host.max_texture_3d_size)
         check_mesh(settings, mesh)
@@ -210,6 +211,7 @@ class ParticleSystem:
         self.settings = settings
         self.layout = LAYOUTS[settings.state_layout]
         self.count = settings.count
+        self.ramp = ramp
         width, rows = state_size(settings.count, host.max_texture_size)
         self.pos_age = host.texture("pos_age", width, rows, self.layout.format)
         self.vel_life = host.texture("vel_life", width, rows, self.layout.format)
