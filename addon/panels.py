@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import bpy
 
-from .engine.settings import EFFECT_FIELDS
+from .engine.settings import EFFECT_FIELDS, SettingsError
+from .engine.simulation import rate_warning
+from .properties import effect_settings_of
 from .scene_inputs import scene_input_warnings
 
 SECTIONS = (
-    ("Emission", ("count", "emission", "burst_interval", "emitter_shape", "emitter_radius", "lifetime",
+    ("Emission", ("count", "emission", "rate", "burst_interval", "emitter_shape", "emitter_radius", "lifetime",
                   "lifetime_random", "velocity", "velocity_random", "normal_velocity", "cone_angle", "inherit_velocity",
                   "respawn_skip", "preroll", "seed")),
     ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
@@ -16,6 +18,15 @@ SECTIONS = (
     ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random")),
 )
 assert {f.name for f in EFFECT_FIELDS} == {name for _, names in SECTIONS for name in names}, "every field has a section"
+
+
+def _draw_rate_warning(layout, effect):
+    try:
+        warning = rate_warning(effect_settings_of(effect))
+    except SettingsError as error:
+        warning = str(error)
+    if warning:
+        layout.label(text=warning, icon="ERROR")
 
 
 def _draw_color_ramp(layout, effect):
@@ -63,6 +74,8 @@ class GPU_PARTICLES_PT_effects(bpy.types.Panel):
                             body.prop(effect, name)
                         if title == "Look":
                             _draw_color_ramp(body, effect)
+                        if title == "Emission":
+                            _draw_rate_warning(body, effect)
         layout.separator()
         header, body = layout.panel("gpu_particles_render", default_closed=False)
         header.label(text="Render & Bake")

@@ -13,7 +13,7 @@ import numpy as np
 from .engine.compositing import Camera, Compositor
 from .engine.pipeline import advance, composite
 from .engine.settings import SettingsError
-from .engine.simulation import ParticleSystem
+from .engine.simulation import ParticleSystem, rate_warning
 from .engine.timeline import Timeline
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
@@ -83,7 +83,8 @@ class SceneRenderer:
     def _read_scene_inputs(self) -> None:
         fields, field_warnings = force_fields(self.scene)
         found, collider_warnings = colliders(self.scene)
-        self.warnings = self.lost + field_warnings + collider_warnings
+        rates = [f"effect on '{name}': {w}" for name, settings in self.effects if (w := rate_warning(settings))]
+        self.warnings = self.lost + rates + field_warnings + collider_warnings
         for system in self.systems:
             system.set_scene_inputs(fields, found)
 

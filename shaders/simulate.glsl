@@ -230,14 +230,15 @@ void main()
 
   if (life > 0.0 && age >= life) {
     /* Expired `over` seconds ago.  A respawning slot waits (hidden, with a
-     * negative age: the thesis's sign-bit skip) for respawn_skip seconds, or
-     * until the next burst of a repeating burst emitter. */
+     * negative age: the thesis's sign-bit skip) for respawn_skip seconds plus
+     * what is left of its slot period (which keeps a continuous emitter's
+     * rate), or until the next burst of a repeating burst emitter. */
     float over = age - life;
     if ((flags & FLAG_RESPAWN) == 0) {
       life = -1.0; /* dead for good */
     }
     else {
-      float wait = lifetime_range.z;
+      float wait = lifetime_range.z + max(emit_direction.z - life, 0.0);
       if (lifetime_range.w > 0.0) {
         float death = time - over;
         wait = ceil(death / lifetime_range.w) * lifetime_range.w - death;

@@ -54,6 +54,7 @@ CASES = {
     "colliders": ({"velocity": (0, 0, 2), "velocity_random": 3.0, "substeps": 2}, {"colliders": COLLIDERS}),
     "bursts": ({"emission": "BURST", "burst_interval": 0.35, "lifetime": 0.3}, {}),
     "skip": ({"respawn_skip": 0.15, "lifetime": 0.2}, {}),
+    "rate": ({"rate": 20000.0, "lifetime": 0.1}, {}),
     "huge_drag": ({"drag": 1e3, "velocity": (1e5, 0, 0)}, {}),
 }
 
@@ -136,6 +137,7 @@ def test_ballistic_flight_matches_closed_form(host):
 @pytest.mark.parametrize("overrides", [
     {"emission": "CONTINUOUS"},
     {"emission": "CONTINUOUS", "respawn_skip": 0.1},
+    {"emission": "CONTINUOUS", "rate": 10000.0},
     {"emission": "BURST"},
     {"emission": "BURST", "burst_interval": 0.5},
 ])
@@ -155,7 +157,7 @@ def test_alive_equals_emitted_minus_died(host, overrides):
         emitted += np.count_nonzero(alive & (reborn | ~was_alive))
         died += np.count_nonzero(was_alive & (reborn | (life <= 0)))
         assert np.count_nonzero(alive) == emitted - died, frame
-        if s.emission == "CONTINUOUS" and s.respawn_skip == 0:
+        if s.emission == "CONTINUOUS" and s.respawn_skip == 0 and s.rate == 0:
             births = np.arange(s.count) * simulation.birth_interval(s)
             first_births = np.count_nonzero(births <= frame * DT)
             assert abs(emitted - died - first_births) <= np.count_nonzero(np.abs(births - frame * DT) < 1e-5)
@@ -165,6 +167,23 @@ def test_alive_equals_emitted_minus_died(host, overrides):
             assert abs(np.count_nonzero(alive) - expected) <= np.count_nonzero(np.abs(first_life - frame * DT) < 1e-5)
         life_before = life
     assert died > 0 and emitted >= died
+
+
+def test_continuous_rate_is_kept(host):
+    """With a set rate, births per frame stay at rate x dt, also after the first lifetime."""
+    s = effect_settings({"count": 3000, "rate": 4800.0, "lifetime": 0.3, "lifetime_random": 0.5})
+    system = simulation.ParticleSystem(host, s)
+    life_before = np.zeros(s.count, np.float32)
+    births = []
+    for _ in range(36):
+        system.step(DT, np.identity(4), np.identity(4))
+        pos_age, vel_life = system.read_state()
+        life = vel_life[:, 3]
+        births.append(np.count_nonzero((life > 0) & (life != life_before)))
+        life_before = life
+    assert simulation.rate_warning(s) is None
+    np.testing.assert_allclose(births, 4800 * DT, atol=2)
+    assert "fewer than 4800" in simulation.rate_warning(effect_settings({"count": 1000, "rate": 4800.0}))
 
 
 def test_simulation_is_deterministic(host):

@@ -33,6 +33,8 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("count", "int", 200_000, 1, HARD_MAX_PARTICLES, "Number of particle slots; every slot respawns when it dies"),
     Field("emission", "enum", "CONTINUOUS", items=("CONTINUOUS", "BURST"),
           description="Continuous: slots are born evenly over one lifetime and respawn; Burst: all are born at the start and die for good"),
+    Field("rate", "float", 0.0, 0.0, 1e10,
+          "Continuous: particles born per second (0: every slot is reborn as soon as it dies)"),
     Field("burst_interval", "float", 0.0, 0.0, 1e4, "Burst emission: seconds between repeated bursts (0: one burst)", unit="TIME_ABSOLUTE"),
     Field("emitter_shape", "enum", "SPHERE", items=("POINT", "SPHERE", "BOX", "MESH"),
           description="Where particles are born, in the emitter object's space; Mesh: on the evaluated mesh's faces, by area"),

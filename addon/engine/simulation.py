@@ -106,7 +106,7 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
             Constant("MAT4", "emitter_cur"),
             Constant("VEC4", "emit_shape"),  # x: shape id, y: radius / half size, z: inherit, w: triangles
             Constant("VEC4", "emit_velocity"),  # xyz: velocity, w: random speed
-            Constant("VEC4", "emit_direction"),  # x: speed along the normal, y: cos(cone angle)
+            Constant("VEC4", "emit_direction"),  # x: speed along the normal, y: cos(cone angle), z: slot period
             Constant("VEC4", "lifetime_range"),  # x: lifetime, y: random fraction, z: respawn skip, w: burst interval
             Constant("VEC4", "gravity_drag"),  # xyz: gravity, w: drag
             Constant("VEC4", "turbulence"),  # x: strength, y: tiles per world unit
@@ -134,8 +134,26 @@ def state_size(count: int, max_texture_size: int) -> tuple[int, int]:
 
 
 def birth_interval(settings: EffectSettings) -> float:
-    """Seconds between slot births: one lifetime spread over all slots, or a burst."""
-    return settings.lifetime / settings.count if settings.emission == "CONTINUOUS" else 0.0
+    """Seconds between slot births: 1 / rate (by default one lifetime spread over all slots), or a burst."""
+    if settings.emission != "CONTINUOUS":
+        return 0.0
+    return 1.0 / settings.rate if settings.rate > 0 else settings.lifetime / settings.count
+
+
+def slot_period(settings: EffectSettings) -> float:
+    """Continuous emission at a set rate: seconds from one birth of a slot to its next (0: reborn at death).
+
+    A particle that dies sooner waits (hidden) for the rest of the period; one
+    that lives longer is reborn when it dies, so ``rate`` is only reached while
+    count >= rate * lifetime (``rate_warning`` says when it is not)."""
+    return settings.count / settings.rate if settings.emission == "CONTINUOUS" and settings.rate > 0 else 0.0
+
+
+def rate_warning(settings: EffectSettings) -> str | None:
+    if settings.emission == "CONTINUOUS" and settings.rate > 0 and settings.count < settings.rate * settings.lifetime:
+        return (f"count {settings.count:,} is fewer than rate x lifetime ({settings.rate * settings.lifetime:,.0f}): "
+                f"fewer than {settings.rate:g} particles per second are born")
+    return None
 
 
 def state_origin(settings: EffectSettings, emitter: np.ndarray) -> np.ndarray:
@@ -165,7 +183,7 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
         "emitter_cur": emitter_cur,
         "emit_shape": (SHAPES[s.emitter_shape], s.emitter_radius, s.inherit_velocity, float(triangle_count)),
         "emit_velocity": (*s.velocity, s.velocity_random),
-        "emit_direction": (s.normal_velocity, math.cos(s.cone_angle), 0.0, 0.0),
+        "emit_direction": (s.normal_velocity, math.cos(s.cone_angle), slot_period(s), 0.0),
         "lifetime_range": (s.lifetime, s.lifetime_random,
                            s.respawn_skip if s.emission == "CONTINUOUS" else 0.0,
                            s.burst_interval if s.emission == "BURST" else 0.0),

@@ -243,7 +243,7 @@ def simulate(pos_age, vel_life, c, inputs: Inputs) -> tuple[np.ndarray, np.ndarr
         life[expired] = -1.0
     else:
         skip, interval = F(c["lifetime_range"][2]), F(c["lifetime_range"][3])
-        wait = np.full(len(age), skip, F)
+        wait = (skip + np.maximum(F(c["emit_direction"][2]) - life, F(0))).astype(F)
         if interval > 0:
             death = F(c["time"]) - over
             wait = (np.ceil(death / interval) * interval - death).astype(F)
