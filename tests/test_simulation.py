@@ -293,3 +293,27 @@ def test_bad_input_is_refused_clearly(host, monkeypatch):
     system = simulation.ParticleSystem(host, effect_settings({"count": 10}))
     with pytest.raises(SettingsError, match="at most 16 act"):
         system.set_scene_inputs([ForceField("WIND", 1.0)] * 17, [])
+
+
+@pytest.mark.parametrize("layout", ["FULL", "COMPACT"])
+def test_moderngl_host_runs_the_same_kernels(host, layout):
+    """The benchmark host compiles the same bodies and, on the same driver, gives the same state."""
+    from addon.engine.pipeline import ALL_KERNELS
+    from addon.hosts.base import NoGPUError
+    from addon.hosts.moderngl import ModernGLHost
+
+    try:
+        other = ModernGLHost()
+    except NoGPUError as error:
+        pytest.skip(str(error))
+    for kernel in ALL_KERNELS:
+        other.compile(kernel)
+    overrides, inputs = CASES["colliders"]
+    s = effect_settings({"count": 2000, "turbulence_strength": 3.0, "state_layout": layout, **overrides})
+    prev, cur = translation((0, 0, 0)), translation((0.2, 0, 0))
+    ours = run_gpu(host, s, 6, prev, cur, **inputs)
+    theirs = run_gpu(other, s, 6, prev, cur, **inputs)
+    if other.device != host.device:
+        pytest.skip(f"different drivers: {other.device} / {host.device}")
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

@@ -13,10 +13,10 @@ runs in Blender and, for benchmarks, under moderngl on a real GPU.
 
 from __future__ import annotations
 
-from .compositing import RESOLVE, SPLAT, Camera, Compositor
-from .simulation import INIT_PARTICLES, SIMULATE, ParticleSystem
+from .compositing import RESOLVE, SPLAT_KERNELS, Camera, Compositor
+from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 
-ALL_KERNELS = (INIT_PARTICLES, SIMULATE, SPLAT, RESOLVE)
+ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), *SPLAT_KERNELS.values(), RESOLVE)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
