@@ -295,25 +295,51 @@ def test_bad_input_is_refused_clearly(host, monkeypatch):
         system.set_scene_inputs([ForceField("WIND", 1.0)] * 17, [])
 
 
-@pytest.mark.parametrize("layout", ["FULL", "COMPACT"])
-def test_moderngl_host_runs_the_same_kernels(host, layout):
-    """The benchmark host compiles the same bodies and, on the same driver, gives the same state."""
-    from addon.engine.pipeline import ALL_KERNELS
-    from addon.hosts.base import NoGPUError
-    from addon.hosts.moderngl import ModernGLHost
+MODERNGL_CASE = """
+import sys
+import numpy as np
+sys.path[:0] = [{root!r}, {tests!r}]
+from addon.hosts.base import NoGPUError
+from addon.hosts.moderngl import ModernGLHost
+from addon.engine.pipeline import ALL_KERNELS
+from test_simulation import moderngl_case
+try:
+    host = ModernGLHost()
+except NoGPUError as error:
+    print("no moderngl:", error)
+    sys.exit(3)
+for kernel in ALL_KERNELS:
+    host.compile(kernel)
+pos_age, vel_life = moderngl_case(host, {layout!r})
+np.savez({out!r}, pos_age=pos_age, vel_life=vel_life, device=host.device)
+"""
 
-    try:
-        other = ModernGLHost()
-    except NoGPUError as error:
-        pytest.skip(str(error))
-    for kernel in ALL_KERNELS:
-        other.compile(kernel)
+
+def moderngl_case(host, layout):
     overrides, inputs = CASES["colliders"]
     s = effect_settings({"count": 2000, "turbulence_strength": 3.0, "state_layout": layout, **overrides})
-    prev, cur = translation((0, 0, 0)), translation((0.2, 0, 0))
-    ours = run_gpu(host, s, 6, prev, cur, **inputs)
-    theirs = run_gpu(other, s, 6, prev, cur, **inputs)
-    if other.device != host.device:
-        pytest.skip(f"different drivers: {other.device} / {host.device}")
-    for a, b in zip(ours, theirs):
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+    return run_gpu(host, s, 6, translation((0, 0, 0)), translation((0.2, 0, 0)), **inputs)
+
+
+@pytest.mark.parametrize("layout", ["FULL", "COMPACT"])
+def test_moderngl_host_runs_the_same_kernels(host, layout, tmp_path):
+    """The benchmark host compiles every kernel body and, on the same driver, gives the same state.
+
+    It runs in a child process: a second GL context in this one would take Blender's away."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    tests = Path(__file__).resolve().parent
+    out = tmp_path / "moderngl.npz"
+    script = MODERNGL_CASE.format(root=str(tests.parent), tests=str(tests), layout=layout, out=str(out))
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    if result.returncode == 3:
+        pytest.skip(result.stdout.strip())
+    assert result.returncode == 0, result.stderr[-3000:]
+    theirs = np.load(out)
+    if str(theirs["device"]) != host.device:
+        pytest.skip(f"different drivers: {theirs['device']} / {host.device}")
+    ours = moderngl_case(host, layout)
+    np.testing.assert_allclose(ours[0], theirs["pos_age"], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(ours[1], theirs["vel_life"], rtol=1e-5, atol=1e-5)
