@@ -230,16 +230,20 @@ def test_mesh_emission_is_area_weighted_and_on_the_surface(host):
     np.testing.assert_allclose(vel_life[:, :3], np.tile(normal, (s.count, 1)), atol=1e-5)
 
 
+@pytest.mark.parametrize("moving", [False, True])
 @pytest.mark.parametrize("kind", ["SPHERE", "BOX"])
-def test_particles_never_end_inside_a_static_collider(host, kind):
-    collider = COLLIDERS[1] if kind == "SPHERE" else COLLIDERS[2]
+def test_particles_never_end_inside_a_collider(host, kind, moving):
+    """Static colliders, and animated ones re-read every frame, leave no particle inside at a frame's end."""
+    start = COLLIDERS[1] if kind == "SPHERE" else COLLIDERS[2]
     s = effect_settings({"count": 4000, "lifetime": 2.0, "velocity": (0, 0, 3), "velocity_random": 4.0,
                          "emitter_radius": 0.3})
     system = simulation.ParticleSystem(host, s)
-    system.set_scene_inputs([], [collider])
-    inverse = np.linalg.inv(collider.matrix)
     hits = 0
-    for _ in range(20):
+    for frame in range(20):
+        matrix = start.matrix @ translation((0.03 * frame, 0, 0.02 * frame)) if moving else start.matrix
+        collider = Collider(start.type, matrix, start.center, start.half_size, start.bounce, start.friction)
+        inverse = np.linalg.inv(collider.matrix)
+        system.set_scene_inputs([], [collider])
         system.step(DT, translation((0, 0, 0.4)), translation((0, 0, 0.4)))
         pos_age, vel_life = system.read_state()
         alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)
