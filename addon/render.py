@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .csg_ui import scene_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.pipeline import advance, composite
 from .engine.settings import SettingsError
@@ -45,6 +46,8 @@ class SceneRenderer:
         self.host = host or BlenderHost()
         self.width, self.height = width, height
         self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
+        self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
+        self.cloud_warnings = []
         self.warnings: list[str] = []
         self.lost: list[str] = []  # emitters deleted while rendering
         self.effects = []
@@ -125,6 +128,19 @@ class SceneRenderer:
         self.advance_to(frame)
         for system, (_, effect) in zip(self.systems, scene_effects(self.scene)):
             system.ramp = ramp_colors(effect)
-        frame_pixels = composite(self.systems, self.compositor, camera_of(self.scene, self.width, self.height))
+        systems = list(self.systems)
+        if self.cloud is not None:
+            seconds = (frame - self.scene.frame_start) * scene_seconds_per_frame(self.scene)
+            self.cloud_warnings = self.cloud.follow(self.scene, seconds)
+            systems.append(self.cloud.points)
+        frame_pixels = composite(systems, self.compositor, camera_of(self.scene, self.width, self.height))
         self.overflow = self.compositor.take_overflow_count()
         return frame_pixels
+
+    def stats(self) -> dict:
+        """Counts read back from the GPU: a sync, so once per bake rather than per frame."""
+        return {
+            "live_particles": [system.live.read_count() for system in self.systems],
+            "csg_samples": self.cloud.cloud.read_count() if self.cloud is not None else None,
+            "csg_warnings": self.cloud_warnings,
+        }

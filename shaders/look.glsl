@@ -10,10 +10,13 @@ vec4 look_at(float t)
   float f = x - float(i);
   vec4 a = imageLoad(look, ivec2(i, 0));
   vec4 b = imageLoad(look, ivec2(i + 1, 0));
-  return a + (b - a) * f;
+  /* precise: the numpy reference does not fuse multiply-adds; NVIDIA drivers would. */
+  precise vec4 value = a + (b - a) * f;
+  return value;
 }
 
 float variation(int index, float amount, uint stream)
 {
-  return 1.0 - amount * random_unit(uint(index), 0u, uint(look_seed) * 16u + stream);
+  precise float value = 1.0 - amount * random_unit(uint(index), 0u, uint(look_seed) * 16u + stream);
+  return value;
 }

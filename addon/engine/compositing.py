@@ -6,7 +6,7 @@ See ``shaders/color_pack.glsl`` for the R21G22B21 packing in two uint32.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -46,6 +46,17 @@ def _splat_kernel(layout) -> Kernel:
 
 SPLAT_KERNELS = {name: _splat_kernel(layout) for name, layout in LAYOUTS.items()}
 SPLAT = SPLAT_KERNELS["FULL"]
+
+# The same splat reading through the compaction (compaction.py): only live slots.
+SPLAT_LIVE_KERNELS = {
+    name: replace(
+        kernel,
+        images=(*kernel.images, Image("live_index", "R32UI", "READ"), Image("live_count", "R32UI", "READ")),
+        defines=(("LIVE_INDEX", "1"),),
+    )
+    for name, kernel in SPLAT_KERNELS.items()
+}
+SPLAT_LIVE = SPLAT_LIVE_KERNELS["FULL"]
 
 RESOLVE = Kernel(
     "resolve",
@@ -120,14 +131,17 @@ class Compositor:
         self.frame = host.texture("frame", width, height, "RGBA32F")
         self.stats = host.texture("stats", 1, 1, "R32UI")
 
-    def splat(self, system: ParticleSystem, camera: Camera) -> None:
+    def splat(self, system: ParticleSystem, camera: Camera, live=None) -> None:
+        """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones."""
         s = system.settings
         q = quantize_scale(self.render.emax)
         look = self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(s, system.ramp))
+        layout = system.layout.name
+        kernel, live_textures = (SPLAT_KERNELS[layout], {}) if live is None else (SPLAT_LIVE_KERNELS[layout], live.textures)
         self.host.dispatch(
-            SPLAT_KERNELS[system.layout.name], system.groups,
-            {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats,
-             "look": look},
+            kernel, system.groups,
+            {**system.textures, **live_textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo,
+             "stats": self.stats, "look": look},
             {
                 "count": system.count,
                 "target_size": (self.width, self.height),

@@ -3,8 +3,8 @@
 Reads like the algorithm::
 
     system.reset()                          # init_particles       (simulation.py)
-    system.step(dt, emitter_prev, cur)      # simulate x substeps  (simulation.py)
-    compositor.splat(system, camera)        # splat, per effect    (compositing.py)
+    system.step(dt, emitter_prev, cur)      # simulate x substeps, compact live slots (simulation.py)
+    compositor.splat(system, camera, live)  # splat over live slots, per effect (compositing.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
 
 Everything talks to a :class:`addon.hosts.base.Host`, so the same recording
@@ -13,10 +13,13 @@ runs in Blender and, for benchmarks, under moderngl on a real GPU.
 
 from __future__ import annotations
 
-from .compositing import RESOLVE, SPLAT_KERNELS, Camera, Compositor
+from .compaction import COMPACTION_KERNELS
+from .compositing import RESOLVE, SPLAT_KERNELS, SPLAT_LIVE_KERNELS, Camera, Compositor
+from .scan import SCAN_KERNELS
 from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 
-ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), *SPLAT_KERNELS.values(), RESOLVE)
+ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), *SPLAT_KERNELS.values(),
+               *SPLAT_LIVE_KERNELS.values(), RESOLVE, *SCAN_KERNELS, *COMPACTION_KERNELS)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
@@ -28,6 +31,6 @@ def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cu
 def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera):
     """Splat every effect into the shared target, resolve, and return the float frame."""
     for system in systems:
-        compositor.splat(system, camera)
+        compositor.splat(system, camera, live=system.live)
     compositor.resolve()
     return compositor.read_frame()

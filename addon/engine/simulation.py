@@ -38,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .compaction import LiveParticles
 from .effectors import (
     COLLIDER_TEXELS,
     FIELD_TEXELS,
@@ -233,6 +234,7 @@ class ParticleSystem:
         width, rows = state_size(settings.count, host.max_texture_size)
         self.pos_age = host.texture("pos_age", width, rows, self.layout.format)
         self.vel_life = host.texture("vel_life", width, rows, self.layout.format)
+        self.live = LiveParticles(host, width, rows, self.count, self.layout.format)
         triangles, self.triangle_count = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
         self.triangles = host.texture("triangles", TRIANGLE_ROW, len(triangles), "RGBA32F", triangles)
         self.noise = host.volume("noise", curl_noise(settings.turbulence_resolution, settings.seed))
@@ -260,6 +262,7 @@ class ParticleSystem:
             INIT_KERNELS[self.layout.name], self.groups, self.textures,
             {"count": self.count, "birth_interval": birth_interval(self.settings)},
         )
+        self.live.compact(self.textures)
 
     def set_scene_inputs(self, fields: list[ForceField], colliders: list[Collider]) -> None:
         """Force fields and colliders for the next steps (the scene reads them every frame)."""
@@ -273,7 +276,8 @@ class ParticleSystem:
     def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
 
-        The emitter's matrix is interpolated linearly across substeps.
+        The emitter's matrix is interpolated linearly across substeps; the live
+        slots are compacted once per frame (``compaction.py``).
         """
         substeps = self.settings.substeps
         h = dt / substeps
@@ -295,6 +299,7 @@ class ParticleSystem:
             self.host.dispatch(kernel, self.groups, textures, constants)
             self.origin = origin
             self.step_index += 1
+        self.live.compact(self.textures)
 
     def snapshot(self) -> SystemState:
         dtype = np.float16 if self.layout.format == "RGBA16F" else np.float32
@@ -307,6 +312,7 @@ class ParticleSystem:
         self.pos_age, self.vel_life = (self.host.texture(name, width, rows, self.layout.format, array.astype(np.float32))
                                        for name, array in zip(("pos_age", "vel_life"), state.arrays))
         self.origin, self.step_index, self.time = state.origin.copy(), state.step_index, state.time
+        self.live.compact(self.textures)
 
     def read_state(self) -> tuple[np.ndarray, np.ndarray]:
         """(pos_age, vel_life) of the live slots as (count, 4) float32 arrays, positions in world space."""
