@@ -28,7 +28,7 @@ from addon.engine.settings import effect_settings  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
 from addon.scene_inputs import emitter_mesh  # noqa: E402
-from bench.simulate_gpu import write  # noqa: E402
+from bench import common  # noqa: E402
 
 
 def emitter_scene(count: int, frames: int):
@@ -91,15 +91,19 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--counts", default="100000,1000000")
     parser.add_argument("--frames", type=int, default=24)
+    parser.add_argument("--out", action="append", help="results folder (repeatable; default bench/results)")
     args = parser.parse_args()
     host = BlenderHost()
-    rows = []
+    records = []
+    device = f"{host.device} in Blender {bpy.app.version_string}"
     for count in (int(c) for c in args.counts.split(",")):
         ours = ours_ms(host, count, args.frames)
         peer = blender_ms(count, args.frames)
-        rows.append({"case": f"cpu-frame-{count}", "n": count, "ms": round(ours, 3), "peer": "Blender particle system",
-                     "peer_ms": round(peer, 3), "ratio": round(peer / ours, 2), "frames": args.frames})
-    write("simulate-cpu", f"{host.device} in Blender {bpy.app.version_string}", rows)
+        records.append(common.record("simulate", "frame_vs_blender_particles", count, device, ours,
+                                     peer="blender_particle_system", peer_ms=peer, ratio=peer / ours,
+                                     frames=args.frames, clock="wall"))
+    # Not "llvmpipe-cpu": those files are the git-ignored smoke runs of run_cpu.py.
+    common.finish(records, "llvmpipe-blender", args.out)
     return 0
 
 

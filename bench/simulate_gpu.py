@@ -1,24 +1,20 @@
 """Suite ``simulate``: one full simulation step on a real GPU through moderngl.
 
 One step = gravity, drag, curl-noise turbulence and one plane collision, on a
-continuous emitter warmed up until every slot is alive or respawning; both
-state layouts, 1M/4M/16M particles.  ``bound_ms`` is the state traffic of a
-step (read + write of every state image) divided by the bandwidth of a plain
-vec4 copy kernel measured in the same run.  Also prints the compact layout's
-position error against the full layout after the warm-up.
+continuous emitter warmed up until every slot is alive or respawning (plus the
+per-frame live compaction); both state layouts, 1M/4M/16M particles.
+``bound_ms`` is the state traffic of a step (read + write of both state
+images: 64 B per particle full, 32 B compact) over the faster vec4 copy's
+bandwidth measured in the same run (gpu_splat.measure_bandwidth).  Also
+records the compact layout's position error against the full layout.
 
-    python3 bench/simulate_gpu.py [--sizes 1,4,16] [--repeats 30]
+    python3 bench/simulate_gpu.py [--sizes 1,4,16] [--repeats 30] [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import re
-import statistics
 import sys
-import time
 from functools import partial
 from pathlib import Path
 
@@ -31,54 +27,11 @@ from addon.engine.effectors import Collider  # noqa: E402
 from addon.engine.settings import effect_settings  # noqa: E402
 from addon.engine.simulation import LAYOUTS, ParticleSystem  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
+from bench import common  # noqa: E402
+from bench.gpu_splat import Timer, measure_bandwidth  # noqa: E402
 
 DT = 1 / 24
-COPY = """#version 430
-layout(local_size_x = 256) in;
-layout(binding = 0, rgba32f) uniform readonly image2D src;
-layout(binding = 1, rgba32f) uniform writeonly image2D dst;
-void main()
-{
-  ivec2 t = ivec2(gl_GlobalInvocationID.xy);
-  imageStore(dst, t, imageLoad(src, t));
-}
-"""
-
-
-def gl_ms(ctx, run, repeats: int) -> float:
-    """Median GPU time of ``run()`` in ms from timer queries (wall time where the driver has none)."""
-    run()
-    ctx.finish()
-    times = []
-    for _ in range(repeats):
-        query = ctx.query(time=True)
-        start = time.perf_counter()
-        with query:
-            run()
-        ctx.finish()
-        wall = (time.perf_counter() - start) * 1e3
-        times.append(query.elapsed / 1e6 if query.elapsed > 1 else wall)
-    return statistics.median(times)
-
-
-def copy_bandwidth(host, texels: int, repeats: int) -> float:
-    """Bytes per ms of a vec4 RGBA32F image copy over ``texels`` texels."""
-    width = 4096
-    rows = texels // width
-    ctx = host.ctx
-    src = ctx.texture((width, rows), 4, dtype="f4")
-    dst = ctx.texture((width, rows), 4, dtype="f4")
-    program = ctx.compute_shader(COPY)
-
-    def run():
-        src.bind_to_image(0, read=True, write=False)
-        dst.bind_to_image(1, read=False, write=True)
-        program.run(width // 256, rows, 1)
-
-    ms = gl_ms(ctx, run, repeats)
-    src.release()
-    dst.release()
-    return width * rows * 32 / ms
+WARM_FRAMES = 18  # more than one lifetime: every slot is alive or respawning
 
 
 def settings_for(count: int, layout: str):
@@ -99,59 +52,47 @@ def floor() -> Collider:
 def warmed_system(host, count: int, layout: str) -> ParticleSystem:
     system = ParticleSystem(host, settings_for(count, layout))
     system.set_scene_inputs([], [floor()])
-    emitter = np.identity(4)
-    for _ in range(18):  # more than one lifetime: every slot is alive or respawning
-        system.step(DT, emitter, emitter)
+    for _ in range(WARM_FRAMES):
+        system.step(DT, np.identity(4), np.identity(4))
     return system
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
+def compact_error(full: np.ndarray, compact: np.ndarray) -> dict:
+    """Position error of the compact layout where both layouts hold the same incarnation of a slot."""
+    same = (full[:, 3] >= 0) & (compact[:, 3] >= 0) & (np.abs(full[:, 3] - compact[:, 3]) < 0.01)
+    error = np.linalg.norm(full[same, :3] - compact[same, :3], axis=1)
+    return {"same_incarnation": float(same.mean()), "median_error": float(np.median(error)),
+            "p99_error": float(np.percentile(error, 99)), "max_error": float(error.max())}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1,4,16", help="millions of particles")
     parser.add_argument("--repeats", type=int, default=30)
-    args = parser.parse_args()
+    parser.add_argument("--out", action="append", help="results folder (repeatable; default bench/results)")
+    args = parser.parse_args(argv)
     host = ModernGLHost()
     device = host.device
+    clock = "wall" if "llvmpipe" in device.lower() else "gl"
+    timer = Timer(host.ctx, args.repeats, warmup=5, clock=clock)
     sizes = [int(float(s) * 1_000_000) for s in args.sizes.split(",")]
-    bandwidth = copy_bandwidth(host, max(sizes), args.repeats)
-    print(f"{device}: copy kernel {bandwidth / 1e9:.3f} TB/s")
-    rows = []
-    emitter = np.identity(4)
+    side = int(np.sqrt(max(sizes)) // 16 * 16)
+    records = measure_bandwidth(host.ctx, timer, device, {"copy_vec4": max(sizes), "copy_image": side})
+    gb_per_s = max(r["gb_per_s"] for r in records)
     for n in sizes:
         states = {}
         for layout in ("FULL", "COMPACT"):
             system = warmed_system(host, n, layout)
-            ms = gl_ms(host.ctx, partial(system.step, DT, emitter, emitter), args.repeats)
-            traffic = 2 * LAYOUTS[layout].bytes_per_particle * n  # read and write of both state images
-            bound = traffic / bandwidth
-            rows.append({"case": f"step-{layout.lower()}-{n // 1_000_000}M", "n": n, "ms": round(ms, 4),
-                         "bound_ms": round(bound, 4), "fraction_of_copy": round(bound / ms, 3),
-                         "bytes_per_step": traffic})
+            ms = timer.together(partial(system.step, DT, np.identity(4), np.identity(4)))
+            traffic = 2 * LAYOUTS[layout].bytes_per_particle * n
+            records.append(common.record("simulate", f"step_{layout.lower()}", n, device, ms, bytes=traffic,
+                                         bound_ms=traffic / gb_per_s / 1e6, clock=clock,
+                                         note="gravity, drag, turbulence, plane collision, compaction"))
             states[layout] = system.read_state()[0]
-        full, compact = states["FULL"], states["COMPACT"]
-        alive = (full[:, 3] >= 0) & (compact[:, 3] >= 0) & (np.abs(full[:, 3] - compact[:, 3]) < 0.01)
-        error = np.linalg.norm(full[alive, :3] - compact[alive, :3], axis=1)
-        print(f"{n:,}: compact vs full position error, same incarnation ({alive.mean():.0%} of slots): "
-              f"median {np.median(error):.2e}, p99 {np.percentile(error, 99):.2e}, max {error.max():.2e} world units")
-    write("simulate", device, rows)
+        records.append(common.record("simulate", "compact_error", n, device, None,
+                                     **compact_error(states["FULL"], states["COMPACT"])))
+    common.finish(records, common.device_slug(device), args.out)
     return 0
-
-
-def write(suite: str, device: str, rows: list[dict]) -> Path:
-    """Print the table and store the records as bench/results/<device>-<date>-<suite>.json."""
-    date = datetime.date.today().isoformat()
-    command = " ".join(["python3", *sys.argv])
-    records = [{"suite": suite, "device": device, "date": date, "command": command, **row} for row in rows]
-    slug = re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-")[:40]
-    path = ROOT / "bench" / "results" / f"{slug}-{date}-{suite}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(records, indent=2) + "\n")
-    keys = list(dict.fromkeys(k for r in rows for k in r))
-    print(" | ".join(keys))
-    for r in rows:
-        print(" | ".join(str(r.get(k, "")) for k in keys))
-    print(f"wrote {path}")
-    return path
 
 
 if __name__ == "__main__":
