@@ -347,3 +347,21 @@ def test_moderngl_host_runs_the_same_kernels(host, layout, tmp_path):
     ours = moderngl_case(host, layout)
     np.testing.assert_allclose(ours[0], theirs["pos_age"], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(ours[1], theirs["vel_life"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("layout", ["FULL", "COMPACT"])
+def test_extreme_settings_never_give_nan(host, layout):
+    """Every setting at a bound, strong fields and colliders: particles stay finite."""
+    from addon.engine.settings import EFFECT_FIELDS
+
+    extreme = {f.name: (f.max if f.kind in ("int", "float") else (f.max,) * 3)
+               for f in EFFECT_FIELDS if f.kind in ("int", "float", "vec3")}
+    extreme.update({"count": 2000, "substeps": 2, "turbulence_resolution": 8, "preroll": 0.0, "seed": 1,
+                    "turbulence_scale": 1e-4, "lifetime_random": 0.5, "burst_interval": 0.0, "respawn_skip": 0.0,
+                    "rate": 0.0, "cone_angle": 1.0, "emission": "BURST", "state_layout": layout})
+    s = effect_settings(extreme)
+    fields = [ForceField(kind, 1e5, falloff_power=3.0) for kind in ("WIND", "VORTEX", "FORCE", "TURBULENCE")]
+    pos_age, vel_life = run_gpu(host, s, 8, translation((0, 0, 0)), translation((1e4, 0, 0)),
+                                fields=fields, colliders=COLLIDERS)
+    assert np.isfinite(pos_age).all() and np.isfinite(vel_life).all()
+    assert ((pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)).all()
