@@ -72,7 +72,7 @@ class SceneRenderer:
         budget = int(render_settings_of(self.scene).cache_memory * 2**20)
         self.timeline = Timeline(self.systems, self._start, self._step_to, budget, CHECKPOINT_INTERVAL)
         self.matrices, self.matrices_frame = [], None
-        self._read_scene_inputs()  # warnings are known before the first frame
+        self.collider_matrices = self._read_scene_inputs()  # warnings are known before the first frame
 
     def _emitter(self, name: str):
         obj = self.scene.objects.get(name)
@@ -83,20 +83,22 @@ class SceneRenderer:
     def _emitter_matrices(self):
         return [np.array(self._emitter(name).matrix_world) for name, _ in self.effects]
 
-    def _read_scene_inputs(self) -> None:
+    def _read_scene_inputs(self, previous: dict | None = None) -> dict:
+        """Fields and colliders of the scene frame now (colliders moving from ``previous``); their matrices."""
         fields, field_warnings = force_fields(self.scene)
-        found, collider_warnings = colliders(self.scene)
+        found, collider_warnings = colliders(self.scene, previous)
         rates = [f"effect on '{name}': {w}" for name, settings in self.effects if (w := rate_warning(settings))]
         self.warnings = self.lost + rates + field_warnings + collider_warnings
         for system in self.systems:
             system.set_scene_inputs(fields, found)
+        return {c.name: c.matrix for c in found}
 
     def _start(self) -> int:
         """Reset every system at the start frame and run its preroll there."""
         self.scene.frame_set(self.scene.frame_start)
         dt = scene_seconds_per_frame(self.scene)
         self.matrices, self.matrices_frame = self._emitter_matrices(), self.scene.frame_start
-        self._read_scene_inputs()
+        self.collider_matrices = self._read_scene_inputs()
         for system, matrix in zip(self.systems, self.matrices):
             system.reset()
             for _ in range(round(system.settings.preroll / dt)):
@@ -109,9 +111,10 @@ class SceneRenderer:
         if self.matrices_frame != frame - 1:  # resumed from a checkpoint
             self.scene.frame_set(frame - 1)
             self.matrices = self._emitter_matrices()
+            self.collider_matrices = {c.name: c.matrix for c in colliders(self.scene)[0]}
         self.scene.frame_set(frame)
         current = self._emitter_matrices()
-        self._read_scene_inputs()
+        self.collider_matrices = self._read_scene_inputs(self.collider_matrices)
         advance(self.systems, scene_seconds_per_frame(self.scene), self.matrices, current)
         self.matrices, self.matrices_frame = current, frame
 

@@ -80,8 +80,10 @@ def collider_shape(vertices: np.ndarray) -> tuple[str, np.ndarray, np.ndarray] |
     return None
 
 
-def colliders(scene) -> tuple[list[Collider], list[str]]:
-    """Objects with Blender collision physics, as planes, spheres and boxes."""
+def colliders(scene, previous: dict | None = None) -> tuple[list[Collider], list[str]]:
+    """Objects with Blender collision physics, as planes, spheres and boxes.
+
+    ``previous`` maps collider names to their matrices one frame earlier (a moving collider)."""
     found, warnings = [], []
     for obj in scene.objects:
         if not any(m.type == "COLLISION" for m in obj.modifiers) or not obj.collision.use:
@@ -99,7 +101,8 @@ def colliders(scene) -> tuple[list[Collider], list[str]]:
             break
         kind, center, half = shape
         found.append(Collider(kind, np.array(obj.matrix_world), tuple(center), tuple(half),
-                              bounce=1.0 - obj.collision.damping_factor, friction=obj.collision.friction_factor))
+                              bounce=1.0 - obj.collision.damping_factor, friction=obj.collision.friction_factor,
+                              previous=(previous or {}).get(obj.name), name=obj.name))
     return found, warnings
 
 

@@ -162,23 +162,38 @@ vec3 force_fields(vec3 position)
   return total;
 }
 
+/* Collider c's matrix whose three rows start at texel `first`, at `s` between
+ * the previous frame's pose (rows at first + 6) and this frame's (s = 1).
+ * Linear in the matrix entries: exact for moving colliders, approximate for
+ * turning or scaling ones, whose inverse does not interpolate linearly. */
+mat4 collider_matrix(int c, int first, float s)
+{
+  vec4 rows[3];
+  for (int k = 0; k < 3; k++) {
+    vec4 now = imageLoad(colliders, ivec2(first + k, c));
+    vec4 before = imageLoad(colliders, ivec2(first + 6 + k, c));
+    rows[k] = before + (now - before) * s;
+  }
+  return transpose(mat4(rows[0], rows[1], rows[2], vec4(0.0, 0.0, 0.0, 1.0)));
+}
+
 /* Pushes a particle that ended the step inside (or, for a plane, through) a
- * collider back onto its surface; the velocity's normal part is reflected and
- * scaled by bounce, its tangential part by 1 - friction. */
+ * collider back onto its surface; relative to the surface's own velocity, the
+ * particle's normal part is reflected and scaled by bounce, its tangential
+ * part by 1 - friction.  The collider's pose is interpolated across substeps
+ * (collider_time: fractions of the frame at the step's start and end). */
 void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
 {
   for (int c = 0; c < collider_count; c++) {
     vec4 head = imageLoad(colliders, ivec2(0, c));
     vec3 center = imageLoad(colliders, ivec2(1, c)).xyz;
     vec3 half_size = imageLoad(colliders, ivec2(2, c)).xyz;
-    mat4 to_local = transpose(mat4(imageLoad(colliders, ivec2(3, c)), imageLoad(colliders, ivec2(4, c)),
-                                   imageLoad(colliders, ivec2(5, c)), vec4(0.0, 0.0, 0.0, 1.0)));
-    mat4 to_world = transpose(mat4(imageLoad(colliders, ivec2(6, c)), imageLoad(colliders, ivec2(7, c)),
-                                   imageLoad(colliders, ivec2(8, c)), vec4(0.0, 0.0, 0.0, 1.0)));
+    mat4 to_local = collider_matrix(c, 3, collider_time.y);
+    mat4 to_world = collider_matrix(c, 6, collider_time.y);
     vec3 p = (to_local * vec4(position, 1.0)).xyz - center;
     vec3 normal = vec3(0.0);
     if (head.x == COLLIDER_PLANE) {
-      float before = (to_local * vec4(previous, 1.0)).z - center.z;
+      float before = (collider_matrix(c, 3, collider_time.x) * vec4(previous, 1.0)).z - center.z;
       if (p.z < 0.0 && before >= 0.0 && abs(p.x) <= half_size.x && abs(p.y) <= half_size.y) {
         p.z = 0.0;
         normal = vec3(0.0, 0.0, 1.0);
@@ -201,13 +216,15 @@ void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
       }
     }
     if (normal != vec3(0.0)) {
-      position = (to_world * vec4(p + center, 1.0)).xyz;
-      vec3 v = mat3(to_local) * velocity;
+      vec4 surface = vec4(p + center, 1.0);
+      position = (to_world * surface).xyz;
+      vec3 surface_velocity = (position - (collider_matrix(c, 6, collider_time.x) * surface).xyz) / dt;
+      vec3 v = mat3(to_local) * (velocity - surface_velocity);
       float into = dot(v, normal);
       if (into < 0.0) {
         vec3 tangential = v - normal * into;
         v = tangential * (1.0 - head.z) - normal * (into * head.y);
-        velocity = mat3(to_world) * v;
+        velocity = mat3(to_world) * v + surface_velocity;
       }
     }
   }

@@ -43,6 +43,12 @@ COLLIDERS = [
     Collider("BOX", rotated_box((-0.4, 0.1, 0.9), 0.4), half_size=(0.3, 0.3, 0.3), bounce=0.0, friction=0.5),
 ]
 
+MOVING = [
+    Collider("PLANE", translation((0, 0, -0.1)), half_size=(4, 4, 0), bounce=0.5, previous=translation((0, 0, -0.4))),
+    Collider("BOX", rotated_box((0.1, 0, 0.5), 0.3), half_size=(0.3, 0.3, 0.3), bounce=0.2, friction=0.3,
+             previous=rotated_box((-0.2, 0, 0.4), 0.3)),
+]
+
 CASES = {
     "default": ({}, {}),
     "box_cone": ({"emitter_shape": "BOX", "emitter_radius": 0.5, "cone_angle": 0.4, "normal_velocity": 1.0}, {}),
@@ -52,6 +58,7 @@ CASES = {
                     "turbulence_speed": (0.5, -1, 2)}, {}),
     "fields": ({"drag": 0.5}, {"fields": FIELDS}),
     "colliders": ({"velocity": (0, 0, 2), "velocity_random": 3.0, "substeps": 2}, {"colliders": COLLIDERS}),
+    "moving_colliders": ({"velocity": (0, 0, 1), "velocity_random": 2.0, "substeps": 3}, {"colliders": MOVING}),
     "bursts": ({"emission": "BURST", "burst_interval": 0.35, "lifetime": 0.3}, {}),
     "skip": ({"respawn_skip": 0.15, "lifetime": 0.2}, {}),
     "rate": ({"rate": 20000.0, "lifetime": 0.1}, {}),
@@ -266,6 +273,24 @@ def test_plane_collider_bounces_with_friction(host):
     pos_age, vel_life = run_gpu(host, s, 10, np.identity(4), np.identity(4), colliders=[plane])
     np.testing.assert_allclose(vel_life[0, :3], (0.75, 0, 2.5), atol=1e-5)
     assert (pos_age[:, 2] >= -1.0).all()
+
+
+@pytest.mark.parametrize("substeps", [1, 4])
+def test_moving_plane_lifts_particles_with_its_velocity(host, substeps):
+    """A plane rising through resting particles leaves them on its surface, moving with it (bounce 0)."""
+    s = effect_settings({"count": 300, "emission": "BURST", "emitter_shape": "SPHERE", "emitter_radius": 0.2,
+                         "lifetime": 10.0, "velocity": (0, 0, 0), "velocity_random": 0.0, "gravity": (0, 0, 0),
+                         "drag": 0.0, "substeps": substeps})
+    system = simulation.ParticleSystem(host, s)
+    system.step(DT, np.identity(4), np.identity(4))
+    plane = Collider("PLANE", translation((0, 0, 0.5)), half_size=(5, 5, 0), bounce=0.0,
+                     previous=translation((0, 0, -0.5)))
+    system.set_scene_inputs([], [plane])
+    system.step(DT, np.identity(4), np.identity(4))
+    pos_age, vel_life = system.read_state()
+    np.testing.assert_allclose(pos_age[:, 2], 0.5, atol=1e-5)
+    np.testing.assert_allclose(vel_life[:, 2], 1.0 / DT, rtol=1e-4)
+    np.testing.assert_allclose(vel_life[:, :2], 0.0, atol=1e-3)
 
 
 def test_bad_input_is_refused_clearly(host, monkeypatch):

@@ -89,6 +89,9 @@ def test_scene_fields_colliders_and_mesh_emitter(scene):
     bpy.ops.mesh.primitive_uv_sphere_add(radius=0.3, location=(2, 0, 0))
     ball = bpy.context.active_object
     ball.modifiers.new("Collision", "COLLISION")
+    for frame, x in ((1, 2.0), (4, 0.5)):  # an animated collider
+        ball.location.x = x
+        ball.keyframe_insert("location", frame=frame)
     bpy.ops.mesh.primitive_monkey_add(location=(-3, 0, 0))
     bpy.context.active_object.modifiers.new("Collision", "COLLISION")
     bpy.ops.object.effector_add(type="WIND", location=(0, 0, 0))
@@ -110,6 +113,8 @@ def test_scene_fields_colliders_and_mesh_emitter(scene):
     alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)
     assert alive.sum() > 100 and np.isfinite(pos_age).all()
     assert (pos_age[alive, 2] >= floor.location.z - 1e-5).all(), "nothing falls through the floor"
+    moving = next(c for c in renderer.systems[0].colliders if c.name == ball.name)
+    assert moving.previous is not None and moving.previous[0, 3] > moving.matrix[0, 3], "read with last frame's pose"
     # The emitter mesh: the newest particles are within one frame's flight of the cube's surface.
     newest = alive & (pos_age[:, 3] < DT)
     distance = np.abs(pos_age[newest, :3] - np.array(cube.location)).max(axis=1)

@@ -16,7 +16,7 @@ COLLIDER_TYPES = {"PLANE": 1.0, "SPHERE": 2.0, "BOX": 3.0}
 MAX_FORCE_FIELDS = 16
 MAX_COLLIDERS = 16
 FIELD_TEXELS = 3
-COLLIDER_TEXELS = 9
+COLLIDER_TEXELS = 15
 TRIANGLE_TEXELS = 4
 TRIANGLE_ROW = 4096  # texels per row of the triangle image (1024 triangles)
 
@@ -47,6 +47,9 @@ class Collider:
 
     plane: the local z = 0 rectangle |x| <= half_size.x, |y| <= half_size.y, solid below;
     sphere: ``center``, radius half_size.x; box: ``center`` +- ``half_size``.
+    ``previous`` is the matrix one frame earlier (None: not moving): the kernel
+    moves the collider between the two across substeps and bounces particles
+    off it relative to its surface velocity, so a moving collider pushes them.
     """
 
     type: str
@@ -55,6 +58,8 @@ class Collider:
     half_size: tuple[float, float, float] = (1.0, 1.0, 1.0)
     bounce: float = 0.5
     friction: float = 0.0
+    previous: np.ndarray | None = None
+    name: str = ""
 
 
 def pack_force_fields(fields: list[ForceField]) -> np.ndarray:
@@ -70,14 +75,16 @@ def pack_force_fields(fields: list[ForceField]) -> np.ndarray:
 
 
 def pack_colliders(colliders: list[Collider]) -> np.ndarray:
-    """(max(1, n), 9, 4) texels: (type, bounce, friction, 0), center, half size, world-to-local rows, local-to-world rows."""
+    """(max(1, n), 15, 4) texels: (type, bounce, friction, 0), center, half size, then world-to-local
+    and local-to-world rows (3 each) of this frame's pose and of the previous frame's."""
     rows = np.zeros((max(1, len(colliders)), COLLIDER_TEXELS, 4), np.float32)
     for row, c in zip(rows, colliders):
         matrix = np.asarray(c.matrix, np.float64)
+        previous = matrix if c.previous is None else np.asarray(c.previous, np.float64)
         row[0] = (COLLIDER_TYPES[c.type], c.bounce, c.friction, 0.0)
         row[1, :3], row[2, :3] = c.center, c.half_size
-        row[3:6] = np.linalg.inv(matrix)[:3]
-        row[6:9] = matrix[:3]
+        row[3:6], row[6:9] = np.linalg.inv(matrix)[:3], matrix[:3]
+        row[9:12], row[12:15] = np.linalg.inv(previous)[:3], previous[:3]
     return rows
 
 

@@ -114,6 +114,7 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
             Constant("VEC4", "turbulence_offset"),  # xyz: animated offset, in tiles
             Constant("VEC4", "origin_in"),  # xyz: state origin of the loaded positions
             Constant("VEC4", "origin_out"),  # xyz: state origin of the stored positions
+            Constant("VEC4", "collider_time"),  # x, y: fractions of the frame at the step's start and end
         ),
         includes=("common.glsl", "random.glsl"),
         defines=(("STATE_LIMIT", layout.limit),),
@@ -165,8 +166,8 @@ def state_origin(settings: EffectSettings, emitter: np.ndarray) -> np.ndarray:
 
 
 def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, time: float,
-                       emitter_prev, emitter_cur, origin_in, origin_out,
-                       triangle_count: int = 0, field_count: int = 0, collider_count: int = 0) -> dict:
+                       emitter_prev, emitter_cur, origin_in, origin_out, triangle_count: int = 0,
+                       field_count: int = 0, collider_count: int = 0, substep: tuple[int, int] = (0, 1)) -> dict:
     """The simulate kernel's constants for one step (the numpy reference takes the same dict)."""
     s = settings
     respawn = s.emission == "CONTINUOUS" or s.burst_interval > 0
@@ -193,6 +194,7 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
         "turbulence_offset": (*offset, 0.0),
         "origin_in": (*origin_in, 0.0),
         "origin_out": (*origin_out, 0.0),
+        "collider_time": (substep[0] / substep[1], (substep[0] + 1) / substep[1], 0.0, 0.0),
     }
 
 
@@ -295,6 +297,7 @@ class ParticleSystem:
                 self.settings, dt=h, step_index=self.step_index, time=self.time,
                 emitter_prev=start, emitter_cur=end, origin_in=self.origin, origin_out=origin,
                 triangle_count=self.triangle_count, field_count=len(self.fields), collider_count=len(self.colliders),
+                substep=(k, substeps),
             )
             self.host.dispatch(kernel, self.groups, textures, constants)
             self.origin = origin

@@ -186,16 +186,23 @@ def force_fields(position, inputs):
     return total
 
 
-def collide(previous, position, velocity, inputs):
+def collider_matrix(row, first, s):
+    """collider_matrix() of simulate.glsl: rows at ``first`` between the previous pose and this one."""
+    now, before = row[first:first + 3], row[first + 6:first + 9]
+    return np.vstack([before + (now - before) * F(s), [0, 0, 0, 1]]).astype(F)
+
+
+def collide(previous, position, velocity, c, inputs):
     position, velocity = position.copy(), velocity.copy()
+    s0, s1 = c["collider_time"][0], c["collider_time"][1]
+    dt = F(c["dt"])
     for row in inputs.colliders[: inputs.collider_count]:
         head, center, half = row[0], row[1, :3], row[2, :3]
-        to_local = np.vstack([row[3:6], [0, 0, 0, 1]]).astype(F)
-        to_world = np.vstack([row[6:9], [0, 0, 0, 1]]).astype(F)
+        to_local, to_world = collider_matrix(row, 3, s1), collider_matrix(row, 6, s1)
         p = (_transform(to_local, position) - center).astype(F)
         normal = np.zeros_like(p)
         if head[0] == COLLIDER["PLANE"]:
-            before = _transform(to_local, previous)[:, 2] - center[2]
+            before = _transform(collider_matrix(row, 3, s0), previous)[:, 2] - center[2]
             hit = (p[:, 2] < 0) & (before >= 0) & (np.abs(p[:, 0]) <= half[0]) & (np.abs(p[:, 1]) <= half[1])
             p[hit, 2] = 0
             normal[hit] = (0, 0, 1)
@@ -217,13 +224,16 @@ def collide(previous, position, velocity, inputs):
         hit = np.any(normal != 0, axis=1)
         if not hit.any():
             continue
-        position[hit] = _transform(to_world, p + center)[hit]
-        v = (velocity @ to_local[:3, :3].T).astype(F)
+        surface = (p + center).astype(F)
+        pushed = _transform(to_world, surface)
+        position[hit] = pushed[hit]
+        surface_velocity = ((pushed - _transform(collider_matrix(row, 6, s0), surface)) / dt).astype(F)
+        v = ((velocity - surface_velocity) @ to_local[:3, :3].T).astype(F)
         into = np.sum(v * normal, axis=1).astype(F)
         tangential = v - normal * into[:, None]
         bounced = tangential * (F(1) - head[2]) - normal * (into * head[1])[:, None]
         reflect = hit & (into < 0)
-        velocity[reflect] = (bounced @ to_world[:3, :3].T).astype(F)[reflect]
+        velocity[reflect] = ((bounced @ to_world[:3, :3].T).astype(F) + surface_velocity)[reflect]
     return position, velocity
 
 
@@ -272,7 +282,7 @@ def simulate(pos_age, vel_life, c, inputs: Inputs) -> tuple[np.ndarray, np.ndarr
     damping = np.minimum(F(c["gravity_drag"][3]) * lived, F(1.0))[:, None]
     new_velocity = velocity + acceleration * h - velocity * damping
     if inputs.collider_count:
-        moved, new_velocity = collide(previous, moved, new_velocity, inputs)
+        moved, new_velocity = collide(previous, moved, new_velocity, c, inputs)
     position = np.where(active[:, None], moved, position)
     velocity = np.where(active[:, None], new_velocity, velocity)
     limit = HALF_MAX if inputs.compact else F(3.0e38)
@@ -301,7 +311,7 @@ def run_steps(settings, frames: int, dt: float, emitter_prev, emitter_cur, mesh=
             c = simulate_constants(settings, dt=dt / s, step_index=step_index, time=time, emitter_prev=start,
                                    emitter_cur=end, origin_in=origin, origin_out=new_origin,
                                    triangle_count=triangle_count, field_count=len(fields),
-                                   collider_count=len(colliders))
+                                   collider_count=len(colliders), substep=(k, s))
             pos_age, vel_life = simulate(pos_age, vel_life, c, inputs)
             origin = new_origin
             step_index += 1
