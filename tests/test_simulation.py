@@ -390,3 +390,20 @@ def test_extreme_settings_never_give_nan(host, layout):
                                 fields=fields, colliders=COLLIDERS)
     assert np.isfinite(pos_age).all() and np.isfinite(vel_life).all()
     assert ((pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)).all()
+
+
+def test_curl_noise_is_divergence_free_and_unit_rms():
+    from addon.engine.turbulence import curl_noise
+
+    n = 24
+    field = curl_noise(n, 3)[..., :3].astype(np.float64)
+    assert np.sqrt(np.mean(np.sum(field ** 2, axis=-1))) == pytest.approx(1.0, rel=1e-5)
+
+    def d(component, axis):  # periodic central difference: the volume tiles
+        return (np.roll(field[..., component], -1, axis) - np.roll(field[..., component], 1, axis)) * n / 2
+
+    divergence = d(0, 2) + d(1, 1) + d(2, 0)
+    scale = np.sqrt(np.mean(d(0, 2) ** 2 + d(1, 1) ** 2 + d(2, 0) ** 2))
+    assert np.sqrt(np.mean(divergence ** 2)) < 0.1 * scale  # what remains is the difference's own error
+    np.testing.assert_array_equal(curl_noise(n, 3), curl_noise(n, 3))
+    assert not np.array_equal(curl_noise(n, 3), curl_noise(n, 4))

@@ -21,27 +21,28 @@ MAX_WAVE_NUMBER = 3  # waves per tile along an axis: the field's largest swirl i
 
 
 def curl_noise(resolution: int, seed: int) -> np.ndarray:
-    """(n, n, n, 4) float32 volume indexed [z, y, x]; xyz: unit-RMS curl field, w: 0."""
+    """(n, n, n, 4) float32 volume indexed [z, y, x]; xyz: unit-RMS curl field, w: 0.
+
+    Potential component c is a sum of sin(2 pi k . x + phase) over integer wave
+    vectors k; the curl of sin(...) e_c is 2 pi cos(...) (k x e_c), summed in
+    float32 one wave at a time (memory stays at the volume's own size)."""
     n = resolution
     rng = np.random.default_rng(seed)
     waves = rng.integers(-MAX_WAVE_NUMBER, MAX_WAVE_NUMBER + 1, size=(3, NOISE_MODES, 3))
     waves[np.all(waves == 0, axis=-1)] = (1, 0, 0)
     phases = rng.uniform(0.0, 2 * np.pi, size=(3, NOISE_MODES))
-    axis = (np.arange(n) + 0.5) / n
-    z, y, x = np.meshgrid(axis, axis, axis, indexing="ij")
-    points = np.stack([x, y, z], axis=-1)
-    # gradient[c] = d(potential_c)/d(x, y, z), summed over modes
-    gradient = np.zeros((3, n, n, n, 3))
+    axis = ((np.arange(n) + 0.5) / n).astype(np.float32)
+    volume = np.zeros((n, n, n, 4), np.float32)
     for c in range(3):
         for k, phase in zip(waves[c], phases[c]):
-            wave = 2 * np.pi * k
-            gradient[c] += np.cos(points @ wave + phase)[..., None] * wave
-    curl = np.stack([gradient[2][..., 1] - gradient[1][..., 2],
-                     gradient[0][..., 2] - gradient[2][..., 0],
-                     gradient[1][..., 0] - gradient[0][..., 1]], axis=-1)
-    curl /= max(np.sqrt(np.mean(np.sum(curl * curl, axis=-1))), 1e-12)
-    volume = np.zeros((n, n, n, 4), np.float32)
-    volume[..., :3] = curl
+            angle = np.float32(2 * np.pi) * (k[0] * axis[None, None, :] + k[1] * axis[None, :, None]
+                                             + k[2] * axis[:, None, None]) + np.float32(phase)
+            direction = (2 * np.pi * np.cross(k, np.eye(3)[c])).astype(np.float32)
+            wave = np.cos(angle)
+            for axis_index in np.flatnonzero(direction):
+                volume[..., axis_index] += wave * direction[axis_index]
+    rms = np.sqrt(np.mean(np.sum(volume[..., :3].astype(np.float64) ** 2, axis=-1)))
+    volume[..., :3] /= max(rms, 1e-12)
     return volume
 
 
