@@ -20,7 +20,7 @@ _CORNER_TOLERANCE = 1e-4
 def emitter_mesh(obj, depsgraph) -> EmitterMesh:
     """The evaluated mesh (modifiers applied) of ``obj``, triangulated, in object space."""
     if obj.type not in ("MESH", "CURVE", "SURFACE", "FONT", "META"):
-        raise SettingsError(f"emitter '{obj.name}' is a {obj.type.lower()}: emitter_shape MESH needs an object with faces")
+        raise SettingsError(f"emitter '{obj.name}' ({obj.type.title()}) has no surface: emitter_shape MESH needs an object with faces")
     evaluated = obj.evaluated_get(depsgraph)
     mesh = evaluated.to_mesh()
     try:

@@ -140,3 +140,9 @@ def test_mesh_emitter_without_faces_fails_the_bake_clearly(scene):
     add_effect(count=100, emitter_shape="MESH")
     with pytest.raises(RuntimeError, match="'Points' has no faces"):
         bpy.ops.gpu_particles.bake()
+
+
+def test_mesh_shape_on_an_empty_fails_the_bake_clearly(scene):
+    add_effect(count=100, emitter_shape="MESH")  # the scene's emitter is an empty
+    with pytest.raises(RuntimeError, match="'Emitter' \\(Empty\\) has no surface"):
+        bpy.ops.gpu_particles.bake()
