@@ -1,24 +1,30 @@
 """View3D sidebar: the active object's effects, one sub-panel per section, bake and stats.
 
 Sub-panels are generated from ``SECTIONS``: a new setting only needs its entry
-there (effect fields draw from the active effect, render fields from the scene).
-A section whose fields have not landed yet stays hidden.
+there (effect fields draw from the active effect, render fields from the scene);
+``SECTION_EXTRAS`` adds what is not a field (warnings, colliders, buttons). A
+section with neither stays hidden.
 """
 
 from __future__ import annotations
 
 import bpy
 
-from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS
+from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError
+from .engine.simulation import rate_warning
+from .properties import effect_settings_of
+from .scene_inputs import colliders, force_fields
 
 SECTIONS = (
-    ("Emission", ("count", "emission", "emitter_shape", "emitter_radius", "lifetime", "lifetime_random",
-                  "velocity", "velocity_random", "inherit_velocity", "preroll", "seed")),
-    ("Forces", ("gravity", "drag", "substeps")),
+    ("Emission", ("count", "emission", "rate", "burst_interval", "emitter_shape", "emitter_radius", "lifetime",
+                  "lifetime_random", "velocity", "velocity_random", "normal_velocity", "cone_angle", "inherit_velocity",
+                  "respawn_skip", "preroll", "seed")),
+    ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
+                "turbulence_speed", "substeps", "state_layout")),
     ("Collision", ()),
-    ("Look", ("color_start", "color_end", "emission_strength", "size")),
+    ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random")),
     ("Sorting", ()),
-    ("Render & Bake", ("emax",)),
+    ("Render & Bake", ("emax", "cache_memory")),
 )
 assert {f.name for f in EFFECT_FIELDS + RENDER_FIELDS} == {name for _, names in SECTIONS for name in names}, \
     "every field has a section"
@@ -107,7 +113,7 @@ def _section_panel(index: int, title: str, names: tuple[str, ...]):
 
     @classmethod
     def poll(cls, context):
-        if not names:
+        if not names and title not in SECTION_EXTRAS:
             return False
         if scene_level:
             return True
@@ -130,6 +136,50 @@ def _section_panel(index: int, title: str, names: tuple[str, ...]):
     })
 
 
+def _active_effect(context):
+    return context.active_object.gpu_particles.active_effect
+
+
+def _draw_rate_warning(layout, context):
+    try:
+        warning = rate_warning(effect_settings_of(_active_effect(context)))
+    except SettingsError as error:
+        warning = str(error)
+    if warning:
+        layout.label(text=warning, icon="ERROR")
+
+
+def _draw_color_ramp(layout, context):
+    """The color-over-life ramp when the effect has one, else the button that adds it."""
+    effect = _active_effect(context)
+    if effect.ramp_texture is None:
+        layout.operator("gpu_particles.add_color_ramp", icon="COLOR")
+        return
+    layout.prop(effect, "ramp_texture")
+    if effect.ramp_texture.use_color_ramp:
+        layout.template_color_ramp(effect.ramp_texture, "color_ramp", expand=True)
+
+
+def _draw_force_fields(layout, context):
+    """The scene's force fields act on every effect: say how many, and what is ignored."""
+    fields, warnings = force_fields(context.scene)
+    layout.label(text=f"Force fields acting: {len(fields)}", icon="FORCE_WIND")
+    for warning in warnings:
+        layout.label(text=warning, icon="ERROR")
+
+
+def _draw_colliders(layout, context):
+    """Colliders are objects with Blender's Collision physics: list what the particles bounce off."""
+    found, warnings = colliders(context.scene)
+    if not found and not warnings:
+        layout.label(text="Add Collision physics to a plane, sphere or box mesh", icon="INFO")
+    for collider in found:
+        layout.label(text=f"{collider.name}: {collider.type.lower()}, bounce {collider.bounce:.2f}, "
+                          f"friction {collider.friction:.2f}", icon="MOD_PHYSICS")
+    for warning in warnings:
+        layout.label(text=warning, icon="ERROR")
+
+
 def _draw_render_and_bake(layout, context):
     scene = context.scene
     layout.prop(scene.render, "filepath", text="Output")
@@ -139,7 +189,8 @@ def _draw_render_and_bake(layout, context):
     column.operator("gpu_particles.export_pointcloud", icon="POINTCLOUD_DATA")
 
 
-SECTION_EXTRAS = {"Render & Bake": _draw_render_and_bake}
+SECTION_EXTRAS = {"Emission": _draw_rate_warning, "Forces": _draw_force_fields, "Collision": _draw_colliders,
+                  "Look": _draw_color_ramp, "Render & Bake": _draw_render_and_bake}
 
 
 class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):

@@ -154,7 +154,7 @@ class Overlay:
 
     @property
     def frame(self):
-        return self.simulation.frame if self.simulation is not None else None
+        return self.simulation.timeline.frame if self.simulation is not None else None
 
     def mark_stale(self) -> None:
         self.stale = True
@@ -200,6 +200,7 @@ class Overlay:
         self.advance_to(scene, scene.frame_current, stopwatch)
         target = self._target(width, height)
         camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
+        self.simulation.update_ramps()
         systems = list(self.systems)
         if self.cloud is not None:
             with stopwatch("csg"):

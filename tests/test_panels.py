@@ -57,7 +57,7 @@ def test_each_section_draws_its_fields_from_their_owner(scene):
     for (title, names), panel in zip(panels.SECTIONS, panels.SECTION_PANELS):
         assert panel.bl_label == title
         if not names:
-            assert not panel.poll(bpy.context), f"{title} waits for its fields"
+            assert panel.poll(bpy.context) == (title in panels.SECTION_EXTRAS), f"{title} waits for its fields"
             continue
         assert panel.poll(bpy.context)
         props = [(owner, name) for kind, owner, *rest in draw(panel) if kind == "prop" for name in rest]
@@ -116,3 +116,21 @@ def test_stats_panel_shows_what_the_overlay_measured(scene):
     assert labels[0] == f"Frame 3: {stats.alive:,} of 2,000 particles alive"
     assert any(text.startswith("splat: ") for text in labels) and labels[-1] == "Emax overflows: 0"
     viewport.free()
+
+
+def test_collision_section_lists_the_scenes_colliders(scene):
+    import bmesh
+
+    add_effect()
+    collision = dict(zip([t for t, _ in panels.SECTIONS], panels.SECTION_PANELS))["Collision"]
+    assert ("label", "Add Collision physics to a plane, sphere or box mesh") in draw(collision)
+    mesh = bpy.data.meshes.new("Ground")
+    shape = bmesh.new()
+    bmesh.ops.create_grid(shape, x_segments=1, y_segments=1, size=2.0)
+    shape.to_mesh(mesh)
+    ground = bpy.data.objects.new("Ground", mesh)
+    scene.collection.objects.link(ground)
+    ground.modifiers.new("Collision", "COLLISION")
+    ground.collision.damping_factor = 0.25
+    labels = [text for kind, text, *_ in draw(collision) if kind == "label"]
+    assert labels == ["Ground: plane, bounce 0.75, friction 0.00"]

@@ -14,11 +14,12 @@ runs in Blender and, for benchmarks, under moderngl on a real GPU.
 from __future__ import annotations
 
 from .compaction import COMPACTION_KERNELS
-from .compositing import RESOLVE, SPLAT, SPLAT_LIVE, Camera, Compositor
+from .compositing import RESOLVE, SPLAT_KERNELS, SPLAT_LIVE_KERNELS, Camera, Compositor
 from .scan import SCAN_KERNELS
-from .simulation import INIT_PARTICLES, SIMULATE, ParticleSystem
+from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 
-ALL_KERNELS = (INIT_PARTICLES, SIMULATE, SPLAT, SPLAT_LIVE, RESOLVE, *SCAN_KERNELS, *COMPACTION_KERNELS)
+ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), *SPLAT_KERNELS.values(),
+               *SPLAT_LIVE_KERNELS.values(), RESOLVE, *SCAN_KERNELS, *COMPACTION_KERNELS)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
