@@ -10,7 +10,7 @@ SECTIONS = (
     ("Emission", ("count", "emission", "emitter_shape", "emitter_radius", "lifetime", "lifetime_random",
                   "velocity", "velocity_random", "inherit_velocity", "preroll", "seed")),
     ("Forces", ("gravity", "drag", "substeps")),
-    ("Look", ("color_start", "color_end", "emission_strength", "size")),
+    ("Look", ("color_start", "color_end", "emission_strength", "size", "particle_type", "stretch")),
 )
 assert {f.name for f in EFFECT_FIELDS} == {name for _, names in SECTIONS for name in names}, "every field has a section"
 
@@ -53,7 +53,8 @@ class GPU_PARTICLES_PT_effects(bpy.types.Panel):
         header.label(text="Render & Bake")
         if body:
             body.use_property_split = True
-            body.prop(context.scene.gpu_particles, "emax")
+            for name in ("emax_mode", "emax", "emax_headroom", "occlusion", "point_mode"):
+                body.prop(context.scene.gpu_particles, name)
             body.prop(context.scene.render, "filepath", text="Output")
             body.operator("gpu_particles.bake", icon="RENDER_ANIMATION")
 

@@ -5,13 +5,16 @@ See ``shaders/color_pack.glsl`` for the R21G22B21 packing in two uint32.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import Constant, Image, Kernel
-from .settings import RenderSettings
+from . import raster
+from .depth import TILE, SceneDepth
+from .kernels import Constant, Image, Kernel, Sampler, Shared
+from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import STATE_READ, ParticleSystem
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
@@ -22,9 +25,11 @@ ACCUM_IMAGES = (
     Image("accum_lo", "R32UI", atomic=True),
 )
 
+STATS = Image("stats", "R32UI", atomic=True)  # 2x1: overflow count, peak (see color_pack.glsl)
+
 SPLAT = Kernel(
     "splat",
-    images=(*STATE_READ, *ACCUM_IMAGES, Image("stats", "R32UI", atomic=True)),
+    images=(*STATE_READ, *ACCUM_IMAGES, STATS),
     constants=(
         Constant("INT", "count"),
         Constant("IVEC2", "target_size"),
@@ -33,19 +38,32 @@ SPLAT = Kernel(
         Constant("VEC4", "color_end"),  # rgb, w: world radius
         Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
     ),
-    includes=("common.glsl", "color_pack.glsl"),
+    includes=("common.glsl", "particle_look.glsl", "color_pack.glsl"),
+)
+
+# The same splat, testing the scene depth (coarse tile range first).
+SPLAT_DEPTH = dataclasses.replace(
+    SPLAT,
+    images=(*SPLAT.images, Image("coarse_depth", "RGBA32F", "READ")),
+    samplers=(Sampler("scene_depth"),),
+    defines=(("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE))),
 )
 
 RESOLVE = Kernel(
     "resolve",
-    images=(*ACCUM_IMAGES, Image("frame", "RGBA32F", "WRITE")),
+    images=(*ACCUM_IMAGES, Image("frame", "RGBA32F", "WRITE"), STATS),
+    samplers=(Sampler("raster"),),
     constants=(
         Constant("IVEC2", "target_size"),
         Constant("VEC4", "dequantize"),  # xyz: Emax / Imax per channel
+        Constant("INT", "has_raster"),  # 1: add the rasterized target (points, sprites, quads)
     ),
+    shared=(Shared("uint", "group_peak", 256),),
     local_size=(16, 16, 1),
     includes=("common.glsl", "color_pack.glsl"),
 )
+
+_EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
 
 
 @dataclass(frozen=True)
@@ -95,26 +113,74 @@ def dequantize_scale(emax: float) -> np.ndarray:
     return (emax / CHANNEL_MAX).astype(np.float32)
 
 
+@dataclass(frozen=True)
+class FrameStats:
+    """What one frame's splat and resolve measured (the UI shows both)."""
+
+    overflow: int  # atomic adds that overflowed a channel: raise Emax
+    peak: float  # brightest accumulated channel (meaningless after an overflow)
+
+
+def next_emax(emax: float, stats: FrameStats, headroom: float) -> float:
+    """Automatic Emax for the next frame from this frame's measurement.
+
+    An overflowing frame's peak has wrapped, so Emax grows fourfold until a
+    frame fits; otherwise it follows the peak with ``headroom``.  An empty
+    frame keeps the current Emax.
+    """
+    if stats.overflow:
+        wanted = emax * 4.0
+    elif stats.peak > 0.0:
+        wanted = stats.peak * headroom
+    else:
+        wanted = emax
+    return min(max(wanted, _EMAX.min), _EMAX.max)
+
+
 class Compositor:
     """The atomic splat target: two R32UI accumulation images and a float frame."""
 
     def __init__(self, host, width: int, height: int, render: RenderSettings):
-        if width > host.max_texture_size or height > host.max_texture_size:
-            raise ValueError(f"resolution {width}x{height} is beyond this GPU's texture limit of {host.max_texture_size}")
+        if not (1 <= width <= host.max_texture_size and 1 <= height <= host.max_texture_size):
+            raise SettingsError(f"resolution {width}x{height} is beyond this GPU's texture limit of {host.max_texture_size}")
+        if not render.emax > 0:
+            raise SettingsError(f"emax must be positive, not {render.emax}")
         self.host = host
         self.width, self.height = width, height
         self.render = render
+        self.emax = render.emax  # follows the frames in AUTO mode
         self.accum_hi = host.texture("accum_hi", width, height, "R32UI")
         self.accum_lo = host.texture("accum_lo", width, height, "R32UI")
         self.frame = host.texture("frame", width, height, "RGBA32F")
-        self.stats = host.texture("stats", 1, 1, "R32UI")
+        self.raster = host.texture("raster", width, height, "RGBA16F")
+        self.stats = host.texture("stats", 2, 1, "R32UI")
+        self.depth: SceneDepth | None = None
+        self._rasterized = False
+
+    def use_depth(self, depth: SceneDepth | None) -> None:
+        """Test particles against this scene depth from now on (its coarse range must be built)."""
+        if depth is not None and (depth.width, depth.height) != (self.width, self.height):
+            raise ValueError(f"depth {depth.width}x{depth.height} does not match the target {self.width}x{self.height}")
+        self.depth = depth
+
+    def add(self, system: ParticleSystem, camera: Camera) -> None:
+        """Composite one effect: points by the atomic splat (or GL_POINTS), sprites and quads rasterized."""
+        if system.settings.particle_type == "POINT" and self.render.point_mode == "ATOMIC":
+            self.splat(system, camera)
+        else:
+            if not self._rasterized:
+                self.host.clear(self.raster)
+                self._rasterized = True
+            raster.draw(self.host, system, camera, self.raster, self.depth.depth if self.depth else None)
 
     def splat(self, system: ParticleSystem, camera: Camera) -> None:
         s = system.settings
-        q = quantize_scale(self.render.emax)
+        q = quantize_scale(self.emax)
+        kernel, depth_textures = (SPLAT_DEPTH, self.depth.textures) if self.depth else (SPLAT, {})
         self.host.dispatch(
-            SPLAT, system.groups,
-            {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats},
+            kernel, system.groups,
+            {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats,
+             **depth_textures},
             {
                 "count": system.count,
                 "target_size": (self.width, self.height),
@@ -126,17 +192,24 @@ class Compositor:
         )
 
     def resolve(self) -> None:
+        """Float RGBA of the splat plus what was rasterized; clears the accumulation."""
         self.host.dispatch(
             RESOLVE, RESOLVE.groups_for(self.width, self.height),
-            {"accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "frame": self.frame},
-            {"target_size": (self.width, self.height), "dequantize": (*dequantize_scale(self.render.emax), 0.0)},
+            {"accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "frame": self.frame, "stats": self.stats,
+             "raster": self.raster},
+            {"target_size": (self.width, self.height), "dequantize": (*dequantize_scale(self.emax), 0.0),
+             "has_raster": int(self._rasterized)},
         )
+        self._rasterized = False
 
     def read_frame(self) -> np.ndarray:
         return self.host.read(self.frame)
 
-    def take_overflow_count(self) -> int:
-        """Overflowing atomic adds since the last call (the UI shows it), then reset."""
-        count = int(self.host.read(self.stats)[0, 0])
+    def take_stats(self) -> FrameStats:
+        """Overflows and peak since the last call, then reset; in AUTO mode, Emax follows them."""
+        overflow, peak_bits = (int(v) for v in self.host.read(self.stats)[0])
         self.host.clear(self.stats)
-        return count
+        stats = FrameStats(overflow, float(np.array(peak_bits, np.uint32).view(np.float32)))
+        if self.render.emax_mode == "AUTO":
+            self.emax = next_emax(self.emax, stats, self.render.emax_headroom)
+        return stats

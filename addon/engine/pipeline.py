@@ -4,8 +4,10 @@ Reads like the algorithm::
 
     system.reset()                          # init_particles       (simulation.py)
     system.step(dt, emitter_prev, cur)      # simulate x substeps  (simulation.py)
-    compositor.splat(system, camera)        # splat, per effect    (compositing.py)
+    depth.build_coarse()                    # coarse_depth, after the mesh pre-pass (depth.py)
+    compositor.add(system, camera)          # splat or raster, per effect (compositing.py, raster.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
+    compositor.take_stats()                 # overflows, peak -> auto Emax
 
 Everything talks to a :class:`addon.hosts.base.Host`, so the same recording
 runs in Blender and, for benchmarks, under moderngl on a real GPU.
@@ -13,10 +15,11 @@ runs in Blender and, for benchmarks, under moderngl on a real GPU.
 
 from __future__ import annotations
 
-from .compositing import RESOLVE, SPLAT, Camera, Compositor
+from .compositing import RESOLVE, SPLAT, SPLAT_DEPTH, Camera, Compositor
+from .depth import COARSE_DEPTH
 from .simulation import INIT_PARTICLES, SIMULATE, ParticleSystem
 
-ALL_KERNELS = (INIT_PARTICLES, SIMULATE, SPLAT, RESOLVE)
+ALL_KERNELS = (INIT_PARTICLES, SIMULATE, COARSE_DEPTH, SPLAT, SPLAT_DEPTH, RESOLVE)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
@@ -26,8 +29,8 @@ def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cu
 
 
 def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera):
-    """Splat every effect into the shared target, resolve, and return the float frame."""
+    """Composite every effect into the shared target, resolve, and return the float frame."""
     for system in systems:
-        compositor.splat(system, camera)
+        compositor.add(system, camera)
     compositor.resolve()
     return compositor.read_frame()

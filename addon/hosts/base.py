@@ -10,8 +10,9 @@ import numpy as np
 
 from ..engine.kernels import Kernel
 
-CHANNELS = {"RGBA32F": 4, "R32F": 1, "R32UI": 1}
-DTYPES = {"RGBA32F": np.float32, "R32F": np.float32, "R32UI": np.uint32}
+CHANNELS = {"RGBA32F": 4, "R32F": 1, "R32UI": 1, "RGBA16F": 4, "DEPTH32F": 1}
+# What reads return and writes take; RGBA16F is converted to and from float32.
+DTYPES = {"RGBA32F": np.float32, "R32F": np.float32, "R32UI": np.uint32, "RGBA16F": np.float32, "DEPTH32F": np.float32}
 
 
 class ShaderCompileError(RuntimeError):
@@ -62,6 +63,15 @@ class Host:
         raise NotImplementedError
 
     def dispatch(self, kernel: Kernel, groups: tuple[int, int, int], textures: dict[str, Texture], constants: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def draw(self, raster, primitive: str, vertices: int, instances: int, target: Texture, depth: Texture | None,
+             textures: dict[str, Texture], constants: dict[str, Any]) -> None:
+        """Rasterize ``vertices`` x ``instances`` attribute-less vertices additively into ``target``.
+
+        ``primitive`` is 'POINTS' or 'TRIS'; with ``depth`` the fragments are
+        depth-tested (LESS_EQUAL, no writes) against that scene depth.
+        """
         raise NotImplementedError
 
     def finish(self) -> None:

@@ -11,8 +11,13 @@ U = np.uint32
 LOW21 = U(0x1FFFFF)
 
 
-def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit):
-    """Integer accumulation images (hi, lo) and the overflow count, as the kernel leaves them."""
+def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, scene_depth=None):
+    """Integer accumulation images (hi, lo) and the overflow count, as the kernel leaves them.
+
+    With ``scene_depth`` (height x width window depth) particles farther than
+    the depth at their pixel are dropped; the kernel's tile test only skips
+    work and must agree with this full-resolution rule.
+    """
     age, life = pos_age[:, 3], vel_life[:, 3]
     with np.errstate(invalid="ignore"):
         alive = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
@@ -25,6 +30,10 @@ def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_pe
     size = np.array([width, height], F)
     screen = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
     pixel = np.minimum(screen.astype(np.int32), np.array([width - 1, height - 1]))
+    if scene_depth is not None:
+        depth = clip[:, 2] / w * F(0.5) + F(0.5)
+        visible = depth <= scene_depth[pixel[:, 1], pixel[:, 0]]
+        clip, w, t, pixel = clip[visible], w[visible], t[visible], pixel[visible]
 
     radius_px = F(settings.size) * F(pixels_per_unit) / w
     coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
@@ -54,11 +63,34 @@ def accumulate(pixel, q, width, height):
     return hi, lo, overflow
 
 
-def resolve(hi, lo, emax):
-    """Float RGBA frame from the accumulation, as ``resolve.glsl`` writes it."""
+def unpack(hi, lo, emax):
+    """Accumulated float color per pixel (height, width, 3)."""
     r = hi & LOW21
     g = ((hi >> U(21)) << U(11)) | (lo >> U(21))
     b = lo & LOW21
-    color = np.stack([r, g, b], axis=-1).astype(F) * (emax / CHANNEL_MAX).astype(F)
+    return np.stack([r, g, b], axis=-1).astype(F) * (emax / CHANNEL_MAX).astype(F)
+
+
+def resolve(hi, lo, emax, raster=None):
+    """Float RGBA frame from the accumulation (plus the rasterized target), as ``resolve.glsl`` writes it."""
+    color = unpack(hi, lo, emax)
+    if raster is not None:
+        color = color + raster[..., :3].astype(F)
     alpha = np.clip(color.max(axis=-1), 0, 1)
     return np.concatenate([color, alpha[..., None]], axis=-1).astype(F)
+
+
+def peak(hi, lo, emax) -> float:
+    """The brightest accumulated channel, as the resolve reports it for automatic Emax."""
+    return float(unpack(hi, lo, emax).max(initial=0.0))
+
+
+def coarse_depth(scene_depth, tile=16):
+    """(min, max) depth per tile x tile block, partial blocks at the edges included."""
+    height, width = scene_depth.shape
+    rows, cols = -(-height // tile), -(-width // tile)
+    low = np.ones((rows * tile, cols * tile), F)
+    high = np.zeros((rows * tile, cols * tile), F)
+    low[:height, :width] = high[:height, :width] = scene_depth
+    blocks = (rows, tile, cols, tile)
+    return low.reshape(blocks).min(axis=(1, 3)), high.reshape(blocks).max(axis=(1, 3))
