@@ -2,9 +2,10 @@
  * rasterized this frame (points, sprites, quads), writes RGBA with alpha for
  * compositing, and clears the accumulation for the next frame.
  *
- * Also measures the frame's brightest channel for automatic Emax: a
- * shared-memory max over the 16x16 group, then one atomic per group (one hot
- * address taking an atomic per pixel would serialise the whole pass). */
+ * With MEASURE_PEAK (automatic Emax) it also measures the frame's brightest
+ * channel: a shared-memory max over the 16x16 group, then one atomic per
+ * group (one hot address taking an atomic per pixel would serialise the
+ * whole pass). */
 
 void main()
 {
@@ -25,6 +26,7 @@ void main()
     imageStore(accum_hi, pixel, uvec4(0u));
     imageStore(accum_lo, pixel, uvec4(0u));
   }
+#ifdef MEASURE_PEAK
   /* Non-negative floats order like their bit patterns. */
   group_peak[local] = floatBitsToUint(peak);
   barrier();
@@ -37,4 +39,5 @@ void main()
   if (local == 0u && group_peak[0] != 0u) {
     imageAtomicMax(stats, ivec2(STAT_PEAK, 0), group_peak[0]);
   }
+#endif
 }

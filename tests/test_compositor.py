@@ -167,3 +167,24 @@ def test_bad_targets_are_refused(host):
         compositing.Compositor(host, 4, 4, compositing.RenderSettings(emax=0.0))
     with pytest.raises(SettingsError, match="emax"):
         render_settings({"emax": -1.0})
+
+
+@pytest.mark.parametrize("hot", [0, 300, 9000])
+def test_aggregated_splat_leaves_the_same_images(host, rng, hot):
+    """Shared-memory aggregation: bit-identical accumulation, overflow reported exactly when the splat's is."""
+    width, height, n = 45, 23, 9000
+    emax = 1.0 if hot == 9000 else 400.0
+    camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, emax,
+                                                                  hot_pixels=range(hot) if hot else None)
+    s = effect_settings({"count": n, "size": 10.0, "color_start": (0.5, 0.37, 0.6), "color_end": (0.9, 0.99, 0.2)})
+    system.settings = s
+    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.9
+    upload_state(host, system, pos_age, vel_life)
+    compositor.splat_kernel = compositing.SPLAT_AGGREGATE
+    compositor.splat(system, camera)
+    ref_hi, ref_lo, ref_overflow = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
+                                             camera.pixels_per_unit)
+    np.testing.assert_array_equal(host.read(compositor.accum_hi), ref_hi)
+    np.testing.assert_array_equal(host.read(compositor.accum_lo), ref_lo)
+    assert (compositor.take_stats().overflow > 0) == (ref_overflow > 0)
+    assert (ref_overflow > 0) == (hot == 9000)

@@ -49,6 +49,18 @@ SPLAT_DEPTH = dataclasses.replace(
     defines=(("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE))),
 )
 
+# The same splat with same-pixel adds summed per workgroup in shared memory first
+# (for clumps: one global add per distinct pixel and group); identical images.
+AGGREGATE_TABLE_BITS = 9
+SPLAT_AGGREGATE = Kernel(
+    "splat_aggregate",
+    images=SPLAT.images,
+    constants=SPLAT.constants,
+    shared=tuple(Shared("uint", name, 1 << AGGREGATE_TABLE_BITS) for name in ("table_key", "table_r", "table_g", "table_b")),
+    includes=SPLAT.includes,
+    defines=(("TABLE_BITS", f"{AGGREGATE_TABLE_BITS}u"), ("TABLE_SIZE", f"{1 << AGGREGATE_TABLE_BITS}u")),
+)
+
 RESOLVE = Kernel(
     "resolve",
     images=(*ACCUM_IMAGES, Image("frame", "RGBA32F", "WRITE"), STATS),
@@ -58,10 +70,13 @@ RESOLVE = Kernel(
         Constant("VEC4", "dequantize"),  # xyz: Emax / Imax per channel
         Constant("INT", "has_raster"),  # 1: add the rasterized target (points, sprites, quads)
     ),
-    shared=(Shared("uint", "group_peak", 256),),
     local_size=(16, 16, 1),
     includes=("common.glsl", "color_pack.glsl"),
 )
+
+# The resolve that also measures the frame's peak (automatic Emax).
+RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak", 256),),
+                                   defines=(("MEASURE_PEAK", "1"),))
 
 _EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
 
@@ -118,7 +133,7 @@ class FrameStats:
     """What one frame's splat and resolve measured (the UI shows both)."""
 
     overflow: int  # atomic adds that overflowed a channel: raise Emax
-    peak: float  # brightest accumulated channel (meaningless after an overflow)
+    peak: float  # brightest accumulated channel (AUTO mode only; meaningless after an overflow)
 
 
 def next_emax(emax: float, stats: FrameStats, headroom: float) -> float:
@@ -155,6 +170,7 @@ class Compositor:
         self.raster = host.texture("raster", width, height, "RGBA16F")
         self.stats = host.texture("stats", 2, 1, "R32UI")
         self.depth: SceneDepth | None = None
+        self.splat_kernel = SPLAT  # or SPLAT_AGGREGATE (same images; see the benchmark)
         self._rasterized = False
 
     def use_depth(self, depth: SceneDepth | None) -> None:
@@ -176,7 +192,7 @@ class Compositor:
     def splat(self, system: ParticleSystem, camera: Camera) -> None:
         s = system.settings
         q = quantize_scale(self.emax)
-        kernel, depth_textures = (SPLAT_DEPTH, self.depth.textures) if self.depth else (SPLAT, {})
+        kernel, depth_textures = (SPLAT_DEPTH, self.depth.textures) if self.depth else (self.splat_kernel, {})
         self.host.dispatch(
             kernel, system.groups,
             {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats,
@@ -193,8 +209,9 @@ class Compositor:
 
     def resolve(self) -> None:
         """Float RGBA of the splat plus what was rasterized; clears the accumulation."""
+        kernel = RESOLVE_PEAK if self.render.emax_mode == "AUTO" else RESOLVE
         self.host.dispatch(
-            RESOLVE, RESOLVE.groups_for(self.width, self.height),
+            kernel, RESOLVE.groups_for(self.width, self.height),
             {"accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "frame": self.frame, "stats": self.stats,
              "raster": self.raster},
             {"target_size": (self.width, self.height), "dequantize": (*dequantize_scale(self.emax), 0.0),
