@@ -31,9 +31,19 @@ void main()
   vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
   bool visible = index < count && particle_alive(pos_age_in, life) && clip.w > 0.0 &&
                  all(lessThanEqual(abs(clip.xyz), vec3(clip.w)));
+  ivec2 pixel = ivec2(0);
   if (visible) {
     vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
-    ivec2 pixel = min(ivec2(screen), target_size - 1);
+    pixel = min(ivec2(screen), target_size - 1);
+#ifdef DEPTH_TEST
+    /* Same rule as splat.glsl: tile range first, full resolution only inside it. */
+    float depth = clip.z / clip.w * 0.5 + 0.5;
+    vec2 tile_range = imageLoad(coarse_depth, pixel / COARSE_TILE).xy;
+    visible = !(depth > tile_range.y) &&
+              !(depth > tile_range.x && depth > texelFetch(scene_depth, pixel, 0).r);
+#endif
+  }
+  if (visible) {
     float radius_px = color_end.w * quantize.w / clip.w;
     vec3 color = particle_color(pos_age_in.w / life, pixel_coverage(radius_px));
     vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));

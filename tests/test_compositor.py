@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from test_kernels import ortho_camera, splat_case, upload_state
 
-from addon.engine import compositing, depth, raster
+from addon.engine import compositing, depth, pipeline, raster
 from addon.engine.reference import compositing as ref
 from addon.engine.settings import SettingsError, effect_settings, render_settings
 
@@ -57,9 +57,11 @@ def test_coarse_depth_matches_reference(host, rng, width, height):
     np.testing.assert_array_equal(coarse[..., 1], high)
 
 
-def test_splat_hides_particles_behind_scene_depth(host, rng):
+@pytest.mark.parametrize("kernel", [compositing.SPLAT, compositing.SPLAT_AGGREGATE])
+def test_splat_hides_particles_behind_scene_depth(host, rng, kernel):
     width, height, n = 70, 45, 20_000
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 64.0)
+    compositor.splat_kernel = kernel
     pos_age[:, 2] = rng.uniform(-5, 5, n)  # window depth 0.25 .. 0.75 under ortho_camera
     upload_state(host, system, pos_age, vel_life)
     scene_depth = random_depth(rng, width, height)
@@ -152,8 +154,8 @@ def test_raster_is_hidden_behind_scene_depth(host):
     assert frame[:, 16:, 0].sum() == 0
 
 
-def test_raster_declarations_compile(host):
-    for declaration in (raster.POINTS, raster.QUADS):
+def test_every_kernel_and_raster_compiles(host):
+    for declaration in (*pipeline.ALL_KERNELS, raster.POINTS, raster.QUADS):
         host.compile(declaration)
 
 
@@ -188,3 +190,21 @@ def test_aggregated_splat_leaves_the_same_images(host, rng, hot):
     np.testing.assert_array_equal(host.read(compositor.accum_lo), ref_lo)
     assert (compositor.take_stats().overflow > 0) == (ref_overflow > 0)
     assert (ref_overflow > 0) == (hot == 9000)
+
+
+def test_quantization_psnr_falls_as_emax_grows(rng):
+    """The float reference: quantization error is tiny near the peak and grows with Emax (6 dB per doubling)."""
+    width, height, n = 64, 48, 20_000
+    camera = ortho_camera(width, height)
+    pos_age = np.zeros((n, 4), np.float32)
+    pos_age[:, :2] = rng.uniform(0, [width, height], (n, 2))
+    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.9
+    vel_life = np.zeros((n, 4), np.float32)
+    vel_life[:, 3] = 1.0
+    s = effect_settings({"count": n, "size": 10.0, "color_start": (1.0, 0.5, 0.2), "color_end": (0.1, 0.2, 0.9)})
+    pixel, color = ref.project(pos_age, vel_life, camera.view_proj, width, height, s, camera.pixels_per_unit)
+    peak = ref.float_accumulation(pixel, color, width, height).max()
+    values = [ref.quantization_psnr(pixel, color, width, height, peak * k) for k in (1.01, 16, 256)]
+    assert values[0] > 120
+    assert values[0] > values[1] > values[2]
+    assert values[1] - values[2] == pytest.approx(20 * np.log10(16), abs=2.0)

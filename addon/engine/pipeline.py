@@ -15,11 +15,21 @@ runs in Blender and, for benchmarks, under moderngl on a real GPU.
 
 from __future__ import annotations
 
-from .compositing import RESOLVE, RESOLVE_PEAK, SPLAT, SPLAT_AGGREGATE, SPLAT_DEPTH, Camera, Compositor
+from .compositing import (
+    RESOLVE,
+    RESOLVE_PEAK,
+    SPLAT,
+    SPLAT_AGGREGATE,
+    SPLAT_AGGREGATE_DEPTH,
+    SPLAT_DEPTH,
+    Camera,
+    Compositor,
+)
 from .depth import COARSE_DEPTH
 from .simulation import INIT_PARTICLES, SIMULATE, ParticleSystem
 
-ALL_KERNELS = (INIT_PARTICLES, SIMULATE, COARSE_DEPTH, SPLAT, SPLAT_DEPTH, SPLAT_AGGREGATE, RESOLVE, RESOLVE_PEAK)
+ALL_KERNELS = (INIT_PARTICLES, SIMULATE, COARSE_DEPTH, SPLAT, SPLAT_DEPTH, SPLAT_AGGREGATE, SPLAT_AGGREGATE_DEPTH,
+               RESOLVE, RESOLVE_PEAK)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:

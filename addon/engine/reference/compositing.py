@@ -18,6 +18,15 @@ def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_pe
     the depth at their pixel are dropped; the kernel's tile test only skips
     work and must agree with this full-resolution rule.
     """
+    pixel, color = project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, scene_depth)
+    quantize = (CHANNEL_MAX / emax).astype(F)
+    scaled = np.clip(color * quantize, F(0), CHANNEL_MAX.astype(F))
+    q = (scaled + F(0.5)).astype(U)
+    return accumulate(pixel, q, width, height)
+
+
+def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, scene_depth=None):
+    """Pixel and float color of every particle that reaches the target (before quantization)."""
     age, life = pos_age[:, 3], vel_life[:, 3]
     with np.errstate(invalid="ignore"):
         alive = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
@@ -39,10 +48,14 @@ def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_pe
     coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
     c0, c1 = np.asarray(settings.color_start, F), np.asarray(settings.color_end, F)
     color = (c0 + (c1 - c0) * t[:, None]) * (F(settings.emission_strength) * coverage)[:, None]
-    quantize = (CHANNEL_MAX / emax).astype(F)
-    scaled = np.clip(color * quantize, F(0), CHANNEL_MAX.astype(F))
-    q = (scaled + F(0.5)).astype(U)
-    return accumulate(pixel, q, width, height)
+    return pixel, color
+
+
+def float_accumulation(pixel, color, width, height):
+    """The unquantized picture: the same particles' float colors summed in float64 per pixel."""
+    flat = pixel[:, 1].astype(np.int64) * width + pixel[:, 0]
+    sums = [np.bincount(flat, color[:, c].astype(np.float64), width * height) for c in range(3)]
+    return np.stack(sums, axis=-1).reshape(height, width, 3)
 
 
 def accumulate(pixel, q, width, height):
@@ -94,3 +107,19 @@ def coarse_depth(scene_depth, tile=16):
     low[:height, :width] = high[:height, :width] = scene_depth
     blocks = (rows, tile, cols, tile)
     return low.reshape(blocks).min(axis=(1, 3)), high.reshape(blocks).max(axis=(1, 3))
+
+
+def psnr(truth, test) -> float:
+    """Peak signal-to-noise ratio in dB of ``test`` against ``truth`` (peak: truth's maximum)."""
+    peak = float(np.max(truth))
+    mse = float(np.mean((np.asarray(truth, np.float64) - test) ** 2))
+    return float("inf") if mse == 0 else 10 * np.log10(peak * peak / mse)
+
+
+def quantization_psnr(pixel, color, width, height, emax) -> float:
+    """What the integer accumulation costs at this Emax: PSNR of splat + resolve against float sums."""
+    truth = float_accumulation(pixel, color, width, height)
+    quantize = (CHANNEL_MAX / emax).astype(F)
+    q = (np.clip(color * quantize, F(0), CHANNEL_MAX.astype(F)) + F(0.5)).astype(U)
+    hi, lo, _ = accumulate(pixel, q, width, height)
+    return psnr(truth, resolve(hi, lo, emax)[..., :3])
