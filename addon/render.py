@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from .csg_ui import scene_cloud
 from .depth_prepass import DepthPrepass
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
@@ -71,9 +72,11 @@ class SceneRenderer:
             self.compositor.use_depth(SceneDepth(self.host, width, height))
         else:
             self.prepass = None
+        self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
+        self.cloud_warnings = []
         self.frame = None
         self.matrices = []
-        self.stats = None  # FrameStats of the last rendered frame (overflows, peak)
+        self.frame_stats = None  # FrameStats of the last rendered frame (overflows, peak)
 
     def _emitter_matrices(self):
         return [np.array(self.scene.objects[name].matrix_world) for name, _ in self.effects]
@@ -111,6 +114,19 @@ class SceneRenderer:
         if self.prepass is not None:
             depsgraph = self.scene.view_layers[0].depsgraph if self.scene.view_layers else None
             self.prepass.draw(self.scene, depsgraph, camera.view_proj, self.compositor.depth)
-        frame_pixels = composite(self.systems, self.compositor, camera)
-        self.stats = self.compositor.take_stats()
+        systems = list(self.systems)
+        if self.cloud is not None:
+            seconds = (frame - self.scene.frame_start) * scene_seconds_per_frame(self.scene)
+            self.cloud_warnings = self.cloud.follow(self.scene, seconds)
+            systems.append(self.cloud.points)
+        frame_pixels = composite(systems, self.compositor, camera)
+        self.frame_stats = self.compositor.take_stats()
         return frame_pixels
+
+    def stats(self) -> dict:
+        """Counts read back from the GPU: a sync, so once per bake rather than per frame."""
+        return {
+            "live_particles": [system.live.read_count() for system in self.systems],
+            "csg_samples": self.cloud.cloud.read_count() if self.cloud is not None else None,
+            "csg_warnings": self.cloud_warnings,
+        }

@@ -18,8 +18,10 @@ float pixel_coverage(float radius_px)
   return min(3.14159265 * radius_px * radius_px, 1.0);
 }
 
-/* HDR color at this point of life, times strength and coverage. */
+/* HDR color at this point of life, times strength and coverage.
+ * precise: the numpy reference does not fuse this multiply-add; NVIDIA drivers would. */
 vec3 particle_color(float t, float coverage)
 {
-  return (color_start.rgb + (color_end.rgb - color_start.rgb) * t) * (color_start.w * coverage);
+  precise vec3 color = (color_start.rgb + (color_end.rgb - color_start.rgb) * t) * (color_start.w * coverage);
+  return color;
 }

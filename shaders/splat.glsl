@@ -11,9 +11,17 @@ void main()
 {
   int width = imageSize(pos_age).x;
   int index = particle_index(width);
+#ifdef LIVE_INDEX
+  /* Over the compacted live slots only: their count stays on the GPU. */
+  if (index >= min(int(imageLoad(live_count, ivec2(0)).x), count)) {
+    return;
+  }
+  index = int(imageLoad(live_index, particle_texel(index, imageSize(live_index).x)).x);
+#else
   if (index >= count) {
     return;
   }
+#endif
   ivec2 texel = particle_texel(index, width);
   vec4 pos_age_in = imageLoad(pos_age, texel);
   float life = imageLoad(vel_life, texel).w;
@@ -24,7 +32,7 @@ void main()
   if (!(clip.w > 0.0 && all(lessThanEqual(abs(clip.xyz), vec3(clip.w))))) {
     return;
   }
-  vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
+  precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
   ivec2 pixel = min(ivec2(screen), target_size - 1);
 
 #ifdef DEPTH_TEST

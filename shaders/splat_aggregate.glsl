@@ -25,15 +25,24 @@ void main()
 
   int width = imageSize(pos_age).x;
   int index = particle_index(width);
+#ifdef LIVE_INDEX
+  /* Over the compacted live slots only (see splat.glsl). */
+  bool in_range = index < min(int(imageLoad(live_count, ivec2(0)).x), count);
+  if (in_range) {
+    index = int(imageLoad(live_index, particle_texel(index, imageSize(live_index).x)).x);
+  }
+#else
+  bool in_range = index < count;
+#endif
   ivec2 texel = particle_texel(index, width);
   vec4 pos_age_in = imageLoad(pos_age, texel);
   float life = imageLoad(vel_life, texel).w;
   vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
-  bool visible = index < count && particle_alive(pos_age_in, life) && clip.w > 0.0 &&
+  bool visible = in_range && particle_alive(pos_age_in, life) && clip.w > 0.0 &&
                  all(lessThanEqual(abs(clip.xyz), vec3(clip.w)));
   ivec2 pixel = ivec2(0);
   if (visible) {
-    vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
+    precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
     pixel = min(ivec2(screen), target_size - 1);
 #ifdef DEPTH_TEST
     /* Same rule as splat.glsl: tile range first, full resolution only inside it. */

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
@@ -55,16 +56,28 @@ SPLAT_AGGREGATE = Kernel(
     defines=(("TABLE_BITS", f"{AGGREGATE_TABLE_BITS}u"), ("TABLE_SIZE", f"{1 << AGGREGATE_TABLE_BITS}u")),
 )
 
-_DEPTH_TEST = dict(
-    images=(*SPLAT.images, Image("coarse_depth", "RGBA32F", "READ")),
-    samplers=(Sampler("scene_depth"),),
-)
-_DEPTH_DEFINES = (("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE)))
-# Both splats, testing the scene depth (coarse tile range first).
-SPLAT_DEPTH = dataclasses.replace(SPLAT, **_DEPTH_TEST, defines=_DEPTH_DEFINES)
-SPLAT_AGGREGATE_DEPTH = dataclasses.replace(SPLAT_AGGREGATE, **_DEPTH_TEST,
-                                            defines=(*SPLAT_AGGREGATE.defines, *_DEPTH_DEFINES))
-WITH_DEPTH = {SPLAT: SPLAT_DEPTH, SPLAT_AGGREGATE: SPLAT_AGGREGATE_DEPTH}
+
+@cache
+def splat_variant(base: Kernel, depth: bool = False, live: bool = False) -> Kernel:
+    """``base`` (SPLAT or SPLAT_AGGREGATE) testing the scene depth and/or reading only live slots.
+
+    Depth: the coarse tile range first, the full-resolution depth inside it.
+    Live: through the compaction (compaction.py): only live slots, count on the GPU.
+    """
+    images, samplers, defines = list(base.images), list(base.samplers), list(base.defines)
+    if depth:
+        images.append(Image("coarse_depth", "RGBA32F", "READ"))
+        samplers.append(Sampler("scene_depth"))
+        defines += [("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE))]
+    if live:
+        images += [Image("live_index", "R32UI", "READ"), Image("live_count", "R32UI", "READ")]
+        defines.append(("LIVE_INDEX", "1"))
+    return dataclasses.replace(base, images=tuple(images), samplers=tuple(samplers), defines=tuple(defines))
+
+
+SPLAT_LIVE = splat_variant(SPLAT, live=True)
+SPLAT_VARIANTS = tuple(splat_variant(base, depth, live) for base in (SPLAT, SPLAT_AGGREGATE)
+                       for depth in (False, True) for live in (False, True))
 
 RESOLVE = Kernel(
     "resolve",
@@ -184,27 +197,25 @@ class Compositor:
             raise ValueError(f"depth {depth.width}x{depth.height} does not match the target {self.width}x{self.height}")
         self.depth = depth
 
-    def add(self, system: ParticleSystem, camera: Camera) -> None:
+    def add(self, system: ParticleSystem, camera: Camera, live=None) -> None:
         """Composite one effect: points by the atomic splat (or GL_POINTS), sprites and quads rasterized."""
         if system.settings.particle_type == "POINT" and self.render.point_mode == "ATOMIC":
-            self.splat(system, camera)
+            self.splat(system, camera, live)
         else:
             if not self._rasterized:
                 self.host.clear(self.raster)
                 self._rasterized = True
             raster.draw(self.host, system, camera, self.raster, self.depth.depth if self.depth else None)
 
-    def splat(self, system: ParticleSystem, camera: Camera) -> None:
+    def splat(self, system: ParticleSystem, camera: Camera, live=None) -> None:
+        """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones."""
         s = system.settings
         q = quantize_scale(self.emax)
-        if self.depth:
-            kernel, depth_textures = WITH_DEPTH[self.splat_kernel], self.depth.textures
-        else:
-            kernel, depth_textures = self.splat_kernel, {}
+        kernel = splat_variant(self.splat_kernel, depth=self.depth is not None, live=live is not None)
         self.host.dispatch(
             kernel, system.groups,
             {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats,
-             **depth_textures},
+             **(self.depth.textures if self.depth else {}), **(live.textures if live else {})},
             {
                 "count": system.count,
                 "target_size": (self.width, self.height),

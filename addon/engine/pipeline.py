@@ -3,9 +3,9 @@
 Reads like the algorithm::
 
     system.reset()                          # init_particles       (simulation.py)
-    system.step(dt, emitter_prev, cur)      # simulate x substeps  (simulation.py)
+    system.step(dt, emitter_prev, cur)      # simulate x substeps, compact live slots (simulation.py)
     depth.build_coarse()                    # coarse_depth, after the mesh pre-pass (depth.py)
-    compositor.add(system, camera)          # splat or raster, per effect (compositing.py, raster.py)
+    compositor.add(system, camera, live)    # splat over live slots, or raster, per effect (compositing.py, raster.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
     compositor.take_stats()                 # overflows, peak -> auto Emax
 
@@ -15,21 +15,14 @@ runs in Blender and, for benchmarks, under moderngl on a real GPU.
 
 from __future__ import annotations
 
-from .compositing import (
-    RESOLVE,
-    RESOLVE_PEAK,
-    SPLAT,
-    SPLAT_AGGREGATE,
-    SPLAT_AGGREGATE_DEPTH,
-    SPLAT_DEPTH,
-    Camera,
-    Compositor,
-)
+from .compaction import COMPACTION_KERNELS
+from .compositing import RESOLVE, RESOLVE_PEAK, SPLAT_VARIANTS, Camera, Compositor
 from .depth import COARSE_DEPTH
+from .scan import SCAN_KERNELS
 from .simulation import INIT_PARTICLES, SIMULATE, ParticleSystem
 
-ALL_KERNELS = (INIT_PARTICLES, SIMULATE, COARSE_DEPTH, SPLAT, SPLAT_DEPTH, SPLAT_AGGREGATE, SPLAT_AGGREGATE_DEPTH,
-               RESOLVE, RESOLVE_PEAK)
+ALL_KERNELS = (INIT_PARTICLES, SIMULATE, COARSE_DEPTH, *SPLAT_VARIANTS, RESOLVE, RESOLVE_PEAK, *SCAN_KERNELS,
+               *COMPACTION_KERNELS)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
@@ -41,6 +34,6 @@ def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cu
 def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera):
     """Composite every effect into the shared target, resolve, and return the float frame."""
     for system in systems:
-        compositor.add(system, camera)
+        compositor.add(system, camera, live=system.live)
     compositor.resolve()
     return compositor.read_frame()

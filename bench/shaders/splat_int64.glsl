@@ -21,7 +21,7 @@ void main()
   if (!(clip.w > 0.0 && all(lessThanEqual(abs(clip.xyz), vec3(clip.w))))) {
     return;
   }
-  vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
+  precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
   ivec2 pixel = min(ivec2(screen), target_size - 1);
   float radius_px = color_end.w * quantize.w / clip.w;
   vec3 color = particle_color(pos_age_in.w / life, pixel_coverage(radius_px));
