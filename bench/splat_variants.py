@@ -10,6 +10,8 @@
   storage buffer and GL_NV_shader_atomic_int64 (bench/shaders; Blender 5.2's
   Python gpu API cannot do this: see splat_int64.glsl).  Recorded as unavailable
   when the driver refuses it.
+* ``addon_gl_points``: the add-on's own GL_POINTS mode (raster_points.glsl
+  through the host's draw, RGBA16F target cleared first): should match the peer.
 * PSNR: the quantization error of splat + resolve against the float sums of the
   same particles (numpy reference), for several Emax.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from addon.engine import compositing, depth
+from addon.engine import compositing, depth, raster
 from addon.engine.kernels import Image, Kernel
 from addon.engine.reference import compositing as reference
 from addon.engine.resources import resource_dir
@@ -129,6 +131,15 @@ def measure(host, timer, device, case, n, width, height, system, camera, composi
             note="coarse depth + depth-tested splat + resolve; right half behind a wall")
     for texture in (scene_depth.depth, scene_depth.coarse):
         texture.native.release()
+
+    target = host.ctx.framebuffer(color_attachments=[compositor.raster.native])
+
+    def addon_points():
+        target.clear(0.0, 0.0, 0.0, 0.0)
+        raster.draw(host, system, camera, compositor.raster, None)
+
+    variant("addon_gl_points", timer.together(addon_points), note="the add-on's GL_POINTS mode (point_mode)")
+    target.release()
 
     compositor.render = render_settings({"emax": emax, "emax_mode": "AUTO"})
     variant("auto_emax", timer.together(splat, compositor.resolve), note="resolve also measures the peak")

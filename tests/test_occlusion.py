@@ -78,3 +78,24 @@ def test_unusable_cameras_are_refused(scene, breakage, message):
     with pytest.raises(RuntimeError, match=message):
         bpy.ops.gpu_particles.bake()
     assert np.isfinite(camera.location).all()
+
+
+def test_bake_reports_overflow_and_auto_emax_follows_the_frames(scene, tmp_path):
+    """The overflow counter reaches the user (operator warning, sidecar); AUTO Emax grows out of it."""
+    import json
+
+    add_effect(count=20_000)
+    scene.gpu_particles.emax = 1e-3  # far too low: every busy pixel overflows
+    scene.gpu_particles.emax_mode = "MANUAL"
+    assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+    record = json.loads((tmp_path / "frames" / "gpu_particles_bake.json").read_text())
+    assert set(record["overflow"]) == {"1", "2", "3", "4"} and min(record["overflow"].values()) > 0
+    assert record["emax"] == [pytest.approx(1e-3)] * 4
+
+    scene.gpu_particles.emax_mode = "AUTO"
+    scene.frame_end = 12
+    assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+    record = json.loads((tmp_path / "frames" / "gpu_particles_bake.json").read_text())
+    assert record["emax"][1] == pytest.approx(4e-3), "fourfold after an overflowing frame"
+    overflowing = sorted(int(frame) for frame in record["overflow"])
+    assert overflowing == list(range(1, len(overflowing) + 1)) and len(overflowing) < 12, "fits from some frame on"
