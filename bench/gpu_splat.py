@@ -338,7 +338,7 @@ def check(host, device, name, case, n, width, height, rng, varied, kernel=compos
     system = ParticleSystem(host, s)
     upload_state(system, pos_age, vel_life)
     compositor = Compositor(host, width, height, cases.render(emax))
-    compositor.splat_kernel = kernel
+    compositor.splat_kernels = {"FULL": kernel}
     compositor.splat(system, camera)
     hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
     overflow = compositor.take_stats().overflow
@@ -412,10 +412,10 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
 
     records = []
     if variant is not None:
-        compositor.splat_kernel = variant
+        compositor.splat_kernels = {"FULL": variant}
         v_ms = timer.together(splat, resolve)
         v_splat_ms, v_resolve_ms = timer.median(splat, resolve)
-        compositor.splat_kernel = compositing.SPLAT_AGGREGATE
+        compositor.splat_kernels = {"FULL": compositing.SPLAT_AGGREGATE}
         records.append(common.record(
             "splat_variant", f"{case}_no_return", n, device, v_ms, peer="product", peer_ms=ms, width=width, height=height,
             splat_ms=v_splat_ms, resolve_ms=v_resolve_ms, product_splat_ms=splat_ms, repeats=timer.repeats,

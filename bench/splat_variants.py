@@ -117,9 +117,9 @@ def measure(host, timer, device, case, n, width, height, system, camera, composi
                                      clock=timer.clock, **extra))
         log(f"  variant {case}_{name}: {ms_variant:.4f} ms vs product {ms:.4f}")
 
-    compositor.splat_kernel = compositing.SPLAT
+    compositor.splat_kernels = {"FULL": compositing.SPLAT}
     variant("naive", timer.together(splat, compositor.resolve), bound_ms=bytes_total / (bandwidth_gbps * 1e6))
-    compositor.splat_kernel = compositing.SPLAT_AGGREGATE
+    compositor.splat_kernels = {"FULL": compositing.SPLAT_AGGREGATE}
 
     scene_depth = wall_depth(host, width, height)
     compositor.use_depth(scene_depth)

@@ -8,6 +8,7 @@ void main()
   int width = textureSize(pos_age, 0).x;
   ivec2 texel = particle_texel(gl_VertexID, width);
   vec4 pos_age_in = texelFetch(pos_age, texel, 0);
+  pos_age_in.xyz += state_origin.xyz;
   float life = texelFetch(vel_life, texel, 0).w;
   v_color = vec3(0.0);
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
@@ -16,8 +17,9 @@ void main()
   }
   vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
   if (clip.w > 0.0) {
-    float radius_px = color_end.w * raster_params.x / clip.w;
-    v_color = particle_color(pos_age_in.w / life, pixel_coverage(radius_px));
+    vec4 look_now = look_at(pos_age_in.w / life);
+    float radius_px = particle_radius_px(gl_VertexID, look_now, raster_params.x, clip.w);
+    v_color = particle_color(gl_VertexID, look_now, pixel_coverage(radius_px));
     gl_Position = clip;
   }
 }

@@ -12,6 +12,7 @@ void main()
   int width = textureSize(pos_age, 0).x;
   ivec2 texel = particle_texel(gl_InstanceID, width);
   vec4 pos_age_in = texelFetch(pos_age, texel, 0);
+  pos_age_in.xyz += state_origin.xyz;
   vec4 vel_life_in = texelFetch(vel_life, texel, 0);
   v_color = vec3(0.0);
   v_corner = CORNERS[gl_VertexID];
@@ -30,7 +31,8 @@ void main()
   if (tail_clip.w > 0.0 && is_finite(vel_life_in.xyz)) {
     motion = head - (tail_clip.xy / tail_clip.w * 0.5 + 0.5) * size;
   }
-  float radius_px = color_end.w * raster_params.x / clip.w;
+  vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+  float radius_px = particle_radius_px(gl_InstanceID, look_now, raster_params.x, clip.w);
   /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
   float coverage = pixel_coverage(radius_px);
   radius_px = max(radius_px, 1.0);
@@ -40,7 +42,7 @@ void main()
   float half_length = radius_px + 0.5 * streak;
   vec2 center = head - 0.5 * motion;
   vec2 corner_px = center + along * (v_corner.x * half_length) + across * (v_corner.y * radius_px);
-  v_color = particle_color(pos_age_in.w / vel_life_in.w, coverage) * (radius_px / half_length);
+  v_color = particle_color(gl_InstanceID, look_now, coverage) * (radius_px / half_length);
   gl_Position = vec4((corner_px / size * 2.0 - 1.0) * clip.w, clip.z, clip.w);
 }
 #endif

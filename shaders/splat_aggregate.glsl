@@ -36,6 +36,7 @@ void main()
 #endif
   ivec2 texel = particle_texel(index, width);
   vec4 pos_age_in = imageLoad(pos_age, texel);
+  pos_age_in.xyz += state_origin.xyz;
   float life = imageLoad(vel_life, texel).w;
   vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
   bool visible = in_range && particle_alive(pos_age_in, life) && clip.w > 0.0 &&
@@ -47,14 +48,15 @@ void main()
 #ifdef DEPTH_TEST
     /* Same rule as splat.glsl: tile range first, full resolution only inside it. */
     float depth = clip.z / clip.w * 0.5 + 0.5;
-    vec2 tile_range = imageLoad(coarse_depth, pixel / COARSE_TILE).xy;
+    vec2 tile_range = texelFetch(coarse_depth, pixel / COARSE_TILE, 0).xy;
     visible = !(depth > tile_range.y) &&
               !(depth > tile_range.x && depth > texelFetch(scene_depth, pixel, 0).r);
 #endif
   }
   if (visible) {
-    float radius_px = color_end.w * quantize.w / clip.w;
-    vec3 color = particle_color(pos_age_in.w / life, pixel_coverage(radius_px));
+    vec4 look_now = look_at(pos_age_in.w / life);
+    float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
+    vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
     vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
     uvec3 q = uvec3(scaled + 0.5);
     /* Key: pixel index + 1 (0 marks an empty slot); at most 256 of TABLE_SIZE slots fill. */

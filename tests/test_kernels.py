@@ -90,7 +90,7 @@ def splat_case(host, rng, n, width, height, emax, hot_pixels=None):
     vel_life = np.zeros((n, 4), np.float32)
     vel_life[:, 3] = 1.0
     compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
-    compositor.splat_kernel = compositing.SPLAT  # the naive splat: overflow counts per particle add
+    compositor.splat_kernels = {"FULL": compositing.SPLAT}  # the naive splat: overflow counts per particle add
     return camera, system, compositor, pos_age, vel_life, s
 
 

@@ -100,7 +100,7 @@ def splat_against_reference(host, s, pos_age, vel_life, width, height, emax, ker
     system = simulation.ParticleSystem(host, s)
     upload_state(host, system, pos_age, vel_life)
     compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
-    compositor.splat_kernel = kernel
+    compositor.splat_kernels = {"FULL": kernel}
     compositor.splat(system, camera)
     hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
     ref_hi, ref_lo, ref_overflow = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
@@ -223,6 +223,5 @@ def test_kernel_body_is_byte_identical_in_both_hosts(kernel):
 
 
 def test_every_pipeline_kernel_is_declared_once():
-    names = [(k.name, k.defines) for k in ALL_KERNELS]
-    assert len(names) == len(set(names))
+    assert len(ALL_KERNELS) == len(set(ALL_KERNELS))  # layouts give variants: same file, other image formats
     assert all(isinstance(k, kernels.Kernel) and k.path.is_file() for k in ALL_KERNELS)

@@ -15,8 +15,9 @@ import numpy as np
 from . import raster
 from .depth import TILE, SceneDepth
 from .kernels import Constant, Image, Kernel, Sampler, Shared
+from .look import LOOK_SIZE, look_table
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
-from .simulation import STATE_READ, ParticleSystem
+from .simulation import LAYOUTS, ParticleSystem
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
 CHANNEL_MAX = np.array([(1 << 21) - 1, (1 << 22) - 1, (1 << 21) - 1], dtype=np.float64)
@@ -25,49 +26,63 @@ ACCUM_IMAGES = (
     Image("accum_hi", "R32UI", atomic=True),
     Image("accum_lo", "R32UI", atomic=True),
 )
-
 STATS = Image("stats", "R32UI", atomic=True)  # 2x1: overflow count, peak (see color_pack.glsl)
-
-SPLAT = Kernel(
-    "splat",
-    images=(*STATE_READ, *ACCUM_IMAGES, STATS),
-    constants=(
-        Constant("INT", "count"),
-        Constant("IVEC2", "target_size"),
-        Constant("MAT4", "view_proj"),
-        Constant("VEC4", "color_start"),  # rgb, w: emission strength
-        Constant("VEC4", "color_end"),  # rgb, w: world radius
-        Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
-    ),
-    includes=("common.glsl", "particle_look.glsl", "color_pack.glsl"),
+SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
+SPLAT_CONSTANTS = (
+    Constant("INT", "count"),
+    Constant("IVEC2", "target_size"),
+    Constant("MAT4", "view_proj"),
+    Constant("VEC4", "color_start"),  # rgb, w: emission strength
+    Constant("VEC4", "color_end"),  # rgb, w: world radius
+    Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
+    Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
+    Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
+    Constant("INT", "look_seed"),
 )
+
+
+def _splat_kernel(layout) -> Kernel:
+    return Kernel(
+        "splat",
+        images=(*layout.images("READ"), *ACCUM_IMAGES, STATS, Image("look", "RGBA32F", "READ")),
+        constants=SPLAT_CONSTANTS,
+        includes=SPLAT_INCLUDES,
+    )
+
+
+# The naive splat: one pair of returning atomics per particle.
+SPLAT_KERNELS = {name: _splat_kernel(layout) for name, layout in LAYOUTS.items()}
+SPLAT = SPLAT_KERNELS["FULL"]
 
 # The same splat with same-pixel adds summed per workgroup in shared memory first
 # (for clumps: one global add per distinct pixel and group); identical images.
-# The product default: on an H200 it cut the clumpy case from 0.51 to 0.38 ms and
+# The product default: on an H200 it cut a clumpy case from 0.51 to 0.38 ms and
 # cost 1-3% elsewhere (bench/results/nvidia-h200-2026-11-21-splat-run1.json).
 AGGREGATE_TABLE_BITS = 9
-SPLAT_AGGREGATE = Kernel(
-    "splat_aggregate",
-    images=SPLAT.images,
-    constants=SPLAT.constants,
-    shared=tuple(Shared("uint", name, 1 << AGGREGATE_TABLE_BITS) for name in ("table_key", "table_r", "table_g", "table_b")),
-    includes=SPLAT.includes,
-    defines=(("TABLE_BITS", f"{AGGREGATE_TABLE_BITS}u"), ("TABLE_SIZE", f"{1 << AGGREGATE_TABLE_BITS}u")),
-)
+SPLAT_AGGREGATE_KERNELS = {
+    name: dataclasses.replace(
+        kernel,
+        name="splat_aggregate",
+        shared=tuple(Shared("uint", table, 1 << AGGREGATE_TABLE_BITS)
+                     for table in ("table_key", "table_r", "table_g", "table_b")),
+        defines=(("TABLE_BITS", f"{AGGREGATE_TABLE_BITS}u"), ("TABLE_SIZE", f"{1 << AGGREGATE_TABLE_BITS}u")),
+    )
+    for name, kernel in SPLAT_KERNELS.items()
+}
+SPLAT_AGGREGATE = SPLAT_AGGREGATE_KERNELS["FULL"]
 
 
 @cache
 def splat_variant(base: Kernel, depth: bool = False, live: bool = False) -> Kernel:
-    """``base`` (SPLAT or SPLAT_AGGREGATE) testing the scene depth and/or reading only live slots.
+    """``base`` (a naive or aggregated splat) testing the scene depth and/or reading only live slots.
 
     Depth: the coarse tile range first, the full-resolution depth inside it.
     Live: through the compaction (compaction.py): only live slots, count on the GPU.
     """
     images, samplers, defines = list(base.images), list(base.samplers), list(base.defines)
     if depth:
-        images.append(Image("coarse_depth", "RGBA32F", "READ"))
-        samplers.append(Sampler("scene_depth"))
+        # Samplers, not images: with live slots the splat would pass Blender's 8 image bindings.
+        samplers += [Sampler("coarse_depth"), Sampler("scene_depth")]
         defines += [("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE))]
     if live:
         images += [Image("live_index", "R32UI", "READ"), Image("live_count", "R32UI", "READ")]
@@ -75,8 +90,10 @@ def splat_variant(base: Kernel, depth: bool = False, live: bool = False) -> Kern
     return dataclasses.replace(base, images=tuple(images), samplers=tuple(samplers), defines=tuple(defines))
 
 
-SPLAT_LIVE = splat_variant(SPLAT, live=True)
-SPLAT_VARIANTS = tuple(splat_variant(base, depth, live) for base in (SPLAT, SPLAT_AGGREGATE)
+SPLAT_LIVE_KERNELS = {name: splat_variant(kernel, live=True) for name, kernel in SPLAT_KERNELS.items()}
+SPLAT_LIVE = SPLAT_LIVE_KERNELS["FULL"]
+SPLAT_VARIANTS = tuple(splat_variant(base, depth, live)
+                       for kernels in (SPLAT_KERNELS, SPLAT_AGGREGATE_KERNELS) for base in kernels.values()
                        for depth in (False, True) for live in (False, True))
 
 RESOLVE = Kernel(
@@ -188,7 +205,8 @@ class Compositor:
         self.raster = host.texture("raster", width, height, "RGBA16F")
         self.stats = host.texture("stats", 2, 1, "R32UI")
         self.depth: SceneDepth | None = None
-        self.splat_kernel = SPLAT_AGGREGATE  # or SPLAT, the naive one (same images; see the benchmark)
+        # Splat kernel per state layout: aggregated (the product), or SPLAT_KERNELS, the naive one.
+        self.splat_kernels = SPLAT_AGGREGATE_KERNELS
         self._rasterized = False
 
     def use_depth(self, depth: SceneDepth | None) -> None:
@@ -205,17 +223,20 @@ class Compositor:
             if not self._rasterized:
                 self.host.clear(self.raster)
                 self._rasterized = True
-            raster.draw(self.host, system, camera, self.raster, self.depth.depth if self.depth else None)
+            raster.draw(self.host, system, camera, self.raster, self.depth.depth if self.depth else None,
+                        self._look(system))
 
     def splat(self, system: ParticleSystem, camera: Camera, live=None) -> None:
         """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones."""
         s = system.settings
         q = quantize_scale(self.emax)
-        kernel = splat_variant(self.splat_kernel, depth=self.depth is not None, live=live is not None)
+        look = self._look(system)
+        layout = system.layout.name
+        kernel = splat_variant(self.splat_kernels[layout], depth=self.depth is not None, live=live is not None)
         self.host.dispatch(
             kernel, system.groups,
             {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats,
-             **(self.depth.textures if self.depth else {}), **(live.textures if live else {})},
+             "look": look, **(self.depth.textures if self.depth else {}), **(live.textures if live else {})},
             {
                 "count": system.count,
                 "target_size": (self.width, self.height),
@@ -223,8 +244,15 @@ class Compositor:
                 "color_start": (*s.color_start, s.emission_strength),
                 "color_end": (*s.color_end, s.size),
                 "quantize": (*q, camera.pixels_per_unit),
+                "state_origin": (*system.origin, 0.0),
+                "look_random": (s.color_random, s.size_random, 0.0, 0.0),
+                "look_seed": s.seed,
             },
         )
+
+    def _look(self, system) -> object:
+        """The effect's look table as a texture (look.py)."""
+        return self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(system.settings, system.ramp))
 
     def resolve(self) -> None:
         """Float RGBA of the splat plus what was rasterized; clears the accumulation."""

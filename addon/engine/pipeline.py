@@ -19,10 +19,10 @@ from .compaction import COMPACTION_KERNELS
 from .compositing import RESOLVE, RESOLVE_PEAK, SPLAT_VARIANTS, Camera, Compositor
 from .depth import COARSE_DEPTH
 from .scan import SCAN_KERNELS
-from .simulation import INIT_PARTICLES, SIMULATE, ParticleSystem
+from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 
-ALL_KERNELS = (INIT_PARTICLES, SIMULATE, COARSE_DEPTH, *SPLAT_VARIANTS, RESOLVE, RESOLVE_PEAK, *SCAN_KERNELS,
-               *COMPACTION_KERNELS)
+ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS, RESOLVE,
+               RESOLVE_PEAK, *SCAN_KERNELS, *COMPACTION_KERNELS)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:

@@ -20,14 +20,14 @@ from .base import (
     compile_error,
 )
 
-_GLSL_FORMATS = {"RGBA32F": ("rgba32f", "image2D"), "R32F": ("r32f", "image2D"), "R32UI": ("r32ui", "uimage2D")}
+_GLSL_FORMATS = {"RGBA32F": ("rgba32f", "image2D"), "RGBA16F": ("rgba16f", "image2D"), "R32F": ("r32f", "image2D"), "R32UI": ("r32ui", "uimage2D")}
 _GLSL_ACCESS = {"READ": "readonly ", "WRITE": "writeonly ", "READ_WRITE": ""}
 _GLSL_TYPES = {
     "INT": "int", "FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4",
     "IVEC2": "ivec2", "IVEC3": "ivec3", "IVEC4": "ivec4", "MAT4": "mat4",
 }
 _SAMPLERS = {"FLOAT_2D": "sampler2D", "FLOAT_3D": "sampler3D"}
-_MODERNGL_DTYPES = {"RGBA32F": "f4", "R32F": "f4", "R32UI": "u4", "RGBA16F": "f2", "DEPTH32F": "f4"}
+_STORED = {"RGBA32F": "f4", "RGBA16F": "f2", "R32F": "f4", "R32UI": "u4", "DEPTH32F": "f4"}  # numpy dtype as stored
 _GLSL_VARYING_TYPES = {"FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4"}
 
 
@@ -72,6 +72,7 @@ class ModernGLHost(Host):
             raise NoGPUError(f"No OpenGL 4.3 context through EGL: {error}") from error
         self.max_texture_size = self.ctx.info["GL_MAX_TEXTURE_SIZE"]
         self.max_work_group_count = self.ctx.info["GL_MAX_COMPUTE_WORK_GROUP_COUNT"][0]
+        self.max_texture_3d_size = self.ctx.info["GL_MAX_3D_TEXTURE_SIZE"]
         self.device = self.ctx.info["GL_RENDERER"]
         self._programs = {}
         self._framebuffers = {}
@@ -82,22 +83,25 @@ class ModernGLHost(Host):
             native = self.ctx.depth_texture((width, height))
             native.compare_func = ""  # sampled as plain float depth, like Blender's
         else:
-            native = self.ctx.texture((width, height), CHANNELS[format], dtype=_MODERNGL_DTYPES[format])
+            native = self.ctx.texture((width, height), CHANNELS[format], dtype=_STORED[format])
         texture = Texture(name, width, height, format, native)
         if data is None:
             self.clear(texture)
         else:
-            self._write(texture, data)
+            native.write(np.ascontiguousarray(data, dtype=_STORED[format]).tobytes())
         return texture
 
-    def _write(self, texture, data):
-        texture.native.write(np.ascontiguousarray(data, dtype=_MODERNGL_DTYPES[texture.format]).tobytes())
+    def volume(self, name, data):
+        depth, height, width, _ = data.shape
+        native = self.ctx.texture3d((width, height, depth), 4, np.ascontiguousarray(data, dtype="f4").tobytes(), dtype="f4")
+        return Texture(name, width, height, "RGBA32F", native, depth)
 
     def clear(self, texture, value=0):
-        self._write(texture, np.full(texture.shape, value))
+        array = np.full(texture.shape, value, dtype=_STORED[texture.format])
+        texture.native.write(array.tobytes())
 
     def read(self, texture):
-        array = np.frombuffer(texture.native.read(), dtype=_MODERNGL_DTYPES[texture.format])
+        array = np.frombuffer(texture.native.read(), dtype=_STORED[texture.format])
         return array.reshape(texture.shape).astype(DTYPES[texture.format])
 
     def compile(self, kernel: Kernel):
