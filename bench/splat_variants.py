@@ -133,10 +133,11 @@ def measure(host, timer, device, case, n, width, height, system, camera, composi
         texture.native.release()
 
     target = host.ctx.framebuffer(color_attachments=[compositor.raster.native])
+    look = compositor.look_texture(system)
 
     def addon_points():
         target.clear(0.0, 0.0, 0.0, 0.0)
-        raster.draw(host, system, camera, compositor.raster, None)
+        raster.draw(host, system, camera, compositor.raster, None, look)
 
     variant("addon_gl_points", timer.together(addon_points), note="the add-on's GL_POINTS mode (point_mode)")
     target.release()

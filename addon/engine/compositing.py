@@ -224,13 +224,13 @@ class Compositor:
                 self.host.clear(self.raster)
                 self._rasterized = True
             raster.draw(self.host, system, camera, self.raster, self.depth.depth if self.depth else None,
-                        self._look(system))
+                        self.look_texture(system))
 
     def splat(self, system: ParticleSystem, camera: Camera, live=None) -> None:
         """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones."""
         s = system.settings
         q = quantize_scale(self.emax)
-        look = self._look(system)
+        look = self.look_texture(system)
         layout = system.layout.name
         kernel = splat_variant(self.splat_kernels[layout], depth=self.depth is not None, live=live is not None)
         self.host.dispatch(
@@ -250,7 +250,7 @@ class Compositor:
             },
         )
 
-    def _look(self, system) -> object:
+    def look_texture(self, system):
         """The effect's look table as a texture (look.py)."""
         return self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(system.settings, system.ramp))
 
