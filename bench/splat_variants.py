@@ -54,8 +54,8 @@ class Int64Path:
 
     def __init__(self, host, width, height):
         self.host, self.width, self.height = host, width, height
-        splat = Kernel("splat_int64", images=(*STATE_READ, compositing.STATS), constants=compositing.SPLAT.constants,
-                       includes=compositing.SPLAT.includes)
+        splat = Kernel("splat_int64", images=(*STATE_READ, compositing.STATS, Image("look", "RGBA32F", "READ")),
+                       constants=compositing.SPLAT.constants, includes=compositing.SPLAT.includes)
         resolve = Kernel("resolve_int64", images=(Image("frame", "RGBA32F", "WRITE"),),
                          constants=compositing.RESOLVE.constants[:2], local_size=(16, 16, 1),
                          includes=compositing.RESOLVE.includes)
@@ -66,16 +66,19 @@ class Int64Path:
         self.frame = host.texture("frame64", width, height, "RGBA32F")
         self.stats = host.texture("stats64", 2, 1, "R32UI")
 
-    def run(self, system, camera, emax):
+    def run(self, system, camera, emax, look):
         s = system.settings
         self.buffer.bind_to_storage_buffer(0)
         system.pos_age.native.bind_to_image(0, read=True, write=False)
         system.vel_life.native.bind_to_image(1, read=True, write=False)
         self.stats.native.bind_to_image(2, read=True, write=True)
+        look.native.bind_to_image(3, read=True, write=False)
         values = {"count": system.count, "target_size": (self.width, self.height),
                   "view_proj": tuple(np.asarray(camera.view_proj, np.float32).T.ravel().tolist()),
                   "color_start": (*s.color_start, s.emission_strength), "color_end": (*s.color_end, s.size),
-                  "quantize": (*compositing.quantize_scale(emax).tolist(), camera.pixels_per_unit)}
+                  "quantize": (*compositing.quantize_scale(emax).tolist(), camera.pixels_per_unit),
+                  "state_origin": (*system.origin, 0.0), "look_random": (s.color_random, s.size_random, 0.0, 0.0),
+                  "look_seed": s.seed}
         for name, value in values.items():
             if name in self.splat:
                 self.splat[name].value = value
@@ -156,7 +159,7 @@ def measure(host, timer, device, case, n, width, height, system, camera, composi
         except Exception as error:  # the driver's compiler refusing 64-bit atomics
             variant_note = "compile failed: " + " ".join(str(error).split())[-300:]
         else:
-            int64_ms = timer.together(lambda: path.run(system, camera, emax))
+            int64_ms = timer.together(lambda: path.run(system, camera, emax, look))
             same = bool(np.array_equal(host.read(path.frame), reference.resolve(ref_hi, ref_lo, emax)))
             variant("int64", int64_ms, exact=same, bound_ms=(bytes_total - 8 * width * height) / (bandwidth_gbps * 1e6),
                     note="one uint64 atomic per particle (storage buffer)")

@@ -13,6 +13,7 @@ void main()
   }
   ivec2 texel = particle_texel(index, width);
   vec4 pos_age_in = imageLoad(pos_age, texel);
+  pos_age_in.xyz += state_origin.xyz;
   float life = imageLoad(vel_life, texel).w;
   if (!particle_alive(pos_age_in, life)) {
     return;
@@ -23,8 +24,9 @@ void main()
   }
   precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
   ivec2 pixel = min(ivec2(screen), target_size - 1);
-  float radius_px = color_end.w * quantize.w / clip.w;
-  vec3 color = particle_color(pos_age_in.w / life, pixel_coverage(radius_px));
+  vec4 look_now = look_at(pos_age_in.w / life);
+  float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
+  vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
   vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
   uvec3 q = uvec3(scaled + 0.5);
   uint64_t add = uint64_t(q.r) | (uint64_t(q.g) << 21) | (uint64_t(q.b) << 43);
