@@ -29,7 +29,7 @@ from addon.engine.resources import resource_dir
 from addon.engine.settings import render_settings
 from addon.engine.simulation import STATE_READ
 from addon.hosts.moderngl import declarations
-from bench import common
+from bench import cases, common
 
 BENCH_SHADERS = Path(__file__).resolve().parent / "shaders"
 
@@ -180,3 +180,18 @@ def psnr_records(device, case, n, width, height, pos_age, vel_life, camera, s):
                           emax=peak * factor,
                           psnr_db=reference.quantization_psnr(pixel, color, width, height, peak * factor))
             for factor in (1.01, 2, 8, 64, 1024)]
+
+
+def main() -> None:
+    """``python3 -m bench.splat_variants``: the PSNR rows of gpu_splat's main normal case on the CPU."""
+    n, width, height = 2_000_000, 3296, 1776
+    rng = np.random.default_rng(20261121)
+    camera = cases.ortho_camera(width, height)
+    pos_age, vel_life = cases.state(cases.positions("normal", n, width, height, rng), rng)
+    records = psnr_records("cpu (numpy reference)", "normal", n, width, height, pos_age, vel_life, camera,
+                           cases.settings(n))
+    common.finish(records, "cpu-reference")
+
+
+if __name__ == "__main__":
+    main()
