@@ -210,3 +210,25 @@ def test_quantization_psnr_falls_as_emax_grows(rng):
     assert values[0] > 120
     assert values[0] > values[1] > values[2]
     assert values[1] - values[2] == pytest.approx(20 * np.log10(16), abs=2.0)
+
+
+@pytest.mark.parametrize("kernel", [compositing.SPLAT, compositing.SPLAT_AGGREGATE])
+def test_pixel_edges_and_frustum_planes_match_reference(host, kernel):
+    """Particles exactly on pixel edges, on the frustum's side and far planes, and just outside them."""
+    width, height = 24, 16
+    xs = np.array([0.0, 1.0, 7.0, 12.0, 23.0, 24.0, -1e-4, 24.0001, 5.5, 5.5, 5.5, 5.5], np.float32)
+    ys = np.array([0.0, 16.0, 3.0, 8.0, 15.0, 0.0, 4.0, 4.0, 0.0, 16.0, 7.0, 7.0], np.float32)
+    zs = np.array([0.0, 0.0, 10.0, -10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 10.001, 0.0], np.float32)
+    n = len(xs)
+    camera, system, compositor, pos_age, vel_life, s = splat_case(host, np.random.default_rng(0), n, width, height, 8.0)
+    compositor.splat_kernels = {"FULL": kernel}
+    pos_age[:, 0], pos_age[:, 1], pos_age[:, 2] = xs, ys, zs
+    upload_state(host, system, pos_age, vel_life)
+    compositor.splat(system, camera)
+    hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+    ref_hi, ref_lo, _ = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, 8.0, camera.pixels_per_unit)
+    np.testing.assert_array_equal(hi, ref_hi)
+    np.testing.assert_array_equal(lo, ref_lo)
+    assert ref_hi[0, 0] and ref_hi[15, 23] and ref_hi[0, 23], "edges and planes are inside, clamped to the last pixel"
+    assert not ref_hi[4].any(), "just outside the left and right planes is culled"
+    assert ref_hi[7, 5] and np.count_nonzero(ref_hi) == 9, "beyond the far plane is culled"
