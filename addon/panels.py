@@ -22,9 +22,10 @@ SECTIONS = (
     ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
                 "turbulence_speed", "substeps", "state_layout")),
     ("Collision", ()),
-    ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random")),
+    ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
+              "particle_type", "stretch")),
     ("Sorting", ()),
-    ("Render & Bake", ("emax", "cache_memory")),
+    ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "point_mode", "cache_memory")),
 )
 assert {f.name for f in EFFECT_FIELDS + RENDER_FIELDS} == {name for _, names in SECTIONS for name in names}, \
     "every field has a section"

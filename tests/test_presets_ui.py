@@ -41,7 +41,7 @@ def test_every_preset_bakes_a_distinct_frame(scene):
         renderer = SceneRenderer(scene, 48, 27)
         frames[name] = renderer.render(3)
         assert frames[name][..., :3].max() > 0.01, f"{name} shows particles"
-        assert renderer.overflow == 0, name
+        assert renderer.frame_stats.overflow == 0, name
     names = list(frames)
     for i, a in enumerate(names):
         for b in names[i + 1:]:

@@ -67,7 +67,7 @@ def test_particles_appear_where_they_project(scene, overlay):
     assert len(expected) > 20
     assert lit == expected
     assert overlay.stats.frame == 4 and overlay.stats.alive == len(live_positions(overlay))
-    assert set(overlay.stats.stage_ms) == {"simulate", "splat", "resolve"}
+    assert set(overlay.stats.stage_ms) == {"simulate", "depth", "splat", "resolve"}
 
 
 def test_hidden_overlay_draws_nothing(scene, overlay):
@@ -132,11 +132,42 @@ def test_two_effects_on_two_objects_are_both_drawn(scene, overlay):
     assert overlay.stats.slots == 4000
 
 
-def test_depth_occlusion_needs_the_compositor_depth_path(scene, overlay):
-    from addon.engine import compositing
+def add_cube(scene, location, size):
+    import bmesh
 
-    if not hasattr(compositing, "DEPTH_TEST"):
-        pytest.skip("scene depth arrives with the compositor issue (#4); the overlay then passes viewport depth")
+    mesh = bpy.data.meshes.new("Cube")
+    shape = bmesh.new()
+    bmesh.ops.create_cube(shape, size=size)
+    shape.to_mesh(mesh)
+    cube = bpy.data.objects.new("Cube", mesh)
+    cube.location = location
+    scene.collection.objects.link(cube)
+    return cube
+
+
+def lit_pixels(pixels):
+    return {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels[..., :3].max(axis=-1) > 1e-6))}
+
+
+def test_particles_behind_a_cube_are_hidden(scene, overlay):
+    """Occlusion against the scene's meshes, drawn from the view's own matrices."""
+    add_effect(count=4000, emission_strength=4.0)
+    scene.frame_set(4)
+    add_cube(scene, (0.0, -3.0, 1.0), 1.2)  # between the camera (y = -12) and the emitter
+    bpy.context.view_layer.update()
+    view_proj = camera_of(scene, W, H).view_proj
+    occluded = lit_pixels(draw_offscreen(scene, view_proj))
+    scene.gpu_particles.occlusion = "NONE"
+    everything = lit_pixels(draw_offscreen(scene, view_proj))
+    corners = np.array([(x, y, z) for x in (-0.6, 0.6) for y in (-3.6, -2.4) for z in (0.4, 1.6)])
+    cube_pixels = projected_pixels(view_proj, corners, W, H)
+    xs, ys = [p[0] for p in cube_pixels], [p[1] for p in cube_pixels]
+    inside = {(x, y) for x in range(min(xs), max(xs) + 1) for y in range(min(ys), max(ys) + 1)}
+    hidden = everything - occluded
+    assert len(hidden) > 20, "particles behind the cube disappear"
+    assert hidden <= inside, "only where the cube is"
+    assert occluded - inside == everything - inside, "everything else is untouched"
+    assert not occluded - everything
 
 
 

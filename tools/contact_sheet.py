@@ -39,7 +39,7 @@ def render_tile(name: str, size=TILE):
             add_preset_effect(scene, name, preset)
             renderer = SceneRenderer(scene, *size)
             pixels = renderer.render(poster)
-            print(f"contact sheet: {name} frame {poster}, {renderer.overflow} Emax overflows")
+            print(f"contact sheet: {name} frame {poster}, {renderer.frame_stats.overflow} Emax overflows")
             return preset.label, pixels
         finally:
             addon.unregister()

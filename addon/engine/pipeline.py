@@ -4,8 +4,10 @@ Reads like the algorithm::
 
     system.reset()                          # init_particles       (simulation.py)
     system.step(dt, emitter_prev, cur)      # simulate x substeps, compact live slots (simulation.py)
-    compositor.splat(system, camera, live)  # splat over live slots, per effect (compositing.py)
+    depth.build_coarse()                    # coarse_depth, after the mesh pre-pass (depth.py)
+    compositor.add(system, camera, live)    # splat over live slots, or raster, per effect (compositing.py, raster.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
+    compositor.take_stats()                 # overflows, peak -> auto Emax
 
 Everything talks to a :class:`addon.hosts.base.Host`, so the same recording
 runs in Blender and, for benchmarks, under moderngl on a real GPU.
@@ -14,12 +16,13 @@ runs in Blender and, for benchmarks, under moderngl on a real GPU.
 from __future__ import annotations
 
 from .compaction import COMPACTION_KERNELS
-from .compositing import RESOLVE, SPLAT_KERNELS, SPLAT_LIVE_KERNELS, Camera, Compositor
+from .compositing import RESOLVE, RESOLVE_PEAK, SPLAT_VARIANTS, Camera, Compositor
+from .depth import COARSE_DEPTH
 from .scan import SCAN_KERNELS
 from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 
-ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), *SPLAT_KERNELS.values(),
-               *SPLAT_LIVE_KERNELS.values(), RESOLVE, *SCAN_KERNELS, *COMPACTION_KERNELS)
+ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS, RESOLVE,
+               RESOLVE_PEAK, *SCAN_KERNELS, *COMPACTION_KERNELS)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
@@ -29,8 +32,8 @@ def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cu
 
 
 def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera):
-    """Splat every effect into the shared target, resolve, and return the float frame."""
+    """Composite every effect into the shared target, resolve, and return the float frame."""
     for system in systems:
-        compositor.splat(system, camera, live=system.live)
+        compositor.add(system, camera, live=system.live)
     compositor.resolve()
     return compositor.read_frame()

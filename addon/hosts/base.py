@@ -10,9 +10,9 @@ import numpy as np
 
 from ..engine.kernels import Kernel
 
-CHANNELS = {"RGBA32F": 4, "RGBA16F": 4, "R32F": 1, "R32UI": 1}
+CHANNELS = {"RGBA32F": 4, "RGBA16F": 4, "R32F": 1, "R32UI": 1, "DEPTH32F": 1}
 # What read() returns and texture(data=) takes; RGBA16F is stored as halves but moves as float32.
-DTYPES = {"RGBA32F": np.float32, "RGBA16F": np.float32, "R32F": np.float32, "R32UI": np.uint32}
+DTYPES = {"RGBA32F": np.float32, "RGBA16F": np.float32, "R32F": np.float32, "R32UI": np.uint32, "DEPTH32F": np.float32}
 # OpenGL 4.3 (what Blender requires) guarantees 3D textures of at least this many texels a side.
 MIN_MAX_3D_TEXTURE_SIZE = 2048
 
@@ -72,6 +72,15 @@ class Host:
         raise NotImplementedError
 
     def dispatch(self, kernel: Kernel, groups: tuple[int, int, int], textures: dict[str, Texture], constants: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def draw(self, raster, primitive: str, vertices: int, instances: int, target: Texture, depth: Texture | None,
+             textures: dict[str, Texture], constants: dict[str, Any]) -> None:
+        """Rasterize ``vertices`` x ``instances`` attribute-less vertices additively into ``target``.
+
+        ``primitive`` is 'POINTS' or 'TRIS'; with ``depth`` the fragments are
+        depth-tested (LESS_EQUAL, no writes) against that scene depth.
+        """
         raise NotImplementedError
 
     def finish(self) -> None:

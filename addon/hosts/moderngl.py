@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.kernels import Kernel
+from ..engine.kernels import Kernel, Raster
 from .base import (
     CHANNELS,
     DTYPES,
@@ -27,14 +27,16 @@ _GLSL_TYPES = {
     "IVEC2": "ivec2", "IVEC3": "ivec3", "IVEC4": "ivec4", "MAT4": "mat4",
 }
 _SAMPLERS = {"FLOAT_2D": "sampler2D", "FLOAT_3D": "sampler3D"}
-_STORED = {"RGBA32F": "f4", "RGBA16F": "f2", "R32F": "f4", "R32UI": "u4"}  # numpy dtype as the texture stores it
+_STORED = {"RGBA32F": "f4", "RGBA16F": "f2", "R32F": "f4", "R32UI": "u4", "DEPTH32F": "f4"}  # numpy dtype as stored
+_GLSL_VARYING_TYPES = {"FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4"}
 
 
 def declarations(kernel: Kernel) -> str:
     """What Blender's create-info generates, spelled out for a plain GL program."""
     lines = ["#version 430"]
     lines += [f"#define {name} {value}" for name, value in kernel.defines]
-    lines.append("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;".format(*kernel.local_size))
+    if not isinstance(kernel, Raster):
+        lines.append("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;".format(*kernel.local_size))
     for slot, image in enumerate(kernel.images):
         layout, glsl_type = _GLSL_FORMATS[image.format]
         lines.append(f"layout(binding = {slot}, {layout}) uniform {_GLSL_ACCESS[image.access]}{glsl_type} {image.name};")
@@ -43,6 +45,17 @@ def declarations(kernel: Kernel) -> str:
     lines += [f"uniform {_GLSL_TYPES[c.type]} {c.name};" for c in kernel.constants]
     lines += [f"shared {s.type} {s.name}[{s.size}];" for s in kernel.shared]
     return "\n".join(lines) + "\n"
+
+
+def stage_declarations(raster: Raster, stage: str) -> str:
+    """The declarations of one raster stage: Blender's stage define and interface, spelled out."""
+    direction = "out" if stage == "VERTEX" else "in"
+    lines = [f"#define GPU_{stage}_SHADER"]
+    lines += [f"{direction} {_GLSL_VARYING_TYPES[t]} {name};" for t, name in raster.varyings]
+    if stage == "FRAGMENT":
+        lines.append("layout(location = 0) out vec4 out_color;")
+    header = declarations(raster)
+    return header + "\n".join(lines) + "\n"
 
 
 class ModernGLHost(Host):
@@ -62,9 +75,15 @@ class ModernGLHost(Host):
         self.max_texture_3d_size = self.ctx.info["GL_MAX_3D_TEXTURE_SIZE"]
         self.device = self.ctx.info["GL_RENDERER"]
         self._programs = {}
+        self._framebuffers = {}
+        self._vertex_arrays = {}
 
     def texture(self, name, width, height, format, data=None):
-        native = self.ctx.texture((width, height), CHANNELS[format], dtype=_STORED[format])
+        if format == "DEPTH32F":
+            native = self.ctx.depth_texture((width, height))
+            native.compare_func = ""  # sampled as plain float depth, like Blender's
+        else:
+            native = self.ctx.texture((width, height), CHANNELS[format], dtype=_STORED[format])
         texture = Texture(name, width, height, format, native)
         if data is None:
             self.clear(texture)
@@ -88,15 +107,48 @@ class ModernGLHost(Host):
     def compile(self, kernel: Kernel):
         program = self._programs.get(kernel)
         if program is None:
-            header = declarations(kernel)
+            if isinstance(kernel, Raster):
+                vertex, fragment = (stage_declarations(kernel, stage) for stage in ("VERTEX", "FRAGMENT"))
+                header = vertex
+                build = lambda: self.ctx.program(vertex_shader=vertex + kernel.body(),  # noqa: E731
+                                                 fragment_shader=fragment + kernel.body())
+            else:
+                header = declarations(kernel)
+                build = lambda: self.ctx.compute_shader(header + kernel.body())  # noqa: E731
             try:
-                program = self.ctx.compute_shader(header + kernel.body())
+                program = build()
             except Exception as error:
                 raise compile_error(kernel, str(error), body_line_offset=header.count("\n")) from None
             self._programs[kernel] = program
         return program
 
     def dispatch(self, kernel, groups, textures, constants):
+        program = self._bind(kernel, textures, constants)
+        program.run(*groups)
+        self.ctx.memory_barrier()
+
+    def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants):
+        import moderngl
+
+        program = self._bind(raster, textures, constants)
+        key = (target.native.glo, depth.native.glo if depth is not None else 0)
+        if key not in self._framebuffers:
+            self._framebuffers[key] = self.ctx.framebuffer(
+                color_attachments=[target.native], depth_attachment=depth.native if depth is not None else None
+            )
+        if raster not in self._vertex_arrays:
+            self._vertex_arrays[raster] = self.ctx.vertex_array(program, [])
+        framebuffer = self._framebuffers[key]
+        framebuffer.use()
+        self.ctx.enable_only(moderngl.BLEND | (moderngl.DEPTH_TEST if depth is not None else 0))
+        self.ctx.blend_func = moderngl.ONE, moderngl.ONE
+        self.ctx.depth_func = "<="
+        framebuffer.depth_mask = False
+        mode = moderngl.POINTS if primitive == "POINTS" else moderngl.TRIANGLES
+        self._vertex_arrays[raster].render(mode, vertices=vertices, instances=instances)
+        self.ctx.memory_barrier()
+
+    def _bind(self, kernel, textures, constants):
         check_bindings(kernel, textures, constants)
         program = self.compile(kernel)
         for slot, image in enumerate(kernel.images):
@@ -116,8 +168,7 @@ class ModernGLHost(Host):
             elif constant.type.startswith("VEC"):
                 value = tuple(float(v) for v in value)
             program[constant.name].value = value
-        program.run(*groups)
-        self.ctx.memory_barrier()
+        return program
 
     def finish(self):
         self.ctx.finish()
