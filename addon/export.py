@@ -1,8 +1,8 @@
 """The scene's particles as Blender PointCloud objects, so Cycles and EEVEE render them.
 
-Points carry ``position`` (world space), ``radius`` (the effect's size) and a
-``Color`` attribute (the color over life times emission strength, linear HDR,
-as the splat computes it); a shared material emits that color.
+Points carry ``position`` (world space), ``radius`` (the effect's size over
+life) and a ``Color`` attribute (the color over life times emission strength,
+linear HDR, as the splat computes it); a shared material emits that color.
 """
 
 from __future__ import annotations
@@ -10,6 +10,8 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
+from .engine.look import look_table
+from .engine.reference.compositing import look_at, variation
 from .render import SceneRenderer
 
 MATERIAL_NAME = "GPU Particles Emission"
@@ -18,17 +20,23 @@ CACHE_COLLECTION = "GPU Particles Cache"
 
 
 def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(positions (n, 3), radii (n,), RGBA colors (n, 4)) of one system's live particles."""
+    """(positions (n, 3), radii (n,), RGBA colors (n, 4)) of one system's live particles.
+
+    Color and radius follow the splat's look (color ramp or start to end, size
+    over life, per-particle randomness), computed as its numpy reference does;
+    the color is not scaled by pixel coverage (the renderer sees the radius).
+    """
     pos_age, vel_life = system.read_state()
     age, life = pos_age[:, 3], vel_life[:, 3]
     with np.errstate(invalid="ignore"):
         live = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
     s = system.settings
-    t = (age[live] / life[live])[:, None]
-    start, end = np.asarray(s.color_start, np.float32), np.asarray(s.color_end, np.float32)
-    rgb = (start + (end - start) * t) * np.float32(s.emission_strength)
-    colors = np.concatenate([rgb, np.ones((len(rgb), 1), np.float32)], axis=1)
-    return pos_age[live, :3], np.full(int(live.sum()), s.size, np.float32), colors
+    index = np.flatnonzero(live)
+    look = look_at(look_table(s, system.ramp), (age[live] / life[live]).astype(np.float32))
+    brightness = variation(index, s.color_random, s.seed, 11) * np.float32(s.emission_strength)
+    colors = np.concatenate([look[:, :3] * brightness[:, None], np.ones((len(index), 1), np.float32)], axis=1)
+    radii = np.float32(s.size) * look[:, 3] * variation(index, s.size_random, s.seed, 12)
+    return pos_age[live, :3], radii.astype(np.float32), colors.astype(np.float32)
 
 
 def emission_material():
@@ -72,6 +80,7 @@ def export_frame(scene, name: str = "GPU Particles"):
     frame = scene.frame_current
     renderer = SceneRenderer(scene, 1, 1)
     renderer.advance_to(frame)
+    renderer.update_ramps()
     return pointcloud_object(f"{name} {frame:04d}", _scene_points(renderer), scene.collection)
 
 
@@ -84,6 +93,7 @@ def export_range(scene, name: str = "GPU Particles"):
     objects = []
     for frame in range(scene.frame_start, scene.frame_end + 1, scene.frame_step):
         renderer.advance_to(frame)
+        renderer.update_ramps()
         obj = pointcloud_object(f"{name} {frame:04d}", _scene_points(renderer), collection)
         for shown, at in ((False, frame - 1), (True, frame), (False, frame + 1)):
             obj.hide_render = obj.hide_viewport = not shown

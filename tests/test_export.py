@@ -90,3 +90,23 @@ def test_cycles_renders_the_exported_points(scene, tmp_path):
     bpy.ops.render.render(write_still=True)
     empty = np.array(bpy.data.images.load(str(tmp_path / "cycles.png"), check_existing=False).pixels[:])
     assert empty.reshape(18, 32, -1)[..., :3].max() < 0.05, "and nothing else in the scene does"
+
+
+def test_export_follows_the_look_over_life_and_randomness(scene):
+    """Radius and color per point as the splat's look gives them (size_end, color and size randomness)."""
+    from addon.engine.look import look_table
+    from addon.engine.reference.compositing import look_at, variation
+
+    add_effect(count=3000, size=0.02, size_end=0.25, color_random=0.6, size_random=0.5, emission_strength=3.0)
+    scene.frame_set(4)
+    bpy.ops.gpu_particles.export_pointcloud()
+    cloud = bpy.data.objects["GPU Particles 0004"].data
+    (settings, pos_age, vel_life, _), = simulated_state(scene, 4)
+    live = np.flatnonzero((pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3]))
+    look = look_at(look_table(settings), pos_age[live, 3] / vel_life[live, 3])
+    radii = attribute(cloud, "radius", "value", 1)
+    np.testing.assert_allclose(radii, 0.02 * look[:, 3] * variation(live, 0.5, settings.seed, 12), rtol=1e-5)
+    assert radii.min() < 0.02 * 0.6 and radii.max() <= 0.02
+    colors = attribute(cloud, COLOR_ATTRIBUTE, "color", 4)[:, :3]
+    expected = look[:, :3] * (3.0 * variation(live, 0.6, settings.seed, 11))[:, None]
+    np.testing.assert_allclose(colors, expected, rtol=1e-5)
