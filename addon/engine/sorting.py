@@ -1,0 +1,255 @@
+"""Sorting particles on the GPU: incremental odd-even merge passes, a full sort, keys, sortedness.
+
+Keys (``shaders/sort_key.glsl``) are ordered uints whose ascending order is the
+order wanted: view depth far to near for back-to-front alpha blending, or the
+grid cell in depth-slice order for cache-coherent volume lookups.  Particles
+that do not show, and NaN keys, sort last.
+
+Two ways to sort, both over the same schedules (``sort_schedule.py``):
+
+* direct: the compare-and-swap moves the particle state texels themselves
+  (32 bytes a particle), keyed on the fly; the simulation then reads sorted
+  state with no indirection;
+* key-index: the passes move (key, index) pairs in two R32UI images shaped
+  like the state (8 bytes a particle); keys are refreshed through the indices
+  every frame and drawing reads state through them.
+
+The full sort is an all-ascending bitonic sort of key-index pairs whose
+strides below one workgroup's block run in shared memory (one dispatch per
+merge), followed, for a sorted state, by one gather dispatch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .kernels import Constant, Image, Kernel, Shared
+from .simulation import STATE_IMAGES, STATE_READ
+from .sort_schedule import SortStep, bitonic_passes, comparator_slots, odd_even_merge_passes
+
+KEY_DEPTH, KEY_GRID = 0, 1
+NETWORK_ODD_EVEN_MERGE, NETWORK_BITONIC = 0, 1
+LOCAL_SIZE = 512  # invocations per local-sort workgroup; each block holds 2 * LOCAL_SIZE pairs
+BLOCK = 2 * LOCAL_SIZE
+KENDALL_SAMPLES = 1 << 16
+MAX_GROUPS_X = 32768  # below the 65535 workgroups per dimension every GPU allows
+
+KEY_CONSTANTS = (Constant("INT", "key_mode"), Constant("VEC4", "key_axis"), Constant("VEC4", "key_grid"))
+PASS_CONSTANTS = (Constant("INT", "count"), Constant("INT", "slots"), Constant("INT", "network"),
+                  Constant("INT", "pass_a"), Constant("INT", "pass_b"))
+PAIRS = (Image("keys", "R32UI"), Image("indices", "R32UI"))
+
+SORT_KEYS = Kernel(
+    "sort_keys",
+    images=(*STATE_READ, *PAIRS),
+    constants=(Constant("INT", "count"), Constant("INT", "reset_indices"), *KEY_CONSTANTS),
+    includes=("common.glsl", "sort_key.glsl"),
+)
+SORT_PASS_KEY_INDEX = Kernel("sort_network", images=PAIRS, constants=PASS_CONSTANTS)
+SORT_PASS_DIRECT = Kernel(
+    "sort_network",
+    images=STATE_IMAGES,
+    constants=(*PASS_CONSTANTS, *KEY_CONSTANTS),
+    includes=("common.glsl", "sort_key.glsl"),
+    defines=(("SORT_DIRECT", "1"),),
+)
+SORT_LOCAL = Kernel(
+    "sort_local",
+    images=PAIRS,
+    constants=(Constant("INT", "count"), Constant("INT", "merge_size")),
+    shared=(Shared("uint", "s_keys", BLOCK), Shared("uint", "s_indices", BLOCK)),
+    local_size=(LOCAL_SIZE, 1, 1),
+)
+SORT_GATHER = Kernel(
+    "sort_gather",
+    images=(Image("indices", "R32UI", "READ"), *STATE_READ,
+            Image("sorted_pos_age", "RGBA32F", "WRITE"), Image("sorted_vel_life", "RGBA32F", "WRITE")),
+    constants=(Constant("INT", "count"),),
+)
+SORTEDNESS = Kernel(
+    "sortedness",
+    images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", atomic=True)),
+    constants=(Constant("INT", "count"), Constant("INT", "samples"), Constant("INT", "seed")),
+    shared=(Shared("uint", "s_counts", 3),),
+    includes=("common.glsl", "random.glsl"),
+)
+SORT_KERNELS = (SORT_KEYS, SORT_PASS_KEY_INDEX, SORT_PASS_DIRECT, SORT_LOCAL, SORT_GATHER, SORTEDNESS)
+
+
+@dataclass(frozen=True)
+class SortKey:
+    """What a key means: the mode and its parameters as the kernels take them."""
+
+    mode: int
+    axis: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    grid: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
+
+    @classmethod
+    def view_depth(cls, view: np.ndarray) -> SortKey:
+        """Back to front for a world-to-view matrix (the camera looks down -z)."""
+        return cls(KEY_DEPTH, axis=tuple(float(v) for v in np.asarray(view, dtype=np.float64)[2]))
+
+    @classmethod
+    def grid_cell(cls, origin, cell_size: float) -> SortKey:
+        if not cell_size > 0:
+            raise ValueError(f"grid cell size must be positive, not {cell_size}")
+        return cls(KEY_GRID, grid=(*(float(v) for v in origin), float(cell_size)))
+
+    def constants(self) -> dict:
+        return {"key_mode": self.mode, "key_axis": self.axis, "key_grid": self.grid}
+
+
+def linear_groups(invocations: int, local_size: int = 256) -> tuple[int, int, int]:
+    """A 2D grid of workgroups covering a 1D range (the kernels flatten y * x)."""
+    groups = max(1, -(-invocations // local_size))
+    x = min(groups, MAX_GROUPS_X)
+    return (x, -(-groups // x), 1)
+
+
+class KeyIndexPairs:
+    """(key, index) pairs in two R32UI images shaped like a system's state images."""
+
+    def __init__(self, host, width: int, rows: int, count: int):
+        self.host = host
+        self.count = count
+        self.keys = host.texture("sort_keys", width, rows, "R32UI")
+        self.indices = host.texture("sort_indices", width, rows, "R32UI")
+        self.counts = host.texture("sort_counts", 4, 1, "R32UI")
+
+    @property
+    def textures(self) -> dict:
+        return {"keys": self.keys, "indices": self.indices}
+
+    def refresh_keys(self, system, key: SortKey, reset_indices: bool) -> None:
+        """Keys of the particles the indices point at (or of slot i, starting over)."""
+        self.host.dispatch(
+            SORT_KEYS, linear_groups(self.count),
+            {**system.textures, **self.textures},
+            {"count": self.count, "reset_indices": int(reset_indices), **key.constants()},
+        )
+
+    def odd_even_passes(self, passes) -> None:
+        for p, k in passes:
+            self.network_pass(SORT_PASS_KEY_INDEX, self.textures, NETWORK_ODD_EVEN_MERGE, p, k, {})
+
+    def network_pass(self, kernel, textures, network, a, b, extra) -> None:
+        slots = comparator_slots(self.count, a, b) if network == NETWORK_ODD_EVEN_MERGE else (1 << (self.count - 1).bit_length()) // 2
+        self.host.dispatch(
+            kernel, linear_groups(slots), textures,
+            {"count": self.count, "slots": slots, "network": network, "pass_a": a, "pass_b": b, **extra},
+        )
+
+    def full_sort(self) -> None:
+        """Exact ascending sort: blocks in shared memory, then each longer merge's
+        long strides as global passes and its short ones in shared memory."""
+        if self.count < 2:
+            return
+        blocks = linear_groups(self.count, BLOCK)
+        self.host.dispatch(SORT_LOCAL, blocks, self.textures, {"count": self.count, "merge_size": 0})
+        for size, stride in bitonic_passes(self.count):
+            if size <= BLOCK:
+                continue
+            if stride >= BLOCK:
+                self.network_pass(SORT_PASS_KEY_INDEX, self.textures, NETWORK_BITONIC, size, stride, {})
+            elif stride == BLOCK // 2:
+                self.host.dispatch(SORT_LOCAL, blocks, self.textures, {"count": self.count, "merge_size": size})
+
+    def sortedness(self, samples: int = KENDALL_SAMPLES, seed: int = 0) -> tuple[float, float]:
+        """(fraction of adjacent pairs in order, sampled Kendall tau) of the keys."""
+        if self.count < 2:
+            return 1.0, 1.0
+        self.host.clear(self.counts)
+        self.host.dispatch(
+            SORTEDNESS, linear_groups(max(self.count - 1, samples)),
+            {"keys": self.keys, "counts": self.counts},
+            {"count": self.count, "samples": samples, "seed": seed},
+        )
+        adjacent, concordant, discordant, _ = (int(v) for v in self.host.read(self.counts)[0])
+        pairs = concordant + discordant
+        return adjacent / (self.count - 1), (concordant - discordant) / pairs if pairs else 1.0
+
+
+class ParticleSorter:
+    """One effect's sort, kept across frames.
+
+    ``method`` 'DIRECT' reorders the state itself; 'KEY_INDEX' keeps the state
+    in place and ``indices`` holds the drawing order.
+    """
+
+    def __init__(self, system, method: str = "DIRECT"):
+        if method not in ("DIRECT", "KEY_INDEX"):
+            raise ValueError(f"sort method must be DIRECT or KEY_INDEX, not {method!r}")
+        self.system = system
+        self.host = system.host
+        self.method = method
+        width, rows = system.pos_age.width, system.pos_age.height
+        self.pairs = KeyIndexPairs(self.host, width, rows, system.count)
+        self.step = SortStep(system.count)
+        self._spare = None
+        self._fresh = True  # the indices are not a permutation yet
+
+    @property
+    def indices(self):
+        """The drawing order for key-index sorting (None when the state itself is sorted)."""
+        return self.pairs.indices if self.method == "KEY_INDEX" else None
+
+    def reset(self) -> None:
+        """Forget the order (the system was reset): the schedule starts over."""
+        self.step.reset()
+        self._fresh = True
+
+    def incremental(self, key: SortKey, passes: int) -> None:
+        """The next ``passes`` passes of the odd-even merge sort, resumed where the last frame stopped."""
+        schedule = self.step.take(passes)
+        if self.method == "KEY_INDEX":
+            self.pairs.refresh_keys(self.system, key, reset_indices=self._fresh)
+            self._fresh = False
+            self.pairs.odd_even_passes(schedule)
+            return
+        for p, k in schedule:
+            self.pairs.network_pass(SORT_PASS_DIRECT, self.system.textures, NETWORK_ODD_EVEN_MERGE, p, k,
+                                     key.constants())
+
+    def full(self, key: SortKey) -> None:
+        """Exact sort now (bake, camera cut); the incremental schedule starts over."""
+        self.pairs.refresh_keys(self.system, key, reset_indices=self._fresh or self.method == "DIRECT")
+        self._fresh = False
+        self.pairs.full_sort()
+        self.step.reset()
+        if self.method == "DIRECT":
+            self._gather()
+
+    def _gather(self) -> None:
+        """Reorder the state by the sorted indices into the spare state images, then swap."""
+        system = self.system
+        if self._spare is None:
+            w, h = system.pos_age.width, system.pos_age.height
+            self._spare = (self.host.texture("pos_age", w, h, "RGBA32F"), self.host.texture("vel_life", w, h, "RGBA32F"))
+        sorted_pos_age, sorted_vel_life = self._spare
+        self.host.dispatch(
+            SORT_GATHER, system.groups,
+            {"indices": self.pairs.indices, **system.textures,
+             "sorted_pos_age": sorted_pos_age, "sorted_vel_life": sorted_vel_life},
+            {"count": system.count},
+        )
+        self._spare = (system.pos_age, system.vel_life)
+        system.pos_age, system.vel_life = sorted_pos_age, sorted_vel_life
+
+    def sortedness(self, key: SortKey) -> tuple[float, float]:
+        """(adjacent pairs in order, sampled Kendall tau) of the current drawing order."""
+        reset = self.method == "DIRECT" or self._fresh
+        self.pairs.refresh_keys(self.system, key, reset_indices=reset)
+        self._fresh = False
+        return self.pairs.sortedness(seed=self.system.step_index)
+
+
+def full_sort_passes(count: int) -> int:
+    """Dispatches of the full sort (for the benchmark's table)."""
+    if count < 2:
+        return 0
+    return 1 + sum(1 for size, stride in bitonic_passes(count) if size > BLOCK and stride >= BLOCK // 2)
+
+
+__all__ = ["ParticleSorter", "KeyIndexPairs", "SortKey", "odd_even_merge_passes"]

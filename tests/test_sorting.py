@@ -1,0 +1,183 @@
+"""GPU sorting through bpy + gpu.init(), diffed against numpy and the pass schedules."""
+
+import numpy as np
+import pytest
+
+from addon.engine import simulation
+from addon.engine import sort_schedule as ss
+from addon.engine.reference import sorting as ref
+from addon.engine.settings import effect_settings
+from addon.engine.sorting import KENDALL_SAMPLES, KeyIndexPairs, ParticleSorter, SortKey
+
+DEPTH = SortKey.view_depth(np.identity(4))  # key = ordered(z): exact on every GPU
+
+
+def key_cases(rng, count):
+    return {
+        "random": rng.standard_normal(count).astype(np.float32) * 100,
+        "sorted": np.arange(count, dtype=np.float32),
+        "reversed": np.arange(count, dtype=np.float32)[::-1].copy(),
+        "all_equal": np.full(count, 3.5, np.float32),
+        "duplicates": rng.integers(-3, 4, count).astype(np.float32),
+    }
+
+
+def system_with_depths(host, depths, rng, ages=0.5):
+    """A system whose particles sit at z = depths (x random, y their number), alive at ``ages``."""
+    count = len(depths)
+    system = simulation.ParticleSystem(host, effect_settings({"count": count}))
+    pos_age = np.zeros((count, 4), np.float32)
+    pos_age[:, 0] = rng.random(count)
+    pos_age[:, 1] = np.arange(count)  # identifies the particle
+    pos_age[:, 2] = depths
+    pos_age[:, 3] = ages
+    vel_life = np.zeros((count, 4), np.float32)
+    vel_life[:, :3] = rng.random((count, 3))
+    vel_life[:, 3] = 1.0
+    width, rows = system.pos_age.width, system.pos_age.height
+    for name, values in (("pos_age", pos_age), ("vel_life", vel_life)):
+        padded = np.zeros((rows * width, 4), np.float32)
+        padded[:count] = values
+        setattr(system, name, host.texture(name, width, rows, "RGBA32F", padded.reshape(rows, width, 4)))
+    return system, pos_age, vel_life
+
+
+def read_pairs(host, pairs):
+    n = pairs.count
+    return host.read(pairs.keys).ravel()[:n], host.read(pairs.indices).ravel()[:n]
+
+
+@pytest.mark.parametrize("count", [1, 2, 1000, 1024, 4096, 5003, 70_001])
+def test_full_key_index_sort_matches_argsort(host, rng, count):
+    for name, depths in key_cases(rng, count).items():
+        system, pos_age, vel_life = system_with_depths(host, depths, rng)
+        sorter = ParticleSorter(system, "KEY_INDEX")
+        sorter.full(DEPTH)
+        keys, indices = read_pairs(host, sorter.pairs)
+        want = ref.particle_keys(pos_age, vel_life, DEPTH)
+        np.testing.assert_array_equal(keys, want[np.argsort(want, kind="stable")], err_msg=name)
+        np.testing.assert_array_equal(np.sort(indices), np.arange(count), err_msg=name)
+        np.testing.assert_array_equal(want[indices], keys, err_msg=name)
+        if len(np.unique(want)) == count:
+            np.testing.assert_array_equal(indices, np.argsort(want))
+
+
+@pytest.mark.parametrize("count", [3, 2048 + 77])
+def test_full_direct_sort_reorders_the_state(host, rng, count):
+    depths = key_cases(rng, count)["duplicates"]
+    system, pos_age, vel_life = system_with_depths(host, depths, rng)
+    sorter = ParticleSorter(system, "DIRECT")
+    sorter.full(DEPTH)
+    got_pos, got_vel = system.read_state()
+    order = got_pos[:, 1].astype(int)  # which particle landed in each slot
+    np.testing.assert_array_equal(np.sort(order), np.arange(count))
+    np.testing.assert_array_equal(got_pos, pos_age[order])
+    np.testing.assert_array_equal(got_vel, vel_life[order])
+    np.testing.assert_array_equal(got_pos[:, 2], np.sort(depths))
+
+
+def test_nan_and_hidden_particles_sort_last(host, rng):
+    count = 3000
+    depths = rng.standard_normal(count).astype(np.float32)
+    depths[::7] = np.nan
+    ages = np.full(count, 0.5, np.float32)
+    ages[::11] = -1.0  # not born yet
+    system, pos_age, vel_life = system_with_depths(host, depths, rng, ages)
+    sorter = ParticleSorter(system, "KEY_INDEX")
+    sorter.full(DEPTH)
+    keys, indices = read_pairs(host, sorter.pairs)
+    last = np.isnan(depths) | (ages < 0)
+    assert (keys[-last.sum():] == 0xFFFFFFFF).all() and last[indices][-last.sum():].all(), "they sort last"
+    assert (keys[: -last.sum()] < 0xFFFFFFFF).all()
+    np.testing.assert_array_equal(depths[indices][: -last.sum()], np.sort(depths[~last]))
+
+
+@pytest.mark.parametrize("method", ["DIRECT", "KEY_INDEX"])
+@pytest.mark.parametrize("count", [1000, 4099])
+def test_incremental_passes_match_schedule_across_frames_and_reset(host, rng, method, count):
+    depths = key_cases(rng, count)["duplicates"] + rng.random(count, dtype=np.float32)
+    system, pos_age, vel_life = system_with_depths(host, depths, rng)
+    sorter = ParticleSorter(system, method)
+    keys = ref.particle_keys(pos_age, vel_life, DEPTH)
+    order = np.arange(count)
+    step = ss.SortStep(count)
+
+    def check():
+        if method == "DIRECT":
+            got = system.read_state()[0][:, 1].astype(int)
+        else:
+            got = read_pairs(host, sorter.pairs)[1]
+        np.testing.assert_array_equal(got, order)
+
+    inversions = ss.inversions(keys)
+    for passes in (5, 0, 9, 17):  # frames with different pass counts resume where the last stopped
+        sorter.incremental(DEPTH, passes)
+        for p, k in step.take(passes):
+            ss.apply_pass(keys, *ss.odd_even_merge_comparators(count, p, k), order)
+        check()
+        assert ss.inversions(keys) <= inversions
+        inversions = ss.inversions(keys)
+    sorter.reset()
+    step.reset()
+    if method == "KEY_INDEX":  # the indices start over from slot order; the state never moved
+        keys, order = ref.particle_keys(pos_age, vel_life, DEPTH), np.arange(count)
+    sorter.incremental(DEPTH, 6)
+    for p, k in step.take(6):
+        ss.apply_pass(keys, *ss.odd_even_merge_comparators(count, p, k), order)
+    check()
+
+
+def test_incremental_sort_reaches_full_order(host, rng):
+    count = 777
+    system, pos_age, vel_life = system_with_depths(host, rng.random(count, dtype=np.float32), rng)
+    sorter = ParticleSorter(system, "DIRECT")
+    for _ in range(len(ss.odd_even_merge_passes(count)) // 10 + 1):
+        sorter.incremental(DEPTH, 10)
+    assert sorter.sortedness(DEPTH) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("count", [2, 5003])
+def test_sortedness_matches_reference(host, rng, count):
+    depths = rng.standard_normal(count).astype(np.float32)
+    depths[: count // 2] = np.sort(depths[: count // 2])
+    system, pos_age, vel_life = system_with_depths(host, depths, rng)
+    system.step_index = 5
+    sorter = ParticleSorter(system, "DIRECT")
+    adjacent, tau = sorter.sortedness(DEPTH)
+    want_adjacent, concordant, discordant = ref.sortedness(ref.particle_keys(pos_age, vel_life, DEPTH),
+                                                           KENDALL_SAMPLES, 5)
+    assert adjacent == want_adjacent / (count - 1)
+    assert tau == (concordant - discordant) / (concordant + discordant)
+    assert adjacent == pytest.approx(ss.adjacent_in_order(depths))
+
+
+def test_grid_cell_keys_match_reference(host, rng):
+    count = 4000
+    system, pos_age, vel_life = system_with_depths(host, np.zeros(count, np.float32), rng)
+    pos_age[:, :3] = rng.uniform(-300, 300, (count, 3)).astype(np.float32)
+    pos_age[5, 0] = np.inf
+    system, _, _ = system_with_depths(host, np.zeros(count, np.float32), rng)
+    upload = np.zeros((system.pos_age.height * system.pos_age.width, 4), np.float32)
+    upload[:count] = pos_age
+    system.pos_age = host.texture("pos_age", system.pos_age.width, system.pos_age.height, "RGBA32F",
+                                  upload.reshape(system.pos_age.height, system.pos_age.width, 4))
+    key = SortKey.grid_cell((-1.0, 2.0, 0.5), 0.25)
+    pairs = KeyIndexPairs(host, system.pos_age.width, system.pos_age.height, count)
+    pairs.refresh_keys(system, key, reset_indices=True)
+    keys, _ = read_pairs(host, pairs)
+    np.testing.assert_array_equal(keys, ref.particle_keys(pos_age, vel_life, key))
+    assert keys[5] == 0xFFFFFFFF
+
+
+def test_one_particle_and_empty_sorts(host, rng):
+    system, _, _ = system_with_depths(host, np.array([2.0], np.float32), rng)
+    for method in ("DIRECT", "KEY_INDEX"):
+        sorter = ParticleSorter(system, method)
+        sorter.full(DEPTH)
+        sorter.incremental(DEPTH, 8)
+        assert sorter.sortedness(DEPTH) == (1.0, 1.0)
+    empty = KeyIndexPairs(host, 256, 1, 0)
+    empty.full_sort()
+    assert empty.sortedness() == (1.0, 1.0)
+    with pytest.raises(ValueError, match="passes per frame"):
+        ParticleSorter(system).incremental(DEPTH, -1)
