@@ -47,7 +47,7 @@ def test_passes_are_disjoint_and_in_range(count):
 def test_schedule_length():
     assert ss.odd_even_merge_passes(1) == []
     assert len(ss.odd_even_merge_passes(1 << 20)) == 210
-    assert len(ss.odd_even_merge_passes((1 << 28))) <= ss.MAX_SORT_PASSES
+    assert len(ss.odd_even_merge_passes(1 << 28)) <= ss.MAX_SORT_PASSES
 
 
 @settings(max_examples=60, deadline=None)

@@ -1,0 +1,350 @@
+"""Benchmark suite ``sort``: the GPU sorts through moderngl, torch.sort as the peer.
+
+Cases (GPU time from GL timer queries, median of --repeat runs):
+
+* full/<n>: exact sort of n random key-index pairs (bitonic, shared-memory
+  local passes); peer torch.sort of n float32 keys with their indices.
+* pass_direct/<n>, pass_key_index/<n>: one incremental odd-even merge pass,
+  over the particle state (direct) or over (key, index) pairs, plus the key
+  refresh the key-index sort needs every frame.
+* cone/<passes>: the thesis's cone emitter seen by a rotating camera; passes
+  per frame against adjacent pairs in order (median over the last frames),
+  and the least passes holding >= 99 %.
+* coherence: one step of a stand-in turbulence kernel (a 3D texture lookup per
+  particle, as the turbulence volume of the simulation issue will do) over
+  particles in slot order against the same particles sorted by grid cell.
+
+    python3 bench/sort_bench.py [--sizes 1M,4M,16M] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import platform
+import statistics
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from addon.engine import sort_schedule  # noqa: E402
+from addon.engine.kernels import Constant, Kernel, Sampler  # noqa: E402
+from addon.engine.settings import effect_settings  # noqa: E402
+from addon.engine.simulation import STATE_IMAGES, ParticleSystem  # noqa: E402
+from addon.engine.sorting import (  # noqa: E402
+    NETWORK_ODD_EVEN_MERGE,
+    SORT_PASS_DIRECT,
+    KeyIndexPairs,
+    ParticleSorter,
+    SortKey,
+    full_sort_passes,
+)
+from addon.hosts.moderngl import ModernGLHost  # noqa: E402
+
+SUITE = "sort"
+
+
+def parse_count(text: str) -> int:
+    text = text.strip().upper()
+    scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1], 1)
+    return int(text.rstrip("KM")) * scale
+
+
+class Timer:
+    """GPU milliseconds of a callable through a GL timer query (wall clock + finish as fallback)."""
+
+    def __init__(self, host):
+        self.host = host
+        self.query = None if "llvmpipe" in host.device else host.ctx.query(time=True)  # llvmpipe: no GPU time
+
+    def __call__(self, work, repeat: int, before=None) -> float:
+        times = []
+        for _ in range(repeat):
+            if before:
+                before()
+            self.host.finish()
+            start = time.perf_counter()
+            if self.query is not None:
+                with self.query:
+                    work()
+            else:
+                work()
+            self.host.finish()
+            wall = (time.perf_counter() - start) * 1e3
+            times.append(self.query.elapsed / 1e6 if self.query is not None else wall)
+        return statistics.median(times)
+
+
+def torch_sort_ms(keys: np.ndarray, repeat: int):
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    device_keys = torch.from_numpy(keys).cuda()
+    torch.sort(device_keys)
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.sort(device_keys)  # values and indices: the same key-index pairs
+        end.record()
+        torch.cuda.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def ordered_keys(values: np.ndarray) -> np.ndarray:
+    bits = values.astype(np.float32).view(np.uint32)
+    return np.where(bits & 0x80000000, ~bits, bits | 0x80000000).astype(np.uint32)
+
+
+def upload_pairs(host, pairs: KeyIndexPairs, keys: np.ndarray) -> None:
+    width, rows = pairs.keys.width, pairs.keys.height
+    padded = np.zeros(width * rows, np.uint32)
+    padded[: len(keys)] = keys
+    pairs.keys.native.write(padded.tobytes())
+    padded[: len(keys)] = np.arange(len(keys), dtype=np.uint32)
+    pairs.indices.native.write(padded.tobytes())
+
+
+def state_system(host, count: int, positions: np.ndarray, seed: int = 0) -> ParticleSystem:
+    """A system of live particles at ``positions``."""
+    system = ParticleSystem(host, effect_settings({"count": count, "seed": seed}))
+    width, rows = system.pos_age.width, system.pos_age.height
+    pos_age = np.zeros((rows * width, 4), np.float32)
+    pos_age[:count, :3] = positions
+    pos_age[:count, 3] = 0.5
+    vel_life = np.zeros((rows * width, 4), np.float32)
+    vel_life[:count, 3] = 1.0
+    system.pos_age.native.write(pos_age.tobytes())
+    system.vel_life.native.write(vel_life.tobytes())
+    return system
+
+
+def bench_full(host, timer, records, count, repeat, rng):
+    from addon.engine.simulation import state_size
+
+    keys = ordered_keys(rng.standard_normal(count).astype(np.float32))
+    width, rows = state_size(count, host.max_texture_size)
+    pairs = KeyIndexPairs(host, width, rows, count)
+    ms = timer(pairs.full_sort, repeat, before=lambda: upload_pairs(host, pairs, keys))
+    got = host.read(pairs.keys).ravel()[:count]
+    if not np.array_equal(got, np.sort(keys)):
+        raise SystemExit(f"full sort of {count} keys is wrong")
+    floats = rng.standard_normal(count).astype(np.float32)
+    peer = torch_sort_ms(floats, repeat)
+    records.append(record("full", count, ms, peer="torch.sort", peer_ms=peer,
+                          dispatches=full_sort_passes(count)))
+
+
+def bench_passes(host, timer, records, count, repeat, rng):
+    positions = rng.uniform(-1, 1, (count, 3)).astype(np.float32)
+    system = state_system(host, count, positions)
+    key = SortKey.view_depth(np.identity(4))
+    schedule = sort_schedule.odd_even_merge_passes(count)
+    frame = schedule[len(schedule) // 2: len(schedule) // 2 + 16]  # mid-schedule passes, typical strides
+    for method in ("DIRECT", "KEY_INDEX"):
+        sorter = ParticleSorter(system, method)
+        if method == "DIRECT":
+            def work(sorter=sorter):
+                for p, k in frame:
+                    sorter.pairs.network_pass(SORT_PASS_DIRECT, system.textures, NETWORK_ODD_EVEN_MERGE, p, k,
+                                              key.constants())
+        else:
+            sorter.pairs.refresh_keys(system, key, reset_indices=True)
+
+            def work(sorter=sorter):
+                sorter.pairs.odd_even_passes(frame)
+        ms = timer(work, repeat) / len(frame)
+        records.append(record(f"pass_{method.lower()}", count, ms))
+        if method == "KEY_INDEX":
+            refresh = timer(partial(sorter.pairs.refresh_keys, system, key, reset_indices=False), repeat)
+            records.append(record("key_refresh", count, refresh))
+
+
+def orbit_view(angle: float, radius: float = 6.0, height: float = 2.0) -> np.ndarray:
+    from addon.engine.compositing import look_at
+
+    eye = (radius * np.cos(angle), radius * np.sin(angle), height)
+    return look_at(eye, (0.0, 0.0, 1.5))
+
+
+CONE = {
+    "emitter_shape": "POINT", "emission": "CONTINUOUS", "lifetime": 3.0, "lifetime_random": 0.3,
+    "velocity": (0.0, 0.0, 2.5), "velocity_random": 1.0, "gravity": (0.0, 0.0, 0.0), "drag": 0.0,
+}
+
+
+def bench_cone(host, timer, records, count, frames, degrees_per_frame, candidates, method):
+    """Passes per frame needed to keep a cone emitter sorted for a rotating camera."""
+    dt = 1 / 24
+    identity = np.identity(4)
+    pass_ms = None
+    full_schedule = len(sort_schedule.odd_even_merge_passes(count))
+    for passes in sorted({min(p, full_schedule) for p in candidates} | {full_schedule}):
+        system = ParticleSystem(host, effect_settings({**CONE, "count": count}))
+        sorter = ParticleSorter(system, method)
+        for _ in range(int(CONE["lifetime"] / dt)):  # fill the cone before sorting
+            system.step(dt, identity, identity)
+        sorter.full(SortKey.view_depth(orbit_view(0.0)))
+        adjacent, taus, cost = [], [], []
+        for frame in range(frames):
+            system.step(dt, identity, identity)
+            key = SortKey.view_depth(orbit_view(np.radians(degrees_per_frame * frame)))
+            cost.append(timer(partial(sorter.incremental, key, passes), 1))
+            in_order, tau = sorter.sortedness(key)
+            adjacent.append(in_order)
+            taus.append(tau)
+        held = statistics.median(adjacent[frames // 2:])
+        worst = min(adjacent[frames // 2:])
+        records.append(record(f"cone_{method.lower()}/{passes}", count, statistics.median(cost),
+                              adjacent_in_order=held, worst_adjacent=worst, kendall_tau=statistics.median(taus[frames // 2:]),
+                              passes=passes, full_schedule=full_schedule,
+                              degrees_per_frame=degrees_per_frame))
+        if pass_ms is None and held >= 0.99:
+            pass_ms = passes
+    records.append(record(f"cone_{method.lower()}_min_passes_99", count,
+                          next((r["ms"] for r in records if r["case"] == f"cone_{method.lower()}/{pass_ms}"), None),
+                          passes=pass_ms))
+
+
+TURBULENCE_STANDIN = """
+/* Stand-in for the simulation issue's turbulence: one trilinear lookup in a
+ * large 3D texture per particle, then Euler integration. */
+void main()
+{
+  int width = imageSize(pos_age).x;
+  int index = particle_index(width);
+  if (index >= count) {
+    return;
+  }
+  ivec2 texel = particle_texel(index, width);
+  vec4 p = imageLoad(pos_age, texel);
+  vec4 v = imageLoad(vel_life, texel);
+  vec3 force = texture(noise, p.xyz * 0.5 + 0.5).xyz;
+  v.xyz += force * dt;
+  imageStore(vel_life, texel, v);
+  imageStore(pos_age, texel, vec4(p.xyz + v.xyz * dt * 1e-6, p.w));
+}
+"""
+
+
+class InlineKernel(Kernel):
+    """A bench-only kernel whose body is given inline (the product keeps one file per kernel)."""
+
+    def body(self) -> str:
+        from addon.engine.kernels import _read
+
+        return "".join(_read(f) for f in self.includes) + TURBULENCE_STANDIN
+
+    def source_lines(self):
+        return [("bench/sort_bench.py", n + 1) for n in range(self.body().count("\n"))]
+
+
+TURBULENCE = InlineKernel(
+    "turbulence_standin", images=STATE_IMAGES, samplers=(Sampler("noise", "FLOAT_3D"),),
+    constants=(Constant("INT", "count"), Constant("FLOAT", "dt")),
+)
+
+
+def bench_coherence(host, timer, records, count, volume, repeat, rng):
+    noise = host.ctx.texture3d((volume,) * 3, 4, dtype="f2")
+    noise.write(rng.standard_normal((volume,) * 3 + (4,)).astype(np.float16).tobytes())
+    noise.repeat_x = noise.repeat_y = noise.repeat_z = True
+    from addon.hosts.base import Texture
+
+    noise_texture = Texture("noise", volume, volume, "RGBA16F", noise)
+    positions = rng.uniform(-1, 1, (count, 3)).astype(np.float32)
+    system = state_system(host, count, positions)
+
+    def step():
+        host.dispatch(TURBULENCE, system.groups, {**system.textures, "noise": noise_texture},
+                      {"count": count, "dt": 1 / 24})
+
+    unsorted = timer(step, repeat)
+    sorter = ParticleSorter(system, "DIRECT")
+    key = SortKey.grid_cell((-1.0, -1.0, -1.0), 2.0 / volume)  # one cell per texel
+    sort_ms = timer(lambda: sorter.full(key), 1)
+    sorted_ms = timer(step, repeat)
+    records.append(record("coherence_unsorted", count, unsorted, volume=volume, standin=True))
+    records.append(record("coherence_grid_sorted", count, sorted_ms, volume=volume, standin=True,
+                          full_sort_ms=sort_ms, speedup=unsorted / sorted_ms))
+
+
+DEVICE = "unknown"
+COMMAND = " ".join(sys.argv)
+
+
+def record(case, n, ms, **extra):
+    row = {"suite": SUITE, "case": case, "n": n, "device": DEVICE,
+           "date": datetime.date.today().isoformat(), "command": COMMAND, "ms": ms}
+    row.update({k: v for k, v in extra.items() if v is not None})
+    return row
+
+
+def main(argv=None):
+    global DEVICE
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", default="1M,4M,16M")
+    parser.add_argument("--pass-sizes", default="1M,4M")
+    parser.add_argument("--cone", default="1M")
+    parser.add_argument("--cone-frames", type=int, default=48)
+    parser.add_argument("--cone-passes", default="1,4,16,64", help="the full schedule is always added")
+    parser.add_argument("--degrees", type=float, default=2.0, help="camera rotation per frame")
+    parser.add_argument("--coherence", default="4M")
+    parser.add_argument("--volume", type=int, default=256)
+    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    args = parser.parse_args(argv)
+
+    host = ModernGLHost()
+    DEVICE = host.device.split("/")[0].strip()
+    timer = Timer(host)
+    rng = np.random.default_rng(1)
+    records = []
+    for count in map(parse_count, args.sizes.split(",")):
+        bench_full(host, timer, records, count, args.repeat, rng)
+        print_row(records[-1])
+    for count in map(parse_count, args.pass_sizes.split(",")):
+        bench_passes(host, timer, records, count, args.repeat, rng)
+        for row in records[-3:]:
+            print_row(row)
+    candidates = [int(p) for p in args.cone_passes.split(",")]
+    for method in ("DIRECT", "KEY_INDEX"):
+        before = len(records)
+        bench_cone(host, timer, records, parse_count(args.cone), args.cone_frames, args.degrees, candidates, method)
+        for row in records[before:]:
+            print_row(row)
+    bench_coherence(host, timer, records, parse_count(args.coherence), args.volume, args.repeat, rng)
+    for row in records[-2:]:
+        print_row(row)
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    slug = "".join(c if c.isalnum() else "-" for c in DEVICE.lower()).strip("-")[:40]
+    path = out / f"{slug}-{datetime.date.today().isoformat()}-{SUITE}.json"
+    path.write_text(json.dumps(records, indent=1))
+    print(f"wrote {path} ({platform.node()})")
+
+
+def print_row(row):
+    peer = f"  {row['peer']} {row['peer_ms']:.3f} ms ({row['ms'] / row['peer_ms']:.2f}x)" if row.get("peer_ms") else ""
+    extra = "".join(f"  {k}={v:.4g}" if isinstance(v, float) else f"  {k}={v}"
+                    for k, v in row.items() if k in ("adjacent_in_order", "worst_adjacent", "kendall_tau", "passes", "speedup",
+                                                     "full_sort_ms", "dispatches"))
+    ms = f"{row['ms']:9.3f} ms" if row["ms"] is not None else "        - ms"
+    print(f"{row['case']:<28} {row['n']:>10,} {ms}{peer}{extra}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
