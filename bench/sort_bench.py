@@ -39,12 +39,13 @@ from addon.engine.kernels import Constant, Kernel, Sampler  # noqa: E402
 from addon.engine.settings import effect_settings  # noqa: E402
 from addon.engine.simulation import STATE_IMAGES, ParticleSystem  # noqa: E402
 from addon.engine.sorting import (  # noqa: E402
-    NETWORK_ODD_EVEN_MERGE,
+    FUSED_STRIDES,
+    SORT_BLOCK,
     SORT_PASS_DIRECT,
     KeyIndexPairs,
     ParticleSorter,
     SortKey,
-    full_sort_passes,
+    full_sort_dispatches,
 )
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 
@@ -131,20 +132,25 @@ def state_system(host, count: int, positions: np.ndarray, seed: int = 0) -> Part
     return system
 
 
-def bench_full(host, timer, records, count, repeat, rng):
+def bench_full(host, timer, records, count, repeat, rng, variants=((SORT_BLOCK, FUSED_STRIDES),)):
+    """The product's full sort, and other (block, fused strides) shapes as full_variant."""
     from addon.engine.simulation import state_size
 
-    keys = ordered_keys(rng.standard_normal(count).astype(np.float32))
-    width, rows = state_size(count, host.max_texture_size)
-    pairs = KeyIndexPairs(host, width, rows, count)
-    ms = timer(pairs.full_sort, repeat, before=lambda: upload_pairs(host, pairs, keys))
-    got = host.read(pairs.keys).ravel()[:count]
-    if not np.array_equal(got, np.sort(keys)):
-        raise SystemExit(f"full sort of {count} keys is wrong")
     floats = rng.standard_normal(count).astype(np.float32)
+    keys = ordered_keys(floats)
+    width, rows = state_size(count, host.max_texture_size)
     peer = torch_sort_ms(floats, repeat)
-    records.append(record("full", count, ms, peer="torch.sort", peer_ms=peer,
-                          dispatches=full_sort_passes(count)))
+    for block, fused in variants:
+        pairs = KeyIndexPairs(host, width, rows, count, block, fused)
+        ms = timer(pairs.full_sort, repeat, before=partial(upload_pairs, host, pairs, keys))
+        got_keys, got_indices = (host.read(t).ravel()[:count] for t in (pairs.keys, pairs.indices))
+        if not (np.array_equal(got_keys, np.sort(keys)) and np.array_equal(keys[got_indices], got_keys)):
+            raise SystemExit(f"full sort of {count} keys (block {block}, fused {fused}) is wrong")
+        product = (block, fused) == (SORT_BLOCK, FUSED_STRIDES)
+        records.append(record("full" if product else f"full_variant/b{block}f{fused}", count, ms,
+                              peer="torch.sort", peer_ms=peer, block=block, fused=fused,
+                              dispatches=len(full_sort_dispatches(count, block, fused))))
+        print_row(records[-1])
 
 
 def bench_passes(host, timer, records, count, repeat, rng):
@@ -158,8 +164,7 @@ def bench_passes(host, timer, records, count, repeat, rng):
         if method == "DIRECT":
             def work(sorter=sorter):
                 for p, k in frame:
-                    sorter.pairs.network_pass(SORT_PASS_DIRECT, system.textures, NETWORK_ODD_EVEN_MERGE, p, k,
-                                              key.constants())
+                    sorter.pairs.network_pass(SORT_PASS_DIRECT, system.textures, p, k, key.constants())
         else:
             sorter.pairs.refresh_keys(system, key, reset_indices=True)
 
@@ -296,6 +301,8 @@ def main(argv=None):
     global DEVICE
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1M,4M,16M")
+    parser.add_argument("--variants", default="1024x1,1024x2,1024x3,2048x3,4096x1,4096x2",
+                        help="other full-sort shapes (block x fused strides), timed at the largest size")
     parser.add_argument("--pass-sizes", default="1M,4M")
     parser.add_argument("--cone", default="1M")
     parser.add_argument("--cone-frames", type=int, default=48)
@@ -312,9 +319,11 @@ def main(argv=None):
     timer = Timer(host)
     rng = np.random.default_rng(1)
     records = []
+    max_size = max(map(parse_count, args.sizes.split(",")))
+    variants = [(SORT_BLOCK, FUSED_STRIDES)] + [
+        (int(b), int(f)) for b, f in (v.split("x") for v in args.variants.split(",") if v)]
     for count in map(parse_count, args.sizes.split(",")):
-        bench_full(host, timer, records, count, args.repeat, rng)
-        print_row(records[-1])
+        bench_full(host, timer, records, count, args.repeat, rng, variants if count == max_size else variants[:1])
     for count in map(parse_count, args.pass_sizes.split(",")):
         bench_passes(host, timer, records, count, args.repeat, rng)
         for row in records[-3:]:
@@ -341,7 +350,7 @@ def print_row(row):
     peer = f"  {row['peer']} {row['peer_ms']:.3f} ms ({row['ms'] / row['peer_ms']:.2f}x)" if row.get("peer_ms") else ""
     extra = "".join(f"  {k}={v:.4g}" if isinstance(v, float) else f"  {k}={v}"
                     for k, v in row.items() if k in ("adjacent_in_order", "worst_adjacent", "kendall_tau", "passes", "speedup",
-                                                     "full_sort_ms", "dispatches"))
+                                                     "full_sort_ms", "dispatches", "block", "fused"))
     ms = f"{row['ms']:9.3f} ms" if row["ms"] is not None else "        - ms"
     print(f"{row['case']:<28} {row['n']:>10,} {ms}{peer}{extra}", flush=True)
 

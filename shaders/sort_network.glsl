@@ -1,10 +1,8 @@
 /* One pass of a sorting network: each invocation owns one comparator and
  * swaps its pair when the lower key is greater (ties stay), so a pass is one
- * dispatch with no races.  See addon/engine/sort_schedule.py for the schedule.
- *
- *   network 0, odd-even merge (p, k): merge runs of p with stride k
- *   network 1, all-ascending bitonic (size, stride): the first stride of each
- *              merge compares mirrored pairs
+ * dispatch with no races.  Pass (p, k) of the odd-even merge sort merges runs
+ * of p with comparators of stride k; addon/engine/sort_schedule.py has the
+ * schedule and the same arithmetic in numpy.
  *
  * Comparators whose upper element lies at or beyond count are left out: the
  * missing elements act as +inf padding that never moves.
@@ -12,30 +10,21 @@
  * SORT_DIRECT swaps the particle state texels themselves, keyed on the fly;
  * otherwise the pass swaps (key, index) pairs. */
 
-const int NETWORK_ODD_EVEN_MERGE = 0;
-
 void main()
 {
   int t = int(gl_GlobalInvocationID.y * gl_NumWorkGroups.x * gl_WorkGroupSize.x + gl_GlobalInvocationID.x);
   if (t >= slots) {
     return;
   }
-  int p = pass_a, k = pass_b;
-  int lower, upper;
-  if (network == NETWORK_ODD_EVEN_MERGE) {
-    if (k == p) {
-      lower = (t / p) * 2 * p + t % p;
-    }
-    else {
-      int r = t % (p - k);
-      lower = (t / (p - k)) * 2 * p + k + (r / k) * 2 * k + r % k;
-    }
-    upper = lower + k;
+  int lower;
+  if (k == p) {
+    lower = (t / p) * 2 * p + t % p;
   }
   else {
-    lower = (t / k) * 2 * k + t % k;
-    upper = 2 * k == p ? lower ^ (p - 1) : lower + k;
+    int r = t % (p - k);
+    lower = (t / (p - k)) * 2 * p + k + (r / k) * 2 * k + r % k;
   }
+  int upper = lower + k;
   if (upper >= count) {
     return;
   }

@@ -100,3 +100,22 @@ def test_inversions_and_adjacent_metric():
     assert ss.inversions(np.arange(10)[::-1]) == 45
     assert ss.adjacent_in_order(np.array([1, 2, 2, 0])) == pytest.approx(2 / 3)
     assert ss.adjacent_in_order(np.array([5])) == 1.0
+
+
+@pytest.mark.parametrize("count", [2, 3, 100, 4096, 5003, 1 << 16])
+@pytest.mark.parametrize(("block", "fused"), [(2, 1), (64, 1), (64, 3), (1024, 2), (4096, 3)])
+def test_full_sort_dispatches_cover_the_bitonic_network(count, block, fused):
+    """The grouped dispatches run exactly bitonic_passes, in order."""
+    from addon.engine.sorting import full_sort_dispatches
+
+    covered = []
+    padded = 1 << ss.stages(count)
+    for kernel, _, constants in full_sort_dispatches(count, block, fused):
+        if kernel.name == "sort_local":
+            size = constants["merge_size"]
+            sizes = [1 << s for s in range(1, (min(block, padded)).bit_length())] if size == 0 else [size]
+            covered += [(s, j) for s in sizes for j in (1 << t for t in range((min(s, block) // 2).bit_length() - 1, -1, -1))]
+        else:
+            n = int(kernel.defines[0][1])
+            covered += [(constants["size"], constants["stride"] >> r) for r in range(n)]
+    assert covered == ss.bitonic_passes(count)

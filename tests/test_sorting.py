@@ -62,6 +62,22 @@ def test_full_key_index_sort_matches_argsort(host, rng, count):
             np.testing.assert_array_equal(indices, np.argsort(want))
 
 
+@pytest.mark.parametrize(("block", "fused"), [(2, 1), (64, 1), (64, 2), (64, 3), (256, 3)])
+def test_full_sort_shapes_match_argsort(host, rng, block, fused):
+    """Every (shared-memory block, fused strides) shape sorts: many long merges at small sizes."""
+    for count in (5003, 4096):
+        depths = key_cases(rng, count)["duplicates"] + rng.random(count, dtype=np.float32) * 0.5
+        system, pos_age, vel_life = system_with_depths(host, depths, rng)
+        pairs = KeyIndexPairs(host, system.pos_age.width, system.pos_age.height, count, block, fused)
+        pairs.refresh_keys(system, DEPTH, reset_indices=True)
+        pairs.full_sort()
+        keys, indices = read_pairs(host, pairs)
+        want = ref.particle_keys(pos_age, vel_life, DEPTH)
+        np.testing.assert_array_equal(keys, np.sort(want))
+        np.testing.assert_array_equal(want[indices], keys)
+        np.testing.assert_array_equal(np.sort(indices), np.arange(count))
+
+
 @pytest.mark.parametrize("count", [3, 2048 + 77])
 def test_full_direct_sort_reorders_the_state(host, rng, count):
     depths = key_cases(rng, count)["duplicates"]

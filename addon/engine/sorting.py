@@ -16,29 +16,30 @@ Two ways to sort, both over the same schedules (``sort_schedule.py``):
 
 The full sort is an all-ascending bitonic sort of key-index pairs whose
 strides below one workgroup's block run in shared memory (one dispatch per
-merge), followed, for a sorted state, by one gather dispatch.
+merge) and whose long strides run a few per dispatch in registers, followed,
+for a sorted state, by one gather dispatch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
 from .kernels import Constant, Image, Kernel, Shared
 from .simulation import STATE_IMAGES, STATE_READ
-from .sort_schedule import SortStep, bitonic_passes, comparator_slots, odd_even_merge_passes
+from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, stages
 
 KEY_DEPTH, KEY_GRID = 0, 1
-NETWORK_ODD_EVEN_MERGE, NETWORK_BITONIC = 0, 1
-LOCAL_SIZE = 512  # invocations per local-sort workgroup; each block holds 2 * LOCAL_SIZE pairs
-BLOCK = 2 * LOCAL_SIZE
 KENDALL_SAMPLES = 1 << 16
 MAX_GROUPS_X = 32768  # below the 65535 workgroups per dimension every GPU allows
+# The full sort's shape, chosen by measurement (bench/sort_bench.py, case full_variant):
+SORT_BLOCK = 4096  # pairs a workgroup sorts in shared memory (32 KiB)
+FUSED_STRIDES = 3  # long strides one sort_merge dispatch does in registers
 
 KEY_CONSTANTS = (Constant("INT", "key_mode"), Constant("VEC4", "key_axis"), Constant("VEC4", "key_grid"))
-PASS_CONSTANTS = (Constant("INT", "count"), Constant("INT", "slots"), Constant("INT", "network"),
-                  Constant("INT", "pass_a"), Constant("INT", "pass_b"))
+PASS_CONSTANTS = (Constant("INT", "count"), Constant("INT", "slots"), Constant("INT", "p"), Constant("INT", "k"))
 PAIRS = (Image("keys", "R32UI"), Image("indices", "R32UI"))
 
 SORT_KEYS = Kernel(
@@ -55,13 +56,33 @@ SORT_PASS_DIRECT = Kernel(
     includes=("common.glsl", "sort_key.glsl"),
     defines=(("SORT_DIRECT", "1"),),
 )
-SORT_LOCAL = Kernel(
-    "sort_local",
-    images=PAIRS,
-    constants=(Constant("INT", "count"), Constant("INT", "merge_size")),
-    shared=(Shared("uint", "s_keys", BLOCK), Shared("uint", "s_indices", BLOCK)),
-    local_size=(LOCAL_SIZE, 1, 1),
-)
+
+
+@cache
+def sort_local(block: int) -> Kernel:
+    """Shared-memory passes over blocks of ``block`` pairs (a power of two >= 2)."""
+    return Kernel(
+        "sort_local",
+        images=PAIRS,
+        constants=(Constant("INT", "count"), Constant("INT", "merge_size")),
+        shared=(Shared("uint", "s_keys", block), Shared("uint", "s_indices", block)),
+        local_size=(min(block // 2, 1024), 1, 1),
+        defines=(("SORT_BLOCK", str(block)),),
+    )
+
+
+@cache
+def sort_merge(fused: int) -> Kernel:
+    """``fused`` long strides of a bitonic merge per dispatch, in registers."""
+    return Kernel(
+        "sort_merge",
+        images=PAIRS,
+        constants=(Constant("INT", "count"), Constant("INT", "slots"), Constant("INT", "size"),
+                   Constant("INT", "stride")),
+        defines=(("FUSED_STRIDES", str(fused)),),
+    )
+
+
 SORT_GATHER = Kernel(
     "sort_gather",
     images=(Image("indices", "R32UI", "READ"), *STATE_READ,
@@ -75,7 +96,8 @@ SORTEDNESS = Kernel(
     shared=(Shared("uint", "s_counts", 3),),
     includes=("common.glsl", "random.glsl"),
 )
-SORT_KERNELS = (SORT_KEYS, SORT_PASS_KEY_INDEX, SORT_PASS_DIRECT, SORT_LOCAL, SORT_GATHER, SORTEDNESS)
+SORT_KERNELS = (SORT_KEYS, SORT_PASS_KEY_INDEX, SORT_PASS_DIRECT, sort_local(SORT_BLOCK), sort_merge(FUSED_STRIDES),
+                SORT_GATHER, SORTEDNESS)
 
 
 @dataclass(frozen=True)
@@ -111,9 +133,10 @@ def linear_groups(invocations: int, local_size: int = 256) -> tuple[int, int, in
 class KeyIndexPairs:
     """(key, index) pairs in two R32UI images shaped like a system's state images."""
 
-    def __init__(self, host, width: int, rows: int, count: int):
+    def __init__(self, host, width: int, rows: int, count: int, block: int = SORT_BLOCK, fused: int = FUSED_STRIDES):
         self.host = host
         self.count = count
+        self.block, self.fused = block, fused
         self.keys = host.texture("sort_keys", width, rows, "R32UI")
         self.indices = host.texture("sort_indices", width, rows, "R32UI")
         self.counts = host.texture("sort_counts", 4, 1, "R32UI")
@@ -132,29 +155,19 @@ class KeyIndexPairs:
 
     def odd_even_passes(self, passes) -> None:
         for p, k in passes:
-            self.network_pass(SORT_PASS_KEY_INDEX, self.textures, NETWORK_ODD_EVEN_MERGE, p, k, {})
+            self.network_pass(SORT_PASS_KEY_INDEX, self.textures, p, k, {})
 
-    def network_pass(self, kernel, textures, network, a, b, extra) -> None:
-        slots = comparator_slots(self.count, a, b) if network == NETWORK_ODD_EVEN_MERGE else (1 << (self.count - 1).bit_length()) // 2
-        self.host.dispatch(
-            kernel, linear_groups(slots), textures,
-            {"count": self.count, "slots": slots, "network": network, "pass_a": a, "pass_b": b, **extra},
-        )
+    def network_pass(self, kernel, textures, p, k, extra) -> None:
+        """Odd-even merge pass (p, k) over the pairs or, with the direct kernel, the state."""
+        slots = comparator_slots(self.count, p, k)
+        self.host.dispatch(kernel, linear_groups(slots), textures,
+                           {"count": self.count, "slots": slots, "p": p, "k": k, **extra})
 
     def full_sort(self) -> None:
-        """Exact ascending sort: blocks in shared memory, then each longer merge's
-        long strides as global passes and its short ones in shared memory."""
-        if self.count < 2:
-            return
-        blocks = linear_groups(self.count, BLOCK)
-        self.host.dispatch(SORT_LOCAL, blocks, self.textures, {"count": self.count, "merge_size": 0})
-        for size, stride in bitonic_passes(self.count):
-            if size <= BLOCK:
-                continue
-            if stride >= BLOCK:
-                self.network_pass(SORT_PASS_KEY_INDEX, self.textures, NETWORK_BITONIC, size, stride, {})
-            elif stride == BLOCK // 2:
-                self.host.dispatch(SORT_LOCAL, blocks, self.textures, {"count": self.count, "merge_size": size})
+        """Exact ascending sort: every block in shared memory, then per longer merge
+        its long strides a few at a time in registers and its short ones in shared memory."""
+        for kernel, groups, constants in full_sort_dispatches(self.count, self.block, self.fused):
+            self.host.dispatch(kernel, groups, self.textures, constants)
 
     def sortedness(self, samples: int = KENDALL_SAMPLES, seed: int = 0) -> tuple[float, float]:
         """(fraction of adjacent pairs in order, sampled Kendall tau) of the keys."""
@@ -209,8 +222,7 @@ class ParticleSorter:
             self.pairs.odd_even_passes(schedule)
             return
         for p, k in schedule:
-            self.pairs.network_pass(SORT_PASS_DIRECT, self.system.textures, NETWORK_ODD_EVEN_MERGE, p, k,
-                                     key.constants())
+            self.pairs.network_pass(SORT_PASS_DIRECT, self.system.textures, p, k, key.constants())
 
     def full(self, key: SortKey) -> None:
         """Exact sort now (bake, camera cut); the incremental schedule starts over."""
@@ -245,11 +257,30 @@ class ParticleSorter:
         return self.pairs.sortedness(seed=self.system.step_index)
 
 
-def full_sort_passes(count: int) -> int:
-    """Dispatches of the full sort (for the benchmark's table)."""
+def full_sort_dispatches(count: int, block: int = SORT_BLOCK, fused: int = FUSED_STRIDES):
+    """(kernel, groups, constants) of every dispatch of the full sort of ``count`` pairs.
+
+    The same network as ``sort_schedule.bitonic_passes``, grouped: strides
+    below ``block`` run in shared memory, longer ones ``fused`` per dispatch.
+    """
     if count < 2:
-        return 0
-    return 1 + sum(1 for size, stride in bitonic_passes(count) if size > BLOCK and stride >= BLOCK // 2)
+        return []
+    padded = 1 << stages(count)
+    local = sort_local(block)
+    local_groups = linear_groups(count, block) if padded > block else (1, 1, 1)
+    dispatches = [(local, local_groups, {"count": count, "merge_size": 0})]
+    size = 2 * block
+    while size <= padded:
+        stride = size // 2
+        while stride >= block:
+            strides = min(fused, stride.bit_length() - block.bit_length() + 1)
+            slots = padded >> strides
+            dispatches.append((sort_merge(strides), linear_groups(slots),
+                               {"count": count, "slots": slots, "size": size, "stride": stride}))
+            stride >>= strides
+        dispatches.append((local, local_groups, {"count": count, "merge_size": size}))
+        size *= 2
+    return dispatches
 
 
 __all__ = ["ParticleSorter", "KeyIndexPairs", "SortKey", "odd_even_merge_passes"]
