@@ -11,6 +11,7 @@ SECTIONS = (
                   "velocity", "velocity_random", "inherit_velocity", "preroll", "seed")),
     ("Forces", ("gravity", "drag", "substeps")),
     ("Look", ("color_start", "color_end", "emission_strength", "size")),
+    ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
 )
 assert {f.name for f in EFFECT_FIELDS} == {name for _, names in SECTIONS for name in names}, "every field has a section"
 

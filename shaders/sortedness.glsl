@@ -25,8 +25,11 @@ void main()
     b += uint(b >= a); /* b != a */
     uint key_a = imageLoad(keys, particle_texel(int(min(a, b)), width)).x;
     uint key_b = imageLoad(keys, particle_texel(int(max(a, b)), width)).x;
-    if (key_a != key_b) {
-      atomicAdd(s_counts[key_a < key_b ? 1 : 2], 1u);
+    if (key_a < key_b) {
+      atomicAdd(s_counts[1], 1u);
+    }
+    else if (key_a > key_b) {
+      atomicAdd(s_counts[2], 1u);
     }
   }
   barrier();

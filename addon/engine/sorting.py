@@ -34,8 +34,9 @@ from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, st
 KEY_DEPTH, KEY_GRID = 0, 1
 KENDALL_SAMPLES = 1 << 16
 MAX_GROUPS_X = 32768  # below the 65535 workgroups per dimension every GPU allows
-# The full sort's shape, chosen by measurement (bench/sort_bench.py, case full_variant):
-SORT_BLOCK = 4096  # pairs a workgroup sorts in shared memory (32 KiB)
+# The full sort's shape, chosen by measurement (bench/results/*-sort.json, full_variant at 16M
+# on an H200: 1024 x 3 took 10.6 ms, 2048 x 3 11.1, 4096 x 3 12.4, 1024 x 1 16.3).
+SORT_BLOCK = 1024  # pairs a workgroup sorts in shared memory (8 KiB)
 FUSED_STRIDES = 3  # long strides one sort_merge dispatch does in registers
 
 KEY_CONSTANTS = (Constant("INT", "key_mode"), Constant("VEC4", "key_axis"), Constant("VEC4", "key_grid"))
@@ -182,6 +183,18 @@ class KeyIndexPairs:
         adjacent, concordant, discordant, _ = (int(v) for v in self.host.read(self.counts)[0])
         pairs = concordant + discordant
         return adjacent / (self.count - 1), (concordant - discordant) / pairs if pairs else 1.0
+
+
+def method_for(key: SortKey) -> str:
+    """Key-index for drawing order, direct for coherence.
+
+    Measured on an H200 at 1M particles: a key-index pass costs 0.007 ms
+    against 0.016 ms direct, plus one 0.024 ms key refresh a frame, so from
+    three passes a frame key-index is cheaper, and drawing reads through the
+    indices at no cost to the simulation.  Grid-cell order is for the
+    simulation's own memory accesses, so it must move the state: direct.
+    """
+    return "DIRECT" if key.mode == KEY_GRID else "KEY_INDEX"
 
 
 class ParticleSorter:
