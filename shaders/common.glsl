@@ -6,11 +6,13 @@ ivec2 particle_texel(int index, int width)
   return ivec2(index % width, index / width);
 }
 
+#ifndef RASTER_STAGE /* compute kernels only */
 /* Linear particle index of this invocation, dispatched as (width / 256, rows). */
 int particle_index(int width)
 {
   return int(gl_GlobalInvocationID.y) * width + int(gl_GlobalInvocationID.x);
 }
+#endif
 
 bool is_finite(vec3 v)
 {

@@ -42,6 +42,13 @@ class Texture:
         return (self.height, self.width) if channels == 1 else (self.height, self.width, channels)
 
 
+@dataclass
+class RenderTarget(Texture):
+    """A float texture raster programs draw into; ``framebuffer`` is the host's handle to it."""
+
+    framebuffer: Any = None
+
+
 class Host:
     """What a recording may do: make textures, compile and dispatch kernels, read back."""
 
@@ -68,16 +75,30 @@ class Host:
         """Block until the GPU has done everything queued (for timing)."""
         raise NotImplementedError
 
+    def render_target(self, name: str, width: int, height: int) -> RenderTarget:
+        """An RGBA32F target for :meth:`draw`, readable and sampled like any texture."""
+        raise NotImplementedError
+
+    def clear_target(self, target: RenderTarget) -> None:
+        """Clear to transparent black."""
+        raise NotImplementedError
+
+    def draw(self, raster, target: RenderTarget, instances: int, textures: dict[str, Texture],
+             constants: dict[str, Any]) -> None:
+        """``instances`` quads of ``raster`` (see addon/engine/sprites.py), blended premultiplied over."""
+        raise NotImplementedError
+
 
 def check_bindings(kernel: Kernel, textures: dict[str, Texture], constants: dict[str, Any]) -> None:
     """Fail loudly on a missing or misspelt binding instead of reading garbage."""
-    wanted = {i.name for i in kernel.images} | {s.name for s in kernel.samplers}
+    images = getattr(kernel, "images", ())
+    wanted = {i.name for i in images} | {s.name for s in kernel.samplers}
     if set(textures) != wanted:
         raise ValueError(f"{kernel.name}: textures {sorted(textures)} != declared {sorted(wanted)}")
     declared = {c.name for c in kernel.constants}
     if set(constants) != declared:
         raise ValueError(f"{kernel.name}: constants {sorted(constants)} != declared {sorted(declared)}")
-    for image in kernel.images:
+    for image in images:
         if textures[image.name].format != image.format:
             raise ValueError(f"{kernel.name}: '{image.name}' is {textures[image.name].format}, kernel wants {image.format}")
 

@@ -16,6 +16,7 @@ from .base import (
     GPUMemoryError,
     Host,
     NoGPUError,
+    RenderTarget,
     Texture,
     check_bindings,
     column_major,
@@ -153,15 +154,82 @@ class BlenderHost(Host):
             shader.image(image.name, textures[image.name].native)
         for sampler in kernel.samplers:
             shader.uniform_sampler(sampler.name, textures[sampler.name].native)
-        for constant in kernel.constants:
-            value = constants[constant.name]
-            if constant.type == "MAT4":
-                shader.uniform_float(constant.name, column_major(value))
-            elif constant.type in _INT_TYPES:
-                shader.uniform_int(constant.name, tuple(int(v) for v in value) if constant.type != "INT" else int(value))
-            else:
-                shader.uniform_float(constant.name, tuple(float(v) for v in value) if constant.type != "FLOAT" else float(value))
+        _set_constants(shader, kernel.constants, constants)
         self.gpu.compute.dispatch(shader, *groups)
 
     def finish(self):
         self._fence.native.read()
+
+    def render_target(self, name, width, height):
+        try:
+            offscreen = self.gpu.types.GPUOffScreen(width, height, format="RGBA32F")
+        except Exception as error:
+            raise GPUMemoryError(f"The GPU could not allocate the render target '{name}' ({width}x{height}): {error}") from None
+        target = RenderTarget(name, width, height, "RGBA32F", offscreen.texture_color, offscreen)
+        self.clear_target(target)
+        return target
+
+    def clear_target(self, target):
+        with target.framebuffer.bind():
+            self.gpu.state.active_framebuffer_get().clear(color=(0.0, 0.0, 0.0, 0.0))
+
+    def draw(self, raster, target, instances, textures, constants):
+        check_bindings(raster, textures, constants)
+        shader, batch = self._raster(raster)
+        if instances <= 0:
+            return
+        with target.framebuffer.bind():
+            self.gpu.state.blend_set("ALPHA_PREMULT")
+            shader.bind()
+            for sampler in raster.samplers:
+                shader.uniform_sampler(sampler.name, textures[sampler.name].native)
+            _set_constants(shader, raster.constants, constants)
+            batch.draw_instanced(shader, instance_start=0, instance_count=instances)
+            self.gpu.state.blend_set("NONE")
+
+    def _raster(self, raster):
+        """The compiled program and its quad batch (one vec2 'corner' per vertex)."""
+        cached = self._shaders.get(raster)
+        if cached is not None:
+            return cached
+        from gpu_extras.batch import batch_for_shader
+
+        from ..engine.sprites import QUAD_CORNERS
+
+        gpu = self.gpu
+        info = gpu.types.GPUShaderCreateInfo()
+        interface = gpu.types.GPUStageInterfaceInfo(f"{raster.name}_interface")
+        for glsl_type, name in raster.varyings:
+            interface.smooth(glsl_type, name)
+        info.vertex_in(0, "VEC2", "corner")
+        info.vertex_out(interface)
+        info.fragment_out(0, "VEC4", "out_color")
+        for slot, sampler in enumerate(raster.samplers):
+            info.sampler(slot, sampler.type, sampler.name)
+        for constant in raster.constants:
+            info.push_constant(constant.type, constant.name)
+        for name, value in raster.defines:
+            info.define(name, value)
+        info.vertex_source(raster.stage_body("vert"))
+        info.fragment_source(raster.stage_body("frag"))
+        with _captured_output() as log:
+            try:
+                shader = gpu.shader.create_from_info(info)
+            except Exception:
+                shader = None
+        if shader is None:
+            raise compile_error(raster, log[0])
+        cached = (shader, batch_for_shader(shader, "TRIS", {"corner": QUAD_CORNERS}))
+        self._shaders[raster] = cached
+        return cached
+
+
+def _set_constants(shader, declared, values):
+    for constant in declared:
+        value = values[constant.name]
+        if constant.type == "MAT4":
+            shader.uniform_float(constant.name, column_major(value))
+        elif constant.type in _INT_TYPES:
+            shader.uniform_int(constant.name, tuple(int(v) for v in value) if constant.type != "INT" else int(value))
+        else:
+            shader.uniform_float(constant.name, tuple(float(v) for v in value) if constant.type != "FLOAT" else float(value))
