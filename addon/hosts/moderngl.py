@@ -13,6 +13,7 @@ from .base import (
     DTYPES,
     Host,
     NoGPUError,
+    RenderTarget,
     ShaderCompileError,
     Texture,
     check_bindings,
@@ -26,7 +27,7 @@ _GLSL_TYPES = {
     "INT": "int", "FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4",
     "IVEC2": "ivec2", "IVEC3": "ivec3", "IVEC4": "ivec4", "MAT4": "mat4",
 }
-_SAMPLERS = {"FLOAT_2D": "sampler2D", "FLOAT_3D": "sampler3D"}
+_SAMPLERS = {"FLOAT_2D": "sampler2D", "FLOAT_3D": "sampler3D", "UINT_2D": "usampler2D"}
 _MODERNGL_DTYPES = {np.float32: "f4", np.uint32: "u4"}
 
 
@@ -42,6 +43,19 @@ def declarations(kernel: Kernel) -> str:
         lines.append(f"layout(binding = {slot}) uniform {_SAMPLERS[sampler.type]} {sampler.name};")
     lines += [f"uniform {_GLSL_TYPES[c.type]} {c.name};" for c in kernel.constants]
     lines += [f"shared {s.type} {s.name}[{s.size}];" for s in kernel.shared]
+    return "\n".join(lines) + "\n"
+
+
+def raster_declarations(raster, stage: str) -> str:
+    """Header of a raster program's 'vert' or 'frag' stage, as Blender's create-info makes it."""
+    lines = ["#version 430"]
+    lines += [f"#define {name} {value}" for name, value in raster.defines]
+    for slot, sampler in enumerate(raster.samplers):
+        lines.append(f"layout(binding = {slot}) uniform {_SAMPLERS[sampler.type]} {sampler.name};")
+    lines += [f"uniform {_GLSL_TYPES[c.type]} {c.name};" for c in raster.constants]
+    direction = "out" if stage == "vert" else "in"
+    lines += [f"{direction} {_GLSL_TYPES[t]} {name};" for t, name in raster.varyings]
+    lines.append("in vec2 corner;" if stage == "vert" else "out vec4 out_color;")
     return "\n".join(lines) + "\n"
 
 
@@ -100,22 +114,68 @@ class ModernGLHost(Host):
             )
         for slot, sampler in enumerate(kernel.samplers):
             textures[sampler.name].native.use(location=slot)
-        for constant in kernel.constants:
-            if constant.name not in program:
-                continue  # optimised away by the driver
-            value = constants[constant.name]
-            if constant.type == "MAT4":
-                value = tuple(column_major(value))
-            elif constant.type.startswith("IVEC"):
-                value = tuple(int(v) for v in value)
-            elif constant.type.startswith("VEC"):
-                value = tuple(float(v) for v in value)
-            program[constant.name].value = value
+        _set_constants(program, kernel.constants, constants)
         program.run(*groups)
         self.ctx.memory_barrier()
 
     def finish(self):
         self.ctx.finish()
+
+    def render_target(self, name, width, height):
+        native = self.ctx.texture((width, height), 4, dtype="f4")
+        target = RenderTarget(name, width, height, "RGBA32F", native, self.ctx.framebuffer(color_attachments=[native]))
+        self.clear_target(target)
+        return target
+
+    def clear_target(self, target):
+        target.framebuffer.clear(0.0, 0.0, 0.0, 0.0)
+
+    def draw(self, raster, target, instances, textures, constants):
+        import moderngl
+
+        check_bindings(raster, textures, constants)
+        program, vertex_array = self._raster(raster)
+        if instances <= 0:
+            return
+        for slot, sampler in enumerate(raster.samplers):
+            textures[sampler.name].native.use(location=slot)
+        _set_constants(program, raster.constants, constants)
+        target.framebuffer.use()
+        self.ctx.enable(moderngl.BLEND)
+        self.ctx.blend_func = moderngl.ONE, moderngl.ONE_MINUS_SRC_ALPHA
+        vertex_array.render(moderngl.TRIANGLES, vertices=6, instances=instances)
+        self.ctx.disable(moderngl.BLEND)
+
+    def _raster(self, raster):
+        cached = self._programs.get(raster)
+        if cached is None:
+            from ..engine.sprites import QUAD_CORNERS
+
+            try:
+                program = self.ctx.program(
+                    vertex_shader=raster_declarations(raster, "vert") + raster.stage_body("vert"),
+                    fragment_shader=raster_declarations(raster, "frag") + raster.stage_body("frag"),
+                )
+            except Exception as error:
+                raise compile_error(raster, str(error), body_line_offset=raster_declarations(raster, "vert").count("\n")) from None
+            corners = self.ctx.buffer(np.array(QUAD_CORNERS, dtype="f4").tobytes())
+            cached = (program, self.ctx.vertex_array(program, [(corners, "2f", "corner")]))
+            self._programs[raster] = cached
+        return cached
+
+
+def _set_constants(program, declared, values):
+    for constant in declared:
+        if constant.name not in program:
+            continue  # optimised away by the driver
+        value = values[constant.name]
+        if constant.type == "MAT4":
+            value = tuple(column_major(value))
+        elif constant.type.startswith("IVEC"):
+            value = tuple(int(v) for v in value)
+        elif constant.type.startswith("VEC"):
+            value = tuple(float(v) for v in value)
+        program[constant.name].value = value
 
 
 __all__ = ["ModernGLHost", "ShaderCompileError", "declarations"]
