@@ -86,23 +86,3 @@ def test_alpha_over_the_additive_frame(host, rng):
     np.testing.assert_allclose(compositor.read_frame(), sprites + (1 - sprites[..., 3:]) * under, rtol=1e-6, atol=1e-6)
     assert sprites[16, 16, 3] == pytest.approx(0.8)
 
-
-def test_moderngl_host_draws_what_blender_draws(host):
-    """The benchmark host compiles the same sprite stages and draws the same layer."""
-    from addon.hosts.base import NoGPUError
-    from addon.hosts.moderngl import ModernGLHost
-
-    try:
-        other = ModernGLHost()
-    except NoGPUError as error:
-        pytest.skip(str(error))
-    layers = []
-    for h in (host, other):
-        system = stacked_system(h, [0.3, -0.2, 0.1], [0.0, 0.5, 0.9])
-        sorter = ParticleSorter(system, "KEY_INDEX")
-        sorter.full(SortKey.view_depth(np.identity(4)))
-        layer = SpriteLayer(h, SIZE, SIZE)
-        layer.draw([system], ortho_camera(), [sorter.indices])
-        layers.append(layer.read())
-    assert layers[0].any()
-    np.testing.assert_allclose(layers[0], layers[1], atol=1e-5)
