@@ -12,6 +12,8 @@ import numpy as np
 from .engine.compositing import Camera, Compositor
 from .engine.pipeline import advance, composite
 from .engine.simulation import ParticleSystem
+from .engine.sorting import EffectSort
+from .engine.sprites import SpriteLayer
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
 
@@ -34,13 +36,16 @@ def camera_of(scene, width: int, height: int) -> Camera:
 class SceneRenderer:
     """Every enabled effect of a scene on the GPU, composited from the scene camera."""
 
-    def __init__(self, scene, width: int, height: int, host=None):
+    def __init__(self, scene, width: int, height: int, host=None, exact_sort: bool = False):
         self.scene = scene
+        self.exact_sort = exact_sort  # bakes sort exactly every frame; the viewport sorts incrementally
         self.host = host or BlenderHost()
         self.width, self.height = width, height
         self.effects = [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(scene)]
         self.systems = [ParticleSystem(self.host, settings) for _, settings in self.effects]
         self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
+        self.sorts = [EffectSort(system) for system in self.systems]
+        self.sprites = None  # made when an effect first draws in Alpha mode
         self.frame = None
         self.matrices = []
         self.overflow = 0
@@ -58,6 +63,8 @@ class SceneRenderer:
             for _ in range(round(system.settings.preroll / dt)):
                 system.step(dt, matrix, matrix)
             system.step(dt, matrix, matrix)
+        for sort in self.sorts:
+            sort.reset()
         self.frame = self.scene.frame_start
 
     def advance_to(self, frame: int) -> None:
@@ -77,6 +84,17 @@ class SceneRenderer:
     def render(self, frame: int) -> np.ndarray:
         """The linear RGBA float frame (height, width, 4), rows bottom to top."""
         self.advance_to(frame)
-        frame_pixels = composite(self.systems, self.compositor, camera_of(self.scene, self.width, self.height))
+        view = np.array(self.scene.camera.matrix_world.inverted())
+        for sort in self.sorts:
+            sort.update(view, exact=self.exact_sort)
+        if self.sprites is None and any(system.settings.blend_mode == "ALPHA" for system in self.systems):
+            self.sprites = SpriteLayer(self.host, self.width, self.height)
+        frame_pixels = composite(self.systems, self.compositor, camera_of(self.scene, self.width, self.height),
+                                 self.sprites, [sort.indices for sort in self.sorts])
         self.overflow = self.compositor.take_overflow_count()
         return frame_pixels
+
+    @property
+    def sortedness(self) -> list[tuple[float, float] | None]:
+        """Per effect: (adjacent pairs in order, sampled Kendall tau) of the last frame, None if unsorted."""
+        return [sort.sortedness for sort in self.sorts]

@@ -4,8 +4,11 @@ Reads like the algorithm::
 
     system.reset()                          # init_particles       (simulation.py)
     system.step(dt, emitter_prev, cur)      # simulate x substeps  (simulation.py)
-    compositor.splat(system, camera)        # splat, per effect    (compositing.py)
+    effect_sort.update(view)                # sort passes          (sorting.py)
+    compositor.splat(system, camera)        # splat, Add effects   (compositing.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
+    sprites.draw(alpha_systems, camera)     # Alpha effects        (sprites.py)
+    sprites.over(compositor)                # over the frame       (sprites.py)
 
 Everything talks to a :class:`addon.hosts.base.Host`, so the same recording
 runs in Blender and, for benchmarks, under moderngl on a real GPU.
@@ -15,8 +18,10 @@ from __future__ import annotations
 
 from .compositing import RESOLVE, SPLAT, Camera, Compositor
 from .simulation import INIT_PARTICLES, SIMULATE, ParticleSystem
+from .sorting import SORT_KERNELS
+from .sprites import ALPHA_OVER, SpriteLayer
 
-ALL_KERNELS = (INIT_PARTICLES, SIMULATE, SPLAT, RESOLVE)
+ALL_KERNELS = (INIT_PARTICLES, SIMULATE, SPLAT, RESOLVE, *SORT_KERNELS, ALPHA_OVER)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
@@ -25,9 +30,18 @@ def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cu
         system.step(dt, prev, cur)
 
 
-def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera):
-    """Splat every effect into the shared target, resolve, and return the float frame."""
+def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,
+              sprites: SpriteLayer | None = None, orders=None):
+    """Splat every additive effect into the shared target, resolve, lay the
+    alpha-blended effects over it (each drawn in its sorted ``orders`` entry:
+    sorted indices, or None for slot order), and return the float frame."""
+    orders = orders or [None] * len(systems)
+    alpha = [(system, order) for system, order in zip(systems, orders) if system.settings.blend_mode == "ALPHA"]
     for system in systems:
-        compositor.splat(system, camera)
+        if system.settings.blend_mode != "ALPHA":
+            compositor.splat(system, camera)
     compositor.resolve()
+    if alpha:
+        sprites.draw([system for system, _ in alpha], camera, [order for _, order in alpha])
+        sprites.over(compositor)
     return compositor.read_frame()

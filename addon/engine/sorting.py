@@ -270,6 +270,69 @@ class ParticleSorter:
         return self.pairs.sortedness(seed=self.system.step_index)
 
 
+def sort_key_for(settings, view: np.ndarray) -> SortKey | None:
+    """The key an effect's settings ask for (None: no sorting), for a world-to-view matrix."""
+    order = settings.sort_order
+    if order == "AUTO":
+        order = "BACK_TO_FRONT" if settings.blend_mode == "ALPHA" else "NONE"
+    if order == "NONE":
+        return None
+    if order == "GRID_CELL":
+        return SortKey.grid_cell((0.0, 0.0, 0.0), settings.sort_cell_size)
+    return SortKey.view_depth(view)
+
+
+CUT_DEGREES = 30.0  # a view turning more than this between frames is a camera cut
+
+
+def is_camera_cut(previous_view: np.ndarray, view: np.ndarray) -> bool:
+    """True when the view direction turned more than CUT_DEGREES (a new shot, another camera)."""
+    a, b = (np.asarray(m, dtype=np.float64)[2, :3] for m in (previous_view, view))
+    cosine = np.dot(a, b) / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-30)
+    return bool(cosine < np.cos(np.radians(CUT_DEGREES)))
+
+
+class EffectSort:
+    """One effect's sorting as the renderer drives it, frame after frame.
+
+    Follows the effect's settings: no sorter while it needs none; a full sort
+    on the first frame, after a reset, at a camera cut or when ``exact`` (bake);
+    otherwise its ``sort_passes`` incremental passes.  ``sortedness`` is the
+    last frame's (adjacent pairs in order, sampled Kendall tau), for the stats.
+    """
+
+    def __init__(self, system):
+        self.system = system
+        self.sorter = None
+        self.view = None
+        self.sortedness = None
+
+    @property
+    def indices(self):
+        return self.sorter.indices if self.sorter else None
+
+    def reset(self) -> None:
+        if self.sorter:
+            self.sorter.reset()
+        self.view = None
+
+    def update(self, view: np.ndarray, exact: bool = False) -> None:
+        key = sort_key_for(self.system.settings, view)
+        if key is None:
+            self.sorter, self.sortedness = None, None
+            return
+        method = method_for(key)
+        full = exact or self.view is None or (key.mode == KEY_DEPTH and is_camera_cut(self.view, view))
+        if self.sorter is None or self.sorter.method != method:
+            self.sorter, full = ParticleSorter(self.system, method), True
+        if full:
+            self.sorter.full(key)
+        else:
+            self.sorter.incremental(key, self.system.settings.sort_passes)
+        self.view = np.asarray(view)
+        self.sortedness = self.sorter.sortedness(key)
+
+
 def full_sort_dispatches(count: int, block: int = SORT_BLOCK, fused: int = FUSED_STRIDES):
     """(kernel, groups, constants) of every dispatch of the full sort of ``count`` pairs.
 
