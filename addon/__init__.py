@@ -11,15 +11,17 @@ def register():
     global _unregister
     import bpy
 
-    from . import operators, panels, properties
+    from . import csg_ui, operators, panels, properties
 
     register_classes, unregister_classes = bpy.utils.register_classes_factory(
-        properties.CLASSES + operators.CLASSES + panels.CLASSES
+        properties.CLASSES + operators.CLASSES + panels.CLASSES + csg_ui.CLASSES
     )
     register_classes()
     properties.register_properties()
+    csg_ui.register_properties()
 
     def unregister_all():
+        csg_ui.unregister_properties()
         properties.unregister_properties()
         unregister_classes()
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
+from .csg_ui import check_scene_cloud, scene_has_cloud
 from .engine.settings import SettingsError, as_dict, check_for_gpu
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
@@ -58,7 +59,13 @@ def plan_bake(scene, host) -> BakePlan:
     if scene.camera is None:
         raise BakeError("The scene has no camera: add one and make it the scene camera")
     effects = scene_effects(scene)
-    if not effects:
+    has_cloud = scene_has_cloud(scene)
+    if has_cloud:
+        try:
+            check_scene_cloud(scene, host.max_texture_size)
+        except SettingsError as error:
+            raise BakeError(f"CSG point cloud: {error}") from None
+    if not effects and not has_cloud:
         raise BakeError("No enabled GPU Particles effects in the scene: add one with Add Effect")
     for obj, effect in effects:
         try:
@@ -108,7 +115,10 @@ class BakeJob:
     def step(self) -> int:
         """Render and write one frame; returns the frame number."""
         frame = self.frames[self.done]
-        pixels = self.renderer.render(frame)
+        try:
+            pixels = self.renderer.render(frame)
+        except SettingsError as error:  # e.g. a CSG primitive animated to a zero size
+            raise BakeError(f"Frame {frame}: {error}") from None
         self._write(frame, pixels)
         self.done += 1
         return frame
@@ -145,6 +155,7 @@ class BakeJob:
             "render": as_dict(self.renderer.compositor.render),
             "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],
             "files": [p.name for p in self.written],
+            "last_frame": self.renderer.stats(),
         }
         sidecar.write_text(json.dumps(record, indent=2) + "\n")
         return sidecar

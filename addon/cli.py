@@ -109,6 +109,10 @@ def bake(args) -> int:
     out_dir = Path(args.out).resolve()
     scene, emitter = build_scene(preset, frames, resolution, out_dir)
     register()
+    if "csg" in preset.stage:
+        from .csg_ui import add_stage_primitives
+
+        add_stage_primitives(scene, preset.stage["csg"])
     bpy.ops.gpu_particles.add(preset=args.preset)
     effect = emitter.gpu_particles.active_effect
     for name, value in overrides.items():

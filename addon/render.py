@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .csg_ui import scene_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.pipeline import advance, composite
 from .engine.simulation import ParticleSystem
@@ -44,6 +45,8 @@ class SceneRenderer:
         self.effects = [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(scene)]
         self.systems = [ParticleSystem(self.host, settings) for _, settings in self.effects]
         self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
+        self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
+        self.cloud_warnings = []
         self.sorts = [EffectSort(system) for system in self.systems]
         self.sprites = None  # made when an effect first draws in Alpha mode
         self.frame = None
@@ -89,8 +92,14 @@ class SceneRenderer:
             sort.update(view, exact=self.exact_sort)
         if self.sprites is None and any(system.settings.blend_mode == "ALPHA" for system in self.systems):
             self.sprites = SpriteLayer(self.host, self.width, self.height)
-        frame_pixels = composite(self.systems, self.compositor, camera_of(self.scene, self.width, self.height),
-                                 self.sprites, [sort.indices for sort in self.sorts])
+        systems, orders = list(self.systems), [sort.indices for sort in self.sorts]
+        if self.cloud is not None:
+            seconds = (frame - self.scene.frame_start) * scene_seconds_per_frame(self.scene)
+            self.cloud_warnings = self.cloud.follow(self.scene, seconds)
+            systems.append(self.cloud.points)
+            orders.append(None)
+        frame_pixels = composite(systems, self.compositor, camera_of(self.scene, self.width, self.height),
+                                 self.sprites, orders)
         self.overflow = self.compositor.take_overflow_count()
         return frame_pixels
 
@@ -98,3 +107,11 @@ class SceneRenderer:
     def sortedness(self) -> list[tuple[float, float] | None]:
         """Per effect: (adjacent pairs in order, sampled Kendall tau) of the last frame, None if unsorted."""
         return [sort.sortedness for sort in self.sorts]
+
+    def stats(self) -> dict:
+        """Counts read back from the GPU: a sync, so once per bake rather than per frame."""
+        return {
+            "live_particles": [system.live.read_count() for system in self.systems],
+            "csg_samples": self.cloud.cloud.read_count() if self.cloud is not None else None,
+            "csg_warnings": self.cloud_warnings,
+        }

@@ -9,9 +9,17 @@ void main()
 {
   int width = imageSize(pos_age).x;
   int index = particle_index(width);
+#ifdef LIVE_INDEX
+  /* Over the compacted live slots only: their count stays on the GPU. */
+  if (index >= min(int(imageLoad(live_count, ivec2(0)).x), count)) {
+    return;
+  }
+  index = int(imageLoad(live_index, particle_texel(index, imageSize(live_index).x)).x);
+#else
   if (index >= count) {
     return;
   }
+#endif
   ivec2 texel = particle_texel(index, width);
   vec4 pos_age_in = imageLoad(pos_age, texel);
   float life = imageLoad(vel_life, texel).w;

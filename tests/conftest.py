@@ -52,3 +52,7 @@ def add_effect(count=2000, **values):
     for name, value in values.items():
         setattr(effect, name, value)
     return effect
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: a large GPU case (seconds on llvmpipe), still part of the suite")

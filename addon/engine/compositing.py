@@ -6,7 +6,7 @@ See ``shaders/color_pack.glsl`` for the R21G22B21 packing in two uint32.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -34,6 +34,13 @@ SPLAT = Kernel(
         Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
     ),
     includes=("common.glsl", "color_pack.glsl"),
+)
+
+# The same splat reading through the compaction (compaction.py): only live slots.
+SPLAT_LIVE = replace(
+    SPLAT,
+    images=(*SPLAT.images, Image("live_index", "R32UI", "READ"), Image("live_count", "R32UI", "READ")),
+    defines=(("LIVE_INDEX", "1"),),
 )
 
 RESOLVE = Kernel(
@@ -109,12 +116,15 @@ class Compositor:
         self.frame = host.texture("frame", width, height, "RGBA32F")
         self.stats = host.texture("stats", 1, 1, "R32UI")
 
-    def splat(self, system: ParticleSystem, camera: Camera) -> None:
+    def splat(self, system: ParticleSystem, camera: Camera, live=None) -> None:
+        """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones."""
         s = system.settings
         q = quantize_scale(self.render.emax)
+        kernel, live_textures = (SPLAT, {}) if live is None else (SPLAT_LIVE, live.textures)
         self.host.dispatch(
-            SPLAT, system.groups,
-            {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats},
+            kernel, system.groups,
+            {**system.textures, **live_textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo,
+             "stats": self.stats},
             {
                 "count": system.count,
                 "target_size": (self.width, self.height),

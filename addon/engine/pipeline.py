@@ -3,9 +3,9 @@
 Reads like the algorithm::
 
     system.reset()                          # init_particles       (simulation.py)
-    system.step(dt, emitter_prev, cur)      # simulate x substeps  (simulation.py)
+    system.step(dt, emitter_prev, cur)      # simulate x substeps, compact live slots (simulation.py)
     effect_sort.update(view)                # sort passes          (sorting.py)
-    compositor.splat(system, camera)        # splat, Add effects   (compositing.py)
+    compositor.splat(system, camera, live)  # splat over live slots, Add effects (compositing.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
     sprites.draw(alpha_systems, camera)     # Alpha effects        (sprites.py)
     sprites.over(compositor)                # over the frame       (sprites.py)
@@ -16,12 +16,15 @@ runs in Blender and, for benchmarks, under moderngl on a real GPU.
 
 from __future__ import annotations
 
-from .compositing import RESOLVE, SPLAT, Camera, Compositor
+from .compaction import COMPACTION_KERNELS
+from .compositing import RESOLVE, SPLAT, SPLAT_LIVE, Camera, Compositor
+from .scan import SCAN_KERNELS
 from .simulation import INIT_PARTICLES, SIMULATE, ParticleSystem
 from .sorting import SORT_KERNELS
 from .sprites import ALPHA_OVER, SpriteLayer
 
-ALL_KERNELS = (INIT_PARTICLES, SIMULATE, SPLAT, RESOLVE, *SORT_KERNELS, ALPHA_OVER)
+ALL_KERNELS = (INIT_PARTICLES, SIMULATE, SPLAT, SPLAT_LIVE, RESOLVE, *SCAN_KERNELS, *COMPACTION_KERNELS,
+               *SORT_KERNELS, ALPHA_OVER)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
@@ -39,7 +42,7 @@ def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Cam
     alpha = [(system, order) for system, order in zip(systems, orders) if system.settings.blend_mode == "ALPHA"]
     for system in systems:
         if system.settings.blend_mode != "ALPHA":
-            compositor.splat(system, camera)
+            compositor.splat(system, camera, live=system.live)
     compositor.resolve()
     if alpha:
         sprites.draw([system for system, _ in alpha], camera, [order for _, order in alpha])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .compaction import LiveParticles
 from .kernels import Constant, Image, Kernel
 from .settings import EffectSettings, check_for_gpu
 
@@ -94,6 +95,7 @@ class ParticleSystem:
         width, rows = state_size(settings.count, host.max_texture_size)
         self.pos_age = host.texture("pos_age", width, rows, "RGBA32F")
         self.vel_life = host.texture("vel_life", width, rows, "RGBA32F")
+        self.live = LiveParticles(host, width, rows, self.count)
         self.step_index = 0
         self.reset()
 
@@ -111,11 +113,13 @@ class ParticleSystem:
             INIT_PARTICLES, self.groups, self.textures,
             {"count": self.count, "birth_interval": birth_interval(self.settings)},
         )
+        self.live.compact(self.textures)
 
     def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
 
-        The emitter's matrix is interpolated linearly across substeps.
+        The emitter's matrix is interpolated linearly across substeps; the live
+        slots are compacted once per frame (``compaction.py``).
         """
         substeps = self.settings.substeps
         h = dt / substeps
@@ -127,6 +131,7 @@ class ParticleSystem:
             constants = emitter_constants(self.settings, h, self.step_index, self.count, start, end)
             self.host.dispatch(SIMULATE, self.groups, self.textures, constants)
             self.step_index += 1
+        self.live.compact(self.textures)
 
     def read_state(self) -> tuple[np.ndarray, np.ndarray]:
         """(pos_age, vel_life) of the live slots as (count, 4) float32 arrays."""

@@ -236,6 +236,8 @@ class ParticleSorter:
             return
         for p, k in schedule:
             self.pairs.network_pass(SORT_PASS_DIRECT, self.system.textures, p, k, key.constants())
+        if schedule:
+            self._moved()
 
     def full(self, key: SortKey) -> None:
         """Exact sort now (bake, camera cut); the incremental schedule starts over."""
@@ -261,6 +263,11 @@ class ParticleSorter:
         )
         self._spare = (system.pos_age, system.vel_life)
         system.pos_age, system.vel_life = sorted_pos_age, sorted_vel_life
+        self._moved()
+
+    def _moved(self) -> None:
+        """The state moved between slots: the live-slot list the splat walks is stale."""
+        self.system.live.compact(self.system.textures)
 
     def sortedness(self, key: SortKey) -> tuple[float, float]:
         """(adjacent pairs in order, sampled Kendall tau) of the current drawing order."""

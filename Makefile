@@ -1,0 +1,51 @@
+# GPU Particles: developer entry points. `make setup` builds .venv (CPython 3.13 + bpy 5.2.3).
+PY := .venv/bin/python
+PRESET ?= default
+FRAMES ?=
+RES ?=
+OUT ?=
+SEED ?=
+COUNT ?=
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help setup test demo bake presets package bench lint clean
+
+help:
+	@echo "GPU Particles targets:"
+	@echo "  make setup     create .venv (Python 3.13, bpy 5.2.3, numpy, pytest, ...) and Mesa EGL"
+	@echo "  make test      run the test suite (PYTEST_ARGS=... passed to pytest)"
+	@echo "  make demo      bake the default preset, frames 1-48 at 960x540 into out/demo (or OUT=...)"
+	@echo "  make bake      bake PRESET=$(PRESET) [FRAMES=1-48] [RES=WxH] [OUT=dir] [SEED=n] [COUNT=n]"
+	@echo "  make presets   list the available presets"
+	@echo "  make package   build the extension zip into dist/"
+	@echo "  make bench     run the CPU benchmark"
+	@echo "  make lint      ruff check addon tests bench tools"
+	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
+
+setup:
+	@bash tools/setup.sh >&2
+
+test: setup
+	$(PY) -m pytest tests -q -ra $(PYTEST_ARGS)
+
+demo: setup
+	$(PY) -m addon.cli bake --preset default --frames 1-48 --res 960x540 --out $(or $(OUT),out/demo)
+
+bake: setup
+	$(PY) -m addon.cli bake --preset $(PRESET)$(if $(FRAMES), --frames $(FRAMES))$(if $(RES), --res $(RES))$(if $(OUT), --out $(OUT))$(if $(SEED), --seed $(SEED))$(if $(COUNT), --count $(COUNT))
+
+presets: setup
+	@$(PY) -m addon.cli presets
+
+package: setup
+	$(PY) tools/package.py
+
+bench: setup
+	$(PY) bench/run_cpu.py
+
+lint: setup
+	$(PY) -m ruff check addon tests bench tools
+
+clean:
+	rm -rf dist/ out/

@@ -1,0 +1,44 @@
+/* New surface samples for the primitives [first, last): samples_per_primitive
+ * each, appended after the `count` samples already kept (read on the GPU). */
+
+void main()
+{
+  int j = int(gl_GlobalInvocationID.y) * dispatch_width + int(gl_GlobalInvocationID.x);
+  if (j >= (last - first) * samples_per_primitive) {
+    return;
+  }
+  int k = first + j / samples_per_primitive;
+  uint i = uint(j % samples_per_primitive);
+  uint stream = uint(seed) * 4u;
+  vec4 center_code = imageLoad(primitives, ivec2(k, 0));
+  vec3 size = imageLoad(primitives, ivec2(k, 1)).xyz;
+  vec3 color = imageLoad(primitives, ivec2(k, 2)).rgb;
+  float u = random_unit(i, uint(k), stream);
+  float v = random_unit(i, uint(k), stream + 1u);
+  vec3 normal;
+  vec3 local;
+  if (mod(center_code.w, 2.0) == SHAPE_BOX) {
+    /* A face pair chosen by its area, a side, then a uniform point on the face. */
+    vec3 area = vec3(size.y * size.z, size.x * size.z, size.x * size.y);
+    float pick = random_unit(i, uint(k), stream + 2u) * (area.x + area.y + area.z);
+    int axis = pick < area.x ? 0 : (pick < area.x + area.y ? 1 : 2);
+    float side = random_unit(i, uint(k), stream + 3u) < 0.5 ? -1.0 : 1.0;
+    vec3 face = vec3(u, v, 0.0) * 2.0 - 1.0;
+    local = axis == 0 ? vec3(side, face.x, face.y) : (axis == 1 ? vec3(face.x, side, face.y) : vec3(face.x, face.y, side));
+    normal = vec3(0.0);
+    normal[axis] = side;
+    local *= size;
+  }
+  else {
+    normal = random_direction(u, v);
+    local = normal * size.x;
+  }
+  if (center_code.w >= 2.0) {
+    normal = -normal;  /* a carved wall faces into the removed volume */
+  }
+  uvec3 rgb = uvec3(clamp(color, 0.0, 1.0) * 255.0 + 0.5);
+  int slot = int(imageLoad(sample_count, ivec2(0)).x) + j;
+  ivec2 texel = particle_texel(slot, imageSize(sample_pos).x);
+  imageStore(sample_pos, texel, vec4(center_code.xyz + local, float(k)));
+  imageStore(sample_attr, texel, vec4(normal, float(rgb.r | (rgb.g << 8u) | (rgb.b << 16u))));
+}

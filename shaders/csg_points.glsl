@@ -1,0 +1,25 @@
+/* The kept samples as splat particles: position (moved along the normal by an
+ * optional animated noise that makes the cloud glitter) and a shade in
+ * [0, 1) from the normal, which the splat maps onto its color gradient
+ * (age / life).  Slots past the sample count are marked never born. */
+
+void main()
+{
+  int width = imageSize(sample_pos).x;
+  int index = particle_index(width);
+  if (index >= bound) {
+    return;
+  }
+  ivec2 texel = particle_texel(index, width);
+  if (index >= int(imageLoad(sample_count, ivec2(0)).x)) {
+    imageStore(vel_life, texel, vec4(0.0));
+    return;
+  }
+  vec4 p = imageLoad(sample_pos, texel);
+  vec3 normal = imageLoad(sample_attr, texel).xyz;
+  float phase = 6.28318530718 * random_unit(uint(index), uint(p.w), 7u);
+  vec3 position = p.xyz + normal * (noise.x * sin(noise.y * time + phase));
+  float shade = 0.5 - 0.4999 * dot(normal, light.xyz);
+  imageStore(pos_age, texel, vec4(position, shade));
+  imageStore(vel_life, texel, vec4(0.0, 0.0, 0.0, 1.0));
+}

@@ -1,0 +1,79 @@
+"""Hierarchical block scan on the GPU against the numpy reference (exact, uint32)."""
+
+import numpy as np
+import pytest
+from gpu_fill import MAX, ONES, RANDOM, ZEROS, expected, fill
+
+from addon.engine import scan
+from addon.engine.reference import scan as ref_scan
+
+
+def run_scan(host, count, mode, inclusive, width=None, seed=7):
+    width, rows = (width, -(-count // width)) if width else scan.linear_size(count, 4096)
+    values = host.texture("values", width, rows, "R32UI")
+    out = host.texture("out", width, rows, "R32UI")
+    total = host.texture("total", 1, 1, "R32UI")
+    fill(host, values, count, mode, seed)
+    scan.Scan(host, count).run(values, out, count, inclusive=inclusive, total=total)
+    data = expected(count, mode, seed)
+    return host.read(out).ravel()[:count], int(host.read(total)[0, 0]), data
+
+
+@pytest.mark.parametrize("inclusive", [False, True])
+@pytest.mark.parametrize(
+    "count, mode",
+    [
+        (1, RANDOM), (2, ONES), (511, RANDOM), (512, RANDOM), (513, RANDOM),
+        (1000, ZEROS), (4099, ONES), (262_143, RANDOM), (262_144, MAX), (262_145, RANDOM),
+        (300_007, RANDOM),
+    ],
+)
+def test_scan_matches_reference(host, count, mode, inclusive):
+    got, total, data = run_scan(host, count, mode, inclusive)
+    np.testing.assert_array_equal(got, ref_scan.scan(data, inclusive))
+    assert total == ref_scan.total(data)
+
+
+def test_scan_in_a_narrow_image_and_three_levels(host):
+    """Elements wrap over rows of an odd width; 262,145 needs the third level."""
+    assert len(scan.level_counts(262_145)) == 3
+    got, total, data = run_scan(host, 262_145, RANDOM, False, width=1000)
+    np.testing.assert_array_equal(got, ref_scan.scan(data))
+    assert total == ref_scan.total(data)
+
+
+def test_uint32_wraparound(host):
+    got, total, data = run_scan(host, 5000, MAX, True)
+    assert got[1] == 0xFFFFFFFE and total == (5000 * 0xFFFFFFFF) % 2**32
+    np.testing.assert_array_equal(got, ref_scan.scan(data, True))
+
+
+def test_empty_scan_writes_a_zero_total(host):
+    values = host.texture("values", 8, 8, "R32UI")
+    total = host.texture("total", 1, 1, "R32UI")
+    host.clear(total, 99)
+    scan.Scan(host, 64).run(values, values, 0, total=total)
+    assert host.read(total)[0, 0] == 0
+
+
+def test_scan_refuses_more_than_capacity(host):
+    values = host.texture("values", 8, 8, "R32UI")
+    with pytest.raises(ValueError, match="capacity"):
+        scan.Scan(host, 10).run(values, values, 64)
+
+
+def test_level_counts():
+    assert scan.level_counts(512) == [512]
+    assert scan.level_counts(512**2) == [512**2, 512]
+    assert len(scan.level_counts(512**3)) == 3
+    assert len(scan.level_counts(512**3 + 1)) == 4
+
+
+@pytest.mark.slow
+def test_fourth_level(host):
+    """512^3 + 1 elements: the first size that needs a fourth level."""
+    count = 512**3 + 1
+    got, total, data = run_scan(host, count, RANDOM, False, width=16384)
+    assert total == ref_scan.total(data)
+    reference = ref_scan.scan(data)
+    np.testing.assert_array_equal(got, reference)
