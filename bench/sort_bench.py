@@ -3,7 +3,9 @@
 Cases (GPU time from GL timer queries, median of --repeat runs):
 
 * full/<n>: exact sort of n random key-index pairs (bitonic, shared-memory
-  local passes); peer torch.sort of n float32 keys with their indices.
+  local passes, long strides fused in registers); peer torch.sort of n
+  float32 keys with their indices.  full_variant/b<block>f<fused>: other
+  shapes of the same sort at the largest size, to choose the product's.
 * pass_direct/<n>, pass_key_index/<n>: one incremental odd-even merge pass,
   over the particle state (direct) or over (key, index) pairs, plus the key
   refresh the key-index sort needs every frame.
@@ -14,16 +16,15 @@ Cases (GPU time from GL timer queries, median of --repeat runs):
   particle, as the turbulence volume of the simulation issue will do) over
   particles in slot order against the same particles sorted by grid cell.
 
-    python3 bench/sort_bench.py [--sizes 1M,4M,16M] [--quick]
+    python3 bench/sort_bench.py [--sizes 1M,4M,16M] [--variants 1024x3,...] [--pass-sizes 1M,4M]
+                                [--cone 1M] [--coherence 4M --volume 256] [--repeat 10]
+
+Records go to bench/results/<device>-<date>-sort.json (bench/records.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime
-import json
-import platform
-import re
 import statistics
 import sys
 import time
@@ -49,6 +50,7 @@ from addon.engine.sorting import (  # noqa: E402
     full_sort_dispatches,
 )
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
+from bench import records  # noqa: E402
 
 SUITE = "sort"
 
@@ -59,34 +61,19 @@ def parse_count(text: str) -> int:
     return int(text.rstrip("KM")) * scale
 
 
-class Timer:
-    """GPU milliseconds of a callable through a GL timer query (wall clock + finish as fallback)."""
-
-    def __init__(self, host):
-        self.host = host
-        self.query = None if "llvmpipe" in host.device else host.ctx.query(time=True)  # llvmpipe: no GPU time
-
-    def __call__(self, work, repeat: int, before=None, warm_up=True) -> float:
-        """Median ms of ``work()``; ``warm_up`` runs it once first (shader compiles stay out)."""
-        if warm_up:
-            if before:
-                before()
-            work()
-        times = []
-        for _ in range(repeat):
-            if before:
-                before()
-            self.host.finish()
-            start = time.perf_counter()
-            if self.query is not None:
-                with self.query:
-                    work()
-            else:
-                work()
-            self.host.finish()
-            wall = (time.perf_counter() - start) * 1e3
-            times.append(self.query.elapsed / 1e6 if self.query is not None else wall)
-        return statistics.median(times)
+def once_ms(host, work) -> float:
+    """GPU ms of one call, no warm-up: a frame of incremental passes changes what the next one sees."""
+    host.finish()
+    start = time.perf_counter()
+    if "llvmpipe" in host.device:  # no GPU time there
+        work()
+        host.finish()
+        return (time.perf_counter() - start) * 1e3
+    query = host.ctx.query(time=True)
+    with query:
+        work()
+    host.finish()
+    return query.elapsed / 1e6
 
 
 def torch_sort_ms(keys: np.ndarray, repeat: int):
@@ -138,28 +125,27 @@ def state_system(host, count: int, positions: np.ndarray, seed: int = 0) -> Part
     return system
 
 
-def bench_full(host, timer, records, count, repeat, rng, variants=((SORT_BLOCK, FUSED_STRIDES),)):
+def bench_full(host, rows, count, repeat, rng, variants=((SORT_BLOCK, FUSED_STRIDES),)):
     """The product's full sort, and other (block, fused strides) shapes as full_variant."""
     from addon.engine.simulation import state_size
 
     floats = rng.standard_normal(count).astype(np.float32)
     keys = ordered_keys(floats)
-    width, rows = state_size(count, host.max_texture_size)
+    width, height = state_size(count, host.max_texture_size)
     peer = torch_sort_ms(floats, repeat)
     for block, fused in variants:
-        pairs = KeyIndexPairs(host, width, rows, count, block, fused)
-        ms = timer(pairs.full_sort, repeat, before=partial(upload_pairs, host, pairs, keys))
+        pairs = KeyIndexPairs(host, width, height, count, block, fused)
+        ms = records.gl_ms(host.ctx, pairs.full_sort, repeat, setup=partial(upload_pairs, host, pairs, keys))
         got_keys, got_indices = (host.read(t).ravel()[:count] for t in (pairs.keys, pairs.indices))
         if not (np.array_equal(got_keys, np.sort(keys)) and np.array_equal(keys[got_indices], got_keys)):
             raise SystemExit(f"full sort of {count} keys (block {block}, fused {fused}) is wrong")
         product = (block, fused) == (SORT_BLOCK, FUSED_STRIDES)
-        records.append(record("full" if product else f"full_variant/b{block}f{fused}", count, ms,
+        rows.append(record("full" if product else f"full_variant/b{block}f{fused}", count, ms,
                               peer="torch.sort", peer_ms=peer, block=block, fused=fused,
                               dispatches=len(full_sort_dispatches(count, block, fused))))
-        print_row(records[-1])
 
 
-def bench_passes(host, timer, records, count, repeat, rng):
+def bench_passes(host, rows, count, repeat, rng):
     positions = rng.uniform(-1, 1, (count, 3)).astype(np.float32)
     system = state_system(host, count, positions)
     key = SortKey.view_depth(np.identity(4))
@@ -176,11 +162,11 @@ def bench_passes(host, timer, records, count, repeat, rng):
 
             def work(sorter=sorter):
                 sorter.pairs.odd_even_passes(frame)
-        ms = timer(work, repeat) / len(frame)
-        records.append(record(f"pass_{method.lower()}", count, ms))
+        ms = records.gl_ms(host.ctx, work, repeat) / len(frame)
+        rows.append(record(f"pass_{method.lower()}", count, ms))
         if method == "KEY_INDEX":
-            refresh = timer(partial(sorter.pairs.refresh_keys, system, key, reset_indices=False), repeat)
-            records.append(record("key_refresh", count, refresh))
+            refresh = records.gl_ms(host.ctx, partial(sorter.pairs.refresh_keys, system, key, reset_indices=False), repeat)
+            rows.append(record("key_refresh", count, refresh))
 
 
 def orbit_view(angle: float, radius: float = 6.0, height: float = 2.0) -> np.ndarray:
@@ -196,7 +182,7 @@ CONE = {
 }
 
 
-def bench_cone(host, timer, records, count, frames, degrees_per_frame, candidates, method):
+def bench_cone(host, rows, count, frames, degrees_per_frame, candidates, method):
     """Passes per frame needed to keep a cone emitter sorted for a rotating camera."""
     dt = 1 / 24
     identity = np.identity(4)
@@ -212,20 +198,20 @@ def bench_cone(host, timer, records, count, frames, degrees_per_frame, candidate
         for frame in range(frames):
             system.step(dt, identity, identity)
             key = SortKey.view_depth(orbit_view(np.radians(degrees_per_frame * frame)))
-            cost.append(timer(partial(sorter.incremental, key, passes), 1, warm_up=False))
+            cost.append(once_ms(host, partial(sorter.incremental, key, passes)))
             in_order, tau = sorter.sortedness(key)
             adjacent.append(in_order)
             taus.append(tau)
         held = statistics.median(adjacent[frames // 2:])
         worst = min(adjacent[frames // 2:])
-        records.append(record(f"cone_{method.lower()}/{passes}", count, statistics.median(cost),
+        rows.append(record(f"cone_{method.lower()}/{passes}", count, statistics.median(cost),
                               adjacent_in_order=held, worst_adjacent=worst, kendall_tau=statistics.median(taus[frames // 2:]),
                               passes=passes, full_schedule=full_schedule,
                               degrees_per_frame=degrees_per_frame))
         if pass_ms is None and held >= 0.99:
             pass_ms = passes
-    records.append(record(f"cone_{method.lower()}_min_passes_99", count,
-                          next((r["ms"] for r in records if r["case"] == f"cone_{method.lower()}/{pass_ms}"), None),
+    rows.append(record(f"cone_{method.lower()}_min_passes_99", count,
+                          next((r["ms"] for r in rows if r["case"] == f"cone_{method.lower()}/{pass_ms}"), None),
                           passes=pass_ms))
 
 
@@ -268,7 +254,7 @@ TURBULENCE = InlineKernel(
 )
 
 
-def bench_coherence(host, timer, records, count, volume, repeat, rng):
+def bench_coherence(host, rows, count, volume, repeat, rng):
     noise = host.ctx.texture3d((volume,) * 3, 4, dtype="f2")
     noise.write(rng.standard_normal((volume,) * 3 + (4,)).astype(np.float16).tobytes())
     noise.repeat_x = noise.repeat_y = noise.repeat_z = True
@@ -282,25 +268,18 @@ def bench_coherence(host, timer, records, count, volume, repeat, rng):
         host.dispatch(TURBULENCE, system.groups, {**system.textures, "noise": noise_texture},
                       {"count": count, "dt": 1 / 24})
 
-    unsorted = timer(step, repeat)
+    unsorted = records.gl_ms(host.ctx, step, repeat)
     sorter = ParticleSorter(system, "DIRECT")
     key = SortKey.grid_cell((-1.0, -1.0, -1.0), 2.0 / volume)  # one cell per texel
     sorter.full(key)  # compiles the sort kernels; the full sort itself is timed under case "full"
-    sorted_ms = timer(step, repeat)
-    records.append(record("coherence_unsorted", count, unsorted, volume=volume, standin=True))
-    records.append(record("coherence_grid_sorted", count, sorted_ms, volume=volume, standin=True,
+    sorted_ms = records.gl_ms(host.ctx, step, repeat)
+    rows.append(record("coherence_unsorted", count, unsorted, volume=volume, standin=True))
+    rows.append(record("coherence_grid_sorted", count, sorted_ms, volume=volume, standin=True,
                           speedup=unsorted / sorted_ms))
 
 
-DEVICE = "unknown"
-COMMAND = " ".join(sys.argv)
-
-
 def record(case, n, ms, **extra):
-    row = {"suite": SUITE, "case": case, "n": n, "device": DEVICE,
-           "date": datetime.date.today().isoformat(), "command": COMMAND, "ms": ms}
-    row.update({k: v for k, v in extra.items() if v is not None})
-    return row
+    return {"case": case, "n": n, "ms": ms, **{k: v for k, v in extra.items() if v is not None}}
 
 
 def main(argv=None):
@@ -317,56 +296,29 @@ def main(argv=None):
     parser.add_argument("--coherence", default="4M")
     parser.add_argument("--volume", type=int, default=256)
     parser.add_argument("--repeat", type=int, default=10)
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results"))
     args = parser.parse_args(argv)
 
     host = ModernGLHost()
-    DEVICE = host.device
-    timer = Timer(host)
     rng = np.random.default_rng(1)
-    records = []
     max_size = max(map(parse_count, args.sizes.split(",")))
     variants = [(SORT_BLOCK, FUSED_STRIDES)] + [
         (int(b), int(f)) for b, f in (v.split("x") for v in args.variants.split(",") if v)]
+    rows = []
     for count in map(parse_count, args.sizes.split(",")):
-        bench_full(host, timer, records, count, args.repeat, rng, variants if count == max_size else variants[:1])
-    save(records, args.out)
+        bench_full(host, rows, count, args.repeat, rng, variants if count == max_size else variants[:1])
+    records.write(SUITE, host.device, rows)
+    rows = []
     for count in map(parse_count, args.pass_sizes.split(",")):
-        bench_passes(host, timer, records, count, args.repeat, rng)
-        for row in records[-3:]:
-            print_row(row)
-    save(records, args.out)
-    candidates = [int(p) for p in args.cone_passes.split(",")]
+        bench_passes(host, rows, count, args.repeat, rng)
+    records.write(SUITE, host.device, rows)
     for method in ("DIRECT", "KEY_INDEX"):
-        before = len(records)
-        bench_cone(host, timer, records, parse_count(args.cone), args.cone_frames, args.degrees, candidates, method)
-        for row in records[before:]:
-            print_row(row)
-        save(records, args.out)
-    bench_coherence(host, timer, records, parse_count(args.coherence), args.volume, args.repeat, rng)
-    for row in records[-2:]:
-        print_row(row)
-
-    print(f"wrote {save(records, args.out)} ({platform.node()})")
-
-
-def save(records, out) -> Path:
-    """Write what has been measured so far (each section saves, so a failure keeps the rest)."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    slug = re.sub(r"[^a-z0-9]+", "-", DEVICE.lower()).strip("-")[:40]
-    path = out / f"{slug}-{datetime.date.today().isoformat()}-{SUITE}.json"
-    path.write_text(json.dumps(records, indent=1))
-    return path
-
-
-def print_row(row):
-    peer = f"  {row['peer']} {row['peer_ms']:.3f} ms ({row['ms'] / row['peer_ms']:.2f}x)" if row.get("peer_ms") else ""
-    extra = "".join(f"  {k}={v:.4g}" if isinstance(v, float) else f"  {k}={v}"
-                    for k, v in row.items() if k in ("adjacent_in_order", "worst_adjacent", "kendall_tau", "passes", "speedup",
-                                                     "full_sort_ms", "dispatches", "block", "fused"))
-    ms = f"{row['ms']:9.3f} ms" if row["ms"] is not None else "        - ms"
-    print(f"{row['case']:<28} {row['n']:>10,} {ms}{peer}{extra}", flush=True)
+        rows = []
+        bench_cone(host, rows, parse_count(args.cone), args.cone_frames, args.degrees,
+                   [int(p) for p in args.cone_passes.split(",")], method)
+        records.write(SUITE, host.device, rows)
+    rows = []
+    bench_coherence(host, rows, parse_count(args.coherence), args.volume, args.repeat, rng)
+    records.write(SUITE, host.device, rows)
 
 
 if __name__ == "__main__":
