@@ -103,15 +103,12 @@ class SceneRenderer:
         self.overflow = self.compositor.take_overflow_count()
         return frame_pixels
 
-    @property
-    def sortedness(self) -> list[tuple[float, float] | None]:
-        """Per effect: (adjacent pairs in order, sampled Kendall tau) of the last frame, None if unsorted."""
-        return [sort.sortedness for sort in self.sorts]
-
     def stats(self) -> dict:
         """Counts read back from the GPU: a sync, so once per bake rather than per frame."""
         return {
             "live_particles": [system.live.read_count() for system in self.systems],
             "csg_samples": self.cloud.cloud.read_count() if self.cloud is not None else None,
             "csg_warnings": self.cloud_warnings,
+            # Per effect: (adjacent pairs in order, sampled Kendall tau) of its drawing order; None: unsorted.
+            "sortedness": [sort.sortedness() for sort in self.sorts],
         }

@@ -50,11 +50,11 @@ def test_alpha_effect_renders_sorted_sprites(scene):
     assert renderer.sprites is not None
     assert (frames[-1][..., 3] > 0).any(), "sprites show"
     assert renderer.sorts[0].sorter.method == "KEY_INDEX"
-    adjacent, tau = renderer.sortedness[0]
+    adjacent, tau = renderer.stats()["sortedness"][0]
     assert 0.0 <= adjacent <= 1.0 and -1.0 <= tau <= 1.0
     # Back to front: the drawing order's view depths never decrease (checked on the first, fully sorted frame).
     renderer.render(1)  # going back restarts: a full sort
-    assert renderer.sortedness[0] == (1.0, 1.0)
+    assert renderer.stats()["sortedness"][0] == (1.0, 1.0)
     order = renderer.host.read(renderer.sorts[0].indices).ravel()[:3000]
     pos_age, vel_life = renderer.systems[0].read_state()
     view = np.array(scene.camera.matrix_world.inverted())
@@ -67,7 +67,7 @@ def test_alpha_effect_renders_sorted_sprites(scene):
 def test_bake_sorts_exactly_every_frame(scene):
     add_effect(count=2000, blend_mode="ALPHA", sort_passes=0)
     renderer, _ = render_frames(scene, (1, 2, 3), exact_sort=True)
-    assert renderer.sortedness[0] == (1.0, 1.0)
+    assert renderer.stats()["sortedness"][0] == (1.0, 1.0)
 
 
 def test_grid_cell_order_moves_the_state_and_keeps_additive_frames(scene):
@@ -75,7 +75,7 @@ def test_grid_cell_order_moves_the_state_and_keeps_additive_frames(scene):
     renderer, frames = render_frames(scene, (1, 2, 3))
     assert renderer.sorts[0].sorter.method == "DIRECT"
     assert renderer.sprites is None
-    assert renderer.sortedness[0][0] > 0.5
+    assert renderer.stats()["sortedness"][0][0] > 0.5
     # The same particles as an unsorted run: the additive frame does not depend on slot order.
     from addon.render import SceneRenderer
 
@@ -87,4 +87,4 @@ def test_grid_cell_order_moves_the_state_and_keeps_additive_frames(scene):
 def test_one_particle_sorts(scene):
     add_effect(count=1, blend_mode="ALPHA")
     renderer, _ = render_frames(scene, (1, 2))
-    assert renderer.sortedness[0] == (1.0, 1.0)
+    assert renderer.stats()["sortedness"][0] == (1.0, 1.0)

@@ -304,15 +304,21 @@ class EffectSort:
 
     Follows the effect's settings: no sorter while it needs none; a full sort
     on the first frame, after a reset, at a camera cut or when ``exact`` (bake);
-    otherwise its ``sort_passes`` incremental passes.  ``sortedness`` is the
-    last frame's (adjacent pairs in order, sampled Kendall tau), for the stats.
+    otherwise its ``sort_passes`` incremental passes.
     """
 
     def __init__(self, system):
         self.system = system
         self.sorter = None
+        self.key = None
         self.view = None
-        self.sortedness = None
+
+    def sortedness(self) -> tuple[float, float] | None:
+        """(adjacent pairs in order, sampled Kendall tau) for the last key, None when unsorted.
+
+        Counted on the GPU and read back: a sync, so for the stats, not every frame.
+        """
+        return self.sorter.sortedness(self.key) if self.sorter else None
 
     @property
     def indices(self):
@@ -326,7 +332,7 @@ class EffectSort:
     def update(self, view: np.ndarray, exact: bool = False) -> None:
         key = sort_key_for(self.system.settings, view)
         if key is None:
-            self.sorter, self.sortedness = None, None
+            self.sorter = self.key = None
             return
         method = method_for(key)
         full = exact or self.view is None or (key.mode == KEY_DEPTH and is_camera_cut(self.view, view))
@@ -337,7 +343,7 @@ class EffectSort:
         else:
             self.sorter.incremental(key, self.system.settings.sort_passes)
         self.view = np.asarray(view)
-        self.sortedness = self.sorter.sortedness(key)
+        self.key = key
 
 
 def full_sort_dispatches(count: int, block: int = SORT_BLOCK, fused: int = FUSED_STRIDES):
