@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from addon.engine import simulation
 from addon.engine import sort_schedule as ss
@@ -197,3 +199,22 @@ def test_one_particle_and_empty_sorts(host, rng):
     assert empty.sortedness() == (1.0, 1.0)
     with pytest.raises(ValueError, match="passes per frame"):
         ParticleSorter(system).incremental(DEPTH, -1)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.floats(-50, 50, width=32) | st.just(float("nan")), min_size=2, max_size=600),
+       st.integers(0, 60), st.integers(1, 6))
+def test_gpu_passes_never_add_inversions(host, rng, depths, start, passes):
+    """Hypothesis: on the GPU, every incremental pass leaves the keys at least as sorted."""
+    system, pos_age, vel_life = system_with_depths(host, np.array(depths, np.float32), rng)
+    sorter = ParticleSorter(system, "KEY_INDEX")
+    sorter.step.take(start % max(1, len(sorter.step.passes)))
+    sorter.incremental(DEPTH, 0)  # keys of slot order
+    keys = read_pairs(host, sorter.pairs)[0]
+    np.testing.assert_array_equal(keys, ref.particle_keys(pos_age, vel_life, DEPTH))
+    before = ss.inversions(keys)
+    for _ in range(passes):
+        sorter.pairs.odd_even_passes(sorter.step.take(1))
+        after = ss.inversions(read_pairs(host, sorter.pairs)[0])
+        assert after <= before
+        before = after
