@@ -88,3 +88,18 @@ def test_one_particle_sorts(scene):
     add_effect(count=1, blend_mode="ALPHA")
     renderer, _ = render_frames(scene, (1, 2))
     assert renderer.stats()["sortedness"][0] == (1.0, 1.0)
+
+
+def test_passes_covering_the_schedule_run_the_full_sort(scene, monkeypatch):
+    from addon.engine import sorting
+
+    calls = []
+    monkeypatch.setattr(sorting.ParticleSorter, "full", lambda self, key: calls.append("full"))
+    monkeypatch.setattr(sorting.ParticleSorter, "incremental", lambda self, key, n: calls.append(n))
+    add_effect(count=300, blend_mode="ALPHA", sort_passes=45)  # 300 keys: a 45-pass schedule
+    render_frames(scene, (1, 2, 3))
+    assert calls == ["full"] * 3
+    scene.objects["Emitter"].gpu_particles.active_effect.sort_passes = 44
+    calls.clear()
+    render_frames(scene, (1, 2, 3))
+    assert calls == ["full", 44, 44]
