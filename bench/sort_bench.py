@@ -48,6 +48,7 @@ from addon.engine.sorting import (  # noqa: E402
     ParticleSorter,
     SortKey,
     full_sort_dispatches,
+    odd_even_pass,
 )
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
@@ -156,7 +157,7 @@ def bench_passes(host, rows, count, repeat, rng):
         if method == "DIRECT":
             def work(sorter=sorter):
                 for p, k in frame:
-                    sorter.pairs.network_pass(SORT_PASS_DIRECT, system.textures, p, k, key.constants())
+                    odd_even_pass(host, SORT_PASS_DIRECT, system.textures, count, p, k, key.constants())
         else:
             sorter.pairs.refresh_keys(system, key, reset_indices=True)
 

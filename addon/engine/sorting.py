@@ -131,6 +131,12 @@ def linear_groups(invocations: int, local_size: int = 256) -> tuple[int, int, in
     return (x, -(-groups // x), 1)
 
 
+def odd_even_pass(host, kernel, textures: dict, count: int, p: int, k: int, extra: dict | None = None) -> None:
+    """One dispatch of pass (p, k): over key-index pairs, or over the state with SORT_PASS_DIRECT."""
+    slots = comparator_slots(count, p, k)
+    host.dispatch(kernel, linear_groups(slots), textures, {"count": count, "slots": slots, "p": p, "k": k, **(extra or {})})
+
+
 class KeyIndexPairs:
     """(key, index) pairs in two R32UI images shaped like a system's state images."""
 
@@ -156,13 +162,7 @@ class KeyIndexPairs:
 
     def odd_even_passes(self, passes) -> None:
         for p, k in passes:
-            self.network_pass(SORT_PASS_KEY_INDEX, self.textures, p, k, {})
-
-    def network_pass(self, kernel, textures, p, k, extra) -> None:
-        """Odd-even merge pass (p, k) over the pairs or, with the direct kernel, the state."""
-        slots = comparator_slots(self.count, p, k)
-        self.host.dispatch(kernel, linear_groups(slots), textures,
-                           {"count": self.count, "slots": slots, "p": p, "k": k, **extra})
+            odd_even_pass(self.host, SORT_PASS_KEY_INDEX, self.textures, self.count, p, k)
 
     def full_sort(self) -> None:
         """Exact ascending sort: every block in shared memory, then per longer merge
@@ -235,7 +235,7 @@ class ParticleSorter:
             self.pairs.odd_even_passes(schedule)
             return
         for p, k in schedule:
-            self.pairs.network_pass(SORT_PASS_DIRECT, self.system.textures, p, k, key.constants())
+            odd_even_pass(self.host, SORT_PASS_DIRECT, self.system.textures, self.system.count, p, k, key.constants())
         if schedule:
             self._moved()
 
