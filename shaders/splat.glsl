@@ -31,13 +31,14 @@ void main()
   if (!(clip.w > 0.0 && all(lessThanEqual(abs(clip.xyz), vec3(clip.w))))) {
     return;
   }
-  vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
+  precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
   ivec2 pixel = min(ivec2(screen), target_size - 1);
 
   float radius_px = color_end.w * quantize.w / clip.w;
   float coverage = min(3.14159265 * radius_px * radius_px, 1.0);
   float t = pos_age_in.w / life;
-  vec3 color = (color_start.rgb + (color_end.rgb - color_start.rgb) * t) * (color_start.w * coverage);
+  /* precise: the numpy reference does not fuse this multiply-add; NVIDIA drivers would. */
+  precise vec3 color = (color_start.rgb + (color_end.rgb - color_start.rgb) * t) * (color_start.w * coverage);
   vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
   uvec3 q = uvec3(scaled + 0.5);
 

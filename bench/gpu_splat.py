@@ -1,0 +1,536 @@
+"""Splat + resolve on a real GPU under moderngl, against rasterized GL_POINTS.
+
+Runs the product's own kernels and recording (``addon.engine``: ParticleSystem,
+Compositor, SPLAT, RESOLVE) through ``addon.hosts.moderngl.ModernGLHost``, so the
+GLSL that runs is byte-for-byte the GLSL Blender compiles.  No bpy, no Blender:
+Python 3.11+ with numpy and moderngl on an EGL context (the lent H100/H200
+through ``bench/device_run.sh``, or Mesa's llvmpipe here with ``--quick``).
+
+What it measures (suite ``splat``; the cases are defined in ``bench/cases.py``):
+
+* ``ms``: splat + resolve of all particles into the target, one GL timer query
+  around both dispatches, median of ``--repeats`` after ``--warmup``.  Particle
+  state is uploaded into the RGBA32F state images of a ParticleSystem.
+  ``splat_ms`` / ``resolve_ms``: the same two dispatches under separate queries.
+* ``peer_ms`` (peer ``gl_points``): the same particles drawn as single-pixel
+  GL_POINTS with additive blending into an RGBA16F framebuffer, positions and
+  color computed the same way in a vertex shader reading the same state images;
+  framebuffer clear + draw under one timer query.
+* ``bound_ms``: ``bytes`` (fewest bytes splat + resolve must move: both state
+  texels of every particle, one read and write of every touched accumulator
+  pixel, then the resolve's read of both accumulators, frame write and clear)
+  over the bandwidth a vec4 copy kernel reached in this run (suite ``bandwidth``).
+
+Before timing, ``check`` records compare the GPU's accumulation and resolved
+frame with ``addon.engine.reference`` (exact integer equality) on smaller cases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from addon.engine import compositing, kernels  # noqa: E402,F401  (the declarations the host compiles)
+from addon.engine.compositing import CHANNEL_MAX, Compositor  # noqa: E402
+from addon.engine.pipeline import RESOLVE, SPLAT, ParticleSystem  # noqa: E402
+from addon.engine.reference import compositing as reference  # noqa: E402
+from addon.hosts.moderngl import ModernGLHost, declarations  # noqa: E402
+from bench import cases, common  # noqa: E402
+
+FULL = {"n": 2_000_000, "width": 3296, "height": 1776, "copy_vec4": 1 << 24, "copy_image": 4096,
+        "check": (300_000, 640, 360)}
+QUICK = {"n": 200_000, "width": 640, "height": 360, "copy_vec4": 1 << 20, "copy_image": 1024,
+         "check": (40_000, 193, 97)}
+EXTRAS = [  # (case, n, width, height): the normal case at other targets and counts
+    ("normal", 2_000_000, 1920, 1080),
+    ("normal", 2_000_000, 3840, 2160),
+    ("normal", 8_000_000, 3296, 1776),
+    ("normal", 32_000_000, 3296, 1776),
+]
+QUICK_EXTRAS = [("normal", 200_000, 960, 540), ("normal", 800_000, 640, 360)]
+
+POINTS_VERTEX = """
+#version 430
+uniform sampler2D pos_age_tex;
+uniform sampler2D vel_life_tex;
+uniform int state_width;
+uniform mat4 view_proj;
+uniform vec4 color_start;  /* rgb, w: emission strength (as splat.glsl) */
+uniform vec4 color_end;    /* rgb, w: world radius */
+uniform float pixels_per_unit;
+out vec3 v_color;
+void main()
+{
+  ivec2 texel = ivec2(gl_VertexID % state_width, gl_VertexID / state_width);
+  vec4 pos_age = texelFetch(pos_age_tex, texel, 0);
+  float life = texelFetch(vel_life_tex, texel, 0).w;
+  v_color = vec3(0.0);
+  if (!(pos_age.w >= 0.0 && pos_age.w < life)) {
+    gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* clipped */
+    return;
+  }
+  vec4 clip = view_proj * vec4(pos_age.xyz, 1.0);
+  float radius_px = color_end.w * pixels_per_unit / clip.w;
+  float coverage = min(3.14159265 * radius_px * radius_px, 1.0);
+  float t = pos_age.w / life;
+  v_color = (color_start.rgb + (color_end.rgb - color_start.rgb) * t) * (color_start.w * coverage);
+  gl_Position = clip;
+}
+"""
+POINTS_FRAGMENT = """
+#version 430
+in vec3 v_color;
+out vec4 out_color;
+void main() { out_color = vec4(v_color, 1.0); }
+"""
+COPY_SSBO = """
+#version 430
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) readonly buffer Src { vec4 src[]; };
+layout(std430, binding = 1) writeonly buffer Dst { vec4 dst[]; };
+uniform int row;
+uniform int n;
+void main()
+{
+  int i = int(gl_GlobalInvocationID.y) * row + int(gl_GlobalInvocationID.x);
+  if (i < n) dst[i] = src[i];
+}
+"""
+COPY_IMAGE = """
+#version 430
+layout(local_size_x = 16, local_size_y = 16) in;
+layout(binding = 0, rgba32f) uniform readonly image2D src;
+layout(binding = 1, rgba32f) uniform writeonly image2D dst;
+void main()
+{
+  ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+  imageStore(dst, p, imageLoad(src, p));
+}
+"""
+
+
+def log(*args):
+    print(*args, flush=True)
+
+
+class Timer:
+    """Median milliseconds of ``repeats`` calls, after warming up.
+
+    ``gl``: GL_TIME_ELAPSED queries (GPU time; the device run).  ``wall``: host
+    clock between ``ctx.finish()`` calls, for llvmpipe, whose timer queries do
+    not see compute work run on the CPU.  Warm-up runs at least ``warmup``
+    calls and at least ``warm_s`` seconds: an idle H200 sits at 345 MHz and the
+    first milliseconds of work after an upload ran up to 2.5x slow (2026-11-21).
+    """
+
+    def __init__(self, ctx, repeats, warmup, clock="gl", warm_s=0.3):
+        self.ctx, self.repeats, self.warmup, self.clock, self.warm_s = ctx, repeats, warmup, clock, warm_s
+        self.queries = [ctx.query(time=True) for _ in range(2)] if clock == "gl" else [_WallQuery(ctx)] * 2
+        self.calls = 0
+
+    def median(self, *parts):
+        """Median ms of each part, each under its own query."""
+        start, k = time.perf_counter(), 0
+        while k < self.warmup or time.perf_counter() - start < self.warm_s:
+            for part in parts:
+                part()
+            k += 1
+            if k % 8 == 0:
+                self.ctx.finish()  # keep the queue short: the wall clock then tracks GPU work
+        self.ctx.finish()
+        samples = [[] for _ in parts]
+        for _ in range(self.repeats):
+            for part, query, bucket in zip(parts, self.queries, samples):
+                with query:
+                    part()
+                bucket.append(query.elapsed / 1e6)
+        self.calls += k + self.repeats
+        return [common.median_ms(s) for s in samples]
+
+    def together(self, *parts):
+        """Median ms of all parts under one query."""
+        def run_all():
+            for part in parts:
+                part()
+        return self.median(run_all)[0]
+
+
+class _WallQuery:
+    """A stand-in for a GL timer query: finish, host clock, finish (elapsed in ns)."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx
+
+    def __enter__(self):
+        self.ctx.finish()
+        self.start = time.perf_counter_ns()
+
+    def __exit__(self, *exc):
+        self.ctx.finish()
+        self.elapsed = time.perf_counter_ns() - self.start
+
+
+def release(*textures):
+    for texture in textures:
+        texture.native.release()
+
+
+def upload_state(system, pos_age, vel_life):
+    """Write particle state straight into the system's RGBA32F state images (padded rows)."""
+    width, rows = system.pos_age.width, system.pos_age.height
+    padded = np.zeros((rows * width, 4), np.float32)
+    for texture, values in ((system.pos_age, pos_age), (system.vel_life, vel_life)):
+        padded[: len(values)] = values
+        padded[len(values):] = 0.0
+        texture.native.write(padded.tobytes())
+
+
+class GLPoints:
+    """The peer: rasterized one-pixel GL_POINTS, additive blending into RGBA16F."""
+
+    def __init__(self, ctx):
+        import moderngl
+
+        self.moderngl = moderngl
+        self.ctx = ctx
+        self.program = ctx.program(vertex_shader=POINTS_VERTEX, fragment_shader=POINTS_FRAGMENT)
+        self.vao = ctx.vertex_array(self.program, [])
+        self.fbo = None
+
+    def target(self, width, height):
+        if self.fbo is not None:
+            self.fbo.release()
+            self.color.release()
+        self.color = self.ctx.texture((width, height), 4, dtype="f2")
+        self.fbo = self.ctx.framebuffer(color_attachments=[self.color])
+
+    def prepare(self, system, camera):
+        s = system.settings
+        p = self.program
+        p["pos_age_tex"].value = 0
+        p["vel_life_tex"].value = 1
+        p["state_width"].value = system.pos_age.width
+        p["view_proj"].value = tuple(float(x) for x in np.asarray(camera.view_proj, np.float32).T.ravel())
+        p["color_start"].value = (*s.color_start, s.emission_strength)
+        p["color_end"].value = (*s.color_end, s.size)
+        p["pixels_per_unit"].value = camera.pixels_per_unit
+        self.count = system.count
+        self.textures = (system.pos_age.native, system.vel_life.native)
+
+    def draw(self):
+        mgl, ctx = self.moderngl, self.ctx
+        self.textures[0].use(location=0)
+        self.textures[1].use(location=1)
+        self.fbo.use()
+        ctx.enable(mgl.BLEND)
+        ctx.blend_func = mgl.ONE, mgl.ONE
+        ctx.blend_equation = mgl.FUNC_ADD
+        ctx.point_size = 1.0
+        self.fbo.clear(0.0, 0.0, 0.0, 0.0)
+        self.vao.render(mode=mgl.POINTS, vertices=self.count)
+
+    def read_rgb(self):
+        return np.frombuffer(self.color.read(), np.float16).reshape(-1, 4)[:, :3].astype(np.float64)
+
+
+def measure_bandwidth(ctx, timer, device, sizes):
+    """vec4 copy through an SSBO and through RGBA32F images; GB/s counts bytes read + written."""
+    rng = np.random.default_rng(7)
+    records = []
+    n = sizes["copy_vec4"]
+    data = rng.random(n * 4, dtype=np.float32)
+    src, dst = ctx.buffer(data.tobytes()), ctx.buffer(reserve=n * 16)
+    program = ctx.compute_shader(COPY_SSBO)
+    row = 256 * 1024
+    program["row"].value, program["n"].value = row, n
+
+    def copy_ssbo():
+        src.bind_to_storage_buffer(0)
+        dst.bind_to_storage_buffer(1)
+        program.run(row // 256, -(-n // row), 1)
+        ctx.memory_barrier()
+
+    ms = timer.together(copy_ssbo)
+    ok = np.array_equal(np.frombuffer(dst.read(), np.float32), data)
+    records.append(common.record("bandwidth", "copy_vec4_ssbo", n, device, ms, bytes=2 * n * 16, clock=timer.clock,
+                                 gb_per_s=2 * n * 16 / max(ms, 1e-6) / 1e6, note="" if ok else "WRONG COPY"))
+    src.release(), dst.release(), program.release()
+
+    side = sizes["copy_image"]
+    data = rng.random(side * side * 4, dtype=np.float32)
+    src, dst = ctx.texture((side, side), 4, data.tobytes(), dtype="f4"), ctx.texture((side, side), 4, dtype="f4")
+    program = ctx.compute_shader(COPY_IMAGE)
+
+    def copy_image():
+        src.bind_to_image(0, read=True, write=False)
+        dst.bind_to_image(1, read=False, write=True)
+        program.run(side // 16, side // 16, 1)
+        ctx.memory_barrier()
+
+    ms = timer.together(copy_image)
+    ok = np.array_equal(np.frombuffer(dst.read(), np.float32), data)
+    records.append(common.record("bandwidth", "copy_vec4_image", side * side, device, ms, bytes=2 * side * side * 16,
+                                 gb_per_s=2 * side * side * 16 / max(ms, 1e-6) / 1e6, width=side, height=side, clock=timer.clock,
+                                 note="" if ok else "WRONG COPY"))
+    src.release(), dst.release(), program.release()
+    return records
+
+
+def reference_fused(pos_age, vel_life, view_proj, width, height, s, emax, pixels_per_unit):
+    """``reference.splat`` with the color ramp c0 + (c1 - c0) * t rounded once, as one FMA.
+
+    Diagnostic only: a driver may contract that multiply-add (GLSL allows it
+    unless the result is ``precise``); the product's reference rounds twice.
+    """
+    F = np.float32
+    age, life = pos_age[:, 3], vel_life[:, 3]
+    with np.errstate(invalid="ignore"):
+        alive = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
+        p = pos_age[alive, :3]
+        clip = np.concatenate([p, np.ones((len(p), 1), F)], axis=1) @ np.asarray(view_proj, dtype=F).T
+        w = clip[:, 3]
+        inside = (w > 0) & (np.abs(clip[:, :3]) <= w[:, None]).all(axis=1)
+    clip, w = clip[inside], w[inside]
+    t = (age[alive] / life[alive])[inside]
+    screen = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * np.array([width, height], F)
+    pixel = np.minimum(screen.astype(np.int32), np.array([width - 1, height - 1]))
+    radius_px = F(s.size) * F(pixels_per_unit) / w
+    coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
+    c0, c1 = np.asarray(s.color_start, F), np.asarray(s.color_end, F)
+    ramp = (c0.astype(np.float64) + (c1 - c0).astype(np.float64) * t[:, None].astype(np.float64)).astype(F)
+    color = ramp * (F(s.emission_strength) * coverage)[:, None]
+    scaled = np.clip(color * (CHANNEL_MAX / emax).astype(F), F(0), CHANNEL_MAX.astype(F))
+    q = (scaled + F(0.5)).astype(np.uint32)
+    return reference.accumulate(pixel, q, width, height)
+
+
+def unpack(hi, lo):
+    hi, lo = hi.astype(np.int64), lo.astype(np.int64)
+    return np.stack([hi & 0x1FFFFF, ((hi >> 21) << 11) | (lo >> 21), lo & 0x1FFFFF], axis=-1)
+
+
+def check(host, device, name, case, n, width, height, rng, varied):
+    """GPU splat + resolve vs addon.engine.reference on pixel-center particles: exact equality.
+
+    ``varied``: random ages and a color ramp (the kernel's lerp may be contracted
+    to an FMA by the driver, which the float32 numpy reference does not do);
+    otherwise one flat color, where no contraction can change a bit.
+    """
+    camera = cases.ortho_camera(width, height)
+    xyz = cases.positions(case, n, width, height, rng)
+    xyz[:, :2] = np.clip(np.floor(xyz[:, :2]), 0, [width - 1, height - 1]) + 0.5
+    pos_age, vel_life = cases.state(xyz, rng, ages=varied)
+    if varied:
+        s = cases.settings(n, color_start=(3.0, 0.2, 1.0), color_end=(0.1, 2.5, 0.01), strength=1.3, size_px=10.0)
+    else:
+        s = cases.settings(n, color_start=(0.5, 0.37, 0.6), color_end=(0.5, 0.37, 0.6), size_px=10.0)
+    emax = cases.fitted_emax(cases.pixel_counts(xyz, width, height), 3.0 * 1.3)
+    if case == "clumpy":
+        emax /= 64  # force G carries and R/B overflow in the busy pixels
+    system = ParticleSystem(host, s)
+    upload_state(system, pos_age, vel_life)
+    compositor = Compositor(host, width, height, cases.render(emax))
+    compositor.splat(system, camera)
+    hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+    overflow = compositor.take_overflow_count()
+    compositor.resolve()
+    frame = compositor.read_frame()
+    cleared = not host.read(compositor.accum_hi).any()
+    ref_hi, ref_lo, ref_overflow = reference.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
+                                                   camera.pixels_per_unit)
+    ref_frame = reference.resolve(ref_hi, ref_lo, emax)
+    bad = (hi != ref_hi) | (lo != ref_lo)
+    passed = (not bad.any()) and overflow == ref_overflow and np.array_equal(frame, ref_frame) and cleared
+    detail = f"{n:,} particles, {width}x{height}, emax {emax:g}, overflow {overflow} (ref {ref_overflow})"
+    if not passed:
+        diff = np.abs(unpack(hi, lo) - unpack(ref_hi, ref_lo)).max(axis=(0, 1)) if bad.any() else [0, 0, 0]
+        detail += (f"; {int(bad.sum())} of {width * height} pixels differ, max |diff| r,g,b = {list(map(int, diff))}"
+                   f" integer units; frame equal {np.array_equal(frame, ref_frame)}; cleared {cleared}")
+        fused_hi, fused_lo, _ = reference_fused(pos_age, vel_life, camera.view_proj, width, height, s, emax,
+                                                camera.pixels_per_unit)
+        fused = np.array_equal(hi, fused_hi) and np.array_equal(lo, fused_lo)
+        detail += f"; equal to a reference with the color ramp fused into one FMA: {fused}"
+    log(f"check {name}: {'PASS' if passed else 'FAIL'} ({detail})")
+    release(system.pos_age, system.vel_life, compositor.accum_hi, compositor.accum_lo, compositor.frame,
+            compositor.stats)
+    return common.record("check", name, n, device, None, width=width, height=height, result="PASS" if passed else "FAIL",
+                         note=("PASS" if passed else "FAIL") + (" (FMA)" if "FMA: True" in detail else ""),
+                         detail=detail)
+
+
+def splat_without_return(host):
+    """Diagnostic variant of splat.glsl (never shipped): both atomics fire-and-forget, no carry or overflow.
+
+    Built from SPLAT.body() by cutting everything from the first atomic on, so
+    the rest of the kernel stays the product's.  Its sums are wrong whenever G
+    carries; it only shows what returning atomics (needed for the carry) cost.
+    """
+    body = SPLAT.body()
+    start = body.index("  uint old_hi = imageAtomicAdd(accum_hi, pixel, add_hi);")
+    body = body[:start] + "  imageAtomicAdd(accum_hi, pixel, add_hi);\n  imageAtomicAdd(accum_lo, pixel, add_lo);\n}\n"
+    kernel = dataclasses.replace(SPLAT, name="splat_no_return")
+    host._programs[kernel] = host.ctx.compute_shader(declarations(SPLAT) + body)
+    return kernel
+
+
+@contextmanager
+def splat_kernel(kernel):
+    """Let Compositor.splat (the product's recording) dispatch ``kernel`` instead of SPLAT."""
+    saved = compositing.SPLAT
+    compositing.SPLAT = kernel
+    try:
+        yield
+    finally:
+        compositing.SPLAT = saved
+
+
+def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidth_gbps, variant=None):
+    t0 = time.perf_counter()
+    camera = cases.ortho_camera(width, height)
+    xyz = cases.positions(case, n, width, height, rng)
+    pos_age, vel_life = cases.state(xyz, rng)
+    counts = cases.pixel_counts(xyz, width, height)
+    emax = cases.fitted_emax(counts)
+    touched = int(np.count_nonzero(counts))
+    s = cases.settings(n)
+    system = ParticleSystem(host, s)
+    upload_state(system, pos_age, vel_life)
+    compositor = Compositor(host, width, height, cases.render(emax))
+
+    def splat():
+        compositor.splat(system, camera)
+
+    def resolve():
+        compositor.resolve()
+
+    timer.calls = 0
+    ms = timer.together(splat, resolve)
+    splat_ms, resolve_ms = timer.median(splat, resolve)
+    frames = timer.calls
+    overflow = compositor.take_overflow_count()
+    rgb = host.read(compositor.frame).reshape(-1, 4)[:, :3].astype(np.float64).sum(axis=0)
+
+    records = []
+    if variant is not None:
+        with splat_kernel(variant):
+            v_ms = timer.together(splat, resolve)
+            v_splat_ms, v_resolve_ms = timer.median(splat, resolve)
+        records.append(common.record(
+            "splat_variant", f"{case}_no_return", n, device, v_ms, peer="product", peer_ms=ms, width=width, height=height,
+            splat_ms=v_splat_ms, resolve_ms=v_resolve_ms, product_splat_ms=splat_ms, repeats=timer.repeats,
+            clock=timer.clock, note="diagnostic: atomics without return (inexact)"))
+        log(f"  variant {case}_no_return: {v_ms:.4f} ms (splat {v_splat_ms:.4f}) vs product {ms:.4f} (splat {splat_ms:.4f})")
+        compositor.resolve()
+
+    peer.target(width, height)
+    peer.prepare(system, camera)
+    peer_ms = timer.together(peer.draw)
+    peer_rgb = peer.read_rgb().sum(axis=0)
+
+    # What the frame should hold: every visible particle's color (coverage 1, strength 1).
+    visible = counts.sum()
+    inside = (xyz[:, 0] >= 0) & (xyz[:, 0] < width) & (xyz[:, 1] >= 0) & (xyz[:, 1] < height)
+    t = pos_age[inside, 3:4].astype(np.float64)
+    c0, c1 = np.array(s.color_start), np.array(s.color_end)
+    expected = (c0 + (c1 - c0) * t).sum(axis=0)
+    sum_err = float(np.abs(rgb - expected).max() / expected.max())
+    peer_sum_err = float(np.abs(peer_rgb - expected).max() / expected.max())
+
+    state_bytes = 32 * n  # pos_age + vel_life texel of every particle
+    bytes_splat = state_bytes + 16 * touched  # + one read and write of both accumulators per touched pixel
+    bytes_resolve = 32 * width * height  # read hi, lo (8 B), write frame (16 B), clear hi, lo (8 B)
+    total = bytes_splat + bytes_resolve
+    bound_ms = total / (bandwidth_gbps * 1e6)
+    note = "" if overflow == 0 and sum_err < 1e-3 else f"overflow {overflow}, sum_err {sum_err:.2g}"
+    rec = common.record(
+        "splat", case, n, device, ms, peer="gl_points", peer_ms=peer_ms, bound_ms=bound_ms,
+        width=width, height=height, splat_ms=splat_ms, resolve_ms=resolve_ms,
+        bytes=total, bytes_splat=bytes_splat, bytes_resolve=bytes_resolve, gb_per_s=total / max(ms, 1e-6) / 1e6,
+        bandwidth_gb_per_s=bandwidth_gbps, touched_pixels=touched, visible=int(visible),
+        max_per_pixel=int(counts.max()), emax=emax, overflow_per_frame=overflow / frames,
+        sum_err=sum_err, peer_sum_err=peer_sum_err, repeats=timer.repeats, warmup=timer.warmup,
+        state_size=[system.pos_age.width, system.pos_age.height], clock=timer.clock, note=note,
+    )
+    log(f"splat {case:7s} n={n:>11,} {width}x{height}: {ms:.4f} ms (splat {splat_ms:.4f} + resolve {resolve_ms:.4f}),"
+        f" gl_points {peer_ms:.3f} ms ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f} ms, max/pixel {counts.max()},"
+        f" sum err {sum_err:.1e} / peer {peer_sum_err:.1e}  [{time.perf_counter() - t0:.1f} s]")
+    release(system.pos_age, system.vel_life, compositor.accum_hi, compositor.accum_lo, compositor.frame,
+            compositor.stats)
+    return [rec, *records]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (Mesa/llvmpipe check)")
+    parser.add_argument("--repeats", type=int, help="timed repeats per measurement (default 30, quick 5)")
+    parser.add_argument("--warmup", type=int, help="untimed runs first (default 5, quick 1)")
+    parser.add_argument("--out", action="append", help="folder for <device>-<date>.json (repeatable; default bench/results)")
+    parser.add_argument("--no-extras", action="store_true", help="skip the extra targets and particle counts")
+    parser.add_argument("--clock", choices=("gl", "wall"), help="gl: timer queries (default); wall: host clock"
+                        " around ctx.finish() (default on llvmpipe)")
+    parser.add_argument("--budget", type=float, default=180.0, help="seconds after which extras are skipped")
+    args = parser.parse_args(argv)
+    sizes = QUICK if args.quick else FULL
+    repeats = args.repeats or (5 if args.quick else 30)
+    warmup = args.warmup if args.warmup is not None else (1 if args.quick else 5)
+    start = time.perf_counter()
+
+    import moderngl
+
+    ctx = moderngl.create_context(standalone=True, require=430, backend="egl")
+    host = ModernGLHost(ctx)
+    device = host.device
+    log(f"GL: {device} | {ctx.info['GL_VERSION']} | moderngl {moderngl.__version__} | numpy {np.__version__}"
+        f" | python {sys.version.split()[0]}")
+    for kernel in (SPLAT, RESOLVE):
+        host.compile(kernel)
+    rng = np.random.default_rng(20261121)
+    records = []
+
+    n, w, h = sizes["check"]
+    records.append(check(host, device, "flat_normal", "normal", n, w, h, rng, varied=False))
+    records.append(check(host, device, "flat_clumpy_overflow", "clumpy", n, w, h, rng, varied=False))
+    records.append(check(host, device, "varied_spread", "spread", n, w, h, rng, varied=True))
+
+    clock = args.clock or ("wall" if "llvmpipe" in device.lower() else "gl")
+    timer = Timer(ctx, repeats, warmup, clock, warm_s=0.3 if clock == "gl" else 0.0)
+    log(f"clock: {clock} (median of {repeats} after at least {warmup} warm-up calls and {timer.warm_s} s)")
+    bandwidth = measure_bandwidth(ctx, timer, device, sizes)
+    records += bandwidth
+    for rec in bandwidth:
+        log(f"bandwidth {rec['case']}: {rec['ms']:.4f} ms, {rec['gb_per_s']:.0f} GB/s {rec['note']}")
+    bandwidth_gbps = max(r["gb_per_s"] for r in bandwidth)
+
+    peer = GLPoints(ctx)
+    variant = splat_without_return(host)
+    for case in cases.CASES:
+        records += bench_splat(host, timer, peer, device, case, sizes["n"], sizes["width"], sizes["height"],
+                               rng, bandwidth_gbps, variant)
+    if not args.no_extras:
+        for case, n, w, h in QUICK_EXTRAS if args.quick else EXTRAS:
+            if time.perf_counter() - start > args.budget:
+                log(f"skipped {case} n={n:,} {w}x{h}: past the {args.budget:.0f} s budget")
+                continue
+            try:
+                records += bench_splat(host, timer, peer, device, case, n, w, h, rng, bandwidth_gbps)
+            except Exception as error:  # an allocation a smaller GPU cannot make: keep the rest
+                log(f"failed {case} n={n:,} {w}x{h}: {type(error).__name__}: {error}")
+    log(f"total {time.perf_counter() - start:.1f} s")
+    failed = [r["case"] + (" (last-unit FMA rounding)" if "FMA" in r["note"] else "")
+              for r in records if r.get("result") == "FAIL"]
+    log("checks: " + ("PASS" if not failed else f"FAIL ({', '.join(failed)})"))
+    common.finish(records, common.device_slug(device), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

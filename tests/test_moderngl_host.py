@@ -1,0 +1,223 @@
+"""The benchmark host: the same kernels under moderngl (Mesa EGL here), diffed against the numpy reference.
+
+The lent GPU machines run the product's kernels through ``ModernGLHost`` (see
+bench/gpu_splat.py); these tests keep that path honest on this machine's Mesa
+(llvmpipe).  They skip only when moderngl is not installed or no EGL OpenGL 4.3
+context can be made.  The byte-identity test needs neither.
+"""
+
+import ctypes
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from addon.engine import compositing, kernels, simulation
+from addon.engine.pipeline import ALL_KERNELS
+from addon.engine.reference import compositing as ref_compositing
+from addon.engine.reference import simulation as ref_simulation
+from addon.engine.settings import effect_settings, render_settings
+from addon.hosts.base import NoGPUError
+
+# --- EGL: give back whatever context (Blender's) was current before ours ----------
+
+_EGL_DRAW, _EGL_READ = 0x3059, 0x305A
+
+
+def _egl():
+    try:
+        egl = ctypes.CDLL("libEGL.so.1")
+    except OSError:
+        return None
+    for name in ("eglGetCurrentContext", "eglGetCurrentDisplay", "eglGetCurrentSurface"):
+        getattr(egl, name).restype = ctypes.c_void_p
+    egl.eglGetCurrentSurface.argtypes = [ctypes.c_int]
+    egl.eglMakeCurrent.argtypes = [ctypes.c_void_p] * 4
+    return egl
+
+
+def _current_egl(egl):
+    if egl is None or not egl.eglGetCurrentContext():
+        return None
+    return (egl.eglGetCurrentDisplay(), egl.eglGetCurrentSurface(_EGL_DRAW), egl.eglGetCurrentSurface(_EGL_READ),
+            egl.eglGetCurrentContext())
+
+
+@pytest.fixture(scope="module")
+def mgl_host():
+    """One ModernGLHost on Mesa's EGL for this module; Blender's context is current again afterwards."""
+    pytest.importorskip("moderngl", reason="moderngl is not importable (optional: the device benchmark's host)",
+                        exc_type=ImportError)
+    from addon.hosts.moderngl import ModernGLHost
+
+    egl = _egl()
+    saved = _current_egl(egl)
+    try:
+        host = ModernGLHost()
+    except NoGPUError as error:
+        pytest.skip(f"moderngl could not create an EGL OpenGL 4.3 context: {error}")
+    yield host
+    host.ctx.release()
+    if saved is not None:
+        egl.eglMakeCurrent(*saved)
+
+
+# --- small helpers (same cases as tests/test_kernels.py) ----------------------------
+
+def translation(offset):
+    m = np.identity(4)
+    m[:3, 3] = offset
+    return m
+
+
+def ortho_camera(width, height):
+    view_proj = np.diag([2.0 / width, 2.0 / height, 0.1, 1.0])
+    view_proj[:2, 3] = -1.0  # world (x, y) in [0, width] x [0, height]
+    return compositing.Camera(view_proj, width, height)
+
+
+def pixel_center_state(rng, n, width, height, ages=0.5):
+    """All-alive particles on pixel centers of ortho_camera (z = 0), lifetime 1."""
+    pos_age = np.zeros((n, 4), np.float32)
+    pos_age[:, 0] = rng.integers(0, width, n) + 0.5
+    pos_age[:, 1] = rng.integers(0, height, n) + 0.5
+    pos_age[:, 3] = ages
+    vel_life = np.zeros((n, 4), np.float32)
+    vel_life[:, 3] = 1.0
+    return pos_age, vel_life
+
+
+def upload_state(host, system, pos_age, vel_life):
+    width, rows = system.pos_age.width, system.pos_age.height
+    padded = np.zeros((rows * width, 4), np.float32)
+    for name, values in (("pos_age", pos_age), ("vel_life", vel_life)):
+        padded[: len(values)] = values
+        setattr(system, name, host.texture(name, width, rows, "RGBA32F", padded.reshape(rows, width, 4)))
+
+
+def splat_against_reference(host, s, pos_age, vel_life, width, height, emax):
+    camera = ortho_camera(width, height)
+    system = simulation.ParticleSystem(host, s)
+    upload_state(host, system, pos_age, vel_life)
+    compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
+    compositor.splat(system, camera)
+    hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+    ref_hi, ref_lo, ref_overflow = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
+                                                         camera.pixels_per_unit)
+    np.testing.assert_array_equal(hi, ref_hi)
+    np.testing.assert_array_equal(lo, ref_lo)
+    assert compositor.take_overflow_count() == ref_overflow
+    compositor.resolve()
+    np.testing.assert_array_equal(compositor.read_frame(), ref_compositing.resolve(ref_hi, ref_lo, emax))
+    assert not host.read(compositor.accum_hi).any(), "resolve clears the accumulation"
+    return ref_hi, ref_overflow
+
+
+# --- the kernels on Mesa through moderngl ---------------------------------------
+
+@pytest.mark.parametrize("count", [1, 256, 70_001])
+def test_init_particles_matches_reference(mgl_host, count):
+    s = effect_settings({"count": count, "lifetime": 3.0})
+    pos_age, vel_life = simulation.ParticleSystem(mgl_host, s).read_state()
+    ref_pos_age, ref_vel_life = ref_simulation.init_particles(s)
+    np.testing.assert_array_equal(pos_age, ref_pos_age)
+    np.testing.assert_array_equal(vel_life, ref_vel_life)
+
+
+@pytest.mark.parametrize("overrides", [{}, {"substeps": 3, "inherit_velocity": 0.5, "drag": 2.0, "seed": 77},
+                                       {"lifetime": 0.05, "lifetime_random": 0.0}])
+def test_simulate_matches_reference(mgl_host, overrides):
+    s = effect_settings({"count": 5003, "lifetime": 0.5, **overrides})
+    prev, cur = translation((0, 0, 0)), translation((0.3, -0.1, 0.2))
+    system = simulation.ParticleSystem(mgl_host, s)
+    for _ in range(20):
+        system.step(1 / 24, prev, cur)
+    pos_age, vel_life = system.read_state()
+    ref_pos_age, ref_vel_life = ref_simulation.run_steps(s, 20, 1 / 24, prev, cur)
+    np.testing.assert_array_equal(np.sign(vel_life[:, 3]), np.sign(ref_vel_life[:, 3]))
+    np.testing.assert_allclose(pos_age, ref_pos_age, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(vel_life, ref_vel_life, rtol=1e-4, atol=1e-4)
+
+
+def test_splat_and_resolve_exact(mgl_host, rng):
+    width, height, n = 193, 97, 40_000
+    pos_age, vel_life = pixel_center_state(rng, n, width, height, rng.random(n, dtype=np.float32) * 0.99)
+    s = effect_settings({"count": n, "size": 10.0, "color_start": (3.0, 0.2, 1.0), "color_end": (0.1, 2.5, 0.01),
+                         "emission_strength": 1.3})
+    ref_hi, _ = splat_against_reference(mgl_host, s, pos_age, vel_life, width, height, 4.0)
+    assert np.count_nonzero(ref_hi) > width * height // 2
+
+
+def test_splat_carry_and_overflow_in_one_pixel(mgl_host, rng):
+    width, height, n = 8, 8, 9000
+    pos_age, vel_life = pixel_center_state(rng, n, width, height)
+    pos_age[:, :2] = pos_age[0, :2]
+    s = effect_settings({"count": n, "size": 10.0, "color_start": (0.5, 0.37, 0.6), "color_end": (0.5, 0.37, 0.6)})
+    _, ref_overflow = splat_against_reference(mgl_host, s, pos_age, vel_life, width, height, 1.0)
+    assert (round(0.37 * ((1 << 22) - 1)) & 0x7FF) * n >= 1 << 11, "the case must carry"
+    assert ref_overflow > 0
+
+
+def test_full_frame_through_pipeline(mgl_host):
+    """init, a second of simulation, splat and resolve seen by a perspective camera: finite, lit, cleared."""
+    from addon.engine.pipeline import advance, composite
+
+    s = effect_settings({"count": 20_000, "lifetime": 1.0})
+    system = simulation.ParticleSystem(mgl_host, s)
+    for _ in range(24):
+        advance([system], 1 / 24, [np.identity(4)], [np.identity(4)])
+    view = compositing.look_at((0.0, -6.0, 1.0), (0.0, 0.0, 0.6))
+    camera = compositing.Camera(compositing.perspective(0.7, 16 / 9, 0.1, 100.0) @ view, 160, 90)
+    compositor = compositing.Compositor(mgl_host, 160, 90, render_settings({}))
+    frame = composite([system], compositor, camera)
+    pos_age, vel_life = system.read_state()
+    ref_pos_age, ref_vel_life = ref_simulation.run_steps(s, 24, 1 / 24, np.identity(4), np.identity(4))
+    np.testing.assert_allclose(pos_age, ref_pos_age, rtol=1e-4, atol=1e-4)
+    assert np.isfinite(frame).all() and (frame[..., 3] > 0).sum() > 50
+    assert not mgl_host.read(compositor.accum_hi).any()
+
+
+# --- one GLSL source, two hosts -------------------------------------------------
+
+class _CreateInfo:
+    """Stands in for gpu.types.GPUShaderCreateInfo: records compute_source, ignores the rest."""
+
+    def compute_source(self, text):
+        self.compute = text
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+@pytest.mark.parametrize("kernel", ALL_KERNELS, ids=lambda k: k.name)
+def test_kernel_body_is_byte_identical_in_both_hosts(kernel):
+    from addon.hosts.blender import BlenderHost
+    from addon.hosts.moderngl import ModernGLHost, declarations
+
+    body = kernel.body()
+    files = (*kernel.includes, f"{kernel.name}.glsl")
+    raw = [(kernel.path.parent / f).read_bytes().decode() for f in files]
+    assert body == "".join(t if t.endswith("\n") else t + "\n" for t in raw), "body is the files, unchanged"
+
+    infos = []
+    fake_gpu = SimpleNamespace(types=SimpleNamespace(GPUShaderCreateInfo=lambda: infos.append(_CreateInfo()) or infos[-1]),
+                               shader=SimpleNamespace(create_from_info=lambda info: object()))
+    blender = BlenderHost.__new__(BlenderHost)
+    blender.gpu, blender._shaders = fake_gpu, {}
+    blender.compile(kernel)
+    assert infos[0].compute == body
+
+    sources = []
+    moderngl = ModernGLHost.__new__(ModernGLHost)
+    moderngl.ctx = SimpleNamespace(compute_shader=lambda source: sources.append(source) or object())
+    moderngl._programs = {}
+    moderngl.compile(kernel)
+    header = declarations(kernel)
+    assert sources[0] == header + body
+    assert sources[0][len(header):].encode() == infos[0].compute.encode()
+
+
+def test_every_pipeline_kernel_is_declared_once():
+    names = [(k.name, k.defines) for k in ALL_KERNELS]
+    assert len(names) == len(set(names))
+    assert all(isinstance(k, kernels.Kernel) and k.path.is_file() for k in ALL_KERNELS)
