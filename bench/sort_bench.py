@@ -6,6 +6,7 @@ Cases (GPU time from GL timer queries, median of --repeat runs):
   local passes, long strides fused in registers); peer torch.sort of n
   float32 keys with their indices.  full_variant/b<block>f<fused>: other
   shapes of the same sort at the largest size, to choose the product's.
+  full_radix/<n>: the stable LSD radix sort on the scan, the other candidate.
 * pass_direct/<n>, pass_key_index/<n>: one incremental odd-even merge pass,
   over the particle state (direct) or over (key, index) pairs, plus the key
   refresh the key-index sort needs every frame.
@@ -144,6 +145,12 @@ def bench_full(host, rows, count, repeat, rng, variants=((SORT_BLOCK, FUSED_STRI
         rows.append(record("full" if product else f"full_variant/b{block}f{fused}", count, ms,
                               peer="torch.sort", peer_ms=peer, block=block, fused=fused,
                               dispatches=len(full_sort_dispatches(count, block, fused))))
+    pairs = KeyIndexPairs(host, width, height, count)
+    ms = records.gl_ms(host.ctx, partial(pairs.full_sort, "RADIX"), repeat, setup=partial(upload_pairs, host, pairs, keys))
+    got_keys, got_indices = (host.read(t).ravel()[:count] for t in (pairs.keys, pairs.indices))
+    if not (np.array_equal(got_keys, np.sort(keys)) and np.array_equal(got_indices, np.argsort(keys, kind="stable"))):
+        raise SystemExit(f"radix sort of {count} keys is wrong")
+    rows.append(record("full_radix", count, ms, peer="torch.sort", peer_ms=peer))
 
 
 def bench_passes(host, rows, count, repeat, rng):

@@ -51,6 +51,7 @@ def read_pairs(host, pairs):
 
 @pytest.mark.parametrize("count", [1, 2, 1000, 1024, 4096, 5003, 70_001])
 def test_full_key_index_sort_matches_argsort(host, rng, count):
+    """The product's full sort (sorting.FULL_SORT) through ParticleSorter."""
     for name, depths in key_cases(rng, count).items():
         system, pos_age, vel_life = system_with_depths(host, depths, rng)
         sorter = ParticleSorter(system, "KEY_INDEX")
@@ -72,7 +73,7 @@ def test_full_sort_shapes_match_argsort(host, rng, block, fused):
         system, pos_age, vel_life = system_with_depths(host, depths, rng)
         pairs = KeyIndexPairs(host, system.pos_age.width, system.pos_age.height, count, block, fused)
         pairs.refresh_keys(system, DEPTH, reset_indices=True)
-        pairs.full_sort()
+        pairs.full_sort("BITONIC")
         keys, indices = read_pairs(host, pairs)
         want = ref.particle_keys(pos_age, vel_life, DEPTH)
         np.testing.assert_array_equal(keys, np.sort(want))
@@ -218,3 +219,17 @@ def test_gpu_passes_never_add_inversions(host, rng, depths, start, passes):
         after = ss.inversions(read_pairs(host, sorter.pairs)[0])
         assert after <= before
         before = after
+
+
+@pytest.mark.parametrize("count", [1, 2, 1000, 1024, 5003, 70_001])
+def test_radix_sort_is_stable_and_matches_argsort(host, rng, count):
+    for name, depths in key_cases(rng, count).items():
+        system, pos_age, vel_life = system_with_depths(host, depths, rng)
+        pairs = KeyIndexPairs(host, system.pos_age.width, system.pos_age.height, count)
+        pairs.refresh_keys(system, DEPTH, reset_indices=True)
+        pairs.full_sort("RADIX")
+        keys, indices = read_pairs(host, pairs)
+        want = ref.particle_keys(pos_age, vel_life, DEPTH)
+        order = np.argsort(want, kind="stable")
+        np.testing.assert_array_equal(indices, order, err_msg=name)
+        np.testing.assert_array_equal(keys, want[order], err_msg=name)

@@ -14,10 +14,11 @@ Two ways to sort, both over the same schedules (``sort_schedule.py``):
   like the state (8 bytes a particle); keys are refreshed through the indices
   every frame and drawing reads state through them.
 
-The full sort is an all-ascending bitonic sort of key-index pairs whose
-strides below one workgroup's block run in shared memory (one dispatch per
-merge) and whose long strides run a few per dispatch in registers, followed,
-for a sorted state, by one gather dispatch.
+The full sort of key-index pairs (``FULL_SORT``) is a stable LSD radix sort
+on the scan, 8 bits a pass, or an all-ascending bitonic sort whose strides
+below one workgroup's block run in shared memory (one dispatch per merge) and
+whose long strides run a few per dispatch in registers; for a sorted state,
+one gather dispatch follows.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from functools import cache
 import numpy as np
 
 from .kernels import Constant, Image, Kernel, Shared
+from .scan import Scan, linear_size
 from .simulation import STATE_IMAGES, STATE_READ
 from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, stages
 
@@ -38,6 +40,9 @@ MAX_GROUPS_X = 32768  # below the 65535 workgroups per dimension every GPU allow
 # on an H200: 1024 x 3 took 10.6 ms, 2048 x 3 11.1, 4096 x 3 12.4, 1024 x 1 16.3).
 SORT_BLOCK = 1024  # pairs a workgroup sorts in shared memory (8 KiB)
 FUSED_STRIDES = 3  # long strides one sort_merge dispatch does in registers
+# Radix: on llvmpipe 1.25 s against 1.96 s for bitonic at 1M pairs; bitonic measured 12x torch.sort
+# at 16M on an H200, where radix is not measured yet (bench/sort_bench.py records both as full_radix, full).
+FULL_SORT = "RADIX"
 
 KEY_CONSTANTS = (Constant("INT", "key_mode"), Constant("VEC4", "key_axis"), Constant("VEC4", "key_grid"))
 PASS_CONSTANTS = (Constant("INT", "count"), Constant("INT", "slots"), Constant("INT", "p"), Constant("INT", "k"))
@@ -84,6 +89,24 @@ def sort_merge(fused: int) -> Kernel:
     )
 
 
+RADIX_TILE = 1024  # pairs one radix workgroup counts and scatters
+RADIX_DEFINES = (("RADIX_TILE", str(RADIX_TILE)),)
+RADIX_COUNT = Kernel(
+    "radix_count",
+    images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", "WRITE")),
+    constants=(Constant("INT", "count"), Constant("INT", "shift")),
+    shared=(Shared("uint", "s_hist", 256),),
+    defines=RADIX_DEFINES,
+)
+RADIX_SCATTER = Kernel(
+    "radix_scatter",
+    images=(Image("keys", "R32UI", "READ"), Image("indices", "R32UI", "READ"), Image("offsets", "R32UI", "READ"),
+            Image("sorted_keys", "R32UI", "WRITE"), Image("sorted_indices", "R32UI", "WRITE")),
+    constants=(Constant("INT", "count"), Constant("INT", "shift")),
+    shared=(Shared("uint", "s_keys", RADIX_TILE), Shared("uint", "s_indices", RADIX_TILE),
+            Shared("uint", "s_order", RADIX_TILE), Shared("uint", "s_hist", 256), Shared("uint", "s_start", 256)),
+    defines=RADIX_DEFINES,
+)
 SORT_GATHER = Kernel(
     "sort_gather",
     images=(Image("indices", "R32UI", "READ"), *STATE_READ,
@@ -98,7 +121,7 @@ SORTEDNESS = Kernel(
     includes=("common.glsl", "random.glsl"),
 )
 SORT_KERNELS = (SORT_KEYS, SORT_PASS_KEY_INDEX, SORT_PASS_DIRECT, sort_local(SORT_BLOCK), sort_merge(FUSED_STRIDES),
-                SORT_GATHER, SORTEDNESS)
+                RADIX_COUNT, RADIX_SCATTER, SORT_GATHER, SORTEDNESS)
 
 
 @dataclass(frozen=True)
@@ -147,6 +170,7 @@ class KeyIndexPairs:
         self.keys = host.texture("sort_keys", width, rows, "R32UI")
         self.indices = host.texture("sort_indices", width, rows, "R32UI")
         self.counts = host.texture("sort_counts", 4, 1, "R32UI")
+        self._radix = None  # scratch of the radix sort, made on first use
 
     @property
     def textures(self) -> dict:
@@ -164,9 +188,18 @@ class KeyIndexPairs:
         for p, k in passes:
             odd_even_pass(self.host, SORT_PASS_KEY_INDEX, self.textures, self.count, p, k)
 
-    def full_sort(self) -> None:
-        """Exact ascending sort: every block in shared memory, then per longer merge
-        its long strides a few at a time in registers and its short ones in shared memory."""
+    def full_sort(self, algorithm: str = FULL_SORT) -> None:
+        """Exact ascending sort.
+
+        'BITONIC': every block in shared memory, then per longer merge its long
+        strides a few at a time in registers and its short ones in shared memory.
+        'RADIX': stable LSD radix sort on the scan (equal keys keep their order).
+        """
+        if algorithm == "RADIX":
+            if self.count >= 2:
+                self._radix = self._radix or RadixSort(self)
+                self._radix.run()
+            return
         for kernel, groups, constants in full_sort_dispatches(self.count, self.block, self.fused):
             self.host.dispatch(kernel, groups, self.textures, constants)
 
@@ -183,6 +216,42 @@ class KeyIndexPairs:
         adjacent, concordant, discordant, _ = (int(v) for v in self.host.read(self.counts)[0])
         pairs = concordant + discordant
         return adjacent / (self.count - 1), (concordant - discordant) / pairs if pairs else 1.0
+
+
+class RadixSort:
+    """Stable LSD radix sort of a :class:`KeyIndexPairs`' pairs, 8 bits a pass, on the scan.
+
+    Per digit: count the digits of every tile (``radix_count``), scan the
+    digit-major counts (``scan.py``), scatter every tile stably (``radix_scatter``)
+    into the spare images; four passes end where they began.
+    """
+
+    def __init__(self, pairs: KeyIndexPairs):
+        host = pairs.host
+        self.host, self.pairs = host, pairs
+        self.tiles = max(1, -(-pairs.count // RADIX_TILE))
+        size = linear_size(256 * self.tiles, host.max_texture_size)
+        self.counts = host.texture("radix_counts", *size, "R32UI")
+        self.offsets = host.texture("radix_offsets", *size, "R32UI")
+        self.spare = (host.texture("sort_keys", pairs.keys.width, pairs.keys.height, "R32UI"),
+                      host.texture("sort_indices", pairs.keys.width, pairs.keys.height, "R32UI"))
+        self.scan = Scan(host, 256 * self.tiles)
+
+    def run(self) -> None:
+        count = self.pairs.count
+        source, target = (self.pairs.keys, self.pairs.indices), self.spare
+        groups = linear_groups(self.tiles * 256)
+        for shift in (0, 8, 16, 24):
+            self.host.dispatch(RADIX_COUNT, groups, {"keys": source[0], "counts": self.counts},
+                               {"count": count, "shift": shift})
+            self.scan.run(self.counts, self.offsets, 256 * self.tiles)
+            self.host.dispatch(
+                RADIX_SCATTER, groups,
+                {"keys": source[0], "indices": source[1], "offsets": self.offsets,
+                 "sorted_keys": target[0], "sorted_indices": target[1]},
+                {"count": count, "shift": shift},
+            )
+            source, target = target, source
 
 
 def method_for(key: SortKey) -> str:
