@@ -14,7 +14,8 @@ void main()
   for (int i = int(gl_LocalInvocationIndex); i < RADIX_TILE; i += 256) {
     int element = tile * RADIX_TILE + i;
     if (tile < tiles && element < count) {
-      atomicAdd(s_hist[(imageLoad(keys, particle_texel(element, width)).x >> uint(shift)) & 255u], 1u);
+      uint digit = (imageLoad(keys, particle_texel(element, width)).x >> uint(shift)) & 255u;
+      atomicAdd(s_hist[digit], 1u); /* a plain index: NVIDIA's compiler rejected expressions here */
     }
   }
   barrier();
