@@ -18,6 +18,7 @@ import numpy as np
 
 from .csg_ui import check_scene_cloud, scene_has_cloud
 from .engine.settings import SettingsError, as_dict, check_for_gpu
+from .engine.turbulence import check_resolution
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
@@ -69,7 +70,9 @@ def plan_bake(scene, host) -> BakePlan:
         raise BakeError("No enabled GPU Particles effects in the scene: add one with Add Effect")
     for obj, effect in effects:
         try:
-            check_for_gpu(effect_settings_of(effect), host.max_texture_size)
+            settings = effect_settings_of(effect)
+            check_for_gpu(settings, host.max_texture_size)
+            check_resolution(settings.turbulence_resolution, host.max_texture_3d_size)
         except SettingsError as error:
             raise BakeError(f"Effect '{effect.name}' on '{obj.name}': {error}") from None
     try:

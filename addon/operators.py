@@ -62,6 +62,29 @@ class GPU_PARTICLES_OT_remove(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class GPU_PARTICLES_OT_add_color_ramp(bpy.types.Operator):
+    """Give the active effect a color ramp over life, starting from its start and end colors"""
+
+    bl_idname = "gpu_particles.add_color_ramp"
+    bl_label = "Add Color Ramp"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        return obj is not None and obj.gpu_particles.active_effect is not None
+
+    def execute(self, context):
+        effect = context.active_object.gpu_particles.active_effect
+        texture = bpy.data.textures.new(f"{effect.name} Colors", "BLEND")
+        texture.use_color_ramp = True
+        elements = texture.color_ramp.elements
+        elements[0].color = (*effect.color_start, 1.0)
+        elements[1].color = (*effect.color_end, 1.0)
+        effect.ramp_texture = texture
+        return {"FINISHED"}
+
+
 class GPU_PARTICLES_OT_bake(bpy.types.Operator):
     """Render every GPU particle effect of the scene to the output image sequence"""
 
@@ -77,6 +100,8 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
         except BakeError as error:
             self.report({"ERROR"}, str(error))
             return False
+        for warning in self._job.renderer.warnings:
+            self.report({"WARNING"}, warning)
         return True
 
     def _finish(self, cancelled=False):
@@ -130,4 +155,4 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
         return {"CANCELLED"} if cancelled else {"FINISHED"}
 
 
-CLASSES = (GPU_PARTICLES_OT_add, GPU_PARTICLES_OT_remove, GPU_PARTICLES_OT_bake)
+CLASSES = (GPU_PARTICLES_OT_add, GPU_PARTICLES_OT_remove, GPU_PARTICLES_OT_add_color_ramp, GPU_PARTICLES_OT_bake)

@@ -4,16 +4,40 @@ from __future__ import annotations
 
 import bpy
 
-from .engine.settings import EFFECT_FIELDS
+from .engine.settings import EFFECT_FIELDS, SettingsError
+from .engine.simulation import rate_warning
+from .properties import effect_settings_of
+from .scene_inputs import scene_input_warnings
 
 SECTIONS = (
-    ("Emission", ("count", "emission", "emitter_shape", "emitter_radius", "lifetime", "lifetime_random",
-                  "velocity", "velocity_random", "inherit_velocity", "preroll", "seed")),
-    ("Forces", ("gravity", "drag", "substeps")),
-    ("Look", ("color_start", "color_end", "emission_strength", "size")),
+    ("Emission", ("count", "emission", "rate", "burst_interval", "emitter_shape", "emitter_radius", "lifetime",
+                  "lifetime_random", "velocity", "velocity_random", "normal_velocity", "cone_angle", "inherit_velocity",
+                  "respawn_skip", "preroll", "seed")),
+    ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
+                "turbulence_speed", "substeps", "state_layout")),
+    ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random")),
     ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
 )
 assert {f.name for f in EFFECT_FIELDS} == {name for _, names in SECTIONS for name in names}, "every field has a section"
+
+
+def _draw_rate_warning(layout, effect):
+    try:
+        warning = rate_warning(effect_settings_of(effect))
+    except SettingsError as error:
+        warning = str(error)
+    if warning:
+        layout.label(text=warning, icon="ERROR")
+
+
+def _draw_color_ramp(layout, effect):
+    """The color-over-life ramp when the effect has one, else the button that adds it."""
+    if effect.ramp_texture is None:
+        layout.operator("gpu_particles.add_color_ramp", icon="COLOR")
+        return
+    layout.prop(effect, "ramp_texture")
+    if effect.ramp_texture.use_color_ramp:
+        layout.template_color_ramp(effect.ramp_texture, "color_ramp", expand=True)
 
 
 class GPU_PARTICLES_UL_effects(bpy.types.UIList):
@@ -49,12 +73,19 @@ class GPU_PARTICLES_PT_effects(bpy.types.Panel):
                     if body:
                         for name in names:
                             body.prop(effect, name)
+                        if title == "Look":
+                            _draw_color_ramp(body, effect)
+                        if title == "Emission":
+                            _draw_rate_warning(body, effect)
         layout.separator()
         header, body = layout.panel("gpu_particles_render", default_closed=False)
         header.label(text="Render & Bake")
         if body:
             body.use_property_split = True
             body.prop(context.scene.gpu_particles, "emax")
+            body.prop(context.scene.gpu_particles, "cache_memory")
+            for warning in scene_input_warnings(context.scene):
+                body.label(text=warning, icon="ERROR")
             body.prop(context.scene.render, "filepath", text="Output")
             body.operator("gpu_particles.bake", icon="RENDER_ANIMATION")
 

@@ -69,6 +69,8 @@ GPU_PARTICLES_PG_effect = type(
         "__annotations__": {
             "name": StringProperty(name="Name", default="Effect"),
             "enabled": BoolProperty(name="Enabled", default=True, description="Simulate, draw and bake this effect"),
+            "ramp_texture": PointerProperty(type=bpy.types.Texture, name="Color Ramp",
+                                            description="A texture whose color ramp gives the color over life (replaces start and end)"),
             **_annotations(EFFECT_FIELDS),
         },
     },

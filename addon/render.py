@@ -1,8 +1,9 @@
 """Scene to frames: the engine driven by a Blender scene's objects and camera.
 
-Simulation follows the scene frame: stepping forward one frame advances every
-effect by one frame; any other jump re-simulates deterministically from the
-start frame (with each effect's preroll).
+Simulation follows the scene frame through a :class:`Timeline`: stepping
+forward one frame advances every effect by one frame; going back (or far
+ahead) restores the nearest checkpoint and re-simulates deterministically from
+there.  Force fields and colliders are read from the scene every frame.
 """
 
 from __future__ import annotations
@@ -12,11 +13,16 @@ import numpy as np
 from .csg_ui import scene_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.pipeline import advance, composite
-from .engine.simulation import ParticleSystem
+from .engine.settings import SettingsError
+from .engine.simulation import ParticleSystem, rate_warning
 from .engine.sorting import EffectSort
 from .engine.sprites import SpriteLayer
+from .engine.timeline import Timeline
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
+from .scene_inputs import colliders, emitter_mesh, force_fields, ramp_colors
+
+CHECKPOINT_INTERVAL = 10  # frames between timeline checkpoints
 
 
 def scene_seconds_per_frame(scene) -> float:
@@ -40,56 +46,104 @@ class SceneRenderer:
     def __init__(self, scene, width: int, height: int, host=None, exact_sort: bool = False):
         self.scene = scene
         self.exact_sort = exact_sort  # bakes sort exactly every frame; the viewport sorts incrementally
+        self.sprites = None  # made when an effect first draws in Alpha mode
         self.host = host or BlenderHost()
         self.width, self.height = width, height
-        self.effects = [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(scene)]
-        self.systems = [ParticleSystem(self.host, settings) for _, settings in self.effects]
         self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
         self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
         self.cloud_warnings = []
-        self.sorts = [EffectSort(system) for system in self.systems]
-        self.sprites = None  # made when an effect first draws in Alpha mode
-        self.frame = None
-        self.matrices = []
+        self.warnings: list[str] = []
+        self.lost: list[str] = []  # emitters deleted while rendering
+        self.effects = []
         self.overflow = 0
+        self._build()
+
+    def _effects(self):
+        return [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(self.scene)]
+
+    def _build(self) -> None:
+        """Systems for the scene's effects as they are set now, and an empty timeline."""
+        previous = self.effects
+        self.effects = self._effects()
+        names = {name for name, _ in self.effects}
+        self.lost += [f"emitter '{name}' was deleted: its effect stopped" for name, _ in previous
+                      if name not in names and self.scene.objects.get(name) is None]
+        depsgraph = self.scene.view_layers[0].depsgraph if self.scene.view_layers else None
+        self.systems = []
+        for name, settings in self.effects:
+            mesh = emitter_mesh(self._emitter(name), depsgraph) if settings.emitter_shape == "MESH" else None
+            self.systems.append(ParticleSystem(self.host, settings, mesh))
+        self.sorts = [EffectSort(system) for system in self.systems]
+        budget = int(render_settings_of(self.scene).cache_memory * 2**20)
+        self.timeline = Timeline(self.systems, self._start, self._step_to, budget, CHECKPOINT_INTERVAL)
+        self.matrices, self.matrices_frame = [], None
+        self.collider_matrices = self._read_scene_inputs()  # warnings are known before the first frame
+
+    def _emitter(self, name: str):
+        obj = self.scene.objects.get(name)
+        if obj is None:
+            raise SettingsError(f"emitter object '{name}' is no longer in the scene")
+        return obj
 
     def _emitter_matrices(self):
-        return [np.array(self.scene.objects[name].matrix_world) for name, _ in self.effects]
+        return [np.array(self._emitter(name).matrix_world) for name, _ in self.effects]
 
-    def _restart(self):
-        """Back to the start frame: reset every system and run its preroll there."""
+    def _read_scene_inputs(self, previous: dict | None = None) -> dict:
+        """Fields and colliders of the scene frame now (colliders moving from ``previous``); their matrices."""
+        fields, field_warnings = force_fields(self.scene)
+        found, collider_warnings = colliders(self.scene, previous)
+        rates = [f"effect on '{name}': {w}" for name, settings in self.effects if (w := rate_warning(settings))]
+        self.warnings = self.lost + rates + field_warnings + collider_warnings
+        for system in self.systems:
+            system.set_scene_inputs(fields, found)
+        return {c.name: c.matrix for c in found}
+
+    def _start(self) -> int:
+        """Reset every system at the start frame and run its preroll there."""
         self.scene.frame_set(self.scene.frame_start)
         dt = scene_seconds_per_frame(self.scene)
-        self.matrices = self._emitter_matrices()
+        self.matrices, self.matrices_frame = self._emitter_matrices(), self.scene.frame_start
+        self.collider_matrices = self._read_scene_inputs()
         for system, matrix in zip(self.systems, self.matrices):
             system.reset()
             for _ in range(round(system.settings.preroll / dt)):
                 system.step(dt, matrix, matrix)
             system.step(dt, matrix, matrix)
-        for sort in self.sorts:
+        for sort, matrix in zip(self.sorts, self.matrices):
             sort.reset()
-        self.frame = self.scene.frame_start
+            sort.after_step(0, matrix[:3, 3])
+        return self.scene.frame_start
+
+    def _step_to(self, frame: int) -> None:
+        """One frame forward to ``frame``, with the emitters' motion since the frame before."""
+        if self.matrices_frame != frame - 1:  # resumed from a checkpoint
+            self.scene.frame_set(frame - 1)
+            self.matrices = self._emitter_matrices()
+            self.collider_matrices = {c.name: c.matrix for c in colliders(self.scene)[0]}
+        self.scene.frame_set(frame)
+        current = self._emitter_matrices()
+        self.collider_matrices = self._read_scene_inputs(self.collider_matrices)
+        advance(self.systems, scene_seconds_per_frame(self.scene), self.matrices, current)
+        self.matrices, self.matrices_frame = current, frame
+        for sort, matrix in zip(self.sorts, self.matrices):
+            sort.after_step(frame - self.scene.frame_start, matrix[:3, 3])
 
     def advance_to(self, frame: int) -> None:
-        """Simulate up to ``frame`` (forward steps, or a restart when going back)."""
-        if self.frame is None or frame < self.frame:
-            self._restart()
-        dt = scene_seconds_per_frame(self.scene)
-        while self.frame < frame:
-            self.frame += 1
-            self.scene.frame_set(self.frame)
-            current = self._emitter_matrices()
-            advance(self.systems, dt, self.matrices, current)
-            self.matrices = current
+        """Simulate up to ``frame``; changed settings re-simulate from the start."""
+        if self._effects() != self.effects:
+            self._build()
+        self.timeline.seek(max(frame, self.scene.frame_start))
         if self.scene.frame_current != frame:
             self.scene.frame_set(frame)
 
     def render(self, frame: int) -> np.ndarray:
         """The linear RGBA float frame (height, width, 4), rows bottom to top."""
         self.advance_to(frame)
+        for system, (_, effect) in zip(self.systems, scene_effects(self.scene)):
+            system.ramp = ramp_colors(effect)
         view = np.array(self.scene.camera.matrix_world.inverted())
-        for sort in self.sorts:
-            sort.update(view, exact=self.exact_sort)
+        for sort, matrix in zip(self.sorts, self._emitter_matrices()):  # the scene is at ``frame`` now
+            sort.before_draw(view, matrix[:3, 3], frame, exact=self.exact_sort)
         if self.sprites is None and any(system.settings.blend_mode == "ALPHA" for system in self.systems):
             self.sprites = SpriteLayer(self.host, self.width, self.height)
         systems, orders = list(self.systems), [sort.indices for sort in self.sorts]
@@ -109,6 +163,6 @@ class SceneRenderer:
             "live_particles": [system.live.read_count() for system in self.systems],
             "csg_samples": self.cloud.cloud.read_count() if self.cloud is not None else None,
             "csg_warnings": self.cloud_warnings,
-            # Per effect: (adjacent pairs in order, sampled Kendall tau) of its drawing order; None: unsorted.
+            # Per effect: (adjacent pairs in order, sampled Kendall tau) of its sorted order; None: unsorted.
             "sortedness": [sort.sortedness() for sort in self.sorts],
         }

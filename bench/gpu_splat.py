@@ -40,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from addon.engine import compositing, kernels  # noqa: E402,F401  (the declarations the host compiles)
-from addon.engine.compositing import CHANNEL_MAX, Compositor  # noqa: E402
-from addon.engine.pipeline import RESOLVE, SPLAT, ParticleSystem  # noqa: E402
+from addon.engine.compositing import CHANNEL_MAX, SPLAT, Compositor  # noqa: E402
+from addon.engine.pipeline import RESOLVE, ParticleSystem  # noqa: E402
 from addon.engine.reference import compositing as reference  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost, declarations  # noqa: E402
 from bench import cases, common  # noqa: E402
@@ -385,12 +385,12 @@ def splat_without_return(host):
 @contextmanager
 def splat_kernel(kernel):
     """Let Compositor.splat (the product's recording) dispatch ``kernel`` instead of SPLAT."""
-    saved = compositing.SPLAT
-    compositing.SPLAT = kernel
+    saved = compositing.SPLAT_KERNELS["FULL"]
+    compositing.SPLAT_KERNELS["FULL"] = kernel
     try:
         yield
     finally:
-        compositing.SPLAT = saved
+        compositing.SPLAT_KERNELS["FULL"] = saved
 
 
 def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidth_gbps, variant=None):

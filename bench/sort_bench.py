@@ -44,7 +44,7 @@ from addon.engine.simulation import STATE_IMAGES, ParticleSystem  # noqa: E402
 from addon.engine.sorting import (  # noqa: E402
     FUSED_STRIDES,
     SORT_BLOCK,
-    SORT_PASS_DIRECT,
+    SORT_PASS_DIRECT_KERNELS,
     KeyIndexPairs,
     ParticleSorter,
     SortKey,
@@ -164,7 +164,7 @@ def bench_passes(host, rows, count, repeat, rng):
         if method == "DIRECT":
             def work(sorter=sorter):
                 for p, k in frame:
-                    odd_even_pass(host, SORT_PASS_DIRECT, system.textures, count, p, k, key.constants())
+                    odd_even_pass(host, SORT_PASS_DIRECT_KERNELS["FULL"], system.textures, count, p, k, key.constants())
         else:
             sorter.pairs.refresh_keys(system, key, reset_indices=True)
 

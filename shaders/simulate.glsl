@@ -1,34 +1,233 @@
 /* One simulation step of dt seconds for every particle slot: birth, respawn,
- * gravity and drag, explicit Euler integration.
+ * forces (gravity, drag, turbulence, scene force fields), explicit Euler
+ * integration and collisions.
  *
  * A particle born inside the step is placed where the emitter was at its birth
  * instant and advanced only by the time it has lived since (the thesis's
- * sub-frame emission correction), so continuous emitters do not band. */
+ * sub-frame emission correction), so continuous emitters do not band.
+ *
+ * Positions are stored relative to a per-step origin (origin_in when loaded,
+ * origin_out when stored): zero for the full-precision layout, the emitter's
+ * position for the compact half-precision one (see simulation.py). */
 
 const int FLAG_RESPAWN = 1;
 const float SHAPE_SPHERE = 1.0;
+const float SHAPE_BOX = 2.0;
+const float SHAPE_MESH = 3.0;
+const float FIELD_WIND = 1.0;
+const float FIELD_VORTEX = 2.0;
+const float FIELD_FORCE = 3.0;
+const float FIELD_TURBULENCE = 4.0;
+const float COLLIDER_PLANE = 1.0;
+const float COLLIDER_SPHERE = 2.0;
+const float COLLIDER_BOX = 3.0;
+const int TRIANGLE_ROW = 4096;
+
+vec4 triangle_texel(int triangle, int k)
+{
+  int linear = triangle * 4 + k;
+  return imageLoad(triangles, ivec2(linear % TRIANGLE_ROW, linear / TRIANGLE_ROW));
+}
+
+/* Area-weighted triangle pick: the first triangle whose cumulative area fraction exceeds u. */
+int find_triangle(float u)
+{
+  int low = 0;
+  int high = int(emit_shape.w) - 1;
+  while (low < high) {
+    int middle = (low + high) / 2;
+    if (triangle_texel(middle, 0).w > u) {
+      high = middle;
+    }
+    else {
+      low = middle + 1;
+    }
+  }
+  return low;
+}
+
+/* Unit vector at most acos(cos_max) away from `axis` (unit), uniform over the cap. */
+vec3 random_in_cone(vec3 axis, float cos_max, float u, float v)
+{
+  float cos_theta = 1.0 - u * (1.0 - cos_max);
+  float sin_theta = sqrt(max(0.0, 1.0 - cos_theta * cos_theta));
+  vec3 helper = abs(axis.z) < 0.9 ? vec3(0.0, 0.0, 1.0) : vec3(1.0, 0.0, 0.0);
+  vec3 tangent = normalize(cross(helper, axis));
+  vec3 bitangent = cross(axis, tangent);
+  float phi = 6.28318530718 * v;
+  return axis * cos_theta + (tangent * cos(phi) + bitangent * sin(phi)) * sin_theta;
+}
 
 /* Spawn state of a particle born `lived` seconds before the end of the step. */
 void emit(int index, float lived, out vec3 position, out vec3 velocity, out float life)
 {
   uint i = uint(index);
   uint step = uint(step_index);
-  uint stream = uint(seed) * 8u;
+  uint stream = uint(seed) * 16u;
   vec3 local = vec3(0.0);
+  vec3 normal = random_direction(random_unit(i, step, stream), random_unit(i, step, stream + 1u));
   if (emit_shape.x == SHAPE_SPHERE) {
-    vec3 direction = random_direction(random_unit(i, step, stream), random_unit(i, step, stream + 1u));
-    local = direction * (emit_shape.y * pow(random_unit(i, step, stream + 2u), 1.0 / 3.0));
+    local = normal * (emit_shape.y * pow(random_unit(i, step, stream + 2u), 1.0 / 3.0));
+  }
+  else if (emit_shape.x == SHAPE_BOX) {
+    local = (vec3(random_unit(i, step, stream + 2u), random_unit(i, step, stream + 7u),
+                  random_unit(i, step, stream + 8u)) * 2.0 - 1.0) * emit_shape.y;
+    normal = length(local) > 0.0 ? normalize(local) : normal;
+  }
+  else if (emit_shape.x == SHAPE_MESH) {
+    int t = find_triangle(random_unit(i, step, stream + 2u));
+    float r = sqrt(random_unit(i, step, stream + 7u));
+    float s = random_unit(i, step, stream + 8u);
+    local = triangle_texel(t, 0).xyz * (1.0 - r) + triangle_texel(t, 1).xyz * (r * (1.0 - s)) +
+            triangle_texel(t, 2).xyz * (r * s);
+    normal = triangle_texel(t, 3).xyz;
   }
   vec3 start = (emitter_prev * vec4(local, 1.0)).xyz;
   vec3 end = (emitter_cur * vec4(local, 1.0)).xyz;
   float birth_fraction = 1.0 - lived / dt; /* 0: at the step's start, 1: at its end */
   position = start + (end - start) * birth_fraction;
 
+  vec3 base = mat3(emitter_cur) * emit_velocity.xyz;
+  float speed = length(base);
+  if (emit_direction.y < 1.0 && speed > 0.0) {
+    base = speed * random_in_cone(base / speed, emit_direction.y, random_unit(i, step, stream + 9u),
+                                  random_unit(i, step, stream + 10u));
+  }
+  vec3 world_normal = mat3(emitter_cur) * normal;
+  float normal_length = length(world_normal);
+  world_normal = normal_length > 0.0 ? world_normal / normal_length : vec3(0.0);
   vec3 jitter = random_direction(random_unit(i, step, stream + 3u), random_unit(i, step, stream + 4u));
-  velocity = mat3(emitter_cur) * emit_velocity.xyz +
+  velocity = base + world_normal * emit_direction.x +
              jitter * (emit_velocity.w * random_unit(i, step, stream + 5u)) +
              (end - start) * (emit_shape.z / dt);
   life = lifetime_range.x * (1.0 - lifetime_range.y * random_unit(i, step, stream + 6u));
+}
+
+/* The curl noise volume at `u` (in tiles), trilinear with wrap-around, by hand
+ * so that every host and the numpy reference interpolate identically. */
+vec3 sample_noise(vec3 u)
+{
+  int n = textureSize(noise, 0).x;
+  vec3 x = u * float(n) - 0.5;
+  vec3 cell = floor(x);
+  vec3 w = x - cell;
+  ivec3 i0 = ivec3(mod(cell, float(n)));
+  ivec3 i1 = ivec3(mod(cell + 1.0, float(n)));
+  vec3 c000 = texelFetch(noise, ivec3(i0.x, i0.y, i0.z), 0).xyz;
+  vec3 c100 = texelFetch(noise, ivec3(i1.x, i0.y, i0.z), 0).xyz;
+  vec3 c010 = texelFetch(noise, ivec3(i0.x, i1.y, i0.z), 0).xyz;
+  vec3 c110 = texelFetch(noise, ivec3(i1.x, i1.y, i0.z), 0).xyz;
+  vec3 c001 = texelFetch(noise, ivec3(i0.x, i0.y, i1.z), 0).xyz;
+  vec3 c101 = texelFetch(noise, ivec3(i1.x, i0.y, i1.z), 0).xyz;
+  vec3 c011 = texelFetch(noise, ivec3(i0.x, i1.y, i1.z), 0).xyz;
+  vec3 c111 = texelFetch(noise, ivec3(i1.x, i1.y, i1.z), 0).xyz;
+  vec3 c00 = c000 + (c100 - c000) * w.x;
+  vec3 c10 = c010 + (c110 - c010) * w.x;
+  vec3 c01 = c001 + (c101 - c001) * w.x;
+  vec3 c11 = c011 + (c111 - c011) * w.x;
+  vec3 c0 = c00 + (c10 - c00) * w.y;
+  vec3 c1 = c01 + (c11 - c01) * w.y;
+  return c0 + (c1 - c0) * w.z;
+}
+
+/* Acceleration of the scene's force fields at `position`. */
+vec3 force_fields(vec3 position)
+{
+  vec3 total = vec3(0.0);
+  for (int f = 0; f < field_count; f++) {
+    vec4 head = imageLoad(fields, ivec2(0, f));
+    vec4 place = imageLoad(fields, ivec2(1, f));
+    vec3 axis = imageLoad(fields, ivec2(2, f)).xyz;
+    vec3 offset = position - place.xyz;
+    float dist = length(offset);
+    if (head.w > 0.0 && dist > head.w) {
+      continue;
+    }
+    float strength = head.y * pow(max(dist, 1.0), -head.z);
+    if (head.x == FIELD_WIND) {
+      total += axis * strength;
+    }
+    else if (head.x == FIELD_FORCE) {
+      total += dist > 0.0 ? offset * (strength / dist) : vec3(0.0);
+    }
+    else if (head.x == FIELD_VORTEX) {
+      vec3 around = cross(axis, offset);
+      float radius = length(around);
+      total += radius > 0.0 ? around * (strength / radius) : vec3(0.0);
+    }
+    else if (head.x == FIELD_TURBULENCE) {
+      total += sample_noise(offset / place.w) * strength;
+    }
+  }
+  return total;
+}
+
+/* Collider c's matrix whose three rows start at texel `first`, at `s` between
+ * the previous frame's pose (rows at first + 6) and this frame's (s = 1).
+ * Linear in the matrix entries: exact for moving colliders, approximate for
+ * turning or scaling ones, whose inverse does not interpolate linearly. */
+mat4 collider_matrix(int c, int first, float s)
+{
+  vec4 rows[3];
+  for (int k = 0; k < 3; k++) {
+    vec4 now = imageLoad(colliders, ivec2(first + k, c));
+    vec4 before = imageLoad(colliders, ivec2(first + 6 + k, c));
+    rows[k] = before + (now - before) * s;
+  }
+  return transpose(mat4(rows[0], rows[1], rows[2], vec4(0.0, 0.0, 0.0, 1.0)));
+}
+
+/* Pushes a particle that ended the step inside (or, for a plane, through) a
+ * collider back onto its surface; relative to the surface's own velocity, the
+ * particle's normal part is reflected and scaled by bounce, its tangential
+ * part by 1 - friction.  The collider's pose is interpolated across substeps
+ * (collider_time: fractions of the frame at the step's start and end). */
+void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
+{
+  for (int c = 0; c < collider_count; c++) {
+    vec4 head = imageLoad(colliders, ivec2(0, c));
+    vec3 center = imageLoad(colliders, ivec2(1, c)).xyz;
+    vec3 half_size = imageLoad(colliders, ivec2(2, c)).xyz;
+    mat4 to_local = collider_matrix(c, 3, collider_time.y);
+    mat4 to_world = collider_matrix(c, 6, collider_time.y);
+    vec3 p = (to_local * vec4(position, 1.0)).xyz - center;
+    vec3 normal = vec3(0.0);
+    if (head.x == COLLIDER_PLANE) {
+      float before = (collider_matrix(c, 3, collider_time.x) * vec4(previous, 1.0)).z - center.z;
+      if (p.z < 0.0 && before >= 0.0 && abs(p.x) <= half_size.x && abs(p.y) <= half_size.y) {
+        p.z = 0.0;
+        normal = vec3(0.0, 0.0, 1.0);
+      }
+    }
+    else if (head.x == COLLIDER_SPHERE) {
+      float dist = length(p);
+      if (dist < half_size.x) {
+        normal = dist > 0.0 ? p / dist : vec3(0.0, 0.0, 1.0);
+        p = normal * half_size.x;
+      }
+    }
+    else if (head.x == COLLIDER_BOX) {
+      vec3 depth = half_size - abs(p);
+      if (all(greaterThan(depth, vec3(0.0)))) {
+        int axis = depth.x <= depth.y && depth.x <= depth.z ? 0 : (depth.y <= depth.z ? 1 : 2);
+        float side = p[axis] < 0.0 ? -1.0 : 1.0;
+        p[axis] = side * half_size[axis];
+        normal[axis] = side;
+      }
+    }
+    if (normal != vec3(0.0)) {
+      vec4 surface = vec4(p + center, 1.0);
+      position = (to_world * surface).xyz;
+      vec3 surface_velocity = (position - (collider_matrix(c, 6, collider_time.x) * surface).xyz) / dt;
+      vec3 v = mat3(to_local) * (velocity - surface_velocity);
+      float into = dot(v, normal);
+      if (into < 0.0) {
+        vec3 tangential = v - normal * into;
+        v = tangential * (1.0 - head.z) - normal * (into * head.y);
+        velocity = mat3(to_world) * v + surface_velocity;
+      }
+    }
+  }
 }
 
 void main()
@@ -41,33 +240,59 @@ void main()
   ivec2 texel = particle_texel(index, width);
   vec4 pos_age_in = imageLoad(pos_age, texel);
   vec4 vel_life_in = imageLoad(vel_life, texel);
-  vec3 position = pos_age_in.xyz;
+  vec3 position = pos_age_in.xyz + origin_in.xyz;
   vec3 velocity = vel_life_in.xyz;
   float age = pos_age_in.w + dt;
   float life = vel_life_in.w;
 
-  bool born = age >= 0.0 && life == 0.0;
-  bool expired = life > 0.0 && age >= life;
-  if (expired && (flags & FLAG_RESPAWN) == 0) {
-    life = -1.0; /* dead for good */
+  if (life > 0.0 && age >= life) {
+    /* Expired `over` seconds ago.  A respawning slot waits (hidden, with a
+     * negative age: the thesis's sign-bit skip) for respawn_skip seconds plus
+     * what is left of its slot period (which keeps a continuous emitter's
+     * rate), or until the next burst of a repeating burst emitter. */
+    float over = age - life;
+    if ((flags & FLAG_RESPAWN) == 0) {
+      life = -1.0; /* dead for good */
+    }
+    else {
+      float wait = lifetime_range.z + max(emit_direction.z - life, 0.0);
+      if (lifetime_range.w > 0.0) {
+        float death = time - over;
+        wait = ceil(death / lifetime_range.w) * lifetime_range.w - death;
+      }
+      age = over - wait;
+      life = 0.0;
+    }
   }
   if (age < 0.0 || life < 0.0) {
-    imageStore(pos_age, texel, vec4(position, age));
+    imageStore(pos_age, texel, vec4(clamp(position - origin_out.xyz, -STATE_LIMIT, STATE_LIMIT), age));
     imageStore(vel_life, texel, vec4(velocity, life));
     return;
   }
 
   float lived = dt;
-  if (born || expired) {
-    lived = min(born ? age : age - life, dt);
+  if (life == 0.0) {
+    lived = min(age, dt);
     emit(index, lived, position, velocity, life);
     age = lived;
   }
 
-  vec3 acceleration = gravity_drag.xyz - gravity_drag.w * velocity;
+  vec3 acceleration = gravity_drag.xyz;
+  if (turbulence.x != 0.0) {
+    acceleration += sample_noise(position * turbulence.y - turbulence_offset.xyz) * turbulence.x;
+  }
+  if (field_count > 0) {
+    acceleration += force_fields(position);
+  }
+  vec3 previous = position;
   position += velocity * lived;
-  velocity += acceleration * lived;
+  /* Drag as a damping factor that never reverses the velocity, so large
+   * drag * dt stays stable (plain Euler would oscillate and blow up). */
+  velocity += acceleration * lived - velocity * min(gravity_drag.w * lived, 1.0);
+  if (collider_count > 0) {
+    collide(previous, position, velocity);
+  }
 
-  imageStore(pos_age, texel, vec4(position, age));
-  imageStore(vel_life, texel, vec4(velocity, life));
+  imageStore(pos_age, texel, vec4(clamp(position - origin_out.xyz, -STATE_LIMIT, STATE_LIMIT), age));
+  imageStore(vel_life, texel, vec4(clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
 }

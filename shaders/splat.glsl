@@ -22,6 +22,7 @@ void main()
 #endif
   ivec2 texel = particle_texel(index, width);
   vec4 pos_age_in = imageLoad(pos_age, texel);
+  pos_age_in.xyz += state_origin.xyz;
   float life = imageLoad(vel_life, texel).w;
   /* Unborn (age < 0), never born or dead (life <= 0), expired; NaN fails too. */
   if (!(pos_age_in.w >= 0.0 && pos_age_in.w < life) || !is_finite(pos_age_in.xyz)) {
@@ -34,11 +35,10 @@ void main()
   precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
   ivec2 pixel = min(ivec2(screen), target_size - 1);
 
-  float radius_px = color_end.w * quantize.w / clip.w;
+  vec4 look_now = look_at(pos_age_in.w / life);
+  float radius_px = color_end.w * look_now.w * variation(index, look_random.y, 12u) * quantize.w / clip.w;
   float coverage = min(3.14159265 * radius_px * radius_px, 1.0);
-  float t = pos_age_in.w / life;
-  /* precise: the numpy reference does not fuse this multiply-add; NVIDIA drivers would. */
-  precise vec3 color = (color_start.rgb + (color_end.rgb - color_start.rgb) * t) * (color_start.w * coverage);
+  vec3 color = look_now.rgb * (color_start.w * variation(index, look_random.x, 11u) * coverage);
   vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
   uvec3 q = uvec3(scaled + 0.5);
 

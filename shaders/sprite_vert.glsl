@@ -19,9 +19,10 @@ void main()
     gl_Position = vec4(0.0, 0.0, 2.0, 1.0);
     return;
   }
-  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
-  clip.xy += corner * sprite_scale.xy; /* before the divide: perspective size */
-  gl_Position = clip;
   float t = pos_age_in.w / life;
-  v_color = vec4((color_start.rgb + (color_end.rgb - color_start.rgb) * t) * color_start.w, opacity);
+  vec4 clip = view_proj * vec4(pos_age_in.xyz + state_origin.xyz, 1.0);
+  /* Before the divide: perspective size; sprite_scale.z is the size at death as a fraction. */
+  clip.xy += corner * sprite_scale.xy * (1.0 + (sprite_scale.z - 1.0) * t);
+  gl_Position = clip;
+  v_color = vec4((color_start.rgb + (color_end.rgb - color_start.rgb) * t) * color_start.w, color_end.w);
 }

@@ -218,6 +218,5 @@ def test_kernel_body_is_byte_identical_in_both_hosts(kernel):
 
 
 def test_every_pipeline_kernel_is_declared_once():
-    names = [(k.name, k.defines) for k in ALL_KERNELS]
-    assert len(names) == len(set(names))
+    assert len(ALL_KERNELS) == len(set(ALL_KERNELS))  # layouts give variants: same file, other image formats
     assert all(isinstance(k, kernels.Kernel) and k.path.is_file() for k in ALL_KERNELS)

@@ -233,3 +233,51 @@ def test_radix_sort_is_stable_and_matches_argsort(host, rng, count):
         order = np.argsort(want, kind="stable")
         np.testing.assert_array_equal(indices, order, err_msg=name)
         np.testing.assert_array_equal(keys, want[order], err_msg=name)
+
+
+@pytest.mark.parametrize("method", ["DIRECT", "KEY_INDEX"])
+def test_compact_layout_sorts_by_world_depth(host, method):
+    """Half-float state stored relative to a moving emitter: the keys fold the state origin in."""
+    s = effect_settings({"count": 4000, "state_layout": "COMPACT", "lifetime": 0.5})
+    system = simulation.ParticleSystem(host, s)
+    emitter = np.identity(4)
+    for step in range(12):
+        moved = emitter.copy()
+        moved[:3, 3] = (0.3 * step, -0.2 * step, 5.0)
+        system.step(1 / 24, emitter, moved)
+        emitter = moved
+    assert np.abs(system.origin).max() > 1.0, "positions are stored relative to the emitter"
+    view = np.identity(4)
+    view[:3, :3] = [[1, 0, 0], [0, 0, 1], [0, -1, 0]]  # looking along +y
+    key = SortKey.view_depth(view, spawn=emitter[:3, 3])
+    sorter = ParticleSorter(system, method)
+    sorter.full(key)
+    assert sorter.sortedness(key) == (1.0, 1.0)
+    pos_age, vel_life = system.read_state()  # world positions
+    order = np.arange(s.count) if method == "DIRECT" else read_pairs(host, sorter.pairs)[1]
+    shows = (pos_age[order, 3] >= 0) & (pos_age[order, 3] < vel_life[order, 3])
+    depth = pos_age[order][shows, :3] @ view[2, :3]
+    assert shows.sum() > 100 and np.all(np.diff(depth) >= -1e-3)
+    waiting = (vel_life[order, 3] == 0) & (pos_age[order, 3] < 0)
+    keys = read_pairs(host, sorter.pairs)[0]
+    if method == "KEY_INDEX" and waiting.any():
+        assert (keys[waiting] < 0xFFFFFFFF).all(), "waiting particles are keyed at the emitter"
+
+
+def test_waiting_particles_are_keyed_at_the_spawn_point(host, rng):
+    count = 1000
+    system, pos_age, vel_life = system_with_depths(host, rng.standard_normal(count).astype(np.float32), rng)
+    spawn_key = SortKey.view_depth(np.identity(4), spawn=(0.0, 0.0, 0.25))
+    pairs = KeyIndexPairs(host, system.pos_age.width, system.pos_age.height, count)
+    # Waiting (age < 0, life 0) particles take the spawn's key; dead ones (life < 0) sort last.
+    pos_age[:100, 3], vel_life[:100, 3] = -0.2, 0.0
+    vel_life[100:150, 3] = -1.0
+    width, rows = system.pos_age.width, system.pos_age.height
+    for name, values in (("pos_age", pos_age), ("vel_life", vel_life)):
+        padded = np.zeros((rows * width, 4), np.float32)
+        padded[:count] = values
+        setattr(system, name, host.texture(name, width, rows, "RGBA32F", padded.reshape(rows, width, 4)))
+    pairs.refresh_keys(system, spawn_key, reset_indices=True)
+    keys = read_pairs(host, pairs)[0]
+    np.testing.assert_array_equal(keys, ref.particle_keys(pos_age, vel_life, spawn_key))
+    assert len(set(keys[:100])) == 1 and (keys[100:150] == 0xFFFFFFFF).all()

@@ -16,11 +16,17 @@ from __future__ import annotations
 from .kernels import Constant, Image, Kernel
 from .scan import Scan
 
-KEEP_LIVE = Kernel(
-    "keep_live",
-    images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), Image("keep", "R32UI", "WRITE")),
-    constants=(Constant("INT", "count"),),
-)
+# One per state image format (simulation.py's layouts: RGBA32F full, RGBA16F compact).
+KEEP_LIVE_KERNELS = {
+    state_format: Kernel(
+        "keep_live",
+        images=(Image("pos_age", state_format, "READ"), Image("vel_life", state_format, "READ"),
+                Image("keep", "R32UI", "WRITE")),
+        constants=(Constant("INT", "count"),),
+    )
+    for state_format in ("RGBA32F", "RGBA16F")
+}
+KEEP_LIVE = KEEP_LIVE_KERNELS["RGBA32F"]
 
 COMPACT_INDEX = Kernel(
     "compact_index",
@@ -28,14 +34,15 @@ COMPACT_INDEX = Kernel(
     constants=(Constant("INT", "count"),),
 )
 
-COMPACTION_KERNELS = (KEEP_LIVE, COMPACT_INDEX)
+COMPACTION_KERNELS = (*KEEP_LIVE_KERNELS.values(), COMPACT_INDEX)
 
 
 class LiveParticles:
     """The compacted list of live slots of one particle system, and its count, on the GPU."""
 
-    def __init__(self, host, width: int, rows: int, count: int):
+    def __init__(self, host, width: int, rows: int, count: int, state_format: str = "RGBA32F"):
         self.host = host
+        self.keep_live = KEEP_LIVE_KERNELS[state_format]
         self.count = count
         self.keep = host.texture("keep", width, rows, "R32UI")
         self.offsets = host.texture("offsets", width, rows, "R32UI")
@@ -51,7 +58,7 @@ class LiveParticles:
 
     def compact(self, state: dict) -> None:
         """Rebuild live_index and live_count from the state images (no read-back)."""
-        self.host.dispatch(KEEP_LIVE, self.groups, {**state, "keep": self.keep}, {"count": self.count})
+        self.host.dispatch(self.keep_live, self.groups, {**state, "keep": self.keep}, {"count": self.count})
         self.scan.run(self.keep, self.offsets, self.count, total=self.live_count)
         self.host.dispatch(
             COMPACT_INDEX, self.groups,

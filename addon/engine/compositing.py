@@ -11,8 +11,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .kernels import Constant, Image, Kernel
+from .look import LOOK_SIZE, look_table
 from .settings import RenderSettings
-from .simulation import STATE_READ, ParticleSystem
+from .simulation import LAYOUTS, ParticleSystem
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
 CHANNEL_MAX = np.array([(1 << 21) - 1, (1 << 22) - 1, (1 << 21) - 1], dtype=np.float64)
@@ -22,26 +23,40 @@ ACCUM_IMAGES = (
     Image("accum_lo", "R32UI", atomic=True),
 )
 
-SPLAT = Kernel(
-    "splat",
-    images=(*STATE_READ, *ACCUM_IMAGES, Image("stats", "R32UI", atomic=True)),
-    constants=(
-        Constant("INT", "count"),
-        Constant("IVEC2", "target_size"),
-        Constant("MAT4", "view_proj"),
-        Constant("VEC4", "color_start"),  # rgb, w: emission strength
-        Constant("VEC4", "color_end"),  # rgb, w: world radius
-        Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
-    ),
-    includes=("common.glsl", "color_pack.glsl"),
-)
+
+def _splat_kernel(layout) -> Kernel:
+    return Kernel(
+        "splat",
+        images=(*layout.images("READ"), *ACCUM_IMAGES, Image("stats", "R32UI", atomic=True),
+                Image("look", "RGBA32F", "READ")),
+        constants=(
+            Constant("INT", "count"),
+            Constant("IVEC2", "target_size"),
+            Constant("MAT4", "view_proj"),
+            Constant("VEC4", "color_start"),  # rgb, w: emission strength
+            Constant("VEC4", "color_end"),  # rgb, w: world radius
+            Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
+            Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
+            Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
+            Constant("INT", "look_seed"),
+        ),
+        includes=("common.glsl", "color_pack.glsl", "random.glsl", "look.glsl"),
+    )
+
+
+SPLAT_KERNELS = {name: _splat_kernel(layout) for name, layout in LAYOUTS.items()}
+SPLAT = SPLAT_KERNELS["FULL"]
 
 # The same splat reading through the compaction (compaction.py): only live slots.
-SPLAT_LIVE = replace(
-    SPLAT,
-    images=(*SPLAT.images, Image("live_index", "R32UI", "READ"), Image("live_count", "R32UI", "READ")),
-    defines=(("LIVE_INDEX", "1"),),
-)
+SPLAT_LIVE_KERNELS = {
+    name: replace(
+        kernel,
+        images=(*kernel.images, Image("live_index", "R32UI", "READ"), Image("live_count", "R32UI", "READ")),
+        defines=(("LIVE_INDEX", "1"),),
+    )
+    for name, kernel in SPLAT_KERNELS.items()
+}
+SPLAT_LIVE = SPLAT_LIVE_KERNELS["FULL"]
 
 RESOLVE = Kernel(
     "resolve",
@@ -120,11 +135,13 @@ class Compositor:
         """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones."""
         s = system.settings
         q = quantize_scale(self.render.emax)
-        kernel, live_textures = (SPLAT, {}) if live is None else (SPLAT_LIVE, live.textures)
+        look = self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(s, system.ramp))
+        layout = system.layout.name
+        kernel, live_textures = (SPLAT_KERNELS[layout], {}) if live is None else (SPLAT_LIVE_KERNELS[layout], live.textures)
         self.host.dispatch(
             kernel, system.groups,
             {**system.textures, **live_textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo,
-             "stats": self.stats},
+             "stats": self.stats, "look": look},
             {
                 "count": system.count,
                 "target_size": (self.width, self.height),
@@ -132,6 +149,9 @@ class Compositor:
                 "color_start": (*s.color_start, s.emission_strength),
                 "color_end": (*s.color_end, s.size),
                 "quantize": (*q, camera.pixels_per_unit),
+                "state_origin": (*system.origin, 0.0),
+                "look_random": (s.color_random, s.size_random, 0.0, 0.0),
+                "look_seed": s.seed,
             },
         )
 

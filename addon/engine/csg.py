@@ -22,6 +22,7 @@ import numpy as np
 from .kernels import Constant, Image, Kernel
 from .scan import Scan
 from .settings import SettingsError
+from .simulation import LAYOUTS
 
 MAX_PRIMITIVES = 1024  # each new sample loops over the primitives before it
 SHAPES = ("SPHERE", "BOX")
@@ -255,6 +256,9 @@ class CloudParticles:
     """
 
     live = None  # the cloud is compacted already
+    layout = LAYOUTS["FULL"]  # world positions in RGBA32F (simulation.py's state layouts)
+    origin = np.zeros(3, np.float32)
+    ramp = None  # color_start to color_end (look.py)
 
     def __init__(self, cloud: PointCloud, settings):
         self.cloud = cloud

@@ -17,14 +17,14 @@ runs in Blender and, for benchmarks, under moderngl on a real GPU.
 from __future__ import annotations
 
 from .compaction import COMPACTION_KERNELS
-from .compositing import RESOLVE, SPLAT, SPLAT_LIVE, Camera, Compositor
+from .compositing import RESOLVE, SPLAT_KERNELS, SPLAT_LIVE_KERNELS, Camera, Compositor
 from .scan import SCAN_KERNELS
-from .simulation import INIT_PARTICLES, SIMULATE, ParticleSystem
+from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 from .sorting import SORT_KERNELS
 from .sprites import ALPHA_OVER, SpriteLayer
 
-ALL_KERNELS = (INIT_PARTICLES, SIMULATE, SPLAT, SPLAT_LIVE, RESOLVE, *SCAN_KERNELS, *COMPACTION_KERNELS,
-               *SORT_KERNELS, ALPHA_OVER)
+ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), *SPLAT_KERNELS.values(),
+               *SPLAT_LIVE_KERNELS.values(), RESOLVE, *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, ALPHA_OVER)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:

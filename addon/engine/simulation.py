@@ -1,56 +1,130 @@
 """Particle simulation on the GPU: state images, emission, forces, integration.
 
-Particle i lives at texel (i % width, i / width) of two RGBA32F images:
+Particle i lives at texel (i % width, i / width) of two state images:
 
 =========  ==========================================  =====================================
 image      xyz                                         w
 =========  ==========================================  =====================================
-pos_age    position, world units                       age in seconds; negative: not born yet
-vel_life   velocity, world units per second            lifetime in seconds; 0: never born,
+pos_age    position relative to the state origin       age in seconds; negative: not born yet,
+                                                       or waiting to respawn (the thesis's
+                                                       sign-bit "skip": hidden, free to move)
+vel_life   velocity, world units per second            lifetime in seconds; 0: not (re)born,
                                                        negative: died and will not respawn
 =========  ==========================================  =====================================
+
+Two layouts, chosen per effect (``state_layout``):
+
+* ``FULL``: both images RGBA32F, 32 bytes per particle; the state origin is
+  (0, 0, 0), positions are world coordinates.
+* ``COMPACT``: both images RGBA16F (IEEE half: 1 sign, 5 exponent, 10
+  mantissa bits), 16 bytes per particle: texel bytes 0-1 x, 2-3 y, 4-5 z,
+  6-7 w, little-endian halves.  Positions are stored relative to the emitter's
+  position at the end of each step (the per-step origin), so the half's
+  relative precision (2^-11) applies to the distance from the emitter, not from
+  the world origin; every step re-bases them (load + origin_in, store -
+  origin_out).  Halves reach 65504; stored values are clamped there.  The
+  error this costs is measured in tests/test_simulation.py and
+  bench/simulate_gpu.py.
+
+Blender 5.2 reads RGBA16F images back as floats (its RGBA32UI readback is
+broken), so the compact layout uses the float half format rather than
+packHalf2x16 into integer images; the bytes on the GPU are the same.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 import numpy as np
 
 from .compaction import LiveParticles
-from .kernels import Constant, Image, Kernel
-from .settings import EffectSettings, check_for_gpu
+from .effectors import (
+    COLLIDER_TEXELS,
+    FIELD_TEXELS,
+    MAX_COLLIDERS,
+    MAX_FORCE_FIELDS,
+    TRIANGLE_ROW,
+    Collider,
+    EmitterMesh,
+    ForceField,
+    pack_colliders,
+    pack_force_fields,
+    pack_triangles,
+)
+from .kernels import Constant, Image, Kernel, Sampler
+from .settings import EffectSettings, SettingsError, check_for_gpu
+from .turbulence import check_resolution, curl_noise
 
 STATE_ROW_MULTIPLE = 256  # state image widths are multiples of one simulate workgroup
-SHAPES = {"POINT": 0.0, "SPHERE": 1.0}
+SHAPES = {"POINT": 0.0, "SPHERE": 1.0, "BOX": 2.0, "MESH": 3.0}
 
-STATE_IMAGES = (Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"))
-STATE_READ = (Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"))
-INIT_PARTICLES = Kernel(
-    "init_particles",
-    images=STATE_IMAGES,
-    constants=(
-        Constant("INT", "count"),
-        Constant("FLOAT", "birth_interval"),
-    ),
-)
 
-SIMULATE = Kernel(
-    "simulate",
-    images=STATE_IMAGES,
-    constants=(
-        Constant("INT", "count"),
-        Constant("INT", "step_index"),
-        Constant("INT", "seed"),
-        Constant("INT", "flags"),
-        Constant("FLOAT", "dt"),
-        Constant("MAT4", "emitter_prev"),
-        Constant("MAT4", "emitter_cur"),
-        Constant("VEC4", "emit_shape"),  # x: shape id, y: radius, z: inherit, w: unused
-        Constant("VEC4", "emit_velocity"),  # xyz: velocity, w: random speed
-        Constant("VEC4", "lifetime_range"),  # x: lifetime, y: random fraction
-        Constant("VEC4", "gravity_drag"),  # xyz: gravity, w: drag
-    ),
-    includes=("common.glsl", "random.glsl"),
-)
+@dataclass(frozen=True)
+class StateLayout:
+    name: str
+    format: str
+    bytes_per_particle: int
+    limit: str  # largest magnitude a stored component may take (GLSL literal)
+
+    def images(self, access: str = "READ_WRITE") -> tuple[Image, Image]:
+        return (Image("pos_age", self.format, access), Image("vel_life", self.format, access))
+
+
+LAYOUTS = {
+    "FULL": StateLayout("FULL", "RGBA32F", 32, "3.0e38"),
+    "COMPACT": StateLayout("COMPACT", "RGBA16F", 16, "65504.0"),
+}
+
+STATE_IMAGES = LAYOUTS["FULL"].images()
+STATE_READ = LAYOUTS["FULL"].images("READ")
+
+
+def _init_kernel(layout: StateLayout) -> Kernel:
+    return Kernel(
+        "init_particles",
+        images=layout.images(),
+        constants=(Constant("INT", "count"), Constant("FLOAT", "birth_interval")),
+    )
+
+
+def _simulate_kernel(layout: StateLayout) -> Kernel:
+    return Kernel(
+        "simulate",
+        images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ"),
+                Image("colliders", "RGBA32F", "READ")),
+        samplers=(Sampler("noise", "FLOAT_3D"),),
+        constants=(
+            Constant("INT", "count"),
+            Constant("INT", "step_index"),
+            Constant("INT", "seed"),
+            Constant("INT", "flags"),
+            Constant("INT", "field_count"),
+            Constant("INT", "collider_count"),
+            Constant("FLOAT", "dt"),
+            Constant("FLOAT", "time"),  # seconds since reset at the end of this step
+            Constant("MAT4", "emitter_prev"),
+            Constant("MAT4", "emitter_cur"),
+            Constant("VEC4", "emit_shape"),  # x: shape id, y: radius / half size, z: inherit, w: triangles
+            Constant("VEC4", "emit_velocity"),  # xyz: velocity, w: random speed
+            Constant("VEC4", "emit_direction"),  # x: speed along the normal, y: cos(cone angle), z: slot period
+            Constant("VEC4", "lifetime_range"),  # x: lifetime, y: random fraction, z: respawn skip, w: burst interval
+            Constant("VEC4", "gravity_drag"),  # xyz: gravity, w: drag
+            Constant("VEC4", "turbulence"),  # x: strength, y: tiles per world unit
+            Constant("VEC4", "turbulence_offset"),  # xyz: animated offset, in tiles
+            Constant("VEC4", "origin_in"),  # xyz: state origin of the loaded positions
+            Constant("VEC4", "origin_out"),  # xyz: state origin of the stored positions
+            Constant("VEC4", "collider_time"),  # x, y: fractions of the frame at the step's start and end
+        ),
+        includes=("common.glsl", "random.glsl"),
+        defines=(("STATE_LIMIT", layout.limit),),
+    )
+
+
+INIT_KERNELS = {name: _init_kernel(layout) for name, layout in LAYOUTS.items()}
+SIMULATE_KERNELS = {name: _simulate_kernel(layout) for name, layout in LAYOUTS.items()}
+INIT_PARTICLES = INIT_KERNELS["FULL"]
+SIMULATE = SIMULATE_KERNELS["FULL"]
 
 
 def state_size(count: int, max_texture_size: int) -> tuple[int, int]:
@@ -61,42 +135,117 @@ def state_size(count: int, max_texture_size: int) -> tuple[int, int]:
     return width, max(1, -(-count // width))
 
 
-def emitter_constants(settings: EffectSettings, dt: float, step_index: int, count: int,
-                      emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> dict:
+def birth_interval(settings: EffectSettings) -> float:
+    """Seconds between slot births: 1 / rate (by default one lifetime spread over all slots), or a burst."""
+    if settings.emission != "CONTINUOUS":
+        return 0.0
+    return 1.0 / settings.rate if settings.rate > 0 else settings.lifetime / settings.count
+
+
+def slot_period(settings: EffectSettings) -> float:
+    """Continuous emission at a set rate: seconds from one birth of a slot to its next (0: reborn at death).
+
+    A particle that dies sooner waits (hidden) for the rest of the period; one
+    that lives longer is reborn when it dies, so ``rate`` is only reached while
+    count >= rate * lifetime (``rate_warning`` says when it is not)."""
+    return settings.count / settings.rate if settings.emission == "CONTINUOUS" and settings.rate > 0 else 0.0
+
+
+def rate_warning(settings: EffectSettings) -> str | None:
+    if settings.emission == "CONTINUOUS" and settings.rate > 0 and settings.count < settings.rate * settings.lifetime:
+        return (f"count {settings.count:,} is fewer than rate x lifetime ({settings.rate * settings.lifetime:,.0f}): "
+                f"fewer than {settings.rate:g} particles per second are born")
+    return None
+
+
+def state_origin(settings: EffectSettings, emitter: np.ndarray) -> np.ndarray:
+    """Where positions are stored relative to: the emitter (compact layout) or the world origin."""
+    if settings.state_layout == "COMPACT":
+        return np.asarray(emitter, np.float32)[:3, 3].copy()
+    return np.zeros(3, np.float32)
+
+
+def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, time: float,
+                       emitter_prev, emitter_cur, origin_in, origin_out, triangle_count: int = 0,
+                       field_count: int = 0, collider_count: int = 0, substep: tuple[int, int] = (0, 1)) -> dict:
+    """The simulate kernel's constants for one step (the numpy reference takes the same dict)."""
     s = settings
+    respawn = s.emission == "CONTINUOUS" or s.burst_interval > 0
+    offset = np.asarray(s.turbulence_speed, np.float64) * time / s.turbulence_scale
     return {
-        "count": count,
+        "count": s.count,
         "step_index": step_index,
         "seed": s.seed,
-        "flags": 1 if s.emission == "CONTINUOUS" else 0,
+        "flags": 1 if respawn else 0,
+        "field_count": field_count,
+        "collider_count": collider_count,
         "dt": dt,
+        "time": time,
         "emitter_prev": emitter_prev,
         "emitter_cur": emitter_cur,
-        "emit_shape": (SHAPES[s.emitter_shape], s.emitter_radius, s.inherit_velocity, 0.0),
+        "emit_shape": (SHAPES[s.emitter_shape], s.emitter_radius, s.inherit_velocity, float(triangle_count)),
         "emit_velocity": (*s.velocity, s.velocity_random),
-        "lifetime_range": (s.lifetime, s.lifetime_random, 0.0, 0.0),
+        "emit_direction": (s.normal_velocity, math.cos(s.cone_angle), slot_period(s), 0.0),
+        "lifetime_range": (s.lifetime, s.lifetime_random,
+                           s.respawn_skip if s.emission == "CONTINUOUS" else 0.0,
+                           s.burst_interval if s.emission == "BURST" else 0.0),
         "gravity_drag": (*s.gravity, s.drag),
+        "turbulence": (s.turbulence_strength, 1.0 / s.turbulence_scale, 0.0, 0.0),
+        "turbulence_offset": (*offset, 0.0),
+        "origin_in": (*origin_in, 0.0),
+        "origin_out": (*origin_out, 0.0),
+        "collider_time": (substep[0] / substep[1], (substep[0] + 1) / substep[1], 0.0, 0.0),
     }
 
 
-def birth_interval(settings: EffectSettings) -> float:
-    """Seconds between slot births: one lifetime spread over all slots, or a burst."""
-    return settings.lifetime / settings.count if settings.emission == "CONTINUOUS" else 0.0
+def check_mesh(settings: EffectSettings, mesh: EmitterMesh | None) -> None:
+    if settings.emitter_shape == "MESH" and (mesh is None or mesh.count == 0):
+        raise SettingsError("emitter_shape MESH needs an emitter mesh with at least one face")
+
+
+def check_scene_inputs(fields: list, colliders: list) -> None:
+    if len(fields) > MAX_FORCE_FIELDS:
+        raise SettingsError(f"{len(fields)} force fields: at most {MAX_FORCE_FIELDS} act on one effect")
+    if len(colliders) > MAX_COLLIDERS:
+        raise SettingsError(f"{len(colliders)} colliders: at most {MAX_COLLIDERS} act on one effect")
+
+
+@dataclass(frozen=True)
+class SystemState:
+    """A copy of a system's state in host memory (a timeline checkpoint)."""
+
+    arrays: tuple[np.ndarray, np.ndarray]  # pos_age, vel_life as stored (float16 for the compact layout)
+    origin: np.ndarray
+    step_index: int
+    time: float
 
 
 class ParticleSystem:
     """One effect's particle state on the GPU and the steps that advance it."""
 
-    def __init__(self, host, settings: EffectSettings):
+    def __init__(self, host, settings: EffectSettings, mesh: EmitterMesh | None = None, ramp: np.ndarray | None = None):
+        """``ramp``: colors over life sampled at look.LOOK_SIZE points (a Blender color ramp), or None."""
         check_for_gpu(settings, host.max_texture_size)
+        check_resolution(settings.turbulence_resolution, host.max_texture_3d_size)
+        check_mesh(settings, mesh)
         self.host = host
         self.settings = settings
+        self.layout = LAYOUTS[settings.state_layout]
         self.count = settings.count
+        self.ramp = ramp
         width, rows = state_size(settings.count, host.max_texture_size)
-        self.pos_age = host.texture("pos_age", width, rows, "RGBA32F")
-        self.vel_life = host.texture("vel_life", width, rows, "RGBA32F")
-        self.live = LiveParticles(host, width, rows, self.count)
+        self.pos_age = host.texture("pos_age", width, rows, self.layout.format)
+        self.vel_life = host.texture("vel_life", width, rows, self.layout.format)
+        self.live = LiveParticles(host, width, rows, self.count, self.layout.format)
+        triangles, self.triangle_count = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
+        self.triangles = host.texture("triangles", TRIANGLE_ROW, len(triangles), "RGBA32F", triangles)
+        self.noise = host.volume("noise", curl_noise(settings.turbulence_resolution, settings.seed))
+        self.fields, self.colliders = [], []
+        self.field_texture = self.collider_texture = None
+        self.set_scene_inputs([], [])
+        self.origin = np.zeros(3, np.float32)
         self.step_index = 0
+        self.time = 0.0
         self.reset()
 
     @property
@@ -109,11 +258,22 @@ class ParticleSystem:
 
     def reset(self) -> None:
         self.step_index = 0
+        self.time = 0.0
+        self.origin = np.zeros(3, np.float32)
         self.host.dispatch(
-            INIT_PARTICLES, self.groups, self.textures,
+            INIT_KERNELS[self.layout.name], self.groups, self.textures,
             {"count": self.count, "birth_interval": birth_interval(self.settings)},
         )
         self.live.compact(self.textures)
+
+    def set_scene_inputs(self, fields: list[ForceField], colliders: list[Collider]) -> None:
+        """Force fields and colliders for the next steps (the scene reads them every frame)."""
+        check_scene_inputs(fields, colliders)
+        self.fields, self.colliders = list(fields), list(colliders)
+        packed = pack_force_fields(self.fields)
+        self.field_texture = self.host.texture("fields", FIELD_TEXELS, len(packed), "RGBA32F", packed)
+        packed = pack_colliders(self.colliders)
+        self.collider_texture = self.host.texture("colliders", COLLIDER_TEXELS, len(packed), "RGBA32F", packed)
 
     def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
@@ -125,14 +285,40 @@ class ParticleSystem:
         h = dt / substeps
         prev = np.asarray(emitter_prev, dtype=np.float64)
         cur = np.asarray(emitter_cur, dtype=np.float64)
+        kernel = SIMULATE_KERNELS[self.layout.name]
+        textures = {**self.textures, "triangles": self.triangles, "fields": self.field_texture,
+                    "colliders": self.collider_texture, "noise": self.noise}
         for k in range(substeps):
             start = prev + (cur - prev) * (k / substeps)
             end = prev + (cur - prev) * ((k + 1) / substeps)
-            constants = emitter_constants(self.settings, h, self.step_index, self.count, start, end)
-            self.host.dispatch(SIMULATE, self.groups, self.textures, constants)
+            origin = state_origin(self.settings, end)
+            self.time += h
+            constants = simulate_constants(
+                self.settings, dt=h, step_index=self.step_index, time=self.time,
+                emitter_prev=start, emitter_cur=end, origin_in=self.origin, origin_out=origin,
+                triangle_count=self.triangle_count, field_count=len(self.fields), collider_count=len(self.colliders),
+                substep=(k, substeps),
+            )
+            self.host.dispatch(kernel, self.groups, textures, constants)
+            self.origin = origin
             self.step_index += 1
         self.live.compact(self.textures)
 
+    def snapshot(self) -> SystemState:
+        dtype = np.float16 if self.layout.format == "RGBA16F" else np.float32
+        arrays = tuple(self.host.read(t).astype(dtype) for t in (self.pos_age, self.vel_life))
+        return SystemState(arrays, self.origin.copy(), self.step_index, self.time)
+
+    def restore(self, state: SystemState) -> None:
+        """Back to a snapshot: the following steps repeat bit for bit what followed it."""
+        width, rows = self.pos_age.width, self.pos_age.height
+        self.pos_age, self.vel_life = (self.host.texture(name, width, rows, self.layout.format, array.astype(np.float32))
+                                       for name, array in zip(("pos_age", "vel_life"), state.arrays))
+        self.origin, self.step_index, self.time = state.origin.copy(), state.step_index, state.time
+        self.live.compact(self.textures)
+
     def read_state(self) -> tuple[np.ndarray, np.ndarray]:
-        """(pos_age, vel_life) of the live slots as (count, 4) float32 arrays."""
-        return tuple(self.host.read(t).reshape(-1, 4)[: self.count] for t in (self.pos_age, self.vel_life))
+        """(pos_age, vel_life) of the live slots as (count, 4) float32 arrays, positions in world space."""
+        pos_age, vel_life = (self.host.read(t).reshape(-1, 4)[: self.count] for t in (self.pos_age, self.vel_life))
+        pos_age[:, :3] += self.origin
+        return pos_age, vel_life

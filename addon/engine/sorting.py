@@ -30,7 +30,7 @@ import numpy as np
 
 from .kernels import Constant, Image, Kernel, Shared
 from .scan import Scan, linear_size
-from .simulation import STATE_IMAGES, STATE_READ
+from .simulation import LAYOUTS
 from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, stages
 
 KEY_DEPTH, KEY_GRID = 0, 1
@@ -45,25 +45,46 @@ FUSED_STRIDES = 3  # long strides one sort_merge dispatch does in registers
 # next device run records both (cases full and full_radix) and decides.
 FULL_SORT = "BITONIC"
 
-KEY_CONSTANTS = (Constant("INT", "key_mode"), Constant("VEC4", "key_axis"), Constant("VEC4", "key_grid"))
+KEY_CONSTANTS = (Constant("INT", "key_mode"), Constant("VEC4", "key_axis"), Constant("VEC4", "key_grid"),
+                 Constant("VEC4", "key_spawn"))
 PASS_CONSTANTS = (Constant("INT", "count"), Constant("INT", "slots"), Constant("INT", "p"), Constant("INT", "k"))
 PAIRS = (Image("keys", "R32UI"), Image("indices", "R32UI"))
 
-SORT_KEYS = Kernel(
-    "sort_keys",
-    images=(*STATE_READ, *PAIRS),
-    constants=(Constant("INT", "count"), Constant("INT", "reset_indices"), *KEY_CONSTANTS),
-    includes=("common.glsl", "sort_key.glsl"),
-)
 SORT_PASS_KEY_INDEX = Kernel("sort_network", images=PAIRS, constants=PASS_CONSTANTS)
-SORT_PASS_DIRECT = Kernel(
-    "sort_network",
-    images=STATE_IMAGES,
-    constants=(*PASS_CONSTANTS, *KEY_CONSTANTS),
-    includes=("common.glsl", "sort_key.glsl"),
-    defines=(("SORT_DIRECT", "1"),),
-)
 
+
+def _sort_keys_kernel(layout) -> Kernel:
+    return Kernel(
+        "sort_keys",
+        images=(*layout.images("READ"), *PAIRS),
+        constants=(Constant("INT", "count"), Constant("INT", "reset_indices"), *KEY_CONSTANTS),
+        includes=("common.glsl", "sort_key.glsl"),
+    )
+
+
+def _sort_pass_direct_kernel(layout) -> Kernel:
+    return Kernel(
+        "sort_network",
+        images=layout.images(),
+        constants=(*PASS_CONSTANTS, *KEY_CONSTANTS),
+        includes=("common.glsl", "sort_key.glsl"),
+        defines=(("SORT_DIRECT", "1"),),
+    )
+
+
+def _sort_gather_kernel(layout) -> Kernel:
+    return Kernel(
+        "sort_gather",
+        images=(Image("indices", "R32UI", "READ"), *layout.images("READ"),
+                Image("sorted_pos_age", layout.format, "WRITE"), Image("sorted_vel_life", layout.format, "WRITE")),
+        constants=(Constant("INT", "count"),),
+    )
+
+
+# One per state layout (simulation.LAYOUTS), like the simulation's own kernels.
+SORT_KEYS_KERNELS = {name: _sort_keys_kernel(layout) for name, layout in LAYOUTS.items()}
+SORT_PASS_DIRECT_KERNELS = {name: _sort_pass_direct_kernel(layout) for name, layout in LAYOUTS.items()}
+SORT_GATHER_KERNELS = {name: _sort_gather_kernel(layout) for name, layout in LAYOUTS.items()}
 
 @cache
 def sort_local(block: int) -> Kernel:
@@ -108,12 +129,6 @@ RADIX_SCATTER = Kernel(
             Shared("uint", "s_order", RADIX_TILE), Shared("uint", "s_hist", 256), Shared("uint", "s_start", 256)),
     defines=RADIX_DEFINES,
 )
-SORT_GATHER = Kernel(
-    "sort_gather",
-    images=(Image("indices", "R32UI", "READ"), *STATE_READ,
-            Image("sorted_pos_age", "RGBA32F", "WRITE"), Image("sorted_vel_life", "RGBA32F", "WRITE")),
-    constants=(Constant("INT", "count"),),
-)
 SORTEDNESS = Kernel(
     "sortedness",
     images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", atomic=True)),
@@ -121,31 +136,53 @@ SORTEDNESS = Kernel(
     shared=(Shared("uint", "s_counts", 3),),
     includes=("common.glsl", "random.glsl"),
 )
-SORT_KERNELS = (SORT_KEYS, SORT_PASS_KEY_INDEX, SORT_PASS_DIRECT, sort_local(SORT_BLOCK), sort_merge(FUSED_STRIDES),
-                RADIX_COUNT, RADIX_SCATTER, SORT_GATHER, SORTEDNESS)
+SORT_KERNELS = (*SORT_KEYS_KERNELS.values(), SORT_PASS_KEY_INDEX, *SORT_PASS_DIRECT_KERNELS.values(),
+                sort_local(SORT_BLOCK), sort_merge(FUSED_STRIDES), RADIX_COUNT, RADIX_SCATTER,
+                *SORT_GATHER_KERNELS.values(), SORTEDNESS)
 
 
 @dataclass(frozen=True)
 class SortKey:
-    """What a key means: the mode and its parameters as the kernels take them."""
+    """What a key means: the mode and its parameters, in world space.
+
+    ``spawn``: where particles waiting to be (re)born will appear (the
+    emitter); those hidden particles are keyed there, so the sort moves them
+    into place while the simulation's respawn skip holds them back.  Without
+    it they sort last with the other particles that do not show.
+    """
 
     mode: int
     axis: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
     grid: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
+    spawn: tuple[float, float, float] | None = None
 
     @classmethod
-    def view_depth(cls, view: np.ndarray) -> SortKey:
+    def view_depth(cls, view: np.ndarray, spawn=None) -> SortKey:
         """Back to front for a world-to-view matrix (the camera looks down -z)."""
-        return cls(KEY_DEPTH, axis=tuple(float(v) for v in np.asarray(view, dtype=np.float64)[2]))
+        return cls(KEY_DEPTH, axis=tuple(float(v) for v in np.asarray(view, dtype=np.float64)[2]), spawn=_point(spawn))
 
     @classmethod
-    def grid_cell(cls, origin, cell_size: float) -> SortKey:
+    def grid_cell(cls, origin, cell_size: float, spawn=None) -> SortKey:
         if not cell_size > 0:
             raise ValueError(f"grid cell size must be positive, not {cell_size}")
-        return cls(KEY_GRID, grid=(*(float(v) for v in origin), float(cell_size)))
+        return cls(KEY_GRID, grid=(*(float(v) for v in origin), float(cell_size)), spawn=_point(spawn))
 
-    def constants(self) -> dict:
-        return {"key_mode": self.mode, "key_axis": self.axis, "key_grid": self.grid}
+    def constants(self, origin=(0.0, 0.0, 0.0)) -> dict:
+        """Push constants for positions stored relative to ``origin`` (the state origin)."""
+        origin = np.asarray(origin, dtype=np.float64)
+        axis = np.asarray(self.axis, dtype=np.float64)
+        grid = np.asarray(self.grid, dtype=np.float64)
+        spawn = (0.0, 0.0, 0.0, 0.0) if self.spawn is None else (*(np.asarray(self.spawn) - origin), 1.0)
+        return {
+            "key_mode": self.mode,
+            "key_axis": (*axis[:3], axis[3] + axis[:3] @ origin),
+            "key_grid": (*(grid[:3] - origin), grid[3]),
+            "key_spawn": tuple(float(v) for v in spawn),
+        }
+
+
+def _point(value) -> tuple[float, float, float] | None:
+    return None if value is None else tuple(float(v) for v in value)
 
 
 def linear_groups(invocations: int, local_size: int = 256) -> tuple[int, int, int]:
@@ -156,7 +193,7 @@ def linear_groups(invocations: int, local_size: int = 256) -> tuple[int, int, in
 
 
 def odd_even_pass(host, kernel, textures: dict, count: int, p: int, k: int, extra: dict | None = None) -> None:
-    """One dispatch of pass (p, k): over key-index pairs, or over the state with SORT_PASS_DIRECT."""
+    """One dispatch of pass (p, k): over key-index pairs, or over the state with SORT_PASS_DIRECT_KERNELS."""
     slots = comparator_slots(count, p, k)
     host.dispatch(kernel, linear_groups(slots), textures, {"count": count, "slots": slots, "p": p, "k": k, **(extra or {})})
 
@@ -180,9 +217,9 @@ class KeyIndexPairs:
     def refresh_keys(self, system, key: SortKey, reset_indices: bool) -> None:
         """Keys of the particles the indices point at (or of slot i, starting over)."""
         self.host.dispatch(
-            SORT_KEYS, linear_groups(self.count),
+            SORT_KEYS_KERNELS[system.layout.name], linear_groups(self.count),
             {**system.textures, **self.textures},
-            {"count": self.count, "reset_indices": int(reset_indices), **key.constants()},
+            {"count": self.count, "reset_indices": int(reset_indices), **key.constants(system.origin)},
         )
 
     def odd_even_passes(self, passes) -> None:
@@ -305,7 +342,8 @@ class ParticleSorter:
             self.pairs.odd_even_passes(schedule)
             return
         for p, k in schedule:
-            odd_even_pass(self.host, SORT_PASS_DIRECT, self.system.textures, self.system.count, p, k, key.constants())
+            odd_even_pass(self.host, SORT_PASS_DIRECT_KERNELS[self.system.layout.name], self.system.textures,
+                          self.system.count, p, k, key.constants(self.system.origin))
         if schedule:
             self._moved()
 
@@ -321,12 +359,12 @@ class ParticleSorter:
     def _gather(self) -> None:
         """Reorder the state by the sorted indices into the spare state images, then swap."""
         system = self.system
-        if self._spare is None:
-            w, h = system.pos_age.width, system.pos_age.height
-            self._spare = (self.host.texture("pos_age", w, h, "RGBA32F"), self.host.texture("vel_life", w, h, "RGBA32F"))
+        w, h, layout = system.pos_age.width, system.pos_age.height, system.layout.format
+        if self._spare is None or self._spare[0].format != layout:
+            self._spare = (self.host.texture("pos_age", w, h, layout), self.host.texture("vel_life", w, h, layout))
         sorted_pos_age, sorted_vel_life = self._spare
         self.host.dispatch(
-            SORT_GATHER, system.groups,
+            SORT_GATHER_KERNELS[system.layout.name], system.groups,
             {"indices": self.pairs.indices, **system.textures,
              "sorted_pos_age": sorted_pos_age, "sorted_vel_life": sorted_vel_life},
             {"count": system.count},
@@ -347,16 +385,19 @@ class ParticleSorter:
         return self.pairs.sortedness(seed=self.system.step_index)
 
 
-def sort_key_for(settings, view: np.ndarray) -> SortKey | None:
-    """The key an effect's settings ask for (None: no sorting), for a world-to-view matrix."""
+def sort_key_for(settings, view: np.ndarray, spawn=None) -> SortKey | None:
+    """The key an effect's settings ask for (None: no sorting), for a world-to-view matrix.
+
+    ``spawn``: the emitter's position, where waiting particles are keyed.
+    """
     order = settings.sort_order
     if order == "AUTO":
         order = "BACK_TO_FRONT" if settings.blend_mode == "ALPHA" else "NONE"
     if order == "NONE":
         return None
     if order == "GRID_CELL":
-        return SortKey.grid_cell((0.0, 0.0, 0.0), settings.sort_cell_size)
-    return SortKey.view_depth(view)
+        return SortKey.grid_cell((0.0, 0.0, 0.0), settings.sort_cell_size, spawn)
+    return SortKey.view_depth(view, spawn)
 
 
 CUT_DEGREES = 30.0  # a view turning more than this between frames is a camera cut
@@ -370,12 +411,16 @@ def is_camera_cut(previous_view: np.ndarray, view: np.ndarray) -> bool:
 
 
 class EffectSort:
-    """One effect's sorting as the renderer drives it, frame after frame.
+    """One effect's sorting as the renderer drives it.
 
-    Follows the effect's settings: no sorter while it needs none; a full sort
-    on the first frame, after a reset, at a camera cut, when ``exact`` (bake)
-    or when ``sort_passes`` covers the whole schedule; otherwise its
-    ``sort_passes`` incremental passes.
+    Grid-cell order moves the state and runs with the simulation
+    (``after_step``): its passes follow from the frame number, so a timeline
+    replay from a checkpoint puts every particle in the same slot again (the
+    simulation's randomness is keyed by slot).  View-depth order sorts
+    key-index pairs just before drawing (``before_draw``) and never moves the
+    state.  Either runs a full sort when it starts, after a jump in time, at a
+    camera cut, when ``exact`` (bake) or when ``sort_passes`` covers the whole
+    schedule (cheaper and exact); otherwise ``sort_passes`` incremental passes.
     """
 
     def __init__(self, system):
@@ -383,6 +428,11 @@ class EffectSort:
         self.sorter = None
         self.key = None
         self.view = None
+        self.frame = None  # the frame last sorted for drawing
+
+    @property
+    def indices(self):
+        return self.sorter.indices if self.sorter else None
 
     def sortedness(self) -> tuple[float, float] | None:
         """(adjacent pairs in order, sampled Kendall tau) for the last key, None when unsorted.
@@ -391,33 +441,46 @@ class EffectSort:
         """
         return self.sorter.sortedness(self.key) if self.sorter else None
 
-    @property
-    def indices(self):
-        return self.sorter.indices if self.sorter else None
-
     def reset(self) -> None:
         if self.sorter:
             self.sorter.reset()
-        self.view = None
+        self.frame = None
 
-    def update(self, view: np.ndarray, exact: bool = False) -> None:
-        key = sort_key_for(self.system.settings, view)
+    def after_step(self, frames_since_start: int, spawn) -> None:
+        """Grid-cell order for the frame just simulated (nothing for other orders)."""
+        key = sort_key_for(self.system.settings, np.identity(4), spawn)
+        if key is None or key.mode != KEY_GRID:
+            return
+        passes = self.system.settings.sort_passes
+        if self._use(key) or frames_since_start == 0 or passes >= len(self.sorter.step.passes):
+            self.sorter.full(key)
+        else:
+            self.sorter.step.position = frames_since_start * passes % len(self.sorter.step.passes)
+            self.sorter.incremental(key, passes)
+
+    def before_draw(self, view: np.ndarray, spawn, frame: int, exact: bool = False) -> None:
+        """View-depth order for drawing ``frame`` from ``view`` (a world-to-view matrix)."""
+        key = sort_key_for(self.system.settings, view, spawn)
         if key is None:
             self.sorter = self.key = None
+        if key is None or key.mode != KEY_DEPTH:
             return
-        method = method_for(key)
-        full = exact or self.view is None or (key.mode == KEY_DEPTH and is_camera_cut(self.view, view))
-        if self.sorter is None or self.sorter.method != method:
-            self.sorter, full = ParticleSorter(self.system, method), True
-        # As many passes as the whole schedule: the full sort is exact and far cheaper
-        # (1M pairs on an H200: 0.58 ms against 5.1 ms for 210 key-index passes).
-        full = full or self.system.settings.sort_passes >= len(self.sorter.step.passes)
+        full = (self._use(key) or exact or self.frame is None or frame != self.frame + 1
+                or is_camera_cut(self.view, view)
+                or self.system.settings.sort_passes >= len(self.sorter.step.passes))
         if full:
             self.sorter.full(key)
         else:
             self.sorter.incremental(key, self.system.settings.sort_passes)
-        self.view = np.asarray(view)
+        self.view, self.frame = np.asarray(view), frame
+
+    def _use(self, key: SortKey) -> bool:
+        """Take ``key``; True when that needs a new sorter (first use, or the method changed)."""
         self.key = key
+        if self.sorter is None or self.sorter.method != method_for(key):
+            self.sorter = ParticleSorter(self.system, method_for(key))
+            return True
+        return False
 
 
 def full_sort_dispatches(count: int, block: int = SORT_BLOCK, fused: int = FUSED_STRIDES):

@@ -55,10 +55,10 @@ class Raster:
 SPRITE_SAMPLERS = (Sampler("pos_age"), Sampler("vel_life"))
 SPRITE_CONSTANTS = (
     Constant("MAT4", "view_proj"),
-    Constant("VEC4", "sprite_scale"),  # xy: clip-space half size of a sprite at w = 1
+    Constant("VEC4", "sprite_scale"),  # xy: clip-space half size of a sprite at w = 1; z: size at death, a fraction
+    Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
     Constant("VEC4", "color_start"),  # rgb, w: emission strength
-    Constant("VEC4", "color_end"),
-    Constant("FLOAT", "opacity"),
+    Constant("VEC4", "color_end"),  # rgb, w: opacity (128 bytes of push constants in all)
 )
 VARYINGS = (("VEC4", "v_color"), ("VEC2", "v_corner"))
 RASTER = (("RASTER_STAGE", "1"),)
@@ -83,10 +83,10 @@ ALPHA_OVER = Kernel(
 )
 
 
-def sprite_scale(camera: Camera, radius: float) -> tuple[float, float, float, float]:
+def sprite_scale(camera: Camera, radius: float, end_fraction: float = 1.0) -> tuple[float, float, float, float]:
     """Clip-space half size of a sprite of world ``radius`` (times w, so it shrinks with distance)."""
     m = np.asarray(camera.view_proj, dtype=np.float64)
-    return (float(np.linalg.norm(m[0, :3])) * radius, float(np.linalg.norm(m[1, :3])) * radius, 0.0, 0.0)
+    return (float(np.linalg.norm(m[0, :3])) * radius, float(np.linalg.norm(m[1, :3])) * radius, end_fraction, 0.0)
 
 
 class SpriteLayer:
@@ -111,10 +111,10 @@ class SpriteLayer:
                 sprites(order is not None), self.target, system.count, textures,
                 {
                     "view_proj": camera.view_proj,
-                    "sprite_scale": sprite_scale(camera, s.size),
+                    "sprite_scale": sprite_scale(camera, s.size, s.size_end),
+                    "state_origin": (*system.origin, 0.0),
                     "color_start": (*s.color_start, s.emission_strength),
-                    "color_end": (*s.color_end, 0.0),
-                    "opacity": s.opacity,
+                    "color_end": (*s.color_end, s.opacity),
                 },
             )
 

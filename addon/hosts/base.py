@@ -10,8 +10,11 @@ import numpy as np
 
 from ..engine.kernels import Kernel
 
-CHANNELS = {"RGBA32F": 4, "R32F": 1, "R32UI": 1}
-DTYPES = {"RGBA32F": np.float32, "R32F": np.float32, "R32UI": np.uint32}
+CHANNELS = {"RGBA32F": 4, "RGBA16F": 4, "R32F": 1, "R32UI": 1}
+# What read() returns and texture(data=) takes; RGBA16F is stored as halves but moves as float32.
+DTYPES = {"RGBA32F": np.float32, "RGBA16F": np.float32, "R32F": np.float32, "R32UI": np.uint32}
+# OpenGL 4.3 (what Blender requires) guarantees 3D textures of at least this many texels a side.
+MIN_MAX_3D_TEXTURE_SIZE = 2048
 
 
 class ShaderCompileError(RuntimeError):
@@ -35,11 +38,13 @@ class Texture:
     height: int
     format: str
     native: Any
+    depth: int = 1  # > 1: a 3D texture (sampled only)
 
     @property
     def shape(self) -> tuple[int, ...]:
         channels = CHANNELS[self.format]
-        return (self.height, self.width) if channels == 1 else (self.height, self.width, channels)
+        planes = (self.depth,) if self.depth > 1 else ()
+        return (*planes, self.height, self.width) if channels == 1 else (*planes, self.height, self.width, channels)
 
 
 @dataclass
@@ -55,8 +60,13 @@ class Host:
     name = "abstract"
     max_texture_size: int
     max_work_group_count: int
+    max_texture_3d_size: int
 
     def texture(self, name: str, width: int, height: int, format: str, data: np.ndarray | None = None) -> Texture:
+        raise NotImplementedError
+
+    def volume(self, name: str, data: np.ndarray) -> Texture:
+        """A sampled RGBA32F 3D texture from a (depth, height, width, 4) float array."""
         raise NotImplementedError
 
     def clear(self, texture: Texture, value: float | int = 0) -> None:

@@ -13,6 +13,7 @@ from ..engine.kernels import Kernel
 from .base import (
     CHANNELS,
     DTYPES,
+    MIN_MAX_3D_TEXTURE_SIZE,
     GPUMemoryError,
     Host,
     NoGPUError,
@@ -23,7 +24,7 @@ from .base import (
     compile_error,
 )
 
-_IMAGE_TYPES = {"RGBA32F": "FLOAT_2D", "R32F": "FLOAT_2D", "R32UI": "UINT_2D"}
+_IMAGE_TYPES = {"RGBA32F": "FLOAT_2D", "RGBA16F": "FLOAT_2D", "R32F": "FLOAT_2D", "R32UI": "UINT_2D"}
 _ACCESS = {"READ": {"READ"}, "WRITE": {"WRITE"}, "READ_WRITE": {"READ", "WRITE"}}
 _INT_TYPES = {"INT", "IVEC2", "IVEC3", "IVEC4"}
 
@@ -72,6 +73,7 @@ class BlenderHost(Host):
         self.gpu = _gpu()
         self.max_texture_size = self.gpu.capabilities.max_texture_size_get()
         self.max_work_group_count = self.gpu.capabilities.max_work_group_count_get(0)
+        self.max_texture_3d_size = MIN_MAX_3D_TEXTURE_SIZE  # Blender's Python API does not report it
         self.device = self.gpu.platform.renderer_get()
         self._shaders = {}
         self._fence = self.texture("fence", 1, 1, "R32F")
@@ -97,11 +99,21 @@ class BlenderHost(Host):
             self.clear(texture)
         return texture
 
+    def volume(self, name, data):
+        depth, height, width, _ = data.shape
+        flat = np.ascontiguousarray(data, dtype=np.float32).ravel()
+        try:
+            native = self.gpu.types.GPUTexture((width, height, depth), format="RGBA32F",
+                                               data=self.gpu.types.Buffer("FLOAT", flat.size, flat))
+        except RuntimeError as error:
+            raise GPUMemoryError(f"The GPU could not allocate '{name}' ({width}x{height}x{depth} RGBA32F): {error}") from None
+        return Texture(name, width, height, "RGBA32F", native, depth)
+
     def clear(self, texture, value=0):
         if DTYPES[texture.format] is np.uint32:
             texture.native.clear(format="UINT", value=(int(value),))
         else:
-            texture.native.clear(format="FLOAT", value=(float(value),) * (4 if texture.format == "RGBA32F" else 1))
+            texture.native.clear(format="FLOAT", value=(float(value),) * CHANNELS[texture.format])
 
     def read(self, texture):
         array = np.frombuffer(texture.native.read(), dtype=DTYPES[texture.format])
@@ -165,7 +177,7 @@ class BlenderHost(Host):
             offscreen = self.gpu.types.GPUOffScreen(width, height, format="RGBA32F")
         except Exception as error:
             raise GPUMemoryError(f"The GPU could not allocate the render target '{name}' ({width}x{height}): {error}") from None
-        target = RenderTarget(name, width, height, "RGBA32F", offscreen.texture_color, offscreen)
+        target = RenderTarget(name, width, height, "RGBA32F", offscreen.texture_color, framebuffer=offscreen)
         self.clear_target(target)
         return target
 

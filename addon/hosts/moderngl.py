@@ -21,14 +21,14 @@ from .base import (
     compile_error,
 )
 
-_GLSL_FORMATS = {"RGBA32F": ("rgba32f", "image2D"), "R32F": ("r32f", "image2D"), "R32UI": ("r32ui", "uimage2D")}
+_GLSL_FORMATS = {"RGBA32F": ("rgba32f", "image2D"), "RGBA16F": ("rgba16f", "image2D"), "R32F": ("r32f", "image2D"), "R32UI": ("r32ui", "uimage2D")}
 _GLSL_ACCESS = {"READ": "readonly ", "WRITE": "writeonly ", "READ_WRITE": ""}
 _GLSL_TYPES = {
     "INT": "int", "FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4",
     "IVEC2": "ivec2", "IVEC3": "ivec3", "IVEC4": "ivec4", "MAT4": "mat4",
 }
 _SAMPLERS = {"FLOAT_2D": "sampler2D", "FLOAT_3D": "sampler3D", "UINT_2D": "usampler2D"}
-_MODERNGL_DTYPES = {np.float32: "f4", np.uint32: "u4"}
+_STORED = {"RGBA32F": "f4", "RGBA16F": "f2", "R32F": "f4", "R32UI": "u4"}  # numpy dtype as the texture stores it
 
 
 def declarations(kernel: Kernel) -> str:
@@ -73,26 +73,31 @@ class ModernGLHost(Host):
             raise NoGPUError(f"No OpenGL 4.3 context through EGL: {error}") from error
         self.max_texture_size = self.ctx.info["GL_MAX_TEXTURE_SIZE"]
         self.max_work_group_count = self.ctx.info["GL_MAX_COMPUTE_WORK_GROUP_COUNT"][0]
+        self.max_texture_3d_size = self.ctx.info["GL_MAX_3D_TEXTURE_SIZE"]
         self.device = self.ctx.info["GL_RENDERER"]
         self._programs = {}
 
     def texture(self, name, width, height, format, data=None):
-        dtype = _MODERNGL_DTYPES[DTYPES[format]]
-        native = self.ctx.texture((width, height), CHANNELS[format], dtype=dtype)
+        native = self.ctx.texture((width, height), CHANNELS[format], dtype=_STORED[format])
         texture = Texture(name, width, height, format, native)
         if data is None:
             self.clear(texture)
         else:
-            native.write(np.ascontiguousarray(data, dtype=DTYPES[format]).tobytes())
+            native.write(np.ascontiguousarray(data, dtype=_STORED[format]).tobytes())
         return texture
 
+    def volume(self, name, data):
+        depth, height, width, _ = data.shape
+        native = self.ctx.texture3d((width, height, depth), 4, np.ascontiguousarray(data, dtype="f4").tobytes(), dtype="f4")
+        return Texture(name, width, height, "RGBA32F", native, depth)
+
     def clear(self, texture, value=0):
-        array = np.full(texture.shape, value, dtype=DTYPES[texture.format])
+        array = np.full(texture.shape, value, dtype=_STORED[texture.format])
         texture.native.write(array.tobytes())
 
     def read(self, texture):
-        array = np.frombuffer(texture.native.read(), dtype=DTYPES[texture.format])
-        return array.reshape(texture.shape).copy()
+        array = np.frombuffer(texture.native.read(), dtype=_STORED[texture.format])
+        return array.reshape(texture.shape).astype(DTYPES[texture.format])
 
     def compile(self, kernel: Kernel):
         program = self._programs.get(kernel)
@@ -123,7 +128,8 @@ class ModernGLHost(Host):
 
     def render_target(self, name, width, height):
         native = self.ctx.texture((width, height), 4, dtype="f4")
-        target = RenderTarget(name, width, height, "RGBA32F", native, self.ctx.framebuffer(color_attachments=[native]))
+        target = RenderTarget(name, width, height, "RGBA32F", native,
+                              framebuffer=self.ctx.framebuffer(color_attachments=[native]))
         self.clear_target(target)
         return target
 

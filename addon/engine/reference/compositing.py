@@ -5,13 +5,28 @@ from __future__ import annotations
 import numpy as np
 
 from ..compositing import CHANNEL_MAX
+from ..look import look_table
+from .random import random_unit
 
 F = np.float32
 U = np.uint32
 LOW21 = U(0x1FFFFF)
 
 
-def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit):
+def look_at(table, t):
+    """look_at() of look.glsl: the look table at t, linear between texels."""
+    last = len(table) - 1
+    x = np.clip(t, F(0), F(1)) * F(last)
+    i = np.minimum(x.astype(np.int64), last - 1)
+    f = x - i.astype(F)
+    return (table[i] + (table[i + 1] - table[i]) * f[:, None]).astype(F)
+
+
+def variation(index, amount, seed, stream):
+    return F(1.0) - F(amount) * random_unit(index, 0, seed * 16 + stream)
+
+
+def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, ramp=None):
     """Integer accumulation images (hi, lo) and the overflow count, as the kernel leaves them."""
     age, life = pos_age[:, 3], vel_life[:, 3]
     with np.errstate(invalid="ignore"):
@@ -22,14 +37,17 @@ def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_pe
         inside = (w > 0) & (np.abs(clip[:, :3]) <= w[:, None]).all(axis=1)
     clip, w = clip[inside], w[inside]
     t = (age[alive] / life[alive])[inside]
+    index = np.flatnonzero(alive)[inside]
     size = np.array([width, height], F)
     screen = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
     pixel = np.minimum(screen.astype(np.int32), np.array([width - 1, height - 1]))
 
-    radius_px = F(settings.size) * F(pixels_per_unit) / w
+    look = look_at(look_table(settings, ramp), t)
+    size_factor = variation(index, settings.size_random, settings.seed, 12)
+    radius_px = F(settings.size) * look[:, 3] * size_factor * F(pixels_per_unit) / w
     coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
-    c0, c1 = np.asarray(settings.color_start, F), np.asarray(settings.color_end, F)
-    color = (c0 + (c1 - c0) * t[:, None]) * (F(settings.emission_strength) * coverage)[:, None]
+    brightness = variation(index, settings.color_random, settings.seed, 11)
+    color = look[:, :3] * (F(settings.emission_strength) * brightness * coverage)[:, None]
     quantize = (CHANNEL_MAX / emax).astype(F)
     scaled = np.clip(color * quantize, F(0), CHANNEL_MAX.astype(F))
     q = (scaled + F(0.5)).astype(U)

@@ -2,22 +2,62 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..simulation import SHAPES, birth_interval, emitter_constants
+from ..effectors import COLLIDER_TYPES as COLLIDER
+from ..effectors import FIELD_TYPES as FIELD
+from ..effectors import pack_colliders, pack_force_fields, pack_triangles
+from ..simulation import SHAPES, birth_interval, simulate_constants, state_origin
+from ..turbulence import curl_noise
 from .random import random_direction, random_unit
 
 F = np.float32
 U = np.uint32
+HALF_MAX = F(65504.0)
+
+
+@dataclass
+class Inputs:
+    """What the kernel reads besides the state: triangles, force fields, colliders, noise volume."""
+
+    triangles: np.ndarray  # (rows * TRIANGLE_ROW, 4), as pack_triangles lays them out
+    fields: np.ndarray  # (n, 3, 4)
+    colliders: np.ndarray  # (n, 9, 4)
+    noise: np.ndarray  # (n, n, n, 4) [z, y, x]
+    compact: bool = False
+    field_count: int = 0
+    collider_count: int = 0
+    half_rounding: str = "NEAREST"  # or "ZERO": OpenGL lets float-to-half conversion do either
+
+
+def inputs_for(settings, mesh=None, fields=(), colliders=(), half_rounding="NEAREST") -> Inputs:
+    triangles, _ = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
+    return Inputs(triangles.reshape(-1, 4), pack_force_fields(list(fields)), pack_colliders(list(colliders)),
+                  curl_noise(settings.turbulence_resolution, settings.seed), settings.state_layout == "COMPACT",
+                  len(fields), len(colliders), half_rounding)
 
 
 # -- init_particles.glsl
 
-def init_particles(settings) -> tuple[np.ndarray, np.ndarray]:
+def init_particles(settings, half_rounding="NEAREST") -> tuple[np.ndarray, np.ndarray]:
     count = settings.count
     pos_age = np.zeros((count, 4), F)
     pos_age[:, 3] = -F(birth_interval(settings)) * np.arange(count, dtype=F)
-    return pos_age, np.zeros((count, 4), F)
+    return store(pos_age, settings.state_layout == "COMPACT", half_rounding), np.zeros((count, 4), F)
+
+
+def store(values: np.ndarray, compact: bool, half_rounding: str = "NEAREST") -> np.ndarray:
+    """What an image store keeps: float32, or half floats (rounded to nearest or toward zero)."""
+    values = values.astype(F)
+    if not compact:
+        return values
+    half = values.astype(np.float16)
+    if half_rounding == "ZERO":
+        too_far = np.abs(half.astype(F)) > np.abs(values)
+        half = np.where(too_far, np.nextafter(half, np.float16(0)), half)
+    return half.astype(F)
 
 
 # -- simulate.glsl
@@ -27,70 +67,254 @@ def _transform(matrix, points):
     return (points @ m[:3, :3].T + m[:3, 3]).astype(F)
 
 
-def _emit(index, lived, c):
+def _normalize(v):
+    length = np.linalg.norm(v, axis=-1, keepdims=True).astype(F)
+    return np.where(length > 0, v / np.where(length > 0, length, F(1)), F(0)).astype(F)
+
+
+def random_in_cone(axis, cos_max, u, v):
+    cos_theta = F(1.0) - u * (F(1.0) - F(cos_max))
+    sin_theta = np.sqrt(np.maximum(F(0.0), F(1.0) - cos_theta * cos_theta))
+    helper = np.where((np.abs(axis[:, 2]) < F(0.9))[:, None], F([0, 0, 1]), F([1, 0, 0]))
+    tangent = _normalize(np.cross(helper, axis).astype(F))
+    bitangent = np.cross(axis, tangent).astype(F)
+    phi = F(6.28318530718) * v
+    return (axis * cos_theta[:, None] + (tangent * np.cos(phi)[:, None] + bitangent * np.sin(phi)[:, None])
+            * sin_theta[:, None]).astype(F)
+
+
+def find_triangles(cumulative, u, count):
+    """Binary search of find_triangle(): first triangle with cumulative fraction > u."""
+    low = np.zeros(len(u), np.int64)
+    high = np.full(len(u), count - 1, np.int64)
+    while np.any(low < high):
+        active = low < high
+        middle = (low + high) // 2
+        go_left = cumulative[middle] > u
+        high = np.where(active & go_left, middle, high)
+        low = np.where(active & ~go_left, middle + 1, low)
+    return low
+
+
+def _emit(index, lived, c, inputs):
     i = index.astype(U)
-    step, stream = c["step_index"], c["seed"] * 8
-    local = np.zeros((len(i), 3), F)
-    if c["emit_shape"][0] == SHAPES["SPHERE"]:
-        direction = random_direction(random_unit(i, step, stream), random_unit(i, step, stream + 1))
-        radius = F(c["emit_shape"][1]) * np.power(random_unit(i, step, stream + 2), F(1.0) / F(3.0))
-        local = direction * radius[:, None]
+    step, stream = c["step_index"], c["seed"] * 16
+    n = len(i)
+    shape = c["emit_shape"][0]
+    radius = F(c["emit_shape"][1])
+    normal = random_direction(random_unit(i, step, stream), random_unit(i, step, stream + 1))
+    local = np.zeros((n, 3), F)
+    if shape == SHAPES["SPHERE"]:
+        local = normal * (radius * np.power(random_unit(i, step, stream + 2), F(1.0) / F(3.0)))[:, None]
+    elif shape == SHAPES["BOX"]:
+        u = np.stack([random_unit(i, step, stream + 2), random_unit(i, step, stream + 7),
+                      random_unit(i, step, stream + 8)], axis=1)
+        local = ((u * F(2.0) - F(1.0)) * radius).astype(F)
+        normal = np.where((np.linalg.norm(local, axis=1) > 0)[:, None], _normalize(local), normal)
+    elif shape == SHAPES["MESH"]:
+        tri = inputs.triangles.reshape(-1, 4, 4)
+        t = find_triangles(tri[:, 0, 3], random_unit(i, step, stream + 2), int(c["emit_shape"][3]))
+        r = np.sqrt(random_unit(i, step, stream + 7))
+        s = random_unit(i, step, stream + 8)
+        local = (tri[t, 0, :3] * (F(1.0) - r)[:, None] + tri[t, 1, :3] * (r * (F(1.0) - s))[:, None]
+                 + tri[t, 2, :3] * (r * s)[:, None]).astype(F)
+        normal = tri[t, 3, :3]
     start = _transform(c["emitter_prev"], local)
     end = _transform(c["emitter_cur"], local)
     dt = F(c["dt"])
     birth_fraction = F(1.0) - lived / dt
     position = start + (end - start) * birth_fraction[:, None]
+
+    rotation = np.asarray(c["emitter_cur"], dtype=F)[:3, :3]
+    base = np.tile(rotation @ np.asarray(c["emit_velocity"][:3], dtype=F), (n, 1)).astype(F)
+    speed = np.linalg.norm(base, axis=1).astype(F)
+    cos_max = F(c["emit_direction"][1])
+    if cos_max < 1.0 and speed[0] > 0:
+        axis = (base / speed[:, None]).astype(F)
+        base = speed[:, None] * random_in_cone(axis, cos_max, random_unit(i, step, stream + 9),
+                                               random_unit(i, step, stream + 10))
+    world_normal = _normalize((normal @ rotation.T).astype(F))
     jitter = random_direction(random_unit(i, step, stream + 3), random_unit(i, step, stream + 4))
-    speed = F(c["emit_velocity"][3]) * random_unit(i, step, stream + 5)
-    base = np.asarray(c["emitter_cur"], dtype=F)[:3, :3] @ np.asarray(c["emit_velocity"][:3], dtype=F)
-    velocity = base + jitter * speed[:, None] + (end - start) * (F(c["emit_shape"][2]) / dt)
+    random_speed = F(c["emit_velocity"][3]) * random_unit(i, step, stream + 5)
+    velocity = (base + world_normal * F(c["emit_direction"][0]) + jitter * random_speed[:, None]
+                + (end - start) * (F(c["emit_shape"][2]) / dt))
     life = F(c["lifetime_range"][0]) * (F(1.0) - F(c["lifetime_range"][1]) * random_unit(i, step, stream + 6))
     return position.astype(F), velocity.astype(F), life.astype(F)
 
 
-def simulate(pos_age, vel_life, c) -> tuple[np.ndarray, np.ndarray]:
-    """One ``simulate.glsl`` step with the constants ``emitter_constants`` builds."""
-    pos_age, vel_life = pos_age.copy(), vel_life.copy()
+def sample_noise(noise, u):
+    """sample_noise() of simulate.glsl: trilinear with wrap, voxel centers at (i + 0.5) / n."""
+    n = noise.shape[0]
+    x = (u * F(n) - F(0.5)).astype(F)
+    cell = np.floor(x)
+    w = x - cell
+    i0 = np.mod(cell, F(n)).astype(np.int64)
+    i1 = np.mod(cell + F(1.0), F(n)).astype(np.int64)
+
+    def at(ix, iy, iz):
+        return noise[iz, iy, ix, :3]
+
+    c00 = at(i0[:, 0], i0[:, 1], i0[:, 2]) + (at(i1[:, 0], i0[:, 1], i0[:, 2]) - at(i0[:, 0], i0[:, 1], i0[:, 2])) * w[:, :1]
+    c10 = at(i0[:, 0], i1[:, 1], i0[:, 2]) + (at(i1[:, 0], i1[:, 1], i0[:, 2]) - at(i0[:, 0], i1[:, 1], i0[:, 2])) * w[:, :1]
+    c01 = at(i0[:, 0], i0[:, 1], i1[:, 2]) + (at(i1[:, 0], i0[:, 1], i1[:, 2]) - at(i0[:, 0], i0[:, 1], i1[:, 2])) * w[:, :1]
+    c11 = at(i0[:, 0], i1[:, 1], i1[:, 2]) + (at(i1[:, 0], i1[:, 1], i1[:, 2]) - at(i0[:, 0], i1[:, 1], i1[:, 2])) * w[:, :1]
+    c0 = c00 + (c10 - c00) * w[:, 1:2]
+    c1 = c01 + (c11 - c01) * w[:, 1:2]
+    return (c0 + (c1 - c0) * w[:, 2:3]).astype(F)
+
+
+def force_fields(position, inputs):
+    total = np.zeros_like(position)
+    for head, place, axis in inputs.fields[: inputs.field_count, :, :]:
+        axis = axis[:3]
+        offset = (position - place[:3]).astype(F)
+        dist = np.linalg.norm(offset, axis=1).astype(F)
+        inside = ~((head[3] > 0) & (dist > head[3]))
+        strength = (head[1] * np.power(np.maximum(dist, F(1.0)), -head[2])).astype(F)
+        safe = np.where(dist > 0, dist, F(1))
+        if head[0] == FIELD["WIND"]:
+            force = axis[None, :] * strength[:, None]
+        elif head[0] == FIELD["FORCE"]:
+            force = np.where((dist > 0)[:, None], offset * (strength / safe)[:, None], F(0))
+        elif head[0] == FIELD["VORTEX"]:
+            around = np.cross(axis, offset).astype(F)
+            radius = np.linalg.norm(around, axis=1).astype(F)
+            force = np.where((radius > 0)[:, None], around * (strength / np.where(radius > 0, radius, F(1)))[:, None], F(0))
+        else:
+            force = sample_noise(inputs.noise, (offset / place[3]).astype(F)) * strength[:, None]
+        total += np.where(inside[:, None], force, F(0)).astype(F)
+    return total
+
+
+def collider_matrix(row, first, s):
+    """collider_matrix() of simulate.glsl: rows at ``first`` between the previous pose and this one."""
+    now, before = row[first:first + 3], row[first + 6:first + 9]
+    return np.vstack([before + (now - before) * F(s), [0, 0, 0, 1]]).astype(F)
+
+
+def collide(previous, position, velocity, c, inputs):
+    position, velocity = position.copy(), velocity.copy()
+    s0, s1 = c["collider_time"][0], c["collider_time"][1]
     dt = F(c["dt"])
-    position, velocity = pos_age[:, :3], vel_life[:, :3]
+    for row in inputs.colliders[: inputs.collider_count]:
+        head, center, half = row[0], row[1, :3], row[2, :3]
+        to_local, to_world = collider_matrix(row, 3, s1), collider_matrix(row, 6, s1)
+        p = (_transform(to_local, position) - center).astype(F)
+        normal = np.zeros_like(p)
+        if head[0] == COLLIDER["PLANE"]:
+            before = _transform(collider_matrix(row, 3, s0), previous)[:, 2] - center[2]
+            hit = (p[:, 2] < 0) & (before >= 0) & (np.abs(p[:, 0]) <= half[0]) & (np.abs(p[:, 1]) <= half[1])
+            p[hit, 2] = 0
+            normal[hit] = (0, 0, 1)
+        elif head[0] == COLLIDER["SPHERE"]:
+            dist = np.linalg.norm(p, axis=1).astype(F)
+            hit = dist < half[0]
+            direction = np.where((dist > 0)[:, None], p / np.where(dist > 0, dist, F(1))[:, None], F([0, 0, 1]))
+            normal[hit] = direction[hit]
+            p[hit] = (direction * half[0])[hit]
+        elif head[0] == COLLIDER["BOX"]:
+            depth = half - np.abs(p)
+            hit = np.all(depth > 0, axis=1)
+            axis = np.where((depth[:, 0] <= depth[:, 1]) & (depth[:, 0] <= depth[:, 2]), 0,
+                            np.where(depth[:, 1] <= depth[:, 2], 1, 2))
+            rows = np.flatnonzero(hit)
+            side = np.where(p[rows, axis[rows]] < 0, F(-1), F(1))
+            p[rows, axis[rows]] = side * half[axis[rows]]
+            normal[rows, axis[rows]] = side
+        hit = np.any(normal != 0, axis=1)
+        if not hit.any():
+            continue
+        surface = (p + center).astype(F)
+        pushed = _transform(to_world, surface)
+        position[hit] = pushed[hit]
+        surface_velocity = ((pushed - _transform(collider_matrix(row, 6, s0), surface)) / dt).astype(F)
+        v = ((velocity - surface_velocity) @ to_local[:3, :3].T).astype(F)
+        into = np.sum(v * normal, axis=1).astype(F)
+        tangential = v - normal * into[:, None]
+        bounced = tangential * (F(1) - head[2]) - normal * (into * head[1])[:, None]
+        reflect = hit & (into < 0)
+        velocity[reflect] = ((bounced @ to_world[:3, :3].T).astype(F) + surface_velocity)[reflect]
+    return position, velocity
+
+
+def simulate(pos_age, vel_life, c, inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
+    """One ``simulate.glsl`` step with the constants ``simulate_constants`` builds."""
+    dt = F(c["dt"])
+    origin_in = np.asarray(c["origin_in"][:3], F)
+    origin_out = np.asarray(c["origin_out"][:3], F)
+    position = (pos_age[:, :3] + origin_in).astype(F)
+    velocity = vel_life[:, :3].copy()
     age = pos_age[:, 3] + dt
     life = vel_life[:, 3].copy()
 
-    born = (age >= 0) & (life == 0)
     expired = (life > 0) & (age >= life)
+    over = age - life
     if not c["flags"] & 1:
         life[expired] = -1.0
+    else:
+        skip, interval = F(c["lifetime_range"][2]), F(c["lifetime_range"][3])
+        wait = (skip + np.maximum(F(c["emit_direction"][2]) - life, F(0))).astype(F)
+        if interval > 0:
+            death = F(c["time"]) - over
+            wait = (np.ceil(death / interval) * interval - death).astype(F)
+        age = np.where(expired, over - wait, age).astype(F)
+        life[expired] = 0.0
     active = (age >= 0) & (life >= 0)
 
     lived = np.full(len(age), dt, F)
-    spawn = active & (born | expired)
-    lived[spawn] = np.minimum(np.where(born, age, age - life), dt)[spawn]
+    spawn = active & (life == 0)
+    lived[spawn] = np.minimum(age, dt)[spawn]
     index = np.flatnonzero(spawn)
     if len(index):
-        p, v, new_life = _emit(index, lived[index], c)
+        p, v, new_life = _emit(index, lived[index], c, inputs)
         position[index], velocity[index], life[index] = p, v, new_life
         age[index] = lived[index]
 
-    gravity = np.asarray(c["gravity_drag"][:3], dtype=F)
-    acceleration = gravity - F(c["gravity_drag"][3]) * velocity
+    acceleration = np.tile(np.asarray(c["gravity_drag"][:3], dtype=F), (len(age), 1))
+    if c["turbulence"][0] != 0:
+        u = (position * F(c["turbulence"][1]) - np.asarray(c["turbulence_offset"][:3], F)).astype(F)
+        acceleration += sample_noise(inputs.noise, u) * F(c["turbulence"][0])
+    if inputs.field_count:
+        acceleration += force_fields(position, inputs)
     h = lived[:, None]
-    moved = np.where(active[:, None], position + velocity * h, position)
-    velocity = np.where(active[:, None], velocity + acceleration * h, velocity)
-    pos_age[:, :3], pos_age[:, 3] = moved, age
-    vel_life[:, :3], vel_life[:, 3] = velocity, life
-    return pos_age, vel_life
+    previous = position
+    moved = position + velocity * h
+    damping = np.minimum(F(c["gravity_drag"][3]) * lived, F(1.0))[:, None]
+    new_velocity = velocity + acceleration * h - velocity * damping
+    if inputs.collider_count:
+        moved, new_velocity = collide(previous, moved, new_velocity, c, inputs)
+    position = np.where(active[:, None], moved, position)
+    velocity = np.where(active[:, None], new_velocity, velocity)
+    limit = HALF_MAX if inputs.compact else F(3.0e38)
+    out_pos = np.concatenate([np.clip(position - origin_out, -limit, limit), age[:, None]], axis=1)
+    velocity = np.where(active[:, None], np.clip(velocity, -limit, limit), velocity)
+    out_vel = np.concatenate([velocity, life[:, None]], axis=1)
+    return store(out_pos, inputs.compact, inputs.half_rounding), store(out_vel, inputs.compact, inputs.half_rounding)
 
 
-def run_steps(settings, frames: int, dt: float, emitter_prev, emitter_cur):
-    """Reference of ``ParticleSystem.reset`` + ``step`` (substeps included)."""
-    pos_age, vel_life = init_particles(settings)
-    step_index = 0
+def run_steps(settings, frames: int, dt: float, emitter_prev, emitter_cur, mesh=None, fields=(), colliders=(),
+              half_rounding="NEAREST"):
+    """Reference of ``ParticleSystem.reset`` + ``step`` (substeps included); positions in world space."""
+    inputs = inputs_for(settings, mesh, fields, colliders, half_rounding)
+    pos_age, vel_life = init_particles(settings, half_rounding)
+    triangle_count = mesh.count if (mesh is not None and settings.emitter_shape == "MESH") else 0
+    step_index, time = 0, 0.0
+    origin = np.zeros(3, F)
+    s = settings.substeps
+    prev, cur = np.asarray(emitter_prev, np.float64), np.asarray(emitter_cur, np.float64)
     for _ in range(frames):
-        for k in range(settings.substeps):
-            s = settings.substeps
-            start = emitter_prev + (emitter_cur - emitter_prev) * (k / s)
-            end = emitter_prev + (emitter_cur - emitter_prev) * ((k + 1) / s)
-            c = emitter_constants(settings, dt / s, step_index, settings.count, start, end)
-            pos_age, vel_life = simulate(pos_age, vel_life, c)
+        for k in range(s):
+            start = prev + (cur - prev) * (k / s)
+            end = prev + (cur - prev) * ((k + 1) / s)
+            new_origin = state_origin(settings, end)
+            time += dt / s
+            c = simulate_constants(settings, dt=dt / s, step_index=step_index, time=time, emitter_prev=start,
+                                   emitter_cur=end, origin_in=origin, origin_out=new_origin,
+                                   triangle_count=triangle_count, field_count=len(fields),
+                                   collider_count=len(colliders), substep=(k, s))
+            pos_age, vel_life = simulate(pos_age, vel_life, c, inputs)
+            origin = new_origin
             step_index += 1
+    pos_age = pos_age.copy()
+    pos_age[:, :3] += origin
     return pos_age, vel_life

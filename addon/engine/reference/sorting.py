@@ -23,17 +23,22 @@ def ordered_key(x) -> np.ndarray:
     return np.where(np.isnan(x), KEY_LAST, keys)
 
 
-def particle_keys(pos_age: np.ndarray, vel_life: np.ndarray, key) -> np.ndarray:
+def particle_keys(pos_age: np.ndarray, vel_life: np.ndarray, key, origin=(0.0, 0.0, 0.0)) -> np.ndarray:
+    """Keys of particles stored relative to ``origin`` (the constants fold it in, as on the GPU)."""
+    c = key.constants(origin)
     position, age, life = pos_age[:, :3].astype(F), pos_age[:, 3], vel_life[:, 3]
+    spawn = np.asarray(c["key_spawn"], dtype=F)
+    waiting = (spawn[3] != 0) & (life == 0) & (age < 0)
+    position = np.where(waiting[:, None], spawn[:3], position)
     with np.errstate(invalid="ignore", over="ignore"):
-        shows = (age >= 0) & (age < life) & np.isfinite(position).all(axis=1)
+        shows = (waiting | ((age >= 0) & (age < life))) & np.isfinite(position).all(axis=1)
         if key.mode == KEY_GRID:
-            grid = np.asarray(key.grid, dtype=F)
+            grid = np.asarray(c["key_grid"], dtype=F)
             cell = np.mod(np.floor((position - grid[:3]) / grid[3]), F(1024)).astype(F)
             cell = np.nan_to_num(cell).astype(U)
             keys = (cell[:, 2] << U(20)) | (cell[:, 1] << U(10)) | cell[:, 0]
         else:
-            axis = np.asarray(key.axis, dtype=F)
+            axis = np.asarray(c["key_axis"], dtype=F)
             keys = ordered_key((position * axis[:3]).sum(axis=1, dtype=F) + axis[3])
     return np.where(shows, keys, KEY_LAST).astype(U)
 

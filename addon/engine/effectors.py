@@ -1,0 +1,129 @@
+"""Scene inputs as plain data: force fields, colliders and emitter meshes.
+
+The Blender glue (``addon/scene_inputs.py``) reads objects into these each
+frame; the simulate kernel reads them from small RGBA32F images, one row per
+force field or collider and four texels per emitter triangle.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+FIELD_TYPES = {"WIND": 1.0, "VORTEX": 2.0, "FORCE": 3.0, "TURBULENCE": 4.0}
+COLLIDER_TYPES = {"PLANE": 1.0, "SPHERE": 2.0, "BOX": 3.0}
+MAX_FORCE_FIELDS = 16
+MAX_COLLIDERS = 16
+FIELD_TEXELS = 3
+COLLIDER_TEXELS = 15
+TRIANGLE_TEXELS = 4
+TRIANGLE_ROW = 4096  # texels per row of the triangle image (1024 triangles)
+
+
+@dataclass(frozen=True)
+class ForceField:
+    """A Blender force field in world space, as an acceleration (unit mass).
+
+    wind: ``strength`` along ``axis``; vortex: ``strength`` around ``axis``
+    through ``position``; force: ``strength`` away from ``position``;
+    turbulence: ``strength`` times the effect's curl noise at world scale
+    ``size``.  All fall off as distance ** -falloff_power (distances below one
+    count as one), and vanish beyond ``max_distance`` when it is positive.
+    """
+
+    type: str
+    strength: float
+    position: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    axis: tuple[float, float, float] = (0.0, 0.0, 1.0)
+    falloff_power: float = 0.0
+    max_distance: float = 0.0
+    size: float = 1.0
+
+
+@dataclass(frozen=True)
+class Collider:
+    """A plane, sphere or box in its object's space, placed by ``matrix`` (4x4, local to world).
+
+    plane: the local z = 0 rectangle |x| <= half_size.x, |y| <= half_size.y, solid below;
+    sphere: ``center``, radius half_size.x; box: ``center`` +- ``half_size``.
+    ``previous`` is the matrix one frame earlier (None: not moving): the kernel
+    moves the collider between the two across substeps and bounces particles
+    off it relative to its surface velocity, so a moving collider pushes them.
+    """
+
+    type: str
+    matrix: np.ndarray
+    center: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    half_size: tuple[float, float, float] = (1.0, 1.0, 1.0)
+    bounce: float = 0.5
+    friction: float = 0.0
+    previous: np.ndarray | None = None
+    name: str = ""
+
+
+def pack_force_fields(fields: list[ForceField]) -> np.ndarray:
+    """(max(1, n), 3, 4) texels: (type, strength, falloff, max distance), (position, size), (axis, 0)."""
+    rows = np.zeros((max(1, len(fields)), FIELD_TEXELS, 4), np.float32)
+    for row, f in zip(rows, fields):
+        axis = np.asarray(f.axis, np.float64)
+        axis = axis / max(np.linalg.norm(axis), 1e-12)
+        row[0] = (FIELD_TYPES[f.type], f.strength, f.falloff_power, f.max_distance)
+        row[1] = (*f.position, f.size)
+        row[2, :3] = axis
+    return rows
+
+
+def pack_colliders(colliders: list[Collider]) -> np.ndarray:
+    """(max(1, n), 15, 4) texels: (type, bounce, friction, 0), center, half size, then world-to-local
+    and local-to-world rows (3 each) of this frame's pose and of the previous frame's."""
+    rows = np.zeros((max(1, len(colliders)), COLLIDER_TEXELS, 4), np.float32)
+    for row, c in zip(rows, colliders):
+        matrix = np.asarray(c.matrix, np.float64)
+        previous = matrix if c.previous is None else np.asarray(c.previous, np.float64)
+        row[0] = (COLLIDER_TYPES[c.type], c.bounce, c.friction, 0.0)
+        row[1, :3], row[2, :3] = c.center, c.half_size
+        row[3:6], row[6:9] = np.linalg.inv(matrix)[:3], matrix[:3]
+        row[9:12], row[12:15] = np.linalg.inv(previous)[:3], previous[:3]
+    return rows
+
+
+@dataclass(frozen=True)
+class EmitterMesh:
+    """Triangles of an evaluated mesh in object space, for area-weighted surface emission."""
+
+    vertices: np.ndarray  # (n, 3)
+    triangles: np.ndarray  # (t, 3) vertex indices
+
+    @property
+    def count(self) -> int:
+        return len(self.triangles)
+
+
+def pack_triangles(mesh: EmitterMesh | None) -> tuple[np.ndarray, int]:
+    """The triangle image (rows, TRIANGLE_ROW, 4) and the triangle count.
+
+    Triangle t owns texels 4t..4t+3 in row-major order: (v0, cumulative area
+    fraction up to and including t), (v1, 0), (v2, 0), (unit normal, 0).  The
+    kernel finds a triangle by binary search on the cumulative fraction, so
+    triangles are picked in proportion to their area.
+    """
+    if mesh is None or mesh.count == 0:
+        return np.zeros((1, TRIANGLE_ROW, 4), np.float32), 0
+    v = np.asarray(mesh.vertices, np.float64)[np.asarray(mesh.triangles)]
+    cross = np.cross(v[:, 1] - v[:, 0], v[:, 2] - v[:, 0])
+    area = np.linalg.norm(cross, axis=1)
+    total = area.sum()
+    if not total > 0:
+        raise ValueError("the emitter mesh has no area: all of its faces are degenerate")
+    cumulative = np.cumsum(area) / total
+    cumulative[-1] = 1.0
+    normal = cross / np.maximum(area, 1e-30)[:, None]
+    texels = np.zeros((mesh.count, TRIANGLE_TEXELS, 4), np.float32)
+    texels[:, 0, :3], texels[:, 0, 3] = v[:, 0], cumulative
+    texels[:, 1, :3], texels[:, 2, :3], texels[:, 3, :3] = v[:, 1], v[:, 2], normal
+    flat = texels.reshape(-1, 4)
+    rows = -(-len(flat) // TRIANGLE_ROW)
+    image = np.zeros((rows * TRIANGLE_ROW, 4), np.float32)
+    image[: len(flat)] = flat
+    return image.reshape(rows, TRIANGLE_ROW, 4), mesh.count

@@ -1,0 +1,25 @@
+"""Look over lifetime: a small lookup table of color and size against age / lifetime.
+
+The splat reads it (``shaders/look.glsl``) with linear interpolation between
+texels, so any color ramp, including a Blender color ramp sampled by the
+add-on, costs the same two texel loads per particle.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+LOOK_SIZE = 64  # texels from birth (t = 0) to death (t = 1)
+
+
+def look_table(settings, ramp: np.ndarray | None = None) -> np.ndarray:
+    """(LOOK_SIZE, 4) float32: rgb color (the ramp's, or start to end), a: size factor (1 to size_end)."""
+    t = np.linspace(0.0, 1.0, LOOK_SIZE)[:, None]
+    table = np.empty((LOOK_SIZE, 4), np.float64)
+    if ramp is None:
+        start, end = np.asarray(settings.color_start, np.float64), np.asarray(settings.color_end, np.float64)
+        table[:, :3] = start + (end - start) * t
+    else:
+        table[:, :3] = np.asarray(ramp, np.float64).reshape(LOOK_SIZE, 3)
+    table[:, 3] = 1.0 + (settings.size_end - 1.0) * t[:, 0]
+    return table.astype(np.float32)

@@ -1,0 +1,99 @@
+"""Suite ``simulate``: one full simulation step on a real GPU through moderngl.
+
+One step = gravity, drag, curl-noise turbulence and one plane collision, on a
+continuous emitter warmed up until every slot is alive or respawning (plus the
+per-frame live compaction); both state layouts, 1M/4M/16M particles.
+``bound_ms`` is the state traffic of a step (read + write of both state
+images: 64 B per particle full, 32 B compact) over the faster vec4 copy's
+bandwidth measured in the same run (gpu_splat.measure_bandwidth).  Also
+records the compact layout's position error against the full layout.
+
+    python3 bench/simulate_gpu.py [--sizes 1,4,16] [--repeats 30] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from addon.engine.effectors import Collider  # noqa: E402
+from addon.engine.settings import effect_settings  # noqa: E402
+from addon.engine.simulation import LAYOUTS, ParticleSystem  # noqa: E402
+from addon.hosts.moderngl import ModernGLHost  # noqa: E402
+from bench import common  # noqa: E402
+from bench.gpu_splat import Timer, measure_bandwidth  # noqa: E402
+
+DT = 1 / 24
+WARM_FRAMES = 18  # more than one lifetime: every slot is alive or respawning
+
+
+def settings_for(count: int, layout: str):
+    return effect_settings({
+        "count": count, "lifetime": 0.5, "lifetime_random": 0.5, "emitter_shape": "SPHERE", "emitter_radius": 0.2,
+        "velocity": (0.0, 0.0, 4.0), "velocity_random": 1.5, "gravity": (0.0, 0.0, -9.81), "drag": 0.2,
+        "turbulence_strength": 6.0, "turbulence_scale": 2.0, "turbulence_resolution": 32,
+        "turbulence_speed": (0.0, 0.0, 1.0), "state_layout": layout, "seed": 1,
+    })
+
+
+def floor() -> Collider:
+    matrix = np.identity(4)
+    matrix[2, 3] = -0.5
+    return Collider("PLANE", matrix, half_size=(50, 50, 0), bounce=0.4, friction=0.1)
+
+
+def warmed_system(host, count: int, layout: str) -> ParticleSystem:
+    system = ParticleSystem(host, settings_for(count, layout))
+    system.set_scene_inputs([], [floor()])
+    for _ in range(WARM_FRAMES):
+        system.step(DT, np.identity(4), np.identity(4))
+    return system
+
+
+def compact_error(full: np.ndarray, compact: np.ndarray) -> dict:
+    """Position error of the compact layout where both layouts hold the same incarnation of a slot."""
+    same = (full[:, 3] >= 0) & (compact[:, 3] >= 0) & (np.abs(full[:, 3] - compact[:, 3]) < 0.01)
+    error = np.linalg.norm(full[same, :3] - compact[same, :3], axis=1)
+    return {"same_incarnation": float(same.mean()), "median_error": float(np.median(error)),
+            "p99_error": float(np.percentile(error, 99)), "max_error": float(error.max())}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1,4,16", help="millions of particles")
+    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--out", action="append", help="results folder (repeatable; default bench/results)")
+    args = parser.parse_args(argv)
+    host = ModernGLHost()
+    device = host.device
+    clock = "wall" if "llvmpipe" in device.lower() else "gl"
+    timer = Timer(host.ctx, args.repeats, warmup=5, clock=clock)
+    sizes = [int(float(s) * 1_000_000) for s in args.sizes.split(",")]
+    side = int(np.sqrt(max(sizes)) // 16 * 16)
+    records = measure_bandwidth(host.ctx, timer, device, {"copy_vec4": max(sizes), "copy_image": side})
+    gb_per_s = max(r["gb_per_s"] for r in records)
+    for n in sizes:
+        states = {}
+        for layout in ("FULL", "COMPACT"):
+            system = warmed_system(host, n, layout)
+            ms = timer.together(partial(system.step, DT, np.identity(4), np.identity(4)))
+            traffic = 2 * LAYOUTS[layout].bytes_per_particle * n
+            records.append(common.record("simulate", f"step_{layout.lower()}", n, device, ms, bytes=traffic,
+                                         bound_ms=traffic / gb_per_s / 1e6, clock=clock,
+                                         note="gravity, drag, turbulence, plane collision, compaction"))
+            states[layout] = system.read_state()[0]
+        records.append(common.record("simulate", "compact_error", n, device, None,
+                                     **compact_error(states["FULL"], states["COMPACT"])))
+    common.finish(records, common.device_slug(device), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
