@@ -14,8 +14,9 @@ Cases (GPU time from GL timer queries, median of --repeat runs):
   per frame against adjacent pairs in order (median over the last frames),
   and the least passes holding >= 99 %.
 * coherence: one step of a stand-in turbulence kernel (a 3D texture lookup per
-  particle, as the turbulence volume of the simulation issue will do) over
-  particles in slot order against the same particles sorted by grid cell.
+  particle) over particles in slot order against the same particles sorted by
+  grid cell; coherence_simulate: the same with the simulation's own step and
+  turbulence volume (which landed after the stand-in was measured).
 
     python3 bench/sort_bench.py [--sizes 1M,4M,16M] [--variants 1024x3,...] [--pass-sizes 1M,4M]
                                 [--cone 1M] [--coherence 4M --volume 256] [--repeat 10]
@@ -113,15 +114,15 @@ def upload_pairs(host, pairs: KeyIndexPairs, keys: np.ndarray) -> None:
     pairs.indices.native.write(padded.tobytes())
 
 
-def state_system(host, count: int, positions: np.ndarray, seed: int = 0) -> ParticleSystem:
-    """A system of live particles at ``positions``."""
-    system = ParticleSystem(host, effect_settings({"count": count, "seed": seed}))
+def state_system(host, count: int, positions: np.ndarray, settings=None, life: float = 1.0) -> ParticleSystem:
+    """A system of live particles at ``positions``, half way through a ``life``."""
+    system = ParticleSystem(host, settings or effect_settings({"count": count}))
     width, rows = system.pos_age.width, system.pos_age.height
     pos_age = np.zeros((rows * width, 4), np.float32)
     pos_age[:count, :3] = positions
-    pos_age[:count, 3] = 0.5
+    pos_age[:count, 3] = 0.5 * life
     vel_life = np.zeros((rows * width, 4), np.float32)
-    vel_life[:count, 3] = 1.0
+    vel_life[:count, 3] = life
     system.pos_age.native.write(pos_age.tobytes())
     system.vel_life.native.write(vel_life.tobytes())
     return system
@@ -286,6 +287,22 @@ def bench_coherence(host, rows, count, volume, repeat, rng):
                           speedup=unsorted / sorted_ms))
 
 
+def bench_coherence_simulation(host, rows, count, resolution, repeat, rng):
+    """The simulation's own turbulence volume: one frame's step, slot order against grid-cell order."""
+    settings = effect_settings({"count": count, "turbulence_strength": 1.0, "turbulence_scale": 2.0,
+                                "turbulence_resolution": resolution, "gravity": (0.0, 0.0, 0.0), "drag": 0.0})
+    system = state_system(host, count, rng.uniform(-1, 1, (count, 3)).astype(np.float32), settings, life=1e4)
+    identity = np.identity(4)
+    step = partial(system.step, 1 / 24, identity, identity)
+    unsorted = records.gl_ms(host.ctx, step, repeat)
+    sorter = ParticleSorter(system, "DIRECT")
+    sorter.full(SortKey.grid_cell((-1.0, -1.0, -1.0), 2.0 / resolution))  # one cell per voxel
+    sorted_ms = records.gl_ms(host.ctx, step, repeat)
+    rows.append(record("coherence_simulate_unsorted", count, unsorted, volume=resolution))
+    rows.append(record("coherence_simulate_grid_sorted", count, sorted_ms, volume=resolution,
+                       speedup=unsorted / sorted_ms))
+
+
 def record(case, n, ms, **extra):
     return {"case": case, "n": n, "ms": ms, **{k: v for k, v in extra.items() if v is not None}}
 
@@ -326,6 +343,7 @@ def main(argv=None):
         records.write(SUITE, host.device, rows)
     rows = []
     bench_coherence(host, rows, parse_count(args.coherence), args.volume, args.repeat, rng)
+    bench_coherence_simulation(host, rows, parse_count(args.coherence), min(args.volume, 256), args.repeat, rng)
     records.write(SUITE, host.device, rows)
 
 
