@@ -22,7 +22,7 @@ from .engine.turbulence import check_resolution
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
-from .render import SceneRenderer
+from .render import SceneRenderer, check_camera
 
 FORMATS = {"PNG": ".png", "OPEN_EXR": ".exr", "OPEN_EXR_MULTILAYER": ".exr"}
 
@@ -57,8 +57,10 @@ def _check_writable(folder: Path) -> None:
 
 def plan_bake(scene, host) -> BakePlan:
     """Check everything a bake needs, in the order a user would fix it."""
-    if scene.camera is None:
-        raise BakeError("The scene has no camera: add one and make it the scene camera")
+    try:
+        check_camera(scene.camera)
+    except SettingsError as error:
+        raise BakeError(str(error)) from None
     effects = scene_effects(scene)
     has_cloud = scene_has_cloud(scene)
     if has_cloud:
@@ -107,6 +109,8 @@ class BakeJob:
         self.frames = list(self.plan.frames)
         self.done = 0
         self.written = []
+        self.overflow = {}  # frame -> overflowing adds (the operator warns)
+        self.emax = []  # Emax each frame used (follows the frames in AUTO mode)
         self.started = time.perf_counter()
         self.image = bpy.data.images.new("GPU Particles Bake", self.plan.width, self.plan.height,
                                          alpha=True, float_buffer=True)
@@ -118,10 +122,13 @@ class BakeJob:
     def step(self) -> int:
         """Render and write one frame; returns the frame number."""
         frame = self.frames[self.done]
+        self.emax.append(self.renderer.compositor.emax)
         try:
             pixels = self.renderer.render(frame)
         except SettingsError as error:  # e.g. a CSG primitive animated to a zero size
             raise BakeError(f"Frame {frame}: {error}") from None
+        if self.renderer.frame_stats.overflow:
+            self.overflow[frame] = self.renderer.frame_stats.overflow
         self._write(frame, pixels)
         self.done += 1
         return frame
@@ -156,6 +163,8 @@ class BakeJob:
             "resolution": [self.plan.width, self.plan.height],
             "seconds": round(time.perf_counter() - self.started, 3),
             "render": as_dict(self.renderer.compositor.render),
+            "emax": self.emax,
+            "overflow": {str(frame): count for frame, count in self.overflow.items()},
             "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],
             "files": [p.name for p in self.written],
             "last_frame": self.renderer.stats(),

@@ -109,6 +109,9 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
         job.close(cancelled=cancelled)
         verb = "Cancelled after" if cancelled else "Baked"
         self.report({"WARNING"} if cancelled else {"INFO"}, f"{verb} {job.done} frame(s) to {job.plan.output_dir}")
+        if job.overflow:
+            self.report({"WARNING"}, f"{sum(job.overflow.values()):,} particle adds overflowed in {len(job.overflow)} "
+                                     f"frame(s): raise Emax or use Auto Emax")
 
     def execute(self, context):
         """Blocking bake (headless and scripts)."""

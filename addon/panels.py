@@ -15,7 +15,8 @@ SECTIONS = (
                   "respawn_skip", "preroll", "seed")),
     ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
                 "turbulence_speed", "substeps", "state_layout")),
-    ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random")),
+    ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
+              "particle_type", "stretch")),
     ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
 )
 assert {f.name for f in EFFECT_FIELDS} == {name for _, names in SECTIONS for name in names}, "every field has a section"
@@ -82,8 +83,8 @@ class GPU_PARTICLES_PT_effects(bpy.types.Panel):
         header.label(text="Render & Bake")
         if body:
             body.use_property_split = True
-            body.prop(context.scene.gpu_particles, "emax")
-            body.prop(context.scene.gpu_particles, "cache_memory")
+            for name in ("emax_mode", "emax", "emax_headroom", "occlusion", "point_mode", "cache_memory"):
+                body.prop(context.scene.gpu_particles, name)
             for warning in scene_input_warnings(context.scene):
                 body.label(text=warning, icon="ERROR")
             body.prop(context.scene.render, "filepath", text="Output")

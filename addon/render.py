@@ -8,10 +8,14 @@ there.  Force fields and colliders are read from the scene every frame.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .csg_ui import scene_cloud
+from .depth_prepass import DepthPrepass
 from .engine.compositing import Camera, Compositor
+from .engine.depth import SceneDepth
 from .engine.pipeline import advance, composite
 from .engine.settings import SettingsError
 from .engine.simulation import ParticleSystem, rate_warning
@@ -29,15 +33,35 @@ def scene_seconds_per_frame(scene) -> float:
     return scene.render.fps_base / scene.render.fps
 
 
+def check_camera(camera) -> None:
+    """A clear error for a camera the splat cannot project through."""
+    if camera is None:
+        raise SettingsError("The scene has no camera: add one and make it the scene camera")
+    if camera.type != "CAMERA":
+        raise SettingsError(f"The scene camera '{camera.name}' is a {camera.type.lower()}, not a camera")
+    data = camera.data
+    if data.type == "ORTHO" and not data.ortho_scale > 0:
+        raise SettingsError(f"Camera '{camera.name}' has an orthographic scale of {data.ortho_scale}: it must be positive")
+    if not (data.sensor_width > 0 and data.sensor_height > 0 and data.lens > 0):
+        raise SettingsError(f"Camera '{camera.name}' has a zero-size sensor or lens: "
+                            f"sensor {data.sensor_width}x{data.sensor_height} mm, lens {data.lens} mm")
+    if not abs(camera.matrix_world.determinant()) > 1e-12:
+        raise SettingsError(f"Camera '{camera.name}' is scaled to zero: its view cannot be inverted")
+
+
 def camera_of(scene, width: int, height: int) -> Camera:
     """The scene camera's world-to-clip matrix for a width x height target."""
     camera = scene.camera
+    check_camera(camera)
     depsgraph = scene.view_layers[0].depsgraph if scene.view_layers else None
     projection = camera.calc_matrix_camera(
         depsgraph, x=width, y=height, scale_x=scene.render.pixel_aspect_x, scale_y=scene.render.pixel_aspect_y
     )
     view = camera.matrix_world.inverted()
-    return Camera(np.array(projection) @ np.array(view), width, height)
+    view_proj = np.array(projection) @ np.array(view)
+    if not all(math.isfinite(v) for v in view_proj.ravel()):
+        raise SettingsError(f"Camera '{camera.name}' gives a non-finite projection for {width}x{height}")
+    return Camera(view_proj, width, height)
 
 
 class SceneRenderer:
@@ -50,12 +74,17 @@ class SceneRenderer:
         self.host = host or BlenderHost()
         self.width, self.height = width, height
         self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
+        if self.compositor.render.occlusion == "SCENE":
+            self.prepass = DepthPrepass()
+            self.compositor.use_depth(SceneDepth(self.host, width, height))
+        else:
+            self.prepass = None
         self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
         self.cloud_warnings = []
         self.warnings: list[str] = []
         self.lost: list[str] = []  # emitters deleted while rendering
         self.effects = []
-        self.overflow = 0
+        self.frame_stats = None  # FrameStats of the last rendered frame (overflows, peak)
         self._build()
 
     def _effects(self):
@@ -139,6 +168,10 @@ class SceneRenderer:
     def render(self, frame: int) -> np.ndarray:
         """The linear RGBA float frame (height, width, 4), rows bottom to top."""
         self.advance_to(frame)
+        camera = camera_of(self.scene, self.width, self.height)
+        if self.prepass is not None:
+            depsgraph = self.scene.view_layers[0].depsgraph if self.scene.view_layers else None
+            self.prepass.draw(self.scene, depsgraph, camera.view_proj, self.compositor.depth)
         for system, (_, effect) in zip(self.systems, scene_effects(self.scene)):
             system.ramp = ramp_colors(effect)
         view = np.array(self.scene.camera.matrix_world.inverted())
@@ -152,9 +185,8 @@ class SceneRenderer:
             self.cloud_warnings = self.cloud.follow(self.scene, seconds)
             systems.append(self.cloud.points)
             orders.append(None)
-        frame_pixels = composite(systems, self.compositor, camera_of(self.scene, self.width, self.height),
-                                 self.sprites, orders)
-        self.overflow = self.compositor.take_overflow_count()
+        frame_pixels = composite(systems, self.compositor, camera, self.sprites, orders)
+        self.frame_stats = self.compositor.take_stats()
         return frame_pixels
 
     def stats(self) -> dict:

@@ -31,7 +31,6 @@ import argparse
 import dataclasses
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,11 +39,11 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from addon.engine import compositing, kernels  # noqa: E402,F401  (the declarations the host compiles)
-from addon.engine.compositing import CHANNEL_MAX, SPLAT, Compositor  # noqa: E402
-from addon.engine.pipeline import RESOLVE, ParticleSystem  # noqa: E402
+from addon.engine.compositing import CHANNEL_MAX, RESOLVE, SPLAT, Compositor  # noqa: E402
 from addon.engine.reference import compositing as reference  # noqa: E402
+from addon.engine.simulation import ParticleSystem  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost, declarations  # noqa: E402
-from bench import cases, common  # noqa: E402
+from bench import cases, common, splat_variants  # noqa: E402
 
 FULL = {"n": 2_000_000, "width": 3296, "height": 1776, "copy_vec4": 1 << 24, "copy_image": 4096,
         "check": (300_000, 640, 360)}
@@ -318,7 +317,7 @@ def unpack(hi, lo):
     return np.stack([hi & 0x1FFFFF, ((hi >> 21) << 11) | (lo >> 21), lo & 0x1FFFFF], axis=-1)
 
 
-def check(host, device, name, case, n, width, height, rng, varied):
+def check(host, device, name, case, n, width, height, rng, varied, kernel=compositing.SPLAT_AGGREGATE):
     """GPU splat + resolve vs addon.engine.reference on pixel-center particles: exact equality.
 
     ``varied``: random ages and a color ramp (the kernel's lerp may be contracted
@@ -339,9 +338,10 @@ def check(host, device, name, case, n, width, height, rng, varied):
     system = ParticleSystem(host, s)
     upload_state(system, pos_age, vel_life)
     compositor = Compositor(host, width, height, cases.render(emax))
+    compositor.splat_kernels = {"FULL": kernel}
     compositor.splat(system, camera)
     hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
-    overflow = compositor.take_overflow_count()
+    overflow = compositor.take_stats().overflow
     compositor.resolve()
     frame = compositor.read_frame()
     cleared = not host.read(compositor.accum_hi).any()
@@ -349,7 +349,9 @@ def check(host, device, name, case, n, width, height, rng, varied):
                                                    camera.pixels_per_unit)
     ref_frame = reference.resolve(ref_hi, ref_lo, emax)
     bad = (hi != ref_hi) | (lo != ref_lo)
-    passed = (not bad.any()) and overflow == ref_overflow and np.array_equal(frame, ref_frame) and cleared
+    # The aggregated splat counts overflowing group adds: zero exactly when the per-particle count is.
+    same_overflow = overflow == ref_overflow if kernel is compositing.SPLAT else (overflow > 0) == (ref_overflow > 0)
+    passed = (not bad.any()) and same_overflow and np.array_equal(frame, ref_frame) and cleared
     detail = f"{n:,} particles, {width}x{height}, emax {emax:g}, overflow {overflow} (ref {ref_overflow})"
     if not passed:
         diff = np.abs(unpack(hi, lo) - unpack(ref_hi, ref_lo)).max(axis=(0, 1)) if bad.any() else [0, 0, 0]
@@ -361,7 +363,7 @@ def check(host, device, name, case, n, width, height, rng, varied):
         detail += f"; equal to a reference with the color ramp fused into one FMA: {fused}"
     log(f"check {name}: {'PASS' if passed else 'FAIL'} ({detail})")
     release(system.pos_age, system.vel_life, compositor.accum_hi, compositor.accum_lo, compositor.frame,
-            compositor.stats)
+            compositor.stats, compositor.raster)
     return common.record("check", name, n, device, None, width=width, height=height, result="PASS" if passed else "FAIL",
                          note=("PASS" if passed else "FAIL") + (" (FMA)" if "FMA: True" in detail else ""),
                          detail=detail)
@@ -382,18 +384,7 @@ def splat_without_return(host):
     return kernel
 
 
-@contextmanager
-def splat_kernel(kernel):
-    """Let Compositor.splat (the product's recording) dispatch ``kernel`` instead of SPLAT."""
-    saved = compositing.SPLAT_KERNELS["FULL"]
-    compositing.SPLAT_KERNELS["FULL"] = kernel
-    try:
-        yield
-    finally:
-        compositing.SPLAT_KERNELS["FULL"] = saved
-
-
-def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidth_gbps, variant=None):
+def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidth_gbps, variant=None, more=False):
     t0 = time.perf_counter()
     camera = cases.ortho_camera(width, height)
     xyz = cases.positions(case, n, width, height, rng)
@@ -416,14 +407,15 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
     ms = timer.together(splat, resolve)
     splat_ms, resolve_ms = timer.median(splat, resolve)
     frames = timer.calls
-    overflow = compositor.take_overflow_count()
+    overflow = compositor.take_stats().overflow
     rgb = host.read(compositor.frame).reshape(-1, 4)[:, :3].astype(np.float64).sum(axis=0)
 
     records = []
     if variant is not None:
-        with splat_kernel(variant):
-            v_ms = timer.together(splat, resolve)
-            v_splat_ms, v_resolve_ms = timer.median(splat, resolve)
+        compositor.splat_kernels = {"FULL": variant}
+        v_ms = timer.together(splat, resolve)
+        v_splat_ms, v_resolve_ms = timer.median(splat, resolve)
+        compositor.splat_kernels = {"FULL": compositing.SPLAT_AGGREGATE}
         records.append(common.record(
             "splat_variant", f"{case}_no_return", n, device, v_ms, peer="product", peer_ms=ms, width=width, height=height,
             splat_ms=v_splat_ms, resolve_ms=v_resolve_ms, product_splat_ms=splat_ms, repeats=timer.repeats,
@@ -460,11 +452,22 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
         sum_err=sum_err, peer_sum_err=peer_sum_err, repeats=timer.repeats, warmup=timer.warmup,
         state_size=[system.pos_age.width, system.pos_age.height], clock=timer.clock, note=note,
     )
+    if more:  # issue 4's variants and PSNR rows on the main cases
+        compositor.splat(system, camera)
+        hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+        compositor.resolve()
+        ref_hi, ref_lo, _ = reference.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
+                                            camera.pixels_per_unit)
+        rec["pixels_differing_from_reference"] = int(np.count_nonzero((hi != ref_hi) | (lo != ref_lo)))
+        records += splat_variants.measure(host, timer, device, case, n, width, height, system, camera, compositor,
+                                          emax, ms, total, bandwidth_gbps, ref_hi, ref_lo, log)
+        if case == "normal":
+            records += splat_variants.psnr_records(device, case, n, width, height, pos_age, vel_life, camera, s)
     log(f"splat {case:7s} n={n:>11,} {width}x{height}: {ms:.4f} ms (splat {splat_ms:.4f} + resolve {resolve_ms:.4f}),"
         f" gl_points {peer_ms:.3f} ms ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f} ms, max/pixel {counts.max()},"
         f" sum err {sum_err:.1e} / peer {peer_sum_err:.1e}  [{time.perf_counter() - t0:.1f} s]")
     release(system.pos_age, system.vel_life, compositor.accum_hi, compositor.accum_lo, compositor.frame,
-            compositor.stats)
+            compositor.stats, compositor.raster)
     return [rec, *records]
 
 
@@ -500,6 +503,8 @@ def main(argv=None):
     records.append(check(host, device, "flat_normal", "normal", n, w, h, rng, varied=False))
     records.append(check(host, device, "flat_clumpy_overflow", "clumpy", n, w, h, rng, varied=False))
     records.append(check(host, device, "varied_spread", "spread", n, w, h, rng, varied=True))
+    records.append(check(host, device, "naive_clumpy_overflow", "clumpy", n, w, h, rng, varied=False,
+                         kernel=compositing.SPLAT))
 
     clock = args.clock or ("wall" if "llvmpipe" in device.lower() else "gl")
     timer = Timer(ctx, repeats, warmup, clock, warm_s=0.3 if clock == "gl" else 0.0)
@@ -514,7 +519,7 @@ def main(argv=None):
     variant = splat_without_return(host)
     for case in cases.CASES:
         records += bench_splat(host, timer, peer, device, case, sizes["n"], sizes["width"], sizes["height"],
-                               rng, bandwidth_gbps, variant)
+                               rng, bandwidth_gbps, variant, more=True)
     if not args.no_extras:
         for case, n, w, h in QUICK_EXTRAS if args.quick else EXTRAS:
             if time.perf_counter() - start > args.budget:

@@ -124,7 +124,7 @@ def main(argv=None):
 
             ms, _ = timed(host, frame, args.repeats)
             records.append(common.record("cpu", "frame", n, device, ms, **size, **extra))
-            compositor.take_overflow_count()
+            compositor.take_stats()
             print(f"  n={n:,} {width}x{height} done [{time.perf_counter() - start:.1f} s]", flush=True)
     print(f"total {time.perf_counter() - start:.1f} s")
     common.finish(records, common.device_slug(device), args.out)

@@ -19,3 +19,7 @@ vec3 unpack_color(uint hi, uint lo)
   uint b = lo & LOW21;
   return vec3(float(r), float(g), float(b));
 }
+
+/* Texels of the 2x1 R32UI stats image the splat and resolve report into. */
+const int STAT_OVERFLOW = 0; /* overflowing adds this frame */
+const int STAT_PEAK = 1;     /* float bits of the brightest accumulated channel */

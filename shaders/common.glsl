@@ -6,7 +6,7 @@ ivec2 particle_texel(int index, int width)
   return ivec2(index % width, index / width);
 }
 
-#ifndef RASTER_STAGE /* compute kernels only */
+#if !defined(GPU_VERTEX_SHADER) && !defined(GPU_FRAGMENT_SHADER)
 /* Linear particle index of this invocation, dispatched as (width / 256, rows). */
 int particle_index(int width)
 {

@@ -1,17 +1,43 @@
-/* Turns the integer accumulation back into linear float color with alpha for
- * compositing, and clears the accumulation for the next frame. */
+/* Turns the integer accumulation back into linear float color, adds what was
+ * rasterized this frame (points, sprites, quads), writes RGBA with alpha for
+ * compositing, and clears the accumulation for the next frame.
+ *
+ * With MEASURE_PEAK (automatic Emax) it also measures the frame's brightest
+ * channel: a shared-memory max over the 16x16 group, then one atomic per
+ * group (one hot address taking an atomic per pixel would serialise the
+ * whole pass). */
 
 void main()
 {
   ivec2 pixel = ivec2(gl_GlobalInvocationID.xy);
-  if (any(greaterThanEqual(pixel, target_size))) {
-    return;
+  uint local = gl_LocalInvocationIndex;
+  float peak = 0.0;
+  if (all(lessThan(pixel, target_size))) {
+    uint hi = imageLoad(accum_hi, pixel).x;
+    uint lo = imageLoad(accum_lo, pixel).x;
+    vec3 accumulated = unpack_color(hi, lo) * dequantize.xyz;
+    peak = max(accumulated.r, max(accumulated.g, accumulated.b));
+    vec3 color = accumulated;
+    if (has_raster != 0) {
+      color += texelFetch(raster, pixel, 0).rgb;
+    }
+    float alpha = clamp(max(color.r, max(color.g, color.b)), 0.0, 1.0);
+    imageStore(frame, pixel, vec4(color, alpha));
+    imageStore(accum_hi, pixel, uvec4(0u));
+    imageStore(accum_lo, pixel, uvec4(0u));
   }
-  uint hi = imageLoad(accum_hi, pixel).x;
-  uint lo = imageLoad(accum_lo, pixel).x;
-  vec3 color = unpack_color(hi, lo) * dequantize.xyz;
-  float alpha = clamp(max(color.r, max(color.g, color.b)), 0.0, 1.0);
-  imageStore(frame, pixel, vec4(color, alpha));
-  imageStore(accum_hi, pixel, uvec4(0u));
-  imageStore(accum_lo, pixel, uvec4(0u));
+#ifdef MEASURE_PEAK
+  /* Non-negative floats order like their bit patterns. */
+  group_peak[local] = floatBitsToUint(peak);
+  barrier();
+  for (uint stride = 128u; stride > 0u; stride >>= 1u) {
+    if (local < stride) {
+      group_peak[local] = max(group_peak[local], group_peak[local + stride]);
+    }
+    barrier();
+  }
+  if (local == 0u && group_peak[0] != 0u) {
+    imageAtomicMax(stats, ivec2(STAT_PEAK, 0), group_peak[0]);
+  }
+#endif
 }

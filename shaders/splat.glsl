@@ -2,8 +2,10 @@
  * independent integer atomics per particle (see color_pack.glsl).
  *
  * Cull in clip space before the divide; the color is scaled by the particle's
- * projected disc area in pixels, clamped at one pixel, so far particles get
- * darker instead of flickering; HDR color becomes integers by Imax / Emax. */
+ * projected disc area in pixels (particle_look.glsl); HDR color becomes
+ * integers by Imax / Emax.  With DEPTH_TEST, particles behind the scene's
+ * opaque geometry are dropped: the 16x16-tile depth range decides most of
+ * them, the full-resolution depth only the ones inside a tile's range. */
 
 void main()
 {
@@ -24,8 +26,7 @@ void main()
   vec4 pos_age_in = imageLoad(pos_age, texel);
   pos_age_in.xyz += state_origin.xyz;
   float life = imageLoad(vel_life, texel).w;
-  /* Unborn (age < 0), never born or dead (life <= 0), expired; NaN fails too. */
-  if (!(pos_age_in.w >= 0.0 && pos_age_in.w < life) || !is_finite(pos_age_in.xyz)) {
+  if (!particle_alive(pos_age_in, life)) {
     return;
   }
   vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
@@ -35,10 +36,20 @@ void main()
   precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
   ivec2 pixel = min(ivec2(screen), target_size - 1);
 
+#ifdef DEPTH_TEST
+  float depth = clip.z / clip.w * 0.5 + 0.5;
+  vec2 tile_range = texelFetch(coarse_depth, pixel / COARSE_TILE, 0).xy;
+  if (depth > tile_range.y) {
+    return; /* behind the farthest surface of the tile */
+  }
+  if (depth > tile_range.x && depth > texelFetch(scene_depth, pixel, 0).r) {
+    return;
+  }
+#endif
+
   vec4 look_now = look_at(pos_age_in.w / life);
-  float radius_px = color_end.w * look_now.w * variation(index, look_random.y, 12u) * quantize.w / clip.w;
-  float coverage = min(3.14159265 * radius_px * radius_px, 1.0);
-  vec3 color = look_now.rgb * (color_start.w * variation(index, look_random.x, 11u) * coverage);
+  float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
+  vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
   vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
   uvec3 q = uvec3(scaled + 0.5);
 
@@ -55,6 +66,6 @@ void main()
     overflows += uint(old_carry + (1u << 21u) < (1u << 21u));
   }
   if (overflows != 0u) {
-    imageAtomicAdd(stats, ivec2(0, 0), overflows);
+    imageAtomicAdd(stats, ivec2(STAT_OVERFLOW, 0), overflows);
   }
 }

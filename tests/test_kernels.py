@@ -90,6 +90,7 @@ def splat_case(host, rng, n, width, height, emax, hot_pixels=None):
     vel_life = np.zeros((n, 4), np.float32)
     vel_life[:, 3] = 1.0
     compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
+    compositor.splat_kernels = {"FULL": compositing.SPLAT}  # the naive splat: overflow counts per particle add
     return camera, system, compositor, pos_age, vel_life, s
 
 
@@ -110,7 +111,7 @@ def test_splat_and_resolve_exact(host, rng):
     assert np.count_nonzero(ref_hi) > width * height // 2
     np.testing.assert_array_equal(hi, ref_hi)
     np.testing.assert_array_equal(lo, ref_lo)
-    assert compositor.take_overflow_count() == ref_overflow
+    assert compositor.take_stats().overflow == ref_overflow
     compositor.resolve()
     np.testing.assert_array_equal(compositor.read_frame(), ref_compositing.resolve(ref_hi, ref_lo, 4.0))
     assert not host.read(compositor.accum_hi).any(), "resolve clears the accumulation"
@@ -132,7 +133,7 @@ def test_splat_carry_and_overflow_in_one_pixel(host, rng):
     q_g = round(0.37 * ((1 << 22) - 1))
     assert (q_g & 0x7FF) * n >= 1 << 11, "the case must carry"
     assert ref_overflow > 0
-    assert compositor.take_overflow_count() == ref_overflow
+    assert compositor.take_stats().overflow == ref_overflow
 
 
 def test_splat_culls_nan_and_outside_frustum(host, rng):

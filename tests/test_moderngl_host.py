@@ -95,18 +95,21 @@ def upload_state(host, system, pos_age, vel_life):
         setattr(system, name, host.texture(name, width, rows, "RGBA32F", padded.reshape(rows, width, 4)))
 
 
-def splat_against_reference(host, s, pos_age, vel_life, width, height, emax):
+def splat_against_reference(host, s, pos_age, vel_life, width, height, emax, kernel=compositing.SPLAT):
     camera = ortho_camera(width, height)
     system = simulation.ParticleSystem(host, s)
     upload_state(host, system, pos_age, vel_life)
     compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
+    compositor.splat_kernels = {"FULL": kernel}
     compositor.splat(system, camera)
     hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
     ref_hi, ref_lo, ref_overflow = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
                                                          camera.pixels_per_unit)
     np.testing.assert_array_equal(hi, ref_hi)
     np.testing.assert_array_equal(lo, ref_lo)
-    assert compositor.take_overflow_count() == ref_overflow
+    overflow = compositor.take_stats().overflow
+    # The aggregated splat counts overflowing group adds: zero exactly when the per-particle count is.
+    assert overflow == ref_overflow if kernel is compositing.SPLAT else (overflow > 0) == (ref_overflow > 0)
     compositor.resolve()
     np.testing.assert_array_equal(compositor.read_frame(), ref_compositing.resolve(ref_hi, ref_lo, emax))
     assert not host.read(compositor.accum_hi).any(), "resolve clears the accumulation"
@@ -139,21 +142,23 @@ def test_simulate_matches_reference(mgl_host, overrides):
     np.testing.assert_allclose(vel_life, ref_vel_life, rtol=1e-4, atol=1e-4)
 
 
-def test_splat_and_resolve_exact(mgl_host, rng):
+@pytest.mark.parametrize("kernel", [compositing.SPLAT, compositing.SPLAT_AGGREGATE])
+def test_splat_and_resolve_exact(mgl_host, rng, kernel):
     width, height, n = 193, 97, 40_000
     pos_age, vel_life = pixel_center_state(rng, n, width, height, rng.random(n, dtype=np.float32) * 0.99)
     s = effect_settings({"count": n, "size": 10.0, "color_start": (3.0, 0.2, 1.0), "color_end": (0.1, 2.5, 0.01),
                          "emission_strength": 1.3})
-    ref_hi, _ = splat_against_reference(mgl_host, s, pos_age, vel_life, width, height, 4.0)
+    ref_hi, _ = splat_against_reference(mgl_host, s, pos_age, vel_life, width, height, 4.0, kernel)
     assert np.count_nonzero(ref_hi) > width * height // 2
 
 
-def test_splat_carry_and_overflow_in_one_pixel(mgl_host, rng):
+@pytest.mark.parametrize("kernel", [compositing.SPLAT, compositing.SPLAT_AGGREGATE])
+def test_splat_carry_and_overflow_in_one_pixel(mgl_host, rng, kernel):
     width, height, n = 8, 8, 9000
     pos_age, vel_life = pixel_center_state(rng, n, width, height)
     pos_age[:, :2] = pos_age[0, :2]
     s = effect_settings({"count": n, "size": 10.0, "color_start": (0.5, 0.37, 0.6), "color_end": (0.5, 0.37, 0.6)})
-    _, ref_overflow = splat_against_reference(mgl_host, s, pos_age, vel_life, width, height, 1.0)
+    _, ref_overflow = splat_against_reference(mgl_host, s, pos_age, vel_life, width, height, 1.0, kernel)
     assert (round(0.37 * ((1 << 22) - 1)) & 0x7FF) * n >= 1 << 11, "the case must carry"
     assert ref_overflow > 0
 

@@ -38,6 +38,6 @@ def test_sprites_blend_back_to_front(mgl_host):  # noqa: F811
     sorter = ParticleSorter(system, "KEY_INDEX")
     sorter.full(test_sorting.DEPTH)
     layer = SpriteLayer(mgl_host, test_sprites.SIZE, test_sprites.SIZE)
-    layer.draw([system], test_sprites.ortho_camera(), [sorter.indices])
+    layer.draw([system], test_sprites.compositor(mgl_host), test_sprites.ortho_camera(), [sorter.indices])
     np.testing.assert_allclose(layer.read()[16, 16], test_sprites.over_in_order(ages, np.argsort(depths), 0.6),
                                atol=1e-5)

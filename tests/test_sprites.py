@@ -12,6 +12,10 @@ SIZE = 32
 START, END = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.2, 1.0])
 
 
+def compositor(host):
+    return compositing.Compositor(host, SIZE, SIZE, render_settings())
+
+
 def ortho_camera():
     """World (x, y) in [0, SIZE]^2 onto the target; view depth is world z (camera above, looking down)."""
     view_proj = np.diag([2.0 / SIZE, 2.0 / SIZE, 0.1, 1.0])
@@ -51,13 +55,13 @@ def test_sorted_sprites_blend_back_to_front(host, method):
     layer = SpriteLayer(host, SIZE, SIZE)
     camera = ortho_camera()
 
-    layer.draw([system], camera)
+    layer.draw([system], compositor(host), camera)
     unsorted = layer.read()[16, 16]
     np.testing.assert_allclose(unsorted, over_in_order(ages, range(4), 0.6), atol=1e-5)
 
     sorter = ParticleSorter(system, method)
     sorter.full(SortKey.view_depth(np.identity(4)))
-    layer.draw([system], camera, [sorter.indices])
+    layer.draw([system], compositor(host), camera, [sorter.indices])
     got = layer.read()
     back_to_front = np.argsort(depths)  # smaller view z is farther from a camera looking down -z
     np.testing.assert_allclose(got[16, 16], over_in_order(ages, back_to_front, 0.6), atol=1e-5)
@@ -70,19 +74,19 @@ def test_sorted_sprites_blend_back_to_front(host, method):
 def test_hidden_particles_draw_nothing(host):
     system = stacked_system(host, [0.0, 0.1], [-0.5, 1.5])  # not born yet; past its life
     layer = SpriteLayer(host, SIZE, SIZE)
-    layer.draw([system], ortho_camera())
+    layer.draw([system], compositor(host), ortho_camera())
     assert not layer.read().any()
 
 
 def test_alpha_over_the_additive_frame(host, rng):
     system = stacked_system(host, [0.0], [0.5], opacity=0.8)
     layer = SpriteLayer(host, SIZE, SIZE)
-    layer.draw([system], ortho_camera())
-    compositor = compositing.Compositor(host, SIZE, SIZE, render_settings())
+    layer.draw([system], compositor(host), ortho_camera())
+    target = compositor(host)
     under = rng.random((SIZE, SIZE, 4), dtype=np.float32)
-    compositor.frame = host.texture("frame", SIZE, SIZE, "RGBA32F", under)
-    layer.over(compositor)
+    target.frame = host.texture("frame", SIZE, SIZE, "RGBA32F", under)
+    layer.over(target)
     sprites = layer.read()
-    np.testing.assert_allclose(compositor.read_frame(), sprites + (1 - sprites[..., 3:]) * under, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(target.read_frame(), sprites + (1 - sprites[..., 3:]) * under, rtol=1e-6, atol=1e-6)
     assert sprites[16, 16, 3] == pytest.approx(0.8)
 

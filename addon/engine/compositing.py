@@ -5,14 +5,18 @@ See ``shaders/color_pack.glsl`` for the R21G22B21 packing in two uint32.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 
-from .kernels import Constant, Image, Kernel
+from . import raster
+from .depth import TILE, SceneDepth
+from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .look import LOOK_SIZE, look_table
-from .settings import RenderSettings
+from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
@@ -22,52 +26,94 @@ ACCUM_IMAGES = (
     Image("accum_hi", "R32UI", atomic=True),
     Image("accum_lo", "R32UI", atomic=True),
 )
+STATS = Image("stats", "R32UI", atomic=True)  # 2x1: overflow count, peak (see color_pack.glsl)
+SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
+SPLAT_CONSTANTS = (
+    Constant("INT", "count"),
+    Constant("IVEC2", "target_size"),
+    Constant("MAT4", "view_proj"),
+    Constant("VEC4", "color_start"),  # rgb, w: emission strength
+    Constant("VEC4", "color_end"),  # rgb, w: world radius
+    Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
+    Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
+    Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
+    Constant("INT", "look_seed"),
+)
 
 
 def _splat_kernel(layout) -> Kernel:
     return Kernel(
         "splat",
-        images=(*layout.images("READ"), *ACCUM_IMAGES, Image("stats", "R32UI", atomic=True),
-                Image("look", "RGBA32F", "READ")),
-        constants=(
-            Constant("INT", "count"),
-            Constant("IVEC2", "target_size"),
-            Constant("MAT4", "view_proj"),
-            Constant("VEC4", "color_start"),  # rgb, w: emission strength
-            Constant("VEC4", "color_end"),  # rgb, w: world radius
-            Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
-            Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
-            Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
-            Constant("INT", "look_seed"),
-        ),
-        includes=("common.glsl", "color_pack.glsl", "random.glsl", "look.glsl"),
+        images=(*layout.images("READ"), *ACCUM_IMAGES, STATS, Image("look", "RGBA32F", "READ")),
+        constants=SPLAT_CONSTANTS,
+        includes=SPLAT_INCLUDES,
     )
 
 
+# The naive splat: one pair of returning atomics per particle.
 SPLAT_KERNELS = {name: _splat_kernel(layout) for name, layout in LAYOUTS.items()}
 SPLAT = SPLAT_KERNELS["FULL"]
 
-# The same splat reading through the compaction (compaction.py): only live slots.
-SPLAT_LIVE_KERNELS = {
-    name: replace(
+# The same splat with same-pixel adds summed per workgroup in shared memory first
+# (for clumps: one global add per distinct pixel and group); identical images.
+# The product default: on an H200 it cut a clumpy case from 0.51 to 0.38 ms and
+# cost 1-3% elsewhere (bench/results/nvidia-h200-2026-11-21-splat-run1.json).
+AGGREGATE_TABLE_BITS = 9
+SPLAT_AGGREGATE_KERNELS = {
+    name: dataclasses.replace(
         kernel,
-        images=(*kernel.images, Image("live_index", "R32UI", "READ"), Image("live_count", "R32UI", "READ")),
-        defines=(("LIVE_INDEX", "1"),),
+        name="splat_aggregate",
+        shared=tuple(Shared("uint", table, 1 << AGGREGATE_TABLE_BITS)
+                     for table in ("table_key", "table_r", "table_g", "table_b")),
+        defines=(("TABLE_BITS", f"{AGGREGATE_TABLE_BITS}u"), ("TABLE_SIZE", f"{1 << AGGREGATE_TABLE_BITS}u")),
     )
     for name, kernel in SPLAT_KERNELS.items()
 }
+SPLAT_AGGREGATE = SPLAT_AGGREGATE_KERNELS["FULL"]
+
+
+@cache
+def splat_variant(base: Kernel, depth: bool = False, live: bool = False) -> Kernel:
+    """``base`` (a naive or aggregated splat) testing the scene depth and/or reading only live slots.
+
+    Depth: the coarse tile range first, the full-resolution depth inside it.
+    Live: through the compaction (compaction.py): only live slots, count on the GPU.
+    """
+    images, samplers, defines = list(base.images), list(base.samplers), list(base.defines)
+    if depth:
+        # Samplers, not images: with live slots the splat would pass Blender's 8 image bindings.
+        samplers += [Sampler("coarse_depth"), Sampler("scene_depth")]
+        defines += [("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE))]
+    if live:
+        images += [Image("live_index", "R32UI", "READ"), Image("live_count", "R32UI", "READ")]
+        defines.append(("LIVE_INDEX", "1"))
+    return dataclasses.replace(base, images=tuple(images), samplers=tuple(samplers), defines=tuple(defines))
+
+
+SPLAT_LIVE_KERNELS = {name: splat_variant(kernel, live=True) for name, kernel in SPLAT_KERNELS.items()}
 SPLAT_LIVE = SPLAT_LIVE_KERNELS["FULL"]
+SPLAT_VARIANTS = tuple(splat_variant(base, depth, live)
+                       for kernels in (SPLAT_KERNELS, SPLAT_AGGREGATE_KERNELS) for base in kernels.values()
+                       for depth in (False, True) for live in (False, True))
 
 RESOLVE = Kernel(
     "resolve",
-    images=(*ACCUM_IMAGES, Image("frame", "RGBA32F", "WRITE")),
+    images=(*ACCUM_IMAGES, Image("frame", "RGBA32F", "WRITE"), STATS),
+    samplers=(Sampler("raster"),),
     constants=(
         Constant("IVEC2", "target_size"),
         Constant("VEC4", "dequantize"),  # xyz: Emax / Imax per channel
+        Constant("INT", "has_raster"),  # 1: add the rasterized target (points, sprites, quads)
     ),
     local_size=(16, 16, 1),
     includes=("common.glsl", "color_pack.glsl"),
 )
+
+# The resolve that also measures the frame's peak (automatic Emax).
+RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak", 256),),
+                                   defines=(("MEASURE_PEAK", "1"),))
+
+_EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
 
 
 @dataclass(frozen=True)
@@ -117,31 +163,80 @@ def dequantize_scale(emax: float) -> np.ndarray:
     return (emax / CHANNEL_MAX).astype(np.float32)
 
 
+@dataclass(frozen=True)
+class FrameStats:
+    """What one frame's splat and resolve measured (the UI shows both)."""
+
+    overflow: int  # atomic adds that overflowed a channel: raise Emax
+    peak: float  # brightest accumulated channel (AUTO mode only; meaningless after an overflow)
+
+
+def next_emax(emax: float, stats: FrameStats, headroom: float) -> float:
+    """Automatic Emax for the next frame from this frame's measurement.
+
+    An overflowing frame's peak has wrapped, so Emax grows fourfold until a
+    frame fits; otherwise it follows the peak with ``headroom``.  An empty
+    frame keeps the current Emax.
+    """
+    if stats.overflow:
+        wanted = emax * 4.0
+    elif stats.peak > 0.0:
+        wanted = stats.peak * headroom
+    else:
+        wanted = emax
+    return min(max(wanted, _EMAX.min), _EMAX.max)
+
+
 class Compositor:
     """The atomic splat target: two R32UI accumulation images and a float frame."""
 
     def __init__(self, host, width: int, height: int, render: RenderSettings):
-        if width > host.max_texture_size or height > host.max_texture_size:
-            raise ValueError(f"resolution {width}x{height} is beyond this GPU's texture limit of {host.max_texture_size}")
+        if not (1 <= width <= host.max_texture_size and 1 <= height <= host.max_texture_size):
+            raise SettingsError(f"resolution {width}x{height} is beyond this GPU's texture limit of {host.max_texture_size}")
+        if not render.emax > 0:
+            raise SettingsError(f"emax must be positive, not {render.emax}")
         self.host = host
         self.width, self.height = width, height
         self.render = render
+        self.emax = render.emax  # follows the frames in AUTO mode
         self.accum_hi = host.texture("accum_hi", width, height, "R32UI")
         self.accum_lo = host.texture("accum_lo", width, height, "R32UI")
         self.frame = host.texture("frame", width, height, "RGBA32F")
-        self.stats = host.texture("stats", 1, 1, "R32UI")
+        self.raster = host.texture("raster", width, height, "RGBA16F")
+        self.stats = host.texture("stats", 2, 1, "R32UI")
+        self.depth: SceneDepth | None = None
+        # Splat kernel per state layout: aggregated (the product), or SPLAT_KERNELS, the naive one.
+        self.splat_kernels = SPLAT_AGGREGATE_KERNELS
+        self._rasterized = False
+
+    def use_depth(self, depth: SceneDepth | None) -> None:
+        """Test particles against this scene depth from now on (its coarse range must be built)."""
+        if depth is not None and (depth.width, depth.height) != (self.width, self.height):
+            raise ValueError(f"depth {depth.width}x{depth.height} does not match the target {self.width}x{self.height}")
+        self.depth = depth
+
+    def add(self, system: ParticleSystem, camera: Camera, live=None) -> None:
+        """Composite one effect: points by the atomic splat (or GL_POINTS), sprites and quads rasterized."""
+        if system.settings.particle_type == "POINT" and self.render.point_mode == "ATOMIC":
+            self.splat(system, camera, live)
+        else:
+            if not self._rasterized:
+                self.host.clear(self.raster)
+                self._rasterized = True
+            raster.draw(self.host, system, camera, self.raster, self.depth.depth if self.depth else None,
+                        self.look_texture(system))
 
     def splat(self, system: ParticleSystem, camera: Camera, live=None) -> None:
         """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones."""
         s = system.settings
-        q = quantize_scale(self.render.emax)
-        look = self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(s, system.ramp))
+        q = quantize_scale(self.emax)
+        look = self.look_texture(system)
         layout = system.layout.name
-        kernel, live_textures = (SPLAT_KERNELS[layout], {}) if live is None else (SPLAT_LIVE_KERNELS[layout], live.textures)
+        kernel = splat_variant(self.splat_kernels[layout], depth=self.depth is not None, live=live is not None)
         self.host.dispatch(
             kernel, system.groups,
-            {**system.textures, **live_textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo,
-             "stats": self.stats, "look": look},
+            {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats,
+             "look": look, **(self.depth.textures if self.depth else {}), **(live.textures if live else {})},
             {
                 "count": system.count,
                 "target_size": (self.width, self.height),
@@ -155,18 +250,30 @@ class Compositor:
             },
         )
 
+    def look_texture(self, system):
+        """The effect's look table as a texture (look.py)."""
+        return self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(system.settings, system.ramp))
+
     def resolve(self) -> None:
+        """Float RGBA of the splat plus what was rasterized; clears the accumulation."""
+        kernel = RESOLVE_PEAK if self.render.emax_mode == "AUTO" else RESOLVE
         self.host.dispatch(
-            RESOLVE, RESOLVE.groups_for(self.width, self.height),
-            {"accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "frame": self.frame},
-            {"target_size": (self.width, self.height), "dequantize": (*dequantize_scale(self.render.emax), 0.0)},
+            kernel, RESOLVE.groups_for(self.width, self.height),
+            {"accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "frame": self.frame, "stats": self.stats,
+             "raster": self.raster},
+            {"target_size": (self.width, self.height), "dequantize": (*dequantize_scale(self.emax), 0.0),
+             "has_raster": int(self._rasterized)},
         )
+        self._rasterized = False
 
     def read_frame(self) -> np.ndarray:
         return self.host.read(self.frame)
 
-    def take_overflow_count(self) -> int:
-        """Overflowing atomic adds since the last call (the UI shows it), then reset."""
-        count = int(self.host.read(self.stats)[0, 0])
+    def take_stats(self) -> FrameStats:
+        """Overflows and peak since the last call, then reset; in AUTO mode, Emax follows them."""
+        overflow, peak_bits = (int(v) for v in self.host.read(self.stats)[0])
         self.host.clear(self.stats)
-        return count
+        stats = FrameStats(overflow, float(np.array(peak_bits, np.uint32).view(np.float32)))
+        if self.render.emax_mode == "AUTO":
+            self.emax = next_emax(self.emax, stats, self.render.emax_headroom)
+        return stats

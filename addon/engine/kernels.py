@@ -82,6 +82,20 @@ class Kernel:
         return (-(-width // lx), -(-height // ly), 1)
 
 
+@dataclass(frozen=True)
+class Raster(Kernel):
+    """A draw instead of a dispatch: vertex and fragment stage in one file.
+
+    The file's ``#ifdef GPU_VERTEX_SHADER`` / ``GPU_FRAGMENT_SHADER`` parts
+    (Blender defines these; the moderngl host does too) are the two stages;
+    the vertex stage pulls particles from samplers by gl_VertexID /
+    gl_InstanceID (no vertex attributes) and hands ``varyings`` on; the
+    fragment stage writes ``out_color``.
+    """
+
+    varyings: tuple[tuple[str, str], ...] = ()  # (type, name), interpolated
+
+
 @cache
 def _read(file_name: str) -> str:
     text = (resource_dir("shaders") / file_name).read_text()

@@ -65,6 +65,11 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("size_end", "float", 1.0, 0.0, 1e3, "Size at death as a fraction of the size at birth (linear over life)"),
     Field("color_random", "float", 0.0, 0.0, 1.0, "Fraction by which each particle's brightness is randomly lowered"),
     Field("size_random", "float", 0.0, 0.0, 1.0, "Fraction by which each particle's size is randomly lowered"),
+    Field("particle_type", "enum", "POINT", items=("POINT", "SPRITE", "STRETCHED"),
+          description="Point: one pixel, splatted with atomics; Sprite: a round camera-facing quad; "
+                      "Stretched: a quad stretched along the velocity"),
+    Field("stretch", "float", 0.05, 0.0, 1e2, "Seconds of motion a stretched quad spans behind the particle",
+          unit="TIME_ABSOLUTE"),
     Field("preroll", "float", 0.0, 0.0, 1e3, "Seconds simulated before the first frame", unit="TIME_ABSOLUTE"),
     Field("seed", "int", 0, 0, 2**31 - 1, "Random seed; the same seed gives the same particles"),
     Field("blend_mode", "enum", "ADD", items=("ADD", "ALPHA"),
@@ -85,6 +90,15 @@ RENDER_FIELDS: tuple[Field, ...] = (
           "Brightest value one pixel can accumulate before it overflows; lower keeps more precision in dim areas"),
     Field("cache_memory", "float", 512.0, 0.0, 1e6,
           "Megabytes of simulation checkpoints kept for scrubbing the timeline back (0: re-simulate from the start)"),
+    Field("emax_mode", "enum", "MANUAL", items=("MANUAL", "AUTO"),
+          description="Manual: Emax as set; Auto: the previous frame's brightest pixel times the headroom "
+                      "(grows fourfold after a frame that overflowed)"),
+    Field("emax_headroom", "float", 2.0, 1.0, 1e3, "Auto Emax: how far above the last frame's brightest pixel"),
+    Field("occlusion", "enum", "SCENE", items=("SCENE", "NONE"),
+          description="Scene: particles behind the scene's opaque meshes are hidden; None: drawn over everything"),
+    Field("point_mode", "enum", "ATOMIC", items=("ATOMIC", "GL_POINTS"),
+          description="How point particles are composited: the atomic compute splat, or rasterized GL_POINTS "
+                      "into a half-float target (the slower classic path, for comparison)"),
 )
 
 _EFFECT_BY_NAME = {f.name: f for f in EFFECT_FIELDS}

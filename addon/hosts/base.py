@@ -10,9 +10,9 @@ import numpy as np
 
 from ..engine.kernels import Kernel
 
-CHANNELS = {"RGBA32F": 4, "RGBA16F": 4, "R32F": 1, "R32UI": 1}
+CHANNELS = {"RGBA32F": 4, "RGBA16F": 4, "R32F": 1, "R32UI": 1, "DEPTH32F": 1}
 # What read() returns and texture(data=) takes; RGBA16F is stored as halves but moves as float32.
-DTYPES = {"RGBA32F": np.float32, "RGBA16F": np.float32, "R32F": np.float32, "R32UI": np.uint32}
+DTYPES = {"RGBA32F": np.float32, "RGBA16F": np.float32, "R32F": np.float32, "R32UI": np.uint32, "DEPTH32F": np.float32}
 # OpenGL 4.3 (what Blender requires) guarantees 3D textures of at least this many texels a side.
 MIN_MAX_3D_TEXTURE_SIZE = 2048
 
@@ -47,13 +47,6 @@ class Texture:
         return (*planes, self.height, self.width) if channels == 1 else (*planes, self.height, self.width, channels)
 
 
-@dataclass
-class RenderTarget(Texture):
-    """A float texture raster programs draw into; ``framebuffer`` is the host's handle to it."""
-
-    framebuffer: Any = None
-
-
 class Host:
     """What a recording may do: make textures, compile and dispatch kernels, read back."""
 
@@ -81,34 +74,31 @@ class Host:
     def dispatch(self, kernel: Kernel, groups: tuple[int, int, int], textures: dict[str, Texture], constants: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    def draw(self, raster, primitive: str, vertices: int, instances: int, target: Texture, depth: Texture | None,
+             textures: dict[str, Texture], constants: dict[str, Any], blend: str = "ADD") -> None:
+        """Rasterize ``vertices`` x ``instances`` attribute-less vertices into ``target``.
+
+        ``primitive`` is 'POINTS' or 'TRIS'; with ``depth`` the fragments are
+        depth-tested (LESS_EQUAL, no writes) against that scene depth.
+        ``blend`` 'ADD' adds the fragments; 'OVER' lays premultiplied fragments
+        over what is there, in drawing order (sprites.py).
+        """
+        raise NotImplementedError
+
     def finish(self) -> None:
         """Block until the GPU has done everything queued (for timing)."""
-        raise NotImplementedError
-
-    def render_target(self, name: str, width: int, height: int) -> RenderTarget:
-        """An RGBA32F target for :meth:`draw`, readable and sampled like any texture."""
-        raise NotImplementedError
-
-    def clear_target(self, target: RenderTarget) -> None:
-        """Clear to transparent black."""
-        raise NotImplementedError
-
-    def draw(self, raster, target: RenderTarget, instances: int, textures: dict[str, Texture],
-             constants: dict[str, Any]) -> None:
-        """``instances`` quads of ``raster`` (see addon/engine/sprites.py), blended premultiplied over."""
         raise NotImplementedError
 
 
 def check_bindings(kernel: Kernel, textures: dict[str, Texture], constants: dict[str, Any]) -> None:
     """Fail loudly on a missing or misspelt binding instead of reading garbage."""
-    images = getattr(kernel, "images", ())
-    wanted = {i.name for i in images} | {s.name for s in kernel.samplers}
+    wanted = {i.name for i in kernel.images} | {s.name for s in kernel.samplers}
     if set(textures) != wanted:
         raise ValueError(f"{kernel.name}: textures {sorted(textures)} != declared {sorted(wanted)}")
     declared = {c.name for c in kernel.constants}
     if set(constants) != declared:
         raise ValueError(f"{kernel.name}: constants {sorted(constants)} != declared {sorted(declared)}")
-    for image in images:
+    for image in kernel.images:
         if textures[image.name].format != image.format:
             raise ValueError(f"{kernel.name}: '{image.name}' is {textures[image.name].format}, kernel wants {image.format}")
 

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..engine.kernels import Kernel
+from ..engine.kernels import Kernel, Raster
 from .base import (
     CHANNELS,
     DTYPES,
@@ -17,7 +17,6 @@ from .base import (
     GPUMemoryError,
     Host,
     NoGPUError,
-    RenderTarget,
     Texture,
     check_bindings,
     column_major,
@@ -25,6 +24,7 @@ from .base import (
 )
 
 _IMAGE_TYPES = {"RGBA32F": "FLOAT_2D", "RGBA16F": "FLOAT_2D", "R32F": "FLOAT_2D", "R32UI": "UINT_2D"}
+_TEXTURE_FORMATS = {"DEPTH32F": "DEPTH_COMPONENT32F"}
 _ACCESS = {"READ": {"READ"}, "WRITE": {"WRITE"}, "READ_WRITE": {"READ", "WRITE"}}
 _INT_TYPES = {"INT", "IVEC2", "IVEC3", "IVEC4"}
 
@@ -76,6 +76,7 @@ class BlenderHost(Host):
         self.max_texture_3d_size = MIN_MAX_3D_TEXTURE_SIZE  # Blender's Python API does not report it
         self.device = self.gpu.platform.renderer_get()
         self._shaders = {}
+        self._batches = {}
         self._fence = self.texture("fence", 1, 1, "R32F")
 
     def texture(self, name, width, height, format, data=None):
@@ -86,9 +87,9 @@ class BlenderHost(Host):
             if data is not None:
                 flat = np.ascontiguousarray(data, dtype=np.float32).ravel()
                 buffer = gpu.types.Buffer("FLOAT", flat.size, flat)
-                native = gpu.types.GPUTexture((width, height), format=format, data=buffer)
+                native = gpu.types.GPUTexture((width, height), format=_TEXTURE_FORMATS.get(format, format), data=buffer)
             else:
-                native = gpu.types.GPUTexture((width, height), format=format)
+                native = gpu.types.GPUTexture((width, height), format=_TEXTURE_FORMATS.get(format, format))
         except RuntimeError as error:
             megabytes = width * height * CHANNELS[format] * 4 / 2**20
             raise GPUMemoryError(
@@ -139,7 +140,8 @@ class BlenderHost(Host):
         so that warning is captured with the compile log rather than printed.
         """
         info = self.gpu.types.GPUShaderCreateInfo()
-        info.local_group_size(*kernel.local_size)
+        if not isinstance(kernel, Raster):
+            info.local_group_size(*kernel.local_size)
         for slot, image in enumerate(kernel.images):
             image_type = "UINT_2D_ATOMIC" if image.atomic else _IMAGE_TYPES[image.format]
             info.image(slot, image.format, image_type, image.name, qualifiers=_ACCESS[image.access])
@@ -152,96 +154,77 @@ class BlenderHost(Host):
         if kernel.shared:
             # Blender's preprocessor strips shared arrays from compute_source.
             info.typedef_source("".join(f"shared {s.type} {s.name}[{s.size}];\n" for s in kernel.shared))
-        info.compute_source(kernel.body())
+        if isinstance(kernel, Raster):
+            self._raster_stages(info, kernel)
+        else:
+            info.compute_source(kernel.body())
         try:
             return self.gpu.shader.create_from_info(info)
         except Exception:
             return None
 
-    def dispatch(self, kernel, groups, textures, constants):
+    def _raster_stages(self, info, raster) -> None:
+        """Vertex and fragment stage from one file; Blender defines GPU_VERTEX_SHADER / GPU_FRAGMENT_SHADER."""
+        interface = self.gpu.types.GPUStageInterfaceInfo(f"{raster.name}_interface")
+        for glsl_type, name in raster.varyings:
+            interface.smooth(glsl_type, name)
+        info.vertex_out(interface)
+        info.fragment_out(0, "VEC4", "out_color")
+        info.vertex_source(raster.body())
+        info.fragment_source(raster.body())
+
+    def _bind(self, shader, kernel, textures, constants) -> None:
         check_bindings(kernel, textures, constants)
-        shader = self.compile(kernel)
         shader.bind()
         for image in kernel.images:
             shader.image(image.name, textures[image.name].native)
         for sampler in kernel.samplers:
             shader.uniform_sampler(sampler.name, textures[sampler.name].native)
-        _set_constants(shader, kernel.constants, constants)
+        for constant in kernel.constants:
+            value = constants[constant.name]
+            if constant.type == "MAT4":
+                shader.uniform_float(constant.name, column_major(value))
+            elif constant.type in _INT_TYPES:
+                shader.uniform_int(constant.name, tuple(int(v) for v in value) if constant.type != "INT" else int(value))
+            else:
+                shader.uniform_float(constant.name, tuple(float(v) for v in value) if constant.type != "FLOAT" else float(value))
+
+    def dispatch(self, kernel, groups, textures, constants):
+        shader = self.compile(kernel)
+        self._bind(shader, kernel, textures, constants)
         self.gpu.compute.dispatch(shader, *groups)
+
+    def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants, blend="ADD"):
+        gpu = self.gpu
+        shader = self.compile(raster)
+        framebuffer = gpu.types.GPUFrameBuffer(
+            color_slots=target.native, depth_slot=depth.native if depth is not None else None
+        )
+        with framebuffer.bind():
+            gpu.state.viewport_set(0, 0, target.width, target.height)
+            gpu.state.blend_set({"ADD": "ADDITIVE_PREMULT", "OVER": "ALPHA_PREMULT"}[blend])
+            gpu.state.depth_test_set("LESS_EQUAL" if depth is not None else "NONE")
+            gpu.state.depth_mask_set(False)
+            gpu.state.program_point_size_set(False)
+            gpu.state.point_size_set(1.0)
+            self._bind(shader, raster, textures, constants)
+            self._batch(primitive, vertices).draw_instanced(shader, instance_start=0, instance_count=instances)
+            gpu.state.blend_set("NONE")
+            gpu.state.depth_test_set("NONE")
+
+    def _batch(self, primitive, vertices):
+        """An attribute-less batch: the vertex shader pulls everything from textures.
+
+        Blender needs a vertex buffer to draw; it holds one unused float per
+        vertex (allocated once per size), never particle data.
+        """
+        key = (primitive, vertices)
+        if key not in self._batches:
+            vertex_format = self.gpu.types.GPUVertFormat()
+            vertex_format.attr_add(id="unused", comp_type="F32", len=1, fetch_mode="FLOAT")
+            buffer = self.gpu.types.GPUVertBuf(vertex_format, vertices)
+            self._batches[key] = self.gpu.types.GPUBatch(type=primitive, buf=buffer)
+        return self._batches[key]
 
     def finish(self):
         self._fence.native.read()
-
-    def render_target(self, name, width, height):
-        try:
-            offscreen = self.gpu.types.GPUOffScreen(width, height, format="RGBA32F")
-        except Exception as error:
-            raise GPUMemoryError(f"The GPU could not allocate the render target '{name}' ({width}x{height}): {error}") from None
-        target = RenderTarget(name, width, height, "RGBA32F", offscreen.texture_color, framebuffer=offscreen)
-        self.clear_target(target)
-        return target
-
-    def clear_target(self, target):
-        with target.framebuffer.bind():
-            self.gpu.state.active_framebuffer_get().clear(color=(0.0, 0.0, 0.0, 0.0))
-
-    def draw(self, raster, target, instances, textures, constants):
-        check_bindings(raster, textures, constants)
-        shader, batch = self._raster(raster)
-        if instances <= 0:
-            return
-        with target.framebuffer.bind():
-            self.gpu.state.blend_set("ALPHA_PREMULT")
-            shader.bind()
-            for sampler in raster.samplers:
-                shader.uniform_sampler(sampler.name, textures[sampler.name].native)
-            _set_constants(shader, raster.constants, constants)
-            batch.draw_instanced(shader, instance_start=0, instance_count=instances)
-            self.gpu.state.blend_set("NONE")
-
-    def _raster(self, raster):
-        """The compiled program and its quad batch (one vec2 'corner' per vertex)."""
-        cached = self._shaders.get(raster)
-        if cached is not None:
-            return cached
-        from gpu_extras.batch import batch_for_shader
-
-        from ..engine.sprites import QUAD_CORNERS
-
-        gpu = self.gpu
-        info = gpu.types.GPUShaderCreateInfo()
-        interface = gpu.types.GPUStageInterfaceInfo(f"{raster.name}_interface")
-        for glsl_type, name in raster.varyings:
-            interface.smooth(glsl_type, name)
-        info.vertex_in(0, "VEC2", "corner")
-        info.vertex_out(interface)
-        info.fragment_out(0, "VEC4", "out_color")
-        for slot, sampler in enumerate(raster.samplers):
-            info.sampler(slot, sampler.type, sampler.name)
-        for constant in raster.constants:
-            info.push_constant(constant.type, constant.name)
-        for name, value in raster.defines:
-            info.define(name, value)
-        info.vertex_source(raster.stage_body("vert"))
-        info.fragment_source(raster.stage_body("frag"))
-        with _captured_output() as log:
-            try:
-                shader = gpu.shader.create_from_info(info)
-            except Exception:
-                shader = None
-        if shader is None:
-            raise compile_error(raster, log[0])
-        cached = (shader, batch_for_shader(shader, "TRIS", {"corner": QUAD_CORNERS}))
-        self._shaders[raster] = cached
-        return cached
-
-
-def _set_constants(shader, declared, values):
-    for constant in declared:
-        value = values[constant.name]
-        if constant.type == "MAT4":
-            shader.uniform_float(constant.name, column_major(value))
-        elif constant.type in _INT_TYPES:
-            shader.uniform_int(constant.name, tuple(int(v) for v in value) if constant.type != "INT" else int(value))
-        else:
-            shader.uniform_float(constant.name, tuple(float(v) for v in value) if constant.type != "FLOAT" else float(value))

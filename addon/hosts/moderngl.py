@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.kernels import Kernel
+from ..engine.kernels import Kernel, Raster
 from .base import (
     CHANNELS,
     DTYPES,
     Host,
     NoGPUError,
-    RenderTarget,
     ShaderCompileError,
     Texture,
     check_bindings,
@@ -28,14 +27,16 @@ _GLSL_TYPES = {
     "IVEC2": "ivec2", "IVEC3": "ivec3", "IVEC4": "ivec4", "MAT4": "mat4",
 }
 _SAMPLERS = {"FLOAT_2D": "sampler2D", "FLOAT_3D": "sampler3D", "UINT_2D": "usampler2D"}
-_STORED = {"RGBA32F": "f4", "RGBA16F": "f2", "R32F": "f4", "R32UI": "u4"}  # numpy dtype as the texture stores it
+_STORED = {"RGBA32F": "f4", "RGBA16F": "f2", "R32F": "f4", "R32UI": "u4", "DEPTH32F": "f4"}  # numpy dtype as stored
+_GLSL_VARYING_TYPES = {"FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4"}
 
 
 def declarations(kernel: Kernel) -> str:
     """What Blender's create-info generates, spelled out for a plain GL program."""
     lines = ["#version 430"]
     lines += [f"#define {name} {value}" for name, value in kernel.defines]
-    lines.append("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;".format(*kernel.local_size))
+    if not isinstance(kernel, Raster):
+        lines.append("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;".format(*kernel.local_size))
     for slot, image in enumerate(kernel.images):
         layout, glsl_type = _GLSL_FORMATS[image.format]
         lines.append(f"layout(binding = {slot}, {layout}) uniform {_GLSL_ACCESS[image.access]}{glsl_type} {image.name};")
@@ -46,17 +47,15 @@ def declarations(kernel: Kernel) -> str:
     return "\n".join(lines) + "\n"
 
 
-def raster_declarations(raster, stage: str) -> str:
-    """Header of a raster program's 'vert' or 'frag' stage, as Blender's create-info makes it."""
-    lines = ["#version 430"]
-    lines += [f"#define {name} {value}" for name, value in raster.defines]
-    for slot, sampler in enumerate(raster.samplers):
-        lines.append(f"layout(binding = {slot}) uniform {_SAMPLERS[sampler.type]} {sampler.name};")
-    lines += [f"uniform {_GLSL_TYPES[c.type]} {c.name};" for c in raster.constants]
-    direction = "out" if stage == "vert" else "in"
-    lines += [f"{direction} {_GLSL_TYPES[t]} {name};" for t, name in raster.varyings]
-    lines.append("in vec2 corner;" if stage == "vert" else "out vec4 out_color;")
-    return "\n".join(lines) + "\n"
+def stage_declarations(raster: Raster, stage: str) -> str:
+    """The declarations of one raster stage: Blender's stage define and interface, spelled out."""
+    direction = "out" if stage == "VERTEX" else "in"
+    lines = [f"#define GPU_{stage}_SHADER"]
+    lines += [f"{direction} {_GLSL_VARYING_TYPES[t]} {name};" for t, name in raster.varyings]
+    if stage == "FRAGMENT":
+        lines.append("layout(location = 0) out vec4 out_color;")
+    header = declarations(raster)
+    return header + "\n".join(lines) + "\n"
 
 
 class ModernGLHost(Host):
@@ -76,9 +75,15 @@ class ModernGLHost(Host):
         self.max_texture_3d_size = self.ctx.info["GL_MAX_3D_TEXTURE_SIZE"]
         self.device = self.ctx.info["GL_RENDERER"]
         self._programs = {}
+        self._framebuffers = {}
+        self._vertex_arrays = {}
 
     def texture(self, name, width, height, format, data=None):
-        native = self.ctx.texture((width, height), CHANNELS[format], dtype=_STORED[format])
+        if format == "DEPTH32F":
+            native = self.ctx.depth_texture((width, height))
+            native.compare_func = ""  # sampled as plain float depth, like Blender's
+        else:
+            native = self.ctx.texture((width, height), CHANNELS[format], dtype=_STORED[format])
         texture = Texture(name, width, height, format, native)
         if data is None:
             self.clear(texture)
@@ -102,15 +107,48 @@ class ModernGLHost(Host):
     def compile(self, kernel: Kernel):
         program = self._programs.get(kernel)
         if program is None:
-            header = declarations(kernel)
+            if isinstance(kernel, Raster):
+                vertex, fragment = (stage_declarations(kernel, stage) for stage in ("VERTEX", "FRAGMENT"))
+                header = vertex
+                build = lambda: self.ctx.program(vertex_shader=vertex + kernel.body(),  # noqa: E731
+                                                 fragment_shader=fragment + kernel.body())
+            else:
+                header = declarations(kernel)
+                build = lambda: self.ctx.compute_shader(header + kernel.body())  # noqa: E731
             try:
-                program = self.ctx.compute_shader(header + kernel.body())
+                program = build()
             except Exception as error:
                 raise compile_error(kernel, str(error), body_line_offset=header.count("\n")) from None
             self._programs[kernel] = program
         return program
 
     def dispatch(self, kernel, groups, textures, constants):
+        program = self._bind(kernel, textures, constants)
+        program.run(*groups)
+        self.ctx.memory_barrier()
+
+    def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants, blend="ADD"):
+        import moderngl
+
+        program = self._bind(raster, textures, constants)
+        key = (target.native.glo, depth.native.glo if depth is not None else 0)
+        if key not in self._framebuffers:
+            self._framebuffers[key] = self.ctx.framebuffer(
+                color_attachments=[target.native], depth_attachment=depth.native if depth is not None else None
+            )
+        if raster not in self._vertex_arrays:
+            self._vertex_arrays[raster] = self.ctx.vertex_array(program, [])
+        framebuffer = self._framebuffers[key]
+        framebuffer.use()
+        self.ctx.enable_only(moderngl.BLEND | (moderngl.DEPTH_TEST if depth is not None else 0))
+        self.ctx.blend_func = moderngl.ONE, moderngl.ONE if blend == "ADD" else moderngl.ONE_MINUS_SRC_ALPHA
+        self.ctx.depth_func = "<="
+        framebuffer.depth_mask = False
+        mode = moderngl.POINTS if primitive == "POINTS" else moderngl.TRIANGLES
+        self._vertex_arrays[raster].render(mode, vertices=vertices, instances=instances)
+        self.ctx.memory_barrier()
+
+    def _bind(self, kernel, textures, constants):
         check_bindings(kernel, textures, constants)
         program = self.compile(kernel)
         for slot, image in enumerate(kernel.images):
@@ -119,69 +157,21 @@ class ModernGLHost(Host):
             )
         for slot, sampler in enumerate(kernel.samplers):
             textures[sampler.name].native.use(location=slot)
-        _set_constants(program, kernel.constants, constants)
-        program.run(*groups)
-        self.ctx.memory_barrier()
+        for constant in kernel.constants:
+            if constant.name not in program:
+                continue  # optimised away by the driver
+            value = constants[constant.name]
+            if constant.type == "MAT4":
+                value = tuple(column_major(value))
+            elif constant.type.startswith("IVEC"):
+                value = tuple(int(v) for v in value)
+            elif constant.type.startswith("VEC"):
+                value = tuple(float(v) for v in value)
+            program[constant.name].value = value
+        return program
 
     def finish(self):
         self.ctx.finish()
-
-    def render_target(self, name, width, height):
-        native = self.ctx.texture((width, height), 4, dtype="f4")
-        target = RenderTarget(name, width, height, "RGBA32F", native,
-                              framebuffer=self.ctx.framebuffer(color_attachments=[native]))
-        self.clear_target(target)
-        return target
-
-    def clear_target(self, target):
-        target.framebuffer.clear(0.0, 0.0, 0.0, 0.0)
-
-    def draw(self, raster, target, instances, textures, constants):
-        import moderngl
-
-        check_bindings(raster, textures, constants)
-        program, vertex_array = self._raster(raster)
-        if instances <= 0:
-            return
-        for slot, sampler in enumerate(raster.samplers):
-            textures[sampler.name].native.use(location=slot)
-        _set_constants(program, raster.constants, constants)
-        target.framebuffer.use()
-        self.ctx.enable(moderngl.BLEND)
-        self.ctx.blend_func = moderngl.ONE, moderngl.ONE_MINUS_SRC_ALPHA
-        vertex_array.render(moderngl.TRIANGLES, vertices=6, instances=instances)
-        self.ctx.disable(moderngl.BLEND)
-
-    def _raster(self, raster):
-        cached = self._programs.get(raster)
-        if cached is None:
-            from ..engine.sprites import QUAD_CORNERS
-
-            try:
-                program = self.ctx.program(
-                    vertex_shader=raster_declarations(raster, "vert") + raster.stage_body("vert"),
-                    fragment_shader=raster_declarations(raster, "frag") + raster.stage_body("frag"),
-                )
-            except Exception as error:
-                raise compile_error(raster, str(error), body_line_offset=raster_declarations(raster, "vert").count("\n")) from None
-            corners = self.ctx.buffer(np.array(QUAD_CORNERS, dtype="f4").tobytes())
-            cached = (program, self.ctx.vertex_array(program, [(corners, "2f", "corner")]))
-            self._programs[raster] = cached
-        return cached
-
-
-def _set_constants(program, declared, values):
-    for constant in declared:
-        if constant.name not in program:
-            continue  # optimised away by the driver
-        value = values[constant.name]
-        if constant.type == "MAT4":
-            value = tuple(column_major(value))
-        elif constant.type.startswith("IVEC"):
-            value = tuple(int(v) for v in value)
-        elif constant.type.startswith("VEC"):
-            value = tuple(float(v) for v in value)
-        program[constant.name].value = value
 
 
 __all__ = ["ModernGLHost", "ShaderCompileError", "declarations"]

@@ -26,8 +26,22 @@ def variation(index, amount, seed, stream):
     return F(1.0) - F(amount) * random_unit(index, 0, seed * 16 + stream)
 
 
-def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, ramp=None):
-    """Integer accumulation images (hi, lo) and the overflow count, as the kernel leaves them."""
+def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, ramp=None, scene_depth=None):
+    """Integer accumulation images (hi, lo) and the overflow count, as the kernel leaves them.
+
+    With ``scene_depth`` (height x width window depth) particles farther than
+    the depth at their pixel are dropped; the kernel's tile test only skips
+    work and must agree with this full-resolution rule.
+    """
+    pixel, color = project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp, scene_depth)
+    quantize = (CHANNEL_MAX / emax).astype(F)
+    scaled = np.clip(color * quantize, F(0), CHANNEL_MAX.astype(F))
+    q = (scaled + F(0.5)).astype(U)
+    return accumulate(pixel, q, width, height)
+
+
+def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp=None, scene_depth=None):
+    """Pixel and float color of every particle that reaches the target (before quantization)."""
     age, life = pos_age[:, 3], vel_life[:, 3]
     with np.errstate(invalid="ignore"):
         alive = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
@@ -41,6 +55,10 @@ def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_pe
     size = np.array([width, height], F)
     screen = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
     pixel = np.minimum(screen.astype(np.int32), np.array([width - 1, height - 1]))
+    if scene_depth is not None:
+        depth = clip[:, 2] / w * F(0.5) + F(0.5)
+        visible = depth <= scene_depth[pixel[:, 1], pixel[:, 0]]
+        clip, w, t, pixel, index = clip[visible], w[visible], t[visible], pixel[visible], index[visible]
 
     look = look_at(look_table(settings, ramp), t)
     size_factor = variation(index, settings.size_random, settings.seed, 12)
@@ -48,10 +66,14 @@ def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_pe
     coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
     brightness = variation(index, settings.color_random, settings.seed, 11)
     color = look[:, :3] * (F(settings.emission_strength) * brightness * coverage)[:, None]
-    quantize = (CHANNEL_MAX / emax).astype(F)
-    scaled = np.clip(color * quantize, F(0), CHANNEL_MAX.astype(F))
-    q = (scaled + F(0.5)).astype(U)
-    return accumulate(pixel, q, width, height)
+    return pixel, color
+
+
+def float_accumulation(pixel, color, width, height):
+    """The unquantized picture: the same particles' float colors summed in float64 per pixel."""
+    flat = pixel[:, 1].astype(np.int64) * width + pixel[:, 0]
+    sums = [np.bincount(flat, color[:, c].astype(np.float64), width * height) for c in range(3)]
+    return np.stack(sums, axis=-1).reshape(height, width, 3)
 
 
 def accumulate(pixel, q, width, height):
@@ -72,11 +94,50 @@ def accumulate(pixel, q, width, height):
     return hi, lo, overflow
 
 
-def resolve(hi, lo, emax):
-    """Float RGBA frame from the accumulation, as ``resolve.glsl`` writes it."""
+def unpack(hi, lo, emax):
+    """Accumulated float color per pixel (height, width, 3)."""
     r = hi & LOW21
     g = ((hi >> U(21)) << U(11)) | (lo >> U(21))
     b = lo & LOW21
-    color = np.stack([r, g, b], axis=-1).astype(F) * (emax / CHANNEL_MAX).astype(F)
+    return np.stack([r, g, b], axis=-1).astype(F) * (emax / CHANNEL_MAX).astype(F)
+
+
+def resolve(hi, lo, emax, raster=None):
+    """Float RGBA frame from the accumulation (plus the rasterized target), as ``resolve.glsl`` writes it."""
+    color = unpack(hi, lo, emax)
+    if raster is not None:
+        color = color + raster[..., :3].astype(F)
     alpha = np.clip(color.max(axis=-1), 0, 1)
     return np.concatenate([color, alpha[..., None]], axis=-1).astype(F)
+
+
+def peak(hi, lo, emax) -> float:
+    """The brightest accumulated channel, as the resolve reports it for automatic Emax."""
+    return float(unpack(hi, lo, emax).max(initial=0.0))
+
+
+def coarse_depth(scene_depth, tile=16):
+    """(min, max) depth per tile x tile block, partial blocks at the edges included."""
+    height, width = scene_depth.shape
+    rows, cols = -(-height // tile), -(-width // tile)
+    low = np.ones((rows * tile, cols * tile), F)
+    high = np.zeros((rows * tile, cols * tile), F)
+    low[:height, :width] = high[:height, :width] = scene_depth
+    blocks = (rows, tile, cols, tile)
+    return low.reshape(blocks).min(axis=(1, 3)), high.reshape(blocks).max(axis=(1, 3))
+
+
+def psnr(truth, test) -> float:
+    """Peak signal-to-noise ratio in dB of ``test`` against ``truth`` (peak: truth's maximum)."""
+    peak = float(np.max(truth))
+    mse = float(np.mean((np.asarray(truth, np.float64) - test) ** 2))
+    return float("inf") if mse == 0 else 10 * np.log10(peak * peak / mse)
+
+
+def quantization_psnr(pixel, color, width, height, emax) -> float:
+    """What the integer accumulation costs at this Emax: PSNR of splat + resolve against float sums."""
+    truth = float_accumulation(pixel, color, width, height)
+    quantize = (CHANNEL_MAX / emax).astype(F)
+    q = (np.clip(color * quantize, F(0), CHANNEL_MAX.astype(F)) + F(0.5)).astype(U)
+    hi, lo, _ = accumulate(pixel, q, width, height)
+    return psnr(truth, resolve(hi, lo, emax)[..., :3])

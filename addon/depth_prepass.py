@@ -1,0 +1,88 @@
+"""Depth pre-pass: the scene's opaque meshes drawn into the splat's scene depth.
+
+Blender glue for :mod:`addon.engine.depth`: evaluated mesh triangles of every
+mesh object that renders and is not blended-transparent, drawn by the
+add-on's own depth-only shader with the particle camera's matrix.
+"""
+
+from __future__ import annotations
+
+import gpu
+import numpy as np
+from gpu_extras.batch import batch_for_shader
+
+from .engine.resources import resource_dir
+from .hosts.base import column_major
+
+
+def _shader():
+    info = gpu.types.GPUShaderCreateInfo()
+    info.push_constant("MAT4", "view_proj")
+    info.push_constant("MAT4", "model")
+    info.vertex_in(0, "VEC3", "position")
+    # A fragment output is required by the create-info; nothing is bound to it.
+    info.fragment_out(0, "VEC4", "unused_color")
+    source = (resource_dir("shaders") / "depth_prepass.glsl").read_text()
+    info.vertex_source(source)
+    info.fragment_source(source)
+    return gpu.shader.create_from_info(info)
+
+
+def _is_opaque(obj) -> bool:
+    return not any(
+        slot.material is not None and getattr(slot.material, "surface_render_method", "DITHERED") == "BLENDED"
+        for slot in obj.material_slots
+    )
+
+
+def occluders(scene, depsgraph):
+    """Evaluated mesh objects that render and hide what is behind them."""
+    for obj in scene.objects:
+        if obj.type == "MESH" and not obj.hide_render and obj.visible_get() and _is_opaque(obj):
+            yield obj.evaluated_get(depsgraph)
+
+
+def mesh_triangles(obj) -> tuple[np.ndarray, np.ndarray]:
+    """(vertex positions, triangle indices) of an evaluated mesh object, in object space."""
+    mesh = obj.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        positions = np.empty((len(mesh.vertices), 3), np.float32)
+        mesh.vertices.foreach_get("co", positions.ravel())
+        triangles = np.empty((len(mesh.loop_triangles), 3), np.int32)
+        mesh.loop_triangles.foreach_get("vertices", triangles.ravel())
+    finally:
+        obj.to_mesh_clear()
+    return positions, triangles
+
+
+class DepthPrepass:
+    """Draws a scene's occluders into a :class:`~addon.engine.depth.SceneDepth` and builds its tiles."""
+
+    def __init__(self):
+        self.shader = _shader()
+
+    def draw(self, scene, depsgraph, view_proj, scene_depth) -> int:
+        """Depth of every occluder (1.0 where there is none); returns how many objects were drawn."""
+        framebuffer = gpu.types.GPUFrameBuffer(depth_slot=scene_depth.depth.native)
+        drawn = 0
+        with framebuffer.bind():
+            framebuffer.clear(depth=1.0)
+            gpu.state.viewport_set(0, 0, scene_depth.width, scene_depth.height)
+            gpu.state.depth_test_set("LESS_EQUAL")
+            gpu.state.depth_mask_set(True)
+            gpu.state.face_culling_set("NONE")
+            self.shader.bind()
+            self.shader.uniform_float("view_proj", column_major(view_proj))
+            for obj in occluders(scene, depsgraph):
+                positions, triangles = mesh_triangles(obj)
+                if not len(triangles):
+                    continue
+                batch = batch_for_shader(self.shader, "TRIS", {"position": positions}, indices=triangles)
+                self.shader.uniform_float("model", column_major(np.array(obj.matrix_world)))
+                batch.draw(self.shader)
+                drawn += 1
+            gpu.state.depth_mask_set(False)
+            gpu.state.depth_test_set("NONE")
+        scene_depth.build_coarse()
+        return drawn

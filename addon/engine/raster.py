@@ -1,0 +1,59 @@
+"""Rasterized particles: GL_POINTS (the splat's classic peer), sprites, stretched quads.
+
+Every vertex pulls its particle from the state textures with texelFetch
+(gl_VertexID for points, gl_InstanceID for the 6-vertex quads), so nothing
+is copied through the CPU; fragments add into an RGBA16F target that the
+resolve adds to the splat.  Depth-tested against the scene depth when there
+is one, with the same "hidden when farther" rule as the splat.
+"""
+
+from __future__ import annotations
+
+from .kernels import Constant, Image, Raster, Sampler
+
+_STATE = (Sampler("pos_age"), Sampler("vel_life"))
+_IMAGES = (Image("look", "RGBA32F", "READ"),)  # the look table (look.py), read by look.glsl
+_CONSTANTS = (
+    Constant("INT", "count"),
+    Constant("MAT4", "view_proj"),
+    Constant("VEC4", "color_start"),  # rgb, w: emission strength
+    Constant("VEC4", "color_end"),  # rgb, w: world radius
+    Constant("VEC4", "raster_params"),  # x: pixels per unit at w=1, y: stretch seconds, zw: target size
+    Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
+    Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
+    Constant("INT", "look_seed"),
+)
+_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
+
+POINTS = Raster("raster_points", images=_IMAGES, samplers=_STATE, constants=_CONSTANTS, includes=_INCLUDES,
+                varyings=(("VEC3", "v_color"),))
+QUADS = Raster("raster_quads", images=_IMAGES, samplers=_STATE, constants=_CONSTANTS, includes=_INCLUDES,
+               varyings=(("VEC3", "v_color"), ("VEC2", "v_corner")))
+
+QUAD_VERTICES = 6  # two triangles per particle
+
+
+def constants(system, camera, stretch: float) -> dict:
+    s = system.settings
+    return {
+        "count": system.count,
+        "view_proj": camera.view_proj,
+        "color_start": (*s.color_start, s.emission_strength),
+        "color_end": (*s.color_end, s.size),
+        "raster_params": (camera.pixels_per_unit, stretch, camera.width, camera.height),
+        "state_origin": (*system.origin, 0.0),
+        "look_random": (s.color_random, s.size_random, 0.0, 0.0),
+        "look_seed": s.seed,
+    }
+
+
+def draw(host, system, camera, target, depth, look) -> None:
+    """Rasterize one effect additively into ``target`` by its particle type (``look``: its look table)."""
+    textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look}
+    kind = system.settings.particle_type
+    if kind == "POINT":
+        host.draw(POINTS, "POINTS", system.count, 1, target, depth, textures, constants(system, camera, 0.0))
+    else:
+        stretch = system.settings.stretch if kind == "STRETCHED" else 0.0
+        host.draw(QUADS, "TRIS", QUAD_VERTICES, system.count, target, depth, textures,
+                  constants(system, camera, stretch))

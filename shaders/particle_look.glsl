@@ -1,0 +1,31 @@
+/* What a live particle looks like, shared by the splat kernels and the
+ * rasterized types so that every path draws the same colors and sizes.
+ *
+ * Needs look.glsl (look_at, variation) and the constants color_start (w:
+ * emission strength), color_end (w: world radius), look_random, look_seed. */
+
+/* Born (age >= 0), not yet dead (age < life; life <= 0 never lived), finite.
+ * NaN fails every comparison, so it is culled too. */
+bool particle_alive(vec4 pos_age, float life)
+{
+  return pos_age.w >= 0.0 && pos_age.w < life && is_finite(pos_age.xyz);
+}
+
+/* Projected radius in pixels of particle ``index`` at clip w. */
+float particle_radius_px(int index, vec4 look_now, float pixels_per_unit, float clip_w)
+{
+  return color_end.w * look_now.w * variation(index, look_random.y, 12u) * pixels_per_unit / clip_w;
+}
+
+/* The projected disc area in pixels, clamped at one pixel: far particles
+ * get darker instead of flickering. */
+float pixel_coverage(float radius_px)
+{
+  return min(3.14159265 * radius_px * radius_px, 1.0);
+}
+
+/* HDR color: the look's color times strength, brightness variation and coverage. */
+vec3 particle_color(int index, vec4 look_now, float coverage)
+{
+  return look_now.rgb * (color_start.w * variation(index, look_random.x, 11u) * coverage);
+}

@@ -1,0 +1,33 @@
+/* The rasterized peer of the splat: one single-pixel GL_POINT per particle,
+ * added into a half-float target.  Same cull, color and coverage as the
+ * splat; dead and non-finite particles are moved outside the clip volume. */
+
+#ifdef GPU_VERTEX_SHADER
+void main()
+{
+  int width = textureSize(pos_age, 0).x;
+  ivec2 texel = particle_texel(gl_VertexID, width);
+  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
+  pos_age_in.xyz += state_origin.xyz;
+  float life = texelFetch(vel_life, texel, 0).w;
+  v_color = vec3(0.0);
+  gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
+  if (gl_VertexID >= count || !particle_alive(pos_age_in, life)) {
+    return;
+  }
+  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  if (clip.w > 0.0) {
+    vec4 look_now = look_at(pos_age_in.w / life);
+    float radius_px = particle_radius_px(gl_VertexID, look_now, raster_params.x, clip.w);
+    v_color = particle_color(gl_VertexID, look_now, pixel_coverage(radius_px));
+    gl_Position = clip;
+  }
+}
+#endif
+
+#ifdef GPU_FRAGMENT_SHADER
+void main()
+{
+  out_color = vec4(v_color, 0.0); /* the resolve derives alpha from the sum */
+}
+#endif

@@ -1,0 +1,59 @@
+/* Larger particles: a camera-facing quad per particle (two triangles,
+ * gl_InstanceID = particle, gl_VertexID = corner), round with a soft edge.
+ * With a stretch time the quad spans the particle's screen motion over that
+ * time behind it, and its brightness is spread over the longer streak. */
+
+#ifdef GPU_VERTEX_SHADER
+const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
+                                vec2(-1.0, -1.0), vec2(1.0, 1.0), vec2(-1.0, 1.0));
+
+void main()
+{
+  int width = textureSize(pos_age, 0).x;
+  ivec2 texel = particle_texel(gl_InstanceID, width);
+  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
+  pos_age_in.xyz += state_origin.xyz;
+  vec4 vel_life_in = texelFetch(vel_life, texel, 0);
+  v_color = vec3(0.0);
+  v_corner = CORNERS[gl_VertexID];
+  gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
+  if (gl_InstanceID >= count || !particle_alive(pos_age_in, vel_life_in.w)) {
+    return;
+  }
+  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  if (!(clip.w > 0.0)) {
+    return;
+  }
+  vec2 size = raster_params.zw;
+  vec2 head = (clip.xy / clip.w * 0.5 + 0.5) * size;
+  vec2 motion = vec2(0.0);
+  vec4 tail_clip = view_proj * vec4(pos_age_in.xyz - vel_life_in.xyz * raster_params.y, 1.0);
+  if (tail_clip.w > 0.0 && is_finite(vel_life_in.xyz)) {
+    motion = head - (tail_clip.xy / tail_clip.w * 0.5 + 0.5) * size;
+  }
+  vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+  float radius_px = particle_radius_px(gl_InstanceID, look_now, raster_params.x, clip.w);
+  /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
+  float coverage = pixel_coverage(radius_px);
+  radius_px = max(radius_px, 1.0);
+  float streak = length(motion);
+  vec2 along = streak > 1e-3 ? motion / streak : vec2(1.0, 0.0);
+  vec2 across = vec2(-along.y, along.x);
+  float half_length = radius_px + 0.5 * streak;
+  vec2 center = head - 0.5 * motion;
+  vec2 corner_px = center + along * (v_corner.x * half_length) + across * (v_corner.y * radius_px);
+  v_color = particle_color(gl_InstanceID, look_now, coverage) * (radius_px / half_length);
+  gl_Position = vec4((corner_px / size * 2.0 - 1.0) * clip.w, clip.z, clip.w);
+}
+#endif
+
+#ifdef GPU_FRAGMENT_SHADER
+void main()
+{
+  float falloff = 1.0 - dot(v_corner, v_corner);
+  if (falloff <= 0.0) {
+    discard;
+  }
+  out_color = vec4(v_color * falloff, 0.0);
+}
+#endif

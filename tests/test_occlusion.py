@@ -1,0 +1,101 @@
+"""Scene depth in the add-on: particles behind a cube are hidden in the bake; camera errors."""
+
+import bpy
+import numpy as np
+import pytest
+from conftest import add_effect
+
+from addon.engine.settings import SettingsError
+from addon.render import SceneRenderer
+
+
+def add_cube(location, size):
+    mesh = bpy.data.meshes.new("Cube")
+    half = size / 2
+    corners = [(x, y, z) for x in (-half, half) for y in (-half, half) for z in (-half, half)]
+    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    mesh.from_pydata(corners, [], faces)
+    cube = bpy.data.objects.new("Cube", mesh)
+    cube.location = location
+    bpy.context.scene.collection.objects.link(cube)
+    return cube
+
+
+def particle_light(scene, occlusion="SCENE", point_mode="ATOMIC", particle_type="POINT"):
+    scene.gpu_particles.occlusion = occlusion
+    scene.gpu_particles.point_mode = point_mode
+    bpy.context.active_object.gpu_particles.effects[0].particle_type = particle_type
+    renderer = SceneRenderer(scene, 64, 36)
+    frame = renderer.render(2)
+    half = frame.shape[1] // 2
+    return frame[:, :half, :3].sum(), frame[:, half:, :3].sum()
+
+
+@pytest.mark.parametrize("point_mode, particle_type", [("ATOMIC", "POINT"), ("GL_POINTS", "POINT"),
+                                                       ("ATOMIC", "SPRITE")])
+def test_particles_behind_a_cube_are_hidden(scene, point_mode, particle_type):
+    add_effect(count=20_000)
+    emitter = bpy.context.active_object
+    left_open, right_open = particle_light(scene, "SCENE", point_mode, particle_type)
+    assert left_open > 0 and right_open > 0
+    # A cube between camera and emitter covering the right half of the view (camera at y = -12 looks along +y).
+    add_cube((2.5, -6.0, 1.5), 5.0)
+    bpy.context.view_layer.objects.active = emitter
+    left, right = particle_light(scene, "SCENE", point_mode, particle_type)
+    assert right == 0, "hidden behind the cube"
+    assert left == pytest.approx(left_open, rel=1e-6)
+    left_none, right_none = particle_light(scene, "NONE", point_mode, particle_type)
+    assert right_none == pytest.approx(right_open, rel=1e-6), "without occlusion the cube hides nothing"
+
+
+def test_particles_in_front_of_a_cube_stay(scene):
+    add_effect(count=20_000)
+    emitter = bpy.context.active_object
+    before = sum(particle_light(scene))
+    add_cube((0.0, 8.0, 1.5), 6.0)  # behind the emitter
+    bpy.context.view_layer.objects.active = emitter
+    assert sum(particle_light(scene)) == pytest.approx(before, rel=1e-6)
+
+
+@pytest.mark.parametrize("breakage, message", [
+    ("orthographic_zero", "orthographic scale"),
+    ("zero_scale", "scaled to zero"),
+    ("not_a_camera", "not a camera"),
+])
+def test_unusable_cameras_are_refused(scene, breakage, message):
+    add_effect()
+    camera = scene.camera
+    if breakage == "orthographic_zero":
+        camera.data.type = "ORTHO"
+        camera.data.ortho_scale = 0.0
+    elif breakage == "zero_scale":
+        camera.scale = (0.0, 0.0, 0.0)
+        bpy.context.view_layer.update()
+    else:
+        scene.camera = bpy.context.active_object
+    with pytest.raises(SettingsError, match=message):
+        SceneRenderer(scene, 16, 16).render(1)
+    with pytest.raises(RuntimeError, match=message):
+        bpy.ops.gpu_particles.bake()
+    assert np.isfinite(camera.location).all()
+
+
+def test_bake_reports_overflow_and_auto_emax_follows_the_frames(scene, tmp_path):
+    """The overflow counter reaches the user (operator warning, sidecar); AUTO Emax grows out of it."""
+    import json
+
+    add_effect(count=20_000)
+    scene.gpu_particles.emax = 1e-3  # far too low: every busy pixel overflows
+    scene.gpu_particles.emax_mode = "MANUAL"
+    assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+    record = json.loads((tmp_path / "frames" / "gpu_particles_bake.json").read_text())
+    assert set(record["overflow"]) == {"1", "2", "3", "4"} and min(record["overflow"].values()) > 0
+    assert record["emax"] == [pytest.approx(1e-3)] * 4
+
+    scene.gpu_particles.emax_mode = "AUTO"
+    scene.frame_end = 12
+    assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+    record = json.loads((tmp_path / "frames" / "gpu_particles_bake.json").read_text())
+    assert record["emax"][1] == pytest.approx(4e-3), "fourfold after an overflowing frame"
+    overflowing = sorted(int(frame) for frame in record["overflow"])
+    assert overflowing == list(range(1, len(overflowing) + 1)) and len(overflowing) < 12, "fits from some frame on"
