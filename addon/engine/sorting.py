@@ -3,12 +3,14 @@
 Keys (``shaders/sort_key.glsl``) are ordered uints whose ascending order is the
 order wanted: view depth far to near for back-to-front alpha blending, or the
 grid cell in depth-slice order for cache-coherent volume lookups.  Particles
-that do not show, and NaN keys, sort last.
+waiting to be (re)born are keyed where they will appear (the emitter), so
+the sort places them while the respawn skip hides them; dead particles and
+NaN keys sort last.
 
 Two ways to sort, both over the same schedules (``sort_schedule.py``):
 
 * direct: the compare-and-swap moves the particle state texels themselves
-  (32 bytes a particle), keyed on the fly; the simulation then reads sorted
+  (32 or 16 bytes a particle, by state layout), keyed on the fly; the simulation then reads sorted
   state with no indirection;
 * key-index: the passes move (key, index) pairs in two R32UI images shaped
   like the state (8 bytes a particle); keys are refreshed through the indices
