@@ -118,3 +118,19 @@ def test_grid_cell_order_replays_identically_after_scrubbing(scene):
     first = {f: renderer.render(f) for f in range(1, 15)}
     for f in (13, 4, 7, 12):  # back (restores a checkpoint and replays), then forward
         np.testing.assert_array_equal(renderer.render(f), first[f], err_msg=f"frame {f}")
+
+
+def test_alpha_bake_writes_sorted_frames_and_sortedness(scene, tmp_path):
+    """The bake operator with an Alpha effect: exact sorts, frames with sprites, stats in the sidecar."""
+    import json
+
+    import bpy
+
+    add_effect(count=5000, blend_mode="ALPHA", opacity=0.8, size=0.03)
+    scene.frame_end = 2
+    assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+    folder = tmp_path / "frames"
+    image = bpy.data.images.load(str(folder / "f_0002.png"))
+    assert np.array(image.pixels[:]).reshape(36, 64, 4)[..., :3].max() > 0.05, "sprites are visible"
+    record = json.loads((folder / "gpu_particles_bake.json").read_text())
+    assert record["last_frame"]["sortedness"] == [[1.0, 1.0]]
