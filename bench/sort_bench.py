@@ -12,7 +12,8 @@ Cases (GPU time from GL timer queries, median of --repeat runs):
   refresh the key-index sort needs every frame.
 * cone/<passes>: the thesis's cone emitter seen by a rotating camera; passes
   per frame against adjacent pairs in order (median over the last frames),
-  and the least passes holding >= 99 %.
+  and the least passes holding >= 99 %; cone_key_index_skip: the same with
+  the simulation's respawn skip, waiting particles keyed at the emitter.
 * coherence: one step of a stand-in turbulence kernel (a 3D texture lookup per
   particle) over particles in slot order against the same particles sorted by
   grid cell; coherence_simulate: the same with the simulation's own step and
@@ -191,37 +192,42 @@ CONE = {
 }
 
 
-def bench_cone(host, rows, count, frames, degrees_per_frame, candidates, method):
-    """Passes per frame needed to keep a cone emitter sorted for a rotating camera."""
+def bench_cone(host, rows, count, frames, degrees_per_frame, candidates, method, skip=0.0):
+    """Passes per frame needed to keep a cone emitter sorted for a rotating camera.
+
+    ``skip`` > 0: respawning particles wait hidden that many seconds, keyed at
+    the emitter, so the sort can move them into place before they show.
+    """
     dt = 1 / 24
     identity = np.identity(4)
     pass_ms = None
+    name = f"cone_{method.lower()}" + ("_skip" if skip else "")
+    spawn = (0.0, 0.0, 0.0) if skip else None
     full_schedule = len(sort_schedule.odd_even_merge_passes(count))
     for passes in sorted({min(p, full_schedule) for p in candidates} | {full_schedule}):
-        system = ParticleSystem(host, effect_settings({**CONE, "count": count}))
+        system = ParticleSystem(host, effect_settings({**CONE, "count": count, "respawn_skip": skip}))
         sorter = ParticleSorter(system, method)
         for _ in range(int(CONE["lifetime"] / dt)):  # fill the cone before sorting
             system.step(dt, identity, identity)
-        sorter.full(SortKey.view_depth(orbit_view(0.0)))
+        sorter.full(SortKey.view_depth(orbit_view(0.0), spawn))
         adjacent, taus, cost = [], [], []
         for frame in range(frames):
             system.step(dt, identity, identity)
-            key = SortKey.view_depth(orbit_view(np.radians(degrees_per_frame * frame)))
+            key = SortKey.view_depth(orbit_view(np.radians(degrees_per_frame * frame)), spawn)
             cost.append(once_ms(host, partial(sorter.incremental, key, passes)))
             in_order, tau = sorter.sortedness(key)
             adjacent.append(in_order)
             taus.append(tau)
         held = statistics.median(adjacent[frames // 2:])
         worst = min(adjacent[frames // 2:])
-        rows.append(record(f"cone_{method.lower()}/{passes}", count, statistics.median(cost),
+        rows.append(record(f"{name}/{passes}", count, statistics.median(cost),
                               adjacent_in_order=held, worst_adjacent=worst, kendall_tau=statistics.median(taus[frames // 2:]),
                               passes=passes, full_schedule=full_schedule,
-                              degrees_per_frame=degrees_per_frame))
+                              degrees_per_frame=degrees_per_frame, respawn_skip=skip or None))
         if pass_ms is None and held >= 0.99:
             pass_ms = passes
-    rows.append(record(f"cone_{method.lower()}_min_passes_99", count,
-                          next((r["ms"] for r in rows if r["case"] == f"cone_{method.lower()}/{pass_ms}"), None),
-                          passes=pass_ms))
+    rows.append(record(f"{name}_min_passes_99", count,
+                       next((r["ms"] for r in rows if r["case"] == f"{name}/{pass_ms}"), None), passes=pass_ms))
 
 
 TURBULENCE_STANDIN = """
@@ -318,6 +324,7 @@ def main(argv=None):
     parser.add_argument("--cone-frames", type=int, default=48)
     parser.add_argument("--cone-passes", default="1,4,16,64", help="the full schedule is always added")
     parser.add_argument("--degrees", type=float, default=2.0, help="camera rotation per frame")
+    parser.add_argument("--skip", type=float, default=0.25, help="respawn skip (seconds) of the cone_key_index_skip case")
     parser.add_argument("--coherence", default="4M")
     parser.add_argument("--volume", type=int, default=256)
     parser.add_argument("--repeat", type=int, default=10)
@@ -336,10 +343,10 @@ def main(argv=None):
     for count in map(parse_count, args.pass_sizes.split(",")):
         bench_passes(host, rows, count, args.repeat, rng)
     records.write(SUITE, host.device, rows)
-    for method in ("DIRECT", "KEY_INDEX"):
+    for method, skip in (("DIRECT", 0.0), ("KEY_INDEX", 0.0), ("KEY_INDEX", args.skip)):
         rows = []
         bench_cone(host, rows, parse_count(args.cone), args.cone_frames, args.degrees,
-                   [int(p) for p in args.cone_passes.split(",")], method)
+                   [int(p) for p in args.cone_passes.split(",")], method, skip)
         records.write(SUITE, host.device, rows)
     rows = []
     bench_coherence(host, rows, parse_count(args.coherence), args.volume, args.repeat, rng)
