@@ -103,7 +103,7 @@ class BakeJob:
         try:
             host = BlenderHost()
             self.plan = plan_bake(scene, host)
-            self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host)
+            self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host, exact_sort=True)
         except (NoGPUError, GPUMemoryError, ShaderCompileError, SettingsError, ValueError) as error:
             raise BakeError(str(error)) from None
         self.scene = scene

@@ -48,7 +48,7 @@ def blender_property(field: Field, update=None):
         return FloatVectorProperty(default=field.default, min=field.min, max=field.max, soft_max=1.0, size=3,
                                    subtype="COLOR", **common)
     if field.kind == "enum":
-        items = [(item, item.title(), "") for item in field.items]
+        items = [(item, item.replace("_", " ").title(), "") for item in field.items]
         return EnumProperty(items=items, default=field.default, **common)
     raise ValueError(f"no Blender property for field kind {field.kind!r}")
 

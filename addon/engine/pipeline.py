@@ -5,8 +5,11 @@ Reads like the algorithm::
     system.reset()                          # init_particles       (simulation.py)
     system.step(dt, emitter_prev, cur)      # simulate x substeps, compact live slots (simulation.py)
     depth.build_coarse()                    # coarse_depth, after the mesh pre-pass (depth.py)
-    compositor.add(system, camera, live)    # splat over live slots, or raster, per effect (compositing.py, raster.py)
+    effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
+    compositor.add(system, camera, live)    # splat over live slots, or raster, per Add effect (compositing.py, raster.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
+    sprites.draw(alpha_systems, ...)        # Alpha effects, back to front (sprites.py)
+    sprites.over(compositor)                # over the frame       (sprites.py)
     compositor.take_stats()                 # overflows, peak -> auto Emax
 
 Everything talks to a :class:`addon.hosts.base.Host`, so the same recording
@@ -20,9 +23,11 @@ from .compositing import RESOLVE, RESOLVE_PEAK, SPLAT_VARIANTS, Camera, Composit
 from .depth import COARSE_DEPTH
 from .scan import SCAN_KERNELS
 from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
+from .sorting import SORT_KERNELS
+from .sprites import ALPHA_OVER, SpriteLayer
 
 ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS, RESOLVE,
-               RESOLVE_PEAK, *SCAN_KERNELS, *COMPACTION_KERNELS)
+               RESOLVE_PEAK, *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, ALPHA_OVER)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
@@ -31,9 +36,18 @@ def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cu
         system.step(dt, prev, cur)
 
 
-def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera):
-    """Composite every effect into the shared target, resolve, and return the float frame."""
+def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,
+              sprites: SpriteLayer | None = None, orders=None):
+    """Composite every Add effect into the shared target, resolve, lay the Alpha
+    effects over it (each drawn in its ``orders`` entry: sorted indices, or None
+    for slot order), and return the float frame."""
+    orders = orders or [None] * len(systems)
+    alpha = [(system, order) for system, order in zip(systems, orders) if system.settings.blend_mode == "ALPHA"]
     for system in systems:
-        compositor.add(system, camera, live=system.live)
+        if system.settings.blend_mode != "ALPHA":
+            compositor.add(system, camera, live=system.live)
     compositor.resolve()
+    if alpha:
+        sprites.draw([system for system, _ in alpha], compositor, camera, [order for _, order in alpha])
+        sprites.over(compositor)
     return compositor.read_frame()

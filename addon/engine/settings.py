@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from .sort_schedule import MAX_SORT_PASSES
+
 # Particle slots are texels of 2D state images; this caps what any GPU gets
 # (2^28 particles = 8 GiB of full-precision state) before its texture limit.
 HARD_MAX_PARTICLES = 1 << 28
@@ -70,6 +72,17 @@ EFFECT_FIELDS: tuple[Field, ...] = (
           unit="TIME_ABSOLUTE"),
     Field("preroll", "float", 0.0, 0.0, 1e3, "Seconds simulated before the first frame", unit="TIME_ABSOLUTE"),
     Field("seed", "int", 0, 0, 2**31 - 1, "Random seed; the same seed gives the same particles"),
+    Field("blend_mode", "enum", "ADD", items=("ADD", "ALPHA"),
+          description="Add: particles add light (fire, sparks), order does not matter; "
+                      "Alpha: soft sprites blended back to front with premultiplied over (smoke, dust)"),
+    Field("opacity", "float", 0.5, 0.0, 1.0, "Alpha mode: opacity at the center of each soft sprite"),
+    Field("sort_order", "enum", "AUTO", items=("AUTO", "NONE", "BACK_TO_FRONT", "GRID_CELL"),
+          description="Auto: back to front in Alpha mode, none in Add mode; "
+                      "Grid Cell: slices of the grid cell so volume lookups hit the cache"),
+    Field("sort_passes", "int", 16, 0, MAX_SORT_PASSES,
+          "Odd-even merge sort passes per frame; each leaves the particles at least as sorted "
+          "(a full sort runs at the start, at camera cuts and in bakes)"),
+    Field("sort_cell_size", "float", 0.05, 1e-4, 1e4, "Grid Cell sort: edge of one grid cell", unit="LENGTH"),
 )
 
 RENDER_FIELDS: tuple[Field, ...] = (

@@ -75,11 +75,13 @@ class Host:
         raise NotImplementedError
 
     def draw(self, raster, primitive: str, vertices: int, instances: int, target: Texture, depth: Texture | None,
-             textures: dict[str, Texture], constants: dict[str, Any]) -> None:
-        """Rasterize ``vertices`` x ``instances`` attribute-less vertices additively into ``target``.
+             textures: dict[str, Texture], constants: dict[str, Any], blend: str = "ADD") -> None:
+        """Rasterize ``vertices`` x ``instances`` attribute-less vertices into ``target``.
 
         ``primitive`` is 'POINTS' or 'TRIS'; with ``depth`` the fragments are
         depth-tested (LESS_EQUAL, no writes) against that scene depth.
+        ``blend`` 'ADD' adds the fragments; 'OVER' lays premultiplied fragments
+        over what is there, in drawing order (sprites.py).
         """
         raise NotImplementedError
 

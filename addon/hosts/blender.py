@@ -194,7 +194,7 @@ class BlenderHost(Host):
         self._bind(shader, kernel, textures, constants)
         self.gpu.compute.dispatch(shader, *groups)
 
-    def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants):
+    def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants, blend="ADD"):
         gpu = self.gpu
         shader = self.compile(raster)
         framebuffer = gpu.types.GPUFrameBuffer(
@@ -202,7 +202,7 @@ class BlenderHost(Host):
         )
         with framebuffer.bind():
             gpu.state.viewport_set(0, 0, target.width, target.height)
-            gpu.state.blend_set("ADDITIVE_PREMULT")
+            gpu.state.blend_set({"ADD": "ADDITIVE_PREMULT", "OVER": "ALPHA_PREMULT"}[blend])
             gpu.state.depth_test_set("LESS_EQUAL" if depth is not None else "NONE")
             gpu.state.depth_mask_set(False)
             gpu.state.program_point_size_set(False)

@@ -26,7 +26,7 @@ _GLSL_TYPES = {
     "INT": "int", "FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4",
     "IVEC2": "ivec2", "IVEC3": "ivec3", "IVEC4": "ivec4", "MAT4": "mat4",
 }
-_SAMPLERS = {"FLOAT_2D": "sampler2D", "FLOAT_3D": "sampler3D"}
+_SAMPLERS = {"FLOAT_2D": "sampler2D", "FLOAT_3D": "sampler3D", "UINT_2D": "usampler2D"}
 _STORED = {"RGBA32F": "f4", "RGBA16F": "f2", "R32F": "f4", "R32UI": "u4", "DEPTH32F": "f4"}  # numpy dtype as stored
 _GLSL_VARYING_TYPES = {"FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4"}
 
@@ -127,7 +127,7 @@ class ModernGLHost(Host):
         program.run(*groups)
         self.ctx.memory_barrier()
 
-    def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants):
+    def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants, blend="ADD"):
         import moderngl
 
         program = self._bind(raster, textures, constants)
@@ -141,7 +141,7 @@ class ModernGLHost(Host):
         framebuffer = self._framebuffers[key]
         framebuffer.use()
         self.ctx.enable_only(moderngl.BLEND | (moderngl.DEPTH_TEST if depth is not None else 0))
-        self.ctx.blend_func = moderngl.ONE, moderngl.ONE
+        self.ctx.blend_func = moderngl.ONE, moderngl.ONE if blend == "ADD" else moderngl.ONE_MINUS_SRC_ALPHA
         self.ctx.depth_func = "<="
         framebuffer.depth_mask = False
         mode = moderngl.POINTS if primitive == "POINTS" else moderngl.TRIANGLES

@@ -1,0 +1,57 @@
+"""Reference of sort_key.glsl, sort_keys.glsl and sortedness.glsl.
+
+The network passes themselves have their reference in ``sort_schedule``
+(``*_comparators`` + ``apply_pass``), which the GPU must match exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..sorting import KEY_GRID
+from .random import pcg_hash
+
+F = np.float32
+U = np.uint32
+KEY_LAST = U(0xFFFFFFFF)
+
+
+def ordered_key(x) -> np.ndarray:
+    x = np.asarray(x, dtype=F)
+    bits = x.view(U)
+    keys = np.where(bits & U(0x80000000), ~bits, bits | U(0x80000000)).astype(U)
+    return np.where(np.isnan(x), KEY_LAST, keys)
+
+
+def particle_keys(pos_age: np.ndarray, vel_life: np.ndarray, key, origin=(0.0, 0.0, 0.0)) -> np.ndarray:
+    """Keys of particles stored relative to ``origin`` (the constants fold it in, as on the GPU)."""
+    c = key.constants(origin)
+    position, age, life = pos_age[:, :3].astype(F), pos_age[:, 3], vel_life[:, 3]
+    spawn = np.asarray(c["key_spawn"], dtype=F)
+    waiting = (spawn[3] != 0) & (life == 0) & (age < 0)
+    position = np.where(waiting[:, None], spawn[:3], position)
+    with np.errstate(invalid="ignore", over="ignore"):
+        shows = (waiting | ((age >= 0) & (age < life))) & np.isfinite(position).all(axis=1)
+        if key.mode == KEY_GRID:
+            grid = np.asarray(c["key_grid"], dtype=F)
+            cell = np.mod(np.floor((position - grid[:3]) / grid[3]), F(1024)).astype(F)
+            cell = np.nan_to_num(cell).astype(U)
+            keys = (cell[:, 2] << U(20)) | (cell[:, 1] << U(10)) | cell[:, 0]
+        else:
+            axis = np.asarray(c["key_axis"], dtype=F)
+            keys = ordered_key((position * axis[:3]).sum(axis=1, dtype=F) + axis[3])
+    return np.where(shows, keys, KEY_LAST).astype(U)
+
+
+def sortedness(keys: np.ndarray, samples: int, seed: int) -> tuple[int, int, int]:
+    """(adjacent pairs in order, concordant, discordant sampled pairs), as the kernel counts them."""
+    keys = np.asarray(keys, dtype=U)
+    count = len(keys)
+    adjacent = int(np.count_nonzero(keys[:-1] <= keys[1:]))
+    t = np.arange(samples, dtype=U)
+    with np.errstate(over="ignore"):
+        a = pcg_hash(t ^ pcg_hash(U(seed))) % U(count)
+        b = pcg_hash((t + U(0x9E3779B9)) ^ pcg_hash(U(seed + 1))) % U(count - 1)
+    b = b + (b >= a).astype(U)
+    key_a, key_b = keys[np.minimum(a, b)], keys[np.maximum(a, b)]
+    return adjacent, int(np.count_nonzero(key_a < key_b)), int(np.count_nonzero(key_a > key_b))

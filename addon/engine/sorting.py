@@ -1,0 +1,514 @@
+"""Sorting particles on the GPU: incremental odd-even merge passes, a full sort, keys, sortedness.
+
+Keys (``shaders/sort_key.glsl``) are ordered uints whose ascending order is the
+order wanted: view depth far to near for back-to-front alpha blending, or the
+grid cell in depth-slice order for cache-coherent volume lookups.  Particles
+waiting to be (re)born are keyed where they will appear (the emitter), so
+the sort places them while the respawn skip hides them; dead particles and
+NaN keys sort last.
+
+Two ways to sort, both over the same schedules (``sort_schedule.py``):
+
+* direct: the compare-and-swap moves the particle state texels themselves
+  (32 or 16 bytes a particle, by state layout), keyed on the fly; the simulation then reads sorted
+  state with no indirection;
+* key-index: the passes move (key, index) pairs in two R32UI images shaped
+  like the state (8 bytes a particle); keys are refreshed through the indices
+  every frame and drawing reads state through them.
+
+The full sort of key-index pairs (``FULL_SORT``) is a stable LSD radix sort
+on the scan, 8 bits a pass, or an all-ascending bitonic sort whose strides
+below one workgroup's block run in shared memory (one dispatch per merge) and
+whose long strides run a few per dispatch in registers; for a sorted state,
+one gather dispatch follows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from .kernels import Constant, Image, Kernel, Shared
+from .scan import Scan, linear_size
+from .simulation import LAYOUTS
+from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, stages
+
+KEY_DEPTH, KEY_GRID = 0, 1
+KENDALL_SAMPLES = 1 << 16
+MAX_GROUPS_X = 32768  # below the 65535 workgroups per dimension every GPU allows
+# The full sort's shape, chosen by measurement (bench/results/*-sort.json, full_variant at 16M
+# on an H200: 1024 x 3 took 10.6 ms, 2048 x 3 11.1, 4096 x 3 12.4, 1024 x 1 16.3).
+SORT_BLOCK = 1024  # pairs a workgroup sorts in shared memory (8 KiB)
+FUSED_STRIDES = 3  # long strides one sort_merge dispatch does in registers
+# Bitonic: compiled, checked and timed on an H200 (12x torch.sort at 16M).  The radix sort is faster
+# on llvmpipe (1.25 s against 1.96 s at 1M pairs) but has not run on a real GPU yet; the suite's
+# next device run records both (cases full and full_radix) and decides.
+FULL_SORT = "BITONIC"
+
+KEY_CONSTANTS = (Constant("INT", "key_mode"), Constant("VEC4", "key_axis"), Constant("VEC4", "key_grid"),
+                 Constant("VEC4", "key_spawn"))
+PASS_CONSTANTS = (Constant("INT", "count"), Constant("INT", "slots"), Constant("INT", "p"), Constant("INT", "k"))
+PAIRS = (Image("keys", "R32UI"), Image("indices", "R32UI"))
+
+SORT_PASS_KEY_INDEX = Kernel("sort_network", images=PAIRS, constants=PASS_CONSTANTS)
+
+
+def _sort_keys_kernel(layout) -> Kernel:
+    return Kernel(
+        "sort_keys",
+        images=(*layout.images("READ"), *PAIRS),
+        constants=(Constant("INT", "count"), Constant("INT", "reset_indices"), *KEY_CONSTANTS),
+        includes=("common.glsl", "sort_key.glsl"),
+    )
+
+
+def _sort_pass_direct_kernel(layout) -> Kernel:
+    return Kernel(
+        "sort_network",
+        images=layout.images(),
+        constants=(*PASS_CONSTANTS, *KEY_CONSTANTS),
+        includes=("common.glsl", "sort_key.glsl"),
+        defines=(("SORT_DIRECT", "1"),),
+    )
+
+
+def _sort_gather_kernel(layout) -> Kernel:
+    return Kernel(
+        "sort_gather",
+        images=(Image("indices", "R32UI", "READ"), *layout.images("READ"),
+                Image("sorted_pos_age", layout.format, "WRITE"), Image("sorted_vel_life", layout.format, "WRITE")),
+        constants=(Constant("INT", "count"),),
+    )
+
+
+# One per state layout (simulation.LAYOUTS), like the simulation's own kernels.
+SORT_KEYS_KERNELS = {name: _sort_keys_kernel(layout) for name, layout in LAYOUTS.items()}
+SORT_PASS_DIRECT_KERNELS = {name: _sort_pass_direct_kernel(layout) for name, layout in LAYOUTS.items()}
+SORT_GATHER_KERNELS = {name: _sort_gather_kernel(layout) for name, layout in LAYOUTS.items()}
+
+@cache
+def sort_local(block: int) -> Kernel:
+    """Shared-memory passes over blocks of ``block`` pairs (a power of two >= 2)."""
+    return Kernel(
+        "sort_local",
+        images=PAIRS,
+        constants=(Constant("INT", "count"), Constant("INT", "merge_size")),
+        shared=(Shared("uint", "s_keys", block), Shared("uint", "s_indices", block)),
+        local_size=(min(block // 2, 1024), 1, 1),
+        defines=(("SORT_BLOCK", str(block)),),
+    )
+
+
+@cache
+def sort_merge(fused: int) -> Kernel:
+    """``fused`` long strides of a bitonic merge per dispatch, in registers."""
+    return Kernel(
+        "sort_merge",
+        images=PAIRS,
+        constants=(Constant("INT", "count"), Constant("INT", "slots"), Constant("INT", "size"),
+                   Constant("INT", "stride")),
+        defines=(("FUSED_STRIDES", str(fused)),),
+    )
+
+
+RADIX_TILE = 1024  # pairs one radix workgroup counts and scatters
+RADIX_DEFINES = (("RADIX_TILE", str(RADIX_TILE)),)
+RADIX_COUNT = Kernel(
+    "radix_count",
+    images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", "WRITE")),
+    constants=(Constant("INT", "count"), Constant("INT", "shift")),
+    shared=(Shared("uint", "s_hist", 256),),
+    defines=RADIX_DEFINES,
+)
+RADIX_SCATTER = Kernel(
+    "radix_scatter",
+    images=(Image("keys", "R32UI", "READ"), Image("indices", "R32UI", "READ"), Image("offsets", "R32UI", "READ"),
+            Image("sorted_keys", "R32UI", "WRITE"), Image("sorted_indices", "R32UI", "WRITE")),
+    constants=(Constant("INT", "count"), Constant("INT", "shift")),
+    shared=(Shared("uint", "s_keys", RADIX_TILE), Shared("uint", "s_indices", RADIX_TILE),
+            Shared("uint", "s_order", RADIX_TILE), Shared("uint", "s_hist", 256), Shared("uint", "s_start", 256)),
+    defines=RADIX_DEFINES,
+)
+SORTEDNESS = Kernel(
+    "sortedness",
+    images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", atomic=True)),
+    constants=(Constant("INT", "count"), Constant("INT", "samples"), Constant("INT", "seed")),
+    shared=(Shared("uint", "s_counts", 3),),
+    includes=("common.glsl", "random.glsl"),
+)
+SORT_KERNELS = (*SORT_KEYS_KERNELS.values(), SORT_PASS_KEY_INDEX, *SORT_PASS_DIRECT_KERNELS.values(),
+                sort_local(SORT_BLOCK), sort_merge(FUSED_STRIDES), RADIX_COUNT, RADIX_SCATTER,
+                *SORT_GATHER_KERNELS.values(), SORTEDNESS)
+
+
+@dataclass(frozen=True)
+class SortKey:
+    """What a key means: the mode and its parameters, in world space.
+
+    ``spawn``: where particles waiting to be (re)born will appear (the
+    emitter); those hidden particles are keyed there, so the sort moves them
+    into place while the simulation's respawn skip holds them back.  Without
+    it they sort last with the other particles that do not show.
+    """
+
+    mode: int
+    axis: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
+    grid: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 1.0)
+    spawn: tuple[float, float, float] | None = None
+
+    @classmethod
+    def view_depth(cls, view: np.ndarray, spawn=None) -> SortKey:
+        """Back to front for a world-to-view matrix (the camera looks down -z)."""
+        return cls(KEY_DEPTH, axis=tuple(float(v) for v in np.asarray(view, dtype=np.float64)[2]), spawn=_point(spawn))
+
+    @classmethod
+    def grid_cell(cls, origin, cell_size: float, spawn=None) -> SortKey:
+        if not cell_size > 0:
+            raise ValueError(f"grid cell size must be positive, not {cell_size}")
+        return cls(KEY_GRID, grid=(*(float(v) for v in origin), float(cell_size)), spawn=_point(spawn))
+
+    def constants(self, origin=(0.0, 0.0, 0.0)) -> dict:
+        """Push constants for positions stored relative to ``origin`` (the state origin)."""
+        origin = np.asarray(origin, dtype=np.float64)
+        axis = np.asarray(self.axis, dtype=np.float64)
+        grid = np.asarray(self.grid, dtype=np.float64)
+        spawn = (0.0, 0.0, 0.0, 0.0) if self.spawn is None else (*(np.asarray(self.spawn) - origin), 1.0)
+        return {
+            "key_mode": self.mode,
+            "key_axis": (*axis[:3], axis[3] + axis[:3] @ origin),
+            "key_grid": (*(grid[:3] - origin), grid[3]),
+            "key_spawn": tuple(float(v) for v in spawn),
+        }
+
+
+def _point(value) -> tuple[float, float, float] | None:
+    return None if value is None else tuple(float(v) for v in value)
+
+
+def linear_groups(invocations: int, local_size: int = 256) -> tuple[int, int, int]:
+    """A 2D grid of workgroups covering a 1D range (the kernels flatten y * x)."""
+    groups = max(1, -(-invocations // local_size))
+    x = min(groups, MAX_GROUPS_X)
+    return (x, -(-groups // x), 1)
+
+
+def odd_even_pass(host, kernel, textures: dict, count: int, p: int, k: int, extra: dict | None = None) -> None:
+    """One dispatch of pass (p, k): over key-index pairs, or over the state with SORT_PASS_DIRECT_KERNELS."""
+    slots = comparator_slots(count, p, k)
+    host.dispatch(kernel, linear_groups(slots), textures, {"count": count, "slots": slots, "p": p, "k": k, **(extra or {})})
+
+
+class KeyIndexPairs:
+    """(key, index) pairs in two R32UI images shaped like a system's state images."""
+
+    def __init__(self, host, width: int, rows: int, count: int, block: int = SORT_BLOCK, fused: int = FUSED_STRIDES):
+        self.host = host
+        self.count = count
+        self.block, self.fused = block, fused
+        self.keys = host.texture("sort_keys", width, rows, "R32UI")
+        self.indices = host.texture("sort_indices", width, rows, "R32UI")
+        self.counts = host.texture("sort_counts", 4, 1, "R32UI")
+        self._radix = None  # scratch of the radix sort, made on first use
+
+    @property
+    def textures(self) -> dict:
+        return {"keys": self.keys, "indices": self.indices}
+
+    def refresh_keys(self, system, key: SortKey, reset_indices: bool) -> None:
+        """Keys of the particles the indices point at (or of slot i, starting over)."""
+        self.host.dispatch(
+            SORT_KEYS_KERNELS[system.layout.name], linear_groups(self.count),
+            {**system.textures, **self.textures},
+            {"count": self.count, "reset_indices": int(reset_indices), **key.constants(system.origin)},
+        )
+
+    def odd_even_passes(self, passes) -> None:
+        for p, k in passes:
+            odd_even_pass(self.host, SORT_PASS_KEY_INDEX, self.textures, self.count, p, k)
+
+    def full_sort(self, algorithm: str = FULL_SORT) -> None:
+        """Exact ascending sort.
+
+        'BITONIC': every block in shared memory, then per longer merge its long
+        strides a few at a time in registers and its short ones in shared memory.
+        'RADIX': stable LSD radix sort on the scan (equal keys keep their order).
+        """
+        if algorithm == "RADIX":
+            if self.count >= 2:
+                self._radix = self._radix or RadixSort(self)
+                self._radix.run()
+            return
+        for kernel, groups, constants in full_sort_dispatches(self.count, self.block, self.fused):
+            self.host.dispatch(kernel, groups, self.textures, constants)
+
+    def sortedness(self, samples: int = KENDALL_SAMPLES, seed: int = 0) -> tuple[float, float]:
+        """(fraction of adjacent pairs in order, sampled Kendall tau) of the keys."""
+        if self.count < 2:
+            return 1.0, 1.0
+        self.host.clear(self.counts)
+        self.host.dispatch(
+            SORTEDNESS, linear_groups(max(self.count - 1, samples)),
+            {"keys": self.keys, "counts": self.counts},
+            {"count": self.count, "samples": samples, "seed": seed},
+        )
+        adjacent, concordant, discordant, _ = (int(v) for v in self.host.read(self.counts)[0])
+        pairs = concordant + discordant
+        return adjacent / (self.count - 1), (concordant - discordant) / pairs if pairs else 1.0
+
+
+class RadixSort:
+    """Stable LSD radix sort of a :class:`KeyIndexPairs`' pairs, 8 bits a pass, on the scan.
+
+    Per digit: count the digits of every tile (``radix_count``), scan the
+    digit-major counts (``scan.py``), scatter every tile stably (``radix_scatter``)
+    into the spare images; four passes end where they began.
+    """
+
+    def __init__(self, pairs: KeyIndexPairs):
+        host = pairs.host
+        self.host, self.pairs = host, pairs
+        self.tiles = max(1, -(-pairs.count // RADIX_TILE))
+        size = linear_size(256 * self.tiles, host.max_texture_size)
+        self.counts = host.texture("radix_counts", *size, "R32UI")
+        self.offsets = host.texture("radix_offsets", *size, "R32UI")
+        self.spare = (host.texture("sort_keys", pairs.keys.width, pairs.keys.height, "R32UI"),
+                      host.texture("sort_indices", pairs.keys.width, pairs.keys.height, "R32UI"))
+        self.scan = Scan(host, 256 * self.tiles)
+
+    def run(self) -> None:
+        count = self.pairs.count
+        source, target = (self.pairs.keys, self.pairs.indices), self.spare
+        groups = linear_groups(self.tiles * 256)
+        for shift in (0, 8, 16, 24):
+            self.host.dispatch(RADIX_COUNT, groups, {"keys": source[0], "counts": self.counts},
+                               {"count": count, "shift": shift})
+            self.scan.run(self.counts, self.offsets, 256 * self.tiles)
+            self.host.dispatch(
+                RADIX_SCATTER, groups,
+                {"keys": source[0], "indices": source[1], "offsets": self.offsets,
+                 "sorted_keys": target[0], "sorted_indices": target[1]},
+                {"count": count, "shift": shift},
+            )
+            source, target = target, source
+
+
+def method_for(key: SortKey) -> str:
+    """Key-index for drawing order, direct for coherence.
+
+    Measured on an H200 at 1M particles: a key-index pass costs 0.007 ms
+    against 0.016 ms direct, plus one 0.024 ms key refresh a frame, so from
+    three passes a frame key-index is cheaper, and drawing reads through the
+    indices at no cost to the simulation.  Grid-cell order is for the
+    simulation's own memory accesses, so it must move the state: direct.
+    """
+    return "DIRECT" if key.mode == KEY_GRID else "KEY_INDEX"
+
+
+class ParticleSorter:
+    """One effect's sort, kept across frames.
+
+    ``method`` 'DIRECT' reorders the state itself; 'KEY_INDEX' keeps the state
+    in place and ``indices`` holds the drawing order.
+    """
+
+    def __init__(self, system, method: str = "DIRECT"):
+        if method not in ("DIRECT", "KEY_INDEX"):
+            raise ValueError(f"sort method must be DIRECT or KEY_INDEX, not {method!r}")
+        self.system = system
+        self.host = system.host
+        self.method = method
+        width, rows = system.pos_age.width, system.pos_age.height
+        self.pairs = KeyIndexPairs(self.host, width, rows, system.count)
+        self.step = SortStep(system.count)
+        self._spare = None
+        self._fresh = True  # the indices are not a permutation yet
+
+    @property
+    def indices(self):
+        """The drawing order for key-index sorting (None when the state itself is sorted)."""
+        return self.pairs.indices if self.method == "KEY_INDEX" else None
+
+    def reset(self) -> None:
+        """Forget the order (the system was reset): the schedule starts over."""
+        self.step.reset()
+        self._fresh = True
+
+    def incremental(self, key: SortKey, passes: int) -> None:
+        """The next ``passes`` passes of the odd-even merge sort, resumed where the last frame stopped."""
+        schedule = self.step.take(passes)
+        if self.method == "KEY_INDEX":
+            self.pairs.refresh_keys(self.system, key, reset_indices=self._fresh)
+            self._fresh = False
+            self.pairs.odd_even_passes(schedule)
+            return
+        for p, k in schedule:
+            odd_even_pass(self.host, SORT_PASS_DIRECT_KERNELS[self.system.layout.name], self.system.textures,
+                          self.system.count, p, k, key.constants(self.system.origin))
+        if schedule:
+            self._moved()
+
+    def full(self, key: SortKey) -> None:
+        """Exact sort now (bake, camera cut); the incremental schedule starts over."""
+        self.pairs.refresh_keys(self.system, key, reset_indices=self._fresh or self.method == "DIRECT")
+        self._fresh = False
+        self.pairs.full_sort()
+        self.step.reset()
+        if self.method == "DIRECT":
+            self._gather()
+
+    def _gather(self) -> None:
+        """Reorder the state by the sorted indices into the spare state images, then swap."""
+        system = self.system
+        w, h, layout = system.pos_age.width, system.pos_age.height, system.layout.format
+        if self._spare is None or self._spare[0].format != layout:
+            self._spare = (self.host.texture("pos_age", w, h, layout), self.host.texture("vel_life", w, h, layout))
+        sorted_pos_age, sorted_vel_life = self._spare
+        self.host.dispatch(
+            SORT_GATHER_KERNELS[system.layout.name], system.groups,
+            {"indices": self.pairs.indices, **system.textures,
+             "sorted_pos_age": sorted_pos_age, "sorted_vel_life": sorted_vel_life},
+            {"count": system.count},
+        )
+        self._spare = (system.pos_age, system.vel_life)
+        system.pos_age, system.vel_life = sorted_pos_age, sorted_vel_life
+        self._moved()
+
+    def _moved(self) -> None:
+        """The state moved between slots: the live-slot list the splat walks is stale."""
+        self.system.live.compact(self.system.textures)
+
+    def sortedness(self, key: SortKey) -> tuple[float, float]:
+        """(adjacent pairs in order, sampled Kendall tau) of the current drawing order."""
+        reset = self.method == "DIRECT" or self._fresh
+        self.pairs.refresh_keys(self.system, key, reset_indices=reset)
+        self._fresh = False
+        return self.pairs.sortedness(seed=self.system.step_index)
+
+
+def sort_key_for(settings, view: np.ndarray, spawn=None) -> SortKey | None:
+    """The key an effect's settings ask for (None: no sorting), for a world-to-view matrix.
+
+    ``spawn``: the emitter's position, where waiting particles are keyed.
+    """
+    order = settings.sort_order
+    if order == "AUTO":
+        order = "BACK_TO_FRONT" if settings.blend_mode == "ALPHA" else "NONE"
+    if order == "NONE":
+        return None
+    if order == "GRID_CELL":
+        return SortKey.grid_cell((0.0, 0.0, 0.0), settings.sort_cell_size, spawn)
+    return SortKey.view_depth(view, spawn)
+
+
+CUT_DEGREES = 30.0  # a view turning more than this between frames is a camera cut
+
+
+def is_camera_cut(previous_view: np.ndarray, view: np.ndarray) -> bool:
+    """True when the view direction turned more than CUT_DEGREES (a new shot, another camera)."""
+    a, b = (np.asarray(m, dtype=np.float64)[2, :3] for m in (previous_view, view))
+    cosine = np.dot(a, b) / max(np.linalg.norm(a) * np.linalg.norm(b), 1e-30)
+    return bool(cosine < np.cos(np.radians(CUT_DEGREES)))
+
+
+class EffectSort:
+    """One effect's sorting as the renderer drives it.
+
+    Grid-cell order moves the state and runs with the simulation
+    (``after_step``): its passes follow from the frame number, so a timeline
+    replay from a checkpoint puts every particle in the same slot again (the
+    simulation's randomness is keyed by slot).  View-depth order sorts
+    key-index pairs just before drawing (``before_draw``) and never moves the
+    state.  Either runs a full sort when it starts, after a jump in time, at a
+    camera cut, when ``exact`` (bake) or when ``sort_passes`` covers the whole
+    schedule (cheaper and exact); otherwise ``sort_passes`` incremental passes.
+    """
+
+    def __init__(self, system):
+        self.system = system
+        self.sorter = None
+        self.key = None
+        self.view = None
+        self.frame = None  # the frame last sorted for drawing
+
+    @property
+    def indices(self):
+        return self.sorter.indices if self.sorter else None
+
+    def sortedness(self) -> tuple[float, float] | None:
+        """(adjacent pairs in order, sampled Kendall tau) for the last key, None when unsorted.
+
+        Counted on the GPU and read back: a sync, so for the stats, not every frame.
+        """
+        return self.sorter.sortedness(self.key) if self.sorter else None
+
+    def reset(self) -> None:
+        if self.sorter:
+            self.sorter.reset()
+        self.frame = None
+
+    def after_step(self, frames_since_start: int, spawn) -> None:
+        """Grid-cell order for the frame just simulated (nothing for other orders)."""
+        key = sort_key_for(self.system.settings, np.identity(4), spawn)
+        if key is None or key.mode != KEY_GRID:
+            return
+        passes = self.system.settings.sort_passes
+        if self._use(key) or frames_since_start == 0 or passes >= len(self.sorter.step.passes):
+            self.sorter.full(key)
+        else:
+            self.sorter.step.position = frames_since_start * passes % len(self.sorter.step.passes)
+            self.sorter.incremental(key, passes)
+
+    def before_draw(self, view: np.ndarray, spawn, frame: int, exact: bool = False) -> None:
+        """View-depth order for drawing ``frame`` from ``view`` (a world-to-view matrix)."""
+        key = sort_key_for(self.system.settings, view, spawn)
+        if key is None:
+            self.sorter = self.key = None
+        if key is None or key.mode != KEY_DEPTH:
+            return
+        full = (self._use(key) or exact or self.frame is None or frame != self.frame + 1
+                or is_camera_cut(self.view, view)
+                or self.system.settings.sort_passes >= len(self.sorter.step.passes))
+        if full:
+            self.sorter.full(key)
+        else:
+            self.sorter.incremental(key, self.system.settings.sort_passes)
+        self.view, self.frame = np.asarray(view), frame
+
+    def _use(self, key: SortKey) -> bool:
+        """Take ``key``; True when that needs a new sorter (first use, or the method changed)."""
+        self.key = key
+        if self.sorter is None or self.sorter.method != method_for(key):
+            self.sorter = ParticleSorter(self.system, method_for(key))
+            return True
+        return False
+
+
+def full_sort_dispatches(count: int, block: int = SORT_BLOCK, fused: int = FUSED_STRIDES):
+    """(kernel, groups, constants) of every dispatch of the full sort of ``count`` pairs.
+
+    The same network as ``sort_schedule.bitonic_passes``, grouped: strides
+    below ``block`` run in shared memory, longer ones ``fused`` per dispatch.
+    """
+    if count < 2:
+        return []
+    padded = 1 << stages(count)
+    local = sort_local(block)
+    local_groups = linear_groups(count, block) if padded > block else (1, 1, 1)
+    dispatches = [(local, local_groups, {"count": count, "merge_size": 0})]
+    size = 2 * block
+    while size <= padded:
+        stride = size // 2
+        while stride >= block:
+            strides = min(fused, stride.bit_length() - block.bit_length() + 1)
+            slots = padded >> strides
+            dispatches.append((sort_merge(strides), linear_groups(slots),
+                               {"count": count, "slots": slots, "size": size, "stride": stride}))
+            stride >>= strides
+        dispatches.append((local, local_groups, {"count": count, "merge_size": size}))
+        size *= 2
+    return dispatches
+
+
+__all__ = ["ParticleSorter", "KeyIndexPairs", "SortKey", "odd_even_merge_passes"]

@@ -1,0 +1,17 @@
+/* Key of every (key, index) pair from the particle its index points at.
+ * reset_indices != 0 starts from the identity permutation (index i = slot i). */
+
+void main()
+{
+  int width = imageSize(keys).x;
+  int slot = particle_index(width);
+  if (slot >= count) {
+    return;
+  }
+  ivec2 texel = particle_texel(slot, width);
+  uint index = reset_indices != 0 ? uint(slot) : imageLoad(indices, texel).x;
+  ivec2 source = particle_texel(int(index), imageSize(pos_age).x);
+  uint key = particle_key(imageLoad(pos_age, source), imageLoad(vel_life, source).w);
+  imageStore(keys, texel, uvec4(key));
+  imageStore(indices, texel, uvec4(index));
+}

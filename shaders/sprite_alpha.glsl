@@ -1,0 +1,54 @@
+/* Alpha-blended sprites: a camera-facing soft round quad per particle, blended
+ * with premultiplied "over" in drawing order.  Instance i draws the particle
+ * in sorted slot i: the state slot itself (a direct sort), or the slot the
+ * sorted key-index pairs name (SPRITE_INDIRECT).  Colors and sizes come from
+ * the look table like every other particle type (particle_look.glsl). */
+
+#ifdef GPU_VERTEX_SHADER
+const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
+                                vec2(-1.0, -1.0), vec2(1.0, 1.0), vec2(-1.0, 1.0));
+
+void main()
+{
+  int width = textureSize(pos_age, 0).x;
+  int slot = gl_InstanceID;
+#ifdef SPRITE_INDIRECT
+  slot = int(texelFetch(indices, particle_texel(slot, width), 0).x);
+#endif
+  ivec2 texel = particle_texel(slot, width);
+  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
+  pos_age_in.xyz += state_origin.xyz;
+  float life = texelFetch(vel_life, texel, 0).w;
+  v_color = vec4(0.0);
+  v_corner = CORNERS[gl_VertexID];
+  gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
+  if (gl_InstanceID >= count || !particle_alive(pos_age_in, life)) {
+    return;
+  }
+  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  if (!(clip.w > 0.0)) {
+    return;
+  }
+  vec4 look_now = look_at(pos_age_in.w / life);
+  float radius_px = particle_radius_px(slot, look_now, sprite_params.x, clip.w);
+  /* Below one pixel the sprite stays one pixel and gets fainter. */
+  float coverage = pixel_coverage(radius_px);
+  radius_px = max(radius_px, 1.0);
+  float alpha = sprite_params.y * coverage;
+  v_color = vec4(particle_color(slot, look_now, 1.0) * alpha, alpha);
+  clip.xy += v_corner * radius_px / sprite_params.zw * 2.0 * clip.w; /* before the divide */
+  gl_Position = clip;
+}
+#endif
+
+#ifdef GPU_FRAGMENT_SHADER
+const float FALLOFF = 4.0;
+
+/* A Gaussian falloff that reaches zero at the rim; v_color is premultiplied. */
+void main()
+{
+  float rim = exp(-FALLOFF);
+  float soft = max(0.0, (exp(-FALLOFF * dot(v_corner, v_corner)) - rim) / (1.0 - rim));
+  out_color = v_color * soft;
+}
+#endif
