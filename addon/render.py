@@ -9,6 +9,7 @@ there.  Force fields and colliders are read from the scene every frame.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from .csg_ui import scene_cloud
 from .depth_prepass import DepthPrepass
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
-from .engine.pipeline import advance, composite
+from .engine.pipeline import advance, composite_into
 from .engine.settings import SettingsError
 from .engine.simulation import ParticleSystem, rate_warning
 from .engine.sorting import EffectSort
@@ -170,26 +171,44 @@ class SceneRenderer:
         for system, (_, effect) in zip(self.systems, scene_effects(self.scene)):
             system.ramp = ramp_colors(effect)
 
+    def needs_sprites(self) -> bool:
+        return any(system.settings.blend_mode == "ALPHA" for system in self.systems)
+
+    def composite_view(self, frame: int, camera: Camera, view, compositor: Compositor, sprites=None,
+                       depsgraph=None, lap=None) -> None:
+        """Everything after simulating, for one view into ``compositor`` (the frame stays on the GPU):
+        scene depth, looks, sorting from ``view`` (world to view), the CSG cloud, splat and sprites.
+
+        The bake draws the scene camera's view; the viewport overlay each 3D view's.
+        ``lap(stage)`` (a context manager) times the stages for the Stats panel.
+        """
+        lap = lap or (lambda stage: nullcontext())
+        if compositor.depth is not None:
+            with lap("depth"):
+                depsgraph = depsgraph or (self.scene.view_layers[0].depsgraph if self.scene.view_layers else None)
+                self.prepass.draw(self.scene, depsgraph, camera.view_proj, compositor.depth)
+        self.update_ramps()
+        with lap("sort"):
+            for sort, matrix in zip(self.sorts, self._emitter_matrices()):  # the scene is at ``frame`` now
+                sort.before_draw(np.asarray(view), matrix[:3, 3], frame, exact=self.exact_sort)
+        systems, orders = list(self.systems), [sort.indices for sort in self.sorts]
+        if self.cloud is not None:
+            with lap("csg"):
+                seconds = (frame - self.scene.frame_start) * scene_seconds_per_frame(self.scene)
+                self.cloud_warnings = self.cloud.follow(self.scene, seconds)
+            systems.append(self.cloud.points)
+            orders.append(None)
+        with lap("splat and resolve"):
+            composite_into(systems, compositor, camera, sprites, orders)
+
     def render(self, frame: int) -> np.ndarray:
         """The linear RGBA float frame (height, width, 4), rows bottom to top."""
         self.advance_to(frame)
-        camera = camera_of(self.scene, self.width, self.height)
-        if self.prepass is not None:
-            depsgraph = self.scene.view_layers[0].depsgraph if self.scene.view_layers else None
-            self.prepass.draw(self.scene, depsgraph, camera.view_proj, self.compositor.depth)
-        self.update_ramps()
-        view = np.array(self.scene.camera.matrix_world.inverted())
-        for sort, matrix in zip(self.sorts, self._emitter_matrices()):  # the scene is at ``frame`` now
-            sort.before_draw(view, matrix[:3, 3], frame, exact=self.exact_sort)
-        if self.sprites is None and any(system.settings.blend_mode == "ALPHA" for system in self.systems):
+        if self.sprites is None and self.needs_sprites():
             self.sprites = SpriteLayer(self.host, self.width, self.height)
-        systems, orders = list(self.systems), [sort.indices for sort in self.sorts]
-        if self.cloud is not None:
-            seconds = (frame - self.scene.frame_start) * scene_seconds_per_frame(self.scene)
-            self.cloud_warnings = self.cloud.follow(self.scene, seconds)
-            systems.append(self.cloud.points)
-            orders.append(None)
-        frame_pixels = composite(systems, self.compositor, camera, self.sprites, orders)
+        camera = camera_of(self.scene, self.width, self.height)
+        self.composite_view(frame, camera, self.scene.camera.matrix_world.inverted(), self.compositor, self.sprites)
+        frame_pixels = self.compositor.read_frame()
         self.frame_stats = self.compositor.take_stats()
         return frame_pixels
 

@@ -23,9 +23,10 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from .csg_ui import scene_has_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
+from .engine.sprites import SpriteLayer
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, effect_settings_of, render_settings_of, scene_effects
-from .render import SceneRenderer, scene_seconds_per_frame
+from .render import SceneRenderer
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 
@@ -133,6 +134,12 @@ class ViewportSimulation(SceneRenderer):
         return [np.array(matrix_at(self.scene.objects[name], frame)) for name, _ in self.effects]
 
 
+@dataclass
+class _ViewTarget:
+    compositor: Compositor
+    sprites: SpriteLayer | None = None  # made when an effect first draws in Alpha mode
+
+
 class Overlay:
     """The simulation a scene's viewports show, and one compositor target per viewport size."""
 
@@ -186,47 +193,34 @@ class Overlay:
         with (stopwatch or (lambda stage: nullcontext()))("simulate"):
             self.simulation.advance_to(max(frame, scene.frame_start))
 
-    def _target(self, width, height) -> Compositor:
+    def _target(self, width, height) -> _ViewTarget:
         """The compositor (with its scene depth when occlusion is on) for a view of this size."""
         target = self.targets.pop((width, height), None)
         if target is None:
-            target = Compositor(self.host, width, height, self.simulation.compositor.render)
+            compositor = Compositor(self.host, width, height, self.simulation.compositor.render)
             if self.simulation.prepass is not None:
-                target.use_depth(SceneDepth(self.host, width, height))
+                compositor.use_depth(SceneDepth(self.host, width, height))
+            target = _ViewTarget(compositor)
             while len(self.targets) >= MAX_VIEW_TARGETS:
                 self.targets.pop(next(iter(self.targets)))
         self.targets[(width, height)] = target  # most recently used last
+        if target.sprites is None and self.simulation.needs_sprites():
+            target.sprites = SpriteLayer(self.host, width, height)
         return target
 
-    def composite(self, scene, view_proj, width: int, height: int, depsgraph=None):
-        """Simulate to the scene frame and composite from ``view_proj``; returns the float frame texture.
-
-        With occlusion on, the scene's meshes are first drawn into the target's
-        depth from the same matrices, so particles behind them are hidden.
-        """
+    def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None):
+        """Simulate to the scene frame and composite this view (``view_proj``: world to clip,
+        ``view``: world to view, for sorting); returns the float frame texture."""
         stopwatch = _Stopwatch(self.host)
         self.advance_to(scene, scene.frame_current, stopwatch)
         target = self._target(width, height)
         camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
-        if target.depth is not None:
-            with stopwatch("depth"):
-                depsgraph = depsgraph or (scene.view_layers[0].depsgraph if scene.view_layers else None)
-                self.simulation.prepass.draw(scene, depsgraph, camera.view_proj, target.depth)
-        self.simulation.update_ramps()
-        systems = list(self.systems)
-        if self.cloud is not None:
-            with stopwatch("csg"):
-                self.cloud.follow(scene, (self.frame - scene.frame_start) * scene_seconds_per_frame(scene))
-            systems.append(self.cloud.points)
-        with stopwatch("splat"):
-            for system in systems:
-                target.add(system, camera, live=system.live)
-        with stopwatch("resolve"):
-            target.resolve()
+        self.simulation.composite_view(self.frame, camera, view, target.compositor, target.sprites, depsgraph,
+                                       stopwatch)
         alive = sum(system.live.read_count() for system in self.systems)
         self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive,
-                           target.take_stats().overflow, stopwatch.ms)
-        return target.frame
+                           target.compositor.take_stats().overflow, stopwatch.ms)
+        return target.compositor.frame
 
 
 _overlay: Overlay | None = None
@@ -261,13 +255,13 @@ def draw_frame_texture(texture, width: int, height: int) -> None:
     gpu.state.blend_set("NONE")
 
 
-def draw_view(scene, view_proj, width: int, height: int, depsgraph=None) -> None:
+def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None) -> None:
     """Composite the scene's particles for one view and draw them; what the draw callback runs."""
     if not scene.gpu_particles.show_overlay or width < 1 or height < 1:
         return
     if not scene_effects(scene) and not scene_has_cloud(scene):
         return
-    frame = overlay().composite(scene, view_proj, width, height, depsgraph)
+    frame = overlay().composite(scene, view_proj, view, width, height, depsgraph)
     draw_frame_texture(frame.native, width, height)
 
 
@@ -277,7 +271,7 @@ def draw_region(context) -> None:
     if region is None or view is None:
         return
     view_layer = getattr(context, "view_layer", None)
-    draw_view(context.scene, view.perspective_matrix, region.width, region.height,
+    draw_view(context.scene, view.perspective_matrix, view.view_matrix, region.width, region.height,
               view_layer.depsgraph if view_layer is not None else None)
 
 

@@ -103,6 +103,8 @@ def test_preset_menu_lists_every_shipped_preset(scene, tmp_path, monkeypatch):
 
 
 def test_stats_panel_shows_what_the_overlay_measured(scene):
+    from test_viewport import scene_view
+
     from addon import viewport
     from addon.render import camera_of
 
@@ -110,11 +112,11 @@ def test_stats_panel_shows_what_the_overlay_measured(scene):
     assert ("label", "Shown once the overlay has drawn a frame") in draw(panels.GPU_PARTICLES_PT_stats)
     add_effect(count=2000)
     scene.frame_set(3)
-    viewport.overlay().composite(scene, camera_of(scene, 32, 18).view_proj, 32, 18)
+    viewport.overlay().composite(scene, camera_of(scene, 32, 18).view_proj, scene_view(scene), 32, 18)
     labels = [text for kind, text, *_ in draw(panels.GPU_PARTICLES_PT_stats) if kind == "label"]
     stats = viewport.last_stats()
     assert labels[0] == f"Frame 3: {stats.alive:,} of 2,000 particles alive"
-    assert any(text.startswith("splat: ") for text in labels) and labels[-1] == "Emax overflows: 0"
+    assert any(text.startswith("splat and resolve: ") for text in labels) and labels[-1] == "Emax overflows: 0"
     viewport.free()
 
 

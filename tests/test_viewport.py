@@ -13,6 +13,11 @@ from addon.render import SceneRenderer, camera_of
 W, H = 64, 36
 
 
+def scene_view(scene):
+    """World to view of the scene camera (what sorting sees)."""
+    return np.array(scene.camera.matrix_world.inverted())
+
+
 def pixel_projection(width, height):
     return Matrix(((2 / width, 0, 0, -1), (0, 2 / height, 0, -1), (0, 0, 1, 0), (0, 0, 0, 1)))
 
@@ -26,7 +31,7 @@ def draw_offscreen(scene, view_proj, width=W, height=H):
         with gpu.matrix.push_pop():
             gpu.matrix.load_matrix(Matrix.Identity(4))
             gpu.matrix.load_projection_matrix(pixel_projection(width, height))
-            viewport.draw_view(scene, view_proj, width, height)
+            viewport.draw_view(scene, view_proj, scene_view(scene), width, height)
         pixels = np.array(framebuffer.read_color(0, 0, width, height, 4, 0, "FLOAT").to_list(), dtype=np.float32)
     offscreen.free()
     return pixels.reshape(height, width, 4)
@@ -67,7 +72,7 @@ def test_particles_appear_where_they_project(scene, overlay):
     assert len(expected) > 20
     assert lit == expected
     assert overlay.stats.frame == 4 and overlay.stats.alive == len(live_positions(overlay))
-    assert set(overlay.stats.stage_ms) == {"simulate", "depth", "splat", "resolve"}
+    assert set(overlay.stats.stage_ms) == {"simulate", "depth", "sort", "splat and resolve"}
 
 
 def test_hidden_overlay_draws_nothing(scene, overlay):
@@ -83,7 +88,7 @@ def test_overlay_matches_the_bake_of_an_animated_emitter(scene, overlay):
     camera = camera_of(scene, W, H)
     baked = SceneRenderer(scene, W, H).render(4)
     scene.frame_set(4)
-    frame = overlay.composite(scene, camera.view_proj, W, H)
+    frame = overlay.composite(scene, camera.view_proj, scene_view(scene), W, H)
     np.testing.assert_allclose(overlay.host.read(frame), baked, rtol=1e-3, atol=1e-3)
 
 
@@ -96,7 +101,7 @@ def test_scrub_back_and_jump_match_a_fresh_simulation(scene, overlay):
             viewport.free()
         scene.frame_set(n)
         o = viewport.overlay()
-        return o.host.read(o.composite(scene, camera.view_proj, W, H))
+        return o.host.read(o.composite(scene, camera.view_proj, scene_view(scene), W, H))
 
     forward = [frame_at(n) for n in (1, 2, 3, 4)]
     back = frame_at(2)
@@ -109,14 +114,14 @@ def test_editing_a_setting_resimulates_from_the_start(scene, overlay):
     effect = add_effect(count=3000)
     camera = camera_of(scene, W, H)
     scene.frame_set(3)
-    before = overlay.host.read(overlay.composite(scene, camera.view_proj, W, H))
+    before = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H))
     effect.seed = 9  # the property's update callback marks the overlay stale
     assert overlay.stale
-    after = overlay.host.read(overlay.composite(scene, camera.view_proj, W, H))
+    after = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H))
     assert not np.array_equal(before, after)
     viewport.free()
     fresh = viewport.overlay()
-    np.testing.assert_array_equal(fresh.host.read(fresh.composite(scene, camera.view_proj, W, H)), after)
+    np.testing.assert_array_equal(fresh.host.read(fresh.composite(scene, camera.view_proj, scene_view(scene), W, H)), after)
 
 
 def test_two_effects_on_two_objects_are_both_drawn(scene, overlay):
@@ -181,7 +186,8 @@ def test_draw_region_uses_the_views_own_matrices(scene, overlay):
     scene.frame_set(3)
     view_matrix = look_at((6.0, 0.0, 1.0), (0.0, 0.0, 1.0))
     window_matrix = perspective(0.8, W / H, 0.1, 100.0)
-    region_data = SimpleNamespace(perspective_matrix=Matrix((window_matrix @ view_matrix).tolist()))
+    region_data = SimpleNamespace(perspective_matrix=Matrix((window_matrix @ view_matrix).tolist()),
+                                  view_matrix=Matrix(view_matrix.tolist()))
     context = SimpleNamespace(scene=scene, region=SimpleNamespace(width=W, height=H), region_data=region_data)
     offscreen = gpu.types.GPUOffScreen(W, H, format="RGBA32F")
     with offscreen.bind():
@@ -201,7 +207,7 @@ def test_draw_region_uses_the_views_own_matrices(scene, overlay):
 def test_frame_change_handler_only_asks_for_a_redraw(scene, overlay):
     add_effect(count=2000)
     scene.frame_set(2)
-    overlay.composite(scene, camera_of(scene, W, H).view_proj, W, H)
+    overlay.composite(scene, camera_of(scene, W, H).view_proj, scene_view(scene), W, H)
     texture_reads = []
     overlay.host.read = lambda texture: texture_reads.append(texture)
     dispatches = []
@@ -219,7 +225,7 @@ def test_overlay_draws_the_csg_point_cloud_like_the_bake(scene, overlay):
     camera = camera_of(scene, W, H)
     baked = SceneRenderer(scene, W, H).render(2)
     scene.frame_set(2)
-    frame = overlay.host.read(overlay.composite(scene, camera.view_proj, W, H))
+    frame = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H))
     assert overlay.cloud is not None and "csg" in overlay.stats.stage_ms
     np.testing.assert_allclose(frame, baked, rtol=1e-3, atol=1e-3)
 
@@ -229,13 +235,13 @@ def test_drawing_never_changes_blenders_frame(scene, overlay):
     add_effect(count=2000)
     camera = camera_of(scene, W, H)
     scene.frame_set(4)
-    overlay.composite(scene, camera.view_proj, W, H)
+    overlay.composite(scene, camera.view_proj, scene_view(scene), W, H)
     calls = []
     spy = lambda scene, depsgraph=None: calls.append(scene.frame_current)  # noqa: E731
     bpy.app.handlers.frame_change_pre.append(spy)
     try:
         scene.frame_current = 2  # a scrub back, as the timeline sets it (no handlers)
-        overlay.composite(scene, camera.view_proj, W, H)
+        overlay.composite(scene, camera.view_proj, scene_view(scene), W, H)
         assert overlay.frame == 2 and scene.frame_current == 2 and calls == []
     finally:
         bpy.app.handlers.frame_change_pre.remove(spy)
@@ -278,12 +284,23 @@ def test_moving_an_emitter_by_hand_resimulates(scene, overlay):
     add_effect(count=2000)
     camera = camera_of(scene, W, H)
     scene.frame_set(3)
-    before = overlay.host.read(overlay.composite(scene, camera.view_proj, W, H))
+    before = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H))
     first = overlay.simulation
     scene.objects["Emitter"].animation_data_clear()
     scene.objects["Emitter"].location = (3.0, 0.0, 1.0)
-    after = overlay.host.read(overlay.composite(scene, camera.view_proj, W, H))
+    after = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H))
     assert overlay.simulation is not first and not np.array_equal(before, after)
     viewport.free()
     fresh = viewport.overlay()
-    np.testing.assert_array_equal(fresh.host.read(fresh.composite(scene, camera.view_proj, W, H)), after)
+    np.testing.assert_array_equal(fresh.host.read(fresh.composite(scene, camera.view_proj, scene_view(scene), W, H)), after)
+
+
+def test_overlay_draws_sorted_alpha_sprites_like_the_bake(scene, overlay):
+    """An Alpha-blended effect: sorted from the view and laid over the splat, as the bake does."""
+    add_effect(count=3000, blend_mode="ALPHA", opacity=0.5, size=0.05)
+    camera = camera_of(scene, W, H)
+    baked = SceneRenderer(scene, W, H).render(3)
+    scene.frame_set(3)
+    frame = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H))
+    assert overlay.targets[(W, H)].sprites is not None and baked[..., 3].max() > 0.1
+    np.testing.assert_allclose(frame, baked, rtol=1e-3, atol=1e-3)

@@ -36,11 +36,11 @@ def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cu
         system.step(dt, prev, cur)
 
 
-def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,
-              sprites: SpriteLayer | None = None, orders=None):
-    """Composite every Add effect into the shared target, resolve, lay the Alpha
+def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,
+                   sprites: SpriteLayer | None = None, orders=None) -> None:
+    """Composite every Add effect into the shared target, resolve, and lay the Alpha
     effects over it (each drawn in its ``orders`` entry: sorted indices, or None
-    for slot order), and return the float frame."""
+    for slot order); the frame stays on the GPU (``compositor.frame``)."""
     orders = orders or [None] * len(systems)
     alpha = [(system, order) for system, order in zip(systems, orders) if system.settings.blend_mode == "ALPHA"]
     for system in systems:
@@ -50,4 +50,10 @@ def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Cam
     if alpha:
         sprites.draw([system for system, _ in alpha], compositor, camera, [order for _, order in alpha])
         sprites.over(compositor)
+
+
+def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,
+              sprites: SpriteLayer | None = None, orders=None):
+    """:func:`composite_into`, then the float frame read back."""
+    composite_into(systems, compositor, camera, sprites, orders)
     return compositor.read_frame()
