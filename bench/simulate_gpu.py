@@ -89,6 +89,12 @@ def main(argv=None) -> int:
                                          bound_ms=traffic / gb_per_s / 1e6, clock=clock,
                                          note="gravity, drag, turbulence, plane collision, compaction"))
             states[layout] = system.read_state()[0]
+            # The step (forces, collision, integration) without the live compaction that follows it.
+            system.live.compact = lambda textures: None
+            ms = timer.together(partial(system.step, DT, np.identity(4), np.identity(4)))
+            records.append(common.record("simulate", f"step_{layout.lower()}_without_compaction", n, device, ms,
+                                         bytes=traffic, bound_ms=traffic / gb_per_s / 1e6, clock=clock,
+                                         note="gravity, drag, turbulence, plane collision"))
         records.append(common.record("simulate", "compact_error", n, device, None,
                                      **compact_error(states["FULL"], states["COMPACT"])))
     common.finish(records, common.device_slug(device), args.out)

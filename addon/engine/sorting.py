@@ -42,10 +42,9 @@ MAX_GROUPS_X = 32768  # below the 65535 workgroups per dimension every GPU allow
 # on an H200: 1024 x 3 took 10.6 ms, 2048 x 3 11.1, 4096 x 3 12.4, 1024 x 1 16.3).
 SORT_BLOCK = 1024  # pairs a workgroup sorts in shared memory (8 KiB)
 FUSED_STRIDES = 3  # long strides one sort_merge dispatch does in registers
-# Bitonic: compiled, checked and timed on an H200 (12x torch.sort at 16M).  The radix sort is faster
-# on llvmpipe (1.25 s against 1.96 s at 1M pairs) but has not run on a real GPU yet; the suite's
-# next device run records both (cases full and full_radix) and decides.
-FULL_SORT = "BITONIC"
+# Chosen by measurement (bench/sort_bench.py on an H200, 2026-11-21): radix 0.52 / 1.81 / 6.43 ms at
+# 1M / 4M / 16M pairs against bitonic's 0.60 / 2.28 / 10.59 ms (torch.sort: 0.12 / 0.29 / 0.87 ms).
+FULL_SORT = "RADIX"
 
 KEY_CONSTANTS = (Constant("INT", "key_mode"), Constant("VEC4", "key_axis"), Constant("VEC4", "key_grid"),
                  Constant("VEC4", "key_spawn"))
