@@ -240,7 +240,7 @@ def last_stats() -> Stats | None:
 
 
 def draw_frame_texture(texture, width: int, height: int) -> None:
-    """Add the linear particle frame over what is drawn, in pixel space (POST_PIXEL)."""
+    """Lay the linear particle frame (premultiplied, as the bake writes it) over the view, in pixel space."""
     import gpu
     from gpu_extras.batch import batch_for_shader
 
@@ -249,7 +249,8 @@ def draw_frame_texture(texture, width: int, height: int) -> None:
         "pos": ((0, 0), (width, 0), (0, height), (width, height)),
         "texCoord": ((0, 0), (1, 0), (0, 1), (1, 1)),
     })
-    gpu.state.blend_set("ADDITIVE")
+    texture.filter_mode(False)  # one texel per pixel, no bleeding into neighbours
+    gpu.state.blend_set("ALPHA_PREMULT")
     shader.uniform_sampler("image", texture)
     batch.draw(shader)
     gpu.state.blend_set("NONE")

@@ -67,7 +67,7 @@ def test_particles_appear_where_they_project(scene, overlay):
     scene.frame_set(4)
     view_proj = camera_of(scene, W, H).view_proj
     pixels = draw_offscreen(scene, view_proj)
-    lit = {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels[..., :3].max(axis=-1) > 1e-6))}
+    lit = {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels[..., :3].max(axis=-1) > 0))}
     expected = projected_pixels(view_proj, live_positions(overlay), W, H)
     assert len(expected) > 20
     assert lit == expected
@@ -151,7 +151,7 @@ def add_cube(scene, location, size):
 
 
 def lit_pixels(pixels):
-    return {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels[..., :3].max(axis=-1) > 1e-6))}
+    return {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels[..., :3].max(axis=-1) > 0))}
 
 
 def test_particles_behind_a_cube_are_hidden(scene, overlay):
@@ -199,7 +199,7 @@ def test_draw_region_uses_the_views_own_matrices(scene, overlay):
             viewport.draw_region(context)
         pixels = np.array(framebuffer.read_color(0, 0, W, H, 4, 0, "FLOAT").to_list(), dtype=np.float32)
     offscreen.free()
-    lit = {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels.reshape(H, W, 4)[..., :3].max(axis=-1) > 1e-6))}
+    lit = {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels.reshape(H, W, 4)[..., :3].max(axis=-1) > 0))}
     expected = projected_pixels(window_matrix @ view_matrix, live_positions(overlay), W, H)
     assert len(expected) > 20 and lit == expected
 
@@ -304,3 +304,26 @@ def test_overlay_draws_sorted_alpha_sprites_like_the_bake(scene, overlay):
     frame = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H))
     assert overlay.targets[(W, H)].sprites is not None and baked[..., 3].max() > 0.1
     np.testing.assert_allclose(frame, baked, rtol=1e-3, atol=1e-3)
+
+
+def test_frame_is_laid_over_the_view_premultiplied(scene, overlay):
+    """Over a grey view: glowing pixels replace it by their alpha, alpha smoke darkens it, empty pixels keep it."""
+    add_effect(count=3000, blend_mode="ALPHA", opacity=0.8, size=0.05, color_start=(0.0, 0.0, 0.0),
+               color_end=(0.0, 0.0, 0.0))
+    scene.frame_set(3)
+    view_proj = camera_of(scene, W, H).view_proj
+    offscreen = gpu.types.GPUOffScreen(W, H, format="RGBA32F")
+    with offscreen.bind():
+        framebuffer = gpu.state.active_framebuffer_get()
+        framebuffer.clear(color=(0.5, 0.5, 0.5, 1.0))
+        with gpu.matrix.push_pop():
+            gpu.matrix.load_matrix(Matrix.Identity(4))
+            gpu.matrix.load_projection_matrix(pixel_projection(W, H))
+            viewport.draw_view(scene, view_proj, scene_view(scene), W, H)
+        pixels = np.array(framebuffer.read_color(0, 0, W, H, 4, 0, "FLOAT").to_list(), np.float32).reshape(H, W, 4)
+    offscreen.free()
+    frame = overlay.host.read(overlay.targets[(W, H)].compositor.frame)
+    covered = frame[..., 3] > 0.05
+    assert covered.sum() > 10 and (~covered).sum() > 10
+    assert (pixels[covered, 0] < 0.5 - 0.01).all(), "black smoke darkens the grey view"
+    np.testing.assert_allclose(pixels[frame[..., 3] == 0, :3], 0.5, atol=1e-3)
