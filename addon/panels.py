@@ -215,6 +215,8 @@ class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
         for stage, ms in stats.stage_ms.items():
             column.label(text=f"{stage}: {ms:.2f} ms")
         column.label(text=f"Emax overflows: {stats.overflow:,}", icon="ERROR" if stats.overflow else "NONE")
+        if stats.emax is not None:
+            column.label(text=f"Automatic Emax: {stats.emax:.4g}")
 
 
 SECTION_PANELS = tuple(_section_panel(i, title, names) for i, (title, names) in enumerate(SECTIONS))

@@ -87,6 +87,7 @@ class Stats:
     alive: int
     overflow: int
     stage_ms: dict[str, float] = field(default_factory=dict)
+    emax: float | None = None  # the Emax the next frame uses, when it follows the frames (AUTO)
 
 
 class _Stopwatch:
@@ -218,8 +219,10 @@ class Overlay:
         self.simulation.composite_view(self.frame, camera, view, target.compositor, target.sprites, depsgraph,
                                        stopwatch)
         alive = sum(system.live.read_count() for system in self.systems)
-        self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive,
-                           target.compositor.take_stats().overflow, stopwatch.ms)
+        compositor = target.compositor
+        overflow = compositor.take_stats().overflow
+        self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
+                           compositor.emax if compositor.render.emax_mode == "AUTO" else None)
         return target.compositor.frame
 
 

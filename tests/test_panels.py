@@ -136,3 +136,20 @@ def test_collision_section_lists_the_scenes_colliders(scene):
     ground.collision.damping_factor = 0.25
     labels = [text for kind, text, *_ in draw(collision) if kind == "label"]
     assert labels == ["Ground: plane, bounce 0.75, friction 0.00"]
+
+
+def test_stats_panel_shows_the_automatic_emax(scene):
+    from test_viewport import scene_view
+
+    from addon import viewport
+    from addon.render import camera_of
+
+    viewport.free()
+    add_effect(count=2000)
+    scene.gpu_particles.emax_mode = "AUTO"
+    scene.frame_set(3)
+    viewport.overlay().composite(scene, camera_of(scene, 32, 18).view_proj, scene_view(scene), 32, 18)
+    labels = [text for kind, text, *_ in draw(panels.GPU_PARTICLES_PT_stats) if kind == "label"]
+    assert labels[-1] == f"Automatic Emax: {viewport.last_stats().emax:.4g}"
+    assert viewport.last_stats().emax != scene.gpu_particles.emax, "it followed the frame"
+    viewport.free()
