@@ -148,7 +148,7 @@ class Overlay:
         self.host = host or BlenderHost()
         self.key = None
         self.simulation: ViewportSimulation | None = None
-        self.targets: dict[tuple[int, int], Compositor] = {}
+        self.targets: dict[tuple[int, int], _ViewTarget] = {}
         self.stale = True
         self.stats: Stats | None = None
 
@@ -182,13 +182,13 @@ class Overlay:
             self.simulation = ViewportSimulation(scene, self.host)
 
     def _emitter_moved(self) -> bool:
-        """An emitter moved by hand since the last step: its history changed."""
+        """An emitter moved by hand since the step to this frame: its history changed."""
         simulation = self.simulation
         return any(not np.allclose(m, c) for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
 
     def advance_to(self, scene, frame: int, stopwatch=None) -> None:
         """Bring every effect to ``frame``: forward steps, or a restart from the start frame."""
-        if self.simulation is not None and self.frame == frame and self._emitter_moved():
+        if self.simulation is not None and self.simulation.matrices_frame == frame and self._emitter_moved():
             self.stale = True
         self._sync(scene)
         with (stopwatch or (lambda stage: nullcontext()))("simulate"):

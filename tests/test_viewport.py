@@ -327,3 +327,21 @@ def test_frame_is_laid_over_the_view_premultiplied(scene, overlay):
     assert covered.sum() > 10 and (~covered).sum() > 10
     assert (pixels[covered, 0] < 0.5 - 0.01).all(), "black smoke darkens the grey view"
     np.testing.assert_allclose(pixels[frame[..., 3] == 0, :3], 0.5, atol=1e-3)
+
+
+def test_scrubbing_back_to_a_checkpoint_of_an_animated_emitter_keeps_the_simulation(scene, overlay):
+    """Restoring a checkpoint is not an emitter moved by hand: no rebuild, the cache is used."""
+    add_effect(count=2000)
+    scene.frame_end = 30
+    emitter = scene.objects["Emitter"]
+    emitter.animation_data_clear()
+    for frame, x in ((1, -1.0), (30, 1.0)):
+        emitter.location.x = x
+        emitter.keyframe_insert("location", frame=frame)
+    camera = camera_of(scene, W, H)
+    for frame in (25, 11, 11, 21, 21, 1, 22, 22):  # each drawn twice, as views redraw
+        scene.frame_current = frame
+        overlay.composite(scene, camera.view_proj, scene_view(scene), W, H)
+        if frame == 25:
+            simulation = overlay.simulation
+    assert overlay.simulation is simulation and overlay.frame == 22
