@@ -345,3 +345,18 @@ def test_scrubbing_back_to_a_checkpoint_of_an_animated_emitter_keeps_the_simulat
         if frame == 25:
             simulation = overlay.simulation
     assert overlay.simulation is simulation and overlay.frame == 22
+
+
+def test_draw_callback_never_raises_into_blender(scene, overlay, monkeypatch, capsys):
+    """A failing draw (e.g. a setting the GPU cannot hold) is printed, and the Stats panel goes blank."""
+    add_effect(count=2000)
+    overlay.composite(scene, camera_of(scene, W, H).view_proj, scene_view(scene), W, H)
+    assert viewport.last_stats() is not None
+
+    def failing(context):
+        raise RuntimeError("no room for 10^12 particles")
+
+    monkeypatch.setattr(viewport, "draw_region", failing)
+    viewport._draw_callback()
+    assert "GPU Particles overlay: no room for 10^12 particles" in capsys.readouterr().out
+    assert viewport.last_stats() is None
