@@ -9,7 +9,7 @@ COUNT ?=
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test demo bake presets package bench lint clean
+.PHONY: help setup test demo bake presets package bench lint contact-sheet clean
 
 help:
 	@echo "GPU Particles targets:"
@@ -21,6 +21,7 @@ help:
 	@echo "  make package   build the extension zip into dist/"
 	@echo "  make bench     run the CPU benchmark"
 	@echo "  make lint      ruff check addon tests bench tools"
+	@echo "  make contact-sheet  render every preset into docs/presets.png"
 	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
 
 setup:
@@ -46,6 +47,9 @@ bench: setup
 
 lint: setup
 	$(PY) -m ruff check addon tests bench tools
+
+contact-sheet: setup
+	$(PY) tools/contact_sheet.py --out docs/presets.png
 
 clean:
 	rm -rf dist/ out/

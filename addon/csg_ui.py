@@ -136,7 +136,7 @@ def point_cloud_object(scene, name, pos, attr, radius):
     radii.data.foreach_set("value", np.full(len(pos), radius, np.float32))
     normal = data.attributes.new("normal", "FLOAT_VECTOR", "POINT")
     normal.data.foreach_set("vector", np.ascontiguousarray(attr[:, :3]).ravel())
-    color = data.attributes.new("color", "FLOAT_COLOR", "POINT")
+    color = data.attributes.new("Color", "FLOAT_COLOR", "POINT")
     rgba = np.concatenate([csg.unpack_colors(attr), np.ones((len(attr), 1), np.float32)], axis=1)
     color.data.foreach_set("color", rgba.ravel())
     obj = bpy.data.objects.new(name, data)

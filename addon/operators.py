@@ -98,17 +98,21 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class GPU_PARTICLES_OT_remove(bpy.types.Operator):
-    """Remove the active GPU particle effect of the active object"""
-
-    bl_idname = "gpu_particles.remove"
-    bl_label = "Remove Effect"
-    bl_options = {"REGISTER", "UNDO"}
+class ActiveEffectOperator(bpy.types.Operator):
+    """Base of operators that act on the active object's active effect."""
 
     @classmethod
     def poll(cls, context):
         obj = context.active_object
         return obj is not None and obj.gpu_particles.active_effect is not None
+
+
+class GPU_PARTICLES_OT_remove(ActiveEffectOperator):
+    """Remove the active GPU particle effect of the active object"""
+
+    bl_idname = "gpu_particles.remove"
+    bl_label = "Remove Effect"
+    bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context):
         settings = context.active_object.gpu_particles
@@ -201,17 +205,12 @@ class GPU_PARTICLES_OT_remove_preset(bpy.types.Operator):
         return {"FINISHED"}
 
 
-class GPU_PARTICLES_OT_add_color_ramp(bpy.types.Operator):
+class GPU_PARTICLES_OT_add_color_ramp(ActiveEffectOperator):
     """Give the active effect a color ramp over life, starting from its start and end colors"""
 
     bl_idname = "gpu_particles.add_color_ramp"
     bl_label = "Add Color Ramp"
     bl_options = {"REGISTER", "UNDO"}
-
-    @classmethod
-    def poll(cls, context):
-        obj = context.active_object
-        return obj is not None and obj.gpu_particles.active_effect is not None
 
     def execute(self, context):
         effect = context.active_object.gpu_particles.active_effect

@@ -46,7 +46,7 @@ def test_export_point_cloud_matches_the_engine(scene, host):
     points.attributes["position"].data.foreach_get("vector", got)
     np.testing.assert_array_equal(got.reshape(-1, 3), pos[:, :3])
     colors = np.zeros(len(pos) * 4, np.float32)
-    points.attributes["color"].data.foreach_get("color", colors)
+    points.attributes["Color"].data.foreach_get("color", colors)
     np.testing.assert_allclose(colors.reshape(-1, 4)[:, :3], csg.unpack_colors(attr))
     assert "normal" in points.attributes
 

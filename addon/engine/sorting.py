@@ -466,7 +466,7 @@ class EffectSort:
             self.sorter = self.key = None
         if key is None or key.mode != KEY_DEPTH:
             return
-        full = (self._use(key) or exact or self.frame is None or frame != self.frame + 1
+        full = (self._use(key) or exact or self.frame is None or frame not in (self.frame, self.frame + 1)
                 or is_camera_cut(self.view, view)
                 or self.system.settings.sort_passes >= len(self.sorter.step.passes))
         if full:
