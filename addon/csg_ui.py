@@ -40,6 +40,11 @@ class GPU_PARTICLES_PG_csg_scene(bpy.types.PropertyGroup):
     color_shade: FloatVectorProperty(name="Shade Color", subtype="COLOR", size=3, default=(0.1, 0.2, 0.6), min=0.0)
     brightness: FloatProperty(name="Brightness", default=1.0, min=0.0)
     size: FloatProperty(name="Point Size", default=0.003, min=1e-7, unit="LENGTH")
+    particle_type: EnumProperty(
+        name="Draw As", default="POINT",
+        items=[("POINT", "Points", "One-pixel atomic splat per sample"),
+               ("SPRITE", "Sprites", "A soft round sprite of Point Size per sample, additively blended")],
+    )
 
 
 def scene_primitives(scene) -> list[csg.Primitive]:
@@ -63,7 +68,8 @@ class SceneCloud:
         s = scene.gpu_particles_csg
         self.cloud = csg.PointCloud(host, s.capacity, s.samples_per_primitive, s.seed)
         look = effect_settings({"color_start": tuple(s.color_lit), "color_end": tuple(s.color_shade),
-                                "emission_strength": s.brightness, "size": s.size})
+                                "emission_strength": s.brightness, "size": s.size,
+                                "particle_type": s.particle_type})
         self.points = csg.CloudParticles(self.cloud, look)
 
     def follow(self, scene, seconds: float) -> list[str]:
@@ -168,7 +174,7 @@ class GPU_PARTICLES_PT_csg(bpy.types.Panel):
         if body:
             body.label(text=f"{len(scene_primitives(context.scene))} primitives in the scene")
             for name in ("samples_per_primitive", "capacity", "seed", "noise_amount", "noise_speed",
-                         "color_lit", "color_shade", "brightness", "size"):
+                         "color_lit", "color_shade", "brightness", "size", "particle_type"):
                 body.prop(s, name)
             body.operator("gpu_particles.csg_export", icon="POINTCLOUD_DATA")
 

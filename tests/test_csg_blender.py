@@ -68,6 +68,22 @@ def test_bake_draws_the_cloud_without_particle_effects(scene, tmp_path):
     assert pixels[..., 0].max() > 0.1
 
 
+def test_cloud_drawn_as_sprites_covers_more_pixels_than_points(scene, tmp_path):
+    """Sprites of Point Size spread each sample's light over its projected disc."""
+    cloud_stage(scene, size=0.05)
+    scene.frame_end = 1
+    lit = {}
+    for particle_type in ("POINT", "SPRITE"):
+        scene.gpu_particles_csg.particle_type = particle_type
+        scene.render.filepath = str(tmp_path / particle_type / "f_####")
+        assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+        image = bpy.data.images.load(str(tmp_path / particle_type / "f_0001.png"))
+        pixels = np.array(image.pixels[:]).reshape(36, 64, 4)
+        lit[particle_type] = int((pixels[..., :3].max(axis=-1) > 0.02).sum())
+    assert lit["POINT"] > 0
+    assert lit["SPRITE"] > lit["POINT"]
+
+
 @pytest.mark.parametrize(
     "changes, message",
     [
