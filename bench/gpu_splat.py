@@ -340,11 +340,11 @@ def check(host, device, name, case, n, width, height, rng, varied, kernel=compos
     compositor = Compositor(host, width, height, cases.render(emax))
     compositor.splat_kernels = {"FULL": kernel}
     compositor.splat(system, camera)
-    hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+    hi, lo = compositor.read_accum()
     overflow = compositor.take_stats().overflow
     compositor.resolve()
     frame = compositor.read_frame()
-    cleared = not host.read(compositor.accum_hi).any()
+    cleared = not compositor.read_accum()[0].any()
     ref_hi, ref_lo, ref_overflow = reference.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
                                                    camera.pixels_per_unit)
     ref_frame = reference.resolve(ref_hi, ref_lo, emax)
@@ -362,7 +362,7 @@ def check(host, device, name, case, n, width, height, rng, varied, kernel=compos
         fused = np.array_equal(hi, fused_hi) and np.array_equal(lo, fused_lo)
         detail += f"; equal to a reference with the color ramp fused into one FMA: {fused}"
     log(f"check {name}: {'PASS' if passed else 'FAIL'} ({detail})")
-    release(system.pos_age, system.vel_life, compositor.accum_hi, compositor.accum_lo, compositor.frame,
+    release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.frame,
             compositor.stats, compositor.raster)
     return common.record("check", name, n, device, None, width=width, height=height, result="PASS" if passed else "FAIL",
                          note=("PASS" if passed else "FAIL") + (" (FMA)" if "FMA: True" in detail else ""),
@@ -377,8 +377,8 @@ def splat_without_return(host):
     carries; it only shows what returning atomics (needed for the carry) cost.
     """
     body = SPLAT.body()
-    start = body.index("  uint old_hi = imageAtomicAdd(accum_hi, pixel, add_hi);")
-    body = body[:start] + "  imageAtomicAdd(accum_hi, pixel, add_hi);\n  imageAtomicAdd(accum_lo, pixel, add_lo);\n}\n"
+    start = body.index("  uint old_hi = accum_add_hi(pixel, add_hi);")
+    body = body[:start] + "  accum_add_hi(pixel, add_hi);\n  accum_add_lo(pixel, add_lo);\n}\n"
     kernel = dataclasses.replace(SPLAT, name="splat_no_return")
     host._programs[kernel] = host.ctx.compute_shader(declarations(SPLAT) + body)
     return kernel
@@ -454,7 +454,7 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
     )
     if more:  # issue 4's variants and PSNR rows on the main cases
         compositor.splat(system, camera)
-        hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+        hi, lo = compositor.read_accum()
         compositor.resolve()
         ref_hi, ref_lo, _ = reference.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
                                             camera.pixels_per_unit)
@@ -466,7 +466,7 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
     log(f"splat {case:7s} n={n:>11,} {width}x{height}: {ms:.4f} ms (splat {splat_ms:.4f} + resolve {resolve_ms:.4f}),"
         f" gl_points {peer_ms:.3f} ms ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f} ms, max/pixel {counts.max()},"
         f" sum err {sum_err:.1e} / peer {peer_sum_err:.1e}  [{time.perf_counter() - t0:.1f} s]")
-    release(system.pos_age, system.vel_life, compositor.accum_hi, compositor.accum_lo, compositor.frame,
+    release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.frame,
             compositor.stats, compositor.raster)
     return [rec, *records]
 

@@ -49,16 +49,21 @@ def bench_program(host, kernel: Kernel, file_name: str, extra_header: str = ""):
     return host.ctx.compute_shader(first + "\n" + extra_header + rest + body + (BENCH_SHADERS / file_name).read_text())
 
 
+def without_accum(includes):
+    """The includes less accum.glsl (whose functions name the R32UI accumulation images)."""
+    return tuple(f for f in includes if f != "accum.glsl")
+
+
 class Int64Path:
     """One-word accumulation: splat_int64.glsl + resolve_int64.glsl over a storage buffer."""
 
     def __init__(self, host, width, height):
         self.host, self.width, self.height = host, width, height
         splat = Kernel("splat_int64", images=(*STATE_READ, compositing.STATS, Image("look", "RGBA32F", "READ")),
-                       constants=compositing.SPLAT.constants, includes=compositing.SPLAT.includes)
+                       constants=compositing.SPLAT.constants, includes=without_accum(compositing.SPLAT.includes))
         resolve = Kernel("resolve_int64", images=(Image("frame", "RGBA32F", "WRITE"),),
                          constants=compositing.RESOLVE.constants[:2], local_size=(16, 16, 1),
-                         includes=compositing.RESOLVE.includes)
+                         includes=without_accum(compositing.RESOLVE.includes))
         self.splat = bench_program(host, splat, "splat_int64.glsl", INT64_HEADER)
         self.resolve = bench_program(host, resolve, "resolve_int64.glsl", INT64_HEADER)
         self.buffer = host.ctx.buffer(reserve=width * height * 8)
@@ -96,6 +101,37 @@ class Int64Path:
             texture.native.release()
 
 
+LAYOUT_VARIANTS = {  # name: (splat kernel, paired accumulation); the product's is among them
+    "naive": (compositing.SPLAT, False),
+    "naive_paired": (compositing.SPLAT, True),
+    **{f"aggregate{k}{suffix}": (compositing.aggregate_kernel(compositing.SPLAT, k), paired)
+       for k in (1, 2, 4) for suffix, paired in (("", False), ("_paired", True))},
+}
+
+
+def layouts(host, timer, width, height, system, camera, compositor, emax, bound_ms, ref_hi, ref_lo, variant):
+    """Every splat kernel x accumulation layout: splat + resolve, each part, and exactness against the reference."""
+    for name, (kernel, paired) in LAYOUT_VARIANTS.items():
+        target = compositing.Compositor(host, width, height, compositor.render, paired=paired)
+        target.splat_kernels = {"FULL": kernel}
+
+        def splat(target=target):
+            target.splat(system, camera)
+
+        ms_variant = timer.together(splat, target.resolve)
+        splat_ms, resolve_ms = timer.median(splat, target.resolve)
+        target.take_stats()
+        target.splat(system, camera)
+        hi, lo = target.read_accum()
+        target.resolve()
+        exact = bool(np.array_equal(hi, ref_hi) and np.array_equal(lo, ref_lo))
+        variant(name, ms_variant, splat_ms=splat_ms, resolve_ms=resolve_ms, exact=exact, paired=paired,
+                per_thread=compositing.per_thread(kernel), aggregated=kernel.name == "splat_aggregate",
+                bound_ms=bound_ms, product=(kernel == compositor.splat_kernels["FULL"] and paired == compositor.paired))
+        for texture in (*target.accum_textures.values(), target.frame, target.raster, target.stats):
+            texture.native.release()
+
+
 def wall_depth(host, width, height) -> depth.SceneDepth:
     """Scene depth 0.5 over the right half (in front of every particle of the cases), far elsewhere."""
     scene_depth = depth.SceneDepth(host, width, height)
@@ -118,11 +154,11 @@ def measure(host, timer, device, case, n, width, height, system, camera, composi
         records.append(common.record("splat_variant", f"{case}_{name}", n, device, ms_variant, peer="product",
                                      peer_ms=ms, width=width, height=height, repeats=timer.repeats,
                                      clock=timer.clock, **extra))
-        log(f"  variant {case}_{name}: {ms_variant:.4f} ms vs product {ms:.4f}")
+        detail = "".join(f", {key} {extra[key]}" for key in ("splat_ms", "exact") if key in extra)
+        log(f"  variant {case}_{name}: {ms_variant:.4f} ms vs product {ms:.4f}{detail}")
 
-    compositor.splat_kernels = {"FULL": compositing.SPLAT}
-    variant("naive", timer.together(splat, compositor.resolve), bound_ms=bytes_total / (bandwidth_gbps * 1e6))
-    compositor.splat_kernels = {"FULL": compositing.SPLAT_AGGREGATE}
+    layouts(host, timer, width, height, system, camera, compositor, emax, bytes_total / (bandwidth_gbps * 1e6),
+            ref_hi, ref_lo, variant)
 
     scene_depth = wall_depth(host, width, height)
     compositor.use_depth(scene_depth)

@@ -13,8 +13,8 @@ void main()
   uint local = gl_LocalInvocationIndex;
   float peak = 0.0;
   if (all(lessThan(pixel, target_size))) {
-    uint hi = imageLoad(accum_hi, pixel).x;
-    uint lo = imageLoad(accum_lo, pixel).x;
+    uint hi = imageLoad(ACCUM_HI, ACCUM_HI_TEXEL(pixel)).x;
+    uint lo = imageLoad(ACCUM_LO, ACCUM_LO_TEXEL(pixel)).x;
     vec3 accumulated = unpack_color(hi, lo) * dequantize.xyz;
     peak = max(accumulated.r, max(accumulated.g, accumulated.b));
     vec3 color = accumulated;
@@ -23,8 +23,8 @@ void main()
     }
     float alpha = clamp(max(color.r, max(color.g, color.b)), 0.0, 1.0);
     imageStore(frame, pixel, vec4(color, alpha));
-    imageStore(accum_hi, pixel, uvec4(0u));
-    imageStore(accum_lo, pixel, uvec4(0u));
+    imageStore(ACCUM_HI, ACCUM_HI_TEXEL(pixel), uvec4(0u));
+    imageStore(ACCUM_LO, ACCUM_LO_TEXEL(pixel), uvec4(0u));
   }
 #ifdef MEASURE_PEAK
   /* Non-negative floats order like their bit patterns. */

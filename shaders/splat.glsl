@@ -55,14 +55,14 @@ void main()
 
   uint add_hi = q.r | ((q.g >> 11u) << 21u);
   uint add_lo = q.b | ((q.g & LOW11) << 21u);
-  uint old_hi = imageAtomicAdd(accum_hi, pixel, add_hi);
-  uint old_lo = imageAtomicAdd(accum_lo, pixel, add_lo);
+  uint old_hi = accum_add_hi(pixel, add_hi);
+  uint old_lo = accum_add_lo(pixel, add_lo);
 
   uint overflows = uint((old_hi & LOW21) + q.r > LOW21) + uint((old_lo & LOW21) + q.b > LOW21) +
                    uint(old_hi + add_hi < add_hi);
   if (old_lo + add_lo < add_lo) {
     /* G_low wrapped off the top of accum_lo: carry one into G_high. */
-    uint old_carry = imageAtomicAdd(accum_hi, pixel, 1u << 21u);
+    uint old_carry = accum_add_hi(pixel, 1u << 21u);
     overflows += uint(old_carry + (1u << 21u) < (1u << 21u));
   }
   if (overflows != 0u) {

@@ -50,7 +50,7 @@ def test_live_splat_equals_full_splat(host):
     for live in (None, system.live):
         compositor = compositing.Compositor(host, width, height, render_settings({"emax": 8.0}))
         compositor.splat(system, camera, live=live)
-        images.append((host.read(compositor.accum_hi), host.read(compositor.accum_lo)))
+        images.append(compositor.read_accum())
     assert images[0][0].any()
     np.testing.assert_array_equal(images[0][0], images[1][0])
     np.testing.assert_array_equal(images[0][1], images[1][1])

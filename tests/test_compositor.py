@@ -23,7 +23,7 @@ def test_resolve_measures_peak_and_auto_emax_uses_it(host, rng):
     compositor.render = render_settings({"emax": 64.0, "emax_mode": "AUTO", "emax_headroom": 1.5})
     upload_state(host, system, pos_age, vel_life)
     compositor.splat(system, camera)
-    hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+    hi, lo = compositor.read_accum()
     compositor.resolve()
     stats = compositor.take_stats()
     assert stats.overflow == 0
@@ -70,7 +70,7 @@ def test_splat_hides_particles_behind_scene_depth(host, rng, kernel):
     target.build_coarse()
     compositor.use_depth(target)
     compositor.splat(system, camera)
-    hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+    hi, lo = compositor.read_accum()
     ref_hi, ref_lo, _ = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, 64.0,
                                   camera.pixels_per_unit, scene_depth=scene_depth)
     all_hi, _, _ = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, 64.0, camera.pixels_per_unit)
@@ -103,7 +103,7 @@ def test_gl_points_mode_draws_what_the_splat_draws(host, rng):
     frame = compositor.read_frame()
     hi, lo, _ = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, 64.0, camera.pixels_per_unit)
     expected = ref.unpack(hi, lo, 64.0)
-    assert not host.read(compositor.accum_hi).any(), "GL_POINTS mode does not splat"
+    assert not compositor.read_accum()[0].any(), "GL_POINTS mode does not splat"
     np.testing.assert_allclose(frame[..., :3], expected, rtol=1e-2, atol=2e-3)
     np.testing.assert_array_equal(frame[..., 3], np.clip(frame[..., :3].max(axis=-1), 0, 1))
 
@@ -188,8 +188,8 @@ def test_aggregated_splat_leaves_the_same_images(host, rng, hot):
     compositor.splat(system, camera)
     ref_hi, ref_lo, ref_overflow = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
                                              camera.pixels_per_unit)
-    np.testing.assert_array_equal(host.read(compositor.accum_hi), ref_hi)
-    np.testing.assert_array_equal(host.read(compositor.accum_lo), ref_lo)
+    np.testing.assert_array_equal(compositor.read_accum()[0], ref_hi)
+    np.testing.assert_array_equal(compositor.read_accum()[1], ref_lo)
     assert (compositor.take_stats().overflow > 0) == (ref_overflow > 0)
     assert (ref_overflow > 0) == (hot == 9000)
 
@@ -225,7 +225,7 @@ def test_pixel_edges_and_frustum_planes_match_reference(host, kernel):
     pos_age[:, 0], pos_age[:, 1], pos_age[:, 2] = xs, ys, zs
     upload_state(host, system, pos_age, vel_life)
     compositor.splat(system, camera)
-    hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+    hi, lo = compositor.read_accum()
     ref_hi, ref_lo, _ = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, 8.0, camera.pixels_per_unit)
     np.testing.assert_array_equal(hi, ref_hi)
     np.testing.assert_array_equal(lo, ref_lo)

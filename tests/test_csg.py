@@ -125,7 +125,7 @@ def test_cloud_draws_through_the_splat(host):
     assert np.abs(radius - 5.0).max() <= 0.0101  # noise moves samples along their normal
     compositor = compositing.Compositor(host, 64, 32, render_settings({"emax": 8.0}))
     compositor.splat(points, ortho_camera(64, 32))
-    hi = host.read(compositor.accum_hi)
+    hi = compositor.read_accum()[0]
     ys, xs = np.nonzero(hi)
     assert len(xs) > 50 and 26 <= xs.min() and xs.max() <= 39 and np.abs(ys - 16).max() <= 6
 

@@ -104,8 +104,7 @@ def test_splat_and_resolve_exact(host, rng):
     pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
     upload_state(host, system, pos_age, vel_life)
     compositor.splat(system, camera)
-    hi = host.read(compositor.accum_hi)
-    lo = host.read(compositor.accum_lo)
+    hi, lo = compositor.read_accum()
     ref_hi, ref_lo, ref_overflow = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, 4.0,
                                                    camera.pixels_per_unit)
     assert np.count_nonzero(ref_hi) > width * height // 2
@@ -114,7 +113,7 @@ def test_splat_and_resolve_exact(host, rng):
     assert compositor.take_stats().overflow == ref_overflow
     compositor.resolve()
     np.testing.assert_array_equal(compositor.read_frame(), ref_compositing.resolve(ref_hi, ref_lo, 4.0))
-    assert not host.read(compositor.accum_hi).any(), "resolve clears the accumulation"
+    assert not compositor.read_accum()[0].any(), "resolve clears the accumulation"
 
 
 def test_splat_carry_and_overflow_in_one_pixel(host, rng):
@@ -125,7 +124,7 @@ def test_splat_carry_and_overflow_in_one_pixel(host, rng):
     system.settings = s
     upload_state(host, system, pos_age, vel_life)
     compositor.splat(system, camera)
-    hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+    hi, lo = compositor.read_accum()
     ref_hi, ref_lo, ref_overflow = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, 1.0,
                                                    camera.pixels_per_unit)
     np.testing.assert_array_equal(hi, ref_hi)
@@ -146,7 +145,7 @@ def test_splat_culls_nan_and_outside_frustum(host, rng):
     pos_age[4, 3] = -0.1  # not born yet
     upload_state(host, system, pos_age, vel_life)
     compositor.splat(system, camera)
-    hi = host.read(compositor.accum_hi)
+    hi = compositor.read_accum()[0]
     x, y = (pos_age[5, :2]).astype(int)
     assert np.count_nonzero(hi) == 1 and hi[y, x] != 0
 

@@ -35,8 +35,8 @@ def test_splat_with_ramp_size_over_life_and_random_variation_is_exact(host, rng)
     plain_hi, _, _ = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height,
                                            effect_settings({"count": n, "size": 0.4}), 4.0, camera.pixels_per_unit)
     assert not np.array_equal(ref_hi, plain_hi), "the look must change the image"
-    np.testing.assert_array_equal(host.read(compositor.accum_hi), ref_hi)
-    np.testing.assert_array_equal(host.read(compositor.accum_lo), ref_lo)
+    np.testing.assert_array_equal(compositor.read_accum()[0], ref_hi)
+    np.testing.assert_array_equal(compositor.read_accum()[1], ref_lo)
 
 
 def test_blender_color_ramp_drives_the_look(scene):

@@ -102,7 +102,7 @@ def splat_against_reference(host, s, pos_age, vel_life, width, height, emax, ker
     compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
     compositor.splat_kernels = {"FULL": kernel}
     compositor.splat(system, camera)
-    hi, lo = host.read(compositor.accum_hi), host.read(compositor.accum_lo)
+    hi, lo = compositor.read_accum()
     ref_hi, ref_lo, ref_overflow = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
                                                          camera.pixels_per_unit)
     np.testing.assert_array_equal(hi, ref_hi)
@@ -112,7 +112,7 @@ def splat_against_reference(host, s, pos_age, vel_life, width, height, emax, ker
     assert overflow == ref_overflow if kernel is compositing.SPLAT else (overflow > 0) == (ref_overflow > 0)
     compositor.resolve()
     np.testing.assert_array_equal(compositor.read_frame(), ref_compositing.resolve(ref_hi, ref_lo, emax))
-    assert not host.read(compositor.accum_hi).any(), "resolve clears the accumulation"
+    assert not compositor.read_accum()[0].any(), "resolve clears the accumulation"
     return ref_hi, ref_overflow
 
 
@@ -179,7 +179,7 @@ def test_full_frame_through_pipeline(mgl_host):
     ref_pos_age, ref_vel_life = ref_simulation.run_steps(s, 24, 1 / 24, np.identity(4), np.identity(4))
     np.testing.assert_allclose(pos_age, ref_pos_age, rtol=1e-4, atol=1e-4)
     assert np.isfinite(frame).all() and (frame[..., 3] > 0).sum() > 50
-    assert not mgl_host.read(compositor.accum_hi).any()
+    assert not compositor.read_accum()[0].any()
 
 
 # --- one GLSL source, two hosts -------------------------------------------------

@@ -26,8 +26,10 @@ ACCUM_IMAGES = (
     Image("accum_hi", "R32UI", atomic=True),
     Image("accum_lo", "R32UI", atomic=True),
 )
+# With paired accumulation (accum.glsl): hi and lo side by side in one image twice as wide.
+ACCUM_PAIRED = Image("accum", "R32UI", atomic=True)
 STATS = Image("stats", "R32UI", atomic=True)  # 2x1: overflow count, peak (see color_pack.glsl)
-SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
+SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
 SPLAT_CONSTANTS = (
     Constant("INT", "count"),
     Constant("IVEC2", "target_size"),
@@ -58,28 +60,42 @@ SPLAT = SPLAT_KERNELS["FULL"]
 # (for clumps: one global add per distinct pixel and group); identical images.
 # The product default: on an H200 it cut a clumpy case from 0.51 to 0.38 ms and
 # cost 1-3% elsewhere (bench/results/nvidia-h200-2026-11-21-splat-run1.json).
-AGGREGATE_TABLE_BITS = 9
-SPLAT_AGGREGATE_KERNELS = {
-    name: dataclasses.replace(
+def aggregate_kernel(kernel: Kernel, per_thread: int = 1) -> Kernel:
+    """The aggregated splat of ``kernel``'s layout over 256 x ``per_thread`` particles a group (1, 2 or 4).
+
+    The shared table has twice as many slots as the group has particles
+    (4 x 8 KiB at 4 per thread, within GL's 32 KiB minimum).
+    """
+    bits = 9 + per_thread.bit_length() - 1
+    return dataclasses.replace(
         kernel,
         name="splat_aggregate",
-        shared=tuple(Shared("uint", table, 1 << AGGREGATE_TABLE_BITS)
-                     for table in ("table_key", "table_r", "table_g", "table_b")),
-        defines=(("TABLE_BITS", f"{AGGREGATE_TABLE_BITS}u"), ("TABLE_SIZE", f"{1 << AGGREGATE_TABLE_BITS}u")),
+        shared=tuple(Shared("uint", table, 1 << bits) for table in ("table_key", "table_r", "table_g", "table_b")),
+        defines=(("TABLE_BITS", f"{bits}u"), ("TABLE_SIZE", f"{1 << bits}u"), ("PER_THREAD", str(per_thread))),
     )
-    for name, kernel in SPLAT_KERNELS.items()
-}
+
+
+def per_thread(kernel: Kernel) -> int:
+    """Particles each invocation of a splat kernel handles (the dispatch has that many times fewer rows)."""
+    return int(dict(kernel.defines).get("PER_THREAD", 1))
+
+
+SPLAT_AGGREGATE_KERNELS = {name: aggregate_kernel(kernel) for name, kernel in SPLAT_KERNELS.items()}
 SPLAT_AGGREGATE = SPLAT_AGGREGATE_KERNELS["FULL"]
 
 
 @cache
-def splat_variant(base: Kernel, depth: bool = False, live: bool = False) -> Kernel:
+def splat_variant(base: Kernel, depth: bool = False, live: bool = False, paired: bool = False) -> Kernel:
     """``base`` (a naive or aggregated splat) testing the scene depth and/or reading only live slots.
 
     Depth: the coarse tile range first, the full-resolution depth inside it.
     Live: through the compaction (compaction.py): only live slots, count on the GPU.
+    Paired: both accumulation words in one image (accum.glsl).
     """
     images, samplers, defines = list(base.images), list(base.samplers), list(base.defines)
+    if paired:
+        images = _paired_images(images)
+        defines.append(("ACCUM_PAIRED", "1"))
     if depth:
         # Samplers, not images: with live slots the splat would pass Blender's 8 image bindings.
         samplers += [Sampler("coarse_depth"), Sampler("scene_depth")]
@@ -90,9 +106,16 @@ def splat_variant(base: Kernel, depth: bool = False, live: bool = False) -> Kern
     return dataclasses.replace(base, images=tuple(images), samplers=tuple(samplers), defines=tuple(defines))
 
 
+def _paired_images(images):
+    """``images`` with accum_hi and accum_lo replaced by the one paired image, in accum_hi's slot."""
+    return [ACCUM_PAIRED if image is ACCUM_IMAGES[0] else image for image in images if image is not ACCUM_IMAGES[1]]
+
+
 SPLAT_LIVE_KERNELS = {name: splat_variant(kernel, live=True) for name, kernel in SPLAT_KERNELS.items()}
 SPLAT_LIVE = SPLAT_LIVE_KERNELS["FULL"]
-SPLAT_VARIANTS = tuple(splat_variant(base, depth, live)
+# The product's accumulation layout (accum.glsl).
+PAIRED = False
+SPLAT_VARIANTS = tuple(splat_variant(base, depth, live, PAIRED)
                        for kernels in (SPLAT_KERNELS, SPLAT_AGGREGATE_KERNELS) for base in kernels.values()
                        for depth in (False, True) for live in (False, True))
 
@@ -106,12 +129,22 @@ RESOLVE = Kernel(
         Constant("INT", "has_raster"),  # 1: add the rasterized target (points, sprites, quads)
     ),
     local_size=(16, 16, 1),
-    includes=("common.glsl", "color_pack.glsl"),
+    includes=("common.glsl", "color_pack.glsl", "accum.glsl"),
 )
 
 # The resolve that also measures the frame's peak (automatic Emax).
 RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak", 256),),
                                    defines=(("MEASURE_PEAK", "1"),))
+
+
+@cache
+def resolve_kernel(peak: bool = False, paired: bool = False) -> Kernel:
+    """RESOLVE or RESOLVE_PEAK, reading the paired accumulation image when ``paired``."""
+    kernel = RESOLVE_PEAK if peak else RESOLVE
+    if paired:
+        kernel = dataclasses.replace(kernel, images=tuple(_paired_images(kernel.images)),
+                                     defines=(*kernel.defines, ("ACCUM_PAIRED", "1")))
+    return kernel
 
 _EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
 
@@ -190,7 +223,7 @@ def next_emax(emax: float, stats: FrameStats, headroom: float) -> float:
 class Compositor:
     """The atomic splat target: two R32UI accumulation images and a float frame."""
 
-    def __init__(self, host, width: int, height: int, render: RenderSettings):
+    def __init__(self, host, width: int, height: int, render: RenderSettings, paired: bool = PAIRED):
         if not (1 <= width <= host.max_texture_size and 1 <= height <= host.max_texture_size):
             raise SettingsError(f"resolution {width}x{height} is beyond this GPU's texture limit of {host.max_texture_size}")
         if not render.emax > 0:
@@ -199,8 +232,14 @@ class Compositor:
         self.width, self.height = width, height
         self.render = render
         self.emax = render.emax  # follows the frames in AUTO mode
-        self.accum_hi = host.texture("accum_hi", width, height, "R32UI")
-        self.accum_lo = host.texture("accum_lo", width, height, "R32UI")
+        self.paired = paired
+        if paired:
+            self.accum = host.texture("accum", 2 * width, height, "R32UI")
+            self.accum_textures = {"accum": self.accum}
+        else:
+            self.accum_hi = host.texture("accum_hi", width, height, "R32UI")
+            self.accum_lo = host.texture("accum_lo", width, height, "R32UI")
+            self.accum_textures = {"accum_hi": self.accum_hi, "accum_lo": self.accum_lo}
         self.frame = host.texture("frame", width, height, "RGBA32F")
         self.raster = host.texture("raster", width, height, "RGBA16F")
         self.stats = host.texture("stats", 2, 1, "R32UI")
@@ -232,10 +271,12 @@ class Compositor:
         q = quantize_scale(self.emax)
         look = self.look_texture(system)
         layout = system.layout.name
-        kernel = splat_variant(self.splat_kernels[layout], depth=self.depth is not None, live=live is not None)
+        kernel = splat_variant(self.splat_kernels[layout], depth=self.depth is not None, live=live is not None,
+                               paired=self.paired)
+        groups_x, rows, _ = system.groups
         self.host.dispatch(
-            kernel, system.groups,
-            {**system.textures, "accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "stats": self.stats,
+            kernel, (groups_x, -(-rows // per_thread(kernel)), 1),
+            {**system.textures, **self.accum_textures, "stats": self.stats,
              "look": look, **(self.depth.textures if self.depth else {}), **(live.textures if live else {})},
             {
                 "count": system.count,
@@ -256,15 +297,21 @@ class Compositor:
 
     def resolve(self) -> None:
         """Float RGBA of the splat plus what was rasterized; clears the accumulation."""
-        kernel = RESOLVE_PEAK if self.render.emax_mode == "AUTO" else RESOLVE
+        kernel = resolve_kernel(peak=self.render.emax_mode == "AUTO", paired=self.paired)
         self.host.dispatch(
             kernel, RESOLVE.groups_for(self.width, self.height),
-            {"accum_hi": self.accum_hi, "accum_lo": self.accum_lo, "frame": self.frame, "stats": self.stats,
-             "raster": self.raster},
+            {**self.accum_textures, "frame": self.frame, "stats": self.stats, "raster": self.raster},
             {"target_size": (self.width, self.height), "dequantize": (*dequantize_scale(self.emax), 0.0),
              "has_raster": int(self._rasterized)},
         )
         self._rasterized = False
+
+    def read_accum(self) -> tuple[np.ndarray, np.ndarray]:
+        """The accumulation words (hi, lo), each height x width, whichever the layout."""
+        if self.paired:
+            both = self.host.read(self.accum)
+            return both[:, 0::2], both[:, 1::2]
+        return self.host.read(self.accum_hi), self.host.read(self.accum_lo)
 
     def read_frame(self) -> np.ndarray:
         return self.host.read(self.frame)
