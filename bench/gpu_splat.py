@@ -380,7 +380,8 @@ def splat_without_return(host):
     start = body.index("  uint old_hi = accum_add_hi(pixel, add_hi);")
     body = body[:start] + "  accum_add_hi(pixel, add_hi);\n  accum_add_lo(pixel, add_lo);\n}\n"
     kernel = dataclasses.replace(SPLAT, name="splat_no_return")
-    host._programs[kernel] = host.ctx.compute_shader(declarations(SPLAT) + body)
+    compiled = compositing.splat_variant(kernel, paired=compositing.PAIRED)  # what Compositor.splat dispatches
+    host._programs[compiled] = host.ctx.compute_shader(declarations(compiled) + body)
     return kernel
 
 
