@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -94,6 +95,20 @@ def add_preset_effect(scene, name: str, preset) -> None:
     bpy.ops.gpu_particles.add(preset=name)
 
 
+def check_gpu_in_a_child() -> None:
+    """Blender's gpu.init() crashes the whole process when EGL has no usable driver,
+    so the command line tries it in a child process first and reports instead."""
+    probe = subprocess.run([sys.executable, "-c", "import bpy, gpu; gpu.init()"], capture_output=True, text=True,
+                           timeout=300)
+    if probe.returncode != 0:
+        log = [line for line in (probe.stdout + probe.stderr).splitlines() if line.strip()][-3:]
+        raise NoGPUError(
+            f"no GPU context could be created (gpu.init() exited with status {probe.returncode}); on a headless "
+            "Linux machine install Mesa's EGL (libegl1 libegl-mesa0 libgl1-mesa-dri, or run `make setup`)"
+            + (":\n  " + "\n  ".join(log) if log else "")
+        )
+
+
 def _gpu_texture_limit() -> int:
     from .hosts.blender import BlenderHost
 
@@ -106,6 +121,8 @@ def bake(args) -> int:
         frames = parse_frames(args.frames)
         resolution = parse_resolution(args.res)
         overrides = {k: v for k, v in (("count", args.count), ("seed", args.seed)) if v is not None}
+        effect_settings({**vars(preset.effect), **{k: v for k, v in overrides.items() if k != "count"}})
+        check_gpu_in_a_child()
         if args.count is not None and args.count > 0:
             check_count(args.count, _gpu_texture_limit())
         effect_settings({**vars(preset.effect), **overrides})

@@ -21,6 +21,7 @@ from addon.engine.reference.scan import scan as reference_scan  # noqa: E402
 from addon.engine.scan import Scan  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
+from bench.gpu_splat import Timer  # noqa: E402
 
 WIDTH = 16384  # 100M uint32 -> 16384 x 6104
 
@@ -33,7 +34,8 @@ def torch_ms(values: np.ndarray, repeats: int) -> float | None:
     if not torch.cuda.is_available():
         return None
     x = torch.from_numpy(values.view(np.int32)).cuda()
-    torch.cumsum(x, 0, dtype=torch.int32)
+    for _ in range(10):  # warm-up, as for our kernels (clocks ramp up from idle)
+        torch.cumsum(x, 0, dtype=torch.int32)
     times = []
     for _ in range(repeats):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -45,7 +47,7 @@ def torch_ms(values: np.ndarray, repeats: int) -> float | None:
     return float(np.median(times))
 
 
-def measure(host, n: int, repeats: int, rng) -> dict:
+def measure(host, timer, n: int, repeats: int, rng) -> dict:
     """One size: check against numpy, then time the scan and its peer."""
     width = min(WIDTH, n)
     height = -(-n // width)
@@ -57,7 +59,7 @@ def measure(host, n: int, repeats: int, rng) -> dict:
     scan.run(src, out, n, total=total)
     if not np.array_equal(host.read(out).ravel()[:n], reference_scan(values[:n])):
         raise SystemExit(f"scan of {n:,} disagrees with numpy")
-    ms = records.gl_ms(host.ctx, lambda: scan.run(src, out, n, total=total), repeats)
+    ms = timer.together(lambda: scan.run(src, out, n, total=total))
     peer_ms = torch_ms(values[:n], repeats)
     row = {"case": f"exclusive uint32 {n:,}", "n": n, "ms": ms, "elements_per_s": n / (ms / 1e3)}
     if peer_ms is not None:
@@ -72,7 +74,8 @@ def main() -> None:
     args = parser.parse_args()
     host = ModernGLHost()
     rng = np.random.default_rng(1)
-    rows = [measure(host, int(n), args.repeats, rng) for n in args.sizes.split(",")]
+    timer = Timer(host.ctx, args.repeats, warmup=5, clock="wall" if "llvmpipe" in host.device.lower() else "gl")
+    rows = [measure(host, timer, int(n), args.repeats, rng) for n in args.sizes.split(",")]
     records.write("scan", host.device, rows)
 
 

@@ -8,12 +8,18 @@ images: 64 B per particle full, 32 B compact) over the faster vec4 copy's
 bandwidth measured in the same run (gpu_splat.measure_bandwidth).  Also
 records the compact layout's position error against the full layout.
 
-    python3 bench/simulate_gpu.py [--sizes 1,4,16] [--repeats 30] [--out DIR]
+``--breakdown``: at the largest size, where a step's time goes: the step
+without the plane collider, without turbulence, without both, and the
+simulate dispatch alone (constants bound once, no Python between dispatches),
+and a step with no births (one burst of long-lived particles, all alive).
+
+    python3 bench/simulate_gpu.py [--sizes 1,4,16] [--repeats 30] [--breakdown] [--out DIR]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from functools import partial
 from pathlib import Path
@@ -25,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from addon.engine.effectors import Collider  # noqa: E402
 from addon.engine.settings import effect_settings  # noqa: E402
-from addon.engine.simulation import LAYOUTS, ParticleSystem  # noqa: E402
+from addon.engine.simulation import LAYOUTS, SIMULATE_KERNELS, ParticleSystem, simulate_constants  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import common  # noqa: E402
 from bench.gpu_splat import Timer, measure_bandwidth  # noqa: E402
@@ -57,6 +63,32 @@ def warmed_system(host, count: int, layout: str) -> ParticleSystem:
     return system
 
 
+def breakdown(host, timer, system: ParticleSystem, record) -> None:
+    """Time the step (live compaction off) with parts of its work removed, then the bare dispatch."""
+    system.live.compact = lambda textures: None
+    settings = system.settings
+    step = partial(system.step, DT, np.identity(4), np.identity(4))
+    for case, turbulence, colliders in (("no_collider", 6.0, []), ("no_turbulence", 0.0, [floor()]),
+                                        ("no_collider_no_turbulence", 0.0, [])):
+        system.settings = dataclasses.replace(settings, turbulence_strength=turbulence)
+        system.set_scene_inputs([], colliders)
+        record(case, timer.together(step))
+    system.settings = settings
+    system.set_scene_inputs([], [floor()])
+    constants = simulate_constants(settings, dt=DT, step_index=system.step_index, time=system.time,
+                                   emitter_prev=np.identity(4), emitter_cur=np.identity(4), origin_in=system.origin,
+                                   origin_out=system.origin, colliders=system.colliders)
+    textures = {**system.textures, "triangles": system.triangles, "fields": system.field_texture,
+                "noise": system.noise}
+    program = host._bind(SIMULATE_KERNELS[system.layout.name], textures, constants)
+    record("dispatch_only", timer.together(partial(program.run, *system.groups)))
+    steady = ParticleSystem(host, dataclasses.replace(settings, emission="BURST", lifetime=100.0, lifetime_random=0.0))
+    steady.set_scene_inputs([], [floor()])
+    steady.step(DT, np.identity(4), np.identity(4))  # the burst: every slot is born here
+    steady.live.compact = lambda textures: None
+    record("no_births", timer.together(partial(steady.step, DT, np.identity(4), np.identity(4))))
+
+
 def compact_error(full: np.ndarray, compact: np.ndarray) -> dict:
     """Position error of the compact layout where both layouts hold the same incarnation of a slot."""
     same = (full[:, 3] >= 0) & (compact[:, 3] >= 0) & (np.abs(full[:, 3] - compact[:, 3]) < 0.01)
@@ -69,6 +101,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1,4,16", help="millions of particles")
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--breakdown", action="store_true", help="where the step's time goes, at the largest size")
     parser.add_argument("--out", action="append", help="results folder (repeatable; default bench/results)")
     args = parser.parse_args(argv)
     host = ModernGLHost()
@@ -95,6 +128,12 @@ def main(argv=None) -> int:
             records.append(common.record("simulate", f"step_{layout.lower()}_without_compaction", n, device, ms,
                                          bytes=traffic, bound_ms=traffic / gb_per_s / 1e6, clock=clock,
                                          note="gravity, drag, turbulence, plane collision"))
+            if args.breakdown and n == max(sizes):
+                def add(case, ms, layout=layout, traffic=traffic, n=n):
+                    records.append(common.record("simulate", f"step_{layout.lower()}_{case}", n, device, ms,
+                                                 bytes=traffic, bound_ms=traffic / gb_per_s / 1e6, clock=clock,
+                                                 note="breakdown: live compaction off"))
+                breakdown(host, timer, system, add)
         records.append(common.record("simulate", "compact_error", n, device, None,
                                      **compact_error(states["FULL"], states["COMPACT"])))
     common.finish(records, common.device_slug(device), args.out)

@@ -1,43 +1,48 @@
-/* One level of the hierarchical scan: every workgroup scans its block of
- * SCAN_BLOCK consecutive elements in shared memory and writes the block's
- * total to block_sums, which the next level scans in turn (scan.py).
- *
- * Element i lives at texel (i % width, i / width) of its image.  Each thread
- * owns two neighbours: it adds them, the pair sums are scanned Hillis-Steele
- * style across the workgroup, and the pair is expanded back.  Sums are uint32
- * and wrap around modulo 2^32, like the numpy reference. */
-
-uint load_element(int i, int n)
-{
-  return i < n ? imageLoad(scan_in, particle_texel(i, imageSize(scan_in).x)).x : 0u;
-}
+/* Down-sweep of the reduce-then-scan: every workgroup scans its block of
+ * SCAN_BLOCK elements in shared memory (each thread a run of four, the run
+ * totals Hillis-Steele style), adds the block's offset (the exclusive scan of
+ * the block totals one level up) and writes the result.  At the top level
+ * (one block, no offsets) the block's total is the grand total, written to
+ * scan_total.  Element i lives at texel (i % width, i / width) of its image;
+ * sums wrap modulo 2^32 like the numpy reference. */
 
 void main()
 {
   int t = int(gl_LocalInvocationID.x);
-  int block = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
-  int first = block * SCAN_BLOCK + 2 * t;
-  uint a = load_element(first, count);
-  uint b = load_element(first + 1, count);
+  for (int round = 0; round < 4; round++) {
+    block_values[round * SCAN_THREADS + t] = load_element(scan_element(round), count);
+  }
+  barrier();
+  uvec4 v = uvec4(block_values[4 * t], block_values[4 * t + 1], block_values[4 * t + 2], block_values[4 * t + 3]);
 
-  pair_sums[t] = a + b;
+  thread_sums[t] = v.x + v.y + v.z + v.w;
   barrier();
   for (int offset = 1; offset < SCAN_THREADS; offset <<= 1) {
-    uint left = t >= offset ? pair_sums[t - offset] : 0u;
+    uint left = t >= offset ? thread_sums[t - offset] : 0u;
     barrier();
-    pair_sums[t] += left;
+    thread_sums[t] += left;
     barrier();
   }
-  uint before = (t > 0 ? pair_sums[t - 1] : 0u) + (inclusive != 0 ? a : 0u);
+  uint before = t > 0 ? thread_sums[t - 1] : 0u;
+  if (top == 0) {
+    int block = scan_block_index();
+    before += imageLoad(block_offsets, particle_texel(block, imageSize(block_offsets).x)).x;
+  }
+  uvec4 exclusive = uvec4(before, before + v.x, before + v.x + v.y, before + v.x + v.y + v.z);
+  uvec4 result = inclusive != 0 ? exclusive + v : exclusive;
+  for (int k = 0; k < 4; k++) {
+    block_values[4 * t + k] = result[k];
+  }
+  barrier();
 
   int width = imageSize(scan_out).x;
-  if (first < count) {
-    imageStore(scan_out, particle_texel(first, width), uvec4(before));
+  for (int round = 0; round < 4; round++) {
+    int i = scan_element(round);
+    if (i < count) {
+      imageStore(scan_out, particle_texel(i, width), uvec4(block_values[round * SCAN_THREADS + t]));
+    }
   }
-  if (first + 1 < count) {
-    imageStore(scan_out, particle_texel(first + 1, width), uvec4(before + (inclusive != 0 ? b : a)));
-  }
-  if (t == SCAN_THREADS - 1) {
-    imageStore(block_sums, particle_texel(block, imageSize(block_sums).x), uvec4(pair_sums[t]));
+  if (top != 0 && t == SCAN_THREADS - 1) {
+    imageStore(scan_total, ivec2(0, 0), uvec4(thread_sums[t]));
   }
 }

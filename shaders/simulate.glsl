@@ -107,7 +107,7 @@ void emit(int index, float lived, out vec3 position, out vec3 velocity, out floa
  * so that every host and the numpy reference interpolate identically. */
 vec3 sample_noise(vec3 u)
 {
-  int n = textureSize(noise, 0).x;
+  int n = int(turbulence.z); /* the volume's size: a uniform, not a per-particle size query */
   vec3 x = u * float(n) - 0.5;
   vec3 cell = floor(x);
   vec3 w = x - cell;
@@ -162,38 +162,23 @@ vec3 force_fields(vec3 position)
   return total;
 }
 
-/* Collider c's matrix whose three rows start at texel `first`, at `s` between
- * the previous frame's pose (rows at first + 6) and this frame's (s = 1).
- * Linear in the matrix entries: exact for moving colliders, approximate for
- * turning or scaling ones, whose inverse does not interpolate linearly. */
-mat4 collider_matrix(int c, int first, float s)
-{
-  vec4 rows[3];
-  for (int k = 0; k < 3; k++) {
-    vec4 now = imageLoad(colliders, ivec2(first + k, c));
-    vec4 before = imageLoad(colliders, ivec2(first + 6 + k, c));
-    rows[k] = before + (now - before) * s;
-  }
-  return transpose(mat4(rows[0], rows[1], rows[2], vec4(0.0, 0.0, 0.0, 1.0)));
-}
-
 /* Pushes a particle that ended the step inside (or, for a plane, through) a
  * collider back onto its surface; relative to the surface's own velocity, the
  * particle's normal part is reflected and scaled by bounce, its tangential
- * part by 1 - friction.  The collider's pose is interpolated across substeps
- * (collider_time: fractions of the frame at the step's start and end). */
+ * part by 1 - friction.  The host interpolates each collider's pose for this
+ * substep and hands the matrices over as uniform rows (effectors.collider_rows:
+ * COLLIDER_ROWS per collider), so no particle repeats that uniform work. */
 void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
 {
   for (int c = 0; c < collider_count; c++) {
-    vec4 head = imageLoad(colliders, ivec2(0, c));
-    vec3 center = imageLoad(colliders, ivec2(1, c)).xyz;
-    vec3 half_size = imageLoad(colliders, ivec2(2, c)).xyz;
-    mat4 to_local = collider_matrix(c, 3, collider_time.y);
-    mat4 to_world = collider_matrix(c, 6, collider_time.y);
-    vec3 p = (to_local * vec4(position, 1.0)).xyz - center;
+    int r = c * COLLIDER_ROWS;
+    vec4 head = colliders[r];
+    vec3 half_size = colliders[r + 1].xyz;
+    vec4 at = vec4(position, 1.0);
+    vec3 p = vec3(dot(colliders[r + 2], at), dot(colliders[r + 3], at), dot(colliders[r + 4], at));
     vec3 normal = vec3(0.0);
     if (head.x == COLLIDER_PLANE) {
-      float before = (collider_matrix(c, 3, collider_time.x) * vec4(previous, 1.0)).z - center.z;
+      float before = dot(colliders[r + 5], vec4(previous, 1.0));
       if (p.z < 0.0 && before >= 0.0 && abs(p.x) <= half_size.x && abs(p.y) <= half_size.y) {
         p.z = 0.0;
         normal = vec3(0.0, 0.0, 1.0);
@@ -216,15 +201,19 @@ void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
       }
     }
     if (normal != vec3(0.0)) {
-      vec4 surface = vec4(p + center, 1.0);
-      position = (to_world * surface).xyz;
-      vec3 surface_velocity = (position - (collider_matrix(c, 6, collider_time.x) * surface).xyz) / dt;
-      vec3 v = mat3(to_local) * (velocity - surface_velocity);
+      vec4 surface = vec4(p, 1.0);
+      position = vec3(dot(colliders[r + 6], surface), dot(colliders[r + 7], surface), dot(colliders[r + 8], surface));
+      vec3 surface_velocity = vec3(dot(colliders[r + 9], surface), dot(colliders[r + 10], surface),
+                                   dot(colliders[r + 11], surface));
+      vec3 relative = velocity - surface_velocity;
+      vec3 v = vec3(dot(colliders[r + 2].xyz, relative), dot(colliders[r + 3].xyz, relative),
+                    dot(colliders[r + 4].xyz, relative));
       float into = dot(v, normal);
       if (into < 0.0) {
         vec3 tangential = v - normal * into;
         v = tangential * (1.0 - head.z) - normal * (into * head.y);
-        velocity = mat3(to_world) * v + surface_velocity;
+        velocity = vec3(dot(colliders[r + 6].xyz, v), dot(colliders[r + 7].xyz, v), dot(colliders[r + 8].xyz, v)) +
+                   surface_velocity;
       }
     }
   }
@@ -232,12 +221,13 @@ void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
 
 void main()
 {
-  int width = imageSize(pos_age).x;
-  int index = particle_index(width);
+  /* Dispatched as (width / 256, rows): the invocation is the texel, and the
+   * row width comes from the dispatch (no division, no image size query). */
+  ivec2 texel = ivec2(gl_GlobalInvocationID.xy);
+  int index = texel.y * int(gl_NumWorkGroups.x * gl_WorkGroupSize.x) + texel.x;
   if (index >= count) {
     return;
   }
-  ivec2 texel = particle_texel(index, width);
   vec4 pos_age_in = imageLoad(pos_age, texel);
   vec4 vel_life_in = imageLoad(vel_life, texel);
   vec3 position = pos_age_in.xyz + origin_in.xyz;

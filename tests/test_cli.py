@@ -10,8 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def cli(*args, cwd=ROOT):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def cli(*args, cwd=ROOT, **env_changes):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **env_changes}
     return subprocess.run([sys.executable, "-m", "addon.cli", *args], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=600)
 
@@ -55,3 +55,12 @@ def test_bad_bakes_exit_non_zero_and_write_nothing(tmp_path, args, message):
 
     assert re.search(message, result.stderr), result.stderr
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["blocker"]
+
+
+def test_no_gpu_is_a_clear_error_not_a_crash(tmp_path):
+    """With no EGL driver, gpu.init() would crash Blender: the CLI reports it and writes nothing."""
+    result = cli("bake", "--frames", "1-2", "--res", "64x36", "--out", str(tmp_path / "out"),
+                 __EGL_VENDOR_LIBRARY_FILENAMES=str(tmp_path / "no_such_vendor.json"))
+    assert result.returncode == 2
+    assert "no GPU context could be created" in result.stderr
+    assert not (tmp_path / "out").exists()

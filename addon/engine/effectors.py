@@ -1,8 +1,9 @@
 """Scene inputs as plain data: force fields, colliders and emitter meshes.
 
 The Blender glue (``addon/scene_inputs.py``) reads objects into these each
-frame; the simulate kernel reads them from small RGBA32F images, one row per
-force field or collider and four texels per emitter triangle.
+frame; the simulate kernel reads force fields and emitter triangles from small
+RGBA32F images (one row per field, four texels per triangle) and colliders from
+uniform rows built per dispatch (``collider_rows``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ COLLIDER_TYPES = {"PLANE": 1.0, "SPHERE": 2.0, "BOX": 3.0}
 MAX_FORCE_FIELDS = 16
 MAX_COLLIDERS = 16
 FIELD_TEXELS = 3
-COLLIDER_TEXELS = 15
+COLLIDER_ROWS = 12  # uniform rows per collider (collider_rows)
 TRIANGLE_TEXELS = 4
 TRIANGLE_ROW = 4096  # texels per row of the triangle image (1024 triangles)
 
@@ -74,18 +75,37 @@ def pack_force_fields(fields: list[ForceField]) -> np.ndarray:
     return rows
 
 
-def pack_colliders(colliders: list[Collider]) -> np.ndarray:
-    """(max(1, n), 15, 4) texels: (type, bounce, friction, 0), center, half size, then world-to-local
-    and local-to-world rows (3 each) of this frame's pose and of the previous frame's."""
-    rows = np.zeros((max(1, len(colliders)), COLLIDER_TEXELS, 4), np.float32)
+def collider_rows(colliders: list[Collider], start: float, end: float, dt: float) -> np.ndarray:
+    """(MAX_COLLIDERS * COLLIDER_ROWS, 4) uniform rows of one simulate dispatch, COLLIDER_ROWS per collider:
+
+    0: (type, bounce, friction, 0); 1: half size; 2-4: world to centered local
+    (local minus ``center``) at the step's end; 5: the z row of that at its
+    start; 6-8: centered local to world at its end; 9-11: the surface velocity
+    per centered local point, (to_world(end) - to_world(start)) / dt.
+
+    ``start`` and ``end`` are fractions of the frame: each matrix is interpolated
+    between the previous frame's and this frame's linearly in its entries (exact
+    for moving colliders, approximate for turning or scaling ones).  Built once
+    per dispatch on the host, so the kernel does no per-particle matrix work.
+    """
+    rows = np.zeros((MAX_COLLIDERS, COLLIDER_ROWS, 4), np.float64)
     for row, c in zip(rows, colliders):
-        matrix = np.asarray(c.matrix, np.float64)
-        previous = matrix if c.previous is None else np.asarray(c.previous, np.float64)
+        now = np.asarray(c.matrix, np.float64)
+        before = now if c.previous is None else np.asarray(c.previous, np.float64)
+        inverse_now, inverse_before = np.linalg.inv(now), np.linalg.inv(before)
+        shift = np.identity(4)
+        shift[:3, 3] = c.center
+        to_world = [(before + (now - before) * s) @ shift for s in (start, end)]
+        to_local = [inverse_before + (inverse_now - inverse_before) * s for s in (start, end)]
+        for m in to_local:
+            m[:3, 3] -= c.center
         row[0] = (COLLIDER_TYPES[c.type], c.bounce, c.friction, 0.0)
-        row[1, :3], row[2, :3] = c.center, c.half_size
-        row[3:6], row[6:9] = np.linalg.inv(matrix)[:3], matrix[:3]
-        row[9:12], row[12:15] = np.linalg.inv(previous)[:3], previous[:3]
-    return rows
+        row[1, :3] = c.half_size
+        row[2:5] = to_local[1][:3]
+        row[5] = to_local[0][2]
+        row[6:9] = to_world[1][:3]
+        row[9:12] = (to_world[1][:3] - to_world[0][:3]) / dt
+    return rows.reshape(-1, 4).astype(np.float32)
 
 
 @dataclass(frozen=True)

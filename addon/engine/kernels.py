@@ -34,10 +34,11 @@ class Sampler:
 
 @dataclass(frozen=True)
 class Constant:
-    """A push constant (a plain uniform on OpenGL)."""
+    """A push constant (a plain uniform on OpenGL); ``size`` > 0: an array of that many, bound from an (size, n) array."""
 
     type: str  # 'INT', 'FLOAT', 'VEC2', 'VEC3', 'VEC4', 'IVEC2', 'IVEC4', 'MAT4'
     name: str
+    size: int = 0
 
 
 @dataclass(frozen=True)

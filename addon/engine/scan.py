@@ -1,46 +1,57 @@
 """Hierarchical block scan (prefix sum) of uint32 values in R32UI images.
 
-Reads like the algorithm::
+Reduce, then scan; reads like the algorithm::
 
-    scan_block(values  -> out,       sums[0])   # every block of 512 scanned, its total kept
-    scan_block(sums[0] -> offsets[0], sums[1])  # the block totals scanned the same way
+    scan_reduce(values  -> sums[0])             # every block of 512 summed
+    scan_reduce(sums[0] -> sums[1])             # the block totals summed the same way
     ...                                         # until one block holds everything
-    scan_add(offsets[k] -> offsets[k-1])        # then each level's offsets added back down
-    scan_add(offsets[0] -> out)
+    scan_block(sums[k-1] -> offsets[k-1])       # the top block scanned (and the grand total kept)
+    scan_block(sums[k-2] -> offsets[k-2], + offsets[k-1])   # each level scanned again,
+    ...                                                     # plus its block's offset
+    scan_block(values -> out, + offsets[0])
 
-One block holds 512 elements, so three levels reach 512^3 (134M) elements and
-a fourth goes beyond.  The single block of the top level writes the grand
-total, so a caller that passes ``total`` (a 1x1 R32UI image) gets the count of
-a compaction on the GPU without reading anything back.  Element i of every
-image lives at texel (i % width, i / width); sums wrap around modulo 2^32.
+The input is read twice and the output written once (3 passes over the data,
+where scan-then-add needs 4).  One block holds 512 elements (128 threads of
+four, loaded and stored in coalesced rounds), so three levels reach 512^3 (134M) elements and a fourth goes beyond.
+The single block of the top level writes the grand total, so a caller that
+passes ``total`` (a 1x1 R32UI image) gets the count of a compaction on the
+GPU without reading anything back.  Element i of every image lives at texel
+(i % width, i / width); sums wrap around modulo 2^32.
 """
 
 from __future__ import annotations
 
 from .kernels import Constant, Image, Kernel, Shared
 
-SCAN_THREADS = 256
-SCAN_BLOCK = 2 * SCAN_THREADS
+SCAN_THREADS = 128
+SCAN_BLOCK = 4 * SCAN_THREADS
 _DEFINES = (("SCAN_THREADS", str(SCAN_THREADS)), ("SCAN_BLOCK", str(SCAN_BLOCK)))
+_INCLUDES = ("common.glsl", "scan_common.glsl")
+_SHARED = (Shared("uint", "thread_sums", SCAN_THREADS),)
+_SHARED_BLOCK = (*_SHARED, Shared("uint", "block_values", SCAN_BLOCK))
+
+SCAN_REDUCE = Kernel(
+    "scan_reduce",
+    images=(Image("scan_in", "R32UI", "READ"), Image("block_sums", "R32UI", "WRITE")),
+    constants=(Constant("INT", "count"),),
+    shared=_SHARED,
+    local_size=(SCAN_THREADS, 1, 1),
+    includes=_INCLUDES,
+    defines=_DEFINES,
+)
 
 SCAN_BLOCK_KERNEL = Kernel(
     "scan_block",
-    images=(Image("scan_in", "R32UI", "READ"), Image("scan_out", "R32UI", "WRITE"), Image("block_sums", "R32UI", "WRITE")),
-    constants=(Constant("INT", "count"), Constant("INT", "inclusive")),
-    shared=(Shared("uint", "pair_sums", SCAN_THREADS),),
+    images=(Image("scan_in", "R32UI", "READ"), Image("scan_out", "R32UI", "WRITE"),
+            Image("block_offsets", "R32UI", "READ"), Image("scan_total", "R32UI", "WRITE")),
+    constants=(Constant("INT", "count"), Constant("INT", "inclusive"), Constant("INT", "top")),
+    shared=_SHARED_BLOCK,
     local_size=(SCAN_THREADS, 1, 1),
+    includes=_INCLUDES,
     defines=_DEFINES,
 )
 
-SCAN_ADD = Kernel(
-    "scan_add",
-    images=(Image("block_offsets", "R32UI", "READ"), Image("scan_out", "R32UI")),
-    constants=(Constant("INT", "count"),),
-    local_size=(SCAN_THREADS, 1, 1),
-    defines=_DEFINES,
-)
-
-SCAN_KERNELS = (SCAN_BLOCK_KERNEL, SCAN_ADD)
+SCAN_KERNELS = (SCAN_REDUCE, SCAN_BLOCK_KERNEL)
 
 
 def blocks(count: int) -> int:
@@ -87,7 +98,8 @@ class Scan:
     def run(self, values, out, count: int, inclusive: bool = False, total=None) -> None:
         """Scan the first ``count`` elements of ``values`` into ``out``; the sum into ``total``.
 
-        ``values`` and ``out`` may be any R32UI images holding ``count`` elements.
+        ``values`` and ``out`` may be any R32UI images holding ``count`` elements
+        (the same image too: every thread writes only the elements it read).
         """
         if count > self.capacity:
             raise ValueError(f"scan of {count:,} elements exceeds its capacity of {self.capacity:,}")
@@ -97,24 +109,21 @@ class Scan:
             return
         counts = level_counts(count)
         top = len(counts) - 1
-        # Up: scan each level's blocks, writing their totals one level up.
         sources, targets = [values], [out]
-        for level, n in enumerate(counts):
-            sums = self.scratch[level][0] if level < top else total if total is not None else self.unwanted_total
-            self._scan_block(sources[-1], targets[-1], sums, n, inclusive if level == 0 else False)
-            if level < top:
-                sources.append(self.scratch[level][0])
-                targets.append(self.scratch[level][1])
-        # Down: add each level's block offsets into the level below.
-        for level in reversed(range(top)):
+        # Up: each level's block totals, one level up, until one block holds everything.
+        for level in range(top):
+            sums, offsets = self.scratch[level]
+            self.host.dispatch(SCAN_REDUCE, block_groups(counts[level], self.max_groups),
+                               {"scan_in": sources[level], "block_sums": sums}, {"count": counts[level]})
+            sources.append(sums)
+            targets.append(offsets)
+        # Down: the top block, then every level below plus its block's offset.
+        for level in reversed(range(top + 1)):
+            is_top = level == top
             self.host.dispatch(
-                SCAN_ADD, block_groups(counts[level], self.max_groups),
-                {"block_offsets": targets[level + 1], "scan_out": targets[level]}, {"count": counts[level]},
+                SCAN_BLOCK_KERNEL, block_groups(counts[level], self.max_groups),
+                {"scan_in": sources[level], "scan_out": targets[level],
+                 "block_offsets": targets[level] if is_top else targets[level + 1],
+                 "scan_total": total if total is not None else self.unwanted_total},
+                {"count": counts[level], "inclusive": int(inclusive and level == 0), "top": int(is_top)},
             )
-
-    def _scan_block(self, values, out, sums, count, inclusive):
-        self.host.dispatch(
-            SCAN_BLOCK_KERNEL, block_groups(count, self.max_groups),
-            {"scan_in": values, "scan_out": out, "block_sums": sums},
-            {"count": count, "inclusive": int(inclusive)},
-        )

@@ -40,7 +40,7 @@ import numpy as np
 
 from .compaction import LiveParticles
 from .effectors import (
-    COLLIDER_TEXELS,
+    COLLIDER_ROWS,
     FIELD_TEXELS,
     MAX_COLLIDERS,
     MAX_FORCE_FIELDS,
@@ -48,7 +48,7 @@ from .effectors import (
     Collider,
     EmitterMesh,
     ForceField,
-    pack_colliders,
+    collider_rows,
     pack_force_fields,
     pack_triangles,
 )
@@ -91,8 +91,7 @@ def _init_kernel(layout: StateLayout) -> Kernel:
 def _simulate_kernel(layout: StateLayout) -> Kernel:
     return Kernel(
         "simulate",
-        images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ"),
-                Image("colliders", "RGBA32F", "READ")),
+        images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ")),
         samplers=(Sampler("noise", "FLOAT_3D"),),
         constants=(
             Constant("INT", "count"),
@@ -110,14 +109,14 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
             Constant("VEC4", "emit_direction"),  # x: speed along the normal, y: cos(cone angle), z: slot period
             Constant("VEC4", "lifetime_range"),  # x: lifetime, y: random fraction, z: respawn skip, w: burst interval
             Constant("VEC4", "gravity_drag"),  # xyz: gravity, w: drag
-            Constant("VEC4", "turbulence"),  # x: strength, y: tiles per world unit
+            Constant("VEC4", "turbulence"),  # x: strength, y: tiles per world unit, z: noise volume size
             Constant("VEC4", "turbulence_offset"),  # xyz: animated offset, in tiles
             Constant("VEC4", "origin_in"),  # xyz: state origin of the loaded positions
             Constant("VEC4", "origin_out"),  # xyz: state origin of the stored positions
-            Constant("VEC4", "collider_time"),  # x, y: fractions of the frame at the step's start and end
+            Constant("VEC4", "colliders", MAX_COLLIDERS * COLLIDER_ROWS),  # effectors.collider_rows
         ),
         includes=("common.glsl", "random.glsl"),
-        defines=(("STATE_LIMIT", layout.limit),),
+        defines=(("STATE_LIMIT", layout.limit), ("COLLIDER_ROWS", str(COLLIDER_ROWS))),
     )
 
 
@@ -167,8 +166,10 @@ def state_origin(settings: EffectSettings, emitter: np.ndarray) -> np.ndarray:
 
 def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, time: float,
                        emitter_prev, emitter_cur, origin_in, origin_out, triangle_count: int = 0,
-                       field_count: int = 0, collider_count: int = 0, substep: tuple[int, int] = (0, 1)) -> dict:
-    """The simulate kernel's constants for one step (the numpy reference takes the same dict)."""
+                       field_count: int = 0, colliders: list[Collider] = (), substep: tuple[int, int] = (0, 1)) -> dict:
+    """The simulate kernel's constants for one step (the numpy reference takes the same dict).
+
+    ``substep``: (k, substeps) of this frame, where the colliders' poses are interpolated."""
     s = settings
     respawn = s.emission == "CONTINUOUS" or s.burst_interval > 0
     offset = np.asarray(s.turbulence_speed, np.float64) * time / s.turbulence_scale
@@ -178,7 +179,7 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
         "seed": s.seed,
         "flags": 1 if respawn else 0,
         "field_count": field_count,
-        "collider_count": collider_count,
+        "collider_count": len(colliders),
         "dt": dt,
         "time": time,
         "emitter_prev": emitter_prev,
@@ -190,11 +191,11 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
                            s.respawn_skip if s.emission == "CONTINUOUS" else 0.0,
                            s.burst_interval if s.emission == "BURST" else 0.0),
         "gravity_drag": (*s.gravity, s.drag),
-        "turbulence": (s.turbulence_strength, 1.0 / s.turbulence_scale, 0.0, 0.0),
+        "turbulence": (s.turbulence_strength, 1.0 / s.turbulence_scale, float(s.turbulence_resolution), 0.0),
         "turbulence_offset": (*offset, 0.0),
         "origin_in": (*origin_in, 0.0),
         "origin_out": (*origin_out, 0.0),
-        "collider_time": (substep[0] / substep[1], (substep[0] + 1) / substep[1], 0.0, 0.0),
+        "colliders": collider_rows(colliders, substep[0] / substep[1], (substep[0] + 1) / substep[1], dt),
     }
 
 
@@ -241,7 +242,7 @@ class ParticleSystem:
         self.triangles = host.texture("triangles", TRIANGLE_ROW, len(triangles), "RGBA32F", triangles)
         self.noise = host.volume("noise", curl_noise(settings.turbulence_resolution, settings.seed))
         self.fields, self.colliders = [], []
-        self.field_texture = self.collider_texture = None
+        self.field_texture = None
         self.set_scene_inputs([], [])
         self.origin = np.zeros(3, np.float32)
         self.step_index = 0
@@ -272,8 +273,6 @@ class ParticleSystem:
         self.fields, self.colliders = list(fields), list(colliders)
         packed = pack_force_fields(self.fields)
         self.field_texture = self.host.texture("fields", FIELD_TEXELS, len(packed), "RGBA32F", packed)
-        packed = pack_colliders(self.colliders)
-        self.collider_texture = self.host.texture("colliders", COLLIDER_TEXELS, len(packed), "RGBA32F", packed)
 
     def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
@@ -286,8 +285,7 @@ class ParticleSystem:
         prev = np.asarray(emitter_prev, dtype=np.float64)
         cur = np.asarray(emitter_cur, dtype=np.float64)
         kernel = SIMULATE_KERNELS[self.layout.name]
-        textures = {**self.textures, "triangles": self.triangles, "fields": self.field_texture,
-                    "colliders": self.collider_texture, "noise": self.noise}
+        textures = {**self.textures, "triangles": self.triangles, "fields": self.field_texture, "noise": self.noise}
         for k in range(substeps):
             start = prev + (cur - prev) * (k / substeps)
             end = prev + (cur - prev) * ((k + 1) / substeps)
@@ -296,7 +294,7 @@ class ParticleSystem:
             constants = simulate_constants(
                 self.settings, dt=h, step_index=self.step_index, time=self.time,
                 emitter_prev=start, emitter_cur=end, origin_in=self.origin, origin_out=origin,
-                triangle_count=self.triangle_count, field_count=len(self.fields), collider_count=len(self.colliders),
+                triangle_count=self.triangle_count, field_count=len(self.fields), colliders=self.colliders,
                 substep=(k, substeps),
             )
             self.host.dispatch(kernel, self.groups, textures, constants)

@@ -148,7 +148,7 @@ class BlenderHost(Host):
         for slot, sampler in enumerate(kernel.samplers):
             info.sampler(slot, sampler.type, sampler.name)
         for constant in kernel.constants:
-            info.push_constant(constant.type, constant.name)
+            info.push_constant(constant.type, constant.name, constant.size)
         for name, value in kernel.defines:
             info.define(name, value)
         if kernel.shared:
@@ -182,7 +182,11 @@ class BlenderHost(Host):
             shader.uniform_sampler(sampler.name, textures[sampler.name].native)
         for constant in kernel.constants:
             value = constants[constant.name]
-            if constant.type == "MAT4":
+            if constant.size:
+                array = np.ascontiguousarray(value, dtype=np.float32)
+                shader.uniform_vector_float(shader.uniform_from_name(constant.name), array.ravel(),
+                                            array.shape[-1], constant.size)
+            elif constant.type == "MAT4":
                 shader.uniform_float(constant.name, column_major(value))
             elif constant.type in _INT_TYPES:
                 shader.uniform_int(constant.name, tuple(int(v) for v in value) if constant.type != "INT" else int(value))

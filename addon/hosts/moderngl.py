@@ -42,7 +42,7 @@ def declarations(kernel: Kernel) -> str:
         lines.append(f"layout(binding = {slot}, {layout}) uniform {_GLSL_ACCESS[image.access]}{glsl_type} {image.name};")
     for slot, sampler in enumerate(kernel.samplers):
         lines.append(f"layout(binding = {slot}) uniform {_SAMPLERS[sampler.type]} {sampler.name};")
-    lines += [f"uniform {_GLSL_TYPES[c.type]} {c.name};" for c in kernel.constants]
+    lines += [f"uniform {_GLSL_TYPES[c.type]} {c.name}{f'[{c.size}]' if c.size else ''};" for c in kernel.constants]
     lines += [f"shared {s.type} {s.name}[{s.size}];" for s in kernel.shared]
     return "\n".join(lines) + "\n"
 
@@ -161,6 +161,9 @@ class ModernGLHost(Host):
             if constant.name not in program:
                 continue  # optimised away by the driver
             value = constants[constant.name]
+            if constant.size:
+                program[constant.name].write(np.ascontiguousarray(value, dtype="f4").tobytes())
+                continue
             if constant.type == "MAT4":
                 value = tuple(column_major(value))
             elif constant.type.startswith("IVEC"):

@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..effectors import COLLIDER_ROWS, pack_force_fields, pack_triangles
 from ..effectors import COLLIDER_TYPES as COLLIDER
 from ..effectors import FIELD_TYPES as FIELD
-from ..effectors import pack_colliders, pack_force_fields, pack_triangles
 from ..simulation import SHAPES, birth_interval, simulate_constants, state_origin
 from ..turbulence import curl_noise
 from .random import random_direction, random_unit
@@ -24,7 +24,6 @@ class Inputs:
 
     triangles: np.ndarray  # (rows * TRIANGLE_ROW, 4), as pack_triangles lays them out
     fields: np.ndarray  # (n, 3, 4)
-    colliders: np.ndarray  # (n, 9, 4)
     noise: np.ndarray  # (n, n, n, 4) [z, y, x]
     compact: bool = False
     field_count: int = 0
@@ -34,7 +33,7 @@ class Inputs:
 
 def inputs_for(settings, mesh=None, fields=(), colliders=(), half_rounding="NEAREST") -> Inputs:
     triangles, _ = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
-    return Inputs(triangles.reshape(-1, 4), pack_force_fields(list(fields)), pack_colliders(list(colliders)),
+    return Inputs(triangles.reshape(-1, 4), pack_force_fields(list(fields)),
                   curl_noise(settings.turbulence_resolution, settings.seed), settings.state_layout == "COMPACT",
                   len(fields), len(colliders), half_rounding)
 
@@ -186,23 +185,19 @@ def force_fields(position, inputs):
     return total
 
 
-def collider_matrix(row, first, s):
-    """collider_matrix() of simulate.glsl: rows at ``first`` between the previous pose and this one."""
-    now, before = row[first:first + 3], row[first + 6:first + 9]
-    return np.vstack([before + (now - before) * F(s), [0, 0, 0, 1]]).astype(F)
+def _dot_rows(rows, points):
+    """(dot(rows[0], (p, 1)), dot(rows[1], ...), ...) per point, as the kernel's dot() of uniform rows."""
+    return (points @ rows[:, :3].T + rows[:, 3]).astype(F)
 
 
 def collide(previous, position, velocity, c, inputs):
     position, velocity = position.copy(), velocity.copy()
-    s0, s1 = c["collider_time"][0], c["collider_time"][1]
-    dt = F(c["dt"])
-    for row in inputs.colliders[: inputs.collider_count]:
-        head, center, half = row[0], row[1, :3], row[2, :3]
-        to_local, to_world = collider_matrix(row, 3, s1), collider_matrix(row, 6, s1)
-        p = (_transform(to_local, position) - center).astype(F)
+    for row in np.asarray(c["colliders"], F).reshape(-1, COLLIDER_ROWS, 4)[: inputs.collider_count]:
+        head, half = row[0], row[1, :3]
+        p = _dot_rows(row[2:5], position)
         normal = np.zeros_like(p)
         if head[0] == COLLIDER["PLANE"]:
-            before = _transform(collider_matrix(row, 3, s0), previous)[:, 2] - center[2]
+            before = _dot_rows(row[5:6], previous)[:, 0]
             hit = (p[:, 2] < 0) & (before >= 0) & (np.abs(p[:, 0]) <= half[0]) & (np.abs(p[:, 1]) <= half[1])
             p[hit, 2] = 0
             normal[hit] = (0, 0, 1)
@@ -224,16 +219,15 @@ def collide(previous, position, velocity, c, inputs):
         hit = np.any(normal != 0, axis=1)
         if not hit.any():
             continue
-        surface = (p + center).astype(F)
-        pushed = _transform(to_world, surface)
+        pushed = _dot_rows(row[6:9], p)
         position[hit] = pushed[hit]
-        surface_velocity = ((pushed - _transform(collider_matrix(row, 6, s0), surface)) / dt).astype(F)
-        v = ((velocity - surface_velocity) @ to_local[:3, :3].T).astype(F)
+        surface_velocity = _dot_rows(row[9:12], p)
+        v = ((velocity - surface_velocity) @ row[2:5, :3].T).astype(F)
         into = np.sum(v * normal, axis=1).astype(F)
         tangential = v - normal * into[:, None]
         bounced = tangential * (F(1) - head[2]) - normal * (into * head[1])[:, None]
         reflect = hit & (into < 0)
-        velocity[reflect] = ((bounced @ to_world[:3, :3].T).astype(F) + surface_velocity)[reflect]
+        velocity[reflect] = ((bounced @ row[6:9, :3].T).astype(F) + surface_velocity)[reflect]
     return position, velocity
 
 
@@ -311,7 +305,7 @@ def run_steps(settings, frames: int, dt: float, emitter_prev, emitter_cur, mesh=
             c = simulate_constants(settings, dt=dt / s, step_index=step_index, time=time, emitter_prev=start,
                                    emitter_cur=end, origin_in=origin, origin_out=new_origin,
                                    triangle_count=triangle_count, field_count=len(fields),
-                                   collider_count=len(colliders), substep=(k, s))
+                                   colliders=list(colliders), substep=(k, s))
             pos_age, vel_life = simulate(pos_age, vel_life, c, inputs)
             origin = new_origin
             step_index += 1

@@ -1,0 +1,21 @@
+/* Shared by the scan kernels: a workgroup of SCAN_THREADS threads owns a
+ * block of SCAN_BLOCK = 4 * SCAN_THREADS elements (scan.py).  Global memory
+ * is read and written in four coalesced rounds (element k * SCAN_THREADS + t
+ * of the block in thread t); the scan itself works on runs of four in shared
+ * memory. */
+
+int scan_block_index()
+{
+  return int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
+}
+
+/* Element `round * SCAN_THREADS + thread` of this workgroup's block. */
+int scan_element(int round)
+{
+  return scan_block_index() * SCAN_BLOCK + round * SCAN_THREADS + int(gl_LocalInvocationID.x);
+}
+
+uint load_element(int i, int count)
+{
+  return i < count ? imageLoad(scan_in, particle_texel(i, imageSize(scan_in).x)).x : 0u;
+}
