@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.engine.compositing import Camera
 from addon.engine.settings import effect_settings, render_settings
 
 CASES = ("normal", "spread", "clumpy")
@@ -37,11 +36,6 @@ CLUSTER_SIGMA_PX = 2.0
 NORMAL_SIGMA = 0.15
 
 
-def ortho_camera(width: int, height: int) -> Camera:
-    """World (x, y) in [0, width] x [0, height] maps onto the target; z in [-10, 10] is inside."""
-    view_proj = np.diag([2.0 / width, 2.0 / height, 0.1, 1.0])
-    view_proj[:2, 3] = -1.0
-    return Camera(view_proj, width, height)
 
 
 def positions(case: str, n: int, width: int, height: int, rng: np.random.Generator) -> np.ndarray:

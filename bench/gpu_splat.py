@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from addon.engine import compositing, kernels  # noqa: E402,F401  (the declarations the host compiles)
-from addon.engine.compositing import CHANNEL_MAX, RESOLVE, SPLAT, Compositor  # noqa: E402
+from addon.engine.compositing import CHANNEL_MAX, RESOLVE, SPLAT, Camera, Compositor  # noqa: E402
 from addon.engine.reference import compositing as reference  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost, declarations  # noqa: E402
@@ -183,14 +183,6 @@ def release(*textures):
         texture.native.release()
 
 
-def upload_state(system, pos_age, vel_life):
-    """Write particle state straight into the system's RGBA32F state images (padded rows)."""
-    width, rows = system.pos_age.width, system.pos_age.height
-    padded = np.zeros((rows * width, 4), np.float32)
-    for texture, values in ((system.pos_age, pos_age), (system.vel_life, vel_life)):
-        padded[: len(values)] = values
-        padded[len(values):] = 0.0
-        texture.native.write(padded.tobytes())
 
 
 class GLPoints:
@@ -324,7 +316,7 @@ def check(host, device, name, case, n, width, height, rng, varied, kernel=compos
     to an FMA by the driver, which the float32 numpy reference does not do);
     otherwise one flat color, where no contraction can change a bit.
     """
-    camera = cases.ortho_camera(width, height)
+    camera = Camera.pixel_grid(width, height)
     xyz = cases.positions(case, n, width, height, rng)
     xyz[:, :2] = np.clip(np.floor(xyz[:, :2]), 0, [width - 1, height - 1]) + 0.5
     pos_age, vel_life = cases.state(xyz, rng, ages=varied)
@@ -336,7 +328,7 @@ def check(host, device, name, case, n, width, height, rng, varied, kernel=compos
     if case == "clumpy":
         emax /= 64  # force G carries and R/B overflow in the busy pixels
     system = ParticleSystem(host, s)
-    upload_state(system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor = Compositor(host, width, height, cases.render(emax))
     compositor.splat_kernels = {"FULL": kernel}
     compositor.splat(system, camera)
@@ -387,7 +379,7 @@ def splat_without_return(host):
 
 def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidth_gbps, variant=None, more=False):
     t0 = time.perf_counter()
-    camera = cases.ortho_camera(width, height)
+    camera = Camera.pixel_grid(width, height)
     xyz = cases.positions(case, n, width, height, rng)
     pos_age, vel_life = cases.state(xyz, rng)
     counts = cases.pixel_counts(xyz, width, height)
@@ -395,7 +387,7 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
     touched = int(np.count_nonzero(counts))
     s = cases.settings(n)
     system = ParticleSystem(host, s)
-    upload_state(system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor = Compositor(host, width, height, cases.render(emax))
 
     def splat():

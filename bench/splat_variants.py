@@ -222,7 +222,7 @@ def main() -> None:
     """``python3 -m bench.splat_variants``: the PSNR rows of gpu_splat's main normal case on the CPU."""
     n, width, height = 2_000_000, 3296, 1776
     rng = np.random.default_rng(20261121)
-    camera = cases.ortho_camera(width, height)
+    camera = compositing.Camera.pixel_grid(width, height)
     pos_age, vel_life = cases.state(cases.positions("normal", n, width, height, rng), rng)
     records = psnr_records("cpu (numpy reference)", "normal", n, width, height, pos_age, vel_life, camera,
                            cases.settings(n))

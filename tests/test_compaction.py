@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_kernels import moving_emitter, ortho_camera, splat_case, upload_state
+from test_kernels import moving_emitter, splat_case
 
 from addon.engine import compositing, simulation
 from addon.engine.reference import compaction as ref_compaction
@@ -30,7 +30,7 @@ def test_compaction_drops_nan_unborn_and_dead(host, rng):
     pos_age[::3, 3] = -0.5  # unborn
     vel_life[1::7, 3] = -1.0  # dead
     pos_age[5, 0] = np.nan
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     system.live.compact(system.textures)
     np.testing.assert_array_equal(system.live.read_index(), ref_compaction.live_index(pos_age, vel_life))
 
@@ -45,7 +45,7 @@ def test_live_splat_equals_full_splat(host):
     for _ in range(10):
         system.step(1 / 24, emitter, emitter)
     assert 0 < system.live.read_count() < s.count
-    camera = ortho_camera(width, height)
+    camera = compositing.Camera.pixel_grid(width, height)
     images = []
     for live in (None, system.live):
         compositor = compositing.Compositor(host, width, height, render_settings({"emax": 8.0}))

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from test_kernels import ortho_camera, splat_case, upload_state
+from test_kernels import splat_case
 
 from addon.engine import compositing, depth, pipeline, raster
 from addon.engine.reference import compositing as ref
@@ -21,7 +21,7 @@ def test_resolve_measures_peak_and_auto_emax_uses_it(host, rng):
     width, height, n = 37, 21, 3000
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 64.0)
     compositor.render = render_settings({"emax": 64.0, "emax_mode": "AUTO", "emax_headroom": 1.5})
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
     compositor.resolve()
@@ -63,7 +63,7 @@ def test_splat_hides_particles_behind_scene_depth(host, rng, kernel):
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 64.0)
     compositor.splat_kernels = {"FULL": kernel}
     pos_age[:, 2] = rng.uniform(-5, 5, n)  # window depth 0.25 .. 0.75 under ortho_camera
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     scene_depth = random_depth(rng, width, height)
     target = depth.SceneDepth(host, width, height)
     target.depth = host.texture("scene_depth", width, height, "DEPTH32F", scene_depth)
@@ -85,7 +85,7 @@ def state_of(host, system, positions, velocities, age=0.5):
     n = len(positions)
     pos_age = np.concatenate([positions, np.full((n, 1), age, np.float32)], axis=1).astype(np.float32)
     vel_life = np.concatenate([velocities, np.ones((n, 1), np.float32)], axis=1).astype(np.float32)
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     return pos_age, vel_life
 
 
@@ -96,7 +96,7 @@ def test_gl_points_mode_draws_what_the_splat_draws(host, rng):
     pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.9
     s = effect_settings({"count": n, "size": 10.0, "color_start": (0.3, 0.2, 0.1), "color_end": (0.01, 0.1, 0.2)})
     system.settings = s
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor.render = render_settings({"emax": 64.0, "point_mode": "GL_POINTS"})
     compositor.add(system, camera)
     compositor.resolve()
@@ -111,7 +111,7 @@ def test_gl_points_mode_draws_what_the_splat_draws(host, rng):
 @pytest.mark.parametrize("kind", ["SPRITE", "STRETCHED"])
 def test_sprites_and_stretched_quads_draw_alongside_the_splat(host, kind):
     width, height = 64, 48
-    camera = ortho_camera(width, height)
+    camera = compositing.Camera.pixel_grid(width, height)
     s = effect_settings({"count": 2, "size": 4.0, "particle_type": kind, "stretch": 1.0,
                          "color_start": (1, 1, 1), "color_end": (1, 1, 1)})
     quads = compositing.ParticleSystem(host, s)
@@ -136,7 +136,7 @@ def test_sprites_and_stretched_quads_draw_alongside_the_splat(host, kind):
 
 def test_raster_is_hidden_behind_scene_depth(host):
     width, height = 32, 32
-    camera = ortho_camera(width, height)
+    camera = compositing.Camera.pixel_grid(width, height)
     s = effect_settings({"count": 2, "size": 3.0, "particle_type": "SPRITE"})
     system = compositing.ParticleSystem(host, s)
     state_of(host, system, np.array([[8.0, 16.0, 2.0], [24.0, 16.0, 2.0]]), np.zeros((2, 3)))
@@ -183,7 +183,7 @@ def test_aggregated_splat_leaves_the_same_images(host, rng, hot):
     s = effect_settings({"count": n, "size": 10.0, "color_start": (0.5, 0.37, 0.6), "color_end": (0.9, 0.99, 0.2)})
     system.settings = s
     pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.9
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor.splat_kernels = {"FULL": compositing.SPLAT_AGGREGATE}
     compositor.splat(system, camera)
     ref_hi, ref_lo, ref_overflow = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
@@ -197,7 +197,7 @@ def test_aggregated_splat_leaves_the_same_images(host, rng, hot):
 def test_quantization_psnr_falls_as_emax_grows(rng):
     """The float reference: quantization error is tiny near the peak and grows with Emax (6 dB per doubling)."""
     width, height, n = 64, 48, 20_000
-    camera = ortho_camera(width, height)
+    camera = compositing.Camera.pixel_grid(width, height)
     pos_age = np.zeros((n, 4), np.float32)
     pos_age[:, :2] = rng.uniform(0, [width, height], (n, 2))
     pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.9
@@ -223,7 +223,7 @@ def test_pixel_edges_and_frustum_planes_match_reference(host, kernel):
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, np.random.default_rng(0), n, width, height, 8.0)
     compositor.splat_kernels = {"FULL": kernel}
     pos_age[:, 0], pos_age[:, 1], pos_age[:, 2] = xs, ys, zs
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
     ref_hi, ref_lo, _ = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, 8.0, camera.pixels_per_unit)

@@ -103,7 +103,6 @@ def test_sample_budget_beyond_capacity_or_texture_limits(host):
 
 def test_cloud_draws_through_the_splat(host):
     """Kept samples become splat particles; slots past the count (after a rebuild) stay dark."""
-    from test_kernels import ortho_camera
 
     from addon.engine import compositing
     from addon.engine.settings import effect_settings, render_settings
@@ -124,7 +123,7 @@ def test_cloud_draws_through_the_splat(host):
     radius = np.linalg.norm(pos_age[:n][first, :3] - (32, 16, 0), axis=1)
     assert np.abs(radius - 5.0).max() <= 0.0101  # noise moves samples along their normal
     compositor = compositing.Compositor(host, 64, 32, render_settings({"emax": 8.0}))
-    compositor.splat(points, ortho_camera(64, 32))
+    compositor.splat(points, compositing.Camera.pixel_grid(64, 32))
     hi = compositor.read_accum()[0]
     ys, xs = np.nonzero(hi)
     assert len(xs) > 50 and 26 <= xs.min() and xs.max() <= 39 and np.abs(ys - 16).max() <= 6

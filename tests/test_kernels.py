@@ -63,23 +63,13 @@ def pixel_center_particles(rng, camera, n, width, height):
     return (world[:, :3] / world[:, 3:]).astype(np.float32), pixels
 
 
-def ortho_camera(width, height):
-    view_proj = np.diag([2.0 / width, 2.0 / height, 0.1, 1.0])
-    view_proj[:2, 3] = -1.0  # world (x, y) in [0, width] x [0, height]
-    return compositing.Camera(view_proj, width, height)
 
 
-def upload_state(host, system, pos_age, vel_life):
-    width, rows = system.pos_age.width, system.pos_age.height
-    padded = np.zeros((rows * width, 4), np.float32)
-    for name, values in (("pos_age", pos_age), ("vel_life", vel_life)):
-        padded[: len(values)] = values
-        setattr(system, name, host.texture(name, width, rows, "RGBA32F", padded.reshape(rows, width, 4)))
 
 
 def splat_case(host, rng, n, width, height, emax, hot_pixels=None):
     """Particles on pixel centers of an orthographic camera, all alive, one pixel wide."""
-    camera = ortho_camera(width, height)
+    camera = compositing.Camera.pixel_grid(width, height)
     positions, pixels = pixel_center_particles(rng, camera, n, width, height)
     if hot_pixels is not None:
         positions[: len(hot_pixels)] = positions[0]
@@ -102,7 +92,7 @@ def test_splat_and_resolve_exact(host, rng):
                          "color_end": (0.1, 2.5, 0.01), "emission_strength": 1.3})
     system.settings = s
     pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
     ref_hi, ref_lo, ref_overflow = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, 4.0,
@@ -122,7 +112,7 @@ def test_splat_carry_and_overflow_in_one_pixel(host, rng):
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 1.0, hot_pixels=range(n))
     s = effect_settings({"count": n, "size": 10.0, "color_start": (0.5, 0.37, 0.6), "color_end": (0.5, 0.37, 0.6)})
     system.settings = s
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
     ref_hi, ref_lo, ref_overflow = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, 1.0,
@@ -143,7 +133,7 @@ def test_splat_culls_nan_and_outside_frustum(host, rng):
     pos_age[2, 0] = -1.0  # left of the frustum
     pos_age[3, 2] = 50.0  # beyond the far plane
     pos_age[4, 3] = -0.1  # not born yet
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     hi = compositor.read_accum()[0]
     x, y = (pos_age[5, :2]).astype(int)

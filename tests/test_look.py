@@ -3,7 +3,7 @@
 import bpy
 import numpy as np
 from conftest import add_effect
-from test_kernels import splat_case, upload_state
+from test_kernels import splat_case
 
 from addon.engine.look import LOOK_SIZE, look_table
 from addon.engine.reference import compositing as ref_compositing
@@ -28,7 +28,7 @@ def test_splat_with_ramp_size_over_life_and_random_variation_is_exact(host, rng)
     system.settings = s
     system.ramp = rng.random((LOOK_SIZE, 3), dtype=np.float32) * 3
     pos_age[:, 3] = rng.random(n, dtype=np.float32)
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     ref_hi, ref_lo, _ = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, 4.0,
                                               camera.pixels_per_unit, system.ramp)

@@ -71,10 +71,6 @@ def translation(offset):
     return m
 
 
-def ortho_camera(width, height):
-    view_proj = np.diag([2.0 / width, 2.0 / height, 0.1, 1.0])
-    view_proj[:2, 3] = -1.0  # world (x, y) in [0, width] x [0, height]
-    return compositing.Camera(view_proj, width, height)
 
 
 def pixel_center_state(rng, n, width, height, ages=0.5):
@@ -88,18 +84,12 @@ def pixel_center_state(rng, n, width, height, ages=0.5):
     return pos_age, vel_life
 
 
-def upload_state(host, system, pos_age, vel_life):
-    width, rows = system.pos_age.width, system.pos_age.height
-    padded = np.zeros((rows * width, 4), np.float32)
-    for name, values in (("pos_age", pos_age), ("vel_life", vel_life)):
-        padded[: len(values)] = values
-        setattr(system, name, host.texture(name, width, rows, "RGBA32F", padded.reshape(rows, width, 4)))
 
 
 def splat_against_reference(host, s, pos_age, vel_life, width, height, emax, kernel=compositing.SPLAT):
-    camera = ortho_camera(width, height)
+    camera = compositing.Camera.pixel_grid(width, height)
     system = simulation.ParticleSystem(host, s)
-    upload_state(host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
     compositor.splat_kernels = {"FULL": kernel}
     compositor.splat(system, camera)

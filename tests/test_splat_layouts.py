@@ -8,7 +8,7 @@ every particle of a group saturates one pixel.
 import numpy as np
 import pytest
 from test_compositor import random_depth
-from test_kernels import splat_case, upload_state
+from test_kernels import splat_case
 
 from addon.engine import compositing, depth
 from addon.engine.reference import compositing as ref
@@ -28,7 +28,7 @@ def layout_case(host, rng, n, width, height, emax, name, paired, hot_pixels=None
 
 def check_against_reference(compositor, system, camera, pos_age, vel_life, s, emax, name, **ref_options):
     width, height = compositor.width, compositor.height
-    upload_state(compositor.host, system, pos_age, vel_life)
+    system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
     ref_hi, ref_lo, ref_overflow = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,

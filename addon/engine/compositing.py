@@ -164,6 +164,14 @@ class Camera:
         """Projected size scale: a radius r at clip w covers r * this / w pixels."""
         return float(np.linalg.norm(self.view_proj[1, :3])) * self.height / 2
 
+    @classmethod
+    def pixel_grid(cls, width: int, height: int) -> Camera:
+        """Orthographic camera whose world x, y are target pixels ([0, width] x [0, height]) and
+        z in [-10, 10] is inside: particles placed exactly on pixels, for tests and benchmarks."""
+        view_proj = np.diag([2.0 / width, 2.0 / height, 0.1, 1.0])
+        view_proj[:2, 3] = -1.0
+        return cls(view_proj, width, height)
+
 
 def perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndarray:
     f = 1.0 / math.tan(fov_y / 2)

@@ -315,6 +315,19 @@ class ParticleSystem:
         self.origin, self.step_index, self.time = state.origin.copy(), state.step_index, state.time
         self.live.compact(self.textures)
 
+    def write_state(self, pos_age: np.ndarray, vel_life: np.ndarray) -> None:
+        """Replace the first len(pos_age) slots' state with (n, 4) float32 arrays in world space
+        (the rest zero: never born), full layout only: tests and benchmarks set exact states."""
+        if self.layout is not LAYOUTS["FULL"]:
+            raise ValueError("write_state takes the full (RGBA32F) layout only")
+        width, rows = self.pos_age.width, self.pos_age.height
+        for name, values in (("pos_age", pos_age), ("vel_life", vel_life)):
+            padded = np.zeros((rows * width, 4), np.float32)
+            padded[: len(values)] = values
+            if name == "pos_age":
+                padded[: len(values), :3] -= self.origin
+            setattr(self, name, self.host.texture(name, width, rows, "RGBA32F", padded.reshape(rows, width, 4)))
+
     def read_state(self) -> tuple[np.ndarray, np.ndarray]:
         """(pos_age, vel_life) of the live slots as (count, 4) float32 arrays, positions in world space."""
         pos_age, vel_life = (self.host.read(t).reshape(-1, 4)[: self.count] for t in (self.pos_age, self.vel_life))
