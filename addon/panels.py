@@ -26,6 +26,8 @@ SECTIONS = (
               "particle_type", "stretch")),
     ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
     ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "point_mode", "cache_memory")),
+    ("Glints", ("glints", "glint_threshold", "glint_intensity", "glint_length", "glint_rays", "glint_rotation",
+                "glint_tint")),
 )
 assert {f.name for f in EFFECT_FIELDS + RENDER_FIELDS} == {name for _, names in SECTIONS for name in names}, \
     "every field has a section"

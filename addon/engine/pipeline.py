@@ -10,6 +10,7 @@ Reads like the algorithm::
     compositor.resolve()                    # resolve and clear    (compositing.py)
     sprites.draw(alpha_systems, ...)        # Alpha effects, back to front (sprites.py)
     sprites.over(compositor)                # over the frame       (sprites.py)
+    glints.apply(compositor)                # bright points -> star sprites, added (glints.py)
     compositor.take_stats()                 # overflows, peak -> auto Emax
 
 Everything talks to a :class:`addon.hosts.base.Host`, so the same recording
@@ -21,13 +22,15 @@ from __future__ import annotations
 from .compaction import COMPACTION_KERNELS
 from .compositing import PAIRED, SPLAT_VARIANTS, Camera, Compositor, resolve_kernel
 from .depth import COARSE_DEPTH
+from .glints import GLINT_KERNELS, GlintStage
 from .scan import SCAN_KERNELS
 from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 from .sorting import SORT_KERNELS
 from .sprites import ALPHA_OVER, SpriteLayer
 
 ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS,
-               resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, ALPHA_OVER)
+               resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, ALPHA_OVER,
+               *GLINT_KERNELS)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
@@ -37,10 +40,10 @@ def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cu
 
 
 def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,
-                   sprites: SpriteLayer | None = None, orders=None) -> None:
+                   sprites: SpriteLayer | None = None, orders=None, glints: GlintStage | None = None) -> None:
     """Composite every Add effect into the shared target, resolve, and lay the Alpha
     effects over it (each drawn in its ``orders`` entry: sorted indices, or None
-    for slot order); the frame stays on the GPU (``compositor.frame``)."""
+    for slot order), then the ``glints``; the frame stays on the GPU (``compositor.frame``)."""
     orders = orders or [None] * len(systems)
     alpha = [(system, order) for system, order in zip(systems, orders) if system.settings.blend_mode == "ALPHA"]
     for system in systems:
@@ -50,6 +53,8 @@ def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera
     if alpha:
         sprites.draw([system for system, _ in alpha], compositor, camera, [order for _, order in alpha])
         sprites.over(compositor)
+    if glints is not None:
+        glints.apply(compositor)
 
 
 def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,

@@ -99,6 +99,19 @@ RENDER_FIELDS: tuple[Field, ...] = (
     Field("point_mode", "enum", "ATOMIC", items=("ATOMIC", "GL_POINTS"),
           description="How point particles are composited: the atomic compute splat, or rasterized GL_POINTS "
                       "into a half-float target (the slower classic path, for comparison)"),
+    Field("glints", "enum", "NONE", items=("NONE", "STAR", "FLARE"),
+          description="After compositing, the brightest pixel of each 8x8 tile above the glint threshold gets a "
+                      "sprite, added over the frame: Star: thin rays; Flare: rays with a soft halo and a ring; "
+                      "None: off"),
+    Field("glint_threshold", "float", 2.0, 0.0, 1e6,
+          "Luminance a pixel must pass to get a glint; only the part above it lights the glint"),
+    Field("glint_intensity", "float", 1.0, 0.0, 1e4, "Brightness of the glints"),
+    Field("glint_length", "float", 0.04, 1e-3, 1.0, "Length of the rays as a fraction of the frame height"),
+    Field("glint_rays", "int", 4, 2, 16, "Number of rays of each star"),
+    Field("glint_rotation", "float", math.pi / 4, -2 * math.pi, 2 * math.pi, "Angle of the first ray",
+          unit="ROTATION"),
+    Field("glint_tint", "float", 1.0, 0.0, 1.0,
+          "How much the bright pixel's color tints its glint (0: white, 1: the pixel's color)"),
 )
 
 _EFFECT_BY_NAME = {f.name: f for f in EFFECT_FIELDS}

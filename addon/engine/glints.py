@@ -1,0 +1,175 @@
+"""Glints: star or flare sprites on the brightest points of the composited frame.
+
+After compositing (``pipeline.composite_into``), three steps::
+
+    glint_extract   brightest pixel of each 8x8 tile above the threshold -> list (atomic counter)
+    glint_sprites   one additive star per listed point into the glint layer (instanced, count on the GPU)
+    glint_add       frame += glint layer
+
+The extraction is the seed's lens-flare reduction ("Optimising a Compute
+Shader"); its four layouts are all declared here (``EXTRACT_VARIANTS``) and
+give identical lists; the product runs the fastest, ``2x2-shared``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .kernels import Constant, Image, Kernel, Raster, Sampler, Shared
+
+TILE = 8
+LIST_WIDTH = 1024  # points per row of the list image (two RGBA32F texels each)
+QUAD_VERTICES = 6
+
+_EXTRACT_IMAGES = (
+    Image("frame", "RGBA32F", "READ"),
+    Image("glint_list", "RGBA32F", "WRITE"),
+    Image("glint_count", "R32UI", atomic=True),
+)
+_EXTRACT_CONSTANTS = (
+    Constant("IVEC2", "target_size"),
+    Constant("FLOAT", "threshold"),
+    Constant("INT", "list_width"),
+    Constant("INT", "list_capacity"),
+)
+
+
+def extract_kernel(texels: int, serial: bool = False) -> Kernel:
+    """glint_extract with each thread reading ``texels`` x ``texels`` texels of its tile.
+
+    texels 1: an 8x8 group per tile, the search in shared memory (by one
+    thread when ``serial``, else a tree); 2: a 4x4 group per tile; 8: one
+    thread per tile, no sharing (the seed's 32x32 groups).
+    """
+    threads = TILE // texels
+    defines = [("TEXELS", str(texels)), ("TILE_THREADS", str(threads))]
+    if serial:
+        defines.append(("SERIAL_SEARCH", "1"))
+    slots = threads * threads
+    shared = (Shared("vec4", "tile_color", slots), Shared("int", "tile_offset", slots)) if threads > 1 else ()
+    return Kernel("glint_extract", images=_EXTRACT_IMAGES, constants=_EXTRACT_CONSTANTS, shared=shared,
+                  local_size=(threads, threads, 1) if threads > 1 else (32, 32, 1), includes=(),
+                  defines=tuple(defines))
+
+
+# The seed's four layouts, by the name the benchmark records use (and its figures at 1080p, µs).
+EXTRACT_VARIANTS = {
+    "texel-serial": extract_kernel(1, serial=True),  # one thread a texel, one thread searching: 360 µs
+    "tile-thread": extract_kernel(8),  # one thread per 8x8 tile: 900 µs
+    "shared": extract_kernel(1),  # one thread a texel, shared search: 200 µs
+    "2x2-shared": extract_kernel(2),  # 2x2 texels a thread, 4x4 threads, shared search: 110 µs
+}
+SEED_US_1080P = {"texel-serial": 360, "tile-thread": 900, "shared": 200, "2x2-shared": 110}
+EXTRACT = EXTRACT_VARIANTS["2x2-shared"]
+
+SPRITES = Raster(
+    "glint_sprites",
+    samplers=(Sampler("glint_list"), Sampler("glint_count", "UINT_2D")),
+    constants=(
+        Constant("IVEC2", "target_size"),
+        Constant("INT", "list_width"),
+        Constant("INT", "list_capacity"),
+        Constant("VEC4", "glint_shape"),  # x: ray length px, y: rotation, z: rays, w: 1 for a flare
+        Constant("VEC4", "glint_look"),  # x: intensity, y: threshold, z: tint, w: ray thickness px
+    ),
+    includes=(),
+    varyings=(("VEC3", "v_color"), ("VEC2", "v_offset")),
+)
+
+ADD = Kernel(
+    "glint_add",
+    images=(Image("frame", "RGBA32F"),),
+    samplers=(Sampler("glints"),),
+    constants=(Constant("IVEC2", "target_size"),),
+    local_size=(16, 16, 1),
+    includes=(),
+)
+
+GLINT_KERNELS = (*EXTRACT_VARIANTS.values(), ADD)  # the compute kernels (SPRITES is a draw)
+
+
+def tiles(width: int, height: int) -> tuple[int, int]:
+    return -(-width // TILE), -(-height // TILE)
+
+
+def ray_thickness(height: int) -> float:
+    """Ray thickness in pixels: about one pixel at 1080p, growing with the frame so glints look alike."""
+    return max(0.8, 0.8 * height / 1080)
+
+
+@dataclass(frozen=True)
+class BrightPoints:
+    """What glint_extract appended, in the GPU's (atomic, arbitrary) order."""
+
+    pixels: np.ndarray  # (n, 2) int: x, y
+    colors: np.ndarray  # (n, 4) float32: r, g, b, luminance
+
+    def as_set(self) -> set:
+        """Order-free form for comparisons: {(tile x, tile y, x, y, r, g, b, luminance)}."""
+        return {(int(x) // TILE, int(y) // TILE, int(x), int(y), *map(float, c))
+                for (x, y), c in zip(self.pixels, self.colors)}
+
+
+class GlintStage:
+    """The glint list, counter and layer for one frame size, and the three steps that use them."""
+
+    def __init__(self, host, width: int, height: int, extract: Kernel = EXTRACT):
+        self.host = host
+        self.width, self.height = width, height
+        self.extract_kernel = extract
+        tiles_x, tiles_y = tiles(width, height)
+        self.capacity = tiles_x * tiles_y
+        self.list_width = min(self.capacity, LIST_WIDTH)
+        self.list = host.texture("glint_list", 2 * self.list_width, -(-self.capacity // self.list_width), "RGBA32F")
+        self.count = host.texture("glint_count", 1, 1, "R32UI")
+        self.layer = host.texture("glints", width, height, "RGBA16F")
+
+    def extract(self, frame, threshold: float) -> None:
+        """Append the bright points of ``frame`` (the compositor's RGBA32F frame) to the list."""
+        self.host.clear(self.count)
+        kernel = self.extract_kernel
+        lx, ly, _ = kernel.local_size
+        texels = int(dict(kernel.defines)["TEXELS"])
+        groups = (-(-self.width // (lx * texels)), -(-self.height // (ly * texels)), 1)
+        self.host.dispatch(
+            kernel, groups,
+            {"frame": frame, "glint_list": self.list, "glint_count": self.count},
+            {"target_size": (self.width, self.height), "threshold": float(threshold),
+             "list_width": self.list_width, "list_capacity": self.capacity},
+        )
+
+    def draw(self, render) -> None:
+        """The glint layer: one sprite per listed point, with ``render``'s glint settings."""
+        self.host.clear(self.layer)
+        shape = (render.glint_length * self.height, render.glint_rotation, render.glint_rays,
+                 1.0 if render.glints == "FLARE" else 0.0)
+        look = (render.glint_intensity, render.glint_threshold, render.glint_tint, ray_thickness(self.height))
+        self.host.draw(
+            SPRITES, "TRIS", QUAD_VERTICES, self.capacity, self.layer, None,
+            {"glint_list": self.list, "glint_count": self.count},
+            {"target_size": (self.width, self.height), "list_width": self.list_width,
+             "list_capacity": self.capacity, "glint_shape": shape, "glint_look": look},
+        )
+
+    def add_to(self, frame) -> None:
+        self.host.dispatch(ADD, ADD.groups_for(self.width, self.height), {"frame": frame, "glints": self.layer},
+                           {"target_size": (self.width, self.height)})
+
+    def apply(self, compositor) -> None:
+        """Glints over the compositor's finished frame, with its render settings."""
+        render = compositor.render
+        self.extract(compositor.frame, render.glint_threshold)
+        self.draw(render)
+        self.add_to(compositor.frame)
+
+    def read_points(self) -> BrightPoints:
+        count = min(int(self.host.read(self.count)[0, 0]), self.capacity)
+        texels = self.host.read(self.list).reshape(-1, 2, 4)[:count]  # point i: texels 2i, 2i + 1 in row order
+        return BrightPoints(texels[:, 1, :2].astype(np.int64), texels[:, 0].astype(np.float32))
+
+
+def wanted(render) -> bool:
+    return render.glints != "NONE"
+

@@ -1,0 +1,109 @@
+"""Glints: bright-point extraction diffed exactly against the numpy reference, sprites over the frame.
+
+Every extraction layout (the seed's four) runs through Blender's ``gpu`` and
+must append exactly the reference's set of (tile, pixel, colour, luminance);
+the append order is the atomic counter's, so sets are compared.
+"""
+
+import numpy as np
+import pytest
+
+from addon.engine import glints
+from addon.engine.reference import glints as reference
+from addon.engine.settings import render_settings
+
+VARIANTS = list(glints.EXTRACT_VARIANTS)
+
+
+def hdr_frame(rng, width, height, bright=0.01, peak=20.0):
+    """A dim frame with a few bright pixels (some of them tied with a neighbour in the same tile)."""
+    frame = np.zeros((height, width, 4), np.float32)
+    frame[..., :3] = rng.random((height, width, 3), dtype=np.float32) * 0.8
+    spots = rng.random((height, width)) < bright
+    frame[spots, :3] = rng.random((int(spots.sum()), 3), dtype=np.float32) * peak
+    ys, xs = np.nonzero(spots)
+    for y, x in zip(ys[::3], xs[::3]):  # ties: the same colour again a pixel away, same tile or not
+        frame[y, min(x + 1, width - 1), :3] = frame[y, x, :3]
+    frame[..., 3] = 1.0
+    return frame
+
+
+def extract_on_gpu(host, kernel, frame, threshold):
+    height, width = frame.shape[:2]
+    stage = glints.GlintStage(host, width, height, kernel)
+    texture = host.texture("frame", width, height, "RGBA32F", frame)
+    stage.extract(texture, threshold)
+    return stage.read_points()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("size", [(64, 48), (77, 29)])  # whole tiles; partial tiles at the right and top
+def test_extraction_equals_reference(host, rng, variant, size):
+    frame = hdr_frame(rng, *size)
+    got = extract_on_gpu(host, glints.EXTRACT_VARIANTS[variant], frame, 1.5)
+    want = reference.extract(frame, 1.5)
+    assert len(want.pixels) > 10
+    assert len(got.pixels) == len(want.pixels), "one point per qualifying tile, none twice"
+    assert got.as_set() == want.as_set()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_edge_cases(host, variant):
+    """Nothing above the threshold, a pixel exactly at it, NaN and infinity, a whole tile of ties."""
+    kernel = glints.EXTRACT_VARIANTS[variant]
+    frame = np.zeros((16, 24, 4), np.float32)
+    assert len(extract_on_gpu(host, kernel, frame, 0.0).pixels) == 0  # strictly above: black never glints
+    frame[2, 3, :3] = 1.0  # luminance 1.0 (rounded): above 0.5, and exactly the threshold below
+    frame[9, 9, :3] = np.nan
+    frame[10, 10, :3] = np.inf
+    frame[8:16, 16:24, :3] = 4.0  # a tile of equal pixels: the lowest offset (its first pixel) wins
+    frame[12, 13, 0] = 3.0
+    for threshold in (0.5, float(reference.luminance(frame[2, 3, :3])), 100.0):
+        want = reference.extract(frame, threshold)
+        assert extract_on_gpu(host, kernel, frame, threshold).as_set() == want.as_set()
+    points = reference.extract(frame, 0.5).as_set()
+    assert {(p[2], p[3]) for p in points} == {(3, 2), (16, 8), (13, 12)}
+
+
+def test_reference_picks_the_brightest_of_each_tile(rng):
+    frame = hdr_frame(rng, 40, 24)
+    points = reference.extract(frame, 1.0)
+    lum = reference.luminance(frame[..., :3])
+    for (x, y), color in zip(points.pixels, points.colors):
+        tile = lum[y // 8 * 8:y // 8 * 8 + 8, x // 8 * 8:x // 8 * 8 + 8]
+        assert color[3] == tile.max() == lum[y, x] > 1.0
+        assert np.array_equal(color[:3], frame[y, x, :3])
+
+
+def test_glints_draw_stars_on_bright_points_only(host):
+    """A star lands on the bright pixel, rays along the set rotation, nothing away from it."""
+    width, height = 96, 64
+    frame = np.zeros((height, width, 4), np.float32)
+    frame[20, 40, :3] = (8.0, 4.0, 2.0)
+    frame[50, 10, :3] = (0.5, 0.5, 0.5)  # below the threshold: no glint
+    render = render_settings({"glints": "STAR", "glint_threshold": 1.0, "glint_length": 0.25, "glint_rays": 4,
+                              "glint_rotation": 0.0, "glint_intensity": 1.0})
+    stage = glints.GlintStage(host, width, height)
+    texture = host.texture("frame", width, height, "RGBA32F", frame)
+
+    class Target:  # what apply() needs of a compositor
+        pass
+
+    target = Target()
+    target.frame, target.render = texture, render
+    stage.apply(target)
+    out = host.read(texture)
+    added = out[..., :3] - frame[..., :3]
+    assert np.all(added >= 0)
+    ray = added[20, 44:52, 0]  # along +x, the first ray at rotation 0
+    assert ray[0] > 0.1 and np.all(np.diff(ray) < 0), "a ray fading to its tip"
+    assert added[20, 40 + 20:, :].max() == 0, "rays end at their length (0.25 x 64 = 16 px)"
+    assert added[28:36, 48:56].max() < 1e-3 * ray[0], "dark between the rays"
+    assert added[45:56, 5:16].max() == 0, "nothing on the dim pixel"
+    colour = added[20, 44, :3]
+    np.testing.assert_allclose(colour / colour[0], frame[20, 40, :3] / 8.0, rtol=1e-2)  # tinted by the pixel
+    assert out[20, 44, 3] > 0, "alpha follows the light, so glints show over an empty frame"
+
+
+def test_sprites_compile(host):
+    host.compile(glints.SPRITES)
