@@ -17,6 +17,7 @@ from .csg_ui import scene_cloud
 from .depth_prepass import DepthPrepass
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
+from .engine.glints import GlintStage, wanted
 from .engine.pipeline import advance, composite_into
 from .engine.settings import SettingsError
 from .engine.simulation import ParticleSystem, rate_warning
@@ -75,6 +76,7 @@ class SceneRenderer:
         self.host = host or BlenderHost()
         self.width, self.height = width, height
         self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
+        self.glints = GlintStage(self.host, width, height) if wanted(self.compositor.render) else None
         if self.compositor.render.occlusion == "SCENE":
             self.prepass = DepthPrepass()
             self.compositor.use_depth(SceneDepth(self.host, width, height))
@@ -175,9 +177,9 @@ class SceneRenderer:
         return any(system.settings.blend_mode == "ALPHA" for system in self.systems)
 
     def composite_view(self, frame: int, camera: Camera, view, compositor: Compositor, sprites=None,
-                       depsgraph=None, lap=None) -> None:
+                       depsgraph=None, lap=None, glints=None) -> None:
         """Everything after simulating, for one view into ``compositor`` (the frame stays on the GPU):
-        scene depth, looks, sorting from ``view`` (world to view), the CSG cloud, splat and sprites.
+        scene depth, looks, sorting from ``view`` (world to view), the CSG cloud, splat, sprites and glints.
 
         The bake draws the scene camera's view; the viewport overlay each 3D view's.
         ``lap(stage)`` (a context manager) times the stages for the Stats panel.
@@ -200,6 +202,9 @@ class SceneRenderer:
             orders.append(None)
         with lap("splat and resolve"):
             composite_into(systems, compositor, camera, sprites, orders)
+        if glints is not None:
+            with lap("glints"):
+                glints.apply(compositor)
 
     def render(self, frame: int) -> np.ndarray:
         """The linear RGBA float frame (height, width, 4), rows bottom to top."""
@@ -207,7 +212,8 @@ class SceneRenderer:
         if self.sprites is None and self.needs_sprites():
             self.sprites = SpriteLayer(self.host, self.width, self.height)
         camera = camera_of(self.scene, self.width, self.height)
-        self.composite_view(frame, camera, self.scene.camera.matrix_world.inverted(), self.compositor, self.sprites)
+        self.composite_view(frame, camera, self.scene.camera.matrix_world.inverted(), self.compositor, self.sprites,
+                            glints=self.glints)
         frame_pixels = self.compositor.read_frame()
         self.frame_stats = self.compositor.take_stats()
         return frame_pixels

@@ -23,6 +23,7 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from .csg_ui import scene_has_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
+from .engine.glints import GlintStage, wanted
 from .engine.sprites import SpriteLayer
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, effect_settings_of, render_settings_of, scene_effects
@@ -139,6 +140,7 @@ class ViewportSimulation(SceneRenderer):
 class _ViewTarget:
     compositor: Compositor
     sprites: SpriteLayer | None = None  # made when an effect first draws in Alpha mode
+    glints: GlintStage | None = None  # made when the scene's glints are on
 
 
 class Overlay:
@@ -201,7 +203,7 @@ class Overlay:
             compositor = Compositor(self.host, width, height, self.simulation.compositor.render)
             if self.simulation.prepass is not None:
                 compositor.use_depth(SceneDepth(self.host, width, height))
-            target = _ViewTarget(compositor)
+            target = _ViewTarget(compositor, glints=GlintStage(self.host, width, height) if wanted(compositor.render) else None)
             while len(self.targets) >= MAX_VIEW_TARGETS:
                 self.targets.pop(next(iter(self.targets)))
         self.targets[(width, height)] = target  # most recently used last
@@ -217,7 +219,7 @@ class Overlay:
         target = self._target(width, height)
         camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
         self.simulation.composite_view(self.frame, camera, view, target.compositor, target.sprites, depsgraph,
-                                       stopwatch)
+                                       stopwatch, target.glints)
         alive = sum(system.live.read_count() for system in self.systems)
         compositor = target.compositor
         overflow = compositor.take_stats().overflow

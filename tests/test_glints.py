@@ -107,3 +107,35 @@ def test_glints_draw_stars_on_bright_points_only(host):
 
 def test_sprites_compile(host):
     host.compile(glints.SPRITES)
+
+
+def test_bake_and_viewport_add_the_same_glints(scene):
+    """The scene's glint settings light stars on the bake's frame; the viewport overlay draws the same frame."""
+    from conftest import add_effect
+
+    from addon import viewport
+    from addon.render import SceneRenderer, camera_of
+
+    add_effect(count=3000, emission_strength=40.0)
+    width, height = 64, 36
+    plain = SceneRenderer(scene, width, height).render(3)
+    settings = scene.gpu_particles
+    settings.glints, settings.glint_threshold, settings.glint_length = "FLARE", 1.0, 0.3
+    renderer = SceneRenderer(scene, width, height)
+    with_glints = renderer.render(3)
+    points = renderer.glints.read_points()
+    assert points.as_set() == reference.extract(plain, 1.0).as_set() and len(points.pixels) > 0
+    added = with_glints[..., :3] - plain[..., :3]
+    assert added.min() >= -1e-6 and added.sum() > 0.05 * plain[..., :3].sum()
+
+    viewport.free()
+    try:
+        overlay = viewport.overlay()
+        camera = camera_of(scene, width, height)
+        scene.frame_set(3)
+        frame = overlay.composite(scene, camera.view_proj, np.array(scene.camera.matrix_world.inverted()), width, height)
+        np.testing.assert_allclose(overlay.host.read(frame), with_glints, rtol=1e-3, atol=1e-3)
+        assert "glints" in overlay.stats.stage_ms
+    finally:
+        viewport.free()
+

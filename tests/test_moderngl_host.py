@@ -12,10 +12,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from addon.engine import compositing, kernels, simulation
+from addon.engine import compositing, glints, kernels, simulation
 from addon.engine.effectors import Collider
 from addon.engine.pipeline import ALL_KERNELS
 from addon.engine.reference import compositing as ref_compositing
+from addon.engine.reference import glints as ref_glints
 from addon.engine.reference import simulation as ref_simulation
 from addon.engine.settings import effect_settings, render_settings
 from addon.hosts.base import NoGPUError
@@ -238,3 +239,13 @@ def test_kernel_body_is_byte_identical_in_both_hosts(kernel):
 def test_every_pipeline_kernel_is_declared_once():
     assert len(ALL_KERNELS) == len(set(ALL_KERNELS))  # layouts give variants: same file, other image formats
     assert all(isinstance(k, kernels.Kernel) and k.path.is_file() for k in ALL_KERNELS)
+
+
+@pytest.mark.parametrize("variant", list(glints.EXTRACT_VARIANTS))
+def test_glint_layouts_extract_the_reference_set(mgl_host, rng, variant):
+    """The glint benchmark's four layouts (bench/glint_bench.py) on this host: the reference's set."""
+    from test_glints import extract_on_gpu, hdr_frame
+
+    frame = hdr_frame(rng, 83, 45)
+    got = extract_on_gpu(mgl_host, glints.EXTRACT_VARIANTS[variant], frame, 1.5)
+    assert got.as_set() == ref_glints.extract(frame, 1.5).as_set()

@@ -22,7 +22,7 @@ from __future__ import annotations
 from .compaction import COMPACTION_KERNELS
 from .compositing import PAIRED, SPLAT_VARIANTS, Camera, Compositor, resolve_kernel
 from .depth import COARSE_DEPTH
-from .glints import GLINT_KERNELS, GlintStage
+from .glints import GLINT_KERNELS
 from .scan import SCAN_KERNELS
 from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 from .sorting import SORT_KERNELS
@@ -40,10 +40,11 @@ def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cu
 
 
 def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,
-                   sprites: SpriteLayer | None = None, orders=None, glints: GlintStage | None = None) -> None:
+                   sprites: SpriteLayer | None = None, orders=None) -> None:
     """Composite every Add effect into the shared target, resolve, and lay the Alpha
     effects over it (each drawn in its ``orders`` entry: sorted indices, or None
-    for slot order), then the ``glints``; the frame stays on the GPU (``compositor.frame``)."""
+    for slot order); the frame stays on the GPU (``compositor.frame``) for the glints
+    (``GlintStage.apply``, when the scene has them on)."""
     orders = orders or [None] * len(systems)
     alpha = [(system, order) for system, order in zip(systems, orders) if system.settings.blend_mode == "ALPHA"]
     for system in systems:
@@ -53,8 +54,6 @@ def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera
     if alpha:
         sprites.draw([system for system, _ in alpha], compositor, camera, [order for _, order in alpha])
         sprites.over(compositor)
-    if glints is not None:
-        glints.apply(compositor)
 
 
 def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,
