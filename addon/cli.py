@@ -81,7 +81,28 @@ def build_scene(preset, frames, resolution, out_dir: Path):
         _keyframe_orbit(emitter, tuple(emitter.location), stage_emitter["orbit_radius"],
                         stage_emitter.get("orbit_seconds", 3.0), frames, fps)
     bpy.context.view_layer.objects.active = emitter
+    apply_stage_lens(scene, camera, emitter, preset.stage)
     return scene, emitter
+
+
+def apply_stage_lens(scene, camera, emitter, stage: dict) -> None:
+    """Blender's own motion blur and depth of field, as the preset's stage sets them (the splat reads them).
+
+    ``stage["motion_blur"]``: ``{"shutter": frames}``; ``stage["camera"]["dof"]``:
+    ``{"fstop": f, "focus_distance": m}`` or ``{"fstop": f, "focus_on_emitter": true}``.
+    """
+    blur = stage.get("motion_blur")
+    scene.render.use_motion_blur = bool(blur)
+    if blur:
+        scene.render.motion_blur_shutter = blur.get("shutter", 0.5)
+    dof = stage.get("camera", {}).get("dof")
+    camera.data.dof.use_dof = bool(dof)
+    if dof:
+        camera.data.dof.aperture_fstop = dof.get("fstop", 2.8)
+        if dof.get("focus_on_emitter"):
+            camera.data.dof.focus_object = emitter
+        else:
+            camera.data.dof.focus_distance = dof.get("focus_distance", 10.0)
 
 
 def add_preset_effect(scene, name: str, preset) -> None:

@@ -18,6 +18,7 @@ from bpy.props import (
     StringProperty,
 )
 
+from .engine.glints import GLINT_FIELDS
 from .engine.settings import (
     EFFECT_FIELDS,
     RENDER_FIELDS,
@@ -55,6 +56,8 @@ def blender_property(field: Field, update=None):
 
 # Called with no arguments whenever a setting changes (the viewport marks its simulation stale).
 ON_CHANGE: list = []
+# Called instead for settings read only when drawing (glints): the viewport redraws, nothing re-simulates.
+ON_REDRAW: list = []
 
 
 def _settings_changed(self, context):
@@ -62,8 +65,14 @@ def _settings_changed(self, context):
         hook()
 
 
+def _drawing_changed(self, context):
+    for hook in ON_REDRAW:
+        hook()
+
+
 def _annotations(fields) -> dict:
-    return {field.name: blender_property(field, update=_settings_changed) for field in fields}
+    return {field.name: blender_property(field, update=_drawing_changed if field.name in GLINT_FIELDS else _settings_changed)
+            for field in fields}
 
 
 def _values(group, fields) -> dict:

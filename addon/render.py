@@ -76,7 +76,8 @@ class SceneRenderer:
         self.host = host or BlenderHost()
         self.width, self.height = width, height
         self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
-        self.glints = GlintStage(self.host, width, height) if wanted(self.compositor.render) else None
+        render = self.compositor.render
+        self.glints = GlintStage(self.host, width, height, render) if wanted(render) else None
         if self.compositor.render.occlusion == "SCENE":
             self.prepass = DepthPrepass()
             self.compositor.use_depth(SceneDepth(self.host, width, height))
@@ -204,7 +205,7 @@ class SceneRenderer:
             composite_into(systems, compositor, camera, sprites, orders)
         if glints is not None:
             with lap("glints"):
-                glints.apply(compositor)
+                glints.apply(compositor.frame)
 
     def render(self, frame: int) -> np.ndarray:
         """The linear RGBA float frame (height, width, 4), rows bottom to top."""

@@ -23,10 +23,10 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from .csg_ui import scene_has_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
-from .engine.glints import GlintStage, wanted
+from .engine.glints import GlintStage, wanted, without_glints
 from .engine.sprites import SpriteLayer
 from .hosts.blender import BlenderHost
-from .properties import ON_CHANGE, effect_settings_of, render_settings_of, scene_effects
+from .properties import ON_CHANGE, ON_REDRAW, effect_settings_of, render_settings_of, scene_effects
 from .render import SceneRenderer
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
@@ -176,7 +176,7 @@ class Overlay:
         csg = scene.gpu_particles_csg
         cloud_key = scene_has_cloud(scene) and tuple(
             getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
-        key = (scene.name, effects, render_settings_of(scene), cloud_key)
+        key = (scene.name, effects, without_glints(render_settings_of(scene)), cloud_key)
         if key != self.key:
             self.targets.clear()
         if key != self.key or self.stale:
@@ -203,7 +203,7 @@ class Overlay:
             compositor = Compositor(self.host, width, height, self.simulation.compositor.render)
             if self.simulation.prepass is not None:
                 compositor.use_depth(SceneDepth(self.host, width, height))
-            target = _ViewTarget(compositor, glints=GlintStage(self.host, width, height) if wanted(compositor.render) else None)
+            target = _ViewTarget(compositor)
             while len(self.targets) >= MAX_VIEW_TARGETS:
                 self.targets.pop(next(iter(self.targets)))
         self.targets[(width, height)] = target  # most recently used last
@@ -217,9 +217,14 @@ class Overlay:
         stopwatch = _Stopwatch(self.host)
         self.advance_to(scene, scene.frame_current, stopwatch)
         target = self._target(width, height)
+        render = render_settings_of(scene)  # glint settings apply from this frame on, without re-simulating
+        if target.glints is None and wanted(render):
+            target.glints = GlintStage(self.host, width, height, render)
+        elif target.glints is not None:
+            target.glints.render = render
         camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
         self.simulation.composite_view(self.frame, camera, view, target.compositor, target.sprites, depsgraph,
-                                       stopwatch, target.glints)
+                                       stopwatch, target.glints if wanted(render) else None)
         alive = sum(system.live.read_count() for system in self.systems)
         compositor = target.compositor
         overflow = compositor.take_stats().overflow
@@ -341,6 +346,7 @@ def register() -> None:
     for handlers, function in HANDLERS:
         handlers.append(function)
     ON_CHANGE.append(_on_settings_change)
+    ON_REDRAW.append(tag_redraw)
 
 
 def unregister() -> None:
@@ -353,4 +359,6 @@ def unregister() -> None:
             handlers.remove(function)
     while _on_settings_change in ON_CHANGE:
         ON_CHANGE.remove(_on_settings_change)
+    while tag_redraw in ON_REDRAW:
+        ON_REDRAW.remove(tag_redraw)
     free()

@@ -72,13 +72,6 @@ def median_ms(timer, run, setup):
     return float(np.median(samples))
 
 
-class Frame:
-    """What GlintStage.apply needs of a compositor: the frame texture and the render settings."""
-
-    def __init__(self, texture, render):
-        self.frame, self.render = texture, render
-
-
 def measure_size(host, timer, width, height, bright, rng, log):
     frame = hdr_frame(width, height, bright, rng)
     texture = host.texture("frame", width, height, "RGBA32F", frame)
@@ -86,7 +79,7 @@ def measure_size(host, timer, width, height, bright, rng, log):
     tiles = glints.tiles(width, height)
     rows = []
     for name, kernel in glints.EXTRACT_VARIANTS.items():
-        stage = glints.GlintStage(host, width, height, kernel)
+        stage = glints.GlintStage(host, width, height, render_settings(), kernel)
         stage.extract(texture, THRESHOLD)
         got = stage.read_points().as_set()
         check = "PASS" if got == want else f"FAIL ({len(got ^ want)} points differ)"
@@ -100,9 +93,8 @@ def measure_size(host, timer, width, height, bright, rng, log):
         rows.append(row)
         log(f"{row['case']:22s} {ms * 1000:9.1f} us  {check}")
         release(stage)
-    stage = glints.GlintStage(host, width, height)
-    target = Frame(texture, render_settings({"glints": "STAR", "glint_threshold": THRESHOLD}))
-    ms = median_ms(timer, lambda: stage.apply(target), lambda: host.clear(stage.count))
+    stage = glints.GlintStage(host, width, height, render_settings({"glints": "STAR", "glint_threshold": THRESHOLD}))
+    ms = median_ms(timer, lambda: stage.apply(texture), lambda: host.clear(stage.count))
     layout = next(name for name, kernel in glints.EXTRACT_VARIANTS.items() if kernel is stage.extract_kernel)
     rows.append({"case": f"{height}p-stage", "n": width * height, "width": width, "height": height, "ms": ms,
                  "points": len(want), "clock": timer.clock, "layout": layout,

@@ -30,7 +30,7 @@ def hdr_frame(rng, width, height, bright=0.01, peak=20.0):
 
 def extract_on_gpu(host, kernel, frame, threshold):
     height, width = frame.shape[:2]
-    stage = glints.GlintStage(host, width, height, kernel)
+    stage = glints.GlintStage(host, width, height, render_settings(), kernel)
     texture = host.texture("frame", width, height, "RGBA32F", frame)
     stage.extract(texture, threshold)
     return stage.read_points()
@@ -83,15 +83,9 @@ def test_glints_draw_stars_on_bright_points_only(host):
     frame[50, 10, :3] = (0.5, 0.5, 0.5)  # below the threshold: no glint
     render = render_settings({"glints": "STAR", "glint_threshold": 1.0, "glint_length": 0.25, "glint_rays": 4,
                               "glint_rotation": 0.0, "glint_intensity": 1.0})
-    stage = glints.GlintStage(host, width, height)
+    stage = glints.GlintStage(host, width, height, render)
     texture = host.texture("frame", width, height, "RGBA32F", frame)
-
-    class Target:  # what apply() needs of a compositor
-        pass
-
-    target = Target()
-    target.frame, target.render = texture, render
-    stage.apply(target)
+    stage.apply(texture)
     out = host.read(texture)
     added = out[..., :3] - frame[..., :3]
     assert np.all(added >= 0)
@@ -117,9 +111,10 @@ def test_bake_and_viewport_add_the_same_glints(scene):
     from addon.render import SceneRenderer, camera_of
 
     add_effect(count=3000, emission_strength=40.0)
+    settings = scene.gpu_particles
+    settings.glints, settings.emax_mode = "NONE", "MANUAL"
     width, height = 64, 36
     plain = SceneRenderer(scene, width, height).render(3)
-    settings = scene.gpu_particles
     settings.glints, settings.glint_threshold, settings.glint_length = "FLARE", 1.0, 0.3
     renderer = SceneRenderer(scene, width, height)
     with_glints = renderer.render(3)
@@ -136,6 +131,11 @@ def test_bake_and_viewport_add_the_same_glints(scene):
         frame = overlay.composite(scene, camera.view_proj, np.array(scene.camera.matrix_world.inverted()), width, height)
         np.testing.assert_allclose(overlay.host.read(frame), with_glints, rtol=1e-3, atol=1e-3)
         assert "glints" in overlay.stats.stage_ms
+        simulation = overlay.simulation
+        settings.glints = "NONE"  # glints off (or retuned) in the panel: the next draw, no re-simulation
+        frame = overlay.composite(scene, camera.view_proj, np.array(scene.camera.matrix_world.inverted()), width, height)
+        assert overlay.simulation is simulation
+        np.testing.assert_allclose(overlay.host.read(frame), plain, rtol=1e-3, atol=1e-3)
     finally:
         viewport.free()
 

@@ -1,9 +1,11 @@
 """Contact sheet of every shipped preset, rendered by the project itself.
 
-Each preset's stage (camera, emitter, orbit) is built with the command line's
-``build_scene``, the effect is added with the ``gpu_particles.add`` operator and
-its poster frame is rendered by :class:`addon.render.SceneRenderer`, the bake's
-renderer. Tiles are drawn with their labels into one offscreen image::
+Each preset's stage (camera, emitter, orbit, motion blur, depth of field) is
+built with the command line's ``build_scene``, the effect is added with the
+``gpu_particles.add`` operator and its poster frame is rendered at 1920x1080 by
+:class:`addon.render.SceneRenderer`, the bake's renderer. The sheet shows a
+480x270 crop of each frame at full resolution (the window with the most light),
+drawn with its label into one offscreen image::
 
     .venv/bin/python tools/contact_sheet.py --out docs/presets.png
 """
@@ -19,30 +21,64 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-TILE = (320, 180)
+RENDER = (1920, 1080)  # each preset is rendered at 1080p ...
+TILE = (480, 270)  # ... and the sheet shows a crop at full resolution, where the light is
 LABEL_HEIGHT = 22
 
 
-def render_tile(name: str, size=TILE):
-    """The linear RGBA poster frame of one preset, (height, width, 4), rows bottom to top."""
+def preset_scene(name: str, size, frames, scratch: Path):
+    """The preset's stage (camera, emitter, motion blur, DOF) with its effect added, as ``make bake`` builds it.
+
+    Registers the add-on; the caller unregisters (``addon.unregister()``)."""
     import addon
     from addon.cli import add_preset_effect, build_scene
     from addon.engine.presets import load_preset
-    from addon.render import SceneRenderer
 
     preset = load_preset(name)
-    poster = int(preset.stage.get("poster_frame", 24))
+    scene, _ = build_scene(preset, frames, size, scratch)
+    addon.register()
+    add_preset_effect(scene, name, preset)
+    return preset, scene
+
+
+def poster_frame(preset) -> int:
+    return int(preset.stage.get("poster_frame", 24))
+
+
+def render_frame(name: str, size=RENDER):
+    """(label, linear RGBA poster frame (height, width, 4), rows bottom to top) of one preset."""
+    import addon
+    from addon.engine.presets import load_preset
+    from addon.render import SceneRenderer
+
+    poster = poster_frame(load_preset(name))
     with tempfile.TemporaryDirectory() as scratch:
-        scene, _ = build_scene(preset, (1, poster), size, Path(scratch))
-        addon.register()
+        preset, scene = preset_scene(name, size, (1, poster), Path(scratch))
         try:
-            add_preset_effect(scene, name, preset)
             renderer = SceneRenderer(scene, *size)
             pixels = renderer.render(poster)
             print(f"contact sheet: {name} frame {poster}, {renderer.frame_stats.overflow} Emax overflows")
             return preset.label, pixels
         finally:
             addon.unregister()
+
+
+def brightest_window(pixels, tile=TILE):
+    """(x, y) of the tile-sized window holding the most light (a summed-area table over the luminance)."""
+    import numpy as np
+
+    light = pixels[..., :3].astype(np.float64).sum(axis=-1)
+    table = np.zeros((light.shape[0] + 1, light.shape[1] + 1))
+    table[1:, 1:] = light.cumsum(axis=0).cumsum(axis=1)
+    w, h = tile
+    sums = table[h:, w:] - table[:-h, w:] - table[h:, :-w] + table[:-h, :-w]
+    y, x = np.unravel_index(np.argmax(sums), sums.shape)
+    return int(x), int(y)
+
+
+def crop(pixels, tile=TILE):
+    x, y = brightest_window(pixels, tile)
+    return pixels[y:y + tile[1], x:x + tile[0]]
 
 
 def compose(tiles, columns=None, tile=TILE):
@@ -110,8 +146,9 @@ def main(argv=None) -> int:
     names = args.presets or preset_names()
     tiles = []
     for name in names:
-        tiles.append(render_tile(name))
-    save_png(compose(tiles), Path(args.out))
+        label, pixels = render_frame(name)
+        tiles.append((label, crop(pixels)))
+    save_png(compose(tiles, columns=4), Path(args.out))
     print(f"contact sheet: wrote {args.out}")
     return 0
 

@@ -13,11 +13,13 @@ give identical lists; the product runs the fastest, ``2x2-shared``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from .kernels import Constant, Image, Kernel, Raster, Sampler, Shared
+from .settings import RENDER_FIELDS
 
 TILE = 8
 LIST_WIDTH = 1024  # points per row of the list image (two RGBA32F texels each)
@@ -119,10 +121,14 @@ class BrightPoints:
 
 
 class GlintStage:
-    """The glint list, counter and layer for one frame size, and the three steps that use them."""
+    """The glint list, counter and layer for one frame size, and the three steps that use them.
 
-    def __init__(self, host, width: int, height: int, extract: Kernel | None = None):
+    ``render``: the render settings whose glint fields it draws with (the viewport
+    updates them between frames: tweaking a glint re-simulates nothing)."""
+
+    def __init__(self, host, width: int, height: int, render, extract: Kernel | None = None):
         self.host = host
+        self.render = render
         self.width, self.height = width, height
         self.extract_kernel = extract or extract_for(host.device)
         tiles_x, tiles_y = tiles(width, height)
@@ -150,8 +156,9 @@ class GlintStage:
              "list_width": self.list_width, "list_capacity": self.capacity},
         )
 
-    def draw(self, render) -> None:
-        """The glint layer: one sprite per listed point, with ``render``'s glint settings."""
+    def draw(self) -> None:
+        """The glint layer: one sprite per listed point."""
+        render = self.render
         self.host.clear(self.layer)
         shape = (render.glint_length * self.height, render.glint_rotation, render.glint_rays,
                  1.0 if render.glints == "FLARE" else 0.0)
@@ -167,12 +174,11 @@ class GlintStage:
         self.host.dispatch(ADD, ADD.groups_for(self.width, self.height), {"frame": frame, "glints": self.layer},
                            {"target_size": (self.width, self.height)})
 
-    def apply(self, compositor) -> None:
-        """Glints over the compositor's finished frame, with its render settings."""
-        render = compositor.render
-        self.extract(compositor.frame, render.glint_threshold)
-        self.draw(render)
-        self.add_to(compositor.frame)
+    def apply(self, frame) -> None:
+        """Glints over a finished frame (the compositor's RGBA32F ``frame``)."""
+        self.extract(frame, self.render.glint_threshold)
+        self.draw()
+        self.add_to(frame)
 
     def read_points(self) -> BrightPoints:
         count = min(int(self.host.read(self.count)[0, 0]), self.capacity)
@@ -182,4 +188,13 @@ class GlintStage:
 
 def wanted(render) -> bool:
     return render.glints != "NONE"
+
+
+GLINT_FIELDS = tuple(f.name for f in RENDER_FIELDS if f.name.startswith("glint"))
+_DEFAULTS = {f.name: f.default for f in RENDER_FIELDS if f.name in GLINT_FIELDS}
+
+
+def without_glints(render):
+    """``render`` with the glint fields at their defaults: what a simulation depends on."""
+    return dataclasses.replace(render, **_DEFAULTS)
 
