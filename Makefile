@@ -9,7 +9,7 @@ COUNT ?=
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test demo bake presets package bench lint contact-sheet clean
+.PHONY: help setup test demo bake presets package bench lint contact-sheet previews clean
 
 help:
 	@echo "GPU Particles targets:"
@@ -21,7 +21,8 @@ help:
 	@echo "  make package   build the extension zip into dist/"
 	@echo "  make bench     run the CPU benchmark"
 	@echo "  make lint      ruff check addon tests bench tools"
-	@echo "  make contact-sheet  render every preset into docs/presets.png"
+	@echo "  make contact-sheet  render every preset at 1080p into docs/presets.png (crops)"
+	@echo "  make previews  render a short MP4 of every preset into docs/previews/"
 	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
 
 setup:
@@ -50,6 +51,9 @@ lint: setup
 
 contact-sheet: setup
 	$(PY) tools/contact_sheet.py --out docs/presets.png
+
+previews: setup
+	$(PY) tools/previews.py --out docs/previews
 
 clean:
 	rm -rf dist/ out/

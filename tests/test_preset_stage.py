@@ -1,0 +1,36 @@
+"""Presets' stages: the command line's scene turns on Blender's own motion blur and depth of field."""
+
+import pytest
+
+from addon.cli import build_scene
+from addon.engine.presets import Preset, load_preset, preset_names
+from addon.engine.settings import effect_settings, render_settings
+
+
+def stage_preset(stage):
+    return Preset("staged", "Staged", "", effect_settings(), render_settings(), stage)
+
+
+def test_stage_sets_blenders_motion_blur_and_dof(tmp_path):
+    stage = {"motion_blur": {"shutter": 0.35}, "camera": {"location": [0, -5, 1], "dof": {"fstop": 2.0,
+                                                                                        "focus_distance": 4.5}}}
+    scene, _ = build_scene(stage_preset(stage), (1, 2), (32, 18), tmp_path)
+    assert scene.render.use_motion_blur and scene.render.motion_blur_shutter == pytest.approx(0.35)
+    dof = scene.camera.data.dof
+    assert dof.use_dof and dof.aperture_fstop == pytest.approx(2.0) and dof.focus_distance == pytest.approx(4.5)
+
+
+def test_stage_can_focus_on_the_emitter_and_leaves_both_off_without_them(tmp_path):
+    scene, emitter = build_scene(stage_preset({"camera": {"dof": {"fstop": 4.0, "focus_on_emitter": True}}}),
+                                 (1, 2), (32, 18), tmp_path)
+    assert scene.camera.data.dof.focus_object == emitter and not scene.render.use_motion_blur
+    scene, _ = build_scene(stage_preset({}), (1, 2), (32, 18), tmp_path)
+    assert not scene.render.use_motion_blur and not scene.camera.data.dof.use_dof
+
+
+@pytest.mark.parametrize("name", preset_names())
+def test_every_shipped_stage_builds(name, tmp_path):
+    preset = load_preset(name)
+    scene, _ = build_scene(preset, (1, 2), (32, 18), tmp_path)
+    assert scene.render.use_motion_blur == ("motion_blur" in preset.stage)
+    assert scene.camera.data.dof.use_dof == ("dof" in preset.stage.get("camera", {}))
