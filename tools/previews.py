@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 import contact_sheet  # noqa: E402
 
-SIZE = (640, 360)
+SIZE = (480, 270)
 FRAMES = 48  # two seconds at 24 fps, through the poster frame
 FPS = 24
 
@@ -79,7 +79,7 @@ def write_movie(frames: list[Path], size, out: Path) -> Path:
     settings.file_format = "FFMPEG"
     scene.render.ffmpeg.format = "MPEG4"
     scene.render.ffmpeg.codec = "H264"
-    scene.render.ffmpeg.constant_rate_factor = "MEDIUM"
+    scene.render.ffmpeg.constant_rate_factor = "LOW"
     scene.render.ffmpeg.ffmpeg_preset = "GOOD"
     scene.render.use_sequencer = True
     out.parent.mkdir(parents=True, exist_ok=True)
