@@ -1,6 +1,6 @@
 """Suite ``glints``: the seed's four bright-point layouts, and the whole glint stage, at 1080p and 4K.
 
-    .venv/bin/python bench/glint_bench.py            # on the GPU machine (after `source /tmp/bgpu/env`)
+    .venv/bin/python bench/glint_bench.py --out $OUT  # on the GPU machine (after `source /tmp/bgpu/env`)
     .venv/bin/python bench/glint_bench.py --quick    # here, on llvmpipe: small frames, a smoke test
 
 Runs the product's kernels (``addon.engine.glints``) through
@@ -26,6 +26,7 @@ Records go to ``bench/results/<device>-<date>-glints.json`` (``bench/records.py`
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -115,6 +116,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="small frames and few repeats (llvmpipe smoke test)")
     parser.add_argument("--repeats", type=int, help="timed runs per case (default 30, quick 3)")
     parser.add_argument("--bright", type=float, default=0.002, help="share of pixels above the threshold")
+    parser.add_argument("--out", help="also copy the JSON records here (e.g. $OUT on the device machine)")
     args = parser.parse_args(argv)
     host = ModernGLHost()
     clock = "wall" if "llvmpipe" in host.device.lower() else "gl"
@@ -126,7 +128,10 @@ def main(argv=None) -> int:
     rows = []
     for width, height in QUICK_SIZES if args.quick else SIZES:
         rows += measure_size(host, timer, width, height, args.bright, rng, lambda *a: print(*a, flush=True))
-    records.write("glints", host.device, rows)
+    path = records.write("glints", host.device, rows)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(args.out) / path.name)
     failed = [r["case"] for r in rows if r.get("check", "PASS") != "PASS"]
     print("checks: " + ("PASS" if not failed else f"FAIL ({', '.join(failed)})"))
     return 1 if failed else 0
