@@ -1,8 +1,13 @@
 /* Glint sprites: a star (or a lens flare: a star with a soft halo and a ring)
  * drawn additively on every bright point glint_extract appended, into the
- * glint layer.  One instanced quad per tile of the frame (the most points
- * there can be); instances past the GPU's count are clipped away, so the
- * count never travels to the CPU.
+ * glint layer.  One instance per tile of the frame (the most points there
+ * can be); instances past the GPU's count are clipped away, so the count
+ * never travels to the CPU.
+ *
+ * An instance is one quad per ray, thin and as long as the ray, plus a
+ * quad for the core (for a flare, one covering the halo and the ring):
+ * fragments only where there is light.  Each quad adds its own term, so
+ * where they overlap (the center) the terms sum as one star would.
  *
  * A point lights its glint with the part of its luminance above the
  * threshold, in its own colour (glint_look.z: 1) or white (0). */
@@ -10,11 +15,14 @@
 #ifdef GPU_VERTEX_SHADER
 const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
                                 vec2(-1.0, -1.0), vec2(1.0, 1.0), vec2(-1.0, 1.0));
+const float PI = 3.14159265;
+const float TAIL = 3.0; /* ray and core quads reach this many thicknesses past their light */
 
 void main()
 {
   v_color = vec3(0.0);
   v_offset = vec2(0.0);
+  v_ray = vec2(0.0);
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
   uint count = texelFetch(glint_count, ivec2(0, 0), 0).x;
   if (uint(gl_InstanceID) >= min(count, uint(list_capacity))) {
@@ -25,44 +33,49 @@ void main()
   vec2 pixel = texelFetch(glint_list, at + ivec2(1, 0), 0).xy;
   float lum = color_lum.w;
   float above = (lum - glint_look.y) / lum; /* the share of the pixel above the threshold */
-  vec3 tint = mix(vec3(lum), color_lum.rgb, glint_look.z);
-  v_color = tint * above * glint_look.x;
+  v_color = mix(vec3(lum), color_lum.rgb, glint_look.z) * above * glint_look.x;
+
   float length_px = glint_shape.x;
-  v_offset = CORNERS[gl_VertexID] * length_px;
+  float thickness = glint_look.w;
+  int quad = gl_VertexID / 6;
+  vec2 corner = CORNERS[gl_VertexID % 6];
+  if (quad == 0) { /* the core, or the flare's halo and ring */
+    float half_size = glint_shape.w > 0.5 ? length_px : 1.5 * TAIL * thickness;
+    v_offset = corner * half_size;
+  }
+  else { /* ray quad - 1: from the center out to its length */
+    float angle = glint_shape.y + float(quad - 1) * 2.0 * PI / glint_shape.z;
+    v_ray = vec2(cos(angle), sin(angle));
+    vec2 across = vec2(-v_ray.y, v_ray.x);
+    float along = mix(-TAIL * thickness, length_px, corner.x * 0.5 + 0.5);
+    v_offset = v_ray * along + across * (corner.y * TAIL * thickness);
+  }
   vec2 size = vec2(target_size);
   gl_Position = vec4((pixel + 0.5 + v_offset) / size * 2.0 - 1.0, 0.0, 1.0);
 }
 #endif
 
 #ifdef GPU_FRAGMENT_SHADER
-const float PI = 3.14159265;
-
-/* Thin rays fading to their tips, thickness in pixels: glint_look.w. */
-float rays(vec2 p, float length_px)
-{
-  float r = length(p);
-  float sector = 2.0 * PI / glint_shape.z;
-  float angle = atan(p.y, p.x) - glint_shape.y;
-  float off_ray = angle - sector * round(angle / sector);
-  float across = r * abs(sin(off_ray)) / glint_look.w;
-  float along = r * cos(off_ray) / length_px;
-  if (along <= 0.0 || along >= 1.0) {
-    return 0.0;
-  }
-  float fade = (1.0 - along) * (1.0 - along);
-  return fade * exp(-across * across);
-}
-
 void main()
 {
   float length_px = glint_shape.x;
-  float r = length(v_offset);
-  float core = exp(-r * r / (glint_look.w * glint_look.w * 2.0));
-  float light = core + rays(v_offset, length_px);
-  if (glint_shape.w > 0.5) { /* flare: a soft halo and a faint ring at 70% of the rays */
-    float halo = r / (0.3 * length_px);
-    float ring = (r / length_px - 0.7) / 0.03;
-    light += 0.25 * exp(-halo * halo) + 0.06 * exp(-ring * ring);
+  float thickness = glint_look.w;
+  float light = 0.0;
+  if (dot(v_ray, v_ray) > 0.25) { /* a thin ray fading to its tip */
+    float along = dot(v_offset, v_ray) / length_px;
+    float across = dot(v_offset, vec2(-v_ray.y, v_ray.x)) / thickness;
+    if (along > 0.0 && along < 1.0) {
+      light = (1.0 - along) * (1.0 - along) * exp(-across * across);
+    }
+  }
+  else {
+    float r = length(v_offset);
+    light = exp(-r * r / (2.0 * thickness * thickness));
+    if (glint_shape.w > 0.5) { /* flare: a soft halo and a faint ring at 70% of the rays */
+      float halo = r / (0.3 * length_px);
+      float ring = (r / length_px - 0.7) / 0.03;
+      light += 0.25 * exp(-halo * halo) + 0.06 * exp(-ring * ring);
+    }
   }
   out_color = vec4(v_color * light, 0.0);
 }

@@ -23,7 +23,7 @@ from .settings import RENDER_FIELDS
 
 TILE = 8
 LIST_WIDTH = 1024  # points per row of the list image (two RGBA32F texels each)
-QUAD_VERTICES = 6
+QUAD_VERTICES = 6  # a glint is a core quad and one thin quad per ray (glint_sprites.glsl)
 
 _EXTRACT_IMAGES = (
     Image("frame", "RGBA32F", "READ"),
@@ -83,7 +83,7 @@ SPRITES = Raster(
         Constant("VEC4", "glint_look"),  # x: intensity, y: threshold, z: tint, w: ray thickness px
     ),
     includes=(),
-    varyings=(("VEC3", "v_color"), ("VEC2", "v_offset")),
+    varyings=(("VEC3", "v_color"), ("VEC2", "v_offset"), ("VEC2", "v_ray")),
 )
 
 ADD = Kernel(
@@ -164,7 +164,7 @@ class GlintStage:
                  1.0 if render.glints == "FLARE" else 0.0)
         look = (render.glint_intensity, render.glint_threshold, render.glint_tint, ray_thickness(self.height))
         self.host.draw(
-            SPRITES, "TRIS", QUAD_VERTICES, self.capacity, self.layer, None,
+            SPRITES, "TRIS", QUAD_VERTICES * (1 + render.glint_rays), self.capacity, self.layer, None,
             {"glint_list": self.list, "glint_count": self.count},
             {"target_size": (self.width, self.height), "list_width": self.list_width,
              "list_capacity": self.capacity, "glint_shape": shape, "glint_look": look},
