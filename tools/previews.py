@@ -27,6 +27,8 @@ import contact_sheet  # noqa: E402
 SIZE = (480, 270)
 FRAMES = 48  # two seconds at 24 fps, through the poster frame
 FPS = 24
+MAX_KB = 400
+QUALITIES = ("LOW", "VERYLOW", "LOWEST")  # Blender's constant rate factors, best first
 
 
 def preview_frames(preset) -> tuple[int, int]:
@@ -59,7 +61,16 @@ def render_to_pngs(name: str, size, folder: Path) -> tuple[list[Path], object]:
         addon.unregister()
 
 
-def write_movie(frames: list[Path], size, out: Path) -> Path:
+def write_small_movie(frames: list[Path], size, out: Path) -> Path:
+    """:func:`write_movie` at the best quality that stays under MAX_KB (sparse sparks compress badly)."""
+    for quality in QUALITIES:
+        write_movie(frames, size, out, quality)
+        if out.stat().st_size <= MAX_KB * 1024:
+            break
+    return out
+
+
+def write_movie(frames: list[Path], size, out: Path, quality: str = QUALITIES[0]) -> Path:
     """An H.264 MP4 of PNG frames through Blender's sequencer and FFmpeg (no color transform: the PNGs are display-ready)."""
     import bpy
 
@@ -79,7 +90,7 @@ def write_movie(frames: list[Path], size, out: Path) -> Path:
     settings.file_format = "FFMPEG"
     scene.render.ffmpeg.format = "MPEG4"
     scene.render.ffmpeg.codec = "H264"
-    scene.render.ffmpeg.constant_rate_factor = "LOW"
+    scene.render.ffmpeg.constant_rate_factor = quality
     scene.render.ffmpeg.ffmpeg_preset = "GOOD"
     scene.render.use_sequencer = True
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -106,7 +117,7 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         with tempfile.TemporaryDirectory() as scratch:
             frames, _ = render_to_pngs(name, size, Path(scratch))
-            movie = write_movie(frames, size, Path(args.out) / f"{name}.mp4")
+            movie = write_small_movie(frames, size, Path(args.out) / f"{name}.mp4")
             if args.stills:
                 Path(args.stills).mkdir(parents=True, exist_ok=True)
                 (Path(args.stills) / f"{name}.png").write_bytes(frames[-1].read_bytes())
