@@ -24,3 +24,12 @@ def test_tiles_are_placed_converted_and_labelled(host):
     assert red_cell.shape[0] == 20 and top_row[: tile[1], 40:, 0].max() <= 6
     label = top_row[tile[1]:, :40, :3]
     assert label.max() > 150, "the label is drawn above its tile"
+
+
+def test_the_crop_is_the_window_with_the_most_light():
+    pixels = np.zeros((108, 192, 4), np.float32)
+    pixels[70:80, 150:160, :3] = 1.0  # the bright patch
+    pixels[5, 5, :3] = 3.0  # a lone brighter pixel elsewhere holds less light
+    x, y = contact_sheet.brightest_window(pixels, (48, 27))
+    assert x <= 150 and x + 48 >= 160 and y <= 70 and y + 27 >= 80
+    assert contact_sheet.crop(pixels, (48, 27)).shape == (27, 48, 4)
