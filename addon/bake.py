@@ -24,6 +24,7 @@ from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
 from .render import SceneRenderer, check_camera
+from .render_layer import frame_file
 
 FORMATS = {"PNG": ".png", "OPEN_EXR": ".exr", "OPEN_EXR_MULTILAYER": ".exr"}
 
@@ -41,8 +42,10 @@ class BakePlan:
 
 
 def output_path(scene, frame: int) -> Path:
-    """Blender's frame path for ``scene.render.filepath`` (``#`` padding, extension)."""
-    return Path(bpy.path.abspath(scene.render.frame_path(frame=frame)))
+    """The bake's own frame path (``Scene.gpu_particles_output.bake_path``, ``#`` padding, the format's
+    extension): never the render's output path, so a bake and a render cannot overwrite each other."""
+    suffix = FORMATS.get(scene.render.image_settings.file_format, ".png")
+    return frame_file(scene.gpu_particles_output.bake_path, frame, suffix)
 
 
 def _check_writable(folder: Path) -> None:
@@ -107,6 +110,7 @@ class BakeJob:
         except (NoGPUError, GPUMemoryError, ShaderCompileError, SettingsError, ValueError) as error:
             raise BakeError(str(error)) from None
         self.scene = scene
+        self.frame_before = scene.frame_current  # restored by close()
         self.frames = list(self.plan.frames)
         self.done = 0
         self.written = []
@@ -147,7 +151,9 @@ class BakeJob:
         self.written.append(final)
 
     def close(self, cancelled: bool = False) -> Path | None:
-        """Free the scratch image and write the JSON sidecar of what was baked."""
+        """Free the scratch image, restore the scene's frame and write the JSON sidecar of what was baked."""
+        if self.scene.frame_current != self.frame_before:
+            self.scene.frame_set(self.frame_before)
         if self.image is not None:
             bpy.data.images.remove(self.image)
             self.image = None

@@ -137,6 +137,7 @@ def bake(args) -> int:
     out_dir = Path(args.out).resolve()
     scene, emitter = build_scene(preset, frames, resolution, out_dir)
     register()
+    scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
     add_preset_effect(scene, args.preset, preset)
     effect = emitter.gpu_particles.active_effect
     for name, value in overrides.items():

@@ -183,8 +183,10 @@ def _draw_colliders(layout, context):
 
 def _draw_render_and_bake(layout, context):
     scene = context.scene
-    layout.prop(scene.render, "filepath", text="Output")
+    from .render_integration import draw_settings
+
     layout.prop(scene.render.image_settings, "file_format", text="Format")
+    draw_settings(layout, scene)
     column = layout.column(align=True)
     column.operator("gpu_particles.bake", icon="RENDER_ANIMATION")
     column.operator("gpu_particles.export_pointcloud", icon="POINTCLOUD_DATA")

@@ -36,8 +36,8 @@ def scene(host, tmp_path):
 
     preset = load_preset("default")
     bpy_scene, emitter = build_scene(preset, (1, 4), (64, 36), tmp_path / "frames")
-    bpy_scene.render.filepath = str(tmp_path / "frames" / "f_####")
     addon.register()
+    bpy_scene.gpu_particles_output.bake_path = str(tmp_path / "frames" / "f_####")
     yield bpy_scene
     addon.unregister()
 

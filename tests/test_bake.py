@@ -77,7 +77,7 @@ def test_two_bakes_are_byte_identical(scene, tmp_path):
     add_effect(count=30_000)
     digests = []
     for run in ("a", "b"):
-        scene.render.filepath = str(tmp_path / run / "f_####")
+        scene.gpu_particles_output.bake_path = str(tmp_path / run / "f_####")
         bake()
         digests.append([hashlib.sha256((tmp_path / run / f"f_{n:04d}.png").read_bytes()).hexdigest() for n in range(1, 5)])
     assert digests[0] == digests[1]
@@ -88,7 +88,7 @@ def test_seed_changes_the_frames(scene, tmp_path):
     hashes = []
     for seed in (1, 2):
         effect.seed = seed
-        scene.render.filepath = str(tmp_path / str(seed) / "f_####")
+        scene.gpu_particles_output.bake_path = str(tmp_path / str(seed) / "f_####")
         bake()
         hashes.append(hashlib.sha256((tmp_path / str(seed) / "f_0004.png").read_bytes()).hexdigest())
     assert hashes[0] != hashes[1]
@@ -114,7 +114,7 @@ def test_bad_bakes_report_and_write_nothing(scene, tmp_path, monkeypatch, breaka
     elif breakage == "unwritable":
         blocker = tmp_path / "blocker"
         blocker.write_text("a file where a folder should be")
-        scene.render.filepath = str(blocker / "sub" / "f_####")
+        scene.gpu_particles_output.bake_path = str(blocker / "sub" / "f_####")
     elif breakage == "too_many_particles":
         import gpu
 
