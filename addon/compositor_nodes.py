@@ -33,7 +33,8 @@ def layer_image(name: str, path: str):
         image = bpy.data.images.new(name, 1, 1, alpha=True, float_buffer=True)
         image.source = "FILE"
     image.filepath = path
-    image.colorspace_settings.is_data = True  # light is linear already; depth is not a color
+    image.colorspace_settings.name = "Non-Color"  # linear light and depth as written, never converted
+    image.alpha_mode = "PREMUL"
     return image
 
 

@@ -103,6 +103,9 @@ def write_exr(pixels: np.ndarray, path: Path) -> None:
         if image is not None:
             bpy.data.images.remove(image)
         image = bpy.data.images.new(_SCRATCH, width, height, alpha=True, float_buffer=True)
+        # Saved as is only when tagged Non-Color: Image.save() of a "Linear Rec.709" float image
+        # writes display-encoded values (verified on 5.2.3).  The values are linear Rec.709.
+        image.colorspace_settings.name = "Non-Color"
     image.pixels.foreach_set(np.ascontiguousarray(pixels, np.float32).ravel())
     image.file_format = "OPEN_EXR"
     partial = path.with_name(f".{path.name}.partial.exr")
