@@ -133,6 +133,7 @@ def bake(args) -> int:
     import bpy
 
     from . import register
+    from .hosts.blender import _captured_output as captured_output  # the shader log catcher, reused
 
     out_dir = Path(args.out).resolve()
     scene, emitter = build_scene(preset, frames, resolution, out_dir)
@@ -142,10 +143,19 @@ def bake(args) -> int:
     effect = emitter.gpu_particles.active_effect
     for name, value in overrides.items():
         setattr(effect, name, value)
-    try:
-        bpy.ops.gpu_particles.bake()
-    except RuntimeError as error:  # the operator's ERROR report
-        print(f"gpu_particles bake: {str(error).removeprefix('Error: ').strip()}", file=sys.stderr)
+    failure = None
+    # Blender prints every operator report too ("Info: ...", "Error: ..."): keep them out of the
+    # terminal and say each thing once, here, warnings and errors on stderr.
+    with captured_output() as log:
+        try:
+            bpy.ops.gpu_particles.bake()
+        except RuntimeError as error:  # the operator's ERROR report
+            failure = str(error).removeprefix("Error: ").strip()
+    for line in log[0].splitlines():
+        if line.startswith("Warning: "):
+            print(f"gpu_particles bake: {line.removeprefix('Warning: ')}", file=sys.stderr)
+    if failure is not None:
+        print(f"gpu_particles bake: {failure}", file=sys.stderr)
         return 2
     print(f"gpu_particles bake: wrote frames {frames[0]}-{frames[1]} at {resolution[0]}x{resolution[1]} to {out_dir}")
     return 0
