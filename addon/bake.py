@@ -180,19 +180,20 @@ class BakeJob:
         return sidecar
 
 
-# What an EXR frame always is: half float RGBA, linear (what compositors expect).
+# What a frame always is, whatever the scene's format options say.  EXR: half float RGBA, linear and
+# premultiplied (what compositors expect).  PNG: RGB, the light on black, meant for Add or Screen: as
+# straight-alpha RGBA, additive glow (alpha near 0, bright color) would round to alpha 0 and vanish.
 EXR_SETTINGS = {"color_mode": "RGBA", "color_depth": "16"}
+FRAME_SETTINGS = {"OPEN_EXR": EXR_SETTINGS, "OPEN_EXR_MULTILAYER": EXR_SETTINGS, "PNG": {"color_mode": "RGB"}}
 
 
 @contextmanager
 def _frame_format(image_settings):
-    """EXR frames as half float RGBA whatever the scene's EXR options say; restored afterwards."""
-    if not image_settings.file_format.startswith("OPEN_EXR"):
-        yield
-        return
-    saved = {name: getattr(image_settings, name) for name in EXR_SETTINGS}
+    """The frame's settings (FRAME_SETTINGS) for the length of one save; the scene's are restored afterwards."""
+    settings = FRAME_SETTINGS.get(image_settings.file_format, {})
+    saved = {name: getattr(image_settings, name) for name in settings}
     try:
-        for name, value in EXR_SETTINGS.items():
+        for name, value in settings.items():
             setattr(image_settings, name, value)
         yield
     finally:
