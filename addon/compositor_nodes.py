@@ -63,16 +63,20 @@ def _group_output(tree):
     return output
 
 
-def ensure_compositing(scene):
+def ensure_compositing(scene, repair: bool = False):
     """The scene's compositing tree with the particle nodes in it; returns the tree.
 
     A scene without a compositing tree gets one of its own; a scene that has one
     gets the particle nodes spliced in front of its Group Output (whatever fed
-    the output becomes the "render" the particles are laid over).
+    the output becomes the "render" the particles are laid over).  A tree that
+    has them already is left as the artist made it, unless ``repair`` (the Set
+    Up Compositing button) adds what is missing and relinks them.
     """
+    tree = scene.compositing_node_group
+    if tree is not None and tree.nodes.get(OVER) is not None and not repair:
+        return tree
     scene.view_layers[0].use_pass_z = True  # the render's depth decides what hides the particles
     scene.render.use_compositing = True
-    tree = scene.compositing_node_group
     if tree is None:
         tree = bpy.data.node_groups.get(GROUP_NAME) or bpy.data.node_groups.new(GROUP_NAME, "CompositorNodeTree")
         scene.compositing_node_group = tree

@@ -110,7 +110,15 @@ def _drain():
 
 
 def _prepare(scene) -> None:
+    _free()
+    _session.errors = []
     compositor_nodes.ensure_compositing(scene)
+
+
+def _free() -> None:
+    """Drop the layer renderer: on the main thread, where its GPU textures were made."""
+    _session.layer = None
+    free_scratch()
 
 
 def _render_frame(scene) -> None:
@@ -133,7 +141,6 @@ def _report(scene, error: Exception) -> None:
 @persistent
 def on_render_init(scene, *_):
     if wants_particles(scene):
-        _session.layer, _session.errors = None, []
         _on_main_thread(lambda: _prepare(scene))
 
 
@@ -152,8 +159,7 @@ def on_render_pre(scene, *_):
 def on_render_end(scene, *_):
     """Free the GPU side once the render is complete or cancelled."""
     if _session.layer is not None:
-        _session.layer = None
-        _on_main_thread(free_scratch)
+        _on_main_thread(_free)
 
 
 class GPU_PARTICLES_OT_setup_compositing(bpy.types.Operator):
@@ -165,7 +171,7 @@ class GPU_PARTICLES_OT_setup_compositing(bpy.types.Operator):
 
     def execute(self, context):
         scene = context.scene
-        tree = compositor_nodes.ensure_compositing(scene)
+        tree = compositor_nodes.ensure_compositing(scene, repair=True)
         first = layer_files(scene, scene.frame_current)
         compositor_nodes.point_at(scene, str(first[0]), str(first[1]))
         self.report({"INFO"}, f"Particle nodes are in the compositing tree '{tree.name}'")
@@ -203,5 +209,5 @@ def unregister():
         handlers = getattr(bpy.app.handlers, name)
         if handler in handlers:
             handlers.remove(handler)
-    _session.layer = None
+    _free()
     del bpy.types.Scene.gpu_particles_output

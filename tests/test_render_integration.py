@@ -123,3 +123,30 @@ def test_frame_file_follows_blenders_rule():
     assert frame_file("/x/f_##_v#", 12, ".exr").as_posix() == "/x/f_##_v12.exr"
     assert frame_file("/x/", 3, ".png").as_posix() == "/x/0003.png"
     assert frame_file("/x/shot", 1234567, ".png").as_posix() == "/x/shot1234567.png"
+
+
+def test_nodes_splice_into_the_artists_tree_and_keep_their_edits(scene):
+    tree = bpy.data.node_groups.new("Mine", "CompositorNodeTree")
+    tree.interface.new_socket("Image", in_out="OUTPUT", socket_type="NodeSocketColor")
+    render = tree.nodes.new("CompositorNodeRLayers")
+    glare = tree.nodes.new("CompositorNodeGlare")
+    output = tree.nodes.new("NodeGroupOutput")
+    tree.links.new(render.outputs["Image"], glare.inputs["Image"])
+    tree.links.new(glare.outputs["Image"], output.inputs[0])
+    scene.compositing_node_group = tree
+
+    assert compositor_nodes.ensure_compositing(scene) == tree
+    over = tree.nodes[compositor_nodes.OVER]
+    assert over.inputs["Background"].links[0].from_node == glare, "the artist's result is what particles go over"
+    assert output.inputs[0].links[0].from_node == over
+    assert over.inputs["Factor"].links[0].from_node.name == compositor_nodes.IN_FRONT
+    assert scene.view_layers[0].use_pass_z and scene.render.use_compositing
+
+    tree.links.remove(over.inputs["Factor"].links[0])  # the artist's choice: no depth test
+    compositor_nodes.ensure_compositing(scene)  # what every render does
+    assert not over.inputs["Factor"].links, "left as the artist made it"
+    assert bpy.ops.gpu_particles.setup_compositing() == {"FINISHED"}
+    assert over.inputs["Factor"].links, "Set Up Compositing repairs it"
+    assert [n.name for n in tree.nodes if n.name.startswith(compositor_nodes.PREFIX)] == [
+        compositor_nodes.RENDER, compositor_nodes.LIGHT, compositor_nodes.DEPTH, compositor_nodes.DEPTH_CHANNEL,
+        compositor_nodes.IN_FRONT, compositor_nodes.OVER]
