@@ -14,7 +14,8 @@ scene's layer folder (``Scene.gpu_particles_output.layer_path``):
     takes the light with it) and lets smoke cover what is behind it.
 ``depth_####.exr``
     The nearest particle's depth along the camera axis in scene units (the
-    meaning of Blender's depth pass) in R, G and B; 1e10 where no particle is.
+    meaning of Blender's depth pass) in R, G and B; 2^34 where no particle is
+    (beyond the 1e10 Blender's depth pass holds where nothing was hit).
 
 The frame is made by the same :class:`SceneRenderer` as the bake (the same
 simulation, look and occlusion against the scene's meshes), plus the depth.

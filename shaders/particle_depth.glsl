@@ -20,12 +20,11 @@ void main()
   if (!particle_alive(pos_age_in, life)) {
     return;
   }
-  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
   if (!(clip.w > 0.0 && all(lessThanEqual(abs(clip.xyz), vec3(clip.w))))) {
     return;
   }
-  precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
-  ivec2 pixel = min(ivec2(screen), target_size - 1);
+  ivec2 pixel = min(ivec2(window_coordinates(clip, target_size).xy), target_size - 1);
   precise float depth = max(dot(view_depth.xyz, pos_age_in.xyz) + view_depth.w, 0.0);
   vec4 look_now = look_at(pos_age_in.w / life);
   if (color_start.w * max(look_now.r, max(look_now.g, look_now.b)) <= 0.0) {

@@ -15,7 +15,9 @@ from .compositing import SPLAT_CONSTANTS, Camera
 from .kernels import Constant, Image, Kernel
 from .simulation import LAYOUTS
 
-FAR = 1e10  # depth where no particle is: what Blender's depth pass holds where nothing was hit
+# Depth where no particle is: beyond Blender's own "nothing hit" depth (1e10).  2^34's bit pattern is
+# also a whole float32, which matters: Blender's texture clear carries its value through a float.
+FAR = float(2**34)
 FAR_BITS = int(np.float32(FAR).view(np.uint32))
 MAX_FOOTPRINT = 8  # pixels each side a wide particle marks at most
 
