@@ -108,14 +108,17 @@ def test_layer_light_is_the_bake(scene, tmp_path):
     assert scene.frame_current == 3, "the bake restores the frame"
     assert sorted(p.name for p in (tmp_path / "bake").iterdir()) == ["b_001.exr", "b_002.exr", "gpu_particles_bake.json"]
     assert not (tmp_path / "render").exists(), "the bake never writes to the render's output"
-    bpy.ops.gpu_particles.setup_compositing()
-    assert bpy.ops.render.render(animation=True) == {"FINISHED"}
+    assert scene.compositing_node_group is None
+    assert bpy.ops.render.render(animation=True) == {"FINISHED"}  # as `blender -b file.blend -a` does
+    assert compositor_nodes.OVER in scene.compositing_node_group.nodes, "the render set the nodes up itself"
     assert sorted(p.name for p in (tmp_path / "bake").iterdir())[:2] == ["b_001.exr", "b_002.exr"]
     for frame in (1, 2):
         baked = read_exr(tmp_path / "bake" / f"b_{frame:03d}.exr")
         light = read_exr(layer_files(scene, frame)[0])
         assert light[..., :3].max() > 0
         np.testing.assert_allclose(light[..., :3], baked[..., :3], rtol=2e-3, atol=1e-4)  # the bake's EXR is half float
+        rendered = read_exr(tmp_path / "render" / f"f_{frame:04d}.exr")
+        assert (rendered[..., :3] >= light[..., :3] - 1e-6).all() and rendered[..., :3].max() > 0, "light added"
 
 
 def test_frame_file_follows_blenders_rule():
