@@ -10,9 +10,14 @@ artist's other nodes.  The rule they implement, per pixel::
     result   = render * (1 - in_front * A) + in_front * RGB
 
 which is an Alpha Over of the premultiplied particle light (``render_layer.py``)
-with the depth test as its factor.  The render's depth pass, not the add-on's
-mesh pre-pass, decides the final occlusion: it is what the engine really drew
-(modifiers, displacement, curves, anything the pre-pass does not rasterize).
+with the depth test as its factor.  The render's depth pass decides the final
+occlusion because it is what the engine really drew (modifiers, displacement,
+curves, volumes: anything the add-on's mesh pre-pass does not rasterize).  Per
+pixel it can only compare one particle depth, the nearest; the light itself
+comes from the bake's renderer, which with Occlusion "Scene" has already
+dropped every particle behind the meshes one by one, so where particles
+straddle a mesh surface the pixel keeps exactly those in front.  With
+Occlusion "None" the depth pass is the only test.
 """
 
 from __future__ import annotations

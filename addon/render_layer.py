@@ -58,7 +58,7 @@ def layer_files(scene, frame: int) -> tuple[Path, Path]:
 
 
 def render_size(scene) -> tuple[int, int]:
-    """The render's pixel size (resolution times percentage), as Blender rounds it."""
+    """The render's pixel size: resolution times percentage, truncated as Blender does."""
     scale = scene.render.resolution_percentage / 100
     return int(scene.render.resolution_x * scale), int(scene.render.resolution_y * scale)
 
@@ -92,7 +92,7 @@ class ParticleLayer:
         paths = layer_files(self.scene, frame)
         paths[0].parent.mkdir(parents=True, exist_ok=True)
         write_exr(light, paths[0])
-        write_exr(np.repeat(depth[..., None], 4, axis=-1) * (1, 1, 1, 0) + (0, 0, 0, 1), paths[1])
+        write_exr(np.dstack([depth, depth, depth, np.ones_like(depth)]), paths[1])
         return paths
 
 
