@@ -139,6 +139,7 @@ class ViewportSimulation(SceneRenderer):
 class _ViewTarget:
     compositor: Compositor
     sprites: SpriteLayer | None = None  # made when an effect first draws in Alpha mode
+    stats_pending: bool = False  # the last frame's stats are still on the GPU (Auto Emax reads them next)
 
 
 class Overlay:
@@ -184,7 +185,8 @@ class Overlay:
     def _emitter_moved(self) -> bool:
         """An emitter moved by hand since the step to this frame: its history changed."""
         simulation = self.simulation
-        return any(not np.allclose(m, c) for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
+        return any(not (np.array_equal(m, c) or np.allclose(m, c))
+                   for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
 
     def advance_to(self, scene, frame: int, stopwatch=None) -> None:
         """Bring every effect to ``frame``: forward steps, or a restart from the start frame."""
@@ -209,25 +211,38 @@ class Overlay:
             target.sprites = SpriteLayer(self.host, width, height)
         return target
 
-    def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None):
+    def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None, measure: bool = False):
         """Simulate to the scene frame and composite this view (``view_proj``: world to clip,
-        ``view``: world to view, for sorting); returns the float frame texture."""
-        stopwatch = _Stopwatch(self.host)
+        ``view``: world to view, for sorting); returns the float frame texture.
+
+        Only with ``measure`` (the Stats panel is shown) does the draw wait for the GPU: stage
+        times, live and overflow counts.  Otherwise nothing is read back, except the previous
+        frame's peak in Auto Emax mode (2 texels, before this frame's work is queued).
+        """
+        stopwatch = _Stopwatch(self.host) if measure else None
         self.advance_to(scene, scene.frame_current, stopwatch)
         target = self._target(width, height)
-        camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
-        self.simulation.composite_view(self.frame, camera, view, target.compositor, target.sprites, depsgraph,
-                                       stopwatch)
-        alive = sum(system.live.read_count() for system in self.systems)
         compositor = target.compositor
-        overflow = compositor.take_stats().overflow
-        self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
-                           compositor.emax if compositor.render.emax_mode == "AUTO" else None)
-        return target.compositor.frame
+        if target.stats_pending:
+            compositor.take_stats()  # the previous frame's peak sets this frame's Emax
+        camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
+        self.simulation.composite_view(self.frame, camera, view, compositor, target.sprites, depsgraph,
+                                       stopwatch)
+        auto = compositor.render.emax_mode == "AUTO"
+        target.stats_pending = auto and not measure
+        if measure:
+            alive = sum(system.live.read_count() for system in self.systems)
+            overflow = compositor.take_stats().overflow
+            self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
+                               compositor.emax if auto else None)
+        elif not auto:
+            compositor.discard_stats()
+        return compositor.frame
 
 
 _overlay: Overlay | None = None
 _draw_handle = None
+_stats_shown = False  # the Stats panel drew since the overlay last measured a frame
 
 
 def overlay() -> Overlay:
@@ -240,6 +255,15 @@ def overlay() -> Overlay:
 
 def last_stats() -> Stats | None:
     return _overlay.stats if _overlay is not None else None
+
+
+def stats_panel_drawn() -> None:
+    """The Stats panel is on screen: the next draw measures (waiting for the GPU), and the views
+    redraw now when what the panel shows is not the overlay's current frame."""
+    global _stats_shown
+    _stats_shown = True
+    if _overlay is None or _overlay.stats is None or _overlay.stats.frame != _overlay.frame:
+        tag_redraw()
 
 
 def draw_frame_texture(texture, width: int, height: int) -> None:
@@ -265,7 +289,9 @@ def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None) -
         return
     if not scene_effects(scene) and not scene_has_cloud(scene):
         return
-    frame = overlay().composite(scene, view_proj, view, width, height, depsgraph)
+    global _stats_shown
+    measure, _stats_shown = _stats_shown, False
+    frame = overlay().composite(scene, view_proj, view, width, height, depsgraph, measure)
     draw_frame_texture(frame.native, width, height)
 
 
@@ -290,9 +316,9 @@ def _tag_sidebars(screen) -> None:
 
 def _draw_callback():
     try:
-        shown = _overlay.stats.frame if _overlay is not None and _overlay.stats is not None else None
+        shown = last_stats()
         draw_region(bpy.context)
-        if last_stats() is not None and last_stats().frame != shown:
+        if last_stats() is not shown:  # measured: the Stats panel redraws, and asks for the next
             _tag_sidebars(bpy.context.screen)
     except Exception as error:  # noqa: BLE001  (a draw callback must never raise into Blender's loop)
         if _overlay is not None:

@@ -272,7 +272,9 @@ class ParticleSystem:
         check_scene_inputs(fields, colliders)
         self.fields, self.colliders = list(fields), list(colliders)
         packed = pack_force_fields(self.fields)
-        self.field_texture = self.host.texture("fields", FIELD_TEXELS, len(packed), "RGBA32F", packed)
+        if self.field_texture is None or not np.array_equal(packed, self._packed_fields):  # read every frame
+            self.field_texture = self.host.texture("fields", FIELD_TEXELS, len(packed), "RGBA32F", packed)
+            self._packed_fields = packed
 
     def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
