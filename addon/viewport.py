@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import bpy
 import numpy as np
@@ -266,16 +267,24 @@ def stats_panel_drawn() -> None:
         tag_redraw()
 
 
-def draw_frame_texture(texture, width: int, height: int) -> None:
-    """Lay the linear particle frame (premultiplied, as the bake writes it) over the view, in pixel space."""
+@lru_cache(maxsize=MAX_VIEW_TARGETS)
+def _frame_quad(width: int, height: int):
+    """The builtin shader and the view-sized quad the frame is laid with, made once per view size."""
     import gpu
     from gpu_extras.batch import batch_for_shader
 
     shader = gpu.shader.from_builtin("IMAGE_SCENE_LINEAR_TO_REC709_SRGB")
-    batch = batch_for_shader(shader, "TRI_STRIP", {
+    return shader, batch_for_shader(shader, "TRI_STRIP", {
         "pos": ((0, 0), (width, 0), (0, height), (width, height)),
         "texCoord": ((0, 0), (1, 0), (0, 1), (1, 1)),
     })
+
+
+def draw_frame_texture(texture, width: int, height: int) -> None:
+    """Lay the linear particle frame (premultiplied, as the bake writes it) over the view, in pixel space."""
+    import gpu
+
+    shader, batch = _frame_quad(width, height)
     texture.filter_mode(False)  # one texel per pixel, no bleeding into neighbours
     gpu.state.blend_set("ALPHA_PREMULT")
     shader.uniform_sampler("image", texture)
@@ -357,6 +366,7 @@ def free() -> None:
     """Drop the overlay's GPU textures (they go with the last reference)."""
     global _overlay
     _overlay = None
+    _frame_quad.cache_clear()
 
 
 def register() -> None:
