@@ -66,6 +66,7 @@ def _captured_output():
             log.append(sink.read().decode(errors="replace"))
 
 
+MAX_BINDINGS = 512  # resolved kernels kept (the pipeline has about 60)
 _BLENDS = {"ADD": "ADDITIVE_PREMULT", "OVER": "ALPHA_PREMULT"}
 
 
@@ -232,6 +233,8 @@ class BlenderHost(Host):
         are module constants or cached, so no hashing of their fields per dispatch)."""
         binding = self._bindings.get(id(kernel))
         if binding is None or binding.kernel is not kernel:
+            if len(self._bindings) >= MAX_BINDINGS:  # kernels made afresh per call: stay bounded
+                self._bindings.clear()
             binding = _Binding(kernel, self.compile(kernel))
             self._bindings[id(kernel)] = binding
         return binding
