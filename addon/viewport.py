@@ -221,23 +221,25 @@ class Overlay:
         frame's peak in Auto Emax mode (2 texels, before this frame's work is queued).
         """
         stopwatch = _Stopwatch(self.host) if measure else None
+        previous = self.targets.get((width, height))
+        if previous is not None and previous.stats_pending:  # read before this frame's work is queued
+            previous.compositor.take_stats()  # the previous frame's peak sets this frame's Emax
+            previous.stats_pending = False
         self.advance_to(scene, scene.frame_current, stopwatch)
         target = self._target(width, height)
         compositor = target.compositor
-        if target.stats_pending:
-            compositor.take_stats()  # the previous frame's peak sets this frame's Emax
+        auto = compositor.render.emax_mode == "AUTO"
+        if measure and not auto:
+            compositor.discard_stats()  # what unmeasured frames added up
         camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
         self.simulation.composite_view(self.frame, camera, view, compositor, target.sprites, depsgraph,
                                        stopwatch)
-        auto = compositor.render.emax_mode == "AUTO"
         target.stats_pending = auto and not measure
         if measure:
             alive = sum(system.live.read_count() for system in self.systems)
             overflow = compositor.take_stats().overflow
             self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
                                compositor.emax if auto else None)
-        elif not auto:
-            compositor.discard_stats()
         return compositor.frame
 
 
