@@ -52,6 +52,7 @@ def test_checkpoints_stay_within_the_memory_budget(host):
     s = effect_settings({"count": 3000})
     system, line = timeline_for(host, s, budget=0)
     one = sum(a.nbytes for a in system.snapshot().arrays)
+    assert system.snapshot_nbytes == one
     line.budget_bytes = 3 * one
     line.seek(40)
     assert line.nbytes <= 3 * one and len(line.checkpoints) == 3
@@ -63,6 +64,17 @@ def test_checkpoints_stay_within_the_memory_budget(host):
         np.testing.assert_array_equal(a, b)
     line.clear()
     assert line.frame is None and not line.checkpoints
+
+
+def test_a_checkpoint_over_the_budget_is_not_read_back():
+    """Playing past checkpoint frames with a budget smaller than one checkpoint waits for no readback."""
+    from bench.counting import CountingHost
+
+    counting = CountingHost()
+    system, line = timeline_for(counting, effect_settings({"count": 3000}), budget=0)
+    line.budget_bytes = system.snapshot_nbytes - 1
+    line.seek(12)
+    assert counting.calls["read"] == 0 and not line.checkpoints
 
 
 def collision_plane(name="Floor", z=-0.5):

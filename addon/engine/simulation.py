@@ -315,6 +315,12 @@ class ParticleSystem:
             self.step_index += 1
         self.live.compact(self.textures)
 
+    @property
+    def snapshot_nbytes(self) -> int:
+        """What ``snapshot()`` holds in host memory, known without reading the state back."""
+        texels = self.pos_age.width * self.pos_age.height
+        return 2 * texels * 4 * (2 if self.layout.format == "RGBA16F" else 4)
+
     def snapshot(self) -> SystemState:
         dtype = np.float16 if self.layout.format == "RGBA16F" else np.float32
         arrays = tuple(self.host.read(t).astype(dtype) for t in (self.pos_age, self.vel_life))

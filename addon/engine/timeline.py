@@ -73,6 +73,8 @@ class Timeline:
         self.frame = frame
 
     def _save(self) -> None:
+        if sum(system.snapshot_nbytes for system in self.systems) > self.budget_bytes:
+            return  # it would not be kept: no readback (a GPU wait) for it
         states = [system.snapshot() for system in self.systems]
         nbytes = sum(sum(a.nbytes for a in state.arrays) for state in states)
         if nbytes > self.budget_bytes:
