@@ -131,7 +131,7 @@ class BlenderHost(Host):
         self._shaders = {}
         self._batches = {}
         self._bindings = {}  # id(kernel) -> _Binding
-        self._framebuffers = {}  # (id(target), id(depth)) -> GPUFrameBuffer
+        self._framebuffers = {}  # (id(color), id(depth)) -> GPUFrameBuffer
         self._fence = self.texture("fence", 1, 1, "R32F")
 
     def texture(self, name, width, height, format, data=None):
@@ -247,7 +247,7 @@ class BlenderHost(Host):
     def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants, blend="ADD"):
         state = self.gpu.state
         binding = self._binding(raster)
-        with self._framebuffer(target, depth).bind():
+        with self.framebuffer(target, depth).bind():
             state.viewport_set(0, 0, target.width, target.height)
             state.blend_set(_BLENDS[blend])
             state.depth_test_set("LESS_EQUAL" if depth is not None else "NONE")
@@ -259,16 +259,18 @@ class BlenderHost(Host):
             state.blend_set("NONE")
             state.depth_test_set("NONE")
 
-    def _framebuffer(self, target, depth):
-        """One framebuffer per (target, depth) pair, made on its first draw, dropped with either texture."""
-        key = (id(target), id(depth))
+    def framebuffer(self, color, depth):
+        """A framebuffer of these textures (either may be None), made on first use and dropped with
+        either of them: a new one per draw costs a driver flush."""
+        key = (id(color), id(depth))
         framebuffer = self._framebuffers.get(key)
         if framebuffer is None:
-            framebuffer = self.gpu.types.GPUFrameBuffer(color_slots=target.native,
+            framebuffer = self.gpu.types.GPUFrameBuffer(color_slots=color.native if color is not None else None,
                                                         depth_slot=depth.native if depth is not None else None)
             self._framebuffers[key] = framebuffer
-            for texture in (target, depth) if depth is not None else (target,):
-                weakref.finalize(texture, self._framebuffers.pop, key, None)
+            for texture in (color, depth):
+                if texture is not None:
+                    weakref.finalize(texture, self._framebuffers.pop, key, None)
         return framebuffer
 
     def _batch(self, primitive, vertices):
