@@ -13,7 +13,8 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
 * ``viewport``: ms per ``viewport.draw_view`` into an offscreen target, the GPU drained before and
   after each timed draw by a 1-texel readback of that target (Blender 5.2's Python API has no
   finish or fence; a synchronous readback of a texel the draw wrote returns only once every
-  command it depends on has run).  ``ms``: playing (one frame forward a draw), median;
+  command it depends on has run).  ``ms``: playing (one frame forward a draw), median
+  (``max_ms``: the slowest, a frame that takes a timeline checkpoint reads the state back);
   ``redraw_ms``: the same frame drawn again; ``stats_ms``: playing with the Stats panel shown
   (the draw waits for the GPU per stage); per draw while playing: ``dispatches``, ``draws``,
   ``waits`` (readbacks + finishes, the timeline's checkpoint every 10 frames included),
@@ -190,7 +191,7 @@ def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws
     per_draw = {name: round(calls.get(key, 0) / draws, 2) for name, key in
                 (("dispatches", "dispatch"), ("draws", "draw"), ("uploads", "upload"), ("clears", "clear"))}
     per_draw["waits"] = round((calls.get("read", 0) + calls.get("finish", 0)) / draws, 2)
-    return {"ms": statistics.median(playing), "redraw_ms": statistics.median(redraw),
+    return {"ms": statistics.median(playing), "max_ms": max(playing), "redraw_ms": statistics.median(redraw),
             "stats_ms": statistics.median(stats), "draws_timed": draws, **per_draw}
 
 
