@@ -14,10 +14,10 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   after each timed draw by a 1-texel readback of that target (Blender 5.2's Python API has no
   finish or fence; a synchronous readback of a texel the draw wrote returns only once every
   command it depends on has run).  ``ms``: playing (one frame forward a draw), median
-  (``max_ms``: the slowest, a frame that takes a timeline checkpoint reads the state back);
+  (``max_ms``: the slowest, e.g. a frame that copies a timeline checkpoint on the GPU);
   ``redraw_ms``: the same frame drawn again; ``stats_ms``: playing with the Stats panel shown
   (the draw waits for the GPU per stage); per draw while playing: ``dispatches``, ``draws``,
-  ``waits`` (readbacks + finishes, the timeline's checkpoint every 10 frames included),
+  ``waits`` (readbacks + finishes: 0 with the Stats panel hidden and Manual Emax),
   ``uploads``, ``clears``, counted by ``bench/counting.CountingHost``.
 * ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
   (``bench/blender_way.py``: its particle system, EEVEE at one sample, instanced icospheres),
