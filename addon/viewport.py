@@ -267,10 +267,10 @@ def last_stats() -> Stats | None:
 
 def stats_panel_drawn() -> None:
     """The Stats panel is on screen: the next draw measures (waiting for the GPU), and the views
-    redraw now when what the panel shows is not the overlay's current frame."""
+    redraw now when the overlay draws and what the panel shows is not its current frame."""
     global _stats_shown
     _stats_shown = True
-    if _overlay is None or _overlay.stats is None or _overlay.stats.frame != _overlay.frame:
+    if _overlay is not None and (_overlay.stats is None or _overlay.stats.frame != _overlay.frame):
         tag_redraw()
 
 
