@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from .bake import BakeError, BakeJob
 from .engine.presets import (
@@ -229,12 +229,22 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
     bl_idname = "gpu_particles.bake"
     bl_label = "Bake Particles"
 
+    frame_start: IntProperty(name="Start", options={"SKIP_SAVE"},
+                             description="First frame to render (default: the scene's); the simulation starts from "
+                                         "the latest disk-cache checkpoint at or before it")
+    frame_end: IntProperty(name="End", options={"SKIP_SAVE"}, description="Last frame to render (default: the scene's)")
+
     _job = None
     _timer = None
 
+    def _frames(self, scene) -> tuple[int, int]:
+        props = self.properties
+        return (self.frame_start if props.is_property_set("frame_start") else scene.frame_start,
+                self.frame_end if props.is_property_set("frame_end") else scene.frame_end)
+
     def _start(self, context) -> bool:
         try:
-            self._job = BakeJob(context.scene)
+            self._job = BakeJob(context.scene, self._frames(context.scene))
         except BakeError as error:
             self.report({"ERROR"}, str(error))
             return False
@@ -285,7 +295,7 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
         except BakeError as error:
             self.report({"ERROR"}, str(error))
             return self._end_modal(context, cancelled=True)
-        context.window_manager.progress_update(self._job.done)
+        context.window_manager.progress_update(self._job.progress)
         return self._end_modal(context) if self._job.finished else {"RUNNING_MODAL"}
 
     def _end_modal(self, context, cancelled=False):
