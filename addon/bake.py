@@ -188,6 +188,7 @@ class BakeJob:
             "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],
             "files": [p.name for p in self.written],
             "last_frame": self.renderer.stats(),
+            "cache": self.renderer.cache_record(),
         }
         sidecar.write_text(json.dumps(record, indent=2) + "\n")
         return sidecar

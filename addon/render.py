@@ -155,6 +155,13 @@ class SceneRenderer:
     def warnings(self) -> list[str]:
         return self.lost + self.snapshot.rate_warnings() + list(self.simulation.inputs.warnings) + self.cache_warnings
 
+    def cache_record(self) -> dict | None:
+        """Where the disk cache is and what this renderer took from it and added (the bake's sidecar)."""
+        timeline, store = self.simulation.timeline, self.simulation.timeline.store
+        if store is None:
+            return None
+        return {"folder": str(store.folder), "loaded_checkpoints": timeline.loaded, "written_checkpoints": store.written}
+
     def prepare(self, frame: int):
         """Steps (preroll progress) to run before rendering ``frame`` from a fresh start; see SceneSimulation."""
         if self._effects() != self.effects:

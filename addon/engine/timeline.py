@@ -47,6 +47,7 @@ class Timeline:
         self.frame: int | None = None
         self.start_frame: int | None = None
         self.steps_run = 0  # frames simulated so far (how much work seeking cost)
+        self.loaded = []  # frames restored from the store
 
     @property
     def nbytes(self) -> int:
@@ -116,6 +117,7 @@ class Timeline:
             system.restore(state)
         self.start_frame = self.store.start_frame
         self.frame = frame
+        self.loaded.append(frame)
         self._save()
 
     def _save(self) -> None:
