@@ -197,6 +197,7 @@ class BlenderHost(Host):
         shader = self.compile(kernel)
         self._bind(shader, kernel, textures, constants)
         self.gpu.compute.dispatch(shader, *groups)
+        self.gpu.shader.unbind()  # dispatch leaves it bound; freeing a bound shader can crash Blender
 
     def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants, blend="ADD"):
         gpu = self.gpu
