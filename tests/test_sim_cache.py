@@ -187,3 +187,32 @@ def test_frame_ranges_from_checkpoints_in_fresh_processes_are_byte_identical(tmp
     record = json.loads((tmp_path / "split" / "gpu_particles_bake.json").read_text())
     assert record["frames"] == [21, 40] and record["cache"]["loaded_checkpoints"] == [11], \
         "the second process started from the checkpoint at 11, not from frame 1"
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 1.5 MB tmpfs (needs root; skipped where mounting is not allowed)."""
+    mount = tmp_path / "small_disk"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1536k", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs here")
+    yield mount
+    subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_real_full_disk_stops_the_bake_and_keeps_the_cache_before_it(scene, tmp_path, small_disk):
+    add_effect(count=40_000, turbulence_strength=2.0)
+    scene.frame_end = 12
+    scene.gpu_particles.cache_directory = str(small_disk / "cache")
+    scene.gpu_particles.cache_every_frame = True
+    with pytest.raises(RuntimeError, match="Frame [0-9]+: Could not write the simulation cache file .*: "
+                                           "the disk is full; the cache written before is unchanged"):
+        bpy.ops.gpu_particles.bake()
+    assert not [p for p in small_disk.rglob("*") if ".partial" in p.name], "no half-written checkpoint"
+    kept = sorted(int(f) for f in json.loads((small_disk / "cache" / "manifest.json").read_text())["frames"])
+    assert kept == list(range(1, len(kept) + 1)) and 1 <= len(kept) < 12
+    renderer, cached = state_at(scene, kept[-1])
+    assert renderer.timeline.loaded == [kept[-1]], "every checkpoint the manifest lists still loads"
+    _, straight = state_at(scene, kept[-1], cache="OFF")
+    for a, b in zip(cached, straight):
+        np.testing.assert_array_equal(a, b)
