@@ -38,11 +38,11 @@ def checkpoint(layout: str, count: int, frames: int):
     return host.device, [*state.arrays, state.origin]
 
 
-def timed(run, repeats=3) -> float:
+def timed(function, *args, repeats=3) -> float:
     best = float("inf")
     for _ in range(repeats):
         start = time.perf_counter()
-        run()
+        function(*args)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -61,8 +61,8 @@ def main(argv=None) -> None:
         for codec in cache_format.CODECS:
             for shuffle in (False, True):
                 data = cache_format.encode(arrays, {}, codec, shuffle)
-                encode_s = timed(lambda: cache_format.encode(arrays, {}, codec, shuffle))
-                decode_s = timed(lambda: cache_format.decode(data))
+                encode_s = timed(cache_format.encode, arrays, {}, codec, shuffle)
+                decode_s = timed(cache_format.decode, data)
                 rows.append({"case": f"{layout.lower()}-{codec}{'-shuffle' if shuffle else ''}", "particles": args.count,
                              "raw_mb": round(raw / 2**20, 2), "file_mb": round(len(data) / 2**20, 2),
                              "ratio": round(raw / len(data), 3), "encode_mb_s": round(raw / 2**20 / encode_s, 1),
