@@ -151,6 +151,7 @@ class Overlay:
         self.targets: dict[tuple[int, int], _ViewTarget] = {}
         self.stale = True
         self.stats: Stats | None = None
+        self.preroll = None  # a long preroll runs a piece per draw, so the viewport never freezes
 
     @property
     def systems(self):
@@ -180,19 +181,30 @@ class Overlay:
         if key != self.key or self.stale:
             self.key, self.stale = key, False
             self.simulation = ViewportSimulation(scene, self.host)
+            self.preroll = None
 
     def _emitter_moved(self) -> bool:
         """An emitter moved by hand since the step to this frame: its history changed."""
         simulation = self.simulation
         return any(not np.allclose(m, c) for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
 
-    def advance_to(self, scene, frame: int, stopwatch=None) -> None:
-        """Bring every effect to ``frame``: forward steps, or a restart from the start frame."""
+    def advance_to(self, scene, frame: int, stopwatch=None) -> bool:
+        """Bring every effect to ``frame``: forward steps, or a restart from the start frame (or the disk
+        cache); False while a long preroll is still running, a piece per call."""
         if self.simulation is not None and self.simulation.matrices_frame == frame and self._emitter_moved():
             self.stale = True
         self._sync(scene)
+        if self.preroll is None:
+            self.preroll = self.simulation.prepare(frame)
         with (stopwatch or (lambda stage: nullcontext()))("simulate"):
+            if self.preroll.step():
+                return False
             self.simulation.advance_to(max(frame, scene.frame_start))
+        return True
+
+    def preroll_progress(self) -> float | None:
+        """How far a running preroll is (0 to 1), None when none runs."""
+        return self.preroll.fraction if self.preroll is not None and not self.preroll.finished else None
 
     def _target(self, width, height) -> _ViewTarget:
         """The compositor (with its scene depth when occlusion is on) for a view of this size."""
@@ -211,9 +223,11 @@ class Overlay:
 
     def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None):
         """Simulate to the scene frame and composite this view (``view_proj``: world to clip,
-        ``view``: world to view, for sorting); returns the float frame texture."""
+        ``view``: world to view, for sorting); returns the float frame texture, or None while a long
+        preroll runs (a piece each call)."""
         stopwatch = _Stopwatch(self.host)
-        self.advance_to(scene, scene.frame_current, stopwatch)
+        if not self.advance_to(scene, scene.frame_current, stopwatch):
+            return None
         target = self._target(width, height)
         camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
         self.simulation.composite_view(self.frame, camera, view, target.compositor, target.sprites, depsgraph,
@@ -242,6 +256,10 @@ def last_stats() -> Stats | None:
     return _overlay.stats if _overlay is not None else None
 
 
+def preroll_progress() -> float | None:
+    return _overlay.preroll_progress() if _overlay is not None else None
+
+
 def draw_frame_texture(texture, width: int, height: int) -> None:
     """Lay the linear particle frame (premultiplied, as the bake writes it) over the view, in pixel space."""
     import gpu
@@ -266,7 +284,15 @@ def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None) -
     if not scene_effects(scene) and not scene_has_cloud(scene):
         return
     frame = overlay().composite(scene, view_proj, view, width, height, depsgraph)
+    if frame is None:  # prerolling: draw again soon for the next piece (not from inside this draw)
+        if not bpy.app.timers.is_registered(_redraw_soon):
+            bpy.app.timers.register(_redraw_soon, first_interval=0.0)
+        return
     draw_frame_texture(frame.native, width, height)
+
+
+def _redraw_soon():
+    tag_redraw()
 
 
 def draw_region(context) -> None:
