@@ -23,6 +23,7 @@ from .engine.settings import SettingsError, as_dict, check_for_gpu
 from .engine.turbulence import check_resolution
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
+from .job_operator import FrameJob
 from .render import SceneRenderer, check_camera
 from .scene_snapshot import SceneSnapshot, read_snapshot
 from .sim_cache import addon_version
@@ -103,7 +104,7 @@ def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
     return BakePlan(range(first, last + 1, scene.frame_step), width, height, folder, snapshot)
 
 
-class BakeJob:
+class BakeJob(FrameJob):
     """A bake in progress: ``step()`` renders and writes the next frame."""
 
     def __init__(self, scene, frames: tuple[int, int] | None = None):
@@ -124,15 +125,6 @@ class BakeJob:
         self.started = time.perf_counter()
         self.image = bpy.data.images.new("GPU Particles Bake", self.plan.width, self.plan.height,
                                          alpha=True, float_buffer=True)
-
-    @property
-    def finished(self) -> bool:
-        return self.done >= len(self.frames)
-
-    @property
-    def progress(self) -> float:
-        """Frames done, or while a long preroll runs its fraction of the first frame (the progress bar)."""
-        return self.done if self.preroll.finished else self.preroll.fraction
 
     def step(self) -> int | None:
         """Render and write one frame and return its number, or run a piece of a long preroll (None)."""

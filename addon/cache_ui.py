@@ -9,6 +9,7 @@ import bpy
 from .engine.cache_format import CacheError
 from .engine.settings import SettingsError
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
+from .job_operator import FrameJob, ModalJobOperator
 from .render import SceneRenderer
 from .sim_cache import cache_folder, cached_frames, free, read_manifest
 
@@ -24,7 +25,7 @@ def _folder(scene) -> Path:
     return folder
 
 
-class SimulationBake:
+class SimulationBake(FrameJob):
     """Simulate the scene's frame range into the disk cache, a piece (a frame or part of the preroll) per step."""
 
     def __init__(self, scene):
@@ -41,89 +42,32 @@ class SimulationBake:
         self.preroll = self.renderer.prepare(scene.frame_start)
         self.done = 0
 
-    @property
-    def finished(self) -> bool:
-        return self.done >= len(self.frames)
-
-    @property
-    def progress(self) -> float:
-        return self.done if self.preroll.finished else self.preroll.fraction
-
     def step(self) -> None:
         try:
-            if self.preroll.step():
-                return
-            self.renderer.advance_to(self.frames[self.done])
+            if not self.preroll.step():
+                self.renderer.advance_to(self.frames[self.done])
+                self.done += 1
         except (CacheError, SettingsError) as error:
             raise CacheBakeError(str(error)) from None
-        self.done += 1
+
+    def close(self, cancelled: bool = False) -> None:
+        """Nothing to tidy: every checkpoint written is complete (the operator's interface)."""
 
 
-class GPU_PARTICLES_OT_bake_simulation(bpy.types.Operator):
+class GPU_PARTICLES_OT_bake_simulation(ModalJobOperator):
     """Simulate the scene's frame range into the disk cache (preroll included): scrubbing and bakes read it"""
 
     bl_idname = "gpu_particles.bake_simulation"
     bl_label = "Bake Simulation"
+    job_error = CacheBakeError
 
-    _job = None
-    _timer = None
+    def make_job(self, context):
+        return SimulationBake(context.scene)
 
-    def _start(self, context) -> bool:
-        try:
-            self._job = SimulationBake(context.scene)
-        except CacheBakeError as error:
-            self.report({"ERROR"}, str(error))
-            return False
-        return True
-
-    def _report_done(self, cancelled=False):
+    def _finish(self, cancelled=False):
         job, self._job = self._job, None
         verb = "Cancelled after" if cancelled else "Cached"
         self.report({"WARNING"} if cancelled else {"INFO"}, f"{verb} {job.done} frame(s) in {job.folder}")
-
-    def execute(self, context):
-        """Blocking (headless, scripts, farm tasks)."""
-        if not self._start(context):
-            return {"CANCELLED"}
-        try:
-            while not self._job.finished:
-                self._job.step()
-        except CacheBakeError as error:
-            self._job = None
-            self.report({"ERROR"}, str(error))
-            return {"CANCELLED"}
-        self._report_done()
-        return {"FINISHED"}
-
-    def invoke(self, context, event):
-        """One piece per timer tick, with a progress bar; ESC cancels and keeps what was written."""
-        if not self._start(context):
-            return {"CANCELLED"}
-        wm = context.window_manager
-        wm.progress_begin(0, len(self._job.frames))
-        self._timer = wm.event_timer_add(0.001, window=context.window)
-        wm.modal_handler_add(self)
-        return {"RUNNING_MODAL"}
-
-    def modal(self, context, event):
-        if event.type == "ESC":
-            return self._end_modal(context, cancelled=True)
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}
-        try:
-            self._job.step()
-        except CacheBakeError as error:
-            self.report({"ERROR"}, str(error))
-            return self._end_modal(context, cancelled=True)
-        context.window_manager.progress_update(self._job.progress)
-        return self._end_modal(context) if self._job.finished else {"RUNNING_MODAL"}
-
-    def _end_modal(self, context, cancelled=False):
-        wm = context.window_manager
-        wm.event_timer_remove(self._timer)
-        wm.progress_end()
-        self._report_done(cancelled)
-        return {"CANCELLED"} if cancelled else {"FINISHED"}
 
 
 class GPU_PARTICLES_OT_free_cache(bpy.types.Operator):

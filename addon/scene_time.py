@@ -128,6 +128,10 @@ class Preroll:
     def fraction(self) -> float:
         return 1.0 if self.finished or self.progress is None else self.progress[0] / max(1, self.progress[1])
 
+    def progress_of(self, frames_done: int) -> float:
+        """A bake's progress bar: frames done, or while this preroll runs its fraction of the first frame."""
+        return frames_done if self.finished else self.fraction
+
     def step(self) -> bool:
         if self.finished:
             return False
