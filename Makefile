@@ -23,7 +23,7 @@ help:
 	@echo "  make presets   list the available presets"
 	@echo "  make package   build the extension zip into dist/"
 	@echo "  make bench     run the CPU benchmark"
-	@echo "  make lint      ruff check addon tests bench tools"
+	@echo "  make lint      ruff check addon tests bench tools farm"
 	@echo "  make contact-sheet  render every preset into docs/presets.png"
 	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
 
@@ -49,7 +49,7 @@ bench: setup
 	$(PY) bench/run_cpu.py
 
 lint: setup
-	$(PY) -m ruff check addon tests bench tools
+	$(PY) -m ruff check addon tests bench tools farm
 
 contact-sheet: setup
 	$(PY) tools/contact_sheet.py --out docs/presets.png

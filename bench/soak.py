@@ -3,6 +3,9 @@
     python bench/soak.py frames [--frames 10000] [--count 100000]
         every frame: no NaN or Inf in the state, the live count equal to the emission schedule's
         (continuous emission, fixed lifetimes: min(count, births so far))
+    python bench/soak.py preroll [--count 10000]
+        bake one frame of an effect with the longest preroll a property accepts (1000 s, 24,000
+        steps), a piece at a time as the operator runs it: pieces, seconds, the frame written
     python bench/soak.py cycles [--cycles 200]
         add an effect, render a frame with a fresh host, free it, remove the effect, unregister and
         register again: GPU textures, draw handlers and app handlers must not grow
@@ -90,16 +93,51 @@ def soak_cycles(cycles: int) -> dict:
             "draw_handlers_left": sum(c[2] for c in counts), "seconds": round(time.perf_counter() - start, 1)}
 
 
+def soak_preroll(count: int) -> dict:
+    import bpy
+
+    import addon
+    from addon.bake import BakeJob
+    from addon.cli import build_scene
+    from addon.engine.presets import load_preset
+    from addon.engine.settings import EFFECT_FIELDS
+
+    longest = next(f.max for f in EFFECT_FIELDS if f.name == "preroll")
+    scene, emitter = build_scene(load_preset("default"), (1, 1), (64, 36), ROOT / "out" / "soak_preroll")
+    addon.register()
+    bpy.ops.gpu_particles.add(preset="default")
+    effect = emitter.gpu_particles.active_effect
+    effect.count, effect.preroll = count, longest
+    start, pieces, slowest = time.perf_counter(), 0, 0.0
+    job = BakeJob(scene)
+    while not job.finished:
+        piece = time.perf_counter()
+        if job.step() is None:
+            pieces += 1
+        slowest = max(slowest, time.perf_counter() - piece)
+    job.close()
+    live = job.renderer.stats()["live_particles"][0]
+    addon.unregister()
+    return {"case": f"preroll-{longest:g}s-{count}", "preroll_s": longest, "particles": count, "pieces": pieces,
+            "slowest_piece_s": round(slowest, 2), "frames_written": len(job.written), "live_after": live,
+            "seconds": round(time.perf_counter() - start, 1)}
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("soak", choices=("frames", "cycles"))
+    parser.add_argument("soak", choices=("frames", "cycles", "preroll"))
     parser.add_argument("--frames", type=int, default=10_000)
-    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument("--count", type=int, help="particles (frames: 100,000; preroll: 10,000)")
     parser.add_argument("--cycles", type=int, default=200)
     args = parser.parse_args(argv)
     from addon.hosts.blender import BlenderHost
 
-    row = soak_frames(args.frames, args.count) if args.soak == "frames" else soak_cycles(args.cycles)
+    if args.soak == "frames":
+        row = soak_frames(args.frames, args.count or 100_000)
+    elif args.soak == "preroll":
+        row = soak_preroll(args.count or 10_000)
+    else:
+        row = soak_cycles(args.cycles)
     write("soak", BlenderHost().device, [row])
     return row
 

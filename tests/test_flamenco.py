@@ -38,6 +38,7 @@ def test_job_compiles_to_a_simulate_task_and_dependent_chunks():
 
 
 @pytest.mark.skipif(NODE is None, reason="needs Node.js")
+@pytest.mark.slow
 def test_emitted_commands_run_end_to_end_and_match_one_bake(scene, tmp_path):
     add_effect(count=3000, turbulence_strength=1.0)
     scene.frame_end = 8

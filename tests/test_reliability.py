@@ -10,6 +10,7 @@ from pathlib import Path
 
 import bpy
 import numpy as np
+import pytest
 from conftest import add_effect
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -54,6 +55,7 @@ def test_register_cycles_leave_no_textures_or_handlers():
     assert row["app_handlers_after_last"] == row["app_handlers_after_2nd"] and row["draw_handlers_left"] == 0
 
 
+@pytest.mark.slow
 def test_fuzzed_settings_always_bake_complete_frames(scene, tmp_path):
     from addon.bake import BakeJob
 
@@ -80,6 +82,7 @@ def test_fuzzed_settings_always_bake_complete_frames(scene, tmp_path):
     bake()
 
 
+@pytest.mark.slow
 def test_killed_bake_leaves_complete_frames_and_resumes_from_the_cache(tmp_path):
     out, cache = tmp_path / "seq", tmp_path / "cache"
     args = [sys.executable, "-m", "addon.cli", "bake", "--preset", "default", "--res", "64x36", "--count", "4000",

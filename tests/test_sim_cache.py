@@ -175,6 +175,7 @@ def cli(*args):
     return result
 
 
+@pytest.mark.slow
 def test_frame_ranges_from_checkpoints_in_fresh_processes_are_byte_identical(tmp_path):
     cli("--frames", "1-40", "--out", str(tmp_path / "whole"))
     cache = str(tmp_path / "cache")
@@ -200,6 +201,7 @@ def small_disk(tmp_path):
     subprocess.run(["umount", str(mount)], check=True)
 
 
+@pytest.mark.slow
 def test_a_real_full_disk_stops_the_bake_and_keeps_the_cache_before_it(scene, tmp_path, small_disk):
     add_effect(count=40_000, turbulence_strength=2.0)
     scene.frame_end = 12
