@@ -20,7 +20,7 @@ from .engine.timeline import Timeline
 from .scene_snapshot import FrameInputs, SceneSnapshot, digest
 
 CHECKPOINT_INTERVAL = 10  # frames between timeline checkpoints (memory and disk)
-PREROLL_CHUNK = 240  # preroll steps between progress reports
+PREROLL_CHUNK = 60  # preroll steps between progress reports (a bake checks ESC, the viewport redraws)
 
 
 class SceneSimulation:
