@@ -83,12 +83,14 @@ def soak_cycles(cycles: int) -> dict:
         bpy.context.active_object.gpu_particles.active_effect.count = 2000
         renderer = SceneRenderer(bpy.context.scene, 32, 18, host=BlenderHost())  # its own shaders, freed below
         renderer.render(2)
+        while_rendering = live_textures()
         del renderer  # the host and its shaders go with it, as unregistering and reloading do
         bpy.ops.gpu_particles.remove()
         addon.unregister()
         counts.append((live_textures(), handler_count(), viewport._draw_handle is not None))
     first, last = counts[1], counts[-1]
-    return {"case": f"cycles-{cycles}", "cycles": cycles, "textures_after_2nd": first[0], "textures_after_last": last[0],
+    return {"case": f"cycles-{cycles}", "cycles": cycles, "textures_while_rendering": while_rendering,
+            "textures_after_2nd": first[0], "textures_after_last": last[0],
             "app_handlers_after_2nd": first[1], "app_handlers_after_last": last[1],
             "draw_handlers_left": sum(c[2] for c in counts), "seconds": round(time.perf_counter() - start, 1)}
 
