@@ -64,7 +64,7 @@ def test_fuzzed_settings_always_bake_complete_frames(scene, tmp_path):
     scene.frame_end = 2
     scene.render.resolution_x, scene.render.resolution_y = 24, 16
 
-    @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
     @given(EFFECT)
     def bake(values):
         for name, value in values.items():

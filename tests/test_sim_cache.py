@@ -192,10 +192,10 @@ def test_frame_ranges_from_checkpoints_in_fresh_processes_are_byte_identical(tmp
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A 1.5 MB tmpfs (needs root; skipped where mounting is not allowed)."""
+    """A 768 KB tmpfs (needs root; skipped where mounting is not allowed)."""
     mount = tmp_path / "small_disk"
     mount.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1536k", "tmpfs", str(mount)], capture_output=True).returncode:
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=768k", "tmpfs", str(mount)], capture_output=True).returncode:
         pytest.skip("cannot mount a tmpfs here")
     yield mount
     subprocess.run(["umount", str(mount)], check=True)
@@ -203,7 +203,7 @@ def small_disk(tmp_path):
 
 @pytest.mark.slow
 def test_a_real_full_disk_stops_the_bake_and_keeps_the_cache_before_it(scene, tmp_path, small_disk):
-    add_effect(count=40_000, turbulence_strength=2.0)
+    add_effect(count=20_000, turbulence_strength=2.0)
     scene.frame_end = 12
     scene.gpu_particles.cache_directory = str(small_disk / "cache")
     scene.gpu_particles.cache_every_frame = True
