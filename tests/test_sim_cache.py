@@ -151,7 +151,7 @@ def test_long_preroll_runs_in_pieces_can_stop_and_lands_in_the_cache(scene, tmp_
 
     folder = cached_scene(scene, tmp_path, preroll=3 * PREROLL_CHUNK / 24 + 0.5)
     job = BakeJob(scene)
-    assert job.step() is None and job.progress == pytest.approx(1 / 3, abs=0.01)
+    assert job.step() is None and job.progress == pytest.approx(PREROLL_CHUNK / (3 * PREROLL_CHUNK + 12))  # 0.5 s
     job.close(cancelled=True)  # stopped inside the preroll: nothing written, nothing cached
     assert not (folder / "manifest.json").exists()
     job = BakeJob(scene)
