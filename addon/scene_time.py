@@ -20,7 +20,8 @@ from .engine.timeline import Timeline
 from .scene_snapshot import FrameInputs, SceneSnapshot, digest
 
 CHECKPOINT_INTERVAL = 10  # frames between timeline checkpoints (memory and disk)
-PREROLL_CHUNK = 60  # preroll steps between progress reports (a bake checks ESC, the viewport redraws)
+PREROLL_CHUNK = 120  # steps of a long preroll between progress reports (a bake checks ESC, the viewport redraws)
+PREROLL_AT_ONCE = 480  # a preroll of at most this many steps (20 s at 24 fps) runs in one piece
 
 
 class SceneSimulation:
@@ -65,19 +66,20 @@ class SceneSimulation:
         return self._keys[frame]
 
     def preroll(self) -> Iterator[tuple[int, int]]:
-        """Reset every system at the start frame and run its preroll there, yielding (steps done, of total)
-        every ``PREROLL_CHUNK`` steps: a bake shows the progress and can stop in between."""
+        """Reset every system at the start frame and run its preroll there; a long one yields (steps done,
+        of total) every ``PREROLL_CHUNK`` steps: a bake shows the progress and can stop in between."""
         self.inputs = inputs = self.read(self.start_frame)
         dt = self.snapshot.seconds_per_frame
         counts = [round(system.settings.preroll / dt) for system in self.systems]
         total, done = sum(counts), 0
+        piece = PREROLL_CHUNK if total > PREROLL_AT_ONCE else total + 1
         for system, matrix, count in zip(self.systems, inputs.emitters, counts):
             system.set_scene_inputs(inputs.fields, inputs.colliders)
             system.reset()
             for _ in range(count):
                 system.step(dt, matrix, matrix, compact=False)
                 done += 1
-                if done % PREROLL_CHUNK == 0:
+                if done % piece == 0:
                     yield done, total
             system.step(dt, matrix, matrix)
         for sort, matrix in zip(self.sorts, inputs.emitters):

@@ -147,18 +147,19 @@ def test_a_full_disk_stops_the_bake_and_keeps_the_cache_before_it(scene, tmp_pat
 
 def test_long_preroll_runs_in_pieces_can_stop_and_lands_in_the_cache(scene, tmp_path):
     from addon.bake import BakeJob
-    from addon.scene_time import PREROLL_CHUNK
+    from addon.scene_time import PREROLL_AT_ONCE, PREROLL_CHUNK
 
-    folder = cached_scene(scene, tmp_path, preroll=3 * PREROLL_CHUNK / 24 + 0.5)
+    steps = PREROLL_AT_ONCE + 12
+    folder = cached_scene(scene, tmp_path, preroll=steps / 24)
     job = BakeJob(scene)
-    assert job.step() is None and job.progress == pytest.approx(PREROLL_CHUNK / (3 * PREROLL_CHUNK + 12))  # 0.5 s
+    assert job.step() is None and job.progress == pytest.approx(PREROLL_CHUNK / steps)
     job.close(cancelled=True)  # stopped inside the preroll: nothing written, nothing cached
     assert not (folder / "manifest.json").exists()
     job = BakeJob(scene)
     pieces = 0
     while job.step() is None:
         pieces += 1
-    assert pieces == 3 and job.done == 1
+    assert pieces == steps // PREROLL_CHUNK and job.done == 1
     job.close()
     assert "1" in json.loads((folder / "manifest.json").read_text())["frames"]
     job = BakeJob(scene)

@@ -363,15 +363,18 @@ def test_draw_callback_never_raises_into_blender(scene, overlay, monkeypatch, ca
 
 
 def test_a_long_preroll_runs_a_piece_per_draw_then_matches_the_bake(scene, overlay):
-    from addon.scene_time import PREROLL_CHUNK
+    from addon.scene_time import PREROLL_AT_ONCE, PREROLL_CHUNK
 
-    add_effect(count=3000, preroll=2 * PREROLL_CHUNK / 24 + 0.25)
+    steps = PREROLL_AT_ONCE + 6
+    add_effect(count=3000, preroll=steps / 24)
     camera = camera_of(scene, W, H)
     scene.frame_set(2)
     assert overlay.composite(scene, camera.view_proj, scene_view(scene), W, H) is None
-    assert overlay.preroll_progress() == pytest.approx(PREROLL_CHUNK / (2 * PREROLL_CHUNK + 6))  # 0.25 s: 6 steps
+    assert overlay.preroll_progress() == pytest.approx(PREROLL_CHUNK / steps)
     assert draw_offscreen(scene, camera.view_proj).max() == 0, "nothing drawn while the preroll runs"
     assert bpy.app.timers.is_registered(viewport._redraw_soon), "and the next piece is asked for"
+    for _ in range(steps // PREROLL_CHUNK - 2):
+        assert overlay.composite(scene, camera.view_proj, scene_view(scene), W, H) is None
     frame = overlay.composite(scene, camera.view_proj, scene_view(scene), W, H)
     assert frame is not None and overlay.preroll_progress() is None
     baked = SceneRenderer(scene, W, H).render(2)
