@@ -35,9 +35,9 @@ class SceneSimulation:
         self.sorts = [EffectSort(system) for system in self.systems]
         budget = int(snapshot.render.cache_memory * 2**20)
         self.timeline = Timeline(self.systems, self._start, self._step_to, budget, interval)
-        self.inputs: FrameInputs | None = None  # the frame the systems were last stepped to
-        self._keys: dict[int, list[bytes]] = {}
-        self.inputs = self.read(snapshot.frame_start)  # warnings are known before the first frame
+        self._keys: dict[int, list[bytes]] = {}  # each effect's history key at each frame read
+        # The frame the systems were last stepped to; read now so that warnings are known before any frame.
+        self.inputs: FrameInputs = self.read(snapshot.frame_start)
 
     @property
     def start_frame(self) -> int:
