@@ -54,10 +54,10 @@ class GPU_PARTICLES_PG_output(bpy.types.PropertyGroup):
     """Where baked frames and render layers go (never the render's own output path)."""
 
     bake_path: StringProperty(
-        name="Bake Output", default="//particles/", subtype="FILE_PATH",
+        name="Bake Output", default="//particles/", subtype="FILE_PATH", options={"PATH_SUPPORTS_BLEND_RELATIVE"},
         description="Folder and name of baked frames ('#' is the frame number), apart from the render output")
     layer_path: StringProperty(
-        name="Render Layer", default="//particles/layer/", subtype="DIR_PATH",
+        name="Render Layer", default="//particles/layer/", subtype="DIR_PATH", options={"PATH_SUPPORTS_BLEND_RELATIVE"},
         description="Folder of the particle layer written for each rendered frame (light and depth EXR), "
                     "which the compositor reads; also for compositing elsewhere")
     use_render: BoolProperty(
