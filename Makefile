@@ -7,9 +7,12 @@ OUT ?=
 SEED ?=
 COUNT ?=
 PYTEST_ARGS ?=
+KERNEL ?= simulate
+HOST ?= blender
+VARIANT ?= 0
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test demo bake presets package bench lint contact-sheet clean
+.PHONY: help setup test demo bake presets package bench lint contact-sheet kernel kernels clean
 
 help:
 	@echo "GPU Particles targets:"
@@ -22,6 +25,8 @@ help:
 	@echo "  make bench     run the CPU benchmark"
 	@echo "  make lint      ruff check addon tests bench tools"
 	@echo "  make contact-sheet  render every preset into docs/presets.png"
+	@echo "  make kernel    print KERNEL=$(KERNEL) as HOST=blender|moderngl compiles it [VARIANT=n]"
+	@echo "  make kernels   list every declared kernel (addon/engine/registry.py)"
 	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
 
 setup:
@@ -50,6 +55,12 @@ lint: setup
 
 contact-sheet: setup
 	$(PY) tools/contact_sheet.py --out docs/presets.png
+
+kernel: setup
+	@$(PY) -m addon.hosts show $(KERNEL) --host $(HOST) --variant $(VARIANT)
+
+kernels: setup
+	@$(PY) -m addon.hosts list
 
 clean:
 	rm -rf dist/ out/

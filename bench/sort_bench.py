@@ -255,9 +255,9 @@ class InlineKernel(Kernel):
     """A bench-only kernel whose body is given inline (the product keeps one file per kernel)."""
 
     def body(self) -> str:
-        from addon.engine.kernels import _read
+        from addon.engine.kernels import include_source
 
-        return "".join(_read(f) for f in self.includes) + TURBULENCE_STANDIN
+        return include_source(self.includes) + TURBULENCE_STANDIN
 
     def source_lines(self):
         return [("bench/sort_bench.py", n + 1) for n in range(self.body().count("\n"))]

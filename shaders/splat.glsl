@@ -48,9 +48,9 @@ void main()
 #endif
 
   vec4 look_now = look_at(pos_age_in.w / life);
-  float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
+  float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
-  vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
+  vec3 scaled = clamp(color * quantize_scale, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
   uvec3 q = uvec3(scaled + 0.5);
 
   uint add_hi = q.r | ((q.g >> 11u) << 21u);

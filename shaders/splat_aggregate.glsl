@@ -59,9 +59,9 @@ void main()
     }
     if (visible) {
       vec4 look_now = look_at(pos_age_in.w / life);
-      float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
+      float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
       vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
-      vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
+      vec3 scaled = clamp(color * quantize_scale, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
       uvec3 q = uvec3(scaled + 0.5);
       /* Key: pixel index + 1 (0 marks an empty slot); at most 256 x PER_THREAD of TABLE_SIZE slots fill. */
       uint key = uint(pixel.y * target_size.x + pixel.x) + 1u;

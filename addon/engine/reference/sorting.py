@@ -1,4 +1,4 @@
-"""Reference of sort_key.glsl, sort_keys.glsl and sortedness.glsl.
+"""Reference of include/particle_key.glsl, sort_keys.glsl and sortedness.glsl.
 
 The network passes themselves have their reference in ``sort_schedule``
 (``*_comparators`` + ``apply_pass``), which the GPU must match exactly.
