@@ -324,3 +324,4 @@ class GPU_PARTICLES_OT_export_pointcloud(bpy.types.Operator):
 CLASSES = (GPU_PARTICLES_OT_add, GPU_PARTICLES_OT_remove, GPU_PARTICLES_OT_apply_preset, GPU_PARTICLES_OT_save_preset,
            GPU_PARTICLES_OT_remove_preset, GPU_PARTICLES_OT_add_color_ramp, GPU_PARTICLES_OT_bake,
            GPU_PARTICLES_OT_export_pointcloud)
+register, unregister = bpy.utils.register_classes_factory(CLASSES)

@@ -180,10 +180,10 @@ def bench_passes(host, rows, count, repeat, rng):
 
 
 def orbit_view(angle: float, radius: float = 6.0, height: float = 2.0) -> np.ndarray:
-    from addon.engine.compositing import look_at
+    from addon.engine.compositing import camera_view
 
     eye = (radius * np.cos(angle), radius * np.sin(angle), height)
-    return look_at(eye, (0.0, 0.0, 1.5))
+    return camera_view(eye, (0.0, 0.0, 1.5))
 
 
 CONE = {

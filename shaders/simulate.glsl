@@ -3,7 +3,7 @@
  * integration and collisions.
  *
  * A particle born inside the step is placed where the emitter was at its birth
- * instant and advanced only by the time it has lived since (the thesis's
+ * instant and advanced only by the time it has lived since (Sylvan's thesis's
  * sub-frame emission correction), so continuous emitters do not band.
  *
  * Positions are stored relative to a per-step origin (loaded_origin when loaded,
@@ -244,7 +244,7 @@ void main()
 
   if (life > 0.0 && age >= life) {
     /* Expired `over` seconds ago.  A respawning slot waits (hidden, with a
-     * negative age: the thesis's sign-bit skip) for respawn_skip seconds plus
+     * negative age: Sylvan's sign-bit skip) for respawn_skip seconds plus
      * what is left of its slot period (which keeps a continuous emitter's
      * rate), or until the next burst of a repeating burst emitter. */
     float over = age - life;

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from test_kernels import splat_case
 
-from addon.engine import compositing, depth, raster, registry
+from addon.engine import compositing, depth, registry
 from addon.engine.reference import compositing as ref
 from addon.engine.settings import SettingsError, effect_settings, render_settings
 

@@ -14,9 +14,9 @@ import pytest
 
 from addon.engine import compositing, kernels, simulation
 from addon.engine.effectors import Collider
-from addon.engine.registry import KERNELS
 from addon.engine.reference import compositing as ref_compositing
 from addon.engine.reference import simulation as ref_simulation
+from addon.engine.registry import KERNELS
 from addon.engine.settings import effect_settings, render_settings
 from addon.hosts.base import NoGPUError
 
@@ -184,7 +184,7 @@ def test_full_frame_through_pipeline(mgl_host):
     system = simulation.ParticleSystem(mgl_host, s)
     for _ in range(24):
         advance([system], 1 / 24, [np.identity(4)], [np.identity(4)])
-    view = compositing.look_at((0.0, -6.0, 1.0), (0.0, 0.0, 0.6))
+    view = compositing.camera_view((0.0, -6.0, 1.0), (0.0, 0.0, 0.6))
     camera = compositing.Camera(compositing.perspective(0.7, 16 / 9, 0.1, 100.0) @ view, 160, 90)
     compositor = compositing.Compositor(mgl_host, 160, 90, render_settings({}))
     frame = composite([system], compositor, camera)

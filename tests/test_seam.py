@@ -186,3 +186,33 @@ def test_tables_are_integers_with_unique_names():
     names = [name for name, _ in tables.TABLE_DEFINES]
     assert len(names) == len(set(names))
     assert tables.RANDOM_STREAMS["SIZE"] == 12 and tables.EMITTER_SHAPES.key_of(3) == "MESH"
+
+
+def test_rng_is_seeded_by_a_stable_hash_of_the_test_name(rng, request):
+    from conftest import rng_seed
+
+    seed = rng_seed(request.node.name)
+    assert seed == 3287660467  # the same in every process (str hash() is not)
+    assert rng.integers(2**32) == np.random.default_rng(seed).integers(2**32)
+    assert ("rng_seed", seed) in request.node.user_properties
+
+
+UI_MODULES = {"csg_ui", "panels", "operators"}
+
+
+def test_nothing_below_the_ui_imports_the_ui():
+    import ast
+
+    addon = SHADERS.parent / "addon"
+    below = [p for p in addon.rglob("*.py") if p.stem not in UI_MODULES | {"__init__", "cli"}]
+    for path in below:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                names = {node.module or ""} | {alias.name for alias in node.names}
+                assert not {n.split(".")[-1] for n in names} & UI_MODULES, f"{path.name} imports the UI"
+
+
+def test_panels_name_operators_by_their_bl_idname():
+    addon = SHADERS.parent / "addon"
+    for name in ("panels.py", "csg_ui.py"):
+        assert not re.search(r"operator\w*\(\s*\"gpu_particles\.", (addon / name).read_text()), name

@@ -183,7 +183,7 @@ def perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndar
     )
 
 
-def look_at(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
+def camera_view(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
     """World to view matrix of a camera at ``eye`` looking at ``target`` (Blender's -Z forward)."""
     eye, target, up = (np.asarray(v, dtype=np.float64) for v in (eye, target, up))
     forward = target - eye

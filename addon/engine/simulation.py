@@ -6,7 +6,7 @@ Particle i lives at texel (i % width, i / width) of two state images:
 image      xyz                                         w
 =========  ==========================================  =====================================
 pos_age    position relative to the state origin       age in seconds; negative: not born yet,
-                                                       or waiting to respawn (the thesis's
+                                                       or waiting to respawn (Sylvan's
                                                        sign-bit "skip": hidden, free to move)
 vel_life   velocity, world units per second            lifetime in seconds; 0: not (re)born,
                                                        negative: died and will not respawn

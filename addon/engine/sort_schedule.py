@@ -6,7 +6,7 @@ of two are sorted as if padded with +inf keys up to the next power of two: a
 comparator whose upper element lies beyond the count would never swap (its
 partner is +inf), so it is simply left out and the padding never exists.
 
-The incremental sort (the thesis's ``SortStep``) walks the odd-even merge sort
+The incremental sort (``SortStep`` of Sylvan's thesis, see README) walks the odd-even merge sort
 schedule a few passes per frame and wraps around when it reaches the end; its
 position is kept across frames.  Every comparator only ever swaps an inverted
 pair, so no pass can increase the number of inversions: particles that moved
@@ -75,14 +75,6 @@ def bitonic_passes(count: int) -> list[tuple[int, int]]:
     comparator sorts upwards and the +inf padding can be left out.
     """
     return [(1 << s, 1 << j) for s in range(1, stages(count) + 1) for j in range(s - 1, -1, -1)]
-
-
-def bitonic_comparators(count: int, size: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
-    t = np.arange((1 << stages(count)) // 2, dtype=np.int64)
-    lower = (t // stride) * 2 * stride + t % stride
-    upper = lower ^ (size - 1) if stride * 2 == size else lower + stride
-    keep = upper < count
-    return lower[keep], upper[keep]
 
 
 def apply_pass(keys: np.ndarray, lower: np.ndarray, upper: np.ndarray, *payload: np.ndarray) -> None:

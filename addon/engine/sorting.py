@@ -33,7 +33,7 @@ import numpy as np
 from .kernels import Constant, Image, Kernel, Shared
 from .scan import Scan, linear_size
 from .simulation import LAYOUTS
-from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, stages
+from .sort_schedule import SortStep, comparator_slots, stages
 from .tables import SORT_KEY_MODES
 
 KEY_DEPTH, KEY_GRID = SORT_KEY_MODES["DEPTH"], SORT_KEY_MODES["GRID"]
@@ -515,4 +515,4 @@ def full_sort_dispatches(count: int, block: int = SORT_BLOCK, fused: int = FUSED
     return dispatches
 
 
-__all__ = ["ParticleSorter", "KeyIndexPairs", "SortKey", "odd_even_merge_passes"]
+__all__ = ["ParticleSorter", "KeyIndexPairs", "SortKey"]

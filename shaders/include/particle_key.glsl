@@ -35,7 +35,7 @@ uint particle_key(vec4 pos_age, float life)
     uvec3 cell = uvec3(mod(floor((position - grid_origin) / cell_size), GRID_CELLS));
     return (cell.z << 20u) | (cell.y << 10u) | cell.x;
   }
-  default: /* KEY_DEPTH; key_axis is the view matrix's z row: view z grows towards the camera. */
-    return ordered_key(dot(depth_axis, position) + depth_offset);
   }
+  /* KEY_DEPTH: key_axis is the view matrix's z row: view z grows towards the camera. */
+  return ordered_key(dot(depth_axis, position) + depth_offset);
 }

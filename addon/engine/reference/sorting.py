@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sorting import KEY_GRID
+from ..sorting import KEY_CONSTANTS
+from ..tables import SORT_KEY_MODES
 from .random import pcg_hash
 
 F = np.float32
@@ -26,20 +27,21 @@ def ordered_key(x) -> np.ndarray:
 def particle_keys(pos_age: np.ndarray, vel_life: np.ndarray, key, origin=(0.0, 0.0, 0.0)) -> np.ndarray:
     """Keys of particles stored relative to ``origin`` (the constants fold it in, as on the GPU)."""
     c = key.constants(origin)
+    for constant in KEY_CONSTANTS:
+        c.update(constant.unpack(c[constant.name]))
     position, age, life = pos_age[:, :3].astype(F), pos_age[:, 3], vel_life[:, 3]
-    spawn = np.asarray(c["key_spawn"], dtype=F)
-    waiting = (spawn[3] != 0) & (life == 0) & (age < 0)
-    position = np.where(waiting[:, None], spawn[:3], position)
+    waiting = (F(c["spawn_keyed"]) != 0) & (life == 0) & (age < 0)
+    position = np.where(waiting[:, None], np.asarray(c["spawn_position"], dtype=F), position)
     with np.errstate(invalid="ignore", over="ignore"):
         shows = (waiting | ((age >= 0) & (age < life))) & np.isfinite(position).all(axis=1)
-        if key.mode == KEY_GRID:
-            grid = np.asarray(c["key_grid"], dtype=F)
-            cell = np.mod(np.floor((position - grid[:3]) / grid[3]), F(1024)).astype(F)
+        if c["key_mode"] == SORT_KEY_MODES["GRID"]:
+            origin, cell_size = np.asarray(c["grid_origin"], dtype=F), F(c["cell_size"])
+            cell = np.mod(np.floor((position - origin) / cell_size), F(1024)).astype(F)
             cell = np.nan_to_num(cell).astype(U)
             keys = (cell[:, 2] << U(20)) | (cell[:, 1] << U(10)) | cell[:, 0]
         else:
-            axis = np.asarray(c["key_axis"], dtype=F)
-            keys = ordered_key((position * axis[:3]).sum(axis=1, dtype=F) + axis[3])
+            axis = np.asarray(c["depth_axis"], dtype=F)
+            keys = ordered_key((position * axis).sum(axis=1, dtype=F) + F(c["depth_offset"]))
     return np.where(shows, keys, KEY_LAST).astype(U)
 
 
