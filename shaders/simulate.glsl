@@ -94,7 +94,9 @@ void emit(int index, float lived, out vec3 position, out vec3 velocity, out floa
   velocity = base + world_normal * normal_speed +
              jitter * (velocity_random * random_unit(i, step, stream + STREAM_JITTER_SPEED)) +
              (end - start) * (inherit_velocity / dt);
-  life = lifetime * (1.0 - lifetime_random * random_unit(i, step, stream + STREAM_LIFETIME));
+  /* The lifetime decides the step a particle dies in: unfused, as in the reference. */
+  precise float drawn_life = lifetime * (1.0 - lifetime_random * random_unit(i, step, stream + STREAM_LIFETIME));
+  life = drawn_life;
 }
 
 /* The curl noise volume at `u` (in tiles), trilinear with wrap-around, by hand
@@ -102,7 +104,7 @@ void emit(int index, float lived, out vec3 position, out vec3 velocity, out floa
 vec3 sample_noise(vec3 u)
 {
   int n = int(noise_size); /* the volume's size: a uniform, not a per-particle size query */
-  vec3 x = u * float(n) - 0.5;
+  precise vec3 x = u * float(n) - 0.5; /* floor(x) picks texels: unfused, as in the reference */
   vec3 cell = floor(x);
   vec3 w = x - cell;
   ivec3 i0 = ivec3(mod(cell, float(n)));
@@ -152,7 +154,8 @@ vec3 force_fields(vec3 position)
       break;
     }
     case FIELD_TURBULENCE:
-      total += sample_noise(offset / place.w) * strength;
+      total += sample_noise(vec3(div_rn(offset.x, place.w), div_rn(offset.y, place.w), div_rn(offset.z, place.w))) *
+               strength;
       break;
     }
   }
@@ -254,8 +257,10 @@ void main()
     else {
       float wait = respawn_skip + max(slot_period - life, 0.0);
       if (burst_interval > 0.0) {
-        float death = time - over;
-        wait = ceil(death / burst_interval) * burst_interval - death;
+        /* The burst a slot waits for is an integer: computed unfused, as in the reference. */
+        precise float death = time - over;
+        precise float next_burst = ceil(div_rn(death, burst_interval)) * burst_interval;
+        wait = next_burst - death;
       }
       age = over - wait;
       life = 0.0;
@@ -276,7 +281,8 @@ void main()
 
   vec3 acceleration = gravity;
   if (turbulence_strength != 0.0) {
-    acceleration += sample_noise(position * turbulence_frequency - noise_offset) * turbulence_strength;
+    precise vec3 noise_at = position * turbulence_frequency - noise_offset;
+    acceleration += sample_noise(noise_at) * turbulence_strength;
   }
   if (field_count > 0) {
     acceleration += force_fields(position);

@@ -12,30 +12,35 @@
 const uint KEY_LAST = 0xFFFFFFFFu;
 const float GRID_CELLS = 1024.0; /* cells per axis before the grid wraps: 30-bit keys */
 
-/* Monotone map of floats onto uints (negative below positive); NaN sorts last. */
+/* Monotone map of floats onto uints (negative below positive); NaN sorts last.
+ * Zeros and denormals of either sign all map to +0's key: GPUs that flush
+ * denormals to zero and GPUs that keep them then give the same key. */
 uint ordered_key(float x)
 {
   if (isnan(x)) {
     return KEY_LAST;
   }
-  uint bits = floatBitsToUint(x);
+  uint bits = floatBitsToUint(flush_denormals(x));
   return (bits & 0x80000000u) != 0u ? ~bits : bits | 0x80000000u;
 }
 
 uint particle_key(vec4 pos_age, float life)
 {
   bool waiting = spawn_keyed != 0.0 && life == 0.0 && pos_age.w < 0.0;
-  vec3 position = waiting ? spawn_position : pos_age.xyz;
+  vec3 position = flush_denormals(waiting ? spawn_position : pos_age.xyz);
   if (!(waiting || (pos_age.w >= 0.0 && pos_age.w < life)) || !is_finite(position)) {
     return KEY_LAST;
   }
   switch (key_mode) {
   case KEY_GRID: {
     /* Depth-slice order: z slices of y rows of x cells. */
-    uvec3 cell = uvec3(mod(floor((position - grid_origin) / cell_size), GRID_CELLS));
+    precise vec3 offset = position - grid_origin;
+    vec3 scaled = vec3(div_rn(offset.x, cell_size), div_rn(offset.y, cell_size), div_rn(offset.z, cell_size));
+    uvec3 cell = uvec3(mod(floor(scaled), GRID_CELLS));
     return (cell.z << 20u) | (cell.y << 10u) | cell.x;
   }
   }
   /* KEY_DEPTH: key_axis is the view matrix's z row: view z grows towards the camera. */
-  return ordered_key(dot(depth_axis, position) + depth_offset);
+  precise float depth = ((depth_axis.x * position.x + depth_axis.y * position.y) + depth_axis.z * position.z) + depth_offset;
+  return ordered_key(depth);
 }

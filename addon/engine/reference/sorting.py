@@ -10,6 +10,7 @@ import numpy as np
 
 from ..sorting import KEY_CONSTANTS
 from ..tables import SORT_KEY_MODES
+from .exact import flush_denormals
 from .random import pcg_hash
 
 F = np.float32
@@ -18,7 +19,7 @@ KEY_LAST = U(0xFFFFFFFF)
 
 
 def ordered_key(x) -> np.ndarray:
-    x = np.asarray(x, dtype=F)
+    x = flush_denormals(x)
     bits = x.view(U)
     keys = np.where(bits & U(0x80000000), ~bits, bits | U(0x80000000)).astype(U)
     return np.where(np.isnan(x), KEY_LAST, keys)
@@ -31,17 +32,17 @@ def particle_keys(pos_age: np.ndarray, vel_life: np.ndarray, key, origin=(0.0, 0
         c.update(constant.unpack(c[constant.name]))
     position, age, life = pos_age[:, :3].astype(F), pos_age[:, 3], vel_life[:, 3]
     waiting = (F(c["spawn_keyed"]) != 0) & (life == 0) & (age < 0)
-    position = np.where(waiting[:, None], np.asarray(c["spawn_position"], dtype=F), position)
+    position = flush_denormals(np.where(waiting[:, None], np.asarray(c["spawn_position"], dtype=F), position))
     with np.errstate(invalid="ignore", over="ignore"):
         shows = (waiting | ((age >= 0) & (age < life))) & np.isfinite(position).all(axis=1)
         if c["key_mode"] == SORT_KEY_MODES["GRID"]:
             origin, cell_size = np.asarray(c["grid_origin"], dtype=F), F(c["cell_size"])
-            cell = np.mod(np.floor((position - origin) / cell_size), F(1024)).astype(F)
+            cell = np.mod(np.floor((position - origin).astype(F) / cell_size), F(1024)).astype(F)
             cell = np.nan_to_num(cell).astype(U)
             keys = (cell[:, 2] << U(20)) | (cell[:, 1] << U(10)) | cell[:, 0]
         else:
-            axis = np.asarray(c["depth_axis"], dtype=F)
-            keys = ordered_key((position * axis).sum(axis=1, dtype=F) + F(c["depth_offset"]))
+            axis, p = np.asarray(c["depth_axis"], dtype=F), position
+            keys = ordered_key(((axis[0] * p[:, 0] + axis[1] * p[:, 1]) + axis[2] * p[:, 2]) + F(c["depth_offset"]))
     return np.where(shows, keys, KEY_LAST).astype(U)
 
 
