@@ -1,6 +1,6 @@
 """Atomic compositing: particles splatted into integer images, resolved to float.
 
-See ``shaders/color_pack.glsl`` for the R21G22B21 packing in two uint32.
+See ``shaders/include/color_pack.glsl`` for the R21G22B21 packing in two uint32.
 """
 
 from __future__ import annotations

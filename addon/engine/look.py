@@ -1,6 +1,6 @@
 """Look over lifetime: a small lookup table of color and size against age / lifetime.
 
-The splat reads it (``shaders/look.glsl``) with linear interpolation between
+The splat reads it (``shaders/include/look.glsl``) with linear interpolation between
 texels, so any color ramp, including a Blender color ramp sampled by the
 add-on, costs the same two texel loads per particle.
 """
