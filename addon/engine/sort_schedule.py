@@ -77,6 +77,16 @@ def bitonic_passes(count: int) -> list[tuple[int, int]]:
     return [(1 << s, 1 << j) for s in range(1, stages(count) + 1) for j in range(s - 1, -1, -1)]
 
 
+def bitonic_comparators(count: int, size: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of pass (size, stride) of ``bitonic_passes``: the reference of the network the
+    'BITONIC' full sort (sort_local, sort_merge) runs, checked by tests/test_sort_schedule.py."""
+    t = np.arange((1 << stages(count)) // 2, dtype=np.int64)
+    lower = (t // stride) * 2 * stride + t % stride
+    upper = lower ^ (size - 1) if stride * 2 == size else lower + stride
+    keep = upper < count
+    return lower[keep], upper[keep]
+
+
 def apply_pass(keys: np.ndarray, lower: np.ndarray, upper: np.ndarray, *payload: np.ndarray) -> None:
     """Compare-and-swap in place: swap where keys[lower] > keys[upper] (ties stay)."""
     swap = keys[lower] > keys[upper]
