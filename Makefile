@@ -10,9 +10,10 @@ PYTEST_ARGS ?=
 KERNEL ?= simulate
 HOST ?= blender
 VARIANT ?= 0
+BENCH_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test demo bake presets package bench lint contact-sheet kernel kernels clean
+.PHONY: help setup test demo bake presets package bench bench-gpu lint contact-sheet kernel kernels clean
 
 help:
 	@echo "GPU Particles targets:"
@@ -23,6 +24,7 @@ help:
 	@echo "  make presets   list the available presets"
 	@echo "  make package   build the extension zip into dist/"
 	@echo "  make bench     run the CPU benchmark"
+	@echo "  make bench-gpu the GPU host's benchmark in Blender: tests, bake, viewport, end-to-end (BENCH_ARGS=--skip-tests ...)"
 	@echo "  make lint      ruff check addon tests bench tools"
 	@echo "  make contact-sheet  render every preset into docs/presets.png"
 	@echo "  make kernel    print KERNEL=$(KERNEL) as HOST=blender|moderngl compiles it [VARIANT=n]"
@@ -49,6 +51,9 @@ package: setup
 
 bench: setup
 	$(PY) bench/run_cpu.py
+
+bench-gpu: setup
+	$(PY) bench/blender_gpu.py $(BENCH_ARGS)
 
 lint: setup
 	$(PY) -m ruff check addon tests bench tools

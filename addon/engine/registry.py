@@ -16,6 +16,7 @@ from .kernels import Kernel
 KERNELS: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
     *simulation.SIMULATE_KERNELS.values(),
+    *simulation.COPY_STATE_KERNELS.values(),
     *compaction.COMPACTION_KERNELS,
     *scan.SCAN_KERNELS,
     depth.DEPTH_PREPASS,
