@@ -8,10 +8,10 @@ _unregister = None
 
 
 def _glue_modules():
-    """The Blender glue, settings first and UI last; each registers itself."""
-    from . import csg_scene, csg_ui, operators, panels, properties, viewport
+    """The Blender glue, settings first, then operators and panels (sub-panels after their parents); each registers itself."""
+    from . import cache_ui, csg_scene, csg_ui, operators, panels, properties, viewport
 
-    return (properties, csg_scene, operators, csg_ui, panels, viewport)
+    return (properties, csg_scene, operators, panels, csg_ui, cache_ui, viewport)
 
 
 def register():

@@ -197,7 +197,7 @@ def test_rng_is_seeded_by_a_stable_hash_of_the_test_name(rng, request):
     assert ("rng_seed", seed) in request.node.user_properties
 
 
-UI_MODULES = {"csg_ui", "panels", "operators"}
+UI_MODULES = {"csg_ui", "cache_ui", "panels", "operators"}
 
 
 def test_nothing_below_the_ui_imports_the_ui():
@@ -214,5 +214,5 @@ def test_nothing_below_the_ui_imports_the_ui():
 
 def test_panels_name_operators_by_their_bl_idname():
     addon = SHADERS.parent / "addon"
-    for name in ("panels.py", "csg_ui.py"):
+    for name in ("panels.py", "csg_ui.py", "cache_ui.py"):
         assert not re.search(r"operator\w*\(\s*\"gpu_particles\.", (addon / name).read_text()), name
