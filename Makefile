@@ -9,10 +9,13 @@ COUNT ?=
 SHOT ?=
 CACHE ?=
 PYTEST_ARGS ?=
+KERNEL ?= simulate
+HOST ?= blender
+VARIANT ?= 0
 BENCH_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test demo bake presets package bench bench-gpu lint contact-sheet clean
+.PHONY: help setup test demo bake presets package bench bench-gpu lint contact-sheet kernel kernels clean
 
 help:
 	@echo "GPU Particles targets:"
@@ -27,6 +30,8 @@ help:
 	@echo "  make bench-gpu the GPU host's benchmark in Blender: tests, bake, viewport, end-to-end (BENCH_ARGS=--skip-tests ...)"
 	@echo "  make lint      ruff check addon tests bench tools farm"
 	@echo "  make contact-sheet  render every preset into docs/presets.png"
+	@echo "  make kernel    print KERNEL=$(KERNEL) as HOST=blender|moderngl compiles it [VARIANT=n]"
+	@echo "  make kernels   list every declared kernel (addon/engine/registry.py)"
 	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
 
 setup:
@@ -58,6 +63,12 @@ lint: setup
 
 contact-sheet: setup
 	$(PY) tools/contact_sheet.py --out docs/presets.png
+
+kernel: setup
+	@$(PY) -m addon.hosts show $(KERNEL) --host $(HOST) --variant $(VARIANT)
+
+kernels: setup
+	@$(PY) -m addon.hosts list
 
 clean:
 	rm -rf dist/ out/

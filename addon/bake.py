@@ -17,7 +17,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from .csg_ui import check_scene_cloud, scene_has_cloud
+from .csg_scene import check_scene_cloud, scene_has_cloud
 from .engine.cache_format import CacheError
 from .engine.settings import SettingsError, as_dict, check_for_gpu
 from .engine.turbulence import check_resolution

@@ -127,9 +127,10 @@ class GPU_PARTICLES_PT_cache(bpy.types.Panel):
         column.prop(settings, "cache_interval")
         column.prop(settings, "cache_every_frame")
         row = layout.row(align=True)
-        row.operator("gpu_particles.bake_simulation", icon="PHYSICS")
-        row.operator("gpu_particles.free_cache", icon="TRASH")
+        row.operator(GPU_PARTICLES_OT_bake_simulation.bl_idname, icon="PHYSICS")
+        row.operator(GPU_PARTICLES_OT_free_cache.bl_idname, icon="TRASH")
         layout.label(text=cache_status(context.scene), icon="FILE_CACHE")
 
 
 CLASSES = (GPU_PARTICLES_OT_bake_simulation, GPU_PARTICLES_OT_free_cache, GPU_PARTICLES_PT_cache)
+register, unregister = bpy.utils.register_classes_factory(CLASSES)

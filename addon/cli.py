@@ -89,7 +89,7 @@ def add_preset_effect(scene, name: str, preset) -> None:
     import bpy
 
     if "csg" in preset.stage:
-        from .csg_ui import add_stage_primitives
+        from .csg_scene import add_stage_primitives
 
         add_stage_primitives(scene, preset.stage["csg"])
     bpy.ops.gpu_particles.add(preset=name)

@@ -9,7 +9,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from .bake import BakeError, BakeJob
-from .csg_ui import add_stage_primitives, scene_primitives
+from .csg_scene import add_stage_primitives, scene_primitives
 from .engine.presets import (
     PresetError,
     load_preset,
@@ -298,3 +298,4 @@ class GPU_PARTICLES_OT_export_pointcloud(bpy.types.Operator):
 CLASSES = (GPU_PARTICLES_OT_add, GPU_PARTICLES_OT_remove, GPU_PARTICLES_OT_apply_preset, GPU_PARTICLES_OT_save_preset,
            GPU_PARTICLES_OT_remove_preset, GPU_PARTICLES_OT_add_color_ramp, GPU_PARTICLES_OT_bake,
            GPU_PARTICLES_OT_export_pointcloud)
+register, unregister = bpy.utils.register_classes_factory(CLASSES)

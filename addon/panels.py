@@ -12,6 +12,17 @@ import bpy
 
 from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
 from .engine.simulation import LAYOUTS, rate_warning
+from .operators import (
+    GPU_PARTICLES_OT_add,
+    GPU_PARTICLES_OT_add_color_ramp,
+    GPU_PARTICLES_OT_apply_preset,
+    GPU_PARTICLES_OT_bake,
+    GPU_PARTICLES_OT_export_pointcloud,
+    GPU_PARTICLES_OT_remove,
+    GPU_PARTICLES_OT_remove_preset,
+    GPU_PARTICLES_OT_save_preset,
+    preset_entries,
+)
 from .properties import effect_settings_of
 from .scene_inputs import colliders, force_fields
 
@@ -63,16 +74,15 @@ class GPU_PARTICLES_MT_presets(bpy.types.Menu):
     bl_label = "Effect Presets"
 
     def draw(self, context):
-        from .operators import preset_entries
 
         layout = self.layout
         shipped, user = preset_entries()
         for name, label in shipped:
-            layout.operator("gpu_particles.apply_preset", text=label).preset = name
+            layout.operator(GPU_PARTICLES_OT_apply_preset.bl_idname, text=label).preset = name
         if user:
             layout.separator()
             for name, label in user:
-                layout.operator("gpu_particles.apply_preset", text=label, icon="USER").preset = name
+                layout.operator(GPU_PARTICLES_OT_apply_preset.bl_idname, text=label, icon="USER").preset = name
 
 
 class _SidebarPanel:
@@ -89,9 +99,9 @@ class GPU_PARTICLES_PT_effects(_SidebarPanel, bpy.types.Panel):
         if obj is None or obj.gpu_particles.active_effect is None:
             return
         row = self.layout.row(align=True)
-        row.menu("GPU_PARTICLES_MT_presets", text="", icon="PRESET")
-        row.operator("gpu_particles.save_preset", text="", icon="ADD")
-        row.operator_menu_enum("gpu_particles.remove_preset", "preset", text="", icon="REMOVE")
+        row.menu(GPU_PARTICLES_MT_presets.__name__, text="", icon="PRESET")
+        row.operator(GPU_PARTICLES_OT_save_preset.bl_idname, text="", icon="ADD")
+        row.operator_menu_enum(GPU_PARTICLES_OT_remove_preset.bl_idname, "preset", text="", icon="REMOVE")
 
     def draw(self, context):
         layout = self.layout
@@ -103,8 +113,8 @@ class GPU_PARTICLES_PT_effects(_SidebarPanel, bpy.types.Panel):
         row.template_list("GPU_PARTICLES_UL_effects", "", obj.gpu_particles, "effects", obj.gpu_particles,
                           "active_index", rows=2)
         column = row.column(align=True)
-        column.operator_menu_enum("gpu_particles.add", "preset", text="", icon="ADD")
-        column.operator("gpu_particles.remove", text="", icon="REMOVE")
+        column.operator_menu_enum(GPU_PARTICLES_OT_add.bl_idname, "preset", text="", icon="ADD")
+        column.operator(GPU_PARTICLES_OT_remove.bl_idname, text="", icon="REMOVE")
         layout.prop(context.scene.gpu_particles, "show_overlay")
 
 
@@ -177,7 +187,7 @@ def _draw_color_ramp(layout, context):
     """The color-over-life ramp when the effect has one, else the button that adds it."""
     effect = _active_effect(context)
     if effect.ramp_texture is None:
-        layout.operator("gpu_particles.add_color_ramp", icon="COLOR")
+        layout.operator(GPU_PARTICLES_OT_add_color_ramp.bl_idname, icon="COLOR")
         return
     layout.prop(effect, "ramp_texture")
     if effect.ramp_texture.use_color_ramp:
@@ -211,8 +221,8 @@ def _draw_render_and_bake(layout, context):
     layout.prop(scene.render.image_settings, "file_format", text="Format")
     draw_settings(layout, scene)
     column = layout.column(align=True)
-    column.operator("gpu_particles.bake", icon="RENDER_ANIMATION")
-    column.operator("gpu_particles.export_pointcloud", icon="POINTCLOUD_DATA")
+    column.operator(GPU_PARTICLES_OT_bake.bl_idname, icon="RENDER_ANIMATION")
+    column.operator(GPU_PARTICLES_OT_export_pointcloud.bl_idname, icon="POINTCLOUD_DATA")
 
 
 SECTION_EXTRAS = {"Emission": _draw_rate_warning, "Forces": _draw_force_fields, "Collision": _draw_colliders,
@@ -251,3 +261,4 @@ class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
 SECTION_PANELS = tuple(_section_panel(i, title, names) for i, (title, names) in enumerate(SECTIONS))
 CLASSES = (GPU_PARTICLES_UL_effects, GPU_PARTICLES_MT_presets, GPU_PARTICLES_PT_effects, *SECTION_PANELS,
            GPU_PARTICLES_PT_stats)
+register, unregister = bpy.utils.register_classes_factory(CLASSES)

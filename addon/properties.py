@@ -139,13 +139,16 @@ def scene_effects(scene):
 
 
 CLASSES = (GPU_PARTICLES_PG_effect, GPU_PARTICLES_PG_object, GPU_PARTICLES_PG_scene)
+_register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
 
 
-def register_properties():
+def register():
+    _register_classes()
     bpy.types.Object.gpu_particles = PointerProperty(type=GPU_PARTICLES_PG_object)
     bpy.types.Scene.gpu_particles = PointerProperty(type=GPU_PARTICLES_PG_scene)
 
 
-def unregister_properties():
+def unregister():
     del bpy.types.Scene.gpu_particles
     del bpy.types.Object.gpu_particles
+    _unregister_classes()

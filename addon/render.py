@@ -14,7 +14,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from .csg_ui import scene_cloud
+from .csg_scene import scene_cloud
 from .depth_prepass import DepthPrepass
 from .engine.cache_format import CacheError
 from .engine.compositing import Camera, Compositor

@@ -186,15 +186,17 @@ def draw_settings(layout, scene) -> None:
     column = layout.column()
     column.active = output.use_render
     column.prop(output, "layer_path")
-    column.operator("gpu_particles.setup_compositing", icon="NODE_COMPOSITING")
+    column.operator(GPU_PARTICLES_OT_setup_compositing.bl_idname, icon="NODE_COMPOSITING")
 
 
 CLASSES = (GPU_PARTICLES_PG_output, GPU_PARTICLES_OT_setup_compositing)
+_register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
 _HANDLERS = (("render_init", on_render_init), ("render_pre", on_render_pre),
              ("render_complete", on_render_end), ("render_cancel", on_render_end))
 
 
 def register():
+    _register_classes()
     bpy.types.Scene.gpu_particles_output = bpy.props.PointerProperty(type=GPU_PARTICLES_PG_output)
     for name, handler in _HANDLERS:
         getattr(bpy.app.handlers, name).append(handler)
@@ -211,3 +213,4 @@ def unregister():
             handlers.remove(handler)
     _free()
     del bpy.types.Scene.gpu_particles_output
+    _unregister_classes()

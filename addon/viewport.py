@@ -21,7 +21,7 @@ import bpy
 import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
-from .csg_ui import scene_has_cloud
+from .csg_scene import scene_has_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
 from .engine.sprites import SpriteLayer
@@ -166,7 +166,7 @@ class Overlay:
 
     @property
     def cloud(self):
-        """The scene's CSG point cloud (``csg_ui.SceneCloud``) drawn with the effects, or None."""
+        """The scene's CSG point cloud (``csg_scene.SceneCloud``) drawn with the effects, or None."""
         return self.simulation.cloud if self.simulation is not None else None
 
     @property

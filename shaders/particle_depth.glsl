@@ -25,15 +25,17 @@ void main()
     return;
   }
   ivec2 pixel = min(ivec2(window_coordinates(clip, target_size).xy), target_size - 1);
-  precise float depth = max(dot(view_depth.xyz, pos_age_in.xyz) + view_depth.w, 0.0);
-  vec4 look_now = look_at(pos_age_in.w / life);
-  if (color_start.w * max(look_now.r, max(look_now.g, look_now.b)) <= 0.0) {
+  precise float depth = max(dot(view_axis, pos_age_in.xyz) + view_offset, 0.0);
+  vec4 look_now = look_at(div_rn(pos_age_in.w, life));
+  if (emission_strength * max(look_now.r, max(look_now.g, look_now.b)) <= 0.0) {
     return; /* adds no light, hides nothing */
   }
-  int reach = min(int(particle_radius_px(index, look_now, quantize.w, clip.w)), MAX_FOOTPRINT);
+  int reach = min(int(particle_radius_px(index, look_now, pixel_scale, clip.w)), MAX_FOOTPRINT);
   uint bits = floatBitsToUint(depth);
-  for (int y = max(pixel.y - reach, 0); y <= min(pixel.y + reach, target_size.y - 1); y++) {
-    for (int x = max(pixel.x - reach, 0); x <= min(pixel.x + reach, target_size.x - 1); x++) {
+  ivec2 low = max(pixel - reach, ivec2(0));
+  ivec2 high = min(pixel + reach, target_size - 1);
+  for (int y = low.y; y <= high.y; y++) {
+    for (int x = low.x; x <= high.x; x++) {
       imageAtomicMin(particle_depth, ivec2(x, y), bits);
     }
   }

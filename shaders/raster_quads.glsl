@@ -24,15 +24,15 @@ void main()
   if (!(clip.w > 0.0)) {
     return;
   }
-  vec2 size = raster_params.zw;
+  vec2 size = target_extent;
   vec2 head = (clip.xy / clip.w * 0.5 + 0.5) * size;
   vec2 motion = vec2(0.0);
-  vec4 tail_clip = view_proj * vec4(pos_age_in.xyz - vel_life_in.xyz * raster_params.y, 1.0);
+  vec4 tail_clip = view_proj * vec4(pos_age_in.xyz - vel_life_in.xyz * stretch_seconds, 1.0);
   if (tail_clip.w > 0.0 && is_finite(vel_life_in.xyz)) {
     motion = head - (tail_clip.xy / tail_clip.w * 0.5 + 0.5) * size;
   }
   vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
-  float radius_px = particle_radius_px(gl_InstanceID, look_now, raster_params.x, clip.w);
+  float radius_px = particle_radius_px(gl_InstanceID, look_now, pixel_scale, clip.w);
   /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
   float coverage = pixel_coverage(radius_px);
   radius_px = max(radius_px, 1.0);

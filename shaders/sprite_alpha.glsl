@@ -30,13 +30,13 @@ void main()
     return;
   }
   vec4 look_now = look_at(pos_age_in.w / life);
-  float radius_px = particle_radius_px(slot, look_now, sprite_params.x, clip.w);
+  float radius_px = particle_radius_px(slot, look_now, pixel_scale, clip.w);
   /* Below one pixel the sprite stays one pixel and gets fainter. */
   float coverage = pixel_coverage(radius_px);
   radius_px = max(radius_px, 1.0);
-  float alpha = sprite_params.y * coverage;
+  float alpha = opacity * coverage;
   v_color = vec4(particle_color(slot, look_now, 1.0) * alpha, alpha);
-  clip.xy += v_corner * radius_px / sprite_params.zw * 2.0 * clip.w; /* before the divide */
+  clip.xy += v_corner * radius_px / target_extent * 2.0 * clip.w; /* before the divide */
   gl_Position = clip;
 }
 #endif

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from addon.engine.kernels import Constant, Image, Kernel, _read
+from addon.engine.kernels import Constant, Image, Kernel, include_source
 from addon.engine.reference.random import pcg_hash
 
 ZEROS, ONES, MAX, RANDOM = range(4)
@@ -17,7 +17,7 @@ class InlineKernel(Kernel):
     source: str = ""
 
     def body(self) -> str:
-        return "".join(_read(f) for f in self.includes) + self.source
+        return include_source(self.includes) + self.source
 
 
 FILL = InlineKernel(

@@ -4,7 +4,7 @@ import bpy
 import numpy as np
 import pytest
 
-from addon.csg_ui import add_stage_primitives, scene_primitives
+from addon.csg_scene import add_stage_primitives, scene_primitives
 from addon.engine import csg
 
 STAGE = {

@@ -9,7 +9,7 @@ from addon.engine.settings import max_particles
 
 def test_csg_sculpture_from_the_add_menu_builds_its_primitives(scene):
     """The + menu runs gpu_particles.add(preset=...): the preset's CSG stage comes with it, around the object."""
-    from addon.csg_ui import scene_primitives
+    from addon.csg_scene import scene_primitives
 
     emitter = bpy.context.active_object
     emitter.location = (3.0, 1.0, 2.4)  # the stage's emitter sits at (0, 0, 1.4)

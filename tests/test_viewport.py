@@ -182,11 +182,11 @@ def test_draw_region_uses_the_views_own_matrices(scene, overlay):
     """A 3D view looking at the emitter from the side: particles land where its matrices put them."""
     from types import SimpleNamespace
 
-    from addon.engine.compositing import look_at, perspective
+    from addon.engine.compositing import camera_view, perspective
 
     add_effect(count=3000, emission_strength=4.0)
     scene.frame_set(3)
-    view_matrix = look_at((6.0, 0.0, 1.0), (0.0, 0.0, 1.0))
+    view_matrix = camera_view((6.0, 0.0, 1.0), (0.0, 0.0, 1.0))
     window_matrix = perspective(0.8, W / H, 0.1, 100.0)
     region_data = SimpleNamespace(perspective_matrix=Matrix((window_matrix @ view_matrix).tolist()),
                                   view_matrix=Matrix(view_matrix.tolist()))

@@ -1,6 +1,6 @@
 """Atomic compositing: particles splatted into integer images, resolved to float.
 
-See ``shaders/color_pack.glsl`` for the R21G22B21 packing in two uint32.
+See ``shaders/include/color_pack.glsl`` for the R21G22B21 packing in two uint32.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from . import raster
 from .depth import TILE, SceneDepth
 from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .look import LOOK_SIZE, look_table
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, look_table
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
 
@@ -34,12 +34,15 @@ SPLAT_CONSTANTS = (
     Constant("INT", "count"),
     Constant("IVEC2", "target_size"),
     Constant("MAT4", "view_proj"),
-    Constant("VEC4", "color_start"),  # rgb, w: emission strength
-    Constant("VEC4", "color_end"),  # rgb, w: world radius
-    Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
+    COLOR_START,
+    COLOR_END,
+    Constant("VEC4", "quantize", components=(
+        ("quantize_scale", "xyz"),  # Imax / Emax per channel
+        ("pixel_scale", "w"),  # pixels per world unit at clip w = 1
+    )),
     Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
-    Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
-    Constant("INT", "look_seed"),
+    LOOK_RANDOM,
+    LOOK_SEED,
 )
 
 
@@ -111,8 +114,6 @@ def _paired_images(images):
     return [ACCUM_PAIRED if image is ACCUM_IMAGES[0] else image for image in images if image is not ACCUM_IMAGES[1]]
 
 
-SPLAT_LIVE_KERNELS = {name: splat_variant(kernel, live=True) for name, kernel in SPLAT_KERNELS.items()}
-SPLAT_LIVE = SPLAT_LIVE_KERNELS["FULL"]
 # The product's accumulation layout (accum.glsl): paired, hi and lo in one sector.  On an H200
 # (bench/results/h200-2026-11-21.json, splat_variant *_aggregate1[_paired]) it cut spread's splat
 # from 0.145 to 0.115 ms, left normal alone (0.101 / 0.099) and cost clumpy 2% (0.373 / 0.380).
@@ -183,7 +184,7 @@ def perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndar
     )
 
 
-def look_at(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
+def camera_view(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
     """World to view matrix of a camera at ``eye`` looking at ``target`` (Blender's -Z forward)."""
     eye, target, up = (np.asarray(v, dtype=np.float64) for v in (eye, target, up))
     forward = target - eye

@@ -10,18 +10,23 @@ is one, with the same "hidden when farther" rule as the splat.
 from __future__ import annotations
 
 from .kernels import Constant, Image, Raster, Sampler
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
 
 _STATE = (Sampler("pos_age"), Sampler("vel_life"))
 _IMAGES = (Image("look", "RGBA32F", "READ"),)  # the look table (look.py), read by look.glsl
 _CONSTANTS = (
     Constant("INT", "count"),
     Constant("MAT4", "view_proj"),
-    Constant("VEC4", "color_start"),  # rgb, w: emission strength
-    Constant("VEC4", "color_end"),  # rgb, w: world radius
-    Constant("VEC4", "raster_params"),  # x: pixels per unit at w=1, y: stretch seconds, zw: target size
+    COLOR_START,
+    COLOR_END,
+    Constant("VEC4", "raster_params", components=(
+        ("pixel_scale", "x"),  # pixels per world unit at clip w = 1
+        ("stretch_seconds", "y"),  # quads: the tail is where the particle was this long ago
+        ("target_extent", "zw"),  # the target's width and height in pixels
+    )),
     Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
-    Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
-    Constant("INT", "look_seed"),
+    LOOK_RANDOM,
+    LOOK_SEED,
 )
 _INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
 

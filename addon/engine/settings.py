@@ -103,9 +103,6 @@ RENDER_FIELDS: tuple[Field, ...] = (
                       "into a half-float target (the slower classic path, for comparison)"),
 )
 
-_EFFECT_BY_NAME = {f.name: f for f in EFFECT_FIELDS}
-
-
 class SettingsError(ValueError):
     """Settings a user gave that cannot be simulated; the message says which and why."""
 

@@ -1,6 +1,6 @@
 """Sorting particles on the GPU: incremental odd-even merge passes, a full sort, keys, sortedness.
 
-Keys (``shaders/sort_key.glsl``) are ordered uints whose ascending order is the
+Keys (``shaders/include/particle_key.glsl``) are ordered uints whose ascending order is the
 order wanted: view depth far to near for back-to-front alpha blending, or the
 grid cell in depth-slice order for cache-coherent volume lookups.  Particles
 waiting to be (re)born are keyed where they will appear (the emitter), so
@@ -33,9 +33,10 @@ import numpy as np
 from .kernels import Constant, Image, Kernel, Shared
 from .scan import Scan, linear_size
 from .simulation import LAYOUTS
-from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, stages
+from .sort_schedule import SortStep, comparator_slots, stages
+from .tables import SORT_KEY_MODES
 
-KEY_DEPTH, KEY_GRID = 0, 1
+KEY_DEPTH, KEY_GRID = SORT_KEY_MODES["DEPTH"], SORT_KEY_MODES["GRID"]
 KENDALL_SAMPLES = 1 << 16
 MAX_GROUPS_X = 32768  # below the 65535 workgroups per dimension every GPU allows
 # The full sort's shape, chosen by measurement (bench/results/*-sort.json, full_variant at 16M
@@ -46,8 +47,12 @@ FUSED_STRIDES = 3  # long strides one sort_merge dispatch does in registers
 # 1M / 4M / 16M pairs against bitonic's 0.60 / 2.28 / 10.59 ms (torch.sort: 0.12 / 0.29 / 0.87 ms).
 FULL_SORT = "RADIX"
 
-KEY_CONSTANTS = (Constant("INT", "key_mode"), Constant("VEC4", "key_axis"), Constant("VEC4", "key_grid"),
-                 Constant("VEC4", "key_spawn"))
+KEY_CONSTANTS = (
+    Constant("INT", "key_mode"),  # tables.SORT_KEY_MODES
+    Constant("VEC4", "key_axis", components=(("depth_axis", "xyz"), ("depth_offset", "w"))),  # view z = axis . p + offset
+    Constant("VEC4", "key_grid", components=(("grid_origin", "xyz"), ("cell_size", "w"))),
+    Constant("VEC4", "key_spawn", components=(("spawn_position", "xyz"), ("spawn_keyed", "w"))),  # keyed: 1 or 0
+)
 PASS_CONSTANTS = (Constant("INT", "count"), Constant("INT", "slots"), Constant("INT", "p"), Constant("INT", "k"))
 PAIRS = (Image("keys", "R32UI"), Image("indices", "R32UI"))
 
@@ -59,7 +64,7 @@ def _sort_keys_kernel(layout) -> Kernel:
         "sort_keys",
         images=(*layout.images("READ"), *PAIRS),
         constants=(Constant("INT", "count"), Constant("INT", "reset_indices"), *KEY_CONSTANTS),
-        includes=("common.glsl", "sort_key.glsl"),
+        includes=("common.glsl", "particle_key.glsl"),
     )
 
 
@@ -68,7 +73,7 @@ def _sort_pass_direct_kernel(layout) -> Kernel:
         "sort_network",
         images=layout.images(),
         constants=(*PASS_CONSTANTS, *KEY_CONSTANTS),
-        includes=("common.glsl", "sort_key.glsl"),
+        includes=("common.glsl", "particle_key.glsl"),
         defines=(("SORT_DIRECT", "1"),),
     )
 
@@ -510,4 +515,4 @@ def full_sort_dispatches(count: int, block: int = SORT_BLOCK, fused: int = FUSED
     return dispatches
 
 
-__all__ = ["ParticleSorter", "KeyIndexPairs", "SortKey", "odd_even_merge_passes"]
+__all__ = ["ParticleSorter", "KeyIndexPairs", "SortKey"]

@@ -14,18 +14,23 @@ from functools import cache
 
 from .compositing import Camera, Compositor
 from .kernels import Constant, Image, Kernel, Raster, Sampler
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
 
 QUAD_VERTICES = 6
 
 _CONSTANTS = (
     Constant("INT", "count"),
     Constant("MAT4", "view_proj"),
-    Constant("VEC4", "color_start"),  # rgb, w: emission strength
-    Constant("VEC4", "color_end"),  # rgb, w: world radius
-    Constant("VEC4", "sprite_params"),  # x: pixels per unit at w = 1, y: opacity, zw: target size
+    COLOR_START,
+    COLOR_END,
+    Constant("VEC4", "sprite_params", components=(
+        ("pixel_scale", "x"),  # pixels per world unit at clip w = 1
+        ("opacity", "y"),
+        ("target_extent", "zw"),  # the target's width and height in pixels
+    )),
     Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
-    Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
-    Constant("INT", "look_seed"),
+    LOOK_RANDOM,
+    LOOK_SEED,
 )
 
 

@@ -66,6 +66,44 @@ def _captured_output():
             log.append(sink.read().decode(errors="replace"))
 
 
+def shader_info(gpu, kernel: Kernel):
+    """The ``GPUShaderCreateInfo`` of a kernel declaration (``kernels.py``)."""
+    info = gpu.types.GPUShaderCreateInfo()
+    if not isinstance(kernel, Raster):
+        info.local_group_size(*kernel.local_size)
+    for slot, image in enumerate(kernel.images):
+        image_type = "UINT_2D_ATOMIC" if image.atomic else _IMAGE_TYPES[image.format]
+        info.image(slot, image.format, image_type, image.name, qualifiers=_ACCESS[image.access])
+    for slot, sampler in enumerate(kernel.samplers):
+        info.sampler(slot, sampler.type, sampler.name)
+    for constant in kernel.constants:
+        info.push_constant(constant.type, constant.name, constant.size)
+    for name, value in kernel.all_defines():
+        info.define(name, value)
+    if kernel.shared:
+        # Blender's preprocessor strips shared arrays from compute_source.
+        info.typedef_source("".join(f"shared {s.type} {s.name}[{s.size}];\n" for s in kernel.shared))
+    if isinstance(kernel, Raster):
+        _raster_stages(gpu, info, kernel)
+    else:
+        info.compute_source(kernel.body())
+    return info
+
+
+def _raster_stages(gpu, info, raster) -> None:
+    """Vertex and fragment stage from one file; Blender defines GPU_VERTEX_SHADER / GPU_FRAGMENT_SHADER."""
+    for slot, (glsl_type, name) in enumerate(raster.vertex_inputs):
+        info.vertex_in(slot, glsl_type, name)
+    if raster.varyings:
+        interface = gpu.types.GPUStageInterfaceInfo(f"{raster.name}_interface")
+        for glsl_type, name in raster.varyings:
+            interface.smooth(glsl_type, name)
+        info.vertex_out(interface)
+    info.fragment_out(0, "VEC4", "out_color")
+    info.vertex_source(raster.body())
+    info.fragment_source(raster.body())
+
+
 MAX_BINDINGS = 512  # resolved kernels kept (the pipeline has about 60)
 _BLENDS = {"ADD": "ADDITIVE_PREMULT", "OVER": "ALPHA_PREMULT"}
 
@@ -194,39 +232,10 @@ class BlenderHost(Host):
         Vulkan and Metal backends then move them to a uniform buffer themselves,
         so that warning is captured with the compile log rather than printed.
         """
-        info = self.gpu.types.GPUShaderCreateInfo()
-        if not isinstance(kernel, Raster):
-            info.local_group_size(*kernel.local_size)
-        for slot, image in enumerate(kernel.images):
-            image_type = "UINT_2D_ATOMIC" if image.atomic else _IMAGE_TYPES[image.format]
-            info.image(slot, image.format, image_type, image.name, qualifiers=_ACCESS[image.access])
-        for slot, sampler in enumerate(kernel.samplers):
-            info.sampler(slot, sampler.type, sampler.name)
-        for constant in kernel.constants:
-            info.push_constant(constant.type, constant.name, constant.size)
-        for name, value in kernel.defines:
-            info.define(name, value)
-        if kernel.shared:
-            # Blender's preprocessor strips shared arrays from compute_source.
-            info.typedef_source("".join(f"shared {s.type} {s.name}[{s.size}];\n" for s in kernel.shared))
-        if isinstance(kernel, Raster):
-            self._raster_stages(info, kernel)
-        else:
-            info.compute_source(kernel.body())
         try:
-            return self.gpu.shader.create_from_info(info)
+            return self.gpu.shader.create_from_info(shader_info(self.gpu, kernel))
         except Exception:
             return None
-
-    def _raster_stages(self, info, raster) -> None:
-        """Vertex and fragment stage from one file; Blender defines GPU_VERTEX_SHADER / GPU_FRAGMENT_SHADER."""
-        interface = self.gpu.types.GPUStageInterfaceInfo(f"{raster.name}_interface")
-        for glsl_type, name in raster.varyings:
-            interface.smooth(glsl_type, name)
-        info.vertex_out(interface)
-        info.fragment_out(0, "VEC4", "out_color")
-        info.vertex_source(raster.body())
-        info.fragment_source(raster.body())
 
     def _binding(self, kernel) -> _Binding:
         """The kernel's shader and resolved bindings, found by identity after the first use (kernels

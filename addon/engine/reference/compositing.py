@@ -6,6 +6,7 @@ import numpy as np
 
 from ..compositing import CHANNEL_MAX
 from ..look import look_table
+from ..tables import RANDOM_STREAMS
 from .exact import transform_points
 from .random import random_unit
 
@@ -23,8 +24,9 @@ def look_at(table, t):
     return (table[i] + (table[i + 1] - table[i]) * f[:, None]).astype(F)
 
 
-def variation(index, amount, seed, stream):
-    return F(1.0) - F(amount) * random_unit(index, 0, seed * 16 + stream)
+def variation(index, amount, seed, stream: str):
+    """variation() of look.glsl: 1 - amount * u from the named stream (tables.RANDOM_STREAMS)."""
+    return F(1.0) - F(amount) * random_unit(index, 0, seed * RANDOM_STREAMS["PER_SEED"] + RANDOM_STREAMS[stream])
 
 
 def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, ramp=None, scene_depth=None):
@@ -68,10 +70,10 @@ def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
         clip, w, t, pixel, index = clip[visible], w[visible], t[visible], pixel[visible], index[visible]
 
     look = look_at(look_table(settings, ramp), t)
-    size_factor = variation(index, settings.size_random, settings.seed, 12)
+    size_factor = variation(index, settings.size_random, settings.seed, "SIZE")
     radius_px = F(settings.size) * look[:, 3] * size_factor * F(pixels_per_unit) / w
     coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
-    brightness = variation(index, settings.color_random, settings.seed, 11)
+    brightness = variation(index, settings.color_random, settings.seed, "BRIGHTNESS")
     color = look[:, :3] * (F(settings.emission_strength) * brightness * coverage)[:, None]
     return pixel, color
 

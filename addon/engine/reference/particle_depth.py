@@ -18,7 +18,7 @@ def nearest_depth(pos_age, vel_life, view_proj, view_depth, width, height, setti
     index, clip, w, t, pixel = reaching(pos_age, vel_life, view_proj, width, height)
     look = look_at(look_table(settings, ramp), t)
     lit = F(settings.emission_strength) * look[:, :3].max(axis=1) > 0
-    radius_px = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, 12) \
+    radius_px = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, "SIZE") \
         * F(pixels_per_unit) / w
     reach = np.minimum(radius_px.astype(np.int64), MAX_FOOTPRINT)
     depth = np.maximum(pos_age[index, :3].astype(np.float64) @ view_depth[:3] + view_depth[3], 0).astype(F)

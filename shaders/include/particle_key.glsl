@@ -1,15 +1,14 @@
 /* Sort keys as ordered uints: ascending key order is drawing (or lookup) order.
  *
- * Needs the constants key_mode, key_axis (view depth: far first), key_grid
- * (xyz: grid origin, w: cell size) and key_spawn (xyz: where waiting
- * particles will appear, w: 1 to use it), all for positions as stored.
+ * Needs the constants key_mode (KEY_DEPTH or KEY_GRID), key_axis (view depth:
+ * far first; depth_axis, depth_offset), key_grid (grid_origin, cell_size) and
+ * key_spawn (spawn_position: where waiting particles will appear, spawn_keyed:
+ * 1 to use it), all for positions as stored (sorting.KEY_CONSTANTS).
  * Particles waiting to be (re)born (age < 0, life 0: the simulation's respawn
  * skip) are hidden but keyed at key_spawn, so the sort moves them into place
  * before they show.  Particles that do not show otherwise (dead for good,
  * non-finite) and NaN keys get KEY_LAST, so they gather at the end. */
 
-const int KEY_DEPTH = 0;
-const int KEY_GRID = 1;
 const uint KEY_LAST = 0xFFFFFFFFu;
 const float GRID_CELLS = 1024.0; /* cells per axis before the grid wraps: 30-bit keys */
 
@@ -27,19 +26,21 @@ uint ordered_key(float x)
 
 uint particle_key(vec4 pos_age, float life)
 {
-  bool waiting = key_spawn.w != 0.0 && life == 0.0 && pos_age.w < 0.0;
-  vec3 position = flush_denormals(waiting ? key_spawn.xyz : pos_age.xyz);
+  bool waiting = spawn_keyed != 0.0 && life == 0.0 && pos_age.w < 0.0;
+  vec3 position = flush_denormals(waiting ? spawn_position : pos_age.xyz);
   if (!(waiting || (pos_age.w >= 0.0 && pos_age.w < life)) || !is_finite(position)) {
     return KEY_LAST;
   }
-  if (key_mode == KEY_GRID) {
+  switch (key_mode) {
+  case KEY_GRID: {
     /* Depth-slice order: z slices of y rows of x cells. */
-    precise vec3 offset = position - key_grid.xyz;
-    vec3 scaled = vec3(div_rn(offset.x, key_grid.w), div_rn(offset.y, key_grid.w), div_rn(offset.z, key_grid.w));
+    precise vec3 offset = position - grid_origin;
+    vec3 scaled = vec3(div_rn(offset.x, cell_size), div_rn(offset.y, cell_size), div_rn(offset.z, cell_size));
     uvec3 cell = uvec3(mod(floor(scaled), GRID_CELLS));
     return (cell.z << 20u) | (cell.y << 10u) | cell.x;
   }
-  /* key_axis is the view matrix's z row: view z grows towards the camera. */
-  precise float depth = ((key_axis.x * position.x + key_axis.y * position.y) + key_axis.z * position.z) + key_axis.w;
+  }
+  /* KEY_DEPTH: key_axis is the view matrix's z row: view z grows towards the camera. */
+  precise float depth = ((depth_axis.x * position.x + depth_axis.y * position.y) + depth_axis.z * position.z) + depth_offset;
   return ordered_key(depth);
 }
