@@ -8,7 +8,7 @@ from pathlib import Path
 import bpy
 from bpy.props import BoolProperty, EnumProperty, StringProperty
 
-from .bake import BakeError, BakeJob
+from .bake import BakeError, BakeJob, ProgressLine
 from .engine.presets import (
     PresetError,
     load_preset,
@@ -252,15 +252,21 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
                                      f"frame(s): raise Emax or use Auto Emax")
 
     def execute(self, context):
-        """Blocking bake (headless and scripts)."""
+        """Blocking bake (headless and scripts; headless it prints a progress line). Ctrl-C cancels."""
         if not self._start(context):
             return {"CANCELLED"}
+        progress = ProgressLine(len(self._job.frames)) if bpy.app.background else None
         try:
             while not self._job.finished:
                 self._job.step()
+                if progress:
+                    progress.update(len(self._job.written))
         except BakeError as error:
             self._job.close(cancelled=True)
             self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        except KeyboardInterrupt:
+            self._finish(cancelled=True)
             return {"CANCELLED"}
         self._finish()
         return {"FINISHED"}

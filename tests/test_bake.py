@@ -125,25 +125,27 @@ def test_bad_bakes_report_and_write_nothing(scene, tmp_path, monkeypatch, breaka
     assert len(bpy.data.images) == 0
 
 
-def test_failed_bake_keeps_only_complete_frames(scene, tmp_path, monkeypatch):
-    """A write failing at frame 3 leaves frames 1-2 complete and no partial file."""
-    from addon import bake as bake_module
+@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), PermissionError(13, "Permission denied")])
+def test_failed_write_on_a_worker_stops_the_bake_and_keeps_only_complete_frames(scene, tmp_path, monkeypatch, error):
+    """A worker thread failing at frame 3 (half a file written) stops the bake with a clear error on the main
+    thread; what is left are whole frames under their final names, no partial file, and not frame 3."""
+    from addon import frame_writer
 
     add_effect(count=5000)
-    real_save = bake_module._save_render
-    calls = []
+    scene.frame_end = 6
+    real_encode = frame_writer.encode
 
-    def failing_save(image, filepath, scene=None):
-        calls.append(filepath)
-        if len(calls) == 3:
-            with open(filepath, "wb") as half_written:
-                half_written.write(b"\x89PNG truncated")
-            raise RuntimeError("disk full")
-        real_save(image, filepath, scene=scene)
+    def failing_encode(path, pixels, frame_format):
+        if "f_0003" in path.name:
+            path.write_bytes(b"\x89PNG truncated")
+            raise error
+        real_encode(path, pixels, frame_format)
 
-    monkeypatch.setattr(bake_module, "_save_render", failing_save)
-    bake(expect_error="Could not write frame 3")
+    monkeypatch.setattr(frame_writer, "encode", failing_encode)
+    bake(expect_error=f"Could not write frame 3 to .*f_0003.png': {error.strerror}")
     folder = tmp_path / "frames"
-    assert frame_files(folder) == ["f_0001.png", "f_0002.png", "gpu_particles_bake.json"]
-    for name in ("f_0001.png", "f_0002.png"):
+    files = sorted(os.listdir(folder))  # hidden partial files too
+    assert {"f_0001.png", "f_0002.png", "gpu_particles_bake.json"} <= set(files)
+    assert "f_0003.png" not in files and not [name for name in files if "partial" in name or name.startswith(".")]
+    for name in files[:-1]:
         assert bpy.data.images.load(str(folder / name)).size[:] == (64, 36)

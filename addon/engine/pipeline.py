@@ -21,13 +21,15 @@ from __future__ import annotations
 from .compaction import COMPACTION_KERNELS
 from .compositing import PAIRED, SPLAT_VARIANTS, Camera, Compositor, resolve_kernel
 from .depth import COARSE_DEPTH
+from .readback import FRAME_OUT, FRAME_OUT_HALF
 from .scan import SCAN_KERNELS
 from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 from .sorting import SORT_KERNELS
 from .sprites import ALPHA_OVER, SpriteLayer
 
 ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS,
-               resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, ALPHA_OVER)
+               resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, ALPHA_OVER,
+               FRAME_OUT, FRAME_OUT_HALF)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:

@@ -17,6 +17,7 @@ from .base import (
     GPUMemoryError,
     Host,
     NoGPUError,
+    ReadbackBuffer,
     Texture,
     check_bindings,
     column_major,
@@ -77,6 +78,7 @@ class BlenderHost(Host):
         self.device = self.gpu.platform.renderer_get()
         self._shaders = {}
         self._batches = {}
+        self._framebuffers = {}  # readback target -> its framebuffer (read_into)
         self._fence = self.texture("fence", 1, 1, "R32F")
 
     def texture(self, name, width, height, format, data=None):
@@ -119,6 +121,25 @@ class BlenderHost(Host):
     def read(self, texture):
         array = np.frombuffer(texture.native.read(), dtype=DTYPES[texture.format])
         return array.reshape(texture.shape).copy()
+
+    def readback_buffer(self, texture):
+        """A ``gpu.types.Buffer`` that ``read_color`` fills in place, viewed by numpy without a copy."""
+        kind = "UINT" if DTYPES[texture.format] is np.uint32 else "FLOAT"
+        native = self.gpu.types.Buffer(kind, int(np.prod(texture.shape)))
+        return ReadbackBuffer(np.frombuffer(native, DTYPES[texture.format]).reshape(texture.shape), native)
+
+    def read_into(self, texture, buffer):
+        """Read through a framebuffer into the reused buffer: on llvmpipe at 1080p 3.7 ms against 7.4 ms for
+        ``GPUTexture.read()`` (a fresh buffer each time) and 20 ms with the copy :meth:`read` makes."""
+        framebuffer = self._framebuffers.get(texture.name)
+        if framebuffer is None or framebuffer[0] is not texture.native:
+            framebuffer = self._framebuffers[texture.name] = (
+                texture.native, self.gpu.types.GPUFrameBuffer(color_slots=texture.native))
+        kind = "UINT" if DTYPES[texture.format] is np.uint32 else "FLOAT"
+        with framebuffer[1].bind():
+            framebuffer[1].read_color(0, 0, texture.width, texture.height, CHANNELS[texture.format], 0, kind,
+                                      data=buffer.native)
+        return buffer.array
 
     def compile(self, kernel: Kernel):
         shader = self._shaders.get(kernel)
