@@ -19,8 +19,8 @@ from pathlib import Path
 import bpy
 
 from .csg_ui import check_scene_cloud, scene_has_cloud
-from .engine.settings import SettingsError, as_dict, check_for_gpu
 from .engine.readback import FrameReadback
+from .engine.settings import SettingsError, as_dict, check_for_gpu
 from .engine.turbulence import check_resolution
 from .frame_writer import PNG_CHANNELS, PNG_DEPTHS, DisplaySettings, FrameFormat, FrameWriteError, FrameWriter
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError

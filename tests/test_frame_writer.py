@@ -5,9 +5,9 @@ import bpy
 import numpy as np
 import pytest
 
-from addon.bake import frame_format
+from addon.bake import frame_format as frame_format_of_scene
 from addon.engine.readback import FrameReadback
-from addon.frame_writer import FrameWriter, FrameWriteError, display_processor, encode, file_pixels, image_modules
+from addon.frame_writer import FrameWriteError, FrameWriter, display_processor, encode, file_pixels, image_modules
 
 WIDTH, HEIGHT = 48, 32
 
@@ -46,12 +46,12 @@ def save_render(scene, pixels, path):
 
 def write_with_writer(scene, pixels, path):
     """What a writer thread does with a frame read back (pixels as the readback holds them)."""
-    frame_format = frame_format_of(scene)
+    frame_format = frame_format_of_scene(scene)
     processor = display_processor(frame_format.display) if frame_format.display else None
     encode(path, file_pixels(pixels.copy(), frame_format, processor), frame_format)
 
 
-frame_format_of = frame_format
+
 
 LOOKS = [
     ("Standard", "None", 0.0, 1.0),
@@ -126,7 +126,7 @@ def test_worker_error_surfaces_on_the_main_thread(scene, tmp_path, rng, monkeypa
         path.write_bytes(b"half a file")
         raise OSError(28, "No space left on device")
 
-    writer = FrameWriter(frame_format(scene), workers=2)
+    writer = FrameWriter(frame_format_of_scene(scene), workers=2)
     monkeypatch.setattr(frame_writer, "encode", full_disk)
     released = []
     writer.submit(7, tmp_path / "f_0007.png", sample_frame(rng), release=lambda: released.append(7))
