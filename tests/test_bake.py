@@ -149,3 +149,23 @@ def test_failed_write_on_a_worker_stops_the_bake_and_keeps_only_complete_frames(
     assert "f_0003.png" not in files and not [name for name in files if "partial" in name or name.startswith(".")]
     for name in files[:-1]:
         assert bpy.data.images.load(str(folder / name)).size[:] == (64, 36)
+
+
+def test_ctrl_c_mid_bake_finishes_the_frames_drawn_and_cancels(scene, tmp_path, monkeypatch):
+    """KeyboardInterrupt (the command line's Ctrl-C) in the blocking bake: every frame drawn is written whole."""
+    from addon.bake import BakeJob
+
+    add_effect(count=3000)
+    real_step = BakeJob.step
+
+    def interrupted_step(job):
+        if job.done == 2:
+            raise KeyboardInterrupt
+        return real_step(job)
+
+    monkeypatch.setattr(BakeJob, "step", interrupted_step)
+    assert bpy.ops.gpu_particles.bake() == {"CANCELLED"}
+    folder = tmp_path / "frames"
+    assert sorted(os.listdir(folder)) == ["f_0001.png", "f_0002.png", "gpu_particles_bake.json"]
+    for name in ("f_0001.png", "f_0002.png"):
+        assert bpy.data.images.load(str(folder / name)).size[:] == (64, 36)
