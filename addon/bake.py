@@ -122,7 +122,10 @@ class BakeJob:
         self.overflow = {}  # frame -> overflowing adds (the operator warns)
         self.emax = []  # Emax each frame used (follows the frames in AUTO mode)
         self.started = time.perf_counter()
-        self.writer = FrameWriter(self.format, workers)
+        try:
+            self.writer = FrameWriter(self.format, workers)
+        except Exception as error:  # PyOpenColorIO.Exception: a view, look or display the config lacks
+            raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
         self.clock = self.writer.clock  # per-stage seconds: main thread and workers
         self._free = queue.SimpleQueue()
         for _ in range(self.writer.workers + 2):
