@@ -128,8 +128,24 @@ def _gpu_texture_limit() -> int:
     return BlenderHost().max_texture_size
 
 
+class Laps:
+    """Seconds per stage of a bake run (``--timings``), to see where start-up goes on a given machine."""
+
+    def __init__(self):
+        self.started = self.last = time.perf_counter()
+        self.laps = []
+
+    def __call__(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.laps.append((stage, now - self.last))
+        self.last = now
+
+    def __str__(self) -> str:
+        return "  ".join(f"{stage} {seconds:.2f} s" for stage, seconds in self.laps)
+
+
 def bake(args) -> int:
-    started = time.perf_counter()
+    lap = Laps()
     try:
         preset = load_preset(args.preset)
         frames = parse_frames(args.frames)
@@ -139,14 +155,18 @@ def bake(args) -> int:
     except (PresetError, UsageError, SettingsError) as error:
         return _refuse(error)
     probe = GPUProbe()
+    lap("arguments")
     try:
         import bpy
 
         from . import register
 
+        lap("import bpy")
         out_dir = Path(args.out).resolve()
         scene, emitter = build_scene(preset, frames, resolution, out_dir)
+        lap("scene")
         probe.check()
+        lap("GPU probe (waiting for it)")
         if args.count is not None and args.count > 0:
             check_count(args.count, _gpu_texture_limit())
         effect_settings({**vars(preset.effect), **overrides})
@@ -159,15 +179,19 @@ def bake(args) -> int:
     effect = emitter.gpu_particles.active_effect
     for name, value in overrides.items():
         setattr(effect, name, value)
+    lap("register and add the effect")
     try:
         result = bpy.ops.gpu_particles.bake()
     except RuntimeError as error:  # the operator's ERROR report
         return _refuse(str(error).removeprefix("Error: ").strip())
+    lap("bake")
+    if args.timings:
+        print(f"gpu_particles bake: {lap}", file=sys.stderr)
     if result != {"FINISHED"}:  # Ctrl-C: the frames written so far are complete
         print("gpu_particles bake: cancelled", file=sys.stderr)
         return 130
     print(f"gpu_particles bake: wrote frames {frames[0]}-{frames[1]} at {resolution[0]}x{resolution[1]} to {out_dir} "
-          f"in {time.perf_counter() - started:.1f} s")
+          f"in {time.perf_counter() - lap.started:.1f} s")
     return 0
 
 
@@ -187,6 +211,7 @@ def main(argv=None) -> int:
     bake_parser.add_argument("--out", default="out/bake", help="output folder")
     bake_parser.add_argument("--seed", type=int)
     bake_parser.add_argument("--count", type=int)
+    bake_parser.add_argument("--timings", action="store_true", help="print seconds per start-up stage to stderr")
     args = parser.parse_args(argv)
     if args.command == "presets":
         print("\n".join(preset_names()))
