@@ -25,6 +25,7 @@ import numpy as np
 
 PNG_DEPTHS = {"8": "uint8", "16": "uint16"}
 PNG_CHANNELS = {"BW": 1, "RGB": 3, "RGBA": 4}
+PNG_FILTER_NONE = 8  # libpng's PNG_FILTER_NONE
 
 
 class FrameWriteError(RuntimeError):
@@ -113,35 +114,52 @@ def display_pixels(pixels: np.ndarray, processor, alpha: bool) -> np.ndarray:
 
 
 def file_pixels(pixels: np.ndarray, frame_format: FrameFormat, processor) -> np.ndarray:
-    """What goes into the file: EXR as read back; PNG through :func:`display_pixels`, BW as luma of the clamped
-    display color (Blender makes gray from the 8-bit color)."""
+    """What goes into the file, top row first and contiguous (OpenImageIO copies strided arrays slowly:
+    a flipped view cost 60 ms more per 1080p EXR here).  EXR: the half floats as read back; PNG: through
+    :func:`display_pixels`, BW as luma of the clamped display color (Blender makes gray from the 8-bit
+    color), then quantized as Blender does (clamp, round half up)."""
     if frame_format.display is None:
-        return pixels
+        return np.ascontiguousarray(pixels[::-1])
     display_pixels(pixels, processor, alpha=frame_format.channels == 4)
     if frame_format.channels == 1:
         pixels[..., 0] = np.clip(pixels[..., :3], 0.0, 1.0) @ np.asarray(frame_format.display.luma, np.float32)
-    return pixels
+    return quantize(pixels, frame_format.channels, np.dtype(frame_format.depth))
+
+
+def quantize(pixels: np.ndarray, channels: int, dtype: np.dtype) -> np.ndarray:
+    """Float [0, 1] (scaled in place) to ``dtype``'s full range, rows flipped, the first ``channels`` kept:
+    19 ms a 1080p frame here, against 100 ms for OpenImageIO's own float to uint8 conversion."""
+    top = np.iinfo(dtype).max
+    np.multiply(pixels, top, out=pixels)
+    np.add(pixels, 0.5, out=pixels)
+    np.clip(pixels, 0.0, top, out=pixels)
+    out = np.empty((*pixels.shape[:2], channels), dtype)
+    np.copyto(out, pixels[::-1, :, :channels], casting="unsafe")
+    return out
 
 
 def encode(path: Path, pixels: np.ndarray, frame_format: FrameFormat) -> None:
-    """Write ``pixels`` (rows bottom to top, 4 channels) to ``path`` with OpenImageIO (top row first).
+    """Write what :func:`file_pixels` made to ``path`` with OpenImageIO.
 
-    OpenImageIO quantizes float to the file's integer depth as Blender does (clamp, round)."""
+    PNG without row filters, by measurement on the default preset's 1080p frame:
+    26 ms and 348 KB at zlib level 1, against 64 ms and 398 KB with libpng's
+    adaptive filters (what save_render writes); the level is the scene's
+    Compression, mapped as Blender maps it (15% -> 1)."""
     oiio, _ = image_modules()
-    top_down = pixels[::-1, :, : frame_format.channels]  # a view: OIIO honours the strides
-    height, width = pixels.shape[:2]
-    spec = oiio.ImageSpec(width, height, frame_format.channels, frame_format.depth)
+    height, width, channels = pixels.shape
+    spec = oiio.ImageSpec(width, height, channels, frame_format.depth)
     if frame_format.exr:
         spec.attribute("compression", frame_format.compression)
     else:
         spec.attribute("png:compressionLevel", frame_format.png_level)
+        spec.attribute("png:filter", PNG_FILTER_NONE)
         spec.attribute("oiio:UnassociatedAlpha", 1)  # already straight (display_pixels): OIIO must not divide
     output = oiio.ImageOutput.create(str(path))
     if output is None:
         raise OSError(f"no image writer for '{path.name}': {oiio.geterror()}")
     if not output.open(str(path), spec):
         raise OSError(output.geterror())
-    written = output.write_image(top_down)
+    written = output.write_image(pixels)
     closed = output.close()
     if not (written and closed):
         raise OSError(output.geterror() or "the image could not be written")
@@ -182,9 +200,9 @@ class FrameWriter:
         partial = path.with_name(f".{path.name}.partial{path.suffix}")
         try:
             started = time.perf_counter()
-            file_pixels(pixels, self.format, self._processor)
+            data = file_pixels(pixels, self.format, self._processor)
             started = self.clock.add("convert", started)
-            encode(partial, pixels, self.format)
+            encode(partial, data, self.format)
             started = self.clock.add("encode+write", started)
             os.replace(partial, path)
             self.clock.add("rename", started)
