@@ -124,7 +124,7 @@ class BakeJob:
         self.started = time.perf_counter()
         try:
             self.writer = FrameWriter(self.format, workers)
-        except Exception as error:  # PyOpenColorIO.Exception: a view, look or display the config lacks
+        except Exception as error:  # ValueError, PyOpenColorIO.Exception: a display, view or look the config lacks
             raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
         self.clock = self.writer.clock  # per-stage seconds: main thread and workers
         self._free = queue.SimpleQueue()

@@ -133,3 +133,21 @@ def test_worker_error_surfaces_on_the_main_thread(scene, tmp_path, rng, monkeypa
     with pytest.raises(FrameWriteError, match="Could not write frame 7 to .*f_0007.png': No space left on device"):
         writer.collect(wait=True)
     assert released == [7] and writer.failed and list(tmp_path.iterdir()) == []
+
+
+def test_a_view_the_config_lacks_is_refused_before_any_frame(scene, tmp_path):
+    from addon.bake import BakeError, BakeJob
+    from conftest import add_effect
+
+    add_effect(count=1000)
+    scene.display_settings.display_device = "sRGB"
+    scene.view_settings.view_transform = "Standard"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OCIO", str(tmp_path / "config.ocio"))
+        (tmp_path / "config.ocio").write_text(
+            "ocio_profile_version: 2\nroles: {default: raw, scene_linear: raw}\n"
+            "displays: {sRGB: [!<View> {name: Raw, colorspace: raw}]}\n"
+            "colorspaces:\n  - !<ColorSpace> {name: raw, isdata: true}\n")
+        with pytest.raises(BakeError, match="view 'Standard' is not a view of display 'sRGB'"):
+            BakeJob(scene)
+    assert not (tmp_path / "frames").exists() or not list((tmp_path / "frames").iterdir())
