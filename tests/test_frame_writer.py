@@ -136,8 +136,9 @@ def test_worker_error_surfaces_on_the_main_thread(scene, tmp_path, rng, monkeypa
 
 
 def test_a_view_the_config_lacks_is_refused_before_any_frame(scene, tmp_path):
-    from addon.bake import BakeError, BakeJob
     from conftest import add_effect
+
+    from addon.bake import BakeError, BakeJob
 
     add_effect(count=1000)
     scene.display_settings.display_device = "sRGB"
