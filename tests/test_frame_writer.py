@@ -152,3 +152,20 @@ def test_a_view_the_config_lacks_is_refused_before_any_frame(scene, tmp_path):
         with pytest.raises(BakeError, match="view 'Standard' is not a view of display 'sRGB'"):
             BakeJob(scene)
     assert not (tmp_path / "frames").exists() or not list((tmp_path / "frames").iterdir())
+
+
+def test_png_follows_the_output_color_management_override(scene, tmp_path, rng):
+    """Output properties > Color Management > Override: save_render uses the format's own view settings."""
+    scene.view_settings.view_transform = "AgX"
+    settings = scene.render.image_settings
+    settings.file_format, settings.color_mode = "PNG", "RGB"
+    settings.color_management = "OVERRIDE"
+    settings.view_settings.view_transform, settings.view_settings.exposure = "Standard", -1.0
+    pixels = sample_frame(rng)
+    save_render(scene, pixels, tmp_path / "blender.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    expected, written = (read_image(tmp_path / name, "uint8").astype(int) for name in ("blender.png", "writer.png"))
+    assert np.abs(written - expected).max() <= 1
+    scene.render.image_settings.color_management = "FOLLOW_SCENE"
+    write_with_writer(scene, pixels, tmp_path / "scene.png")
+    assert np.abs(read_image(tmp_path / "scene.png", "uint8").astype(int) - expected).max() > 1, "the override mattered"
