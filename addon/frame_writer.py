@@ -246,7 +246,9 @@ class FrameWriter:
             if error is not None:
                 self.failed = True
                 self.close(cancel=True)
-                raise FrameWriteError(f"Could not write frame {frame} to '{path}': {_reason(error)}") from error
+                # Without its traceback: the worker's frames hold frame buffers (GPU memory) in a cycle.
+                raise FrameWriteError(f"Could not write frame {frame} to '{path}': {_reason(error)}") from \
+                    error.with_traceback(None)
             self._queued.popleft()
             self.written.append(path)
 

@@ -262,7 +262,8 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
                 if progress:
                     progress.update(len(self._job.written))
         except BakeError as error:
-            self._job.close(cancelled=True)
+            job, self._job = self._job, None  # its GPU buffers go now, while there is a context
+            job.close(cancelled=True)
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
         except KeyboardInterrupt:

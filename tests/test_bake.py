@@ -125,8 +125,10 @@ def test_bad_bakes_report_and_write_nothing(scene, tmp_path, monkeypatch, breaka
     assert len(bpy.data.images) == 0
 
 
-@pytest.mark.parametrize("error", [OSError(28, "No space left on device"), PermissionError(13, "Permission denied")])
-def test_failed_write_on_a_worker_stops_the_bake_and_keeps_only_complete_frames(scene, tmp_path, monkeypatch, error):
+@pytest.mark.parametrize("error_type, errno, reason", [(OSError, 28, "No space left on device"),
+                                                       (PermissionError, 13, "Permission denied")])
+def test_failed_write_on_a_worker_stops_the_bake_and_keeps_only_complete_frames(scene, tmp_path, monkeypatch,
+                                                                                 error_type, errno, reason):
     """A worker thread failing at frame 3 (half a file written) stops the bake with a clear error on the main
     thread; what is left are whole frames under their final names, no partial file, and not frame 3."""
     from addon import frame_writer
@@ -138,11 +140,11 @@ def test_failed_write_on_a_worker_stops_the_bake_and_keeps_only_complete_frames(
     def failing_encode(path, pixels, frame_format):
         if "f_0003" in path.name:
             path.write_bytes(b"\x89PNG truncated")
-            raise error
+            raise error_type(errno, reason)  # made here: a shared instance would keep its traceback (and frames)
         real_encode(path, pixels, frame_format)
 
     monkeypatch.setattr(frame_writer, "encode", failing_encode)
-    bake(expect_error=f"Could not write frame 3 to .*f_0003.png': {error.strerror}")
+    bake(expect_error=f"Could not write frame 3 to .*f_0003.png': {reason}")
     folder = tmp_path / "frames"
     files = sorted(os.listdir(folder))  # hidden partial files too
     assert {"f_0001.png", "f_0002.png", "gpu_particles_bake.json"} <= set(files)
