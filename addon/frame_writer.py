@@ -233,10 +233,6 @@ class FrameWriter:
             if release is not None:
                 release()
 
-    @property
-    def in_flight(self) -> int:
-        return len(self._queued)
-
     def collect(self, wait: bool = False) -> None:
         """Move finished frames (in frame order) to ``written``; raise FrameWriteError for the first failure,
         after cancelling the frames not yet started and waiting for those being written."""
