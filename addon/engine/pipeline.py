@@ -23,11 +23,11 @@ from .compositing import PAIRED, SPLAT_VARIANTS, Camera, Compositor, resolve_ker
 from .depth import COARSE_DEPTH
 from .readback import FRAME_OUT, FRAME_OUT_HALF
 from .scan import SCAN_KERNELS
-from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
+from .simulation import COPY_STATE_KERNELS, INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 from .sorting import SORT_KERNELS
 from .sprites import ALPHA_OVER, SpriteLayer
 
-ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS,
+ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), *COPY_STATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS,
                resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, ALPHA_OVER,
                FRAME_OUT, FRAME_OUT_HALF)
 
