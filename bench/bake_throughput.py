@@ -3,9 +3,9 @@
 The bake runs as ``make bake`` runs it (the command line's scene, the preset's
 effect added by the operator, :class:`addon.bake.BakeJob` stepping through the
 frames, the same writer threads); the first frame (preroll, shader compiles)
-is timed apart from the steady state that ``fps`` measures.
+is a warm-up timed apart from the ``frames`` after it, which ``fps`` measures.
 
-    .venv/bin/python bench/bake_throughput.py                  # the four cases of issue 11, 48 frames each
+    .venv/bin/python bench/bake_throughput.py                  # the four cases of issue 11, 48 frames each (+1 warm-up)
     .venv/bin/python bench/bake_throughput.py --case png-1080p-1M-add --frames 8 --count 200000
     .venv/bin/python bench/bake_throughput.py --scaling        # writer threads 1..cores on one frame (GIL check)
 
@@ -44,8 +44,8 @@ CASES = {
 
 def measure_bake(preset: str, count: int, width: int, height: int, file_format: str, frames: int,
                  blend_mode: str | None = None, workers: int | None = None) -> dict:
-    """Bake ``frames`` frames of ``preset`` with ``count`` particles; fps (steady state), first-frame seconds,
-    ms per frame of each stage, and the device."""
+    """Bake one warm-up frame then ``frames`` frames of ``preset`` with ``count`` particles: fps over those
+    ``frames`` (files on disk), the warm-up's seconds, ms per frame of each stage, and the device."""
     import bpy
 
     import addon
@@ -55,7 +55,7 @@ def measure_bake(preset: str, count: int, width: int, height: int, file_format: 
 
     out_dir = Path(tempfile.mkdtemp(prefix="gpu_particles_bench_"))
     try:
-        scene, emitter = build_scene(load_preset(preset), (1, frames), (width, height), out_dir)
+        scene, emitter = build_scene(load_preset(preset), (1, frames + 1), (width, height), out_dir)
         scene.render.image_settings.file_format = file_format
         addon.register()
         add_preset_effect(scene, preset, load_preset(preset))
@@ -72,11 +72,11 @@ def measure_bake(preset: str, count: int, width: int, height: int, file_format: 
             job.step()
         ended = time.perf_counter()
         job.close()
-        assert len(job.written) == frames, f"{len(job.written)} of {frames} frames written"
-        steady_frames = max(frames - 1, 1)
-        stages = {f"{stage} ms": round(seconds / steady_frames * 1e3, 2) for stage, seconds in job.clock.seconds.items()}
+        assert len(job.written) == frames + 1, f"{len(job.written)} of {frames + 1} frames written"
+        stages = {f"{stage} ms": round(seconds / frames * 1e3, 2) for stage, seconds in job.clock.seconds.items()}
         result = {
-            "fps": round((frames - 1) / (ended - steady), 2) if frames > 1 else None,
+            "fps": round(frames / (ended - steady), 2),
+            "frames": frames,
             "first_frame_s": round(steady - started, 3),
             "workers": job.writer.workers,
             "device": job.renderer.host.device,
