@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from .engine.presets import PresetError, load_preset, preset_names
@@ -95,18 +97,30 @@ def add_preset_effect(scene, name: str, preset) -> None:
     bpy.ops.gpu_particles.add(preset=name)
 
 
-def check_gpu_in_a_child() -> None:
-    """Blender's gpu.init() crashes the whole process when EGL has no usable driver,
-    so the command line tries it in a child process first and reports instead."""
-    probe = subprocess.run([sys.executable, "-c", "import bpy, gpu; gpu.init()"], capture_output=True, text=True,
-                           timeout=300)
-    if probe.returncode != 0:
-        log = [line for line in (probe.stdout + probe.stderr).splitlines() if line.strip()][-3:]
-        raise NoGPUError(
-            f"no GPU context could be created (gpu.init() exited with status {probe.returncode}); on a headless "
-            "Linux machine install Mesa's EGL (libegl1 libegl-mesa0 libgl1-mesa-dri, or run `make setup`)"
-            + (":\n  " + "\n  ".join(log) if log else "")
-        )
+class GPUProbe:
+    """Blender's gpu.init() crashes the whole process when EGL has no usable driver, so the command line
+    tries it in a child process first and reports instead.  The child starts before this process imports
+    bpy and runs alongside it (about 2 s each): the probe costs no wall time where there is a core for it."""
+
+    def __init__(self):
+        self.child = subprocess.Popen([sys.executable, "-c", "import bpy, gpu; gpu.init()"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def check(self) -> None:
+        """Wait for the child; NoGPUError with its last lines when gpu.init() failed there."""
+        output, _ = self.child.communicate(timeout=300)
+        if self.child.returncode != 0:
+            log = [line for line in output.splitlines() if line.strip()][-3:]
+            raise NoGPUError(
+                f"no GPU context could be created (gpu.init() exited with status {self.child.returncode}); on a "
+                "headless Linux machine install Mesa's EGL (libegl1 libegl-mesa0 libgl1-mesa-dri, or run `make setup`)"
+                + (":\n  " + "\n  ".join(log) if log else "")
+            )
+
+    def stop(self) -> None:
+        if self.child.poll() is None:
+            self.child.kill()
+        self.child.communicate()
 
 
 def _gpu_texture_limit() -> int:
@@ -115,7 +129,24 @@ def _gpu_texture_limit() -> int:
     return BlenderHost().max_texture_size
 
 
+class Laps:
+    """Seconds per stage of a bake run (``--timings``), to see where start-up goes on a given machine."""
+
+    def __init__(self):
+        self.started = self.last = time.perf_counter()
+        self.laps = []
+
+    def __call__(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.laps.append((stage, now - self.last))
+        self.last = now
+
+    def __str__(self) -> str:
+        return "  ".join(f"{stage} {seconds:.2f} s" for stage, seconds in self.laps)
+
+
 def bake(args) -> int:
+    lap = Laps()
     try:
         preset = load_preset(args.preset)
         frames = parse_frames(args.frames)
@@ -127,21 +158,31 @@ def bake(args) -> int:
         resolution = parse_resolution(args.res)
         overrides = {k: v for k, v in (("count", args.count), ("seed", args.seed)) if v is not None}
         effect_settings({**vars(preset.effect), **{k: v for k, v in overrides.items() if k != "count"}})
-        check_gpu_in_a_child()
+    except (PresetError, UsageError, SettingsError) as error:
+        return _refuse(error)
+    probe = GPUProbe()
+    lap("arguments")
+    try:
+        import bpy
+
+        from . import register
+
+        lap("import bpy")
+        out_dir = Path(args.out).resolve()
+        scene, emitter = build_scene(preset, shot, resolution, out_dir)
+        lap("scene")
+        probe.check()
+        lap("GPU probe (waiting for it)")
         if args.count is not None and args.count > 0:
             check_count(args.count, _gpu_texture_limit())
         effect_settings({**vars(preset.effect), **overrides})
-    except (PresetError, UsageError, SettingsError, NoGPUError) as error:
-        print(f"gpu_particles bake: {error}", file=sys.stderr)
-        return 2
-
-    import bpy
-
-    from . import register
+    except (SettingsError, NoGPUError) as error:
+        return _refuse(error)
+    finally:
+        probe.stop()
+    from . import job_operator
     from .hosts.blender import _captured_output as captured_output  # the shader log catcher, reused
 
-    out_dir = Path(args.out).resolve()
-    scene, emitter = build_scene(preset, shot, resolution, out_dir)
     register()
     scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
     add_preset_effect(scene, args.preset, preset)
@@ -150,28 +191,47 @@ def bake(args) -> int:
         setattr(effect, name, value)
     if args.cache:
         scene.gpu_particles.cache_directory = str(Path(args.cache).resolve())
-    failure = None
+    lap("register and add the effect")
+    failure, result = None, None
     # Blender prints every operator report too ("Info: ...", "Error: ..."): keep them out of the
-    # terminal and say each thing once, here, warnings and errors on stderr.
-    with captured_output() as log:
-        try:
-            if args.simulate_only:
-                bpy.ops.gpu_particles.bake_simulation()
-            else:
-                bpy.ops.gpu_particles.bake(frame_start=frames[0], frame_end=frames[1])
-        except RuntimeError as error:  # the operator's ERROR report
-            failure = str(error).removeprefix("Error: ").strip()
+    # terminal and say each thing once, here, warnings and errors on stderr.  The progress line
+    # goes to the terminal itself.
+    job_operator.progress_stream = terminal = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    try:
+        with captured_output() as log:
+            try:
+                if args.simulate_only:
+                    result = bpy.ops.gpu_particles.bake_simulation()
+                else:
+                    result = bpy.ops.gpu_particles.bake(frame_start=frames[0], frame_end=frames[1])
+            except RuntimeError as error:  # the operator's ERROR report
+                failure = str(error).removeprefix("Error: ").strip()
+    finally:
+        job_operator.progress_stream = None
+        terminal.close()
+    lap("bake")
     for line in log[0].splitlines():
         if line.startswith("Warning: "):
             print(f"gpu_particles bake: {line.removeprefix('Warning: ')}", file=sys.stderr)
     if failure is not None:
-        print(f"gpu_particles bake: {failure}", file=sys.stderr)
-        return 2
+        return _refuse(failure)
+    if args.timings:
+        print(f"gpu_particles bake: {lap}", file=sys.stderr)
+    if result != {"FINISHED"}:  # Ctrl-C: the frames written so far are complete
+        print("gpu_particles bake: cancelled", file=sys.stderr)
+        return 130
+    seconds = time.perf_counter() - lap.started
     if args.simulate_only:
-        print(f"gpu_particles bake: simulated frames {shot[0]}-{shot[1]} into {args.cache}")
+        print(f"gpu_particles bake: simulated frames {shot[0]}-{shot[1]} into {args.cache} in {seconds:.1f} s")
     else:
-        print(f"gpu_particles bake: wrote frames {frames[0]}-{frames[1]} at {resolution[0]}x{resolution[1]} to {out_dir}")
+        print(f"gpu_particles bake: wrote frames {frames[0]}-{frames[1]} at {resolution[0]}x{resolution[1]} to {out_dir} "
+              f"in {seconds:.1f} s")
     return 0
+
+
+def _refuse(error) -> int:
+    print(f"gpu_particles bake: {error}", file=sys.stderr)
+    return 2
 
 
 def main(argv=None) -> int:
@@ -191,6 +251,7 @@ def main(argv=None) -> int:
                                              "starts from its latest checkpoint at or before the first frame")
     bake_parser.add_argument("--simulate-only", action="store_true",
                              help="fill the simulation cache for the whole shot without rendering frames")
+    bake_parser.add_argument("--timings", action="store_true", help="print seconds per start-up stage to stderr")
     args = parser.parse_args(argv)
     if args.command == "presets":
         print("\n".join(preset_names()))

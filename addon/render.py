@@ -211,15 +211,23 @@ class SceneRenderer:
         with lap("splat and resolve"):
             composite_into(systems, compositor, camera, sprites, orders)
 
-    def render(self, frame: int) -> np.ndarray:
-        """The linear RGBA float frame (height, width, 4), rows bottom to top."""
+    def draw(self, frame: int) -> None:
+        """Simulate to ``frame`` and composite it from the scene camera into ``compositor.frame`` (no readback)."""
         self.advance_to(frame)
         if self.sprites is None and self.needs_sprites():
             self.sprites = SpriteLayer(self.host, self.width, self.height)
         camera = camera_of(self.scene, self.width, self.height)
         self.composite_view(frame, camera, self.scene.camera.matrix_world.inverted(), self.compositor, self.sprites)
-        frame_pixels = self.compositor.read_frame()
+
+    def take_stats(self) -> None:
+        """The drawn frame's overflows and peak (a small readback: waits for the GPU); AUTO Emax follows them."""
         self.frame_stats = self.compositor.take_stats()
+
+    def render(self, frame: int) -> np.ndarray:
+        """The linear RGBA float frame (height, width, 4), rows bottom to top."""
+        self.draw(frame)
+        frame_pixels = self.compositor.read_frame()
+        self.take_stats()
         return frame_pixels
 
     def stats(self) -> dict:

@@ -10,7 +10,7 @@ A new ``shaders/<name>.glsl`` with a ``main()`` must appear here
 
 from __future__ import annotations
 
-from . import compaction, compositing, csg, depth, particle_depth, raster, scan, simulation, sorting, sprites
+from . import compaction, compositing, csg, depth, particle_depth, raster, readback, scan, simulation, sorting, sprites
 from .kernels import Kernel
 
 KERNELS: tuple[Kernel, ...] = (
@@ -30,6 +30,8 @@ KERNELS: tuple[Kernel, ...] = (
     sprites.ALPHA_OVER,
     *csg.CSG_KERNELS,
     *particle_depth.PARTICLE_DEPTH_KERNELS.values(),
+    readback.FRAME_OUT,
+    readback.FRAME_OUT_HALF,
 )
 
 
