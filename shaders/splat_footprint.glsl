@@ -7,8 +7,8 @@
  * tap j of sample k is round(q * (k + W_j) / n) minus everything added
  * before, W_j the bilinear weights summed up to tap j, so the adds telescope to
  * q.  Taps off the target are dropped.  Circles wider than focus.z are left to
- * the bokeh sprites (raster_bokeh.glsl).  Same cull, depth rule (at the
- * particle's own pixel), look and packed atomics as splat.glsl. */
+ * the bokeh sprites (raster_bokeh.glsl).  Same cull, depth rule (for each
+ * tap, at the particle's depth), look and packed atomics as splat.glsl. */
 
 #ifdef DEPTH_OF_FIELD
 const int DISC_COUNT[DISC_LEVELS] = int[DISC_LEVELS](DISC_COUNTS);
@@ -19,6 +19,15 @@ vec2 disc_point(int i)
 {
   vec4 pair = disc[i >> 1];
   return (i & 1) == 0 ? pair.xy : pair.zw;
+}
+#endif
+
+#ifdef DEPTH_TEST
+/* Behind the scene's opaque surface at ``pixel``: the tile's range decides most, the full depth the rest. */
+bool hidden(ivec2 pixel, float depth)
+{
+  vec2 tile_range = texelFetch(coarse_depth, pixel / COARSE_TILE, 0).xy;
+  return depth > tile_range.y || (depth > tile_range.x && depth > texelFetch(scene_depth, pixel, 0).r);
 }
 #endif
 
@@ -87,14 +96,7 @@ void main()
   }
 
 #ifdef DEPTH_TEST
-  ivec2 own = ivec2(floor(here));
-  if (all(greaterThanEqual(own, ivec2(0))) && all(lessThan(own, target_size))) {
-    float depth = clip.z / clip.w * 0.5 + 0.5;
-    vec2 tile_range = texelFetch(coarse_depth, own / COARSE_TILE, 0).xy;
-    if (depth > tile_range.y || (depth > tile_range.x && depth > texelFetch(scene_depth, own, 0).r)) {
-      return;
-    }
-  }
+  float depth = clip.z / clip.w * 0.5 + 0.5;
 #endif
 
   vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
@@ -140,6 +142,11 @@ void main()
       ivec2 pixel = ivec2(corner) + ivec2(j & 1, j >> 1);
       if (any(notEqual(add, uvec3(0u))) && all(greaterThanEqual(pixel, ivec2(0))) &&
           all(lessThan(pixel, target_size))) {
+#ifdef DEPTH_TEST
+        if (hidden(pixel, depth)) {
+          continue;
+        }
+#endif
         overflows += add_color(pixel, add);
       }
     }

@@ -196,12 +196,12 @@ def test_off_is_todays_splat(host, rng):
 
 
 def test_thin_lens_circle_of_confusion():
-    """50 mm at f/2 focused at 2 m on a 36 mm sensor 1920 px wide: radius f^2 |z - d| / (2 N z (d - f)) in sensor px."""
-    focus = Focus.thin_lens(50.0, 2.0, 2.0, 36.0, 1920.0)
+    """50 mm at f/2 focused at 2 m, 36 mm of sensor over 1920 px: radius f^2 |z - d| / (2 N z (d - f)) in sensor px."""
+    focus = Focus.thin_lens(50.0, 2.0, 2.0, 1920 / 36.0)
     expected = 0.05 * 0.05 * 2.0 / (2 * 2.0 * 4.0 * 1.95) / 0.036 * 1920
     assert focus.radius_px(4.0) == pytest.approx(expected)
     assert focus.radius_px(2.0) == 0.0
-    in_centimetres = Focus.thin_lens(50.0, 2.0, 200.0, 36.0, 1920.0, unit_scale=0.01)
+    in_centimetres = Focus.thin_lens(50.0, 2.0, 200.0, 1920 / 36.0, unit_scale=0.01)
     assert in_centimetres.radius_px(400.0) == pytest.approx(expected)
 
 

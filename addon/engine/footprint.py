@@ -93,19 +93,18 @@ class Focus:
     distance: float
 
     @classmethod
-    def thin_lens(cls, lens_mm: float, fstop: float, distance: float, sensor_mm: float, sensor_px: float,
-                  unit_scale: float = 1.0) -> Focus:
-        """From a camera's lens and sensor (millimetres), f-stop and focus distance (scene units).
+    def thin_lens(cls, lens_mm: float, fstop: float, distance: float, px_per_mm: float, unit_scale: float = 1.0) -> Focus:
+        """From a camera's lens (millimetres), f-stop and focus distance (scene units).
 
         Aperture radius f / (2 N); an object at depth z images to a circle of
-        radius aperture * f * |z - d| / (z (d - f)) on the sensor, in pixels
-        over the sensor's ``sensor_px`` (Blender's sensor fit).  ``unit_scale``:
-        the scene's metres per unit.
+        radius aperture * f * |z - d| / (z (d - f)) on the sensor, ``px_per_mm``
+        pixels a sensor millimetre (P[0][0] * width / (2 * lens) for a projection P).
+        ``unit_scale``: the scene's metres per unit.
         """
         focal = lens_mm * 1e-3 / unit_scale
-        sensor = sensor_mm * 1e-3 / unit_scale
+        px_per_unit = px_per_mm * 1e3 * unit_scale  # on the sensor
         distance = max(distance, 1e-5)
-        scale = (focal / (2.0 * fstop)) * focal / max(distance - focal, 1e-9) / sensor * sensor_px
+        scale = (focal / (2.0 * fstop)) * focal / max(distance - focal, 1e-9) * px_per_unit
         return cls(float(scale), float(distance))
 
     def radius_px(self, clip_w):

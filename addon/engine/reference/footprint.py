@@ -46,13 +46,6 @@ def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, 
         reach = (spread + F(1))[:, None]
         keep = ((spread <= F(SPLAT_MAX_RADIUS)) & ~(np.maximum(start, end) + reach < 0).any(axis=1)
                 & ~(np.minimum(start, end) - reach > size).any(axis=1))
-    if scene_depth is not None:
-        own = np.floor(here).astype(np.int64)
-        inside = (own >= 0).all(axis=1) & (own < [width, height]).all(axis=1)
-        depth = clip[:, 2] / w * F(0.5) + F(0.5)
-        behind = np.zeros(len(index), bool)
-        behind[inside] = depth[inside] > scene_depth[own[inside, 1], own[inside, 0]]
-        keep &= ~behind
     index, clip, w, start, end, spread = index[keep], clip[keep], w[keep], start[keep], end[keep], spread[keep]
 
     t = age[index] / life[index]
@@ -60,6 +53,7 @@ def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, 
     q = (np.clip(color * (CHANNEL_MAX / emax).astype(F), F(0), CHANNEL_MAX.astype(F)) + F(0.5)).astype(U)
     some = q.any(axis=1)
     q, start, end, spread = q[some], start[some], end[some], spread[some]
+    depth = (clip[:, 2] / w * F(0.5) + F(0.5))[some]
 
     path = end - start
     n = np.clip(np.ceil(np.abs(path).max(axis=1)).astype(np.int64), 1, MAX_SAMPLES)
@@ -70,11 +64,17 @@ def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, 
     if focus is not None:
         level = (spread[:, None] > radii[None, :-1]).sum(axis=1)
         n = np.maximum(n, counts[level])
-    return _taps(q, start, path, spread, n, counts[level], firsts[level], focus is not None, width, height)
+    pixel, add, particle = _taps(q, start, path, spread, n, counts[level], firsts[level], focus is not None, width,
+                                 height)
+    if scene_depth is not None:  # each tap tested at the particle's depth
+        shown = depth[particle] <= scene_depth[pixel[:, 1], pixel[:, 0]]
+        pixel, add = pixel[shown], add[shown]
+    return pixel, add
 
 
 def _taps(q, start, path, spread, n, disc_count, disc_first, dof, width, height):
-    pixels, adds = [], []
+    """(pixel, add, particle) of every tap that lands on the target, in the kernel's order per particle."""
+    pixels, adds, particles = [], [], []
     done = np.zeros_like(q)
     nf = n.astype(F)
     qf = q.astype(F)
@@ -98,9 +98,10 @@ def _taps(q, start, path, spread, n, disc_count, disc_first, dof, width, height)
             hit = active & add.any(axis=1) & (pixel >= 0).all(axis=1) & (pixel < [width, height]).all(axis=1)
             pixels.append(pixel[hit])
             adds.append(add[hit])
+            particles.append(np.flatnonzero(hit))
     if not pixels:
-        return np.zeros((0, 2), np.int64), np.zeros((0, 3), U)
-    return np.concatenate(pixels), np.concatenate(adds)
+        return np.zeros((0, 2), np.int64), np.zeros((0, 3), U), np.zeros(0, np.int64)
+    return np.concatenate(pixels), np.concatenate(adds), np.concatenate(particles)
 
 
 def footprint_splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, **options):
