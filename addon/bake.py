@@ -23,7 +23,7 @@ from .engine.turbulence import check_resolution
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
-from .render import SceneRenderer, check_camera
+from .render import SceneRenderer, check_camera, lens_summary
 
 FORMATS = {"PNG": ".png", "OPEN_EXR": ".exr", "OPEN_EXR_MULTILAYER": ".exr"}
 
@@ -164,6 +164,7 @@ class BakeJob:
             "resolution": [self.plan.width, self.plan.height],
             "seconds": round(time.perf_counter() - self.started, 3),
             "render": as_dict(self.renderer.compositor.render),
+            "lens": lens_summary(self.scene),  # Blender's motion blur and depth of field, as applied
             "emax": self.emax,
             "overflow": {str(frame): count for frame, count in self.overflow.items()},
             "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],
