@@ -11,9 +11,10 @@ splat + resolve with a footprint, under the same timer as the one-pixel splat:
 * ``bokeh``: circles of 8 px, drawn as soft additive sprites (raster_bokeh.glsl).
 
 Bounds (``bound_ms`` = ``bytes`` / the copy bandwidth of the same run): 32 B of
-state per particle, 8 B per tap (a tap is two 4-byte atomics on the packed
-words; taps = 4 x samples, the kernel skips the zero ones), 32 B per target
-pixel for the resolve.  The bokeh sprites' bound: the state, then a read and
+state per particle, 8 B per add (two 4-byte atomics on the packed words; adds
+= the distinct pixels of each particle's footprint, ``adds_per_particle``, from
+the reference on 2000 of the case's particles), 32 B per target pixel for the
+resolve.  The bokeh sprites' bound: the state, then a read and
 write of the RGBA16F target (16 B) per covered pixel of every disc.  Besides
 bytes, ``atomic_bound_ms`` = atomics / the returning-atomic rate that
 ``atomic_rate`` measured in the same run (suite ``bandwidth``, case
@@ -31,7 +32,6 @@ import dataclasses
 
 import numpy as np
 
-from addon.engine import footprint
 from addon.engine.compositing import Camera, Compositor
 from addon.engine.footprint import Focus, Shutter
 from addon.engine.reference import compositing as reference
@@ -70,19 +70,14 @@ def footprint_cameras(width: int, height: int) -> dict[str, tuple[Camera, bool]]
     }
 
 
-def sample_counts(pos_age, vel_life, camera: Camera) -> np.ndarray:
-    """Samples of every particle on the target (what splat_footprint.glsl loops over), from the footprint's rule."""
-    xy = pos_age[:, :2].astype(np.float64)
-    inside = (xy >= 0).all(axis=1) & (xy < [camera.width, camera.height]).all(axis=1)
-    n = np.ones(int(inside.sum()), np.int64)
-    if camera.shutter is not None:
-        path = vel_life[inside, :2] * (camera.shutter.close - camera.shutter.open)
-        n = np.clip(np.ceil(np.abs(path).max(axis=1)).astype(np.int64), 1, footprint.MAX_SAMPLES)
-    if camera.focus is not None:
-        radius = camera.focus.radius_px(1.0)
-        level = next(i for i, (_, top) in enumerate(footprint.DISC_LEVELS) if radius <= top or i == 3)
-        n = np.maximum(n, footprint.DISC_LEVELS[level][0])
-    return n
+def adds_per_particle(pos_age, vel_life, camera: Camera, settings, emax: float, sample: int = 2000) -> float:
+    """Atomic adds (two words each) a particle of the case makes on average: distinct (particle, pixel)
+    pairs of the footprint (the kernel merges the rest), from the reference on the first ``sample`` ones."""
+    pixel, _, particle = ref_footprint.footprint_taps(
+        pos_age[:sample], vel_life[:sample], camera.view_proj, camera.width, camera.height, settings, emax,
+        camera.pixels_per_unit, shutter=camera.shutter, focus=camera.focus)
+    pairs = np.unique(np.stack([particle, pixel[:, 0], pixel[:, 1]], axis=1), axis=0)
+    return len(pairs) / max(len(np.unique(particle)), 1)
 
 
 def atomic_rate(ctx, timer, device, side: int) -> tuple[list[dict], float]:
@@ -125,25 +120,23 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         splat_ms, resolve_ms = timer.median(splat, compositor.resolve)
         compositor.take_stats()
         frame_total = host.read(compositor.frame)[..., :3].astype(np.float64).sum()
-        samples = sample_counts(pos_age, vel_life, camera)
+        visible = int(((pos_age[:, :2] >= 0) & (pos_age[:, :2] < [width, height])).all(axis=1).sum())
         if name == "bokeh":
-            covered = np.pi * (BOKEH_RADIUS_PX + 1.0) ** 2 * len(samples)
-            taps, bytes_total = 0, 32 * n + 16 * covered + resolve_bytes
-            atomics = 0
+            adds, covered = 0.0, np.pi * (BOKEH_RADIUS_PX + 1.0) ** 2 * visible
+            bytes_total = 32 * n + 16 * covered + resolve_bytes
         else:
-            taps = 4 * int(samples.sum())
-            bytes_total = 32 * n + 8 * taps + resolve_bytes
-            atomics = 2 * taps
+            adds = adds_per_particle(pos_age, vel_life, camera, system.settings, emax)
+            bytes_total = 32 * n + 8 * adds * visible + resolve_bytes
         bound_ms = bytes_total / (bandwidth_gbps * 1e6)
-        atomic_bound_ms = atomics / atomics_per_s * 1e3 if atomics_per_s else None
+        atomic_bound_ms = 2 * adds * visible / atomics_per_s * 1e3 if atomics_per_s else None
         records.append(common.record(
             "footprint", f"{case}_{name}", n, device, ms, peer="gl_points", peer_ms=peer_ms, bound_ms=bound_ms,
             atomic_bound_ms=atomic_bound_ms, one_pixel_ms=ms_one_pixel, width=width, height=height,
-            splat_ms=splat_ms, resolve_ms=resolve_ms, bytes=int(bytes_total), taps=taps,
-            mean_samples=float(samples.mean()), frame_total=frame_total, repeats=timer.repeats, clock=timer.clock))
+            splat_ms=splat_ms, resolve_ms=resolve_ms, bytes=int(bytes_total), adds_per_particle=adds,
+            frame_total=frame_total, repeats=timer.repeats, clock=timer.clock))
         log(f"  footprint {case}_{name}: {ms:.4f} ms (splat {splat_ms:.4f}), one-pixel {ms_one_pixel:.4f},"
             f" gl_points {peer_ms:.3f} ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f}"
-            f" ({ms / bound_ms:.1f}x), {samples.mean():.1f} samples a particle")
+            f" ({ms / bound_ms:.1f}x), {adds:.1f} adds a particle")
         for texture in (*compositor.accum_textures.values(), compositor.frame, compositor.raster, compositor.stats):
             texture.native.release()
     return records

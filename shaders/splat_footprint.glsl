@@ -47,6 +47,20 @@ uint add_color(ivec2 pixel, uvec3 q)
   return overflows;
 }
 
+/* Add a pending ``add`` at ``pixel`` unless it is empty, off the target or (DEPTH_TEST) hidden; the overflows. */
+uint flush(ivec2 pixel, uvec3 add, float depth)
+{
+  if (all(equal(add, uvec3(0u))) || any(lessThan(pixel, ivec2(0))) || any(greaterThanEqual(pixel, target_size))) {
+    return 0u;
+  }
+#ifdef DEPTH_TEST
+  if (hidden(pixel, depth)) {
+    return 0u;
+  }
+#endif
+  return add_color(pixel, add);
+}
+
 void main()
 {
   int width = imageSize(pos_age).x;
@@ -95,9 +109,7 @@ void main()
     return;
   }
 
-#ifdef DEPTH_TEST
-  float depth = clip.z / clip.w * 0.5 + 0.5;
-#endif
+  float depth = clip.z / clip.w * 0.5 + 0.5; /* (for DEPTH_TEST) */
 
   vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
   float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
@@ -120,6 +132,12 @@ void main()
   n = max(n, disc_count);
 #endif
 
+  /* Adds to one pixel from consecutive samples are merged before they reach the
+   * images: a pending add per pixel parity (the four pixels of any 2x2 block
+   * differ in parity), flushed when a tap of that parity lands elsewhere.  A
+   * merged add is part of one particle's q, so it packs like any add. */
+  ivec2 pending_pixel[4] = ivec2[4](ivec2(-2), ivec2(-2), ivec2(-2), ivec2(-2));
+  uvec3 pending_add[4] = uvec3[4](uvec3(0u), uvec3(0u), uvec3(0u), uvec3(0u));
   uint overflows = 0u;
   uvec3 done = uvec3(0u);
   for (int k = 0; k < n; k++) {
@@ -140,16 +158,17 @@ void main()
       uvec3 add = upto - done;
       done = upto;
       ivec2 pixel = ivec2(corner) + ivec2(j & 1, j >> 1);
-      if (any(notEqual(add, uvec3(0u))) && all(greaterThanEqual(pixel, ivec2(0))) &&
-          all(lessThan(pixel, target_size))) {
-#ifdef DEPTH_TEST
-        if (hidden(pixel, depth)) {
-          continue;
-        }
-#endif
-        overflows += add_color(pixel, add);
+      int slot = (pixel.x & 1) + 2 * (pixel.y & 1);
+      if (pending_pixel[slot] != pixel) {
+        overflows += flush(pending_pixel[slot], pending_add[slot], depth);
+        pending_pixel[slot] = pixel;
+        pending_add[slot] = uvec3(0u);
       }
+      pending_add[slot] += add;
     }
+  }
+  for (int slot = 0; slot < 4; slot++) {
+    overflows += flush(pending_pixel[slot], pending_add[slot], depth);
   }
   if (overflows != 0u) {
     imageAtomicAdd(stats, ivec2(STAT_OVERFLOW, 0), overflows);

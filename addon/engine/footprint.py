@@ -8,7 +8,9 @@
 All three are one kernel (``shaders/splat_footprint.glsl``): a particle is a
 few samples along its path and over its disc, each splatted bilinearly, and its
 integer energy is split exactly (cumulative rounding), so a footprint adds up
-to the one-pixel splat's integer color wherever it lands on the target.  Discs
+to the one-pixel splat's integer color wherever it lands on the target.  Adds
+of consecutive samples to the same pixel are merged in registers first (a
+streak one pixel a sample touches about two new pixels a sample, not four).  Discs
 wider than ``SPLAT_MAX_RADIUS`` are drawn instead as soft additive sprites
 (``shaders/raster_bokeh.glsl``).  Blender's settings drive both: the scene's
 motion blur and shutter, the camera's depth of field (``addon/render.py``).
@@ -39,13 +41,17 @@ SHUTTER_CONSTANTS = (
 
 
 def disc_points() -> np.ndarray:
-    """Every level's sample points in the unit disc, concatenated: a Vogel spiral each, even in area."""
+    """Every level's sample points in the unit disc, concatenated: a Vogel spiral each, even in area,
+    visited row by row in a serpentine (neighbouring samples share pixels, whose adds the kernel merges)."""
     points = []
     for count, _ in DISC_LEVELS:
         k = np.arange(count, dtype=np.float64)
         radius = np.sqrt((k + 0.5) / count) if count > 1 else np.zeros(1)
         angle = k * GOLDEN_ANGLE
-        points.append(np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=1))
+        xy = np.stack([radius * np.cos(angle), radius * np.sin(angle)], axis=1)
+        rows = max(1, round(math.sqrt(count) / 1.5))
+        row = np.minimum(((xy[:, 1] + 1) / 2 * rows).astype(int), rows - 1)
+        points.append(xy[np.lexsort((np.where(row % 2 == 0, xy[:, 0], -xy[:, 0]), row))])
     return np.concatenate(points).astype(np.float32)
 
 

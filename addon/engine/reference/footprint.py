@@ -22,7 +22,9 @@ def _clip(view_proj, points):
 
 def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit,
                    shutter=None, focus=None, ramp=None, scene_depth=None):
-    """(pixel, add) of every atomic add the kernel makes: (m, 2) int pixels, (m, 3) uint32 colors."""
+    """(pixel, add, particle) of every tap the kernel adds: (m, 2) int pixels, (m, 3) uint32 colors and the
+    (m,) number of the particle (among those drawn) each belongs to.  The kernel merges a particle's taps on
+    one pixel into one atomic; the accumulation is the same."""
     size = np.array([width, height], F)
     age, life = pos_age[:, 3], vel_life[:, 3]
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -68,8 +70,8 @@ def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, 
                                  height)
     if scene_depth is not None:  # each tap tested at the particle's depth
         shown = depth[particle] <= scene_depth[pixel[:, 1], pixel[:, 0]]
-        pixel, add = pixel[shown], add[shown]
-    return pixel, add
+        pixel, add, particle = pixel[shown], add[shown], particle[shown]
+    return pixel, add, particle
 
 
 def _taps(q, start, path, spread, n, disc_count, disc_first, dof, width, height):
@@ -106,6 +108,6 @@ def _taps(q, start, path, spread, n, disc_count, disc_first, dof, width, height)
 
 def footprint_splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, **options):
     """Accumulation (hi, lo) and overflow count as the footprint splat leaves them (options: footprint_taps's)."""
-    pixel, add = footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit,
-                                **options)
+    pixel, add, _ = footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit,
+                                   **options)
     return accumulate(pixel, add, width, height)
