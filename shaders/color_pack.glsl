@@ -20,6 +20,15 @@ vec3 unpack_color(uint hi, uint lo)
   return vec3(float(r), float(g), float(b));
 }
 
+/* HDR color to the integers the atomics add: scaled by Imax / Emax, clamped
+ * to each channel's bits, rounded to nearest (one rounding, see div_rn). */
+uvec3 quantize_color(vec3 color, vec3 scale)
+{
+  precise vec3 scaled = clamp(color * scale, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
+  precise vec3 rounded = scaled + 0.5;
+  return uvec3(rounded);
+}
+
 /* Texels of the 2x1 R32UI stats image the splat and resolve report into. */
 const int STAT_OVERFLOW = 0; /* overflowing adds this frame */
 const int STAT_PEAK = 1;     /* float bits of the brightest accumulated channel */

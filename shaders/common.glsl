@@ -18,3 +18,52 @@ bool is_finite(vec3 v)
 {
   return !any(isnan(v)) && !any(isinf(v));
 }
+
+/* Exact float arithmetic where a float becomes a pixel, a sort key or an
+ * integer color.  GPU compilers may fuse a * b + c into one rounding, reorder
+ * sums and divide through an approximate reciprocal (GLSL allows 2.5 ulp);
+ * the numpy reference (reference/exact.py) rounds every operation as IEEE
+ * float32 does.  One ulp apart is enough to move a value across a pixel edge
+ * or a rounding boundary of the integer colors, so these paths are written
+ * out in a fixed order and marked `precise`. */
+
+/* a / b correctly rounded for normal operands: one Newton step refines the
+ * reciprocal and one corrects the quotient, both with exact fma residuals. */
+float div_rn(float a, float b)
+{
+  precise float r = 1.0 / b;
+  precise float e = fma(-b, r, 1.0);
+  precise float refined = fma(e, r, r);
+  precise float q = a * refined;
+  precise float remainder = fma(-b, q, a);
+  precise float quotient = fma(remainder, refined, q);
+  return quotient;
+}
+
+/* m * vec4(p, 1.0), summed column by column in this order, unfused. */
+vec4 transform_point(mat4 m, vec3 p)
+{
+  precise vec4 result = ((m[0] * p.x + m[1] * p.y) + m[2] * p.z) + m[3];
+  return result;
+}
+
+/* Window coordinates (pixels; depth 0 near .. 1 far) of a clip position with w > 0. */
+vec3 window_coordinates(vec4 clip, ivec2 size)
+{
+  precise vec3 ndc = vec3(div_rn(clip.x, clip.w), div_rn(clip.y, clip.w), div_rn(clip.z, clip.w));
+  precise vec3 window = vec3((ndc.xy * 0.5 + 0.5) * vec2(size), ndc.z * 0.5 + 0.5);
+  return window;
+}
+
+/* Zeros and denormals of either sign become +0.  Some GPUs flush denormal
+ * operands and results to zero and others keep them: flushing inputs where
+ * the result becomes an integer makes both give the same answer. */
+float flush_denormals(float x)
+{
+  return (floatBitsToUint(x) & 0x7F800000u) == 0u ? 0.0 : x;
+}
+
+vec3 flush_denormals(vec3 v)
+{
+  return vec3(flush_denormals(v.x), flush_denormals(v.y), flush_denormals(v.z));
+}

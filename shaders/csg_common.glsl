@@ -22,7 +22,9 @@ bool inside_primitive(int k, vec3 p)
   if (mod(center_code.w, 2.0) == SHAPE_BOX) {
     return all(lessThan(abs(d), size));
   }
-  return dot(d, d) < size.x * size.x;
+  precise float distance_squared = (d.x * d.x + d.y * d.y) + d.z * d.z; /* unfused, as in the reference */
+  precise float radius_squared = size.x * size.x;
+  return distance_squared < radius_squared;
 }
 
 /* Inside the solid built by primitives [0, last) applied in order. */

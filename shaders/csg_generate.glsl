@@ -20,8 +20,9 @@ void main()
   if (mod(center_code.w, 2.0) == SHAPE_BOX) {
     /* A face pair chosen by its area, a side, then a uniform point on the face. */
     vec3 area = vec3(size.y * size.z, size.x * size.z, size.x * size.y);
-    float pick = random_unit(i, uint(k), stream + 2u) * (area.x + area.y + area.z);
-    int axis = pick < area.x ? 0 : (pick < area.x + area.y ? 1 : 2);
+    precise float pick = random_unit(i, uint(k), stream + 2u) * ((area.x + area.y) + area.z);
+    precise float first_two = area.x + area.y;
+    int axis = pick < area.x ? 0 : (pick < first_two ? 1 : 2);
     float side = random_unit(i, uint(k), stream + 3u) < 0.5 ? -1.0 : 1.0;
     vec3 face = vec3(u, v, 0.0) * 2.0 - 1.0;
     local = axis == 0 ? vec3(side, face.x, face.y) : (axis == 1 ? vec3(face.x, side, face.y) : vec3(face.x, face.y, side));
@@ -36,7 +37,8 @@ void main()
   if (center_code.w >= 2.0) {
     normal = -normal;  /* a carved wall faces into the removed volume */
   }
-  uvec3 rgb = uvec3(clamp(color, 0.0, 1.0) * 255.0 + 0.5);
+  precise vec3 rgb_rounded = clamp(color, 0.0, 1.0) * 255.0 + 0.5;
+  uvec3 rgb = uvec3(rgb_rounded);
   int slot = int(imageLoad(sample_count, ivec2(0)).x) + j;
   ivec2 texel = particle_texel(slot, imageSize(sample_pos).x);
   imageStore(sample_pos, texel, vec4(center_code.xyz + local, float(k)));

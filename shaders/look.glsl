@@ -5,7 +5,7 @@
 vec4 look_at(float t)
 {
   int last = imageSize(look).x - 1;
-  float x = clamp(t, 0.0, 1.0) * float(last);
+  precise float x = clamp(t, 0.0, 1.0) * float(last);
   int i = min(int(x), last - 1);
   float f = x - float(i);
   vec4 a = imageLoad(look, ivec2(i, 0));

@@ -14,18 +14,21 @@ bool particle_alive(vec4 pos_age, float life)
 /* Projected radius in pixels of particle ``index`` at clip w. */
 float particle_radius_px(int index, vec4 look_now, float pixels_per_unit, float clip_w)
 {
-  return color_end.w * look_now.w * variation(index, look_random.y, 12u) * pixels_per_unit / clip_w;
+  precise float world = color_end.w * look_now.w * variation(index, look_random.y, 12u) * pixels_per_unit;
+  return div_rn(world, clip_w);
 }
 
 /* The projected disc area in pixels, clamped at one pixel: far particles
  * get darker instead of flickering. */
 float pixel_coverage(float radius_px)
 {
-  return min(3.14159265 * radius_px * radius_px, 1.0);
+  precise float area = 3.14159265 * radius_px * radius_px;
+  return min(area, 1.0);
 }
 
 /* HDR color: the look's color times strength, brightness variation and coverage. */
 vec3 particle_color(int index, vec4 look_now, float coverage)
 {
-  return look_now.rgb * (color_start.w * variation(index, look_random.x, 11u) * coverage);
+  precise vec3 color = look_now.rgb * (color_start.w * variation(index, look_random.x, 11u) * coverage);
+  return color;
 }

@@ -100,7 +100,9 @@ void emit(int index, float lived, out vec3 position, out vec3 velocity, out floa
   velocity = base + world_normal * emit_direction.x +
              jitter * (emit_velocity.w * random_unit(i, step, stream + 5u)) +
              (end - start) * (emit_shape.z / dt);
-  life = lifetime_range.x * (1.0 - lifetime_range.y * random_unit(i, step, stream + 6u));
+  /* The lifetime decides the step a particle dies in: unfused, as in the reference. */
+  precise float lifetime = lifetime_range.x * (1.0 - lifetime_range.y * random_unit(i, step, stream + 6u));
+  life = lifetime;
 }
 
 /* The curl noise volume at `u` (in tiles), trilinear with wrap-around, by hand
@@ -108,7 +110,7 @@ void emit(int index, float lived, out vec3 position, out vec3 velocity, out floa
 vec3 sample_noise(vec3 u)
 {
   int n = int(turbulence.z); /* the volume's size: a uniform, not a per-particle size query */
-  vec3 x = u * float(n) - 0.5;
+  precise vec3 x = u * float(n) - 0.5; /* floor(x) picks texels: unfused, as in the reference */
   vec3 cell = floor(x);
   vec3 w = x - cell;
   ivec3 i0 = ivec3(mod(cell, float(n)));
@@ -156,7 +158,8 @@ vec3 force_fields(vec3 position)
       total += radius > 0.0 ? around * (strength / radius) : vec3(0.0);
     }
     else if (head.x == FIELD_TURBULENCE) {
-      total += sample_noise(offset / place.w) * strength;
+      total += sample_noise(vec3(div_rn(offset.x, place.w), div_rn(offset.y, place.w), div_rn(offset.z, place.w))) *
+               strength;
     }
   }
   return total;
@@ -247,8 +250,10 @@ void main()
     else {
       float wait = lifetime_range.z + max(emit_direction.z - life, 0.0);
       if (lifetime_range.w > 0.0) {
-        float death = time - over;
-        wait = ceil(death / lifetime_range.w) * lifetime_range.w - death;
+        /* The burst a slot waits for is an integer: computed unfused, as in the reference. */
+        precise float death = time - over;
+        precise float next_burst = ceil(div_rn(death, lifetime_range.w)) * lifetime_range.w;
+        wait = next_burst - death;
       }
       age = over - wait;
       life = 0.0;
@@ -269,7 +274,8 @@ void main()
 
   vec3 acceleration = gravity_drag.xyz;
   if (turbulence.x != 0.0) {
-    acceleration += sample_noise(position * turbulence.y - turbulence_offset.xyz) * turbulence.x;
+    precise vec3 noise_at = position * turbulence.y - turbulence_offset.xyz;
+    acceleration += sample_noise(noise_at) * turbulence.x;
   }
   if (field_count > 0) {
     acceleration += force_fields(position);

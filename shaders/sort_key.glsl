@@ -13,28 +13,33 @@ const int KEY_GRID = 1;
 const uint KEY_LAST = 0xFFFFFFFFu;
 const float GRID_CELLS = 1024.0; /* cells per axis before the grid wraps: 30-bit keys */
 
-/* Monotone map of floats onto uints (negative below positive); NaN sorts last. */
+/* Monotone map of floats onto uints (negative below positive); NaN sorts last.
+ * Zeros and denormals of either sign all map to +0's key: GPUs that flush
+ * denormals to zero and GPUs that keep them then give the same key. */
 uint ordered_key(float x)
 {
   if (isnan(x)) {
     return KEY_LAST;
   }
-  uint bits = floatBitsToUint(x);
+  uint bits = floatBitsToUint(flush_denormals(x));
   return (bits & 0x80000000u) != 0u ? ~bits : bits | 0x80000000u;
 }
 
 uint particle_key(vec4 pos_age, float life)
 {
   bool waiting = key_spawn.w != 0.0 && life == 0.0 && pos_age.w < 0.0;
-  vec3 position = waiting ? key_spawn.xyz : pos_age.xyz;
+  vec3 position = flush_denormals(waiting ? key_spawn.xyz : pos_age.xyz);
   if (!(waiting || (pos_age.w >= 0.0 && pos_age.w < life)) || !is_finite(position)) {
     return KEY_LAST;
   }
   if (key_mode == KEY_GRID) {
     /* Depth-slice order: z slices of y rows of x cells. */
-    uvec3 cell = uvec3(mod(floor((position - key_grid.xyz) / key_grid.w), GRID_CELLS));
+    precise vec3 offset = position - key_grid.xyz;
+    vec3 scaled = vec3(div_rn(offset.x, key_grid.w), div_rn(offset.y, key_grid.w), div_rn(offset.z, key_grid.w));
+    uvec3 cell = uvec3(mod(floor(scaled), GRID_CELLS));
     return (cell.z << 20u) | (cell.y << 10u) | cell.x;
   }
   /* key_axis is the view matrix's z row: view z grows towards the camera. */
-  return ordered_key(dot(key_axis.xyz, position) + key_axis.w);
+  precise float depth = ((key_axis.x * position.x + key_axis.y * position.y) + key_axis.z * position.z) + key_axis.w;
+  return ordered_key(depth);
 }

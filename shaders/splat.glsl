@@ -29,15 +29,15 @@ void main()
   if (!particle_alive(pos_age_in, life)) {
     return;
   }
-  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
   if (!(clip.w > 0.0 && all(lessThanEqual(abs(clip.xyz), vec3(clip.w))))) {
     return;
   }
-  precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
-  ivec2 pixel = min(ivec2(screen), target_size - 1);
+  vec3 window = window_coordinates(clip, target_size);
+  ivec2 pixel = min(ivec2(window.xy), target_size - 1);
 
 #ifdef DEPTH_TEST
-  float depth = clip.z / clip.w * 0.5 + 0.5;
+  float depth = window.z;
   vec2 tile_range = texelFetch(coarse_depth, pixel / COARSE_TILE, 0).xy;
   if (depth > tile_range.y) {
     return; /* behind the farthest surface of the tile */
@@ -47,11 +47,10 @@ void main()
   }
 #endif
 
-  vec4 look_now = look_at(pos_age_in.w / life);
+  vec4 look_now = look_at(div_rn(pos_age_in.w, life));
   float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
-  vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
-  uvec3 q = uvec3(scaled + 0.5);
+  uvec3 q = quantize_color(color, quantize.xyz);
 
   uint add_hi = q.r | ((q.g >> 11u) << 21u);
   uint add_lo = q.b | ((q.g & LOW11) << 21u);

@@ -42,27 +42,26 @@ void main()
     vec4 pos_age_in = imageLoad(pos_age, texel);
     pos_age_in.xyz += state_origin.xyz;
     float life = imageLoad(vel_life, texel).w;
-    vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+    vec4 clip = transform_point(view_proj, pos_age_in.xyz);
     bool visible = in_range && particle_alive(pos_age_in, life) && clip.w > 0.0 &&
                    all(lessThanEqual(abs(clip.xyz), vec3(clip.w)));
     ivec2 pixel = ivec2(0);
     if (visible) {
-      precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
-      pixel = min(ivec2(screen), target_size - 1);
+      vec3 window = window_coordinates(clip, target_size);
+      pixel = min(ivec2(window.xy), target_size - 1);
 #ifdef DEPTH_TEST
       /* Same rule as splat.glsl: tile range first, full resolution only inside it. */
-      float depth = clip.z / clip.w * 0.5 + 0.5;
+      float depth = window.z;
       vec2 tile_range = texelFetch(coarse_depth, pixel / COARSE_TILE, 0).xy;
       visible = !(depth > tile_range.y) &&
                 !(depth > tile_range.x && depth > texelFetch(scene_depth, pixel, 0).r);
 #endif
     }
     if (visible) {
-      vec4 look_now = look_at(pos_age_in.w / life);
+      vec4 look_now = look_at(div_rn(pos_age_in.w, life));
       float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
       vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
-      vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
-      uvec3 q = uvec3(scaled + 0.5);
+      uvec3 q = quantize_color(color, quantize.xyz);
       /* Key: pixel index + 1 (0 marks an empty slot); at most 256 x PER_THREAD of TABLE_SIZE slots fill. */
       uint key = uint(pixel.y * target_size.x + pixel.x) + 1u;
       uint slot = (key * 2654435761u) >> (32u - TABLE_BITS);

@@ -111,6 +111,21 @@ def test_nan_and_hidden_particles_sort_last(host, rng):
     np.testing.assert_array_equal(depths[indices][: -last.sum()], np.sort(depths[~last]))
 
 
+def test_zeros_and_denormals_share_one_key_everywhere(host, rng):
+    """-0, +0 and denormals of either sign key as +0 in the reference and on the GPU, whether or
+    not the GPU flushes denormals (NVIDIA does, llvmpipe does not): the sort order is the platform's."""
+    tiny = np.float32(1.17549435e-38)  # the smallest normal float32
+    specials = np.array([0.0, -0.0, 1.4e-45, -1.4e-45, 1e-39, -1e-39, tiny, -tiny], np.float32)
+    keys = ref.ordered_key(specials)
+    assert (keys[:6] == keys[0]).all() and keys[6] > keys[0] > keys[7]
+    system, pos_age, vel_life = system_with_depths(host, specials, rng)
+    sorter = ParticleSorter(system, "KEY_INDEX")
+    sorter.incremental(DEPTH, 0)  # keys in slot order
+    gpu_keys = read_pairs(host, sorter.pairs)[0]
+    np.testing.assert_array_equal(gpu_keys, ref.particle_keys(pos_age, vel_life, DEPTH))
+    np.testing.assert_array_equal(gpu_keys, keys)
+
+
 @pytest.mark.parametrize("method", ["DIRECT", "KEY_INDEX"])
 @pytest.mark.parametrize("count", [1000, 4099])
 def test_incremental_passes_match_schedule_across_frames_and_reset(host, rng, method, count):

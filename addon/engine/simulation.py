@@ -26,6 +26,17 @@ Two layouts, chosen per effect (``state_layout``):
   error this costs is measured in tests/test_simulation.py and
   bench/simulate_gpu.py.
 
+  Ages and lifetimes are halves too, so a compact effect's schedule drifts
+  from a full one's with the same seed: each step's ``age + dt`` rounds to
+  the half grid (2^-12 s near half a second), so about 2% of incarnations die
+  one step earlier or later than in float32, and that slot's next incarnation
+  is another particle (emission randomness is keyed by the birth step).  The
+  share of slots holding the same particle as the full layout decays by that
+  much per lifetime (20,000 particles, 0.5 s lifetime, 24 fps, reference:
+  99.8% after 12 frames, 95% after 96, 65% after 480, 48% after 1440).  Both
+  layouts keep the emission rate and each matches its own reference exactly
+  (ages and lifetimes bit for bit); they are two simulations, not one.
+
 Blender 5.2 reads RGBA16F images back as floats (its RGBA32UI readback is
 broken), so the compact layout uses the float half format rather than
 packHalf2x16 into integer images; the bytes on the GPU are the same.

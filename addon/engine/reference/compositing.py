@@ -6,6 +6,7 @@ import numpy as np
 
 from ..compositing import CHANNEL_MAX
 from ..look import look_table
+from .exact import transform_points
 from .random import random_unit
 
 F = np.float32
@@ -46,7 +47,7 @@ def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
     with np.errstate(invalid="ignore"):
         alive = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
         p = pos_age[alive, :3]
-        clip = np.concatenate([p, np.ones((len(p), 1), F)], axis=1) @ np.asarray(view_proj, dtype=F).T
+        clip = transform_points(view_proj, p)
         w = clip[:, 3]
         inside = (w > 0) & (np.abs(clip[:, :3]) <= w[:, None]).all(axis=1)
     clip, w = clip[inside], w[inside]

@@ -13,7 +13,7 @@ def inside_primitive(p, points: np.ndarray) -> np.ndarray:
     d = points - np.asarray(p.center, F)
     if p.shape == "BOX":
         return (np.abs(d) < np.asarray(p.size, F)).all(axis=1)
-    return (d * d).sum(axis=1, dtype=F) < F(p.size[0]) * F(p.size[0])
+    return (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2] < F(p.size[0]) * F(p.size[0])
 
 
 def inside_stack(primitives, points: np.ndarray) -> np.ndarray:

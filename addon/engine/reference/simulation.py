@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -286,29 +286,45 @@ def simulate(pos_age, vel_life, c, inputs: Inputs) -> tuple[np.ndarray, np.ndarr
     return store(out_pos, inputs.compact, inputs.half_rounding), store(out_vel, inputs.compact, inputs.half_rounding)
 
 
+@dataclass
+class Clock:
+    """The host's side of ``ParticleSystem``: simulate steps taken, seconds simulated, the state origin."""
+
+    step_index: int = 0
+    time: float = 0.0
+    origin: np.ndarray = field(default_factory=lambda: np.zeros(3, F))
+
+
+def step_frame(pos_age, vel_life, settings, inputs: Inputs, clock: Clock, dt: float, emitter_prev, emitter_cur,
+               triangle_count: int = 0, colliders=()):
+    """Reference of ``ParticleSystem.step``: one frame in ``substeps`` simulate steps, state as stored."""
+    s = settings.substeps
+    prev, cur = np.asarray(emitter_prev, np.float64), np.asarray(emitter_cur, np.float64)
+    for k in range(s):
+        start = prev + (cur - prev) * (k / s)
+        end = prev + (cur - prev) * ((k + 1) / s)
+        new_origin = state_origin(settings, end)
+        clock.time += dt / s
+        c = simulate_constants(settings, dt=dt / s, step_index=clock.step_index, time=clock.time,
+                               emitter_prev=start, emitter_cur=end, origin_in=clock.origin, origin_out=new_origin,
+                               triangle_count=triangle_count, field_count=inputs.field_count,
+                               colliders=list(colliders), substep=(k, s))
+        pos_age, vel_life = simulate(pos_age, vel_life, c, inputs)
+        clock.origin = new_origin
+        clock.step_index += 1
+    return pos_age, vel_life
+
+
 def run_steps(settings, frames: int, dt: float, emitter_prev, emitter_cur, mesh=None, fields=(), colliders=(),
               half_rounding="NEAREST"):
     """Reference of ``ParticleSystem.reset`` + ``step`` (substeps included); positions in world space."""
     inputs = inputs_for(settings, mesh, fields, colliders, half_rounding)
     pos_age, vel_life = init_particles(settings, half_rounding)
     triangle_count = mesh.count if (mesh is not None and settings.emitter_shape == "MESH") else 0
-    step_index, time = 0, 0.0
-    origin = np.zeros(3, F)
-    s = settings.substeps
-    prev, cur = np.asarray(emitter_prev, np.float64), np.asarray(emitter_cur, np.float64)
+    clock = Clock()
     for _ in range(frames):
-        for k in range(s):
-            start = prev + (cur - prev) * (k / s)
-            end = prev + (cur - prev) * ((k + 1) / s)
-            new_origin = state_origin(settings, end)
-            time += dt / s
-            c = simulate_constants(settings, dt=dt / s, step_index=step_index, time=time, emitter_prev=start,
-                                   emitter_cur=end, origin_in=origin, origin_out=new_origin,
-                                   triangle_count=triangle_count, field_count=len(fields),
-                                   colliders=list(colliders), substep=(k, s))
-            pos_age, vel_life = simulate(pos_age, vel_life, c, inputs)
-            origin = new_origin
-            step_index += 1
+        pos_age, vel_life = step_frame(pos_age, vel_life, settings, inputs, clock, dt, emitter_prev, emitter_cur,
+                                       triangle_count, colliders)
     pos_age = pos_age.copy()
-    pos_age[:, :3] += origin
+    pos_age[:, :3] += clock.origin
     return pos_age, vel_life

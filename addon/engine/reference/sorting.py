@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..sorting import KEY_GRID
+from .exact import flush_denormals
 from .random import pcg_hash
 
 F = np.float32
@@ -17,7 +18,7 @@ KEY_LAST = U(0xFFFFFFFF)
 
 
 def ordered_key(x) -> np.ndarray:
-    x = np.asarray(x, dtype=F)
+    x = flush_denormals(x)
     bits = x.view(U)
     keys = np.where(bits & U(0x80000000), ~bits, bits | U(0x80000000)).astype(U)
     return np.where(np.isnan(x), KEY_LAST, keys)
@@ -29,17 +30,18 @@ def particle_keys(pos_age: np.ndarray, vel_life: np.ndarray, key, origin=(0.0, 0
     position, age, life = pos_age[:, :3].astype(F), pos_age[:, 3], vel_life[:, 3]
     spawn = np.asarray(c["key_spawn"], dtype=F)
     waiting = (spawn[3] != 0) & (life == 0) & (age < 0)
-    position = np.where(waiting[:, None], spawn[:3], position)
+    position = flush_denormals(np.where(waiting[:, None], spawn[:3], position))
     with np.errstate(invalid="ignore", over="ignore"):
         shows = (waiting | ((age >= 0) & (age < life))) & np.isfinite(position).all(axis=1)
         if key.mode == KEY_GRID:
             grid = np.asarray(c["key_grid"], dtype=F)
-            cell = np.mod(np.floor((position - grid[:3]) / grid[3]), F(1024)).astype(F)
+            cell = np.mod(np.floor((position - grid[:3]).astype(F) / grid[3]), F(1024)).astype(F)
             cell = np.nan_to_num(cell).astype(U)
             keys = (cell[:, 2] << U(20)) | (cell[:, 1] << U(10)) | cell[:, 0]
         else:
             axis = np.asarray(c["key_axis"], dtype=F)
-            keys = ordered_key((position * axis[:3]).sum(axis=1, dtype=F) + axis[3])
+            p = position
+            keys = ordered_key(((axis[0] * p[:, 0] + axis[1] * p[:, 1]) + axis[2] * p[:, 2]) + axis[3])
     return np.where(shows, keys, KEY_LAST).astype(U)
 
 
