@@ -7,7 +7,7 @@ splat + resolve with a footprint, under the same timer as the one-pixel splat:
 * ``antialiased``: every point into the 2x2 pixels around it (bilinear);
 * ``streak``: motion blur, shutter 8 s wide over the cases' 1 px/s velocities
   (camera still): a streak of about 9 px, one sample a pixel, 2x2 each;
-* ``disc``: depth of field with a 2 px circle of confusion everywhere (20 samples, 2x2 each);
+* ``disc``: depth of field with a 2 px circle of confusion everywhere (32 samples, 2x2 each);
 * ``bokeh``: circles of 8 px, drawn as soft additive sprites (raster_bokeh.glsl).
 
 Bounds (``bound_ms`` = ``bytes`` / the copy bandwidth of the same run): 32 B of

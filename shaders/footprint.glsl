@@ -2,12 +2,14 @@
  * shutter and how wide the lens spreads it.  Shared by the footprint splat and
  * the rasterized sprites; MOTION_BLUR needs the constants shutter,
  * view_proj_open and view_proj_close, DEPTH_OF_FIELD the constant focus.
- * precise: the numpy reference does not fuse multiply-adds; NVIDIA drivers would. */
+ * Where floats become pixels or integer colors the arithmetic is exact
+ * (precise, div_rn, transform_point: see common.glsl). */
 
-/* Target pixel coordinates of a clip position (w > 0) on a target of ``size`` pixels. */
+/* Target pixel coordinates of a clip position (w > 0) on a target of ``size``
+ * pixels: window_coordinates' x and y (common.glsl), for any host's size. */
 vec2 screen_of(vec4 clip, vec2 size)
 {
-  precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * size;
+  precise vec2 screen = (vec2(div_rn(clip.x, clip.w), div_rn(clip.y, clip.w)) * 0.5 + 0.5) * size;
   return screen;
 }
 
@@ -19,8 +21,8 @@ bool shutter_path(vec3 position, vec3 velocity, vec2 size, out vec2 open_px, out
 {
   precise vec3 at_open = position + velocity * shutter.x;
   precise vec3 at_close = position + velocity * shutter.y;
-  vec4 clip_open = view_proj_open * vec4(at_open, 1.0);
-  vec4 clip_close = view_proj_close * vec4(at_close, 1.0);
+  vec4 clip_open = transform_point(view_proj_open, at_open);
+  vec4 clip_close = transform_point(view_proj_close, at_close);
   bool seen = clip_open.w > 0.0 && clip_close.w > 0.0 && is_finite(velocity);
   open_px = seen ? screen_of(clip_open, size) : vec2(0.0);
   close_px = seen ? screen_of(clip_close, size) : vec2(0.0);
@@ -32,8 +34,8 @@ bool shutter_path(vec3 position, vec3 velocity, vec2 size, out vec2 open_px, out
 /* Radius in pixels of the circle of confusion at clip w (the view depth of a perspective camera). */
 float coc_radius_px(float clip_w)
 {
-  precise float radius = focus.x * abs(clip_w - focus.y) / clip_w;
-  return radius;
+  precise float spread = focus.x * abs(clip_w - focus.y);
+  return div_rn(spread, clip_w);
 }
 #endif
 

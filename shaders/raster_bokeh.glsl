@@ -23,7 +23,7 @@ void main()
   if (gl_InstanceID >= count || !particle_alive(pos_age_in, vel_life_in.w)) {
     return;
   }
-  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
   if (!(clip.w > 0.0 && abs(clip.z) <= clip.w)) {
     return;
   }

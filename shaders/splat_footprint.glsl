@@ -4,7 +4,7 @@
  * each sample adds into the 2x2 pixels around it with bilinear weights.
  *
  * The particle's integer color q (splat.glsl's) is split exactly: the add of
- * tap j of sample k is round(q * (k + W_j) / n) minus everything added
+ * tap j of sample k (n samples, a power of two) is round(q * (k + W_j) / n) minus everything added
  * before, W_j the bilinear weights summed up to tap j, so the adds telescope to
  * q.  Taps off the target are dropped.  Circles wider than focus.z are left to
  * the bokeh sprites (raster_bokeh.glsl).  Same cull, depth rule (for each
@@ -82,12 +82,13 @@ void main()
   if (!particle_alive(pos_age_in, vel_life_in.w)) {
     return;
   }
-  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
   if (!(clip.w > 0.0 && abs(clip.z) <= clip.w)) {
     return;
   }
   vec2 size = vec2(target_size);
-  vec2 here = screen_of(clip, size);
+  vec3 window = window_coordinates(clip, target_size);
+  vec2 here = window.xy;
   vec2 start = here, end = here;
 #ifdef MOTION_BLUR
   vec2 open_px, close_px;
@@ -109,28 +110,30 @@ void main()
     return;
   }
 
-  float depth = clip.z / clip.w * 0.5 + 0.5; /* (for DEPTH_TEST) */
+  float depth = window.z; /* (for DEPTH_TEST) */
 
-  vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+  vec4 look_now = look_at(div_rn(pos_age_in.w, vel_life_in.w));
   float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
-  vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
-  uvec3 q = uvec3(scaled + 0.5);
+  uvec3 q = quantize_color(color, quantize.xyz);
   if (all(equal(q, uvec3(0u)))) {
     return;
   }
 
-  /* Samples: one a pixel along the streak's longer axis, at least the disc's. */
+  /* Samples: at least one a pixel along the streak's longer axis, at least the
+   * disc's, a power of two (2^shift: dividing by it is exact on every GPU). */
   vec2 path = end - start;
-  int n = clamp(int(ceil(max(abs(path.x), abs(path.y)))), 1, MAX_SAMPLES);
+  int needed = clamp(int(ceil(max(abs(path.x), abs(path.y)))), 1, MAX_SAMPLES);
 #ifdef DEPTH_OF_FIELD
   int level = 0;
   while (level < DISC_LEVELS - 1 && spread > DISC_RADIUS[level]) {
     level++;
   }
   int disc_count = DISC_COUNT[level];
-  n = max(n, disc_count);
+  needed = max(needed, disc_count);
 #endif
+  int shift = needed > 1 ? findMSB(needed - 1) + 1 : 0;
+  int n = 1 << shift;
 
   /* Adds to one pixel from consecutive samples are merged before they reach the
    * images: a pending add per pixel parity (the four pixels of any 2x2 block
@@ -141,7 +144,7 @@ void main()
   uint overflows = 0u;
   uvec3 done = uvec3(0u);
   for (int k = 0; k < n; k++) {
-    precise vec2 at = start + path * ((float(k) + 0.5) / float(n));
+    precise vec2 at = start + path * ldexp(float(k) + 0.5, -shift);
 #ifdef DEPTH_OF_FIELD
     at += disc_point(DISC_FIRST[level] + k % disc_count) * spread;
 #endif
@@ -153,8 +156,9 @@ void main()
     precise float w2 = w1 + (1.0 - f.x) * f.y;
     float upto_weight[4] = float[4](w0, w1, w2, 1.0);
     for (int j = 0; j < 4; j++) {
-      precise vec3 share = vec3(q) * ((float(k) + upto_weight[j]) / float(n));
-      uvec3 upto = (k == n - 1 && j == 3) ? q : max(uvec3(share + 0.5), done);
+      precise float fraction = float(k) + upto_weight[j];
+      precise vec3 share = vec3(q) * ldexp(fraction, -shift) + 0.5;
+      uvec3 upto = (k == n - 1 && j == 3) ? q : max(uvec3(share), done);
       uvec3 add = upto - done;
       done = upto;
       ivec2 pixel = ivec2(corner) + ivec2(j & 1, j >> 1);

@@ -284,8 +284,8 @@ class Compositor:
         if system.settings.particle_type == "POINT" and self.render.point_mode == "ATOMIC":
             self.splat(system, camera, live)
         else:
-            raster.draw(self.host, system, camera, self._raster_target(), self.depth.depth if self.depth else None,
-                        self.look_texture(system))
+            raster.draw(self.host, system, camera, self._raster_target(camera),
+                        self.depth.depth if self.depth else None, self.look_texture(system))
 
     def uses_footprint(self, camera: Camera) -> bool:
         """Points splat with a footprint (2x2, streak, disc) rather than into one pixel."""
@@ -326,12 +326,20 @@ class Compositor:
             },
         )
         if camera.focus is not None:
-            self._raster_target()
-            raster.draw_bokeh(self.host, system, camera, self.raster, self.depth.depth if self.depth else None, look)
+            raster.draw_bokeh(self.host, system, camera, self._raster_target(camera),
+                              self.depth.depth if self.depth else None, look)
 
-    def _raster_target(self):
-        """The rasterized layer, cleared before the frame's first draw into it."""
+    def _raster_target(self, camera: Camera):
+        """The rasterized layer, cleared before the frame's first draw into it.
+
+        Half floats, or full floats in frames with depth of field: a bokeh disc
+        spreads a particle thinly over many pixels, and half floats would round
+        most of those small adds away where discs pile up.
+        """
         if not self._rasterized:
+            wanted = "RGBA32F" if camera.focus is not None else "RGBA16F"
+            if self.raster.format != wanted:
+                self.raster = self.host.texture("raster", self.width, self.height, wanted)
             self.host.clear(self.raster)
             self._rasterized = True
         return self.raster

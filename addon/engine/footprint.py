@@ -27,10 +27,10 @@ import numpy as np
 
 from .kernels import Constant, Kernel, Raster
 
-MAX_SAMPLES = 96  # samples along a streak (one per pixel of its longer axis, then spaced wider)
+MAX_SAMPLES = 128  # samples along a streak (one per pixel of its longer axis, then spaced wider); a power of two
 SPLAT_MAX_RADIUS = 4.0  # circles of confusion up to this radius in pixels are splatted; wider ones are sprites
-# Disc patterns, smallest first: (samples, largest radius in pixels they serve).
-DISC_LEVELS = ((1, 0.5), (8, 1.5), (20, 2.5), (40, SPLAT_MAX_RADIUS))
+# Disc patterns, smallest first: (samples, a power of two; largest radius in pixels they serve).
+DISC_LEVELS = ((1, 0.5), (8, 1.5), (32, 2.5), (64, SPLAT_MAX_RADIUS))
 GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
 
 SHUTTER_CONSTANTS = (

@@ -7,6 +7,7 @@ import numpy as np
 from ..compositing import CHANNEL_MAX
 from ..footprint import DISC, DISC_LEVELS, MAX_SAMPLES, SPLAT_MAX_RADIUS
 from .compositing import accumulate, particle_colors
+from .exact import transform_points
 
 F = np.float32
 U = np.uint32
@@ -17,7 +18,7 @@ def _screen(clip, size):
 
 
 def _clip(view_proj, points):
-    return np.concatenate([points, np.ones((len(points), 1), F)], axis=1) @ np.asarray(view_proj, dtype=F).T
+    return transform_points(view_proj, points)
 
 
 def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit,
@@ -58,14 +59,15 @@ def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, 
     depth = (clip[:, 2] / w * F(0.5) + F(0.5))[some]
 
     path = end - start
-    n = np.clip(np.ceil(np.abs(path).max(axis=1)).astype(np.int64), 1, MAX_SAMPLES)
+    needed = np.clip(np.ceil(np.abs(path).max(axis=1)).astype(np.int64), 1, MAX_SAMPLES)
     counts = np.array([c for c, _ in DISC_LEVELS])
     firsts = np.concatenate([[0], np.cumsum(counts)[:-1]])
     radii = np.array([r for _, r in DISC_LEVELS], F)
     level = np.zeros(len(q), np.int64)
     if focus is not None:
         level = (spread[:, None] > radii[None, :-1]).sum(axis=1)
-        n = np.maximum(n, counts[level])
+        needed = np.maximum(needed, counts[level])
+    n = 1 << np.ceil(np.log2(needed)).astype(np.int64)  # a power of two: the kernel divides exactly
     pixel, add, particle = _taps(q, start, path, spread, n, counts[level], firsts[level], focus is not None, width,
                                  height)
     if scene_depth is not None:  # each tap tested at the particle's depth
