@@ -515,7 +515,7 @@ def main(argv=None):
     rate_records, atomics_per_s = footprint_bench.atomic_rate(ctx, timer, device, sizes["copy_image"])
     records += rate_records
     for rec in rate_records:
-        log(f"bandwidth {rec['case']}: {rec['ms']:.4f} ms, {rec['atomics_per_s'] / 1e9:.1f} G atomics/s")
+        log(f"bandwidth {rec['case']}: {rec['ms']:.4f} ms, {rec['atomics_per_s'] / 1e9:.3g} G atomics/s")
 
     peer = GLPoints(ctx)
     variant = splat_without_return(host)
