@@ -22,11 +22,12 @@ from .compaction import COMPACTION_KERNELS
 from .compositing import FOOTPRINT_VARIANTS, PAIRED, SPLAT_VARIANTS, Camera, Compositor, resolve_kernel
 from .depth import COARSE_DEPTH
 from .scan import SCAN_KERNELS
-from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
+from .simulation import COPY_STATE_KERNELS, INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 from .sorting import SORT_KERNELS
 from .sprites import ALPHA_OVER, SpriteLayer
 
-ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS, *FOOTPRINT_VARIANTS,
+ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), *COPY_STATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS,
+               *FOOTPRINT_VARIANTS,
                resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, ALPHA_OVER)
 
 
