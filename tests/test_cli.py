@@ -55,6 +55,8 @@ def test_bake_with_blenders_motion_blur_and_depth_of_field(tmp_path):
         (["--out", "BLOCKED/sub"], "cannot be created or written"),
         (["--dof", "2.8"], "DOF must look like 2.8@6"),
         (["--motion-blur", "0"], "must be positive"),
+        (["--shot", "5-40"], "frames 1-2 are not inside the shot 5-40"),
+        (["--simulate-only"], "--simulate-only fills the simulation cache: give it --cache DIR"),
     ],
 )
 def test_bad_bakes_exit_non_zero_and_write_nothing(tmp_path, args, message):
