@@ -372,6 +372,7 @@ def test_a_long_preroll_runs_a_piece_per_draw_then_matches_the_bake(scene, overl
 
     steps = PREROLL_AT_ONCE + 6
     add_effect(count=3000, preroll=steps / 24)
+    scene.gpu_particles.viewport_point_filter = "ANTIALIASED"  # the bake's default
     camera = camera_of(scene, W, H)
     scene.frame_set(2)
     assert overlay.composite(scene, camera.view_proj, scene_view(scene), W, H) is None
