@@ -11,17 +11,20 @@ def register():
     global _unregister
     import bpy
 
-    from . import cache_ui, csg_ui, operators, panels, properties, viewport
+    from . import cache_ui, csg_ui, operators, panels, properties, render_integration, viewport
 
     register_classes, unregister_classes = bpy.utils.register_classes_factory(
         properties.CLASSES + operators.CLASSES + panels.CLASSES + csg_ui.CLASSES + cache_ui.CLASSES
+        + render_integration.CLASSES
     )
     register_classes()
     properties.register_properties()
     csg_ui.register_properties()
     viewport.register()
+    render_integration.register()
 
     def unregister_all():
+        render_integration.unregister()
         viewport.unregister()
         csg_ui.unregister_properties()
         properties.unregister_properties()

@@ -25,6 +25,7 @@ from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
 from .job_operator import FrameJob
 from .render import SceneRenderer, check_camera, lens_summary
+from .render_layer import frame_file
 from .scene_snapshot import SceneSnapshot, read_snapshot
 from .sim_cache import addon_version
 
@@ -45,8 +46,10 @@ class BakePlan:
 
 
 def output_path(scene, frame: int) -> Path:
-    """Blender's frame path for ``scene.render.filepath`` (``#`` padding, extension)."""
-    return Path(bpy.path.abspath(scene.render.frame_path(frame=frame)))
+    """The bake's own frame path (``Scene.gpu_particles_output.bake_path``, ``#`` padding, the format's
+    extension): never the render's output path, so a bake and a render cannot overwrite each other."""
+    suffix = FORMATS.get(scene.render.image_settings.file_format, ".png")
+    return frame_file(scene.gpu_particles_output.bake_path, frame, suffix)
 
 
 def _check_writable(folder: Path) -> None:
@@ -108,6 +111,7 @@ class BakeJob(FrameJob):
     """A bake in progress: ``step()`` renders and writes the next frame."""
 
     def __init__(self, scene, frames: tuple[int, int] | None = None):
+        self.frame_before = scene.frame_current  # restored by close()
         try:
             host = BlenderHost()
             self.plan = plan_bake(scene, host, frames)
@@ -158,7 +162,9 @@ class BakeJob(FrameJob):
         self.written.append(final)
 
     def close(self, cancelled: bool = False) -> Path | None:
-        """Free the scratch image and write the JSON sidecar of what was baked."""
+        """Free the scratch image, restore the scene's frame and write the JSON sidecar of what was baked."""
+        if self.scene.frame_current != self.frame_before:
+            self.scene.frame_set(self.frame_before)
         if self.image is not None:
             bpy.data.images.remove(self.image)
             self.image = None
@@ -187,19 +193,20 @@ class BakeJob(FrameJob):
         return sidecar
 
 
-# What an EXR frame always is: half float RGBA, linear (what compositors expect).
+# What a frame always is, whatever the scene's format options say.  EXR: half float RGBA, linear and
+# premultiplied (what compositors expect).  PNG: RGB, the light on black, meant for Add or Screen: as
+# straight-alpha RGBA, additive glow (alpha near 0, bright color) would round to alpha 0 and vanish.
 EXR_SETTINGS = {"color_mode": "RGBA", "color_depth": "16"}
+FRAME_SETTINGS = {"OPEN_EXR": EXR_SETTINGS, "OPEN_EXR_MULTILAYER": EXR_SETTINGS, "PNG": {"color_mode": "RGB"}}
 
 
 @contextmanager
 def _frame_format(image_settings):
-    """EXR frames as half float RGBA whatever the scene's EXR options say; restored afterwards."""
-    if not image_settings.file_format.startswith("OPEN_EXR"):
-        yield
-        return
-    saved = {name: getattr(image_settings, name) for name in EXR_SETTINGS}
+    """The frame's settings (FRAME_SETTINGS) for the length of one save; the scene's are restored afterwards."""
+    settings = FRAME_SETTINGS.get(image_settings.file_format, {})
+    saved = {name: getattr(image_settings, name) for name in settings}
     try:
-        for name, value in EXR_SETTINGS.items():
+        for name, value in settings.items():
             setattr(image_settings, name, value)
         yield
     finally:

@@ -158,11 +158,13 @@ def bake(args) -> int:
     import bpy
 
     from . import register
+    from .hosts.blender import _captured_output as captured_output  # the shader log catcher, reused
 
     out_dir = Path(args.out).resolve()
     scene, emitter = build_scene(preset, shot, resolution, out_dir)
     register()
     apply_lens(scene, args.motion_blur, dof)
+    scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
     add_preset_effect(scene, args.preset, preset)
     if args.point_filter is not None:  # after the preset's render settings
         scene.gpu_particles.point_filter = args.point_filter
@@ -171,13 +173,22 @@ def bake(args) -> int:
         setattr(effect, name, value)
     if args.cache:
         scene.gpu_particles.cache_directory = str(Path(args.cache).resolve())
-    try:
-        if args.simulate_only:
-            bpy.ops.gpu_particles.bake_simulation()
-        else:
-            bpy.ops.gpu_particles.bake(frame_start=frames[0], frame_end=frames[1])
-    except RuntimeError as error:  # the operator's ERROR report
-        print(f"gpu_particles bake: {str(error).removeprefix('Error: ').strip()}", file=sys.stderr)
+    failure = None
+    # Blender prints every operator report too ("Info: ...", "Error: ..."): keep them out of the
+    # terminal and say each thing once, here, warnings and errors on stderr.
+    with captured_output() as log:
+        try:
+            if args.simulate_only:
+                bpy.ops.gpu_particles.bake_simulation()
+            else:
+                bpy.ops.gpu_particles.bake(frame_start=frames[0], frame_end=frames[1])
+        except RuntimeError as error:  # the operator's ERROR report
+            failure = str(error).removeprefix("Error: ").strip()
+    for line in log[0].splitlines():
+        if line.startswith("Warning: "):
+            print(f"gpu_particles bake: {line.removeprefix('Warning: ')}", file=sys.stderr)
+    if failure is not None:
+        print(f"gpu_particles bake: {failure}", file=sys.stderr)
         return 2
     if args.simulate_only:
         print(f"gpu_particles bake: simulated frames {shot[0]}-{shot[1]} into {args.cache}")

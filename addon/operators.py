@@ -9,6 +9,7 @@ import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from .bake import BakeError, BakeJob
+from .csg_ui import add_stage_primitives, scene_primitives
 from .engine.presets import (
     PresetError,
     load_preset,
@@ -96,7 +97,21 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             assign(effect, preset.effect)
             assign(context.scene.gpu_particles, preset.render)
         obj.gpu_particles.active_index = len(effects) - 1
+        if preset and "csg" in preset.stage and not scene_primitives(context.scene):
+            add_stage_primitives(context.scene, _around(preset.stage, obj.matrix_world.translation))
+            context.view_layer.objects.active = obj
         return {"FINISHED"}
+
+
+def _around(stage: dict, location) -> dict:
+    """The stage's CSG section with its primitives placed around ``location`` as they sit around the
+    stage's own emitter (the command line's scene puts the emitter there: no shift)."""
+    origin = stage.get("emitter", {}).get("location", (0.0, 0.0, 0.0))
+    shift = [location[i] - origin[i] for i in range(3)]
+    csg = dict(stage["csg"])
+    csg["primitives"] = [{**p, "location": [p.get("location", (0.0, 0.0, 0.0))[i] + shift[i] for i in range(3)]}
+                         for p in csg.get("primitives", [])]
+    return csg
 
 
 class ActiveEffectOperator(bpy.types.Operator):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import bpy
 
-from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError
-from .engine.simulation import rate_warning
+from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
+from .engine.simulation import LAYOUTS, rate_warning
 from .properties import effect_settings_of
 from .scene_inputs import colliders, force_fields
 
@@ -142,9 +142,32 @@ def _active_effect(context):
     return context.active_object.gpu_particles.active_effect
 
 
-def _draw_rate_warning(layout, context):
+def gpu_count_limit() -> int | None:
+    """Most particle slots this GPU's textures hold (None where no GPU context is bound)."""
     try:
-        warning = rate_warning(effect_settings_of(_active_effect(context)))
+        import gpu
+
+        return max_particles(gpu.capabilities.max_texture_size_get())
+    except (ImportError, RuntimeError, SystemError):
+        return None
+
+
+def count_note(effect, limit: int | None) -> tuple[str, str]:
+    """(text, icon) under the count: this GPU's limit and the state memory the count takes."""
+    megabytes = effect.count * LAYOUTS[effect.state_layout].bytes_per_particle / 2**20
+    if limit is None:
+        return f"{megabytes:,.0f} MB of particle state", "INFO"
+    if effect.count >= limit:
+        return f"At this GPU's limit of {limit:,} particles ({megabytes:,.0f} MB of state)", "ERROR"
+    return f"This GPU holds up to {limit:,} particles; this count takes {megabytes:,.0f} MB", "INFO"
+
+
+def _draw_rate_warning(layout, context):
+    effect = _active_effect(context)
+    text, icon = count_note(effect, gpu_count_limit())
+    layout.label(text=text, icon=icon)
+    try:
+        warning = rate_warning(effect_settings_of(effect))
     except SettingsError as error:
         warning = str(error)
     if warning:
@@ -186,11 +209,13 @@ def _draw_render_and_bake(layout, context):
     from .render import lens_summary
 
     scene = context.scene
+    from .render_integration import draw_settings
+
     hints = layout.column(align=True)
     for line in lens_summary(scene):  # Blender's own settings drive these: shown, not copied
         hints.label(text=line, icon="INFO")
-    layout.prop(scene.render, "filepath", text="Output")
     layout.prop(scene.render.image_settings, "file_format", text="Format")
+    draw_settings(layout, scene)
     column = layout.column(align=True)
     column.operator("gpu_particles.bake", icon="RENDER_ANIMATION")
     column.operator("gpu_particles.export_pointcloud", icon="POINTCLOUD_DATA")

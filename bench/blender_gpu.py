@@ -81,6 +81,7 @@ def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple
     scene, emitter = build_scene(loaded, frames, (width, height), out_dir)
     scene.render.image_settings.file_format = file_format
     addon.register()
+    scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
     add_preset_effect(scene, preset, loaded)
     effect = emitter.gpu_particles.active_effect
     effect.count = count

@@ -27,7 +27,7 @@ def rng(request):
 def scene(host, tmp_path):
     """A fresh factory scene with the add-on registered, a camera and an emitter empty.
 
-    Output goes to ``tmp_path / "frames" / "f_####"`` as PNG, 64x36, frames 1-4.
+    Bakes go to ``tmp_path / "frames" / "f_####"`` as PNG, 64x36, frames 1-4; render layers to ``tmp_path / "layer"``.
     """
 
     import addon
@@ -36,8 +36,9 @@ def scene(host, tmp_path):
 
     preset = load_preset("default")
     bpy_scene, emitter = build_scene(preset, (1, 4), (64, 36), tmp_path / "frames")
-    bpy_scene.render.filepath = str(tmp_path / "frames" / "f_####")
     addon.register()
+    bpy_scene.gpu_particles_output.bake_path = str(tmp_path / "frames" / "f_####")
+    bpy_scene.gpu_particles_output.layer_path = str(tmp_path / "layer") + "/"  # what a render writes
     yield bpy_scene
     addon.unregister()
 

@@ -77,7 +77,7 @@ def test_two_bakes_are_byte_identical(scene, tmp_path):
     add_effect(count=30_000)
     digests = []
     for run in ("a", "b"):
-        scene.render.filepath = str(tmp_path / run / "f_####")
+        scene.gpu_particles_output.bake_path = str(tmp_path / run / "f_####")
         bake()
         digests.append([hashlib.sha256((tmp_path / run / f"f_{n:04d}.png").read_bytes()).hexdigest() for n in range(1, 5)])
     assert digests[0] == digests[1]
@@ -88,7 +88,7 @@ def test_seed_changes_the_frames(scene, tmp_path):
     hashes = []
     for seed in (1, 2):
         effect.seed = seed
-        scene.render.filepath = str(tmp_path / str(seed) / "f_####")
+        scene.gpu_particles_output.bake_path = str(tmp_path / str(seed) / "f_####")
         bake()
         hashes.append(hashlib.sha256((tmp_path / str(seed) / "f_0004.png").read_bytes()).hexdigest())
     assert hashes[0] != hashes[1]
@@ -114,7 +114,7 @@ def test_bad_bakes_report_and_write_nothing(scene, tmp_path, monkeypatch, breaka
     elif breakage == "unwritable":
         blocker = tmp_path / "blocker"
         blocker.write_text("a file where a folder should be")
-        scene.render.filepath = str(blocker / "sub" / "f_####")
+        scene.gpu_particles_output.bake_path = str(blocker / "sub" / "f_####")
     elif breakage == "too_many_particles":
         import gpu
 
@@ -147,3 +147,23 @@ def test_failed_bake_keeps_only_complete_frames(scene, tmp_path, monkeypatch):
     assert frame_files(folder) == ["f_0001.png", "f_0002.png", "gpu_particles_bake.json"]
     for name in ("f_0001.png", "f_0002.png"):
         assert bpy.data.images.load(str(folder / name)).size[:] == (64, 36)
+
+
+def test_png_bake_keeps_the_glow_as_rgb(scene, tmp_path):
+    """Additive light has almost no coverage: a PNG frame is RGB (light on black), never straight alpha."""
+    add_effect(count=20_000)
+    scene.frame_end = 2
+    scene.render.image_settings.file_format = "OPEN_EXR"
+    bake()
+    exr = bpy.data.images.load(str(tmp_path / "frames" / "f_0002.exr"))
+    light = np.array(exr.pixels[:]).reshape(36, 64, 4)
+    faint = (light[..., :3].max(axis=-1) > 2 / 255) & (light[..., 3] < 0.01)
+    assert faint.sum() > 0, "the case: lit pixels a straight-alpha PNG would round to nothing"
+    scene.render.image_settings.file_format = "PNG"
+    scene.render.image_settings.color_mode = "RGBA"
+    bake()
+    png = bpy.data.images.load(str(tmp_path / "frames" / "f_0002.png"))
+    assert png.channels == 3 or np.all(np.array(png.pixels[:]).reshape(36, 64, 4)[..., 3] == 1.0)
+    pixels = np.array(png.pixels[:]).reshape(36, 64, 4)
+    assert (pixels[faint, :3].max(axis=-1) > 0).all(), "every faint lit pixel keeps its light"
+    assert scene.render.image_settings.color_mode == "RGBA", "the scene's own setting is restored"

@@ -29,6 +29,7 @@ def test_bake_writes_the_frames(tmp_path):
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.glob("*.png")) == ["frame_0003.png", "frame_0004.png", "frame_0005.png"]
     assert (out / "gpu_particles_bake.json").is_file()
+    assert "Baked" not in result.stdout and result.stdout.count("wrote frames 3-5") == 1, "each message once"
 
 
 def test_bake_with_blenders_motion_blur_and_depth_of_field(tmp_path):
@@ -71,6 +72,7 @@ def test_bad_bakes_exit_non_zero_and_write_nothing(tmp_path, args, message):
     import re
 
     assert re.search(message, result.stderr), result.stderr
+    assert len(re.findall(message, result.stdout + result.stderr)) == 1, "said once"
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["blocker"]
 
 

@@ -76,7 +76,7 @@ def test_cloud_drawn_as_sprites_covers_more_pixels_than_points(scene, tmp_path):
     lit = {}
     for particle_type in ("POINT", "SPRITE"):
         scene.gpu_particles_csg.particle_type = particle_type
-        scene.render.filepath = str(tmp_path / particle_type / "f_####")
+        scene.gpu_particles_output.bake_path = str(tmp_path / particle_type / "f_####")
         assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
         image = bpy.data.images.load(str(tmp_path / particle_type / "f_0001.png"))
         pixels = np.array(image.pixels[:]).reshape(36, 64, 4)

@@ -77,6 +77,7 @@ def test_cycles_renders_the_exported_points(scene, tmp_path):
     add_effect(count=3000, size=0.3, emission_strength=4.0)
     scene.frame_set(4)
     bpy.ops.gpu_particles.export_pointcloud()
+    scene.gpu_particles_output.use_render = False  # the exported points alone, not the composited layer
     scene.render.engine = "CYCLES"
     scene.cycles.samples = 4
     scene.cycles.device = "CPU"

@@ -43,10 +43,10 @@ def test_emitted_commands_run_end_to_end_and_match_one_bake(scene, tmp_path):
     add_effect(count=3000, turbulence_strength=1.0)
     scene.frame_end = 8
     scene.gpu_particles.use_disk_cache = False
-    scene.render.filepath = str(tmp_path / "single" / "f_####")
+    scene.gpu_particles_output.bake_path = str(tmp_path / "single" / "f_####")
     assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
     scene.gpu_particles.use_disk_cache = True
-    scene.render.filepath = "//farm/f_####"
+    scene.gpu_particles_output.bake_path = "//farm/f_####"
     blendfile = tmp_path / "shot.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blendfile), copy=True)
 

@@ -41,8 +41,8 @@ def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_pe
     return accumulate(pixel, q, width, height)
 
 
-def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp=None, scene_depth=None):
-    """Pixel and float color of every particle that reaches the target (before quantization)."""
+def reaching(pos_age, vel_life, view_proj, width, height):
+    """(index, clip, w, t = age / life, pixel) of the live particles inside the view, the splat's cull and pixel."""
     age, life = pos_age[:, 3], vel_life[:, 3]
     with np.errstate(invalid="ignore"):
         alive = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
@@ -56,6 +56,12 @@ def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
     size = np.array([width, height], F)
     screen = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
     pixel = np.minimum(screen.astype(np.int32), np.array([width - 1, height - 1]))
+    return index, clip, w, t, pixel
+
+
+def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp=None, scene_depth=None):
+    """Pixel and float color of every particle that reaches the target (before quantization)."""
+    index, clip, w, t, pixel = reaching(pos_age, vel_life, view_proj, width, height)
     if scene_depth is not None:
         depth = clip[:, 2] / w * F(0.5) + F(0.5)
         visible = depth <= scene_depth[pixel[:, 1], pixel[:, 0]]
