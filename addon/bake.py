@@ -26,7 +26,7 @@ from .frame_writer import PNG_CHANNELS, PNG_DEPTHS, DisplaySettings, FrameFormat
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
 from .job_operator import FrameJob
-from .render import SceneRenderer, check_camera
+from .render import SceneRenderer, check_camera, lens_summary
 from .render_layer import frame_file
 from .scene_snapshot import SceneSnapshot, read_snapshot
 from .sim_cache import addon_version
@@ -233,6 +233,7 @@ class BakeJob(FrameJob):
             "resolution": [self.plan.width, self.plan.height],
             "seconds": round(time.perf_counter() - self.started, 3),
             "render": as_dict(self.renderer.compositor.render),
+            "lens": lens_summary(self.scene),  # Blender's motion blur and depth of field, as applied
             "emax": self.emax,
             "overflow": {str(frame): count for frame, count in self.overflow.items()},
             "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],

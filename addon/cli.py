@@ -42,6 +42,23 @@ def parse_resolution(text: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+def parse_dof(text: str) -> tuple[float, float]:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*@\s*(\d+(?:\.\d*)?)\s*", text)
+    if not match or float(match.group(1)) <= 0 or float(match.group(2)) <= 0:
+        raise UsageError(f"DOF must look like 2.8@6 (f-stop @ focus distance), not '{text}'")
+    return float(match.group(1)), float(match.group(2))
+
+
+def apply_lens(scene, motion_blur: float | None, dof: tuple[float, float] | None) -> None:
+    """Turn on Blender's own motion blur (shutter in frames) and the camera's depth of field (f-stop, distance)."""
+    if motion_blur is not None:
+        scene.render.use_motion_blur = True
+        scene.render.motion_blur_shutter = motion_blur
+    if dof is not None:
+        scene.camera.data.dof.use_dof = True
+        scene.camera.data.dof.aperture_fstop, scene.camera.data.dof.focus_distance = dof
+
+
 def _keyframe_orbit(obj, center, radius, seconds, frames, fps):
     """Circle the emitter around ``center`` (radius in the XY plane) over the frame range."""
     first, last = frames
@@ -156,6 +173,9 @@ def bake(args) -> int:
         if args.simulate_only and not args.cache:
             raise UsageError("--simulate-only fills the simulation cache: give it --cache DIR")
         resolution = parse_resolution(args.res)
+        dof = parse_dof(args.dof) if args.dof is not None else None
+        if args.motion_blur is not None and not args.motion_blur > 0:
+            raise UsageError(f"--motion-blur is a shutter in frames and must be positive, not {args.motion_blur}")
         overrides = {k: v for k, v in (("count", args.count), ("seed", args.seed)) if v is not None}
         effect_settings({**vars(preset.effect), **{k: v for k, v in overrides.items() if k != "count"}})
     except (PresetError, UsageError, SettingsError) as error:
@@ -184,8 +204,11 @@ def bake(args) -> int:
     from .hosts.blender import _captured_output as captured_output  # the shader log catcher, reused
 
     register()
+    apply_lens(scene, args.motion_blur, dof)
     scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
     add_preset_effect(scene, args.preset, preset)
+    if args.point_filter is not None:  # after the preset's render settings
+        scene.gpu_particles.point_filter = args.point_filter
     effect = emitter.gpu_particles.active_effect
     for name, value in overrides.items():
         setattr(effect, name, value)
@@ -245,6 +268,12 @@ def main(argv=None) -> int:
     bake_parser.add_argument("--out", default="out/bake", help="output folder")
     bake_parser.add_argument("--seed", type=int)
     bake_parser.add_argument("--count", type=int)
+    bake_parser.add_argument("--motion-blur", type=float, metavar="SHUTTER",
+                             help="turn on Blender's motion blur with this shutter, in frames (e.g. 0.5)")
+    bake_parser.add_argument("--dof", metavar="FSTOP@DISTANCE",
+                             help="turn on the camera's depth of field, e.g. 2.8@6 (f-stop @ focus distance)")
+    bake_parser.add_argument("--point-filter", choices=("ANTIALIASED", "ONE_PIXEL"),
+                             help="points over 2x2 pixels (the default) or into one")
     bake_parser.add_argument("--shot", help="the scene's frame range, first-last, when --frames renders part of it "
                                             "(the simulation starts at the shot's first frame)")
     bake_parser.add_argument("--cache", help="simulation cache folder: filled as frames are simulated, and a bake "

@@ -36,7 +36,8 @@ SECTIONS = (
     ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
               "particle_type", "stretch")),
     ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
-    ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "point_mode", "cache_memory")),
+    ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "point_filter", "viewport_point_filter",
+                       "point_mode", "cache_memory")),
 )
 assert {f.name for f in EFFECT_FIELDS + RENDER_FIELDS} == {name for _, names in SECTIONS for name in names}, \
     "every field has a section"
@@ -215,9 +216,14 @@ def _draw_colliders(layout, context):
 
 
 def _draw_render_and_bake(layout, context):
+    from .render import lens_summary
+
     scene = context.scene
     from .render_integration import draw_settings
 
+    hints = layout.column(align=True)
+    for line in lens_summary(scene):  # Blender's own settings drive these: shown, not copied
+        hints.label(text=line, icon="INFO")
     layout.prop(scene.render.image_settings, "file_format", text="Format")
     draw_settings(layout, scene)
     column = layout.column(align=True)

@@ -9,6 +9,7 @@ are read from the scene every frame (``scene_snapshot.py``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from contextlib import nullcontext
 
@@ -19,6 +20,7 @@ from .depth_prepass import DepthPrepass
 from .engine.cache_format import CacheError
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
+from .engine.footprint import Focus, Shutter
 from .engine.pipeline import composite_into
 from .engine.settings import SettingsError
 from .engine.sprites import SpriteLayer
@@ -50,19 +52,82 @@ def check_camera(camera) -> None:
         raise SettingsError(f"Camera '{camera.name}' is scaled to zero: its view cannot be inverted")
 
 
-def camera_of(scene, width: int, height: int) -> Camera:
-    """The scene camera's world-to-clip matrix for a width x height target."""
+def camera_of(scene, width: int, height: int, camera_matrix_at=None) -> Camera:
+    """The scene camera's world-to-clip matrix for a width x height target, with the
+    scene's motion blur and the camera's depth of field (``camera_matrix_at``: see ``with_lens``)."""
     camera = scene.camera
     check_camera(camera)
     depsgraph = scene.view_layers[0].depsgraph if scene.view_layers else None
-    projection = camera.calc_matrix_camera(
+    projection = np.array(camera.calc_matrix_camera(
         depsgraph, x=width, y=height, scale_x=scene.render.pixel_aspect_x, scale_y=scene.render.pixel_aspect_y
-    )
+    ))
     view = camera.matrix_world.inverted()
-    view_proj = np.array(projection) @ np.array(view)
+    view_proj = projection @ np.array(view)
     if not all(math.isfinite(v) for v in view_proj.ravel()):
         raise SettingsError(f"Camera '{camera.name}' gives a non-finite projection for {width}x{height}")
-    return Camera(view_proj, width, height)
+    return with_lens(scene, Camera(view_proj, width, height), projection,
+                     camera_matrix_at or (lambda frames: np.array(camera.matrix_world)))
+
+
+def shutter_frames(scene) -> tuple[float, float] | None:
+    """Frames from the current one to shutter open and close (Blender's shutter and its position), or None."""
+    render = scene.render
+    if not render.use_motion_blur:
+        return None
+    length = render.motion_blur_shutter
+    start = {"START": 0.0, "CENTER": -0.5, "END": -1.0}[render.motion_blur_position] * length
+    return start, start + length
+
+
+def focus_distance(camera) -> float:
+    """Blender's focus distance: the focus object's depth along the camera's view axis, else the set distance."""
+    dof = camera.data.dof
+    if dof.focus_object is None:
+        return dof.focus_distance
+    view_axis = np.array(camera.matrix_world)[:3, 2]
+    offset = np.array(camera.matrix_world)[:3, 3] - np.array(dof.focus_object.matrix_world)[:3, 3]
+    return max(abs(float(view_axis @ offset)) / float(np.linalg.norm(view_axis)), 1e-5)
+
+
+def with_lens(scene, camera: Camera, projection, camera_matrix_at) -> Camera:
+    """``camera`` with the scene's motion blur (``scene.render``) and the scene camera's depth of field.
+
+    ``projection``: the scene camera's projection as this view draws it, or None
+    for a view that is not the scene camera's (the viewport's free views: blur
+    of particle motion only, no depth of field).  ``camera_matrix_at(frames)``:
+    the scene camera's world matrix that many frames from the current one.
+    """
+    shutter, focus = None, None
+    frames = shutter_frames(scene)
+    if frames is not None:
+        seconds = scene_seconds_per_frame(scene)
+        if projection is None:
+            shutter = Shutter.still(camera.view_proj, frames[0] * seconds, frames[1] * seconds)
+        else:
+            open_vp, close_vp = (projection @ np.linalg.inv(camera_matrix_at(f)) for f in frames)
+            shutter = Shutter(frames[0] * seconds, frames[1] * seconds, open_vp, close_vp)
+    lens = scene.camera.data if projection is not None else None
+    if lens is not None and lens.dof.use_dof and lens.type == "PERSP":
+        px_per_mm = projection[0, 0] * camera.width / (2.0 * lens.lens)
+        focus = Focus.thin_lens(lens.lens, lens.dof.aperture_fstop, focus_distance(scene.camera), px_per_mm,
+                                scene.unit_settings.scale_length or 1.0)
+    return dataclasses.replace(camera, shutter=shutter, focus=focus)
+
+
+def lens_summary(scene) -> list[str]:
+    """What Blender's motion blur and depth of field settings make the particles do (the panel's hint)."""
+    lines = []
+    frames = shutter_frames(scene)
+    lines.append(f"Motion blur: shutter {frames[1] - frames[0]:.2f} frames ({scene.render.motion_blur_position.title()})"
+                 if frames is not None else "Motion blur: off (Render Properties)")
+    camera = scene.camera
+    if camera is None or camera.type != "CAMERA" or not camera.data.dof.use_dof:
+        lines.append("Depth of field: off (Camera Properties)")
+    elif camera.data.type != "PERSP":
+        lines.append("Depth of field: perspective cameras only")
+    else:
+        lines.append(f"Depth of field: f/{camera.data.dof.aperture_fstop:.3g} at {focus_distance(camera):.3g} m")
+    return lines
 
 
 class SceneRenderer:
@@ -85,6 +150,7 @@ class SceneRenderer:
         self.host = host or BlenderHost()
         self.width, self.height = width, height
         self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
+        self.compositor.antialias = self.compositor.render.point_filter == "ANTIALIASED"
         if self.compositor.render.occlusion == "SCENE":
             self.prepass = DepthPrepass()
             self.compositor.use_depth(SceneDepth(self.host, width, height))
@@ -181,6 +247,17 @@ class SceneRenderer:
         for system, (_, effect) in zip(self.systems, scene_effects(self.scene)):
             system.ramp = ramp_colors(effect)
 
+    def _camera_matrix_at(self, frames: float) -> np.ndarray:
+        """The scene camera's world matrix ``frames`` from the current frame (a subframe evaluation, then back)."""
+        if frames == 0.0:
+            return np.array(self.scene.camera.matrix_world)
+        frame = self.scene.frame_current
+        whole = math.floor(frame + frames)
+        self.scene.frame_set(whole, subframe=frame + frames - whole)
+        matrix = np.array(self.scene.camera.matrix_world)
+        self.scene.frame_set(frame)
+        return matrix
+
     def needs_sprites(self) -> bool:
         return any(system.settings.blend_mode == "ALPHA" for system in self.systems)
 
@@ -216,7 +293,7 @@ class SceneRenderer:
         self.advance_to(frame)
         if self.sprites is None and self.needs_sprites():
             self.sprites = SpriteLayer(self.host, self.width, self.height)
-        camera = camera_of(self.scene, self.width, self.height)
+        camera = camera_of(self.scene, self.width, self.height, self._camera_matrix_at)
         self.composite_view(frame, camera, self.scene.camera.matrix_world.inverted(), self.compositor, self.sprites)
 
     def take_stats(self) -> None:

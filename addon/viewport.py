@@ -27,7 +27,7 @@ from .engine.depth import SceneDepth
 from .engine.sprites import SpriteLayer
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, effect_settings_of, render_settings_of, scene_effects
-from .render import SceneRenderer
+from .render import SceneRenderer, with_lens
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 
@@ -219,6 +219,7 @@ class Overlay:
         target = self.targets.pop((width, height), None)
         if target is None:
             compositor = Compositor(self.host, width, height, self.simulation.compositor.render)
+            compositor.antialias = compositor.render.viewport_point_filter == "ANTIALIASED"
             if self.simulation.prepass is not None:
                 compositor.use_depth(SceneDepth(self.host, width, height))
             target = _ViewTarget(compositor)
@@ -229,10 +230,14 @@ class Overlay:
             target.sprites = SpriteLayer(self.host, width, height)
         return target
 
-    def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None, measure: bool = False):
+    def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None, measure: bool = False,
+                  projection=None):
         """Simulate to the scene frame and composite this view (``view_proj``: world to clip,
         ``view``: world to view, for sorting); returns the float frame texture, or None while a long
         preroll runs (a piece each call).
+
+        ``projection``: the view's projection when it looks through the scene
+        camera (then the camera's motion and depth of field count, as in the bake).
 
         Only with ``measure`` (the Stats panel is shown) does the draw wait for the GPU: stage
         times, live and overflow counts.  Otherwise nothing is read back, except the previous
@@ -250,7 +255,10 @@ class Overlay:
         auto = compositor.render.emax_mode == "AUTO"
         if measure and not auto:
             compositor.discard_stats()  # what unmeasured frames added up
-        camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
+        frame = scene.frame_current
+        camera = with_lens(scene, Camera(np.asarray(view_proj, dtype=np.float64), width, height),
+                           None if projection is None else np.asarray(projection, dtype=np.float64),
+                           lambda frames: np.array(matrix_at(scene.camera, frame + frames)))
         self.simulation.composite_view(self.frame, camera, view, compositor, target.sprites, depsgraph,
                                        stopwatch)
         target.stats_pending = auto and not measure
@@ -317,15 +325,16 @@ def draw_frame_texture(texture, width: int, height: int) -> None:
     gpu.state.blend_set("NONE")
 
 
-def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None) -> None:
-    """Composite the scene's particles for one view and draw them; what the draw callback runs."""
+def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None, projection=None) -> None:
+    """Composite the scene's particles for one view and draw them; what the draw callback runs
+    (``projection``: the view's, when it looks through the scene camera)."""
     if not scene.gpu_particles.show_overlay or width < 1 or height < 1:
         return
     if not scene_effects(scene) and not scene_has_cloud(scene):
         return
     global _stats_shown
     measure, _stats_shown = _stats_shown, False
-    frame = overlay().composite(scene, view_proj, view, width, height, depsgraph, measure)
+    frame = overlay().composite(scene, view_proj, view, width, height, depsgraph, measure, projection)
     if frame is None:  # prerolling: draw again soon for the next piece (not from inside this draw)
         if not bpy.app.timers.is_registered(_redraw_soon):
             bpy.app.timers.register(_redraw_soon, first_interval=0.0)
@@ -343,8 +352,11 @@ def draw_region(context) -> None:
     if region is None or view is None:
         return
     view_layer = getattr(context, "view_layer", None)
+    camera = context.scene.camera
+    through_camera = view.view_perspective == "CAMERA" and camera is not None and camera.type == "CAMERA"
     draw_view(context.scene, view.perspective_matrix, view.view_matrix, region.width, region.height,
-              view_layer.depsgraph if view_layer is not None else None)
+              view_layer.depsgraph if view_layer is not None else None,
+              view.window_matrix if through_camera else None)
 
 
 def _tag_sidebars(screen) -> None:

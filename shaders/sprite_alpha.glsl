@@ -36,6 +36,16 @@ void main()
   radius_px = max(radius_px, 1.0);
   float alpha = opacity * coverage;
   v_color = vec4(particle_color(slot, look_now, 1.0) * alpha, alpha);
+#ifdef MOTION_BLUR
+  /* Stretched along its path over the shutter (footprint.glsl), the same alpha spread over the length. */
+  vec2 open_px, close_px;
+  if (shutter_path(pos_age_in.xyz, texelFetch(vel_life, texel, 0).xyz, target_extent, open_px, close_px)) {
+    v_color *= radius_px / (radius_px + 0.5 * length(close_px - open_px));
+    vec2 corner_px = capsule_corner(open_px, close_px, radius_px, v_corner);
+    gl_Position = vec4((corner_px / target_extent * 2.0 - 1.0) * clip.w, clip.z, clip.w);
+    return;
+  }
+#endif
   clip.xy += v_corner * radius_px / target_extent * 2.0 * clip.w; /* before the divide */
   gl_Position = clip;
 }

@@ -60,6 +60,19 @@ def test_progress_line_updates_in_place_on_a_terminal_and_every_n_frames_otherwi
         assert shown == [10, 20, 48] and "\r" not in text and text.count("\n") == 3
 
 
+def test_bake_with_blenders_motion_blur_and_depth_of_field(tmp_path):
+    out = tmp_path / "seq"
+    result = cli("bake", "--frames", "3-3", "--res", "96x54", "--out", str(out), "--count", "5000",
+                 "--motion-blur", "0.5", "--dof", "2.8@6", "--point-filter", "ONE_PIXEL")
+    assert result.returncode == 0, result.stderr
+    assert (out / "frame_0003.png").is_file()
+    import json
+
+    sidecar = json.loads((out / "gpu_particles_bake.json").read_text())
+    assert sidecar["lens"] == ["Motion blur: shutter 0.50 frames (Center)", "Depth of field: f/2.8 at 6 m"]
+    assert sidecar["render"]["point_filter"] == "ONE_PIXEL"
+
+
 @pytest.mark.parametrize(
     "args, message",
     [
@@ -69,6 +82,8 @@ def test_progress_line_updates_in_place_on_a_terminal_and_every_n_frames_otherwi
         (["--frames", "10-2"], "frame range runs backwards: 10 to 2"),
         (["--res", "100000x100"], "beyond this GPU's texture limit"),
         (["--out", "BLOCKED/sub"], "cannot be created or written"),
+        (["--dof", "2.8"], "DOF must look like 2.8@6"),
+        (["--motion-blur", "0"], "must be positive"),
         (["--shot", "5-40"], "frames 1-2 are not inside the shot 5-40"),
         (["--simulate-only"], "--simulate-only fills the simulation cache: give it --cache DIR"),
     ],

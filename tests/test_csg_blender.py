@@ -72,6 +72,7 @@ def test_cloud_drawn_as_sprites_covers_more_pixels_than_points(scene, tmp_path):
     """Sprites of Point Size spread each sample's light over its projected disc."""
     cloud_stage(scene, size=0.05)
     scene.frame_end = 1
+    scene.gpu_particles.point_filter = "ONE_PIXEL"  # one pixel a point (antialiased points cover 2x2)
     lit = {}
     for particle_type in ("POINT", "SPRITE"):
         scene.gpu_particles_csg.particle_type = particle_type

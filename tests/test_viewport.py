@@ -85,6 +85,7 @@ def test_hidden_overlay_draws_nothing(scene, overlay):
 def test_overlay_matches_the_bake_of_an_animated_emitter(scene, overlay):
     """F-curve evaluation in the draw path gives the frames the bake gets with frame_set."""
     add_effect(count=4000, inherit_velocity=1.0)
+    scene.gpu_particles.viewport_point_filter = "ANTIALIASED"  # the bake's default
     assert scene.objects["Emitter"].animation_data is not None  # the stage keys an orbit
     camera = camera_of(scene, W, H)
     baked = SceneRenderer(scene, W, H).render(4)
@@ -189,7 +190,8 @@ def test_draw_region_uses_the_views_own_matrices(scene, overlay):
     view_matrix = camera_view((6.0, 0.0, 1.0), (0.0, 0.0, 1.0))
     window_matrix = perspective(0.8, W / H, 0.1, 100.0)
     region_data = SimpleNamespace(perspective_matrix=Matrix((window_matrix @ view_matrix).tolist()),
-                                  view_matrix=Matrix(view_matrix.tolist()))
+                                  view_matrix=Matrix(view_matrix.tolist()), window_matrix=Matrix(window_matrix.tolist()),
+                                  view_perspective="PERSP")
     context = SimpleNamespace(scene=scene, region=SimpleNamespace(width=W, height=H), region_data=region_data)
     offscreen = gpu.types.GPUOffScreen(W, H, format="RGBA32F")
     with offscreen.bind():
@@ -224,6 +226,7 @@ def test_overlay_draws_the_csg_point_cloud_like_the_bake(scene, overlay):
 
     cloud_stage(scene)
     add_effect(count=2000)
+    scene.gpu_particles.viewport_point_filter = "ANTIALIASED"  # the bake's default
     camera = camera_of(scene, W, H)
     baked = SceneRenderer(scene, W, H).render(2)
     scene.frame_set(2)
@@ -369,6 +372,7 @@ def test_a_long_preroll_runs_a_piece_per_draw_then_matches_the_bake(scene, overl
 
     steps = PREROLL_AT_ONCE + 6
     add_effect(count=3000, preroll=steps / 24)
+    scene.gpu_particles.viewport_point_filter = "ANTIALIASED"  # the bake's default
     camera = camera_of(scene, W, H)
     scene.frame_set(2)
     assert overlay.composite(scene, camera.view_proj, scene_view(scene), W, H) is None

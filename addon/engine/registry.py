@@ -10,7 +10,20 @@ A new ``shaders/<name>.glsl`` with a ``main()`` must appear here
 
 from __future__ import annotations
 
-from . import compaction, compositing, csg, depth, particle_depth, raster, readback, scan, simulation, sorting, sprites
+from . import (
+    compaction,
+    compositing,
+    csg,
+    depth,
+    footprint,
+    particle_depth,
+    raster,
+    readback,
+    scan,
+    simulation,
+    sorting,
+    sprites,
+)
 from .kernels import Kernel
 
 KERNELS: tuple[Kernel, ...] = (
@@ -23,10 +36,15 @@ KERNELS: tuple[Kernel, ...] = (
     depth.COARSE_DEPTH,
     *sorting.SORT_KERNELS,
     *compositing.SPLAT_VARIANTS,
+    *compositing.FOOTPRINT_VARIANTS,
     *(compositing.resolve_kernel(peak, compositing.PAIRED) for peak in (False, True)),
     raster.POINTS,
     raster.QUADS,
+    footprint.motion_variant(raster.QUADS),
+    raster.bokeh(False),
+    raster.bokeh(True),
     *(sprites.sprites(indirect) for indirect in (False, True)),
+    *(footprint.motion_variant(sprites.sprites(indirect)) for indirect in (False, True)),
     sprites.ALPHA_OVER,
     *csg.CSG_KERNELS,
     *particle_depth.PARTICLE_DEPTH_KERNELS.values(),

@@ -98,6 +98,12 @@ RENDER_FIELDS: tuple[Field, ...] = (
     Field("emax_headroom", "float", 2.0, 1.0, 1e3, "Auto Emax: how far above the last frame's brightest pixel"),
     Field("occlusion", "enum", "SCENE", items=("SCENE", "NONE"),
           description="Scene: particles behind the scene's opaque meshes are hidden; None: drawn over everything"),
+    Field("point_filter", "enum", "ANTIALIASED", items=("ANTIALIASED", "ONE_PIXEL"),
+          description="Bakes and the command line: Antialiased: each point's light goes to the 2x2 pixels around "
+                      "its exact position (no shimmer on moving shots); One Pixel: all into the pixel it falls in (faster)"),
+    Field("viewport_point_filter", "enum", "ONE_PIXEL", items=("ANTIALIASED", "ONE_PIXEL"),
+          description="The viewport overlay: Antialiased: each point's light goes to the 2x2 pixels around its "
+                      "exact position; One Pixel: all into the pixel it falls in (the fastest)"),
     Field("point_mode", "enum", "ATOMIC", items=("ATOMIC", "GL_POINTS"),
           description="How point particles are composited: the atomic compute splat, or rasterized GL_POINTS "
                       "into a half-float target (the slower classic path, for comparison)"),

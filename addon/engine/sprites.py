@@ -13,6 +13,7 @@ from __future__ import annotations
 from functools import cache
 
 from .compositing import Camera, Compositor
+from .footprint import footprint_constants, motion_variant
 from .kernels import Constant, Image, Kernel, Raster, Sampler
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
 
@@ -81,9 +82,13 @@ class SpriteLayer:
             textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system)}
             if order is not None:
                 textures["indices"] = order
+            kernel = sprites(order is not None)
+            if camera.shutter is not None:
+                kernel = motion_variant(kernel)
             self.host.draw(
-                sprites(order is not None), "TRIS", QUAD_VERTICES, system.count, self.target, depth, textures,
+                kernel, "TRIS", QUAD_VERTICES, system.count, self.target, depth, textures,
                 {
+                    **footprint_constants(Camera(camera.view_proj, camera.width, camera.height, camera.shutter)),
                     "count": system.count,
                     "view_proj": camera.view_proj,
                     "color_start": (*s.color_start, s.emission_strength),

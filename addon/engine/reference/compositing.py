@@ -69,13 +69,17 @@ def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
         visible = depth <= scene_depth[pixel[:, 1], pixel[:, 0]]
         clip, w, t, pixel, index = clip[visible], w[visible], t[visible], pixel[visible], index[visible]
 
+    return pixel, particle_colors(settings, ramp, t, index, w, pixels_per_unit)
+
+
+def particle_colors(settings, ramp, t, index, w, pixels_per_unit):
+    """particle_look.glsl: HDR color of particles ``index`` at life fraction ``t`` and clip w."""
     look = look_at(look_table(settings, ramp), t)
     size_factor = variation(index, settings.size_random, settings.seed, "SIZE")
     radius_px = F(settings.size) * look[:, 3] * size_factor * F(pixels_per_unit) / w
     coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
     brightness = variation(index, settings.color_random, settings.seed, "BRIGHTNESS")
-    color = look[:, :3] * (F(settings.emission_strength) * brightness * coverage)[:, None]
-    return pixel, color
+    return look[:, :3] * (F(settings.emission_strength) * brightness * coverage)[:, None]
 
 
 def float_accumulation(pixel, color, width, height):
