@@ -17,7 +17,7 @@ Two ways to sort, both over the same schedules (``sort_schedule.py``):
   every frame and drawing reads state through them.
 
 The full sort of key-index pairs (``FULL_SORT``) is a stable LSD radix sort
-on the scan, 8 bits a pass, or an all-ascending bitonic sort whose strides
+on the binning primitive (``binning.py``), 8 bits a pass, or an all-ascending bitonic sort whose strides
 below one workgroup's block run in shared memory (one dispatch per merge) and
 whose long strides run a few per dispatch in registers; for a sorted state,
 one gather dispatch follows.
@@ -30,8 +30,8 @@ from functools import cache
 
 import numpy as np
 
+from .binning import ALL_KEYS, BINNING_KERNELS, DigitPasses
 from .kernels import Constant, Image, Kernel, Shared
-from .scan import Scan, linear_size
 from .simulation import LAYOUTS
 from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, stages
 
@@ -112,24 +112,6 @@ def sort_merge(fused: int) -> Kernel:
     )
 
 
-RADIX_TILE = 1024  # pairs one radix workgroup counts and scatters
-RADIX_DEFINES = (("RADIX_TILE", str(RADIX_TILE)),)
-RADIX_COUNT = Kernel(
-    "radix_count",
-    images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", "WRITE")),
-    constants=(Constant("INT", "count"), Constant("INT", "shift")),
-    shared=(Shared("uint", "s_hist", 256),),
-    defines=RADIX_DEFINES,
-)
-RADIX_SCATTER = Kernel(
-    "radix_scatter",
-    images=(Image("keys", "R32UI", "READ"), Image("indices", "R32UI", "READ"), Image("offsets", "R32UI", "READ"),
-            Image("sorted_keys", "R32UI", "WRITE"), Image("sorted_indices", "R32UI", "WRITE")),
-    constants=(Constant("INT", "count"), Constant("INT", "shift")),
-    shared=(Shared("uint", "s_keys", RADIX_TILE), Shared("uint", "s_indices", RADIX_TILE),
-            Shared("uint", "s_order", RADIX_TILE), Shared("uint", "s_hist", 256), Shared("uint", "s_start", 256)),
-    defines=RADIX_DEFINES,
-)
 SORTEDNESS = Kernel(
     "sortedness",
     images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", atomic=True)),
@@ -138,8 +120,8 @@ SORTEDNESS = Kernel(
     includes=("common.glsl", "random.glsl"),
 )
 SORT_KERNELS = (*SORT_KEYS_KERNELS.values(), SORT_PASS_KEY_INDEX, *SORT_PASS_DIRECT_KERNELS.values(),
-                sort_local(SORT_BLOCK), sort_merge(FUSED_STRIDES), RADIX_COUNT, RADIX_SCATTER,
-                *SORT_GATHER_KERNELS.values(), SORTEDNESS)
+                sort_local(SORT_BLOCK), sort_merge(FUSED_STRIDES),
+                *SORT_GATHER_KERNELS.values(), SORTEDNESS, *BINNING_KERNELS)
 
 
 @dataclass(frozen=True)
@@ -258,39 +240,19 @@ class KeyIndexPairs:
 
 
 class RadixSort:
-    """Stable LSD radix sort of a :class:`KeyIndexPairs`' pairs, 8 bits a pass, on the scan.
+    """Stable LSD radix sort of a :class:`KeyIndexPairs`' pairs: the binning's digit passes over all 32 bits.
 
-    Per digit: count the digits of every tile (``radix_count``), scan the
-    digit-major counts (``scan.py``), scatter every tile stably (``radix_scatter``)
-    into the spare images; four passes end where they began.
+    Four passes of 8 bits (``binning.DigitPasses``: per digit a contention-free
+    count per tile, the scan, a stable scatter), in place through spare images.
     """
 
     def __init__(self, pairs: KeyIndexPairs):
-        host = pairs.host
-        self.host, self.pairs = host, pairs
-        self.tiles = max(1, -(-pairs.count // RADIX_TILE))
-        size = linear_size(256 * self.tiles, host.max_texture_size)
-        self.counts = host.texture("radix_counts", *size, "R32UI")
-        self.offsets = host.texture("radix_offsets", *size, "R32UI")
-        self.spare = (host.texture("sort_keys", pairs.keys.width, pairs.keys.height, "R32UI"),
-                      host.texture("sort_indices", pairs.keys.width, pairs.keys.height, "R32UI"))
-        self.scan = Scan(host, 256 * self.tiles)
+        self.pairs = pairs
+        self.passes = DigitPasses(pairs.host, pairs.count, ALL_KEYS)
 
     def run(self) -> None:
-        count = self.pairs.count
-        source, target = (self.pairs.keys, self.pairs.indices), self.spare
-        groups = linear_groups(self.tiles * 256)
-        for shift in (0, 8, 16, 24):
-            self.host.dispatch(RADIX_COUNT, groups, {"keys": source[0], "counts": self.counts},
-                               {"count": count, "shift": shift})
-            self.scan.run(self.counts, self.offsets, 256 * self.tiles)
-            self.host.dispatch(
-                RADIX_SCATTER, groups,
-                {"keys": source[0], "indices": source[1], "offsets": self.offsets,
-                 "sorted_keys": target[0], "sorted_indices": target[1]},
-                {"count": count, "shift": shift},
-            )
-            source, target = target, source
+        pairs = self.pairs
+        self.passes.run(pairs.keys, pairs.indices, pairs.keys, pairs.indices, pairs.count)
 
 
 def method_for(key: SortKey) -> str:
