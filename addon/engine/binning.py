@@ -198,10 +198,14 @@ class Binning:
     def count(self, keys, count: int, mode: str = "AGGREGATED") -> None:
         """``counts`` and ``offsets`` (and ``total``: the items that have a bin) of the first ``count`` keys."""
         self.host.clear(self.counts)
+        self.add_counts(keys, count, mode)
+        self.bin_scan.run(self.counts, self.offsets, self.bins, total=self.total)
+
+    def add_counts(self, keys, count: int, mode: str = "AGGREGATED") -> None:
+        """Add the first ``count`` keys' items to ``counts`` (one dispatch)."""
         if count > 0:
             self.host.dispatch(bin_count_kernel(mode), tile_groups(count, COUNT_TILE),
                                {"keys": keys, "counts": self.counts}, {"count": count, "bins": self.bins})
-        self.bin_scan.run(self.counts, self.offsets, self.bins, total=self.total)
 
     def run(self, keys, count: int, values=None) -> None:
         """Counts, offsets, and the items (or ``values``) of the first ``count`` keys in bin order."""
