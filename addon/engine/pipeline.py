@@ -8,7 +8,7 @@ Reads like the algorithm::
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
     compositor.add(system, camera, live)    # splat over live slots, or raster, per Add effect (compositing.py, raster.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
-    sprites.draw(alpha_systems, ...)        # Alpha effects, back to front (sprites.py)
+    sprites.draw(alpha_systems, ...)        # Alpha effects, binned into tiles, nearest first (sprites.py)
     sprites.over(compositor)                # over the frame       (sprites.py)
     compositor.take_stats()                 # overflows, peak -> auto Emax
 
@@ -24,10 +24,10 @@ from .depth import COARSE_DEPTH
 from .scan import SCAN_KERNELS
 from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 from .sorting import SORT_KERNELS
-from .sprites import ALPHA_OVER, SpriteLayer
+from .sprites import SPRITE_KERNELS, SpriteLayer
 
 ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS,
-               resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, ALPHA_OVER)
+               resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, *SPRITE_KERNELS)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:

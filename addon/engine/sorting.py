@@ -354,9 +354,7 @@ def sort_key_for(settings, view: np.ndarray, spawn=None) -> SortKey | None:
     ``spawn``: the emitter's position, where waiting particles are keyed.
     """
     order = settings.sort_order
-    if order == "AUTO":
-        order = "BACK_TO_FRONT" if settings.blend_mode == "ALPHA" else "NONE"
-    if order == "NONE":
+    if order in ("AUTO", "NONE"):  # Alpha sprites need no drawing order: sprites.py orders them per pixel
         return None
     if order == "GRID_CELL":
         return SortKey.grid_cell((0.0, 0.0, 0.0), settings.sort_cell_size, spawn)
