@@ -50,8 +50,12 @@ float sprite_coverage(vec4 shape, vec2 stretch, vec2 at)
     spread = shape.z / (shape.z + 0.5 * sqrt(length2));
   }
   vec2 corner = offset / shape.z;
+  float distance2 = dot(corner, corner);
+  if (distance2 >= 1.0) {
+    return 0.0; /* beyond the rim: most pixels of a tile, without the exp */
+  }
   float rim = exp(-SPRITE_FALLOFF);
-  return max(0.0, (exp(-SPRITE_FALLOFF * dot(corner, corner)) - rim) / (1.0 - rim)) * spread;
+  return max(0.0, (exp(-SPRITE_FALLOFF * distance2) - rim) / (1.0 - rim)) * spread;
 }
 
 int sprite_linear_index()
