@@ -79,7 +79,7 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("sort_order", "enum", "AUTO", items=("AUTO", "NONE", "BACK_TO_FRONT", "GRID_CELL"),
           description="Auto: none (Alpha sprites are ordered per pixel without it); "
                       "Back to Front: keep a drawing order by view depth; "
-                      "Grid Cell: slices of the grid cell so volume lookups hit the cache"),
+                      "Grid Cell: Morton order of the grid cells, by a counting sort, so volume lookups hit the cache"),
     Field("sort_passes", "int", 16, 0, MAX_SORT_PASSES,
           "Odd-even merge sort passes per frame; each leaves the particles at least as sorted "
           "(a full sort runs at the start, at camera cuts and in bakes)"),

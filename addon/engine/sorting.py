@@ -2,7 +2,7 @@
 
 Keys (``shaders/sort_key.glsl``) are ordered uints whose ascending order is the
 order wanted: view depth far to near for back-to-front alpha blending, or the
-grid cell in depth-slice order for cache-coherent volume lookups.  Particles
+grid cell in Morton order (24-bit keys) for cache-coherent volume lookups.  Particles
 waiting to be (re)born are keyed where they will appear (the emitter), so
 the sort places them while the respawn skip hides them; dead particles and
 NaN keys sort last.
@@ -36,6 +36,7 @@ from .simulation import LAYOUTS
 from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, stages
 
 KEY_DEPTH, KEY_GRID = 0, 1
+GRID_BINS = 1 << 24  # grid keys: 8 bits of cell per axis, interleaved (sort_key.glsl)
 KENDALL_SAMPLES = 1 << 16
 MAX_GROUPS_X = 32768  # below the 65535 workgroups per dimension every GPU allows
 # The full sort's shape, chosen by measurement (bench/results/*-sort.json, full_variant at 16M
@@ -192,6 +193,7 @@ class KeyIndexPairs:
         self.indices = host.texture("sort_indices", width, rows, "R32UI")
         self.counts = host.texture("sort_counts", 4, 1, "R32UI")
         self._radix = None  # scratch of the radix sort, made on first use
+        self._binning = None  # the counting sort's passes and its output pair, made on first use
 
     @property
     def textures(self) -> dict:
@@ -223,6 +225,21 @@ class KeyIndexPairs:
             return
         for kernel, groups, constants in full_sort_dispatches(self.count, self.block, self.fused):
             self.host.dispatch(kernel, groups, self.textures, constants)
+
+    def bin_sort(self, bins: int = GRID_BINS) -> None:
+        """Exact stable counting sort by key (keys >= ``bins`` last): ceil(log2(bins) / 8) binning passes.
+
+        Grid keys hold 24 bits, so three passes where the full radix sort takes four.
+        """
+        if self.count < 2:
+            return
+        if self._binning is None or self._binning[0].bins != bins:
+            spare = tuple(self.host.texture(t.name, t.width, t.height, "R32UI") for t in (self.keys, self.indices))
+            self._binning = (DigitPasses(self.host, self.count, bins), spare)
+        passes, out = self._binning
+        passes.run(self.keys, self.indices, *out, self.count)
+        self._binning = (passes, (self.keys, self.indices))
+        self.keys, self.indices = out
 
     def sortedness(self, samples: int = KENDALL_SAMPLES, seed: int = 0) -> tuple[float, float]:
         """(fraction of adjacent pairs in order, sampled Kendall tau) of the keys."""
@@ -314,7 +331,10 @@ class ParticleSorter:
         """Exact sort now (bake, camera cut); the incremental schedule starts over."""
         self.pairs.refresh_keys(self.system, key, reset_indices=self._fresh or self.method == "DIRECT")
         self._fresh = False
-        self.pairs.full_sort()
+        if key.mode == KEY_GRID:
+            self.pairs.bin_sort()  # a counting sort by cell
+        else:
+            self.pairs.full_sort()
         self.step.reset()
         if self.method == "DIRECT":
             self._gather()

@@ -15,6 +15,17 @@ from .random import pcg_hash
 F = np.float32
 U = np.uint32
 KEY_LAST = U(0xFFFFFFFF)
+GRID_CELLS = 256  # cells per axis before the grid wraps (sort_key.glsl)
+
+
+def spread_bits(v: np.ndarray) -> np.ndarray:
+    """The 8 low bits of v spread to every third bit (the Morton interleave of sort_key.glsl)."""
+    v = np.asarray(v, dtype=U)
+    with np.errstate(over="ignore"):
+        v = (v * U(0x00010001)) & U(0xFF0000FF)
+        v = (v * U(0x00000101)) & U(0x0F00F00F)
+        v = (v * U(0x00000011)) & U(0xC30C30C3)
+        return (v * U(0x00000005)) & U(0x49249249)
 
 
 def ordered_key(x) -> np.ndarray:
@@ -35,9 +46,9 @@ def particle_keys(pos_age: np.ndarray, vel_life: np.ndarray, key, origin=(0.0, 0
         shows = (waiting | ((age >= 0) & (age < life))) & np.isfinite(position).all(axis=1)
         if key.mode == KEY_GRID:
             grid = np.asarray(c["key_grid"], dtype=F)
-            cell = np.mod(np.floor((position - grid[:3]).astype(F) / grid[3]), F(1024)).astype(F)
+            cell = np.mod(np.floor((position - grid[:3]).astype(F) / grid[3]), F(GRID_CELLS)).astype(F)
             cell = np.nan_to_num(cell).astype(U)
-            keys = (cell[:, 2] << U(20)) | (cell[:, 1] << U(10)) | cell[:, 0]
+            keys = (spread_bits(cell[:, 2]) << U(2)) | (spread_bits(cell[:, 1]) << U(1)) | spread_bits(cell[:, 0])
         else:
             axis = np.asarray(c["key_axis"], dtype=F)
             p = position
