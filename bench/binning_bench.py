@@ -20,6 +20,13 @@ numpy before it is timed, peers in the same run:
   ``full_radix_tile4096``: the same with 4096-item tiles (48 KiB of shared
   memory: NVIDIA only).
 * scan ``exclusive uint32 100,000,000``: scan.py against torch.cumsum.
+* sort ``coherence_*`` (4M particles, 256^3 turbulence volume, one cell per
+  voxel): the simulation's step in slot order, and after grid-cell ordering
+  (``speedup``: the turbulence-lookup gain); the ordering's cost (key
+  refresh, sort, state gather): today's full radix sort of the 32-bit keys
+  (``coherence_order_radix``) against the counting sort by Morton cell, all
+  three digit passes (``coherence_order_binned``, the product) or only the
+  top one or two (a coarser order: ``coherence_order_binned_top1/top2``).
 
 Records go to bench/results/<device>-<date>-<suite>.json (bench/records.py).
 """
@@ -146,6 +153,45 @@ def bench_sort(host, timer, count: int, repeats: int, rng) -> list[dict]:
     return rows
 
 
+def bench_coherence(host, timer, count: int, volume: int, rng) -> list[dict]:
+    """Turbulence step in slot order vs grid-cell order, and what each way of ordering costs."""
+    from addon.engine.settings import effect_settings
+    from addon.engine.sorting import ParticleSorter, SortKey
+    from bench.sort_bench import state_system
+
+    settings = effect_settings({"count": count, "turbulence_strength": 1.0, "turbulence_scale": 2.0,
+                                "turbulence_resolution": volume, "gravity": (0.0, 0.0, 0.0), "drag": 0.0})
+    positions = rng.uniform(-1, 1, (count, 3)).astype(np.float32)
+    key = SortKey.grid_cell((-1.0, -1.0, -1.0), 2.0 / volume)  # one cell per voxel
+    identity = np.identity(4)
+    orders = {  # name: how the sorter's pairs are ordered before the gather
+        "radix": lambda pairs: pairs.full_sort("RADIX"),
+        "binned": lambda pairs: pairs.bin_sort(),
+        "binned_top1": lambda pairs: pairs.bin_sort(shifts=(16,)),
+        "binned_top2": lambda pairs: pairs.bin_sort(shifts=(8, 16)),
+    }
+    rows, unsorted = [], None
+    for name, order in orders.items():
+        system = state_system(host, count, positions, settings, life=1e4)
+        step = lambda system=system: system.step(1 / 24, identity, identity)  # noqa: E731
+        if unsorted is None:
+            unsorted = timer.median(step)[0]
+            rows.append({"case": "coherence_simulate_unsorted", "n": count, "ms": unsorted, "volume": volume})
+        sorter = ParticleSorter(system, "DIRECT")
+
+        def ordering(sorter=sorter, order=order):
+            sorter.pairs.refresh_keys(sorter.system, key, reset_indices=True)
+            order(sorter.pairs)
+            sorter._gather()
+
+        ordering()
+        sorted_ms = timer.median(step)[0]
+        cost = timer.median(ordering)[0]
+        rows.append({"case": f"coherence_order_{name}", "n": count, "ms": cost, "volume": volume,
+                     "step_ms": sorted_ms, "speedup": unsorted / sorted_ms})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test of every path (llvmpipe)")
@@ -162,6 +208,8 @@ def main() -> None:
     records.write("sort", host.device, bench_sort(host, timer, count, repeats, rng))
     scan_size = 1_000_000 if args.quick else 100_000_000
     records.write("scan", host.device, [measure_scan(host, timer, scan_size, repeats, rng)])
+    coherence = (1 << 16, 64) if args.quick else (1 << 22, 256)
+    records.write("sort", host.device, bench_coherence(host, timer, *coherence, rng))
 
 
 if __name__ == "__main__":

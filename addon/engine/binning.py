@@ -131,9 +131,11 @@ class DigitPasses:
     key order in the output images.
     """
 
-    def __init__(self, host, capacity: int, bins: int, tile: int = BIN_TILE):
+    def __init__(self, host, capacity: int, bins: int, tile: int = BIN_TILE, shifts=None):
+        """``shifts``: the digits to sort by (default: every digit of the bins); the top ones alone
+        sort by ``key >> shifts[0]``, a coarser order in fewer passes."""
         self.host, self.capacity, self.bins, self.tile = host, capacity, bins, tile
-        self.shifts = digit_shifts(bins)
+        self.shifts = list(shifts) if shifts is not None else digit_shifts(bins)
         self.tiles = max(1, -(-capacity // tile))
         matrix = linear_size(DIGIT_SLOTS * self.tiles, host.max_texture_size)
         self.digit_counts = host.texture("bin_digit_counts", *matrix, "R32UI")

@@ -30,7 +30,7 @@ from functools import cache
 
 import numpy as np
 
-from .binning import ALL_KEYS, BINNING_KERNELS, DigitPasses
+from .binning import ALL_KEYS, BINNING_KERNELS, DigitPasses, digit_shifts
 from .kernels import Constant, Image, Kernel, Shared
 from .simulation import LAYOUTS
 from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, stages
@@ -226,16 +226,18 @@ class KeyIndexPairs:
         for kernel, groups, constants in full_sort_dispatches(self.count, self.block, self.fused):
             self.host.dispatch(kernel, groups, self.textures, constants)
 
-    def bin_sort(self, bins: int = GRID_BINS) -> None:
-        """Exact stable counting sort by key (keys >= ``bins`` last): ceil(log2(bins) / 8) binning passes.
+    def bin_sort(self, bins: int = GRID_BINS, shifts=None) -> None:
+        """Stable counting sort by key (keys >= ``bins`` last): ceil(log2(bins) / 8) binning passes.
 
         Grid keys hold 24 bits, so three passes where the full radix sort takes four.
+        ``shifts``: only those digit passes (binning.DigitPasses), a coarser order.
         """
         if self.count < 2:
             return
-        if self._binning is None or self._binning[0].bins != bins:
+        wanted = (bins, list(shifts) if shifts is not None else digit_shifts(bins))
+        if self._binning is None or (self._binning[0].bins, self._binning[0].shifts) != wanted:
             spare = tuple(self.host.texture(t.name, t.width, t.height, "R32UI") for t in (self.keys, self.indices))
-            self._binning = (DigitPasses(self.host, self.count, bins), spare)
+            self._binning = (DigitPasses(self.host, self.count, bins, shifts=shifts), spare)
         passes, out = self._binning
         passes.run(self.keys, self.indices, *out, self.count)
         self._binning = (passes, (self.keys, self.indices))
