@@ -8,13 +8,13 @@ from addon.engine import scan
 from addon.engine.reference import scan as ref_scan
 
 
-def run_scan(host, count, mode, inclusive, width=None, seed=7):
+def run_scan(host, count, mode, inclusive, width=None, seed=7, run=scan.SCAN_RUN):
     width, rows = (width, -(-count // width)) if width else scan.linear_size(count, 4096)
     values = host.texture("values", width, rows, "R32UI")
     out = host.texture("out", width, rows, "R32UI")
     total = host.texture("total", 1, 1, "R32UI")
     fill(host, values, count, mode, seed)
-    scan.Scan(host, count).run(values, out, count, inclusive=inclusive, total=total)
+    scan.Scan(host, count, run).run(values, out, count, inclusive=inclusive, total=total)
     data = expected(count, mode, seed)
     return host.read(out).ravel()[:count], int(host.read(total)[0, 0]), data
 
@@ -77,3 +77,12 @@ def test_fourth_level(host):
     assert total == ref_scan.total(data)
     reference = ref_scan.scan(data)
     np.testing.assert_array_equal(got, reference)
+
+
+@pytest.mark.parametrize("run", [8, 16])
+@pytest.mark.parametrize("count", [1, 2047, 2049, 300_007])
+def test_longer_runs_per_thread(host, count, run):
+    """The block-size candidates the benchmark times (scan.SCAN_RUN) scan exactly too."""
+    got, total, data = run_scan(host, count, RANDOM, count % 2 == 1, run=run)
+    np.testing.assert_array_equal(got, ref_scan.scan(data, count % 2 == 1))
+    assert total == ref_scan.total(data)
