@@ -20,9 +20,8 @@ numpy before it is timed, peers in the same run:
   ``full_radix_tile4096``: the same with 4096-item tiles (48 KiB of shared
   memory: NVIDIA only).
 * scan ``exclusive uint32 100,000,000``: scan.py against torch.cumsum, with
-  the product's 4 elements a thread and, as `` run8`` / `` run16`` cases, 8
-  and 16 (larger blocks: fewer workgroups and barriers per element); the
-  faster becomes ``scan.SCAN_RUN``.
+  the product's 16 elements a thread and, as `` run4`` / `` run8`` cases, 4
+  (what the H200 measured before) and 8; the fastest is ``scan.SCAN_RUN``.
 * sort ``coherence_*`` (4M particles, 256^3 turbulence volume, one cell per
   voxel): the simulation's step in slot order, and after grid-cell ordering
   (``speedup``: the turbulence-lookup gain); the ordering's cost (key
@@ -210,7 +209,7 @@ def main() -> None:
     records.write("binning", host.device, bench_binning(host, timer, count, rng, size_name))
     records.write("sort", host.device, bench_sort(host, timer, count, repeats, rng))
     scan_size = 1_000_000 if args.quick else 100_000_000
-    records.write("scan", host.device, [measure_scan(host, timer, scan_size, repeats, rng, run) for run in (4, 8, 16)])
+    records.write("scan", host.device, [measure_scan(host, timer, scan_size, repeats, rng, run) for run in (16, 4, 8)])
     coherence = (1 << 16, 64) if args.quick else (1 << 22, 256)
     records.write("sort", host.device, bench_coherence(host, timer, *coherence, rng))
 

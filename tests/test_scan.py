@@ -8,7 +8,10 @@ from addon.engine import scan
 from addon.engine.reference import scan as ref_scan
 
 
-def run_scan(host, count, mode, inclusive, width=None, seed=7, run=scan.SCAN_RUN):
+SMALL_RUN = 4  # 512-element blocks: the level boundaries below (512, 512^2, 512^3) come within reach
+
+
+def run_scan(host, count, mode, inclusive, width=None, seed=7, run=SMALL_RUN):
     width, rows = (width, -(-count // width)) if width else scan.linear_size(count, 4096)
     values = host.texture("values", width, rows, "R32UI")
     out = host.texture("out", width, rows, "R32UI")
@@ -36,7 +39,7 @@ def test_scan_matches_reference(host, count, mode, inclusive):
 
 def test_scan_in_a_narrow_image_and_three_levels(host):
     """Elements wrap over rows of an odd width; 262,145 needs the third level."""
-    assert len(scan.level_counts(262_145)) == 3
+    assert len(scan.level_counts(262_145, 512)) == 3
     got, total, data = run_scan(host, 262_145, RANDOM, False, width=1000)
     np.testing.assert_array_equal(got, ref_scan.scan(data))
     assert total == ref_scan.total(data)
@@ -63,10 +66,11 @@ def test_scan_refuses_more_than_capacity(host):
 
 
 def test_level_counts():
-    assert scan.level_counts(512) == [512]
-    assert scan.level_counts(512**2) == [512**2, 512]
-    assert len(scan.level_counts(512**3)) == 3
-    assert len(scan.level_counts(512**3 + 1)) == 4
+    assert scan.level_counts(512, 512) == [512]
+    assert scan.level_counts(512**2, 512) == [512**2, 512]
+    assert len(scan.level_counts(512**3, 512)) == 3
+    assert len(scan.level_counts(512**3 + 1, 512)) == 4
+    assert scan.SCAN_BLOCK == 2048 and len(scan.level_counts(2048**2 + 1)) == 3
 
 
 @pytest.mark.slow
@@ -82,7 +86,7 @@ def test_fourth_level(host):
 @pytest.mark.parametrize("run", [8, 16])
 @pytest.mark.parametrize("count", [1, 2047, 2049, 300_007])
 def test_longer_runs_per_thread(host, count, run):
-    """The block-size candidates the benchmark times (scan.SCAN_RUN) scan exactly too."""
+    """The product's 16 elements a thread (scan.SCAN_RUN) and the 8 the benchmark times beside it."""
     got, total, data = run_scan(host, count, RANDOM, count % 2 == 1, run=run)
     np.testing.assert_array_equal(got, ref_scan.scan(data, count % 2 == 1))
     assert total == ref_scan.total(data)

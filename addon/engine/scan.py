@@ -11,8 +11,9 @@ Reduce, then scan; reads like the algorithm::
     scan_block(values -> out, + offsets[0])
 
 The input is read twice and the output written once (3 passes over the data,
-where scan-then-add needs 4).  One block holds 512 elements (128 threads of
-four, loaded and stored in coalesced rounds; ``SCAN_RUN``), so three levels reach 512^3 (134M) elements and a fourth goes beyond.
+where scan-then-add needs 4).  One block holds 2048 elements (128 threads of
+``SCAN_RUN`` = 16, loaded and stored in coalesced rounds), so two levels reach 2048^2 (4M)
+elements and three 8.6G; Scan(run=4) makes 512-element blocks.
 The single block of the top level writes the grand total, so a caller that
 passes ``total`` (a 1x1 R32UI image) gets the count of a compaction on the
 GPU without reading anything back.  Element i of every image lives at texel
@@ -26,9 +27,10 @@ from functools import cache
 from .kernels import Constant, Image, Kernel, Shared
 
 SCAN_THREADS = 128
-# Elements per thread (a block is SCAN_RUN * SCAN_THREADS).  4 is what the H200 measured (0.94 ms
-# for 100M); bench/binning_bench.py times 8 and 16 beside it (scan_run8, scan_run16) to choose.
-SCAN_RUN = 4
+# Elements per thread (a block is SCAN_RUN * SCAN_THREADS).  The H200 measured 0.94 ms for 100M with
+# 4 (2026-11-21); 16 quarters the workgroups and the barriers per element and keeps 16 loads in flight
+# per thread (llvmpipe: 2x faster).  bench/binning_bench.py times 4 and 8 beside it on the GPU.
+SCAN_RUN = 16
 SCAN_BLOCK = SCAN_RUN * SCAN_THREADS
 _INCLUDES = ("common.glsl", "scan_common.glsl")
 
