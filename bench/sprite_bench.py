@@ -39,13 +39,6 @@ from bench import records  # noqa: E402
 from bench.sprite_peer import draw_rasterized  # noqa: E402
 
 
-def ortho_camera(width: int, height: int) -> compositing.Camera:
-    """World (x, y) are pixels; larger world z is nearer (OpenGL conventions)."""
-    view_proj = np.diag([2.0 / width, 2.0 / height, -0.1, 1.0])
-    view_proj[:2, 3] = -1.0
-    return compositing.Camera(view_proj, width, height)
-
-
 def smoke_system(host, count: int, width: int, height: int, rng) -> simulation.ParticleSystem:
     settings = effect_settings({"count": count, "blend_mode": "ALPHA", "opacity": 0.25, "size": 6.0,
                                 "size_random": 0.75, "color_random": 0.3, "emission_strength": 1.0})
@@ -54,13 +47,9 @@ def smoke_system(host, count: int, width: int, height: int, rng) -> simulation.P
     xy = np.where(spread[:, None], rng.uniform(0, (width, height), (count, 2)),
                   rng.normal((width / 2, height / 2), (width / 8, height / 8), (count, 2)))
     depth = (rng.permutation(count) + 0.5) / count * 8.0 - 4.0  # distinct: both orders agree
-    state_rows, state_width = system.pos_age.height, system.pos_age.width
-    pos_age = np.zeros((state_rows * state_width, 4), np.float32)
-    pos_age[:count] = np.column_stack([xy, depth, rng.uniform(0.0, 0.95, count)])
-    vel_life = np.zeros_like(pos_age)
-    vel_life[:count, 3] = 1.0
-    system.pos_age.native.write(pos_age.tobytes())
-    system.vel_life.native.write(vel_life.tobytes())
+    vel_life = np.zeros((count, 4), np.float32)
+    vel_life[:, 3] = 1.0
+    system.write_state(np.column_stack([xy, depth, rng.uniform(0.0, 0.95, count)]).astype(np.float32), vel_life)
     return system
 
 
@@ -86,12 +75,12 @@ def timings(host, work, repeats: int, warmup_s: float) -> tuple[float, float]:
 def bench_size(host, count: int, width: int, height: int, repeats: int, warmup_s: float, rng) -> dict:
     system = smoke_system(host, count, width, height, rng)
     compositor = compositing.Compositor(host, width, height, render_settings())
-    camera = ortho_camera(width, height)
+    camera = compositing.Camera.pixel_grid(width, height)  # larger world z is farther
     layer = SpriteLayer(host, width, height)
     layer.draw([system], compositor, camera)
     ours = layer.read()
     sorter = ParticleSorter(system, "KEY_INDEX")
-    key = SortKey.view_depth(np.identity(4))
+    key = SortKey.view_depth(np.diag([1.0, 1.0, -1.0, 1.0]))  # back to front under pixel_grid
     sorter.full(key)
     peer_target = host.texture("raster_sprites", width, height, "RGBA32F")
     draw_rasterized(host, peer_target, [system], compositor, camera, [sorter.indices])

@@ -18,26 +18,25 @@ def compositor(host, width=SIZE, height=SIZE):
 
 
 def ortho_camera(width=SIZE, height=SIZE):
-    """World (x, y) in [0, width] x [0, height] onto the target; view depth is world z (camera above, looking down)."""
-    view_proj = np.diag([2.0 / width, 2.0 / height, -0.1, 1.0])  # OpenGL: larger view z is nearer
-    view_proj[:2, 3] = -1.0
-    return compositing.Camera(view_proj, width, height)
+    """World (x, y) are pixels; larger world z is farther (window depth 0.5 + z / 20)."""
+    return compositing.Camera.pixel_grid(width, height)
+
+
+# The view matching ortho_camera for the rasterized peer's back-to-front sort: view z = -world z.
+VIEW = np.diag([1.0, 1.0, -1.0, 1.0])
 
 
 def system_at(host, pos_age, vel_life=None, opacity=0.6, size=4.0, **values):
     """An Alpha effect whose particles are exactly ``pos_age`` (life 1 unless ``vel_life`` says)."""
+    pos_age = np.asarray(pos_age, np.float32)
     count = len(pos_age)
     s = effect_settings({"count": count, "blend_mode": "ALPHA", "opacity": opacity, "size": size,
                          "color_start": tuple(START), "color_end": tuple(END), "emission_strength": 1.0, **values})
     system = simulation.ParticleSystem(host, s)
-    width, rows = system.pos_age.width, system.pos_age.height
-    for name, data in (("pos_age", pos_age), ("vel_life", vel_life)):
-        padded = np.zeros((rows * width, 4), np.float32)
-        if data is None:
-            padded[:count, 3] = 1.0
-        else:
-            padded[:count] = data
-        setattr(system, name, host.texture(name, width, rows, "RGBA32F", padded.reshape(rows, width, 4)))
+    if vel_life is None:
+        vel_life = np.zeros((count, 4), np.float32)
+        vel_life[:, 3] = 1.0
+    system.write_state(pos_age, np.asarray(vel_life, np.float32))
     return system
 
 
@@ -60,7 +59,7 @@ def test_sprites_blend_nearest_first_whatever_the_slot_order(host):
     layer = SpriteLayer(host, SIZE, SIZE)
     layer.draw([stacked_system(host, depths, ages)], compositor(host), ortho_camera())
     got = layer.read()
-    back_to_front = np.argsort(depths)  # smaller view z is farther from a camera looking down -z
+    back_to_front = np.argsort(depths)[::-1]  # larger z is farther
     np.testing.assert_allclose(got[16, 16], over_in_order(ages, back_to_front, 0.6), atol=1e-5)
     # Soft round footprint: fading from the center, nothing beyond the 4-pixel radius.
     assert got[16, 18, 3] < got[16, 16, 3] and got[16, 18, 3] > 0
@@ -68,7 +67,7 @@ def test_sprites_blend_nearest_first_whatever_the_slot_order(host):
 
 
 def test_two_effects_interleave_by_depth(host):
-    near_and_far = stacked_system(host, [0.3, -0.3], [0.0, 0.0])
+    near_and_far = stacked_system(host, [-0.3, 0.3], [0.0, 0.0])
     middle = stacked_system(host, [0.0], [0.9])
     layer = SpriteLayer(host, SIZE, SIZE)
     layer.draw([near_and_far, middle], compositor(host), ortho_camera())
@@ -101,7 +100,7 @@ def rasterized(host, systems, target_compositor, camera, width, height):
     indices = []
     for system in systems:
         sorter = ParticleSorter(system, "KEY_INDEX")
-        sorter.full(SortKey.view_depth(np.identity(4)))
+        sorter.full(SortKey.view_depth(VIEW))
         indices.append(sorter.indices)
     target = host.texture("raster_sprites", width, height, "RGBA32F")
     draw_rasterized(host, target, systems, target_compositor, camera, indices)
