@@ -2,9 +2,9 @@
  * shared table first, then adds one global atomic per (workgroup, non-empty
  * bin), so a bin that takes millions of items sees thousands of atomics.
  * Up to BIN_TABLE bins the table is the histogram itself; beyond, a hash
- * table with linear probing (an item that finds no slot within BIN_PROBES
- * adds its own global atomic).  BIN_NAIVE: one global atomic per item, the
- * peer this replaces.  BIN_WAVE_MATCH (moderngl benchmark only; Blender 5.2
+ * table with linear probing (an item that finds no slot within BIN_PROBES,
+ * or none once the table is three quarters full, adds its own global
+ * atomic).  BIN_NAIVE: one global atomic per item, the peer this replaces.  BIN_WAVE_MATCH (moderngl benchmark only; Blender 5.2
  * cannot enable subgroup extensions): lanes of a subgroup with equal keys
  * are matched and only the lowest adds their number.  Keys >= bins are not
  * counted. */
@@ -31,8 +31,20 @@ void count_in_table(uint bin)
   }
   uint slot = (bin * 2654435761u) >> uint(32 - BIN_TABLE_BITS); /* Fibonacci hashing */
   for (int probe = 0; probe < BIN_PROBES; probe++) {
-    uint seen = atomicCompSwap(s_table_bins[slot], EMPTY_SLOT, bin);
-    if (seen == EMPTY_SLOT || seen == bin) {
+    uint seen = s_table_bins[slot];
+    if (seen == EMPTY_SLOT) {
+      /* A table three quarters full takes no new bins: with that many distinct bins per
+       * workgroup there is little to aggregate, and long probe chains would cost more. */
+      if (s_table_used[0] >= uint(BIN_TABLE * 3 / 4)) {
+        break;
+      }
+      seen = atomicCompSwap(s_table_bins[slot], EMPTY_SLOT, bin);
+      if (seen == EMPTY_SLOT) {
+        atomicAdd(s_table_used[0], 1u);
+        seen = bin;
+      }
+    }
+    if (seen == bin) {
       atomicAdd(s_table_counts[slot], 1u);
       return;
     }
@@ -49,6 +61,9 @@ void main()
   for (int slot = t; slot < BIN_TABLE; slot += BIN_THREADS) {
     s_table_bins[slot] = EMPTY_SLOT;
     s_table_counts[slot] = 0u;
+  }
+  if (t == 0) {
+    s_table_used[0] = 0u;
   }
   barrier();
 #endif

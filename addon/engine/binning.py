@@ -52,7 +52,8 @@ def bin_count_kernel(mode: str = "AGGREGATED") -> Kernel:
     """Counts per bin; ``mode`` 'NAIVE' (one global atomic per item) and 'WAVE_MATCH' are benchmark peers."""
     if mode not in COUNT_MODES:
         raise ValueError(f"bin count mode must be one of {COUNT_MODES}, not {mode!r}")
-    table = (Shared("uint", "s_table_bins", TABLE), Shared("uint", "s_table_counts", TABLE))
+    table = (Shared("uint", "s_table_bins", TABLE), Shared("uint", "s_table_counts", TABLE),
+             Shared("uint", "s_table_used", 1))
     return Kernel(
         "bin_count",
         images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", atomic=True)),
