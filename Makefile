@@ -7,9 +7,10 @@ OUT ?=
 SEED ?=
 COUNT ?=
 PYTEST_ARGS ?=
+BENCH_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test demo bake presets package bench lint contact-sheet clean
+.PHONY: help setup test demo bake presets package bench bench-gpu lint contact-sheet clean
 
 help:
 	@echo "GPU Particles targets:"
@@ -20,6 +21,7 @@ help:
 	@echo "  make presets   list the available presets"
 	@echo "  make package   build the extension zip into dist/"
 	@echo "  make bench     run the CPU benchmark"
+	@echo "  make bench-gpu the GPU host's benchmark in Blender: tests, bake, viewport, end-to-end (BENCH_ARGS=--skip-tests ...)"
 	@echo "  make lint      ruff check addon tests bench tools"
 	@echo "  make contact-sheet  render every preset into docs/presets.png"
 	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
@@ -44,6 +46,9 @@ package: setup
 
 bench: setup
 	$(PY) bench/run_cpu.py
+
+bench-gpu: setup
+	$(PY) bench/blender_gpu.py $(BENCH_ARGS)
 
 lint: setup
 	$(PY) -m ruff check addon tests bench tools

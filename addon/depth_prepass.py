@@ -64,7 +64,7 @@ class DepthPrepass:
 
     def draw(self, scene, depsgraph, view_proj, scene_depth) -> int:
         """Depth of every occluder (1.0 where there is none); returns how many objects were drawn."""
-        framebuffer = gpu.types.GPUFrameBuffer(depth_slot=scene_depth.depth.native)
+        framebuffer = scene_depth.host.framebuffer(None, scene_depth.depth)
         drawn = 0
         with framebuffer.bind():
             framebuffer.clear(depth=1.0)

@@ -203,8 +203,9 @@ class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
-        from .viewport import last_stats
+        from .viewport import last_stats, stats_panel_drawn
 
+        stats_panel_drawn()  # only while this panel shows does the overlay wait for the GPU to measure
         layout = self.layout
         stats = last_stats()
         if stats is None:

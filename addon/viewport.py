@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import bpy
 import numpy as np
@@ -23,7 +24,7 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from .csg_ui import scene_has_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
-from .engine.sprites import SpriteLayer
+from .engine.sprites import VIEWPORT_CHECK_EVERY, SpriteLayer
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, effect_settings_of, render_settings_of, scene_effects
 from .render import SceneRenderer
@@ -125,10 +126,15 @@ class _FrameCursor:
 
 
 class ViewportSimulation(SceneRenderer):
-    """The bake's simulation (same steps, preroll and restarts), with emitters read from their F-curves."""
+    """The bake's simulation (same steps, preroll and restarts), with emitters read from their F-curves
+    and checkpoints kept on the GPU."""
 
     def __init__(self, scene, host):
         super().__init__(_FrameCursor(scene), 1, 1, host)
+
+    def _build(self) -> None:
+        super()._build()
+        self.timeline.on_gpu = True  # checkpoints as GPU copies: a readback would stall drawing
 
     def _emitter_matrices(self):
         frame = self.scene.frame_current
@@ -139,6 +145,7 @@ class ViewportSimulation(SceneRenderer):
 class _ViewTarget:
     compositor: Compositor
     sprites: SpriteLayer | None = None  # made when an effect first draws in Alpha mode
+    stats_pending: bool = False  # the last frame's stats are still on the GPU (Auto Emax reads them next)
 
 
 class Overlay:
@@ -184,7 +191,8 @@ class Overlay:
     def _emitter_moved(self) -> bool:
         """An emitter moved by hand since the step to this frame: its history changed."""
         simulation = self.simulation
-        return any(not np.allclose(m, c) for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
+        return any(not (np.array_equal(m, c) or np.allclose(m, c))
+                   for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
 
     def advance_to(self, scene, frame: int, stopwatch=None) -> None:
         """Bring every effect to ``frame``: forward steps, or a restart from the start frame."""
@@ -206,28 +214,43 @@ class Overlay:
                 self.targets.pop(next(iter(self.targets)))
         self.targets[(width, height)] = target  # most recently used last
         if target.sprites is None and self.simulation.needs_sprites():
-            target.sprites = SpriteLayer(self.host, width, height)
+            target.sprites = SpriteLayer(self.host, width, height, check_every=VIEWPORT_CHECK_EVERY)  # no waits
         return target
 
-    def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None):
+    def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None, measure: bool = False):
         """Simulate to the scene frame and composite this view (``view_proj``: world to clip,
-        ``view``: world to view, for sorting); returns the float frame texture."""
-        stopwatch = _Stopwatch(self.host)
+        ``view``: world to view, for sorting); returns the float frame texture.
+
+        Only with ``measure`` (the Stats panel is shown) does the draw wait for the GPU: stage
+        times, live and overflow counts.  Otherwise nothing is read back, except the previous
+        frame's peak in Auto Emax mode (2 texels, before this frame's work is queued).
+        """
+        stopwatch = _Stopwatch(self.host) if measure else None
+        previous = self.targets.get((width, height))
+        if previous is not None and previous.stats_pending:  # read before this frame's work is queued
+            previous.compositor.take_stats()  # the previous frame's peak sets this frame's Emax
+            previous.stats_pending = False
         self.advance_to(scene, scene.frame_current, stopwatch)
         target = self._target(width, height)
-        camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
-        self.simulation.composite_view(self.frame, camera, view, target.compositor, target.sprites, depsgraph,
-                                       stopwatch)
-        alive = sum(system.live.read_count() for system in self.systems)
         compositor = target.compositor
-        overflow = compositor.take_stats().overflow
-        self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
-                           compositor.emax if compositor.render.emax_mode == "AUTO" else None)
-        return target.compositor.frame
+        auto = compositor.render.emax_mode == "AUTO"
+        if measure and not auto:
+            compositor.discard_stats()  # what unmeasured frames added up
+        camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
+        self.simulation.composite_view(self.frame, camera, view, compositor, target.sprites, depsgraph,
+                                       stopwatch)
+        target.stats_pending = auto and not measure
+        if measure:
+            alive = sum(system.live.read_count() for system in self.systems)
+            overflow = compositor.take_stats().overflow
+            self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
+                               compositor.emax if auto else None)
+        return compositor.frame
 
 
 _overlay: Overlay | None = None
 _draw_handle = None
+_stats_shown = False  # the Stats panel drew since the overlay last measured a frame
 
 
 def overlay() -> Overlay:
@@ -242,16 +265,33 @@ def last_stats() -> Stats | None:
     return _overlay.stats if _overlay is not None else None
 
 
-def draw_frame_texture(texture, width: int, height: int) -> None:
-    """Lay the linear particle frame (premultiplied, as the bake writes it) over the view, in pixel space."""
+def stats_panel_drawn() -> None:
+    """The Stats panel is on screen: the next draw measures (waiting for the GPU), and the views
+    redraw now when the overlay draws and what the panel shows is not its current frame."""
+    global _stats_shown
+    _stats_shown = True
+    if _overlay is not None and (_overlay.stats is None or _overlay.stats.frame != _overlay.frame):
+        tag_redraw()
+
+
+@lru_cache(maxsize=MAX_VIEW_TARGETS)
+def _frame_quad(width: int, height: int):
+    """The builtin shader and the view-sized quad the frame is laid with, made once per view size."""
     import gpu
     from gpu_extras.batch import batch_for_shader
 
     shader = gpu.shader.from_builtin("IMAGE_SCENE_LINEAR_TO_REC709_SRGB")
-    batch = batch_for_shader(shader, "TRI_STRIP", {
+    return shader, batch_for_shader(shader, "TRI_STRIP", {
         "pos": ((0, 0), (width, 0), (0, height), (width, height)),
         "texCoord": ((0, 0), (1, 0), (0, 1), (1, 1)),
     })
+
+
+def draw_frame_texture(texture, width: int, height: int) -> None:
+    """Lay the linear particle frame (premultiplied, as the bake writes it) over the view, in pixel space."""
+    import gpu
+
+    shader, batch = _frame_quad(width, height)
     texture.filter_mode(False)  # one texel per pixel, no bleeding into neighbours
     gpu.state.blend_set("ALPHA_PREMULT")
     shader.uniform_sampler("image", texture)
@@ -265,7 +305,9 @@ def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None) -
         return
     if not scene_effects(scene) and not scene_has_cloud(scene):
         return
-    frame = overlay().composite(scene, view_proj, view, width, height, depsgraph)
+    global _stats_shown
+    measure, _stats_shown = _stats_shown, False
+    frame = overlay().composite(scene, view_proj, view, width, height, depsgraph, measure)
     draw_frame_texture(frame.native, width, height)
 
 
@@ -290,9 +332,9 @@ def _tag_sidebars(screen) -> None:
 
 def _draw_callback():
     try:
-        shown = _overlay.stats.frame if _overlay is not None and _overlay.stats is not None else None
+        shown = last_stats()
         draw_region(bpy.context)
-        if last_stats() is not None and last_stats().frame != shown:
+        if last_stats() is not shown:  # measured: the Stats panel redraws, and asks for the next
             _tag_sidebars(bpy.context.screen)
     except Exception as error:  # noqa: BLE001  (a draw callback must never raise into Blender's loop)
         if _overlay is not None:
@@ -331,6 +373,7 @@ def free() -> None:
     """Drop the overlay's GPU textures (they go with the last reference)."""
     global _overlay
     _overlay = None
+    _frame_quad.cache_clear()
 
 
 def register() -> None:

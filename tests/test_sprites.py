@@ -141,3 +141,20 @@ def test_stretched_sprites_streak_along_their_motion(host):
     streak = layer.read()[16, :, 3]
     assert round_alpha[10] == 0 and streak[10] > 0, "the streak reaches back to where it was"
     assert streak[22] == 0 and streak.max() < round_alpha.max(), "spread over the streak, not ahead of it"
+
+
+def test_instance_lists_grow_at_a_check(host, rng):
+    """Large sprites (about 36 tiles each, lists first sized for 4): a layer that checks every second
+    draw cuts them at tile edges on the first draw, and is exact from the check on."""
+    width = height = 128
+    n = 60  # about 2000 instances: more than the first lists' 1024
+    pos_age = np.column_stack([rng.uniform(30, 98, (n, 2)), rng.permutation(n) / n - 0.5, np.full(n, 0.5)])
+    system = system_at(host, pos_age, opacity=0.5, size=40.0)
+    target, camera = compositor(host, width, height), ortho_camera(width, height)
+    want = rasterized(host, [system], target, camera, width, height)
+    layer = SpriteLayer(host, width, height, check_every=2)
+    layer.draw([system], target, camera)
+    assert np.abs(layer.read() - want).max() > 0.1, "instances beyond the first lists are dropped"
+    layer.draw([system], target, camera)
+    np.testing.assert_allclose(layer.read(), want, atol=1 / 255)
+    assert layer.lists.capacity >= int(host.read(layer.total)[0, 0]) > 1024

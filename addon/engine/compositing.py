@@ -149,6 +149,7 @@ def resolve_kernel(peak: bool = False, paired: bool = False) -> Kernel:
     return kernel
 
 _EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
+MAX_LOOK_TEXTURES = 16  # look tables kept on the GPU per compositor (one per effect and ramp)
 
 
 @dataclass(frozen=True)
@@ -257,6 +258,7 @@ class Compositor:
         # Splat kernel per state layout: aggregated (the product), or SPLAT_KERNELS, the naive one.
         self.splat_kernels = SPLAT_AGGREGATE_KERNELS
         self._rasterized = False
+        self._looks = {}  # look table bytes -> texture
 
     def use_depth(self, depth: SceneDepth | None) -> None:
         """Test particles against this scene depth from now on (its coarse range must be built)."""
@@ -302,8 +304,16 @@ class Compositor:
         )
 
     def look_texture(self, system):
-        """The effect's look table as a texture (look.py)."""
-        return self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(system.settings, system.ramp))
+        """The effect's look table as a texture (look.py), uploaded again only when the table changes."""
+        table = look_table(system.settings, system.ramp)
+        key = table.tobytes()
+        texture = self._looks.pop(key, None)
+        if texture is None:
+            texture = self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", table)
+        self._looks[key] = texture  # most recently used last
+        while len(self._looks) > MAX_LOOK_TEXTURES:
+            self._looks.pop(next(iter(self._looks)))
+        return texture
 
     def resolve(self) -> None:
         """Float RGBA of the splat plus what was rasterized; clears the accumulation."""
@@ -325,6 +335,10 @@ class Compositor:
 
     def read_frame(self) -> np.ndarray:
         return self.host.read(self.frame)
+
+    def discard_stats(self) -> None:
+        """Reset the overflow and peak counters unread (no GPU wait: nobody looks at this frame's)."""
+        self.host.clear(self.stats)
 
     def take_stats(self) -> FrameStats:
         """Overflows and peak since the last call, then reset; in AUTO mode, Emax follows them."""

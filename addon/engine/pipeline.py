@@ -22,12 +22,13 @@ from .compaction import COMPACTION_KERNELS
 from .compositing import PAIRED, SPLAT_VARIANTS, Camera, Compositor, resolve_kernel
 from .depth import COARSE_DEPTH
 from .scan import SCAN_KERNELS
-from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
+from .simulation import COPY_STATE_KERNELS, INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
 from .sorting import SORT_KERNELS
 from .sprites import SPRITE_KERNELS, SpriteLayer
 
-ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS,
-               resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, *SPRITE_KERNELS)
+ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), *COPY_STATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS,
+               resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS,
+               *SPRITE_KERNELS)
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:

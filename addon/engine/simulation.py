@@ -131,8 +131,18 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
     )
 
 
+def _copy_state_kernel(layout: StateLayout) -> Kernel:
+    return Kernel(
+        "copy_state",
+        images=(*layout.images("READ"), Image("copy_pos_age", layout.format, "WRITE"),
+                Image("copy_vel_life", layout.format, "WRITE")),
+        includes=(),
+    )
+
+
 INIT_KERNELS = {name: _init_kernel(layout) for name, layout in LAYOUTS.items()}
 SIMULATE_KERNELS = {name: _simulate_kernel(layout) for name, layout in LAYOUTS.items()}
+COPY_STATE_KERNELS = {name: _copy_state_kernel(layout) for name, layout in LAYOUTS.items()}
 INIT_PARTICLES = INIT_KERNELS["FULL"]
 SIMULATE = SIMULATE_KERNELS["FULL"]
 
@@ -226,7 +236,8 @@ def check_scene_inputs(fields: list, colliders: list) -> None:
 class SystemState:
     """A copy of a system's state in host memory (a timeline checkpoint)."""
 
-    arrays: tuple[np.ndarray, np.ndarray]  # pos_age, vel_life as stored (float16 for the compact layout)
+    # pos_age, vel_life as stored (float16 for the compact layout), or copies on the GPU (Textures)
+    arrays: tuple
     origin: np.ndarray
     step_index: int
     time: float
@@ -283,7 +294,9 @@ class ParticleSystem:
         check_scene_inputs(fields, colliders)
         self.fields, self.colliders = list(fields), list(colliders)
         packed = pack_force_fields(self.fields)
-        self.field_texture = self.host.texture("fields", FIELD_TEXELS, len(packed), "RGBA32F", packed)
+        if self.field_texture is None or not np.array_equal(packed, self._packed_fields):  # read every frame
+            self.field_texture = self.host.texture("fields", FIELD_TEXELS, len(packed), "RGBA32F", packed)
+            self._packed_fields = packed
 
     def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
@@ -313,16 +326,37 @@ class ParticleSystem:
             self.step_index += 1
         self.live.compact(self.textures)
 
+    @property
+    def snapshot_nbytes(self) -> int:
+        """What ``snapshot()`` holds in host memory, known without reading the state back."""
+        texels = self.pos_age.width * self.pos_age.height
+        return 2 * texels * 4 * (2 if self.layout.format == "RGBA16F" else 4)
+
     def snapshot(self) -> SystemState:
         dtype = np.float16 if self.layout.format == "RGBA16F" else np.float32
         arrays = tuple(self.host.read(t).astype(dtype) for t in (self.pos_age, self.vel_life))
         return SystemState(arrays, self.origin.copy(), self.step_index, self.time)
 
+    def snapshot_on_gpu(self) -> SystemState:
+        """A snapshot copied into GPU memory: taken (and restored) without waiting for a readback."""
+        width, rows = self.pos_age.width, self.pos_age.height
+        copies = tuple(self.host.texture(name, width, rows, self.layout.format) for name in ("pos_age", "vel_life"))
+        self._copy_state(self.textures, copies)
+        return SystemState(copies, self.origin.copy(), self.step_index, self.time)
+
+    def _copy_state(self, source: dict, copies: tuple) -> None:
+        self.host.dispatch(COPY_STATE_KERNELS[self.layout.name], self.groups,
+                           {**source, "copy_pos_age": copies[0], "copy_vel_life": copies[1]}, {})
+
     def restore(self, state: SystemState) -> None:
         """Back to a snapshot: the following steps repeat bit for bit what followed it."""
         width, rows = self.pos_age.width, self.pos_age.height
-        self.pos_age, self.vel_life = (self.host.texture(name, width, rows, self.layout.format, array.astype(np.float32))
-                                       for name, array in zip(("pos_age", "vel_life"), state.arrays))
+        if isinstance(state.arrays[0], np.ndarray):
+            self.pos_age, self.vel_life = (
+                self.host.texture(name, width, rows, self.layout.format, array.astype(np.float32))
+                for name, array in zip(("pos_age", "vel_life"), state.arrays))
+        else:  # kept on the GPU: copied back, the checkpoint stays as it was
+            self._copy_state(dict(zip(("pos_age", "vel_life"), state.arrays)), (self.pos_age, self.vel_life))
         self.origin, self.step_index, self.time = state.origin.copy(), state.step_index, state.time
         self.live.compact(self.textures)
 

@@ -8,14 +8,18 @@ the algorithm::
     sprite_footprint(state -> shapes, streaks, colors, keys)   # per effect, into the shared list
     radix sort (keys, sprite) nearest first                    # binning.DigitPasses, 4 passes
     sprite_tile_counts(depth order -> tiles per sprite)        # 16x16 tiles each footprint touches
-    scan -> every sprite's first instance, and the total       # scan.py (the total is read back)
-    sprite_instances(-> (tile, sprite) in depth order)
+    scan -> every sprite's first instance, and the total       # scan.py (the total stays on the GPU)
+    sprite_instances(-> (tile, sprite) in depth order)         # into lists of a kept capacity
     binning by tile (stable)                                   # binning.Binning: per-tile lists, nearest first
     sprite_blend(one workgroup per tile, front to back)        # stops a pixel once it is opaque
     alpha_over(frame = sprites over frame)
 
 The order is exact per pixel (depth, then the sprite's place in the list for
-equal depths).  A footprint is a general screen-space shape
+equal depths).  The instance lists keep a capacity, so a draw needs no
+read-back: ``check_every`` draws the total is read, and a frame whose
+instances did not fit is drawn again with room for them (the bake checks
+every frame; the viewport, which must not wait for the GPU, every
+VIEWPORT_CHECK_EVERY draws, starting from ESTIMATED_TILES_PER_SPRITE).  A footprint is a general screen-space shape
 (``sprite_shape.glsl``: center, radius, depth and a stretch vector), so a
 motion-blurred streak (``shutter`` > 0) bins and blends like a round sprite.
 """
@@ -30,6 +34,8 @@ from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .scan import Scan, linear_size
 
 TILE = 16
+ESTIMATED_TILES_PER_SPRITE = 4  # sprites of about 16 pixels across; the first lists' capacity
+VIEWPORT_CHECK_EVERY = 30  # viewport draws between read-backs of the instance total
 _SPRITE_INCLUDES = ("common.glsl", "sprite_shape.glsl")
 _LIST = (Image("sprite_shapes", "RGBA32F", "READ"), Image("sprite_streaks", "RGBA32F", "READ"))
 _COUNT_SIZE = (Constant("INT", "count"), Constant("IVEC2", "target_size"))
@@ -63,8 +69,9 @@ SPRITE_TILE_COUNTS = Kernel(
 SPRITE_INSTANCES = Kernel(
     "sprite_instances",
     images=(Image("depth_sprites", "R32UI", "READ"), *_LIST, Image("instance_offsets", "R32UI", "READ"),
+            Image("instance_total", "R32UI", "READ"),
             Image("instance_tiles", "R32UI", "WRITE"), Image("instance_sprites", "R32UI", "WRITE")),
-    constants=_COUNT_SIZE,
+    constants=(*_COUNT_SIZE, Constant("INT", "capacity")),
     includes=_SPRITE_INCLUDES,
 )
 
@@ -136,16 +143,23 @@ class TileLists:
 
 
 class SpriteLayer:
-    """The alpha-blended layer of a frame: a float target the size of the compositor's."""
+    """The alpha-blended layer of a frame: a float target the size of the compositor's.
 
-    def __init__(self, host, width: int, height: int):
+    ``check_every``: draws between read-backs of the instance total (1: every
+    draw, exact; more: a draw waits for nothing, and a frame whose instances
+    outgrew the lists shows sprites cut at tile edges until the next check).
+    """
+
+    def __init__(self, host, width: int, height: int, check_every: int = 1):
         self.host = host
         self.width, self.height = width, height
         self.tiles_x, self.tiles_y = -(-width // TILE), -(-height // TILE)
         self.target = host.texture("sprites", width, height, "RGBA32F")
         self.total = host.texture("sprite_instance_total", 1, 1, "R32UI")
+        self.check_every = check_every
+        self.draws = 0
         self.list = None  # grown to the frame's sprite count
-        self.lists = None  # grown to the frame's instance count
+        self.lists = None  # instance lists: grown when a check finds them short
 
     def draw(self, systems, compositor: Compositor, camera: Camera, indices=None, shutter: float = 0.0) -> None:
         """Composite every system's sprites, nearest first per pixel, into ``target``.
@@ -172,17 +186,25 @@ class SpriteLayer:
         self.host.dispatch(SPRITE_TILE_COUNTS, linear_groups(count),
                            {**lists, "instance_counts": sprites.instance_counts}, size)
         sprites.scan.run(sprites.instance_counts, sprites.instance_offsets, count, total=self.total)
-        instances = int(self.host.read(self.total)[0, 0])  # sizes the next dispatches: one small sync
-        if instances == 0:
-            self.host.clear(self.target)
-            return
-        if self.lists is None or self.lists.capacity < instances:
-            self.lists = TileLists(self.host, max(instances, instances * 5 // 4), self.tiles_x * self.tiles_y)
+        self.draws += 1
+        if self.lists is None:
+            self._grow(ESTIMATED_TILES_PER_SPRITE * count)
+        if self.draws % self.check_every == 0:
+            instances = int(self.host.read(self.total)[0, 0])  # a wait: the bake's, or one in a while
+            if instances > self.lists.capacity:
+                self._grow(instances * 5 // 4)
+        self._bin_and_blend(sprites, lists, size, compositor)
+
+    def _grow(self, capacity: int) -> None:
+        self.lists = TileLists(self.host, max(capacity, 1024), self.tiles_x * self.tiles_y)
+
+    def _bin_and_blend(self, sprites, lists, size, compositor: Compositor) -> None:
         tiles = self.lists
-        self.host.dispatch(SPRITE_INSTANCES, linear_groups(count),
-                           {**lists, "instance_offsets": sprites.instance_offsets,
-                            "instance_tiles": tiles.tiles, "instance_sprites": tiles.sprites}, size)
-        tiles.binning.run(tiles.tiles, instances, values=tiles.sprites)
+        self.host.dispatch(SPRITE_INSTANCES, linear_groups(max(size["count"], tiles.capacity)),
+                           {**lists, "instance_offsets": sprites.instance_offsets, "instance_total": self.total,
+                            "instance_tiles": tiles.tiles, "instance_sprites": tiles.sprites},
+                           {**size, "capacity": tiles.capacity})
+        tiles.binning.run(tiles.tiles, tiles.capacity, values=tiles.sprites)
         depth = compositor.depth.depth if compositor.depth else None
         self.host.dispatch(
             sprite_blend(depth is not None), (self.tiles_x, self.tiles_y, 1),

@@ -1,7 +1,8 @@
 """Simulation along a timeline: checkpoints make scrubbing back cheap.
 
 The simulation only runs forward, one frame at a time.  Every
-``interval`` frames the state of every system is copied to host memory (a
+``interval`` frames the state of every system is copied to host memory, or
+into GPU memory for the viewport, where a readback would stall drawing (a
 checkpoint).  Seeking to an earlier frame, or far ahead, restores the
 nearest checkpoint at or before the target and re-simulates from there;
 because emission randomness is keyed by (particle, step) and the scene is
@@ -27,13 +28,16 @@ class Timeline:
     """Where the systems are in time, and the checkpoints to go back to."""
 
     def __init__(self, systems: list, start: Callable[[], int], advance: Callable[[int], None],
-                 budget_bytes: int, interval: int = 10):
-        """``start()`` resets the systems and returns the start frame; ``advance(f)`` steps them to frame f."""
+                 budget_bytes: int, interval: int = 10, on_gpu: bool = False):
+        """``start()`` resets the systems and returns the start frame; ``advance(f)`` steps them to frame f.
+
+        ``on_gpu``: checkpoints are copies in GPU memory (no readback: the viewport), not host arrays."""
         self.systems = systems
         self._start = start
         self._advance = advance
         self.budget_bytes = budget_bytes
         self.interval = max(1, interval)
+        self.on_gpu = on_gpu
         self.checkpoints: dict[int, Checkpoint] = {}
         self.frame: int | None = None
         self.start_frame: int | None = None
@@ -73,10 +77,10 @@ class Timeline:
         self.frame = frame
 
     def _save(self) -> None:
-        states = [system.snapshot() for system in self.systems]
-        nbytes = sum(sum(a.nbytes for a in state.arrays) for state in states)
-        if nbytes > self.budget_bytes:
-            return
+        if sum(system.snapshot_nbytes for system in self.systems) > self.budget_bytes:
+            return  # it would not be kept: no copy (on the host, a GPU wait) for it
+        states = [system.snapshot_on_gpu() if self.on_gpu else system.snapshot() for system in self.systems]
+        nbytes = sum(system.snapshot_nbytes for system in self.systems)
         self.checkpoints[self.frame] = Checkpoint(self.frame, states, nbytes)
         while self.nbytes > self.budget_bytes:
             victim = max(self.checkpoints, key=lambda f: (f != self.start_frame, abs(f - self.frame)))
