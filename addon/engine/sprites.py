@@ -36,6 +36,7 @@ from .scan import Scan, linear_size
 TILE = 16
 ESTIMATED_TILES_PER_SPRITE = 4  # sprites of about 16 pixels across; the first lists' capacity
 VIEWPORT_CHECK_EVERY = 30  # viewport draws between read-backs of the instance total
+MIN_INSTANCES = 1024
 _SPRITE_INCLUDES = ("common.glsl", "sprite_shape.glsl")
 _LIST = (Image("sprite_shapes", "RGBA32F", "READ"), Image("sprite_streaks", "RGBA32F", "READ"))
 _COUNT_SIZE = (Constant("INT", "count"), Constant("IVEC2", "target_size"))
@@ -191,12 +192,17 @@ class SpriteLayer:
             self._grow(ESTIMATED_TILES_PER_SPRITE * count)
         if self.draws % self.check_every == 0:
             instances = int(self.host.read(self.total)[0, 0])  # a wait: the bake's, or one in a while
-            if instances > self.lists.capacity:
-                self._grow(instances * 5 // 4)
+            self._fit(instances)
         self._bin_and_blend(sprites, lists, size, compositor)
 
     def _grow(self, capacity: int) -> None:
-        self.lists = TileLists(self.host, max(capacity, 1024), self.tiles_x * self.tiles_y)
+        self.lists = TileLists(self.host, max(capacity, MIN_INSTANCES), self.tiles_x * self.tiles_y)
+
+    def _fit(self, instances: int) -> None:
+        """New lists when these are short, or four times what the frame needs (binning runs over all)."""
+        wanted = max(instances * 5 // 4, MIN_INSTANCES)
+        if instances > self.lists.capacity or (4 * instances < self.lists.capacity and wanted < self.lists.capacity):
+            self._grow(wanted)
 
     def _bin_and_blend(self, sprites, lists, size, compositor: Compositor) -> None:
         tiles = self.lists
