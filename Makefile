@@ -6,6 +6,8 @@ RES ?=
 OUT ?=
 SEED ?=
 COUNT ?=
+SHOT ?=
+CACHE ?=
 PYTEST_ARGS ?=
 BENCH_ARGS ?=
 
@@ -18,11 +20,12 @@ help:
 	@echo "  make test      run the test suite (PYTEST_ARGS=... passed to pytest)"
 	@echo "  make demo      bake the default preset, frames 1-48 at 960x540 into out/demo (or OUT=...)"
 	@echo "  make bake      bake PRESET=$(PRESET) [FRAMES=1-48] [RES=WxH] [OUT=dir] [SEED=n] [COUNT=n]"
+	@echo "                 [SHOT=1-240 CACHE=dir]: render FRAMES of the shot from the simulation cache's checkpoints"
 	@echo "  make presets   list the available presets"
 	@echo "  make package   build the extension zip into dist/"
 	@echo "  make bench     run the CPU benchmark"
 	@echo "  make bench-gpu the GPU host's benchmark in Blender: tests, bake, viewport, end-to-end (BENCH_ARGS=--skip-tests ...)"
-	@echo "  make lint      ruff check addon tests bench tools"
+	@echo "  make lint      ruff check addon tests bench tools farm"
 	@echo "  make contact-sheet  render every preset into docs/presets.png"
 	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
 
@@ -36,7 +39,7 @@ demo: setup
 	$(PY) -m addon.cli bake --preset default --frames 1-48 --res 960x540 --out $(or $(OUT),out/demo)
 
 bake: setup
-	$(PY) -m addon.cli bake --preset $(PRESET)$(if $(FRAMES), --frames $(FRAMES))$(if $(RES), --res $(RES))$(if $(OUT), --out $(OUT))$(if $(SEED), --seed $(SEED))$(if $(COUNT), --count $(COUNT))
+	$(PY) -m addon.cli bake --preset $(PRESET)$(if $(FRAMES), --frames $(FRAMES))$(if $(RES), --res $(RES))$(if $(OUT), --out $(OUT))$(if $(SEED), --seed $(SEED))$(if $(COUNT), --count $(COUNT))$(if $(SHOT), --shot $(SHOT))$(if $(CACHE), --cache $(CACHE))
 
 presets: setup
 	@$(PY) -m addon.cli presets
@@ -51,7 +54,7 @@ bench-gpu: setup
 	$(PY) bench/blender_gpu.py $(BENCH_ARGS)
 
 lint: setup
-	$(PY) -m ruff check addon tests bench tools
+	$(PY) -m ruff check addon tests bench tools farm
 
 contact-sheet: setup
 	$(PY) tools/contact_sheet.py --out docs/presets.png

@@ -11,10 +11,10 @@ def register():
     global _unregister
     import bpy
 
-    from . import csg_ui, operators, panels, properties, viewport
+    from . import cache_ui, csg_ui, operators, panels, properties, viewport
 
     register_classes, unregister_classes = bpy.utils.register_classes_factory(
-        properties.CLASSES + operators.CLASSES + panels.CLASSES + csg_ui.CLASSES
+        properties.CLASSES + operators.CLASSES + panels.CLASSES + csg_ui.CLASSES + cache_ui.CLASSES
     )
     register_classes()
     properties.register_properties()

@@ -18,12 +18,15 @@ import bpy
 import numpy as np
 
 from .csg_ui import check_scene_cloud, scene_has_cloud
+from .engine.cache_format import CacheError
 from .engine.settings import SettingsError, as_dict, check_for_gpu
 from .engine.turbulence import check_resolution
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
-from .properties import effect_settings_of, render_settings_of, scene_effects
+from .job_operator import FrameJob
 from .render import SceneRenderer, check_camera
+from .scene_snapshot import SceneSnapshot, read_snapshot
+from .sim_cache import addon_version
 
 FORMATS = {"PNG": ".png", "OPEN_EXR": ".exr", "OPEN_EXR_MULTILAYER": ".exr"}
 
@@ -38,6 +41,7 @@ class BakePlan:
     width: int
     height: int
     output_dir: Path
+    snapshot: SceneSnapshot  # the scene's inputs, read once for the plan and the renderer
 
 
 def output_path(scene, frame: int) -> Path:
@@ -56,32 +60,33 @@ def _check_writable(folder: Path) -> None:
         raise BakeError(f"Output folder '{folder}' cannot be created or written: {error.strerror or error}") from None
 
 
-def plan_bake(scene, host) -> BakePlan:
-    """Check everything a bake needs, in the order a user would fix it."""
+def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
+    """Check everything a bake needs, in the order a user would fix it.
+
+    ``frames``: (first, last) to render inside the scene's range (default: all of it); the
+    simulation still starts at the scene's start frame, from the disk cache when it has the frames."""
     try:
         check_camera(scene.camera)
     except SettingsError as error:
         raise BakeError(str(error)) from None
-    effects = scene_effects(scene)
     has_cloud = scene_has_cloud(scene)
     if has_cloud:
         try:
             check_scene_cloud(scene, host.max_texture_size)
         except SettingsError as error:
             raise BakeError(f"CSG point cloud: {error}") from None
-    if not effects and not has_cloud:
-        raise BakeError("No enabled GPU Particles effects in the scene: add one with Add Effect")
-    for obj, effect in effects:
-        try:
-            settings = effect_settings_of(effect)
-            check_for_gpu(settings, host.max_texture_size)
-            check_resolution(settings.turbulence_resolution, host.max_texture_3d_size)
-        except SettingsError as error:
-            raise BakeError(f"Effect '{effect.name}' on '{obj.name}': {error}") from None
     try:
-        render_settings_of(scene)
+        snapshot = read_snapshot(scene)
     except SettingsError as error:
         raise BakeError(str(error)) from None
+    if not snapshot.effects and not has_cloud:
+        raise BakeError("No enabled GPU Particles effects in the scene: add one with Add Effect")
+    for effect in snapshot.effects:
+        try:
+            check_for_gpu(effect.settings, host.max_texture_size)
+            check_resolution(effect.settings.turbulence_resolution, host.max_texture_3d_size)
+        except SettingsError as error:
+            raise BakeError(f"Effect '{effect.effect_name}' on '{effect.object_name}': {error}") from None
     if scene.frame_end < scene.frame_start:
         raise BakeError(f"Frame range runs backwards: {scene.frame_start} to {scene.frame_end}")
     scale = scene.render.resolution_percentage / 100
@@ -91,20 +96,25 @@ def plan_bake(scene, host) -> BakePlan:
     file_format = scene.render.image_settings.file_format
     if file_format not in FORMATS:
         raise BakeError(f"Output format {file_format} is not supported: use PNG or OpenEXR")
-    first = output_path(scene, scene.frame_start)
-    _check_writable(first.parent)
-    return BakePlan(range(scene.frame_start, scene.frame_end + 1, scene.frame_step), width, height, first.parent)
+    first, last = frames or (scene.frame_start, scene.frame_end)
+    if not scene.frame_start <= first <= last <= scene.frame_end:
+        raise BakeError(f"Frames {first}-{last} are not inside the scene's range {scene.frame_start}-{scene.frame_end}")
+    folder = output_path(scene, first).parent
+    _check_writable(folder)
+    return BakePlan(range(first, last + 1, scene.frame_step), width, height, folder, snapshot)
 
 
-class BakeJob:
+class BakeJob(FrameJob):
     """A bake in progress: ``step()`` renders and writes the next frame."""
 
-    def __init__(self, scene):
+    def __init__(self, scene, frames: tuple[int, int] | None = None):
         try:
             host = BlenderHost()
-            self.plan = plan_bake(scene, host)
-            self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host, exact_sort=True)
-        except (NoGPUError, GPUMemoryError, ShaderCompileError, SettingsError, ValueError) as error:
+            self.plan = plan_bake(scene, host, frames)
+            self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host, exact_sort=True,
+                                          cache="WRITE", snapshot=self.plan.snapshot)
+            self.preroll = self.renderer.prepare(self.plan.frames[0])
+        except (NoGPUError, GPUMemoryError, ShaderCompileError, SettingsError, ValueError, CacheError) as error:
             raise BakeError(str(error)) from None
         self.scene = scene
         self.frames = list(self.plan.frames)
@@ -116,17 +126,18 @@ class BakeJob:
         self.image = bpy.data.images.new("GPU Particles Bake", self.plan.width, self.plan.height,
                                          alpha=True, float_buffer=True)
 
-    @property
-    def finished(self) -> bool:
-        return self.done >= len(self.frames)
-
-    def step(self) -> int:
-        """Render and write one frame; returns the frame number."""
+    def step(self) -> int | None:
+        """Render and write one frame and return its number, or run a piece of a long preroll (None)."""
+        try:
+            if self.preroll.step():
+                return None
+        except CacheError as error:
+            raise BakeError(str(error)) from None
         frame = self.frames[self.done]
         self.emax.append(self.renderer.compositor.emax)
         try:
             pixels = self.renderer.render(frame)
-        except SettingsError as error:  # e.g. a CSG primitive animated to a zero size
+        except (SettingsError, CacheError) as error:  # e.g. a CSG primitive animated to a zero size, a full disk
             raise BakeError(f"Frame {frame}: {error}") from None
         if self.renderer.frame_stats.overflow:
             self.overflow[frame] = self.renderer.frame_stats.overflow
@@ -156,7 +167,7 @@ class BakeJob:
         sidecar = self.plan.output_dir / "gpu_particles_bake.json"
         record = {
             "extension": __package__,
-            "version": _version(),
+            "version": addon_version(),
             "blender": bpy.app.version_string,
             "device": self.renderer.host.device,
             "frames": [self.frames[0], self.frames[self.done - 1] if self.done else None],
@@ -169,6 +180,7 @@ class BakeJob:
             "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],
             "files": [p.name for p in self.written],
             "last_frame": self.renderer.stats(),
+            "cache": self.renderer.cache_record(),
         }
         sidecar.write_text(json.dumps(record, indent=2) + "\n")
         return sidecar
@@ -198,13 +210,3 @@ def _save_render(image, filepath: str, scene) -> None:
     """Write with the scene's output format and color management (one seam for tests)."""
     with _frame_format(scene.render.image_settings):
         image.save_render(filepath, scene=scene)
-
-
-def _version() -> str:
-    manifest = Path(__file__).resolve().parent / "blender_manifest.toml"
-    if not manifest.is_file():
-        manifest = manifest.parent.parent / "blender_manifest.toml"
-    for line in manifest.read_text().splitlines() if manifest.is_file() else ():
-        if line.startswith("version"):
-            return line.split("=", 1)[1].strip().strip('"')
-    return "unknown"

@@ -119,6 +119,11 @@ def bake(args) -> int:
     try:
         preset = load_preset(args.preset)
         frames = parse_frames(args.frames)
+        shot = parse_frames(args.shot) if args.shot else frames
+        if not shot[0] <= frames[0] <= frames[1] <= shot[1]:
+            raise UsageError(f"frames {args.frames} are not inside the shot {shot[0]}-{shot[1]}")
+        if args.simulate_only and not args.cache:
+            raise UsageError("--simulate-only fills the simulation cache: give it --cache DIR")
         resolution = parse_resolution(args.res)
         overrides = {k: v for k, v in (("count", args.count), ("seed", args.seed)) if v is not None}
         effect_settings({**vars(preset.effect), **{k: v for k, v in overrides.items() if k != "count"}})
@@ -135,18 +140,26 @@ def bake(args) -> int:
     from . import register
 
     out_dir = Path(args.out).resolve()
-    scene, emitter = build_scene(preset, frames, resolution, out_dir)
+    scene, emitter = build_scene(preset, shot, resolution, out_dir)
     register()
     add_preset_effect(scene, args.preset, preset)
     effect = emitter.gpu_particles.active_effect
     for name, value in overrides.items():
         setattr(effect, name, value)
+    if args.cache:
+        scene.gpu_particles.cache_directory = str(Path(args.cache).resolve())
     try:
-        bpy.ops.gpu_particles.bake()
+        if args.simulate_only:
+            bpy.ops.gpu_particles.bake_simulation()
+        else:
+            bpy.ops.gpu_particles.bake(frame_start=frames[0], frame_end=frames[1])
     except RuntimeError as error:  # the operator's ERROR report
         print(f"gpu_particles bake: {str(error).removeprefix('Error: ').strip()}", file=sys.stderr)
         return 2
-    print(f"gpu_particles bake: wrote frames {frames[0]}-{frames[1]} at {resolution[0]}x{resolution[1]} to {out_dir}")
+    if args.simulate_only:
+        print(f"gpu_particles bake: simulated frames {shot[0]}-{shot[1]} into {args.cache}")
+    else:
+        print(f"gpu_particles bake: wrote frames {frames[0]}-{frames[1]} at {resolution[0]}x{resolution[1]} to {out_dir}")
     return 0
 
 
@@ -161,6 +174,12 @@ def main(argv=None) -> int:
     bake_parser.add_argument("--out", default="out/bake", help="output folder")
     bake_parser.add_argument("--seed", type=int)
     bake_parser.add_argument("--count", type=int)
+    bake_parser.add_argument("--shot", help="the scene's frame range, first-last, when --frames renders part of it "
+                                            "(the simulation starts at the shot's first frame)")
+    bake_parser.add_argument("--cache", help="simulation cache folder: filled as frames are simulated, and a bake "
+                                             "starts from its latest checkpoint at or before the first frame")
+    bake_parser.add_argument("--simulate-only", action="store_true",
+                             help="fill the simulation cache for the whole shot without rendering frames")
     args = parser.parse_args(argv)
     if args.command == "presets":
         print("\n".join(preset_names()))

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from .bake import BakeError, BakeJob
 from .engine.presets import (
@@ -20,6 +20,7 @@ from .engine.presets import (
 )
 from .export import export_frame, export_range
 from .hosts.base import GPUMemoryError, NoGPUError
+from .job_operator import ModalJobOperator
 from .properties import assign, effect_settings_of, render_settings_of, scene_effects
 
 
@@ -223,24 +224,26 @@ class GPU_PARTICLES_OT_add_color_ramp(ActiveEffectOperator):
         return {"FINISHED"}
 
 
-class GPU_PARTICLES_OT_bake(bpy.types.Operator):
+class GPU_PARTICLES_OT_bake(ModalJobOperator):
     """Render every GPU particle effect of the scene to the output image sequence"""
 
     bl_idname = "gpu_particles.bake"
     bl_label = "Bake Particles"
+    job_error = BakeError
 
-    _job = None
-    _timer = None
+    frame_start: IntProperty(name="Start", options={"SKIP_SAVE"},
+                             description="First frame to render (default: the scene's); the simulation starts from "
+                                         "the latest disk-cache checkpoint at or before it")
+    frame_end: IntProperty(name="End", options={"SKIP_SAVE"}, description="Last frame to render (default: the scene's)")
 
-    def _start(self, context) -> bool:
-        try:
-            self._job = BakeJob(context.scene)
-        except BakeError as error:
-            self.report({"ERROR"}, str(error))
-            return False
+    def make_job(self, context):
+        props, scene = self.properties, context.scene
+        return BakeJob(scene, (self.frame_start if props.is_property_set("frame_start") else scene.frame_start,
+                               self.frame_end if props.is_property_set("frame_end") else scene.frame_end))
+
+    def started(self):
         for warning in self._job.renderer.warnings:
             self.report({"WARNING"}, warning)
-        return True
 
     def _finish(self, cancelled=False):
         job, self._job = self._job, None
@@ -250,50 +253,6 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
         if job.overflow:
             self.report({"WARNING"}, f"{sum(job.overflow.values()):,} particle adds overflowed in {len(job.overflow)} "
                                      f"frame(s): raise Emax or use Auto Emax")
-
-    def execute(self, context):
-        """Blocking bake (headless and scripts)."""
-        if not self._start(context):
-            return {"CANCELLED"}
-        try:
-            while not self._job.finished:
-                self._job.step()
-        except BakeError as error:
-            self._job.close(cancelled=True)
-            self.report({"ERROR"}, str(error))
-            return {"CANCELLED"}
-        self._finish()
-        return {"FINISHED"}
-
-    def invoke(self, context, event):
-        """Interactive bake: one frame per timer tick, progress bar, ESC cancels."""
-        if not self._start(context):
-            return {"CANCELLED"}
-        wm = context.window_manager
-        wm.progress_begin(0, len(self._job.frames))
-        self._timer = wm.event_timer_add(0.001, window=context.window)
-        wm.modal_handler_add(self)
-        return {"RUNNING_MODAL"}
-
-    def modal(self, context, event):
-        if event.type == "ESC":
-            return self._end_modal(context, cancelled=True)
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}
-        try:
-            self._job.step()
-        except BakeError as error:
-            self.report({"ERROR"}, str(error))
-            return self._end_modal(context, cancelled=True)
-        context.window_manager.progress_update(self._job.done)
-        return self._end_modal(context) if self._job.finished else {"RUNNING_MODAL"}
-
-    def _end_modal(self, context, cancelled=False):
-        wm = context.window_manager
-        wm.event_timer_remove(self._timer)
-        wm.progress_end()
-        self._finish(cancelled)
-        return {"CANCELLED"} if cancelled else {"FINISHED"}
 
 
 class GPU_PARTICLES_OT_export_pointcloud(bpy.types.Operator):

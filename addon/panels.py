@@ -203,10 +203,13 @@ class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
-        from .viewport import last_stats, stats_panel_drawn
+        from .viewport import last_stats, preroll_progress, stats_panel_drawn
 
         stats_panel_drawn()  # only while this panel shows does the overlay wait for the GPU to measure
         layout = self.layout
+        progress = preroll_progress()
+        if progress is not None:
+            layout.label(text=f"Preroll: {progress:.0%} (Bake Simulation keeps it in the cache)", icon="TIME")
         stats = last_stats()
         if stats is None:
             layout.label(text="Shown once the overlay has drawn a frame", icon="INFO")

@@ -1,9 +1,10 @@
 """Scene to frames: the engine driven by a Blender scene's objects and camera.
 
-Simulation follows the scene frame through a :class:`Timeline`: stepping
-forward one frame advances every effect by one frame; going back (or far
-ahead) restores the nearest checkpoint and re-simulates deterministically from
-there.  Force fields and colliders are read from the scene every frame.
+Simulation follows the scene frame through a timeline (``scene_time.py``):
+stepping forward one frame advances every effect by one frame; going back (or
+far ahead) restores the nearest checkpoint, in memory or in the disk cache,
+and re-simulates deterministically from there.  Force fields and colliders
+are read from the scene every frame (``scene_snapshot.py``).
 """
 
 from __future__ import annotations
@@ -15,19 +16,18 @@ import numpy as np
 
 from .csg_ui import scene_cloud
 from .depth_prepass import DepthPrepass
+from .engine.cache_format import CacheError
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
-from .engine.pipeline import advance, composite_into
+from .engine.pipeline import composite_into
 from .engine.settings import SettingsError
-from .engine.simulation import ParticleSystem, rate_warning
-from .engine.sorting import EffectSort
 from .engine.sprites import SpriteLayer
-from .engine.timeline import Timeline
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
-from .scene_inputs import colliders, emitter_mesh, force_fields, ramp_colors
-
-CHECKPOINT_INTERVAL = 10  # frames between timeline checkpoints
+from .scene_inputs import ramp_colors
+from .scene_snapshot import FrameInputs, SceneSnapshot, read_frame, read_snapshot
+from .scene_time import SceneSimulation
+from .sim_cache import SimCache, cache_folder
 
 
 def scene_seconds_per_frame(scene) -> float:
@@ -66,11 +66,21 @@ def camera_of(scene, width: int, height: int) -> Camera:
 
 
 class SceneRenderer:
-    """Every enabled effect of a scene on the GPU, composited from the scene camera."""
+    """Every enabled effect of a scene on the GPU, composited from the scene camera.
 
-    def __init__(self, scene, width: int, height: int, host=None, exact_sort: bool = False):
+    Three parts: the scene read once into a :class:`~.scene_snapshot.SceneSnapshot` (and a
+    :class:`~.scene_snapshot.FrameInputs` per frame), time stepped by a
+    :class:`~.scene_time.SceneSimulation` (timeline, checkpoints, the disk cache), and frames
+    drawn here.  ``cache``: "READ" uses the scene's disk cache when it has one, "WRITE" also fills
+    it (bakes), "OFF" ignores it.
+    """
+
+    def __init__(self, scene, width: int, height: int, host=None, exact_sort: bool = False, cache: str = "READ",
+                 snapshot: SceneSnapshot | None = None):
+        """``snapshot``: the scene's inputs when the caller has read them (a bake's plan)."""
         self.scene = scene
         self.exact_sort = exact_sort  # bakes sort exactly every frame; the viewport sorts incrementally
+        self.cache_mode = cache
         self.sprites = None  # made when an effect first draws in Alpha mode
         self.host = host or BlenderHost()
         self.width, self.height = width, height
@@ -82,32 +92,48 @@ class SceneRenderer:
             self.prepass = None
         self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
         self.cloud_warnings = []
-        self.warnings: list[str] = []
+        self.cache_warnings: list[str] = []
         self.lost: list[str] = []  # emitters deleted while rendering
         self.effects = []
         self.frame_stats = None  # FrameStats of the last rendered frame (overflows, peak)
-        self._build()
+        self._build(snapshot)
 
     def _effects(self):
         return [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(self.scene)]
 
-    def _build(self) -> None:
+    def _build(self, snapshot: SceneSnapshot | None = None) -> None:
         """Systems for the scene's effects as they are set now, and an empty timeline."""
         previous = self.effects
-        self.effects = self._effects()
+        self.snapshot = snapshot or read_snapshot(self.scene)
+        self.effects = self.snapshot.named_settings
         names = {name for name, _ in self.effects}
         self.lost += [f"emitter '{name}' was deleted: its effect stopped" for name, _ in previous
                       if name not in names and self.scene.objects.get(name) is None]
-        depsgraph = self.scene.view_layers[0].depsgraph if self.scene.view_layers else None
-        self.systems = []
-        for name, settings in self.effects:
-            mesh = emitter_mesh(self._emitter(name), depsgraph) if settings.emitter_shape == "MESH" else None
-            self.systems.append(ParticleSystem(self.host, settings, mesh))
-        self.sorts = [EffectSort(system) for system in self.systems]
-        budget = int(render_settings_of(self.scene).cache_memory * 2**20)
-        self.timeline = Timeline(self.systems, self._start, self._step_to, budget, CHECKPOINT_INTERVAL)
-        self.matrices, self.matrices_frame = [], None
-        self.collider_matrices = self._read_scene_inputs()  # warnings are known before the first frame
+        interval, current = self.scene.gpu_particles.cache_interval, self.scene.frame_current
+        self.simulation = SceneSimulation(self.host, self.snapshot, self._read_frame, interval)
+        if self.scene.frame_current != current:  # it read the start frame's inputs (warnings before any frame)
+            self.scene.frame_set(current)
+        self.simulation.timeline.store = self._store(interval)
+
+    def _store(self, interval: int) -> SimCache | None:
+        """The disk cache this renderer reads (and fills, for bakes); a cache it must refuse is a warning
+        here and an error for a bake."""
+        settings = self.scene.gpu_particles
+        folder = cache_folder(self.scene) if self.cache_mode != "OFF" and settings.use_disk_cache else None
+        if folder is None or not self.effects:
+            return None
+        try:
+            return SimCache(folder, self.simulation, interval, settings.cache_every_frame,
+                            writing=self.cache_mode == "WRITE")
+        except CacheError as error:
+            if self.cache_mode == "WRITE":
+                raise
+            self.cache_warnings = [str(error)]
+            return None
+
+    def _read_frame(self, frame: int, previous: FrameInputs | None) -> FrameInputs:
+        self.scene.frame_set(frame)
+        return read_frame(self.scene, frame, self._emitter_matrices(), previous)
 
     def _emitter(self, name: str):
         obj = self.scene.objects.get(name)
@@ -118,51 +144,35 @@ class SceneRenderer:
     def _emitter_matrices(self):
         return [np.array(self._emitter(name).matrix_world) for name, _ in self.effects]
 
-    def _read_scene_inputs(self, previous: dict | None = None) -> dict:
-        """Fields and colliders of the scene frame now (colliders moving from ``previous``); their matrices."""
-        fields, field_warnings = force_fields(self.scene)
-        found, collider_warnings = colliders(self.scene, previous)
-        rates = [f"effect on '{name}': {w}" for name, settings in self.effects if (w := rate_warning(settings))]
-        self.warnings = self.lost + rates + field_warnings + collider_warnings
-        for system in self.systems:
-            system.set_scene_inputs(fields, found)
-        return {c.name: c.matrix for c in found}
+    # The simulation's parts, as they were before it had its own class (the viewport and tests use them).
+    systems = property(lambda self: self.simulation.systems)
+    sorts = property(lambda self: self.simulation.sorts)
+    timeline = property(lambda self: self.simulation.timeline)
+    matrices = property(lambda self: list(self.simulation.inputs.emitters))
+    matrices_frame = property(lambda self: self.simulation.inputs.frame)
 
-    def _start(self) -> int:
-        """Reset every system at the start frame and run its preroll there."""
-        self.scene.frame_set(self.scene.frame_start)
-        dt = scene_seconds_per_frame(self.scene)
-        self.matrices, self.matrices_frame = self._emitter_matrices(), self.scene.frame_start
-        self.collider_matrices = self._read_scene_inputs()
-        for system, matrix in zip(self.systems, self.matrices):
-            system.reset()
-            for _ in range(round(system.settings.preroll / dt)):
-                system.step(dt, matrix, matrix)
-            system.step(dt, matrix, matrix)
-        for sort, matrix in zip(self.sorts, self.matrices):
-            sort.reset()
-            sort.after_step(0, matrix[:3, 3])
-        return self.scene.frame_start
+    @property
+    def warnings(self) -> list[str]:
+        return self.lost + self.snapshot.rate_warnings() + list(self.simulation.inputs.warnings) + self.cache_warnings
 
-    def _step_to(self, frame: int) -> None:
-        """One frame forward to ``frame``, with the emitters' motion since the frame before."""
-        if self.matrices_frame != frame - 1:  # resumed from a checkpoint
-            self.scene.frame_set(frame - 1)
-            self.matrices = self._emitter_matrices()
-            self.collider_matrices = {c.name: c.matrix for c in colliders(self.scene)[0]}
-        self.scene.frame_set(frame)
-        current = self._emitter_matrices()
-        self.collider_matrices = self._read_scene_inputs(self.collider_matrices)
-        advance(self.systems, scene_seconds_per_frame(self.scene), self.matrices, current)
-        self.matrices, self.matrices_frame = current, frame
-        for sort, matrix in zip(self.sorts, self.matrices):
-            sort.after_step(frame - self.scene.frame_start, matrix[:3, 3])
+    def cache_record(self) -> dict | None:
+        """Where the disk cache is and what this renderer took from it and added (the bake's sidecar)."""
+        timeline, store = self.simulation.timeline, self.simulation.timeline.store
+        if store is None:
+            return None
+        return {"folder": str(store.folder), "loaded_checkpoints": timeline.loaded, "written_checkpoints": store.written}
+
+    def prepare(self, frame: int):
+        """Steps (preroll progress) to run before rendering ``frame`` from a fresh start; see SceneSimulation."""
+        if self._effects() != self.effects:
+            self._build()
+        return self.simulation.prepare(max(frame, self.scene.frame_start))
 
     def advance_to(self, frame: int) -> None:
         """Simulate up to ``frame``; changed settings re-simulate from the start."""
         if self._effects() != self.effects:
             self._build()
-        self.timeline.seek(max(frame, self.scene.frame_start))
+        self.simulation.seek(frame)
         if self.scene.frame_current != frame:
             self.scene.frame_set(frame)
 

@@ -132,8 +132,8 @@ class ViewportSimulation(SceneRenderer):
     def __init__(self, scene, host):
         super().__init__(_FrameCursor(scene), 1, 1, host)
 
-    def _build(self) -> None:
-        super()._build()
+    def _build(self, snapshot=None) -> None:
+        super()._build(snapshot)
         self.timeline.on_gpu = True  # checkpoints as GPU copies: a readback would stall drawing
 
     def _emitter_matrices(self):
@@ -158,6 +158,7 @@ class Overlay:
         self.targets: dict[tuple[int, int], _ViewTarget] = {}
         self.stale = True
         self.stats: Stats | None = None
+        self.preroll = None  # a long preroll runs a piece per draw, so the viewport never freezes
 
     @property
     def systems(self):
@@ -187,6 +188,7 @@ class Overlay:
         if key != self.key or self.stale:
             self.key, self.stale = key, False
             self.simulation = ViewportSimulation(scene, self.host)
+            self.preroll = None
 
     def _emitter_moved(self) -> bool:
         """An emitter moved by hand since the step to this frame: its history changed."""
@@ -194,13 +196,23 @@ class Overlay:
         return any(not (np.array_equal(m, c) or np.allclose(m, c))
                    for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
 
-    def advance_to(self, scene, frame: int, stopwatch=None) -> None:
-        """Bring every effect to ``frame``: forward steps, or a restart from the start frame."""
+    def advance_to(self, scene, frame: int, stopwatch=None) -> bool:
+        """Bring every effect to ``frame``: forward steps, or a restart from the start frame (or the disk
+        cache); False while a long preroll is still running, a piece per call."""
         if self.simulation is not None and self.simulation.matrices_frame == frame and self._emitter_moved():
             self.stale = True
         self._sync(scene)
+        if self.preroll is None:
+            self.preroll = self.simulation.prepare(frame)
         with (stopwatch or (lambda stage: nullcontext()))("simulate"):
+            if self.preroll.step():
+                return False
             self.simulation.advance_to(max(frame, scene.frame_start))
+        return True
+
+    def preroll_progress(self) -> float | None:
+        """How far a running preroll is (0 to 1), None when none runs."""
+        return self.preroll.fraction if self.preroll is not None and not self.preroll.finished else None
 
     def _target(self, width, height) -> _ViewTarget:
         """The compositor (with its scene depth when occlusion is on) for a view of this size."""
@@ -219,7 +231,8 @@ class Overlay:
 
     def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None, measure: bool = False):
         """Simulate to the scene frame and composite this view (``view_proj``: world to clip,
-        ``view``: world to view, for sorting); returns the float frame texture.
+        ``view``: world to view, for sorting); returns the float frame texture, or None while a long
+        preroll runs (a piece each call).
 
         Only with ``measure`` (the Stats panel is shown) does the draw wait for the GPU: stage
         times, live and overflow counts.  Otherwise nothing is read back, except the previous
@@ -230,7 +243,8 @@ class Overlay:
         if previous is not None and previous.stats_pending:  # read before this frame's work is queued
             previous.compositor.take_stats()  # the previous frame's peak sets this frame's Emax
             previous.stats_pending = False
-        self.advance_to(scene, scene.frame_current, stopwatch)
+        if not self.advance_to(scene, scene.frame_current, stopwatch):
+            return None
         target = self._target(width, height)
         compositor = target.compositor
         auto = compositor.render.emax_mode == "AUTO"
@@ -263,6 +277,10 @@ def overlay() -> Overlay:
 
 def last_stats() -> Stats | None:
     return _overlay.stats if _overlay is not None else None
+
+
+def preroll_progress() -> float | None:
+    return _overlay.preroll_progress() if _overlay is not None else None
 
 
 def stats_panel_drawn() -> None:
@@ -308,7 +326,15 @@ def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None) -
     global _stats_shown
     measure, _stats_shown = _stats_shown, False
     frame = overlay().composite(scene, view_proj, view, width, height, depsgraph, measure)
+    if frame is None:  # prerolling: draw again soon for the next piece (not from inside this draw)
+        if not bpy.app.timers.is_registered(_redraw_soon):
+            bpy.app.timers.register(_redraw_soon, first_interval=0.0)
+        return
     draw_frame_texture(frame.native, width, height)
+
+
+def _redraw_soon():
+    tag_redraw()
 
 
 def draw_region(context) -> None:

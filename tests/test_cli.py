@@ -40,6 +40,8 @@ def test_bake_writes_the_frames(tmp_path):
         (["--frames", "10-2"], "frame range runs backwards: 10 to 2"),
         (["--res", "100000x100"], "beyond this GPU's texture limit"),
         (["--out", "BLOCKED/sub"], "cannot be created or written"),
+        (["--shot", "5-40"], "frames 1-2 are not inside the shot 5-40"),
+        (["--simulate-only"], "--simulate-only fills the simulation cache: give it --cache DIR"),
     ],
 )
 def test_bad_bakes_exit_non_zero_and_write_nothing(tmp_path, args, message):

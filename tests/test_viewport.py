@@ -364,6 +364,25 @@ def test_draw_callback_never_raises_into_blender(scene, overlay, monkeypatch, ca
     assert viewport.last_stats() is None
 
 
+def test_a_long_preroll_runs_a_piece_per_draw_then_matches_the_bake(scene, overlay):
+    from addon.scene_time import PREROLL_AT_ONCE, PREROLL_CHUNK
+
+    steps = PREROLL_AT_ONCE + 6
+    add_effect(count=3000, preroll=steps / 24)
+    camera = camera_of(scene, W, H)
+    scene.frame_set(2)
+    assert overlay.composite(scene, camera.view_proj, scene_view(scene), W, H) is None
+    assert overlay.preroll_progress() == pytest.approx(PREROLL_CHUNK / steps)
+    assert draw_offscreen(scene, camera.view_proj).max() == 0, "nothing drawn while the preroll runs"
+    assert bpy.app.timers.is_registered(viewport._redraw_soon), "and the next piece is asked for"
+    for _ in range(steps // PREROLL_CHUNK - 2):
+        assert overlay.composite(scene, camera.view_proj, scene_view(scene), W, H) is None
+    frame = overlay.composite(scene, camera.view_proj, scene_view(scene), W, H)
+    assert frame is not None and overlay.preroll_progress() is None
+    baked = SceneRenderer(scene, W, H).render(2)
+    np.testing.assert_allclose(overlay.host.read(frame), baked, rtol=1e-3, atol=1e-3)
+
+
 def _two_effects(scene, **settings):
     """An additive effect on the emitter and an alpha-sprite one on a second object."""
     add_effect(count=3000, emission_strength=4.0)

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .sort_schedule import MAX_SORT_PASSES
 
 # Particle slots are texels of 2D state images; this caps what any GPU gets
@@ -147,6 +149,9 @@ def _check(field: Field, value: Any) -> tuple[Any, str | None]:
         else:
             value = float(value)
         parts = (value,)
+    if field.kind != "int":
+        parts = tuple(_to_bounds(field, part) for part in parts)
+        value = parts if field.kind in ("vec3", "color") else parts[0]
     for part in parts:
         if not math.isfinite(part):
             return value, f"{field.name} must be finite, not {part}"
@@ -155,6 +160,15 @@ def _check(field: Field, value: Any) -> tuple[Any, str | None]:
         if field.max is not None and part > field.max:
             return value, f"{field.name} must be at most {_number(field.max)}, not {_number(part)}"
     return value, None
+
+
+def _to_bounds(field: Field, part: float) -> float:
+    """A bound as Blender stores it (float32, e.g. 0.999 -> 0.99900001) is the bound itself:
+    a property dragged to its limit must pass the check that compares in float64."""
+    for bound in (field.min, field.max):
+        if bound is not None and abs(part - bound) <= 1e-6 * abs(bound) and np.float32(part) == np.float32(bound):
+            return float(bound)
+    return part
 
 
 def _build(cls, fields: tuple[Field, ...], values: dict[str, Any], what: str):

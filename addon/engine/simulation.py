@@ -298,11 +298,12 @@ class ParticleSystem:
             self.field_texture = self.host.texture("fields", FIELD_TEXELS, len(packed), "RGBA32F", packed)
             self._packed_fields = packed
 
-    def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
+    def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray, compact: bool = True) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
 
         The emitter's matrix is interpolated linearly across substeps; the live
-        slots are compacted once per frame (``compaction.py``).
+        slots are compacted once per frame (``compaction.py``) unless ``compact``
+        is False (a preroll: nothing draws in between, and simulating never reads them).
         """
         substeps = self.settings.substeps
         h = dt / substeps
@@ -324,7 +325,8 @@ class ParticleSystem:
             self.host.dispatch(kernel, self.groups, textures, constants)
             self.origin = origin
             self.step_index += 1
-        self.live.compact(self.textures)
+        if compact:
+            self.live.compact(self.textures)
 
     @property
     def snapshot_nbytes(self) -> int:

@@ -246,6 +246,7 @@ class BlenderHost(Host):
         binding = self._binding(kernel)
         binding.bind(textures, constants)
         self.gpu.compute.dispatch(binding.shader, *groups)
+        self.gpu.shader.unbind()  # dispatch leaves it bound; freeing a bound shader can crash Blender
 
     def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants, blend="ADD"):
         state = self.gpu.state

@@ -1,0 +1,95 @@
+"""The shape of Blender's long-running operators, shared by the bakes: blocking from scripts and
+headless runs (``execute``), modal from the UI (``invoke``) with a progress bar, one step per timer
+tick, ESC to cancel."""
+
+from __future__ import annotations
+
+import bpy
+
+
+class FrameJob:
+    """A job over ``frames`` (``done`` of them so far) whose first steps may run a long ``preroll``."""
+
+    frames: list
+    done: int
+
+    @property
+    def finished(self) -> bool:
+        return self.done >= len(self.frames)
+
+    @property
+    def progress(self) -> float:
+        return self.preroll.progress_of(self.done)
+
+
+class ModalJobOperator(bpy.types.Operator):
+    """Base of operators that run a job: ``finished``, ``step()``, ``progress``, ``frames`` and ``close()``.
+
+    Subclasses make the job (``make_job``, raising ``job_error`` with the reason) and report at the
+    end (``_finish``)."""
+
+    job_error: type = RuntimeError
+    _job = None
+    _timer = None
+
+    def make_job(self, context):
+        raise NotImplementedError
+
+    def started(self) -> None:
+        """Reports once the job exists (warnings before the first step)."""
+
+    def _finish(self, cancelled=False) -> None:
+        raise NotImplementedError
+
+    def _start(self, context) -> bool:
+        try:
+            self._job = self.make_job(context)
+        except self.job_error as error:
+            self.report({"ERROR"}, str(error))
+            return False
+        self.started()
+        return True
+
+    def execute(self, context):
+        """Blocking (headless, scripts, farm tasks)."""
+        if not self._start(context):
+            return {"CANCELLED"}
+        try:
+            while not self._job.finished:
+                self._job.step()
+        except self.job_error as error:
+            self._job.close(cancelled=True)
+            self.report({"ERROR"}, str(error))
+            return {"CANCELLED"}
+        self._finish()
+        return {"FINISHED"}
+
+    def invoke(self, context, event):
+        """Interactive: one step per timer tick, progress bar, ESC cancels (what was written stays)."""
+        if not self._start(context):
+            return {"CANCELLED"}
+        wm = context.window_manager
+        wm.progress_begin(0, len(self._job.frames))
+        self._timer = wm.event_timer_add(0.001, window=context.window)
+        wm.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            return self._end_modal(context, cancelled=True)
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        try:
+            self._job.step()
+        except self.job_error as error:
+            self.report({"ERROR"}, str(error))
+            return self._end_modal(context, cancelled=True)
+        context.window_manager.progress_update(self._job.progress)
+        return self._end_modal(context) if self._job.finished else {"RUNNING_MODAL"}
+
+    def _end_modal(self, context, cancelled=False):
+        wm = context.window_manager
+        wm.event_timer_remove(self._timer)
+        wm.progress_end()
+        self._finish(cancelled)
+        return {"CANCELLED"} if cancelled else {"FINISHED"}
