@@ -24,7 +24,7 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from .csg_scene import scene_has_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
-from .engine.sprites import SpriteLayer
+from .engine.sprites import VIEWPORT_CHECK_EVERY, SpriteLayer
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, effect_settings_of, render_settings_of, scene_effects
 from .render import SceneRenderer, with_lens
@@ -227,7 +227,7 @@ class Overlay:
                 self.targets.pop(next(iter(self.targets)))
         self.targets[(width, height)] = target  # most recently used last
         if target.sprites is None and self.simulation.needs_sprites():
-            target.sprites = SpriteLayer(self.host, width, height)
+            target.sprites = SpriteLayer(self.host, width, height, check_every=VIEWPORT_CHECK_EVERY)  # no waits
         return target
 
     def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None, measure: bool = False,

@@ -100,6 +100,7 @@ class Kernel:
     local_size: tuple[int, int, int] = (256, 1, 1)
     includes: tuple[str, ...] = ("common.glsl",)
     defines: tuple[tuple[str, str], ...] = field(default=())
+    extensions: tuple[str, ...] = ()  # GLSL extensions: the moderngl host enables them, Blender 5.2 cannot
 
     @property
     def path(self):

@@ -8,7 +8,7 @@ Reads like the algorithm::
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
     compositor.add(system, camera, live)    # splat over live slots, or raster, per Add effect (compositing.py, raster.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
-    sprites.draw(alpha_systems, ...)        # Alpha effects, back to front (sprites.py)
+    sprites.draw(alpha_systems, ...)        # Alpha effects, binned into tiles, nearest first (sprites.py)
     sprites.over(compositor)                # over the frame       (sprites.py)
     compositor.take_stats()                 # overflows, peak -> auto Emax
 
@@ -41,7 +41,8 @@ def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera
             compositor.add(system, camera, live=system.live)
     compositor.resolve()
     if alpha:
-        sprites.draw([system for system, _ in alpha], compositor, camera, [order for _, order in alpha])
+        sweep = camera.shutter.close - camera.shutter.open if camera.shutter is not None else 0.0
+        sprites.draw([system for system, _ in alpha], compositor, camera, [order for _, order in alpha], shutter=sweep)
         sprites.over(compositor)
 
 

@@ -76,11 +76,12 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("seed", "int", 0, 0, 2**31 - 1, "Random seed; the same seed gives the same particles"),
     Field("blend_mode", "enum", "ADD", items=("ADD", "ALPHA"),
           description="Add: particles add light (fire, sparks), order does not matter; "
-                      "Alpha: soft sprites blended back to front with premultiplied over (smoke, dust)"),
+                      "Alpha: soft sprites composited nearest first per pixel, in screen tiles (smoke, dust)"),
     Field("opacity", "float", 0.5, 0.0, 1.0, "Alpha mode: opacity at the center of each soft sprite"),
     Field("sort_order", "enum", "AUTO", items=("AUTO", "NONE", "BACK_TO_FRONT", "GRID_CELL"),
-          description="Auto: back to front in Alpha mode, none in Add mode; "
-                      "Grid Cell: slices of the grid cell so volume lookups hit the cache"),
+          description="Auto: none (Alpha sprites are ordered per pixel without it); "
+                      "Back to Front: keep a drawing order by view depth; "
+                      "Grid Cell: Morton order of the grid cells, by a counting sort, so volume lookups hit the cache"),
     Field("sort_passes", "int", 16, 0, MAX_SORT_PASSES,
           "Odd-even merge sort passes per frame; each leaves the particles at least as sorted "
           "(a full sort runs at the start, at camera cuts and in bakes)"),

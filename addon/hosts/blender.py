@@ -234,6 +234,9 @@ class BlenderHost(Host):
         shader = self._shaders.get(kernel)
         if shader is not None:
             return shader
+        if kernel.extensions:
+            raise compile_error(kernel, f"needs {', '.join(kernel.extensions)}: Blender 5.2's GPUShaderCreateInfo "
+                                        "cannot enable GLSL extensions (moderngl host only)")
         with _captured_output() as log:
             shader = self._create(kernel)
         if shader is None:

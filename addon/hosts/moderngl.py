@@ -33,7 +33,7 @@ _GLSL_VARYING_TYPES = {"FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4":
 
 def declarations(kernel: Kernel) -> str:
     """What Blender's create-info generates, spelled out for a plain GL program."""
-    lines = ["#version 430"]
+    lines = ["#version 430", *(f"#extension {name} : require" for name in kernel.extensions)]
     lines += [f"#define {name} {value}" for name, value in kernel.all_defines()]
     if not isinstance(kernel, Raster):
         lines.append("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;".format(*kernel.local_size))

@@ -10,7 +10,16 @@
  * non-finite) and NaN keys get KEY_LAST, so they gather at the end. */
 
 const uint KEY_LAST = 0xFFFFFFFFu;
-const float GRID_CELLS = 1024.0; /* cells per axis before the grid wraps: 30-bit keys */
+const float GRID_CELLS = 256.0; /* cells per axis before the grid wraps: 24-bit keys */
+
+/* The 8 bits of v spread to every third bit (bit i -> bit 3i). */
+uint spread_bits(uint v)
+{
+  v = (v * 0x00010001u) & 0xFF0000FFu;
+  v = (v * 0x00000101u) & 0x0F00F00Fu;
+  v = (v * 0x00000011u) & 0xC30C30C3u;
+  return (v * 0x00000005u) & 0x49249249u;
+}
 
 /* Monotone map of floats onto uints (negative below positive); NaN sorts last.
  * Zeros and denormals of either sign all map to +0's key: GPUs that flush
@@ -33,11 +42,12 @@ uint particle_key(vec4 pos_age, float life)
   }
   switch (key_mode) {
   case KEY_GRID: {
-    /* Depth-slice order: z slices of y rows of x cells. */
+    /* Morton (Z) order of the cells: near in the key is near in space along every axis,
+     * at every scale, so any stretch of the sorted particles reads a compact block. */
     precise vec3 offset = position - grid_origin;
     vec3 scaled = vec3(div_rn(offset.x, cell_size), div_rn(offset.y, cell_size), div_rn(offset.z, cell_size));
     uvec3 cell = uvec3(mod(floor(scaled), GRID_CELLS));
-    return (cell.z << 20u) | (cell.y << 10u) | cell.x;
+    return (spread_bits(cell.z) << 2u) | (spread_bits(cell.y) << 1u) | spread_bits(cell.x);
   }
   }
   /* KEY_DEPTH: key_axis is the view matrix's z row: view z grows towards the camera. */

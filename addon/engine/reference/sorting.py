@@ -16,6 +16,17 @@ from .random import pcg_hash
 F = np.float32
 U = np.uint32
 KEY_LAST = U(0xFFFFFFFF)
+GRID_CELLS = 256  # cells per axis before the grid wraps (sort_key.glsl)
+
+
+def spread_bits(v: np.ndarray) -> np.ndarray:
+    """The 8 low bits of v spread to every third bit (the Morton interleave of sort_key.glsl)."""
+    v = np.asarray(v, dtype=U)
+    with np.errstate(over="ignore"):
+        v = (v * U(0x00010001)) & U(0xFF0000FF)
+        v = (v * U(0x00000101)) & U(0x0F00F00F)
+        v = (v * U(0x00000011)) & U(0xC30C30C3)
+        return (v * U(0x00000005)) & U(0x49249249)
 
 
 def ordered_key(x) -> np.ndarray:
@@ -37,9 +48,9 @@ def particle_keys(pos_age: np.ndarray, vel_life: np.ndarray, key, origin=(0.0, 0
         shows = (waiting | ((age >= 0) & (age < life))) & np.isfinite(position).all(axis=1)
         if c["key_mode"] == SORT_KEY_MODES["GRID"]:
             origin, cell_size = np.asarray(c["grid_origin"], dtype=F), F(c["cell_size"])
-            cell = np.mod(np.floor((position - origin).astype(F) / cell_size), F(1024)).astype(F)
+            cell = np.mod(np.floor((position - origin).astype(F) / cell_size), F(GRID_CELLS)).astype(F)
             cell = np.nan_to_num(cell).astype(U)
-            keys = (cell[:, 2] << U(20)) | (cell[:, 1] << U(10)) | cell[:, 0]
+            keys = (spread_bits(cell[:, 2]) << U(2)) | (spread_bits(cell[:, 1]) << U(1)) | spread_bits(cell[:, 0])
         else:
             axis, p = np.asarray(c["depth_axis"], dtype=F), position
             keys = ordered_key(((axis[0] * p[:, 0] + axis[1] * p[:, 1]) + axis[2] * p[:, 2]) + F(c["depth_offset"]))

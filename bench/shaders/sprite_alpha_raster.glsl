@@ -1,4 +1,6 @@
-/* Alpha-blended sprites: a camera-facing soft round quad per particle, blended
+/* The rasterized alpha sprites the tile-binned compositor replaced (a bench
+ * and test peer, bench/sprite_peer.py).
+ * Alpha-blended sprites: a camera-facing soft round quad per particle, blended
  * with premultiplied "over" in drawing order.  Instance i draws the particle
  * in sorted slot i: the state slot itself (a direct sort), or the slot the
  * sorted key-index pairs name (SPRITE_INDIRECT).  Colors and sizes come from
