@@ -30,7 +30,8 @@ void main()
   if (emission_strength * max(look_now.r, max(look_now.g, look_now.b)) <= 0.0) {
     return; /* adds no light, hides nothing */
   }
-  int reach = min(int(particle_radius_px(index, look_now, pixel_scale, clip.w)), MAX_FOOTPRINT);
+  /* At least the 3x3 block: an anti-aliased point lights the 2x2 pixels around its position. */
+  int reach = clamp(int(particle_radius_px(index, look_now, pixel_scale, clip.w)), 1, MAX_FOOTPRINT);
   uint bits = floatBitsToUint(depth);
   ivec2 low = max(pixel - reach, ivec2(0));
   ivec2 high = min(pixel + reach, target_size - 1);

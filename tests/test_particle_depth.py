@@ -39,7 +39,7 @@ def test_random_particles_match_the_reference(host, rng):
     assert (got < FAR).sum() > 100 and (got == FAR).sum() > 100
 
 
-@pytest.mark.parametrize("size, reach", [(0.4, 0), (3.7, 3), (40.0, MAX_FOOTPRINT)])
+@pytest.mark.parametrize("size, reach", [(0.4, 1), (3.7, 3), (40.0, MAX_FOOTPRINT)])  # 1: the 2x2 of an antialiased point
 def test_footprint_and_nearest_of_two(host, size, reach):
     pos_age = np.array([[20.5, 12.5, -5.0, 0.1], [20.5, 12.5, -3.0, 0.1], [5.5, 5.5, -2.0, 0.1]], np.float32)
     vel_life = np.array([[0, 0, 0, 1.0]] * 3, np.float32)

@@ -20,7 +20,7 @@ def nearest_depth(pos_age, vel_life, view_proj, view_depth, width, height, setti
     lit = F(settings.emission_strength) * look[:, :3].max(axis=1) > 0
     radius_px = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, "SIZE") \
         * F(pixels_per_unit) / w
-    reach = np.minimum(radius_px.astype(np.int64), MAX_FOOTPRINT)
+    reach = np.clip(radius_px.astype(np.int64), 1, MAX_FOOTPRINT)  # at least 3x3: anti-aliased points light 2x2
     depth = np.maximum(pos_age[index, :3].astype(np.float64) @ view_depth[:3] + view_depth[3], 0).astype(F)
     out = np.full((height, width), F(FAR), F)
     for (x, y), r, d in zip(pixel[lit], reach[lit], depth[lit]):
