@@ -77,5 +77,6 @@ class DepthPrepass:
                 drawn += 1
             gpu.state.depth_mask_set(False)
             gpu.state.depth_test_set("NONE")
+            gpu.shader.unbind()  # a pre-pass freed with its renderer must not be the bound shader
         scene_depth.build_coarse()
         return drawn
