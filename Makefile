@@ -6,10 +6,16 @@ RES ?=
 OUT ?=
 SEED ?=
 COUNT ?=
+SHOT ?=
+CACHE ?=
 PYTEST_ARGS ?=
+KERNEL ?= simulate
+HOST ?= blender
+VARIANT ?= 0
+BENCH_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test demo bake presets package bench lint contact-sheet previews clean
+.PHONY: help setup test demo bake presets package bench bench-gpu lint contact-sheet previews kernel kernels clean
 
 help:
 	@echo "GPU Particles targets:"
@@ -17,12 +23,16 @@ help:
 	@echo "  make test      run the test suite (PYTEST_ARGS=... passed to pytest)"
 	@echo "  make demo      bake the default preset, frames 1-48 at 960x540 into out/demo (or OUT=...)"
 	@echo "  make bake      bake PRESET=$(PRESET) [FRAMES=1-48] [RES=WxH] [OUT=dir] [SEED=n] [COUNT=n]"
+	@echo "                 [SHOT=1-240 CACHE=dir]: render FRAMES of the shot from the simulation cache's checkpoints"
 	@echo "  make presets   list the available presets"
 	@echo "  make package   build the extension zip into dist/"
 	@echo "  make bench     run the CPU benchmark"
-	@echo "  make lint      ruff check addon tests bench tools"
+	@echo "  make bench-gpu the GPU host's benchmark in Blender: tests, bake, viewport, end-to-end (BENCH_ARGS=--skip-tests ...)"
+	@echo "  make lint      ruff check addon tests bench tools farm"
 	@echo "  make contact-sheet  render every preset at 1080p into docs/presets.png (crops)"
 	@echo "  make previews  render a short MP4 of every preset into docs/previews/"
+	@echo "  make kernel    print KERNEL=$(KERNEL) as HOST=blender|moderngl compiles it [VARIANT=n]"
+	@echo "  make kernels   list every declared kernel (addon/engine/registry.py)"
 	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
 
 setup:
@@ -35,7 +45,7 @@ demo: setup
 	$(PY) -m addon.cli bake --preset default --frames 1-48 --res 960x540 --out $(or $(OUT),out/demo)
 
 bake: setup
-	$(PY) -m addon.cli bake --preset $(PRESET)$(if $(FRAMES), --frames $(FRAMES))$(if $(RES), --res $(RES))$(if $(OUT), --out $(OUT))$(if $(SEED), --seed $(SEED))$(if $(COUNT), --count $(COUNT))
+	$(PY) -m addon.cli bake --preset $(PRESET)$(if $(FRAMES), --frames $(FRAMES))$(if $(RES), --res $(RES))$(if $(OUT), --out $(OUT))$(if $(SEED), --seed $(SEED))$(if $(COUNT), --count $(COUNT))$(if $(SHOT), --shot $(SHOT))$(if $(CACHE), --cache $(CACHE))
 
 presets: setup
 	@$(PY) -m addon.cli presets
@@ -46,14 +56,23 @@ package: setup
 bench: setup
 	$(PY) bench/run_cpu.py
 
+bench-gpu: setup
+	$(PY) bench/blender_gpu.py $(BENCH_ARGS)
+
 lint: setup
-	$(PY) -m ruff check addon tests bench tools
+	$(PY) -m ruff check addon tests bench tools farm
 
 contact-sheet: setup
 	$(PY) tools/contact_sheet.py --out docs/presets.png
 
 previews: setup
 	$(PY) tools/previews.py --out docs/previews
+
+kernel: setup
+	@$(PY) -m addon.hosts show $(KERNEL) --host $(HOST) --variant $(VARIANT)
+
+kernels: setup
+	@$(PY) -m addon.hosts list
 
 clean:
 	rm -rf dist/ out/

@@ -7,25 +7,22 @@ and the hosts import anywhere: tests, the command line, the GPU benchmark.
 _unregister = None
 
 
+def _glue_modules():
+    """The Blender glue, settings first, then operators and panels (sub-panels after their parents); each registers itself."""
+    from . import cache_ui, csg_scene, csg_ui, operators, panels, properties, render_integration, viewport
+
+    return (properties, csg_scene, operators, panels, csg_ui, cache_ui, render_integration, viewport)
+
+
 def register():
     global _unregister
-    import bpy
-
-    from . import csg_ui, operators, panels, properties, viewport
-
-    register_classes, unregister_classes = bpy.utils.register_classes_factory(
-        properties.CLASSES + operators.CLASSES + panels.CLASSES + csg_ui.CLASSES
-    )
-    register_classes()
-    properties.register_properties()
-    csg_ui.register_properties()
-    viewport.register()
+    modules = _glue_modules()
+    for module in modules:
+        module.register()
 
     def unregister_all():
-        viewport.unregister()
-        csg_ui.unregister_properties()
-        properties.unregister_properties()
-        unregister_classes()
+        for module in reversed(modules):
+            module.unregister()
 
     _unregister = unregister_all
 

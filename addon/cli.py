@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from .engine.presets import PresetError, load_preset, preset_names
@@ -38,6 +40,23 @@ def parse_resolution(text: str) -> tuple[int, int]:
     if not match or int(match.group(1)) < 1 or int(match.group(2)) < 1:
         raise UsageError(f"RES must look like 960x540, not '{text}'")
     return int(match.group(1)), int(match.group(2))
+
+
+def parse_dof(text: str) -> tuple[float, float]:
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*@\s*(\d+(?:\.\d*)?)\s*", text)
+    if not match or float(match.group(1)) <= 0 or float(match.group(2)) <= 0:
+        raise UsageError(f"DOF must look like 2.8@6 (f-stop @ focus distance), not '{text}'")
+    return float(match.group(1)), float(match.group(2))
+
+
+def apply_lens(scene, motion_blur: float | None, dof: tuple[float, float] | None) -> None:
+    """Turn on Blender's own motion blur (shutter in frames) and the camera's depth of field (f-stop, distance)."""
+    if motion_blur is not None:
+        scene.render.use_motion_blur = True
+        scene.render.motion_blur_shutter = motion_blur
+    if dof is not None:
+        scene.camera.data.dof.use_dof = True
+        scene.camera.data.dof.aperture_fstop, scene.camera.data.dof.focus_distance = dof
 
 
 def _keyframe_orbit(obj, center, radius, seconds, frames, fps):
@@ -91,18 +110,12 @@ def apply_stage_lens(scene, camera, emitter, stage: dict) -> None:
     ``stage["motion_blur"]``: ``{"shutter": frames}``; ``stage["camera"]["dof"]``:
     ``{"fstop": f, "focus_distance": m}`` or ``{"fstop": f, "focus_on_emitter": true}``.
     """
-    blur = stage.get("motion_blur")
-    scene.render.use_motion_blur = bool(blur)
-    if blur:
-        scene.render.motion_blur_shutter = blur.get("shutter", 0.5)
-    dof = stage.get("camera", {}).get("dof")
-    camera.data.dof.use_dof = bool(dof)
-    if dof:
-        camera.data.dof.aperture_fstop = dof.get("fstop", 2.8)
-        if dof.get("focus_on_emitter"):
-            camera.data.dof.focus_object = emitter
-        else:
-            camera.data.dof.focus_distance = dof.get("focus_distance", 10.0)
+    blur, dof = stage.get("motion_blur"), stage.get("camera", {}).get("dof")
+    scene.render.use_motion_blur = camera.data.dof.use_dof = False
+    apply_lens(scene, blur.get("shutter", 0.5) if blur else None,
+               (dof.get("fstop", 2.8), dof.get("focus_distance", 10.0)) if dof else None)
+    if dof and dof.get("focus_on_emitter"):
+        camera.data.dof.focus_object = emitter
 
 
 def add_preset_effect(scene, name: str, preset) -> None:
@@ -110,24 +123,36 @@ def add_preset_effect(scene, name: str, preset) -> None:
     import bpy
 
     if "csg" in preset.stage:
-        from .csg_ui import add_stage_primitives
+        from .csg_scene import add_stage_primitives
 
         add_stage_primitives(scene, preset.stage["csg"])
     bpy.ops.gpu_particles.add(preset=name)
 
 
-def check_gpu_in_a_child() -> None:
-    """Blender's gpu.init() crashes the whole process when EGL has no usable driver,
-    so the command line tries it in a child process first and reports instead."""
-    probe = subprocess.run([sys.executable, "-c", "import bpy, gpu; gpu.init()"], capture_output=True, text=True,
-                           timeout=300)
-    if probe.returncode != 0:
-        log = [line for line in (probe.stdout + probe.stderr).splitlines() if line.strip()][-3:]
-        raise NoGPUError(
-            f"no GPU context could be created (gpu.init() exited with status {probe.returncode}); on a headless "
-            "Linux machine install Mesa's EGL (libegl1 libegl-mesa0 libgl1-mesa-dri, or run `make setup`)"
-            + (":\n  " + "\n  ".join(log) if log else "")
-        )
+class GPUProbe:
+    """Blender's gpu.init() crashes the whole process when EGL has no usable driver, so the command line
+    tries it in a child process first and reports instead.  The child starts before this process imports
+    bpy and runs alongside it (about 2 s each): the probe costs no wall time where there is a core for it."""
+
+    def __init__(self):
+        self.child = subprocess.Popen([sys.executable, "-c", "import bpy, gpu; gpu.init()"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+    def check(self) -> None:
+        """Wait for the child; NoGPUError with its last lines when gpu.init() failed there."""
+        output, _ = self.child.communicate(timeout=300)
+        if self.child.returncode != 0:
+            log = [line for line in output.splitlines() if line.strip()][-3:]
+            raise NoGPUError(
+                f"no GPU context could be created (gpu.init() exited with status {self.child.returncode}); on a "
+                "headless Linux machine install Mesa's EGL (libegl1 libegl-mesa0 libgl1-mesa-dri, or run `make setup`)"
+                + (":\n  " + "\n  ".join(log) if log else "")
+            )
+
+    def stop(self) -> None:
+        if self.child.poll() is None:
+            self.child.kill()
+        self.child.communicate()
 
 
 def _gpu_texture_limit() -> int:
@@ -136,39 +161,116 @@ def _gpu_texture_limit() -> int:
     return BlenderHost().max_texture_size
 
 
+class Laps:
+    """Seconds per stage of a bake run (``--timings``), to see where start-up goes on a given machine."""
+
+    def __init__(self):
+        self.started = self.last = time.perf_counter()
+        self.laps = []
+
+    def __call__(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.laps.append((stage, now - self.last))
+        self.last = now
+
+    def __str__(self) -> str:
+        return "  ".join(f"{stage} {seconds:.2f} s" for stage, seconds in self.laps)
+
+
 def bake(args) -> int:
+    lap = Laps()
     try:
         preset = load_preset(args.preset)
         frames = parse_frames(args.frames)
+        shot = parse_frames(args.shot) if args.shot else frames
+        if not shot[0] <= frames[0] <= frames[1] <= shot[1]:
+            raise UsageError(f"frames {args.frames} are not inside the shot {shot[0]}-{shot[1]}")
+        if args.simulate_only and not args.cache:
+            raise UsageError("--simulate-only fills the simulation cache: give it --cache DIR")
         resolution = parse_resolution(args.res)
+        dof = parse_dof(args.dof) if args.dof is not None else None
+        if args.motion_blur is not None and not args.motion_blur > 0:
+            raise UsageError(f"--motion-blur is a shutter in frames and must be positive, not {args.motion_blur}")
         overrides = {k: v for k, v in (("count", args.count), ("seed", args.seed)) if v is not None}
         effect_settings({**vars(preset.effect), **{k: v for k, v in overrides.items() if k != "count"}})
-        check_gpu_in_a_child()
+    except (PresetError, UsageError, SettingsError) as error:
+        return _refuse(error)
+    probe = GPUProbe()
+    lap("arguments")
+    try:
+        import bpy
+
+        from . import register
+
+        lap("import bpy")
+        out_dir = Path(args.out).resolve()
+        scene, emitter = build_scene(preset, shot, resolution, out_dir)
+        lap("scene")
+        probe.check()
+        lap("GPU probe (waiting for it)")
         if args.count is not None and args.count > 0:
             check_count(args.count, _gpu_texture_limit())
         effect_settings({**vars(preset.effect), **overrides})
-    except (PresetError, UsageError, SettingsError, NoGPUError) as error:
-        print(f"gpu_particles bake: {error}", file=sys.stderr)
-        return 2
+    except (SettingsError, NoGPUError) as error:
+        return _refuse(error)
+    finally:
+        probe.stop()
+    from . import job_operator
+    from .hosts.blender import _captured_output as captured_output  # the shader log catcher, reused
 
-    import bpy
-
-    from . import register
-
-    out_dir = Path(args.out).resolve()
-    scene, emitter = build_scene(preset, frames, resolution, out_dir)
     register()
+    apply_lens(scene, args.motion_blur, dof)
+    scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
     add_preset_effect(scene, args.preset, preset)
+    for name in ("point_filter", "glints"):  # after the preset's render settings
+        if getattr(args, name) is not None:
+            setattr(scene.gpu_particles, name, getattr(args, name))
     effect = emitter.gpu_particles.active_effect
     for name, value in overrides.items():
         setattr(effect, name, value)
+    if args.cache:
+        scene.gpu_particles.cache_directory = str(Path(args.cache).resolve())
+    lap("register and add the effect")
+    failure, result = None, None
+    # Blender prints every operator report too ("Info: ...", "Error: ..."): keep them out of the
+    # terminal and say each thing once, here, warnings and errors on stderr.  The progress line
+    # goes to the terminal itself.
+    job_operator.progress_stream = terminal = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     try:
-        bpy.ops.gpu_particles.bake()
-    except RuntimeError as error:  # the operator's ERROR report
-        print(f"gpu_particles bake: {str(error).removeprefix('Error: ').strip()}", file=sys.stderr)
-        return 2
-    print(f"gpu_particles bake: wrote frames {frames[0]}-{frames[1]} at {resolution[0]}x{resolution[1]} to {out_dir}")
+        with captured_output() as log:
+            try:
+                if args.simulate_only:
+                    result = bpy.ops.gpu_particles.bake_simulation()
+                else:
+                    result = bpy.ops.gpu_particles.bake(frame_start=frames[0], frame_end=frames[1])
+            except RuntimeError as error:  # the operator's ERROR report
+                failure = str(error).removeprefix("Error: ").strip()
+    finally:
+        job_operator.progress_stream = None
+        terminal.close()
+    lap("bake")
+    for line in log[0].splitlines():
+        if line.startswith("Warning: "):
+            print(f"gpu_particles bake: {line.removeprefix('Warning: ')}", file=sys.stderr)
+    if failure is not None:
+        return _refuse(failure)
+    if args.timings:
+        print(f"gpu_particles bake: {lap}", file=sys.stderr)
+    if result != {"FINISHED"}:  # Ctrl-C: the frames written so far are complete
+        print("gpu_particles bake: cancelled", file=sys.stderr)
+        return 130
+    seconds = time.perf_counter() - lap.started
+    if args.simulate_only:
+        print(f"gpu_particles bake: simulated frames {shot[0]}-{shot[1]} into {args.cache} in {seconds:.1f} s")
+    else:
+        print(f"gpu_particles bake: wrote frames {frames[0]}-{frames[1]} at {resolution[0]}x{resolution[1]} to {out_dir} "
+              f"in {seconds:.1f} s")
     return 0
+
+
+def _refuse(error) -> int:
+    print(f"gpu_particles bake: {error}", file=sys.stderr)
+    return 2
 
 
 def main(argv=None) -> int:
@@ -182,6 +284,21 @@ def main(argv=None) -> int:
     bake_parser.add_argument("--out", default="out/bake", help="output folder")
     bake_parser.add_argument("--seed", type=int)
     bake_parser.add_argument("--count", type=int)
+    bake_parser.add_argument("--motion-blur", type=float, metavar="SHUTTER",
+                             help="turn on Blender's motion blur with this shutter, in frames (e.g. 0.5)")
+    bake_parser.add_argument("--dof", metavar="FSTOP@DISTANCE",
+                             help="turn on the camera's depth of field, e.g. 2.8@6 (f-stop @ focus distance)")
+    bake_parser.add_argument("--point-filter", choices=("ANTIALIASED", "ONE_PIXEL"),
+                             help="points over 2x2 pixels (the default) or into one")
+    bake_parser.add_argument("--glints", choices=("NONE", "STAR", "FLARE"),
+                             help="star or flare sprites on the brightest points (the preset's choice by default)")
+    bake_parser.add_argument("--shot", help="the scene's frame range, first-last, when --frames renders part of it "
+                                            "(the simulation starts at the shot's first frame)")
+    bake_parser.add_argument("--cache", help="simulation cache folder: filled as frames are simulated, and a bake "
+                                             "starts from its latest checkpoint at or before the first frame")
+    bake_parser.add_argument("--simulate-only", action="store_true",
+                             help="fill the simulation cache for the whole shot without rendering frames")
+    bake_parser.add_argument("--timings", action="store_true", help="print seconds per start-up stage to stderr")
     args = parser.parse_args(argv)
     if args.command == "presets":
         print("\n".join(preset_names()))

@@ -11,21 +11,14 @@ import gpu
 import numpy as np
 from gpu_extras.batch import batch_for_shader
 
-from .engine.resources import resource_dir
+from .engine.depth import DEPTH_PREPASS
 from .hosts.base import column_major
+from .hosts.blender import shader_info
 
 
 def _shader():
-    info = gpu.types.GPUShaderCreateInfo()
-    info.push_constant("MAT4", "view_proj")
-    info.push_constant("MAT4", "model")
-    info.vertex_in(0, "VEC3", "position")
-    # A fragment output is required by the create-info; nothing is bound to it.
-    info.fragment_out(0, "VEC4", "unused_color")
-    source = (resource_dir("shaders") / "depth_prepass.glsl").read_text()
-    info.vertex_source(source)
-    info.fragment_source(source)
-    return gpu.shader.create_from_info(info)
+    """engine.depth.DEPTH_PREPASS; its fragment output is required by the create-info, nothing is bound to it."""
+    return gpu.shader.create_from_info(shader_info(gpu, DEPTH_PREPASS))
 
 
 def _is_opaque(obj) -> bool:
@@ -64,7 +57,7 @@ class DepthPrepass:
 
     def draw(self, scene, depsgraph, view_proj, scene_depth) -> int:
         """Depth of every occluder (1.0 where there is none); returns how many objects were drawn."""
-        framebuffer = gpu.types.GPUFrameBuffer(depth_slot=scene_depth.depth.native)
+        framebuffer = scene_depth.host.framebuffer(None, scene_depth.depth)
         drawn = 0
         with framebuffer.bind():
             framebuffer.clear(depth=1.0)
@@ -84,5 +77,6 @@ class DepthPrepass:
                 drawn += 1
             gpu.state.depth_mask_set(False)
             gpu.state.depth_test_set("NONE")
+            gpu.shader.unbind()  # a pre-pass freed with its renderer must not be the bound shader
         scene_depth.build_coarse()
         return drawn

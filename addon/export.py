@@ -33,9 +33,9 @@ def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     s = system.settings
     index = np.flatnonzero(live)
     look = look_at(look_table(s, system.ramp), (age[live] / life[live]).astype(np.float32))
-    brightness = variation(index, s.color_random, s.seed, 11) * np.float32(s.emission_strength)
+    brightness = variation(index, s.color_random, s.seed, "BRIGHTNESS") * np.float32(s.emission_strength)
     colors = np.concatenate([look[:, :3] * brightness[:, None], np.ones((len(index), 1), np.float32)], axis=1)
-    radii = np.float32(s.size) * look[:, 3] * variation(index, s.size_random, s.seed, 12)
+    radii = np.float32(s.size) * look[:, 3] * variation(index, s.size_random, s.seed, "SIZE")
     return pos_age[live, :3], radii.astype(np.float32), colors.astype(np.float32)
 
 

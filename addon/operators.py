@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import bpy
-from bpy.props import BoolProperty, EnumProperty, StringProperty
+from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
 from .bake import BakeError, BakeJob
+from .csg_scene import add_stage_primitives, scene_primitives
 from .engine.presets import (
     PresetError,
     load_preset,
@@ -20,6 +21,7 @@ from .engine.presets import (
 )
 from .export import export_frame, export_range
 from .hosts.base import GPUMemoryError, NoGPUError
+from .job_operator import ModalJobOperator
 from .properties import assign, effect_settings_of, render_settings_of, scene_effects
 
 
@@ -95,7 +97,21 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             assign(effect, preset.effect)
             assign(context.scene.gpu_particles, preset.render)
         obj.gpu_particles.active_index = len(effects) - 1
+        if preset and "csg" in preset.stage and not scene_primitives(context.scene):
+            add_stage_primitives(context.scene, _around(preset.stage, obj.matrix_world.translation))
+            context.view_layer.objects.active = obj
         return {"FINISHED"}
+
+
+def _around(stage: dict, location) -> dict:
+    """The stage's CSG section with its primitives placed around ``location`` as they sit around the
+    stage's own emitter (the command line's scene puts the emitter there: no shift)."""
+    origin = stage.get("emitter", {}).get("location", (0.0, 0.0, 0.0))
+    shift = [location[i] - origin[i] for i in range(3)]
+    csg = dict(stage["csg"])
+    csg["primitives"] = [{**p, "location": [p.get("location", (0.0, 0.0, 0.0))[i] + shift[i] for i in range(3)]}
+                         for p in csg.get("primitives", [])]
+    return csg
 
 
 class ActiveEffectOperator(bpy.types.Operator):
@@ -223,24 +239,26 @@ class GPU_PARTICLES_OT_add_color_ramp(ActiveEffectOperator):
         return {"FINISHED"}
 
 
-class GPU_PARTICLES_OT_bake(bpy.types.Operator):
+class GPU_PARTICLES_OT_bake(ModalJobOperator):
     """Render every GPU particle effect of the scene to the output image sequence"""
 
     bl_idname = "gpu_particles.bake"
     bl_label = "Bake Particles"
+    job_error = BakeError
 
-    _job = None
-    _timer = None
+    frame_start: IntProperty(name="Start", options={"SKIP_SAVE"},
+                             description="First frame to render (default: the scene's); the simulation starts from "
+                                         "the latest disk-cache checkpoint at or before it")
+    frame_end: IntProperty(name="End", options={"SKIP_SAVE"}, description="Last frame to render (default: the scene's)")
 
-    def _start(self, context) -> bool:
-        try:
-            self._job = BakeJob(context.scene)
-        except BakeError as error:
-            self.report({"ERROR"}, str(error))
-            return False
+    def make_job(self, context):
+        props, scene = self.properties, context.scene
+        return BakeJob(scene, (self.frame_start if props.is_property_set("frame_start") else scene.frame_start,
+                               self.frame_end if props.is_property_set("frame_end") else scene.frame_end))
+
+    def started(self):
         for warning in self._job.renderer.warnings:
             self.report({"WARNING"}, warning)
-        return True
 
     def _finish(self, cancelled=False):
         job, self._job = self._job, None
@@ -250,50 +268,6 @@ class GPU_PARTICLES_OT_bake(bpy.types.Operator):
         if job.overflow:
             self.report({"WARNING"}, f"{sum(job.overflow.values()):,} particle adds overflowed in {len(job.overflow)} "
                                      f"frame(s): raise Emax or use Auto Emax")
-
-    def execute(self, context):
-        """Blocking bake (headless and scripts)."""
-        if not self._start(context):
-            return {"CANCELLED"}
-        try:
-            while not self._job.finished:
-                self._job.step()
-        except BakeError as error:
-            self._job.close(cancelled=True)
-            self.report({"ERROR"}, str(error))
-            return {"CANCELLED"}
-        self._finish()
-        return {"FINISHED"}
-
-    def invoke(self, context, event):
-        """Interactive bake: one frame per timer tick, progress bar, ESC cancels."""
-        if not self._start(context):
-            return {"CANCELLED"}
-        wm = context.window_manager
-        wm.progress_begin(0, len(self._job.frames))
-        self._timer = wm.event_timer_add(0.001, window=context.window)
-        wm.modal_handler_add(self)
-        return {"RUNNING_MODAL"}
-
-    def modal(self, context, event):
-        if event.type == "ESC":
-            return self._end_modal(context, cancelled=True)
-        if event.type != "TIMER":
-            return {"PASS_THROUGH"}
-        try:
-            self._job.step()
-        except BakeError as error:
-            self.report({"ERROR"}, str(error))
-            return self._end_modal(context, cancelled=True)
-        context.window_manager.progress_update(self._job.done)
-        return self._end_modal(context) if self._job.finished else {"RUNNING_MODAL"}
-
-    def _end_modal(self, context, cancelled=False):
-        wm = context.window_manager
-        wm.event_timer_remove(self._timer)
-        wm.progress_end()
-        self._finish(cancelled)
-        return {"CANCELLED"} if cancelled else {"FINISHED"}
 
 
 class GPU_PARTICLES_OT_export_pointcloud(bpy.types.Operator):
@@ -324,3 +298,4 @@ class GPU_PARTICLES_OT_export_pointcloud(bpy.types.Operator):
 CLASSES = (GPU_PARTICLES_OT_add, GPU_PARTICLES_OT_remove, GPU_PARTICLES_OT_apply_preset, GPU_PARTICLES_OT_save_preset,
            GPU_PARTICLES_OT_remove_preset, GPU_PARTICLES_OT_add_color_ramp, GPU_PARTICLES_OT_bake,
            GPU_PARTICLES_OT_export_pointcloud)
+register, unregister = bpy.utils.register_classes_factory(CLASSES)

@@ -10,8 +10,19 @@ from __future__ import annotations
 
 import bpy
 
-from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError
-from .engine.simulation import rate_warning
+from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
+from .engine.simulation import LAYOUTS, rate_warning
+from .operators import (
+    GPU_PARTICLES_OT_add,
+    GPU_PARTICLES_OT_add_color_ramp,
+    GPU_PARTICLES_OT_apply_preset,
+    GPU_PARTICLES_OT_bake,
+    GPU_PARTICLES_OT_export_pointcloud,
+    GPU_PARTICLES_OT_remove,
+    GPU_PARTICLES_OT_remove_preset,
+    GPU_PARTICLES_OT_save_preset,
+    preset_entries,
+)
 from .properties import effect_settings_of
 from .scene_inputs import colliders, force_fields
 
@@ -25,7 +36,8 @@ SECTIONS = (
     ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
               "particle_type", "stretch")),
     ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
-    ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "point_mode", "cache_memory")),
+    ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "point_filter", "viewport_point_filter",
+                       "point_mode", "cache_memory")),
     ("Glints", ("glints", "glint_threshold", "glint_intensity", "glint_length", "glint_rays", "glint_rotation",
                 "glint_tint")),
 )
@@ -65,16 +77,15 @@ class GPU_PARTICLES_MT_presets(bpy.types.Menu):
     bl_label = "Effect Presets"
 
     def draw(self, context):
-        from .operators import preset_entries
 
         layout = self.layout
         shipped, user = preset_entries()
         for name, label in shipped:
-            layout.operator("gpu_particles.apply_preset", text=label).preset = name
+            layout.operator(GPU_PARTICLES_OT_apply_preset.bl_idname, text=label).preset = name
         if user:
             layout.separator()
             for name, label in user:
-                layout.operator("gpu_particles.apply_preset", text=label, icon="USER").preset = name
+                layout.operator(GPU_PARTICLES_OT_apply_preset.bl_idname, text=label, icon="USER").preset = name
 
 
 class _SidebarPanel:
@@ -91,9 +102,9 @@ class GPU_PARTICLES_PT_effects(_SidebarPanel, bpy.types.Panel):
         if obj is None or obj.gpu_particles.active_effect is None:
             return
         row = self.layout.row(align=True)
-        row.menu("GPU_PARTICLES_MT_presets", text="", icon="PRESET")
-        row.operator("gpu_particles.save_preset", text="", icon="ADD")
-        row.operator_menu_enum("gpu_particles.remove_preset", "preset", text="", icon="REMOVE")
+        row.menu(GPU_PARTICLES_MT_presets.__name__, text="", icon="PRESET")
+        row.operator(GPU_PARTICLES_OT_save_preset.bl_idname, text="", icon="ADD")
+        row.operator_menu_enum(GPU_PARTICLES_OT_remove_preset.bl_idname, "preset", text="", icon="REMOVE")
 
     def draw(self, context):
         layout = self.layout
@@ -105,8 +116,8 @@ class GPU_PARTICLES_PT_effects(_SidebarPanel, bpy.types.Panel):
         row.template_list("GPU_PARTICLES_UL_effects", "", obj.gpu_particles, "effects", obj.gpu_particles,
                           "active_index", rows=2)
         column = row.column(align=True)
-        column.operator_menu_enum("gpu_particles.add", "preset", text="", icon="ADD")
-        column.operator("gpu_particles.remove", text="", icon="REMOVE")
+        column.operator_menu_enum(GPU_PARTICLES_OT_add.bl_idname, "preset", text="", icon="ADD")
+        column.operator(GPU_PARTICLES_OT_remove.bl_idname, text="", icon="REMOVE")
         layout.prop(context.scene.gpu_particles, "show_overlay")
 
 
@@ -143,9 +154,32 @@ def _active_effect(context):
     return context.active_object.gpu_particles.active_effect
 
 
-def _draw_rate_warning(layout, context):
+def gpu_count_limit() -> int | None:
+    """Most particle slots this GPU's textures hold (None where no GPU context is bound)."""
     try:
-        warning = rate_warning(effect_settings_of(_active_effect(context)))
+        import gpu
+
+        return max_particles(gpu.capabilities.max_texture_size_get())
+    except (ImportError, RuntimeError, SystemError):
+        return None
+
+
+def count_note(effect, limit: int | None) -> tuple[str, str]:
+    """(text, icon) under the count: this GPU's limit and the state memory the count takes."""
+    megabytes = effect.count * LAYOUTS[effect.state_layout].bytes_per_particle / 2**20
+    if limit is None:
+        return f"{megabytes:,.0f} MB of particle state", "INFO"
+    if effect.count >= limit:
+        return f"At this GPU's limit of {limit:,} particles ({megabytes:,.0f} MB of state)", "ERROR"
+    return f"This GPU holds up to {limit:,} particles; this count takes {megabytes:,.0f} MB", "INFO"
+
+
+def _draw_rate_warning(layout, context):
+    effect = _active_effect(context)
+    text, icon = count_note(effect, gpu_count_limit())
+    layout.label(text=text, icon=icon)
+    try:
+        warning = rate_warning(effect_settings_of(effect))
     except SettingsError as error:
         warning = str(error)
     if warning:
@@ -156,7 +190,7 @@ def _draw_color_ramp(layout, context):
     """The color-over-life ramp when the effect has one, else the button that adds it."""
     effect = _active_effect(context)
     if effect.ramp_texture is None:
-        layout.operator("gpu_particles.add_color_ramp", icon="COLOR")
+        layout.operator(GPU_PARTICLES_OT_add_color_ramp.bl_idname, icon="COLOR")
         return
     layout.prop(effect, "ramp_texture")
     if effect.ramp_texture.use_color_ramp:
@@ -184,12 +218,19 @@ def _draw_colliders(layout, context):
 
 
 def _draw_render_and_bake(layout, context):
+    from .render import lens_summary
+
     scene = context.scene
-    layout.prop(scene.render, "filepath", text="Output")
+    from .render_integration import draw_settings
+
+    hints = layout.column(align=True)
+    for line in lens_summary(scene):  # Blender's own settings drive these: shown, not copied
+        hints.label(text=line, icon="INFO")
     layout.prop(scene.render.image_settings, "file_format", text="Format")
+    draw_settings(layout, scene)
     column = layout.column(align=True)
-    column.operator("gpu_particles.bake", icon="RENDER_ANIMATION")
-    column.operator("gpu_particles.export_pointcloud", icon="POINTCLOUD_DATA")
+    column.operator(GPU_PARTICLES_OT_bake.bl_idname, icon="RENDER_ANIMATION")
+    column.operator(GPU_PARTICLES_OT_export_pointcloud.bl_idname, icon="POINTCLOUD_DATA")
 
 
 SECTION_EXTRAS = {"Emission": _draw_rate_warning, "Forces": _draw_force_fields, "Collision": _draw_colliders,
@@ -205,9 +246,13 @@ class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
-        from .viewport import last_stats
+        from .viewport import last_stats, preroll_progress, stats_panel_drawn
 
+        stats_panel_drawn()  # only while this panel shows does the overlay wait for the GPU to measure
         layout = self.layout
+        progress = preroll_progress()
+        if progress is not None:
+            layout.label(text=f"Preroll: {progress:.0%} (Bake Simulation keeps it in the cache)", icon="TIME")
         stats = last_stats()
         if stats is None:
             layout.label(text="Shown once the overlay has drawn a frame", icon="INFO")
@@ -224,3 +269,4 @@ class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
 SECTION_PANELS = tuple(_section_panel(i, title, names) for i, (title, names) in enumerate(SECTIONS))
 CLASSES = (GPU_PARTICLES_UL_effects, GPU_PARTICLES_MT_presets, GPU_PARTICLES_PT_effects, *SECTION_PANELS,
            GPU_PARTICLES_PT_stats)
+register, unregister = bpy.utils.register_classes_factory(CLASSES)

@@ -114,6 +114,15 @@ GPU_PARTICLES_PG_scene = type(
         "show_overlay": BoolProperty(name="Show in Viewport", default=True, update=_settings_changed,
                                      description="Draw the scene's particles over every 3D viewport"),
         **_annotations(RENDER_FIELDS),
+        "use_disk_cache": BoolProperty(name="Disk Cache", default=True, description=(
+            "Keep the simulation on disk: scrubbing and reopening the file read it instead of simulating from "
+            "the start; bakes fill it")),
+        "cache_directory": StringProperty(name="Cache Folder", default="//gpu_particles_cache/", subtype="DIR_PATH",
+                                          description="Folder of the simulation cache (// is the .blend's folder)"),
+        "cache_interval": IntProperty(name="Checkpoint Every", default=10, min=1, max=1000, description=(
+            "Frames between checkpoints of the full simulation state, in memory and on disk")),
+        "cache_every_frame": BoolProperty(name="Every Frame", default=False, description=(
+            "Write the state of every frame to the disk cache (scrubbing never re-simulates; more disk)")),
     }},
 )
 
@@ -139,13 +148,16 @@ def scene_effects(scene):
 
 
 CLASSES = (GPU_PARTICLES_PG_effect, GPU_PARTICLES_PG_object, GPU_PARTICLES_PG_scene)
+_register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
 
 
-def register_properties():
+def register():
+    _register_classes()
     bpy.types.Object.gpu_particles = PointerProperty(type=GPU_PARTICLES_PG_object)
     bpy.types.Scene.gpu_particles = PointerProperty(type=GPU_PARTICLES_PG_scene)
 
 
-def unregister_properties():
+def unregister():
     del bpy.types.Scene.gpu_particles
     del bpy.types.Object.gpu_particles
+    _unregister_classes()

@@ -1,34 +1,36 @@
 """Scene to frames: the engine driven by a Blender scene's objects and camera.
 
-Simulation follows the scene frame through a :class:`Timeline`: stepping
-forward one frame advances every effect by one frame; going back (or far
-ahead) restores the nearest checkpoint and re-simulates deterministically from
-there.  Force fields and colliders are read from the scene every frame.
+Simulation follows the scene frame through a timeline (``scene_time.py``):
+stepping forward one frame advances every effect by one frame; going back (or
+far ahead) restores the nearest checkpoint, in memory or in the disk cache,
+and re-simulates deterministically from there.  Force fields and colliders
+are read from the scene every frame (``scene_snapshot.py``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from contextlib import nullcontext
 
 import numpy as np
 
-from .csg_ui import scene_cloud
+from .csg_scene import scene_cloud
 from .depth_prepass import DepthPrepass
+from .engine.cache_format import CacheError
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
+from .engine.footprint import Focus, Shutter
 from .engine.glints import GlintStage, wanted
-from .engine.pipeline import advance, composite_into
+from .engine.pipeline import composite_into
 from .engine.settings import SettingsError
-from .engine.simulation import ParticleSystem, rate_warning
-from .engine.sorting import EffectSort
 from .engine.sprites import SpriteLayer
-from .engine.timeline import Timeline
 from .hosts.blender import BlenderHost
 from .properties import effect_settings_of, render_settings_of, scene_effects
-from .scene_inputs import colliders, emitter_mesh, force_fields, ramp_colors
-
-CHECKPOINT_INTERVAL = 10  # frames between timeline checkpoints
+from .scene_inputs import ramp_colors
+from .scene_snapshot import FrameInputs, SceneSnapshot, read_frame, read_snapshot
+from .scene_time import SceneSimulation
+from .sim_cache import SimCache, cache_folder
 
 
 def scene_seconds_per_frame(scene) -> float:
@@ -51,32 +53,106 @@ def check_camera(camera) -> None:
         raise SettingsError(f"Camera '{camera.name}' is scaled to zero: its view cannot be inverted")
 
 
-def camera_of(scene, width: int, height: int) -> Camera:
-    """The scene camera's world-to-clip matrix for a width x height target."""
+def camera_of(scene, width: int, height: int, camera_matrix_at=None) -> Camera:
+    """The scene camera's world-to-clip matrix for a width x height target, with the
+    scene's motion blur and the camera's depth of field (``camera_matrix_at``: see ``with_lens``)."""
     camera = scene.camera
     check_camera(camera)
     depsgraph = scene.view_layers[0].depsgraph if scene.view_layers else None
-    projection = camera.calc_matrix_camera(
+    projection = np.array(camera.calc_matrix_camera(
         depsgraph, x=width, y=height, scale_x=scene.render.pixel_aspect_x, scale_y=scene.render.pixel_aspect_y
-    )
+    ))
     view = camera.matrix_world.inverted()
-    view_proj = np.array(projection) @ np.array(view)
+    view_proj = projection @ np.array(view)
     if not all(math.isfinite(v) for v in view_proj.ravel()):
         raise SettingsError(f"Camera '{camera.name}' gives a non-finite projection for {width}x{height}")
-    return Camera(view_proj, width, height)
+    return with_lens(scene, Camera(view_proj, width, height), projection,
+                     camera_matrix_at or (lambda frames: np.array(camera.matrix_world)))
+
+
+def shutter_frames(scene) -> tuple[float, float] | None:
+    """Frames from the current one to shutter open and close (Blender's shutter and its position), or None."""
+    render = scene.render
+    if not render.use_motion_blur:
+        return None
+    length = render.motion_blur_shutter
+    start = {"START": 0.0, "CENTER": -0.5, "END": -1.0}[render.motion_blur_position] * length
+    return start, start + length
+
+
+def focus_distance(camera) -> float:
+    """Blender's focus distance: the focus object's depth along the camera's view axis, else the set distance."""
+    dof = camera.data.dof
+    if dof.focus_object is None:
+        return dof.focus_distance
+    view_axis = np.array(camera.matrix_world)[:3, 2]
+    offset = np.array(camera.matrix_world)[:3, 3] - np.array(dof.focus_object.matrix_world)[:3, 3]
+    return max(abs(float(view_axis @ offset)) / float(np.linalg.norm(view_axis)), 1e-5)
+
+
+def with_lens(scene, camera: Camera, projection, camera_matrix_at) -> Camera:
+    """``camera`` with the scene's motion blur (``scene.render``) and the scene camera's depth of field.
+
+    ``projection``: the scene camera's projection as this view draws it, or None
+    for a view that is not the scene camera's (the viewport's free views: blur
+    of particle motion only, no depth of field).  ``camera_matrix_at(frames)``:
+    the scene camera's world matrix that many frames from the current one.
+    """
+    shutter, focus = None, None
+    frames = shutter_frames(scene)
+    if frames is not None:
+        seconds = scene_seconds_per_frame(scene)
+        if projection is None:
+            shutter = Shutter.still(camera.view_proj, frames[0] * seconds, frames[1] * seconds)
+        else:
+            open_vp, close_vp = (projection @ np.linalg.inv(camera_matrix_at(f)) for f in frames)
+            shutter = Shutter(frames[0] * seconds, frames[1] * seconds, open_vp, close_vp)
+    lens = scene.camera.data if projection is not None else None
+    if lens is not None and lens.dof.use_dof and lens.type == "PERSP":
+        px_per_mm = projection[0, 0] * camera.width / (2.0 * lens.lens)
+        focus = Focus.thin_lens(lens.lens, lens.dof.aperture_fstop, focus_distance(scene.camera), px_per_mm,
+                                scene.unit_settings.scale_length or 1.0)
+    return dataclasses.replace(camera, shutter=shutter, focus=focus)
+
+
+def lens_summary(scene) -> list[str]:
+    """What Blender's motion blur and depth of field settings make the particles do (the panel's hint)."""
+    lines = []
+    frames = shutter_frames(scene)
+    lines.append(f"Motion blur: shutter {frames[1] - frames[0]:.2f} frames ({scene.render.motion_blur_position.title()})"
+                 if frames is not None else "Motion blur: off (Render Properties)")
+    camera = scene.camera
+    if camera is None or camera.type != "CAMERA" or not camera.data.dof.use_dof:
+        lines.append("Depth of field: off (Camera Properties)")
+    elif camera.data.type != "PERSP":
+        lines.append("Depth of field: perspective cameras only")
+    else:
+        lines.append(f"Depth of field: f/{camera.data.dof.aperture_fstop:.3g} at {focus_distance(camera):.3g} m")
+    return lines
 
 
 class SceneRenderer:
-    """Every enabled effect of a scene on the GPU, composited from the scene camera."""
+    """Every enabled effect of a scene on the GPU, composited from the scene camera.
 
-    def __init__(self, scene, width: int, height: int, host=None, exact_sort: bool = False):
+    Three parts: the scene read once into a :class:`~.scene_snapshot.SceneSnapshot` (and a
+    :class:`~.scene_snapshot.FrameInputs` per frame), time stepped by a
+    :class:`~.scene_time.SceneSimulation` (timeline, checkpoints, the disk cache), and frames
+    drawn here.  ``cache``: "READ" uses the scene's disk cache when it has one, "WRITE" also fills
+    it (bakes), "OFF" ignores it.
+    """
+
+    def __init__(self, scene, width: int, height: int, host=None, exact_sort: bool = False, cache: str = "READ",
+                 snapshot: SceneSnapshot | None = None):
+        """``snapshot``: the scene's inputs when the caller has read them (a bake's plan)."""
         self.scene = scene
         self.exact_sort = exact_sort  # bakes sort exactly every frame; the viewport sorts incrementally
+        self.cache_mode = cache
         self.sprites = None  # made when an effect first draws in Alpha mode
         self.host = host or BlenderHost()
         self.width, self.height = width, height
         self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
         render = self.compositor.render
+        self.compositor.antialias = render.point_filter == "ANTIALIASED"
         self.glints = GlintStage(self.host, width, height, render) if wanted(render) else None
         if self.compositor.render.occlusion == "SCENE":
             self.prepass = DepthPrepass()
@@ -85,32 +161,48 @@ class SceneRenderer:
             self.prepass = None
         self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
         self.cloud_warnings = []
-        self.warnings: list[str] = []
+        self.cache_warnings: list[str] = []
         self.lost: list[str] = []  # emitters deleted while rendering
         self.effects = []
         self.frame_stats = None  # FrameStats of the last rendered frame (overflows, peak)
-        self._build()
+        self._build(snapshot)
 
     def _effects(self):
         return [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(self.scene)]
 
-    def _build(self) -> None:
+    def _build(self, snapshot: SceneSnapshot | None = None) -> None:
         """Systems for the scene's effects as they are set now, and an empty timeline."""
         previous = self.effects
-        self.effects = self._effects()
+        self.snapshot = snapshot or read_snapshot(self.scene)
+        self.effects = self.snapshot.named_settings
         names = {name for name, _ in self.effects}
         self.lost += [f"emitter '{name}' was deleted: its effect stopped" for name, _ in previous
                       if name not in names and self.scene.objects.get(name) is None]
-        depsgraph = self.scene.view_layers[0].depsgraph if self.scene.view_layers else None
-        self.systems = []
-        for name, settings in self.effects:
-            mesh = emitter_mesh(self._emitter(name), depsgraph) if settings.emitter_shape == "MESH" else None
-            self.systems.append(ParticleSystem(self.host, settings, mesh))
-        self.sorts = [EffectSort(system) for system in self.systems]
-        budget = int(render_settings_of(self.scene).cache_memory * 2**20)
-        self.timeline = Timeline(self.systems, self._start, self._step_to, budget, CHECKPOINT_INTERVAL)
-        self.matrices, self.matrices_frame = [], None
-        self.collider_matrices = self._read_scene_inputs()  # warnings are known before the first frame
+        interval, current = self.scene.gpu_particles.cache_interval, self.scene.frame_current
+        self.simulation = SceneSimulation(self.host, self.snapshot, self._read_frame, interval)
+        if self.scene.frame_current != current:  # it read the start frame's inputs (warnings before any frame)
+            self.scene.frame_set(current)
+        self.simulation.timeline.store = self._store(interval)
+
+    def _store(self, interval: int) -> SimCache | None:
+        """The disk cache this renderer reads (and fills, for bakes); a cache it must refuse is a warning
+        here and an error for a bake."""
+        settings = self.scene.gpu_particles
+        folder = cache_folder(self.scene) if self.cache_mode != "OFF" and settings.use_disk_cache else None
+        if folder is None or not self.effects:
+            return None
+        try:
+            return SimCache(folder, self.simulation, interval, settings.cache_every_frame,
+                            writing=self.cache_mode == "WRITE")
+        except CacheError as error:
+            if self.cache_mode == "WRITE":
+                raise
+            self.cache_warnings = [str(error)]
+            return None
+
+    def _read_frame(self, frame: int, previous: FrameInputs | None) -> FrameInputs:
+        self.scene.frame_set(frame)
+        return read_frame(self.scene, frame, self._emitter_matrices(), previous)
 
     def _emitter(self, name: str):
         obj = self.scene.objects.get(name)
@@ -121,51 +213,35 @@ class SceneRenderer:
     def _emitter_matrices(self):
         return [np.array(self._emitter(name).matrix_world) for name, _ in self.effects]
 
-    def _read_scene_inputs(self, previous: dict | None = None) -> dict:
-        """Fields and colliders of the scene frame now (colliders moving from ``previous``); their matrices."""
-        fields, field_warnings = force_fields(self.scene)
-        found, collider_warnings = colliders(self.scene, previous)
-        rates = [f"effect on '{name}': {w}" for name, settings in self.effects if (w := rate_warning(settings))]
-        self.warnings = self.lost + rates + field_warnings + collider_warnings
-        for system in self.systems:
-            system.set_scene_inputs(fields, found)
-        return {c.name: c.matrix for c in found}
+    # The simulation's parts, as they were before it had its own class (the viewport and tests use them).
+    systems = property(lambda self: self.simulation.systems)
+    sorts = property(lambda self: self.simulation.sorts)
+    timeline = property(lambda self: self.simulation.timeline)
+    matrices = property(lambda self: list(self.simulation.inputs.emitters))
+    matrices_frame = property(lambda self: self.simulation.inputs.frame)
 
-    def _start(self) -> int:
-        """Reset every system at the start frame and run its preroll there."""
-        self.scene.frame_set(self.scene.frame_start)
-        dt = scene_seconds_per_frame(self.scene)
-        self.matrices, self.matrices_frame = self._emitter_matrices(), self.scene.frame_start
-        self.collider_matrices = self._read_scene_inputs()
-        for system, matrix in zip(self.systems, self.matrices):
-            system.reset()
-            for _ in range(round(system.settings.preroll / dt)):
-                system.step(dt, matrix, matrix)
-            system.step(dt, matrix, matrix)
-        for sort, matrix in zip(self.sorts, self.matrices):
-            sort.reset()
-            sort.after_step(0, matrix[:3, 3])
-        return self.scene.frame_start
+    @property
+    def warnings(self) -> list[str]:
+        return self.lost + self.snapshot.rate_warnings() + list(self.simulation.inputs.warnings) + self.cache_warnings
 
-    def _step_to(self, frame: int) -> None:
-        """One frame forward to ``frame``, with the emitters' motion since the frame before."""
-        if self.matrices_frame != frame - 1:  # resumed from a checkpoint
-            self.scene.frame_set(frame - 1)
-            self.matrices = self._emitter_matrices()
-            self.collider_matrices = {c.name: c.matrix for c in colliders(self.scene)[0]}
-        self.scene.frame_set(frame)
-        current = self._emitter_matrices()
-        self.collider_matrices = self._read_scene_inputs(self.collider_matrices)
-        advance(self.systems, scene_seconds_per_frame(self.scene), self.matrices, current)
-        self.matrices, self.matrices_frame = current, frame
-        for sort, matrix in zip(self.sorts, self.matrices):
-            sort.after_step(frame - self.scene.frame_start, matrix[:3, 3])
+    def cache_record(self) -> dict | None:
+        """Where the disk cache is and what this renderer took from it and added (the bake's sidecar)."""
+        timeline, store = self.simulation.timeline, self.simulation.timeline.store
+        if store is None:
+            return None
+        return {"folder": str(store.folder), "loaded_checkpoints": timeline.loaded, "written_checkpoints": store.written}
+
+    def prepare(self, frame: int):
+        """Steps (preroll progress) to run before rendering ``frame`` from a fresh start; see SceneSimulation."""
+        if self._effects() != self.effects:
+            self._build()
+        return self.simulation.prepare(max(frame, self.scene.frame_start))
 
     def advance_to(self, frame: int) -> None:
         """Simulate up to ``frame``; changed settings re-simulate from the start."""
         if self._effects() != self.effects:
             self._build()
-        self.timeline.seek(max(frame, self.scene.frame_start))
+        self.simulation.seek(frame)
         if self.scene.frame_current != frame:
             self.scene.frame_set(frame)
 
@@ -173,6 +249,17 @@ class SceneRenderer:
         """Color ramps are read when compositing: editing one recolors without re-simulating."""
         for system, (_, effect) in zip(self.systems, scene_effects(self.scene)):
             system.ramp = ramp_colors(effect)
+
+    def _camera_matrix_at(self, frames: float) -> np.ndarray:
+        """The scene camera's world matrix ``frames`` from the current frame (a subframe evaluation, then back)."""
+        if frames == 0.0:
+            return np.array(self.scene.camera.matrix_world)
+        frame = self.scene.frame_current
+        whole = math.floor(frame + frames)
+        self.scene.frame_set(whole, subframe=frame + frames - whole)
+        matrix = np.array(self.scene.camera.matrix_world)
+        self.scene.frame_set(frame)
+        return matrix
 
     def needs_sprites(self) -> bool:
         return any(system.settings.blend_mode == "ALPHA" for system in self.systems)
@@ -207,16 +294,24 @@ class SceneRenderer:
             with lap("glints"):
                 glints.apply(compositor.frame)
 
-    def render(self, frame: int) -> np.ndarray:
-        """The linear RGBA float frame (height, width, 4), rows bottom to top."""
+    def draw(self, frame: int) -> None:
+        """Simulate to ``frame`` and composite it from the scene camera into ``compositor.frame`` (no readback)."""
         self.advance_to(frame)
         if self.sprites is None and self.needs_sprites():
             self.sprites = SpriteLayer(self.host, self.width, self.height)
-        camera = camera_of(self.scene, self.width, self.height)
+        camera = camera_of(self.scene, self.width, self.height, self._camera_matrix_at)
         self.composite_view(frame, camera, self.scene.camera.matrix_world.inverted(), self.compositor, self.sprites,
                             glints=self.glints)
-        frame_pixels = self.compositor.read_frame()
+
+    def take_stats(self) -> None:
+        """The drawn frame's overflows and peak (a small readback: waits for the GPU); AUTO Emax follows them."""
         self.frame_stats = self.compositor.take_stats()
+
+    def render(self, frame: int) -> np.ndarray:
+        """The linear RGBA float frame (height, width, 4), rows bottom to top."""
+        self.draw(frame)
+        frame_pixels = self.compositor.read_frame()
+        self.take_stats()
         return frame_pixels
 
     def stats(self) -> dict:

@@ -106,11 +106,6 @@ def colliders(scene, previous: dict | None = None) -> tuple[list[Collider], list
     return found, warnings
 
 
-def scene_input_warnings(scene) -> list[str]:
-    """What of the scene's force fields and colliders GPU particles ignore, and why."""
-    return force_fields(scene)[1] + colliders(scene)[1]
-
-
 def ramp_colors(effect) -> np.ndarray | None:
     """The effect's color ramp sampled at the look table's points, or None (start to end colors)."""
     texture = effect.ramp_texture

@@ -15,19 +15,20 @@ from __future__ import annotations
 import time
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import bpy
 import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
-from .csg_ui import scene_has_cloud
+from .csg_scene import scene_has_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
 from .engine.glints import GlintStage, wanted, without_glints
-from .engine.sprites import SpriteLayer
+from .engine.sprites import VIEWPORT_CHECK_EVERY, SpriteLayer
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, ON_REDRAW, effect_settings_of, render_settings_of, scene_effects
-from .render import SceneRenderer
+from .render import SceneRenderer, with_lens
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 
@@ -126,10 +127,15 @@ class _FrameCursor:
 
 
 class ViewportSimulation(SceneRenderer):
-    """The bake's simulation (same steps, preroll and restarts), with emitters read from their F-curves."""
+    """The bake's simulation (same steps, preroll and restarts), with emitters read from their F-curves
+    and checkpoints kept on the GPU."""
 
     def __init__(self, scene, host):
         super().__init__(_FrameCursor(scene), 1, 1, host)
+
+    def _build(self, snapshot=None) -> None:
+        super()._build(snapshot)
+        self.timeline.on_gpu = True  # checkpoints as GPU copies: a readback would stall drawing
 
     def _emitter_matrices(self):
         frame = self.scene.frame_current
@@ -141,6 +147,7 @@ class _ViewTarget:
     compositor: Compositor
     sprites: SpriteLayer | None = None  # made when an effect first draws in Alpha mode
     glints: GlintStage | None = None  # made when the scene's glints are on
+    stats_pending: bool = False  # the last frame's stats are still on the GPU (Auto Emax reads them next)
 
 
 class Overlay:
@@ -153,6 +160,7 @@ class Overlay:
         self.targets: dict[tuple[int, int], _ViewTarget] = {}
         self.stale = True
         self.stats: Stats | None = None
+        self.preroll = None  # a long preroll runs a piece per draw, so the viewport never freezes
 
     @property
     def systems(self):
@@ -160,7 +168,7 @@ class Overlay:
 
     @property
     def cloud(self):
-        """The scene's CSG point cloud (``csg_ui.SceneCloud``) drawn with the effects, or None."""
+        """The scene's CSG point cloud (``csg_scene.SceneCloud``) drawn with the effects, or None."""
         return self.simulation.cloud if self.simulation is not None else None
 
     @property
@@ -182,25 +190,38 @@ class Overlay:
         if key != self.key or self.stale:
             self.key, self.stale = key, False
             self.simulation = ViewportSimulation(scene, self.host)
+            self.preroll = None
 
     def _emitter_moved(self) -> bool:
         """An emitter moved by hand since the step to this frame: its history changed."""
         simulation = self.simulation
-        return any(not np.allclose(m, c) for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
+        return any(not (np.array_equal(m, c) or np.allclose(m, c))
+                   for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
 
-    def advance_to(self, scene, frame: int, stopwatch=None) -> None:
-        """Bring every effect to ``frame``: forward steps, or a restart from the start frame."""
+    def advance_to(self, scene, frame: int, stopwatch=None) -> bool:
+        """Bring every effect to ``frame``: forward steps, or a restart from the start frame (or the disk
+        cache); False while a long preroll is still running, a piece per call."""
         if self.simulation is not None and self.simulation.matrices_frame == frame and self._emitter_moved():
             self.stale = True
         self._sync(scene)
+        if self.preroll is None:
+            self.preroll = self.simulation.prepare(frame)
         with (stopwatch or (lambda stage: nullcontext()))("simulate"):
+            if self.preroll.step():
+                return False
             self.simulation.advance_to(max(frame, scene.frame_start))
+        return True
+
+    def preroll_progress(self) -> float | None:
+        """How far a running preroll is (0 to 1), None when none runs."""
+        return self.preroll.fraction if self.preroll is not None and not self.preroll.finished else None
 
     def _target(self, width, height) -> _ViewTarget:
         """The compositor (with its scene depth when occlusion is on) for a view of this size."""
         target = self.targets.pop((width, height), None)
         if target is None:
             compositor = Compositor(self.host, width, height, self.simulation.compositor.render)
+            compositor.antialias = compositor.render.viewport_point_filter == "ANTIALIASED"
             if self.simulation.prepass is not None:
                 compositor.use_depth(SceneDepth(self.host, width, height))
             target = _ViewTarget(compositor)
@@ -208,33 +229,57 @@ class Overlay:
                 self.targets.pop(next(iter(self.targets)))
         self.targets[(width, height)] = target  # most recently used last
         if target.sprites is None and self.simulation.needs_sprites():
-            target.sprites = SpriteLayer(self.host, width, height)
+            target.sprites = SpriteLayer(self.host, width, height, check_every=VIEWPORT_CHECK_EVERY)  # no waits
         return target
 
-    def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None):
+    def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None, measure: bool = False,
+                  projection=None):
         """Simulate to the scene frame and composite this view (``view_proj``: world to clip,
-        ``view``: world to view, for sorting); returns the float frame texture."""
-        stopwatch = _Stopwatch(self.host)
-        self.advance_to(scene, scene.frame_current, stopwatch)
+        ``view``: world to view, for sorting); returns the float frame texture, or None while a long
+        preroll runs (a piece each call).
+
+        ``projection``: the view's projection when it looks through the scene
+        camera (then the camera's motion and depth of field count, as in the bake).
+
+        Only with ``measure`` (the Stats panel is shown) does the draw wait for the GPU: stage
+        times, live and overflow counts.  Otherwise nothing is read back, except the previous
+        frame's peak in Auto Emax mode (2 texels, before this frame's work is queued).
+        """
+        stopwatch = _Stopwatch(self.host) if measure else None
+        previous = self.targets.get((width, height))
+        if previous is not None and previous.stats_pending:  # read before this frame's work is queued
+            previous.compositor.take_stats()  # the previous frame's peak sets this frame's Emax
+            previous.stats_pending = False
+        if not self.advance_to(scene, scene.frame_current, stopwatch):
+            return None
         target = self._target(width, height)
         render = render_settings_of(scene)  # glint settings apply from this frame on, without re-simulating
         if target.glints is None and wanted(render):
             target.glints = GlintStage(self.host, width, height, render)
         elif target.glints is not None:
             target.glints.render = render
-        camera = Camera(np.asarray(view_proj, dtype=np.float64), width, height)
-        self.simulation.composite_view(self.frame, camera, view, target.compositor, target.sprites, depsgraph,
-                                       stopwatch, target.glints if wanted(render) else None)
-        alive = sum(system.live.read_count() for system in self.systems)
         compositor = target.compositor
-        overflow = compositor.take_stats().overflow
-        self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
-                           compositor.emax if compositor.render.emax_mode == "AUTO" else None)
-        return target.compositor.frame
+        auto = compositor.render.emax_mode == "AUTO"
+        if measure and not auto:
+            compositor.discard_stats()  # what unmeasured frames added up
+        frame = scene.frame_current
+        camera = with_lens(scene, Camera(np.asarray(view_proj, dtype=np.float64), width, height),
+                           None if projection is None else np.asarray(projection, dtype=np.float64),
+                           lambda frames: np.array(matrix_at(scene.camera, frame + frames)))
+        self.simulation.composite_view(self.frame, camera, view, compositor, target.sprites, depsgraph,
+                                       stopwatch, target.glints if wanted(render) else None)
+        target.stats_pending = auto and not measure
+        if measure:
+            alive = sum(system.live.read_count() for system in self.systems)
+            overflow = compositor.take_stats().overflow
+            self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
+                               compositor.emax if auto else None)
+        return compositor.frame
 
 
 _overlay: Overlay | None = None
 _draw_handle = None
+_stats_shown = False  # the Stats panel drew since the overlay last measured a frame
 
 
 def overlay() -> Overlay:
@@ -249,16 +294,37 @@ def last_stats() -> Stats | None:
     return _overlay.stats if _overlay is not None else None
 
 
-def draw_frame_texture(texture, width: int, height: int) -> None:
-    """Lay the linear particle frame (premultiplied, as the bake writes it) over the view, in pixel space."""
+def preroll_progress() -> float | None:
+    return _overlay.preroll_progress() if _overlay is not None else None
+
+
+def stats_panel_drawn() -> None:
+    """The Stats panel is on screen: the next draw measures (waiting for the GPU), and the views
+    redraw now when the overlay draws and what the panel shows is not its current frame."""
+    global _stats_shown
+    _stats_shown = True
+    if _overlay is not None and (_overlay.stats is None or _overlay.stats.frame != _overlay.frame):
+        tag_redraw()
+
+
+@lru_cache(maxsize=MAX_VIEW_TARGETS)
+def _frame_quad(width: int, height: int):
+    """The builtin shader and the view-sized quad the frame is laid with, made once per view size."""
     import gpu
     from gpu_extras.batch import batch_for_shader
 
     shader = gpu.shader.from_builtin("IMAGE_SCENE_LINEAR_TO_REC709_SRGB")
-    batch = batch_for_shader(shader, "TRI_STRIP", {
+    return shader, batch_for_shader(shader, "TRI_STRIP", {
         "pos": ((0, 0), (width, 0), (0, height), (width, height)),
         "texCoord": ((0, 0), (1, 0), (0, 1), (1, 1)),
     })
+
+
+def draw_frame_texture(texture, width: int, height: int) -> None:
+    """Lay the linear particle frame (premultiplied, as the bake writes it) over the view, in pixel space."""
+    import gpu
+
+    shader, batch = _frame_quad(width, height)
     texture.filter_mode(False)  # one texel per pixel, no bleeding into neighbours
     gpu.state.blend_set("ALPHA_PREMULT")
     shader.uniform_sampler("image", texture)
@@ -266,14 +332,25 @@ def draw_frame_texture(texture, width: int, height: int) -> None:
     gpu.state.blend_set("NONE")
 
 
-def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None) -> None:
-    """Composite the scene's particles for one view and draw them; what the draw callback runs."""
+def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None, projection=None) -> None:
+    """Composite the scene's particles for one view and draw them; what the draw callback runs
+    (``projection``: the view's, when it looks through the scene camera)."""
     if not scene.gpu_particles.show_overlay or width < 1 or height < 1:
         return
     if not scene_effects(scene) and not scene_has_cloud(scene):
         return
-    frame = overlay().composite(scene, view_proj, view, width, height, depsgraph)
+    global _stats_shown
+    measure, _stats_shown = _stats_shown, False
+    frame = overlay().composite(scene, view_proj, view, width, height, depsgraph, measure, projection)
+    if frame is None:  # prerolling: draw again soon for the next piece (not from inside this draw)
+        if not bpy.app.timers.is_registered(_redraw_soon):
+            bpy.app.timers.register(_redraw_soon, first_interval=0.0)
+        return
     draw_frame_texture(frame.native, width, height)
+
+
+def _redraw_soon():
+    tag_redraw()
 
 
 def draw_region(context) -> None:
@@ -282,8 +359,11 @@ def draw_region(context) -> None:
     if region is None or view is None:
         return
     view_layer = getattr(context, "view_layer", None)
+    camera = context.scene.camera
+    through_camera = view.view_perspective == "CAMERA" and camera is not None and camera.type == "CAMERA"
     draw_view(context.scene, view.perspective_matrix, view.view_matrix, region.width, region.height,
-              view_layer.depsgraph if view_layer is not None else None)
+              view_layer.depsgraph if view_layer is not None else None,
+              view.window_matrix if through_camera else None)
 
 
 def _tag_sidebars(screen) -> None:
@@ -297,9 +377,9 @@ def _tag_sidebars(screen) -> None:
 
 def _draw_callback():
     try:
-        shown = _overlay.stats.frame if _overlay is not None and _overlay.stats is not None else None
+        shown = last_stats()
         draw_region(bpy.context)
-        if last_stats() is not None and last_stats().frame != shown:
+        if last_stats() is not shown:  # measured: the Stats panel redraws, and asks for the next
             _tag_sidebars(bpy.context.screen)
     except Exception as error:  # noqa: BLE001  (a draw callback must never raise into Blender's loop)
         if _overlay is not None:
@@ -338,6 +418,7 @@ def free() -> None:
     """Drop the overlay's GPU textures (they go with the last reference)."""
     global _overlay
     _overlay = None
+    _frame_quad.cache_clear()
 
 
 def register() -> None:

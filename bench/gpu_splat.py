@@ -43,12 +43,12 @@ from addon.engine.compositing import CHANNEL_MAX, RESOLVE, SPLAT, Camera, Compos
 from addon.engine.reference import compositing as reference  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost, declarations  # noqa: E402
-from bench import cases, common, splat_variants  # noqa: E402
+from bench import cases, common, footprint_bench, splat_variants  # noqa: E402
 
 FULL = {"n": 2_000_000, "width": 3296, "height": 1776, "copy_vec4": 1 << 24, "copy_image": 4096,
-        "check": (300_000, 640, 360)}
+        "check": (300_000, 640, 360), "footprint_check": (100_000, 512, 256)}
 QUICK = {"n": 200_000, "width": 640, "height": 360, "copy_vec4": 1 << 20, "copy_image": 1024,
-         "check": (40_000, 193, 97)}
+         "check": (40_000, 193, 97), "footprint_check": (20_000, 256, 128)}
 EXTRAS = [  # (case, n, width, height): the normal case at other targets and counts
     ("normal", 2_000_000, 1920, 1080),
     ("normal", 2_000_000, 3840, 2160),
@@ -377,7 +377,8 @@ def splat_without_return(host):
     return kernel
 
 
-def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidth_gbps, variant=None, more=False):
+def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidth_gbps, variant=None, more=False,
+                atomics_per_s=None):
     t0 = time.perf_counter()
     camera = Camera.pixel_grid(width, height)
     xyz = cases.positions(case, n, width, height, rng)
@@ -443,6 +444,7 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
         bandwidth_gb_per_s=bandwidth_gbps, touched_pixels=touched, visible=int(visible),
         max_per_pixel=int(counts.max()), emax=emax, overflow_per_frame=overflow / frames,
         sum_err=sum_err, peer_sum_err=peer_sum_err, repeats=timer.repeats, warmup=timer.warmup,
+        atomic_bound_ms=2 * int(visible) / atomics_per_s * 1e3 if atomics_per_s else None,
         state_size=[system.pos_age.width, system.pos_age.height], clock=timer.clock, note=note,
     )
     if more:  # issue 4's variants and PSNR rows on the main cases
@@ -456,6 +458,8 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
                                           emax, ms, total, bandwidth_gbps, ref_hi, ref_lo, log)
         if case == "normal":
             records += splat_variants.psnr_records(device, case, n, width, height, pos_age, vel_life, camera, s)
+        records += footprint_bench.measure(host, timer, device, case, n, width, height, system, pos_age, vel_life,
+                                           emax, ms, peer_ms, bandwidth_gbps, atomics_per_s, log)
     log(f"splat {case:7s} n={n:>11,} {width}x{height}: {ms:.4f} ms (splat {splat_ms:.4f} + resolve {resolve_ms:.4f}),"
         f" gl_points {peer_ms:.3f} ms ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f} ms, max/pixel {counts.max()},"
         f" sum err {sum_err:.1e} / peer {peer_sum_err:.1e}  [{time.perf_counter() - t0:.1f} s]")
@@ -498,6 +502,7 @@ def main(argv=None):
     records.append(check(host, device, "varied_spread", "spread", n, w, h, rng, varied=True))
     records.append(check(host, device, "naive_clumpy_overflow", "clumpy", n, w, h, rng, varied=False,
                          kernel=compositing.SPLAT))
+    records += footprint_bench.checks(host, device, rng, *sizes["footprint_check"], log)
 
     clock = args.clock or ("wall" if "llvmpipe" in device.lower() else "gl")
     timer = Timer(ctx, repeats, warmup, clock, warm_s=0.3 if clock == "gl" else 0.0)
@@ -507,19 +512,24 @@ def main(argv=None):
     for rec in bandwidth:
         log(f"bandwidth {rec['case']}: {rec['ms']:.4f} ms, {rec['gb_per_s']:.0f} GB/s {rec['note']}")
     bandwidth_gbps = max(r["gb_per_s"] for r in bandwidth)
+    rate_records, atomics_per_s = footprint_bench.atomic_rate(ctx, timer, device, sizes["copy_image"])
+    records += rate_records
+    for rec in rate_records:
+        log(f"bandwidth {rec['case']}: {rec['ms']:.4f} ms, {rec['atomics_per_s'] / 1e9:.3g} G atomics/s")
 
     peer = GLPoints(ctx)
     variant = splat_without_return(host)
     for case in cases.CASES:
         records += bench_splat(host, timer, peer, device, case, sizes["n"], sizes["width"], sizes["height"],
-                               rng, bandwidth_gbps, variant, more=True)
+                               rng, bandwidth_gbps, variant, more=True, atomics_per_s=atomics_per_s)
     if not args.no_extras:
         for case, n, w, h in QUICK_EXTRAS if args.quick else EXTRAS:
             if time.perf_counter() - start > args.budget:
                 log(f"skipped {case} n={n:,} {w}x{h}: past the {args.budget:.0f} s budget")
                 continue
             try:
-                records += bench_splat(host, timer, peer, device, case, n, w, h, rng, bandwidth_gbps)
+                records += bench_splat(host, timer, peer, device, case, n, w, h, rng, bandwidth_gbps,
+                                       atomics_per_s=atomics_per_s)
             except Exception as error:  # an allocation a smaller GPU cannot make: keep the rest
                 log(f"failed {case} n={n:,} {w}x{h}: {type(error).__name__}: {error}")
     log(f"total {time.perf_counter() - start:.1f} s")

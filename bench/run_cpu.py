@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from addon.engine.compositing import Camera, Compositor, look_at, perspective  # noqa: E402
+from addon.engine.compositing import Camera, Compositor, camera_view, perspective  # noqa: E402
 from addon.engine.settings import effect_settings, render_settings  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
 from bench import common  # noqa: E402
@@ -44,7 +44,7 @@ IDENTITY = np.identity(4)
 
 def camera_for(width, height):
     """The default preset's stage, roughly: fountain at the origin seen from 6 m away."""
-    view = look_at((0.0, -6.0, 1.0), (0.0, 0.0, 0.6))
+    view = camera_view((0.0, -6.0, 1.0), (0.0, 0.0, 0.6))
     return Camera(perspective(math.radians(40.0), width / height, 0.1, 100.0) @ view, width, height)
 
 

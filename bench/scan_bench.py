@@ -18,7 +18,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from addon.engine.reference.scan import scan as reference_scan  # noqa: E402
-from addon.engine.scan import Scan  # noqa: E402
+from addon.engine.scan import SCAN_RUN, Scan  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
 from bench.gpu_splat import Timer  # noqa: E402
@@ -47,21 +47,22 @@ def torch_ms(values: np.ndarray, repeats: int) -> float | None:
     return float(np.median(times))
 
 
-def measure(host, timer, n: int, repeats: int, rng) -> dict:
-    """One size: check against numpy, then time the scan and its peer."""
+def measure(host, timer, n: int, repeats: int, rng, run: int = SCAN_RUN) -> dict:
+    """One size: check against numpy, then time the scan (``run`` elements a thread) and its peer."""
     width = min(WIDTH, n)
     height = -(-n // width)
     values = rng.integers(0, 2**32, width * height, dtype=np.uint32)
     src = host.texture("values", width, height, "R32UI", values.reshape(height, width))
     out = host.texture("out", width, height, "R32UI")
     total = host.texture("total", 1, 1, "R32UI")
-    scan = Scan(host, n)
+    scan = Scan(host, n, run)
     scan.run(src, out, n, total=total)
     if not np.array_equal(host.read(out).ravel()[:n], reference_scan(values[:n])):
         raise SystemExit(f"scan of {n:,} disagrees with numpy")
     ms = timer.together(lambda: scan.run(src, out, n, total=total))
     peer_ms = torch_ms(values[:n], repeats)
-    row = {"case": f"exclusive uint32 {n:,}", "n": n, "ms": ms, "elements_per_s": n / (ms / 1e3)}
+    variant = "" if run == SCAN_RUN else f" run{run}"
+    row = {"case": f"exclusive uint32 {n:,}{variant}", "n": n, "ms": ms, "elements_per_s": n / (ms / 1e3), "run": run}
     if peer_ms is not None:
         row.update(peer="torch.cumsum", peer_ms=peer_ms, ratio=ms / peer_ms)
     return row

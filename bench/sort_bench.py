@@ -180,10 +180,10 @@ def bench_passes(host, rows, count, repeat, rng):
 
 
 def orbit_view(angle: float, radius: float = 6.0, height: float = 2.0) -> np.ndarray:
-    from addon.engine.compositing import look_at
+    from addon.engine.compositing import camera_view
 
     eye = (radius * np.cos(angle), radius * np.sin(angle), height)
-    return look_at(eye, (0.0, 0.0, 1.5))
+    return camera_view(eye, (0.0, 0.0, 1.5))
 
 
 CONE = {
@@ -255,9 +255,9 @@ class InlineKernel(Kernel):
     """A bench-only kernel whose body is given inline (the product keeps one file per kernel)."""
 
     def body(self) -> str:
-        from addon.engine.kernels import _read
+        from addon.engine.kernels import include_source
 
-        return "".join(_read(f) for f in self.includes) + TURBULENCE_STANDIN
+        return include_source(self.includes) + TURBULENCE_STANDIN
 
     def source_lines(self):
         return [("bench/sort_bench.py", n + 1) for n in range(self.body().count("\n"))]

@@ -23,9 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from addon.engine import compositing, depth, raster
-from addon.engine.kernels import Image, Kernel
+from addon.engine.kernels import Image, Kernel, include_source
 from addon.engine.reference import compositing as reference
-from addon.engine.resources import resource_dir
 from addon.engine.settings import render_settings
 from addon.engine.simulation import STATE_READ
 from addon.hosts.moderngl import declarations
@@ -45,7 +44,7 @@ layout(std430, binding = 0) buffer Accum64 { uint64_t accum64[]; };
 def bench_program(host, kernel: Kernel, file_name: str, extra_header: str = ""):
     """A bench-only kernel: the add-on's include files plus a file from bench/shaders."""
     first, rest = declarations(kernel).split("\n", 1)
-    body = "".join((resource_dir("shaders") / f).read_text() for f in kernel.includes)
+    body = include_source(kernel.includes)
     return host.ctx.compute_shader(first + "\n" + extra_header + rest + body + (BENCH_SHADERS / file_name).read_text())
 
 

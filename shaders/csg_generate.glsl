@@ -9,21 +9,21 @@ void main()
   }
   int k = first + j / samples_per_primitive;
   uint i = uint(j % samples_per_primitive);
-  uint stream = uint(seed) * 4u;
+  uint stream = uint(seed) * CSG_STREAM_PER_SEED;
   vec4 center_code = imageLoad(primitives, ivec2(k, 0));
   vec3 size = imageLoad(primitives, ivec2(k, 1)).xyz;
   vec3 color = imageLoad(primitives, ivec2(k, 2)).rgb;
-  float u = random_unit(i, uint(k), stream);
-  float v = random_unit(i, uint(k), stream + 1u);
+  float u = random_unit(i, uint(k), stream + CSG_STREAM_U);
+  float v = random_unit(i, uint(k), stream + CSG_STREAM_V);
   vec3 normal;
   vec3 local;
-  if (mod(center_code.w, 2.0) == SHAPE_BOX) {
+  if (int(center_code.w) % CSG_SHAPE_COUNT == CSG_SHAPE_BOX) {
     /* A face pair chosen by its area, a side, then a uniform point on the face. */
     vec3 area = vec3(size.y * size.z, size.x * size.z, size.x * size.y);
-    precise float pick = random_unit(i, uint(k), stream + 2u) * ((area.x + area.y) + area.z);
+    precise float pick = random_unit(i, uint(k), stream + CSG_STREAM_PICK) * ((area.x + area.y) + area.z);
     precise float first_two = area.x + area.y;
     int axis = pick < area.x ? 0 : (pick < first_two ? 1 : 2);
-    float side = random_unit(i, uint(k), stream + 3u) < 0.5 ? -1.0 : 1.0;
+    float side = random_unit(i, uint(k), stream + CSG_STREAM_SIDE) < 0.5 ? -1.0 : 1.0;
     vec3 face = vec3(u, v, 0.0) * 2.0 - 1.0;
     local = axis == 0 ? vec3(side, face.x, face.y) : (axis == 1 ? vec3(face.x, side, face.y) : vec3(face.x, face.y, side));
     normal = vec3(0.0);

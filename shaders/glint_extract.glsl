@@ -11,10 +11,10 @@
  * The product runs TEXELS 2 (4x4 threads reading 2x2 texels each).
  *
  * "Brightest" is a total order (luminance, then the lower offset in the tile
- * on a tie), so every layout and the numpy reference pick the same pixel. */
+ * on a tie), so every layout and the numpy reference pick the same pixel.
+ * The list's layout and GLINT_TILE: include/glint_list.glsl. */
 
-const int TILE = 8;
-const int NONE_OFFSET = TILE * TILE;
+const int NONE_OFFSET = GLINT_TILE * GLINT_TILE;
 
 struct Candidate {
   vec4 color_lum; /* rgb of the frame, w: luminance */
@@ -46,7 +46,7 @@ Candidate search_square(ivec2 origin)
       }
       vec3 color = imageLoad(frame, pixel).rgb;
       float lum = luminance(color);
-      Candidate here = Candidate(vec4(color, lum), (pixel.y % TILE) * TILE + pixel.x % TILE);
+      Candidate here = Candidate(vec4(color, lum), (pixel.y % GLINT_TILE) * GLINT_TILE + pixel.x % GLINT_TILE);
       if (lum > threshold && !isinf(lum) && brighter(here, best)) {
         best = here;
       }
@@ -79,10 +79,10 @@ void sync_group()
 
 void append(Candidate best, ivec2 tile)
 {
-  ivec2 pixel = tile * TILE + ivec2(best.offset % TILE, best.offset / TILE);
+  ivec2 pixel = tile * GLINT_TILE + ivec2(best.offset % GLINT_TILE, best.offset / GLINT_TILE);
   uint index = imageAtomicAdd(glint_count, ivec2(0, 0), 1u);
   if (index < uint(list_capacity)) {
-    ivec2 at = ivec2(int(index % uint(list_width)) * 2, int(index / uint(list_width)));
+    ivec2 at = glint_texel(index);
     imageStore(glint_list, at, best.color_lum);
     imageStore(glint_list, at + ivec2(1, 0), vec4(vec2(pixel), 0.0, 0.0));
   }
@@ -91,7 +91,7 @@ void append(Candidate best, ivec2 tile)
 void main()
 {
   ivec2 origin = ivec2(gl_GlobalInvocationID.xy) * TEXELS;
-  ivec2 tile = origin / TILE;
+  ivec2 tile = origin / GLINT_TILE;
   Candidate best = search_square(origin);
 #if TILE_THREADS > 1
   uint lx = gl_LocalInvocationID.x;

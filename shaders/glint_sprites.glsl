@@ -10,7 +10,8 @@
  * where they overlap (the center) the terms sum as one star would.
  *
  * A point lights its glint with the part of its luminance above the
- * threshold, in its own colour (glint_look.z: 1) or white (0). */
+ * threshold, in its own colour (glint_tint 1) or white (0).  The list's
+ * layout: include/glint_list.glsl. */
 
 #ifdef GPU_VERTEX_SHADER
 const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
@@ -28,27 +29,25 @@ void main()
   if (uint(gl_InstanceID) >= min(count, uint(list_capacity))) {
     return;
   }
-  ivec2 at = ivec2((gl_InstanceID % list_width) * 2, gl_InstanceID / list_width);
+  ivec2 at = glint_texel(uint(gl_InstanceID));
   vec4 color_lum = texelFetch(glint_list, at, 0);
   vec2 pixel = texelFetch(glint_list, at + ivec2(1, 0), 0).xy;
   float lum = color_lum.w;
-  float above = (lum - glint_look.y) / lum; /* the share of the pixel above the threshold */
-  v_color = mix(vec3(lum), color_lum.rgb, glint_look.z) * above * glint_look.x;
+  float above = (lum - glint_threshold) / lum; /* the share of the pixel above the threshold */
+  v_color = mix(vec3(lum), color_lum.rgb, glint_tint) * above * glint_intensity;
 
-  float length_px = glint_shape.x;
-  float thickness = glint_look.w;
   int quad = gl_VertexID / 6;
   vec2 corner = CORNERS[gl_VertexID % 6];
   if (quad == 0) { /* the core, or the flare's halo and ring */
-    float half_size = glint_shape.w > 0.5 ? length_px : 1.5 * TAIL * thickness;
+    float half_size = flare > 0.5 ? ray_length : 1.5 * TAIL * ray_thickness;
     v_offset = corner * half_size;
   }
   else { /* ray quad - 1: from the center out to its length */
-    float angle = glint_shape.y + float(quad - 1) * 2.0 * PI / glint_shape.z;
+    float angle = ray_rotation + float(quad - 1) * 2.0 * PI / ray_count;
     v_ray = vec2(cos(angle), sin(angle));
     vec2 across = vec2(-v_ray.y, v_ray.x);
-    float along = mix(-TAIL * thickness, length_px, corner.x * 0.5 + 0.5);
-    v_offset = v_ray * along + across * (corner.y * TAIL * thickness);
+    float along = mix(-TAIL * ray_thickness, ray_length, corner.x * 0.5 + 0.5);
+    v_offset = v_ray * along + across * (corner.y * TAIL * ray_thickness);
   }
   vec2 size = vec2(target_size);
   gl_Position = vec4((pixel + 0.5 + v_offset) / size * 2.0 - 1.0, 0.0, 1.0);
@@ -58,22 +57,20 @@ void main()
 #ifdef GPU_FRAGMENT_SHADER
 void main()
 {
-  float length_px = glint_shape.x;
-  float thickness = glint_look.w;
   float light = 0.0;
   if (dot(v_ray, v_ray) > 0.25) { /* a thin ray fading to its tip */
-    float along = dot(v_offset, v_ray) / length_px;
-    float across = dot(v_offset, vec2(-v_ray.y, v_ray.x)) / thickness;
+    float along = dot(v_offset, v_ray) / ray_length;
+    float across = dot(v_offset, vec2(-v_ray.y, v_ray.x)) / ray_thickness;
     if (along > 0.0 && along < 1.0) {
       light = (1.0 - along) * (1.0 - along) * exp(-across * across);
     }
   }
   else {
     float r = length(v_offset);
-    light = exp(-r * r / (2.0 * thickness * thickness));
-    if (glint_shape.w > 0.5) { /* flare: a soft halo and a faint ring at 70% of the rays */
-      float halo = r / (0.3 * length_px);
-      float ring = (r / length_px - 0.7) / 0.03;
+    light = exp(-r * r / (2.0 * ray_thickness * ray_thickness));
+    if (flare > 0.5) { /* flare: a soft halo and a faint ring at 70% of the rays */
+      float halo = r / (0.3 * ray_length);
+      float ring = (r / ray_length - 0.7) / 0.03;
       light += 0.25 * exp(-halo * halo) + 0.06 * exp(-ring * ring);
     }
   }

@@ -18,7 +18,7 @@ void main()
   vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
   if (clip.w > 0.0) {
     vec4 look_now = look_at(pos_age_in.w / life);
-    float radius_px = particle_radius_px(gl_VertexID, look_now, raster_params.x, clip.w);
+    float radius_px = particle_radius_px(gl_VertexID, look_now, pixel_scale, clip.w);
     v_color = particle_color(gl_VertexID, look_now, pixel_coverage(radius_px));
     gl_Position = clip;
   }

@@ -1,7 +1,8 @@
 /* Larger particles: a camera-facing quad per particle (two triangles,
  * gl_InstanceID = particle, gl_VertexID = corner), round with a soft edge.
  * With a stretch time the quad spans the particle's screen motion over that
- * time behind it, and its brightness is spread over the longer streak. */
+ * time behind it, and its brightness is spread over the longer streak; with
+ * MOTION_BLUR its path over the shutter too (footprint.glsl). */
 
 #ifdef GPU_VERTEX_SHADER
 const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
@@ -24,15 +25,23 @@ void main()
   if (!(clip.w > 0.0)) {
     return;
   }
-  vec2 size = raster_params.zw;
+  vec2 size = target_extent;
   vec2 head = (clip.xy / clip.w * 0.5 + 0.5) * size;
   vec2 motion = vec2(0.0);
-  vec4 tail_clip = view_proj * vec4(pos_age_in.xyz - vel_life_in.xyz * raster_params.y, 1.0);
+  vec4 tail_clip = view_proj * vec4(pos_age_in.xyz - vel_life_in.xyz * stretch_seconds, 1.0);
   if (tail_clip.w > 0.0 && is_finite(vel_life_in.xyz)) {
     motion = head - (tail_clip.xy / tail_clip.w * 0.5 + 0.5) * size;
   }
+#ifdef MOTION_BLUR
+  /* Over the shutter: from where it is at open (less the stretch) to where it is at close. */
+  vec2 open_px, close_px;
+  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
+    motion += close_px - open_px;
+    head = close_px;
+  }
+#endif
   vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
-  float radius_px = particle_radius_px(gl_InstanceID, look_now, raster_params.x, clip.w);
+  float radius_px = particle_radius_px(gl_InstanceID, look_now, pixel_scale, clip.w);
   /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
   float coverage = pixel_coverage(radius_px);
   radius_px = max(radius_px, 1.0);

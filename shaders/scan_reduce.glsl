@@ -6,7 +6,7 @@ void main()
 {
   int t = int(gl_LocalInvocationID.x);
   uint sum = 0u;
-  for (int round = 0; round < 4; round++) {
+  for (int round = 0; round < SCAN_RUN; round++) {
     sum += load_element(scan_element(round), count);
   }
   thread_sums[t] = sum;

@@ -3,29 +3,20 @@
  * integration and collisions.
  *
  * A particle born inside the step is placed where the emitter was at its birth
- * instant and advanced only by the time it has lived since (the thesis's
+ * instant and advanced only by the time it has lived since (Sylvan's thesis's
  * sub-frame emission correction), so continuous emitters do not band.
  *
- * Positions are stored relative to a per-step origin (origin_in when loaded,
- * origin_out when stored): zero for the full-precision layout, the emitter's
- * position for the compact half-precision one (see simulation.py). */
-
-const int FLAG_RESPAWN = 1;
-const float SHAPE_SPHERE = 1.0;
-const float SHAPE_BOX = 2.0;
-const float SHAPE_MESH = 3.0;
-const float FIELD_WIND = 1.0;
-const float FIELD_VORTEX = 2.0;
-const float FIELD_FORCE = 3.0;
-const float FIELD_TURBULENCE = 4.0;
-const float COLLIDER_PLANE = 1.0;
-const float COLLIDER_SPHERE = 2.0;
-const float COLLIDER_BOX = 3.0;
-const int TRIANGLE_ROW = 4096;
+ * Positions are stored relative to a per-step origin (loaded_origin when loaded,
+ * stored_origin when stored): zero for the full-precision layout, the emitter's
+ * position for the compact half-precision one (see simulation.py).
+ *
+ * The named constants (emitter_shape, lifetime, drag, ...) and the tables
+ * (SHAPE_*, FIELD_*, COLLIDER_*, STREAM_*, ...) are #defined by the host from
+ * simulation.py and tables.py. */
 
 vec4 triangle_texel(int triangle, int k)
 {
-  int linear = triangle * 4 + k;
+  int linear = triangle * TRIANGLE_TEXELS + k;
   return imageLoad(triangles, ivec2(linear % TRIANGLE_ROW, linear / TRIANGLE_ROW));
 }
 
@@ -33,10 +24,10 @@ vec4 triangle_texel(int triangle, int k)
 int find_triangle(float u)
 {
   int low = 0;
-  int high = int(emit_shape.w) - 1;
+  int high = int(triangle_count) - 1;
   while (low < high) {
     int middle = (low + high) / 2;
-    if (triangle_texel(middle, 0).w > u) {
+    if (triangle_texel(middle, TRIANGLE_TEXEL_V0).w > u) {
       high = middle;
     }
     else {
@@ -63,53 +54,56 @@ void emit(int index, float lived, out vec3 position, out vec3 velocity, out floa
 {
   uint i = uint(index);
   uint step = uint(step_index);
-  uint stream = uint(seed) * 16u;
+  uint stream = uint(seed) * STREAM_PER_SEED;
   vec3 local = vec3(0.0);
-  vec3 normal = random_direction(random_unit(i, step, stream), random_unit(i, step, stream + 1u));
-  if (emit_shape.x == SHAPE_SPHERE) {
-    local = normal * (emit_shape.y * pow(random_unit(i, step, stream + 2u), 1.0 / 3.0));
-  }
-  else if (emit_shape.x == SHAPE_BOX) {
-    local = (vec3(random_unit(i, step, stream + 2u), random_unit(i, step, stream + 7u),
-                  random_unit(i, step, stream + 8u)) * 2.0 - 1.0) * emit_shape.y;
+  vec3 normal = random_direction(random_unit(i, step, stream + STREAM_NORMAL_U), random_unit(i, step, stream + STREAM_NORMAL_V));
+  switch (int(emitter_shape)) {
+  case SHAPE_SPHERE:
+    local = normal * (emitter_size * pow(random_unit(i, step, stream + STREAM_SHAPE_U), 1.0 / 3.0));
+    break;
+  case SHAPE_BOX:
+    local = (vec3(random_unit(i, step, stream + STREAM_SHAPE_U), random_unit(i, step, stream + STREAM_SHAPE_V),
+                  random_unit(i, step, stream + STREAM_SHAPE_W)) * 2.0 - 1.0) * emitter_size;
     normal = length(local) > 0.0 ? normalize(local) : normal;
+    break;
+  case SHAPE_MESH: {
+    int t = find_triangle(random_unit(i, step, stream + STREAM_SHAPE_U));
+    float r = sqrt(random_unit(i, step, stream + STREAM_SHAPE_V));
+    float s = random_unit(i, step, stream + STREAM_SHAPE_W);
+    local = triangle_texel(t, TRIANGLE_TEXEL_V0).xyz * (1.0 - r) + triangle_texel(t, TRIANGLE_TEXEL_V1).xyz * (r * (1.0 - s)) +
+            triangle_texel(t, TRIANGLE_TEXEL_V2).xyz * (r * s);
+    normal = triangle_texel(t, TRIANGLE_TEXEL_NORMAL).xyz;
+    break;
   }
-  else if (emit_shape.x == SHAPE_MESH) {
-    int t = find_triangle(random_unit(i, step, stream + 2u));
-    float r = sqrt(random_unit(i, step, stream + 7u));
-    float s = random_unit(i, step, stream + 8u);
-    local = triangle_texel(t, 0).xyz * (1.0 - r) + triangle_texel(t, 1).xyz * (r * (1.0 - s)) +
-            triangle_texel(t, 2).xyz * (r * s);
-    normal = triangle_texel(t, 3).xyz;
   }
   vec3 start = (emitter_prev * vec4(local, 1.0)).xyz;
   vec3 end = (emitter_cur * vec4(local, 1.0)).xyz;
   float birth_fraction = 1.0 - lived / dt; /* 0: at the step's start, 1: at its end */
   position = start + (end - start) * birth_fraction;
 
-  vec3 base = mat3(emitter_cur) * emit_velocity.xyz;
+  vec3 base = mat3(emitter_cur) * initial_velocity;
   float speed = length(base);
-  if (emit_direction.y < 1.0 && speed > 0.0) {
-    base = speed * random_in_cone(base / speed, emit_direction.y, random_unit(i, step, stream + 9u),
-                                  random_unit(i, step, stream + 10u));
+  if (cone_cos < 1.0 && speed > 0.0) {
+    base = speed * random_in_cone(base / speed, cone_cos, random_unit(i, step, stream + STREAM_CONE_U),
+                                  random_unit(i, step, stream + STREAM_CONE_V));
   }
   vec3 world_normal = mat3(emitter_cur) * normal;
   float normal_length = length(world_normal);
   world_normal = normal_length > 0.0 ? world_normal / normal_length : vec3(0.0);
-  vec3 jitter = random_direction(random_unit(i, step, stream + 3u), random_unit(i, step, stream + 4u));
-  velocity = base + world_normal * emit_direction.x +
-             jitter * (emit_velocity.w * random_unit(i, step, stream + 5u)) +
-             (end - start) * (emit_shape.z / dt);
+  vec3 jitter = random_direction(random_unit(i, step, stream + STREAM_JITTER_U), random_unit(i, step, stream + STREAM_JITTER_V));
+  velocity = base + world_normal * normal_speed +
+             jitter * (velocity_random * random_unit(i, step, stream + STREAM_JITTER_SPEED)) +
+             (end - start) * (inherit_velocity / dt);
   /* The lifetime decides the step a particle dies in: unfused, as in the reference. */
-  precise float lifetime = lifetime_range.x * (1.0 - lifetime_range.y * random_unit(i, step, stream + 6u));
-  life = lifetime;
+  precise float drawn_life = lifetime * (1.0 - lifetime_random * random_unit(i, step, stream + STREAM_LIFETIME));
+  life = drawn_life;
 }
 
 /* The curl noise volume at `u` (in tiles), trilinear with wrap-around, by hand
  * so that every host and the numpy reference interpolate identically. */
 vec3 sample_noise(vec3 u)
 {
-  int n = int(turbulence.z); /* the volume's size: a uniform, not a per-particle size query */
+  int n = int(noise_size); /* the volume's size: a uniform, not a per-particle size query */
   precise vec3 x = u * float(n) - 0.5; /* floor(x) picks texels: unfused, as in the reference */
   vec3 cell = floor(x);
   vec3 w = x - cell;
@@ -137,29 +131,32 @@ vec3 force_fields(vec3 position)
 {
   vec3 total = vec3(0.0);
   for (int f = 0; f < field_count; f++) {
-    vec4 head = imageLoad(fields, ivec2(0, f));
-    vec4 place = imageLoad(fields, ivec2(1, f));
-    vec3 axis = imageLoad(fields, ivec2(2, f)).xyz;
+    vec4 head = imageLoad(fields, ivec2(FIELD_TEXEL_HEAD, f));
+    vec4 place = imageLoad(fields, ivec2(FIELD_TEXEL_PLACE, f));
+    vec3 axis = imageLoad(fields, ivec2(FIELD_TEXEL_AXIS, f)).xyz;
     vec3 offset = position - place.xyz;
     float dist = length(offset);
     if (head.w > 0.0 && dist > head.w) {
       continue;
     }
     float strength = head.y * pow(max(dist, 1.0), -head.z);
-    if (head.x == FIELD_WIND) {
+    switch (int(head.x)) {
+    case FIELD_WIND:
       total += axis * strength;
-    }
-    else if (head.x == FIELD_FORCE) {
+      break;
+    case FIELD_FORCE:
       total += dist > 0.0 ? offset * (strength / dist) : vec3(0.0);
-    }
-    else if (head.x == FIELD_VORTEX) {
+      break;
+    case FIELD_VORTEX: {
       vec3 around = cross(axis, offset);
       float radius = length(around);
       total += radius > 0.0 ? around * (strength / radius) : vec3(0.0);
+      break;
     }
-    else if (head.x == FIELD_TURBULENCE) {
+    case FIELD_TURBULENCE:
       total += sample_noise(vec3(div_rn(offset.x, place.w), div_rn(offset.y, place.w), div_rn(offset.z, place.w))) *
                strength;
+      break;
     }
   }
   return total;
@@ -175,26 +172,32 @@ void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
 {
   for (int c = 0; c < collider_count; c++) {
     int r = c * COLLIDER_ROWS;
-    vec4 head = colliders[r];
-    vec3 half_size = colliders[r + 1].xyz;
+    vec4 head = colliders[r + COLLIDER_ROW_HEAD]; /* (type, bounce, friction, 0) */
+    vec3 half_size = colliders[r + COLLIDER_ROW_HALF_SIZE].xyz;
+    int to_local = r + COLLIDER_ROW_TO_LOCAL;
+    int to_world = r + COLLIDER_ROW_TO_WORLD;
+    int moving = r + COLLIDER_ROW_SURFACE_VELOCITY;
     vec4 at = vec4(position, 1.0);
-    vec3 p = vec3(dot(colliders[r + 2], at), dot(colliders[r + 3], at), dot(colliders[r + 4], at));
+    vec3 p = vec3(dot(colliders[to_local], at), dot(colliders[to_local + 1], at), dot(colliders[to_local + 2], at));
     vec3 normal = vec3(0.0);
-    if (head.x == COLLIDER_PLANE) {
-      float before = dot(colliders[r + 5], vec4(previous, 1.0));
+    switch (int(head.x)) {
+    case COLLIDER_PLANE: {
+      float before = dot(colliders[r + COLLIDER_ROW_START_Z], vec4(previous, 1.0));
       if (p.z < 0.0 && before >= 0.0 && abs(p.x) <= half_size.x && abs(p.y) <= half_size.y) {
         p.z = 0.0;
         normal = vec3(0.0, 0.0, 1.0);
       }
+      break;
     }
-    else if (head.x == COLLIDER_SPHERE) {
+    case COLLIDER_SPHERE: {
       float dist = length(p);
       if (dist < half_size.x) {
         normal = dist > 0.0 ? p / dist : vec3(0.0, 0.0, 1.0);
         p = normal * half_size.x;
       }
+      break;
     }
-    else if (head.x == COLLIDER_BOX) {
+    case COLLIDER_BOX: {
       vec3 depth = half_size - abs(p);
       if (all(greaterThan(depth, vec3(0.0)))) {
         int axis = depth.x <= depth.y && depth.x <= depth.z ? 0 : (depth.y <= depth.z ? 1 : 2);
@@ -202,20 +205,24 @@ void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
         p[axis] = side * half_size[axis];
         normal[axis] = side;
       }
+      break;
+    }
     }
     if (normal != vec3(0.0)) {
       vec4 surface = vec4(p, 1.0);
-      position = vec3(dot(colliders[r + 6], surface), dot(colliders[r + 7], surface), dot(colliders[r + 8], surface));
-      vec3 surface_velocity = vec3(dot(colliders[r + 9], surface), dot(colliders[r + 10], surface),
-                                   dot(colliders[r + 11], surface));
+      position = vec3(dot(colliders[to_world], surface), dot(colliders[to_world + 1], surface),
+                      dot(colliders[to_world + 2], surface));
+      vec3 surface_velocity = vec3(dot(colliders[moving], surface), dot(colliders[moving + 1], surface),
+                                   dot(colliders[moving + 2], surface));
       vec3 relative = velocity - surface_velocity;
-      vec3 v = vec3(dot(colliders[r + 2].xyz, relative), dot(colliders[r + 3].xyz, relative),
-                    dot(colliders[r + 4].xyz, relative));
+      vec3 v = vec3(dot(colliders[to_local].xyz, relative), dot(colliders[to_local + 1].xyz, relative),
+                    dot(colliders[to_local + 2].xyz, relative));
       float into = dot(v, normal);
       if (into < 0.0) {
         vec3 tangential = v - normal * into;
         v = tangential * (1.0 - head.z) - normal * (into * head.y);
-        velocity = vec3(dot(colliders[r + 6].xyz, v), dot(colliders[r + 7].xyz, v), dot(colliders[r + 8].xyz, v)) +
+        velocity = vec3(dot(colliders[to_world].xyz, v), dot(colliders[to_world + 1].xyz, v),
+                        dot(colliders[to_world + 2].xyz, v)) +
                    surface_velocity;
       }
     }
@@ -233,14 +240,14 @@ void main()
   }
   vec4 pos_age_in = imageLoad(pos_age, texel);
   vec4 vel_life_in = imageLoad(vel_life, texel);
-  vec3 position = pos_age_in.xyz + origin_in.xyz;
+  vec3 position = pos_age_in.xyz + loaded_origin;
   vec3 velocity = vel_life_in.xyz;
   float age = pos_age_in.w + dt;
   float life = vel_life_in.w;
 
   if (life > 0.0 && age >= life) {
     /* Expired `over` seconds ago.  A respawning slot waits (hidden, with a
-     * negative age: the thesis's sign-bit skip) for respawn_skip seconds plus
+     * negative age: Sylvan's sign-bit skip) for respawn_skip seconds plus
      * what is left of its slot period (which keeps a continuous emitter's
      * rate), or until the next burst of a repeating burst emitter. */
     float over = age - life;
@@ -248,11 +255,11 @@ void main()
       life = -1.0; /* dead for good */
     }
     else {
-      float wait = lifetime_range.z + max(emit_direction.z - life, 0.0);
-      if (lifetime_range.w > 0.0) {
+      float wait = respawn_skip + max(slot_period - life, 0.0);
+      if (burst_interval > 0.0) {
         /* The burst a slot waits for is an integer: computed unfused, as in the reference. */
         precise float death = time - over;
-        precise float next_burst = ceil(div_rn(death, lifetime_range.w)) * lifetime_range.w;
+        precise float next_burst = ceil(div_rn(death, burst_interval)) * burst_interval;
         wait = next_burst - death;
       }
       age = over - wait;
@@ -260,7 +267,7 @@ void main()
     }
   }
   if (age < 0.0 || life < 0.0) {
-    imageStore(pos_age, texel, vec4(clamp(position - origin_out.xyz, -STATE_LIMIT, STATE_LIMIT), age));
+    imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
     imageStore(vel_life, texel, vec4(velocity, life));
     return;
   }
@@ -272,10 +279,10 @@ void main()
     age = lived;
   }
 
-  vec3 acceleration = gravity_drag.xyz;
-  if (turbulence.x != 0.0) {
-    precise vec3 noise_at = position * turbulence.y - turbulence_offset.xyz;
-    acceleration += sample_noise(noise_at) * turbulence.x;
+  vec3 acceleration = gravity;
+  if (turbulence_strength != 0.0) {
+    precise vec3 noise_at = position * turbulence_frequency - noise_offset;
+    acceleration += sample_noise(noise_at) * turbulence_strength;
   }
   if (field_count > 0) {
     acceleration += force_fields(position);
@@ -284,11 +291,11 @@ void main()
   position += velocity * lived;
   /* Drag as a damping factor that never reverses the velocity, so large
    * drag * dt stays stable (plain Euler would oscillate and blow up). */
-  velocity += acceleration * lived - velocity * min(gravity_drag.w * lived, 1.0);
+  velocity += acceleration * lived - velocity * min(drag * lived, 1.0);
   if (collider_count > 0) {
     collide(previous, position, velocity);
   }
 
-  imageStore(pos_age, texel, vec4(clamp(position - origin_out.xyz, -STATE_LIMIT, STATE_LIMIT), age));
+  imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
   imageStore(vel_life, texel, vec4(clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
 }

@@ -48,9 +48,9 @@ void main()
 #endif
 
   vec4 look_now = look_at(div_rn(pos_age_in.w, life));
-  float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
+  float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
-  uvec3 q = quantize_color(color, quantize.xyz);
+  uvec3 q = quantize_color(color, quantize_scale);
 
   uint add_hi = q.r | ((q.g >> 11u) << 21u);
   uint add_lo = q.b | ((q.g & LOW11) << 21u);

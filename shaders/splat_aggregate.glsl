@@ -59,9 +59,9 @@ void main()
     }
     if (visible) {
       vec4 look_now = look_at(div_rn(pos_age_in.w, life));
-      float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
+      float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
       vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
-      uvec3 q = quantize_color(color, quantize.xyz);
+      uvec3 q = quantize_color(color, quantize_scale);
       /* Key: pixel index + 1 (0 marks an empty slot); at most 256 x PER_THREAD of TABLE_SIZE slots fill. */
       uint key = uint(pixel.y * target_size.x + pixel.x) + 1u;
       uint slot = (key * 2654435761u) >> (32u - TABLE_BITS);

@@ -1,6 +1,7 @@
 """Shared fixtures: one Blender GPU host per test session (bpy + gpu.init())."""
 
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -16,18 +17,35 @@ def host():
     return BlenderHost()
 
 
+def rng_seed(test_name: str) -> int:
+    """A stable seed per test (str hash() changes per process; crc32 does not), so a failure replays."""
+    return zlib.crc32(test_name.encode())
+
+
 @pytest.fixture
 def rng(request):
     import numpy as np
 
-    return np.random.default_rng(abs(hash(request.node.name)) % 2**32)
+    seed = rng_seed(request.node.name)
+    request.node.user_properties.append(("rng_seed", seed))
+    return np.random.default_rng(seed)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Print the rng seed of a failing test that used one."""
+    outcome = yield
+    report = outcome.get_result()
+    seeds = [value for key, value in item.user_properties if key == "rng_seed"]
+    if report.failed and seeds:
+        report.sections.append(("rng", f"rng seed {seeds[0]} (zlib.crc32 of {item.name!r})"))
 
 
 @pytest.fixture
 def scene(host, tmp_path):
     """A fresh factory scene with the add-on registered, a camera and an emitter empty.
 
-    Output goes to ``tmp_path / "frames" / "f_####"`` as PNG, 64x36, frames 1-4.
+    Bakes go to ``tmp_path / "frames" / "f_####"`` as PNG, 64x36, frames 1-4; render layers to ``tmp_path / "layer"``.
     """
 
     import addon
@@ -36,8 +54,9 @@ def scene(host, tmp_path):
 
     preset = load_preset("default")
     bpy_scene, emitter = build_scene(preset, (1, 4), (64, 36), tmp_path / "frames")
-    bpy_scene.render.filepath = str(tmp_path / "frames" / "f_####")
     addon.register()
+    bpy_scene.gpu_particles_output.bake_path = str(tmp_path / "frames" / "f_####")
+    bpy_scene.gpu_particles_output.layer_path = str(tmp_path / "layer") + "/"  # what a render writes
     yield bpy_scene
     addon.unregister()
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from addon.engine.kernels import Constant, Image, Kernel, _read
+from addon.engine.kernels import Constant, Image, Kernel, include_source
 from addon.engine.reference.random import pcg_hash
 
-ZEROS, ONES, MAX, RANDOM = range(4)
+ZEROS, ONES, MAX, RANDOM, RANDOM_BYTE = range(5)
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class InlineKernel(Kernel):
     source: str = ""
 
     def body(self) -> str:
-        return "".join(_read(f) for f in self.includes) + self.source
+        return include_source(self.includes) + self.source
 
 
 FILL = InlineKernel(
@@ -33,6 +33,7 @@ void main()
     return;
   }
   uint v = mode == 0 ? 0u : mode == 1 ? 1u : mode == 2 ? 0xFFFFFFFFu : pcg_hash(uint(i) ^ uint(seed));
+  v = mode == 4 ? v & 255u : v;
   imageStore(values, particle_texel(i, imageSize(values).x), uvec4(v));
 }
 """,
@@ -45,7 +46,44 @@ def fill(host, texture, count: int, mode: int, seed: int = 0) -> None:
                   {"count": count, "mode": mode, "seed": seed})
 
 
+UPLOAD = InlineKernel(
+    "upload_for_test",
+    images=(Image("halves", "RGBA32F", "READ"), Image("values", "R32UI", "WRITE")),
+    constants=(Constant("INT", "count"),),
+    source="""
+void main()
+{
+  int i = int(gl_GlobalInvocationID.y) * 65535 * 256 + int(gl_GlobalInvocationID.x);
+  if (i >= count) {
+    return;
+  }
+  ivec2 texel = particle_texel(i, imageSize(values).x);
+  vec4 halves = imageLoad(halves, texel);
+  imageStore(values, texel, uvec4((uint(halves.y) << 16u) | uint(halves.x)));
+}
+""",
+)
+
+
+def upload(host, name: str, values, width: int | None = None):
+    """An R32UI image holding ``values`` (any uint32), through float halves and a kernel."""
+    values = np.asarray(values, dtype=np.uint32).ravel()
+    count = len(values)
+    width = width or min(max(count, 1), 4096)
+    rows = max(1, -(-count // width))
+    halves = np.zeros((rows * width, 4), np.float32)
+    halves[:count, 0] = values & 0xFFFF
+    halves[:count, 1] = values >> 16
+    texture = host.texture(name, width, rows, "R32UI")
+    groups = max(1, -(-count // 256))
+    host.dispatch(UPLOAD, (min(groups, 65535), -(-groups // 65535), 1),
+                  {"halves": host.texture("halves", width, rows, "RGBA32F", halves.reshape(rows, width, 4)),
+                   "values": texture}, {"count": count})
+    return texture
+
+
 def expected(count: int, mode: int, seed: int = 0) -> np.ndarray:
-    if mode == RANDOM:
-        return pcg_hash(np.arange(count, dtype=np.uint32) ^ np.uint32(seed))
+    if mode in (RANDOM, RANDOM_BYTE):
+        values = pcg_hash(np.arange(count, dtype=np.uint32) ^ np.uint32(seed))
+        return values & np.uint32(255) if mode == RANDOM_BYTE else values
     return np.full(count, (0, 1, 0xFFFFFFFF)[mode], dtype=np.uint32)

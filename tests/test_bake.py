@@ -77,7 +77,7 @@ def test_two_bakes_are_byte_identical(scene, tmp_path):
     add_effect(count=30_000)
     digests = []
     for run in ("a", "b"):
-        scene.render.filepath = str(tmp_path / run / "f_####")
+        scene.gpu_particles_output.bake_path = str(tmp_path / run / "f_####")
         bake()
         digests.append([hashlib.sha256((tmp_path / run / f"f_{n:04d}.png").read_bytes()).hexdigest() for n in range(1, 5)])
     assert digests[0] == digests[1]
@@ -88,7 +88,7 @@ def test_seed_changes_the_frames(scene, tmp_path):
     hashes = []
     for seed in (1, 2):
         effect.seed = seed
-        scene.render.filepath = str(tmp_path / str(seed) / "f_####")
+        scene.gpu_particles_output.bake_path = str(tmp_path / str(seed) / "f_####")
         bake()
         hashes.append(hashlib.sha256((tmp_path / str(seed) / "f_0004.png").read_bytes()).hexdigest())
     assert hashes[0] != hashes[1]
@@ -114,7 +114,7 @@ def test_bad_bakes_report_and_write_nothing(scene, tmp_path, monkeypatch, breaka
     elif breakage == "unwritable":
         blocker = tmp_path / "blocker"
         blocker.write_text("a file where a folder should be")
-        scene.render.filepath = str(blocker / "sub" / "f_####")
+        scene.gpu_particles_output.bake_path = str(blocker / "sub" / "f_####")
     elif breakage == "too_many_particles":
         import gpu
 
@@ -125,25 +125,69 @@ def test_bad_bakes_report_and_write_nothing(scene, tmp_path, monkeypatch, breaka
     assert len(bpy.data.images) == 0
 
 
-def test_failed_bake_keeps_only_complete_frames(scene, tmp_path, monkeypatch):
-    """A write failing at frame 3 leaves frames 1-2 complete and no partial file."""
-    from addon import bake as bake_module
+@pytest.mark.parametrize("error_type, errno, reason", [(OSError, 28, "No space left on device"),
+                                                       (PermissionError, 13, "Permission denied")])
+def test_failed_write_on_a_worker_stops_the_bake_and_keeps_only_complete_frames(scene, tmp_path, monkeypatch,
+                                                                                 error_type, errno, reason):
+    """A worker thread failing at frame 3 (half a file written) stops the bake with a clear error on the main
+    thread; what is left are whole frames under their final names, no partial file, and not frame 3."""
+    from addon import frame_writer
 
     add_effect(count=5000)
-    real_save = bake_module._save_render
-    calls = []
+    scene.frame_end = 6
+    real_encode = frame_writer.encode
 
-    def failing_save(image, filepath, scene=None):
-        calls.append(filepath)
-        if len(calls) == 3:
-            with open(filepath, "wb") as half_written:
-                half_written.write(b"\x89PNG truncated")
-            raise RuntimeError("disk full")
-        real_save(image, filepath, scene=scene)
+    def failing_encode(path, pixels, frame_format):
+        if "f_0003" in path.name:
+            path.write_bytes(b"\x89PNG truncated")
+            raise error_type(errno, reason)  # made here: a shared instance would keep its traceback (and frames)
+        real_encode(path, pixels, frame_format)
 
-    monkeypatch.setattr(bake_module, "_save_render", failing_save)
-    bake(expect_error="Could not write frame 3")
+    monkeypatch.setattr(frame_writer, "encode", failing_encode)
+    bake(expect_error=f"Could not write frame 3 to .*f_0003.png': {reason}")
     folder = tmp_path / "frames"
-    assert frame_files(folder) == ["f_0001.png", "f_0002.png", "gpu_particles_bake.json"]
+    files = sorted(os.listdir(folder))  # hidden partial files too
+    assert {"f_0001.png", "f_0002.png", "gpu_particles_bake.json"} <= set(files)
+    assert "f_0003.png" not in files and not [name for name in files if "partial" in name or name.startswith(".")]
+    for name in files[:-1]:
+        assert bpy.data.images.load(str(folder / name)).size[:] == (64, 36)
+
+
+def test_ctrl_c_mid_bake_finishes_the_frames_drawn_and_cancels(scene, tmp_path, monkeypatch):
+    """KeyboardInterrupt (the command line's Ctrl-C) in the blocking bake: every frame drawn is written whole."""
+    from addon.bake import BakeJob
+
+    add_effect(count=3000)
+    real_step = BakeJob.step
+
+    def interrupted_step(job):
+        if job.done == 2:
+            raise KeyboardInterrupt
+        return real_step(job)
+
+    monkeypatch.setattr(BakeJob, "step", interrupted_step)
+    assert bpy.ops.gpu_particles.bake() == {"CANCELLED"}
+    folder = tmp_path / "frames"
+    assert sorted(os.listdir(folder)) == ["f_0001.png", "f_0002.png", "gpu_particles_bake.json"]
     for name in ("f_0001.png", "f_0002.png"):
         assert bpy.data.images.load(str(folder / name)).size[:] == (64, 36)
+
+
+def test_png_bake_keeps_the_glow_as_rgb(scene, tmp_path):
+    """Additive light has almost no coverage: a PNG frame is RGB (light on black), never straight alpha."""
+    add_effect(count=20_000)
+    scene.frame_end = 2
+    scene.render.image_settings.file_format = "OPEN_EXR"
+    bake()
+    exr = bpy.data.images.load(str(tmp_path / "frames" / "f_0002.exr"))
+    light = np.array(exr.pixels[:]).reshape(36, 64, 4)
+    faint = (light[..., :3].max(axis=-1) > 2 / 255) & (light[..., 3] < 0.01)
+    assert faint.sum() > 0, "the case: lit pixels a straight-alpha PNG would round to nothing"
+    scene.render.image_settings.file_format = "PNG"
+    scene.render.image_settings.color_mode = "RGBA"
+    bake()
+    png = bpy.data.images.load(str(tmp_path / "frames" / "f_0002.png"))
+    assert png.channels == 3 or np.all(np.array(png.pixels[:]).reshape(36, 64, 4)[..., 3] == 1.0)
+    pixels = np.array(png.pixels[:]).reshape(36, 64, 4)
+    assert (pixels[faint, :3].max(axis=-1) > 0).all(), "every faint lit pixel keeps its light"
+    assert scene.render.image_settings.color_mode == "RGBA", "the scene's own setting is restored"

@@ -41,8 +41,10 @@ class FakeWindowManager:
 
 def fake_operator():
     """An object carrying the bake operator's own methods (bpy operators cannot be instantiated)."""
-    methods = {k: v for k, v in vars(GPU_PARTICLES_OT_bake).items() if callable(v) and not k.startswith("__")}
-    fake = type("FakeBake", (), methods)()
+    own = [c for c in reversed(GPU_PARTICLES_OT_bake.__mro__) if c.__module__.startswith("addon")]
+    members = {k: v for c in own for k, v in vars(c).items() if not k.startswith("__")}
+    fake = type("FakeBake", (), members)()
+    fake.properties = SimpleNamespace(is_property_set=lambda name: False)
     fake.reports = []
     fake.report = lambda kind, message: fake.reports.append((set(kind), message))
     return fake

@@ -1,6 +1,8 @@
 """``make bake`` / ``python -m addon.cli``: a real headless bake and every refusal."""
 
+import io
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +31,46 @@ def test_bake_writes_the_frames(tmp_path):
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.glob("*.png")) == ["frame_0003.png", "frame_0004.png", "frame_0005.png"]
     assert (out / "gpu_particles_bake.json").is_file()
+    assert "Baked" not in result.stdout and result.stdout.count("wrote frames 3-5") == 1, "each message once"
+    assert re.search(r"^frame 3/3  [0-9.]+ frames/s  0\.0 s left$", result.stdout, re.MULTILINE), result.stdout
+
+
+class FakeStream(io.StringIO):
+    def __init__(self, tty):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self):
+        return self.tty
+
+
+@pytest.mark.parametrize("tty", [True, False])
+def test_progress_line_updates_in_place_on_a_terminal_and_every_n_frames_otherwise(tty):
+    from addon.job_operator import ProgressLine
+
+    stream = FakeStream(tty)
+    progress = ProgressLine(48, stream, every=10)
+    for done in (1, 2, 10, 11, 20, 20, 48):
+        progress.update(done)
+    text = stream.getvalue()
+    shown = [int(n) for n in re.findall(r"frame (\d+)/48  [0-9.]+ frames/s  [0-9.]+ s left", text)]
+    if tty:
+        assert shown == [1, 2, 10, 11, 20, 48] and text.count("\r") == 6 and text.endswith("\n")
+    else:
+        assert shown == [10, 20, 48] and "\r" not in text and text.count("\n") == 3
+
+
+def test_bake_with_blenders_motion_blur_depth_of_field_and_glints(tmp_path):
+    out = tmp_path / "seq"
+    result = cli("bake", "--frames", "3-3", "--res", "96x54", "--out", str(out), "--count", "5000",
+                 "--motion-blur", "0.5", "--dof", "2.8@6", "--point-filter", "ONE_PIXEL", "--glints", "FLARE")
+    assert result.returncode == 0, result.stderr
+    assert (out / "frame_0003.png").is_file()
+    import json
+
+    sidecar = json.loads((out / "gpu_particles_bake.json").read_text())
+    assert sidecar["lens"] == ["Motion blur: shutter 0.50 frames (Center)", "Depth of field: f/2.8 at 6 m"]
+    assert sidecar["render"]["point_filter"] == "ONE_PIXEL" and sidecar["render"]["glints"] == "FLARE"
 
 
 @pytest.mark.parametrize(
@@ -40,6 +82,10 @@ def test_bake_writes_the_frames(tmp_path):
         (["--frames", "10-2"], "frame range runs backwards: 10 to 2"),
         (["--res", "100000x100"], "beyond this GPU's texture limit"),
         (["--out", "BLOCKED/sub"], "cannot be created or written"),
+        (["--dof", "2.8"], "DOF must look like 2.8@6"),
+        (["--motion-blur", "0"], "must be positive"),
+        (["--shot", "5-40"], "frames 1-2 are not inside the shot 5-40"),
+        (["--simulate-only"], "--simulate-only fills the simulation cache: give it --cache DIR"),
     ],
 )
 def test_bad_bakes_exit_non_zero_and_write_nothing(tmp_path, args, message):
@@ -51,9 +97,8 @@ def test_bad_bakes_exit_non_zero_and_write_nothing(tmp_path, args, message):
         args += ["--out", out]
     result = cli("bake", "--frames", "1-2", "--res", "64x36", *args)
     assert result.returncode != 0
-    import re
-
     assert re.search(message, result.stderr), result.stderr
+    assert len(re.findall(message, result.stdout + result.stderr)) == 1, "said once"
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["blocker"]
 
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from test_kernels import splat_case
 
-from addon.engine import compositing, depth, pipeline, raster
+from addon.engine import compositing, depth, registry
 from addon.engine.reference import compositing as ref
 from addon.engine.settings import SettingsError, effect_settings, render_settings
 
@@ -155,7 +155,7 @@ def test_raster_is_hidden_behind_scene_depth(host):
 
 
 def test_every_kernel_and_raster_compiles(host):
-    for declaration in (*pipeline.ALL_KERNELS, raster.POINTS, raster.QUADS):
+    for declaration in registry.KERNELS:
         # Blender binds at most 8 images per shader; a ninth silently reads nothing.
         assert len(declaration.images) <= 8, declaration
         host.compile(declaration)

@@ -4,7 +4,7 @@ import bpy
 import numpy as np
 import pytest
 
-from addon.csg_ui import add_stage_primitives, scene_primitives
+from addon.csg_scene import add_stage_primitives, scene_primitives
 from addon.engine import csg
 
 STAGE = {
@@ -72,10 +72,11 @@ def test_cloud_drawn_as_sprites_covers_more_pixels_than_points(scene, tmp_path):
     """Sprites of Point Size spread each sample's light over its projected disc."""
     cloud_stage(scene, size=0.05)
     scene.frame_end = 1
+    scene.gpu_particles.point_filter = "ONE_PIXEL"  # one pixel a point (antialiased points cover 2x2)
     lit = {}
     for particle_type in ("POINT", "SPRITE"):
         scene.gpu_particles_csg.particle_type = particle_type
-        scene.render.filepath = str(tmp_path / particle_type / "f_####")
+        scene.gpu_particles_output.bake_path = str(tmp_path / particle_type / "f_####")
         assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
         image = bpy.data.images.load(str(tmp_path / particle_type / "f_0001.png"))
         pixels = np.array(image.pixels[:]).reshape(36, 64, 4)

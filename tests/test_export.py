@@ -77,6 +77,7 @@ def test_cycles_renders_the_exported_points(scene, tmp_path):
     add_effect(count=3000, size=0.3, emission_strength=4.0)
     scene.frame_set(4)
     bpy.ops.gpu_particles.export_pointcloud()
+    scene.gpu_particles_output.use_render = False  # the exported points alone, not the composited layer
     scene.render.engine = "CYCLES"
     scene.cycles.samples = 4
     scene.cycles.device = "CPU"
@@ -105,8 +106,8 @@ def test_export_follows_the_look_over_life_and_randomness(scene):
     live = np.flatnonzero((pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3]))
     look = look_at(look_table(settings), pos_age[live, 3] / vel_life[live, 3])
     radii = attribute(cloud, "radius", "value", 1)
-    np.testing.assert_allclose(radii, 0.02 * look[:, 3] * variation(live, 0.5, settings.seed, 12), rtol=1e-5)
+    np.testing.assert_allclose(radii, 0.02 * look[:, 3] * variation(live, 0.5, settings.seed, "SIZE"), rtol=1e-5)
     assert radii.min() < 0.02 * 0.6 and radii.max() <= 0.02
     colors = attribute(cloud, COLOR_ATTRIBUTE, "color", 4)[:, :3]
-    expected = look[:, :3] * (3.0 * variation(live, 0.6, settings.seed, 11))[:, None]
+    expected = look[:, :3] * (3.0 * variation(live, 0.6, settings.seed, "BRIGHTNESS"))[:, None]
     np.testing.assert_allclose(colors, expected, rtol=1e-5)

@@ -113,6 +113,7 @@ def test_bake_and_viewport_add_the_same_glints(scene):
     add_effect(count=3000, emission_strength=40.0)
     settings = scene.gpu_particles
     settings.glints, settings.emax_mode = "NONE", "MANUAL"
+    settings.viewport_point_filter = settings.point_filter  # the viewport draws points as the bake does
     width, height = 64, 36
     plain = SceneRenderer(scene, width, height).render(3)
     settings.glints, settings.glint_threshold, settings.glint_length = "FLARE", 1.0, 0.3
@@ -128,7 +129,8 @@ def test_bake_and_viewport_add_the_same_glints(scene):
         overlay = viewport.overlay()
         camera = camera_of(scene, width, height)
         scene.frame_set(3)
-        frame = overlay.composite(scene, camera.view_proj, np.array(scene.camera.matrix_world.inverted()), width, height)
+        frame = overlay.composite(scene, camera.view_proj, np.array(scene.camera.matrix_world.inverted()), width, height,
+                                  measure=True)
         np.testing.assert_allclose(overlay.host.read(frame), with_glints, rtol=1e-3, atol=1e-3)
         assert "glints" in overlay.stats.stage_ms
         simulation = overlay.simulation

@@ -14,10 +14,10 @@ import pytest
 
 from addon.engine import compositing, glints, kernels, simulation
 from addon.engine.effectors import Collider
-from addon.engine.pipeline import ALL_KERNELS
 from addon.engine.reference import compositing as ref_compositing
 from addon.engine.reference import glints as ref_glints
 from addon.engine.reference import simulation as ref_simulation
+from addon.engine.registry import KERNELS
 from addon.engine.settings import effect_settings, render_settings
 from addon.hosts.base import NoGPUError
 
@@ -185,7 +185,7 @@ def test_full_frame_through_pipeline(mgl_host):
     system = simulation.ParticleSystem(mgl_host, s)
     for _ in range(24):
         advance([system], 1 / 24, [np.identity(4)], [np.identity(4)])
-    view = compositing.look_at((0.0, -6.0, 1.0), (0.0, 0.0, 0.6))
+    view = compositing.camera_view((0.0, -6.0, 1.0), (0.0, 0.0, 0.6))
     camera = compositing.Camera(compositing.perspective(0.7, 16 / 9, 0.1, 100.0) @ view, 160, 90)
     compositor = compositing.Compositor(mgl_host, 160, 90, render_settings({}))
     frame = composite([system], compositor, camera)
@@ -199,46 +199,57 @@ def test_full_frame_through_pipeline(mgl_host):
 # --- one GLSL source, two hosts -------------------------------------------------
 
 class _CreateInfo:
-    """Stands in for gpu.types.GPUShaderCreateInfo: records compute_source, ignores the rest."""
+    """Stands in for gpu.types.GPUShaderCreateInfo: records sources and defines, ignores the rest."""
 
-    def compute_source(self, text):
-        self.compute = text
+    def __init__(self):
+        self.sources, self.defines = {}, []
+
+    def define(self, name, value):
+        self.defines.append((name, value))
 
     def __getattr__(self, name):
+        if name.endswith("_source"):
+            return lambda text: self.sources.__setitem__(name, text)
         return lambda *args, **kwargs: None
 
 
-@pytest.mark.parametrize("kernel", ALL_KERNELS, ids=lambda k: k.name)
+@pytest.mark.parametrize("kernel", KERNELS, ids=lambda k: k.name)
 def test_kernel_body_is_byte_identical_in_both_hosts(kernel):
     from addon.hosts.blender import BlenderHost
-    from addon.hosts.moderngl import ModernGLHost, declarations
+    from addon.hosts.moderngl import ModernGLHost, declarations, stage_declarations
 
     body = kernel.body()
-    files = (*kernel.includes, f"{kernel.name}.glsl")
+    files = (*(f"include/{f}" for f in kernel.includes), f"{kernel.name}.glsl")
     raw = [(kernel.path.parent / f).read_bytes().decode() for f in files]
     assert body == "".join(t if t.endswith("\n") else t + "\n" for t in raw), "body is the files, unchanged"
 
     infos = []
-    fake_gpu = SimpleNamespace(types=SimpleNamespace(GPUShaderCreateInfo=lambda: infos.append(_CreateInfo()) or infos[-1]),
+    fake_gpu = SimpleNamespace(types=SimpleNamespace(GPUShaderCreateInfo=lambda: infos.append(_CreateInfo()) or infos[-1],
+                                                     GPUStageInterfaceInfo=lambda name: _CreateInfo()),
                                shader=SimpleNamespace(create_from_info=lambda info: object()))
     blender = BlenderHost.__new__(BlenderHost)
     blender.gpu, blender._shaders = fake_gpu, {}
     blender.compile(kernel)
-    assert infos[0].compute == body
+    raster = isinstance(kernel, kernels.Raster)
+    stages = ("vertex_source", "fragment_source") if raster else ("compute_source",)
+    assert [infos[0].sources[stage] for stage in stages] == [body] * len(stages)
+    assert infos[0].defines == list(kernel.all_defines())  # the tables and named components, as for moderngl
 
     sources = []
     moderngl = ModernGLHost.__new__(ModernGLHost)
-    moderngl.ctx = SimpleNamespace(compute_shader=lambda source: sources.append(source) or object())
+    moderngl.ctx = SimpleNamespace(compute_shader=lambda source: sources.append(source) or object(),
+                                   program=lambda **stages: sources.extend(stages.values()) or object())
     moderngl._programs = {}
     moderngl.compile(kernel)
-    header = declarations(kernel)
-    assert sources[0] == header + body
-    assert sources[0][len(header):].encode() == infos[0].compute.encode()
+    headers = [stage_declarations(kernel, s) for s in ("VERTEX", "FRAGMENT")] if raster else [declarations(kernel)]
+    assert sources == [header + body for header in headers]
+    for header in headers:
+        assert all(f"#define {name} {value}\n" in header for name, value in kernel.all_defines())
 
 
 def test_every_pipeline_kernel_is_declared_once():
-    assert len(ALL_KERNELS) == len(set(ALL_KERNELS))  # layouts give variants: same file, other image formats
-    assert all(isinstance(k, kernels.Kernel) and k.path.is_file() for k in ALL_KERNELS)
+    assert len(KERNELS) == len(set(KERNELS))  # layouts give variants: same file, other image formats
+    assert all(isinstance(k, kernels.Kernel) and k.path.is_file() for k in KERNELS)
 
 
 @pytest.mark.parametrize("variant", list(glints.EXTRACT_VARIANTS))

@@ -31,7 +31,7 @@ mesh.gpu_particles.active_effect.count = 3000
 scene.frame_start, scene.frame_end = 1, 3
 scene.render.resolution_x, scene.render.resolution_y, scene.render.resolution_percentage = 80, 45, 100
 scene.render.image_settings.file_format = "PNG"
-scene.render.filepath = str(out / "shot_##")
+scene.gpu_particles_output.bake_path = str(out / "shot_##")
 assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
 print("BAKED", sorted(p.name for p in out.iterdir()))
 """

@@ -112,7 +112,8 @@ def test_stats_panel_shows_what_the_overlay_measured(scene):
     assert ("label", "Shown once the overlay has drawn a frame") in draw(panels.GPU_PARTICLES_PT_stats)
     add_effect(count=2000)
     scene.frame_set(3)
-    viewport.overlay().composite(scene, camera_of(scene, 32, 18).view_proj, scene_view(scene), 32, 18)
+    viewport.overlay().composite(scene, camera_of(scene, 32, 18).view_proj, scene_view(scene), 32, 18,
+                                 measure=True)
     labels = [text for kind, text, *_ in draw(panels.GPU_PARTICLES_PT_stats) if kind == "label"]
     stats = viewport.last_stats()
     assert labels[0] == f"Frame 3: {stats.alive:,} of 2,000 particles alive"
@@ -148,7 +149,8 @@ def test_stats_panel_shows_the_automatic_emax(scene):
     add_effect(count=2000)
     scene.gpu_particles.emax_mode = "AUTO"
     scene.frame_set(3)
-    viewport.overlay().composite(scene, camera_of(scene, 32, 18).view_proj, scene_view(scene), 32, 18)
+    viewport.overlay().composite(scene, camera_of(scene, 32, 18).view_proj, scene_view(scene), 32, 18,
+                                 measure=True)
     labels = [text for kind, text, *_ in draw(panels.GPU_PARTICLES_PT_stats) if kind == "label"]
     assert labels[-1] == f"Automatic Emax: {viewport.last_stats().emax:.4g}"
     assert viewport.last_stats().emax != scene.gpu_particles.emax, "it followed the frame"

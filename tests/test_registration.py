@@ -53,6 +53,7 @@ def test_hundred_register_cycles_leave_nothing_behind(host, tmp_path):
                 if not bpy.context.active_object.gpu_particles.effects:
                     bpy.ops.gpu_particles.add(preset="default")
                     bpy.context.active_object.gpu_particles.active_effect.count = 1000
+                viewport.stats_panel_drawn()
                 draw_offscreen(scene, camera_of(scene, 32, 18).view_proj, 32, 18)
                 assert viewport.last_stats() is not None and live_textures() > baseline_textures
         finally:

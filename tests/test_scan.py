@@ -7,14 +7,16 @@ from gpu_fill import MAX, ONES, RANDOM, ZEROS, expected, fill
 from addon.engine import scan
 from addon.engine.reference import scan as ref_scan
 
+SMALL_RUN = 4  # 512-element blocks: the level boundaries below (512, 512^2, 512^3) come within reach
 
-def run_scan(host, count, mode, inclusive, width=None, seed=7):
+
+def run_scan(host, count, mode, inclusive, width=None, seed=7, run=SMALL_RUN):
     width, rows = (width, -(-count // width)) if width else scan.linear_size(count, 4096)
     values = host.texture("values", width, rows, "R32UI")
     out = host.texture("out", width, rows, "R32UI")
     total = host.texture("total", 1, 1, "R32UI")
     fill(host, values, count, mode, seed)
-    scan.Scan(host, count).run(values, out, count, inclusive=inclusive, total=total)
+    scan.Scan(host, count, run).run(values, out, count, inclusive=inclusive, total=total)
     data = expected(count, mode, seed)
     return host.read(out).ravel()[:count], int(host.read(total)[0, 0]), data
 
@@ -36,7 +38,7 @@ def test_scan_matches_reference(host, count, mode, inclusive):
 
 def test_scan_in_a_narrow_image_and_three_levels(host):
     """Elements wrap over rows of an odd width; 262,145 needs the third level."""
-    assert len(scan.level_counts(262_145)) == 3
+    assert len(scan.level_counts(262_145, 512)) == 3
     got, total, data = run_scan(host, 262_145, RANDOM, False, width=1000)
     np.testing.assert_array_equal(got, ref_scan.scan(data))
     assert total == ref_scan.total(data)
@@ -63,10 +65,11 @@ def test_scan_refuses_more_than_capacity(host):
 
 
 def test_level_counts():
-    assert scan.level_counts(512) == [512]
-    assert scan.level_counts(512**2) == [512**2, 512]
-    assert len(scan.level_counts(512**3)) == 3
-    assert len(scan.level_counts(512**3 + 1)) == 4
+    assert scan.level_counts(512, 512) == [512]
+    assert scan.level_counts(512**2, 512) == [512**2, 512]
+    assert len(scan.level_counts(512**3, 512)) == 3
+    assert len(scan.level_counts(512**3 + 1, 512)) == 4
+    assert scan.SCAN_BLOCK == 2048 and len(scan.level_counts(2048**2 + 1)) == 3
 
 
 @pytest.mark.slow
@@ -77,3 +80,12 @@ def test_fourth_level(host):
     assert total == ref_scan.total(data)
     reference = ref_scan.scan(data)
     np.testing.assert_array_equal(got, reference)
+
+
+@pytest.mark.parametrize("run", [8, 16])
+@pytest.mark.parametrize("count", [1, 2047, 2049, 300_007])
+def test_longer_runs_per_thread(host, count, run):
+    """The product's 16 elements a thread (scan.SCAN_RUN) and the 8 the benchmark times beside it."""
+    got, total, data = run_scan(host, count, RANDOM, count % 2 == 1, run=run)
+    np.testing.assert_array_equal(got, ref_scan.scan(data, count % 2 == 1))
+    assert total == ref_scan.total(data)

@@ -109,3 +109,16 @@ def test_frame_and_resolution_parsing():
         parse_resolution("0x10")
     with pytest.raises(UsageError):
         parse_resolution("wide")
+
+
+@pytest.mark.parametrize("field", [f for f in EFFECT_FIELDS if f.kind in ("float", "vec3", "color")],
+                         ids=lambda f: f.name)
+def test_every_bound_as_blender_stores_it_is_accepted(field):
+    """A slider dragged to its limit holds the float32 nearest the bound, which may lie past it in float64."""
+    import numpy as np
+
+    for bound in (field.min, field.max):
+        stored = float(np.float32(bound))
+        value = (stored,) * 3 if field.kind in ("vec3", "color") else stored
+        settings = effect_settings({field.name: value})
+        assert getattr(settings, field.name) == ((bound,) * 3 if field.kind in ("vec3", "color") else bound)

@@ -374,14 +374,14 @@ import numpy as np
 sys.path[:0] = [{root!r}, {tests!r}]
 from addon.hosts.base import NoGPUError
 from addon.hosts.moderngl import ModernGLHost
-from addon.engine.pipeline import ALL_KERNELS
+from addon.engine.registry import KERNELS
 from test_simulation import moderngl_case
 try:
     host = ModernGLHost()
 except NoGPUError as error:
     print("no moderngl:", error)
     sys.exit(3)
-for kernel in ALL_KERNELS:
+for kernel in KERNELS:
     host.compile(kernel)
 pos_age, vel_life = moderngl_case(host, {layout!r})
 np.savez({out!r}, pos_age=pos_age, vel_life=vel_life, device=host.device)

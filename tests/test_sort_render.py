@@ -24,7 +24,8 @@ def test_sort_settings_are_bounded():
 def test_sort_key_follows_the_settings():
     view = np.identity(4)
     assert sort_key_for(effect_settings({}), view) is None  # Add mode sorts nothing by default
-    assert sort_key_for(effect_settings({"blend_mode": "ALPHA"}), view).mode == KEY_DEPTH
+    assert sort_key_for(effect_settings({"blend_mode": "ALPHA"}), view) is None  # sprites.py orders per pixel
+    assert sort_key_for(effect_settings({"sort_order": "BACK_TO_FRONT"}), view).mode == KEY_DEPTH
     assert sort_key_for(effect_settings({"blend_mode": "ALPHA", "sort_order": "NONE"}), view) is None
     grid = sort_key_for(effect_settings({"sort_order": "GRID_CELL", "sort_cell_size": 0.5}), view)
     assert grid.mode == KEY_GRID and grid.grid[3] == 0.5
@@ -46,7 +47,7 @@ def render_frames(scene, frames, exact_sort=False):
 
 
 def test_alpha_effect_renders_sorted_sprites(scene):
-    add_effect(count=3000, blend_mode="ALPHA", opacity=0.7, size=0.05, sort_passes=4)
+    add_effect(count=3000, blend_mode="ALPHA", opacity=0.7, size=0.05, sort_passes=4, sort_order="BACK_TO_FRONT")
     renderer, frames = render_frames(scene, (1, 2, 3, 4))
     assert renderer.sprites is not None
     assert (frames[-1][..., 3] > 0).any(), "sprites show"
@@ -67,7 +68,7 @@ def test_alpha_effect_renders_sorted_sprites(scene):
 
 
 def test_bake_sorts_exactly_every_frame(scene):
-    add_effect(count=2000, blend_mode="ALPHA", sort_passes=0)
+    add_effect(count=2000, blend_mode="ALPHA", sort_passes=0, sort_order="BACK_TO_FRONT")
     renderer, _ = render_frames(scene, (1, 2, 3), exact_sort=True)
     assert renderer.stats()["sortedness"][0] == (1.0, 1.0)
 
@@ -87,7 +88,7 @@ def test_grid_cell_order_moves_the_state_and_keeps_additive_frames(scene):
 
 
 def test_one_particle_sorts(scene):
-    add_effect(count=1, blend_mode="ALPHA")
+    add_effect(count=1, blend_mode="ALPHA", sort_order="BACK_TO_FRONT")
     renderer, _ = render_frames(scene, (1, 2))
     assert renderer.stats()["sortedness"][0] == (1.0, 1.0)
 
@@ -98,7 +99,7 @@ def test_passes_covering_the_schedule_run_the_full_sort(scene, monkeypatch):
     calls = []
     monkeypatch.setattr(sorting.ParticleSorter, "full", lambda self, key: calls.append("full"))
     monkeypatch.setattr(sorting.ParticleSorter, "incremental", lambda self, key, n: calls.append(n))
-    add_effect(count=300, blend_mode="ALPHA", sort_passes=45)  # 300 keys: a 45-pass schedule
+    add_effect(count=300, blend_mode="ALPHA", sort_passes=45, sort_order="BACK_TO_FRONT")  # 300 keys: a 45-pass schedule
     render_frames(scene, (1, 2, 3))
     assert calls == ["full"] * 3
     scene.objects["Emitter"].gpu_particles.active_effect.sort_passes = 44
@@ -126,7 +127,7 @@ def test_alpha_bake_writes_sorted_frames_and_sortedness(scene, tmp_path):
 
     import bpy
 
-    add_effect(count=5000, blend_mode="ALPHA", opacity=0.8, size=0.03)
+    add_effect(count=5000, blend_mode="ALPHA", opacity=0.8, size=0.03, sort_order="BACK_TO_FRONT")
     scene.frame_end = 2
     assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
     folder = tmp_path / "frames"

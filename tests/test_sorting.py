@@ -201,6 +201,20 @@ def test_grid_cell_keys_match_reference(host, rng):
     keys, _ = read_pairs(host, pairs)
     np.testing.assert_array_equal(keys, ref.particle_keys(pos_age, vel_life, key))
     assert keys[5] == 0xFFFFFFFF
+    # Grid order is a counting sort by cell (three binning passes over the 24-bit Morton keys), stable.
+    pairs.bin_sort()
+    sorted_keys, indices = read_pairs(host, pairs)
+    want = ref.particle_keys(pos_age, vel_life, key)
+    np.testing.assert_array_equal(indices, np.argsort(want, kind="stable"))
+    np.testing.assert_array_equal(sorted_keys, want[indices])
+
+
+def test_morton_cells_are_near_in_space():
+    """Eight cells of a 2x2x2 block share a key prefix: keys 0-7 are the block at the origin."""
+    cells = np.array([(x, y, z) for z in range(2) for y in range(2) for x in range(2)], np.uint32)
+    keys = (ref.spread_bits(cells[:, 2]) << 2) | (ref.spread_bits(cells[:, 1]) << 1) | ref.spread_bits(cells[:, 0])
+    np.testing.assert_array_equal(np.sort(keys), np.arange(8))
+    assert ref.spread_bits(np.uint32(255)) == 0x249249
 
 
 def test_one_particle_and_empty_sorts(host, rng):

@@ -1,4 +1,4 @@
-"""Alpha-blended sprites drawn in sorted order, and laid over the additive frame."""
+"""Alpha sprites binned into screen tiles and blended front to back, against the rasterized peer."""
 
 import numpy as np
 import pytest
@@ -7,36 +7,42 @@ from addon.engine import compositing, simulation
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.sorting import ParticleSorter, SortKey
 from addon.engine.sprites import SpriteLayer
+from bench.sprite_peer import draw_rasterized
 
 SIZE = 32
 START, END = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.2, 1.0])
 
 
-def compositor(host):
-    return compositing.Compositor(host, SIZE, SIZE, render_settings())
+def compositor(host, width=SIZE, height=SIZE):
+    return compositing.Compositor(host, width, height, render_settings())
 
 
-def ortho_camera():
-    """World (x, y) in [0, SIZE]^2 onto the target; view depth is world z (camera above, looking down)."""
-    view_proj = np.diag([2.0 / SIZE, 2.0 / SIZE, 0.1, 1.0])
-    view_proj[:2, 3] = -1.0
-    return compositing.Camera(view_proj, SIZE, SIZE)
+def ortho_camera(width=SIZE, height=SIZE):
+    """World (x, y) are pixels; larger world z is farther (window depth 0.5 + z / 20)."""
+    return compositing.Camera.pixel_grid(width, height)
+
+
+# The view matching ortho_camera for the rasterized peer's back-to-front sort: view z = -world z.
+VIEW = np.diag([1.0, 1.0, -1.0, 1.0])
+
+
+def system_at(host, pos_age, vel_life=None, opacity=0.6, size=4.0, **values):
+    """An Alpha effect whose particles are exactly ``pos_age`` (life 1 unless ``vel_life`` says)."""
+    pos_age = np.asarray(pos_age, np.float32)
+    count = len(pos_age)
+    s = effect_settings({"count": count, "blend_mode": "ALPHA", "opacity": opacity, "size": size,
+                         "color_start": tuple(START), "color_end": tuple(END), "emission_strength": 1.0, **values})
+    system = simulation.ParticleSystem(host, s)
+    if vel_life is None:
+        vel_life = np.zeros((count, 4), np.float32)
+        vel_life[:, 3] = 1.0
+    system.write_state(pos_age, np.asarray(vel_life, np.float32))
+    return system
 
 
 def stacked_system(host, depths, ages, opacity=0.6):
     """Particles stacked on the center of pixel (16, 16) at the given depths and ages (life 1)."""
-    count = len(depths)
-    s = effect_settings({"count": count, "blend_mode": "ALPHA", "opacity": opacity, "size": 4.0,
-                         "color_start": tuple(START), "color_end": tuple(END), "emission_strength": 1.0})
-    system = simulation.ParticleSystem(host, s)
-    width, rows = system.pos_age.width, system.pos_age.height
-    pos_age = np.zeros((rows * width, 4), np.float32)
-    pos_age[:count] = [(16.5, 16.5, z, a) for z, a in zip(depths, ages)]
-    vel_life = np.zeros((rows * width, 4), np.float32)
-    vel_life[:count, 3] = 1.0
-    system.pos_age = host.texture("pos_age", width, rows, "RGBA32F", pos_age.reshape(rows, width, 4))
-    system.vel_life = host.texture("vel_life", width, rows, "RGBA32F", vel_life.reshape(rows, width, 4))
-    return system
+    return system_at(host, [(16.5, 16.5, z, a) for z, a in zip(depths, ages)], opacity=opacity)
 
 
 def over_in_order(ages, order, opacity):
@@ -48,27 +54,25 @@ def over_in_order(ages, order, opacity):
     return out
 
 
-@pytest.mark.parametrize("method", ["DIRECT", "KEY_INDEX"])
-def test_sorted_sprites_blend_back_to_front(host, method):
+def test_sprites_blend_nearest_first_whatever_the_slot_order(host):
     depths, ages = [0.3, -0.2, 0.1, 0.25], [0.0, 0.5, 0.9, 0.2]
-    system = stacked_system(host, depths, ages)
     layer = SpriteLayer(host, SIZE, SIZE)
-    camera = ortho_camera()
-
-    layer.draw([system], compositor(host), camera)
-    unsorted = layer.read()[16, 16]
-    np.testing.assert_allclose(unsorted, over_in_order(ages, range(4), 0.6), atol=1e-5)
-
-    sorter = ParticleSorter(system, method)
-    sorter.full(SortKey.view_depth(np.identity(4)))
-    layer.draw([system], compositor(host), camera, [sorter.indices])
+    layer.draw([stacked_system(host, depths, ages)], compositor(host), ortho_camera())
     got = layer.read()
-    back_to_front = np.argsort(depths)  # smaller view z is farther from a camera looking down -z
+    back_to_front = np.argsort(depths)[::-1]  # larger z is farther
     np.testing.assert_allclose(got[16, 16], over_in_order(ages, back_to_front, 0.6), atol=1e-5)
-    assert not np.allclose(got[16, 16], unsorted, atol=1e-3), "the order shows"
     # Soft round footprint: fading from the center, nothing beyond the 4-pixel radius.
     assert got[16, 18, 3] < got[16, 16, 3] and got[16, 18, 3] > 0
     assert got[16, 21, 3] == 0 and got[21, 16, 3] == 0 and got[19, 19, 3] == 0
+
+
+def test_two_effects_interleave_by_depth(host):
+    near_and_far = stacked_system(host, [-0.3, 0.3], [0.0, 0.0])
+    middle = stacked_system(host, [0.0], [0.9])
+    layer = SpriteLayer(host, SIZE, SIZE)
+    layer.draw([near_and_far, middle], compositor(host), ortho_camera())
+    want = over_in_order([0.0, 0.9, 0.0], [2, 1, 0], 0.6)  # ages of near, middle, far; drawn far first
+    np.testing.assert_allclose(layer.read()[16, 16], want, atol=1e-5)
 
 
 def test_hidden_particles_draw_nothing(host):
@@ -90,3 +94,67 @@ def test_alpha_over_the_additive_frame(host, rng):
     np.testing.assert_allclose(target.read_frame(), sprites + (1 - sprites[..., 3:]) * under, rtol=1e-6, atol=1e-6)
     assert sprites[16, 16, 3] == pytest.approx(0.8)
 
+
+def rasterized(host, systems, target_compositor, camera, width, height):
+    """Today's sprites: each system fully sorted back to front, rasterized in that order."""
+    indices = []
+    for system in systems:
+        sorter = ParticleSorter(system, "KEY_INDEX")
+        sorter.full(SortKey.view_depth(VIEW))
+        indices.append(sorter.indices)
+    target = host.texture("raster_sprites", width, height, "RGBA32F")
+    draw_rasterized(host, target, systems, target_compositor, camera, indices)
+    return host.read(target)
+
+
+@pytest.mark.parametrize("case", ["scattered", "crowded tile"])
+def test_look_matches_the_rasterized_sprites(host, rng, case):
+    """Distinct depths, sprites of 0.3 to 9 pixels: both orders agree, so the looks agree within 1/255."""
+    width, height = 80, 48
+    count = 1500 if case == "scattered" else 700
+    if case == "scattered":
+        xy = rng.uniform(-6, [width + 6, height + 6], (count, 2))
+    else:  # more sprites over one tile than a chunk holds, most pixels turn opaque early
+        xy = rng.normal((24.0, 24.0), 3.0, (count, 2))
+    depths = rng.permutation(count) / count - 0.5
+    pos_age = np.column_stack([xy, depths, rng.uniform(0, 0.99, count)])
+    system = system_at(host, pos_age, opacity=0.35, size=3.0, size_random=0.97, color_random=0.5)
+    target = compositor(host, width, height)
+    camera = ortho_camera(width, height)
+    layer = SpriteLayer(host, width, height)
+    layer.draw([system], target, camera)
+    got = layer.read()
+    want = rasterized(host, [system], target, camera, width, height)
+    assert want[..., 3].max() > 0.5, "a scene worth comparing"
+    np.testing.assert_allclose(got, want, atol=1 / 255)
+
+
+def test_stretched_sprites_streak_along_their_motion(host):
+    """shutter > 0: the footprint is swept back along the screen motion (motion blur plugs in here)."""
+    pos_age = [(16.5, 16.5, 0.0, 0.5)]
+    vel_life = [(8.0, 0.0, 0.0, 1.0)]  # 8 pixels a second along +x
+    system = system_at(host, pos_age, vel_life, opacity=0.8, size=2.0)
+    layer = SpriteLayer(host, SIZE, SIZE)
+    layer.draw([system], compositor(host), ortho_camera())
+    round_alpha = layer.read()[16, :, 3]
+    layer.draw([system], compositor(host), ortho_camera(), shutter=1.0)
+    streak = layer.read()[16, :, 3]
+    assert round_alpha[10] == 0 and streak[10] > 0, "the streak reaches back to where it was"
+    assert streak[22] == 0 and streak.max() < round_alpha.max(), "spread over the streak, not ahead of it"
+
+
+def test_instance_lists_grow_at_a_check(host, rng):
+    """Large sprites (about 36 tiles each, lists first sized for 4): a layer that checks every second
+    draw cuts them at tile edges on the first draw, and is exact from the check on."""
+    width = height = 128
+    n = 60  # about 2000 instances: more than the first lists' 1024
+    pos_age = np.column_stack([rng.uniform(30, 98, (n, 2)), rng.permutation(n) / n - 0.5, np.full(n, 0.5)])
+    system = system_at(host, pos_age, opacity=0.5, size=40.0)
+    target, camera = compositor(host, width, height), ortho_camera(width, height)
+    want = rasterized(host, [system], target, camera, width, height)
+    layer = SpriteLayer(host, width, height, check_every=2)
+    layer.draw([system], target, camera)
+    assert np.abs(layer.read() - want).max() > 0.1, "instances beyond the first lists are dropped"
+    layer.draw([system], target, camera)
+    np.testing.assert_allclose(layer.read(), want, atol=1 / 255)
+    assert layer.lists.capacity >= int(host.read(layer.total)[0, 0]) > 1024

@@ -29,10 +29,12 @@ def timeline_for(host, settings, budget):
     return system, Timeline([system], start, lambda f: system.step(DT, moving(f - 1), moving(f)), budget, interval=5)
 
 
+@pytest.mark.parametrize("on_gpu", [False, True], ids=["host", "gpu"])
 @pytest.mark.parametrize("layout", ["FULL", "COMPACT"])
-def test_scrubbing_back_replays_bit_for_bit_from_a_checkpoint(host, layout):
+def test_scrubbing_back_replays_bit_for_bit_from_a_checkpoint(host, layout, on_gpu):
     s = effect_settings({"count": 3000, "lifetime": 0.3, "turbulence_strength": 2.0, "state_layout": layout})
     straight, line = timeline_for(host, s, budget=1 << 30)
+    line.on_gpu = on_gpu
     line.seek(12)
     at_12 = straight.read_state()
     line.seek(33)
@@ -52,6 +54,7 @@ def test_checkpoints_stay_within_the_memory_budget(host):
     s = effect_settings({"count": 3000})
     system, line = timeline_for(host, s, budget=0)
     one = sum(a.nbytes for a in system.snapshot().arrays)
+    assert system.snapshot_nbytes == one
     line.budget_bytes = 3 * one
     line.seek(40)
     assert line.nbytes <= 3 * one and len(line.checkpoints) == 3
@@ -63,6 +66,23 @@ def test_checkpoints_stay_within_the_memory_budget(host):
         np.testing.assert_array_equal(a, b)
     line.clear()
     assert line.frame is None and not line.checkpoints
+
+
+def test_checkpoints_on_the_gpu_or_over_the_budget_are_not_read_back():
+    """Playing past checkpoint frames waits for no readback with GPU checkpoints, or with a budget
+    smaller than one checkpoint (none is kept)."""
+    from bench.counting import CountingHost
+
+    counting = CountingHost()
+    system, line = timeline_for(counting, effect_settings({"count": 3000}), budget=0)
+    line.budget_bytes = system.snapshot_nbytes - 1
+    line.seek(12)
+    assert counting.calls["read"] == 0 and not line.checkpoints
+    line.budget_bytes, line.on_gpu = 1 << 30, True
+    line.clear()
+    line.seek(22)  # from the start again, a checkpoint every 5 frames, on the GPU
+    assert counting.calls["read"] == 0 and sorted(line.checkpoints) == [0, 5, 10, 15, 20]
+    assert line.nbytes == 5 * system.snapshot_nbytes
 
 
 def collision_plane(name="Floor", z=-0.5):

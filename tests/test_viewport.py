@@ -66,6 +66,7 @@ def test_particles_appear_where_they_project(scene, overlay):
     add_effect(count=3000, emission_strength=4.0)
     scene.frame_set(4)
     view_proj = camera_of(scene, W, H).view_proj
+    viewport.stats_panel_drawn()
     pixels = draw_offscreen(scene, view_proj)
     lit = {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels[..., :3].max(axis=-1) > 0))}
     expected = projected_pixels(view_proj, live_positions(overlay), W, H)
@@ -84,6 +85,7 @@ def test_hidden_overlay_draws_nothing(scene, overlay):
 def test_overlay_matches_the_bake_of_an_animated_emitter(scene, overlay):
     """F-curve evaluation in the draw path gives the frames the bake gets with frame_set."""
     add_effect(count=4000, inherit_velocity=1.0)
+    scene.gpu_particles.viewport_point_filter = "ANTIALIASED"  # the bake's default
     assert scene.objects["Emitter"].animation_data is not None  # the stage keys an orbit
     camera = camera_of(scene, W, H)
     baked = SceneRenderer(scene, W, H).render(4)
@@ -132,6 +134,7 @@ def test_two_effects_on_two_objects_are_both_drawn(scene, overlay):
     bpy.context.view_layer.objects.active = second
     add_effect(count=2000)
     scene.frame_set(3)
+    viewport.stats_panel_drawn()
     draw_offscreen(scene, camera_of(scene, W, H).view_proj)
     assert [name for name, _ in overlay.simulation.effects] == ["Emitter", "Second"]
     assert overlay.stats.slots == 4000
@@ -180,14 +183,15 @@ def test_draw_region_uses_the_views_own_matrices(scene, overlay):
     """A 3D view looking at the emitter from the side: particles land where its matrices put them."""
     from types import SimpleNamespace
 
-    from addon.engine.compositing import look_at, perspective
+    from addon.engine.compositing import camera_view, perspective
 
     add_effect(count=3000, emission_strength=4.0)
     scene.frame_set(3)
-    view_matrix = look_at((6.0, 0.0, 1.0), (0.0, 0.0, 1.0))
+    view_matrix = camera_view((6.0, 0.0, 1.0), (0.0, 0.0, 1.0))
     window_matrix = perspective(0.8, W / H, 0.1, 100.0)
     region_data = SimpleNamespace(perspective_matrix=Matrix((window_matrix @ view_matrix).tolist()),
-                                  view_matrix=Matrix(view_matrix.tolist()))
+                                  view_matrix=Matrix(view_matrix.tolist()), window_matrix=Matrix(window_matrix.tolist()),
+                                  view_perspective="PERSP")
     context = SimpleNamespace(scene=scene, region=SimpleNamespace(width=W, height=H), region_data=region_data)
     offscreen = gpu.types.GPUOffScreen(W, H, format="RGBA32F")
     with offscreen.bind():
@@ -222,10 +226,11 @@ def test_overlay_draws_the_csg_point_cloud_like_the_bake(scene, overlay):
 
     cloud_stage(scene)
     add_effect(count=2000)
+    scene.gpu_particles.viewport_point_filter = "ANTIALIASED"  # the bake's default
     camera = camera_of(scene, W, H)
     baked = SceneRenderer(scene, W, H).render(2)
     scene.frame_set(2)
-    frame = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H))
+    frame = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H, measure=True))
     assert overlay.cloud is not None and "csg" in overlay.stats.stage_ms
     np.testing.assert_allclose(frame, baked, rtol=1e-3, atol=1e-3)
 
@@ -350,7 +355,7 @@ def test_scrubbing_back_to_a_checkpoint_of_an_animated_emitter_keeps_the_simulat
 def test_draw_callback_never_raises_into_blender(scene, overlay, monkeypatch, capsys):
     """A failing draw (e.g. a setting the GPU cannot hold) is printed, and the Stats panel goes blank."""
     add_effect(count=2000)
-    overlay.composite(scene, camera_of(scene, W, H).view_proj, scene_view(scene), W, H)
+    overlay.composite(scene, camera_of(scene, W, H).view_proj, scene_view(scene), W, H, measure=True)
     assert viewport.last_stats() is not None
 
     def failing(context):
@@ -360,3 +365,90 @@ def test_draw_callback_never_raises_into_blender(scene, overlay, monkeypatch, ca
     viewport._draw_callback()
     assert "GPU Particles overlay: no room for 10^12 particles" in capsys.readouterr().out
     assert viewport.last_stats() is None
+
+
+def test_a_long_preroll_runs_a_piece_per_draw_then_matches_the_bake(scene, overlay):
+    from addon.scene_time import PREROLL_AT_ONCE, PREROLL_CHUNK
+
+    steps = PREROLL_AT_ONCE + 6
+    add_effect(count=3000, preroll=steps / 24)
+    scene.gpu_particles.viewport_point_filter = "ANTIALIASED"  # the bake's default
+    camera = camera_of(scene, W, H)
+    scene.frame_set(2)
+    assert overlay.composite(scene, camera.view_proj, scene_view(scene), W, H) is None
+    assert overlay.preroll_progress() == pytest.approx(PREROLL_CHUNK / steps)
+    assert draw_offscreen(scene, camera.view_proj).max() == 0, "nothing drawn while the preroll runs"
+    assert bpy.app.timers.is_registered(viewport._redraw_soon), "and the next piece is asked for"
+    for _ in range(steps // PREROLL_CHUNK - 2):
+        assert overlay.composite(scene, camera.view_proj, scene_view(scene), W, H) is None
+    frame = overlay.composite(scene, camera.view_proj, scene_view(scene), W, H)
+    assert frame is not None and overlay.preroll_progress() is None
+    baked = SceneRenderer(scene, W, H).render(2)
+    np.testing.assert_allclose(overlay.host.read(frame), baked, rtol=1e-3, atol=1e-3)
+
+
+def _two_effects(scene, **settings):
+    """An additive effect on the emitter and an alpha-sprite one on a second object."""
+    add_effect(count=3000, emission_strength=4.0)
+    second = bpy.data.objects.new("Second", None)
+    second.location = (1.0, 0.0, 1.0)
+    scene.collection.objects.link(second)
+    bpy.context.view_layer.objects.active = second
+    add_effect(count=2000, blend_mode="ALPHA", opacity=0.5, size=0.05)
+    for name, value in settings.items():
+        setattr(scene.gpu_particles, name, value)
+
+
+def _play(scene, stats_shown):
+    """Frames 1-4 and 4 again (a redraw) drawn by a fresh overlay on a counting host; the
+    timeline takes checkpoints at 1 and 3 (on the GPU: no readback)."""
+    from bench.counting import CountingHost
+
+    viewport.free()
+    viewport._overlay = viewport.Overlay(CountingHost())
+    scene.gpu_particles.cache_memory = 512.0
+    viewport._overlay._sync(scene)
+    viewport._overlay.simulation.timeline.interval = 2
+    images, waits = [], []
+    for frame in (1, 2, 3, 4, 4):
+        scene.frame_current = frame
+        if stats_shown:
+            viewport.stats_panel_drawn()
+        before = viewport._overlay.host.waits()
+        images.append(draw_offscreen(scene, camera_of(scene, W, H).view_proj))
+        waits.append(viewport._overlay.host.waits() - before)
+    return images, waits, viewport._overlay.host.calls
+
+
+@pytest.mark.parametrize("emax_mode", ["MANUAL", "AUTO"])
+def test_drawing_waits_for_the_gpu_only_while_the_stats_panel_shows(scene, overlay, emax_mode):
+    """Hidden Stats panel: no readback or finish in a draw (Auto Emax: the last frame's 2 stats texels,
+    read before this frame's work); shown: it measures.  The images are the same either way."""
+    _two_effects(scene, emax_mode=emax_mode)
+    hidden, hidden_waits, calls = _play(scene, stats_shown=False)
+    assert viewport.last_stats() is None and calls["dispatch"] > 0  # (Alpha sprites are compute now: no draws)
+    assert calls["finish"] == 0
+    assert hidden_waits == ([0, 0, 0, 0, 0] if emax_mode == "MANUAL" else [0, 1, 1, 1, 1])
+    assert sorted(viewport._overlay.simulation.timeline.checkpoints) == [1, 3]
+    shown, shown_waits, _ = _play(scene, stats_shown=True)
+    assert all(n > 2 for n in shown_waits) and viewport.last_stats().frame == 4
+    assert viewport.last_stats().alive > 0
+    for a, b in zip(hidden, shown):
+        np.testing.assert_array_equal(a, b)
+    assert max(a.max() for a in hidden) > 0
+
+
+def test_stats_panel_asks_for_one_measured_draw(scene, overlay):
+    """The panel's draw makes the next view draw measure; the draw after that waits for nothing."""
+    add_effect(count=2000)
+    view_proj = camera_of(scene, W, H).view_proj
+    scene.frame_set(2)
+    draw_offscreen(scene, view_proj)
+    assert viewport.last_stats() is None
+    viewport.stats_panel_drawn()
+    draw_offscreen(scene, view_proj)
+    measured = viewport.last_stats()
+    assert measured is not None and measured.frame == 2
+    scene.frame_current = 3
+    draw_offscreen(scene, view_proj)
+    assert viewport.last_stats() is measured, "not shown since: the previous frame's counts stay"

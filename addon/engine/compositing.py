@@ -1,6 +1,6 @@
 """Atomic compositing: particles splatted into integer images, resolved to float.
 
-See ``shaders/color_pack.glsl`` for the R21G22B21 packing in two uint32.
+See ``shaders/include/color_pack.glsl`` for the R21G22B21 packing in two uint32.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ import numpy as np
 
 from . import raster
 from .depth import TILE, SceneDepth
+from .footprint import FOOTPRINT_KINDS, Focus, Shutter, footprint_constants, footprint_kernel
 from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .look import LOOK_SIZE, look_table
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, look_table
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
 
@@ -34,12 +35,15 @@ SPLAT_CONSTANTS = (
     Constant("INT", "count"),
     Constant("IVEC2", "target_size"),
     Constant("MAT4", "view_proj"),
-    Constant("VEC4", "color_start"),  # rgb, w: emission strength
-    Constant("VEC4", "color_end"),  # rgb, w: world radius
-    Constant("VEC4", "quantize"),  # xyz: Imax / Emax per channel, w: pixels per unit at w=1
+    COLOR_START,
+    COLOR_END,
+    Constant("VEC4", "quantize", components=(
+        ("quantize_scale", "xyz"),  # Imax / Emax per channel
+        ("pixel_scale", "w"),  # pixels per world unit at clip w = 1
+    )),
     Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
-    Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
-    Constant("INT", "look_seed"),
+    LOOK_RANDOM,
+    LOOK_SEED,
 )
 
 
@@ -111,8 +115,6 @@ def _paired_images(images):
     return [ACCUM_PAIRED if image is ACCUM_IMAGES[0] else image for image in images if image is not ACCUM_IMAGES[1]]
 
 
-SPLAT_LIVE_KERNELS = {name: splat_variant(kernel, live=True) for name, kernel in SPLAT_KERNELS.items()}
-SPLAT_LIVE = SPLAT_LIVE_KERNELS["FULL"]
 # The product's accumulation layout (accum.glsl): paired, hi and lo in one sector.  On an H200
 # (bench/results/h200-2026-11-21.json, splat_variant *_aggregate1[_paired]) it cut spread's splat
 # from 0.145 to 0.115 ms, left normal alone (0.101 / 0.099) and cost clumpy 2% (0.373 / 0.380).
@@ -139,6 +141,14 @@ RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak",
                                    defines=(("MEASURE_PEAK", "1"),))
 
 
+# The footprint splats (footprint.py): naive atomics per tap, bilinear taps always, streak and disc on demand.
+FOOTPRINT_KERNELS = {(name, motion, dof): footprint_kernel(kernel, motion, dof)
+                     for name, kernel in SPLAT_KERNELS.items() for motion, dof in FOOTPRINT_KINDS}
+# What the product dispatches: over live slots, with or without the scene depth.
+FOOTPRINT_VARIANTS = tuple(splat_variant(kernel, depth, True, PAIRED)
+                           for kernel in FOOTPRINT_KERNELS.values() for depth in (False, True))
+
+
 @cache
 def resolve_kernel(peak: bool = False, paired: bool = False) -> Kernel:
     """RESOLVE or RESOLVE_PEAK, reading the paired accumulation image when ``paired``."""
@@ -149,15 +159,20 @@ def resolve_kernel(peak: bool = False, paired: bool = False) -> Kernel:
     return kernel
 
 _EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
+MAX_LOOK_TEXTURES = 16  # look tables kept on the GPU per compositor (one per effect and ramp)
 
 
 @dataclass(frozen=True)
 class Camera:
-    """What the splat needs from a camera: world to clip, and pixels per unit at w = 1."""
+    """What the splat needs from a camera: world to clip, and pixels per unit at w = 1;
+    with ``shutter`` points streak over it (motion blur), with ``focus`` they spread
+    over their circle of confusion (depth of field), see footprint.py."""
 
     view_proj: np.ndarray  # 4x4, row-major, OpenGL clip conventions
     width: int
     height: int
+    shutter: Shutter | None = None
+    focus: Focus | None = None
 
     @property
     def pixels_per_unit(self) -> float:
@@ -182,7 +197,7 @@ def perspective(fov_y: float, aspect: float, near: float, far: float) -> np.ndar
     )
 
 
-def look_at(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
+def camera_view(eye, target, up=(0.0, 0.0, 1.0)) -> np.ndarray:
     """World to view matrix of a camera at ``eye`` looking at ``target`` (Blender's -Z forward)."""
     eye, target, up = (np.asarray(v, dtype=np.float64) for v in (eye, target, up))
     forward = target - eye
@@ -256,7 +271,10 @@ class Compositor:
         self.depth: SceneDepth | None = None
         # Splat kernel per state layout: aggregated (the product), or SPLAT_KERNELS, the naive one.
         self.splat_kernels = SPLAT_AGGREGATE_KERNELS
+        # Points into the 2x2 pixels around them (footprint.py) rather than one; the bake turns it on.
+        self.antialias = False
         self._rasterized = False
+        self._looks = {}  # look table bytes -> texture
 
     def use_depth(self, depth: SceneDepth | None) -> None:
         """Test particles against this scene depth from now on (its coarse range must be built)."""
@@ -269,26 +287,36 @@ class Compositor:
         if system.settings.particle_type == "POINT" and self.render.point_mode == "ATOMIC":
             self.splat(system, camera, live)
         else:
-            if not self._rasterized:
-                self.host.clear(self.raster)
-                self._rasterized = True
-            raster.draw(self.host, system, camera, self.raster, self.depth.depth if self.depth else None,
-                        self.look_texture(system))
+            raster.draw(self.host, system, camera, self._raster_target(camera),
+                        self.depth.depth if self.depth else None, self.look_texture(system))
+
+    def uses_footprint(self, camera: Camera) -> bool:
+        """Points splat with a footprint (2x2, streak, disc) rather than into one pixel."""
+        return self.antialias or camera.shutter is not None or camera.focus is not None
 
     def splat(self, system: ParticleSystem, camera: Camera, live=None) -> None:
-        """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones."""
+        """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones.
+
+        With a footprint (``uses_footprint``) the footprint splat runs instead,
+        and circles of confusion too wide for it are drawn as bokeh sprites.
+        """
         s = system.settings
         q = quantize_scale(self.emax)
         look = self.look_texture(system)
         layout = system.layout.name
-        kernel = splat_variant(self.splat_kernels[layout], depth=self.depth is not None, live=live is not None,
-                               paired=self.paired)
+        footprint = self.uses_footprint(camera)
+        if footprint:
+            base = FOOTPRINT_KERNELS[(layout, camera.shutter is not None, camera.focus is not None)]
+        else:
+            base = self.splat_kernels[layout]
+        kernel = splat_variant(base, depth=self.depth is not None, live=live is not None, paired=self.paired)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
             kernel, (groups_x, -(-rows // per_thread(kernel)), 1),
             {**system.textures, **self.accum_textures, "stats": self.stats,
              "look": look, **(self.depth.textures if self.depth else {}), **(live.textures if live else {})},
             {
+                **(footprint_constants(camera) if footprint else {}),
                 "count": system.count,
                 "target_size": (self.width, self.height),
                 "view_proj": camera.view_proj,
@@ -300,10 +328,36 @@ class Compositor:
                 "look_seed": s.seed,
             },
         )
+        if camera.focus is not None:
+            raster.draw_bokeh(self.host, system, camera, self._raster_target(camera),
+                              self.depth.depth if self.depth else None, look)
+
+    def _raster_target(self, camera: Camera):
+        """The rasterized layer, cleared before the frame's first draw into it.
+
+        Half floats, or full floats in frames with depth of field: a bokeh disc
+        spreads a particle thinly over many pixels, and half floats would round
+        most of those small adds away where discs pile up.
+        """
+        if not self._rasterized:
+            wanted = "RGBA32F" if camera.focus is not None else "RGBA16F"
+            if self.raster.format != wanted:
+                self.raster = self.host.texture("raster", self.width, self.height, wanted)
+            self.host.clear(self.raster)
+            self._rasterized = True
+        return self.raster
 
     def look_texture(self, system):
-        """The effect's look table as a texture (look.py)."""
-        return self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(system.settings, system.ramp))
+        """The effect's look table as a texture (look.py), uploaded again only when the table changes."""
+        table = look_table(system.settings, system.ramp)
+        key = table.tobytes()
+        texture = self._looks.pop(key, None)
+        if texture is None:
+            texture = self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", table)
+        self._looks[key] = texture  # most recently used last
+        while len(self._looks) > MAX_LOOK_TEXTURES:
+            self._looks.pop(next(iter(self._looks)))
+        return texture
 
     def resolve(self) -> None:
         """Float RGBA of the splat plus what was rasterized; clears the accumulation."""
@@ -325,6 +379,10 @@ class Compositor:
 
     def read_frame(self) -> np.ndarray:
         return self.host.read(self.frame)
+
+    def discard_stats(self) -> None:
+        """Reset the overflow and peak counters unread (no GPU wait: nobody looks at this frame's)."""
+        self.host.clear(self.stats)
 
     def take_stats(self) -> FrameStats:
         """Overflows and peak since the last call, then reset; in AUTO mode, Emax follows them."""

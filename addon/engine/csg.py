@@ -23,10 +23,11 @@ from .kernels import Constant, Image, Kernel
 from .scan import Scan
 from .settings import SettingsError
 from .simulation import LAYOUTS
+from .tables import CSG_MODES, CSG_SHAPES, SIZES
 
 MAX_PRIMITIVES = 1024  # each new sample loops over the primitives before it
-SHAPES = ("SPHERE", "BOX")
-MODES = ("ADD", "SUBTRACT")
+SHAPES = tuple(key for key, _ in CSG_SHAPES.values)
+MODES = tuple(key for key, _ in CSG_MODES.values)
 SAMPLE_WIDTH = 4096  # sample images are SAMPLE_WIDTH wide (a multiple of one workgroup)
 
 _PRIMITIVES = Image("primitives", "RGBA32F", "READ")
@@ -64,7 +65,9 @@ CSG_POINTS = Kernel(
         _COUNT, Image("sample_pos", "RGBA32F", "READ"), Image("sample_attr", "RGBA32F", "READ"),
         Image("pos_age", "RGBA32F", "WRITE"), Image("vel_life", "RGBA32F", "WRITE"),
     ),
-    constants=(Constant("INT", "bound"), Constant("FLOAT", "time"), Constant("VEC2", "noise"), Constant("VEC4", "light")),
+    constants=(Constant("INT", "bound"), Constant("FLOAT", "time"), 
+               Constant("VEC2", "noise", components=(("glitter_amount", "x"), ("glitter_speed", "y"))),
+               Constant("VEC4", "light")),  # xyz: unit direction
     includes=("common.glsl", "random.glsl"),
 )
 
@@ -86,7 +89,7 @@ class Primitive:
 
     @property
     def code(self) -> float:
-        return float(SHAPES.index(self.shape) + 2 * MODES.index(self.mode))
+        return float(CSG_SHAPES[self.shape] + SIZES["CSG_SHAPE_COUNT"] * CSG_MODES[self.mode])
 
 
 def sphere(center, radius, mode="ADD", color=(1.0, 1.0, 1.0), name="") -> Primitive:

@@ -7,9 +7,18 @@ meshes (``addon/depth_prepass.py`` in Blender; the benchmark uploads one).
 
 from __future__ import annotations
 
-from .kernels import Constant, Image, Kernel, Sampler, Shared
+from .kernels import Constant, Image, Kernel, Raster, Sampler, Shared
 
 TILE = 16
+
+# The depth-only draw of the scene's opaque meshes (addon/depth_prepass.py; Blender only: it draws
+# Blender's meshes), declared here beside the kernel that reads its depth.
+DEPTH_PREPASS = Raster(
+    "depth_prepass",
+    constants=(Constant("MAT4", "view_proj"), Constant("MAT4", "model")),
+    includes=(),
+    vertex_inputs=(("VEC3", "position"),),
+)
 
 COARSE_DEPTH = Kernel(
     "coarse_depth",

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FIELD_TYPES = {"WIND": 1.0, "VORTEX": 2.0, "FORCE": 3.0, "TURBULENCE": 4.0}
-COLLIDER_TYPES = {"PLANE": 1.0, "SPHERE": 2.0, "BOX": 3.0}
+from .tables import COLLIDER_ROW, COLLIDER_TYPES, FIELD_TEXEL, FIELD_TYPES, SIZES, TRIANGLE_TEXEL
+
 MAX_FORCE_FIELDS = 16
 MAX_COLLIDERS = 16
-FIELD_TEXELS = 3
-COLLIDER_ROWS = 12  # uniform rows per collider (collider_rows)
-TRIANGLE_TEXELS = 4
-TRIANGLE_ROW = 4096  # texels per row of the triangle image (1024 triangles)
+FIELD_TEXELS = SIZES["FIELD_TEXELS"]
+COLLIDER_ROWS = SIZES["COLLIDER_ROWS"]  # uniform rows per collider (collider_rows)
+TRIANGLE_TEXELS = SIZES["TRIANGLE_TEXELS"]
+TRIANGLE_ROW = SIZES["TRIANGLE_ROW"]  # texels per row of the triangle image (1024 triangles)
 
 
 @dataclass(frozen=True)
@@ -69,9 +69,9 @@ def pack_force_fields(fields: list[ForceField]) -> np.ndarray:
     for row, f in zip(rows, fields):
         axis = np.asarray(f.axis, np.float64)
         axis = axis / max(np.linalg.norm(axis), 1e-12)
-        row[0] = (FIELD_TYPES[f.type], f.strength, f.falloff_power, f.max_distance)
-        row[1] = (*f.position, f.size)
-        row[2, :3] = axis
+        row[FIELD_TEXEL["HEAD"]] = (FIELD_TYPES[f.type], f.strength, f.falloff_power, f.max_distance)
+        row[FIELD_TEXEL["PLACE"]] = (*f.position, f.size)
+        row[FIELD_TEXEL["AXIS"], :3] = axis
     return rows
 
 
@@ -99,12 +99,13 @@ def collider_rows(colliders: list[Collider], start: float, end: float, dt: float
         to_local = [inverse_before + (inverse_now - inverse_before) * s for s in (start, end)]
         for m in to_local:
             m[:3, 3] -= c.center
-        row[0] = (COLLIDER_TYPES[c.type], c.bounce, c.friction, 0.0)
-        row[1, :3] = c.half_size
-        row[2:5] = to_local[1][:3]
-        row[5] = to_local[0][2]
-        row[6:9] = to_world[1][:3]
-        row[9:12] = (to_world[1][:3] - to_world[0][:3]) / dt
+        head, to_local_at, to_world_at, moving = (COLLIDER_ROW[k] for k in ("HEAD", "TO_LOCAL", "TO_WORLD", "SURFACE_VELOCITY"))
+        row[head] = (COLLIDER_TYPES[c.type], c.bounce, c.friction, 0.0)
+        row[COLLIDER_ROW["HALF_SIZE"], :3] = c.half_size
+        row[to_local_at:to_local_at + 3] = to_local[1][:3]
+        row[COLLIDER_ROW["START_Z"]] = to_local[0][2]
+        row[to_world_at:to_world_at + 3] = to_world[1][:3]
+        row[moving:moving + 3] = (to_world[1][:3] - to_world[0][:3]) / dt
     return rows.reshape(-1, 4).astype(np.float32)
 
 
@@ -140,8 +141,9 @@ def pack_triangles(mesh: EmitterMesh | None) -> tuple[np.ndarray, int]:
     cumulative[-1] = 1.0
     normal = cross / np.maximum(area, 1e-30)[:, None]
     texels = np.zeros((mesh.count, TRIANGLE_TEXELS, 4), np.float32)
-    texels[:, 0, :3], texels[:, 0, 3] = v[:, 0], cumulative
-    texels[:, 1, :3], texels[:, 2, :3], texels[:, 3, :3] = v[:, 1], v[:, 2], normal
+    v0, v1, v2, normal_at = (TRIANGLE_TEXEL[k] for k in ("V0", "V1", "V2", "NORMAL"))
+    texels[:, v0, :3], texels[:, v0, 3] = v[:, 0], cumulative
+    texels[:, v1, :3], texels[:, v2, :3], texels[:, normal_at, :3] = v[:, 1], v[:, 2], normal
     flat = texels.reshape(-1, 4)
     rows = -(-len(flat) // TRIANGLE_ROW)
     image = np.zeros((rows * TRIANGLE_ROW, 4), np.float32)

@@ -25,6 +25,7 @@ TILE = 8
 LIST_WIDTH = 1024  # points per row of the list image (two RGBA32F texels each)
 QUAD_VERTICES = 6  # a glint is a core quad and one thin quad per ray (glint_sprites.glsl)
 
+_LIST_INCLUDE = ("glint_list.glsl",)  # the list's layout, shared by glint_extract and glint_sprites
 _EXTRACT_IMAGES = (
     Image("frame", "RGBA32F", "READ"),
     Image("glint_list", "RGBA32F", "WRITE"),
@@ -46,13 +47,13 @@ def extract_kernel(texels: int, serial: bool = False) -> Kernel:
     thread per tile, no sharing (the seed's 32x32 groups).
     """
     threads = TILE // texels
-    defines = [("TEXELS", str(texels)), ("TILE_THREADS", str(threads))]
+    defines = [("GLINT_TILE", str(TILE)), ("TEXELS", str(texels)), ("TILE_THREADS", str(threads))]
     if serial:
         defines.append(("SERIAL_SEARCH", "1"))
     slots = threads * threads
     shared = (Shared("vec4", "tile_color", slots), Shared("int", "tile_offset", slots)) if threads > 1 else ()
     return Kernel("glint_extract", images=_EXTRACT_IMAGES, constants=_EXTRACT_CONSTANTS, shared=shared,
-                  local_size=(threads, threads, 1) if threads > 1 else (32, 32, 1), includes=(),
+                  local_size=(threads, threads, 1) if threads > 1 else (32, 32, 1), includes=_LIST_INCLUDE,
                   defines=tuple(defines))
 
 
@@ -79,10 +80,13 @@ SPRITES = Raster(
         Constant("IVEC2", "target_size"),
         Constant("INT", "list_width"),
         Constant("INT", "list_capacity"),
-        Constant("VEC4", "glint_shape"),  # x: ray length px, y: rotation, z: rays, w: 1 for a flare
-        Constant("VEC4", "glint_look"),  # x: intensity, y: threshold, z: tint, w: ray thickness px
+        Constant("VEC4", "glint_shape", components=(  # ray length and thickness in pixels; flare: 1, star: 0
+            ("ray_length", "x"), ("ray_rotation", "y"), ("ray_count", "z"), ("flare", "w"))),
+        Constant("VEC4", "glint_look", components=(
+            ("glint_intensity", "x"), ("glint_threshold", "y"), ("glint_tint", "z"), ("ray_thickness", "w"))),
     ),
-    includes=(),
+    includes=_LIST_INCLUDE,
+    defines=(("GLINT_TILE", str(TILE)),),
     varyings=(("VEC3", "v_color"), ("VEC2", "v_offset"), ("VEC2", "v_ray")),
 )
 
@@ -94,9 +98,6 @@ ADD = Kernel(
     local_size=(16, 16, 1),
     includes=(),
 )
-
-GLINT_KERNELS = (*EXTRACT_VARIANTS.values(), ADD)  # the compute kernels (SPRITES is a draw)
-
 
 def tiles(width: int, height: int) -> tuple[int, int]:
     return -(-width // TILE), -(-height // TILE)
@@ -160,14 +161,16 @@ class GlintStage:
         """The glint layer: one sprite per listed point."""
         render = self.render
         self.host.clear(self.layer)
-        shape = (render.glint_length * self.height, render.glint_rotation, render.glint_rays,
-                 1.0 if render.glints == "FLARE" else 0.0)
-        look = (render.glint_intensity, render.glint_threshold, render.glint_tint, ray_thickness(self.height))
         self.host.draw(
             SPRITES, "TRIS", QUAD_VERTICES * (1 + render.glint_rays), self.capacity, self.layer, None,
             {"glint_list": self.list, "glint_count": self.count},
-            {"target_size": (self.width, self.height), "list_width": self.list_width,
-             "list_capacity": self.capacity, "glint_shape": shape, "glint_look": look},
+            SPRITES.pack({
+                "target_size": (self.width, self.height), "list_width": self.list_width,
+                "list_capacity": self.capacity, "ray_length": render.glint_length * self.height,
+                "ray_rotation": render.glint_rotation, "ray_count": render.glint_rays,
+                "flare": 1.0 if render.glints == "FLARE" else 0.0, "glint_intensity": render.glint_intensity,
+                "glint_threshold": render.glint_threshold, "glint_tint": render.glint_tint,
+                "ray_thickness": ray_thickness(self.height)}),
         )
 
     def add_to(self, frame) -> None:

@@ -1,9 +1,19 @@
 """Kernel declarations: one GLSL file per stage plus the resources it binds.
 
-A kernel's *body* (its include files followed by ``shaders/<name>.glsl``) is
-handed byte-for-byte to both hosts; only the resource declarations around it
-are host-specific (see ``addon/hosts``).  Keep the declarations here, next to
-each other, so that a newcomer sees every stage of the pipeline in one place.
+A kernel's *body* (its include files from ``shaders/include/`` followed by
+``shaders/<name>.glsl``) is handed byte-for-byte to both hosts; only the
+resource declarations around it are host-specific (see ``addon/hosts``).
+
+The seam between Python and GLSL is named on this side: a vector constant
+that packs several values names its components (``Constant.components``),
+and both hosts ``#define`` each name as its swizzle, so GLSL reads
+``turbulence_strength`` where Python packed it and the numpy reference reads
+it back by the same name (``Kernel.named``).  The shared integer tables
+(``tables.py``) are defined in every kernel the same way.
+
+Each kernel is declared in the engine module that records its dispatches;
+``registry.py`` lists them all, and ``python -m addon.engine.kernels show
+NAME --host blender|moderngl`` prints one as a host compiles it.
 """
 
 from __future__ import annotations
@@ -12,6 +22,9 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from .resources import resource_dir
+from .tables import TABLE_DEFINES
+
+_SWIZZLE = "xyzw"
 
 
 @dataclass(frozen=True)
@@ -34,11 +47,38 @@ class Sampler:
 
 @dataclass(frozen=True)
 class Constant:
-    """A push constant (a plain uniform on OpenGL); ``size`` > 0: an array of that many, bound from an (size, n) array."""
+    """A push constant (a plain uniform on OpenGL); ``size`` > 0: an array of that many, bound from an (size, n) array.
+
+    ``components``: (name, swizzle) of each value a vector packs, e.g.
+    ``("drag", "w")``; the hosts ``#define drag gravity_drag.w``, and
+    ``Kernel.pack`` / ``Kernel.named`` fill and read the vector by these names.
+    """
 
     type: str  # 'INT', 'FLOAT', 'VEC2', 'VEC3', 'VEC4', 'IVEC2', 'IVEC4', 'MAT4'
     name: str
     size: int = 0
+    components: tuple[tuple[str, str], ...] = ()
+
+    def pack(self, values: dict):
+        """The vector from its named components (unnamed lanes zero); a plain value without components."""
+        if not self.components:
+            return values[self.name]
+        lanes: list = [0.0] * int(self.type[-1])
+        for name, swizzle in self.components:
+            value = values[name]
+            parts = (value,) if len(swizzle) == 1 else tuple(value)
+            if len(parts) != len(swizzle):
+                raise ValueError(f"{self.name}: '{name}' ({swizzle}) takes {len(swizzle)} values, not {len(parts)}")
+            for lane, part in zip(swizzle, parts):
+                lanes[_SWIZZLE.index(lane)] = part
+        cast = int if self.type.startswith("IVEC") else float
+        return tuple(cast(lane) for lane in lanes)
+
+    def unpack(self, value) -> dict:
+        """Each named component of a packed vector (a scalar or a tuple), by name."""
+        return {name: value[_SWIZZLE.index(swizzle)] if len(swizzle) == 1
+                else tuple(value[_SWIZZLE.index(lane)] for lane in swizzle)
+                for name, swizzle in self.components}
 
 
 @dataclass(frozen=True)
@@ -60,10 +100,30 @@ class Kernel:
     local_size: tuple[int, int, int] = (256, 1, 1)
     includes: tuple[str, ...] = ("common.glsl",)
     defines: tuple[tuple[str, str], ...] = field(default=())
+    extensions: tuple[str, ...] = ()  # GLSL extensions: the moderngl host enables them, Blender 5.2 cannot
 
     @property
     def path(self):
         return resource_dir("shaders") / f"{self.name}.glsl"
+
+    def all_defines(self) -> tuple[tuple[str, str], ...]:
+        """What both hosts #define before the body: the shared tables, this kernel's defines, named components."""
+        named = tuple((name, f"{c.name}.{swizzle}") for c in self.constants for name, swizzle in c.components)
+        return (*TABLE_DEFINES, *self.defines, *named)
+
+    def pack(self, values: dict) -> dict:
+        """Constants for ``Host.dispatch`` from values keyed by constant or component name."""
+        wanted = {n for c in self.constants for n in ([m for m, _ in c.components] or [c.name])}
+        if set(values) != wanted:
+            raise ValueError(f"{self.name}: values {sorted(set(values) ^ wanted)} given but not declared, or missing")
+        return {c.name: c.pack(values) for c in self.constants}
+
+    def named(self, constants: dict) -> dict:
+        """The inverse of ``pack``: every constant and named component by name (the numpy reference reads these)."""
+        values = dict(constants)
+        for constant in self.constants:
+            values.update(constant.unpack(constants[constant.name]))
+        return values
 
     def body(self) -> str:
         """The GLSL text both hosts compile: includes, then the kernel file."""
@@ -72,7 +132,7 @@ class Kernel:
     def source_lines(self) -> list[tuple[str, int]]:
         """(file, line) for every line of ``body()``, to map compiler errors back."""
         origin = []
-        for file_name in (*self.includes, f"{self.name}.glsl"):
+        for file_name in _files(self.includes, self.name):
             text = _read(file_name)
             origin += [(file_name, n + 1) for n in range(text.count("\n"))]
         return origin
@@ -91,10 +151,22 @@ class Raster(Kernel):
     (Blender defines these; the moderngl host does too) are the two stages;
     the vertex stage pulls particles from samplers by gl_VertexID /
     gl_InstanceID (no vertex attributes) and hands ``varyings`` on; the
-    fragment stage writes ``out_color``.
+    fragment stage writes ``out_color``.  Only a draw of Blender's own meshes
+    (the depth pre-pass) takes ``vertex_inputs``.
     """
 
     varyings: tuple[tuple[str, str], ...] = ()  # (type, name), interpolated
+    vertex_inputs: tuple[tuple[str, str], ...] = ()  # (type, name), one attribute each
+
+
+def include_source(includes: tuple[str, ...]) -> str:
+    """The include files' text, in order (for bench and test kernels whose body is not a shaders/ file)."""
+    return "".join(_read(f"include/{file_name}") for file_name in includes)
+
+
+def _files(includes: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """The body's files, relative to ``shaders/``: includes live in ``shaders/include/``."""
+    return (*(f"include/{file_name}" for file_name in includes), f"{name}.glsl")
 
 
 @cache
@@ -105,4 +177,4 @@ def _read(file_name: str) -> str:
 
 @cache
 def _body(includes: tuple[str, ...], name: str) -> str:
-    return "".join(_read(f) for f in (*includes, f"{name}.glsl"))
+    return "".join(_read(f) for f in _files(includes, name))

@@ -1,6 +1,6 @@
 """Look over lifetime: a small lookup table of color and size against age / lifetime.
 
-The splat reads it (``shaders/look.glsl``) with linear interpolation between
+The splat reads it (``shaders/include/look.glsl``) with linear interpolation between
 texels, so any color ramp, including a Blender color ramp sampled by the
 add-on, costs the same two texel loads per particle.
 """
@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels import Constant
+
 LOOK_SIZE = 64  # texels from birth (t = 0) to death (t = 1)
+
+# The look constants of every kernel that draws particles (particle_look.glsl); rgb: the
+# settings' colors (the look table carries the colors the kernels use).
+COLOR_START = Constant("VEC4", "color_start", components=(("emission_strength", "w"),))
+COLOR_END = Constant("VEC4", "color_end", components=(("world_radius", "w"),))
+LOOK_RANDOM = Constant("VEC4", "look_random", components=(("brightness_random", "x"), ("size_random", "y")))
+LOOK_SEED = Constant("INT", "look_seed")
 
 
 def look_table(settings, ramp: np.ndarray | None = None) -> np.ndarray:

@@ -8,9 +8,9 @@ Reads like the algorithm::
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
     compositor.add(system, camera, live)    # splat over live slots, or raster, per Add effect (compositing.py, raster.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
-    sprites.draw(alpha_systems, ...)        # Alpha effects, back to front (sprites.py)
+    sprites.draw(alpha_systems, ...)        # Alpha effects, binned into tiles, nearest first (sprites.py)
     sprites.over(compositor)                # over the frame       (sprites.py)
-    glints.apply(compositor)                # bright points -> star sprites, added (glints.py)
+    glints.apply(compositor.frame)          # bright points -> star sprites, added (glints.py)
     compositor.take_stats()                 # overflows, peak -> auto Emax
 
 Everything talks to a :class:`addon.hosts.base.Host`, so the same recording
@@ -19,18 +19,9 @@ runs in Blender and, for benchmarks, under moderngl on a real GPU.
 
 from __future__ import annotations
 
-from .compaction import COMPACTION_KERNELS
-from .compositing import PAIRED, SPLAT_VARIANTS, Camera, Compositor, resolve_kernel
-from .depth import COARSE_DEPTH
-from .glints import GLINT_KERNELS
-from .scan import SCAN_KERNELS
-from .simulation import INIT_KERNELS, SIMULATE_KERNELS, ParticleSystem
-from .sorting import SORT_KERNELS
-from .sprites import ALPHA_OVER, SpriteLayer
-
-ALL_KERNELS = (*INIT_KERNELS.values(), *SIMULATE_KERNELS.values(), COARSE_DEPTH, *SPLAT_VARIANTS,
-               resolve_kernel(False, PAIRED), resolve_kernel(True, PAIRED), *SCAN_KERNELS, *COMPACTION_KERNELS, *SORT_KERNELS, ALPHA_OVER,
-               *GLINT_KERNELS)
+from .compositing import Camera, Compositor
+from .simulation import ParticleSystem
+from .sprites import SpriteLayer
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
@@ -52,7 +43,8 @@ def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera
             compositor.add(system, camera, live=system.live)
     compositor.resolve()
     if alpha:
-        sprites.draw([system for system, _ in alpha], compositor, camera, [order for _, order in alpha])
+        sweep = camera.shutter.close - camera.shutter.open if camera.shutter is not None else 0.0
+        sprites.draw([system for system, _ in alpha], compositor, camera, [order for _, order in alpha], shutter=sweep)
         sprites.over(compositor)
 
 

@@ -9,19 +9,27 @@ is one, with the same "hidden when farther" rule as the splat.
 
 from __future__ import annotations
 
+from functools import cache
+
+from .footprint import FOCUS, footprint_constants, motion_variant
 from .kernels import Constant, Image, Raster, Sampler
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
 
 _STATE = (Sampler("pos_age"), Sampler("vel_life"))
 _IMAGES = (Image("look", "RGBA32F", "READ"),)  # the look table (look.py), read by look.glsl
 _CONSTANTS = (
     Constant("INT", "count"),
     Constant("MAT4", "view_proj"),
-    Constant("VEC4", "color_start"),  # rgb, w: emission strength
-    Constant("VEC4", "color_end"),  # rgb, w: world radius
-    Constant("VEC4", "raster_params"),  # x: pixels per unit at w=1, y: stretch seconds, zw: target size
+    COLOR_START,
+    COLOR_END,
+    Constant("VEC4", "raster_params", components=(
+        ("pixel_scale", "x"),  # pixels per world unit at clip w = 1
+        ("stretch_seconds", "y"),  # quads: the tail is where the particle was this long ago
+        ("target_extent", "zw"),  # the target's width and height in pixels
+    )),
     Constant("VEC4", "state_origin"),  # xyz: what stored positions are relative to (simulation.py)
-    Constant("VEC4", "look_random"),  # x: color (brightness) variation, y: size variation
-    Constant("INT", "look_seed"),
+    LOOK_RANDOM,
+    LOOK_SEED,
 )
 _INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
 
@@ -33,9 +41,12 @@ QUADS = Raster("raster_quads", images=_IMAGES, samplers=_STATE, constants=_CONST
 QUAD_VERTICES = 6  # two triangles per particle
 
 
-def constants(system, camera, stretch: float) -> dict:
+def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
+    """``kernel``'s constants (the shutter's and focus too, where it declares them)."""
     s = system.settings
-    return {
+    declared = {c.name for c in kernel.constants}
+    footprint = {name: value for name, value in footprint_constants(camera, disc=False).items() if name in declared}
+    return {**footprint, **{
         "count": system.count,
         "view_proj": camera.view_proj,
         "color_start": (*s.color_start, s.emission_strength),
@@ -44,7 +55,7 @@ def constants(system, camera, stretch: float) -> dict:
         "state_origin": (*system.origin, 0.0),
         "look_random": (s.color_random, s.size_random, 0.0, 0.0),
         "look_seed": s.seed,
-    }
+    }}
 
 
 def draw(host, system, camera, target, depth, look) -> None:
@@ -55,5 +66,28 @@ def draw(host, system, camera, target, depth, look) -> None:
         host.draw(POINTS, "POINTS", system.count, 1, target, depth, textures, constants(system, camera, 0.0))
     else:
         stretch = system.settings.stretch if kind == "STRETCHED" else 0.0
-        host.draw(QUADS, "TRIS", QUAD_VERTICES, system.count, target, depth, textures,
-                  constants(system, camera, stretch))
+        kernel = quads(camera)
+        host.draw(kernel, "TRIS", QUAD_VERTICES, system.count, target, depth, textures,
+                  constants(system, camera, stretch, kernel))
+
+
+def quads(camera) -> Raster:
+    """QUADS, stretched over the shutter when the camera has one (motion blur)."""
+    return motion_variant(QUADS) if camera.shutter is not None else QUADS
+
+
+@cache
+def bokeh(motion: bool) -> Raster:
+    """Circles of confusion wider than the splat takes, as soft additive discs (over the shutter with ``motion``)."""
+    kernel = Raster("raster_bokeh", images=_IMAGES, samplers=_STATE, constants=(*_CONSTANTS, FOCUS),
+                    includes=(*_INCLUDES, "footprint.glsl"), defines=(("DEPTH_OF_FIELD", "1"),),
+                    varyings=(("VEC3", "v_color"), ("VEC2", "v_local"), ("VEC2", "v_shape")))
+    return motion_variant(kernel) if motion else kernel
+
+
+def draw_bokeh(host, system, camera, target, depth, look) -> None:
+    """Add the particles whose circle of confusion is wider than the splat takes (footprint.py) into ``target``."""
+    textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look}
+    kernel = bokeh(camera.shutter is not None)
+    host.draw(kernel, "TRIS", QUAD_VERTICES, system.count, target, depth, textures,
+              constants(system, camera, 0.0, kernel))

@@ -11,8 +11,9 @@ Reduce, then scan; reads like the algorithm::
     scan_block(values -> out, + offsets[0])
 
 The input is read twice and the output written once (3 passes over the data,
-where scan-then-add needs 4).  One block holds 512 elements (128 threads of
-four, loaded and stored in coalesced rounds), so three levels reach 512^3 (134M) elements and a fourth goes beyond.
+where scan-then-add needs 4).  One block holds 2048 elements (128 threads of
+``SCAN_RUN`` = 16, loaded and stored in coalesced rounds), so two levels reach 2048^2 (4M)
+elements and three 8.6G; Scan(run=4) makes 512-element blocks.
 The single block of the top level writes the grand total, so a caller that
 passes ``total`` (a 1x1 R32UI image) gets the count of a compaction on the
 GPU without reading anything back.  Element i of every image lives at texel
@@ -21,48 +22,59 @@ GPU without reading anything back.  Element i of every image lives at texel
 
 from __future__ import annotations
 
+from functools import cache
+
 from .kernels import Constant, Image, Kernel, Shared
 
 SCAN_THREADS = 128
-SCAN_BLOCK = 4 * SCAN_THREADS
-_DEFINES = (("SCAN_THREADS", str(SCAN_THREADS)), ("SCAN_BLOCK", str(SCAN_BLOCK)))
+# Elements per thread (a block is SCAN_RUN * SCAN_THREADS).  The H200 measured 0.94 ms for 100M with
+# 4 (2026-11-21); 16 quarters the workgroups and the barriers per element and keeps 16 loads in flight
+# per thread (llvmpipe: 2x faster).  bench/binning_bench.py times 4 and 8 beside it on the GPU.
+SCAN_RUN = 16
+SCAN_BLOCK = SCAN_RUN * SCAN_THREADS
 _INCLUDES = ("common.glsl", "scan_common.glsl")
-_SHARED = (Shared("uint", "thread_sums", SCAN_THREADS),)
-_SHARED_BLOCK = (*_SHARED, Shared("uint", "block_values", SCAN_BLOCK))
-
-SCAN_REDUCE = Kernel(
-    "scan_reduce",
-    images=(Image("scan_in", "R32UI", "READ"), Image("block_sums", "R32UI", "WRITE")),
-    constants=(Constant("INT", "count"),),
-    shared=_SHARED,
-    local_size=(SCAN_THREADS, 1, 1),
-    includes=_INCLUDES,
-    defines=_DEFINES,
-)
-
-SCAN_BLOCK_KERNEL = Kernel(
-    "scan_block",
-    images=(Image("scan_in", "R32UI", "READ"), Image("scan_out", "R32UI", "WRITE"),
-            Image("block_offsets", "R32UI", "READ"), Image("scan_total", "R32UI", "WRITE")),
-    constants=(Constant("INT", "count"), Constant("INT", "inclusive"), Constant("INT", "top")),
-    shared=_SHARED_BLOCK,
-    local_size=(SCAN_THREADS, 1, 1),
-    includes=_INCLUDES,
-    defines=_DEFINES,
-)
-
-SCAN_KERNELS = (SCAN_REDUCE, SCAN_BLOCK_KERNEL)
 
 
-def blocks(count: int) -> int:
-    return -(-count // SCAN_BLOCK)
+@cache
+def scan_kernels(run: int = SCAN_RUN) -> tuple[Kernel, Kernel]:
+    """(scan_reduce, scan_block) for blocks of ``run`` elements per thread."""
+    block = run * SCAN_THREADS
+    defines = (("SCAN_THREADS", str(SCAN_THREADS)), ("SCAN_RUN", str(run)), ("SCAN_BLOCK", str(block)))
+    sums = Shared("uint", "thread_sums", SCAN_THREADS)
+    reduce = Kernel(
+        "scan_reduce",
+        images=(Image("scan_in", "R32UI", "READ"), Image("block_sums", "R32UI", "WRITE")),
+        constants=(Constant("INT", "count"),),
+        shared=(sums,),
+        local_size=(SCAN_THREADS, 1, 1),
+        includes=_INCLUDES,
+        defines=defines,
+    )
+    scan_block = Kernel(
+        "scan_block",
+        images=(Image("scan_in", "R32UI", "READ"), Image("scan_out", "R32UI", "WRITE"),
+                Image("block_offsets", "R32UI", "READ"), Image("scan_total", "R32UI", "WRITE")),
+        constants=(Constant("INT", "count"), Constant("INT", "inclusive"), Constant("INT", "top")),
+        shared=(sums, Shared("uint", "block_values", block + block // 32)),  # padded: no bank conflicts
+        local_size=(SCAN_THREADS, 1, 1),
+        includes=_INCLUDES,
+        defines=defines,
+    )
+    return reduce, scan_block
 
 
-def level_counts(count: int) -> list[int]:
+SCAN_KERNELS = scan_kernels()
+
+
+def blocks(count: int, block: int = SCAN_BLOCK) -> int:
+    return -(-count // block)
+
+
+def level_counts(count: int, block: int = SCAN_BLOCK) -> list[int]:
     """Element counts per level: the input, then block totals until one block is left."""
     counts = [count]
-    while counts[-1] > SCAN_BLOCK:
-        counts.append(blocks(counts[-1]))
+    while counts[-1] > block:
+        counts.append(blocks(counts[-1], block))
     return counts
 
 
@@ -75,9 +87,9 @@ def linear_size(count: int, max_texture_size: int) -> tuple[int, int]:
     return width, rows
 
 
-def block_groups(count: int, max_groups: int) -> tuple[int, int, int]:
+def block_groups(count: int, max_groups: int, block: int = SCAN_BLOCK) -> tuple[int, int, int]:
     """A 2D grid of one workgroup per block (at most ``max_groups`` per dimension)."""
-    n = max(blocks(count), 1)
+    n = max(blocks(count, block), 1)
     x = min(n, max_groups)
     return (x, -(-n // x), 1)
 
@@ -85,13 +97,15 @@ def block_groups(count: int, max_groups: int) -> tuple[int, int, int]:
 class Scan:
     """Scratch images for scanning up to ``capacity`` elements, and the recording."""
 
-    def __init__(self, host, capacity: int):
+    def __init__(self, host, capacity: int, run: int = SCAN_RUN):
         self.host = host
         self.capacity = capacity
+        self.block = run * SCAN_THREADS
+        self.reduce_kernel, self.block_kernel = scan_kernels(run)
         self.max_groups = min(host.max_work_group_count, 65535)
         self.unwanted_total = host.texture("scan_total", 1, 1, "R32UI")
         self.scratch = []
-        for count in level_counts(max(capacity, 1))[1:]:
+        for count in level_counts(max(capacity, 1), self.block)[1:]:
             size = linear_size(count, host.max_texture_size)
             self.scratch.append((host.texture("scan_sums", *size, "R32UI"), host.texture("scan_offsets", *size, "R32UI")))
 
@@ -107,13 +121,13 @@ class Scan:
             if total is not None:
                 self.host.clear(total)  # the sum of nothing
             return
-        counts = level_counts(count)
+        counts = level_counts(count, self.block)
         top = len(counts) - 1
         sources, targets = [values], [out]
         # Up: each level's block totals, one level up, until one block holds everything.
         for level in range(top):
             sums, offsets = self.scratch[level]
-            self.host.dispatch(SCAN_REDUCE, block_groups(counts[level], self.max_groups),
+            self.host.dispatch(self.reduce_kernel, block_groups(counts[level], self.max_groups, self.block),
                                {"scan_in": sources[level], "block_sums": sums}, {"count": counts[level]})
             sources.append(sums)
             targets.append(offsets)
@@ -121,7 +135,7 @@ class Scan:
         for level in reversed(range(top + 1)):
             is_top = level == top
             self.host.dispatch(
-                SCAN_BLOCK_KERNEL, block_groups(counts[level], self.max_groups),
+                self.block_kernel, block_groups(counts[level], self.max_groups, self.block),
                 {"scan_in": sources[level], "scan_out": targets[level],
                  "block_offsets": targets[level] if is_top else targets[level + 1],
                  "scan_total": total if total is not None else self.unwanted_total},

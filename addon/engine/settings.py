@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .sort_schedule import MAX_SORT_PASSES
 
 # Particle slots are texels of 2D state images; this caps what any GPU gets
@@ -74,11 +76,12 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("seed", "int", 0, 0, 2**31 - 1, "Random seed; the same seed gives the same particles"),
     Field("blend_mode", "enum", "ADD", items=("ADD", "ALPHA"),
           description="Add: particles add light (fire, sparks), order does not matter; "
-                      "Alpha: soft sprites blended back to front with premultiplied over (smoke, dust)"),
+                      "Alpha: soft sprites composited nearest first per pixel, in screen tiles (smoke, dust)"),
     Field("opacity", "float", 0.5, 0.0, 1.0, "Alpha mode: opacity at the center of each soft sprite"),
     Field("sort_order", "enum", "AUTO", items=("AUTO", "NONE", "BACK_TO_FRONT", "GRID_CELL"),
-          description="Auto: back to front in Alpha mode, none in Add mode; "
-                      "Grid Cell: slices of the grid cell so volume lookups hit the cache"),
+          description="Auto: none (Alpha sprites are ordered per pixel without it); "
+                      "Back to Front: keep a drawing order by view depth; "
+                      "Grid Cell: Morton order of the grid cells, by a counting sort, so volume lookups hit the cache"),
     Field("sort_passes", "int", 16, 0, MAX_SORT_PASSES,
           "Odd-even merge sort passes per frame; each leaves the particles at least as sorted "
           "(a full sort runs at the start, at camera cuts and in bakes)"),
@@ -96,6 +99,12 @@ RENDER_FIELDS: tuple[Field, ...] = (
     Field("emax_headroom", "float", 2.0, 1.0, 1e3, "Auto Emax: how far above the last frame's brightest pixel"),
     Field("occlusion", "enum", "SCENE", items=("SCENE", "NONE"),
           description="Scene: particles behind the scene's opaque meshes are hidden; None: drawn over everything"),
+    Field("point_filter", "enum", "ANTIALIASED", items=("ANTIALIASED", "ONE_PIXEL"),
+          description="Bakes and the command line: Antialiased: each point's light goes to the 2x2 pixels around "
+                      "its exact position (no shimmer on moving shots); One Pixel: all into the pixel it falls in (faster)"),
+    Field("viewport_point_filter", "enum", "ONE_PIXEL", items=("ANTIALIASED", "ONE_PIXEL"),
+          description="The viewport overlay: Antialiased: each point's light goes to the 2x2 pixels around its "
+                      "exact position; One Pixel: all into the pixel it falls in (the fastest)"),
     Field("point_mode", "enum", "ATOMIC", items=("ATOMIC", "GL_POINTS"),
           description="How point particles are composited: the atomic compute splat, or rasterized GL_POINTS "
                       "into a half-float target (the slower classic path, for comparison)"),
@@ -113,9 +122,6 @@ RENDER_FIELDS: tuple[Field, ...] = (
     Field("glint_tint", "float", 1.0, 0.0, 1.0,
           "How much the bright pixel's color tints its glint (0: white, 1: the pixel's color)"),
 )
-
-_EFFECT_BY_NAME = {f.name: f for f in EFFECT_FIELDS}
-
 
 class SettingsError(ValueError):
     """Settings a user gave that cannot be simulated; the message says which and why."""
@@ -159,6 +165,9 @@ def _check(field: Field, value: Any) -> tuple[Any, str | None]:
         else:
             value = float(value)
         parts = (value,)
+    if field.kind != "int":
+        parts = tuple(_to_bounds(field, part) for part in parts)
+        value = parts if field.kind in ("vec3", "color") else parts[0]
     for part in parts:
         if not math.isfinite(part):
             return value, f"{field.name} must be finite, not {part}"
@@ -167,6 +176,15 @@ def _check(field: Field, value: Any) -> tuple[Any, str | None]:
         if field.max is not None and part > field.max:
             return value, f"{field.name} must be at most {_number(field.max)}, not {_number(part)}"
     return value, None
+
+
+def _to_bounds(field: Field, part: float) -> float:
+    """A bound as Blender stores it (float32, e.g. 0.999 -> 0.99900001) is the bound itself:
+    a property dragged to its limit must pass the check that compares in float64."""
+    for bound in (field.min, field.max):
+        if bound is not None and abs(part - bound) <= 1e-6 * abs(bound) and np.float32(part) == np.float32(bound):
+            return float(bound)
+    return part
 
 
 def _build(cls, fields: tuple[Field, ...], values: dict[str, Any], what: str):

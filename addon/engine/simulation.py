@@ -6,7 +6,7 @@ Particle i lives at texel (i % width, i / width) of two state images:
 image      xyz                                         w
 =========  ==========================================  =====================================
 pos_age    position relative to the state origin       age in seconds; negative: not born yet,
-                                                       or waiting to respawn (the thesis's
+                                                       or waiting to respawn (Sylvan's
                                                        sign-bit "skip": hidden, free to move)
 vel_life   velocity, world units per second            lifetime in seconds; 0: not (re)born,
                                                        negative: died and will not respawn
@@ -51,11 +51,8 @@ import numpy as np
 
 from .compaction import LiveParticles
 from .effectors import (
-    COLLIDER_ROWS,
-    FIELD_TEXELS,
     MAX_COLLIDERS,
     MAX_FORCE_FIELDS,
-    TRIANGLE_ROW,
     Collider,
     EmitterMesh,
     ForceField,
@@ -65,10 +62,10 @@ from .effectors import (
 )
 from .kernels import Constant, Image, Kernel, Sampler
 from .settings import EffectSettings, SettingsError, check_for_gpu
+from .tables import EMITTER_SHAPES, SIMULATE_FLAGS, SIZES
 from .turbulence import check_resolution, curl_noise
 
 STATE_ROW_MULTIPLE = 256  # state image widths are multiples of one simulate workgroup
-SHAPES = {"POINT": 0.0, "SPHERE": 1.0, "BOX": 2.0, "MESH": 3.0}
 
 
 @dataclass(frozen=True)
@@ -115,25 +112,52 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
             Constant("FLOAT", "time"),  # seconds since reset at the end of this step
             Constant("MAT4", "emitter_prev"),
             Constant("MAT4", "emitter_cur"),
-            Constant("VEC4", "emit_shape"),  # x: shape id, y: radius / half size, z: inherit, w: triangles
-            Constant("VEC4", "emit_velocity"),  # xyz: velocity, w: random speed
-            Constant("VEC4", "emit_direction"),  # x: speed along the normal, y: cos(cone angle), z: slot period
-            Constant("VEC4", "lifetime_range"),  # x: lifetime, y: random fraction, z: respawn skip, w: burst interval
-            Constant("VEC4", "gravity_drag"),  # xyz: gravity, w: drag
-            Constant("VEC4", "turbulence"),  # x: strength, y: tiles per world unit, z: noise volume size
-            Constant("VEC4", "turbulence_offset"),  # xyz: animated offset, in tiles
-            Constant("VEC4", "origin_in"),  # xyz: state origin of the loaded positions
-            Constant("VEC4", "origin_out"),  # xyz: state origin of the stored positions
-            Constant("VEC4", "colliders", MAX_COLLIDERS * COLLIDER_ROWS),  # effectors.collider_rows
+            Constant("VEC4", "emit_shape", components=(
+                ("emitter_shape", "x"),  # tables.EMITTER_SHAPES
+                ("emitter_size", "y"),  # sphere radius, box half size
+                ("inherit_velocity", "z"),  # fraction of the emitter's velocity
+                ("triangle_count", "w"),  # mesh shape: triangles in the triangle image
+            )),
+            Constant("VEC4", "emit_velocity", components=(("initial_velocity", "xyz"), ("velocity_random", "w"))),
+            Constant("VEC4", "emit_direction", components=(
+                ("normal_speed", "x"),  # speed along the emitter's normal
+                ("cone_cos", "y"),  # cos of the cone angle around initial_velocity
+                ("slot_period", "z"),  # seconds from one birth of a slot to its next (simulation.slot_period)
+            )),
+            Constant("VEC4", "lifetime_range", components=(
+                ("lifetime", "x"),
+                ("lifetime_random", "y"),  # fraction
+                ("respawn_skip", "z"),  # seconds a respawning particle waits hidden
+                ("burst_interval", "w"),  # seconds between repeating bursts (0: none)
+            )),
+            Constant("VEC4", "gravity_drag", components=(("gravity", "xyz"), ("drag", "w"))),
+            Constant("VEC4", "turbulence", components=(
+                ("turbulence_strength", "x"),
+                ("turbulence_frequency", "y"),  # noise tiles per world unit
+                ("noise_size", "z"),  # texels a side of the noise volume
+            )),
+            Constant("VEC4", "turbulence_offset", components=(("noise_offset", "xyz"),)),  # animated, in tiles
+            Constant("VEC4", "origin_in", components=(("loaded_origin", "xyz"),)),  # state origin of the loaded positions
+            Constant("VEC4", "origin_out", components=(("stored_origin", "xyz"),)),  # state origin of the stored positions
+            Constant("VEC4", "colliders", MAX_COLLIDERS * SIZES["COLLIDER_ROWS"]),  # effectors.collider_rows, tables.COLLIDER_ROW
         ),
         includes=("common.glsl", "random.glsl"),
-        defines=(("STATE_LIMIT", layout.limit), ("COLLIDER_ROWS", str(COLLIDER_ROWS))),
+        defines=(("STATE_LIMIT", layout.limit),),
+    )
+
+
+def _copy_state_kernel(layout: StateLayout) -> Kernel:
+    return Kernel(
+        "copy_state",
+        images=(*layout.images("READ"), Image("copy_pos_age", layout.format, "WRITE"),
+                Image("copy_vel_life", layout.format, "WRITE")),
+        includes=(),
     )
 
 
 INIT_KERNELS = {name: _init_kernel(layout) for name, layout in LAYOUTS.items()}
 SIMULATE_KERNELS = {name: _simulate_kernel(layout) for name, layout in LAYOUTS.items()}
-INIT_PARTICLES = INIT_KERNELS["FULL"]
+COPY_STATE_KERNELS = {name: _copy_state_kernel(layout) for name, layout in LAYOUTS.items()}
 SIMULATE = SIMULATE_KERNELS["FULL"]
 
 
@@ -184,30 +208,40 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
     s = settings
     respawn = s.emission == "CONTINUOUS" or s.burst_interval > 0
     offset = np.asarray(s.turbulence_speed, np.float64) * time / s.turbulence_scale
-    return {
+    return SIMULATE.pack({
         "count": s.count,
         "step_index": step_index,
         "seed": s.seed,
-        "flags": 1 if respawn else 0,
+        "flags": SIMULATE_FLAGS["RESPAWN"] if respawn else 0,
         "field_count": field_count,
         "collider_count": len(colliders),
         "dt": dt,
         "time": time,
         "emitter_prev": emitter_prev,
         "emitter_cur": emitter_cur,
-        "emit_shape": (SHAPES[s.emitter_shape], s.emitter_radius, s.inherit_velocity, float(triangle_count)),
-        "emit_velocity": (*s.velocity, s.velocity_random),
-        "emit_direction": (s.normal_velocity, math.cos(s.cone_angle), slot_period(s), 0.0),
-        "lifetime_range": (s.lifetime, s.lifetime_random,
-                           s.respawn_skip if s.emission == "CONTINUOUS" else 0.0,
-                           s.burst_interval if s.emission == "BURST" else 0.0),
-        "gravity_drag": (*s.gravity, s.drag),
-        "turbulence": (s.turbulence_strength, 1.0 / s.turbulence_scale, float(s.turbulence_resolution), 0.0),
-        "turbulence_offset": (*offset, 0.0),
-        "origin_in": (*origin_in, 0.0),
-        "origin_out": (*origin_out, 0.0),
+        "emitter_shape": EMITTER_SHAPES[s.emitter_shape],
+        "emitter_size": s.emitter_radius,
+        "inherit_velocity": s.inherit_velocity,
+        "triangle_count": triangle_count,
+        "initial_velocity": s.velocity,
+        "velocity_random": s.velocity_random,
+        "normal_speed": s.normal_velocity,
+        "cone_cos": math.cos(s.cone_angle),
+        "slot_period": slot_period(s),
+        "lifetime": s.lifetime,
+        "lifetime_random": s.lifetime_random,
+        "respawn_skip": s.respawn_skip if s.emission == "CONTINUOUS" else 0.0,
+        "burst_interval": s.burst_interval if s.emission == "BURST" else 0.0,
+        "gravity": s.gravity,
+        "drag": s.drag,
+        "turbulence_strength": s.turbulence_strength,
+        "turbulence_frequency": 1.0 / s.turbulence_scale,
+        "noise_size": s.turbulence_resolution,
+        "noise_offset": offset,
+        "loaded_origin": origin_in,
+        "stored_origin": origin_out,
         "colliders": collider_rows(colliders, substep[0] / substep[1], (substep[0] + 1) / substep[1], dt),
-    }
+    })
 
 
 def check_mesh(settings: EffectSettings, mesh: EmitterMesh | None) -> None:
@@ -226,7 +260,8 @@ def check_scene_inputs(fields: list, colliders: list) -> None:
 class SystemState:
     """A copy of a system's state in host memory (a timeline checkpoint)."""
 
-    arrays: tuple[np.ndarray, np.ndarray]  # pos_age, vel_life as stored (float16 for the compact layout)
+    # pos_age, vel_life as stored (float16 for the compact layout), or copies on the GPU (Textures)
+    arrays: tuple
     origin: np.ndarray
     step_index: int
     time: float
@@ -250,7 +285,7 @@ class ParticleSystem:
         self.vel_life = host.texture("vel_life", width, rows, self.layout.format)
         self.live = LiveParticles(host, width, rows, self.count, self.layout.format)
         triangles, self.triangle_count = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
-        self.triangles = host.texture("triangles", TRIANGLE_ROW, len(triangles), "RGBA32F", triangles)
+        self.triangles = host.texture("triangles", SIZES["TRIANGLE_ROW"], len(triangles), "RGBA32F", triangles)
         self.noise = host.volume("noise", curl_noise(settings.turbulence_resolution, settings.seed))
         self.fields, self.colliders = [], []
         self.field_texture = None
@@ -283,13 +318,16 @@ class ParticleSystem:
         check_scene_inputs(fields, colliders)
         self.fields, self.colliders = list(fields), list(colliders)
         packed = pack_force_fields(self.fields)
-        self.field_texture = self.host.texture("fields", FIELD_TEXELS, len(packed), "RGBA32F", packed)
+        if self.field_texture is None or not np.array_equal(packed, self._packed_fields):  # read every frame
+            self.field_texture = self.host.texture("fields", SIZES["FIELD_TEXELS"], len(packed), "RGBA32F", packed)
+            self._packed_fields = packed
 
-    def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
+    def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray, compact: bool = True) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
 
         The emitter's matrix is interpolated linearly across substeps; the live
-        slots are compacted once per frame (``compaction.py``).
+        slots are compacted once per frame (``compaction.py``) unless ``compact``
+        is False (a preroll: nothing draws in between, and simulating never reads them).
         """
         substeps = self.settings.substeps
         h = dt / substeps
@@ -311,18 +349,40 @@ class ParticleSystem:
             self.host.dispatch(kernel, self.groups, textures, constants)
             self.origin = origin
             self.step_index += 1
-        self.live.compact(self.textures)
+        if compact:
+            self.live.compact(self.textures)
+
+    @property
+    def snapshot_nbytes(self) -> int:
+        """What ``snapshot()`` holds in host memory, known without reading the state back."""
+        texels = self.pos_age.width * self.pos_age.height
+        return 2 * texels * 4 * (2 if self.layout.format == "RGBA16F" else 4)
 
     def snapshot(self) -> SystemState:
         dtype = np.float16 if self.layout.format == "RGBA16F" else np.float32
         arrays = tuple(self.host.read(t).astype(dtype) for t in (self.pos_age, self.vel_life))
         return SystemState(arrays, self.origin.copy(), self.step_index, self.time)
 
+    def snapshot_on_gpu(self) -> SystemState:
+        """A snapshot copied into GPU memory: taken (and restored) without waiting for a readback."""
+        width, rows = self.pos_age.width, self.pos_age.height
+        copies = tuple(self.host.texture(name, width, rows, self.layout.format) for name in ("pos_age", "vel_life"))
+        self._copy_state(self.textures, copies)
+        return SystemState(copies, self.origin.copy(), self.step_index, self.time)
+
+    def _copy_state(self, source: dict, copies: tuple) -> None:
+        self.host.dispatch(COPY_STATE_KERNELS[self.layout.name], self.groups,
+                           {**source, "copy_pos_age": copies[0], "copy_vel_life": copies[1]}, {})
+
     def restore(self, state: SystemState) -> None:
         """Back to a snapshot: the following steps repeat bit for bit what followed it."""
         width, rows = self.pos_age.width, self.pos_age.height
-        self.pos_age, self.vel_life = (self.host.texture(name, width, rows, self.layout.format, array.astype(np.float32))
-                                       for name, array in zip(("pos_age", "vel_life"), state.arrays))
+        if isinstance(state.arrays[0], np.ndarray):
+            self.pos_age, self.vel_life = (
+                self.host.texture(name, width, rows, self.layout.format, array.astype(np.float32))
+                for name, array in zip(("pos_age", "vel_life"), state.arrays))
+        else:  # kept on the GPU: copied back, the checkpoint stays as it was
+            self._copy_state(dict(zip(("pos_age", "vel_life"), state.arrays)), (self.pos_age, self.vel_life))
         self.origin, self.step_index, self.time = state.origin.copy(), state.step_index, state.time
         self.live.compact(self.textures)
 

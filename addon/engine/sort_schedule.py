@@ -6,7 +6,7 @@ of two are sorted as if padded with +inf keys up to the next power of two: a
 comparator whose upper element lies beyond the count would never swap (its
 partner is +inf), so it is simply left out and the padding never exists.
 
-The incremental sort (the thesis's ``SortStep``) walks the odd-even merge sort
+The incremental sort (``SortStep`` of Sylvan's thesis, see README) walks the odd-even merge sort
 schedule a few passes per frame and wraps around when it reaches the end; its
 position is kept across frames.  Every comparator only ever swaps an inverted
 pair, so no pass can increase the number of inversions: particles that moved
@@ -78,6 +78,8 @@ def bitonic_passes(count: int) -> list[tuple[int, int]]:
 
 
 def bitonic_comparators(count: int, size: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) of pass (size, stride) of ``bitonic_passes``: the reference of the network the
+    'BITONIC' full sort (sort_local, sort_merge) runs, checked by tests/test_sort_schedule.py."""
     t = np.arange((1 << stages(count)) // 2, dtype=np.int64)
     lower = (t // stride) * 2 * stride + t % stride
     upper = lower ^ (size - 1) if stride * 2 == size else lower + stride

@@ -1,8 +1,8 @@
 """Sorting particles on the GPU: incremental odd-even merge passes, a full sort, keys, sortedness.
 
-Keys (``shaders/sort_key.glsl``) are ordered uints whose ascending order is the
+Keys (``shaders/include/particle_key.glsl``) are ordered uints whose ascending order is the
 order wanted: view depth far to near for back-to-front alpha blending, or the
-grid cell in depth-slice order for cache-coherent volume lookups.  Particles
+grid cell in Morton order (24-bit keys) for cache-coherent volume lookups.  Particles
 waiting to be (re)born are keyed where they will appear (the emitter), so
 the sort places them while the respawn skip hides them; dead particles and
 NaN keys sort last.
@@ -17,7 +17,7 @@ Two ways to sort, both over the same schedules (``sort_schedule.py``):
   every frame and drawing reads state through them.
 
 The full sort of key-index pairs (``FULL_SORT``) is a stable LSD radix sort
-on the scan, 8 bits a pass, or an all-ascending bitonic sort whose strides
+on the binning primitive (``binning.py``), 8 bits a pass, or an all-ascending bitonic sort whose strides
 below one workgroup's block run in shared memory (one dispatch per merge) and
 whose long strides run a few per dispatch in registers; for a sorted state,
 one gather dispatch follows.
@@ -30,12 +30,14 @@ from functools import cache
 
 import numpy as np
 
+from .binning import ALL_KEYS, BINNING_KERNELS, DigitPasses, digit_shifts
 from .kernels import Constant, Image, Kernel, Shared
-from .scan import Scan, linear_size
 from .simulation import LAYOUTS
-from .sort_schedule import SortStep, comparator_slots, odd_even_merge_passes, stages
+from .sort_schedule import SortStep, comparator_slots, stages
+from .tables import SORT_KEY_MODES
 
-KEY_DEPTH, KEY_GRID = 0, 1
+KEY_DEPTH, KEY_GRID = SORT_KEY_MODES["DEPTH"], SORT_KEY_MODES["GRID"]
+GRID_BINS = 1 << 24  # grid keys: 8 bits of cell per axis, interleaved (particle_key.glsl)
 KENDALL_SAMPLES = 1 << 16
 MAX_GROUPS_X = 32768  # below the 65535 workgroups per dimension every GPU allows
 # The full sort's shape, chosen by measurement (bench/results/*-sort.json, full_variant at 16M
@@ -46,8 +48,12 @@ FUSED_STRIDES = 3  # long strides one sort_merge dispatch does in registers
 # 1M / 4M / 16M pairs against bitonic's 0.60 / 2.28 / 10.59 ms (torch.sort: 0.12 / 0.29 / 0.87 ms).
 FULL_SORT = "RADIX"
 
-KEY_CONSTANTS = (Constant("INT", "key_mode"), Constant("VEC4", "key_axis"), Constant("VEC4", "key_grid"),
-                 Constant("VEC4", "key_spawn"))
+KEY_CONSTANTS = (
+    Constant("INT", "key_mode"),  # tables.SORT_KEY_MODES
+    Constant("VEC4", "key_axis", components=(("depth_axis", "xyz"), ("depth_offset", "w"))),  # view z = axis . p + offset
+    Constant("VEC4", "key_grid", components=(("grid_origin", "xyz"), ("cell_size", "w"))),
+    Constant("VEC4", "key_spawn", components=(("spawn_position", "xyz"), ("spawn_keyed", "w"))),  # keyed: 1 or 0
+)
 PASS_CONSTANTS = (Constant("INT", "count"), Constant("INT", "slots"), Constant("INT", "p"), Constant("INT", "k"))
 PAIRS = (Image("keys", "R32UI"), Image("indices", "R32UI"))
 
@@ -59,7 +65,7 @@ def _sort_keys_kernel(layout) -> Kernel:
         "sort_keys",
         images=(*layout.images("READ"), *PAIRS),
         constants=(Constant("INT", "count"), Constant("INT", "reset_indices"), *KEY_CONSTANTS),
-        includes=("common.glsl", "sort_key.glsl"),
+        includes=("common.glsl", "particle_key.glsl"),
     )
 
 
@@ -68,7 +74,7 @@ def _sort_pass_direct_kernel(layout) -> Kernel:
         "sort_network",
         images=layout.images(),
         constants=(*PASS_CONSTANTS, *KEY_CONSTANTS),
-        includes=("common.glsl", "sort_key.glsl"),
+        includes=("common.glsl", "particle_key.glsl"),
         defines=(("SORT_DIRECT", "1"),),
     )
 
@@ -112,24 +118,6 @@ def sort_merge(fused: int) -> Kernel:
     )
 
 
-RADIX_TILE = 1024  # pairs one radix workgroup counts and scatters
-RADIX_DEFINES = (("RADIX_TILE", str(RADIX_TILE)),)
-RADIX_COUNT = Kernel(
-    "radix_count",
-    images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", "WRITE")),
-    constants=(Constant("INT", "count"), Constant("INT", "shift")),
-    shared=(Shared("uint", "s_hist", 256),),
-    defines=RADIX_DEFINES,
-)
-RADIX_SCATTER = Kernel(
-    "radix_scatter",
-    images=(Image("keys", "R32UI", "READ"), Image("indices", "R32UI", "READ"), Image("offsets", "R32UI", "READ"),
-            Image("sorted_keys", "R32UI", "WRITE"), Image("sorted_indices", "R32UI", "WRITE")),
-    constants=(Constant("INT", "count"), Constant("INT", "shift")),
-    shared=(Shared("uint", "s_keys", RADIX_TILE), Shared("uint", "s_indices", RADIX_TILE),
-            Shared("uint", "s_order", RADIX_TILE), Shared("uint", "s_hist", 256), Shared("uint", "s_start", 256)),
-    defines=RADIX_DEFINES,
-)
 SORTEDNESS = Kernel(
     "sortedness",
     images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", atomic=True)),
@@ -138,8 +126,8 @@ SORTEDNESS = Kernel(
     includes=("common.glsl", "random.glsl"),
 )
 SORT_KERNELS = (*SORT_KEYS_KERNELS.values(), SORT_PASS_KEY_INDEX, *SORT_PASS_DIRECT_KERNELS.values(),
-                sort_local(SORT_BLOCK), sort_merge(FUSED_STRIDES), RADIX_COUNT, RADIX_SCATTER,
-                *SORT_GATHER_KERNELS.values(), SORTEDNESS)
+                sort_local(SORT_BLOCK), sort_merge(FUSED_STRIDES),
+                *SORT_GATHER_KERNELS.values(), SORTEDNESS, *BINNING_KERNELS)
 
 
 @dataclass(frozen=True)
@@ -210,6 +198,7 @@ class KeyIndexPairs:
         self.indices = host.texture("sort_indices", width, rows, "R32UI")
         self.counts = host.texture("sort_counts", 4, 1, "R32UI")
         self._radix = None  # scratch of the radix sort, made on first use
+        self._binning = None  # the counting sort's passes and its output pair, made on first use
 
     @property
     def textures(self) -> dict:
@@ -242,6 +231,23 @@ class KeyIndexPairs:
         for kernel, groups, constants in full_sort_dispatches(self.count, self.block, self.fused):
             self.host.dispatch(kernel, groups, self.textures, constants)
 
+    def bin_sort(self, bins: int = GRID_BINS, shifts=None) -> None:
+        """Stable counting sort by key (keys >= ``bins`` last): ceil(log2(bins) / 8) binning passes.
+
+        Grid keys hold 24 bits, so three passes where the full radix sort takes four.
+        ``shifts``: only those digit passes (binning.DigitPasses), a coarser order.
+        """
+        if self.count < 2:
+            return
+        wanted = (bins, list(shifts) if shifts is not None else digit_shifts(bins))
+        if self._binning is None or (self._binning[0].bins, self._binning[0].shifts) != wanted:
+            spare = tuple(self.host.texture(t.name, t.width, t.height, "R32UI") for t in (self.keys, self.indices))
+            self._binning = (DigitPasses(self.host, self.count, bins, shifts=shifts), spare)
+        passes, out = self._binning
+        passes.run(self.keys, self.indices, *out, self.count)
+        self._binning = (passes, (self.keys, self.indices))
+        self.keys, self.indices = out
+
     def sortedness(self, samples: int = KENDALL_SAMPLES, seed: int = 0) -> tuple[float, float]:
         """(fraction of adjacent pairs in order, sampled Kendall tau) of the keys."""
         if self.count < 2:
@@ -258,39 +264,19 @@ class KeyIndexPairs:
 
 
 class RadixSort:
-    """Stable LSD radix sort of a :class:`KeyIndexPairs`' pairs, 8 bits a pass, on the scan.
+    """Stable LSD radix sort of a :class:`KeyIndexPairs`' pairs: the binning's digit passes over all 32 bits.
 
-    Per digit: count the digits of every tile (``radix_count``), scan the
-    digit-major counts (``scan.py``), scatter every tile stably (``radix_scatter``)
-    into the spare images; four passes end where they began.
+    Four passes of 8 bits (``binning.DigitPasses``: per digit a contention-free
+    count per tile, the scan, a stable scatter), in place through spare images.
     """
 
     def __init__(self, pairs: KeyIndexPairs):
-        host = pairs.host
-        self.host, self.pairs = host, pairs
-        self.tiles = max(1, -(-pairs.count // RADIX_TILE))
-        size = linear_size(256 * self.tiles, host.max_texture_size)
-        self.counts = host.texture("radix_counts", *size, "R32UI")
-        self.offsets = host.texture("radix_offsets", *size, "R32UI")
-        self.spare = (host.texture("sort_keys", pairs.keys.width, pairs.keys.height, "R32UI"),
-                      host.texture("sort_indices", pairs.keys.width, pairs.keys.height, "R32UI"))
-        self.scan = Scan(host, 256 * self.tiles)
+        self.pairs = pairs
+        self.passes = DigitPasses(pairs.host, pairs.count, ALL_KEYS)
 
     def run(self) -> None:
-        count = self.pairs.count
-        source, target = (self.pairs.keys, self.pairs.indices), self.spare
-        groups = linear_groups(self.tiles * 256)
-        for shift in (0, 8, 16, 24):
-            self.host.dispatch(RADIX_COUNT, groups, {"keys": source[0], "counts": self.counts},
-                               {"count": count, "shift": shift})
-            self.scan.run(self.counts, self.offsets, 256 * self.tiles)
-            self.host.dispatch(
-                RADIX_SCATTER, groups,
-                {"keys": source[0], "indices": source[1], "offsets": self.offsets,
-                 "sorted_keys": target[0], "sorted_indices": target[1]},
-                {"count": count, "shift": shift},
-            )
-            source, target = target, source
+        pairs = self.pairs
+        self.passes.run(pairs.keys, pairs.indices, pairs.keys, pairs.indices, pairs.count)
 
 
 def method_for(key: SortKey) -> str:
@@ -352,7 +338,10 @@ class ParticleSorter:
         """Exact sort now (bake, camera cut); the incremental schedule starts over."""
         self.pairs.refresh_keys(self.system, key, reset_indices=self._fresh or self.method == "DIRECT")
         self._fresh = False
-        self.pairs.full_sort()
+        if key.mode == KEY_GRID:
+            self.pairs.bin_sort()  # a counting sort by cell
+        else:
+            self.pairs.full_sort()
         self.step.reset()
         if self.method == "DIRECT":
             self._gather()
@@ -392,9 +381,7 @@ def sort_key_for(settings, view: np.ndarray, spawn=None) -> SortKey | None:
     ``spawn``: the emitter's position, where waiting particles are keyed.
     """
     order = settings.sort_order
-    if order == "AUTO":
-        order = "BACK_TO_FRONT" if settings.blend_mode == "ALPHA" else "NONE"
-    if order == "NONE":
+    if order in ("AUTO", "NONE"):  # Alpha sprites need no drawing order: sprites.py orders them per pixel
         return None
     if order == "GRID_CELL":
         return SortKey.grid_cell((0.0, 0.0, 0.0), settings.sort_cell_size, spawn)
@@ -510,4 +497,4 @@ def full_sort_dispatches(count: int, block: int = SORT_BLOCK, fused: int = FUSED
     return dispatches
 
 
-__all__ = ["ParticleSorter", "KeyIndexPairs", "SortKey", "odd_even_merge_passes"]
+__all__ = ["ParticleSorter", "KeyIndexPairs", "SortKey"]

@@ -1,7 +1,7 @@
 """The turbulence volume: a tiling, divergence-free (curl) noise field.
 
-The thesis sampled a small 3D texture of random forces with an animated
-offset.  Curl noise makes that field swirl without sources or sinks, so
+Sylvan's thesis (see README) sampled a small 3D texture of random forces
+with an animated offset.  Curl noise makes that field swirl without sources or sinks, so
 particles stir instead of bunching up.  The potential is a sum of a few
 periodic sine waves with integer wave vectors; its curl is taken
 analytically, so the field is exactly divergence-free and tiles seamlessly.

@@ -47,6 +47,14 @@ class Texture:
         return (*planes, self.height, self.width) if channels == 1 else (*planes, self.height, self.width, channels)
 
 
+@dataclass
+class ReadbackBuffer:
+    """Host memory a texture is read back into; ``array`` views it (``native``: the host's own buffer)."""
+
+    array: np.ndarray
+    native: Any = None
+
+
 class Host:
     """What a recording may do: make textures, compile and dispatch kernels, read back."""
 
@@ -67,6 +75,15 @@ class Host:
 
     def read(self, texture: Texture) -> np.ndarray:
         raise NotImplementedError
+
+    def readback_buffer(self, texture: Texture) -> ReadbackBuffer:
+        """Host memory that :meth:`read_into` fills with ``texture`` (made once, reused every frame)."""
+        return ReadbackBuffer(np.empty(texture.shape, DTYPES[texture.format]))
+
+    def read_into(self, texture: Texture, buffer: ReadbackBuffer) -> np.ndarray:
+        """Read ``texture`` into ``buffer`` (no allocation where the host allows it); its array."""
+        np.copyto(buffer.array, self.read(texture))
+        return buffer.array
 
     def compile(self, kernel: Kernel) -> Any:
         raise NotImplementedError

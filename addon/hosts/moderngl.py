@@ -33,8 +33,8 @@ _GLSL_VARYING_TYPES = {"FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4":
 
 def declarations(kernel: Kernel) -> str:
     """What Blender's create-info generates, spelled out for a plain GL program."""
-    lines = ["#version 430"]
-    lines += [f"#define {name} {value}" for name, value in kernel.defines]
+    lines = ["#version 430", *(f"#extension {name} : require" for name in kernel.extensions)]
+    lines += [f"#define {name} {value}" for name, value in kernel.all_defines()]
     if not isinstance(kernel, Raster):
         lines.append("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;".format(*kernel.local_size))
     for slot, image in enumerate(kernel.images):
@@ -51,6 +51,9 @@ def stage_declarations(raster: Raster, stage: str) -> str:
     """The declarations of one raster stage: Blender's stage define and interface, spelled out."""
     direction = "out" if stage == "VERTEX" else "in"
     lines = [f"#define GPU_{stage}_SHADER"]
+    if stage == "VERTEX":
+        lines += [f"layout(location = {slot}) in {_GLSL_VARYING_TYPES[t]} {name};"
+                  for slot, (t, name) in enumerate(raster.vertex_inputs)]
     lines += [f"{direction} {_GLSL_VARYING_TYPES[t]} {name};" for t, name in raster.varyings]
     if stage == "FRAGMENT":
         lines.append("layout(location = 0) out vec4 out_color;")

@@ -25,9 +25,9 @@ void main()
   precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
   ivec2 pixel = min(ivec2(screen), target_size - 1);
   vec4 look_now = look_at(pos_age_in.w / life);
-  float radius_px = particle_radius_px(index, look_now, quantize.w, clip.w);
+  float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
-  vec3 scaled = clamp(color * quantize.xyz, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
+  vec3 scaled = clamp(color * quantize_scale, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
   uvec3 q = uvec3(scaled + 0.5);
   uint64_t add = uint64_t(q.r) | (uint64_t(q.g) << 21) | (uint64_t(q.b) << 43);
   uint64_t old = atomicAdd(accum64[pixel.y * target_size.x + pixel.x], add);

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..compositing import CHANNEL_MAX
 from ..look import look_table
+from ..tables import RANDOM_STREAMS
 from .exact import transform_points
 from .random import random_unit
 
@@ -23,8 +24,9 @@ def look_at(table, t):
     return (table[i] + (table[i + 1] - table[i]) * f[:, None]).astype(F)
 
 
-def variation(index, amount, seed, stream):
-    return F(1.0) - F(amount) * random_unit(index, 0, seed * 16 + stream)
+def variation(index, amount, seed, stream: str):
+    """variation() of look.glsl: 1 - amount * u from the named stream (tables.RANDOM_STREAMS)."""
+    return F(1.0) - F(amount) * random_unit(index, 0, seed * RANDOM_STREAMS["PER_SEED"] + RANDOM_STREAMS[stream])
 
 
 def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, ramp=None, scene_depth=None):
@@ -41,8 +43,8 @@ def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_pe
     return accumulate(pixel, q, width, height)
 
 
-def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp=None, scene_depth=None):
-    """Pixel and float color of every particle that reaches the target (before quantization)."""
+def reaching(pos_age, vel_life, view_proj, width, height):
+    """(index, clip, w, t = age / life, pixel) of the live particles inside the view, the splat's cull and pixel."""
     age, life = pos_age[:, 3], vel_life[:, 3]
     with np.errstate(invalid="ignore"):
         alive = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
@@ -56,18 +58,28 @@ def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
     size = np.array([width, height], F)
     screen = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
     pixel = np.minimum(screen.astype(np.int32), np.array([width - 1, height - 1]))
+    return index, clip, w, t, pixel
+
+
+def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp=None, scene_depth=None):
+    """Pixel and float color of every particle that reaches the target (before quantization)."""
+    index, clip, w, t, pixel = reaching(pos_age, vel_life, view_proj, width, height)
     if scene_depth is not None:
         depth = clip[:, 2] / w * F(0.5) + F(0.5)
         visible = depth <= scene_depth[pixel[:, 1], pixel[:, 0]]
         clip, w, t, pixel, index = clip[visible], w[visible], t[visible], pixel[visible], index[visible]
 
+    return pixel, particle_colors(settings, ramp, t, index, w, pixels_per_unit)
+
+
+def particle_colors(settings, ramp, t, index, w, pixels_per_unit):
+    """particle_look.glsl: HDR color of particles ``index`` at life fraction ``t`` and clip w."""
     look = look_at(look_table(settings, ramp), t)
-    size_factor = variation(index, settings.size_random, settings.seed, 12)
+    size_factor = variation(index, settings.size_random, settings.seed, "SIZE")
     radius_px = F(settings.size) * look[:, 3] * size_factor * F(pixels_per_unit) / w
     coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
-    brightness = variation(index, settings.color_random, settings.seed, 11)
-    color = look[:, :3] * (F(settings.emission_strength) * brightness * coverage)[:, None]
-    return pixel, color
+    brightness = variation(index, settings.color_random, settings.seed, "BRIGHTNESS")
+    return look[:, :3] * (F(settings.emission_strength) * brightness * coverage)[:, None]
 
 
 def float_accumulation(pixel, color, width, height):

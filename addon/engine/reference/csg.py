@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tables import CSG_STREAMS
 from .random import random_direction, random_unit
 
 F = np.float32
@@ -35,16 +36,16 @@ def generate(primitives, first: int, last: int, per_primitive: int, seed: int):
     """New samples of primitives [first, last): (pos with index in w, normal with packed color in w)."""
     pos, attr = [], []
     i = np.arange(per_primitive, dtype=np.uint32)
-    stream = (seed * 4) % 2**32
+    stream = (seed * CSG_STREAMS["PER_SEED"]) % 2**32
     for k in range(first, last):
         p = primitives[k]
-        u, v = random_unit(i, k, stream), random_unit(i, k, stream + 1)
+        u, v = random_unit(i, k, stream + CSG_STREAMS["U"]), random_unit(i, k, stream + CSG_STREAMS["V"])
         size = np.asarray(p.size, F)
         if p.shape == "BOX":
             area = np.array([size[1] * size[2], size[0] * size[2], size[0] * size[1]], F)
-            pick = random_unit(i, k, stream + 2) * area.sum(dtype=F)
+            pick = random_unit(i, k, stream + CSG_STREAMS["PICK"]) * area.sum(dtype=F)
             axis = np.where(pick < area[0], 0, np.where(pick < area[0] + area[1], 1, 2))
-            side = np.where(random_unit(i, k, stream + 3) < 0.5, F(-1), F(1))
+            side = np.where(random_unit(i, k, stream + CSG_STREAMS["SIDE"]) < 0.5, F(-1), F(1))
             face = np.stack([u, v], axis=1) * F(2) - F(1)
             local = np.zeros((per_primitive, 3), F)
             normal = np.zeros((per_primitive, 3), F)

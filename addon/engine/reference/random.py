@@ -1,4 +1,4 @@
-"""Reference of shaders/random.glsl (PCG hash, uniform floats, directions)."""
+"""Reference of shaders/include/random.glsl (PCG hash, uniform floats, directions)."""
 
 from __future__ import annotations
 

@@ -6,10 +6,18 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..effectors import COLLIDER_ROWS, pack_force_fields, pack_triangles
-from ..effectors import COLLIDER_TYPES as COLLIDER
-from ..effectors import FIELD_TYPES as FIELD
-from ..simulation import SHAPES, birth_interval, simulate_constants, state_origin
+from ..effectors import COLLIDER_ROWS, TRIANGLE_TEXELS, pack_force_fields, pack_triangles
+from ..simulation import SIMULATE, birth_interval, simulate_constants, state_origin
+from ..tables import (
+    COLLIDER_ROW,
+    COLLIDER_TYPES,
+    EMITTER_SHAPES,
+    FIELD_TEXEL,
+    FIELD_TYPES,
+    SIMULATE_FLAGS,
+    TRIANGLE_TEXEL,
+)
+from ..tables import RANDOM_STREAMS as STREAM
 from ..turbulence import curl_noise
 from .random import random_direction, random_unit
 
@@ -96,28 +104,33 @@ def find_triangles(cumulative, u, count):
 
 
 def _emit(index, lived, c, inputs):
+    """emit() of simulate.glsl; ``c``: the constants by name (``SIMULATE.named``)."""
     i = index.astype(U)
-    step, stream = c["step_index"], c["seed"] * 16
+    step, seed_streams = c["step_index"], c["seed"] * STREAM["PER_SEED"]
+
+    def draw(stream):
+        return random_unit(i, step, seed_streams + STREAM[stream])
+
     n = len(i)
-    shape = c["emit_shape"][0]
-    radius = F(c["emit_shape"][1])
-    normal = random_direction(random_unit(i, step, stream), random_unit(i, step, stream + 1))
+    shape = c["emitter_shape"]
+    radius = F(c["emitter_size"])
+    normal = random_direction(draw("NORMAL_U"), draw("NORMAL_V"))
     local = np.zeros((n, 3), F)
-    if shape == SHAPES["SPHERE"]:
-        local = normal * (radius * np.power(random_unit(i, step, stream + 2), F(1.0) / F(3.0)))[:, None]
-    elif shape == SHAPES["BOX"]:
-        u = np.stack([random_unit(i, step, stream + 2), random_unit(i, step, stream + 7),
-                      random_unit(i, step, stream + 8)], axis=1)
+    if shape == EMITTER_SHAPES["SPHERE"]:
+        local = normal * (radius * np.power(draw("SHAPE_U"), F(1.0) / F(3.0)))[:, None]
+    elif shape == EMITTER_SHAPES["BOX"]:
+        u = np.stack([draw("SHAPE_U"), draw("SHAPE_V"), draw("SHAPE_W")], axis=1)
         local = ((u * F(2.0) - F(1.0)) * radius).astype(F)
         normal = np.where((np.linalg.norm(local, axis=1) > 0)[:, None], _normalize(local), normal)
-    elif shape == SHAPES["MESH"]:
-        tri = inputs.triangles.reshape(-1, 4, 4)
-        t = find_triangles(tri[:, 0, 3], random_unit(i, step, stream + 2), int(c["emit_shape"][3]))
-        r = np.sqrt(random_unit(i, step, stream + 7))
-        s = random_unit(i, step, stream + 8)
-        local = (tri[t, 0, :3] * (F(1.0) - r)[:, None] + tri[t, 1, :3] * (r * (F(1.0) - s))[:, None]
-                 + tri[t, 2, :3] * (r * s)[:, None]).astype(F)
-        normal = tri[t, 3, :3]
+    elif shape == EMITTER_SHAPES["MESH"]:
+        tri = inputs.triangles.reshape(-1, TRIANGLE_TEXELS, 4)
+        v0, v1, v2, normal_at = (TRIANGLE_TEXEL[k] for k in ("V0", "V1", "V2", "NORMAL"))
+        t = find_triangles(tri[:, v0, 3], draw("SHAPE_U"), int(c["triangle_count"]))
+        r = np.sqrt(draw("SHAPE_V"))
+        s = draw("SHAPE_W")
+        local = (tri[t, v0, :3] * (F(1.0) - r)[:, None] + tri[t, v1, :3] * (r * (F(1.0) - s))[:, None]
+                 + tri[t, v2, :3] * (r * s)[:, None]).astype(F)
+        normal = tri[t, normal_at, :3]
     start = _transform(c["emitter_prev"], local)
     end = _transform(c["emitter_cur"], local)
     dt = F(c["dt"])
@@ -125,19 +138,18 @@ def _emit(index, lived, c, inputs):
     position = start + (end - start) * birth_fraction[:, None]
 
     rotation = np.asarray(c["emitter_cur"], dtype=F)[:3, :3]
-    base = np.tile(rotation @ np.asarray(c["emit_velocity"][:3], dtype=F), (n, 1)).astype(F)
+    base = np.tile(rotation @ np.asarray(c["initial_velocity"], dtype=F), (n, 1)).astype(F)
     speed = np.linalg.norm(base, axis=1).astype(F)
-    cos_max = F(c["emit_direction"][1])
+    cos_max = F(c["cone_cos"])
     if cos_max < 1.0 and speed[0] > 0:
         axis = (base / speed[:, None]).astype(F)
-        base = speed[:, None] * random_in_cone(axis, cos_max, random_unit(i, step, stream + 9),
-                                               random_unit(i, step, stream + 10))
+        base = speed[:, None] * random_in_cone(axis, cos_max, draw("CONE_U"), draw("CONE_V"))
     world_normal = _normalize((normal @ rotation.T).astype(F))
-    jitter = random_direction(random_unit(i, step, stream + 3), random_unit(i, step, stream + 4))
-    random_speed = F(c["emit_velocity"][3]) * random_unit(i, step, stream + 5)
-    velocity = (base + world_normal * F(c["emit_direction"][0]) + jitter * random_speed[:, None]
-                + (end - start) * (F(c["emit_shape"][2]) / dt))
-    life = F(c["lifetime_range"][0]) * (F(1.0) - F(c["lifetime_range"][1]) * random_unit(i, step, stream + 6))
+    jitter = random_direction(draw("JITTER_U"), draw("JITTER_V"))
+    random_speed = F(c["velocity_random"]) * draw("JITTER_SPEED")
+    velocity = (base + world_normal * F(c["normal_speed"]) + jitter * random_speed[:, None]
+                + (end - start) * (F(c["inherit_velocity"]) / dt))
+    life = F(c["lifetime"]) * (F(1.0) - F(c["lifetime_random"]) * draw("LIFETIME"))
     return position.astype(F), velocity.astype(F), life.astype(F)
 
 
@@ -164,23 +176,26 @@ def sample_noise(noise, u):
 
 def force_fields(position, inputs):
     total = np.zeros_like(position)
-    for head, place, axis in inputs.fields[: inputs.field_count, :, :]:
+    for row in inputs.fields[: inputs.field_count, :, :]:
+        head, place, axis = (row[FIELD_TEXEL[k]] for k in ("HEAD", "PLACE", "AXIS"))
         axis = axis[:3]
         offset = (position - place[:3]).astype(F)
         dist = np.linalg.norm(offset, axis=1).astype(F)
         inside = ~((head[3] > 0) & (dist > head[3]))
         strength = (head[1] * np.power(np.maximum(dist, F(1.0)), -head[2])).astype(F)
         safe = np.where(dist > 0, dist, F(1))
-        if head[0] == FIELD["WIND"]:
+        if head[0] == FIELD_TYPES["WIND"]:
             force = axis[None, :] * strength[:, None]
-        elif head[0] == FIELD["FORCE"]:
+        elif head[0] == FIELD_TYPES["FORCE"]:
             force = np.where((dist > 0)[:, None], offset * (strength / safe)[:, None], F(0))
-        elif head[0] == FIELD["VORTEX"]:
+        elif head[0] == FIELD_TYPES["VORTEX"]:
             around = np.cross(axis, offset).astype(F)
             radius = np.linalg.norm(around, axis=1).astype(F)
             force = np.where((radius > 0)[:, None], around * (strength / np.where(radius > 0, radius, F(1)))[:, None], F(0))
-        else:
+        elif head[0] == FIELD_TYPES["TURBULENCE"]:
             force = sample_noise(inputs.noise, (offset / place[3]).astype(F)) * strength[:, None]
+        else:
+            continue
         total += np.where(inside[:, None], force, F(0)).astype(F)
     return total
 
@@ -192,22 +207,24 @@ def _dot_rows(rows, points):
 
 def collide(previous, position, velocity, c, inputs):
     position, velocity = position.copy(), velocity.copy()
+    head_at, half_at, start_z = COLLIDER_ROW["HEAD"], COLLIDER_ROW["HALF_SIZE"], COLLIDER_ROW["START_Z"]
+    to_local, to_world, moving = (slice(COLLIDER_ROW[k], COLLIDER_ROW[k] + 3) for k in ("TO_LOCAL", "TO_WORLD", "SURFACE_VELOCITY"))
     for row in np.asarray(c["colliders"], F).reshape(-1, COLLIDER_ROWS, 4)[: inputs.collider_count]:
-        head, half = row[0], row[1, :3]
-        p = _dot_rows(row[2:5], position)
+        head, half = row[head_at], row[half_at, :3]
+        p = _dot_rows(row[to_local], position)
         normal = np.zeros_like(p)
-        if head[0] == COLLIDER["PLANE"]:
-            before = _dot_rows(row[5:6], previous)[:, 0]
+        if head[0] == COLLIDER_TYPES["PLANE"]:
+            before = _dot_rows(row[start_z:start_z + 1], previous)[:, 0]
             hit = (p[:, 2] < 0) & (before >= 0) & (np.abs(p[:, 0]) <= half[0]) & (np.abs(p[:, 1]) <= half[1])
             p[hit, 2] = 0
             normal[hit] = (0, 0, 1)
-        elif head[0] == COLLIDER["SPHERE"]:
+        elif head[0] == COLLIDER_TYPES["SPHERE"]:
             dist = np.linalg.norm(p, axis=1).astype(F)
             hit = dist < half[0]
             direction = np.where((dist > 0)[:, None], p / np.where(dist > 0, dist, F(1))[:, None], F([0, 0, 1]))
             normal[hit] = direction[hit]
             p[hit] = (direction * half[0])[hit]
-        elif head[0] == COLLIDER["BOX"]:
+        elif head[0] == COLLIDER_TYPES["BOX"]:
             depth = half - np.abs(p)
             hit = np.all(depth > 0, axis=1)
             axis = np.where((depth[:, 0] <= depth[:, 1]) & (depth[:, 0] <= depth[:, 2]), 0,
@@ -219,23 +236,24 @@ def collide(previous, position, velocity, c, inputs):
         hit = np.any(normal != 0, axis=1)
         if not hit.any():
             continue
-        pushed = _dot_rows(row[6:9], p)
+        pushed = _dot_rows(row[to_world], p)
         position[hit] = pushed[hit]
-        surface_velocity = _dot_rows(row[9:12], p)
-        v = ((velocity - surface_velocity) @ row[2:5, :3].T).astype(F)
+        surface_velocity = _dot_rows(row[moving], p)
+        v = ((velocity - surface_velocity) @ row[to_local, :3].T).astype(F)
         into = np.sum(v * normal, axis=1).astype(F)
         tangential = v - normal * into[:, None]
         bounced = tangential * (F(1) - head[2]) - normal * (into * head[1])[:, None]
         reflect = hit & (into < 0)
-        velocity[reflect] = ((bounced @ row[6:9, :3].T).astype(F) + surface_velocity)[reflect]
+        velocity[reflect] = ((bounced @ row[to_world, :3].T).astype(F) + surface_velocity)[reflect]
     return position, velocity
 
 
 def simulate(pos_age, vel_life, c, inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
     """One ``simulate.glsl`` step with the constants ``simulate_constants`` builds."""
+    c = SIMULATE.named(c)
     dt = F(c["dt"])
-    origin_in = np.asarray(c["origin_in"][:3], F)
-    origin_out = np.asarray(c["origin_out"][:3], F)
+    origin_in = np.asarray(c["loaded_origin"], F)
+    origin_out = np.asarray(c["stored_origin"], F)
     position = (pos_age[:, :3] + origin_in).astype(F)
     velocity = vel_life[:, :3].copy()
     age = pos_age[:, 3] + dt
@@ -243,11 +261,11 @@ def simulate(pos_age, vel_life, c, inputs: Inputs) -> tuple[np.ndarray, np.ndarr
 
     expired = (life > 0) & (age >= life)
     over = age - life
-    if not c["flags"] & 1:
+    if not c["flags"] & SIMULATE_FLAGS["RESPAWN"]:
         life[expired] = -1.0
     else:
-        skip, interval = F(c["lifetime_range"][2]), F(c["lifetime_range"][3])
-        wait = (skip + np.maximum(F(c["emit_direction"][2]) - life, F(0))).astype(F)
+        skip, interval = F(c["respawn_skip"]), F(c["burst_interval"])
+        wait = (skip + np.maximum(F(c["slot_period"]) - life, F(0))).astype(F)
         if interval > 0:
             death = F(c["time"]) - over
             wait = (np.ceil(death / interval) * interval - death).astype(F)
@@ -264,16 +282,16 @@ def simulate(pos_age, vel_life, c, inputs: Inputs) -> tuple[np.ndarray, np.ndarr
         position[index], velocity[index], life[index] = p, v, new_life
         age[index] = lived[index]
 
-    acceleration = np.tile(np.asarray(c["gravity_drag"][:3], dtype=F), (len(age), 1))
-    if c["turbulence"][0] != 0:
-        u = (position * F(c["turbulence"][1]) - np.asarray(c["turbulence_offset"][:3], F)).astype(F)
-        acceleration += sample_noise(inputs.noise, u) * F(c["turbulence"][0])
+    acceleration = np.tile(np.asarray(c["gravity"], dtype=F), (len(age), 1))
+    if c["turbulence_strength"] != 0:
+        u = (position * F(c["turbulence_frequency"]) - np.asarray(c["noise_offset"], F)).astype(F)
+        acceleration += sample_noise(inputs.noise, u) * F(c["turbulence_strength"])
     if inputs.field_count:
         acceleration += force_fields(position, inputs)
     h = lived[:, None]
     previous = position
     moved = position + velocity * h
-    damping = np.minimum(F(c["gravity_drag"][3]) * lived, F(1.0))[:, None]
+    damping = np.minimum(F(c["drag"]) * lived, F(1.0))[:, None]
     new_velocity = velocity + acceleration * h - velocity * damping
     if inputs.collider_count:
         moved, new_velocity = collide(previous, moved, new_velocity, c, inputs)

@@ -1,4 +1,4 @@
-"""Reference of sort_key.glsl, sort_keys.glsl and sortedness.glsl.
+"""Reference of include/particle_key.glsl, sort_keys.glsl and sortedness.glsl.
 
 The network passes themselves have their reference in ``sort_schedule``
 (``*_comparators`` + ``apply_pass``), which the GPU must match exactly.
@@ -8,13 +8,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sorting import KEY_GRID
+from ..sorting import KEY_CONSTANTS
+from ..tables import SORT_KEY_MODES
 from .exact import flush_denormals
 from .random import pcg_hash
 
 F = np.float32
 U = np.uint32
 KEY_LAST = U(0xFFFFFFFF)
+GRID_CELLS = 256  # cells per axis before the grid wraps (sort_key.glsl)
+
+
+def spread_bits(v: np.ndarray) -> np.ndarray:
+    """The 8 low bits of v spread to every third bit (the Morton interleave of sort_key.glsl)."""
+    v = np.asarray(v, dtype=U)
+    with np.errstate(over="ignore"):
+        v = (v * U(0x00010001)) & U(0xFF0000FF)
+        v = (v * U(0x00000101)) & U(0x0F00F00F)
+        v = (v * U(0x00000011)) & U(0xC30C30C3)
+        return (v * U(0x00000005)) & U(0x49249249)
 
 
 def ordered_key(x) -> np.ndarray:
@@ -27,21 +39,21 @@ def ordered_key(x) -> np.ndarray:
 def particle_keys(pos_age: np.ndarray, vel_life: np.ndarray, key, origin=(0.0, 0.0, 0.0)) -> np.ndarray:
     """Keys of particles stored relative to ``origin`` (the constants fold it in, as on the GPU)."""
     c = key.constants(origin)
+    for constant in KEY_CONSTANTS:
+        c.update(constant.unpack(c[constant.name]))
     position, age, life = pos_age[:, :3].astype(F), pos_age[:, 3], vel_life[:, 3]
-    spawn = np.asarray(c["key_spawn"], dtype=F)
-    waiting = (spawn[3] != 0) & (life == 0) & (age < 0)
-    position = flush_denormals(np.where(waiting[:, None], spawn[:3], position))
+    waiting = (F(c["spawn_keyed"]) != 0) & (life == 0) & (age < 0)
+    position = flush_denormals(np.where(waiting[:, None], np.asarray(c["spawn_position"], dtype=F), position))
     with np.errstate(invalid="ignore", over="ignore"):
         shows = (waiting | ((age >= 0) & (age < life))) & np.isfinite(position).all(axis=1)
-        if key.mode == KEY_GRID:
-            grid = np.asarray(c["key_grid"], dtype=F)
-            cell = np.mod(np.floor((position - grid[:3]).astype(F) / grid[3]), F(1024)).astype(F)
+        if c["key_mode"] == SORT_KEY_MODES["GRID"]:
+            origin, cell_size = np.asarray(c["grid_origin"], dtype=F), F(c["cell_size"])
+            cell = np.mod(np.floor((position - origin).astype(F) / cell_size), F(GRID_CELLS)).astype(F)
             cell = np.nan_to_num(cell).astype(U)
-            keys = (cell[:, 2] << U(20)) | (cell[:, 1] << U(10)) | cell[:, 0]
+            keys = (spread_bits(cell[:, 2]) << U(2)) | (spread_bits(cell[:, 1]) << U(1)) | spread_bits(cell[:, 0])
         else:
-            axis = np.asarray(c["key_axis"], dtype=F)
-            p = position
-            keys = ordered_key(((axis[0] * p[:, 0] + axis[1] * p[:, 1]) + axis[2] * p[:, 2]) + axis[3])
+            axis, p = np.asarray(c["depth_axis"], dtype=F), position
+            keys = ordered_key(((axis[0] * p[:, 0] + axis[1] * p[:, 1]) + axis[2] * p[:, 2]) + F(c["depth_offset"]))
     return np.where(shows, keys, KEY_LAST).astype(U)
 
 

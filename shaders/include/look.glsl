@@ -17,6 +17,6 @@ vec4 look_at(float t)
 
 float variation(int index, float amount, uint stream)
 {
-  precise float value = 1.0 - amount * random_unit(uint(index), 0u, uint(look_seed) * 16u + stream);
+  precise float value = 1.0 - amount * random_unit(uint(index), 0u, uint(look_seed) * STREAM_PER_SEED + stream);
   return value;
 }

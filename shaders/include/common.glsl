@@ -27,16 +27,30 @@ bool is_finite(vec3 v)
  * or a rounding boundary of the integer colors, so these paths are written
  * out in a fixed order and marked `precise`. */
 
-/* a / b correctly rounded for normal operands: one Newton step refines the
- * reciprocal and one corrects the quotient, both with exact fma residuals. */
+/* hi + lo == x exactly, hi holding the upper 12 significant bits (Veltkamp's split). */
+void split_float(float x, out float hi, out float lo)
+{
+  precise float scaled = 4097.0 * x;
+  precise float high = scaled - (scaled - x);
+  precise float low = x - high;
+  hi = high;
+  lo = low;
+}
+
+/* a / b correctly rounded for normal operands of moderate size.  The quotient
+ * from `/` may be a few ulps off; its exact remainder a - b * q (Dekker's
+ * product, unfused plain arithmetic: fma() is not fused on every host) says by
+ * how much, and one correction rounds to the quotient IEEE division gives. */
 float div_rn(float a, float b)
 {
-  precise float r = 1.0 / b;
-  precise float e = fma(-b, r, 1.0);
-  precise float refined = fma(e, r, r);
-  precise float q = a * refined;
-  precise float remainder = fma(-b, q, a);
-  precise float quotient = fma(remainder, refined, q);
+  precise float q = a / b;
+  float b_hi, b_lo, q_hi, q_lo;
+  split_float(b, b_hi, b_lo);
+  split_float(q, q_hi, q_lo);
+  precise float product = b * q;
+  precise float product_error = ((b_hi * q_hi - product) + b_hi * q_lo + b_lo * q_hi) + b_lo * q_lo;
+  precise float remainder = (a - product) - product_error;
+  precise float quotient = q + remainder / b;
   return quotient;
 }
 

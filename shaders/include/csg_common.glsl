@@ -1,16 +1,14 @@
 /* CSG primitives, one per column of the `primitives` image, in stack order:
- *   row 0: center.xyz, w: shape + 2 * mode (shape 0 sphere, 1 box; mode 0 add, 1 subtract)
+ *   row 0: center.xyz, w: shape + CSG_SHAPE_COUNT * mode (tables.CSG_SHAPES, CSG_MODES)
  *   row 1: size.xyz (x: sphere radius; box: half extents)
  *   row 2: color.rgb
  * Samples: `*_pos` holds position.xyz and w = primitive index; `*_attr` holds
  * the outward normal of the resulting solid and w = color as 8-bit r | g << 8 | b << 16
  * (an exact float). */
 
-const float SHAPE_BOX = 1.0;
-
 bool primitive_subtracts(int k)
 {
-  return imageLoad(primitives, ivec2(k, 0)).w >= 2.0;
+  return int(imageLoad(primitives, ivec2(k, 0)).w) / CSG_SHAPE_COUNT == CSG_MODE_SUBTRACT;
 }
 
 /* Strictly inside primitive k (its own surface is not inside). */
@@ -19,7 +17,7 @@ bool inside_primitive(int k, vec3 p)
   vec4 center_code = imageLoad(primitives, ivec2(k, 0));
   vec3 size = imageLoad(primitives, ivec2(k, 1)).xyz;
   vec3 d = p - center_code.xyz;
-  if (mod(center_code.w, 2.0) == SHAPE_BOX) {
+  if (int(center_code.w) % CSG_SHAPE_COUNT == CSG_SHAPE_BOX) {
     return all(lessThan(abs(d), size));
   }
   precise float distance_squared = (d.x * d.x + d.y * d.y) + d.z * d.z; /* unfused, as in the reference */

@@ -1,8 +1,8 @@
 /* What a live particle looks like, shared by the splat kernels and the
  * rasterized types so that every path draws the same colors and sizes.
  *
- * Needs look.glsl (look_at, variation) and the constants color_start (w:
- * emission strength), color_end (w: world radius), look_random, look_seed. */
+ * Needs look.glsl (look_at, variation) and the look constants (look.py):
+ * emission_strength, world_radius, brightness_random, size_random, look_seed. */
 
 /* Born (age >= 0), not yet dead (age < life; life <= 0 never lived), finite.
  * NaN fails every comparison, so it is culled too. */
@@ -14,7 +14,7 @@ bool particle_alive(vec4 pos_age, float life)
 /* Projected radius in pixels of particle ``index`` at clip w. */
 float particle_radius_px(int index, vec4 look_now, float pixels_per_unit, float clip_w)
 {
-  precise float world = color_end.w * look_now.w * variation(index, look_random.y, 12u) * pixels_per_unit;
+  precise float world = world_radius * look_now.w * variation(index, size_random, STREAM_SIZE) * pixels_per_unit;
   return div_rn(world, clip_w);
 }
 
@@ -29,6 +29,6 @@ float pixel_coverage(float radius_px)
 /* HDR color: the look's color times strength, brightness variation and coverage. */
 vec3 particle_color(int index, vec4 look_now, float coverage)
 {
-  precise vec3 color = look_now.rgb * (color_start.w * variation(index, look_random.x, 11u) * coverage);
+  precise vec3 color = look_now.rgb * (emission_strength * variation(index, brightness_random, STREAM_BRIGHTNESS) * coverage);
   return color;
 }

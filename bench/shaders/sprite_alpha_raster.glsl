@@ -1,4 +1,6 @@
-/* Alpha-blended sprites: a camera-facing soft round quad per particle, blended
+/* The rasterized alpha sprites the tile-binned compositor replaced (a bench
+ * and test peer, bench/sprite_peer.py).
+ * Alpha-blended sprites: a camera-facing soft round quad per particle, blended
  * with premultiplied "over" in drawing order.  Instance i draws the particle
  * in sorted slot i: the state slot itself (a direct sort), or the slot the
  * sorted key-index pairs name (SPRITE_INDIRECT).  Colors and sizes come from
@@ -30,13 +32,23 @@ void main()
     return;
   }
   vec4 look_now = look_at(pos_age_in.w / life);
-  float radius_px = particle_radius_px(slot, look_now, sprite_params.x, clip.w);
+  float radius_px = particle_radius_px(slot, look_now, pixel_scale, clip.w);
   /* Below one pixel the sprite stays one pixel and gets fainter. */
   float coverage = pixel_coverage(radius_px);
   radius_px = max(radius_px, 1.0);
-  float alpha = sprite_params.y * coverage;
+  float alpha = opacity * coverage;
   v_color = vec4(particle_color(slot, look_now, 1.0) * alpha, alpha);
-  clip.xy += v_corner * radius_px / sprite_params.zw * 2.0 * clip.w; /* before the divide */
+#ifdef MOTION_BLUR
+  /* Stretched along its path over the shutter (footprint.glsl), the same alpha spread over the length. */
+  vec2 open_px, close_px;
+  if (shutter_path(pos_age_in.xyz, texelFetch(vel_life, texel, 0).xyz, target_extent, open_px, close_px)) {
+    v_color *= radius_px / (radius_px + 0.5 * length(close_px - open_px));
+    vec2 corner_px = capsule_corner(open_px, close_px, radius_px, v_corner);
+    gl_Position = vec4((corner_px / target_extent * 2.0 - 1.0) * clip.w, clip.z, clip.w);
+    return;
+  }
+#endif
+  clip.xy += v_corner * radius_px / target_extent * 2.0 * clip.w; /* before the divide */
   gl_Position = clip;
 }
 #endif

@@ -1,6 +1,6 @@
 /* Stateless randomness keyed by (particle index, simulation step, stream).
  *
- * The thesis sampled a random texture at (particle index + per-frame offset).
+ * Sylvan's thesis (see README) sampled a random texture at (particle index + per-frame offset).
  * A hash gives the same per-particle, per-frame independence without a texture
  * fetch, without the texture's period, and identically on every host and in
  * the numpy reference, which is what makes bakes reproducible bit for bit.

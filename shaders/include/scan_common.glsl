@@ -1,8 +1,8 @@
 /* Shared by the scan kernels: a workgroup of SCAN_THREADS threads owns a
- * block of SCAN_BLOCK = 4 * SCAN_THREADS elements (scan.py).  Global memory
- * is read and written in four coalesced rounds (element k * SCAN_THREADS + t
- * of the block in thread t); the scan itself works on runs of four in shared
- * memory. */
+ * block of SCAN_BLOCK = SCAN_RUN * SCAN_THREADS elements (scan.py).  Global
+ * memory is read and written in SCAN_RUN coalesced rounds (element
+ * k * SCAN_THREADS + t of the block in thread t); the scan itself works on
+ * runs of SCAN_RUN in shared memory. */
 
 int scan_block_index()
 {

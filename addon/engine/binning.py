@@ -1,0 +1,216 @@
+"""Binning without atomic contention: the counting sort under the radix sort, tile lists and grid order.
+
+Keys and a bin count in; per-bin counts, exclusive offsets and the item
+indices in bin order out (items of one bin keep their order).  Reads like
+the algorithm::
+
+    bin_count(keys -> counts)          # a shared table per workgroup, then one global
+                                       # atomic per (workgroup, non-empty bin)
+    scan(counts -> offsets)            # scan.py
+    for each digit of the bin index (DIGIT_BITS a pass, least significant first):
+        bin_digits(keys -> digit_counts)          # per tile, written digit-major: no atomics
+        scan(digit_counts -> digit_offsets)       # every (digit, tile) its first slot
+        bin_scatter(keys, values -> sorted)       # ranks by a shared-memory match, stable
+
+One pass up to 256 bins, two up to 65536, three up to 2^24.  Keys >= bins
+are "no bin": not counted, and kept after every binned item (in item
+order), so ``offsets[bins - 1] + counts[bins - 1]`` items are binned.
+The radix sort (``sorting.RadixSort``) is the same digit passes over all 32
+bits with the values carried along.  Element i of every image lives at texel
+(i % width, i / width).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from .kernels import Constant, Image, Kernel, Shared
+from .scan import Scan, linear_size
+
+BIN_THREADS = 256
+BIN_TILE = 2048  # items a workgroup ranks and scatters in shared memory (27.7 KiB of 32 KiB)
+DIGIT_BITS = 8
+DIGITS = 1 << DIGIT_BITS
+DIGIT_SLOTS = DIGITS + 1  # the last: keys outside the bins
+TABLE_BITS = 11
+TABLE = 1 << TABLE_BITS  # shared counters of bin_count (direct up to TABLE bins, hashed beyond)
+PROBES = 8
+COUNT_TILE = 4096  # items one bin_count workgroup counts
+ALL_KEYS = -1  # ``bins`` of a radix sort: every key but 0xFFFFFFFF is a bin, and that one sorts last too
+
+COUNT_MODES = ("AGGREGATED", "NAIVE", "WAVE_MATCH")
+# The NVIDIA subgroup match the seed's wave path needs; Blender 5.2's create-info cannot enable
+# extensions (its GL backend adds its own list, and a directive after them is rejected).
+WAVE_MATCH_EXTENSIONS = ("GL_KHR_shader_subgroup_basic", "GL_KHR_shader_subgroup_ballot",
+                         "GL_NV_shader_subgroup_partitioned")
+_INCLUDES = ("common.glsl", "binning_common.glsl")
+_BIN_CONSTANTS = (Constant("INT", "count"), Constant("INT", "bins"))
+
+
+@cache
+def bin_count_kernel(mode: str = "AGGREGATED") -> Kernel:
+    """Counts per bin; ``mode`` 'NAIVE' (one global atomic per item) and 'WAVE_MATCH' are benchmark peers."""
+    if mode not in COUNT_MODES:
+        raise ValueError(f"bin count mode must be one of {COUNT_MODES}, not {mode!r}")
+    table = (Shared("uint", "s_table_bins", TABLE), Shared("uint", "s_table_counts", TABLE),
+             Shared("uint", "s_table_used", 1))
+    return Kernel(
+        "bin_count",
+        images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", atomic=True)),
+        constants=_BIN_CONSTANTS,
+        shared=table if mode == "AGGREGATED" else (),
+        local_size=(BIN_THREADS, 1, 1),
+        includes=_INCLUDES,
+        defines=(("BIN_THREADS", str(BIN_THREADS)), ("BIN_TILE", str(COUNT_TILE)), ("BIN_TABLE", str(TABLE)),
+                 ("BIN_TABLE_BITS", str(TABLE_BITS)), ("BIN_PROBES", str(PROBES)),
+                 *((("BIN_" + mode, "1"),) if mode != "AGGREGATED" else ())),
+        extensions=WAVE_MATCH_EXTENSIONS if mode == "WAVE_MATCH" else (),
+    )
+
+
+def _digit_defines(tile: int) -> tuple:
+    return (("BIN_THREADS", str(BIN_THREADS)), ("BIN_TILE", str(tile)), ("BIN_DIGITS", str(DIGITS)),
+            ("BIN_SLOTS", str(DIGIT_SLOTS)), ("BIN_SLOTS_PER_THREAD", str(-(-DIGIT_SLOTS // BIN_THREADS))))
+
+
+@cache
+def bin_digits_kernel(tile: int = BIN_TILE) -> Kernel:
+    return Kernel(
+        "bin_digits",
+        images=(Image("keys", "R32UI", "READ"), Image("digit_counts", "R32UI", "WRITE")),
+        constants=(*_BIN_CONSTANTS, Constant("INT", "shift")),
+        shared=(Shared("uint", "s_hist", DIGIT_SLOTS),),
+        local_size=(BIN_THREADS, 1, 1),
+        includes=_INCLUDES,
+        defines=_digit_defines(tile),
+    )
+
+
+@cache
+def bin_scatter_kernel(tile: int = BIN_TILE) -> Kernel:
+    return Kernel(
+        "bin_scatter",
+        images=(Image("keys", "R32UI", "READ"), Image("values", "R32UI", "READ"),
+                Image("digit_offsets", "R32UI", "READ"),
+                Image("sorted_keys", "R32UI", "WRITE"), Image("sorted_values", "R32UI", "WRITE")),
+        constants=(*_BIN_CONSTANTS, Constant("INT", "shift"), Constant("INT", "index_values")),
+        shared=(Shared("uint", "s_masks", DIGIT_SLOTS * BIN_THREADS // 32), Shared("uint", "s_run", DIGIT_SLOTS),
+                Shared("uint", "s_start", DIGIT_SLOTS), Shared("uint", "s_base", DIGIT_SLOTS),
+                Shared("uint", "s_keys", tile), Shared("uint", "s_values", tile)),
+        local_size=(BIN_THREADS, 1, 1),
+        includes=_INCLUDES,
+        defines=_digit_defines(tile),
+    )
+
+
+BINNING_KERNELS = (bin_count_kernel(), bin_digits_kernel(), bin_scatter_kernel())
+MAX_GROUPS_X = 32768
+
+
+def digit_shifts(bins: int) -> list[int]:
+    """The shift of every digit pass for keys below ``bins`` (ALL_KEYS: four passes over 32 bits)."""
+    if bins == ALL_KEYS:
+        return list(range(0, 32, DIGIT_BITS))
+    if bins < 1:
+        raise ValueError(f"bins must be at least 1, not {bins}")
+    bits = max((bins - 1).bit_length(), 1)
+    return list(range(0, bits, DIGIT_BITS))
+
+
+def tile_groups(count: int, tile: int) -> tuple[int, int, int]:
+    """A 2D grid of one workgroup per tile (the kernels flatten y * x)."""
+    groups = max(1, -(-count // tile))
+    x = min(groups, MAX_GROUPS_X)
+    return (x, -(-groups // x), 1)
+
+
+class DigitPasses:
+    """The stable LSD passes over (key, value) pairs of up to ``capacity`` items, and their scratch.
+
+    ``run`` reads the input pairs (never writes them unless they are also the
+    output, which needs an even number of passes) and leaves the pairs in
+    key order in the output images.
+    """
+
+    def __init__(self, host, capacity: int, bins: int, tile: int = BIN_TILE, shifts=None):
+        """``shifts``: the digits to sort by (default: every digit of the bins); the top ones alone
+        sort by ``key >> shifts[0]``, a coarser order in fewer passes."""
+        self.host, self.capacity, self.bins, self.tile = host, capacity, bins, tile
+        self.shifts = list(shifts) if shifts is not None else digit_shifts(bins)
+        self.tiles = max(1, -(-capacity // tile))
+        matrix = linear_size(DIGIT_SLOTS * self.tiles, host.max_texture_size)
+        self.digit_counts = host.texture("bin_digit_counts", *matrix, "R32UI")
+        self.digit_offsets = host.texture("bin_digit_offsets", *matrix, "R32UI")
+        self.scan = Scan(host, DIGIT_SLOTS * self.tiles)
+        size = linear_size(capacity, host.max_texture_size)
+        self.spare = (host.texture("bin_keys", *size, "R32UI"), host.texture("bin_values", *size, "R32UI"))
+        self.digits_kernel, self.scatter_kernel = bin_digits_kernel(tile), bin_scatter_kernel(tile)
+
+    def run(self, keys, values, out_keys, out_values, count: int) -> None:
+        """Pairs (keys, values) -> (out_keys, out_values) in key order; ``values`` None: the item indices.
+
+        ``values`` is shaped like ``keys``, and ``out_values`` like ``out_keys``.
+        """
+        if count > self.capacity:
+            raise ValueError(f"binning {count:,} items exceeds the capacity of {self.capacity:,}")
+        passes = len(self.shifts)
+        if keys is out_keys and passes % 2:
+            raise ValueError("binning in place needs an even number of digit passes")
+        if count <= 0:
+            return
+        tiles = -(-count // self.tile)
+        groups = tile_groups(count, self.tile)
+        source = (keys, values if values is not None else keys)
+        for p, shift in enumerate(self.shifts):
+            target = (out_keys, out_values) if (passes - 1 - p) % 2 == 0 else self.spare
+            constants = {"count": count, "bins": self.bins, "shift": shift}
+            self.host.dispatch(self.digits_kernel, groups, {"keys": source[0], "digit_counts": self.digit_counts},
+                               constants)
+            self.scan.run(self.digit_counts, self.digit_offsets, DIGIT_SLOTS * tiles)
+            self.host.dispatch(
+                self.scatter_kernel, groups,
+                {"keys": source[0], "values": source[1], "digit_offsets": self.digit_offsets,
+                 "sorted_keys": target[0], "sorted_values": target[1]},
+                {**constants, "index_values": int(p == 0 and values is None)},
+            )
+            source = target
+
+
+class Binning:
+    """Bins up to ``capacity`` items into ``bins`` bins.
+
+    After ``run``: ``counts`` and ``offsets`` (``bins`` elements each),
+    ``items`` (the item indices in bin order, stable) and ``keys`` (their
+    bins, items outside the bins last).
+    """
+
+    def __init__(self, host, capacity: int, bins: int, tile: int = BIN_TILE):
+        if bins < 1:
+            raise ValueError(f"bins must be at least 1, not {bins}")
+        self.host, self.capacity, self.bins = host, capacity, bins
+        bin_size = linear_size(bins, host.max_texture_size)
+        self.counts = host.texture("bin_counts", *bin_size, "R32UI")
+        self.offsets = host.texture("bin_offsets", *bin_size, "R32UI")
+        self.total = host.texture("bin_total", 1, 1, "R32UI")
+        self.bin_scan = Scan(host, bins)
+        size = linear_size(max(capacity, 1), host.max_texture_size)
+        self.keys = host.texture("binned_keys", *size, "R32UI")
+        self.items = host.texture("binned_items", *size, "R32UI")
+        self.passes = DigitPasses(host, max(capacity, 1), bins, tile)
+
+    def count(self, keys, count: int, mode: str = "AGGREGATED") -> None:
+        """``counts`` and ``offsets`` (and ``total``: the items that have a bin) of the first ``count`` keys."""
+        self.host.clear(self.counts)
+        self.add_counts(keys, count, mode)
+        self.bin_scan.run(self.counts, self.offsets, self.bins, total=self.total)
+
+    def add_counts(self, keys, count: int, mode: str = "AGGREGATED") -> None:
+        """Add the first ``count`` keys' items to ``counts`` (one dispatch)."""
+        if count > 0:
+            self.host.dispatch(bin_count_kernel(mode), tile_groups(count, COUNT_TILE),
+                               {"keys": keys, "counts": self.counts}, {"count": count, "bins": self.bins})
+
+    def run(self, keys, count: int, values=None) -> None:
+        """Counts, offsets, and the items (or ``values``) of the first ``count`` keys in bin order."""
+        self.count(keys, count)
+        self.passes.run(keys, values, self.keys, self.items, count)

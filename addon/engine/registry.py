@@ -1,0 +1,71 @@
+"""Every kernel the add-on compiles, by shader file: the one list the tests and ``kernels show`` read.
+
+Each kernel is declared (resources, constants, defines) in the engine module
+that records its dispatches, next to that recording; this module gathers the
+declarations, every variant included (state layouts, splat paths, sort
+shapes), so a kernel that exists is a kernel that is tested on both hosts.
+A new ``shaders/<name>.glsl`` with a ``main()`` must appear here
+(tests/test_kernels.py fails otherwise).
+"""
+
+from __future__ import annotations
+
+from . import (
+    compaction,
+    compositing,
+    csg,
+    depth,
+    footprint,
+    glints,
+    particle_depth,
+    raster,
+    readback,
+    scan,
+    simulation,
+    sorting,
+    sprites,
+)
+from .kernels import Kernel
+
+KERNELS: tuple[Kernel, ...] = (
+    *simulation.INIT_KERNELS.values(),
+    *simulation.SIMULATE_KERNELS.values(),
+    *simulation.COPY_STATE_KERNELS.values(),
+    *compaction.COMPACTION_KERNELS,
+    *scan.SCAN_KERNELS,
+    depth.DEPTH_PREPASS,
+    depth.COARSE_DEPTH,
+    *sorting.SORT_KERNELS,
+    *compositing.SPLAT_VARIANTS,
+    *compositing.FOOTPRINT_VARIANTS,
+    *(compositing.resolve_kernel(peak, compositing.PAIRED) for peak in (False, True)),
+    raster.POINTS,
+    raster.QUADS,
+    footprint.motion_variant(raster.QUADS),
+    raster.bokeh(False),
+    raster.bokeh(True),
+    *sprites.SPRITE_KERNELS,
+    *glints.EXTRACT_VARIANTS.values(),
+    glints.SPRITES,
+    glints.ADD,
+    *csg.CSG_KERNELS,
+    *particle_depth.PARTICLE_DEPTH_KERNELS.values(),
+    readback.FRAME_OUT,
+    readback.FRAME_OUT_HALF,
+)
+
+
+def by_file() -> dict[str, tuple[Kernel, ...]]:
+    """Shader file name (without .glsl) -> its declared variants, in pipeline order."""
+    files: dict[str, list[Kernel]] = {}
+    for kernel in KERNELS:
+        files.setdefault(kernel.name, []).append(kernel)
+    return {name: tuple(variants) for name, variants in files.items()}
+
+
+def variants(name: str) -> tuple[Kernel, ...]:
+    """The declared variants of ``shaders/<name>.glsl``; a clear error for an unknown name."""
+    files = by_file()
+    if name not in files:
+        raise KeyError(f"no kernel '{name}'; declared: {', '.join(sorted(files))}")
+    return files[name]

@@ -1,0 +1,124 @@
+"""The particle render layer: one frame's particle light and depth, written as EXR files.
+
+What Blender's compositor reads while a scene renders (``compositor_nodes.py``)
+and what an artist can take to another compositor.  Per frame, under the
+scene's layer folder (``Scene.gpu_particles_output.layer_path``):
+
+``light_####.exr``
+    Premultiplied linear RGBA, 32-bit float.  RGB is all particle light;
+    A is the coverage of the alpha-blended (sprite) effects only, so
+    additive light has alpha 0.  "Alpha over" with this premultiplied
+    image is therefore exact for both kinds: ``render * (1 - A) + RGB``
+    adds the glow of additive particles whatever its brightness (a
+    straight-alpha RGBA PNG cannot: its alpha below 1/255 rounds to 0 and
+    takes the light with it) and lets smoke cover what is behind it.
+``depth_####.exr``
+    The nearest particle's depth along the camera axis in scene units (the
+    meaning of Blender's depth pass) in R, G and B; 2^34 where no particle is
+    (beyond the 1e10 Blender's depth pass holds where nothing was hit).
+
+The frame is made by the same :class:`SceneRenderer` as the bake (the same
+simulation, look and occlusion against the scene's meshes), plus the depth.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import bpy
+import numpy as np
+
+from .engine.particle_depth import ParticleDepth
+from .render import SceneRenderer, camera_of
+
+_SCRATCH = "GPU Particles Layer (scratch)"
+
+
+def frame_file(template: str, frame: int, suffix: str) -> Path:
+    """Blender's frame path rule for ``template``: the last run of ``#`` is the zero-padded
+    frame, or four digits are appended when there is none; ``//`` is the blend file's folder."""
+    path = bpy.path.abspath(template)
+    head, name = os.path.split(path)
+    if "#" in name:
+        start = name.rindex("#")
+        while start > 0 and name[start - 1] == "#":
+            start -= 1
+        end = name.rindex("#") + 1
+        name = f"{name[:start]}{frame:0{end - start}d}{name[end:]}"
+    else:
+        name = f"{name}{frame:04d}"
+    return Path(head or ".", name + suffix)
+
+
+def layer_files(scene, frame: int) -> tuple[Path, Path]:
+    """(light, depth) files of ``frame``."""
+    folder = scene.gpu_particles_output.layer_path
+    return frame_file(os.path.join(folder, "light_"), frame, ".exr"), frame_file(os.path.join(folder, "depth_"), frame, ".exr")
+
+
+def render_size(scene) -> tuple[int, int]:
+    """The render's pixel size: resolution times percentage, truncated as Blender does."""
+    scale = scene.render.resolution_percentage / 100
+    return int(scene.render.resolution_x * scale), int(scene.render.resolution_y * scale)
+
+
+class ParticleLayer:
+    """Renders a scene's particle layer frame by frame (simulation follows, as in the bake)."""
+
+    def __init__(self, scene):
+        self.scene = scene
+        self.width, self.height = render_size(scene)
+        self.renderer = SceneRenderer(scene, self.width, self.height, exact_sort=True)
+        self.depth = ParticleDepth(self.renderer.host, self.width, self.height)
+
+    def render(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
+        """(premultiplied RGBA light, depth) of ``frame``, rows bottom to top."""
+        light = self.renderer.render(frame)
+        light[..., 3] = self.renderer.sprites.read()[..., 3] if self.renderer.needs_sprites() else 0.0
+        self.depth.clear()
+        camera = camera_of(self.scene, self.width, self.height)
+        world_to_view = np.array(self.scene.camera.matrix_world.inverted())
+        systems = list(self.renderer.systems)
+        if self.renderer.cloud is not None:
+            systems.append(self.renderer.cloud.points)
+        for system in systems:
+            self.depth.add(system, camera, world_to_view, self.renderer.compositor.look_texture(system))
+        return light, self.depth.read()
+
+    def write(self, frame: int) -> tuple[Path, Path]:
+        """Render ``frame`` and write its two files (each under a temporary name, then renamed)."""
+        light, depth = self.render(frame)
+        paths = layer_files(self.scene, frame)
+        paths[0].parent.mkdir(parents=True, exist_ok=True)
+        write_exr(light, paths[0])
+        write_exr(np.dstack([depth, depth, depth, np.ones_like(depth)]), paths[1])
+        return paths
+
+
+def write_exr(pixels: np.ndarray, path: Path) -> None:
+    """Float RGBA (height, width, 4), bottom row first, to a 32-bit float EXR as is (linear, premultiplied)."""
+    height, width, _ = pixels.shape
+    image = bpy.data.images.get(_SCRATCH)
+    if image is None or tuple(image.size) != (width, height):
+        if image is not None:
+            bpy.data.images.remove(image)
+        image = bpy.data.images.new(_SCRATCH, width, height, alpha=True, float_buffer=True)
+        # Saved as is only when tagged Non-Color: Image.save() of a "Linear Rec.709" float image
+        # writes display-encoded values (verified on 5.2.3).  The values are linear Rec.709.
+        image.colorspace_settings.name = "Non-Color"
+    image.pixels.foreach_set(np.ascontiguousarray(pixels, np.float32).ravel())
+    image.file_format = "OPEN_EXR"
+    partial = path.with_name(f".{path.name}.partial.exr")
+    image.filepath_raw = str(partial)
+    try:
+        image.save()
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def free_scratch() -> None:
+    image = bpy.data.images.get(_SCRATCH)
+    if image is not None:
+        bpy.data.images.remove(image)

@@ -1,0 +1,145 @@
+"""Stepping time: every effect's particle systems carried along the scene's frames.
+
+:class:`SceneSimulation` owns the systems, their sorts and the
+:class:`~.engine.timeline.Timeline` (checkpoints in memory and, with a
+:class:`~.sim_cache.SimCache`, on disk).  It reads the scene only through the
+``read_frame(frame, previous)`` function it is given (one
+:class:`~.scene_snapshot.FrameInputs` per frame), and keeps each effect's
+history key: a hash chain of its settings and every frame's inputs so far, the
+key a disk checkpoint must match to stand in for simulating up to its frame.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from .engine.pipeline import advance
+from .engine.simulation import ParticleSystem
+from .engine.sorting import EffectSort
+from .engine.timeline import Timeline
+from .scene_snapshot import FrameInputs, SceneSnapshot, digest
+
+CHECKPOINT_INTERVAL = 10  # frames between timeline checkpoints (memory and disk)
+PREROLL_CHUNK = 120  # steps of a long preroll between progress reports (a bake checks ESC, the viewport redraws)
+PREROLL_AT_ONCE = 480  # a preroll of at most this many steps (20 s at 24 fps) runs in one piece
+
+
+class SceneSimulation:
+    """The scene's effects simulated along its timeline from one :class:`SceneSnapshot`."""
+
+    def __init__(self, host, snapshot: SceneSnapshot, read_frame: Callable[[int, FrameInputs | None], FrameInputs],
+                 interval: int = CHECKPOINT_INTERVAL):
+        self.snapshot = snapshot
+        self._read_frame = read_frame
+        self.systems = [ParticleSystem(host, e.settings, e.mesh) for e in snapshot.effects]
+        self.sorts = [EffectSort(system) for system in self.systems]
+        budget = int(snapshot.render.cache_memory * 2**20)
+        self.timeline = Timeline(self.systems, self._start, self._step_to, budget, interval)
+        self._keys: dict[int, list[bytes]] = {}  # each effect's history key at each frame read
+        # The frame the systems were last stepped to; read now so that warnings are known before any frame.
+        self.inputs: FrameInputs = self.read(snapshot.frame_start)
+
+    @property
+    def start_frame(self) -> int:
+        return self.snapshot.frame_start
+
+    def read(self, frame: int, previous: FrameInputs | None = None) -> FrameInputs:
+        inputs = self._read_frame(frame, previous)
+        self._chain(inputs)
+        return inputs
+
+    def _chain(self, inputs: FrameInputs) -> None:
+        frame = inputs.frame
+        if frame == self.start_frame:
+            before = [self.snapshot.effect_key(i) for i in range(len(self.systems))]
+        else:
+            before = self._keys.get(frame - 1)
+            if before is None:
+                return
+        self._keys[frame] = [digest(key, inputs.key(i)) for i, key in enumerate(before)]
+
+    def history_keys(self, frame: int) -> list[bytes]:
+        """Each effect's key for its history up to ``frame``: reads the frames not yet read (no simulating)."""
+        missing = [f for f in range(self.start_frame, frame + 1) if f not in self._keys]
+        for f in missing:
+            self.read(f)
+        return self._keys[frame]
+
+    def preroll(self) -> Iterator[tuple[int, int]]:
+        """Reset every system at the start frame and run its preroll there; a long one yields (steps done,
+        of total) every ``PREROLL_CHUNK`` steps: a bake shows the progress and can stop in between."""
+        self.inputs = inputs = self.read(self.start_frame)
+        dt = self.snapshot.seconds_per_frame
+        counts = [round(system.settings.preroll / dt) for system in self.systems]
+        total, done = sum(counts), 0
+        piece = PREROLL_CHUNK if total > PREROLL_AT_ONCE else total + 1
+        for system, matrix, count in zip(self.systems, inputs.emitters, counts):
+            system.set_scene_inputs(inputs.fields, inputs.colliders)
+            system.reset()
+            for _ in range(count):
+                system.step(dt, matrix, matrix, compact=False)
+                done += 1
+                if done % piece == 0:
+                    yield done, total
+            system.step(dt, matrix, matrix)
+        for sort, matrix in zip(self.sorts, inputs.emitters):
+            sort.reset()
+            sort.after_step(0, matrix[:3, 3])
+
+    def _start(self) -> int:
+        for _ in self.preroll():
+            pass
+        return self.start_frame
+
+    def _step_to(self, frame: int) -> None:
+        """One frame forward to ``frame``, with the emitters' motion since the frame before."""
+        if self.inputs is None or self.inputs.frame != frame - 1:  # resumed from a checkpoint
+            self.inputs = self.read(frame - 1)
+        current = self.read(frame, self.inputs)
+        for system in self.systems:
+            system.set_scene_inputs(current.fields, current.colliders)
+        advance(self.systems, self.snapshot.seconds_per_frame, list(self.inputs.emitters), list(current.emitters))
+        self.inputs = current
+        for sort, matrix in zip(self.sorts, current.emitters):
+            sort.after_step(frame - self.start_frame, matrix[:3, 3])
+
+    def prepare(self, frame: int) -> Preroll:
+        """What seeking to ``frame`` does first, in pieces: the preroll (with progress) unless a checkpoint
+        in memory or on disk already lies at or before ``frame``."""
+        def steps():
+            if self.timeline.has_state_for(frame):
+                return
+            yield from self.preroll()
+            self.timeline.begin(self.start_frame)
+
+        return Preroll(steps())
+
+    def seek(self, frame: int) -> None:
+        self.timeline.seek(max(frame, self.start_frame))
+
+
+class Preroll:
+    """A preroll run a piece at a time by a bake: ``step()`` runs the next piece (False once none is left)."""
+
+    def __init__(self, pieces: Iterator[tuple[int, int]]):
+        self._pieces = pieces
+        self.progress: tuple[int, int] | None = None  # (steps done, of total) after the last piece
+        self.finished = False
+
+    @property
+    def fraction(self) -> float:
+        return 1.0 if self.finished or self.progress is None else self.progress[0] / max(1, self.progress[1])
+
+    def progress_of(self, frames_done: int) -> float:
+        """A bake's progress bar: frames done, or while this preroll runs its fraction of the first frame."""
+        return frames_done if self.finished else self.fraction
+
+    def step(self) -> bool:
+        if self.finished:
+            return False
+        try:
+            self.progress = next(self._pieces)
+            return True
+        except StopIteration:
+            self.finished = True
+            return False

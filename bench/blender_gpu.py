@@ -1,0 +1,271 @@
+"""One benchmark inside Blender on the GPU: the test suite, bakes, viewport draws, and the
+end-to-end shot against Blender's own way, in one run (issue 11).
+
+    source /tmp/bgpu/env && .venv/bin/python bench/blender_gpu.py      # the GPU host (or: make bench-gpu)
+    .venv/bin/python bench/blender_gpu.py --quick                       # any machine: every path, tiny sizes
+
+Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench/records.py``:
+
+* ``blender-tests``: ``python -m pytest tests -q`` in a child process: passed, failed, errors and the
+  failing tests' names (``--skip-tests`` leaves it out; ``--quick`` does).
+* ``bake``: frames per second of the product bake (wall clock, steady state, files on disk), by
+  ``bench/bake_throughput.measure_bake`` when the branch has it, else by :func:`measure_bake_here`.
+* ``viewport``: ms per ``viewport.draw_view`` into an offscreen target, the GPU drained before and
+  after each timed draw by a 1-texel readback of that target (Blender 5.2's Python API has no
+  finish or fence; a synchronous readback of a texel the draw wrote returns only once every
+  command it depends on has run).  ``ms``: playing (one frame forward a draw), median
+  (``max_ms``: the slowest, e.g. a frame that copies a timeline checkpoint on the GPU);
+  ``redraw_ms``: the same frame drawn again; ``stats_ms``: playing with the Stats panel shown
+  (the draw waits for the GPU per stage); per draw while playing: ``dispatches``, ``draws``,
+  ``waits`` (readbacks + finishes: 0 with the Stats panel hidden and Manual Emax),
+  ``uploads``, ``clears``, counted by ``bench/counting.CountingHost``.
+* ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
+  (``bench/blender_way.py``: its particle system, EEVEE at one sample, instanced icospheres),
+  the same count, emitter, lifetime, gravity, resolution and frames; start-up excluded on both
+  sides (scene set-up, shader compilation, preroll and one warm-up frame are not timed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import bpy  # noqa: E402, F401  (the bpy module provides gpu and mathutils)
+import gpu  # noqa: E402
+from mathutils import Matrix  # noqa: E402
+
+import addon  # noqa: E402
+from addon import viewport  # noqa: E402
+from addon.bake import BakeJob  # noqa: E402
+from addon.cli import add_preset_effect, build_scene  # noqa: E402
+from addon.engine.presets import load_preset  # noqa: E402
+from addon.hosts.blender import BlenderHost  # noqa: E402
+from addon.render import camera_of  # noqa: E402
+from bench import records  # noqa: E402
+from bench.blender_way import blender_way_ms  # noqa: E402
+from bench.counting import CountingHost  # noqa: E402
+
+PRESET = "default"
+BAKE_CASES = (("PNG", 1920, 1080, 1_000_000, "ADD"), ("OPEN_EXR", 1920, 1080, 1_000_000, "ADD"),
+              ("OPEN_EXR", 3840, 2160, 1_000_000, "ADD"), ("OPEN_EXR", 1920, 1080, 1_000_000, "ALPHA"))
+VIEWPORT_CASES = ((1920, 1080, 4_000_000, "ADD"), (1920, 1080, 1_000_000, "ALPHA"), (1920, 1080, 4_000_000, "ALPHA"))
+END_TO_END = (1920, 1080, 1_000_000)
+QUICK_SCALE, QUICK_COUNT_SCALE = 30, 100  # --quick: 1920x1080 -> 64x36, 1M -> 10K particles
+
+
+def sized(width: int, height: int, count: int, quick: bool) -> tuple[int, int, int]:
+    return (width // QUICK_SCALE, height // QUICK_SCALE, count // QUICK_COUNT_SCALE) if quick else (width, height, count)
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def count_label(count: int) -> str:
+    return f"{count // 1_000_000}M" if count % 1_000_000 == 0 else f"{count // 1000}K"
+
+
+def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple[int, int], out_dir: Path,
+                 file_format: str = "PNG", blend_mode: str | None = None):
+    """The preset's stage and effect with ``count`` particles, as ``make bake`` builds it (add-on registered)."""
+    loaded = load_preset(preset)
+    scene, emitter = build_scene(loaded, frames, (width, height), out_dir)
+    scene.render.image_settings.file_format = file_format
+    addon.register()
+    scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
+    add_preset_effect(scene, preset, loaded)
+    effect = emitter.gpu_particles.active_effect
+    effect.count = count
+    if blend_mode is not None:
+        effect.blend_mode = blend_mode
+    return scene
+
+
+def measure_bake_here(preset: str, count: int, width: int, height: int, file_format: str, frames: int,
+                      blend_mode: str | None = None) -> dict:
+    """Frames per second of ``frames`` frames baked after one warm-up frame (compilation, preroll), files on disk."""
+    with tempfile.TemporaryDirectory() as out:
+        scene = effect_scene(preset, count, width, height, (1, frames + 1), Path(out), file_format, blend_mode)
+        try:
+            job = BakeJob(scene)
+            job.step()
+            start = time.perf_counter()
+            while not job.finished:
+                job.step()
+            seconds = time.perf_counter() - start
+            job.close()
+        finally:
+            addon.unregister()
+    return {"fps": frames / seconds, "frames": frames}
+
+
+try:  # the bake pipeline's own measurement (issue 11 part 2), where this branch has it
+    from bench.bake_throughput import measure_bake
+except ImportError:
+    measure_bake = measure_bake_here
+
+
+def parse_pytest(output: str) -> dict:
+    """passed, failed, errors from pytest's summary line; the failing tests' ids from its -rfE lines."""
+    summary = next((line for line in reversed(output.splitlines()) if re.search(r"\d+ (passed|failed|error)", line)),
+                   "")
+    counts = {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|errors?)\b", summary)}
+    return {"passed": counts.get("passed", 0), "failed": counts.get("failed", 0),
+            "errors": counts.get("errors", 0) + counts.get("error", 0),
+            "failures": re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.MULTILINE), "summary": summary.strip(" =")}
+
+
+def run_tests() -> dict:
+    """The suite in a child process, as ``.venv/bin/python -m pytest tests -q`` runs it."""
+    start = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "pytest", "tests", "-q", "-rfE", "-p", "no:cacheprovider"],
+                            cwd=ROOT, capture_output=True, text=True)
+    return {"case": "suite", **parse_pytest(result.stdout + result.stderr), "exit_code": result.returncode,
+            "seconds": round(time.perf_counter() - start, 1)}
+
+
+class OffscreenView:
+    """A width x height offscreen target that ``viewport.draw_view`` draws into as a 3D view would."""
+
+    def __init__(self, scene, width: int, height: int):
+        self.scene, self.width, self.height = scene, width, height
+        self.offscreen = gpu.types.GPUOffScreen(width, height, format="RGBA16F")
+        camera = camera_of(scene, width, height)
+        self.view_proj = camera.view_proj
+        self.view = scene.camera.matrix_world.inverted()
+        self.pixels = Matrix(((2 / width, 0, 0, -1), (0, 2 / height, 0, -1), (0, 0, 1, 0), (0, 0, 0, 1)))
+
+    def drain(self) -> None:
+        """Wait for the GPU: a 1-texel readback of the target (it depends on every command of the draw)."""
+        with self.offscreen.bind():
+            gpu.state.active_framebuffer_get().read_color(0, 0, 1, 1, 4, 0, "FLOAT")
+
+    def timed_draw(self, frame: int, stats_shown: bool = False) -> float:
+        """ms of one draw of ``frame``, drained before and after."""
+        self.scene.frame_current = frame
+        self.drain()
+        start = time.perf_counter()
+        with self.offscreen.bind():
+            with gpu.matrix.push_pop():
+                gpu.matrix.load_matrix(Matrix.Identity(4))
+                gpu.matrix.load_projection_matrix(self.pixels)
+                if stats_shown:
+                    viewport.stats_panel_drawn()
+                viewport.draw_view(self.scene, self.view_proj, self.view, self.width, self.height)
+        self.drain()
+        return (time.perf_counter() - start) * 1e3
+
+    def free(self) -> None:
+        self.offscreen.free()
+
+
+def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws: int) -> dict:
+    """Playing, redrawing and playing with the Stats panel shown: median ms a draw, and what a draw asks of the GPU."""
+    with tempfile.TemporaryDirectory() as out:
+        scene = effect_scene(PRESET, count, width, height, (1, 10 * draws + 10), Path(out), blend_mode=blend_mode)
+        host = CountingHost()
+        viewport.free()
+        viewport._overlay = viewport.Overlay(host)
+        view = OffscreenView(scene, width, height)
+        try:
+            for frame in (1, 2, 3):  # compilation, preroll
+                view.timed_draw(frame)
+            host.calls.clear()
+            playing = [view.timed_draw(frame) for frame in range(4, 4 + draws)]
+            calls = dict(host.calls)
+            last = 3 + draws
+            redraw = [view.timed_draw(last) for _ in range(draws)]
+            stats = [view.timed_draw(frame, stats_shown=True) for frame in range(last + 1, last + 1 + draws)]
+        finally:
+            view.free()
+            viewport.free()
+            addon.unregister()
+    per_draw = {name: round(calls.get(key, 0) / draws, 2) for name, key in
+                (("dispatches", "dispatch"), ("draws", "draw"), ("uploads", "upload"), ("clears", "clear"))}
+    per_draw["waits"] = round((calls.get("read", 0) + calls.get("finish", 0)) / draws, 2)
+    return {"ms": statistics.median(playing), "max_ms": max(playing), "redraw_ms": statistics.median(redraw),
+            "stats_ms": statistics.median(stats), "draws_timed": draws, **per_draw}
+
+
+def bake_suite(quick: bool, frames: int) -> list[dict]:
+    rows = []
+    for file_format, width, height, count, mode in BAKE_CASES:
+        width, height, count = sized(width, height, count, quick)
+        case = f"{'png' if file_format == 'PNG' else 'exr'}-{height}p-{count_label(count)}-{mode.lower()}"
+        log(f"bake {case}: {frames} frames")
+        result = measure_bake(PRESET, count, width, height, file_format, frames, blend_mode=mode)
+        rows.append({"case": case, "fps": result["fps"], "n": count, "width": width, "height": height,
+                     "frames": frames, "measured_by": measure_bake.__module__,
+                     **{k: v for k, v in result.items() if k not in ("fps", "frames")}})
+    return rows
+
+
+def viewport_suite(quick: bool, draws: int) -> list[dict]:
+    rows = []
+    for width, height, count, mode in VIEWPORT_CASES:
+        width, height, count = sized(width, height, count, quick)
+        case = f"{height}p-{count_label(count)}-{mode.lower()}"
+        log(f"viewport {case}: {draws} draws playing, redrawing, with stats")
+        rows.append({"case": case, **measure_viewport(count, width, height, mode, draws), "n": count,
+                     "width": width, "height": height})
+    return rows
+
+
+def end_to_end_suite(quick: bool, frames: int) -> list[dict]:
+    width, height, count = sized(*END_TO_END, quick)
+    case = f"png-{height}p-{count_label(count)}"
+    log(f"end-to-end {case}: ours, {frames} frames")
+    ours = 1e3 / measure_bake(PRESET, count, width, height, "PNG", frames)["fps"]
+    log(f"end-to-end {case}: Blender's particles + EEVEE, {frames} frames after a warm-up frame")
+    with tempfile.TemporaryDirectory() as out:
+        peer = blender_way_ms(load_preset(PRESET), count, width, height, frames, Path(out))
+    return [{"case": case, "ms_per_frame": ours, "peer": "blender-particles-eevee-1-sample",
+             "peer_ms_per_frame": peer["peer_ms_per_frame"], "ratio": peer["peer_ms_per_frame"] / ours,
+             "peer_simulate_ms": peer["peer_simulate_ms"], "peer_render_ms": peer["peer_render_ms"],
+             "frames": frames, "n": count, "width": width, "height": height, "startup": "excluded"}]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help=f"sizes / {QUICK_SCALE}, counts / {QUICK_COUNT_SCALE} (1080p 1M: 64x36 10K), 2 frames, "
+                             "3 draws, no tests: checks every path")
+    parser.add_argument("--skip-tests", action="store_true", help="leave out the blender-tests suite")
+    parser.add_argument("--suites", default="blender-tests,bake,viewport,end-to-end")
+    parser.add_argument("--bake-frames", type=int, help="timed frames per bake case (48; --quick 2)")
+    parser.add_argument("--draws", type=int, help="timed draws per viewport measurement (30; --quick 3)")
+    parser.add_argument("--peer-frames", type=int,
+                        help="end-to-end frames, both sides, after a warm-up frame (6; --quick 2)")
+    parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
+    args = parser.parse_args(argv)
+    for name, full, quick in (("bake_frames", 48, 2), ("draws", 30, 3), ("peer_frames", 6, 2)):
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
+    suites = args.suites.split(",")
+    if args.quick or args.skip_tests:
+        suites = [s for s in suites if s != "blender-tests"]
+    device = BlenderHost().device
+    log(f"device: {device}; suites: {', '.join(suites)}")
+    started = time.perf_counter()
+    runs = {"blender-tests": lambda: [run_tests()],
+            "bake": lambda: bake_suite(args.quick, args.bake_frames),
+            "viewport": lambda: viewport_suite(args.quick, args.draws),
+            "end-to-end": lambda: end_to_end_suite(args.quick, args.peer_frames)}
+    for suite in suites:
+        log(f"suite {suite}")
+        records.write(suite, device, runs[suite](), results=args.out)
+    log(f"done in {time.perf_counter() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

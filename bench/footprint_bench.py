@@ -1,0 +1,177 @@
+"""Issue 13's footprints inside the device run (bench/gpu_splat.py): 2x2, streak, disc and bokeh against their bounds.
+
+On each main case (normal, spread, clumpy; 2M particles at 3296x1776 on the
+device, the pixel-grid camera of bench/cases.py) the product's Compositor runs
+splat + resolve with a footprint, under the same timer as the one-pixel splat:
+
+* ``antialiased``: every point into the 2x2 pixels around it (bilinear);
+* ``streak``: motion blur, shutter 8 s wide over the cases' 1 px/s velocities
+  (camera still): a streak of about 9 px, one sample a pixel, 2x2 each;
+* ``disc``: depth of field with a 2 px circle of confusion everywhere (32 samples, 2x2 each);
+* ``bokeh``: circles of 8 px, drawn as soft additive sprites (raster_bokeh.glsl).
+
+Bounds (``bound_ms`` = ``bytes`` / the copy bandwidth of the same run): 32 B of
+state per particle, 8 B per add (two 4-byte atomics on the packed words; adds
+= the distinct pixels of each particle's footprint, ``adds_per_particle``, from
+the reference on 2000 of the case's particles), 32 B per target pixel for the
+resolve.  The bokeh sprites' bound: the state, then a read and
+write of the RGBA16F target (16 B) per covered pixel of every disc.  Besides
+bytes, ``atomic_bound_ms`` = atomics / the returning-atomic rate that
+``atomic_rate`` measured in the same run (suite ``bandwidth``, case
+``atomic_add_r32ui``): the one-pixel splat makes two returning atomics per
+particle and is bound by that rate rather than by bytes.
+
+``checks`` diffs each footprint with ``addon.engine.reference.footprint`` on a
+small case first (exact integers; a driver dividing less exactly than IEEE
+may move single units, which ``detail`` then counts, energy still exact).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from addon.engine.compositing import Camera, Compositor
+from addon.engine.footprint import Focus, Shutter
+from addon.engine.reference import compositing as reference
+from addon.engine.reference import footprint as ref_footprint
+from addon.engine.simulation import ParticleSystem
+from bench import cases, common
+
+SHUTTER_S = 4.0  # seconds each side of the frame: the cases' velocities are ~1 pixel a second per axis
+DISC_RADIUS_PX = 2.0
+BOKEH_RADIUS_PX = 8.0
+
+ATOMIC_ADD = """
+#version 430
+layout(local_size_x = 16, local_size_y = 16) in;
+layout(binding = 0, r32ui) uniform uimage2D counters;
+uniform int use_return;
+void main()
+{
+  ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+  uint old = imageAtomicAdd(counters, p, 1u);
+  if (use_return != 0 && old == 0xFFFFFFFFu) {
+    imageStore(counters, p, uvec4(0u)); /* never: keeps the returned value live */
+  }
+}
+"""
+
+
+def footprint_cameras(width: int, height: int) -> dict[str, tuple[Camera, bool]]:
+    """name: (camera, antialias) of each measured footprint."""
+    camera = Camera.pixel_grid(width, height)
+    return {
+        "antialiased": (camera, True),
+        "streak": (dataclasses.replace(camera, shutter=Shutter.still(camera.view_proj, -SHUTTER_S, SHUTTER_S)), True),
+        "disc": (dataclasses.replace(camera, focus=Focus(DISC_RADIUS_PX, 0.0)), True),  # w = 1: radius = scale
+        "bokeh": (dataclasses.replace(camera, focus=Focus(BOKEH_RADIUS_PX, 0.0)), True),
+    }
+
+
+def adds_per_particle(pos_age, vel_life, camera: Camera, settings, emax: float, sample: int = 2000) -> float:
+    """Atomic adds (two words each) a particle of the case makes on average: distinct (particle, pixel)
+    pairs of the footprint (the kernel merges the rest), from the reference on the first ``sample`` ones."""
+    pixel, _, particle = ref_footprint.footprint_taps(
+        pos_age[:sample], vel_life[:sample], camera.view_proj, camera.width, camera.height, settings, emax,
+        camera.pixels_per_unit, shutter=camera.shutter, focus=camera.focus)
+    pairs = np.unique(np.stack([particle, pixel[:, 0], pixel[:, 1]], axis=1), axis=0)
+    return len(pairs) / max(len(np.unique(particle)), 1)
+
+
+def atomic_rate(ctx, timer, device, side: int) -> tuple[list[dict], float]:
+    """Returning and fire-and-forget imageAtomicAdd on distinct R32UI texels: atomics a second."""
+    texture = ctx.texture((side, side), 1, dtype="u4")
+    program = ctx.compute_shader(ATOMIC_ADD)
+    records, rates = [], {}
+    for use_return in (1, 0):
+        program["use_return"].value = use_return
+
+        def run():
+            texture.bind_to_image(0, read=True, write=True)
+            program.run(side // 16, side // 16, 1)
+            ctx.memory_barrier()
+
+        ms = timer.together(run)
+        rate = side * side / (ms * 1e-3)
+        name = "atomic_add_r32ui" + ("" if use_return else "_no_return")
+        rates[name] = rate
+        records.append(common.record("bandwidth", name, side * side, device, ms, width=side, height=side,
+                                     atomics_per_s=rate, clock=timer.clock,
+                                     note="distinct texels, one imageAtomicAdd each"))
+    texture.release(), program.release()
+    return records, rates["atomic_add_r32ui"]
+
+
+def measure(host, timer, device, case, n, width, height, system, pos_age, vel_life, emax, ms_one_pixel, peer_ms,
+            bandwidth_gbps, atomics_per_s, log) -> list[dict]:
+    """The footprint records of one case, next to the one-pixel splat's ``ms`` and the GL_POINTS peer."""
+    records = []
+    resolve_bytes = 32 * width * height
+    for name, (camera, antialias) in footprint_cameras(width, height).items():
+        compositor = Compositor(host, width, height, cases.render(emax))
+        compositor.antialias = antialias
+
+        def splat(compositor=compositor, camera=camera):
+            compositor.splat(system, camera)
+
+        ms = timer.together(splat, compositor.resolve)
+        splat_ms, resolve_ms = timer.median(splat, compositor.resolve)
+        compositor.take_stats()
+        frame_total = host.read(compositor.frame)[..., :3].astype(np.float64).sum()
+        visible = int(((pos_age[:, :2] >= 0) & (pos_age[:, :2] < [width, height])).all(axis=1).sum())
+        if name == "bokeh":
+            adds, covered = 0.0, np.pi * (BOKEH_RADIUS_PX + 1.0) ** 2 * visible
+            bytes_total = 32 * n + 16 * covered + resolve_bytes
+        else:
+            adds = adds_per_particle(pos_age, vel_life, camera, system.settings, emax)
+            bytes_total = 32 * n + 8 * adds * visible + resolve_bytes
+        bound_ms = bytes_total / (bandwidth_gbps * 1e6)
+        atomic_bound_ms = 2 * adds * visible / atomics_per_s * 1e3 if atomics_per_s else None
+        records.append(common.record(
+            "footprint", f"{case}_{name}", n, device, ms, peer="gl_points", peer_ms=peer_ms, bound_ms=bound_ms,
+            atomic_bound_ms=atomic_bound_ms, one_pixel_ms=ms_one_pixel, width=width, height=height,
+            splat_ms=splat_ms, resolve_ms=resolve_ms, bytes=int(bytes_total), adds_per_particle=adds,
+            frame_total=frame_total, repeats=timer.repeats, clock=timer.clock))
+        log(f"  footprint {case}_{name}: {ms:.4f} ms (splat {splat_ms:.4f}), one-pixel {ms_one_pixel:.4f},"
+            f" gl_points {peer_ms:.3f} ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f}"
+            f" ({ms / bound_ms:.1f}x), {adds:.1f} adds a particle")
+        for texture in (*compositor.accum_textures.values(), compositor.frame, compositor.raster, compositor.stats):
+            texture.native.release()
+    return records
+
+
+def checks(host, device, rng, n, width, height, log) -> list[dict]:
+    """Each footprint's accumulation against the numpy reference on a small case (sub-pixel positions)."""
+    records = []
+    xyz = cases.positions("normal", n, width, height, rng)
+    pos_age, vel_life = cases.state(xyz, rng)
+    s = cases.settings(n, color_start=(3.0, 0.2, 1.0), color_end=(0.1, 2.5, 0.01), strength=1.3, size_px=10.0)
+    emax = cases.fitted_emax(cases.pixel_counts(xyz, width, height), 3.0 * 1.3)
+    system = ParticleSystem(host, s)
+    system.write_state(pos_age, vel_life)
+    for name, (camera, antialias) in footprint_cameras(width, height).items():
+        if name == "bokeh":
+            continue  # sprites: rasterized, not integer
+        compositor = Compositor(host, width, height, cases.render(emax))
+        compositor.antialias = antialias
+        compositor.splat(system, camera)
+        hi, lo = compositor.read_accum()
+        ref_hi, ref_lo, _ = ref_footprint.footprint_splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
+                                                          camera.pixels_per_unit, shutter=camera.shutter,
+                                                          focus=camera.focus)
+        differing = int(np.count_nonzero((hi != ref_hi) | (lo != ref_lo)))
+        energy = [reference.unpack(a, b, emax).astype(np.float64).sum() for a, b in ((hi, lo), (ref_hi, ref_lo))]
+        passed = differing == 0
+        detail = (f"{n:,} particles, {width}x{height}: {differing} pixels differ, total {energy[0]:.6g}"
+                  f" (reference {energy[1]:.6g})")
+        log(f"check footprint_{name}: {'PASS' if passed else 'FAIL'} ({detail})")
+        records.append(common.record("check", f"footprint_{name}", n, device, None, width=width, height=height,
+                                     result="PASS" if passed else "FAIL", note="PASS" if passed else "FAIL",
+                                     detail=detail))
+        for texture in (*compositor.accum_textures.values(), compositor.frame, compositor.raster, compositor.stats):
+            texture.native.release()
+    for texture in (system.pos_age, system.vel_life):
+        texture.native.release()
+    return records

@@ -1,0 +1,66 @@
+"""The rasterized alpha sprites the tile-binned compositor replaced: the peer of its look and speed.
+
+One instanced camera-facing quad per particle (``bench/shaders/sprite_alpha_raster.glsl``),
+drawn in the order of sorted key-index pairs with premultiplied "over"; used
+by tests/test_sprites.py (the looks agree within 1/255 where both orders
+agree) and by bench/sprite_bench.py (the speed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from addon.engine.kernels import Constant, Image, Raster, Sampler, include_source
+from addon.engine.look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
+from addon.engine.sprites import SPRITE_FOOTPRINT
+
+SHADER = Path(__file__).resolve().parent / "shaders" / "sprite_alpha_raster.glsl"
+QUAD_VERTICES = 6
+
+
+@dataclass(frozen=True)
+class BenchRaster(Raster):
+    """A raster program whose own file lives in bench/shaders."""
+
+    def body(self) -> str:
+        return include_source(self.includes) + SHADER.read_text()
+
+    def source_lines(self):
+        return [("bench/shaders/sprite_alpha_raster.glsl", n + 1) for n in range(self.body().count("\n"))]
+
+
+RASTER_SPRITES = BenchRaster(
+    "sprite_alpha_raster",
+    images=(Image("look", "RGBA32F", "READ"),),
+    samplers=(Sampler("pos_age"), Sampler("vel_life"), Sampler("indices", "UINT_2D")),
+    constants=(
+        Constant("INT", "count"), Constant("MAT4", "view_proj"), COLOR_START, COLOR_END,
+        next(c for c in SPRITE_FOOTPRINT.constants if c.name == "sprite_params"), Constant("VEC4", "state_origin"),
+        LOOK_RANDOM, LOOK_SEED,
+    ),
+    includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl"),
+    defines=(("SPRITE_INDIRECT", "1"),),
+    varyings=(("VEC4", "v_color"), ("VEC2", "v_corner")),
+)
+
+
+def draw_rasterized(host, target, systems, compositor, camera, indices) -> None:
+    """Each system's sprites through its sorted ``indices``, back to front, over a cleared ``target``."""
+    host.clear(target)
+    depth = compositor.depth.depth if compositor.depth else None
+    for system, order in zip(systems, indices):
+        s = system.settings
+        host.draw(
+            RASTER_SPRITES, "TRIS", QUAD_VERTICES, system.count, target, depth,
+            {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system),
+             "indices": order},
+            {
+                "count": system.count, "view_proj": camera.view_proj,
+                "color_start": (*s.color_start, s.emission_strength), "color_end": (*s.color_end, s.size),
+                "sprite_params": (camera.pixels_per_unit, s.opacity, camera.width, camera.height),
+                "state_origin": (*system.origin, 0.0), "look_random": (s.color_random, s.size_random, 0.0, 0.0),
+                "look_seed": s.seed,
+            },
+            blend="OVER",
+        )

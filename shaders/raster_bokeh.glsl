@@ -1,0 +1,65 @@
+/* Circles of confusion wider than the footprint splat takes (splat_max_radius pixels):
+ * one soft disc per particle (a quad, gl_InstanceID = particle), swept along
+ * its shutter path with MOTION_BLUR.  Its energy is the splat's color spread
+ * evenly over the shape's area, so the frame's total stays what the particle
+ * adds in focus; the rim fades over one pixel. */
+
+#ifdef GPU_VERTEX_SHADER
+const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
+                                vec2(-1.0, -1.0), vec2(1.0, 1.0), vec2(-1.0, 1.0));
+
+void main()
+{
+  int width = textureSize(pos_age, 0).x;
+  ivec2 texel = particle_texel(gl_InstanceID, width);
+  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
+  pos_age_in.xyz += state_origin.xyz;
+  vec4 vel_life_in = texelFetch(vel_life, texel, 0);
+  vec2 corner = CORNERS[gl_VertexID];
+  v_color = vec3(0.0);
+  v_local = vec2(0.0);
+  v_shape = vec2(0.0);
+  gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
+  if (gl_InstanceID >= count || !particle_alive(pos_age_in, vel_life_in.w)) {
+    return;
+  }
+  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
+  if (!(clip.w > 0.0 && abs(clip.z) <= clip.w)) {
+    return;
+  }
+  float radius = coc_radius_px(clip.w);
+  if (!(radius > splat_max_radius)) {
+    return; /* splatted */
+  }
+  vec2 size = target_extent;
+  vec2 start = screen_of(clip, size), end = start;
+#ifdef MOTION_BLUR
+  vec2 open_px, close_px;
+  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
+    start = open_px;
+    end = close_px;
+  }
+#endif
+  float half_path = 0.5 * length(end - start);
+  float reach = radius + 1.0;
+  v_local = vec2(corner.x * (reach + half_path), corner.y * reach);
+  v_shape = vec2(half_path, radius);
+  vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+  float coverage = pixel_coverage(particle_radius_px(gl_InstanceID, look_now, pixel_scale, clip.w));
+  /* Area under the rim's ramp: pi (r^2 + 1/12) for the disc, 2 r per pixel of path. */
+  float area = 3.14159265 * (radius * radius + 1.0 / 12.0) + 4.0 * radius * half_path;
+  v_color = particle_color(gl_InstanceID, look_now, coverage) / area;
+  vec2 corner_px = capsule_corner(start, end, reach, corner);
+  gl_Position = vec4((corner_px / size * 2.0 - 1.0) * clip.w, clip.z, clip.w);
+}
+#endif
+
+#ifdef GPU_FRAGMENT_SHADER
+void main()
+{
+  /* Distance from the path segment (along it: past its ends only). */
+  vec2 from_path = vec2(max(abs(v_local.x) - v_shape.x, 0.0), v_local.y);
+  float inside = clamp(v_shape.y + 0.5 - length(from_path), 0.0, 1.0);
+  out_color = vec4(v_color * inside, 0.0);
+}
+#endif

@@ -1,0 +1,180 @@
+/* The splat with a footprint (addon/engine/footprint.py): each particle is
+ * ``n`` samples along its screen path over the shutter (MOTION_BLUR) and over
+ * its circle of confusion (DEPTH_OF_FIELD), one sample without either, and
+ * each sample adds into the 2x2 pixels around it with bilinear weights.
+ *
+ * The particle's integer color q (splat.glsl's) is split exactly: the add of
+ * tap j of sample k (n samples, a power of two) is round(q * (k + W_j) / n) minus everything added
+ * before, W_j the bilinear weights summed up to tap j, so the adds telescope to
+ * q.  Taps off the target are dropped.  Circles wider than splat_max_radius are left to
+ * the bokeh sprites (raster_bokeh.glsl).  Same cull, depth rule (for each
+ * tap, at the particle's depth), look and packed atomics as splat.glsl. */
+
+#ifdef DEPTH_OF_FIELD
+const int DISC_COUNT[DISC_LEVELS] = int[DISC_LEVELS](DISC_COUNTS);
+const int DISC_FIRST[DISC_LEVELS] = int[DISC_LEVELS](DISC_FIRSTS);
+const float DISC_RADIUS[DISC_LEVELS] = float[DISC_LEVELS](DISC_RADII);
+
+vec2 disc_point(int i)
+{
+  vec4 pair = disc[i >> 1];
+  return (i & 1) == 0 ? pair.xy : pair.zw;
+}
+#endif
+
+#ifdef DEPTH_TEST
+/* Behind the scene's opaque surface at ``pixel``: the tile's range decides most, the full depth the rest. */
+bool hidden(ivec2 pixel, float depth)
+{
+  vec2 tile_range = texelFetch(coarse_depth, pixel / COARSE_TILE, 0).xy;
+  return depth > tile_range.y || (depth > tile_range.x && depth > texelFetch(scene_depth, pixel, 0).r);
+}
+#endif
+
+/* One packed add of q at ``pixel`` (color_pack.glsl); returns the overflows it caused. */
+uint add_color(ivec2 pixel, uvec3 q)
+{
+  uint add_hi = q.r | ((q.g >> 11u) << 21u);
+  uint add_lo = q.b | ((q.g & LOW11) << 21u);
+  uint old_hi = accum_add_hi(pixel, add_hi);
+  uint old_lo = accum_add_lo(pixel, add_lo);
+  uint overflows = uint((old_hi & LOW21) + q.r > LOW21) + uint((old_lo & LOW21) + q.b > LOW21) +
+                   uint(old_hi + add_hi < add_hi);
+  if (old_lo + add_lo < add_lo) {
+    uint old_carry = accum_add_hi(pixel, 1u << 21u);
+    overflows += uint(old_carry + (1u << 21u) < (1u << 21u));
+  }
+  return overflows;
+}
+
+/* Add a pending ``add`` at ``pixel`` unless it is empty, off the target or (DEPTH_TEST) hidden; the overflows. */
+uint flush(ivec2 pixel, uvec3 add, float depth)
+{
+  if (all(equal(add, uvec3(0u))) || any(lessThan(pixel, ivec2(0))) || any(greaterThanEqual(pixel, target_size))) {
+    return 0u;
+  }
+#ifdef DEPTH_TEST
+  if (hidden(pixel, depth)) {
+    return 0u;
+  }
+#endif
+  return add_color(pixel, add);
+}
+
+void main()
+{
+  int width = imageSize(pos_age).x;
+  int index = particle_index(width);
+#ifdef LIVE_INDEX
+  if (index >= min(int(imageLoad(live_count, ivec2(0)).x), count)) {
+    return;
+  }
+  index = int(imageLoad(live_index, particle_texel(index, imageSize(live_index).x)).x);
+#else
+  if (index >= count) {
+    return;
+  }
+#endif
+  ivec2 texel = particle_texel(index, width);
+  vec4 pos_age_in = imageLoad(pos_age, texel);
+  pos_age_in.xyz += state_origin.xyz;
+  vec4 vel_life_in = imageLoad(vel_life, texel);
+  if (!particle_alive(pos_age_in, vel_life_in.w)) {
+    return;
+  }
+  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
+  if (!(clip.w > 0.0 && abs(clip.z) <= clip.w)) {
+    return;
+  }
+  vec2 size = vec2(target_size);
+  vec3 window = window_coordinates(clip, target_size);
+  vec2 here = window.xy;
+  vec2 start = here, end = here;
+#ifdef MOTION_BLUR
+  vec2 open_px, close_px;
+  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
+    start = open_px;
+    end = close_px;
+  }
+#endif
+  float spread = 0.0;
+#ifdef DEPTH_OF_FIELD
+  spread = coc_radius_px(clip.w);
+  if (spread > splat_max_radius) {
+    return; /* a bokeh sprite */
+  }
+#endif
+  /* Nothing of the footprint reaches the target. */
+  if (any(lessThan(max(start, end) + (spread + 1.0), vec2(0.0))) ||
+      any(greaterThan(min(start, end) - (spread + 1.0), size))) {
+    return;
+  }
+
+  float depth = window.z; /* (for DEPTH_TEST) */
+
+  vec4 look_now = look_at(div_rn(pos_age_in.w, vel_life_in.w));
+  float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
+  vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
+  uvec3 q = quantize_color(color, quantize_scale);
+  if (all(equal(q, uvec3(0u)))) {
+    return;
+  }
+
+  /* Samples: at least one a pixel along the streak's longer axis, at least the
+   * disc's, a power of two (2^shift: dividing by it is exact on every GPU). */
+  vec2 path = end - start;
+  int needed = clamp(int(ceil(max(abs(path.x), abs(path.y)))), 1, MAX_SAMPLES);
+#ifdef DEPTH_OF_FIELD
+  int level = 0;
+  while (level < DISC_LEVELS - 1 && spread > DISC_RADIUS[level]) {
+    level++;
+  }
+  int disc_count = DISC_COUNT[level];
+  needed = max(needed, disc_count);
+#endif
+  int shift = needed > 1 ? findMSB(needed - 1) + 1 : 0;
+  int n = 1 << shift;
+
+  /* Adds to one pixel from consecutive samples are merged before they reach the
+   * images: a pending add per pixel parity (the four pixels of any 2x2 block
+   * differ in parity), flushed when a tap of that parity lands elsewhere.  A
+   * merged add is part of one particle's q, so it packs like any add. */
+  ivec2 pending_pixel[4] = ivec2[4](ivec2(-2), ivec2(-2), ivec2(-2), ivec2(-2));
+  uvec3 pending_add[4] = uvec3[4](uvec3(0u), uvec3(0u), uvec3(0u), uvec3(0u));
+  uint overflows = 0u;
+  uvec3 done = uvec3(0u);
+  for (int k = 0; k < n; k++) {
+    precise vec2 at = start + path * ldexp(float(k) + 0.5, -shift);
+#ifdef DEPTH_OF_FIELD
+    at += disc_point(DISC_FIRST[level] + k % disc_count) * spread;
+#endif
+    precise vec2 corner = floor(at - 0.5);
+    precise vec2 f = at - 0.5 - corner;
+    /* Bilinear weights of taps (0,0), (1,0), (0,1), (1,1), summed up to each. */
+    precise float w0 = (1.0 - f.x) * (1.0 - f.y);
+    precise float w1 = 1.0 - f.y;
+    precise float w2 = w1 + (1.0 - f.x) * f.y;
+    float upto_weight[4] = float[4](w0, w1, w2, 1.0);
+    for (int j = 0; j < 4; j++) {
+      precise float fraction = float(k) + upto_weight[j];
+      precise vec3 share = vec3(q) * ldexp(fraction, -shift) + 0.5;
+      uvec3 upto = (k == n - 1 && j == 3) ? q : max(uvec3(share), done);
+      uvec3 add = upto - done;
+      done = upto;
+      ivec2 pixel = ivec2(corner) + ivec2(j & 1, j >> 1);
+      int slot = (pixel.x & 1) + 2 * (pixel.y & 1);
+      if (pending_pixel[slot] != pixel) {
+        overflows += flush(pending_pixel[slot], pending_add[slot], depth);
+        pending_pixel[slot] = pixel;
+        pending_add[slot] = uvec3(0u);
+      }
+      pending_add[slot] += add;
+    }
+  }
+  for (int slot = 0; slot < 4; slot++) {
+    overflows += flush(pending_pixel[slot], pending_add[slot], depth);
+  }
+  if (overflows != 0u) {
+    imageAtomicAdd(stats, ivec2(STAT_OVERFLOW, 0), overflows);
+  }
+}

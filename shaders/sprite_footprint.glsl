@@ -1,0 +1,54 @@
+/* Tile-binned alpha sprites, step 1: each particle's footprint (sprite_shape.glsl),
+ * premultiplied color and depth key, at entry first_sprite + slot of the frame's
+ * sprite list (every Alpha effect of the frame shares one list, so sprites of
+ * different effects interleave by depth).  Sprites that do not show (unborn,
+ * dead, behind the camera, outside the depth range) get radius 0 (no tiles)
+ * and the last key.  sweep_seconds > 0: the footprint is swept along the particle's
+ * screen motion over that many seconds before now (motion blur). */
+
+const uint HIDDEN_KEY = 0xFFFFFFFFu;
+
+void main()
+{
+  int slot = sprite_linear_index();
+  if (slot >= count) {
+    return;
+  }
+  int width = textureSize(pos_age, 0).x;
+  ivec2 texel = particle_texel(slot, width);
+  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
+  pos_age_in.xyz += state_origin.xyz;
+  vec4 vel_life_in = texelFetch(vel_life, texel, 0);
+  ivec2 size = ivec2(target_extent);
+
+  vec4 shape = vec4(0.0);
+  vec4 stretch = vec4(0.0);
+  vec4 color = vec4(0.0);
+  uint key = HIDDEN_KEY;
+  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
+  if (particle_alive(pos_age_in, vel_life_in.w) && clip.w > 0.0) {
+    vec3 window = window_coordinates(clip, size);
+    if (window.z >= 0.0 && window.z <= 1.0) {
+      vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+      float radius_px = particle_radius_px(slot, look_now, pixel_scale, clip.w);
+      /* Below one pixel the sprite stays one pixel and gets fainter. */
+      float alpha = opacity * pixel_coverage(radius_px);
+      color = vec4(particle_color(slot, look_now, 1.0) * alpha, alpha);
+      if (sweep_seconds > 0.0 && is_finite(vel_life_in.xyz)) {
+        vec4 tail = transform_point(view_proj, pos_age_in.xyz - vel_life_in.xyz * sweep_seconds);
+        if (tail.w > 0.0) {
+          vec2 motion = window.xy - window_coordinates(tail, size).xy;
+          stretch.xy = motion;
+          window.xy -= 0.5 * motion; /* the streak's middle */
+        }
+      }
+      shape = vec4(window.xy, max(radius_px, 1.0), window.z);
+      key = floatBitsToUint(window.z); /* window depth >= 0: its bits sort like its value, near first */
+    }
+  }
+  ivec2 out_texel = particle_texel(first_sprite + slot, imageSize(sprite_shapes).x);
+  imageStore(sprite_shapes, out_texel, shape);
+  imageStore(sprite_streaks, out_texel, stretch);
+  imageStore(sprite_colors, out_texel, color);
+  imageStore(sprite_keys, out_texel, uvec4(key));
+}

@@ -1,0 +1,34 @@
+/* Tile-binned alpha sprites, step 4: one (tile, sprite) instance per tile the
+ * j-th nearest sprite touches, at its scanned offset: instances come out in
+ * depth order, and the stable binning by tile keeps that order in every
+ * tile's list.  The lists hold `capacity` instances: invocation j also marks
+ * slot j "no tile" when it lies past this frame's total (instance_total, the
+ * scan's), so the binning can run over the capacity without the total being
+ * read back; instances past the capacity are dropped (sprites.py grows it). */
+
+const uint NO_TILE = 0xFFFFFFFFu;
+
+void main()
+{
+  int j = sprite_linear_index();
+  int width = imageSize(instance_tiles).x;
+  if (j < capacity && uint(j) >= imageLoad(instance_total, ivec2(0, 0)).x) {
+    imageStore(instance_tiles, particle_texel(j, width), uvec4(NO_TILE));
+  }
+  if (j >= count) {
+    return;
+  }
+  uint sprite = imageLoad(depth_sprites, particle_texel(j, imageSize(depth_sprites).x)).x;
+  ivec2 texel = particle_texel(int(sprite), imageSize(sprite_shapes).x);
+  ivec4 tiles = sprite_tile_rect(imageLoad(sprite_shapes, texel), imageLoad(sprite_streaks, texel).xy, target_size);
+  int tiles_x = (target_size.x + SPRITE_TILE - 1) / SPRITE_TILE;
+  int next = int(imageLoad(instance_offsets, particle_texel(j, imageSize(instance_offsets).x)).x);
+  for (int ty = tiles.y; ty <= tiles.w; ty++) {
+    for (int tx = tiles.x; tx <= tiles.z && next < capacity; tx++) {
+      ivec2 out_texel = particle_texel(next, width);
+      imageStore(instance_tiles, out_texel, uvec4(uint(ty * tiles_x + tx)));
+      imageStore(instance_sprites, out_texel, uvec4(sprite));
+      next++;
+    }
+  }
+}

@@ -1,0 +1,107 @@
+"""The binning primitive on the GPU against its numpy reference: counts, offsets, stable bin order."""
+
+import numpy as np
+import pytest
+from gpu_fill import RANDOM_BYTE, expected, fill, upload
+
+from addon.engine import binning
+from addon.engine.reference import binning as ref
+from addon.engine.reference import scan as ref_scan
+
+
+def bin_on_gpu(host, keys, bins, count=None, values=None, mode="AGGREGATED"):
+    count = len(keys) if count is None else count
+    texture = upload(host, "keys", keys, width=1000)
+    b = binning.Binning(host, max(count, 1), bins)
+    b.count(texture, count, mode)
+    counts = host.read(b.counts).ravel()[:bins]
+    offsets = host.read(b.offsets).ravel()[:bins]
+    b.passes.run(texture, None if values is None else upload(host, "values", values, width=1000), b.keys, b.items, count)
+    items = host.read(b.items).ravel()[:count]
+    sorted_keys = host.read(b.keys).ravel()[:count]
+    return counts, offsets, items, sorted_keys, int(host.read(b.total)[0, 0])
+
+
+def check(host, keys, bins, mode="AGGREGATED"):
+    keys = np.asarray(keys, dtype=np.uint32)
+    counts, offsets, items, sorted_keys, total = bin_on_gpu(host, keys, bins, mode=mode)
+    want = ref.counts(keys, bins)
+    np.testing.assert_array_equal(counts, want)
+    np.testing.assert_array_equal(offsets, ref_scan.scan(want))
+    assert total == int(want.sum())
+    order = ref.order(keys, bins)
+    np.testing.assert_array_equal(items, order)
+    np.testing.assert_array_equal(sorted_keys, keys[order])
+
+
+CASES = {
+    "one bin": lambda rng, n: (np.zeros(n, np.uint32), 1),
+    "all in one of many": lambda rng, n: (np.full(n, 17, np.uint32), 1000),
+    "uniform 256": lambda rng, n: (rng.integers(0, 256, n), 256),
+    "non power of two bins": lambda rng, n: (rng.integers(0, 300, n), 300),
+    "more bins than items": lambda rng, n: (rng.integers(0, 100_000, n), 100_000),
+    "hashed table, clumpy": lambda rng, n: (np.where(rng.random(n) < 0.9, rng.integers(0, 50, n) * 997,
+                                                     rng.integers(0, 70_000, n)), 70_000),
+    "keys outside the bins": lambda rng, n: (rng.integers(0, 2**32, n, dtype=np.uint64) % 600, 500),
+    "three digit passes": lambda rng, n: (rng.integers(0, 1 << 20, n), (1 << 20) + 3),
+}
+
+
+@pytest.mark.parametrize("count", [1, 2048, 6001])
+@pytest.mark.parametrize("case", list(CASES))
+def test_binning_matches_reference(host, rng, case, count):
+    keys, bins = CASES[case](rng, count)
+    check(host, keys, bins)
+
+
+@pytest.mark.parametrize("mode", ["AGGREGATED", "NAIVE"])
+def test_count_modes_agree(host, rng, mode):
+    keys = np.where(rng.random(20_000) < 0.9, rng.integers(0, 3, 20_000), rng.integers(0, 5000, 20_000))
+    counts = bin_on_gpu(host, keys, 5000, mode=mode)[0]
+    np.testing.assert_array_equal(counts, ref.counts(keys, 5000))
+
+
+def test_empty_input(host):
+    counts, offsets, items, _, total = bin_on_gpu(host, np.zeros(0, np.uint32), 10)
+    assert not counts.any() and not offsets.any() and total == 0 and len(items) == 0
+
+
+def test_values_ride_along_and_runs_are_bitwise_equal(host, rng):
+    keys = rng.integers(0, 40, 9000)
+    values = rng.integers(0, 2**32, 9000, dtype=np.uint64).astype(np.uint32)
+    first = bin_on_gpu(host, keys, 40, values=values)
+    np.testing.assert_array_equal(first[2], values[ref.order(keys, 40)])
+    again = bin_on_gpu(host, keys, 40, values=values)
+    for a, b in zip(first[:4], again[:4]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_wave_match_needs_the_moderngl_host(host):
+    with pytest.raises(Exception, match="cannot enable GLSL extensions"):
+        host.compile(binning.bin_count_kernel("WAVE_MATCH"))
+
+
+def test_digit_passes():
+    assert binning.digit_shifts(1) == [0]
+    assert binning.digit_shifts(256) == [0]
+    assert binning.digit_shifts(257) == [0, 8]
+    assert binning.digit_shifts(1 << 20) == [0, 8, 16]
+    assert binning.digit_shifts(binning.ALL_KEYS) == [0, 8, 16, 24]
+    with pytest.raises(ValueError):
+        binning.digit_shifts(0)
+
+
+@pytest.mark.slow
+def test_two_to_the_24_items(host):
+    """Counts and offsets past float32's exact integers.  (The stable scatter of 2^24 items takes
+    ~30 s on llvmpipe; bench/binning_bench.py checks it against numpy on the GPU before timing.)"""
+    count = 1 << 24
+    keys_texture = host.texture("keys", 4096, 4096, "R32UI")
+    fill(host, keys_texture, count, RANDOM_BYTE, seed=5)
+    b = binning.Binning(host, 16, 257)  # 257 bins: bin 256 stays empty, its offset is the whole count
+    b.count(keys_texture, count)
+    want = np.bincount(expected(count, RANDOM_BYTE, seed=5).astype(np.uint8), minlength=257).astype(np.uint32)
+    np.testing.assert_array_equal(host.read(b.counts).ravel()[:257], want)
+    offsets = host.read(b.offsets).ravel()[:257]
+    np.testing.assert_array_equal(offsets, ref_scan.scan(want))
+    assert offsets[256] == count == int(host.read(b.total)[0, 0])

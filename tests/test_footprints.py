@@ -1,0 +1,247 @@
+"""Footprints (anti-aliased 2x2, motion-blur streak, depth-of-field disc): GPU vs numpy reference, exactly.
+
+Targets are powers of two wide and high so that the pixel-grid camera's
+products are exact; the footprint splat is diffed word for word against
+``reference/footprint.py``, energy is checked against the one-pixel splat.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from addon.engine import compositing, footprint, pipeline, raster, registry
+from addon.engine.compositing import Camera, Compositor
+from addon.engine.footprint import Focus, Shutter
+from addon.engine.reference import compositing as ref
+from addon.engine.reference import footprint as ref_footprint
+from addon.engine.settings import effect_settings, render_settings
+from addon.engine.simulation import ParticleSystem
+from addon.engine.sprites import SpriteLayer
+
+WIDTH, HEIGHT = 128, 64
+
+
+def shifted(camera: Camera, dx: float, dy: float = 0.0) -> np.ndarray:
+    """The camera's matrix with the image moved by (dx, dy) pixels."""
+    view_proj = camera.view_proj.copy()
+    view_proj[0, 3] += 2.0 * dx / camera.width
+    view_proj[1, 3] += 2.0 * dy / camera.height
+    return view_proj
+
+
+def deep_camera() -> Camera:
+    """The pixel grid with clip w = 1 + z / 4: depth varies, so do circles of confusion.
+
+    ``particles`` puts z at 0, 4, 12 or 28: w is 1, 2, 4 or 8, and dividing by a
+    power of two is exact on every host (div_rn is not on llvmpipe, whose fma
+    does not fuse), so the reference matches bit for bit."""
+    camera = Camera.pixel_grid(WIDTH, HEIGHT)
+    view_proj = camera.view_proj.copy()
+    view_proj[3] = [0.0, 0.0, 0.25, 1.0]
+    return Camera(view_proj, WIDTH, HEIGHT)
+
+
+def particles(rng, n, margin=-4.0):
+    """Random sub-pixel positions (some off the target by up to ``-margin``), depths (see deep_camera), ages, velocities."""
+    pos_age = np.empty((n, 4), np.float32)
+    pos_age[:, 0] = rng.uniform(margin, WIDTH - margin, n)
+    pos_age[:, 1] = rng.uniform(margin, HEIGHT - margin, n)
+    pos_age[:, 2] = rng.choice(np.array([0.0, 4.0, 12.0, 28.0], np.float32), n)
+    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
+    vel_life = np.empty((n, 4), np.float32)
+    vel_life[:, :3] = rng.normal(0.0, 20.0, (n, 3))  # pixels a second
+    vel_life[:, 3] = 1.0
+    return pos_age, vel_life
+
+
+SETTINGS = {"size": 10.0, "color_start": (3.0, 0.2, 1.0), "color_end": (0.1, 2.5, 0.01), "emission_strength": 1.3}
+
+
+def run(host, camera, pos_age, vel_life, emax=64.0, antialias=True, paired=True, depth=None):
+    s = effect_settings({"count": len(pos_age), **SETTINGS})
+    system = ParticleSystem(host, s)
+    system.write_state(pos_age, vel_life)
+    compositor = Compositor(host, camera.width, camera.height, render_settings({"emax": emax}), paired=paired)
+    compositor.antialias = antialias
+    if depth is not None:
+        compositor.use_depth(depth)
+    compositor.splat(system, camera)
+    hi, lo = compositor.read_accum()
+    overflow = compositor.take_stats().overflow
+    compositor.resolve()
+    return s, hi, lo, overflow, compositor.read_frame()
+
+
+def check_exact(host, camera, pos_age, vel_life, emax=64.0, paired=True, scene_depth=None):
+    depth = None
+    if scene_depth is not None:
+        from addon.engine.depth import SceneDepth
+
+        depth = SceneDepth(host, camera.width, camera.height)
+        depth.depth = host.texture("scene_depth", camera.width, camera.height, "DEPTH32F", scene_depth)
+        depth.build_coarse()
+    s, hi, lo, overflow, frame = run(host, camera, pos_age, vel_life, emax, paired=paired, depth=depth)
+    ref_hi, ref_lo, ref_overflow = ref_footprint.footprint_splat(
+        pos_age, vel_life, camera.view_proj, camera.width, camera.height, s, emax, camera.pixels_per_unit,
+        shutter=camera.shutter, focus=camera.focus, scene_depth=scene_depth)
+    np.testing.assert_array_equal(hi, ref_hi)
+    np.testing.assert_array_equal(lo, ref_lo)
+    assert overflow == ref_overflow
+    return s, ref_hi, ref_lo, frame
+
+
+@pytest.mark.parametrize("paired", [False, True])
+def test_antialiased_exact(host, rng, paired):
+    camera = Camera.pixel_grid(WIDTH, HEIGHT)
+    pos_age, vel_life = particles(rng, 30_001)
+    _, ref_hi, ref_lo, frame = check_exact(host, camera, pos_age, vel_life, paired=paired)
+    np.testing.assert_array_equal(frame, ref.resolve(ref_hi, ref_lo, 64.0))
+    assert np.count_nonzero(ref_hi) > 0.99 * WIDTH * HEIGHT
+
+
+def test_antialiased_carry_and_overflow(host, rng):
+    """Thousands of particles on one corner of four pixels: G carries and channels overflow, counted as the reference does."""
+    camera = Camera.pixel_grid(WIDTH, HEIGHT)
+    pos_age, vel_life = particles(rng, 9000)
+    pos_age[:, :2] = (40.25, 20.75)
+    _, ref_hi, _, _ = check_exact(host, camera, pos_age, vel_life, emax=1e-2)
+    assert np.count_nonzero(ref_hi) == 4
+
+
+def test_antialiased_energy_is_the_one_pixel_splat_exactly(host, rng):
+    """Away from the borders, every pixel's share adds up to the one-pixel splat's integer color."""
+    camera = Camera.pixel_grid(WIDTH, HEIGHT)
+    pos_age, vel_life = particles(rng, 20_000, margin=2.0)
+    s, hi, lo, overflow, _ = run(host, camera, pos_age, vel_life, emax=64.0)
+    _, one_hi, one_lo, one_overflow, _ = run(host, camera, pos_age, vel_life, emax=64.0, antialias=False)
+    assert overflow == one_overflow == 0
+    np.testing.assert_array_equal(integer_totals(hi, lo), integer_totals(one_hi, one_lo))
+
+
+def integer_totals(hi, lo):
+    """The accumulation's R, G, B summed over the target, as integers."""
+    hi, lo = hi.astype(np.int64), lo.astype(np.int64)
+    return np.array([(hi & 0x1FFFFF).sum(), (((hi >> 21) << 11) | (lo >> 21)).sum(), (lo & 0x1FFFFF).sum()])
+
+
+def test_bilinear_weights_of_one_particle(host):
+    """A particle at (10.75, 5.0): 3/4 of it in column 10 and 1/4 in column 11 (pixel centres at .5), rows 4 and 5 alike."""
+    camera = Camera.pixel_grid(WIDTH, HEIGHT)
+    pos_age = np.array([[10.75, 5.0, 0.0, 0.5]], np.float32)
+    vel_life = np.array([[0.0, 0.0, 0.0, 1.0]], np.float32)
+    red = run(host, camera, pos_age, vel_life)[-1][..., 0]
+    assert np.count_nonzero(red) == 4
+    quantum = 64.0 / (1 << 21)  # rounding leftovers land in the last tap
+    np.testing.assert_allclose(red[4, 10:12], red[5, 10:12], atol=2 * quantum)
+    np.testing.assert_allclose(red[5, 10], 3.0 * red[5, 11], atol=8 * quantum)
+
+
+def motion_camera(camera: Camera, pan_px=3.0) -> Camera:
+    """Shutter from 1/8 s before the frame to 1/8 s after it, the camera panning ``pan_px`` pixels meanwhile."""
+    shutter = Shutter(-0.125, 0.125, shifted(camera, 0.0), shifted(camera, pan_px, -pan_px / 2))
+    return dataclasses.replace(camera, shutter=shutter)
+
+
+def test_motion_blur_exact(host, rng):
+    camera = motion_camera(Camera.pixel_grid(WIDTH, HEIGHT))
+    pos_age, vel_life = particles(rng, 20_000)
+    vel_life[:7, :3] = 2000.0  # past MAX_SAMPLES pixels of streak
+    vel_life[7, :3] = np.inf  # not finite: no streak
+    check_exact(host, camera, pos_age, vel_life)
+
+
+def test_depth_of_field_exact(host, rng):
+    camera = dataclasses.replace(deep_camera(), focus=Focus(5.0, 1.0))  # radii 0, 2.5, 3.75 and 4.375 px
+    pos_age, vel_life = particles(rng, 20_000)
+    check_exact(host, camera, pos_age, vel_life)
+    radii = camera.focus.radius_px(1.0 + pos_age[:, 2] / 4)
+    assert (radii > footprint.SPLAT_MAX_RADIUS).any() and (radii < 0.5).any(), "levels and sprites"
+
+
+def test_motion_blur_with_depth_of_field_and_scene_depth_exact(host, rng):
+    camera = dataclasses.replace(motion_camera(deep_camera()), focus=Focus(6.0, 1.5))  # radii 3, 1.5, 3.75, 4.875
+    pos_age, vel_life = particles(rng, 20_000)
+    vel_life[:, 2] = 0.0  # w stays a power of two at shutter open and close (see deep_camera)
+    scene_depth = rng.uniform(0.4, 0.7, (HEIGHT, WIDTH)).astype(np.float32)
+    scene_depth[:16, :16] = 0.1
+    check_exact(host, camera, pos_age, vel_life, scene_depth=scene_depth)
+
+
+def frame_energy(frame):
+    return frame[..., :3].astype(np.float64).sum()
+
+
+@pytest.mark.parametrize("what", ["motion", "focus"])
+def test_blur_keeps_the_frames_energy(host, rng, what):
+    """Blur on: the frame's total within 2% of blur off (streaks and discs, splatted or sprites, stay on the target)."""
+    camera = deep_camera()
+    pos_age, vel_life = particles(rng, 5000, margin=24.0)
+    vel_life[:, 2] *= 0.05  # fast in depth, the deep camera's streaks would leave the target
+    if what == "motion":
+        blurred = motion_camera(camera, pan_px=2.0)
+    else:
+        blurred = dataclasses.replace(camera, focus=Focus(20.0, 1.25))
+        assert (blurred.focus.radius_px(1.0 + pos_age[:, 2] / 4) > footprint.SPLAT_MAX_RADIUS).mean() > 0.2
+    off = frame_energy(run(host, camera, pos_age, vel_life, emax=1024.0)[-1])
+    on = frame_energy(run(host, blurred, pos_age, vel_life, emax=1024.0)[-1])
+    assert on == pytest.approx(off, rel=0.02)
+
+
+def test_off_is_todays_splat(host, rng):
+    """No antialiasing, shutter or focus: the one-pixel kernel itself, frames equal to the one-pixel reference."""
+    camera = Camera.pixel_grid(WIDTH, HEIGHT)
+    pos_age, vel_life = particles(rng, 10_000, margin=0.0)
+    s, hi, lo, _, frame = run(host, camera, pos_age, vel_life, antialias=False)
+    ref_hi, ref_lo, _ = ref.splat(pos_age, vel_life, camera.view_proj, WIDTH, HEIGHT, s, 64.0, camera.pixels_per_unit)
+    np.testing.assert_array_equal(frame, ref.resolve(ref_hi, ref_lo, 64.0))
+    compositor = Compositor(host, WIDTH, HEIGHT, render_settings({"emax": 8.0}))
+    assert not compositor.uses_footprint(camera)
+    assert raster.quads(camera) is raster.QUADS
+
+
+def test_thin_lens_circle_of_confusion():
+    """50 mm at f/2 focused at 2 m, 36 mm of sensor over 1920 px: radius f^2 |z - d| / (2 N z (d - f)) in sensor px."""
+    focus = Focus.thin_lens(50.0, 2.0, 2.0, 1920 / 36.0)
+    expected = 0.05 * 0.05 * 2.0 / (2 * 2.0 * 4.0 * 1.95) / 0.036 * 1920
+    assert focus.radius_px(4.0) == pytest.approx(expected)
+    assert focus.radius_px(2.0) == 0.0
+    in_centimetres = Focus.thin_lens(50.0, 2.0, 200.0, 1920 / 36.0, unit_scale=0.01)
+    assert in_centimetres.radius_px(400.0) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("particle_type, blend_mode", [("SPRITE", "ADD"), ("STRETCHED", "ADD"), ("SPRITE", "ALPHA")])
+def test_sprites_stretch_over_the_shutter(host, particle_type, blend_mode):
+    """One sprite moving right at 80 px/s, shutter 1/4 s: 20 px longer, its additive energy about kept."""
+    camera = Camera.pixel_grid(WIDTH, HEIGHT)
+    blurred = dataclasses.replace(camera, shutter=Shutter.still(camera.view_proj, -0.125, 0.125))
+    s = effect_settings({"count": 1, "size": 4.0, "particle_type": particle_type, "blend_mode": blend_mode,
+                         "stretch": 0.0})
+    system = ParticleSystem(host, s)
+    system.write_state(np.array([[64.0, 32.0, 0.0, 0.5]], np.float32), np.array([[80.0, 0.0, 0.0, 1.0]], np.float32))
+    frames = []
+    for cam in (camera, blurred):
+        compositor = Compositor(host, WIDTH, HEIGHT, render_settings({"emax": 8.0}))
+        pipeline.composite_into([system], compositor, cam, SpriteLayer(host, WIDTH, HEIGHT), [None])
+        frames.append(compositor.read_frame())
+    still, moving = ((f[..., 3] > 1e-3).any(axis=0).sum() for f in frames)
+    assert moving >= still + 18
+    if blend_mode == "ADD":
+        assert frame_energy(frames[1]) == pytest.approx(frame_energy(frames[0]), rel=0.1)
+
+
+def test_bokeh_sprites_spread_wide_circles(host):
+    """A particle far out of focus is a disc of its circle's radius, drawn as a sprite, energy kept."""
+    camera = dataclasses.replace(deep_camera(), focus=Focus(20.0, 1.0))
+    pos_age = np.array([[64.0, 32.0, 4.0, 0.5]], np.float32)  # w = 2: radius 10 px
+    vel_life = np.array([[0.0, 0.0, 0.0, 1.0]], np.float32)
+    s, hi, lo, _, frame = run(host, camera, pos_age, vel_life)
+    assert not hi.any() and not lo.any(), "not splatted"
+    lit = frame[..., 0] > 0
+    assert abs(lit.sum() - np.pi * 10.5**2) < 0.1 * np.pi * 10**2
+    _, _, _, _, focused = run(host, deep_camera(), pos_age, vel_life)
+    assert frame_energy(frame) == pytest.approx(frame_energy(focused), rel=0.02)
+
+
+def test_footprint_kernels_are_in_the_registry():
+    assert set(compositing.FOOTPRINT_VARIANTS) <= set(registry.KERNELS)

@@ -1,0 +1,184 @@
+"""The bake's writer threads against Blender's own ``Image.save_render``: PNG within one 8-bit level
+for several view transforms, a look, exposure, gamma and HDR values; EXR equal as half floats."""
+
+from dataclasses import replace
+
+import bpy
+import numpy as np
+import pytest
+
+from addon.bake import frame_format as frame_format_of_scene
+from addon.engine.readback import FrameReadback
+from addon.frame_writer import (
+    PNG_CHANNELS,
+    FrameWriteError,
+    FrameWriter,
+    display_processor,
+    encode,
+    file_pixels,
+    image_modules,
+)
+
+WIDTH, HEIGHT = 48, 32
+
+
+def sample_frame(rng):
+    """Linear premultiplied RGBA, rows bottom to top: HDR up to 40, black, alpha 0 with color, alpha above 1."""
+    pixels = np.zeros((HEIGHT, WIDTH, 4), np.float32)
+    pixels[..., :3] = rng.exponential(0.6, (HEIGHT, WIDTH, 3)) * (rng.random((HEIGHT, WIDTH, 1)) < 0.8)
+    pixels[..., 3] = np.clip(rng.random((HEIGHT, WIDTH)) * 1.5 - 0.2, 0.0, 1.3)
+    pixels[:4, :8, :3] = 40.0
+    pixels[::3, ::5, 3] = 0.0
+    pixels[-4:] = 0.0
+    return pixels
+
+
+def read_image(path, pixel_type):
+    """The values as stored (PNG: straight alpha, not multiplied on reading)."""
+    oiio, _ = image_modules()
+    config = oiio.ImageSpec()
+    config.attribute("oiio:UnassociatedAlpha", 1)
+    image = oiio.ImageInput.open(str(path), config)
+    try:
+        return image.read_image(pixel_type)
+    finally:
+        image.close()
+
+
+def save_render(scene, pixels, path):
+    image = bpy.data.images.new("reference", WIDTH, HEIGHT, alpha=True, float_buffer=True)
+    image.pixels.foreach_set(pixels.ravel())
+    try:
+        image.save_render(str(path), scene=scene)
+    finally:
+        bpy.data.images.remove(image)
+
+
+def write_with_writer(scene, pixels, path):
+    """What a writer thread does with a frame read back (pixels as the readback holds them).  Bakes write
+    PNG as RGB; the writer itself follows any color mode, compared here with save_render in each."""
+    frame_format = frame_format_of_scene(scene)
+    if not frame_format.exr:
+        frame_format = replace(frame_format, channels=PNG_CHANNELS[scene.render.image_settings.color_mode])
+    processor = display_processor(frame_format.display) if frame_format.display else None
+    encode(path, file_pixels(pixels.copy(), frame_format, processor), frame_format)
+
+
+
+
+LOOKS = [
+    ("Standard", "None", 0.0, 1.0),
+    ("AgX", "None", 0.0, 1.0),
+    ("AgX", "AgX - Punchy", 0.7, 1.4),
+    ("Filmic", "Medium High Contrast", -0.5, 0.8),
+    ("Khronos PBR Neutral", "None", 1.5, 1.0),
+]
+
+
+@pytest.mark.parametrize("color_mode", ["RGB", "RGBA", "BW"])
+@pytest.mark.parametrize("view, look, exposure, gamma", LOOKS)
+def test_png_matches_save_render_within_one_level(scene, tmp_path, rng, color_mode, view, look, exposure, gamma):
+    settings = scene.view_settings
+    settings.view_transform, settings.look, settings.exposure, settings.gamma = view, look, exposure, gamma
+    scene.render.image_settings.file_format = "PNG"
+    scene.render.image_settings.color_mode = color_mode
+    pixels = sample_frame(rng)
+    save_render(scene, pixels, tmp_path / "blender.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    expected, written = (read_image(tmp_path / name, "uint8").astype(int) for name in ("blender.png", "writer.png"))
+    assert written.shape == expected.shape == (HEIGHT, WIDTH, {"BW": 1, "RGB": 3, "RGBA": 4}[color_mode])
+    assert np.abs(written - expected).max() <= 1
+    assert (expected == 255).any() and (expected < 16).any(), "the frame spans dark to clipped"
+
+
+def test_sixteen_bit_png_matches_save_render(scene, tmp_path, rng):
+    scene.view_settings.view_transform = "AgX"
+    scene.render.image_settings.file_format = "PNG"
+    scene.render.image_settings.color_depth = "16"
+    pixels = sample_frame(rng)
+    save_render(scene, pixels, tmp_path / "blender.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    expected, written = (read_image(tmp_path / name, "uint16").astype(int) for name in ("blender.png", "writer.png"))
+    assert np.abs(written - expected).max() <= 257  # one 8-bit level
+
+
+def test_exr_matches_save_render_as_half_floats(scene, tmp_path, rng):
+    from test_bake_modal import exr_channels
+
+    scene.render.image_settings.file_format = "OPEN_EXR"
+    scene.render.image_settings.color_mode = "RGBA"
+    scene.render.image_settings.color_depth = "16"
+    pixels = sample_frame(rng)
+    pixels[0, 0] = (1e-5, 65504.0, 3.14159, 0.5)  # a denormal, the largest half, a value half float rounds
+    save_render(scene, pixels, tmp_path / "blender.exr")
+    write_with_writer(scene, pixels.astype(np.float16), tmp_path / "writer.exr")
+    assert exr_channels(tmp_path / "writer.exr") == exr_channels(tmp_path / "blender.exr")
+    expected, written = (read_image(tmp_path / name, "half") for name in ("blender.exr", "writer.exr"))
+    np.testing.assert_array_equal(written.view(np.uint16), expected.view(np.uint16))
+
+
+@pytest.mark.parametrize("half", [True, False])
+def test_readback_targets_hold_each_frame_as_drawn(host, rng, half):
+    """Two targets in flight: storing frame B does not disturb frame A, and the half readback rounds as numpy."""
+    frames = [sample_frame(rng) for _ in range(3)]
+    textures = [host.texture(f"frame_{n}", WIDTH, HEIGHT, "RGBA32F", f) for n, f in enumerate(frames)]
+    readback = FrameReadback(host, WIDTH, HEIGHT, half=half)
+    buffers = [readback.buffer(), readback.buffer()]
+    first, second = readback.store(textures[0]), readback.store(textures[1])
+    dtype = np.float16 if half else np.float32
+    for index, frame, buffer in zip((first, second), frames, buffers):
+        np.testing.assert_array_equal(readback.read(index, buffer), frame.astype(dtype))
+    assert readback.store(textures[2]) == first
+    np.testing.assert_array_equal(readback.read(first, buffers[0]), frames[2].astype(dtype))
+
+
+def test_worker_error_surfaces_on_the_main_thread(scene, tmp_path, rng, monkeypatch):
+    from addon import frame_writer
+
+    def full_disk(path, pixels, frame_format):
+        path.write_bytes(b"half a file")
+        raise OSError(28, "No space left on device")
+
+    writer = FrameWriter(frame_format_of_scene(scene), workers=2)
+    monkeypatch.setattr(frame_writer, "encode", full_disk)
+    released = []
+    writer.submit(7, tmp_path / "f_0007.png", sample_frame(rng), release=lambda: released.append(7))
+    with pytest.raises(FrameWriteError, match="Could not write frame 7 to .*f_0007.png': No space left on device"):
+        writer.collect(wait=True)
+    assert released == [7] and writer.failed and list(tmp_path.iterdir()) == []
+
+
+def test_a_view_the_config_lacks_is_refused_before_any_frame(scene, tmp_path):
+    from conftest import add_effect
+
+    from addon.bake import BakeError, BakeJob
+
+    add_effect(count=1000)
+    scene.display_settings.display_device = "sRGB"
+    scene.view_settings.view_transform = "Standard"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OCIO", str(tmp_path / "config.ocio"))
+        (tmp_path / "config.ocio").write_text(
+            "ocio_profile_version: 2\nroles: {default: raw, scene_linear: raw}\n"
+            "displays: {sRGB: [!<View> {name: Raw, colorspace: raw}]}\n"
+            "colorspaces:\n  - !<ColorSpace> {name: raw, isdata: true}\n")
+        with pytest.raises(BakeError, match="view 'Standard' is not a view of display 'sRGB'"):
+            BakeJob(scene)
+    assert not (tmp_path / "frames").exists() or not list((tmp_path / "frames").iterdir())
+
+
+def test_png_follows_the_output_color_management_override(scene, tmp_path, rng):
+    """Output properties > Color Management > Override: save_render uses the format's own view settings."""
+    scene.view_settings.view_transform = "AgX"
+    settings = scene.render.image_settings
+    settings.file_format, settings.color_mode = "PNG", "RGB"
+    settings.color_management = "OVERRIDE"
+    settings.view_settings.view_transform, settings.view_settings.exposure = "Standard", -1.0
+    pixels = sample_frame(rng)
+    save_render(scene, pixels, tmp_path / "blender.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    expected, written = (read_image(tmp_path / name, "uint8").astype(int) for name in ("blender.png", "writer.png"))
+    assert np.abs(written - expected).max() <= 1
+    scene.render.image_settings.color_management = "FOLLOW_SCENE"
+    write_with_writer(scene, pixels, tmp_path / "scene.png")
+    assert np.abs(read_image(tmp_path / "scene.png", "uint8").astype(int) - expected).max() > 1, "the override mattered"
