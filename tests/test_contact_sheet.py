@@ -33,3 +33,11 @@ def test_the_crop_is_the_window_with_the_most_light():
     x, y = contact_sheet.brightest_window(pixels, (48, 27))
     assert x <= 150 and x + 48 >= 160 and y <= 70 and y + 27 >= 80
     assert contact_sheet.crop(pixels, (48, 27)).shape == (27, 48, 4)
+
+
+def test_a_stage_can_centre_the_crop():
+    pixels = np.zeros((108, 192, 4), np.float32)
+    pixels[100, 20, 0] = 1.0  # near the top left (rows run bottom to top)
+    window = contact_sheet.crop(pixels, (48, 27), center=(0.1, 0.05))
+    assert window.shape == (27, 48, 4) and window[..., 0].sum() == 1.0
+    assert contact_sheet.crop(pixels, (48, 27), center=(1.0, 1.0)).shape == (27, 48, 4), "kept inside the frame"

@@ -46,7 +46,7 @@ def poster_frame(preset) -> int:
 
 
 def render_frame(name: str, size=RENDER):
-    """(label, linear RGBA poster frame (height, width, 4), rows bottom to top) of one preset."""
+    """(preset, linear RGBA poster frame (height, width, 4), rows bottom to top) of one preset."""
     import addon
     from addon.engine.presets import load_preset
     from addon.render import SceneRenderer
@@ -58,7 +58,7 @@ def render_frame(name: str, size=RENDER):
             renderer = SceneRenderer(scene, *size)
             pixels = renderer.render(poster)
             print(f"contact sheet: {name} frame {poster}, {renderer.frame_stats.overflow} Emax overflows")
-            return preset.label, pixels
+            return preset, pixels
         finally:
             addon.unregister()
 
@@ -76,8 +76,15 @@ def brightest_window(pixels, tile=TILE):
     return int(x), int(y)
 
 
-def crop(pixels, tile=TILE):
-    x, y = brightest_window(pixels, tile)
+def crop(pixels, tile=TILE, center=None):
+    """The tile-sized window around ``center`` (fractions of the width and height from the top left, as the
+    preset's stage ``poster_window`` says for an effect wider than a tile), else the one with the most light."""
+    if center is None:
+        x, y = brightest_window(pixels, tile)
+    else:
+        height, width = pixels.shape[:2]
+        x = min(max(round(center[0] * width - tile[0] / 2), 0), width - tile[0])
+        y = min(max(round((1 - center[1]) * height - tile[1] / 2), 0), height - tile[1])  # rows run bottom to top
     return pixels[y:y + tile[1], x:x + tile[0]]
 
 
@@ -146,8 +153,8 @@ def main(argv=None) -> int:
     names = args.presets or preset_names()
     tiles = []
     for name in names:
-        label, pixels = render_frame(name)
-        tiles.append((label, crop(pixels)))
+        preset, pixels = render_frame(name)
+        tiles.append((preset.label, crop(pixels, center=preset.stage.get("poster_window"))))
     save_png(compose(tiles, columns=4), Path(args.out))
     print(f"contact sheet: wrote {args.out}")
     return 0
