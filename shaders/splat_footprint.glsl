@@ -31,34 +31,62 @@ bool hidden(ivec2 pixel, float depth)
 }
 #endif
 
-/* One packed add of q at ``pixel`` (color_pack.glsl); returns the overflows it caused. */
-uint add_color(ivec2 pixel, uvec3 q)
+/* The packed words of an add (color_pack.glsl). */
+uint packed_hi(uvec3 q)
 {
-  uint add_hi = q.r | ((q.g >> 11u) << 21u);
-  uint add_lo = q.b | ((q.g & LOW11) << 21u);
-  uint old_hi = accum_add_hi(pixel, add_hi);
-  uint old_lo = accum_add_lo(pixel, add_lo);
-  uint overflows = uint((old_hi & LOW21) + q.r > LOW21) + uint((old_lo & LOW21) + q.b > LOW21) +
-                   uint(old_hi + add_hi < add_hi);
-  if (old_lo + add_lo < add_lo) {
-    uint old_carry = accum_add_hi(pixel, 1u << 21u);
-    overflows += uint(old_carry + (1u << 21u) < (1u << 21u));
+  return q.r | ((q.g >> 11u) << 21u);
+}
+
+uint packed_lo(uvec3 q)
+{
+  return q.b | ((q.g & LOW11) << 21u);
+}
+
+/* The packed adds of ``add[s]`` at ``pixel[s]`` for each slot s where ``go[s]``; the overflows.
+ * Every slot's two atomics are issued before any returned value is read, then
+ * every carry (G_low wrapping off accum_lo), so a batch costs the thread two
+ * round trips to memory however many slots it adds, not two per slot. */
+uint add_colors(ivec2 pixel[4], uvec3 add[4], bool go[4])
+{
+  uint old_hi[4] = uint[4](0u, 0u, 0u, 0u);
+  uint old_lo[4] = uint[4](0u, 0u, 0u, 0u);
+  for (int s = 0; s < 4; s++) {
+    if (go[s]) {
+      old_hi[s] = accum_add_hi(pixel[s], packed_hi(add[s]));
+      old_lo[s] = accum_add_lo(pixel[s], packed_lo(add[s]));
+    }
+  }
+  uint old_carry[4] = uint[4](0u, 0u, 0u, 0u);
+  bool carried[4] = bool[4](false, false, false, false);
+  for (int s = 0; s < 4; s++) {
+    carried[s] = go[s] && old_lo[s] + packed_lo(add[s]) < packed_lo(add[s]);
+    if (carried[s]) {
+      old_carry[s] = accum_add_hi(pixel[s], 1u << 21u);
+    }
+  }
+  uint overflows = 0u;
+  for (int s = 0; s < 4; s++) {
+    uint hi = packed_hi(add[s]);
+    uint slot_overflows = uint((old_hi[s] & LOW21) + add[s].r > LOW21) +
+                          uint((old_lo[s] & LOW21) + add[s].b > LOW21) + uint(old_hi[s] + hi < hi) +
+                          uint(carried[s] && old_carry[s] + (1u << 21u) < (1u << 21u));
+    overflows += go[s] ? slot_overflows : 0u;
   }
   return overflows;
 }
 
-/* Add a pending ``add`` at ``pixel`` unless it is empty, off the target or (DEPTH_TEST) hidden; the overflows. */
-uint flush(ivec2 pixel, uvec3 add, float depth)
+/* Whether a pending ``add`` at ``pixel`` goes to the images: not empty, on the target and (DEPTH_TEST) not hidden. */
+bool wanted(ivec2 pixel, uvec3 add, float depth)
 {
   if (all(equal(add, uvec3(0u))) || any(lessThan(pixel, ivec2(0))) || any(greaterThanEqual(pixel, target_size))) {
-    return 0u;
+    return false;
   }
 #ifdef DEPTH_TEST
   if (hidden(pixel, depth)) {
-    return 0u;
+    return false;
   }
 #endif
-  return add_color(pixel, add);
+  return true;
 }
 
 void main()
@@ -125,20 +153,25 @@ void main()
   vec2 path = end - start;
   int needed = clamp(int(ceil(max(abs(path.x), abs(path.y)))), 1, MAX_SAMPLES);
 #ifdef DEPTH_OF_FIELD
-  int level = 0;
-  while (level < DISC_LEVELS - 1 && spread > DISC_RADIUS[level]) {
-    level++;
+  /* The smallest pattern whose radius holds the circle (radii ascend; constant indices, no local array). */
+  int disc_count = DISC_COUNT[0], disc_first = DISC_FIRST[0];
+  for (int level = 1; level < DISC_LEVELS; level++) {
+    if (spread > DISC_RADIUS[level - 1]) {
+      disc_count = DISC_COUNT[level];
+      disc_first = DISC_FIRST[level];
+    }
   }
-  int disc_count = DISC_COUNT[level];
   needed = max(needed, disc_count);
 #endif
   int shift = needed > 1 ? findMSB(needed - 1) + 1 : 0;
   int n = 1 << shift;
 
   /* Adds to one pixel from consecutive samples are merged before they reach the
-   * images: a pending add per pixel parity (the four pixels of any 2x2 block
-   * differ in parity), flushed when a tap of that parity lands elsewhere.  A
-   * merged add is part of one particle's q, so it packs like any add. */
+   * images: a pending add per pixel parity (slot), flushed when a tap of that
+   * parity lands elsewhere.  The four taps of a sample fill the four slots (tap
+   * j goes to slot j ^ parity of the corner), so each slot is a register of its
+   * own and a sample's flushes go out as one batch (add_colors).  A merged add
+   * is part of one particle's q, so it packs like any add. */
   ivec2 pending_pixel[4] = ivec2[4](ivec2(-2), ivec2(-2), ivec2(-2), ivec2(-2));
   uvec3 pending_add[4] = uvec3[4](uvec3(0u), uvec3(0u), uvec3(0u), uvec3(0u));
   uint overflows = 0u;
@@ -146,7 +179,7 @@ void main()
   for (int k = 0; k < n; k++) {
     precise vec2 at = start + path * ldexp(float(k) + 0.5, -shift);
 #ifdef DEPTH_OF_FIELD
-    at += disc_point(DISC_FIRST[level] + k % disc_count) * spread;
+    at += disc_point(disc_first + (k & (disc_count - 1))) * spread; /* counts are powers of two */
 #endif
     precise vec2 corner = floor(at - 0.5);
     precise vec2 f = at - 0.5 - corner;
@@ -155,25 +188,39 @@ void main()
     precise float w1 = 1.0 - f.y;
     precise float w2 = w1 + (1.0 - f.x) * f.y;
     float upto_weight[4] = float[4](w0, w1, w2, 1.0);
+    uvec3 tap_add[4];
     for (int j = 0; j < 4; j++) {
       precise float fraction = float(k) + upto_weight[j];
       precise vec3 share = vec3(q) * ldexp(fraction, -shift) + 0.5;
       uvec3 upto = (k == n - 1 && j == 3) ? q : max(uvec3(share), done);
-      uvec3 add = upto - done;
+      tap_add[j] = upto - done;
       done = upto;
-      ivec2 pixel = ivec2(corner) + ivec2(j & 1, j >> 1);
-      int slot = (pixel.x & 1) + 2 * (pixel.y & 1);
-      if (pending_pixel[slot] != pixel) {
-        overflows += flush(pending_pixel[slot], pending_add[slot], depth);
-        pending_pixel[slot] = pixel;
-        pending_add[slot] = uvec3(0u);
-      }
-      pending_add[slot] += add;
+    }
+    ivec2 base = ivec2(corner);
+    int parity = (base.x & 1) | ((base.y & 1) << 1);
+    ivec2 flush_pixel[4];
+    uvec3 flush_add[4];
+    bool flushing[4];
+    for (int slot = 0; slot < 4; slot++) {
+      int j = slot ^ parity;
+      ivec2 pixel = base + ivec2(j & 1, j >> 1);
+      uvec3 add = j == 0 ? tap_add[0] : j == 1 ? tap_add[1] : j == 2 ? tap_add[2] : tap_add[3];
+      bool moved = pending_pixel[slot] != pixel;
+      flush_pixel[slot] = pending_pixel[slot];
+      flush_add[slot] = pending_add[slot];
+      flushing[slot] = moved && wanted(flush_pixel[slot], flush_add[slot], depth);
+      pending_pixel[slot] = pixel;
+      pending_add[slot] = (moved ? uvec3(0u) : pending_add[slot]) + add;
+    }
+    if (any(bvec4(flushing[0], flushing[1], flushing[2], flushing[3]))) {
+      overflows += add_colors(flush_pixel, flush_add, flushing);
     }
   }
+  bool last[4];
   for (int slot = 0; slot < 4; slot++) {
-    overflows += flush(pending_pixel[slot], pending_add[slot], depth);
+    last[slot] = wanted(pending_pixel[slot], pending_add[slot], depth);
   }
+  overflows += add_colors(pending_pixel, pending_add, last);
   if (overflows != 0u) {
     imageAtomicAdd(stats, ivec2(STAT_OVERFLOW, 0), overflows);
   }
