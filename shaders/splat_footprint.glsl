@@ -42,11 +42,23 @@ uint packed_lo(uvec3 q)
   return q.b | ((q.g & LOW11) << 21u);
 }
 
+/* Carries (of add_colors) that wrapped G_high off the top of accum_hi: overflows. */
+uint carry_wraps(uint carry_old[4], bool carried[4])
+{
+  uint wraps = 0u;
+  for (int s = 0; s < 4; s++) {
+    wraps += uint(carried[s] && carry_old[s] + (1u << 21u) < (1u << 21u));
+  }
+  return wraps;
+}
+
 /* The packed adds of ``add[s]`` at ``pixel[s]`` for each slot s where ``go[s]``; the overflows.
  * Every slot's two atomics are issued before any returned value is read, then
- * every carry (G_low wrapping off accum_lo), so a batch costs the thread two
- * round trips to memory however many slots it adds, not two per slot. */
-uint add_colors(ivec2 pixel[4], uvec3 add[4], bool go[4])
+ * every carry (G_low wrapping off accum_lo).  A carry's returned value (did
+ * G_high wrap?) is read only by the next batch (``carry_old``, ``carried``: in
+ * from the last batch, out to the next; carry_wraps counts the last ones), so a
+ * batch waits on memory once however many slots it adds. */
+uint add_colors(ivec2 pixel[4], uvec3 add[4], bool go[4], inout uint carry_old[4], inout bool carried[4])
 {
   uint old_hi[4] = uint[4](0u, 0u, 0u, 0u);
   uint old_lo[4] = uint[4](0u, 0u, 0u, 0u);
@@ -56,20 +68,17 @@ uint add_colors(ivec2 pixel[4], uvec3 add[4], bool go[4])
       old_lo[s] = accum_add_lo(pixel[s], packed_lo(add[s]));
     }
   }
-  uint old_carry[4] = uint[4](0u, 0u, 0u, 0u);
-  bool carried[4] = bool[4](false, false, false, false);
+  uint overflows = carry_wraps(carry_old, carried);
   for (int s = 0; s < 4; s++) {
     carried[s] = go[s] && old_lo[s] + packed_lo(add[s]) < packed_lo(add[s]);
     if (carried[s]) {
-      old_carry[s] = accum_add_hi(pixel[s], 1u << 21u);
+      carry_old[s] = accum_add_hi(pixel[s], 1u << 21u);
     }
   }
-  uint overflows = 0u;
   for (int s = 0; s < 4; s++) {
     uint hi = packed_hi(add[s]);
     uint slot_overflows = uint((old_hi[s] & LOW21) + add[s].r > LOW21) +
-                          uint((old_lo[s] & LOW21) + add[s].b > LOW21) + uint(old_hi[s] + hi < hi) +
-                          uint(carried[s] && old_carry[s] + (1u << 21u) < (1u << 21u));
+                          uint((old_lo[s] & LOW21) + add[s].b > LOW21) + uint(old_hi[s] + hi < hi);
     overflows += go[s] ? slot_overflows : 0u;
   }
   return overflows;
@@ -175,6 +184,8 @@ void main()
   ivec2 pending_pixel[4] = ivec2[4](ivec2(-2), ivec2(-2), ivec2(-2), ivec2(-2));
   uvec3 pending_add[4] = uvec3[4](uvec3(0u), uvec3(0u), uvec3(0u), uvec3(0u));
   uint overflows = 0u;
+  uint carry_old[4] = uint[4](0u, 0u, 0u, 0u);
+  bool carried[4] = bool[4](false, false, false, false);
   uvec3 done = uvec3(0u);
   for (int k = 0; k < n; k++) {
     precise vec2 at = start + path * ldexp(float(k) + 0.5, -shift);
@@ -213,14 +224,15 @@ void main()
       pending_add[slot] = (moved ? uvec3(0u) : pending_add[slot]) + add;
     }
     if (any(bvec4(flushing[0], flushing[1], flushing[2], flushing[3]))) {
-      overflows += add_colors(flush_pixel, flush_add, flushing);
+      overflows += add_colors(flush_pixel, flush_add, flushing, carry_old, carried);
     }
   }
   bool last[4];
   for (int slot = 0; slot < 4; slot++) {
     last[slot] = wanted(pending_pixel[slot], pending_add[slot], depth);
   }
-  overflows += add_colors(pending_pixel, pending_add, last);
+  overflows += add_colors(pending_pixel, pending_add, last, carry_old, carried);
+  overflows += carry_wraps(carry_old, carried);
   if (overflows != 0u) {
     imageAtomicAdd(stats, ivec2(STAT_OVERFLOW, 0), overflows);
   }
