@@ -121,6 +121,36 @@ class Focus:
     def radius_px(self, clip_w):
         return self.scale_px * np.abs(clip_w - self.distance) / clip_w
 
+    def widest_px(self, view_proj) -> float:
+        """The widest circle of confusion of anything the kernels keep (clip w > 0, |z| <= w) through ``view_proj``.
+
+        radius_px is monotone in w on each side of the focus distance, so the
+        widest is at an end of the kept range of w.  That range is an interval
+        where clip z follows clip w (z = alpha w + beta: perspective and
+        orthographic cameras); otherwise (an oblique projection) unbounded: inf.
+        """
+        view_proj = np.asarray(view_proj, np.float64)
+        z_row, w_row = view_proj[2, :3], view_proj[3, :3]
+        if not w_row.any():  # orthographic: one w everywhere
+            low = high = view_proj[3, 3]
+        else:
+            alpha = z_row @ w_row / (w_row @ w_row)
+            if np.linalg.norm(z_row - alpha * w_row) > 1e-6 * np.linalg.norm(z_row):
+                return math.inf
+            beta = view_proj[2, 3] - alpha * view_proj[3, 3]
+            low, high = 0.0, math.inf
+            for a, b in ((alpha - 1.0, -beta), (-(alpha + 1.0), beta)):  # -w <= alpha w + beta <= w as a w <= b
+                if a > 0:
+                    high = min(high, b / a)
+                elif a < 0:
+                    low = max(low, b / a)
+                elif b < 0:
+                    return 0.0  # nothing is kept
+        if not (high > 0 and high >= low):
+            return 0.0
+        far = self.scale_px if math.isinf(high) else self.radius_px(high)  # the limit as w grows
+        return float(max(far, self.radius_px(max(low, 1e-30))))
+
 
 def footprint_kernel(base: Kernel, motion: bool, dof: bool) -> Kernel:
     """The footprint splat over ``base``'s state layout (``base``: a naive splat kernel)."""
