@@ -52,8 +52,8 @@ void main()
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
   uvec3 q = quantize_color(color, quantize_scale);
 
-  uint add_hi = q.r | ((q.g >> 11u) << 21u);
-  uint add_lo = q.b | ((q.g & LOW11) << 21u);
+  uint add_hi = packed_hi(q);
+  uint add_lo = packed_lo(q);
   uint old_hi = accum_add_hi(pixel, add_hi);
   uint old_lo = accum_add_lo(pixel, add_lo);
 

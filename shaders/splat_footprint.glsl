@@ -33,17 +33,6 @@ bool hidden(ivec2 pixel, float depth)
 
 const int SLOTS = 6; /* pending adds of the merge in main: column parity x row modulo 3 */
 
-/* The packed words of an add (color_pack.glsl). */
-uint packed_hi(uvec3 q)
-{
-  return q.r | ((q.g >> 11u) << 21u);
-}
-
-uint packed_lo(uvec3 q)
-{
-  return q.b | ((q.g & LOW11) << 21u);
-}
-
 /* Carries (of add_colors) that wrapped G_high off the top of accum_hi: overflows. */
 uint carry_wraps(uint carry_old[SLOTS], bool carried[SLOTS])
 {
