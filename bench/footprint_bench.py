@@ -18,8 +18,8 @@ resolve.  The bokeh sprites' bound: the state, then a read and
 write of the RGBA32F target (32 B: frames with depth of field rasterize into
 full floats) per covered pixel of every disc; their records also count the
 quads' fragments and the rate the rasterizer drew them at (an H100 or H200
-has graphics units in only two of its TPCs: rasterized work runs at a small
-fraction of the chip, GL_POINTS included).  Besides bytes,
+has graphics units in only two of its TPCs and few ROPs: rasterized work runs
+at a small fraction of the chip, GL_POINTS included).  Besides bytes,
 ``atomic_bound_ms`` = atomics / the returning-atomic rate that ``atomic_rate``
 measured in the same run on distinct, consecutive texels (suite
 ``bandwidth``, case ``atomic_add_r32ui``), and ``scattered_bound_ms`` = adds /
