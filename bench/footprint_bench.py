@@ -171,8 +171,8 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         visible = int(((pos_age[:, :2] >= 0) & (pos_age[:, :2] < [width, height])).all(axis=1).sum())
         extra = {}
         if name == "bokeh":
-            adds, covered = 0.0, np.pi * (BOKEH_RADIUS_PX + 1.0) ** 2 * visible
-            fragments = (2.0 * (BOKEH_RADIUS_PX + 1.0)) ** 2 * visible  # the quads' pixels
+            adds, covered = 0.0, np.pi * (BOKEH_RADIUS_PX + 0.5) ** 2 * visible  # to the rim ramp's end
+            fragments = (2.0 * (BOKEH_RADIUS_PX + 0.5)) ** 2 * visible  # the quads' pixels
             bytes_total = 32 * n + 32 * covered + resolve_bytes  # RGBA32F target: read and write per covered pixel
             extra = {"fragments": int(fragments), "fragments_per_s": fragments / (splat_ms * 1e-3)}
             bound_note = f", {fragments / (splat_ms * 1e-3) / 1e9:.3g} G fragments/s"
