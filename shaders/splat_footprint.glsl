@@ -33,8 +33,18 @@ bool hidden(ivec2 pixel, float depth)
 
 const int SLOTS = 6; /* pending adds of the merge in main: column parity x row modulo 3 */
 
-/* Carries (of add_colors) that wrapped G_high off the top of accum_hi: overflows. */
-uint carry_wraps(uint carry_old[SLOTS], bool carried[SLOTS])
+/* This invocation's batch of adds on their way to the images (add_colors):
+ * slot s adds batch_add[s] at batch_pixel[s] where batch_go[s].  And the last
+ * batch's carries, whose returned values the next batch reads.  (Globals, not
+ * array parameters, which not every backend's translation takes.) */
+ivec2 batch_pixel[SLOTS];
+uvec3 batch_add[SLOTS];
+bool batch_go[SLOTS];
+uint carry_old[SLOTS];
+bool carried[SLOTS];
+
+/* Carries of the last batch that wrapped G_high off the top of accum_hi: overflows. */
+uint carry_wraps()
 {
   uint wraps = 0u;
   for (int s = 0; s < SLOTS; s++) {
@@ -43,36 +53,36 @@ uint carry_wraps(uint carry_old[SLOTS], bool carried[SLOTS])
   return wraps;
 }
 
-/* The packed adds of ``add[s]`` at ``pixel[s]`` for each slot s where ``go[s]``; the overflows.
- * Every slot's two atomics are issued before any returned value is read, then
- * every carry (G_low wrapping off accum_lo).  A carry's returned value (did
- * G_high wrap?) is read only by the next batch (``carry_old``, ``carried``: in
- * from the last batch, out to the next; carry_wraps counts the last ones), so a
- * batch waits on memory once however many slots it adds. */
-uint add_colors(ivec2 pixel[SLOTS], uvec3 add[SLOTS], bool go[SLOTS], inout uint carry_old[SLOTS],
-                inout bool carried[SLOTS])
+/* The batch's packed adds; the overflows.  Every slot's two atomics are issued
+ * before any returned value is read, then every carry (G_low wrapping off
+ * accum_lo); a carry's returned value (did G_high wrap?) is read by the next
+ * batch, or by carry_wraps after the last, so a batch waits on memory once
+ * however many slots it adds. */
+uint add_colors()
 {
   uint old_hi[SLOTS], old_lo[SLOTS];
   for (int s = 0; s < SLOTS; s++) {
     old_hi[s] = 0u;
     old_lo[s] = 0u;
-    if (go[s]) {
-      old_hi[s] = accum_add_hi(pixel[s], packed_hi(add[s]));
-      old_lo[s] = accum_add_lo(pixel[s], packed_lo(add[s]));
+    if (batch_go[s]) {
+      old_hi[s] = accum_add_hi(batch_pixel[s], packed_hi(batch_add[s]));
+      old_lo[s] = accum_add_lo(batch_pixel[s], packed_lo(batch_add[s]));
     }
   }
-  uint overflows = carry_wraps(carry_old, carried);
+  uint overflows = carry_wraps();
   for (int s = 0; s < SLOTS; s++) {
-    carried[s] = go[s] && old_lo[s] + packed_lo(add[s]) < packed_lo(add[s]);
+    uint lo = packed_lo(batch_add[s]);
+    carried[s] = batch_go[s] && old_lo[s] + lo < lo;
     if (carried[s]) {
-      carry_old[s] = accum_add_hi(pixel[s], 1u << 21u);
+      carry_old[s] = accum_add_hi(batch_pixel[s], 1u << 21u);
     }
   }
   for (int s = 0; s < SLOTS; s++) {
-    uint hi = packed_hi(add[s]);
-    uint slot_overflows = uint((old_hi[s] & LOW21) + add[s].r > LOW21) +
-                          uint((old_lo[s] & LOW21) + add[s].b > LOW21) + uint(old_hi[s] + hi < hi);
-    overflows += go[s] ? slot_overflows : 0u;
+    uvec3 add = batch_add[s];
+    uint hi = packed_hi(add);
+    uint slot_overflows = uint((old_hi[s] & LOW21) + add.r > LOW21) + uint((old_lo[s] & LOW21) + add.b > LOW21) +
+                          uint(old_hi[s] + hi < hi);
+    overflows += batch_go[s] ? slot_overflows : 0u;
   }
   return overflows;
 }
@@ -181,8 +191,6 @@ void main()
    * of one particle's q, so it packs like any add. */
   ivec2 pending_pixel[SLOTS];
   uvec3 pending_add[SLOTS];
-  uint carry_old[SLOTS];
-  bool carried[SLOTS];
   for (int slot = 0; slot < SLOTS; slot++) {
     pending_pixel[slot] = ivec2(-2);
     pending_add[slot] = uvec3(0u);
@@ -213,9 +221,6 @@ void main()
     }
     ivec2 base = ivec2(corner);
     int row_class = int(uint(base.y) % 3u);
-    ivec2 flush_pixel[SLOTS];
-    uvec3 flush_add[SLOTS];
-    bool flushing[SLOTS];
     bool any_flushing = false;
     for (int slot = 0; slot < SLOTS; slot++) {
       int row = slot / 2 - row_class; /* the tap row whose pixels have this slot's class: 0, 1, or 2 (none) */
@@ -225,25 +230,26 @@ void main()
       ivec2 pixel = base + ivec2(column, row);
       uvec3 add = j == 0 ? tap_add[0] : j == 1 ? tap_add[1] : j == 2 ? tap_add[2] : tap_add[3];
       bool moved = row < 2 && pending_pixel[slot] != pixel;
-      flush_pixel[slot] = pending_pixel[slot];
-      flush_add[slot] = pending_add[slot];
-      flushing[slot] = moved && wanted(flush_pixel[slot], flush_add[slot], depth);
-      any_flushing = any_flushing || flushing[slot];
+      batch_pixel[slot] = pending_pixel[slot];
+      batch_add[slot] = pending_add[slot];
+      batch_go[slot] = moved && wanted(pending_pixel[slot], pending_add[slot], depth);
+      any_flushing = any_flushing || batch_go[slot];
       if (row < 2) {
         pending_pixel[slot] = pixel;
         pending_add[slot] = (moved ? uvec3(0u) : pending_add[slot]) + add;
       }
     }
     if (any_flushing) {
-      overflows += add_colors(flush_pixel, flush_add, flushing, carry_old, carried);
+      overflows += add_colors();
     }
   }
-  bool last[SLOTS];
   for (int slot = 0; slot < SLOTS; slot++) {
-    last[slot] = wanted(pending_pixel[slot], pending_add[slot], depth);
+    batch_pixel[slot] = pending_pixel[slot];
+    batch_add[slot] = pending_add[slot];
+    batch_go[slot] = wanted(pending_pixel[slot], pending_add[slot], depth);
   }
-  overflows += add_colors(pending_pixel, pending_add, last, carry_old, carried);
-  overflows += carry_wraps(carry_old, carried);
+  overflows += add_colors();
+  overflows += carry_wraps();
   if (overflows != 0u) {
     imageAtomicAdd(stats, ivec2(STAT_OVERFLOW, 0), overflows);
   }
