@@ -16,7 +16,7 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   command it depends on has run).  ``ms``: playing (one frame forward a draw), median
   (``max_ms``: the slowest, e.g. a frame that copies a timeline checkpoint on the GPU);
   ``redraw_ms``: the same frame drawn again; ``stats_ms``: playing with the Stats panel shown
-  (the draw waits for the GPU per stage); per draw while playing: ``dispatches``, ``draws``,
+  (the draw waits for the GPU per stage; ``stage <name> ms``: its stage times, median); per draw while playing: ``dispatches``, ``draws``,
   ``waits`` (readbacks + finishes: 0 with the Stats panel hidden and Manual Emax),
   ``uploads``, ``clears``, counted by ``bench/counting.CountingHost``.
 * ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
@@ -143,7 +143,10 @@ def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws
             calls = dict(host.calls)
             last = 3 + draws
             redraw = [view.timed_draw(last) for _ in range(draws)]
-            stats = [view.timed_draw(frame, stats_shown=True) for frame in range(last + 1, last + 1 + draws)]
+            stats, stages = [], []
+            for frame in range(last + 1, last + 1 + draws):
+                stats.append(view.timed_draw(frame, stats_shown=True))
+                stages.append(viewport.last_stats().stage_ms)
         finally:
             view.free()
             viewport.free()
@@ -151,8 +154,10 @@ def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws
     per_draw = {name: round(calls.get(key, 0) / draws, 2) for name, key in
                 (("dispatches", "dispatch"), ("draws", "draw"), ("uploads", "upload"), ("clears", "clear"))}
     per_draw["waits"] = round((calls.get("read", 0) + calls.get("finish", 0)) / draws, 2)
+    stage_ms = {f"stage {name} ms": round(statistics.median(s.get(name, 0.0) for s in stages), 3)
+                for name in dict.fromkeys(name for s in stages for name in s)}
     return {"ms": statistics.median(playing), "max_ms": max(playing), "redraw_ms": statistics.median(redraw),
-            "stats_ms": statistics.median(stats), "draws_timed": draws, **per_draw}
+            "stats_ms": statistics.median(stats), "draws_timed": draws, **per_draw, **stage_ms}
 
 
 def bake_suite(quick: bool, frames: int) -> list[dict]:
