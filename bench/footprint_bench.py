@@ -8,13 +8,17 @@ splat + resolve with a footprint, under the same timer as the one-pixel splat:
 * ``streak``: motion blur, shutter 8 s wide over the cases' 1 px/s velocities
   (camera still): a streak of about 9 px, one sample a pixel, 2x2 each;
 * ``disc``: depth of field with a 2 px circle of confusion everywhere (32 samples, 2x2 each);
-* ``bokeh``: circles of 8 px, drawn as soft additive sprites (raster_bokeh.glsl).
+* ``bokeh``: circles of 8 px, drawn as soft additive sprites (raster_bokeh.glsl);
+* ``disc_mixed``: depth of field as a scene has it, circles growing with the
+  distance from the focus (clip w = 1 + 0.6 z over the cases' z): every disc
+  level in one splat and ~2% of the particles as bokeh sprites, so the bokeh
+  pass runs over every particle (not checked: w is not a power of two).
 
 Bounds (``bound_ms`` = ``bytes`` / the copy bandwidth of the same run): 32 B of
 state per particle, 8 B per add (two 4-byte atomics on the packed words; adds
-= the distinct pixels of each particle's footprint, ``adds_per_particle``, from
-the reference on 2000 of the case's particles), 32 B per target pixel for the
-resolve.  The bokeh sprites' bound: the state, then a read and
+= the distinct pixels of the particles' footprints, from the reference on 2000
+of the case's particles, ``adds_per_particle`` a splatted one), 32 B per target
+pixel for the resolve, and for the bokeh sprites (``bokeh_sprites``) a read and
 write of the RGBA32F target (32 B: frames with depth of field rasterize into
 full floats) per covered pixel of every disc; their records also count the
 quads' fragments and the rate the rasterizer drew them at (an H100 or H200
@@ -39,7 +43,7 @@ import dataclasses
 import numpy as np
 
 from addon.engine.compositing import Camera, Compositor
-from addon.engine.footprint import Focus, Shutter
+from addon.engine.footprint import SPLAT_MAX_RADIUS, Focus, Shutter
 from addon.engine.reference import compositing as reference
 from addon.engine.reference import footprint as ref_footprint
 from addon.engine.simulation import ParticleSystem
@@ -48,6 +52,7 @@ from bench import cases, common
 SHUTTER_S = 4.0  # seconds each side of the frame: the cases' velocities are ~1 pixel a second per axis
 DISC_RADIUS_PX = 2.0
 BOKEH_RADIUS_PX = 8.0
+MIXED_DEPTH, MIXED_SCALE_PX = 0.6, 3.0  # disc_mixed: radii 3 |w - 1| / w, w in [0.4, 1.6]: every level, ~2% bokeh
 
 ATOMIC_ADD = """
 #version 430
@@ -90,22 +95,41 @@ void main()
 def footprint_cameras(width: int, height: int) -> dict[str, tuple[Camera, bool]]:
     """name: (camera, antialias) of each measured footprint."""
     camera = Camera.pixel_grid(width, height)
+    deep = camera.view_proj.copy()
+    deep[3] = [0.0, 0.0, MIXED_DEPTH, 1.0]  # clip w = 1 + MIXED_DEPTH z over the cases' z in [-1, 1]
     return {
         "antialiased": (camera, True),
         "streak": (dataclasses.replace(camera, shutter=Shutter.still(camera.view_proj, -SHUTTER_S, SHUTTER_S)), True),
         "disc": (dataclasses.replace(camera, focus=Focus(DISC_RADIUS_PX, 0.0)), True),  # w = 1: radius = scale
         "bokeh": (dataclasses.replace(camera, focus=Focus(BOKEH_RADIUS_PX, 0.0)), True),
+        "disc_mixed": (Camera(deep, width, height, focus=Focus(MIXED_SCALE_PX, 1.0)), True),
     }
 
 
-def adds_per_particle(pos_age, vel_life, camera: Camera, settings, emax: float, sample: int = 2000) -> float:
-    """Atomic adds (two words each) a particle of the case makes on average: distinct (particle, pixel)
-    pairs of the footprint (the kernel merges the rest), from the reference on the first ``sample`` ones."""
+CHECKED = ("antialiased", "streak", "disc")  # exact on every host: w = 1 (disc_mixed divides by other w)
+
+
+def footprint_adds(pos_age, vel_life, camera: Camera, settings, emax: float, sample: int = 2000):
+    """(adds in all, adds a splatted particle): atomic adds (two words each), the distinct (particle, pixel)
+    pairs of the footprints (the kernel merges the rest), from the reference on the first ``sample`` particles."""
     pixel, _, particle = ref_footprint.footprint_taps(
         pos_age[:sample], vel_life[:sample], camera.view_proj, camera.width, camera.height, settings, emax,
         camera.pixels_per_unit, shutter=camera.shutter, focus=camera.focus)
-    pairs = np.unique(np.stack([particle, pixel[:, 0], pixel[:, 1]], axis=1), axis=0)
-    return len(pairs) / max(len(np.unique(particle)), 1)
+    pairs = len(np.unique(np.stack([particle, pixel[:, 0], pixel[:, 1]], axis=1), axis=0))
+    return pairs * len(pos_age) / min(sample, len(pos_age)), pairs / max(len(np.unique(particle)), 1)
+
+
+def bokeh_radii(pos_age, camera: Camera) -> np.ndarray:
+    """Radii in pixels of the circles drawn as bokeh sprites whose centre is on the target."""
+    if camera.focus is None:
+        return np.zeros(0)
+    clip = np.c_[pos_age[:, :3].astype(np.float64), np.ones(len(pos_age))] @ camera.view_proj.T
+    w = clip[:, 3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        screen = (clip[:, :2] / w[:, None] * 0.5 + 0.5) * [camera.width, camera.height]
+        radius = camera.focus.radius_px(w)
+    kept = (w > 0) & (np.abs(clip[:, 2]) <= w) & (screen >= 0).all(axis=1) & (screen < [camera.width, camera.height]).all(axis=1)
+    return radius[kept & (radius > SPLAT_MAX_RADIUS)]
 
 
 def atomic_rate(ctx, timer, device, side: int, width: int, height: int, pairs: int) -> tuple[list[dict], dict]:
@@ -168,22 +192,21 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         splat_ms, resolve_ms = timer.median(splat, compositor.resolve)
         compositor.take_stats()
         frame_total = host.read(compositor.frame)[..., :3].astype(np.float64).sum()
-        visible = int(((pos_age[:, :2] >= 0) & (pos_age[:, :2] < [width, height])).all(axis=1).sum())
-        extra = {}
-        if name == "bokeh":
-            adds, covered = 0.0, np.pi * (BOKEH_RADIUS_PX + 0.5) ** 2 * visible  # to the rim ramp's end
-            fragments = (2.0 * (BOKEH_RADIUS_PX + 0.5)) ** 2 * visible  # the quads' pixels
-            bytes_total = 32 * n + 32 * covered + resolve_bytes  # RGBA32F target: read and write per covered pixel
-            extra = {"fragments": int(fragments), "fragments_per_s": fragments / (splat_ms * 1e-3)}
-            bound_note = f", {fragments / (splat_ms * 1e-3) / 1e9:.3g} G fragments/s"
-        else:
-            adds = adds_per_particle(pos_age, vel_life, camera, system.settings, emax)
-            bytes_total = 32 * n + 8 * adds * visible + resolve_bytes
-            scattered_ms = adds * visible / rates["atomic_pair_scattered"] * 1e3 + resolve_ms
-            extra = {"scattered_bound_ms": scattered_ms}
-            bound_note = f", scattered-atomics bound {scattered_ms:.4f} ({ms / scattered_ms:.1f}x)"
+        adds_total, adds = footprint_adds(pos_age, vel_life, camera, system.settings, emax)
+        radii = bokeh_radii(pos_age, camera) + 0.5  # to the rim ramp's end
+        covered, fragments = float(np.pi * (radii**2).sum()), float((4.0 * radii**2).sum())  # discs, their quads
+        # RGBA32F bokeh target: a read and a write per covered pixel
+        bytes_total = 32 * n + 8 * adds_total + 32 * covered + resolve_bytes
+        extra, bound_note = {"bokeh_sprites": len(radii)}, ""
+        if len(radii):
+            extra.update(fragments=int(fragments), fragments_per_s=fragments / (splat_ms * 1e-3))
+            bound_note += f", {len(radii):,} bokeh sprites, {fragments / (splat_ms * 1e-3) / 1e9:.3g} G fragments/s"
+        if adds_total:
+            scattered_ms = adds_total / rates["atomic_pair_scattered"] * 1e3 + resolve_ms
+            extra["scattered_bound_ms"] = scattered_ms
+            bound_note += f", scattered-atomics bound {scattered_ms:.4f} ({ms / scattered_ms:.1f}x)"
         bound_ms = bytes_total / (bandwidth_gbps * 1e6)
-        atomic_bound_ms = 2 * adds * visible / rates["atomic_add_r32ui"] * 1e3
+        atomic_bound_ms = 2 * adds_total / rates["atomic_add_r32ui"] * 1e3
         records.append(common.record(
             "footprint", f"{case}_{name}", n, device, ms, peer="gl_points", peer_ms=peer_ms, bound_ms=bound_ms,
             atomic_bound_ms=atomic_bound_ms, one_pixel_ms=ms_one_pixel, width=width, height=height,
@@ -207,8 +230,8 @@ def checks(host, device, rng, n, width, height, log) -> list[dict]:
     system = ParticleSystem(host, s)
     system.write_state(pos_age, vel_life)
     for name, (camera, antialias) in footprint_cameras(width, height).items():
-        if name == "bokeh":
-            continue  # sprites: rasterized, not integer
+        if name not in CHECKED:
+            continue
         compositor = Compositor(host, width, height, cases.render(emax))
         compositor.antialias = antialias
         compositor.splat(system, camera)
