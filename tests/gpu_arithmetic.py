@@ -151,7 +151,7 @@ def main():
                             over, over_old = over + int((ratio > 1).sum()), over_old + int((diff > old).sum())
                             ratios.append((b / old)[np.isfinite(old)])
                 ratios = np.concatenate(ratios)
-                print(f"{case:17} {scale:5g} {rounding:8} {worst:7.3f} {over:5d} {worst_old:6.2f} {over_old:5d} "
+                print(f"{case:17} {scale:5g} {rounding:8} {worst:7.4f} {over:5d} {worst_old:6.2f} {over_old:5d} "
                       f"{np.median(ratios):16.3f} {np.percentile(ratios, 99):8.2f} {ratios.max():9.1f}", flush=True)
 
 

@@ -221,7 +221,7 @@ def collide(previous, position, velocity, c, inputs, hits=None):
     for row in np.asarray(c["colliders"], F).reshape(-1, COLLIDER_ROWS, 4)[: inputs.collider_count]:
         head, half = row[head_at], row[half_at, :3]
         p = _dot_rows(row[to_local], position)
-        before_push = p.copy()
+        before_push = None if hits is None else p.copy()
         normal = np.zeros_like(p)
         if head[0] == COLLIDER_TYPES["PLANE"]:
             before = _dot_rows(row[start_z:start_z + 1], previous)[:, 0]
@@ -246,8 +246,9 @@ def collide(previous, position, velocity, c, inputs, hits=None):
         hit = np.any(normal != 0, axis=1)
         if not hit.any():
             continue
-        record = {"row": row, "hit": hit, "position": position.copy(), "velocity": velocity.copy(),
-                  "local": before_push, "pushed": p, "normal": normal}
+        record = None if hits is None else {"row": row, "hit": hit, "position": position.copy(),
+                                            "velocity": velocity.copy(), "local": before_push, "pushed": p,
+                                            "normal": normal}
         pushed = _dot_rows(row[to_world], p)
         position[hit] = pushed[hit]
         surface_velocity = _dot_rows(row[moving], p)
@@ -256,7 +257,7 @@ def collide(previous, position, velocity, c, inputs, hits=None):
         tangential = v - normal * into[:, None]
         bounced = tangential * (F(1) - head[2]) - normal * (into * head[1])[:, None]
         reflect = hit & (into < 0)
-        if hits is not None:
+        if record is not None:
             hits.append({**record, "reflect": reflect})
         velocity[reflect] = ((bounced @ row[to_world, :3].T).astype(F) + surface_velocity)[reflect]
     return position, velocity
@@ -305,7 +306,7 @@ def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None) ->
     lived[spawn] = np.minimum(age, dt)[spawn]
     index = np.flatnonzero(spawn)
     emission = {}
-    loaded = position.copy()
+    loaded = position.copy() if trace is not None else None
     if len(index):
         p, v, new_life = _emit(index, lived[index], c, inputs, emission if trace is not None else None)
         position[index], velocity[index], life[index] = p, v, new_life
