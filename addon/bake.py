@@ -131,7 +131,7 @@ class BakeJob(FrameJob):
                                               cache="WRITE", snapshot=self.plan.snapshot)
                 self.preroll = self.renderer.prepare(self.plan.frames[0])
                 self.readback = FrameReadback(host, self.plan.width, self.plan.height, half=self.format.exr,
-                                              display=_display_result(display), alpha=self.format.channels == 4)
+                                              display=_display_result(display), channels=self.format.channels)
         except (NoGPUError, GPUMemoryError, ShaderCompileError, SettingsError, ValueError, CacheError) as error:
             raise BakeError(str(error)) from None
         self.scene = scene

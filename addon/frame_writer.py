@@ -76,8 +76,8 @@ class FrameFormat:
 
     @property
     def gpu_display(self) -> bool:
-        """8-bit RGB or RGBA PNG: frames arrive converted to the file's display colors, RGBA8 rows top first
-        (the GPU's ``frame_display``, engine/readback.py); BW and 16-bit are converted here, on the CPU."""
+        """8-bit RGB or RGBA PNG: frames arrive as the file's bytes, rows top first (the GPU's
+        ``frame_display``, engine/readback.py); BW and 16-bit are converted here, on the CPU."""
         return self.display is not None and self.depth == "uint8" and self.channels in (3, 4)
 
 
@@ -143,13 +143,13 @@ def display_pixels(pixels: np.ndarray, processor, alpha: bool) -> np.ndarray:
 def file_pixels(pixels: np.ndarray, frame_format: FrameFormat, processor) -> np.ndarray:
     """What goes into the file, top row first and contiguous (OpenImageIO copies strided arrays slowly:
     a flipped view cost 60 ms more per 1080p EXR here).  EXR: the half floats as read back; 8-bit RGB(A)
-    PNG: the GPU's RGBA8 display colors, the file's channels kept; other PNG: through :func:`display_pixels`,
+    PNG: the bytes the GPU made, as they are; other PNG: through :func:`display_pixels`,
     BW as luma of the clamped display color (Blender makes gray from the 8-bit color), then quantized as
     Blender does (clamp, round half up)."""
     if frame_format.display is None:
         return np.ascontiguousarray(pixels[::-1])
     if frame_format.gpu_display:
-        return pixels if frame_format.channels == 4 else np.ascontiguousarray(pixels[..., :frame_format.channels])
+        return np.ascontiguousarray(pixels)  # a copy only where an RGB row ends inside a word (readback.py)
     display_pixels(pixels, processor, alpha=frame_format.channels == 4)
     if frame_format.channels == 1:
         pixels[..., 0] = np.clip(pixels[..., :3], 0.0, 1.0) @ np.asarray(frame_format.display.luma, np.float32)

@@ -41,8 +41,10 @@ def hdr_frame(rng, width, height):
 
 
 def on_gpu(host, display, pixels, alpha):
+    """The frame_display kernel's bytes as (height, width, 3 or 4) uint8, rows top first."""
     height, width, _ = pixels.shape
-    readback = FrameReadback(host, width, height, half=False, display=display_shader(display), alpha=alpha)
+    readback = FrameReadback(host, width, height, half=False, display=display_shader(display),
+                             channels=4 if alpha else 3)
     frame = host.texture("frame", width, height, "RGBA32F", pixels)
     return readback.read(readback.store(frame), readback.buffer()).copy()
 
@@ -57,22 +59,22 @@ def test_gpu_display_matches_the_cpu_processor_within_one_level(host, rng, view,
     display = display_of(view, look, exposure, gamma)
     pixels = hdr_frame(rng, 37, 21)  # neither a multiple of the 16x16 workgroup
     gpu, cpu = on_gpu(host, display, pixels, alpha).astype(int), on_cpu(display, pixels, alpha).astype(int)
-    channels = 4 if alpha else 3
-    assert np.abs(gpu[..., :channels] - cpu[..., :channels]).max() <= 1
-    assert (gpu[..., :channels] == cpu[..., :channels]).mean() > 0.99
+    cpu = cpu[..., :gpu.shape[-1]]
+    assert gpu.shape == (21, 37, 4 if alpha else 3)
+    assert np.abs(gpu - cpu).max() <= 1
+    assert (gpu == cpu).mean() > 0.99
     assert (cpu[..., :3] == 255).any() and (cpu[..., :3] < 8).any(), "the frame spans dark to clipped"
 
 
-@pytest.mark.parametrize("width, height", [(1, 1), (1, 17), (33, 1), (16, 16), (17, 15)])
-def test_every_size_converts_and_flips_every_pixel(host, rng, width, height):
-    """Odd sizes, one pixel: each pixel lands at its flipped row (top first), none left unwritten."""
+@pytest.mark.parametrize("alpha", [False, True], ids=["rgb", "rgba"])
+@pytest.mark.parametrize("width, height", [(1, 1), (1, 17), (2, 3), (3, 2), (33, 1), (16, 16), (17, 15), (65, 5)])
+def test_every_size_converts_and_flips_every_pixel(host, rng, width, height, alpha):
+    """Odd sizes, one pixel, RGB rows ending inside a word: each pixel lands at its flipped row (top first)."""
     display = display_of("AgX")
     pixels = hdr_frame(rng, width, height)
-    pixels[..., 3] = 1.0
-    gpu, cpu = on_gpu(host, display, pixels, alpha=True).astype(int), on_cpu(display, pixels, alpha=True).astype(int)
-    assert gpu.shape == (height, width, 4)
-    assert np.abs(gpu - cpu).max() <= 1
-    assert (gpu[..., 3] == 255).all(), "alpha 1 everywhere: every pixel written"
+    gpu, cpu = on_gpu(host, display, pixels, alpha).astype(int), on_cpu(display, pixels, alpha).astype(int)
+    assert gpu.shape == (height, width, 4 if alpha else 3)
+    assert np.abs(gpu - cpu[..., :gpu.shape[-1]]).max() <= 1
 
 
 def test_quantizing_rounds_half_up_and_clamps(host):
@@ -80,8 +82,8 @@ def test_quantizing_rounds_half_up_and_clamps(host):
     pixels = np.array([[[0.0, 1.0, 2.0, 0.0], [-1.0, 1e30, 0.5, 1.0], [0.001, 0.002, 0.003, 0.5]]], np.float32)
     display = display_of("Standard")
     gpu = on_gpu(host, display, pixels, alpha=False)
-    np.testing.assert_array_equal(gpu[0, :2, :3], [[0, 255, 255], [0, 255, on_cpu(display, pixels, False)[0, 1, 2]]])
-    assert np.abs(gpu.astype(int) - on_cpu(display, pixels, False).astype(int)).max() <= 1
+    np.testing.assert_array_equal(gpu[0, :2], [[0, 255, 255], [0, 255, on_cpu(display, pixels, False)[0, 1, 2]]])
+    assert np.abs(gpu.astype(int) - on_cpu(display, pixels, False)[..., :3].astype(int)).max() <= 1
 
 
 def test_the_shader_declares_no_resources_and_names_its_tables():
@@ -118,9 +120,12 @@ luts = tuple(DisplayLut(Sampler(str(name), str(kind)), case[f"lut_{{n}}"], bool(
 shader = DisplayShader(str(case["function"]), luts)
 pixels = case["pixels"]
 height, width, _ = pixels.shape
-readback = FrameReadback(host, width, height, half=False, display=shader, alpha=True)
-converted = readback.read(readback.store(host.texture("frame", width, height, "RGBA32F", pixels)), readback.buffer())
-np.savez({out!r}, converted=converted, device=host.device)
+frame = host.texture("frame", width, height, "RGBA32F", pixels)
+converted = {{}}
+for channels in (3, 4):
+    readback = FrameReadback(host, width, height, half=False, display=shader, channels=channels)
+    converted[f"rgb{{'a' * (channels - 3)}}"] = readback.read(readback.store(frame), readback.buffer())
+np.savez({out!r}, **converted, device=host.device)
 """
 
 
@@ -143,6 +148,9 @@ def test_moderngl_host_runs_the_same_display_kernel(host, rng, tmp_path):
     if result.returncode == 3:
         pytest.skip(result.stdout.strip())
     assert result.returncode == 0, result.stderr[-3000:]
-    theirs = np.load(tmp_path / "out.npz")["converted"].astype(int)
-    assert np.abs(theirs - on_cpu(display, pixels, alpha=True).astype(int)).max() <= 1
-    assert np.abs(theirs - on_gpu(host, display, pixels, alpha=True).astype(int)).max() <= 1
+    theirs = np.load(tmp_path / "out.npz")
+    for name, alpha in (("rgb", False), ("rgba", True)):
+        converted = theirs[name].astype(int)
+        assert converted.shape == (19, 29, 4 if alpha else 3)
+        assert np.abs(converted - on_cpu(display, pixels, alpha)[..., :converted.shape[-1]].astype(int)).max() <= 1
+        assert np.abs(converted - on_gpu(host, display, pixels, alpha).astype(int)).max() <= 1

@@ -65,7 +65,7 @@ def write_with_writer(scene, pixels, path, host=None):
     processor = None
     if frame_format.gpu_display:
         readback = FrameReadback(host, WIDTH, HEIGHT, half=False, display=display_shader(frame_format.display),
-                                 alpha=frame_format.channels == 4)
+                                 channels=frame_format.channels)
         pixels = readback.read(readback.store(host.texture("frame", WIDTH, HEIGHT, "RGBA32F", pixels)),
                                readback.buffer())
     elif frame_format.display:

@@ -4,10 +4,10 @@ Readback in Blender's ``gpu`` module is synchronous, so the bake keeps two
 targets: frame N is copied to one (``store``) and read from it (``read``)
 only after frame N+1's work is queued on the GPU.  EXR frames come back as
 half floats packed two to a word (half the bytes, and what EXR stores); 8-bit
-PNG frames already in the file's display colors as RGBA8, one word a pixel
-(``FRAME_DISPLAY``: OpenColorIO's shader for the scene's view, built by
-``display_shader.py``); 16-bit PNG frames as float32, which OpenColorIO then
-transforms in place on the CPU.
+PNG frames already as the file's bytes, RGB or RGBA8, rows top first
+(``frame_display``: OpenColorIO's shader for the scene's view, made by
+``display_shader.py``: a quarter or less of the bytes); 16-bit and BW PNG
+frames as float32, which OpenColorIO then transforms in place on the CPU.
 """
 
 from __future__ import annotations
@@ -31,8 +31,11 @@ FRAME_OUT_HALF = dataclasses.replace(
 )
 # What OpenColorIO generates for a view that changes nothing (Blender's 'Raw'); the bake injects the scene's own.
 RAW_DISPLAY = "vec4 display_transform(vec4 inPixel)\n{\n  vec4 outColor = inPixel;\n  return outColor;\n}\n"
-FRAME_DISPLAY = dataclasses.replace(FRAME_OUT_HALF, name="frame_display", defines=(), generated=RAW_DISPLAY)
-FRAME_DISPLAY_ALPHA = dataclasses.replace(FRAME_DISPLAY, defines=(("STRAIGHT_ALPHA", "1"),))
+FRAME_DISPLAY_RGB = dataclasses.replace(
+    FRAME_OUT_HALF, name="frame_display", defines=(), generated=RAW_DISPLAY,
+    constants=(Constant("IVEC2", "frame_size", components=(("frame_width", "x"), ("frame_height", "y"))),),
+)
+FRAME_DISPLAY_RGBA = dataclasses.replace(FRAME_DISPLAY_RGB, defines=(("STRAIGHT_ALPHA", "1"),))
 
 
 @dataclass(frozen=True)
@@ -51,37 +54,42 @@ class DisplayShader:
     function: str
     luts: tuple[DisplayLut, ...] = ()
 
-    def kernel(self, alpha: bool) -> Kernel:
-        """``frame_display`` running this function; ``alpha``: the file keeps alpha (straight)."""
-        return dataclasses.replace(FRAME_DISPLAY_ALPHA if alpha else FRAME_DISPLAY, generated=self.function,
-                                   samplers=tuple(lut.sampler for lut in self.luts))
+    def kernel(self, channels: int) -> Kernel:
+        """``frame_display`` running this function, for an RGB (3) or RGBA (4, straight alpha) file."""
+        return dataclasses.replace(FRAME_DISPLAY_RGBA if channels == 4 else FRAME_DISPLAY_RGB,
+                                   generated=self.function, samplers=tuple(lut.sampler for lut in self.luts))
 
 
 class FrameReadback:
     """Alternating readback targets of one frame size, holding one of: RGBA half floats (``half``), the
-    file's RGBA8 display colors (``display``: a DisplayShader), else RGBA float32."""
+    file's RGB or RGBA8 bytes (``display``: a DisplayShader; ``channels`` 3 or 4), else RGBA float32."""
 
     def __init__(self, host, width: int, height: int, half: bool, display: DisplayShader | None = None,
-                 alpha: bool = False, targets: int = 2):
+                 channels: int = 3, targets: int = 2):
         self.host, self.width, self.height, self.half = host, width, height, half
-        self.display = display
+        self.display, self.channels = display, channels
         self.luts = {}
         if display is not None:
-            self.kernel = display.kernel(alpha)
+            self.kernel = display.kernel(channels)
             self.luts = {lut.sampler.name: _lut_texture(host, lut) for lut in display.luts}
+            words = width if channels == 4 else -(-3 * width // 4)
+            self.groups = self.kernel.groups_for(width if channels == 4 else -(-width // 4), height)
+            self.constants = self.kernel.pack({"frame_width": width, "frame_height": height})
         else:
             self.kernel = FRAME_OUT_HALF if half else FRAME_OUT
+            words = 2 * width if half else width
+            self.groups = self.kernel.groups_for(width, height)
+            self.constants = {"target_size": (width, height)}
         packed = half or display is not None
-        self.targets = [host.texture(f"readback_{n}", 2 * width if half else width, height,
-                                     "R32UI" if packed else "RGBA32F") for n in range(targets)]
+        self.targets = [host.texture(f"readback_{n}", words, height, "R32UI" if packed else "RGBA32F")
+                        for n in range(targets)]
         self._next = 0
 
     def store(self, frame) -> int:
         """Queue the copy of ``frame`` (the compositor's RGBA32F texture); the target's index for :meth:`read`."""
         index, self._next = self._next, (self._next + 1) % len(self.targets)
-        self.host.dispatch(self.kernel, self.kernel.groups_for(self.width, self.height),
-                           {"frame": frame, "target": self.targets[index], **self.luts},
-                           {"target_size": (self.width, self.height)})
+        self.host.dispatch(self.kernel, self.groups, {"frame": frame, "target": self.targets[index], **self.luts},
+                           self.constants)
         return index
 
     def buffer(self):
@@ -90,10 +98,12 @@ class FrameReadback:
 
     def read(self, index: int, buffer) -> np.ndarray:
         """The stored frame, viewing ``buffer``: (height, width, 4) float16 or float32 with rows bottom to
-        top, or (``display``) uint8 with rows top to bottom, as the file stores them."""
+        top, or (``display``) (height, width, channels) uint8 with rows top to bottom, as the file stores them
+        (contiguous unless an RGB row's 3 * width bytes leave a word part-filled)."""
         words = self.host.read_into(self.targets[index], buffer)
         if self.display is not None:
-            return words.view(np.uint8).reshape(self.height, self.width, 4)
+            row_bytes = words.view(np.uint8).reshape(self.height, -1)
+            return row_bytes[:, :self.channels * self.width].reshape(self.height, self.width, self.channels)
         return words.view(np.float16).reshape(self.height, self.width, 4) if self.half else words
 
 
