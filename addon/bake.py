@@ -1,8 +1,9 @@
 """Baking a scene's effects to an image sequence, one frame per ``step()``.
 
 Everything that can fail is checked in :func:`plan_bake` before the first
-frame.  The main thread draws and reads back; writer threads convert and
-write (frame_writer.py), each frame to a hidden temporary name then renamed,
+frame.  The main thread draws and reads back (8-bit PNG frames already in
+the file's display colors: display_shader.py); writer threads convert what
+is left and write (frame_writer.py), each frame to a hidden temporary name then renamed,
 so a cancelled or failed bake leaves only complete frames behind.
 """
 

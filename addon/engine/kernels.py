@@ -1,7 +1,8 @@
 """Kernel declarations: one GLSL file per stage plus the resources it binds.
 
-A kernel's *body* (its include files from ``shaders/include/`` followed by
-``shaders/<name>.glsl``) is handed byte-for-byte to both hosts; only the
+A kernel's *body* (its include files from ``shaders/include/``, any text
+generated at run time (``Kernel.generated``: OpenColorIO's display function),
+then ``shaders/<name>.glsl``) is handed byte-for-byte to both hosts; only the
 resource declarations around it are host-specific (see ``addon/hosts``).
 
 The seam between Python and GLSL is named on this side: a vector constant
