@@ -1,8 +1,8 @@
 """Baking a scene's effects to an image sequence, one frame per ``step()``.
 
 Everything that can fail is checked in :func:`plan_bake` before the first
-frame.  The main thread draws and reads back (8-bit PNG frames already in
-the file's display colors: display_shader.py); writer threads convert what
+frame.  The main thread draws and reads back (PNG frames already in the
+file's display colors: display_shader.py); writer threads convert what
 is left and write (frame_writer.py), each frame to a hidden temporary name then renamed,
 so a cancelled or failed bake leaves only complete frames behind.
 """
@@ -132,7 +132,8 @@ class BakeJob(FrameJob):
                                               cache="WRITE", snapshot=self.plan.snapshot)
                 self.preroll = self.renderer.prepare(self.plan.frames[0])
                 self.readback = FrameReadback(host, self.plan.width, self.plan.height, half=self.format.exr,
-                                              display=_display_result(display), channels=self.format.channels)
+                                              display=_display_result(display), channels=self.format.channels,
+                                              depth=self.format.value_bytes)
         except (NoGPUError, GPUMemoryError, ShaderCompileError, SettingsError, ValueError, CacheError) as error:
             raise BakeError(str(error)) from None
         self.scene = scene

@@ -1,10 +1,10 @@
 """Baked frames converted and written on worker threads with Blender's own OpenImageIO and OpenColorIO.
 
 The main thread only reads frames back from the GPU; each worker converts one
-frame for its file (16-bit and BW PNG: the scene's view transform, look,
-exposure and gamma, as ``Image.save_render`` applies them; 8-bit RGB(A) PNG
-arrives converted by the same OpenColorIO transform on the GPU,
-display_shader.py; EXR: linear half float RGBA as read back) and writes it under a hidden temporary name, renamed when complete, so
+frame for its file (PNG: the scene's view transform, look, exposure and
+gamma, as ``Image.save_render`` applies them: RGB(A) arrives converted by the
+same OpenColorIO transform on the GPU, display_shader.py, BW is converted
+here; EXR: linear half float RGBA as read back) and writes it under a hidden temporary name, renamed when complete, so
 a frame appears under its final name only whole.  The calls that do the work
 (``CPUProcessor.applyRGBA``, ``ImageOutput.write_image``, numpy on large
 arrays) release the GIL, so the workers run in parallel; OpenEXR compresses
@@ -76,9 +76,13 @@ class FrameFormat:
 
     @property
     def gpu_display(self) -> bool:
-        """8-bit RGB or RGBA PNG: frames arrive as the file's bytes, rows top first (the GPU's
-        ``frame_display``, engine/readback.py); BW and 16-bit are converted here, on the CPU."""
-        return self.display is not None and self.depth == "uint8" and self.channels in (3, 4)
+        """RGB or RGBA PNG: frames arrive as the file's values, rows top first (the GPU's ``frame_display``,
+        engine/readback.py); BW is converted here, on the CPU."""
+        return self.display is not None and self.channels in (3, 4)
+
+    @property
+    def value_bytes(self) -> int:
+        return np.dtype(self.depth).itemsize
 
 
 def display_group(display: DisplaySettings):
@@ -142,8 +146,8 @@ def display_pixels(pixels: np.ndarray, processor, alpha: bool) -> np.ndarray:
 
 def file_pixels(pixels: np.ndarray, frame_format: FrameFormat, processor) -> np.ndarray:
     """What goes into the file, top row first and contiguous (OpenImageIO copies strided arrays slowly:
-    a flipped view cost 60 ms more per 1080p EXR here).  EXR: the half floats as read back; 8-bit RGB(A)
-    PNG: the bytes the GPU made, as they are; other PNG: through :func:`display_pixels`,
+    a flipped view cost 60 ms more per 1080p EXR here).  EXR: the half floats as read back; RGB(A)
+    PNG: the values the GPU made, as they are; BW PNG: through :func:`display_pixels`,
     BW as luma of the clamped display color (Blender makes gray from the 8-bit color), then quantized as
     Blender does (clamp, round half up)."""
     if frame_format.display is None:

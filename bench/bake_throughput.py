@@ -12,9 +12,8 @@ is a warm-up timed apart from the ``frames`` after it, which ``fps`` measures.
 Stages (ms per frame): main thread ``draw`` (simulate, composite, copy to a
 readback target), ``readback``, ``stats`` (the per-frame overflow read, which
 waits for the GPU), ``wait for a writer`` (all buffers in flight); worker
-threads, summed over threads: ``convert`` (16-bit PNG: the view transform; 8-bit
-PNG arrives converted by the GPU's ``frame_display`` in ``draw``: nothing left
-to do), ``encode+write`` (OpenImageIO), ``rename``.
+threads, summed over threads: ``convert`` (PNG arrives converted by the GPU's
+``frame_display`` in ``draw``: nothing left to do but in odd cases a copy), ``encode+write`` (OpenImageIO), ``rename``.
 """
 
 from __future__ import annotations
@@ -110,7 +109,7 @@ def writer_scaling(file_format: str, frames: int, width: int = 1920, height: int
     output = frame_format(scene)
     pixels = frame.astype(np.float16) if file_format.startswith("OPEN_EXR") else frame
     if output.gpu_display:  # what the GPU's frame_display hands the workers: the file's bytes, top row first
-        pixels = quantize(display_pixels(frame, display_processor(output.display), False), 3, np.uint8)
+        pixels = quantize(display_pixels(frame, display_processor(output.display), False), 3, np.dtype(output.depth))
     rows = []
     counts = sorted({1, 2, 4, 8, 16, os.process_cpu_count() or 1})
     for workers in [n for n in counts if n <= (os.process_cpu_count() or 1)]:

@@ -1,67 +1,64 @@
-/* The finished frame as an 8-bit PNG stores it, converted on the GPU: the
- * scene's view transform, look, exposure and gamma (display_transform(), the
- * OpenColorIO function placed before this file), then quantized as the CPU
- * path does (frame_writer.quantize: clamp, x * 255 + 0.5, truncate), rows
- * top first.  The frame is premultiplied linear RGBA.
+/* The finished frame as a PNG stores it, converted on the GPU: the scene's
+ * view transform, look, exposure and gamma (display_transform(), the
+ * OpenColorIO function placed before this file), quantized as the CPU path
+ * does (frame_writer.quantize: clamp, x * top + 0.5, truncate; top is 255
+ * or 65535 for FILE_BYTES 1 or 2), rows top first.  The frame is
+ * premultiplied linear RGBA; with FILE_CHANNELS 4 the file has straight
+ * alpha, so the color is divided by alpha where alpha is not 0
+ * (frame_writer.display_pixels); with 3 alpha is dropped.
  *
- * STRAIGHT_ALPHA (RGBA files): the color is divided by alpha where alpha is
- * not 0, as PNG's straight alpha wants (frame_writer.display_pixels), and
- * each pixel is one word R | G << 8 | B << 16 | A << 24.  Otherwise (RGB
- * files) an invocation converts four pixels of a row into three words, the
- * bytes R G B R G B ... as the file stores them: a row is 3 * width bytes
- * in ceil(3 * width / 4) words, the bytes past 3 * width unused.  Either way
- * the words read back little-endian are the file's bytes. */
+ * An invocation converts four pixels of a row into FILE_CHANNELS *
+ * FILE_BYTES words holding the file's values in order (R G B [A] R G B ...),
+ * 8-bit values four to a word, 16-bit two, low first: read back on a
+ * little-endian host the words are the row's values.  A row is
+ * FILE_CHANNELS * FILE_BYTES * width bytes in whole words; the bytes past
+ * its end are not read. */
+
+#define PIXEL_VALUES (4 * FILE_CHANNELS)
+#define QUAD_WORDS (FILE_CHANNELS * FILE_BYTES)
 
 uint quantized(float value)
 {
-  precise float scaled = value * 255.0;
+  const float top = FILE_BYTES == 2 ? 65535.0 : 255.0;
+  precise float scaled = value * top;
   precise float rounded = scaled + 0.5;
-  return uint(clamp(rounded, 0.0, 255.0));
+  return uint(clamp(rounded, 0.0, top));
 }
 
-/* The pixel's display color as four bytes R, G, B, A. */
-uvec4 display_bytes(ivec2 pixel)
+/* The pixel's display color, straight where the file has alpha. */
+vec4 display_color(ivec2 pixel)
 {
   vec4 color = imageLoad(frame, pixel);
-#ifdef STRAIGHT_ALPHA
+#if FILE_CHANNELS == 4
   if (color.a != 0.0) {
     color.rgb /= color.a;
   }
 #endif
-  vec4 display = display_transform(color);
-  return uvec4(quantized(display.r), quantized(display.g), quantized(display.b), quantized(display.a));
-}
-
-uint word_of(uvec4 bytes)
-{
-  return bytes.x | (bytes.y << 8) | (bytes.z << 16) | (bytes.w << 24);
+  return display_transform(color);
 }
 
 void main()
 {
-  ivec2 cell = ivec2(gl_GlobalInvocationID.xy);
-  int row = frame_height - 1 - cell.y;
-#ifdef STRAIGHT_ALPHA
-  if (any(greaterThanEqual(cell, frame_size))) {
+  ivec2 quad = ivec2(gl_GlobalInvocationID.xy);
+  if (4 * quad.x >= frame_width || quad.y >= frame_height) {
     return;
   }
-  imageStore(target, ivec2(cell.x, row), uvec4(word_of(display_bytes(cell))));
-#else
-  if (4 * cell.x >= frame_width || cell.y >= frame_height) {
-    return;
-  }
-  uint rgb[12];
+  uint values[PIXEL_VALUES];
   for (int i = 0; i < 4; i++) {
     /* Past the row's end: its last pixel again, into bytes nobody reads. */
-    uvec4 bytes = display_bytes(ivec2(min(4 * cell.x + i, frame_width - 1), cell.y));
-    rgb[3 * i] = bytes.r;
-    rgb[3 * i + 1] = bytes.g;
-    rgb[3 * i + 2] = bytes.b;
+    vec4 color = display_color(ivec2(min(4 * quad.x + i, frame_width - 1), quad.y));
+    for (int c = 0; c < FILE_CHANNELS; c++) {
+      values[FILE_CHANNELS * i + c] = quantized(color[c]);
+    }
   }
-  int words = (3 * frame_width + 3) / 4;
-  for (int k = 0; k < 3 && 3 * cell.x + k < words; k++) {
-    uvec4 bytes = uvec4(rgb[4 * k], rgb[4 * k + 1], rgb[4 * k + 2], rgb[4 * k + 3]);
-    imageStore(target, ivec2(3 * cell.x + k, row), uvec4(word_of(bytes)));
-  }
+  int row_words = (FILE_CHANNELS * FILE_BYTES * frame_width + 3) / 4;
+  int row = frame_height - 1 - quad.y;
+  for (int k = 0; k < QUAD_WORDS && QUAD_WORDS * quad.x + k < row_words; k++) {
+#if FILE_BYTES == 2
+    uint word = values[2 * k] | (values[2 * k + 1] << 16);
+#else
+    uint word = values[4 * k] | (values[4 * k + 1] << 8) | (values[4 * k + 2] << 16) | (values[4 * k + 3] << 24);
 #endif
+    imageStore(target, ivec2(QUAD_WORDS * quad.x + k, row), uvec4(word));
+  }
 }

@@ -1,5 +1,6 @@
 """The bake's display transform on the GPU (frame_display.glsl + OpenColorIO's shader) against the CPU
-path it replaces (``display_processor`` + ``display_pixels`` + ``quantize``): within one 8-bit level."""
+path it replaces (``display_processor`` + ``display_pixels`` + ``quantize``): within one 8-bit level
+(16-bit files: one 16-bit level more than the 8-bit bound's 257, none needed so far)."""
 
 import re
 
@@ -40,17 +41,19 @@ def hdr_frame(rng, width, height):
     return pixels
 
 
-def on_gpu(host, display, pixels, alpha):
-    """The frame_display kernel's bytes as (height, width, 3 or 4) uint8, rows top first."""
+def on_gpu(host, display, pixels, alpha, depth=1):
+    """The frame_display kernel's values as (height, width, 3 or 4) uint8 (or uint16: ``depth`` 2),
+    rows top first."""
     height, width, _ = pixels.shape
     readback = FrameReadback(host, width, height, half=False, display=display_shader(display),
-                             channels=4 if alpha else 3)
+                             channels=4 if alpha else 3, depth=depth)
     frame = host.texture("frame", width, height, "RGBA32F", pixels)
     return readback.read(readback.store(frame), readback.buffer()).copy()
 
 
-def on_cpu(display, pixels, alpha):
-    return quantize(display_pixels(pixels.copy(), display_processor(display), alpha), 4, np.dtype("uint8"))
+def on_cpu(display, pixels, alpha, depth=1):
+    dtype = np.dtype(f"uint{8 * depth}")
+    return quantize(display_pixels(pixels.copy(), display_processor(display), alpha), 4 if alpha else 3, dtype)
 
 
 @pytest.mark.parametrize("alpha", [False, True], ids=["rgb", "rgba"])
@@ -59,22 +62,34 @@ def test_gpu_display_matches_the_cpu_processor_within_one_level(host, rng, view,
     display = display_of(view, look, exposure, gamma)
     pixels = hdr_frame(rng, 37, 21)  # neither a multiple of the 16x16 workgroup
     gpu, cpu = on_gpu(host, display, pixels, alpha).astype(int), on_cpu(display, pixels, alpha).astype(int)
-    cpu = cpu[..., :gpu.shape[-1]]
-    assert gpu.shape == (21, 37, 4 if alpha else 3)
+    assert gpu.shape == cpu.shape == (21, 37, 4 if alpha else 3)
     assert np.abs(gpu - cpu).max() <= 1
     assert (gpu == cpu).mean() > 0.99
     assert (cpu[..., :3] == 255).any() and (cpu[..., :3] < 8).any(), "the frame spans dark to clipped"
 
 
-@pytest.mark.parametrize("alpha", [False, True], ids=["rgb", "rgba"])
+@pytest.mark.parametrize("alpha, depth", [(False, 1), (True, 1), (False, 2), (True, 2)],
+                         ids=["rgb8", "rgba8", "rgb16", "rgba16"])
 @pytest.mark.parametrize("width, height", [(1, 1), (1, 17), (2, 3), (3, 2), (33, 1), (16, 16), (17, 15), (65, 5)])
-def test_every_size_converts_and_flips_every_pixel(host, rng, width, height, alpha):
-    """Odd sizes, one pixel, RGB rows ending inside a word: each pixel lands at its flipped row (top first)."""
+def test_every_size_converts_and_flips_every_pixel(host, rng, width, height, alpha, depth):
+    """Odd sizes, one pixel, rows ending inside a word: each pixel lands at its flipped row (top first)."""
     display = display_of("AgX")
     pixels = hdr_frame(rng, width, height)
-    gpu, cpu = on_gpu(host, display, pixels, alpha).astype(int), on_cpu(display, pixels, alpha).astype(int)
-    assert gpu.shape == (height, width, 4 if alpha else 3)
-    assert np.abs(gpu - cpu[..., :gpu.shape[-1]]).max() <= 1
+    gpu, cpu = (on_gpu(host, display, pixels, alpha, depth).astype(int),
+                on_cpu(display, pixels, alpha, depth).astype(int))
+    assert gpu.shape == cpu.shape == (height, width, 4 if alpha else 3)
+    assert np.abs(gpu - cpu).max() <= (1 if depth == 1 else 257)
+    if depth == 2 and width * height > 16:
+        assert (gpu % 257 != 0).any(), "16-bit values, not 8-bit ones scaled"
+
+
+@pytest.mark.parametrize("view, look, exposure, gamma", VIEWS[:3])
+def test_sixteen_bit_values_match_the_cpu_processor(host, rng, view, look, exposure, gamma):
+    display = display_of(view, look, exposure, gamma)
+    pixels = hdr_frame(rng, 37, 21)
+    gpu, cpu = (on_gpu(host, display, pixels, True, 2).astype(int), on_cpu(display, pixels, True, 2).astype(int))
+    assert np.abs(gpu - cpu).max() <= 257
+    assert np.median(np.abs(gpu - cpu)) <= 1  # measured: at most 10 units apart, 99% within 2
 
 
 def test_quantizing_rounds_half_up_and_clamps(host):
@@ -83,7 +98,7 @@ def test_quantizing_rounds_half_up_and_clamps(host):
     display = display_of("Standard")
     gpu = on_gpu(host, display, pixels, alpha=False)
     np.testing.assert_array_equal(gpu[0, :2], [[0, 255, 255], [0, 255, on_cpu(display, pixels, False)[0, 1, 2]]])
-    assert np.abs(gpu.astype(int) - on_cpu(display, pixels, False)[..., :3].astype(int)).max() <= 1
+    assert np.abs(gpu.astype(int) - on_cpu(display, pixels, False).astype(int)).max() <= 1
 
 
 def test_the_shader_declares_no_resources_and_names_its_tables():
@@ -152,5 +167,5 @@ def test_moderngl_host_runs_the_same_display_kernel(host, rng, tmp_path):
     for name, alpha in (("rgb", False), ("rgba", True)):
         converted = theirs[name].astype(int)
         assert converted.shape == (19, 29, 4 if alpha else 3)
-        assert np.abs(converted - on_cpu(display, pixels, alpha)[..., :converted.shape[-1]].astype(int)).max() <= 1
+        assert np.abs(converted - on_cpu(display, pixels, alpha).astype(int)).max() <= 1
         assert np.abs(converted - on_gpu(host, display, pixels, alpha).astype(int)).max() <= 1

@@ -56,7 +56,7 @@ def save_render(scene, pixels, path):
 
 
 def write_with_writer(scene, pixels, path, host=None):
-    """What the bake does with a frame: 8-bit RGB(A) PNG converted on the GPU (``host``: the frame_display
+    """What the bake does with a frame: RGB(A) PNG converted on the GPU (``host``: the frame_display
     kernel of the readback), then what a writer thread does with the frame read back.  Bakes write PNG
     as RGB; the writer itself follows any color mode, compared here with save_render in each."""
     frame_format = frame_format_of_scene(scene)
@@ -65,7 +65,7 @@ def write_with_writer(scene, pixels, path, host=None):
     processor = None
     if frame_format.gpu_display:
         readback = FrameReadback(host, WIDTH, HEIGHT, half=False, display=display_shader(frame_format.display),
-                                 channels=frame_format.channels)
+                                 channels=frame_format.channels, depth=frame_format.value_bytes)
         pixels = readback.read(readback.store(host.texture("frame", WIDTH, HEIGHT, "RGBA32F", pixels)),
                                readback.buffer())
     elif frame_format.display:
@@ -104,13 +104,15 @@ def test_png_matches_save_render_within_one_level(scene, host, tmp_path, rng, co
     assert (expected == 255).any() and (expected < 16).any(), "the frame spans dark to clipped"
 
 
-def test_sixteen_bit_png_matches_save_render(scene, tmp_path, rng):
+@pytest.mark.parametrize("color_mode", ["RGB", "RGBA", "BW"])
+def test_sixteen_bit_png_matches_save_render(scene, host, tmp_path, rng, color_mode):
     scene.view_settings.view_transform = "AgX"
     scene.render.image_settings.file_format = "PNG"
     scene.render.image_settings.color_depth = "16"
+    scene.render.image_settings.color_mode = color_mode
     pixels = sample_frame(rng)
     save_render(scene, pixels, tmp_path / "blender.png")
-    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png", host)
     expected, written = (read_image(tmp_path / name, "uint16").astype(int) for name in ("blender.png", "writer.png"))
     assert np.abs(written - expected).max() <= 257  # one 8-bit level
 

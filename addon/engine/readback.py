@@ -3,11 +3,11 @@
 Readback in Blender's ``gpu`` module is synchronous, so the bake keeps two
 targets: frame N is copied to one (``store``) and read from it (``read``)
 only after frame N+1's work is queued on the GPU.  EXR frames come back as
-half floats packed two to a word (half the bytes, and what EXR stores); 8-bit
-PNG frames already as the file's bytes, RGB or RGBA8, rows top first
-(``frame_display``: OpenColorIO's shader for the scene's view, made by
-``display_shader.py``: a quarter or less of the bytes); 16-bit and BW PNG
-frames as float32, which OpenColorIO then transforms in place on the CPU.
+half floats packed two to a word (half the bytes, and what EXR stores); RGB
+and RGBA PNG frames already as the file's values, 8 or 16 bits, rows top
+first (``frame_display``: OpenColorIO's shader for the scene's view, made by
+``display_shader.py``: 3 to 8 bytes a pixel instead of 16); BW PNG frames as
+float32, which OpenColorIO then transforms in place on the CPU.
 """
 
 from __future__ import annotations
@@ -31,11 +31,21 @@ FRAME_OUT_HALF = dataclasses.replace(
 )
 # What OpenColorIO generates for a view that changes nothing (Blender's 'Raw'); the bake injects the scene's own.
 RAW_DISPLAY = "vec4 display_transform(vec4 inPixel)\n{\n  vec4 outColor = inPixel;\n  return outColor;\n}\n"
-FRAME_DISPLAY_RGB = dataclasses.replace(
-    FRAME_OUT_HALF, name="frame_display", defines=(), generated=RAW_DISPLAY,
+FRAME_DISPLAY = Kernel(
+    "frame_display",
+    images=(Image("frame", "RGBA32F", "READ"), Image("target", "R32UI", "WRITE")),
     constants=(Constant("IVEC2", "frame_size", components=(("frame_width", "x"), ("frame_height", "y"))),),
+    local_size=(16, 16, 1),
+    includes=(),
+    generated=RAW_DISPLAY,
 )
-FRAME_DISPLAY_RGBA = dataclasses.replace(FRAME_DISPLAY_RGB, defines=(("STRAIGHT_ALPHA", "1"),))
+# PNG's RGB and RGBA at 8 and 16 bits; BW stays on the CPU (frame_writer.file_pixels)
+DISPLAY_FILE_TYPES = ((3, 1), (4, 1), (3, 2), (4, 2))  # (channels, bytes a value)
+FRAME_DISPLAY_VARIANTS = {
+    (channels, depth): dataclasses.replace(FRAME_DISPLAY, defines=(("FILE_CHANNELS", str(channels)),
+                                                                    ("FILE_BYTES", str(depth))))
+    for channels, depth in DISPLAY_FILE_TYPES
+}
 
 
 @dataclass(frozen=True)
@@ -54,26 +64,28 @@ class DisplayShader:
     function: str
     luts: tuple[DisplayLut, ...] = ()
 
-    def kernel(self, channels: int) -> Kernel:
-        """``frame_display`` running this function, for an RGB (3) or RGBA (4, straight alpha) file."""
-        return dataclasses.replace(FRAME_DISPLAY_RGBA if channels == 4 else FRAME_DISPLAY_RGB,
-                                   generated=self.function, samplers=tuple(lut.sampler for lut in self.luts))
+    def kernel(self, channels: int, depth: int) -> Kernel:
+        """``frame_display`` running this function, for an RGB (3) or RGBA (4, straight alpha) file of
+        ``depth`` bytes a value (1 or 2)."""
+        return dataclasses.replace(FRAME_DISPLAY_VARIANTS[channels, depth], generated=self.function,
+                                   samplers=tuple(lut.sampler for lut in self.luts))
 
 
 class FrameReadback:
     """Alternating readback targets of one frame size, holding one of: RGBA half floats (``half``), the
-    file's RGB or RGBA8 bytes (``display``: a DisplayShader; ``channels`` 3 or 4), else RGBA float32."""
+    PNG file's values (``display``: a DisplayShader; ``channels`` 3 or 4, ``depth`` 1 or 2 bytes a value),
+    else RGBA float32."""
 
     def __init__(self, host, width: int, height: int, half: bool, display: DisplayShader | None = None,
-                 channels: int = 3, targets: int = 2):
+                 channels: int = 3, depth: int = 1, targets: int = 2):
         self.host, self.width, self.height, self.half = host, width, height, half
-        self.display, self.channels = display, channels
+        self.display, self.channels, self.dtype = display, channels, np.dtype(f"uint{8 * depth}")
         self.luts = {}
         if display is not None:
-            self.kernel = display.kernel(channels)
+            self.kernel = display.kernel(channels, depth)
             self.luts = {lut.sampler.name: _lut_texture(host, lut) for lut in display.luts}
-            words = width if channels == 4 else -(-3 * width // 4)
-            self.groups = self.kernel.groups_for(width if channels == 4 else -(-width // 4), height)
+            words = -(-channels * depth * width // 4)
+            self.groups = self.kernel.groups_for(-(-width // 4), height)  # four pixels an invocation
             self.constants = self.kernel.pack({"frame_width": width, "frame_height": height})
         else:
             self.kernel = FRAME_OUT_HALF if half else FRAME_OUT
@@ -98,12 +110,12 @@ class FrameReadback:
 
     def read(self, index: int, buffer) -> np.ndarray:
         """The stored frame, viewing ``buffer``: (height, width, 4) float16 or float32 with rows bottom to
-        top, or (``display``) (height, width, channels) uint8 with rows top to bottom, as the file stores them
-        (contiguous unless an RGB row's 3 * width bytes leave a word part-filled)."""
+        top, or (``display``) (height, width, channels) uint8 or uint16 with rows top to bottom, as the file
+        stores them (contiguous unless a row's values end inside a word)."""
         words = self.host.read_into(self.targets[index], buffer)
         if self.display is not None:
-            row_bytes = words.view(np.uint8).reshape(self.height, -1)
-            return row_bytes[:, :self.channels * self.width].reshape(self.height, self.width, self.channels)
+            row = words.view(self.dtype).reshape(self.height, -1)
+            return row[:, :self.channels * self.width].reshape(self.height, self.width, self.channels)
         return words.view(np.float16).reshape(self.height, self.width, 4) if self.half else words
 
 
