@@ -42,6 +42,26 @@ CASES = {
 }
 
 
+def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple[int, int], out_dir: Path,
+                 file_format: str = "PNG", blend_mode: str | None = None):
+    """The preset's stage and effect with ``count`` particles, as ``make bake`` builds it (add-on registered)."""
+    import addon
+    from addon.cli import add_preset_effect, build_scene
+    from addon.engine.presets import load_preset
+
+    loaded = load_preset(preset)
+    scene, emitter = build_scene(loaded, frames, (width, height), out_dir)
+    scene.render.image_settings.file_format = file_format
+    addon.register()
+    scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
+    add_preset_effect(scene, preset, loaded)
+    effect = emitter.gpu_particles.active_effect
+    effect.count = count
+    if blend_mode is not None:
+        effect.blend_mode = blend_mode
+    return scene
+
+
 def measure_bake(preset: str, count: int, width: int, height: int, file_format: str, frames: int,
                  blend_mode: str | None = None, workers: int | None = None) -> dict:
     """Bake one warm-up frame then ``frames`` frames of ``preset`` with ``count`` particles: fps over those
@@ -50,20 +70,10 @@ def measure_bake(preset: str, count: int, width: int, height: int, file_format: 
 
     import addon
     from addon.bake import BakeJob
-    from addon.cli import add_preset_effect, build_scene
-    from addon.engine.presets import load_preset
 
     out_dir = Path(tempfile.mkdtemp(prefix="gpu_particles_bench_"))
     try:
-        scene, emitter = build_scene(load_preset(preset), (1, frames + 1), (width, height), out_dir)
-        scene.render.image_settings.file_format = file_format
-        addon.register()
-        scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
-        add_preset_effect(scene, preset, load_preset(preset))
-        effect = emitter.gpu_particles.active_effect
-        effect.count = count
-        if blend_mode:
-            effect.blend_mode = blend_mode
+        scene = effect_scene(preset, count, width, height, (1, frames + 1), out_dir, file_format, blend_mode)
         started = time.perf_counter()
         job = BakeJob(scene, workers=workers)
         job.step()

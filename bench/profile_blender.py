@@ -31,6 +31,7 @@ import gpu  # noqa: E402
 import addon  # noqa: E402
 from addon import viewport  # noqa: E402
 from addon.bake import BakeJob  # noqa: E402
+from addon.hosts.blender import BlenderHost  # noqa: E402
 from bench import records  # noqa: E402
 from bench.blender_gpu import OffscreenView, effect_scene, sized  # noqa: E402
 
@@ -121,7 +122,6 @@ def readback_rows(width: int, height: int, repeats: int) -> list[dict]:
 def dispatch_overhead(repeats: int) -> None:
     """CPU microseconds a ``gpu.compute.dispatch`` of an empty kernel costs, and with our host's binding."""
     from addon.engine.readback import FRAME_OUT
-    from addon.hosts.blender import BlenderHost
 
     host = BlenderHost()
     frame = host.texture("frame", 64, 64, "RGBA32F")
@@ -151,6 +151,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, help="write the readback records here")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
+    BlenderHost()  # gpu.init() in the bpy module
     if "dispatch" in only:
         dispatch_overhead(200)
     if "viewport" in only:

@@ -20,7 +20,7 @@ NAME --host blender|moderngl`` prints one as a host compiles it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 
 from .resources import resource_dir
 from .tables import TABLE_DEFINES
@@ -113,11 +113,16 @@ class Kernel:
         named = tuple((name, f"{c.name}.{swizzle}") for c in self.constants for name, swizzle in c.components)
         return (*TABLE_DEFINES, *self.defines, *named)
 
+    @cached_property
+    def value_names(self) -> frozenset[str]:
+        """What ``pack`` takes: each constant's name, or its components' names (worked out once: packed every step)."""
+        return frozenset(n for c in self.constants for n in ([m for m, _ in c.components] or [c.name]))
+
     def pack(self, values: dict) -> dict:
         """Constants for ``Host.dispatch`` from values keyed by constant or component name."""
-        wanted = {n for c in self.constants for n in ([m for m, _ in c.components] or [c.name])}
-        if set(values) != wanted:
-            raise ValueError(f"{self.name}: values {sorted(set(values) ^ wanted)} given but not declared, or missing")
+        if values.keys() != self.value_names:
+            raise ValueError(f"{self.name}: values {sorted(set(values) ^ self.value_names)} given but not declared, "
+                             "or missing")
         return {c.name: c.pack(values) for c in self.constants}
 
     def named(self, constants: dict) -> dict:
