@@ -12,8 +12,9 @@ is a warm-up timed apart from the ``frames`` after it, which ``fps`` measures.
 Stages (ms per frame): main thread ``draw`` (simulate, composite, copy to a
 readback target), ``readback``, ``stats`` (the per-frame overflow read, which
 waits for the GPU), ``wait for a writer`` (all buffers in flight); worker
-threads, summed over threads: ``convert`` (PNG arrives converted by the GPU's
-``frame_display`` in ``draw``: nothing left to do but in odd cases a copy), ``encode+write`` (OpenImageIO), ``rename``.
+threads, summed over threads: ``convert`` (BW PNG: the view transform; RGB(A)
+PNG arrives converted by the GPU's ``frame_display`` in ``draw``: at most a
+copy), ``encode+write`` (OpenImageIO), ``rename``.
 """
 
 from __future__ import annotations
