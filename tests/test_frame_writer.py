@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from addon.bake import frame_format as frame_format_of_scene
+from addon.display_shader import display_shader
 from addon.engine.readback import FrameReadback
 from addon.frame_writer import (
     PNG_CHANNELS,
@@ -54,13 +55,21 @@ def save_render(scene, pixels, path):
         bpy.data.images.remove(image)
 
 
-def write_with_writer(scene, pixels, path):
-    """What a writer thread does with a frame read back (pixels as the readback holds them).  Bakes write
-    PNG as RGB; the writer itself follows any color mode, compared here with save_render in each."""
+def write_with_writer(scene, pixels, path, host=None):
+    """What the bake does with a frame: RGB(A) PNG converted on the GPU (``host``: the frame_display
+    kernel of the readback), then what a writer thread does with the frame read back.  Bakes write PNG
+    as RGB; the writer itself follows any color mode, compared here with save_render in each."""
     frame_format = frame_format_of_scene(scene)
     if not frame_format.exr:
         frame_format = replace(frame_format, channels=PNG_CHANNELS[scene.render.image_settings.color_mode])
-    processor = display_processor(frame_format.display) if frame_format.display else None
+    processor = None
+    if frame_format.gpu_display:
+        readback = FrameReadback(host, WIDTH, HEIGHT, half=False, display=display_shader(frame_format.display),
+                                 channels=frame_format.channels, depth=frame_format.value_bytes)
+        pixels = readback.read(readback.store(host.texture("frame", WIDTH, HEIGHT, "RGBA32F", pixels)),
+                               readback.buffer())
+    elif frame_format.display:
+        processor = display_processor(frame_format.display)
     encode(path, file_pixels(pixels.copy(), frame_format, processor), frame_format)
 
 
@@ -77,27 +86,33 @@ LOOKS = [
 
 @pytest.mark.parametrize("color_mode", ["RGB", "RGBA", "BW"])
 @pytest.mark.parametrize("view, look, exposure, gamma", LOOKS)
-def test_png_matches_save_render_within_one_level(scene, tmp_path, rng, color_mode, view, look, exposure, gamma):
+def test_png_matches_save_render_within_one_level(scene, host, tmp_path, rng, color_mode, view, look, exposure,
+                                                  gamma):
+    """RGB and RGBA through the GPU's display transform, BW on the CPU.  Blender's dither setting is at
+    its maximum: save_render does not dither (measured: the same file at 0, 1 and 2), nor does the bake."""
     settings = scene.view_settings
     settings.view_transform, settings.look, settings.exposure, settings.gamma = view, look, exposure, gamma
     scene.render.image_settings.file_format = "PNG"
     scene.render.image_settings.color_mode = color_mode
+    scene.render.dither_intensity = 2.0
     pixels = sample_frame(rng)
     save_render(scene, pixels, tmp_path / "blender.png")
-    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png", host)
     expected, written = (read_image(tmp_path / name, "uint8").astype(int) for name in ("blender.png", "writer.png"))
     assert written.shape == expected.shape == (HEIGHT, WIDTH, {"BW": 1, "RGB": 3, "RGBA": 4}[color_mode])
     assert np.abs(written - expected).max() <= 1
     assert (expected == 255).any() and (expected < 16).any(), "the frame spans dark to clipped"
 
 
-def test_sixteen_bit_png_matches_save_render(scene, tmp_path, rng):
+@pytest.mark.parametrize("color_mode", ["RGB", "RGBA", "BW"])
+def test_sixteen_bit_png_matches_save_render(scene, host, tmp_path, rng, color_mode):
     scene.view_settings.view_transform = "AgX"
     scene.render.image_settings.file_format = "PNG"
     scene.render.image_settings.color_depth = "16"
+    scene.render.image_settings.color_mode = color_mode
     pixels = sample_frame(rng)
     save_render(scene, pixels, tmp_path / "blender.png")
-    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png", host)
     expected, written = (read_image(tmp_path / name, "uint16").astype(int) for name in ("blender.png", "writer.png"))
     assert np.abs(written - expected).max() <= 257  # one 8-bit level
 
@@ -167,7 +182,7 @@ def test_a_view_the_config_lacks_is_refused_before_any_frame(scene, tmp_path):
     assert not (tmp_path / "frames").exists() or not list((tmp_path / "frames").iterdir())
 
 
-def test_png_follows_the_output_color_management_override(scene, tmp_path, rng):
+def test_png_follows_the_output_color_management_override(scene, host, tmp_path, rng):
     """Output properties > Color Management > Override: save_render uses the format's own view settings."""
     scene.view_settings.view_transform = "AgX"
     settings = scene.render.image_settings
@@ -176,9 +191,9 @@ def test_png_follows_the_output_color_management_override(scene, tmp_path, rng):
     settings.view_settings.view_transform, settings.view_settings.exposure = "Standard", -1.0
     pixels = sample_frame(rng)
     save_render(scene, pixels, tmp_path / "blender.png")
-    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png", host)
     expected, written = (read_image(tmp_path / name, "uint8").astype(int) for name in ("blender.png", "writer.png"))
     assert np.abs(written - expected).max() <= 1
     scene.render.image_settings.color_management = "FOLLOW_SCENE"
-    write_with_writer(scene, pixels, tmp_path / "scene.png")
+    write_with_writer(scene, pixels, tmp_path / "scene.png", host)
     assert np.abs(read_image(tmp_path / "scene.png", "uint8").astype(int) - expected).max() > 1, "the override mattered"
