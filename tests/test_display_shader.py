@@ -52,8 +52,10 @@ def on_gpu(host, display, pixels, alpha, depth=1):
 
 
 def on_cpu(display, pixels, alpha, depth=1):
+    """The CPU path's values, rows top first as the GPU writes them."""
     dtype = np.dtype(f"uint{8 * depth}")
-    return quantize(display_pixels(pixels.copy(), display_processor(display), alpha), 4 if alpha else 3, dtype)
+    return quantize(display_pixels(pixels[::-1].copy(), display_processor(display), alpha), 4 if alpha else 3,
+                    dtype)
 
 
 @pytest.mark.parametrize("alpha", [False, True], ids=["rgb", "rgba"])

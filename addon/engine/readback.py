@@ -109,9 +109,9 @@ class FrameReadback:
         return self.host.readback_buffer(self.targets[0])
 
     def read(self, index: int, buffer) -> np.ndarray:
-        """The stored frame, viewing ``buffer``: (height, width, 4) float16 or float32 with rows bottom to
-        top, or (``display``) (height, width, channels) uint8 or uint16 with rows top to bottom, as the file
-        stores them (contiguous unless a row's values end inside a word)."""
+        """The stored frame, rows top to bottom as files store them, viewing ``buffer``: (height, width, 4)
+        float16 or float32, or (``display``) (height, width, channels) uint8 or uint16 (contiguous unless
+        a row's values end inside a word)."""
         words = self.host.read_into(self.targets[index], buffer)
         if self.display is not None:
             row = words.view(self.dtype).reshape(self.height, -1)
