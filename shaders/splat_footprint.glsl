@@ -103,23 +103,9 @@ bool wanted(ivec2 pixel, uvec3 add, float depth)
 
 void main()
 {
-  int width = imageSize(pos_age).x;
-  int index = particle_index(width);
-#ifdef LIVE_INDEX
-  if (index >= min(int(imageLoad(live_count, ivec2(0)).x), count)) {
-    return;
-  }
-  index = int(imageLoad(live_index, particle_texel(index, imageSize(live_index).x)).x);
-#else
-  if (index >= count) {
-    return;
-  }
-#endif
-  ivec2 texel = particle_texel(index, width);
-  vec4 pos_age_in = imageLoad(pos_age, texel);
-  pos_age_in.xyz += state_origin.xyz;
-  vec4 vel_life_in = imageLoad(vel_life, texel);
-  if (!particle_alive(pos_age_in, vel_life_in.w)) {
+  int index;
+  vec4 pos_age_in, vel_life_in;
+  if (!read_particle(index, pos_age_in, vel_life_in)) {
     return;
   }
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);

@@ -30,7 +30,8 @@ ACCUM_IMAGES = (
 # With paired accumulation (accum.glsl): hi and lo side by side in one image twice as wide.
 ACCUM_PAIRED = Image("accum", "R32UI", atomic=True)
 STATS = Image("stats", "R32UI", atomic=True)  # 2x1: overflow count, peak (see color_pack.glsl)
-SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
+SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl",
+                  "particle_read.glsl")
 SPLAT_CONSTANTS = (
     Constant("INT", "count"),
     Constant("IVEC2", "target_size"),
