@@ -1,8 +1,9 @@
 """Baking a scene's effects to an image sequence, one frame per ``step()``.
 
 Everything that can fail is checked in :func:`plan_bake` before the first
-frame.  The main thread draws and reads back; writer threads convert and
-write (frame_writer.py), each frame to a hidden temporary name then renamed,
+frame.  The main thread draws and reads back (PNG frames already in the
+file's display colors: display_shader.py); writer threads convert what
+is left and write (frame_writer.py), each frame to a hidden temporary name then renamed,
 so a cancelled or failed bake leaves only complete frames behind.
 """
 
@@ -12,12 +13,14 @@ import json
 import os
 import queue
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import bpy
 
 from .csg_scene import check_scene_cloud, scene_has_cloud
+from .display_shader import display_shader
 from .engine.cache_format import CacheError
 from .engine.readback import FrameReadback
 from .engine.settings import SettingsError, as_dict, check_for_gpu
@@ -123,10 +126,14 @@ class BakeJob(FrameJob):
             host = BlenderHost()
             self.plan = plan_bake(scene, host, frames)
             self.format = frame_format(scene)
-            self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host, exact_sort=True,
-                                          cache="WRITE", snapshot=self.plan.snapshot)
-            self.preroll = self.renderer.prepare(self.plan.frames[0])
-            self.readback = FrameReadback(host, self.plan.width, self.plan.height, half=self.format.exr)
+            with ThreadPoolExecutor(1, thread_name_prefix="gpu_particles_display") as pool:
+                display = pool.submit(display_shader, self.format.display) if self.format.gpu_display else None
+                self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host, exact_sort=True,
+                                              cache="WRITE", snapshot=self.plan.snapshot)
+                self.preroll = self.renderer.prepare(self.plan.frames[0])
+                self.readback = FrameReadback(host, self.plan.width, self.plan.height, half=self.format.exr,
+                                              display=_display_result(display), channels=self.format.channels,
+                                              depth=self.format.value_bytes)
         except (NoGPUError, GPUMemoryError, ShaderCompileError, SettingsError, ValueError, CacheError) as error:
             raise BakeError(str(error)) from None
         self.scene = scene
@@ -244,6 +251,16 @@ class BakeJob(FrameJob):
         sidecar.write_text(json.dumps(record, indent=2) + "\n")
         return sidecar
 
+
+
+def _display_result(display):
+    """The GPU display transform being built (None: the frame is not converted on the GPU)."""
+    if display is None:
+        return None
+    try:
+        return display.result()
+    except Exception as error:  # ValueError, PyOpenColorIO.Exception: a display, view or look the config lacks
+        raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
 
 
 def frame_format(scene) -> FrameFormat:

@@ -1,9 +1,10 @@
 """Baked frames converted and written on worker threads with Blender's own OpenImageIO and OpenColorIO.
 
 The main thread only reads frames back from the GPU; each worker converts one
-frame for its file (PNG: the scene's view transform, look, exposure and gamma,
-as ``Image.save_render`` applies them; EXR: linear half float RGBA as read
-back) and writes it under a hidden temporary name, renamed when complete, so
+frame for its file (PNG: the scene's view transform, look, exposure and
+gamma, as ``Image.save_render`` applies them: RGB(A) arrives converted by the
+same OpenColorIO transform on the GPU, display_shader.py, BW is converted
+here; EXR: linear half float RGBA as read back) and writes it under a hidden temporary name, renamed when complete, so
 a frame appears under its final name only whole.  The calls that do the work
 (``CPUProcessor.applyRGBA``, ``ImageOutput.write_image``, numpy on large
 arrays) release the GIL, so the workers run in parallel; OpenEXR compresses
@@ -73,10 +74,21 @@ class FrameFormat:
     png_level: int  # zlib level 0-9 (PNG), as Blender maps the scene's compression percentage
     display: DisplaySettings | None  # PNG only
 
+    @property
+    def gpu_display(self) -> bool:
+        """RGB or RGBA PNG: frames arrive as the file's values, rows top first (the GPU's ``frame_display``,
+        engine/readback.py); BW is converted here, on the CPU."""
+        return self.display is not None and self.channels in (3, 4)
 
-def display_processor(display: DisplaySettings):
-    """The OCIO CPU processor Blender builds for writing an image (see blender's libocio_display_processor.cc):
-    exposure in scene linear, the look, the display/view transform, then 1/gamma."""
+    @property
+    def value_bytes(self) -> int:
+        return np.dtype(self.depth).itemsize
+
+
+def display_group(display: DisplaySettings):
+    """The OCIO config and the transform Blender builds for writing an image (see blender's
+    libocio_display_processor.cc): exposure in scene linear, the look, the display/view transform, then 1/gamma.
+    Both paths apply it: :func:`display_processor` on the CPU, ``display_shader.py`` on the GPU."""
     _, ocio = image_modules()
     config = ocio.Config.CreateFromFile(display.config)
     group = ocio.GroupTransform()
@@ -94,6 +106,12 @@ def display_processor(display: DisplaySettings):
     if display.gamma != 1:
         exponent = 1.0 / display.gamma
         group.appendTransform(ocio.ExponentTransform([exponent, exponent, exponent, 1.0]))
+    return config, group
+
+
+def display_processor(display: DisplaySettings):
+    """The OCIO CPU processor of :func:`display_group`."""
+    config, group = display_group(display)
     return config.getProcessor(group).getDefaultCPUProcessor()
 
 
@@ -127,12 +145,13 @@ def display_pixels(pixels: np.ndarray, processor, alpha: bool) -> np.ndarray:
 
 
 def file_pixels(pixels: np.ndarray, frame_format: FrameFormat, processor) -> np.ndarray:
-    """What goes into the file, top row first and contiguous (OpenImageIO copies strided arrays slowly:
-    a flipped view cost 60 ms more per 1080p EXR here).  EXR: the half floats as read back; PNG: through
-    :func:`display_pixels`, BW as luma of the clamped display color (Blender makes gray from the 8-bit
-    color), then quantized as Blender does (clamp, round half up)."""
-    if frame_format.display is None:
-        return np.ascontiguousarray(pixels[::-1])
+    """What goes into the file, top row first (as read back) and contiguous (OpenImageIO copies strided
+    arrays slowly: a flipped view cost 60 ms more per 1080p EXR here).  EXR: the half floats as read back;
+    RGB(A) PNG: the values the GPU made, as they are; BW PNG: through :func:`display_pixels`,
+    BW as luma of the clamped display color (Blender makes gray from the 8-bit color), then quantized as
+    Blender does (clamp, round half up)."""
+    if frame_format.display is None or frame_format.gpu_display:
+        return np.ascontiguousarray(pixels)  # a copy only where an RGB row ends inside a word (readback.py)
     display_pixels(pixels, processor, alpha=frame_format.channels == 4)
     if frame_format.channels == 1:
         pixels[..., 0] = np.clip(pixels[..., :3], 0.0, 1.0) @ np.asarray(frame_format.display.luma, np.float32)
@@ -140,14 +159,14 @@ def file_pixels(pixels: np.ndarray, frame_format: FrameFormat, processor) -> np.
 
 
 def quantize(pixels: np.ndarray, channels: int, dtype: np.dtype) -> np.ndarray:
-    """Float [0, 1] (scaled in place) to ``dtype``'s full range, rows flipped, the first ``channels`` kept:
+    """Float [0, 1] (scaled in place) to ``dtype``'s full range, the first ``channels`` kept:
     19 ms a 1080p frame here, against 100 ms for OpenImageIO's own float to uint8 conversion."""
     top = np.iinfo(dtype).max
     np.multiply(pixels, top, out=pixels)
     np.add(pixels, 0.5, out=pixels)
     np.clip(pixels, 0.0, top, out=pixels)
     out = np.empty((*pixels.shape[:2], channels), dtype)
-    np.copyto(out, pixels[::-1, :, :channels], casting="unsafe")
+    np.copyto(out, pixels[:, :, :channels], casting="unsafe")
     return out
 
 
@@ -205,7 +224,7 @@ class FrameWriter:
         self.clock = StageClock()
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="gpu_particles_writer")
         self._processor = None  # a future: building it takes 0.2-0.7 s (AgX), done while the GPU starts
-        if frame_format.display:
+        if frame_format.display and not frame_format.gpu_display:
             check_display(frame_format.display)
             self._processor = self._pool.submit(display_processor, frame_format.display)
         self._queued = deque()  # (frame, final path, future), in frame order

@@ -127,15 +127,11 @@ class _FrameCursor:
 
 
 class ViewportSimulation(SceneRenderer):
-    """The bake's simulation (same steps, preroll and restarts), with emitters read from their F-curves
-    and checkpoints kept on the GPU."""
+    """The bake's simulation (same steps, preroll, restarts and GPU checkpoints), with emitters read from
+    their F-curves."""
 
     def __init__(self, scene, host):
         super().__init__(_FrameCursor(scene), 1, 1, host)
-
-    def _build(self, snapshot=None) -> None:
-        super()._build(snapshot)
-        self.timeline.on_gpu = True  # checkpoints as GPU copies: a readback would stall drawing
 
     def _emitter_matrices(self):
         frame = self.scene.frame_current

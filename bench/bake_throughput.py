@@ -12,8 +12,9 @@ is a warm-up timed apart from the ``frames`` after it, which ``fps`` measures.
 Stages (ms per frame): main thread ``draw`` (simulate, composite, copy to a
 readback target), ``readback``, ``stats`` (the per-frame overflow read, which
 waits for the GPU), ``wait for a writer`` (all buffers in flight); worker
-threads, summed over threads: ``convert`` (PNG view transform), ``encode+write``
-(OpenImageIO), ``rename``.
+threads, summed over threads: ``convert`` (BW PNG: the view transform; RGB(A)
+PNG arrives converted by the GPU's ``frame_display`` in ``draw``: at most a
+copy), ``encode+write`` (OpenImageIO), ``rename``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,26 @@ CASES = {
 }
 
 
+def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple[int, int], out_dir: Path,
+                 file_format: str = "PNG", blend_mode: str | None = None):
+    """The preset's stage and effect with ``count`` particles, as ``make bake`` builds it (add-on registered)."""
+    import addon
+    from addon.cli import add_preset_effect, build_scene
+    from addon.engine.presets import load_preset
+
+    loaded = load_preset(preset)
+    scene, emitter = build_scene(loaded, frames, (width, height), out_dir)
+    scene.render.image_settings.file_format = file_format
+    addon.register()
+    scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
+    add_preset_effect(scene, preset, loaded)
+    effect = emitter.gpu_particles.active_effect
+    effect.count = count
+    if blend_mode is not None:
+        effect.blend_mode = blend_mode
+    return scene
+
+
 def measure_bake(preset: str, count: int, width: int, height: int, file_format: str, frames: int,
                  blend_mode: str | None = None, workers: int | None = None) -> dict:
     """Bake one warm-up frame then ``frames`` frames of ``preset`` with ``count`` particles: fps over those
@@ -50,20 +71,10 @@ def measure_bake(preset: str, count: int, width: int, height: int, file_format: 
 
     import addon
     from addon.bake import BakeJob
-    from addon.cli import add_preset_effect, build_scene
-    from addon.engine.presets import load_preset
 
     out_dir = Path(tempfile.mkdtemp(prefix="gpu_particles_bench_"))
     try:
-        scene, emitter = build_scene(load_preset(preset), (1, frames + 1), (width, height), out_dir)
-        scene.render.image_settings.file_format = file_format
-        addon.register()
-        scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
-        add_preset_effect(scene, preset, load_preset(preset))
-        effect = emitter.gpu_particles.active_effect
-        effect.count = count
-        if blend_mode:
-            effect.blend_mode = blend_mode
+        scene = effect_scene(preset, count, width, height, (1, frames + 1), out_dir, file_format, blend_mode)
         started = time.perf_counter()
         job = BakeJob(scene, workers=workers)
         job.step()
@@ -96,7 +107,7 @@ def writer_scaling(file_format: str, frames: int, width: int = 1920, height: int
     import bpy
 
     from addon.bake import frame_format
-    from addon.frame_writer import FrameWriter
+    from addon.frame_writer import FrameWriter, display_pixels, display_processor, quantize
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     scene = bpy.context.scene
@@ -106,12 +117,15 @@ def writer_scaling(file_format: str, frames: int, width: int = 1920, height: int
     lit = rng.random((height, width)) < 0.06  # a sparse spark frame, like the default preset's
     frame[lit, :3] = rng.exponential(0.8, (lit.sum(), 3))
     frame[lit, 3] = 1.0
+    output = frame_format(scene)
     pixels = frame.astype(np.float16) if file_format.startswith("OPEN_EXR") else frame
+    if output.gpu_display:  # what the GPU's frame_display hands the workers: the file's bytes, top row first
+        pixels = quantize(display_pixels(frame, display_processor(output.display), False), 3, np.dtype(output.depth))
     rows = []
     counts = sorted({1, 2, 4, 8, 16, os.process_cpu_count() or 1})
     for workers in [n for n in counts if n <= (os.process_cpu_count() or 1)]:
         out_dir = Path(tempfile.mkdtemp(prefix="gpu_particles_scaling_"))
-        writer = FrameWriter(frame_format(scene), workers)
+        writer = FrameWriter(output, workers)
         started = time.perf_counter()
         for n in range(frames):
             writer.submit(n, out_dir / f"f_{n:04d}{'.exr' if file_format != 'PNG' else '.png'}", pixels.copy())

@@ -9,14 +9,14 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
 * ``blender-tests``: ``python -m pytest tests -q`` in a child process: passed, failed, errors and the
   failing tests' names (``--skip-tests`` leaves it out; ``--quick`` does).
 * ``bake``: frames per second of the product bake (wall clock, steady state, files on disk), by
-  ``bench/bake_throughput.measure_bake`` when the branch has it, else by :func:`measure_bake_here`.
+  ``bench/bake_throughput.measure_bake``.
 * ``viewport``: ms per ``viewport.draw_view`` into an offscreen target, the GPU drained before and
   after each timed draw by a 1-texel readback of that target (Blender 5.2's Python API has no
   finish or fence; a synchronous readback of a texel the draw wrote returns only once every
   command it depends on has run).  ``ms``: playing (one frame forward a draw), median
   (``max_ms``: the slowest, e.g. a frame that copies a timeline checkpoint on the GPU);
   ``redraw_ms``: the same frame drawn again; ``stats_ms``: playing with the Stats panel shown
-  (the draw waits for the GPU per stage); per draw while playing: ``dispatches``, ``draws``,
+  (the draw waits for the GPU per stage; ``stage <name> ms``: its stage times, median); per draw while playing: ``dispatches``, ``draws``,
   ``waits`` (readbacks + finishes: 0 with the Stats panel hidden and Manual Emax),
   ``uploads``, ``clears``, counted by ``bench/counting.CountingHost``.
 * ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
@@ -45,12 +45,11 @@ from mathutils import Matrix  # noqa: E402
 
 import addon  # noqa: E402
 from addon import viewport  # noqa: E402
-from addon.bake import BakeJob  # noqa: E402
-from addon.cli import add_preset_effect, build_scene  # noqa: E402
 from addon.engine.presets import load_preset  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
 from addon.render import camera_of  # noqa: E402
 from bench import records  # noqa: E402
+from bench.bake_throughput import effect_scene, measure_bake  # noqa: E402
 from bench.blender_way import blender_way_ms  # noqa: E402
 from bench.counting import CountingHost  # noqa: E402
 
@@ -72,46 +71,6 @@ def log(message: str) -> None:
 
 def count_label(count: int) -> str:
     return f"{count // 1_000_000}M" if count % 1_000_000 == 0 else f"{count // 1000}K"
-
-
-def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple[int, int], out_dir: Path,
-                 file_format: str = "PNG", blend_mode: str | None = None):
-    """The preset's stage and effect with ``count`` particles, as ``make bake`` builds it (add-on registered)."""
-    loaded = load_preset(preset)
-    scene, emitter = build_scene(loaded, frames, (width, height), out_dir)
-    scene.render.image_settings.file_format = file_format
-    addon.register()
-    scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
-    add_preset_effect(scene, preset, loaded)
-    effect = emitter.gpu_particles.active_effect
-    effect.count = count
-    if blend_mode is not None:
-        effect.blend_mode = blend_mode
-    return scene
-
-
-def measure_bake_here(preset: str, count: int, width: int, height: int, file_format: str, frames: int,
-                      blend_mode: str | None = None) -> dict:
-    """Frames per second of ``frames`` frames baked after one warm-up frame (compilation, preroll), files on disk."""
-    with tempfile.TemporaryDirectory() as out:
-        scene = effect_scene(preset, count, width, height, (1, frames + 1), Path(out), file_format, blend_mode)
-        try:
-            job = BakeJob(scene)
-            job.step()
-            start = time.perf_counter()
-            while not job.finished:
-                job.step()
-            seconds = time.perf_counter() - start
-            job.close()
-        finally:
-            addon.unregister()
-    return {"fps": frames / seconds, "frames": frames}
-
-
-try:  # the bake pipeline's own measurement (issue 11 part 2), where this branch has it
-    from bench.bake_throughput import measure_bake
-except ImportError:
-    measure_bake = measure_bake_here
 
 
 def parse_pytest(output: str) -> dict:
@@ -184,7 +143,10 @@ def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws
             calls = dict(host.calls)
             last = 3 + draws
             redraw = [view.timed_draw(last) for _ in range(draws)]
-            stats = [view.timed_draw(frame, stats_shown=True) for frame in range(last + 1, last + 1 + draws)]
+            stats, stages = [], []
+            for frame in range(last + 1, last + 1 + draws):
+                stats.append(view.timed_draw(frame, stats_shown=True))
+                stages.append(viewport.last_stats().stage_ms)
         finally:
             view.free()
             viewport.free()
@@ -192,8 +154,10 @@ def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws
     per_draw = {name: round(calls.get(key, 0) / draws, 2) for name, key in
                 (("dispatches", "dispatch"), ("draws", "draw"), ("uploads", "upload"), ("clears", "clear"))}
     per_draw["waits"] = round((calls.get("read", 0) + calls.get("finish", 0)) / draws, 2)
+    stage_ms = {f"stage {name} ms": round(statistics.median(s.get(name, 0.0) for s in stages), 3)
+                for name in dict.fromkeys(name for s in stages for name in s)}
     return {"ms": statistics.median(playing), "max_ms": max(playing), "redraw_ms": statistics.median(redraw),
-            "stats_ms": statistics.median(stats), "draws_timed": draws, **per_draw}
+            "stats_ms": statistics.median(stats), "draws_timed": draws, **per_draw, **stage_ms}
 
 
 def bake_suite(quick: bool, frames: int) -> list[dict]:

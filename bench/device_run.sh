@@ -6,15 +6,7 @@
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-# GL loaders (libglvnd, libEGL, libOpenGL) from the carried debs; the NVIDIA driver is already there.
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-# moderngl + glcontext wheels (cp312) into a private site folder.
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    || { echo "device_run: wheel install failed"; exit 1; }
-export PYTHONPATH=/tmp/site
-export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
-export PYTHONUNBUFFERED=1
+source bench/moderngl_env.sh || exit 1
 export BENCH_COMMAND="bash bench/device_run.sh${*:+ $*}"
 
 out="${OUT:-bench/results}"

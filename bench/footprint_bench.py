@@ -8,18 +8,28 @@ splat + resolve with a footprint, under the same timer as the one-pixel splat:
 * ``streak``: motion blur, shutter 8 s wide over the cases' 1 px/s velocities
   (camera still): a streak of about 9 px, one sample a pixel, 2x2 each;
 * ``disc``: depth of field with a 2 px circle of confusion everywhere (32 samples, 2x2 each);
-* ``bokeh``: circles of 8 px, drawn as soft additive sprites (raster_bokeh.glsl).
+* ``bokeh``: circles of 8 px, drawn as soft additive sprites (raster_bokeh.glsl);
+* ``disc_mixed``: depth of field as a scene has it, circles growing with the
+  distance from the focus (clip w = 1 + 0.6 z over the cases' z): every disc
+  level in one splat and ~2% of the particles as bokeh sprites, so the bokeh
+  pass runs over every particle (not checked: w is not a power of two).
 
 Bounds (``bound_ms`` = ``bytes`` / the copy bandwidth of the same run): 32 B of
 state per particle, 8 B per add (two 4-byte atomics on the packed words; adds
-= the distinct pixels of each particle's footprint, ``adds_per_particle``, from
-the reference on 2000 of the case's particles), 32 B per target pixel for the
-resolve.  The bokeh sprites' bound: the state, then a read and
-write of the RGBA16F target (16 B) per covered pixel of every disc.  Besides
-bytes, ``atomic_bound_ms`` = atomics / the returning-atomic rate that
-``atomic_rate`` measured in the same run (suite ``bandwidth``, case
-``atomic_add_r32ui``): the one-pixel splat makes two returning atomics per
-particle and is bound by that rate rather than by bytes.
+= the distinct pixels of the particles' footprints, from the reference on 2000
+of the case's particles, ``adds_per_particle`` a splatted one), 32 B per target
+pixel for the resolve, and for the bokeh sprites (``bokeh_sprites``) a read and
+write of the RGBA32F target (32 B: frames with depth of field rasterize into
+full floats) per covered pixel of every disc; their records also count the
+quads' fragments and the rate the rasterizer drew them at (an H100 or H200
+has graphics units in only two of its TPCs and few ROPs: rasterized work runs
+at a small fraction of the chip, GL_POINTS included).  Besides bytes,
+``atomic_bound_ms`` = atomics / the returning-atomic rate that ``atomic_rate``
+measured in the same run on distinct, consecutive texels (suite
+``bandwidth``, case ``atomic_add_r32ui``), and ``scattered_bound_ms`` = adds /
+the rate of returning hi + lo pairs on hashed pixels of the same target
+(``atomic_pair_scattered``), plus the resolve: what adds landing where
+particles land can cost, the bound the footprints are held to.
 
 ``checks`` diffs each footprint with ``addon.engine.reference.footprint`` on a
 small case first (exact integers; a driver dividing less exactly than IEEE
@@ -33,7 +43,7 @@ import dataclasses
 import numpy as np
 
 from addon.engine.compositing import Camera, Compositor
-from addon.engine.footprint import Focus, Shutter
+from addon.engine.footprint import SPLAT_MAX_RADIUS, Focus, Shutter
 from addon.engine.reference import compositing as reference
 from addon.engine.reference import footprint as ref_footprint
 from addon.engine.simulation import ParticleSystem
@@ -42,6 +52,7 @@ from bench import cases, common
 SHUTTER_S = 4.0  # seconds each side of the frame: the cases' velocities are ~1 pixel a second per axis
 DISC_RADIUS_PX = 2.0
 BOKEH_RADIUS_PX = 8.0
+MIXED_DEPTH, MIXED_SCALE_PX = 0.6, 3.0  # disc_mixed: radii 3 |w - 1| / w, w in [0.4, 1.6]: every level, ~2% bokeh
 
 ATOMIC_ADD = """
 #version 430
@@ -59,29 +70,72 @@ void main()
 """
 
 
+GROUPS_X = 1024
+ATOMIC_PAIRS = """
+#version 430
+layout(local_size_x = 256) in;
+layout(binding = 0, r32ui) uniform uimage2D counters;
+uniform int pixels;
+uniform int width;
+void main()
+{
+  uint h = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 256u;
+  h = h * 747796405u + 2891336453u; /* PCG hash: pixels spread as particles' are */
+  h = ((h >> ((h >> 28u) + 4u)) ^ h) * 277803737u;
+  h = ((h >> 22u) ^ h) % uint(pixels);
+  ivec2 p = ivec2(int(h) % width * 2, int(h) / width);
+  uint old = imageAtomicAdd(counters, p, 1u) ^ imageAtomicAdd(counters, p + ivec2(1, 0), 1u);
+  if (old == 0xFFFFFFFFu) {
+    imageStore(counters, p, uvec4(0u)); /* never: keeps the returned values live */
+  }
+}
+"""
+
+
 def footprint_cameras(width: int, height: int) -> dict[str, tuple[Camera, bool]]:
     """name: (camera, antialias) of each measured footprint."""
     camera = Camera.pixel_grid(width, height)
+    deep = camera.view_proj.copy()
+    deep[3] = [0.0, 0.0, MIXED_DEPTH, 1.0]  # clip w = 1 + MIXED_DEPTH z over the cases' z in [-1, 1]
     return {
         "antialiased": (camera, True),
         "streak": (dataclasses.replace(camera, shutter=Shutter.still(camera.view_proj, -SHUTTER_S, SHUTTER_S)), True),
         "disc": (dataclasses.replace(camera, focus=Focus(DISC_RADIUS_PX, 0.0)), True),  # w = 1: radius = scale
         "bokeh": (dataclasses.replace(camera, focus=Focus(BOKEH_RADIUS_PX, 0.0)), True),
+        "disc_mixed": (Camera(deep, width, height, focus=Focus(MIXED_SCALE_PX, 1.0)), True),
     }
 
 
-def adds_per_particle(pos_age, vel_life, camera: Camera, settings, emax: float, sample: int = 2000) -> float:
-    """Atomic adds (two words each) a particle of the case makes on average: distinct (particle, pixel)
-    pairs of the footprint (the kernel merges the rest), from the reference on the first ``sample`` ones."""
+CHECKED = ("antialiased", "streak", "disc")  # exact on every host: w = 1 (disc_mixed divides by other w)
+
+
+def footprint_adds(pos_age, vel_life, camera: Camera, settings, emax: float, sample: int = 2000):
+    """(adds in all, adds a splatted particle): atomic adds (two words each), the distinct (particle, pixel)
+    pairs of the footprints (the kernel merges the rest), from the reference on the first ``sample`` particles."""
     pixel, _, particle = ref_footprint.footprint_taps(
         pos_age[:sample], vel_life[:sample], camera.view_proj, camera.width, camera.height, settings, emax,
         camera.pixels_per_unit, shutter=camera.shutter, focus=camera.focus)
-    pairs = np.unique(np.stack([particle, pixel[:, 0], pixel[:, 1]], axis=1), axis=0)
-    return len(pairs) / max(len(np.unique(particle)), 1)
+    pairs = len(np.unique(np.stack([particle, pixel[:, 0], pixel[:, 1]], axis=1), axis=0))
+    return pairs * len(pos_age) / min(sample, len(pos_age)), pairs / max(len(np.unique(particle)), 1)
 
 
-def atomic_rate(ctx, timer, device, side: int) -> tuple[list[dict], float]:
-    """Returning and fire-and-forget imageAtomicAdd on distinct R32UI texels: atomics a second."""
+def bokeh_radii(pos_age, camera: Camera) -> np.ndarray:
+    """Radii in pixels of the circles drawn as bokeh sprites whose centre is on the target."""
+    if camera.focus is None:
+        return np.zeros(0)
+    clip = np.c_[pos_age[:, :3].astype(np.float64), np.ones(len(pos_age))] @ camera.view_proj.T
+    w = clip[:, 3]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        screen = (clip[:, :2] / w[:, None] * 0.5 + 0.5) * [camera.width, camera.height]
+        radius = camera.focus.radius_px(w)
+    kept = (w > 0) & (np.abs(clip[:, 2]) <= w) & (screen >= 0).all(axis=1) & (screen < [camera.width, camera.height]).all(axis=1)
+    return radius[kept & (radius > SPLAT_MAX_RADIUS)]
+
+
+def atomic_rate(ctx, timer, device, side: int, width: int, height: int, pairs: int) -> tuple[list[dict], dict]:
+    """Atomics a second: returning and fire-and-forget imageAtomicAdd on distinct R32UI texels, and (case
+    ``atomic_pair_scattered``) returning pairs on the two words of hashed pixels of a paired width x height target,
+    the pattern of a splat's adds; rates by case name (the pair rate in pairs a second)."""
     texture = ctx.texture((side, side), 1, dtype="u4")
     program = ctx.compute_shader(ATOMIC_ADD)
     records, rates = [], {}
@@ -101,12 +155,30 @@ def atomic_rate(ctx, timer, device, side: int) -> tuple[list[dict], float]:
                                      atomics_per_s=rate, clock=timer.clock,
                                      note="distinct texels, one imageAtomicAdd each"))
     texture.release(), program.release()
-    return records, rates["atomic_add_r32ui"]
+    paired = ctx.texture((2 * width, height), 1, dtype="u4")
+    program = ctx.compute_shader(ATOMIC_PAIRS)
+    program["pixels"].value, program["width"].value = width * height, width
+    rows = -(-pairs // (256 * GROUPS_X))
+
+    def scatter():
+        paired.bind_to_image(0, read=True, write=True)
+        program.run(GROUPS_X, rows, 1)
+        ctx.memory_barrier()
+
+    ms = timer.together(scatter)
+    done = GROUPS_X * 256 * rows
+    rates["atomic_pair_scattered"] = done / (ms * 1e-3)
+    records.append(common.record("bandwidth", "atomic_pair_scattered", done, device, ms, width=width, height=height,
+                                 atomics_per_s=2 * done / (ms * 1e-3), pairs_per_s=rates["atomic_pair_scattered"],
+                                 clock=timer.clock, note="returning hi + lo adds on hashed pixels (paired layout)"))
+    paired.release(), program.release()
+    return records, rates
 
 
 def measure(host, timer, device, case, n, width, height, system, pos_age, vel_life, emax, ms_one_pixel, peer_ms,
-            bandwidth_gbps, atomics_per_s, log) -> list[dict]:
-    """The footprint records of one case, next to the one-pixel splat's ``ms`` and the GL_POINTS peer."""
+            bandwidth_gbps, rates, log) -> list[dict]:
+    """The footprint records of one case, next to the one-pixel splat's ``ms`` and the GL_POINTS peer
+    (``rates``: atomic_rate's)."""
     records = []
     resolve_bytes = 32 * width * height
     for name, (camera, antialias) in footprint_cameras(width, height).items():
@@ -120,23 +192,29 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         splat_ms, resolve_ms = timer.median(splat, compositor.resolve)
         compositor.take_stats()
         frame_total = host.read(compositor.frame)[..., :3].astype(np.float64).sum()
-        visible = int(((pos_age[:, :2] >= 0) & (pos_age[:, :2] < [width, height])).all(axis=1).sum())
-        if name == "bokeh":
-            adds, covered = 0.0, np.pi * (BOKEH_RADIUS_PX + 1.0) ** 2 * visible
-            bytes_total = 32 * n + 16 * covered + resolve_bytes
-        else:
-            adds = adds_per_particle(pos_age, vel_life, camera, system.settings, emax)
-            bytes_total = 32 * n + 8 * adds * visible + resolve_bytes
+        adds_total, adds = footprint_adds(pos_age, vel_life, camera, system.settings, emax)
+        radii = bokeh_radii(pos_age, camera) + 0.5  # to the rim ramp's end
+        covered, fragments = float(np.pi * (radii**2).sum()), float((4.0 * radii**2).sum())  # discs, their quads
+        # RGBA32F bokeh target: a read and a write per covered pixel
+        bytes_total = 32 * n + 8 * adds_total + 32 * covered + resolve_bytes
+        extra, bound_note = {"bokeh_sprites": len(radii)}, ""
+        if len(radii):
+            extra.update(fragments=int(fragments), fragments_per_s=fragments / (splat_ms * 1e-3))
+            bound_note += f", {len(radii):,} bokeh sprites, {fragments / (splat_ms * 1e-3) / 1e9:.3g} G fragments/s"
+        if adds_total:
+            scattered_ms = adds_total / rates["atomic_pair_scattered"] * 1e3 + resolve_ms
+            extra["scattered_bound_ms"] = scattered_ms
+            bound_note += f", scattered-atomics bound {scattered_ms:.4f} ({ms / scattered_ms:.1f}x)"
         bound_ms = bytes_total / (bandwidth_gbps * 1e6)
-        atomic_bound_ms = 2 * adds * visible / atomics_per_s * 1e3 if atomics_per_s else None
+        atomic_bound_ms = 2 * adds_total / rates["atomic_add_r32ui"] * 1e3
         records.append(common.record(
             "footprint", f"{case}_{name}", n, device, ms, peer="gl_points", peer_ms=peer_ms, bound_ms=bound_ms,
             atomic_bound_ms=atomic_bound_ms, one_pixel_ms=ms_one_pixel, width=width, height=height,
             splat_ms=splat_ms, resolve_ms=resolve_ms, bytes=int(bytes_total), adds_per_particle=adds,
-            frame_total=frame_total, repeats=timer.repeats, clock=timer.clock))
+            frame_total=frame_total, repeats=timer.repeats, clock=timer.clock, **extra))
         log(f"  footprint {case}_{name}: {ms:.4f} ms (splat {splat_ms:.4f}), one-pixel {ms_one_pixel:.4f},"
             f" gl_points {peer_ms:.3f} ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f}"
-            f" ({ms / bound_ms:.1f}x), {adds:.1f} adds a particle")
+            f" ({ms / bound_ms:.1f}x){bound_note}, {adds:.1f} adds a particle")
         for texture in (*compositor.accum_textures.values(), compositor.frame, compositor.raster, compositor.stats):
             texture.native.release()
     return records
@@ -152,8 +230,8 @@ def checks(host, device, rng, n, width, height, log) -> list[dict]:
     system = ParticleSystem(host, s)
     system.write_state(pos_age, vel_life)
     for name, (camera, antialias) in footprint_cameras(width, height).items():
-        if name == "bokeh":
-            continue  # sprites: rasterized, not integer
+        if name not in CHECKED:
+            continue
         compositor = Compositor(host, width, height, cases.render(emax))
         compositor.antialias = antialias
         compositor.splat(system, camera)

@@ -378,7 +378,7 @@ def splat_without_return(host):
 
 
 def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidth_gbps, variant=None, more=False,
-                atomics_per_s=None):
+                rates=None):
     t0 = time.perf_counter()
     camera = Camera.pixel_grid(width, height)
     xyz = cases.positions(case, n, width, height, rng)
@@ -444,7 +444,8 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
         bandwidth_gb_per_s=bandwidth_gbps, touched_pixels=touched, visible=int(visible),
         max_per_pixel=int(counts.max()), emax=emax, overflow_per_frame=overflow / frames,
         sum_err=sum_err, peer_sum_err=peer_sum_err, repeats=timer.repeats, warmup=timer.warmup,
-        atomic_bound_ms=2 * int(visible) / atomics_per_s * 1e3 if atomics_per_s else None,
+        atomic_bound_ms=2 * int(visible) / rates["atomic_add_r32ui"] * 1e3 if rates else None,
+        scattered_bound_ms=(int(visible) / rates["atomic_pair_scattered"] * 1e3 + resolve_ms) if rates else None,
         state_size=[system.pos_age.width, system.pos_age.height], clock=timer.clock, note=note,
     )
     if more:  # issue 4's variants and PSNR rows on the main cases
@@ -459,7 +460,7 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
         if case == "normal":
             records += splat_variants.psnr_records(device, case, n, width, height, pos_age, vel_life, camera, s)
         records += footprint_bench.measure(host, timer, device, case, n, width, height, system, pos_age, vel_life,
-                                           emax, ms, peer_ms, bandwidth_gbps, atomics_per_s, log)
+                                           emax, ms, peer_ms, bandwidth_gbps, rates, log)
     log(f"splat {case:7s} n={n:>11,} {width}x{height}: {ms:.4f} ms (splat {splat_ms:.4f} + resolve {resolve_ms:.4f}),"
         f" gl_points {peer_ms:.3f} ms ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f} ms, max/pixel {counts.max()},"
         f" sum err {sum_err:.1e} / peer {peer_sum_err:.1e}  [{time.perf_counter() - t0:.1f} s]")
@@ -512,7 +513,8 @@ def main(argv=None):
     for rec in bandwidth:
         log(f"bandwidth {rec['case']}: {rec['ms']:.4f} ms, {rec['gb_per_s']:.0f} GB/s {rec['note']}")
     bandwidth_gbps = max(r["gb_per_s"] for r in bandwidth)
-    rate_records, atomics_per_s = footprint_bench.atomic_rate(ctx, timer, device, sizes["copy_image"])
+    rate_records, rates = footprint_bench.atomic_rate(ctx, timer, device, sizes["copy_image"], sizes["width"],
+                                                      sizes["height"], 4 * sizes["n"])
     records += rate_records
     for rec in rate_records:
         log(f"bandwidth {rec['case']}: {rec['ms']:.4f} ms, {rec['atomics_per_s'] / 1e9:.3g} G atomics/s")
@@ -521,7 +523,7 @@ def main(argv=None):
     variant = splat_without_return(host)
     for case in cases.CASES:
         records += bench_splat(host, timer, peer, device, case, sizes["n"], sizes["width"], sizes["height"],
-                               rng, bandwidth_gbps, variant, more=True, atomics_per_s=atomics_per_s)
+                               rng, bandwidth_gbps, variant, more=True, rates=rates)
     if not args.no_extras:
         for case, n, w, h in QUICK_EXTRAS if args.quick else EXTRAS:
             if time.perf_counter() - start > args.budget:
@@ -529,7 +531,7 @@ def main(argv=None):
                 continue
             try:
                 records += bench_splat(host, timer, peer, device, case, n, w, h, rng, bandwidth_gbps,
-                                       atomics_per_s=atomics_per_s)
+                                       rates=rates)
             except Exception as error:  # an allocation a smaller GPU cannot make: keep the rest
                 log(f"failed {case} n={n:,} {w}x{h}: {type(error).__name__}: {error}")
     log(f"total {time.perf_counter() - start:.1f} s")

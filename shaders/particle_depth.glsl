@@ -8,20 +8,14 @@
 
 void main()
 {
-  int width = imageSize(pos_age).x;
-  int index = particle_index(width);
-  if (index >= count) {
+  int index;
+  vec4 pos_age_in, vel_life_in;
+  if (!read_particle(index, pos_age_in, vel_life_in)) {
     return;
   }
-  ivec2 texel = particle_texel(index, width);
-  vec4 pos_age_in = imageLoad(pos_age, texel);
-  pos_age_in.xyz += state_origin.xyz;
-  float life = imageLoad(vel_life, texel).w;
-  if (!particle_alive(pos_age_in, life)) {
-    return;
-  }
+  float life = vel_life_in.w;
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-  if (!(clip.w > 0.0 && all(lessThanEqual(abs(clip.xyz), vec3(clip.w))))) {
+  if (!in_view(clip)) {
     return;
   }
   ivec2 pixel = min(ivec2(window_coordinates(clip, target_size).xy), target_size - 1);

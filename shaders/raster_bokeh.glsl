@@ -41,7 +41,7 @@ void main()
   }
 #endif
   float half_path = 0.5 * length(end - start);
-  float reach = radius + 1.0;
+  float reach = radius + 0.5; /* where the rim's ramp ends: no fragment past it adds anything */
   v_local = vec2(corner.x * (reach + half_path), corner.y * reach);
   v_shape = vec2(half_path, radius);
   vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);

@@ -9,28 +9,14 @@
 
 void main()
 {
-  int width = imageSize(pos_age).x;
-  int index = particle_index(width);
-#ifdef LIVE_INDEX
-  /* Over the compacted live slots only: their count stays on the GPU. */
-  if (index >= min(int(imageLoad(live_count, ivec2(0)).x), count)) {
+  int index;
+  vec4 pos_age_in, vel_life_in;
+  if (!read_particle(index, pos_age_in, vel_life_in)) {
     return;
   }
-  index = int(imageLoad(live_index, particle_texel(index, imageSize(live_index).x)).x);
-#else
-  if (index >= count) {
-    return;
-  }
-#endif
-  ivec2 texel = particle_texel(index, width);
-  vec4 pos_age_in = imageLoad(pos_age, texel);
-  pos_age_in.xyz += state_origin.xyz;
-  float life = imageLoad(vel_life, texel).w;
-  if (!particle_alive(pos_age_in, life)) {
-    return;
-  }
+  float life = vel_life_in.w;
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-  if (!(clip.w > 0.0 && all(lessThanEqual(abs(clip.xyz), vec3(clip.w))))) {
+  if (!in_view(clip)) {
     return;
   }
   vec3 window = window_coordinates(clip, target_size);
@@ -52,8 +38,8 @@ void main()
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
   uvec3 q = quantize_color(color, quantize_scale);
 
-  uint add_hi = q.r | ((q.g >> 11u) << 21u);
-  uint add_lo = q.b | ((q.g & LOW11) << 21u);
+  uint add_hi = packed_hi(q);
+  uint add_lo = packed_lo(q);
   uint old_hi = accum_add_hi(pixel, add_hi);
   uint old_lo = accum_add_lo(pixel, add_lo);
 

@@ -1,5 +1,6 @@
 """Shared fixtures: one Blender GPU host per test session (bpy + gpu.init())."""
 
+import gc
 import sys
 import zlib
 from pathlib import Path
@@ -75,3 +76,12 @@ def add_effect(count=2000, **values):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a large GPU case (seconds on llvmpipe), still part of the suite")
+
+
+@pytest.fixture(autouse=True)
+def _collect_gpu_objects():
+    """GPU objects a test dropped are freed when it ends, not by a garbage collection inside a later
+    test's draw (a pre-pass batch drawn while an earlier test's renderer was being collected crashed
+    Blender 5.2 on llvmpipe, intermittently)."""
+    yield
+    gc.collect()

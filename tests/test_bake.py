@@ -83,6 +83,29 @@ def test_two_bakes_are_byte_identical(scene, tmp_path):
     assert digests[0] == digests[1]
 
 
+@pytest.mark.parametrize("depth", ["8", "16"])
+def test_png_bake_converts_on_the_gpu_as_the_cpu_path_does(scene, tmp_path, monkeypatch, depth):
+    """The bake's PNG frames (display transform on the GPU, RGB values read back) against the same bake
+    with the frames converted on the CPU (OpenColorIO's CPU processor, as BW PNG still is)."""
+    from addon.frame_writer import FrameFormat, image_modules
+
+    add_effect(count=30_000)
+    scene.view_settings.view_transform, scene.view_settings.look = "AgX", "AgX - Punchy"
+    scene.render.image_settings.color_depth = depth
+    scene.frame_end = 2
+    for run in ("gpu", "cpu"):
+        if run == "cpu":
+            monkeypatch.setattr(FrameFormat, "gpu_display", property(lambda self: False))
+        scene.gpu_particles_output.bake_path = str(tmp_path / run / "f_####")
+        bake()
+    oiio, _ = image_modules()
+    for n in (1, 2):
+        gpu, cpu = (oiio.ImageInput.open(str(tmp_path / run / f"f_{n:04d}.png")).read_image(f"uint{depth}")
+                    .astype(int) for run in ("gpu", "cpu"))
+        assert gpu.shape == cpu.shape == (36, 64, 3)
+        assert np.abs(gpu - cpu).max() <= (1 if depth == "8" else 257) and (gpu > 0).mean() > 0.05
+
+
 def test_seed_changes_the_frames(scene, tmp_path):
     effect = add_effect(count=30_000)
     hashes = []

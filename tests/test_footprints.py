@@ -245,3 +245,27 @@ def test_bokeh_sprites_spread_wide_circles(host):
 
 def test_footprint_kernels_are_in_the_registry():
     assert set(compositing.FOOTPRINT_VARIANTS) <= set(registry.KERNELS)
+
+
+def test_widest_circle_bounds_every_kept_particle(rng):
+    """widest_px is the largest circle of confusion of anything the kernels keep, for perspective and ortho."""
+    view_proj = compositing.perspective(0.8, 1.5, 0.1, 100.0) @ compositing.camera_view((0, -10, 3), (0, 0, 0))
+    focus = Focus(30.0, 10.0)
+    points = np.c_[rng.uniform(-300.0, 300.0, (400_000, 3)), np.ones(400_000)]
+    clip = points @ view_proj.T
+    kept = (clip[:, 3] > 0) & (np.abs(clip[:, 2]) <= clip[:, 3])
+    widest = focus.widest_px(view_proj)
+    assert widest == pytest.approx(focus.radius_px(0.1))  # at the near plane
+    assert focus.radius_px(clip[kept, 3]).max() <= widest
+    assert Focus(2.0, 0.0).widest_px(Camera.pixel_grid(WIDTH, HEIGHT).view_proj) == pytest.approx(2.0)
+    assert Focus(5.0, 1.0).widest_px(deep_camera().view_proj) == pytest.approx(12.5)  # w from 2/7 up
+
+
+@pytest.mark.parametrize("scale, drawn", [(2.0, False), (20.0, True)])
+def test_bokeh_draw_only_when_a_circle_can_be_wide(host, rng, monkeypatch, scale, drawn):
+    """The bokeh pass visits every particle, so it is left out when no circle in view passes the splat's radius."""
+    calls = []
+    monkeypatch.setattr(raster, "draw_bokeh", lambda *args: calls.append(args))
+    camera = dataclasses.replace(Camera.pixel_grid(WIDTH, HEIGHT), focus=Focus(scale, 0.0))
+    run(host, camera, *particles(rng, 100))
+    assert bool(calls) == drawn

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from addon.bake import frame_format as frame_format_of_scene
+from addon.display_shader import display_shader
 from addon.engine.readback import FrameReadback
 from addon.frame_writer import (
     PNG_CHANNELS,
@@ -54,16 +55,24 @@ def save_render(scene, pixels, path):
         bpy.data.images.remove(image)
 
 
-def write_with_writer(scene, pixels, path):
-    """What a writer thread does with a frame read back (pixels as the readback holds them).  Bakes write
-    PNG as RGB; the writer itself follows any color mode, compared here with save_render in each."""
+def write_with_writer(scene, pixels, path, host):
+    """What the bake does with a frame (Blender's bottom-to-top rows, as ``save_render`` takes them): the
+    readback (RGB(A) PNG converted on the GPU by its frame_display kernel; EXR as half floats; BW as float),
+    then what a writer thread does with the frame read back.  Bakes write PNG as RGB; the writer itself
+    follows any color mode, compared here with save_render in each."""
     frame_format = frame_format_of_scene(scene)
     if not frame_format.exr:
         frame_format = replace(frame_format, channels=PNG_CHANNELS[scene.render.image_settings.color_mode])
-    processor = display_processor(frame_format.display) if frame_format.display else None
+    if frame_format.gpu_display:
+        readback = FrameReadback(host, WIDTH, HEIGHT, half=False, display=display_shader(frame_format.display),
+                                 channels=frame_format.channels, depth=frame_format.value_bytes)
+    else:
+        readback = FrameReadback(host, WIDTH, HEIGHT, half=frame_format.exr)
+    frame = host.texture("frame", WIDTH, HEIGHT, "RGBA32F", np.asarray(pixels, np.float32))
+    pixels = readback.read(readback.store(frame), readback.buffer())
+    processor = display_processor(frame_format.display) if frame_format.display and not frame_format.gpu_display \
+        else None
     encode(path, file_pixels(pixels.copy(), frame_format, processor), frame_format)
-
-
 
 
 LOOKS = [
@@ -77,32 +86,38 @@ LOOKS = [
 
 @pytest.mark.parametrize("color_mode", ["RGB", "RGBA", "BW"])
 @pytest.mark.parametrize("view, look, exposure, gamma", LOOKS)
-def test_png_matches_save_render_within_one_level(scene, tmp_path, rng, color_mode, view, look, exposure, gamma):
+def test_png_matches_save_render_within_one_level(scene, host, tmp_path, rng, color_mode, view, look, exposure,
+                                                  gamma):
+    """RGB and RGBA through the GPU's display transform, BW on the CPU.  Blender's dither setting is at
+    its maximum: save_render does not dither (measured: the same file at 0, 1 and 2), nor does the bake."""
     settings = scene.view_settings
     settings.view_transform, settings.look, settings.exposure, settings.gamma = view, look, exposure, gamma
     scene.render.image_settings.file_format = "PNG"
     scene.render.image_settings.color_mode = color_mode
+    scene.render.dither_intensity = 2.0
     pixels = sample_frame(rng)
     save_render(scene, pixels, tmp_path / "blender.png")
-    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png", host)
     expected, written = (read_image(tmp_path / name, "uint8").astype(int) for name in ("blender.png", "writer.png"))
     assert written.shape == expected.shape == (HEIGHT, WIDTH, {"BW": 1, "RGB": 3, "RGBA": 4}[color_mode])
     assert np.abs(written - expected).max() <= 1
     assert (expected == 255).any() and (expected < 16).any(), "the frame spans dark to clipped"
 
 
-def test_sixteen_bit_png_matches_save_render(scene, tmp_path, rng):
+@pytest.mark.parametrize("color_mode", ["RGB", "RGBA", "BW"])
+def test_sixteen_bit_png_matches_save_render(scene, host, tmp_path, rng, color_mode):
     scene.view_settings.view_transform = "AgX"
     scene.render.image_settings.file_format = "PNG"
     scene.render.image_settings.color_depth = "16"
+    scene.render.image_settings.color_mode = color_mode
     pixels = sample_frame(rng)
     save_render(scene, pixels, tmp_path / "blender.png")
-    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png", host)
     expected, written = (read_image(tmp_path / name, "uint16").astype(int) for name in ("blender.png", "writer.png"))
     assert np.abs(written - expected).max() <= 257  # one 8-bit level
 
 
-def test_exr_matches_save_render_as_half_floats(scene, tmp_path, rng):
+def test_exr_matches_save_render_as_half_floats(scene, host, tmp_path, rng):
     from test_bake_modal import exr_channels
 
     scene.render.image_settings.file_format = "OPEN_EXR"
@@ -111,7 +126,7 @@ def test_exr_matches_save_render_as_half_floats(scene, tmp_path, rng):
     pixels = sample_frame(rng)
     pixels[0, 0] = (1e-5, 65504.0, 3.14159, 0.5)  # a denormal, the largest half, a value half float rounds
     save_render(scene, pixels, tmp_path / "blender.exr")
-    write_with_writer(scene, pixels.astype(np.float16), tmp_path / "writer.exr")
+    write_with_writer(scene, pixels.astype(np.float16), tmp_path / "writer.exr", host)
     assert exr_channels(tmp_path / "writer.exr") == exr_channels(tmp_path / "blender.exr")
     expected, written = (read_image(tmp_path / name, "half") for name in ("blender.exr", "writer.exr"))
     np.testing.assert_array_equal(written.view(np.uint16), expected.view(np.uint16))
@@ -119,7 +134,8 @@ def test_exr_matches_save_render_as_half_floats(scene, tmp_path, rng):
 
 @pytest.mark.parametrize("half", [True, False])
 def test_readback_targets_hold_each_frame_as_drawn(host, rng, half):
-    """Two targets in flight: storing frame B does not disturb frame A, and the half readback rounds as numpy."""
+    """Two targets in flight: storing frame B does not disturb frame A, the half readback rounds as numpy,
+    and rows come back top first, as files store them."""
     frames = [sample_frame(rng) for _ in range(3)]
     textures = [host.texture(f"frame_{n}", WIDTH, HEIGHT, "RGBA32F", f) for n, f in enumerate(frames)]
     readback = FrameReadback(host, WIDTH, HEIGHT, half=half)
@@ -127,9 +143,9 @@ def test_readback_targets_hold_each_frame_as_drawn(host, rng, half):
     first, second = readback.store(textures[0]), readback.store(textures[1])
     dtype = np.float16 if half else np.float32
     for index, frame, buffer in zip((first, second), frames, buffers):
-        np.testing.assert_array_equal(readback.read(index, buffer), frame.astype(dtype))
+        np.testing.assert_array_equal(readback.read(index, buffer), frame[::-1].astype(dtype))  # top row first
     assert readback.store(textures[2]) == first
-    np.testing.assert_array_equal(readback.read(first, buffers[0]), frames[2].astype(dtype))
+    np.testing.assert_array_equal(readback.read(first, buffers[0]), frames[2][::-1].astype(dtype))
 
 
 def test_worker_error_surfaces_on_the_main_thread(scene, tmp_path, rng, monkeypatch):
@@ -167,7 +183,7 @@ def test_a_view_the_config_lacks_is_refused_before_any_frame(scene, tmp_path):
     assert not (tmp_path / "frames").exists() or not list((tmp_path / "frames").iterdir())
 
 
-def test_png_follows_the_output_color_management_override(scene, tmp_path, rng):
+def test_png_follows_the_output_color_management_override(scene, host, tmp_path, rng):
     """Output properties > Color Management > Override: save_render uses the format's own view settings."""
     scene.view_settings.view_transform = "AgX"
     settings = scene.render.image_settings
@@ -176,9 +192,9 @@ def test_png_follows_the_output_color_management_override(scene, tmp_path, rng):
     settings.view_settings.view_transform, settings.view_settings.exposure = "Standard", -1.0
     pixels = sample_frame(rng)
     save_render(scene, pixels, tmp_path / "blender.png")
-    write_with_writer(scene, pixels, tmp_path / "writer.png")
+    write_with_writer(scene, pixels, tmp_path / "writer.png", host)
     expected, written = (read_image(tmp_path / name, "uint8").astype(int) for name in ("blender.png", "writer.png"))
     assert np.abs(written - expected).max() <= 1
     scene.render.image_settings.color_management = "FOLLOW_SCENE"
-    write_with_writer(scene, pixels, tmp_path / "scene.png")
+    write_with_writer(scene, pixels, tmp_path / "scene.png", host)
     assert np.abs(read_image(tmp_path / "scene.png", "uint8").astype(int) - expected).max() > 1, "the override mattered"

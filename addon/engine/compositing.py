@@ -14,7 +14,7 @@ import numpy as np
 
 from . import raster
 from .depth import TILE, SceneDepth
-from .footprint import FOOTPRINT_KINDS, Focus, Shutter, footprint_constants, footprint_kernel
+from .footprint import FOOTPRINT_KINDS, SPLAT_MAX_RADIUS, Focus, Shutter, footprint_constants, footprint_kernel
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, look_table
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
@@ -30,7 +30,8 @@ ACCUM_IMAGES = (
 # With paired accumulation (accum.glsl): hi and lo side by side in one image twice as wide.
 ACCUM_PAIRED = Image("accum", "R32UI", atomic=True)
 STATS = Image("stats", "R32UI", atomic=True)  # 2x1: overflow count, peak (see color_pack.glsl)
-SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
+SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl",
+                  "particle_read.glsl")
 SPLAT_CONSTANTS = (
     Constant("INT", "count"),
     Constant("IVEC2", "target_size"),
@@ -298,7 +299,9 @@ class Compositor:
         """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones.
 
         With a footprint (``uses_footprint``) the footprint splat runs instead,
-        and circles of confusion too wide for it are drawn as bokeh sprites.
+        and circles of confusion too wide for it are drawn as bokeh sprites,
+        unless none in view can be that wide (the draw would visit every
+        particle for nothing, six vertices each).
         """
         s = system.settings
         q = quantize_scale(self.emax)
@@ -328,7 +331,8 @@ class Compositor:
                 "look_seed": s.seed,
             },
         )
-        if camera.focus is not None:
+        # (0.999: the kernels compute radii in float32, this bound in float64)
+        if camera.focus is not None and camera.focus.widest_px(camera.view_proj) > 0.999 * SPLAT_MAX_RADIUS:
             raster.draw_bokeh(self.host, system, camera, self._raster_target(camera),
                               self.depth.depth if self.depth else None, look)
 

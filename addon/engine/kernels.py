@@ -1,7 +1,8 @@
 """Kernel declarations: one GLSL file per stage plus the resources it binds.
 
-A kernel's *body* (its include files from ``shaders/include/`` followed by
-``shaders/<name>.glsl``) is handed byte-for-byte to both hosts; only the
+A kernel's *body* (its include files from ``shaders/include/``, any text
+generated at run time (``Kernel.generated``: OpenColorIO's display function),
+then ``shaders/<name>.glsl``) is handed byte-for-byte to both hosts; only the
 resource declarations around it are host-specific (see ``addon/hosts``).
 
 The seam between Python and GLSL is named on this side: a vector constant
@@ -19,7 +20,7 @@ NAME --host blender|moderngl`` prints one as a host compiles it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 
 from .resources import resource_dir
 from .tables import TABLE_DEFINES
@@ -101,6 +102,7 @@ class Kernel:
     includes: tuple[str, ...] = ("common.glsl",)
     defines: tuple[tuple[str, str], ...] = field(default=())
     extensions: tuple[str, ...] = ()  # GLSL extensions: the moderngl host enables them, Blender 5.2 cannot
+    generated: str = ""  # GLSL made at run time (OpenColorIO's display function), between includes and the file
 
     @property
     def path(self):
@@ -111,11 +113,16 @@ class Kernel:
         named = tuple((name, f"{c.name}.{swizzle}") for c in self.constants for name, swizzle in c.components)
         return (*TABLE_DEFINES, *self.defines, *named)
 
+    @cached_property
+    def value_names(self) -> frozenset[str]:
+        """What ``pack`` takes: each constant's name, or its components' names (worked out once: packed every step)."""
+        return frozenset(n for c in self.constants for n in ([m for m, _ in c.components] or [c.name]))
+
     def pack(self, values: dict) -> dict:
         """Constants for ``Host.dispatch`` from values keyed by constant or component name."""
-        wanted = {n for c in self.constants for n in ([m for m, _ in c.components] or [c.name])}
-        if set(values) != wanted:
-            raise ValueError(f"{self.name}: values {sorted(set(values) ^ wanted)} given but not declared, or missing")
+        if values.keys() != self.value_names:
+            raise ValueError(f"{self.name}: values {sorted(set(values) ^ self.value_names)} given but not declared, "
+                             "or missing")
         return {c.name: c.pack(values) for c in self.constants}
 
     def named(self, constants: dict) -> dict:
@@ -126,14 +133,16 @@ class Kernel:
         return values
 
     def body(self) -> str:
-        """The GLSL text both hosts compile: includes, then the kernel file."""
-        return _body(self.includes, self.name)
+        """The GLSL text both hosts compile: includes, the generated text, then the kernel file."""
+        if not self.generated:
+            return _body(self.includes, self.name)
+        return "".join(_text_of(file_name, self.generated) for file_name in _files(self.includes, self.name, True))
 
     def source_lines(self) -> list[tuple[str, int]]:
         """(file, line) for every line of ``body()``, to map compiler errors back."""
         origin = []
-        for file_name in _files(self.includes, self.name):
-            text = _read(file_name)
+        for file_name in _files(self.includes, self.name, bool(self.generated)):
+            text = _text_of(file_name, self.generated)
             origin += [(file_name, n + 1) for n in range(text.count("\n"))]
         return origin
 
@@ -164,9 +173,18 @@ def include_source(includes: tuple[str, ...]) -> str:
     return "".join(_read(f"include/{file_name}") for file_name in includes)
 
 
-def _files(includes: tuple[str, ...], name: str) -> tuple[str, ...]:
+GENERATED = "<generated>"  # the body's place for ``Kernel.generated`` in a file list
+
+
+def _files(includes: tuple[str, ...], name: str, generated: bool = False) -> tuple[str, ...]:
     """The body's files, relative to ``shaders/``: includes live in ``shaders/include/``."""
-    return (*(f"include/{file_name}" for file_name in includes), f"{name}.glsl")
+    return (*(f"include/{file_name}" for file_name in includes), *((GENERATED,) if generated else ()), f"{name}.glsl")
+
+
+def _text_of(file_name: str, generated: str) -> str:
+    if file_name != GENERATED:
+        return _read(file_name)
+    return generated if generated.endswith("\n") else generated + "\n"
 
 
 @cache

@@ -27,7 +27,7 @@ PARTICLE_DEPTH_KERNELS = {
         images=(*layout.images("READ"), Image("particle_depth", "R32UI", atomic=True), Image("look", "RGBA32F", "READ")),
         constants=(*SPLAT_CONSTANTS, Constant("VEC4", "view_depth", components=(
             ("view_axis", "xyz"), ("view_offset", "w")))),  # world position to depth along the camera axis
-        includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl"),
+        includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_read.glsl"),
         defines=(("MAX_FOOTPRINT", str(MAX_FOOTPRINT)),),
     )
     for name, layout in LAYOUTS.items()

@@ -3,17 +3,21 @@
 Readback in Blender's ``gpu`` module is synchronous, so the bake keeps two
 targets: frame N is copied to one (``store``) and read from it (``read``)
 only after frame N+1's work is queued on the GPU.  EXR frames come back as
-half floats packed two to a word (half the bytes, and what EXR stores); PNG
-frames as float32, which OpenColorIO then transforms in place.
+half floats packed two to a word (half the bytes, and what EXR stores); RGB
+and RGBA PNG frames already as the file's values, 8 or 16 bits, rows top
+first (``frame_display``: OpenColorIO's shader for the scene's view, made by
+``display_shader.py``: 3 to 8 bytes a pixel instead of 16); BW PNG frames as
+float32, which OpenColorIO then transforms in place on the CPU.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
-from .kernels import Constant, Image, Kernel
+from .kernels import Constant, Image, Kernel, Sampler
 
 FRAME_OUT = Kernel(
     "frame_out",
@@ -25,23 +29,79 @@ FRAME_OUT = Kernel(
 FRAME_OUT_HALF = dataclasses.replace(
     FRAME_OUT, images=(FRAME_OUT.images[0], Image("target", "R32UI", "WRITE")), defines=(("HALF_TARGET", "1"),)
 )
+# What OpenColorIO generates for a view that changes nothing (Blender's 'Raw'); the bake injects the scene's own.
+RAW_DISPLAY = "vec4 display_transform(vec4 inPixel)\n{\n  vec4 outColor = inPixel;\n  return outColor;\n}\n"
+FRAME_DISPLAY = Kernel(
+    "frame_display",
+    images=(Image("frame", "RGBA32F", "READ"), Image("target", "R32UI", "WRITE")),
+    constants=(Constant("IVEC2", "frame_size", components=(("frame_width", "x"), ("frame_height", "y"))),),
+    local_size=(16, 16, 1),
+    includes=(),
+    generated=RAW_DISPLAY,
+)
+# PNG's RGB and RGBA at 8 and 16 bits; BW stays on the CPU (frame_writer.file_pixels)
+DISPLAY_FILE_TYPES = ((3, 1), (4, 1), (3, 2), (4, 2))  # (channels, bytes a value)
+FRAME_DISPLAY_VARIANTS = {
+    (channels, depth): dataclasses.replace(FRAME_DISPLAY, defines=(("FILE_CHANNELS", str(channels)),
+                                                                    ("FILE_BYTES", str(depth))))
+    for channels, depth in DISPLAY_FILE_TYPES
+}
+
+
+@dataclass(frozen=True)
+class DisplayLut:
+    """A lookup table the display function samples: (height, width, 4) or (depth, height, width, 4) float32."""
+
+    sampler: Sampler  # named as the generated code samples it
+    values: np.ndarray = dataclasses.field(compare=False)
+    linear: bool  # sampled between texels (OpenColorIO's INTERP_LINEAR); else at texel centres
+
+
+@dataclass(frozen=True)
+class DisplayShader:
+    """GLSL ``vec4 display_transform(vec4)`` without resource declarations, and the tables it samples."""
+
+    function: str
+    luts: tuple[DisplayLut, ...] = ()
+
+    def kernel(self, channels: int, depth: int) -> Kernel:
+        """``frame_display`` running this function, for an RGB (3) or RGBA (4, straight alpha) file of
+        ``depth`` bytes a value (1 or 2)."""
+        return dataclasses.replace(FRAME_DISPLAY_VARIANTS[channels, depth], generated=self.function,
+                                   samplers=tuple(lut.sampler for lut in self.luts))
 
 
 class FrameReadback:
-    """Alternating readback targets of one frame size; ``half``: RGBA half floats, else RGBA float32."""
+    """Alternating readback targets of one frame size, holding one of: RGBA half floats (``half``), the
+    PNG file's values (``display``: a DisplayShader; ``channels`` 3 or 4, ``depth`` 1 or 2 bytes a value),
+    else RGBA float32."""
 
-    def __init__(self, host, width: int, height: int, half: bool, targets: int = 2):
+    def __init__(self, host, width: int, height: int, half: bool, display: DisplayShader | None = None,
+                 channels: int = 3, depth: int = 1, targets: int = 2):
         self.host, self.width, self.height, self.half = host, width, height, half
-        self.kernel = FRAME_OUT_HALF if half else FRAME_OUT
-        self.targets = [host.texture(f"readback_{n}", 2 * width if half else width, height,
-                                     "R32UI" if half else "RGBA32F") for n in range(targets)]
+        self.display, self.channels, self.dtype = display, channels, np.dtype(f"uint{8 * depth}")
+        self.luts = {}
+        if display is not None:
+            self.kernel = display.kernel(channels, depth)
+            self.luts = {lut.sampler.name: _lut_texture(host, lut) for lut in display.luts}
+            words = -(-channels * depth * width // 4)
+            self.groups = self.kernel.groups_for(-(-width // 4), height)  # four pixels an invocation
+            self.constants = self.kernel.pack({"frame_width": width, "frame_height": height})
+        else:
+            self.kernel = FRAME_OUT_HALF if half else FRAME_OUT
+            words = 2 * width if half else width
+            self.groups = self.kernel.groups_for(width, height)
+            self.constants = {"target_size": (width, height)}
+        packed = half or display is not None
+        self.targets = [host.texture(f"readback_{n}", words, height, "R32UI" if packed else "RGBA32F")
+                        for n in range(targets)]
         self._next = 0
 
     def store(self, frame) -> int:
         """Queue the copy of ``frame`` (the compositor's RGBA32F texture); the target's index for :meth:`read`."""
         index, self._next = self._next, (self._next + 1) % len(self.targets)
-        self.host.dispatch(self.kernel, self.kernel.groups_for(self.width, self.height),
-                           {"frame": frame, "target": self.targets[index]}, {"target_size": (self.width, self.height)})
+        self.host.dispatch(self.kernel, self.groups, {"frame": frame, "target": self.targets[index], **self.luts},
+                           self.constants)
         return index
 
     def buffer(self):
@@ -49,6 +109,22 @@ class FrameReadback:
         return self.host.readback_buffer(self.targets[0])
 
     def read(self, index: int, buffer) -> np.ndarray:
-        """The stored frame as (height, width, 4) float16 or float32, rows bottom to top, viewing ``buffer``."""
+        """The stored frame, rows top to bottom as files store them, viewing ``buffer``: (height, width, 4)
+        float16 or float32, or (``display``) (height, width, channels) uint8 or uint16 (contiguous unless
+        a row's values end inside a word)."""
         words = self.host.read_into(self.targets[index], buffer)
+        if self.display is not None:
+            row = words.view(self.dtype).reshape(self.height, -1)
+            return row[:, :self.channels * self.width].reshape(self.height, self.width, self.channels)
         return words.view(np.float16).reshape(self.height, self.width, 4) if self.half else words
+
+
+def _lut_texture(host, lut: DisplayLut):
+    """The table as a sampled texture, filtered as OpenColorIO's code expects, clamped at its edges."""
+    values = lut.values
+    if values.ndim == 4:
+        texture = host.volume(lut.sampler.name, values)
+    else:
+        texture = host.texture(lut.sampler.name, values.shape[1], values.shape[0], "RGBA32F", values)
+    host.sampling(texture, lut.linear)
+    return texture

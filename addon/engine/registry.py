@@ -52,6 +52,7 @@ KERNELS: tuple[Kernel, ...] = (
     *particle_depth.PARTICLE_DEPTH_KERNELS.values(),
     readback.FRAME_OUT,
     readback.FRAME_OUT_HALF,
+    *readback.FRAME_DISPLAY_VARIANTS.values(),
 )
 
 

@@ -11,9 +11,9 @@ Reduce, then scan; reads like the algorithm::
     scan_block(values -> out, + offsets[0])
 
 The input is read twice and the output written once (3 passes over the data,
-where scan-then-add needs 4).  One block holds 2048 elements (128 threads of
-``SCAN_RUN`` = 16, loaded and stored in coalesced rounds), so two levels reach 2048^2 (4M)
-elements and three 8.6G; Scan(run=4) makes 512-element blocks.
+where scan-then-add needs 4).  One block holds 512 elements (128 threads of
+``SCAN_RUN`` = 4, loaded and stored in coalesced rounds), so two levels reach 512^2 (256K)
+elements, three 128M and four 64G; Scan(run=16) makes 2048-element blocks.
 The single block of the top level writes the grand total, so a caller that
 passes ``total`` (a 1x1 R32UI image) gets the count of a compaction on the
 GPU without reading anything back.  Element i of every image lives at texel
@@ -27,10 +27,10 @@ from functools import cache
 from .kernels import Constant, Image, Kernel, Shared
 
 SCAN_THREADS = 128
-# Elements per thread (a block is SCAN_RUN * SCAN_THREADS).  The H200 measured 0.94 ms for 100M with
-# 4 (2026-11-21); 16 quarters the workgroups and the barriers per element and keeps 16 loads in flight
-# per thread (llvmpipe: 2x faster).  bench/binning_bench.py times 4 and 8 beside it on the GPU.
-SCAN_RUN = 16
+# Elements per thread (a block is SCAN_RUN * SCAN_THREADS), by measurement on the GPU: 100M uint32 on
+# an H100 (2026-11-23, bench/binning_bench.py) took 0.97 ms with 4, 1.08 with 8 and 1.35 with 16
+# (16 is 2x faster on llvmpipe only, where fewer workgroups and barriers matter most).
+SCAN_RUN = 4
 SCAN_BLOCK = SCAN_RUN * SCAN_THREADS
 _INCLUDES = ("common.glsl", "scan_common.glsl")
 

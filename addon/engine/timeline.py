@@ -1,9 +1,9 @@
 """Simulation along a timeline: checkpoints make scrubbing back cheap.
 
 The simulation only runs forward, one frame at a time.  Every
-``interval`` frames the state of every system is copied to host memory, or
-into GPU memory for the viewport, where a readback would stall drawing (a
-checkpoint).  Seeking to an earlier frame, or far ahead, restores the
+``interval`` frames the state of every system is copied (a checkpoint): into
+GPU memory for the scene's simulations (the viewport and the bake, where a
+readback would stall drawing), or to host memory.  Seeking to an earlier frame, or far ahead, restores the
 nearest checkpoint at or before the target and re-simulates from there;
 because emission randomness is keyed by (particle, step) and the scene is
 re-read each frame, the replay is bit-identical to the first pass.  The

@@ -73,6 +73,10 @@ class Host:
     def clear(self, texture: Texture, value: float | int = 0) -> None:
         raise NotImplementedError
 
+    def sampling(self, texture: Texture, linear: bool) -> None:
+        """Sample ``texture`` between texels (``linear``) or at the nearest, clamped to its edge texels."""
+        raise NotImplementedError
+
     def read(self, texture: Texture) -> np.ndarray:
         raise NotImplementedError
 

@@ -204,6 +204,10 @@ class BlenderHost(Host):
             raise GPUMemoryError(f"The GPU could not allocate '{name}' ({width}x{height}x{depth} RGBA32F): {error}") from None
         return Texture(name, width, height, "RGBA32F", native, depth)
 
+    def sampling(self, texture, linear):
+        texture.native.filter_mode(linear)
+        texture.native.extend_mode("EXTEND")
+
     def clear(self, texture, value=0):
         if DTYPES[texture.format] is np.uint32:
             texture.native.clear(format="UINT", value=(int(value),))

@@ -99,6 +99,15 @@ class ModernGLHost(Host):
         native = self.ctx.texture3d((width, height, depth), 4, np.ascontiguousarray(data, dtype="f4").tobytes(), dtype="f4")
         return Texture(name, width, height, "RGBA32F", native, depth)
 
+    def sampling(self, texture, linear):
+        import moderngl
+
+        filtering = moderngl.LINEAR if linear else moderngl.NEAREST
+        texture.native.filter = (filtering, filtering)
+        texture.native.repeat_x = texture.native.repeat_y = False
+        if texture.depth > 1:
+            texture.native.repeat_z = False
+
     def clear(self, texture, value=0):
         array = np.full(texture.shape, value, dtype=_STORED[texture.format])
         texture.native.write(array.tobytes())

@@ -29,6 +29,17 @@ uvec3 quantize_color(vec3 color, vec3 scale)
   return uvec3(rounded);
 }
 
+/* The two words an add of integer color q adds: R | G_high << 21 and B | G_low << 21. */
+uint packed_hi(uvec3 q)
+{
+  return q.r | ((q.g >> 11u) << 21u);
+}
+
+uint packed_lo(uvec3 q)
+{
+  return q.b | ((q.g & LOW11) << 21u);
+}
+
 /* Texels of the 2x1 R32UI stats image the splat and resolve report into. */
 const int STAT_OVERFLOW = 0; /* overflowing adds this frame */
 const int STAT_PEAK = 1;     /* float bits of the brightest accumulated channel */

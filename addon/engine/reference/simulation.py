@@ -103,8 +103,10 @@ def find_triangles(cumulative, u, count):
     return low
 
 
-def _emit(index, lived, c, inputs):
-    """emit() of simulate.glsl; ``c``: the constants by name (``SIMULATE.named``)."""
+def _emit(index, lived, c, inputs, trace=None):
+    """emit() of simulate.glsl; ``c``: the constants by name (``SIMULATE.named``).
+
+    ``trace``: a dict that receives the directions and points the velocity is made of (gpu_rounding.py)."""
     i = index.astype(U)
     step, seed_streams = c["step_index"], c["seed"] * STREAM["PER_SEED"]
 
@@ -141,7 +143,8 @@ def _emit(index, lived, c, inputs):
     base = np.tile(rotation @ np.asarray(c["initial_velocity"], dtype=F), (n, 1)).astype(F)
     speed = np.linalg.norm(base, axis=1).astype(F)
     cos_max = F(c["cone_cos"])
-    if cos_max < 1.0 and speed[0] > 0:
+    cone = cos_max < 1.0 and speed[0] > 0
+    if cone:
         axis = (base / speed[:, None]).astype(F)
         base = speed[:, None] * random_in_cone(axis, cos_max, draw("CONE_U"), draw("CONE_V"))
     world_normal = _normalize((normal @ rotation.T).astype(F))
@@ -150,6 +153,9 @@ def _emit(index, lived, c, inputs):
     velocity = (base + world_normal * F(c["normal_speed"]) + jitter * random_speed[:, None]
                 + (end - start) * (F(c["inherit_velocity"]) / dt))
     life = F(c["lifetime"]) * (F(1.0) - F(c["lifetime_random"]) * draw("LIFETIME"))
+    if trace is not None:
+        trace.update(local=local, start=start, end=end, normal=normal, jitter=jitter, random_speed=random_speed,
+                     base=base, cone_u=draw("CONE_U") if cone else None)
     return position.astype(F), velocity.astype(F), life.astype(F)
 
 
@@ -205,13 +211,17 @@ def _dot_rows(rows, points):
     return (points @ rows[:, :3].T + rows[:, 3]).astype(F)
 
 
-def collide(previous, position, velocity, c, inputs):
+def collide(previous, position, velocity, c, inputs, hits=None):
+    """collide() of simulate.glsl; ``hits``: a list that receives, per collider that something hit, its rows,
+    which particles it pushed and reflected, their state and local point before it and their pushed local point
+    (gpu_rounding.py)."""
     position, velocity = position.copy(), velocity.copy()
     head_at, half_at, start_z = COLLIDER_ROW["HEAD"], COLLIDER_ROW["HALF_SIZE"], COLLIDER_ROW["START_Z"]
     to_local, to_world, moving = (slice(COLLIDER_ROW[k], COLLIDER_ROW[k] + 3) for k in ("TO_LOCAL", "TO_WORLD", "SURFACE_VELOCITY"))
     for row in np.asarray(c["colliders"], F).reshape(-1, COLLIDER_ROWS, 4)[: inputs.collider_count]:
         head, half = row[head_at], row[half_at, :3]
         p = _dot_rows(row[to_local], position)
+        before_push = None if hits is None else p.copy()
         normal = np.zeros_like(p)
         if head[0] == COLLIDER_TYPES["PLANE"]:
             before = _dot_rows(row[start_z:start_z + 1], previous)[:, 0]
@@ -236,6 +246,9 @@ def collide(previous, position, velocity, c, inputs):
         hit = np.any(normal != 0, axis=1)
         if not hit.any():
             continue
+        record = None if hits is None else {"row": row, "hit": hit, "position": position.copy(),
+                                            "velocity": velocity.copy(), "local": before_push, "pushed": p,
+                                            "normal": normal}
         pushed = _dot_rows(row[to_world], p)
         position[hit] = pushed[hit]
         surface_velocity = _dot_rows(row[moving], p)
@@ -244,12 +257,27 @@ def collide(previous, position, velocity, c, inputs):
         tangential = v - normal * into[:, None]
         bounced = tangential * (F(1) - head[2]) - normal * (into * head[1])[:, None]
         reflect = hit & (into < 0)
+        if record is not None:
+            hits.append({**record, "reflect": reflect})
         velocity[reflect] = ((bounced @ row[to_world, :3].T).astype(F) + surface_velocity)[reflect]
     return position, velocity
 
 
-def simulate(pos_age, vel_life, c, inputs: Inputs) -> tuple[np.ndarray, np.ndarray]:
-    """One ``simulate.glsl`` step with the constants ``simulate_constants`` builds."""
+def acceleration_at(position, c, inputs: Inputs):
+    """Gravity, turbulence and force fields at ``position`` (world); ``c``: the constants by name."""
+    acceleration = np.tile(np.asarray(c["gravity"], dtype=F), (len(position), 1))
+    if c["turbulence_strength"] != 0:
+        u = (position * F(c["turbulence_frequency"]) - np.asarray(c["noise_offset"], F)).astype(F)
+        acceleration += sample_noise(inputs.noise, u) * F(c["turbulence_strength"])
+    if inputs.field_count:
+        acceleration += force_fields(position, inputs)
+    return acceleration
+
+
+def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """One ``simulate.glsl`` step with the constants ``simulate_constants`` builds.
+
+    ``trace``: a dict that receives the step's float32 values before they are stored (gpu_rounding.py)."""
     c = SIMULATE.named(c)
     dt = F(c["dt"])
     origin_in = np.asarray(c["loaded_origin"], F)
@@ -277,30 +305,34 @@ def simulate(pos_age, vel_life, c, inputs: Inputs) -> tuple[np.ndarray, np.ndarr
     spawn = active & (life == 0)
     lived[spawn] = np.minimum(age, dt)[spawn]
     index = np.flatnonzero(spawn)
+    emission = {}
+    loaded = position.copy() if trace is not None else None
     if len(index):
-        p, v, new_life = _emit(index, lived[index], c, inputs)
+        p, v, new_life = _emit(index, lived[index], c, inputs, emission if trace is not None else None)
         position[index], velocity[index], life[index] = p, v, new_life
         age[index] = lived[index]
 
-    acceleration = np.tile(np.asarray(c["gravity"], dtype=F), (len(age), 1))
-    if c["turbulence_strength"] != 0:
-        u = (position * F(c["turbulence_frequency"]) - np.asarray(c["noise_offset"], F)).astype(F)
-        acceleration += sample_noise(inputs.noise, u) * F(c["turbulence_strength"])
-    if inputs.field_count:
-        acceleration += force_fields(position, inputs)
+    acceleration = acceleration_at(position, c, inputs)
     h = lived[:, None]
     previous = position
     moved = position + velocity * h
     damping = np.minimum(F(c["drag"]) * lived, F(1.0))[:, None]
-    new_velocity = velocity + acceleration * h - velocity * damping
+    new_velocity = velocity + (acceleration * h - velocity * damping)  # the kernel's +=: the right side first
+    hits = []
+    if trace is not None:
+        trace.update(c=c, lived=lived, active=active, born=index, emission=emission, loaded=loaded,
+                     position=position, velocity=velocity, acceleration=acceleration, damping=damping[:, 0],
+                     moved=moved, integrated=new_velocity, hits=hits)
     if inputs.collider_count:
-        moved, new_velocity = collide(previous, moved, new_velocity, c, inputs)
+        moved, new_velocity = collide(previous, moved, new_velocity, c, inputs, hits)
     position = np.where(active[:, None], moved, position)
     velocity = np.where(active[:, None], new_velocity, velocity)
     limit = HALF_MAX if inputs.compact else F(3.0e38)
     out_pos = np.concatenate([np.clip(position - origin_out, -limit, limit), age[:, None]], axis=1)
     velocity = np.where(active[:, None], np.clip(velocity, -limit, limit), velocity)
     out_vel = np.concatenate([velocity, life[:, None]], axis=1)
+    if trace is not None:
+        trace.update(stored_position=out_pos[:, :3], stored_velocity=velocity)
     return store(out_pos, inputs.compact, inputs.half_rounding), store(out_vel, inputs.compact, inputs.half_rounding)
 
 
@@ -314,8 +346,10 @@ class Clock:
 
 
 def step_frame(pos_age, vel_life, settings, inputs: Inputs, clock: Clock, dt: float, emitter_prev, emitter_cur,
-               triangle_count: int = 0, colliders=()):
-    """Reference of ``ParticleSystem.step``: one frame in ``substeps`` simulate steps, state as stored."""
+               triangle_count: int = 0, colliders=(), traces: list | None = None):
+    """Reference of ``ParticleSystem.step``: one frame in ``substeps`` simulate steps, state as stored.
+
+    ``traces``: a list that receives each simulate step's trace (``simulate``)."""
     s = settings.substeps
     prev, cur = np.asarray(emitter_prev, np.float64), np.asarray(emitter_cur, np.float64)
     for k in range(s):
@@ -327,7 +361,10 @@ def step_frame(pos_age, vel_life, settings, inputs: Inputs, clock: Clock, dt: fl
                                emitter_prev=start, emitter_cur=end, origin_in=clock.origin, origin_out=new_origin,
                                triangle_count=triangle_count, field_count=inputs.field_count,
                                colliders=list(colliders), substep=(k, s))
-        pos_age, vel_life = simulate(pos_age, vel_life, c, inputs)
+        trace = None if traces is None else {}
+        pos_age, vel_life = simulate(pos_age, vel_life, c, inputs, trace)
+        if traces is not None:
+            traces.append(trace)
         clock.origin = new_origin
         clock.step_index += 1
     return pos_age, vel_life

@@ -1,0 +1,176 @@
+"""Where a frame's time goes inside Blender: Python profiles of the viewport draw and the bake loop,
+and what a synchronous readback costs per format (issue 11: find the overhead before removing it).
+
+    source /tmp/bgpu/env && .venv/bin/python bench/profile_blender.py              # the GPU host
+    .venv/bin/python bench/profile_blender.py --quick                              # any machine
+
+Prints, per case, the functions with the most time of their own and the most time under them
+(``cProfile``), then a table of readback milliseconds and GB/s for the formats a bake could read
+(median of ``--repeats`` reads of one texture, the GPU idle before each).  With ``--out DIR`` the
+readback rows are also JSON records (suite ``readback``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import bpy  # noqa: E402, F401  (the bpy module provides gpu)
+import gpu  # noqa: E402
+
+import addon  # noqa: E402
+from addon import viewport  # noqa: E402
+from addon.bake import BakeJob  # noqa: E402
+from addon.hosts.blender import BlenderHost  # noqa: E402
+from bench import records  # noqa: E402
+from bench.blender_gpu import OffscreenView, effect_scene, sized  # noqa: E402
+
+READBACK_FORMATS = (  # texture format, read as, channels, texels per pixel
+    ("RGBA32F", "FLOAT", 4, 1),
+    ("RGBA16F", "FLOAT", 4, 1),
+    ("R32UI", "UINT", 1, 2),  # two halves a word: what the EXR path reads
+    ("R32UI", "UINT", 1, 1),  # one RGBA8 a word
+    ("RGBA8", "UBYTE", 4, 1),
+)
+
+
+def profile(label: str, run, top: int) -> None:
+    profiler = cProfile.Profile()
+    started = time.perf_counter()
+    profiler.enable()
+    run()
+    profiler.disable()
+    print(f"\n=== {label}: {time.perf_counter() - started:.3f} s", flush=True)
+    for key in ("tottime", "cumulative"):
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats(key).print_stats(top)
+        print("\n".join(line for line in text.getvalue().splitlines() if line.strip())[-6000:], flush=True)
+
+
+def profile_viewport(count: int, width: int, height: int, blend_mode: str, draws: int, top: int) -> None:
+    with tempfile.TemporaryDirectory() as out:
+        scene = effect_scene("default", count, width, height, (1, draws + 10), Path(out), blend_mode=blend_mode)
+        viewport.free()
+        view = OffscreenView(scene, width, height)
+        try:
+            for frame in (1, 2, 3):
+                view.timed_draw(frame)
+            profile(f"viewport {count} {blend_mode} {width}x{height}, {draws} draws playing",
+                    lambda: [view.timed_draw(frame) for frame in range(4, 4 + draws)], top)
+        finally:
+            view.free()
+            viewport.free()
+            addon.unregister()
+
+
+def profile_bake(count: int, width: int, height: int, file_format: str, frames: int, top: int) -> None:
+    with tempfile.TemporaryDirectory() as out:
+        scene = effect_scene("default", count, width, height, (1, frames + 1), Path(out), file_format)
+        try:
+            job = BakeJob(scene)
+            job.step()
+
+            def rest():
+                while not job.finished:
+                    job.step()
+                job.close()
+
+            profile(f"bake {count} {file_format} {width}x{height}, {frames} frames", rest, top)
+        finally:
+            addon.unregister()
+
+
+def readback_rows(width: int, height: int, repeats: int) -> list[dict]:
+    rows = []
+    for texture_format, data_format, channels, texels in READBACK_FORMATS:
+        texture = gpu.types.GPUTexture((width * texels, height), format=texture_format)
+        framebuffer = gpu.types.GPUFrameBuffer(color_slots=texture)
+        buffer = gpu.types.Buffer(data_format, width * texels * height * channels)
+        times, fresh = [], []
+        with framebuffer.bind():
+            for _ in range(repeats):
+                framebuffer.read_color(0, 0, 1, 1, channels, 0, data_format)  # the GPU idle
+                start = time.perf_counter()
+                framebuffer.read_color(0, 0, width * texels, height, channels, 0, data_format, data=buffer)
+                times.append(time.perf_counter() - start)
+        for _ in range(repeats):
+            start = time.perf_counter()
+            texture.read()
+            fresh.append(time.perf_counter() - start)
+        megabytes = width * texels * height * channels * (1 if data_format == "UBYTE" else 4) / 1e6
+        label = f"{texture_format}x{texels}"
+        ms, fresh_ms = statistics.median(times) * 1e3, statistics.median(fresh) * 1e3
+        rows.append({"case": f"{width}x{height}-{label}", "ms": round(ms, 3),
+                     "texture_read_ms": round(fresh_ms, 3), "mb": round(megabytes, 2),
+                     "gb_s": round(megabytes / ms, 2)})
+        print(f"{width}x{height} {label:12s} {data_format:6s} {megabytes:7.1f} MB  read_color {ms:7.2f} ms "
+              f"({megabytes / ms:5.2f} GB/s)  texture.read {fresh_ms:7.2f} ms", flush=True)
+        del framebuffer, texture
+    return rows
+
+
+def dispatch_overhead(repeats: int) -> None:
+    """CPU microseconds a ``gpu.compute.dispatch`` of an empty kernel costs, and with our host's binding."""
+    from addon.engine.readback import FRAME_OUT
+
+    host = BlenderHost()
+    frame = host.texture("frame", 64, 64, "RGBA32F")
+    target = host.texture("target", 64, 64, "RGBA32F")
+    args = (FRAME_OUT, (4, 4, 1), {"frame": frame, "target": target}, {"target_size": (64, 64)})
+    host.dispatch(*args)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        host.dispatch(*args)
+    host_us = (time.perf_counter() - start) / repeats * 1e6
+    shader = host.compile(FRAME_OUT)
+    start = time.perf_counter()
+    for _ in range(repeats):
+        gpu.compute.dispatch(shader, 1, 1, 1)
+    raw_us = (time.perf_counter() - start) / repeats * 1e6
+    print(f"\ndispatch CPU cost: host.dispatch {host_us:.1f} us, bare gpu.compute.dispatch {raw_us:.1f} us")
+
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, every path")
+    parser.add_argument("--frames", type=int, default=12)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--only", default="viewport,bake,readback,dispatch")
+    parser.add_argument("--out", type=Path, help="write the readback records here")
+    args = parser.parse_args(argv)
+    only = set(args.only.split(","))
+    BlenderHost()  # gpu.init() in the bpy module
+    if "dispatch" in only:
+        dispatch_overhead(200)
+    if "viewport" in only:
+        for count, mode in ((4_000_000, "ADD"), (1_000_000, "ALPHA")):
+            width, height, n = sized(1920, 1080, count, args.quick)
+            profile_viewport(n, width, height, mode, args.frames, args.top)
+    if "bake" in only:
+        for file_format in ("PNG", "OPEN_EXR"):
+            width, height, n = sized(1920, 1080, 1_000_000, args.quick)
+            profile_bake(n, width, height, file_format, args.frames, args.top)
+    if "readback" in only:
+        rows = []
+        for width, height in ((1920, 1080), (3840, 2160)):
+            width, height, _ = sized(width, height, 0, args.quick)
+            rows += readback_rows(width, height, args.repeats)
+        if args.out:
+            records.write("readback", gpu.platform.renderer_get(), rows, results=args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
