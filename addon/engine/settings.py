@@ -92,7 +92,7 @@ RENDER_FIELDS: tuple[Field, ...] = (
     Field("emax", "float", 8.0, 1e-6, 1e9,
           "Brightest value one pixel can accumulate before it overflows; lower keeps more precision in dim areas"),
     Field("cache_memory", "float", 512.0, 0.0, 1e6,
-          "Megabytes of simulation checkpoints kept for scrubbing the timeline back (0: re-simulate from the start)"),
+          "Megabytes of GPU memory for simulation checkpoints, kept for scrubbing the timeline back (0: re-simulate from the start)"),
     Field("emax_mode", "enum", "MANUAL", items=("MANUAL", "AUTO"),
           description="Manual: Emax as set; Auto: the previous frame's brightest pixel times the headroom "
                       "(grows fourfold after a frame that overflowed)"),
