@@ -21,8 +21,10 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   ``uploads``, ``clears``, counted by ``bench/counting.CountingHost``.
 * ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
   (``bench/blender_way.py``: its particle system, EEVEE at one sample, instanced icospheres),
-  the same count, emitter, lifetime, gravity, resolution and frames; start-up excluded on both
-  sides (scene set-up, shader compilation, preroll and one warm-up frame are not timed).
+  the same count, emitter, lifetime, gravity and resolution; ours over a shot of ``--bake-frames``
+  frames (the writer threads' last frames inside the time), Blender's way over ``--peer-frames``
+  (each of its frames costs the same seconds); start-up excluded on both sides (scene set-up,
+  shader compilation, preroll and one warm-up frame are not timed).
 """
 
 from __future__ import annotations
@@ -184,18 +186,22 @@ def viewport_suite(quick: bool, draws: int) -> list[dict]:
     return rows
 
 
-def end_to_end_suite(quick: bool, frames: int) -> list[dict]:
+def end_to_end_suite(quick: bool, frames: int, peer_frames: int) -> list[dict]:
+    """ms per finished frame of a ``frames``-frame shot of ours (as a shot is baked: the writer threads'
+    last frames are inside the time) against ``peer_frames`` of Blender's way (seconds a frame, each
+    frame the same work, so a few frames give its rate)."""
     width, height, count = sized(*END_TO_END, quick)
     case = f"png-{height}p-{count_label(count)}"
     log(f"end-to-end {case}: ours, {frames} frames")
     ours = 1e3 / measure_bake(PRESET, count, width, height, "PNG", frames)["fps"]
-    log(f"end-to-end {case}: Blender's particles + EEVEE, {frames} frames after a warm-up frame")
+    log(f"end-to-end {case}: Blender's particles + EEVEE, {peer_frames} frames after a warm-up frame")
     with tempfile.TemporaryDirectory() as out:
-        peer = blender_way_ms(load_preset(PRESET), count, width, height, frames, Path(out))
+        peer = blender_way_ms(load_preset(PRESET), count, width, height, peer_frames, Path(out))
     return [{"case": case, "ms_per_frame": ours, "peer": "blender-particles-eevee-1-sample",
              "peer_ms_per_frame": peer["peer_ms_per_frame"], "ratio": peer["peer_ms_per_frame"] / ours,
              "peer_simulate_ms": peer["peer_simulate_ms"], "peer_render_ms": peer["peer_render_ms"],
-             "frames": frames, "n": count, "width": width, "height": height, "startup": "excluded"}]
+             "frames": frames, "peer_frames": peer_frames, "n": count, "width": width, "height": height,
+             "startup": "excluded"}]
 
 
 def main(argv=None) -> int:
@@ -205,10 +211,12 @@ def main(argv=None) -> int:
                              "3 draws, no tests: checks every path")
     parser.add_argument("--skip-tests", action="store_true", help="leave out the blender-tests suite")
     parser.add_argument("--suites", default="blender-tests,bake,viewport,end-to-end")
-    parser.add_argument("--bake-frames", type=int, help="timed frames per bake case (48; --quick 2)")
+    parser.add_argument("--bake-frames", type=int, help="timed frames per bake case and of our end-to-end shot "
+                                                        "(48; --quick 2)")
     parser.add_argument("--draws", type=int, help="timed draws per viewport measurement (30; --quick 3)")
     parser.add_argument("--peer-frames", type=int,
-                        help="end-to-end frames, both sides, after a warm-up frame (6; --quick 2)")
+                        help="end-to-end frames of Blender's way after a warm-up frame (6; --quick 2); "
+                             "ours bakes --bake-frames")
     parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
     args = parser.parse_args(argv)
     for name, full, quick in (("bake_frames", 48, 2), ("draws", 30, 3), ("peer_frames", 6, 2)):
@@ -223,7 +231,7 @@ def main(argv=None) -> int:
     runs = {"blender-tests": lambda: [run_tests()],
             "bake": lambda: bake_suite(args.quick, args.bake_frames),
             "viewport": lambda: viewport_suite(args.quick, args.draws),
-            "end-to-end": lambda: end_to_end_suite(args.quick, args.peer_frames)}
+            "end-to-end": lambda: end_to_end_suite(args.quick, args.bake_frames, args.peer_frames)}
     for suite in suites:
         log(f"suite {suite}")
         records.write(suite, device, runs[suite](), results=args.out)
