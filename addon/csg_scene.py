@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import bpy
 import numpy as np
-from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty, PointerProperty
+from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty
 
 from .engine import csg
 from .engine.settings import effect_settings
+from .properties import register_factory
 
 
 class GPU_PARTICLES_PG_csg_primitive(bpy.types.PropertyGroup):
@@ -122,19 +123,9 @@ def point_cloud_object(scene, name, pos, attr, radius):
 
 
 CLASSES = (GPU_PARTICLES_PG_csg_primitive, GPU_PARTICLES_PG_csg_scene)
-_register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
-
-
-def register():
-    _register_classes()
-    bpy.types.Object.gpu_particles_csg = PointerProperty(type=GPU_PARTICLES_PG_csg_primitive)
-    bpy.types.Scene.gpu_particles_csg = PointerProperty(type=GPU_PARTICLES_PG_csg_scene)
-
-
-def unregister():
-    del bpy.types.Scene.gpu_particles_csg
-    del bpy.types.Object.gpu_particles_csg
-    _unregister_classes()
+register, unregister = register_factory(
+    CLASSES, ((bpy.types.Object, "gpu_particles_csg", GPU_PARTICLES_PG_csg_primitive),
+              (bpy.types.Scene, "gpu_particles_csg", GPU_PARTICLES_PG_csg_scene)))
 
 
 def add_stage_primitives(scene, stage: dict) -> None:

@@ -156,17 +156,24 @@ def scene_effects(scene):
     return [(obj, effect) for obj in scene.objects for effect in obj.gpu_particles.effects if effect.enabled]
 
 
+def register_factory(classes, pointers):
+    """``register_classes_factory`` that also hangs property groups on Blender's types: ``pointers`` is
+    ((owner type, attribute, group), ...), removed in reverse order before the classes go."""
+    register_classes, unregister_classes = bpy.utils.register_classes_factory(classes)
+
+    def register():
+        register_classes()
+        for owner, attribute, group in pointers:
+            setattr(owner, attribute, PointerProperty(type=group))
+
+    def unregister():
+        for owner, attribute, _ in reversed(pointers):
+            delattr(owner, attribute)
+        unregister_classes()
+
+    return register, unregister
+
+
 CLASSES = (GPU_PARTICLES_PG_effect, GPU_PARTICLES_PG_object, GPU_PARTICLES_PG_scene)
-_register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
-
-
-def register():
-    _register_classes()
-    bpy.types.Object.gpu_particles = PointerProperty(type=GPU_PARTICLES_PG_object)
-    bpy.types.Scene.gpu_particles = PointerProperty(type=GPU_PARTICLES_PG_scene)
-
-
-def unregister():
-    del bpy.types.Scene.gpu_particles
-    del bpy.types.Object.gpu_particles
-    _unregister_classes()
+register, unregister = register_factory(CLASSES, ((bpy.types.Object, "gpu_particles", GPU_PARTICLES_PG_object),
+                                                  (bpy.types.Scene, "gpu_particles", GPU_PARTICLES_PG_scene)))

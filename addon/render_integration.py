@@ -43,7 +43,7 @@ from bpy.props import BoolProperty, StringProperty
 from . import compositor_nodes
 from .engine.settings import SettingsError
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
-from .properties import scene_effects
+from .properties import register_factory, scene_effects
 from .render_layer import ParticleLayer, free_scratch, layer_files
 
 MAIN_THREAD_WAIT = 600.0  # seconds a render thread waits for the main thread's layer before giving up
@@ -190,14 +190,14 @@ def draw_settings(layout, scene) -> None:
 
 
 CLASSES = (GPU_PARTICLES_PG_output, GPU_PARTICLES_OT_setup_compositing)
-_register_classes, _unregister_classes = bpy.utils.register_classes_factory(CLASSES)
+_register_classes, _unregister_classes = register_factory(
+    CLASSES, ((bpy.types.Scene, "gpu_particles_output", GPU_PARTICLES_PG_output),))
 _HANDLERS = (("render_init", on_render_init), ("render_pre", on_render_pre),
              ("render_complete", on_render_end), ("render_cancel", on_render_end))
 
 
 def register():
     _register_classes()
-    bpy.types.Scene.gpu_particles_output = bpy.props.PointerProperty(type=GPU_PARTICLES_PG_output)
     for name, handler in _HANDLERS:
         getattr(bpy.app.handlers, name).append(handler)
     if not bpy.app.background:
@@ -212,5 +212,4 @@ def unregister():
         if handler in handlers:
             handlers.remove(handler)
     _free()
-    del bpy.types.Scene.gpu_particles_output
     _unregister_classes()
