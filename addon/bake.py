@@ -25,7 +25,15 @@ from .engine.cache_format import CacheError
 from .engine.readback import FrameReadback
 from .engine.settings import SettingsError, as_dict, check_for_gpu
 from .engine.turbulence import check_resolution
-from .frame_writer import PNG_CHANNELS, PNG_DEPTHS, DisplaySettings, FrameFormat, FrameWriteError, FrameWriter
+from .frame_writer import (
+    PNG_CHANNELS,
+    PNG_DEPTHS,
+    DisplaySettings,
+    FrameFormat,
+    FrameWriteError,
+    FrameWriter,
+    StageClock,
+)
 from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from .hosts.blender import BlenderHost
 from .job_operator import FrameJob
@@ -122,18 +130,26 @@ class BakeJob(FrameJob):
 
     def __init__(self, scene, frames: tuple[int, int] | None = None, workers: int | None = None):
         self.frame_before = scene.frame_current  # restored by close()
+        self.clock = clock = StageClock()  # per-stage seconds: set-up and main thread here, workers too below
+        started = time.perf_counter()
         try:
             host = BlenderHost()
+            started = clock.add("set-up: GPU context", started)
             self.plan = plan_bake(scene, host, frames)
             self.format = frame_format(scene)
+            started = clock.add("set-up: checks", started)
             with ThreadPoolExecutor(1, thread_name_prefix="gpu_particles_display") as pool:
-                display = pool.submit(display_shader, self.format.display) if self.format.gpu_display else None
+                building = pool.submit(display_shader, self.format.display) if self.format.gpu_display else None
                 self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host, exact_sort=True,
                                               cache="WRITE", snapshot=self.plan.snapshot)
                 self.preroll = self.renderer.prepare(self.plan.frames[0])
+                started = clock.add("set-up: renderer", started)
+                display = _display_result(building)
+                started = clock.add("set-up: display transform (waited for)", started)
                 self.readback = FrameReadback(host, self.plan.width, self.plan.height, half=self.format.exr,
-                                              display=_display_result(display), channels=self.format.channels,
+                                              display=display, channels=self.format.channels,
                                               depth=self.format.value_bytes)
+                started = clock.add("set-up: readback", started)
         except (NoGPUError, GPUMemoryError, ShaderCompileError, SettingsError, ValueError, CacheError) as error:
             raise BakeError(str(error)) from None
         self.scene = scene
@@ -143,10 +159,10 @@ class BakeJob(FrameJob):
         self.emax = []  # Emax each frame used (follows the frames in AUTO mode)
         self.started = time.perf_counter()
         try:
-            self.writer = FrameWriter(self.format, workers)
+            self.writer = FrameWriter(self.format, workers, clock)
         except Exception as error:  # ValueError, PyOpenColorIO.Exception: a display, view or look the config lacks
             raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
-        self.clock = self.writer.clock  # per-stage seconds: main thread and workers
+        clock.add("set-up: writers", started)
         self._free = queue.SimpleQueue()
         for _ in range(self.writer.workers + 2):
             self._free.put(self.readback.buffer())
@@ -163,11 +179,15 @@ class BakeJob(FrameJob):
     def step(self) -> int | None:
         """Draw one frame, read the previous one back and queue it; returns the frame drawn, or None
         after a piece of a long preroll.  The last step waits until every frame is on disk."""
-        try:
-            if self.preroll.step():
+        if not self.preroll.finished:
+            started = time.perf_counter()
+            try:
+                pending = self.preroll.step()
+            except CacheError as error:
+                raise BakeError(str(error)) from None
+            self.clock.add("preroll", started)
+            if pending:
                 return None
-        except CacheError as error:
-            raise BakeError(str(error)) from None
         frame = self.frames[self.done]
         self.emax.append(self.renderer.compositor.emax)
         started = time.perf_counter()
@@ -247,8 +267,13 @@ class BakeJob(FrameJob):
             "files": [p.name for p in self.written],
             "last_frame": self.renderer.stats(),
             "cache": self.renderer.cache_record(),
+            "stages": {stage: round(seconds, 4) for stage, seconds in self.clock.seconds.items()},
+            "kernel_compilation": {"kernels": self.renderer.host.compiled,  # inside the stages above
+                                   "seconds": round(self.renderer.host.compile_seconds, 4)},
         }
-        sidecar.write_text(json.dumps(record, indent=2) + "\n")
+        partial = sidecar.with_name(f".{sidecar.name}.partial")  # whole or absent, as the frames
+        partial.write_text(json.dumps(record, indent=2) + "\n")
+        os.replace(partial, sidecar)
         return sidecar
 
 

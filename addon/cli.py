@@ -8,17 +8,18 @@ effect with the ``gpu_particles.add`` operator and bakes with
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from .engine.presets import PresetError, load_preset, preset_names
-from .engine.settings import SettingsError, check_count, effect_settings
-from .hosts.base import NoGPUError
+# The engine's modules (numpy: 0.1-0.2 s) are imported once the GPU probe has started: see bake().
 
 
 class UsageError(ValueError):
@@ -26,10 +27,11 @@ class UsageError(ValueError):
 
 
 def parse_frames(text: str) -> tuple[int, int]:
-    match = re.fullmatch(r"\s*(-?\d+)\s*-\s*(-?\d+)\s*", text)
+    """``first-last``, or one frame ``n``."""
+    match = re.fullmatch(r"\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*)?", text)
     if not match:
-        raise UsageError(f"FRAMES must look like 1-48, not '{text}'")
-    first, last = int(match.group(1)), int(match.group(2))
+        raise UsageError(f"FRAMES must look like 1-48 (or 7 for one frame), not '{text}'")
+    first, last = int(match.group(1)), int(match.group(2) or match.group(1))
     if last < first:
         raise UsageError(f"frame range runs backwards: {first} to {last}")
     return first, last
@@ -131,15 +133,24 @@ def add_preset_effect(scene, name: str, preset) -> None:
 
 class GPUProbe:
     """Blender's gpu.init() crashes the whole process when EGL has no usable driver, so the command line
-    tries it in a child process first and reports instead.  The child starts before this process imports
-    bpy and runs alongside it (about 2 s each): the probe costs no wall time where there is a core for it."""
+    tries it in a child process first and reports instead.  The child starts first thing and runs alongside
+    this process's own imports (about 2 s each), and is waited for only when the scene is ready for the GPU:
+    it costs no wall time where there is a core for it."""
+
+    CODE = ("import time; started = time.perf_counter(); import bpy, gpu; imported = time.perf_counter(); gpu.init(); "
+            "print(f'probe: import bpy {imported - started:.3f} s, gpu.init {time.perf_counter() - imported:.3f} s')")
 
     def __init__(self):
-        self.child = subprocess.Popen([sys.executable, "-c", "import bpy, gpu; gpu.init()"],
-                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        # Blender's session temporary folder goes in here, removed by stop() even when the child is killed.
+        self.folder = tempfile.mkdtemp(prefix="gpu_particles_probe_")
+        self.child = subprocess.Popen([sys.executable, "-c", self.CODE], stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, env={**os.environ, "TMPDIR": self.folder})
+        self.seconds: dict[str, float] = {}  # what the child took: import bpy, gpu.init (for --timings)
 
     def check(self) -> None:
         """Wait for the child; NoGPUError with its last lines when gpu.init() failed there."""
+        from .hosts.base import NoGPUError
+
         output, _ = self.child.communicate(timeout=300)
         if self.child.returncode != 0:
             log = [line for line in output.splitlines() if line.strip()][-3:]
@@ -148,11 +159,14 @@ class GPUProbe:
                 "headless Linux machine install Mesa's EGL (libegl1 libegl-mesa0 libgl1-mesa-dri, or run `make setup`)"
                 + (":\n  " + "\n  ".join(log) if log else "")
             )
+        self.seconds = {f"probe {name}": float(value) for name, value in
+                        re.findall(r"(import bpy|gpu\.init) ([0-9.]+) s", output)}
 
     def stop(self) -> None:
         if self.child.poll() is None:
             self.child.kill()
         self.child.communicate()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _gpu_texture_limit() -> int:
@@ -161,10 +175,21 @@ def _gpu_texture_limit() -> int:
     return BlenderHost().max_texture_size
 
 
+def process_age() -> float | None:
+    """Seconds since this process started (Linux), to tell the interpreter's start-up apart in ``--timings``."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])  # field 22, starttime
+        return time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, AttributeError):
+        return None
+
+
 class Laps:
     """Seconds per stage of a bake run (``--timings``), to see where start-up goes on a given machine."""
 
     def __init__(self):
+        self.age = process_age()
+        self.started_at = time.time()
         self.started = self.last = time.perf_counter()
         self.laps = []
 
@@ -173,12 +198,34 @@ class Laps:
         self.laps.append((stage, now - self.last))
         self.last = now
 
-    def __str__(self) -> str:
-        return "  ".join(f"{stage} {seconds:.2f} s" for stage, seconds in self.laps)
+    def report(self, destination: str, probe: dict, bake_record: dict) -> None:
+        """One line on stderr (``-``), or a JSON file: the laps, the probe's, the bake's stages (its sidecar)."""
+        stages = bake_record.get("stages", {})
+        if destination == "-":
+            text = "  ".join(f"{stage} {seconds:.2f} s" for stage, seconds in [*self.laps, *probe.items()])
+            inside = "  ".join(f"{stage} {seconds:.3f} s" for stage, seconds in stages.items())
+            print(f"gpu_particles bake: {text}" + (f"\n  inside the bake: {inside}" if inside else ""), file=sys.stderr)
+            return
+        report = {"interpreter_start_s": self.age, "started_at": self.started_at, "laps": dict(self.laps),
+                  "probe": probe, "bake_stages": stages, "kernel_compilation": bake_record.get("kernel_compilation"),
+                  "device": bake_record.get("device"), "exit_at": time.time()}
+        Path(destination).write_text(json.dumps(report, indent=2) + "\n")
 
 
 def bake(args) -> int:
     lap = Laps()
+    probe = GPUProbe()
+    try:
+        return _bake(args, lap, probe)
+    finally:
+        probe.stop()
+
+
+def _bake(args, lap: Laps, probe: GPUProbe) -> int:
+    from .engine.presets import PresetError, load_preset
+    from .engine.settings import SettingsError, check_count, effect_settings
+    from .hosts.base import NoGPUError
+
     try:
         preset = load_preset(args.preset)
         frames = parse_frames(args.frames)
@@ -195,29 +242,17 @@ def bake(args) -> int:
         effect_settings({**vars(preset.effect), **{k: v for k, v in overrides.items() if k != "count"}})
     except (PresetError, UsageError, SettingsError) as error:
         return _refuse(error)
-    probe = GPUProbe()
     lap("arguments")
-    try:
-        import bpy
+    import bpy
 
-        from . import register
-
-        lap("import bpy")
-        out_dir = Path(args.out).resolve()
-        scene, emitter = build_scene(preset, shot, resolution, out_dir)
-        lap("scene")
-        probe.check()
-        lap("GPU probe (waiting for it)")
-        if args.count is not None and args.count > 0:
-            check_count(args.count, _gpu_texture_limit())
-        effect_settings({**vars(preset.effect), **overrides})
-    except (SettingsError, NoGPUError) as error:
-        return _refuse(error)
-    finally:
-        probe.stop()
-    from . import job_operator
+    from . import job_operator, register
     from .hosts.blender import _captured_output as captured_output  # the shader log catcher, reused
 
+    lap("import bpy")
+    out_dir = Path(args.out).resolve()
+    scene, emitter = build_scene(preset, shot, resolution, out_dir)
+    lap("scene")
+    # The add-on and the effect before the GPU: nothing here touches it, and the probe has the time to finish.
     register()
     apply_lens(scene, args.motion_blur, dof)
     scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
@@ -225,12 +260,20 @@ def bake(args) -> int:
     for name in ("point_filter", "glints"):  # after the preset's render settings
         if getattr(args, name) is not None:
             setattr(scene.gpu_particles, name, getattr(args, name))
-    effect = emitter.gpu_particles.active_effect
-    for name, value in overrides.items():
-        setattr(effect, name, value)
     if args.cache:
         scene.gpu_particles.cache_directory = str(Path(args.cache).resolve())
     lap("register and add the effect")
+    try:
+        probe.check()
+        lap("GPU probe (waiting for it)")
+        if args.count is not None and args.count > 0:
+            check_count(args.count, _gpu_texture_limit())
+        effect_settings({**vars(preset.effect), **overrides})
+    except (SettingsError, NoGPUError) as error:
+        return _refuse(error)
+    effect = emitter.gpu_particles.active_effect
+    for name, value in overrides.items():
+        setattr(effect, name, value)
     failure, result = None, None
     # Blender prints every operator report too ("Info: ...", "Error: ..."): keep them out of the
     # terminal and say each thing once, here, warnings and errors on stderr.  The progress line
@@ -254,8 +297,6 @@ def bake(args) -> int:
             print(f"gpu_particles bake: {line.removeprefix('Warning: ')}", file=sys.stderr)
     if failure is not None:
         return _refuse(failure)
-    if args.timings:
-        print(f"gpu_particles bake: {lap}", file=sys.stderr)
     if result != {"FINISHED"}:  # Ctrl-C: the frames written so far are complete
         print("gpu_particles bake: cancelled", file=sys.stderr)
         return 130
@@ -265,7 +306,17 @@ def bake(args) -> int:
     else:
         print(f"gpu_particles bake: wrote frames {frames[0]}-{frames[1]} at {resolution[0]}x{resolution[1]} to {out_dir} "
               f"in {seconds:.1f} s")
+    if args.timings:
+        lap.report(args.timings, probe.seconds, _bake_record(out_dir))
     return 0
+
+
+def _bake_record(out_dir: Path) -> dict:
+    """The bake's sidecar (its stages for --timings), or nothing when it wrote none."""
+    try:
+        return json.loads((out_dir / "gpu_particles_bake.json").read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def _refuse(error) -> int:
@@ -298,13 +349,33 @@ def main(argv=None) -> int:
                                              "starts from its latest checkpoint at or before the first frame")
     bake_parser.add_argument("--simulate-only", action="store_true",
                              help="fill the simulation cache for the whole shot without rendering frames")
-    bake_parser.add_argument("--timings", action="store_true", help="print seconds per start-up stage to stderr")
+    bake_parser.add_argument("--timings", nargs="?", const="-", metavar="FILE",
+                             help="seconds per stage, start-up included: on stderr, or as JSON into FILE")
     args = parser.parse_args(argv)
     if args.command == "presets":
+        from .engine.presets import preset_names
+
         print("\n".join(preset_names()))
         return 0
     return bake(args)
 
 
+def exit_now(code: int) -> None:
+    """Leave without the interpreter's and Blender's teardown (about 0.9 s on the GPU host, freeing memory the
+    system frees anyway).  Nothing is lost: by now every frame and the sidecar are complete under their final
+    names (written to a temporary name, then renamed) and the writer threads have ended; what is left is
+    flushing output buffers (Python's and C's) and removing Blender's session temporary folder, as its exit does."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    bpy = sys.modules.get("bpy")
+    if bpy is not None and Path(bpy.app.tempdir).name.startswith("blender_"):
+        shutil.rmtree(bpy.app.tempdir, ignore_errors=True)
+    if os.name == "posix":
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -218,10 +218,10 @@ class StageClock:
 class FrameWriter:
     """A pool of writer threads; ``submit`` queues a frame, ``collect`` reports what is on disk (or the failure)."""
 
-    def __init__(self, frame_format: FrameFormat, workers: int | None = None):
+    def __init__(self, frame_format: FrameFormat, workers: int | None = None, clock: StageClock | None = None):
         self.format = frame_format
         self.workers = workers or os.process_cpu_count() or 1
-        self.clock = StageClock()
+        self.clock = clock or StageClock()  # seconds per stage, summed over the workers
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="gpu_particles_writer")
         self._processor = None  # a future: building it takes 0.2-0.7 s (AgX), done while the GPU starts
         if frame_format.display and not frame_format.gpu_display:

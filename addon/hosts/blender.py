@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 import weakref
 from contextlib import contextmanager
 
@@ -168,6 +169,7 @@ class BlenderHost(Host):
         self.max_texture_3d_size = MIN_MAX_3D_TEXTURE_SIZE  # Blender's Python API does not report it
         self.device = self.gpu.platform.renderer_get()
         self._shaders = {}
+        self.compile_seconds = 0.0  # spent compiling them (a bake reports it)
         self._batches = {}
         self._bindings = {}  # id(kernel) -> _Binding
         self._framebuffers = {}  # (id(color), id(depth)) -> GPUFrameBuffer
@@ -234,6 +236,11 @@ class BlenderHost(Host):
                                    data=buffer.native)
         return buffer.array
 
+    @property
+    def compiled(self) -> int:
+        """Kernels compiled so far."""
+        return len(self._shaders)
+
     def compile(self, kernel: Kernel):
         shader = self._shaders.get(kernel)
         if shader is not None:
@@ -241,8 +248,10 @@ class BlenderHost(Host):
         if kernel.extensions:
             raise compile_error(kernel, f"needs {', '.join(kernel.extensions)}: Blender 5.2's GPUShaderCreateInfo "
                                         "cannot enable GLSL extensions (moderngl host only)")
+        started = time.perf_counter()
         with _captured_output() as log:
             shader = self._create(kernel)
+        self.compile_seconds += time.perf_counter() - started
         if shader is None:
             lines = [line for line in log[0].splitlines() if "Push constants have a minimum" not in line]
             raise compile_error(kernel, "\n".join(lines))
