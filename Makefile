@@ -8,6 +8,7 @@ SEED ?=
 COUNT ?=
 SHOT ?=
 CACHE ?=
+TIMINGS ?=
 PYTEST_ARGS ?=
 KERNEL ?= simulate
 HOST ?= blender
@@ -24,6 +25,7 @@ help:
 	@echo "  make demo      bake the default preset, frames 1-48 at 960x540 into out/demo (or OUT=...)"
 	@echo "  make bake      bake PRESET=$(PRESET) [FRAMES=1-48] [RES=WxH] [OUT=dir] [SEED=n] [COUNT=n]"
 	@echo "                 [SHOT=1-240 CACHE=dir]: render FRAMES of the shot from the simulation cache's checkpoints"
+	@echo "                 [TIMINGS=file.json]: seconds per start-up and bake stage (bench/startup.py reads them)"
 	@echo "  make presets   list the available presets"
 	@echo "  make package   build the extension zip into dist/"
 	@echo "  make bench     run the CPU benchmark"
@@ -45,7 +47,7 @@ demo: setup
 	$(PY) -m addon.cli bake --preset default --frames 1-48 --res 960x540 --out $(or $(OUT),out/demo)
 
 bake: setup
-	$(PY) -m addon.cli bake --preset $(PRESET)$(if $(FRAMES), --frames $(FRAMES))$(if $(RES), --res $(RES))$(if $(OUT), --out $(OUT))$(if $(SEED), --seed $(SEED))$(if $(COUNT), --count $(COUNT))$(if $(SHOT), --shot $(SHOT))$(if $(CACHE), --cache $(CACHE))
+	$(PY) -m addon.cli bake --preset $(PRESET)$(if $(FRAMES), --frames $(FRAMES))$(if $(RES), --res $(RES))$(if $(OUT), --out $(OUT))$(if $(SEED), --seed $(SEED))$(if $(COUNT), --count $(COUNT))$(if $(SHOT), --shot $(SHOT))$(if $(CACHE), --cache $(CACHE))$(if $(TIMINGS), --timings $(TIMINGS))
 
 presets: setup
 	@$(PY) -m addon.cli presets

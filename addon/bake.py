@@ -139,7 +139,8 @@ class BakeJob(FrameJob):
             self.format = frame_format(scene)
             started = clock.add("set-up: checks", started)
             with ThreadPoolExecutor(1, thread_name_prefix="gpu_particles_display") as pool:
-                building = pool.submit(display_shader, self.format.display) if self.format.gpu_display else None
+                building = (pool.submit(display_shader, self.format.display, display_cache(self.format.display))
+                            if self.format.gpu_display else None)
                 self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host, exact_sort=True,
                                               cache="WRITE", snapshot=self.plan.snapshot)
                 self.preroll = self.renderer.prepare(self.plan.frames[0])
@@ -316,4 +317,16 @@ def ocio_config_path() -> str:
     configured = os.environ.get("OCIO", "")
     if configured and Path(configured).is_file():
         return configured
+    return blender_ocio_config()
+
+
+def blender_ocio_config() -> str:
     return str(Path(bpy.utils.system_resource("DATAFILES", path="colormanagement")) / "config.ocio")
+
+
+def display_cache(display: DisplaySettings) -> Path | None:
+    """Where the GPU display transforms of Blender's own config are kept between bakes (a config of one's own,
+    whose tables may change beside it, is read afresh each bake)."""
+    if display.config != blender_ocio_config():
+        return None
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu-particles" / "display"

@@ -11,7 +11,13 @@ values as textures.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import json
+import os
 import re
+import zipfile
+from pathlib import Path
 
 import numpy as np
 
@@ -23,8 +29,54 @@ FUNCTION = "display_transform"  # what frame_display.glsl calls
 _SAMPLER_DECLARATION = re.compile(r"^[ \t]*uniform[ \t]+sampler[23]D[ \t]+\w+[ \t]*;[ \t]*\n", re.M)
 
 
-def display_shader(display: DisplaySettings) -> DisplayShader:
-    """OpenColorIO's GLSL for ``display`` (a clear ValueError for what the GPU path cannot take)."""
+def display_shader(display: DisplaySettings, cache: Path | None = None) -> DisplayShader:
+    """OpenColorIO's GLSL for ``display`` (a clear ValueError for what the GPU path cannot take).
+
+    ``cache``: a folder keeping each shader made, for a config that does not change (Blender's own):
+    building one takes 0.2-0.5 s of every bake's start, reading it back a few milliseconds."""
+    path = cache / f"{_cache_key(display)}.npz" if cache is not None else None
+    shader = _read(path) if path is not None else None
+    if shader is None:
+        shader = _build(display)
+        if path is not None:
+            _write(path, shader)
+    return shader
+
+
+def _cache_key(display: DisplaySettings) -> str:
+    """Everything the shader depends on: the settings, the config file, OpenColorIO's version and this code."""
+    _, ocio = image_modules()
+    config = os.stat(display.config)
+    parts = [dataclasses.astuple(display), config.st_size, config.st_mtime_ns, ocio.__version__,
+             hashlib.sha256(Path(__file__).read_bytes()).hexdigest()]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+
+def _write(path: Path, shader: DisplayShader) -> None:
+    """Through a temporary name; a cache that cannot be written is only slower."""
+    tables = [[lut.sampler.name, lut.sampler.type, lut.linear] for lut in shader.luts]
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial.npz")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(partial, function=np.array(shader.function), tables=np.array(json.dumps(tables)),
+                 **{f"lut_{n}": lut.values for n, lut in enumerate(shader.luts)})
+        os.replace(partial, path)
+    except OSError:
+        partial.unlink(missing_ok=True)
+
+
+def _read(path: Path) -> DisplayShader | None:
+    """The shader kept at ``path``, or None when there is none (or it cannot be read whole)."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            luts = tuple(DisplayLut(Sampler(name, kind), saved[f"lut_{n}"], linear)
+                         for n, (name, kind, linear) in enumerate(json.loads(str(saved["tables"]))))
+            return DisplayShader(str(saved["function"]), luts)
+    except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile):
+        return None
+
+
+def _build(display: DisplaySettings) -> DisplayShader:
     _, ocio = image_modules()
     check_display(display)
     config, group = display_group(display)

@@ -1,10 +1,13 @@
 """``make bake`` / ``python -m addon.cli``: a real headless bake and every refusal."""
 
 import io
+import json
 import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -33,6 +36,44 @@ def test_bake_writes_the_frames(tmp_path):
     assert (out / "gpu_particles_bake.json").is_file()
     assert "Baked" not in result.stdout and result.stdout.count("wrote frames 3-5") == 1, "each message once"
     assert re.search(r"^frame 3/3  [0-9.]+ frames/s  0\.0 s left$", result.stdout, re.MULTILINE), result.stdout
+
+
+def test_one_frame_with_timings_leaves_no_temporary_folders(tmp_path):
+    """FRAMES=n is one frame; --timings FILE says where the time went; the quick exit (no bpy teardown) still
+    removes Blender's session folders, this process's and the GPU probe's."""
+    out, temp = tmp_path / "seq", tmp_path / "temp"
+    temp.mkdir()
+    result = cli("bake", "--frames", "2", "--res", "64x36", "--out", str(out), "--count", "3000",
+                 "--timings", str(tmp_path / "timings.json"), TMPDIR=str(temp))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("wrote frames 2-2") == 1
+    assert sorted(p.name for p in out.iterdir()) == ["frame_0002.png", "gpu_particles_bake.json"]
+    report = json.loads((tmp_path / "timings.json").read_text())
+    assert list(report["laps"]) == ["arguments", "import bpy", "scene", "register and add the effect",
+                                    "GPU probe (waiting for it)", "bake"]
+    assert {"set-up: GPU context", "preroll", "draw", "readback", "encode+write", "rename"} <= set(report["bake_stages"])
+    assert report["kernel_compilation"]["kernels"] > 0 and set(report["probe"]) == {"probe import bpy", "probe gpu.init"}
+    assert report["started_at"] <= report["exit_at"] <= time.time()
+    assert list(temp.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_cancels_with_status_130_and_keeps_the_frames_written(tmp_path):
+    out = tmp_path / "seq"
+    process = subprocess.Popen([sys.executable, "-m", "addon.cli", "bake", "--frames", "1-200", "--res", "64x36",
+                                "--count", "3000", "--out", str(out)], cwd=ROOT, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 300
+    while not list(out.glob("frame_*.png")) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 130, stderr
+    assert stderr.count("gpu_particles bake: cancelled") == 1
+    frames = sorted(out.glob("frame_*.png"))
+    assert 1 <= len(frames) < 200 and not list(out.glob(".*partial*"))
+    assert json.loads((out / "gpu_particles_bake.json").read_text())["cancelled"] is True
 
 
 class FakeStream(io.StringIO):

@@ -118,6 +118,30 @@ def test_a_look_the_config_lacks_is_refused():
         display_shader(display_of("AgX", "Nope"))
 
 
+def test_a_kept_shader_reads_back_as_built_and_each_setting_keeps_its_own(tmp_path):
+    display = display_of("AgX", "AgX - Punchy", 0.7, 1.4)
+    built = display_shader(display, tmp_path)
+    (kept,) = tmp_path.glob("*.npz")
+    read = display_shader(display, tmp_path)
+    assert read.function == built.function
+    assert [(lut.sampler, lut.linear) for lut in read.luts] == [(lut.sampler, lut.linear) for lut in built.luts]
+    for ours, theirs in zip(read.luts, built.luts, strict=True):
+        assert ours.values.dtype == np.float32
+        np.testing.assert_array_equal(ours.values, theirs.values)
+    plain = display_shader(display_of("AgX"), tmp_path)
+    assert plain.function != built.function and len(list(tmp_path.glob("*.npz"))) == 2
+    kept.write_bytes(kept.read_bytes()[:100])  # cut short: built again
+    assert display_shader(display, tmp_path).function == built.function
+    assert not list(tmp_path.glob(".*partial*"))
+
+
+def test_only_blenders_own_config_is_kept(tmp_path):
+    from addon.bake import display_cache
+
+    assert display_cache(display_of("AgX")) is not None
+    assert display_cache(DisplaySettings(str(tmp_path / "config.ocio"), "sRGB", "AgX", "None", 0.0, 1.0)) is None
+
+
 MODERNGL_DISPLAY = """
 import sys
 import numpy as np

@@ -102,6 +102,9 @@ def test_malformed_presets_are_refused(tmp_path, content, message):
 def test_frame_and_resolution_parsing():
     assert parse_frames("1-48") == (1, 48)
     assert parse_frames("-5--2") == (-5, -2)
+    assert parse_frames("7") == (7, 7) and parse_frames(" -3 ") == (-3, -3)
+    with pytest.raises(UsageError, match="FRAMES must look like 1-48"):
+        parse_frames("1-")
     assert parse_resolution("960x540") == (960, 540)
     with pytest.raises(UsageError, match="runs backwards"):
         parse_frames("10-1")

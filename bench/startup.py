@@ -1,0 +1,143 @@
+"""Start-up of a one-frame bake, as issue 11 sets the goal: ``make bake PRESET=default FRAMES=1 RES=1920x1080``
+from the shell's command to the process's exit, at most 3 s on the GPU host.
+
+Each run is the real command in a fresh process: make, tools/setup.sh's check, the interpreter, ``import bpy``
+(the GPU probe's child alongside), the add-on, the bake, the exit.  The CLI's ``--timings FILE`` (``TIMINGS=``
+through make) says when it started and how long each of its stages took, the bake's sidecar how long the
+bake's own stages took (summed over threads where writers run in parallel), and the files' change times when
+the last one was renamed.  The first run may meet a cold shader cache (the driver's, on disk), so the table
+shows it apart from the median of the others.  Table + JSON records in bench/results/ (suite ``startup``):
+case ``make-bake-1080p-1-frame`` (or ``cli-bake-1080p-1-frame`` where ``make`` is missing), and ``import-bpy``,
+where ``import bpy`` goes (``python -X importtime``: Blender's own start-up and the add-ons it enables).
+
+    .venv/bin/python bench/startup.py [--runs 5] [--via make|cli] [--out DIR]
+    .venv/bin/python bench/startup.py --baseline OLDER_CHECKOUT   # the same command there, runs interleaved
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import records  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+GOAL_S = 3.0
+LAPS = {"arguments": "arguments_s", "import bpy": "import_bpy_s", "scene": "scene_s",
+        "register and add the effect": "register_s", "GPU probe (waiting for it)": "probe_wait_s", "bake": "bake_s"}
+
+
+def command(args, repo: Path, out: Path, timings: Path | None) -> list[str]:
+    if args.via == "make":
+        return ["make", "--no-print-directory", "bake", f"PRESET={args.preset}", f"FRAMES={args.frames}",
+                f"RES={args.res}", f"OUT={out}", *([f"TIMINGS={timings}"] if timings else [])]
+    return [str(repo / ".venv/bin/python"), "-m", "addon.cli", "bake", "--preset", args.preset, "--frames",
+            args.frames, "--res", args.res, "--out", str(out), *(["--timings", str(timings)] if timings else [])]
+
+
+def slug(stage: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", stage.lower()).strip("_")
+
+
+def run_once(args, repo: Path, wall_only: bool, scratch: Path) -> tuple[dict, str]:
+    """One bake from the shell in the checkout ``repo``: its phases in seconds, and the device the sidecar names."""
+    out, timings = scratch / "frames", None if wall_only else scratch / "timings.json"
+    shutil.rmtree(out, ignore_errors=True)
+    if timings:
+        timings.unlink(missing_ok=True)
+    started = time.time()
+    result = subprocess.run(command(args, repo, out, timings), cwd=repo, capture_output=True, text=True)
+    ended = time.time()
+    if result.returncode != 0:
+        raise SystemExit(f"startup: the bake failed with status {result.returncode}:\n{result.stderr[-3000:]}")
+    files = list(out.iterdir())
+    phases = {"wall_s": ended - started, "after_last_file_s": ended - max(p.stat().st_ctime for p in files)}
+    sidecar = json.loads((out / "gpu_particles_bake.json").read_text())
+    if timings:
+        report = json.loads(timings.read_text())
+        if report["interpreter_start_s"] is not None:
+            phases["interpreter_start_s"] = report["interpreter_start_s"]
+            phases[f"{args.via}_to_interpreter_s"] = report["started_at"] - report["interpreter_start_s"] - started
+        phases.update({LAPS.get(stage, slug(stage) + "_s"): seconds for stage, seconds in report["laps"].items()})
+        phases.update({slug(stage) + "_s": seconds for stage, seconds in report["probe"].items()})
+        phases.update({"bake_" + slug(stage) + "_s": seconds for stage, seconds in report["bake_stages"].items()})
+        phases["kernel_compile_s"] = report["kernel_compilation"]["seconds"]
+        phases["kernels_compiled"] = report["kernel_compilation"]["kernels"]
+        phases["exit_s"] = ended - report["exit_at"]
+    return phases, sidecar["device"]
+
+
+def import_profile(args) -> dict:
+    """Where ``import bpy`` goes (``python -X importtime -c 'import bpy'``): Blender's own start-up (loading the
+    module, its C start-up) and the largest imports under it (its scripts, the add-ons it enables)."""
+    result = subprocess.run([str(args.repo / ".venv/bin/python"), "-X", "importtime", "-c", "import bpy"],
+                            cwd=args.repo, capture_output=True, text=True)
+    entries = []
+    for line in result.stderr.splitlines():
+        match = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|( +)(\S.*)$", line)
+        if match and len(match.group(3)) <= 3:  # top-level imports and those right under them
+            entries.append((match.group(4), int(match.group(1)) / 1e6, int(match.group(2)) / 1e6,
+                            len(match.group(3)) == 1))
+    row = {"case": "import-bpy", "total_s": round(sum(c for _, _, c, top in entries if top), 3),
+           "bpy_own_s": round(sum(own for name, own, _, top in entries if top and name == "bpy"), 3)}
+    largest = sorted((e for e in entries if e[0] != "bpy"), key=lambda e: -e[2])[:8]
+    row.update({f"{name}_s": round(cumulative, 3) for name, _, cumulative, _ in largest})
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--via", choices=("make", "cli"), help="default: make where it is installed, else the CLI")
+    parser.add_argument("--preset", default="default")
+    parser.add_argument("--frames", default="1")
+    parser.add_argument("--res", default="1920x1080")
+    parser.add_argument("--repo", type=Path, default=ROOT, help="the checkout whose command runs (default: this one)")
+    parser.add_argument("--baseline", type=Path, help="another checkout whose command runs after each of ours (wall "
+                                                      "time only: one from before --timings took FILE)")
+    parser.add_argument("--case", help="record case name (default: VIA-bake-1080p-1-frame)")
+    parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
+    args = parser.parse_args()
+    args.repo = args.repo.resolve()
+    args.via = args.via or ("make" if shutil.which("make") else "cli")
+    height = args.res.lower().split("x")[-1]
+    case = args.case or f"{args.via}-bake-{height}p-1-frame"
+    runs, baseline_runs, device = [], [], None
+    with tempfile.TemporaryDirectory(prefix="gpu_particles_startup_") as scratch:
+        for index in range(args.runs):
+            phases, device = run_once(args, args.repo, False, Path(scratch))
+            runs.append(phases)
+            if args.baseline:
+                baseline_runs.append(run_once(args, args.baseline.resolve(), True, Path(scratch))[0])
+            print(f"run {index + 1}/{args.runs}: {phases['wall_s']:.2f} s"
+                  + (f", baseline {baseline_runs[-1]['wall_s']:.2f} s" if args.baseline else ""), file=sys.stderr)
+    rows = [summary(runs, case=case, via=args.via, goal_s=GOAL_S)]
+    if args.via == "cli":
+        rows[0]["note"] = "the CLI command (python -m addon.cli bake), not make" + (
+            "" if shutil.which("make") else ": make is not installed here")
+    if baseline_runs:
+        rows.append(summary(baseline_runs, case=f"{case}-baseline", via=args.via, repo=str(args.baseline)))
+    records.write("startup", device, [*rows, import_profile(args)], results=args.out)
+
+
+def summary(runs: list[dict], **fields) -> dict:
+    """The first run's wall time, every run's, and the median of each phase over the runs after the first."""
+    later = runs[1:] or runs
+    keys = list(dict.fromkeys(k for r in runs for k in r))
+    return {**fields, "runs": len(runs), "first_wall_s": round(runs[0]["wall_s"], 3),
+            "walls_s": [round(r["wall_s"], 3) for r in runs],
+            **{k: round(statistics.median(r[k] for r in later if k in r), 4) for k in keys}}
+
+
+if __name__ == "__main__":
+    main()
