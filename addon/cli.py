@@ -364,7 +364,10 @@ def exit_now(code: int) -> None:
     """Leave without the interpreter's and Blender's teardown (about 0.9 s on the GPU host, freeing memory the
     system frees anyway).  Nothing is lost: by now every frame and the sidecar are complete under their final
     names (written to a temporary name, then renamed) and the writer threads have ended; what is left is
-    flushing output buffers (Python's and C's) and removing Blender's session temporary folder, as its exit does."""
+    flushing output buffers (Python's and C's) and removing Blender's session temporary folder, as its exit does.
+    Under a profiler, debugger or coverage tool the exit is the usual one: they write their results at exit."""
+    if sys.gettrace() or sys.getprofile() or any(sys.monitoring.get_tool(tool) for tool in range(6)):
+        sys.exit(code)
     sys.stdout.flush()
     sys.stderr.flush()
     bpy = sys.modules.get("bpy")

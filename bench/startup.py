@@ -40,9 +40,11 @@ LAPS = {"arguments": "arguments_s", "import bpy": "import_bpy_s", "scene": "scen
 def command(args, repo: Path, out: Path, timings: Path | None) -> list[str]:
     if args.via == "make":
         return ["make", "--no-print-directory", "bake", f"PRESET={args.preset}", f"FRAMES={args.frames}",
-                f"RES={args.res}", f"OUT={out}", *([f"TIMINGS={timings}"] if timings else [])]
+                f"RES={args.res}", f"OUT={out}", *([f"COUNT={args.count}"] if args.count else []),
+                *([f"TIMINGS={timings}"] if timings else [])]
     return [str(repo / ".venv/bin/python"), "-m", "addon.cli", "bake", "--preset", args.preset, "--frames",
-            args.frames, "--res", args.res, "--out", str(out), *(["--timings", str(timings)] if timings else [])]
+            args.frames, "--res", args.res, "--out", str(out), *(["--count", str(args.count)] if args.count else []),
+            *(["--timings", str(timings)] if timings else [])]
 
 
 def slug(stage: str) -> str:
@@ -77,6 +79,27 @@ def run_once(args, repo: Path, wall_only: bool, scratch: Path) -> tuple[dict, st
     return phases, sidecar["device"]
 
 
+# Modules that ``import bpy`` loads from source, compiling them, because no .pyc is cached beside them (a
+# venv packed without __pycache__ where PYTHONDONTWRITEBYTECODE is set compiles them every run: 3x slower here).
+UNCOMPILED = """
+import importlib.util, json, os, sys
+import bpy
+sources = [m.__file__ for m in list(sys.modules.values()) if (getattr(m, "__file__", None) or "").endswith(".py")]
+print(json.dumps({"modules_without_pyc": sum(not os.path.exists(importlib.util.cache_from_source(f)) for f in sources),
+                  "modules_from_py": len(sources), "dont_write_bytecode": bool(sys.flags.dont_write_bytecode)}))
+"""
+
+
+def compile_all(args) -> None:
+    """Bytecode for the venv's packages and the add-on, as pip leaves an installed venv (outside the timing)."""
+    started = time.perf_counter()
+    site = subprocess.run([str(args.repo / ".venv/bin/python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run([str(args.repo / ".venv/bin/python"), "-m", "compileall", "-q", "-j", "0", site,
+                    str(args.repo / "addon")], cwd=args.repo, capture_output=True, text=True)
+    print(f"compiled the venv's and the add-on's bytecode in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+
 def import_profile(args) -> dict:
     """Where ``import bpy`` goes (``python -X importtime -c 'import bpy'``): Blender's own start-up (loading the
     module, its C start-up) and the largest imports under it (its scripts, the add-ons it enables)."""
@@ -89,7 +112,9 @@ def import_profile(args) -> dict:
             entries.append((match.group(4), int(match.group(1)) / 1e6, int(match.group(2)) / 1e6,
                             len(match.group(3)) == 1))
     row = {"case": "import-bpy", "total_s": round(sum(c for _, _, c, top in entries if top), 3),
-           "bpy_own_s": round(sum(own for name, own, _, top in entries if top and name == "bpy"), 3)}
+           "bpy_own_s": round(sum(own for name, own, _, top in entries if top and name == "bpy"), 3),
+           **json.loads(subprocess.run([str(args.repo / ".venv/bin/python"), "-c", UNCOMPILED], cwd=args.repo,
+                                       capture_output=True, text=True).stdout.splitlines()[-1])}
     largest = sorted((e for e in entries if e[0] != "bpy"), key=lambda e: -e[2])[:8]
     row.update({f"{name}_s": round(cumulative, 3) for name, _, cumulative, _ in largest})
     return row
@@ -102,16 +127,22 @@ def main() -> None:
     parser.add_argument("--preset", default="default")
     parser.add_argument("--frames", default="1")
     parser.add_argument("--res", default="1920x1080")
+    parser.add_argument("--count", type=int, help="particles (default: the preset's); fewer, where a software "
+                                                   "renderer's simulation would hide the start-up")
     parser.add_argument("--repo", type=Path, default=ROOT, help="the checkout whose command runs (default: this one)")
     parser.add_argument("--baseline", type=Path, help="another checkout whose command runs after each of ours (wall "
                                                       "time only: one from before --timings took FILE)")
+    parser.add_argument("--compile", action="store_true",
+                        help="first write the .pyc files the venv and the add-on lack (a venv packed without them)")
     parser.add_argument("--case", help="record case name (default: VIA-bake-1080p-1-frame)")
     parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
     args = parser.parse_args()
     args.repo = args.repo.resolve()
     args.via = args.via or ("make" if shutil.which("make") else "cli")
     height = args.res.lower().split("x")[-1]
-    case = args.case or f"{args.via}-bake-{height}p-1-frame"
+    case = args.case or f"{args.via}-bake-{height}p-1-frame" + (f"-{args.count}-particles" if args.count else "")
+    if args.compile:
+        compile_all(args)
     runs, baseline_runs, device = [], [], None
     with tempfile.TemporaryDirectory(prefix="gpu_particles_startup_") as scratch:
         for index in range(args.runs):
@@ -121,7 +152,7 @@ def main() -> None:
                 baseline_runs.append(run_once(args, args.baseline.resolve(), True, Path(scratch))[0])
             print(f"run {index + 1}/{args.runs}: {phases['wall_s']:.2f} s"
                   + (f", baseline {baseline_runs[-1]['wall_s']:.2f} s" if args.baseline else ""), file=sys.stderr)
-    rows = [summary(runs, case=case, via=args.via, goal_s=GOAL_S)]
+    rows = [summary(runs, case=case, via=args.via, goal_s=GOAL_S, precompiled=args.compile)]
     if args.via == "cli":
         rows[0]["note"] = "the CLI command (python -m addon.cli bake), not make" + (
             "" if shutil.which("make") else ": make is not installed here")
