@@ -94,9 +94,10 @@ def bin_scatter_kernel(tile: int = BIN_TILE) -> Kernel:
                 Image("digit_offsets", "R32UI", "READ"),
                 Image("sorted_keys", "R32UI", "WRITE"), Image("sorted_values", "R32UI", "WRITE")),
         constants=(*_BIN_CONSTANTS, Constant("INT", "shift"), Constant("INT", "index_values")),
-        shared=(Shared("uint", "s_masks", DIGIT_SLOTS * BIN_THREADS // 32), Shared("uint", "s_run", DIGIT_SLOTS),
-                Shared("uint", "s_start", DIGIT_SLOTS), Shared("uint", "s_base", DIGIT_SLOTS),
-                Shared("uint", "s_keys", tile), Shared("uint", "s_values", tile)),
+        # Two sets of rank masks, then (the same words) the tile's keys and values in digit order.
+        shared=(Shared("uint", "s_scratch", max(2 * DIGIT_SLOTS * BIN_THREADS // 32, 2 * tile)),
+                Shared("uint", "s_run", DIGIT_SLOTS), Shared("uint", "s_start", DIGIT_SLOTS),
+                Shared("uint", "s_base", DIGIT_SLOTS)),
         local_size=(BIN_THREADS, 1, 1),
         includes=_INCLUDES,
         defines=_digit_defines(tile),
