@@ -161,6 +161,7 @@ class _Binding:
 
 class BlenderHost(Host):
     name = "blender"
+    compile_seconds = 0.0  # spent compiling kernels so far (a bake reports it)
 
     def __init__(self):
         self.gpu = _gpu()
@@ -169,7 +170,6 @@ class BlenderHost(Host):
         self.max_texture_3d_size = MIN_MAX_3D_TEXTURE_SIZE  # Blender's Python API does not report it
         self.device = self.gpu.platform.renderer_get()
         self._shaders = {}
-        self.compile_seconds = 0.0  # spent compiling them (a bake reports it)
         self._batches = {}
         self._bindings = {}  # id(kernel) -> _Binding
         self._framebuffers = {}  # (id(color), id(depth)) -> GPUFrameBuffer
