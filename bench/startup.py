@@ -138,7 +138,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
     args = parser.parse_args()
     args.repo = args.repo.resolve()
-    args.via = args.via or ("make" if shutil.which("make") else "cli")
+    args.via, note = args.via or ("make" if shutil.which("make") else "cli"), None
+    if not shutil.which("make"):
+        note = "the CLI command (python -m addon.cli bake): make is not installed here"
+    elif args.via == "make":  # set up once, untimed; where that fails (no package registry) measure the CLI
+        setup = subprocess.run(["make", "--no-print-directory", "setup"], cwd=args.repo, capture_output=True, text=True)
+        if setup.returncode != 0:
+            args.via = "cli"
+            note = f"the CLI command (python -m addon.cli bake): make setup fails here: {setup.stderr.strip()[-300:]}"
     height = args.res.lower().split("x")[-1]
     case = args.case or f"{args.via}-bake-{height}p-1-frame" + (f"-{args.count}-particles" if args.count else "")
     if args.compile:
@@ -153,9 +160,8 @@ def main() -> None:
             print(f"run {index + 1}/{args.runs}: {phases['wall_s']:.2f} s"
                   + (f", baseline {baseline_runs[-1]['wall_s']:.2f} s" if args.baseline else ""), file=sys.stderr)
     rows = [summary(runs, case=case, via=args.via, goal_s=GOAL_S, precompiled=args.compile)]
-    if args.via == "cli":
-        rows[0]["note"] = "the CLI command (python -m addon.cli bake), not make" + (
-            "" if shutil.which("make") else ": make is not installed here")
+    if note:
+        rows[0]["note"] = note
     if baseline_runs:
         rows.append(summary(baseline_runs, case=f"{case}-baseline", via=args.via, repo=str(args.baseline)))
     records.write("startup", device, [*rows, import_profile(args)], results=args.out)
