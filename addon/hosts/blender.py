@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 import tempfile
@@ -21,6 +22,7 @@ from .base import (
     ReadbackBuffer,
     Texture,
     check_bindings,
+    column_major,
     compile_error,
 )
 
@@ -105,12 +107,25 @@ def _raster_stages(gpu, info, raster) -> None:
     info.fragment_source(raster.body())
 
 
-MAX_BINDINGS = 512  # resolved kernels kept (the pipeline has about 60)
 _BLENDS = {"ADD": "ADDITIVE_PREMULT", "OVER": "ALPHA_PREMULT"}
 
 
-def _constant_setter(shader, constant):
-    """A function setting one constant from a recording's value, its conversion chosen once."""
+def _same_float(value, previous) -> bool:
+    """Equal and no zero among them: 0.0 == -0.0, and the sign of a zero may matter to a kernel."""
+    return value == previous and value != 0.0
+
+
+def _same_floats(values, previous) -> bool:
+    return values == previous and 0.0 not in values
+
+
+def _constant_setter(shader, constant, last: dict):
+    """A function setting one constant from a recording's value, its conversion chosen once.
+
+    A shader keeps its uniforms between dispatches (a GL program's state; Blender's Vulkan and Metal
+    backends keep push constants per shader too), so a value equal to the one ``last`` holds, the one
+    set on this shader before, is not set again.
+    """
     name = constant.name
     if constant.size:
         location = shader.uniform_from_name(name)
@@ -119,26 +134,32 @@ def _constant_setter(shader, constant):
             array = np.ascontiguousarray(value, dtype=np.float32)
             shader.uniform_vector_float(location, array.ravel(), array.shape[-1], constant.size)
         return set_array
-    if constant.type == "MAT4":
-        # column_major's values, without a Python float() per element
-        return lambda value: shader.uniform_float(name, np.asarray(value, np.float32).reshape(4, 4).T.ravel().tolist())
-    if constant.type == "INT":
-        return lambda value: shader.uniform_int(name, int(value))
     if constant.type in _INT_TYPES:
-        return lambda value: shader.uniform_int(name, tuple(map(int, value)))
-    if constant.type == "FLOAT":
-        return lambda value: shader.uniform_float(name, float(value))
-    return lambda value: shader.uniform_float(name, tuple(map(float, value)))
+        upload, same = shader.uniform_int, operator.eq
+        convert = int if constant.type == "INT" else (lambda value: tuple(map(int, value)))
+    else:
+        upload = shader.uniform_float
+        convert, same = {"FLOAT": (float, _same_float), "MAT4": (column_major, _same_floats)}.get(
+            constant.type, (lambda value: tuple(map(float, value)), _same_floats))
+
+    def set_value(value):
+        value = convert(value)
+        if not same(value, last.get(name)):
+            upload(name, value)
+            last[name] = value
+    return set_value
 
 
 class _Binding:
-    """A kernel's shader with its bindings resolved once: what a dispatch does per resource."""
+    """A kernel's shader with its bindings resolved once: what a dispatch does per resource, and the
+    constants last set on the shader (one binding per shader: equal kernels share it)."""
 
     def __init__(self, kernel, shader):
         self.kernel, self.shader = kernel, shader
         self.images = tuple((i.name, i.format) for i in kernel.images)
         self.samplers = tuple(s.name for s in kernel.samplers)
-        self.constants = tuple((c.name, _constant_setter(shader, c)) for c in kernel.constants)
+        self.last_constants = {}
+        self.constants = tuple((c.name, _constant_setter(shader, c, self.last_constants)) for c in kernel.constants)
         self.texture_names = frozenset(name for name, _ in self.images) | frozenset(self.samplers)
         self.constant_names = frozenset(name for name, _ in self.constants)
 
@@ -169,7 +190,7 @@ class BlenderHost(Host):
         self.device = self.gpu.platform.renderer_get()
         self._shaders = {}
         self._batches = {}
-        self._bindings = {}  # id(kernel) -> _Binding
+        self._bindings = {}  # kernel -> _Binding (kernels hash once: kernels.hash_once)
         self._framebuffers = {}  # (id(color), id(depth)) -> GPUFrameBuffer
         self._fence = self.texture("fence", 1, 1, "R32F")
 
@@ -262,14 +283,10 @@ class BlenderHost(Host):
             return None
 
     def _binding(self, kernel) -> _Binding:
-        """The kernel's shader and resolved bindings, found by identity after the first use (kernels
-        are module constants or cached, so no hashing of their fields per dispatch)."""
-        binding = self._bindings.get(id(kernel))
-        if binding is None or binding.kernel is not kernel:
-            if len(self._bindings) >= MAX_BINDINGS:  # kernels made afresh per call: stay bounded
-                self._bindings.clear()
-            binding = _Binding(kernel, self.compile(kernel))
-            self._bindings[id(kernel)] = binding
+        """The kernel's shader and resolved bindings; equal kernels (made afresh) find the same one."""
+        binding = self._bindings.get(kernel)
+        if binding is None:
+            binding = self._bindings[kernel] = _Binding(kernel, self.compile(kernel))
         return binding
 
     def dispatch(self, kernel, groups, textures, constants):
