@@ -11,8 +11,9 @@ readback rows are also JSON records (suite ``readback``).
 
 ``cpu``: what a viewport draw costs the CPU alone, on any machine: ``gpu.compute.dispatch`` is
 swapped for a no-op (on llvmpipe a dispatch runs the kernel before it returns, so its time is the
-"GPU"'s), then the median ms of a ``draw_view`` playing and redrawing, its dispatches, the mean
-microseconds of the draw per dispatch, and a profile of the same draws.  ``dispatch``: the
+"GPU"'s), then the median ms of a ``draw_view`` playing and redrawing (wall, and the thread's CPU
+time: steady on a loaded machine), its dispatches, the draw's CPU microseconds per dispatch, and a
+profile of the same draws.  ``dispatch``: the
 microseconds ``host.dispatch`` adds to a bare ``gpu.compute.dispatch`` (the same kernel and groups)
 for a small kernel and for ``simulate`` (the most constants).
 """
@@ -99,19 +100,43 @@ def dispatches_stubbed():
         gpu.compute.dispatch = real
 
 
+@contextmanager
+def thread_time_of_draws():
+    """The calling thread's CPU seconds in each ``viewport.draw_view`` (steady on a loaded machine, where
+    wall time is not; Blender's and the driver's own threads left out)."""
+    draw, spent = viewport.draw_view, []
+
+    def timed(*args, **kwargs):
+        start = time.thread_time()
+        draw(*args, **kwargs)
+        spent.append(time.thread_time() - start)
+    viewport.draw_view = timed
+    try:
+        yield spent
+    finally:
+        viewport.draw_view = draw
+
+
 def cpu_cost(count: int, width: int, height: int, blend_mode: str, draws: int, top: int) -> dict:
-    """Median CPU ms of a draw playing and redrawing with every dispatch a no-op, then their profile."""
-    with viewport_scene(count, width, height, blend_mode, 2 * draws) as view, dispatches_stubbed() as calls:
-        playing = [view.timed_draw(frame)[1] for frame in range(4, 4 + draws)]
+    """Median CPU ms of a draw playing and redrawing with every dispatch a no-op (wall time until
+    ``draw_view`` returns, and the thread's CPU time), then their profile."""
+    with viewport_scene(count, width, height, blend_mode, 2 * draws + 10) as view, dispatches_stubbed() as calls:
+        for frame in range(4, 14):  # checkpoints and first draws behind
+            view.timed_draw(frame)
+        calls.clear()
+        with thread_time_of_draws() as playing_thread:
+            playing = [view.timed_draw(frame)[1] for frame in range(14, 14 + draws)]
         dispatches = len(calls) / draws
-        last = 3 + draws
-        redraw = [view.timed_draw(last)[1] for _ in range(draws)]
+        last = 13 + draws
+        with thread_time_of_draws() as redraw_thread:
+            redraw = [view.timed_draw(last)[1] for _ in range(draws)]
         profile(f"CPU only: viewport {count} {blend_mode} {width}x{height}, {draws} draws playing",
                 lambda: [view.timed_draw(frame) for frame in range(last + 1, last + 1 + draws)], top)
-    ms, redraw_ms = statistics.median(playing), statistics.median(redraw)
+    ms, thread_ms = statistics.median(playing), statistics.median(playing_thread) * 1e3
     row = {"case": f"{height}p-{count}-{blend_mode.lower()}", "cpu_ms": round(ms, 3),
-           "redraw_cpu_ms": round(redraw_ms, 3), "dispatches": dispatches,
-           "cpu_us_per_dispatch": round(ms * 1e3 / dispatches, 1)}
+           "thread_ms": round(thread_ms, 3), "redraw_cpu_ms": round(statistics.median(redraw), 3),
+           "redraw_thread_ms": round(statistics.median(redraw_thread) * 1e3, 3), "dispatches": dispatches,
+           "thread_us_per_dispatch": round(thread_ms * 1e3 / dispatches, 1)}
     print(f"\nCPU per draw, dispatches stubbed: {row}", flush=True)
     return row
 
@@ -163,7 +188,7 @@ def readback_rows(width: int, height: int, repeats: int) -> list[dict]:
 
 
 def dispatch_overhead(repeats: int) -> None:
-    """CPU microseconds ``host.dispatch`` adds to a bare ``gpu.compute.dispatch`` of the same kernel and groups
+    """CPU microseconds (the thread's) ``host.dispatch`` adds to a bare ``gpu.compute.dispatch`` of the same kernel and groups
     (both at one workgroup, so llvmpipe's part is small and the same), and what it costs with the dispatch
     itself a no-op, for a small kernel and the simulate kernel (the most constants)."""
     import numpy as np
@@ -182,12 +207,12 @@ def dispatch_overhead(repeats: int) -> None:
     cases = (("frame_out", (FRAME_OUT, (1, 1, 1), {"frame": frame, "target": target}, {"target_size": (64, 64)})),
              ("simulate", (SIMULATE, (1, 1, 1), {**state, "noise": noise}, simulate)))
 
-    def us(call, *arguments) -> float:
+    def us(call, *arguments) -> float:  # the thread's CPU time: steady on a loaded machine
         call(*arguments)
-        start = time.perf_counter()
+        start = time.thread_time()
         for _ in range(repeats):
             call(*arguments)
-        return (time.perf_counter() - start) / repeats * 1e6
+        return (time.thread_time() - start) / repeats * 1e6
 
     def bare_dispatch(shader):
         gpu.compute.dispatch(shader, 1, 1, 1)

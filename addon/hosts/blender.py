@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import os
 import sys
 import tempfile
@@ -110,58 +109,23 @@ def _raster_stages(gpu, info, raster) -> None:
 _BLENDS = {"ADD": "ADDITIVE_PREMULT", "OVER": "ALPHA_PREMULT"}
 
 
-def _same_float(value, previous) -> bool:
-    """Equal and no zero among them: 0.0 == -0.0, and the sign of a zero may matter to a kernel."""
-    return value == previous and value != 0.0
-
-
-def _same_floats(values, previous) -> bool:
-    return values == previous and 0.0 not in values
-
-
-def _constant_setter(shader, constant, last: dict):
-    """A function setting one constant from a recording's value, its conversion chosen once.
-
-    A shader keeps its uniforms between dispatches (a GL program's state; Blender's Vulkan and Metal
-    backends keep push constants per shader too), so a value equal to the one ``last`` holds, the one
-    set on this shader before, is not set again.
-    """
-    name = constant.name
-    if constant.size:
-        location = shader.uniform_from_name(name)
-
-        def set_array(value):
-            array = np.ascontiguousarray(value, dtype=np.float32)
-            shader.uniform_vector_float(location, array.ravel(), array.shape[-1], constant.size)
-        return set_array
-    if constant.type in _INT_TYPES:
-        upload, same = shader.uniform_int, operator.eq
-        convert = int if constant.type == "INT" else (lambda value: tuple(map(int, value)))
-    else:
-        upload = shader.uniform_float
-        convert, same = {"FLOAT": (float, _same_float), "MAT4": (column_major, _same_floats)}.get(
-            constant.type, (lambda value: tuple(map(float, value)), _same_floats))
-
-    def set_value(value):
-        value = convert(value)
-        if not same(value, last.get(name)):
-            upload(name, value)
-            last[name] = value
-    return set_value
-
-
 class _Binding:
-    """A kernel's shader with its bindings resolved once: what a dispatch does per resource, and the
-    constants last set on the shader (one binding per shader: equal kernels share it)."""
+    """A kernel's shader with its bindings resolved once: what a dispatch does per resource, its constants
+    grouped by how Blender takes them (a loop per kind, no call per constant to choose a conversion)."""
 
     def __init__(self, kernel, shader):
         self.kernel, self.shader = kernel, shader
         self.images = tuple((i.name, i.format) for i in kernel.images)
         self.samplers = tuple(s.name for s in kernel.samplers)
-        self.last_constants = {}
-        self.constants = tuple((c.name, _constant_setter(shader, c, self.last_constants)) for c in kernel.constants)
+        plain = [c for c in kernel.constants if not c.size]
+        self.ints = tuple(c.name for c in plain if c.type == "INT")
+        self.int_vectors = tuple(c.name for c in plain if c.type in _INT_TYPES and c.type != "INT")
+        self.floats = tuple(c.name for c in plain if c.type == "FLOAT")
+        self.matrices = tuple(c.name for c in plain if c.type == "MAT4")
+        self.vectors = tuple(c.name for c in plain if c.type not in _INT_TYPES and c.type not in ("FLOAT", "MAT4"))
+        self.arrays = tuple((c.name, shader.uniform_from_name(c.name), c.size) for c in kernel.constants if c.size)
         self.texture_names = frozenset(name for name, _ in self.images) | frozenset(self.samplers)
-        self.constant_names = frozenset(name for name, _ in self.constants)
+        self.constant_names = frozenset(c.name for c in kernel.constants)
 
     def bind(self, textures, constants) -> None:
         if textures.keys() != self.texture_names or constants.keys() != self.constant_names:
@@ -175,8 +139,19 @@ class _Binding:
             shader.image(name, texture.native)
         for name in self.samplers:
             shader.uniform_sampler(name, textures[name].native)
-        for name, setter in self.constants:
-            setter(constants[name])
+        for name in self.ints:
+            shader.uniform_int(name, int(constants[name]))
+        for name in self.int_vectors:
+            shader.uniform_int(name, tuple(map(int, constants[name])))
+        for name in self.floats:
+            shader.uniform_float(name, float(constants[name]))
+        for name in self.vectors:  # any sequence of numbers: Blender converts each
+            shader.uniform_float(name, constants[name])
+        for name in self.matrices:
+            shader.uniform_float(name, column_major(constants[name]))
+        for name, location, size in self.arrays:  # (size, n) arrays
+            array = np.ascontiguousarray(constants[name], dtype=np.float32)
+            shader.uniform_vector_float(location, array.ravel(), array.shape[-1], size)
 
 
 class BlenderHost(Host):
