@@ -133,11 +133,16 @@ class ViewportSimulation(SceneRenderer):
 
     def __init__(self, scene, host):
         self._matrices = {}  # frame -> the emitters' matrices there, read once a draw
+        self.drawn_effects = None  # (object, effect) pairs as this draw's Overlay._sync found them
         super().__init__(_FrameCursor(scene), 1, 1, host)
 
     def new_draw(self) -> None:
         """Read the emitters afresh from now on (between draws they may have been moved by hand)."""
         self._matrices.clear()
+        self.drawn_effects = None
+
+    def _scene_effects(self):
+        return self.drawn_effects if self.drawn_effects is not None else super()._scene_effects()
 
     def _effects(self):
         """The effects as this draw's ``Overlay._sync`` read them: it makes a new simulation when they change."""
@@ -192,7 +197,8 @@ class Overlay:
     def _sync(self, scene) -> RenderSettings:
         """A fresh simulation when effects, settings or the scene changed, or a setting was edited; the
         render settings as read (the glints' apply from this frame on, without re-simulating)."""
-        effects = tuple((obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(scene))
+        found = scene_effects(scene)
+        effects = tuple((obj.name, effect_settings_of(effect)) for obj, effect in found)
         csg = scene.gpu_particles_csg
         cloud_key = scene_has_cloud(scene) and tuple(
             getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
@@ -204,6 +210,7 @@ class Overlay:
             self.key, self.stale = key, False
             self.simulation = ViewportSimulation(scene, self.host)
             self.preroll = None
+        self.simulation.drawn_effects = found
         return render
 
     def _emitter_moved(self) -> bool:
@@ -353,8 +360,9 @@ def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None, p
     (``projection``: the view's, when it looks through the scene camera)."""
     if not scene.gpu_particles.show_overlay or width < 1 or height < 1:
         return
-    if not scene_effects(scene) and not scene_has_cloud(scene):
-        return
+    if not any(effect.enabled for obj in scene.objects for effect in obj.gpu_particles.effects) \
+            and not scene_has_cloud(scene):
+        return  # (stops at the first enabled effect: the overlay reads them all once it draws)
     global _stats_shown
     measure, _stats_shown = _stats_shown, False
     frame = overlay().composite(scene, view_proj, view, width, height, depsgraph, measure, projection)
