@@ -17,7 +17,8 @@ Three suites, JSON records through ``bench/records.py``:
   ``core_ms`` per frame (every thread and reaped child process), and ``probe_ms``: a frame-sized
   copy on the main thread while the writers run (the readback's CPU part), against ``probe_idle_ms``.
 * ``exr-bake``: the product bake (bench/bake_throughput.measure_bake: draw, real readback, writers)
-  at 1080p and 4K for each writer variant: ``fps``, ``core_ms``, the main thread's ``readback ms``.
+  at 1080p and 4K for each thread variant with all cores and all but one as writers: ``fps``,
+  ``core_ms``, the main thread's ``readback ms`` and the other stages.
 
 Writer variants: ``pool`` (OpenEXR's shared pool compresses, as before this bench), ``pool-nice``
 (the same, writer threads niced: the pool's threads are not), ``own`` (each writer compresses its
@@ -368,12 +369,13 @@ def main() -> None:
         if "bake" in suites:
             rows = []
             for label, (width, height) in sizes.items():
-                for variant in [v for v in variants if "processes" not in VARIANTS[v]]:
+                for variant, workers in [(v, n) for v in variants if "processes" not in VARIANTS[v]
+                                         for n in sorted({cores, max(1, cores - 1)}, reverse=True)]:
                     result = measure_bake(args.preset, args.count, width, height, "OPEN_EXR", args.frames,
-                                          **VARIANTS[variant])
+                                          workers=workers, **VARIANTS[variant])
                     result.pop("device")
-                    rows.append({"case": f"exr-{label}-{args.count // 1000}K-add-{variant}", "variant": variant,
-                                 **result})
+                    rows.append({"case": f"exr-{label}-{args.count // 1000}K-add-{variant}-{workers}",
+                                 "variant": variant, **result})
                     print(rows[-1], flush=True)
             records.write("exr-bake", device, rows, args.out)
     finally:
