@@ -219,11 +219,12 @@ class StageClock:
 
 
 def lower_priority(niceness: int) -> None:
-    """Raise the calling thread's nice value by ``niceness`` (Linux and macOS: per thread; threads it starts
-    inherit it).  Anyone may lower their own priority; where the OS refuses, the thread keeps its own."""
-    if niceness <= 0 or not hasattr(os, "setpriority"):
+    """Raise the calling thread's nice value by ``niceness``; threads it starts inherit it.  Linux only (where
+    nice is per thread; elsewhere it would slow the whole process, main thread included).  Anyone may lower
+    their own priority; where the OS refuses, the thread keeps its own."""
+    if niceness <= 0 or sys.platform != "linux":
         return
-    thread = threading.get_native_id() if sys.platform == "linux" else 0
+    thread = threading.get_native_id()
     try:
         os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + niceness))
     except OSError:
@@ -231,20 +232,29 @@ def lower_priority(niceness: int) -> None:
 
 
 class ExrThreads:
-    """OpenImageIO's ``exr_threads`` for the writer's lifetime, restored on ``restore()``: -1 compresses each EXR
-    on the thread that writes it; OpenEXR applies the value when the next EXR writer is created."""
+    """OpenEXR's shared thread pool as a writer wants it, put back by ``restore()``.
 
-    def __init__(self, threads: int):
+    ``threads``: OpenImageIO's ``exr_threads`` (-1: no pool, each EXR is compressed on the thread that writes
+    it; None: as it is).  OpenEXR makes the pool when the next EXR writer is created, starting its threads
+    from the creating thread: made here on a thread niced by ``nice``, they inherit it."""
+
+    def __init__(self, threads: int | None, nice: int = 0):
         self.oiio, _ = image_modules()
         self.before = self.oiio.get_int_attribute("exr_threads")
-        self._apply(threads)
+        maker = threading.Thread(target=self._remake, args=(self.before if threads is None else threads, nice),
+                                 name="gpu_particles_exr_pool")
+        maker.start()
+        maker.join()
 
-    def _apply(self, threads: int) -> None:
-        self.oiio.attribute("exr_threads", threads)
-        self.oiio.ImageOutput.create("apply.exr")  # no file: the constructor sizes OpenEXR's pool
+    def _remake(self, threads: int, nice: int = 0) -> None:
+        lower_priority(nice)
+        for count in dict.fromkeys((-1, threads)):  # -1 first: OpenEXR keeps a pool of the same size as it is
+            self.oiio.attribute("exr_threads", count)
+            self.oiio.ImageOutput.create("pool.exr")  # no file: the constructor sizes OpenEXR's pool
 
     def restore(self) -> None:
-        self._apply(self.before)
+        """The attribute as it was; the pool's threads (if any) at the caller's priority."""
+        self._remake(self.before)
 
 
 WRITER_NICE = 10  # writer threads' nice value above the main thread's: see bench/exr_encode.py
@@ -253,15 +263,17 @@ WRITER_NICE = 10  # writer threads' nice value above the main thread's: see benc
 class FrameWriter:
     """A pool of writer threads; ``submit`` queues a frame, ``collect`` reports what is on disk (or the failure).
 
-    ``nice``: the writer threads' priority below the caller's; ``exr_pool``: EXR compression on OpenEXR's
-    shared thread pool (as before) rather than on the writer threads."""
+    ``nice``: the writer threads' priority below the caller's (and OpenEXR's pool's, with ``exr_pool``);
+    ``exr_pool``: EXR frames compressed by OpenEXR's shared thread pool rather than each on its writer thread."""
 
     def __init__(self, frame_format: FrameFormat, workers: int | None = None, nice: int = WRITER_NICE,
                  exr_pool: bool = False):
         self.format = frame_format
         self.workers = workers or os.process_cpu_count() or 1
         self.clock = StageClock()
-        self._exr_threads = ExrThreads(-1) if frame_format.exr and not exr_pool else None
+        self._exr_threads = None
+        if frame_format.exr and (nice > 0 or not exr_pool):
+            self._exr_threads = ExrThreads(None if exr_pool else -1, nice)
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="gpu_particles_writer",
                                         initializer=lower_priority, initargs=(nice,))
         self._processor = None  # a future: building it takes 0.2-0.7 s (AgX), done while the GPU starts

@@ -21,9 +21,9 @@ Three suites, JSON records through ``bench/records.py``:
   ``core_ms``, the main thread's ``readback ms`` and the other stages.
 
 Writer variants: ``pool`` (OpenEXR's shared pool compresses, as before this bench), ``pool-nice``
-(the same, writer threads niced: the pool's threads are not), ``own`` (each writer compresses its
-own frame: exr_threads -1), ``own-nice`` (the product's default now), ``procs-nice`` (writer
-processes, shared memory, niced).
+(the same, writer threads and the pool's threads niced), ``own`` (each writer compresses its own
+frame: exr_threads -1), ``own-nice`` (the product's default), ``procs-nice`` (writer processes,
+fed through shared memory, niced).
 """
 
 from __future__ import annotations
