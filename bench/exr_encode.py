@@ -13,7 +13,7 @@ Three suites, JSON records through ``bench/records.py``:
   and ``gil_free``: how fast a pure-Python thread runs during ``write_image`` against during
   ``hashlib.sha256`` (a call known to release the GIL): near 1 means the GIL is released.
 * ``exr-writers``: ``--frames`` frames through K concurrent writers without a GPU (FrameWriter, or
-  writer processes fed through shared memory), for K = 1, half the cores, all cores; ``fps``,
+  writer processes fed through shared memory), for K = 1 and all cores; ``fps``,
   ``core_ms`` per frame (every thread and reaped child process), and ``probe_ms``: a frame-sized
   copy on the main thread while the writers run (the readback's CPU part), against ``probe_idle_ms``.
 * ``exr-bake``: the product bake (bench/bake_throughput.measure_bake: draw, real readback, writers)
@@ -105,7 +105,8 @@ def read_exr(path) -> np.ndarray:
 
 def frame_summary(pixels: np.ndarray) -> dict:
     lit = np.any(pixels[..., :3] != 0, axis=-1)
-    return {"lit_pixels": round(float(lit.mean()), 4), "alpha_max": float(pixels[..., 3].max())}
+    return {"lit_pixels": round(float(lit.mean()), 4), "alpha_pixels": round(float((pixels[..., 3] != 0).mean()), 4),
+            "alpha_max": float(pixels[..., 3].max())}
 
 
 def write_exr(path: Path, pixels: np.ndarray, compression: str = "zip:1", chunk: int = 0, tile: int = 0) -> None:
@@ -166,8 +167,8 @@ def gil_free(pixels: np.ndarray, path: Path, repeats: int) -> float:
 def encode_costs(label: str, pixels: np.ndarray, folder: Path, repeats: int) -> list[dict]:
     """Suite exr-encode: one thread's CPU ms and the file's bytes per variant, OpenEXR's pool off."""
     path = folder / "frame.exr"
-    opaque = pixels.copy()
-    opaque[..., 3] = 1.0
+    opaque, clear = pixels.copy(), pixels.copy()
+    opaque[..., 3], clear[..., 3] = 1.0, 0.0
     variants = {
         "zip1-scanline (product)": lambda: write_exr(path, pixels),
         "zip1-write_scanlines-16": lambda: write_exr(path, pixels, chunk=16),
@@ -175,6 +176,7 @@ def encode_costs(label: str, pixels: np.ndarray, folder: Path, repeats: int) -> 
         "zip1-tiled-64": lambda: write_exr(path, pixels, tile=64),
         "zip1-tiled-256": lambda: write_exr(path, pixels, tile=256),
         "zip1-alpha-1": lambda: write_exr(path, opaque),
+        "zip1-alpha-0": lambda: write_exr(path, clear),
         "zip1-no-alpha (reference)": lambda: write_exr(path, np.ascontiguousarray(pixels[..., :3])),
         "zips1 (reference)": lambda: write_exr(path, pixels, "zips:1"),
         "zip4 (reference)": lambda: write_exr(path, pixels, "zip"),
@@ -331,7 +333,7 @@ def main() -> None:
     parser.add_argument("--suites", default="encode,writers,bake", help="any of encode, writers, bake")
     parser.add_argument("--sizes", default="1080p,2160p")
     parser.add_argument("--variants", default=",".join(VARIANTS))
-    parser.add_argument("--frames", type=int, default=64, help="frames per writers/bake measurement")
+    parser.add_argument("--frames", type=int, default=48, help="frames per writers/bake measurement")
     parser.add_argument("--count", type=int, default=1_000_000)
     parser.add_argument("--preset", default="default")
     parser.add_argument("--frame", type=int, default=24, help="which frame of the preset to encode")
@@ -361,7 +363,7 @@ def main() -> None:
                 records.write("exr-encode", device, [{**row, **frame_summary(pixels)} for row in rows], args.out)
             if "writers" in suites:
                 rows = []
-                for workers in sorted({1, max(1, cores // 2), cores}):
+                for workers in sorted({1, cores}):
                     for variant in variants:
                         rows.append(concurrent_writers(label, pixels, folder, args.frames, workers, variant))
                         print(rows[-1], flush=True)
