@@ -148,12 +148,14 @@ def test_readback_targets_hold_each_frame_as_drawn(host, rng, half):
     np.testing.assert_array_equal(readback.read(first, buffers[0]), frames[2][::-1].astype(dtype))
 
 
+def full_disk(path, pixels, frame_format):
+    """An encode that fails half way through its file."""
+    path.write_bytes(b"half a file")
+    raise OSError(28, "No space left on device")
+
+
 def test_worker_error_surfaces_on_the_main_thread(scene, tmp_path, rng, monkeypatch):
     from addon import frame_writer
-
-    def full_disk(path, pixels, frame_format):
-        path.write_bytes(b"half a file")
-        raise OSError(28, "No space left on device")
 
     writer = FrameWriter(frame_format_of_scene(scene), workers=2)
     monkeypatch.setattr(frame_writer, "encode", full_disk)
@@ -253,10 +255,6 @@ def test_exr_is_compressed_on_the_writer_threads_while_the_writer_lives(scene, t
     writer.submit(1, tmp_path / "own.exr", pixels.copy())
     writer.collect(wait=True)
     if fail:
-        def full_disk(path, pixels, frame_format):
-            path.write_bytes(b"half a file")
-            raise OSError(28, "No space left on device")
-
         monkeypatch.setattr(frame_writer, "encode", full_disk)
         writer.submit(2, tmp_path / "lost.exr", pixels.copy())
         with pytest.raises(FrameWriteError, match="No space left on device"):
