@@ -21,8 +21,8 @@ Three suites, JSON records through ``bench/records.py``:
   ``core_ms``, the main thread's ``readback ms`` and the other stages.
 
 Writer variants: ``pool`` (OpenEXR's shared pool compresses, as before this bench), ``pool-nice``
-(the same, writer threads and the pool's threads niced), ``own`` (each writer compresses its own
-frame: exr_threads -1), ``own-nice`` (the product's default), ``procs-nice`` (writer processes,
+(the same, writer threads and the pool's threads niced: the product's default), ``own`` (each writer compresses its own
+frame: exr_threads -1), ``own-nice``, ``procs-nice`` (writer processes,
 fed through shared memory, niced).
 """
 

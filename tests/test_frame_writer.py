@@ -236,7 +236,7 @@ def test_writer_threads_run_below_the_main_thread(scene, tmp_path, rng, monkeypa
 
 
 @pytest.mark.parametrize("fail", [False, True])
-def test_exr_is_compressed_on_the_writer_threads_while_the_writer_lives(scene, tmp_path, rng, monkeypatch, fail):
+def test_exr_compressed_on_the_writer_threads_while_such_a_writer_lives(scene, tmp_path, rng, monkeypatch, fail):
     """OpenEXR's shared pool is off while an EXR writer lives (exr_threads -1: each writer thread compresses its
     own frame) and back as it was after close, a failed write's close included; the frames are those the
     pool writes."""
@@ -250,7 +250,7 @@ def test_exr_is_compressed_on_the_writer_threads_while_the_writer_lives(scene, t
     pooled.submit(1, tmp_path / "pool.exr", pixels.copy())
     pooled.collect(wait=True)
     pooled.close()
-    writer = FrameWriter(exr_frame_format(scene), workers=2)
+    writer = FrameWriter(exr_frame_format(scene), workers=2, exr_pool=False)
     assert oiio.get_int_attribute("exr_threads") == -1
     writer.submit(1, tmp_path / "own.exr", pixels.copy())
     writer.collect(wait=True)
