@@ -147,7 +147,8 @@ def main() -> None:
             args.via = "cli"
             note = f"the CLI command (python -m addon.cli bake): make setup fails here: {setup.stderr.strip()[-300:]}"
     height = args.res.lower().split("x")[-1]
-    case = args.case or f"{args.via}-bake-{height}p-1-frame" + (f"-{args.count}-particles" if args.count else "")
+    case = args.case or (f"{args.via}-bake-{height}p-1-frame" + (f"-{args.count}-particles" if args.count else "")
+                         + ("-precompiled" if args.compile else ""))
     if args.compile:
         compile_all(args)
     runs, baseline_runs, device = [], [], None
