@@ -63,7 +63,8 @@ def test_ctrl_c_cancels_with_status_130_and_keeps_the_frames_written(tmp_path):
     process = subprocess.Popen([sys.executable, "-m", "addon.cli", "bake", "--frames", "1-2000", "--res", "64x36",
                                 "--count", "3000", "--out", str(out)], cwd=ROOT, text=True,
                                env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+                               stderr=subprocess.PIPE,  # a suite run in the background ignores SIGINT: not the CLI
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while not list(out.glob("frame_*.png")) and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.02)
