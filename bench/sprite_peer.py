@@ -15,19 +15,19 @@ from addon.engine.kernels import Constant, Image, Raster, Sampler, include_sourc
 from addon.engine.look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
 from addon.engine.sprites import SPRITE_FOOTPRINT
 
-SHADER = Path(__file__).resolve().parent / "shaders" / "sprite_alpha_raster.glsl"
+SHADERS = Path(__file__).resolve().parent / "shaders"
 QUAD_VERTICES = 6
 
 
 @dataclass(frozen=True)
 class BenchRaster(Raster):
-    """A raster program whose own file lives in bench/shaders."""
+    """A raster program whose own file lives in bench/shaders (``<name>.glsl``)."""
 
     def body(self) -> str:
-        return include_source(self.includes) + SHADER.read_text()
+        return include_source(self.includes) + (SHADERS / f"{self.name}.glsl").read_text()
 
     def source_lines(self):
-        return [("bench/shaders/sprite_alpha_raster.glsl", n + 1) for n in range(self.body().count("\n"))]
+        return [(f"bench/shaders/{self.name}.glsl", n + 1) for n in range(self.body().count("\n"))]
 
 
 RASTER_SPRITES = BenchRaster(

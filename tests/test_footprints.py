@@ -17,6 +17,7 @@ from addon.engine.reference import compositing as ref
 from addon.engine.reference import footprint as ref_footprint
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.simulation import ParticleSystem
+from addon.engine.bokeh import BokehLayer
 from addon.engine.sprites import SpriteLayer
 
 WIDTH, HEIGHT = 128, 64
@@ -265,7 +266,7 @@ def test_widest_circle_bounds_every_kept_particle(rng):
 def test_bokeh_draw_only_when_a_circle_can_be_wide(host, rng, monkeypatch, scale, drawn):
     """The bokeh pass visits every particle, so it is left out when no circle in view passes the splat's radius."""
     calls = []
-    monkeypatch.setattr(raster, "draw_bokeh", lambda *args: calls.append(args))
+    monkeypatch.setattr(BokehLayer, "draw", lambda *args: calls.append(args))
     camera = dataclasses.replace(Camera.pixel_grid(WIDTH, HEIGHT), focus=Focus(scale, 0.0))
     run(host, camera, *particles(rng, 100))
     assert bool(calls) == drawn

@@ -9,9 +9,7 @@ is one, with the same "hidden when farther" rule as the splat.
 
 from __future__ import annotations
 
-from functools import cache
-
-from .footprint import FOCUS, footprint_constants, motion_variant
+from .footprint import footprint_constants, motion_variant
 from .kernels import Constant, Image, Raster, Sampler
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
 
@@ -74,20 +72,3 @@ def draw(host, system, camera, target, depth, look) -> None:
 def quads(camera) -> Raster:
     """QUADS, stretched over the shutter when the camera has one (motion blur)."""
     return motion_variant(QUADS) if camera.shutter is not None else QUADS
-
-
-@cache
-def bokeh(motion: bool) -> Raster:
-    """Circles of confusion wider than the splat takes, as soft additive discs (over the shutter with ``motion``)."""
-    kernel = Raster("raster_bokeh", images=_IMAGES, samplers=_STATE, constants=(*_CONSTANTS, FOCUS),
-                    includes=(*_INCLUDES, "footprint.glsl"), defines=(("DEPTH_OF_FIELD", "1"),),
-                    varyings=(("VEC3", "v_color"), ("VEC2", "v_local"), ("VEC2", "v_shape")))
-    return motion_variant(kernel) if motion else kernel
-
-
-def draw_bokeh(host, system, camera, target, depth, look) -> None:
-    """Add the particles whose circle of confusion is wider than the splat takes (footprint.py) into ``target``."""
-    textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look}
-    kernel = bokeh(camera.shutter is not None)
-    host.draw(kernel, "TRIS", QUAD_VERTICES, system.count, target, depth, textures,
-              constants(system, camera, 0.0, kernel))

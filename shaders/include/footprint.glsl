@@ -1,6 +1,6 @@
 /* Footprints (addon/engine/footprint.py): where a particle is over the
- * shutter and how wide the lens spreads it.  Shared by the footprint splat and
- * the rasterized sprites; MOTION_BLUR needs the constants shutter,
+ * shutter and how wide the lens spreads it.  Shared by the footprint splat,
+ * the rasterized sprites and the bokeh discs; MOTION_BLUR needs the constants shutter,
  * view_proj_open and view_proj_close, DEPTH_OF_FIELD the constant focus (coc_scale, focus_depth, splat_max_radius).
  * Where floats become pixels or integer colors the arithmetic is exact
  * (precise, div_rn, transform_point: see common.glsl). */
@@ -38,14 +38,3 @@ float coc_radius_px(float clip_w)
   return div_rn(spread, clip_w);
 }
 #endif
-
-/* A corner of the quad that holds a disc of ``radius`` pixels swept from
- * ``start`` to ``end``: corner.x runs along the path, corner.y across it. */
-vec2 capsule_corner(vec2 start, vec2 end, float radius, vec2 corner)
-{
-  vec2 path = end - start;
-  float len = length(path);
-  vec2 along = len > 1e-3 ? path / len : vec2(1.0, 0.0);
-  vec2 across = vec2(-along.y, along.x);
-  return 0.5 * (start + end) + along * (corner.x * (radius + 0.5 * len)) + across * (corner.y * radius);
-}

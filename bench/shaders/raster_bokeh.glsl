@@ -1,10 +1,22 @@
-/* Circles of confusion wider than the footprint splat takes (splat_max_radius pixels):
- * one soft disc per particle (a quad, gl_InstanceID = particle), swept along
+/* The benchmark's peer of the bokeh discs (addon/engine/bokeh.py), the product's
+ * path before them: circles of confusion wider than the footprint splat takes
+ * (splat_max_radius pixels) rasterized, one soft disc per particle (a quad, gl_InstanceID = particle), swept along
  * its shutter path with MOTION_BLUR.  Its energy is the splat's color spread
  * evenly over the shape's area, so the frame's total stays what the particle
  * adds in focus; the rim fades over one pixel. */
 
 #ifdef GPU_VERTEX_SHADER
+/* A corner of the quad that holds a disc of ``radius`` pixels swept from
+ * ``start`` to ``end``: corner.x runs along the path, corner.y across it. */
+vec2 capsule_corner(vec2 start, vec2 end, float radius, vec2 corner)
+{
+  vec2 path = end - start;
+  float len = length(path);
+  vec2 along = len > 1e-3 ? path / len : vec2(1.0, 0.0);
+  vec2 across = vec2(-along.y, along.x);
+  return 0.5 * (start + end) + along * (corner.x * (radius + 0.5 * len)) + across * (corner.y * radius);
+}
+
 const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
                                 vec2(-1.0, -1.0), vec2(1.0, 1.0), vec2(-1.0, 1.0));
 

@@ -1,0 +1,105 @@
+"""Screen-tile lists of footprints: (tile, item) instances in lists of a kept capacity, binned by tile.
+
+Shared by the two tile-binned compositors, the alpha sprites (``sprites.py``)
+and the bokeh discs (``bokeh.py``).  Both give every item a footprint
+(``sprite_shape.glsl``: center, reach, depth, stretch) and write how many
+16x16 tiles it touches; then, reading like the algorithm::
+
+    scan(tile counts -> every item's first instance, and the total)   # the total stays on the GPU
+    sprite_instances(-> (tile, item), in list order)                   # into lists of a kept capacity
+    binning by tile (stable)                                           # per-tile lists, in list order
+
+and one workgroup per tile walks its list.  The lists keep a capacity, so a
+draw needs no read-back: every ``check_every`` draws the total is read, and a
+draw whose instances did not fit gets lists with room for them before it
+bins (the bake checks every draw; the viewport, which must not wait for the
+GPU, every VIEWPORT_CHECK_EVERY draws, starting from its estimate).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from .binning import Binning
+from .kernels import Constant, Image, Kernel
+from .scan import linear_size
+from .sorting import linear_groups
+
+TILE = 16
+VIEWPORT_CHECK_EVERY = 30  # viewport draws between read-backs of the instance total
+MIN_INSTANCES = 1024
+
+
+@cache
+def tile_instances(depth_order: bool) -> Kernel:
+    """(tile, item) instances of every item; ``depth_order``: items visited through ``depth_sprites``
+    (the alpha sprites' nearest-first order), otherwise in list order (additive bokeh discs)."""
+    order = (Image("depth_sprites", "R32UI", "READ"),) if depth_order else ()
+    return Kernel(
+        "sprite_instances",
+        images=(*order, Image("sprite_shapes", "RGBA32F", "READ"), Image("sprite_streaks", "RGBA32F", "READ"),
+                Image("instance_offsets", "R32UI", "READ"), Image("instance_total", "R32UI", "READ"),
+                Image("instance_tiles", "R32UI", "WRITE"), Image("instance_sprites", "R32UI", "WRITE")),
+        constants=(Constant("INT", "count"), Constant("IVEC2", "target_size"), Constant("INT", "capacity")),
+        includes=("common.glsl", "sprite_shape.glsl"),
+        defines=(("DEPTH_ORDER", "1"),) if depth_order else (),
+    )
+
+
+class TileLists:
+    """(tile, item) instances for up to ``capacity`` instances, and their binning by tile."""
+
+    def __init__(self, host, capacity: int, tiles: int):
+        self.capacity = capacity
+        size = linear_size(capacity, host.max_texture_size)
+        self.tiles = host.texture("sprite_instance_tiles", *size, "R32UI")
+        self.sprites = host.texture("sprite_instance_sprites", *size, "R32UI")
+        self.binning = Binning(host, capacity, tiles)
+
+
+class KeptLists:
+    """Tile lists of a width x height target, kept between draws and grown when a check finds them short.
+
+    ``check_every``: draws between read-backs of the instance total (1: every
+    draw, exact; more: a draw waits for nothing, and one whose instances
+    outgrew the lists shows footprints cut at tile edges until the next check).
+    ``estimate``: instances an item is expected to have, for the first lists.
+    """
+
+    def __init__(self, host, width: int, height: int, check_every: int = 1, estimate: float = 1.0):
+        self.host = host
+        self.width, self.height = width, height
+        self.tiles_x, self.tiles_y = -(-width // TILE), -(-height // TILE)
+        self.total = host.texture("sprite_instance_total", 1, 1, "R32UI")  # the scan's total, written on the GPU
+        self.check_every = check_every
+        self.estimate = estimate
+        self.draws = 0
+        self.lists: TileLists | None = None
+
+    def bin(self, items: dict, offsets, count: int, depth_order: bool) -> TileLists:
+        """Instances of ``count`` items (``items``: their sprite_shapes, sprite_streaks and, with
+        ``depth_order``, depth_sprites; ``offsets``: their scanned first instances, ``total`` written)
+        binned by tile: the lists, which ``binning`` holds per tile."""
+        self.draws += 1
+        if self.lists is None:
+            self._grow(int(self.estimate * count))
+        if self.draws % self.check_every == 0:
+            self._fit(int(self.host.read(self.total)[0, 0]))  # a wait: the bake's, or one in a while
+        lists = self.lists
+        self.host.dispatch(
+            tile_instances(depth_order), linear_groups(max(count, lists.capacity)),
+            {**items, "instance_offsets": offsets, "instance_total": self.total, "instance_tiles": lists.tiles,
+             "instance_sprites": lists.sprites},
+            {"count": count, "target_size": (self.width, self.height), "capacity": lists.capacity},
+        )
+        lists.binning.run(lists.tiles, lists.capacity, values=lists.sprites)
+        return lists
+
+    def _grow(self, capacity: int) -> None:
+        self.lists = TileLists(self.host, max(capacity, MIN_INSTANCES), self.tiles_x * self.tiles_y)
+
+    def _fit(self, instances: int) -> None:
+        """New lists when these are short, or four times what the frame needs (binning runs over all)."""
+        wanted = max(instances * 5 // 4, MIN_INSTANCES)
+        if instances > self.lists.capacity or (4 * instances < self.lists.capacity and wanted < self.lists.capacity):
+            self._grow(wanted)
