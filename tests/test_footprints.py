@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 
 from addon.engine import compositing, footprint, pipeline, raster, registry
+from addon.engine.bokeh import BokehLayer
 from addon.engine.compositing import Camera, Compositor
 from addon.engine.footprint import Focus, Shutter
 from addon.engine.reference import compositing as ref
 from addon.engine.reference import footprint as ref_footprint
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.simulation import ParticleSystem
-from addon.engine.bokeh import BokehLayer
 from addon.engine.sprites import SpriteLayer
 
 WIDTH, HEIGHT = 128, 64
