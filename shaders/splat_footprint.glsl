@@ -7,7 +7,7 @@
  * tap j of sample k (n samples, a power of two) is round(q * (k + W_j) / n) minus everything added
  * before, W_j the bilinear weights summed up to tap j, so the adds telescope to
  * q.  Taps off the target are dropped.  Circles wider than splat_max_radius are left to
- * the bokeh sprites (raster_bokeh.glsl).  Same cull, depth rule (for each
+ * the bokeh discs (bokeh_discs.glsl).  Same cull, depth rule (for each
  * tap, at the particle's depth), look and packed atomics as splat.glsl. */
 
 #ifdef DEPTH_OF_FIELD
@@ -127,7 +127,7 @@ void main()
 #ifdef DEPTH_OF_FIELD
   spread = coc_radius_px(clip.w);
   if (spread > splat_max_radius) {
-    return; /* a bokeh sprite */
+    return; /* a bokeh disc */
   }
 #endif
   /* Nothing of the footprint reaches the target. */
