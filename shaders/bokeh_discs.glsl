@@ -29,14 +29,8 @@ void main()
   }
   if (radius > splat_max_radius) {
     vec3 window = window_coordinates(clip, size);
-    vec2 start = window.xy, end = window.xy;
-#ifdef MOTION_BLUR
-    vec2 open_px, close_px;
-    if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, target_extent, open_px, close_px)) {
-      start = open_px;
-      end = close_px;
-    }
-#endif
+    vec2 start, end;
+    screen_path(pos_age_in.xyz, vel_life_in.xyz, window.xy, target_extent, start, end);
     if (is_finite(vec3(start, 0.0)) && is_finite(vec3(end, 0.0))) {
       float half_path = 0.5 * length(end - start);
       vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);

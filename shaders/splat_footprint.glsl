@@ -115,14 +115,8 @@ void main()
   vec2 size = vec2(target_size);
   vec3 window = window_coordinates(clip, target_size);
   vec2 here = window.xy;
-  vec2 start = here, end = here;
-#ifdef MOTION_BLUR
-  vec2 open_px, close_px;
-  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
-    start = open_px;
-    end = close_px;
-  }
-#endif
+  vec2 start, end;
+  screen_path(pos_age_in.xyz, vel_life_in.xyz, here, size, start, end);
   float spread = 0.0;
 #ifdef DEPTH_OF_FIELD
   spread = coc_radius_px(clip.w);

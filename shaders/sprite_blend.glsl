@@ -4,22 +4,18 @@
  *     color += transmittance * sprite, transmittance *= 1 - sprite alpha,
  * which equals premultiplied "over" back to front, but is exact per pixel
  * and lets a pixel stop once it is opaque.  The sprites come through shared
- * memory 256 at a time; the tile stops when every pixel is opaque.
+ * memory TILE_CHUNK at a time (tile_list.glsl); the tile stops when every pixel is opaque.
  * SPRITE_DEPTH_TEST: a sprite behind the scene's depth at a pixel is hidden
  * there (the rasterized path's LESS_EQUAL test). */
 
 const float OPAQUE_TRANSMITTANCE = 1.0 / 4096.0; /* what is left to see is below 1/4096 */
-const int CHUNK = 256;
-
 void main()
 {
   int t = int(gl_LocalInvocationIndex);
   ivec2 pixel = ivec2(gl_GlobalInvocationID.xy);
   bool inside = all(lessThan(pixel, target_size));
-  int tile = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
-  int lists_width = imageSize(tile_offsets).x;
-  int first = int(imageLoad(tile_offsets, particle_texel(tile, lists_width)).x);
-  int n = int(imageLoad(tile_counts, particle_texel(tile, lists_width)).x);
+  ivec2 list = tile_list();
+  int n = list.y;
   float scene = 1.0;
 #ifdef SPRITE_DEPTH_TEST
   scene = inside ? texelFetch(scene_depth, pixel, 0).r : 0.0;
@@ -28,22 +24,14 @@ void main()
   vec3 color = vec3(0.0);
   float transmittance = 1.0;
   bool open = inside;
-  int items_width = imageSize(binned_sprites).x;
-  int shapes_width = imageSize(sprite_shapes).x;
-  for (int chunk = 0; chunk < n; chunk += CHUNK) {
+  for (int chunk = 0; chunk < n; chunk += TILE_CHUNK) {
     if (t == 0) {
       s_open[0] = 0u;
     }
-    if (chunk + t < n) {
-      uint sprite = imageLoad(binned_sprites, particle_texel(first + chunk + t, items_width)).x;
-      ivec2 texel = particle_texel(int(sprite), shapes_width);
-      s_shapes[t] = imageLoad(sprite_shapes, texel);
-      s_streaks[t] = imageLoad(sprite_streaks, texel).xy;
-      s_colors[t] = imageLoad(sprite_colors, texel);
-    }
+    load_tile_chunk(list, chunk, t);
     barrier();
     if (open) {
-      int m = min(CHUNK, n - chunk);
+      int m = min(TILE_CHUNK, n - chunk);
       for (int k = 0; k < m; k++) {
         vec4 shape = s_shapes[k];
         if (shape.w > scene) {

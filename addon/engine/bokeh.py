@@ -29,15 +29,13 @@ from __future__ import annotations
 from functools import cache
 
 from .footprint import FOCUS, footprint_constants, motion_variant
-from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
+from .kernels import Constant, Image, Kernel, Sampler
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
 from .scan import Scan, linear_size
 from .sorting import linear_groups
-from .tile_lists import TILE, KeptLists
+from .tile_lists import KeptLists, tile_kernel
 
 ESTIMATED_TILES_PER_PARTICLE = 1.0  # most particles are splatted; a wide disc touches a few tiles
-_SHAPES = (Image("sprite_shapes", "RGBA32F", "READ"), Image("sprite_streaks", "RGBA32F", "READ"))
-_INCLUDES = ("common.glsl", "sprite_shape.glsl")
 
 BOKEH_DISCS = Kernel(
     "bokeh_discs",
@@ -72,18 +70,7 @@ def bokeh_discs(motion: bool) -> Kernel:
 @cache
 def bokeh_accumulate(depth_test: bool) -> Kernel:
     """The per-tile sum of discs; ``depth_test``: against the scene's depth."""
-    return Kernel(
-        "bokeh_accumulate",
-        images=(Image("binned_sprites", "R32UI", "READ"), Image("tile_counts", "R32UI", "READ"),
-                Image("tile_offsets", "R32UI", "READ"), *_SHAPES, Image("sprite_colors", "RGBA32F", "READ"),
-                Image("layer", "RGBA32F")),
-        samplers=(Sampler("scene_depth"),) if depth_test else (),
-        constants=(Constant("IVEC2", "target_size"),),
-        shared=(Shared("vec4", "s_shapes", 256), Shared("vec2", "s_streaks", 256), Shared("vec4", "s_colors", 256)),
-        local_size=(TILE, TILE, 1),
-        includes=_INCLUDES,
-        defines=(("SPRITE_DEPTH_TEST", "1"),) if depth_test else (),
-    )
+    return tile_kernel("bokeh_accumulate", Image("layer", "RGBA32F"), depth_test)
 
 
 BOKEH_KERNELS = (bokeh_discs(False), bokeh_discs(True), bokeh_accumulate(False), bokeh_accumulate(True))
@@ -124,7 +111,6 @@ class BokehLayer:
         if self.discs is None or self.discs.capacity < count:
             self.discs = DiscList(self.host, count)
         discs = self.discs
-        s = system.settings
         self.host.dispatch(
             bokeh_discs(camera.shutter is not None), linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, "sprite_shapes": discs.shapes,
@@ -133,12 +119,8 @@ class BokehLayer:
                 **footprint_constants(camera, disc=False),
                 "count": count,
                 "view_proj": camera.view_proj,
-                "color_start": (*s.color_start, s.emission_strength),
-                "color_end": (*s.color_end, s.size),
+                **particle_values(system),
                 "bokeh_params": (camera.pixels_per_unit, 0.0, camera.width, camera.height),
-                "state_origin": (*system.origin, 0.0),
-                "look_random": (s.color_random, s.size_random, 0.0, 0.0),
-                "look_seed": s.seed,
             },
         )
         discs.scan.run(discs.counts, discs.offsets, count, total=self.kept.total)

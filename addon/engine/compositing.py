@@ -17,7 +17,7 @@ from .bokeh import BokehLayer
 from .depth import TILE, SceneDepth
 from .footprint import FOOTPRINT_KINDS, SPLAT_MAX_RADIUS, Focus, Shutter, footprint_constants, footprint_kernel
 from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, look_table
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, look_table, particle_values
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
 
@@ -306,7 +306,6 @@ class Compositor:
         (bokeh.py), unless none in view can be that wide (the pass would visit
         every particle for nothing).
         """
-        s = system.settings
         q = quantize_scale(self.emax)
         look = self.look_texture(system)
         layout = system.layout.name
@@ -326,12 +325,8 @@ class Compositor:
                 "count": system.count,
                 "target_size": (self.width, self.height),
                 "view_proj": camera.view_proj,
-                "color_start": (*s.color_start, s.emission_strength),
-                "color_end": (*s.color_end, s.size),
+                **particle_values(system),
                 "quantize": (*q, camera.pixels_per_unit),
-                "state_origin": (*system.origin, 0.0),
-                "look_random": (s.color_random, s.size_random, 0.0, 0.0),
-                "look_seed": s.seed,
             },
         )
         # (0.999: the kernels compute radii in float32, this bound in float64)

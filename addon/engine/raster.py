@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .footprint import footprint_constants, motion_variant
 from .kernels import Constant, Image, Raster, Sampler
-from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
 
 _STATE = (Sampler("pos_age"), Sampler("vel_life"))
 _IMAGES = (Image("look", "RGBA32F", "READ"),)  # the look table (look.py), read by look.glsl
@@ -41,18 +41,13 @@ QUAD_VERTICES = 6  # two triangles per particle
 
 def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
     """``kernel``'s constants (the shutter's and focus too, where it declares them)."""
-    s = system.settings
     declared = {c.name for c in kernel.constants}
     footprint = {name: value for name, value in footprint_constants(camera, disc=False).items() if name in declared}
     return {**footprint, **{
         "count": system.count,
         "view_proj": camera.view_proj,
-        "color_start": (*s.color_start, s.emission_strength),
-        "color_end": (*s.color_end, s.size),
+        **particle_values(system),
         "raster_params": (camera.pixels_per_unit, stretch, camera.width, camera.height),
-        "state_origin": (*system.origin, 0.0),
-        "look_random": (s.color_random, s.size_random, 0.0, 0.0),
-        "look_seed": s.seed,
     }}
 
 

@@ -29,10 +29,10 @@ from functools import cache
 from .binning import ALL_KEYS, DigitPasses
 from .compositing import Camera, Compositor
 from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
 from .scan import Scan, linear_size
 from .sorting import linear_groups
-from .tile_lists import TILE, KeptLists, tile_instances
+from .tile_lists import KeptLists, tile_instances, tile_kernel
 
 ESTIMATED_TILES_PER_SPRITE = 4  # sprites of about 16 pixels across; the first lists' capacity
 _SPRITE_INCLUDES = ("common.glsl", "sprite_shape.glsl")
@@ -72,19 +72,7 @@ SPRITE_TILE_COUNTS = Kernel(
 @cache
 def sprite_blend(depth_test: bool) -> Kernel:
     """The per-tile front-to-back blend; ``depth_test``: against the scene's depth."""
-    return Kernel(
-        "sprite_blend",
-        images=(Image("binned_sprites", "R32UI", "READ"), Image("tile_counts", "R32UI", "READ"),
-                Image("tile_offsets", "R32UI", "READ"), *_LIST, Image("sprite_colors", "RGBA32F", "READ"),
-                Image("layer", "RGBA32F", "WRITE")),
-        samplers=(Sampler("scene_depth"),) if depth_test else (),
-        constants=(Constant("IVEC2", "target_size"),),
-        shared=(Shared("vec4", "s_shapes", 256), Shared("vec2", "s_streaks", 256), Shared("vec4", "s_colors", 256),
-                Shared("uint", "s_open", 1)),
-        local_size=(TILE, TILE, 1),
-        includes=_SPRITE_INCLUDES,
-        defines=(("SPRITE_DEPTH_TEST", "1"),) if depth_test else (),
-    )
+    return tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test, (Shared("uint", "s_open", 1),))
 
 
 ALPHA_OVER = Kernel(
@@ -177,12 +165,8 @@ class SpriteLayer:
                 "count": system.count,
                 "first_sprite": first,
                 "view_proj": camera.view_proj,
-                "color_start": (*s.color_start, s.emission_strength),
-                "color_end": (*s.color_end, s.size),
+                **particle_values(system),
                 "sprite_params": (camera.pixels_per_unit, s.opacity, camera.width, camera.height),
-                "state_origin": (*system.origin, 0.0),
-                "look_random": (s.color_random, s.size_random, 0.0, 0.0),
-                "look_seed": s.seed,
                 "sweep_seconds": shutter,
             },
         )

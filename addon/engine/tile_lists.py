@@ -21,13 +21,14 @@ from __future__ import annotations
 from functools import cache
 
 from .binning import Binning
-from .kernels import Constant, Image, Kernel
+from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .scan import linear_size
 from .sorting import linear_groups
 
 TILE = 16
 VIEWPORT_CHECK_EVERY = 30  # viewport draws between read-backs of the instance total
 MIN_INSTANCES = 1024
+TILE_CHUNK = 256  # footprints a tile's workgroup holds in shared memory at once (tile_list.glsl)
 
 
 @cache
@@ -43,6 +44,24 @@ def tile_instances(depth_order: bool) -> Kernel:
         constants=(Constant("INT", "count"), Constant("IVEC2", "target_size"), Constant("INT", "capacity")),
         includes=("common.glsl", "sprite_shape.glsl"),
         defines=(("DEPTH_ORDER", "1"),) if depth_order else (),
+    )
+
+
+def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = ()) -> Kernel:
+    """A kernel that walks each tile's list (one workgroup per tile, ``tile_list.glsl``) into ``layer``;
+    ``depth_test``: against the scene's depth; ``shared``: its own shared arrays besides the chunk."""
+    return Kernel(
+        name,
+        images=(Image("binned_sprites", "R32UI", "READ"), Image("tile_counts", "R32UI", "READ"),
+                Image("tile_offsets", "R32UI", "READ"), Image("sprite_shapes", "RGBA32F", "READ"),
+                Image("sprite_streaks", "RGBA32F", "READ"), Image("sprite_colors", "RGBA32F", "READ"), layer),
+        samplers=(Sampler("scene_depth"),) if depth_test else (),
+        constants=(Constant("IVEC2", "target_size"),),
+        shared=(Shared("vec4", "s_shapes", TILE_CHUNK), Shared("vec2", "s_streaks", TILE_CHUNK),
+                Shared("vec4", "s_colors", TILE_CHUNK), *shared),
+        local_size=(TILE, TILE, 1),
+        includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl"),
+        defines=(("TILE_CHUNK", str(TILE_CHUNK)), *((("SPRITE_DEPTH_TEST", "1"),) if depth_test else ())),
     )
 
 

@@ -44,14 +44,8 @@ void main()
     return; /* splatted */
   }
   vec2 size = target_extent;
-  vec2 start = screen_of(clip, size), end = start;
-#ifdef MOTION_BLUR
-  vec2 open_px, close_px;
-  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
-    start = open_px;
-    end = close_px;
-  }
-#endif
+  vec2 start, end;
+  screen_path(pos_age_in.xyz, vel_life_in.xyz, screen_of(clip, size), size, start, end);
   float half_path = 0.5 * length(end - start);
   float reach = radius + 0.5; /* where the rim's ramp ends: no fragment past it adds anything */
   v_local = vec2(corner.x * (reach + half_path), corner.y * reach);

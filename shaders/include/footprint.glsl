@@ -30,6 +30,21 @@ bool shutter_path(vec3 position, vec3 velocity, vec2 size, out vec2 open_px, out
 }
 #endif
 
+/* The particle's screen path over the shutter, `start` to `end`: its
+ * shutter_path with MOTION_BLUR where that is seen, otherwise standing at `here`. */
+void screen_path(vec3 position, vec3 velocity, vec2 here, vec2 size, out vec2 start, out vec2 end)
+{
+  start = here;
+  end = here;
+#ifdef MOTION_BLUR
+  vec2 open_px, close_px;
+  if (shutter_path(position, velocity, size, open_px, close_px)) {
+    start = open_px;
+    end = close_px;
+  }
+#endif
+}
+
 #ifdef DEPTH_OF_FIELD
 /* Radius in pixels of the circle of confusion at clip w (the view depth of a perspective camera). */
 float coc_radius_px(float clip_w)
