@@ -31,9 +31,8 @@ from functools import cache
 from .footprint import FOCUS, footprint_constants, motion_variant
 from .kernels import Constant, Image, Kernel, Sampler
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
-from .scan import Scan, linear_size
 from .sorting import linear_groups
-from .tile_lists import KeptLists, tile_kernel
+from .tile_lists import FootprintList, KeptLists, tile_kernel
 
 ESTIMATED_TILES_PER_PARTICLE = 1.0  # most particles are splatted; a wide disc touches a few tiles
 
@@ -76,20 +75,6 @@ def bokeh_accumulate(depth_test: bool) -> Kernel:
 BOKEH_KERNELS = (bokeh_discs(False), bokeh_discs(True), bokeh_accumulate(False), bokeh_accumulate(True))
 
 
-class DiscList:
-    """Per-particle scratch for up to ``capacity`` particles: footprints, colors, tile counts and offsets."""
-
-    def __init__(self, host, capacity: int):
-        self.capacity = capacity
-        size = linear_size(capacity, host.max_texture_size)
-        self.shapes = host.texture("bokeh_shapes", *size, "RGBA32F")
-        self.streaks = host.texture("bokeh_streaks", *size, "RGBA32F")
-        self.colors = host.texture("bokeh_colors", *size, "RGBA32F")
-        self.counts = host.texture("bokeh_tile_counts", *size, "R32UI")
-        self.offsets = host.texture("bokeh_tile_offsets", *size, "R32UI")
-        self.scan = Scan(host, capacity)
-
-
 class BokehLayer:
     """Adds the wide circles of confusion of a width x height frame into its additive layer.
 
@@ -100,7 +85,7 @@ class BokehLayer:
         self.host = host
         self.width, self.height = width, height
         self.kept = KeptLists(host, width, height, check_every, ESTIMATED_TILES_PER_PARTICLE)
-        self.discs: DiscList | None = None  # grown to the largest effect drawn
+        self.discs: FootprintList | None = None  # grown to the largest effect drawn
 
     def draw(self, system, camera, target, depth, look) -> None:
         """Add ``system``'s particles whose circle of confusion (``camera.focus``) is wider than the splat
@@ -109,12 +94,12 @@ class BokehLayer:
         if count == 0:
             return
         if self.discs is None or self.discs.capacity < count:
-            self.discs = DiscList(self.host, count)
+            self.discs = FootprintList(self.host, count)
         discs = self.discs
         self.host.dispatch(
             bokeh_discs(camera.shutter is not None), linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, "sprite_shapes": discs.shapes,
-             "sprite_streaks": discs.streaks, "sprite_colors": discs.colors, "instance_counts": discs.counts},
+             "sprite_streaks": discs.streaks, "sprite_colors": discs.colors, "instance_counts": discs.instance_counts},
             {
                 **footprint_constants(camera, disc=False),
                 "count": count,
@@ -123,9 +108,9 @@ class BokehLayer:
                 "bokeh_params": (camera.pixels_per_unit, 0.0, camera.width, camera.height),
             },
         )
-        discs.scan.run(discs.counts, discs.offsets, count, total=self.kept.total)
+        discs.scan.run(discs.instance_counts, discs.instance_offsets, count, total=self.kept.total)
         shapes = {"sprite_shapes": discs.shapes, "sprite_streaks": discs.streaks}
-        binned = self.kept.bin(shapes, discs.offsets, count, depth_order=False).binning
+        binned = self.kept.bin(shapes, discs.instance_offsets, count, depth_order=False).binning
         self.host.dispatch(
             bokeh_accumulate(depth is not None), (self.kept.tiles_x, self.kept.tiles_y, 1),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,

@@ -30,9 +30,9 @@ from .binning import ALL_KEYS, DigitPasses
 from .compositing import Camera, Compositor
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
-from .scan import Scan, linear_size
+from .scan import linear_size
 from .sorting import linear_groups
-from .tile_lists import KeptLists, tile_instances, tile_kernel
+from .tile_lists import FootprintList, KeptLists, tile_instances, tile_kernel
 
 ESTIMATED_TILES_PER_SPRITE = 4  # sprites of about 16 pixels across; the first lists' capacity
 _SPRITE_INCLUDES = ("common.glsl", "sprite_shape.glsl")
@@ -87,22 +87,16 @@ SPRITE_KERNELS = (SPRITE_FOOTPRINT, SPRITE_TILE_COUNTS, tile_instances(True), sp
                   ALPHA_OVER)
 
 
-class SpriteList:
+class SpriteList(FootprintList):
     """Per-sprite scratch for up to ``capacity`` sprites: footprints, depth keys, the depth order."""
 
     def __init__(self, host, capacity: int):
-        self.capacity = capacity
+        super().__init__(host, capacity)
         size = linear_size(capacity, host.max_texture_size)
-        self.shapes = host.texture("sprite_shapes", *size, "RGBA32F")
-        self.streaks = host.texture("sprite_streaks", *size, "RGBA32F")
-        self.colors = host.texture("sprite_colors", *size, "RGBA32F")
         self.keys = host.texture("sprite_keys", *size, "R32UI")
         self.depth_keys = host.texture("sprite_depth_keys", *size, "R32UI")
         self.depth_sprites = host.texture("sprite_depth_order", *size, "R32UI")
-        self.instance_counts = host.texture("sprite_instance_counts", *size, "R32UI")
-        self.instance_offsets = host.texture("sprite_instance_offsets", *size, "R32UI")
         self.sort = DigitPasses(host, capacity, ALL_KEYS)
-        self.scan = Scan(host, capacity)
 
 
 class SpriteLayer:

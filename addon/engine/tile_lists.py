@@ -22,7 +22,7 @@ from functools import cache
 
 from .binning import Binning
 from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .scan import linear_size
+from .scan import Scan, linear_size
 from .sorting import linear_groups
 
 TILE = 16
@@ -63,6 +63,20 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = ()) -
         includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl"),
         defines=(("TILE_CHUNK", str(TILE_CHUNK)), *((("SPRITE_DEPTH_TEST", "1"),) if depth_test else ())),
     )
+
+
+class FootprintList:
+    """Per-item scratch for up to ``capacity`` footprints: shape, streak, color, tile count and first instance."""
+
+    def __init__(self, host, capacity: int):
+        self.capacity = capacity
+        size = linear_size(capacity, host.max_texture_size)
+        self.shapes = host.texture("sprite_shapes", *size, "RGBA32F")
+        self.streaks = host.texture("sprite_streaks", *size, "RGBA32F")
+        self.colors = host.texture("sprite_colors", *size, "RGBA32F")
+        self.instance_counts = host.texture("sprite_instance_counts", *size, "R32UI")
+        self.instance_offsets = host.texture("sprite_instance_offsets", *size, "R32UI")
+        self.scan = Scan(host, capacity)
 
 
 class TileLists:
