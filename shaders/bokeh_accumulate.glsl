@@ -4,7 +4,8 @@
  * workgroup, so it is read and written once, without atomics; the sum starts
  * from what the layer holds and adds the discs in list order (the binning is
  * stable): the rasterized sprites' blending order, and the same result every
- * run.  The discs come through shared memory TILE_CHUNK at a time (tile_list.glsl).
+ * run.  The discs come through shared memory TILE_CHUNK at a time, a pixel
+ * skipping those whose rectangle misses its row or column (tile_list.glsl).
  * SPRITE_DEPTH_TEST: a disc behind the scene's depth at a pixel is hidden
  * there (the rasterized path's LESS_EQUAL test). */
 
@@ -22,6 +23,7 @@ void main()
 #ifdef SPRITE_DEPTH_TEST
   scene = inside ? texelFetch(scene_depth, pixel, 0).r : 0.0;
 #endif
+  uint pixel_bits = tile_pixel_bits();
   vec2 at = vec2(pixel) + 0.5;
   vec4 held = inside ? imageLoad(layer, pixel) : vec4(0.0);
   vec3 sum = held.rgb;
@@ -31,7 +33,7 @@ void main()
     int m = min(TILE_CHUNK, n - chunk);
     for (int k = 0; k < m; k++) {
       vec4 shape = s_shapes[k];
-      if (shape.w <= scene) {
+      if (tile_spans(s_spans[k], pixel_bits) && shape.w <= scene) {
         sum += s_colors[k].rgb * disc_coverage(shape, s_streaks[k], at);
       }
     }

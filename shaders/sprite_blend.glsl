@@ -4,11 +4,14 @@
  *     color += transmittance * sprite, transmittance *= 1 - sprite alpha,
  * which equals premultiplied "over" back to front, but is exact per pixel
  * and lets a pixel stop once it is opaque.  The sprites come through shared
- * memory TILE_CHUNK at a time (tile_list.glsl); the tile stops when every pixel is opaque.
+ * memory TILE_CHUNK at a time with the rows and columns of the tile each
+ * spans (tile_list.glsl), so a pixel skips a sprite that cannot cover it with
+ * one test; the tile stops when every pixel is opaque.
  * SPRITE_DEPTH_TEST: a sprite behind the scene's depth at a pixel is hidden
  * there (the rasterized path's LESS_EQUAL test). */
 
 const float OPAQUE_TRANSMITTANCE = 1.0 / 4096.0; /* what is left to see is below 1/4096 */
+
 void main()
 {
   int t = int(gl_LocalInvocationIndex);
@@ -20,6 +23,7 @@ void main()
 #ifdef SPRITE_DEPTH_TEST
   scene = inside ? texelFetch(scene_depth, pixel, 0).r : 0.0;
 #endif
+  uint pixel_bits = tile_pixel_bits();
   vec2 at = vec2(pixel) + 0.5;
   vec3 color = vec3(0.0);
   float transmittance = 1.0;
@@ -33,6 +37,9 @@ void main()
     if (open) {
       int m = min(TILE_CHUNK, n - chunk);
       for (int k = 0; k < m; k++) {
+        if (!tile_spans(s_spans[k], pixel_bits)) {
+          continue;
+        }
         vec4 shape = s_shapes[k];
         if (shape.w > scene) {
           continue;
