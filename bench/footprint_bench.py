@@ -19,8 +19,9 @@ the compute discs replaced (``bench/bokeh_peer.py``), in the same run: cases
 ``<case>_bokeh_raster`` and ``<case>_disc_mixed_raster`` (with their quads'
 ``fragments`` and the rate the rasterizer drew them at: an H100 or H200 has
 graphics units in only two of its TPCs and few ROPs, so rasterized work runs
-at a small fraction of the chip, GL_POINTS included); the compute record
-carries ``raster_bokeh_ms`` and ``speedup_vs_raster``, and
+at a small fraction of the chip, GL_POINTS included); the compute record's
+peer is then the rasterized bokeh (``peer_ms`` = ``raster_bokeh_ms``,
+``speedup_vs_raster``; GL_POINTS in ``gl_points_ms``), and it carries
 ``max_rel_diff_vs_raster``: the largest difference of the two frames over the
 frame's peak.
 
@@ -218,7 +219,8 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         if name in WIDE:
             raster = raster_peer(host, timer, device, f"{case}_{name}", n, compositor, splat, frame, radii, log)
             records.append(raster)
-            extra.update(raster_bokeh_ms=raster["ms"], speedup_vs_raster=raster["ms"] / max(ms, 1e-6),
+            extra.update(peer="raster_bokeh", peer_ms=raster["ms"], gl_points_ms=peer_ms,
+                         raster_bokeh_ms=raster["ms"], speedup_vs_raster=raster["ms"] / max(ms, 1e-6),
                          max_rel_diff_vs_raster=raster["max_rel_diff_vs_compute"])
             bound_note += f", {len(radii):,} bokeh discs, rasterized {raster['ms']:.3f} ms ({raster['ms'] / ms:.1f}x)"
         if adds_total:
@@ -228,11 +230,10 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         bound_ms = bytes_total / (bandwidth_gbps * 1e6)
         atomic_bound_ms = 2 * adds_total / rates["atomic_add_r32ui"] * 1e3
         records.append(common.record(
-            "footprint", f"{case}_{name}", n, device, ms, peer="gl_points", peer_ms=peer_ms, bound_ms=bound_ms,
-            atomic_bound_ms=atomic_bound_ms, one_pixel_ms=ms_one_pixel, width=width, height=height,
+            "footprint", f"{case}_{name}", n, device, ms, **{"peer": "gl_points", "peer_ms": peer_ms, **extra},
+            bound_ms=bound_ms, atomic_bound_ms=atomic_bound_ms, one_pixel_ms=ms_one_pixel, width=width, height=height,
             splat_ms=splat_ms, resolve_ms=resolve_ms, bytes=int(bytes_total), adds_per_particle=adds,
-            frame_total=float(frame[..., :3].astype(np.float64).sum()), repeats=timer.repeats, clock=timer.clock,
-            **extra))
+            frame_total=float(frame[..., :3].astype(np.float64).sum()), repeats=timer.repeats, clock=timer.clock))
         log(f"  footprint {case}_{name}: {ms:.4f} ms (splat {splat_ms:.4f}), one-pixel {ms_one_pixel:.4f},"
             f" gl_points {peer_ms:.3f} ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f}"
             f" ({ms / bound_ms:.1f}x){bound_note}, {adds:.1f} adds a particle")
