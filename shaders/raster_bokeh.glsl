@@ -10,21 +10,17 @@ const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0
 
 void main()
 {
-  int width = textureSize(pos_age, 0).x;
-  ivec2 texel = particle_texel(gl_InstanceID, width);
-  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
-  pos_age_in.xyz += state_origin.xyz;
-  vec4 vel_life_in = texelFetch(vel_life, texel, 0);
   vec2 corner = CORNERS[gl_VertexID];
   v_color = vec3(0.0);
   v_local = vec2(0.0);
   v_shape = vec2(0.0);
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
-  if (gl_InstanceID >= count || !particle_alive(pos_age_in, vel_life_in.w)) {
+  vec4 pos_age_in, vel_life_in;
+  if (!fetch_particle(gl_InstanceID, pos_age_in, vel_life_in)) {
     return;
   }
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-  if (!(clip.w > 0.0 && abs(clip.z) <= clip.w)) {
+  if (!in_depth_range(clip)) {
     return;
   }
   float radius = coc_radius_px(clip.w);
@@ -32,14 +28,8 @@ void main()
     return; /* splatted */
   }
   vec2 size = target_extent;
-  vec2 start = screen_of(clip, size), end = start;
-#ifdef MOTION_BLUR
-  vec2 open_px, close_px;
-  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
-    start = open_px;
-    end = close_px;
-  }
-#endif
+  vec2 start, end;
+  shutter_ends(pos_age_in.xyz, vel_life_in.xyz, screen_of(clip, size), size, start, end);
   float half_path = 0.5 * length(end - start);
   float reach = radius + 0.5; /* where the rim's ramp ends: no fragment past it adds anything */
   v_local = vec2(corner.x * (reach + half_path), corner.y * reach);

@@ -13,6 +13,14 @@ vec2 screen_of(vec4 clip, vec2 size)
   return screen;
 }
 
+/* In front of the camera and between the near and far planes: the cull of a
+ * footprint, which can reach into the view from beside it (its ends and
+ * spread bound x and y instead). */
+bool in_depth_range(vec4 clip)
+{
+  return clip.w > 0.0 && abs(clip.z) <= clip.w;
+}
+
 #ifdef MOTION_BLUR
 /* Screen positions at shutter open and close: the particle moved on by its
  * velocity, seen through the camera of that moment.  False when either end is
@@ -29,6 +37,22 @@ bool shutter_path(vec3 position, vec3 velocity, vec2 size, out vec2 open_px, out
   return seen;
 }
 #endif
+
+/* The screen path a footprint is swept along: from shutter open to close with
+ * MOTION_BLUR (shutter_path), else (or when that has none) the one point
+ * ``here``, where the particle is seen now. */
+void shutter_ends(vec3 position, vec3 velocity, vec2 here, vec2 size, out vec2 start, out vec2 end)
+{
+  start = here;
+  end = here;
+#ifdef MOTION_BLUR
+  vec2 open_px, close_px;
+  if (shutter_path(position, velocity, size, open_px, close_px)) {
+    start = open_px;
+    end = close_px;
+  }
+#endif
+}
 
 #ifdef DEPTH_OF_FIELD
 /* Radius in pixels of the circle of confusion at clip w (the view depth of a perspective camera). */
