@@ -7,12 +7,22 @@
  * thread sets its bit in its digit's BIN_THREADS-bit mask (atomicOr gives
  * the same masks in any order); its rank among the round's equal digits is
  * the number of bits below its own, plus that digit's count from earlier
- * rounds.  The tile is then reordered by digit in shared memory and written
- * out in runs: the j-th pair of digit d goes to
- * digit_offsets[d * tiles + tile] + j (the exclusive scan of bin_digits'
- * counts).  index_values != 0: the values are the item indices themselves. */
+ * rounds (s_run), and the thread with no bit above its own moves s_run on.
+ * Masks are stored word-major (word w of digit d at w * BIN_SLOTS + d: the
+ * words one digit's readers touch spread over the banks) in two sets used in
+ * turn, so a round clears the bits it set the round before instead of sweeping
+ * every digit, and needs two barriers.  The tile is then reordered by digit
+ * in shared memory (in the same words the masks used) and written out in
+ * runs: the j-th pair of digit d goes to digit_offsets[d * tiles + tile] + j
+ * (the exclusive scan of bin_digits' counts).  index_values != 0: the
+ * values are the item indices themselves. */
 
 const int MASK_WORDS = BIN_THREADS / 32;
+const int MASK_SET = BIN_SLOTS * MASK_WORDS; /* words of one set of masks */
+/* s_scratch: two sets of masks while ranking, then the reordered keys (first BIN_TILE words) and values. */
+#define s_masks s_scratch
+#define s_keys(j) s_scratch[j]
+#define s_values(j) s_scratch[BIN_TILE + (j)]
 
 void main()
 {
@@ -20,7 +30,7 @@ void main()
   int tile = bin_tile_index();
   int tiles = bin_tiles();
   bool tile_in_range = tile < tiles;
-  for (int w = t; w < BIN_SLOTS * MASK_WORDS; w += BIN_THREADS) {
+  for (int w = t; w < 2 * MASK_SET; w += BIN_THREADS) {
     s_masks[w] = 0u;
   }
   for (int d = t; d < BIN_SLOTS; d += BIN_THREADS) {
@@ -34,6 +44,7 @@ void main()
   uint my_keys[BIN_ROUNDS];
   uint my_values[BIN_ROUNDS];
   uint my_ranks[BIN_ROUNDS];
+  uint set_last_round = NO_ITEM; /* the word this thread set in the last round (NO_ITEM: none) */
   for (int round = 0; round < BIN_ROUNDS; round++) {
     int i = bin_item(round);
     bool real = tile_in_range && i < count;
@@ -42,30 +53,37 @@ void main()
     my_keys[round] = key;
     my_values[round] = real ? (index_values != 0 ? uint(i) : imageLoad(values, texel).x) : 0u;
     uint digit = bin_digit(key);
-    uint word = digit * uint(MASK_WORDS) + lane_word;
+    uint set = uint(round & 1) * uint(MASK_SET);
+    uint word = set + lane_word * uint(BIN_SLOTS) + digit;
     if (real) {
       atomicOr(s_masks[word], lane_bit);
     }
     barrier();
     uint rank = NO_ITEM;
+    bool last_of_digit = false;
     if (real) {
-      rank = s_run[digit] + uint(bitCount(s_masks[word] & (lane_bit - 1u)));
-      for (uint w = digit * uint(MASK_WORDS); w < word; w++) {
-        rank += uint(bitCount(s_masks[w]));
+      uint mine = s_masks[word];
+      uint below = uint(bitCount(mine & (lane_bit - 1u)));
+      uint above = uint(bitCount(mine & ~((lane_bit - 1u) | lane_bit)));
+      for (uint w = 0u; w < uint(MASK_WORDS); w++) {
+        uint seen = w == lane_word ? 0u : uint(bitCount(s_masks[set + w * uint(BIN_SLOTS) + digit]));
+        below += w < lane_word ? seen : 0u;
+        above += w > lane_word ? seen : 0u;
       }
+      rank = s_run[digit] + below;
+      last_of_digit = above == 0u;
     }
+    if (set_last_round != NO_ITEM) {
+      s_masks[set_last_round] = 0u; /* the other set: read last round, set again next round */
+    }
+    set_last_round = real ? word : NO_ITEM;
     my_ranks[round] = rank;
     barrier();
-    for (int d = t; d < BIN_SLOTS; d += BIN_THREADS) {
-      uint seen = 0u;
-      for (int w = d * MASK_WORDS; w < (d + 1) * MASK_WORDS; w++) {
-        seen += uint(bitCount(s_masks[w]));
-        s_masks[w] = 0u;
-      }
-      s_run[d] += seen;
+    if (last_of_digit) {
+      s_run[bin_digit(key)] = rank + 1u; /* read again after the next round's first barrier */
     }
-    barrier();
   }
+  barrier();
 
   /* s_run is now the tile's histogram: its exclusive scan is where each digit starts in the tile. */
   for (int d = t; d < BIN_SLOTS; d += BIN_THREADS) {
@@ -98,8 +116,8 @@ void main()
   for (int round = 0; round < BIN_ROUNDS; round++) {
     if (my_ranks[round] != NO_ITEM) {
       uint position = s_start[bin_digit(my_keys[round])] + my_ranks[round];
-      s_keys[position] = my_keys[round];
-      s_values[position] = my_values[round];
+      s_keys(position) = my_keys[round];
+      s_values(position) = my_values[round];
     }
   }
   barrier();
@@ -109,10 +127,10 @@ void main()
   for (int round = 0; round < BIN_ROUNDS; round++) {
     int j = round * BIN_THREADS + t;
     if (j < tile_items) {
-      uint key = s_keys[j];
+      uint key = s_keys(j);
       ivec2 texel = particle_texel(int(s_base[bin_digit(key)] + uint(j)), out_width);
       imageStore(sorted_keys, texel, uvec4(key));
-      imageStore(sorted_values, texel, uvec4(s_values[j]));
+      imageStore(sorted_values, texel, uvec4(s_values(j)));
     }
   }
 }

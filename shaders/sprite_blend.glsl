@@ -4,9 +4,19 @@
  *     color += transmittance * sprite, transmittance *= 1 - sprite alpha,
  * which equals premultiplied "over" back to front, but is exact per pixel
  * and lets a pixel stop once it is opaque.  The sprites come through shared
- * memory 256 at a time; the tile stops when every pixel is opaque.
+ * memory 256 at a time, each with the rows and columns of the tile its pixel
+ * rectangle spans as two 16-bit masks, so a pixel skips a sprite that cannot
+ * cover it with one test; the tile stops when every pixel is opaque.
  * SPRITE_DEPTH_TEST: a sprite behind the scene's depth at a pixel is hidden
  * there (the rasterized path's LESS_EQUAL test). */
+
+/* Bits first..last (tile-relative, clamped to the tile) of a 16-bit mask; 0 when they miss the tile. */
+uint tile_span_mask(int first, int last)
+{
+  int low = max(first, 0);
+  int high = min(last, SPRITE_TILE - 1);
+  return high < low ? 0u : ((2u << uint(high)) - (1u << uint(low)));
+}
 
 const float OPAQUE_TRANSMITTANCE = 1.0 / 4096.0; /* what is left to see is below 1/4096 */
 const int CHUNK = 256;
@@ -24,6 +34,8 @@ void main()
 #ifdef SPRITE_DEPTH_TEST
   scene = inside ? texelFetch(scene_depth, pixel, 0).r : 0.0;
 #endif
+  ivec2 tile_origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
+  uint pixel_bits = (1u << (16u + gl_LocalInvocationID.y)) | (1u << gl_LocalInvocationID.x);
   vec2 at = vec2(pixel) + 0.5;
   vec3 color = vec3(0.0);
   float transmittance = 1.0;
@@ -40,11 +52,16 @@ void main()
       s_shapes[t] = imageLoad(sprite_shapes, texel);
       s_streaks[t] = imageLoad(sprite_streaks, texel).xy;
       s_colors[t] = imageLoad(sprite_colors, texel);
+      ivec4 rect = sprite_pixel_rect(s_shapes[t], s_streaks[t], target_size) - tile_origin.xyxy;
+      s_spans[t] = tile_span_mask(rect.y, rect.w) << 16u | tile_span_mask(rect.x, rect.z);
     }
     barrier();
     if (open) {
       int m = min(CHUNK, n - chunk);
       for (int k = 0; k < m; k++) {
+        if ((s_spans[k] & pixel_bits) != pixel_bits) {
+          continue;
+        }
         vec4 shape = s_shapes[k];
         if (shape.w > scene) {
           continue;

@@ -40,7 +40,7 @@ CASES = {
     "uniform 256": lambda rng, n: (rng.integers(0, 256, n), 256),
     "non power of two bins": lambda rng, n: (rng.integers(0, 300, n), 300),
     "more bins than items": lambda rng, n: (rng.integers(0, 100_000, n), 100_000),
-    "hashed table, clumpy": lambda rng, n: (np.where(rng.random(n) < 0.9, rng.integers(0, 50, n) * 997,
+    "beyond the shared table, clumpy": lambda rng, n: (np.where(rng.random(n) < 0.9, rng.integers(0, 50, n) * 997,
                                                      rng.integers(0, 70_000, n)), 70_000),
     "keys outside the bins": lambda rng, n: (rng.integers(0, 2**32, n, dtype=np.uint64) % 600, 500),
     "three digit passes": lambda rng, n: (rng.integers(0, 1 << 20, n), (1 << 20) + 3),

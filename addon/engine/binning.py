@@ -32,9 +32,7 @@ BIN_TILE = 2048  # items a workgroup ranks and scatters in shared memory (27.7 K
 DIGIT_BITS = 8
 DIGITS = 1 << DIGIT_BITS
 DIGIT_SLOTS = DIGITS + 1  # the last: keys outside the bins
-TABLE_BITS = 11
-TABLE = 1 << TABLE_BITS  # shared counters of bin_count (direct up to TABLE bins, hashed beyond)
-PROBES = 8
+TABLE = 2048  # shared counters of bin_count: up to TABLE bins aggregated, one global atomic per item beyond
 COUNT_TILE = 4096  # items one bin_count workgroup counts
 ALL_KEYS = -1  # ``bins`` of a radix sort: every key but 0xFFFFFFFF is a bin, and that one sorts last too
 
@@ -52,8 +50,7 @@ def bin_count_kernel(mode: str = "AGGREGATED") -> Kernel:
     """Counts per bin; ``mode`` 'NAIVE' (one global atomic per item) and 'WAVE_MATCH' are benchmark peers."""
     if mode not in COUNT_MODES:
         raise ValueError(f"bin count mode must be one of {COUNT_MODES}, not {mode!r}")
-    table = (Shared("uint", "s_table_bins", TABLE), Shared("uint", "s_table_counts", TABLE),
-             Shared("uint", "s_table_used", 1))
+    table = (Shared("uint", "s_table_counts", TABLE),)
     return Kernel(
         "bin_count",
         images=(Image("keys", "R32UI", "READ"), Image("counts", "R32UI", atomic=True)),
@@ -62,7 +59,6 @@ def bin_count_kernel(mode: str = "AGGREGATED") -> Kernel:
         local_size=(BIN_THREADS, 1, 1),
         includes=_INCLUDES,
         defines=(("BIN_THREADS", str(BIN_THREADS)), ("BIN_TILE", str(COUNT_TILE)), ("BIN_TABLE", str(TABLE)),
-                 ("BIN_TABLE_BITS", str(TABLE_BITS)), ("BIN_PROBES", str(PROBES)),
                  *((("BIN_" + mode, "1"),) if mode != "AGGREGATED" else ())),
         extensions=WAVE_MATCH_EXTENSIONS if mode == "WAVE_MATCH" else (),
     )
@@ -94,9 +90,10 @@ def bin_scatter_kernel(tile: int = BIN_TILE) -> Kernel:
                 Image("digit_offsets", "R32UI", "READ"),
                 Image("sorted_keys", "R32UI", "WRITE"), Image("sorted_values", "R32UI", "WRITE")),
         constants=(*_BIN_CONSTANTS, Constant("INT", "shift"), Constant("INT", "index_values")),
-        shared=(Shared("uint", "s_masks", DIGIT_SLOTS * BIN_THREADS // 32), Shared("uint", "s_run", DIGIT_SLOTS),
-                Shared("uint", "s_start", DIGIT_SLOTS), Shared("uint", "s_base", DIGIT_SLOTS),
-                Shared("uint", "s_keys", tile), Shared("uint", "s_values", tile)),
+        # Two sets of rank masks, then (the same words) the tile's keys and values in digit order.
+        shared=(Shared("uint", "s_scratch", max(2 * DIGIT_SLOTS * BIN_THREADS // 32, 2 * tile)),
+                Shared("uint", "s_run", DIGIT_SLOTS), Shared("uint", "s_start", DIGIT_SLOTS),
+                Shared("uint", "s_base", DIGIT_SLOTS)),
         local_size=(BIN_THREADS, 1, 1),
         includes=_INCLUDES,
         defines=_digit_defines(tile),

@@ -94,7 +94,7 @@ def sprite_blend(depth_test: bool) -> Kernel:
         samplers=(Sampler("scene_depth"),) if depth_test else (),
         constants=(Constant("IVEC2", "target_size"),),
         shared=(Shared("vec4", "s_shapes", 256), Shared("vec2", "s_streaks", 256), Shared("vec4", "s_colors", 256),
-                Shared("uint", "s_open", 1)),
+                Shared("uint", "s_spans", 256), Shared("uint", "s_open", 1)),
         local_size=(TILE, TILE, 1),
         includes=_SPRITE_INCLUDES,
         defines=(("SPRITE_DEPTH_TEST", "1"),) if depth_test else (),
