@@ -120,7 +120,9 @@ class BakeJob(FrameJob):
     the GPU draws.  ``done`` counts frames drawn; ``written`` those on disk.
     """
 
-    def __init__(self, scene, frames: tuple[int, int] | None = None, workers: int | None = None):
+    def __init__(self, scene, frames: tuple[int, int] | None = None, workers: int | None = None,
+                 **writer_options):
+        """``writer_options``: FrameWriter's ``nice`` and ``exr_pool`` (benchmarks compare them)."""
         self.frame_before = scene.frame_current  # restored by close()
         try:
             host = BlenderHost()
@@ -143,7 +145,7 @@ class BakeJob(FrameJob):
         self.emax = []  # Emax each frame used (follows the frames in AUTO mode)
         self.started = time.perf_counter()
         try:
-            self.writer = FrameWriter(self.format, workers)
+            self.writer = FrameWriter(self.format, workers, **writer_options)
         except Exception as error:  # ValueError, PyOpenColorIO.Exception: a display, view or look the config lacks
             raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
         self.clock = self.writer.clock  # per-stage seconds: main thread and workers

@@ -167,8 +167,12 @@ class SceneRenderer:
         self.frame_stats = None  # FrameStats of the last rendered frame (overflows, peak)
         self._build(snapshot)
 
+    def _scene_effects(self):
+        """(object, effect) of every enabled effect of the scene as it is now."""
+        return scene_effects(self.scene)
+
     def _effects(self):
-        return [(obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(self.scene)]
+        return [(obj.name, effect_settings_of(effect)) for obj, effect in self._scene_effects()]
 
     def _build(self, snapshot: SceneSnapshot | None = None) -> None:
         """Systems for the scene's effects as they are set now, and an empty timeline."""
@@ -247,7 +251,7 @@ class SceneRenderer:
 
     def update_ramps(self) -> None:
         """Color ramps are read when compositing: editing one recolors without re-simulating."""
-        for system, (_, effect) in zip(self.systems, scene_effects(self.scene)):
+        for system, (_, effect) in zip(self.systems, self._scene_effects()):
             system.ramp = ramp_colors(effect)
 
     def _camera_matrix_at(self, frames: float) -> np.ndarray:

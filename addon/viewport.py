@@ -25,6 +25,7 @@ from .csg_scene import scene_has_cloud
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
 from .engine.glints import GlintStage, wanted, without_glints
+from .engine.settings import RenderSettings
 from .engine.sprites import VIEWPORT_CHECK_EVERY, SpriteLayer
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, ON_REDRAW, effect_settings_of, render_settings_of, scene_effects
@@ -131,11 +132,30 @@ class ViewportSimulation(SceneRenderer):
     their F-curves."""
 
     def __init__(self, scene, host):
+        self._matrices = {}  # frame -> the emitters' matrices there, read once a draw
+        self.drawn_effects = None  # (object, effect) pairs as this draw's Overlay._sync found them
         super().__init__(_FrameCursor(scene), 1, 1, host)
 
+    def new_draw(self) -> None:
+        """Read the emitters afresh from now on (between draws they may have been moved by hand)."""
+        self._matrices.clear()
+        self.drawn_effects = None
+
+    def _scene_effects(self):
+        return self.drawn_effects if self.drawn_effects is not None else super()._scene_effects()
+
+    def _effects(self):
+        """The effects as this draw's ``Overlay._sync`` read them: it makes a new simulation when they change."""
+        return self.effects
+
     def _emitter_matrices(self):
+        """Each emitter's matrix at the cursor's frame (a draw asks up to three times: read once)."""
         frame = self.scene.frame_current
-        return [np.array(matrix_at(self.scene.objects[name], frame)) for name, _ in self.effects]
+        matrices = self._matrices.get(frame)
+        if matrices is None:
+            matrices = self._matrices[frame] = [np.array(matrix_at(self.scene.objects[name], frame))
+                                                for name, _ in self.effects]
+        return matrices
 
 
 @dataclass
@@ -174,19 +194,24 @@ class Overlay:
     def mark_stale(self) -> None:
         self.stale = True
 
-    def _sync(self, scene) -> None:
-        """A fresh simulation when effects, settings or the scene changed, or a setting was edited."""
-        effects = tuple((obj.name, effect_settings_of(effect)) for obj, effect in scene_effects(scene))
+    def _sync(self, scene) -> RenderSettings:
+        """A fresh simulation when effects, settings or the scene changed, or a setting was edited; the
+        render settings as read (the glints' apply from this frame on, without re-simulating)."""
+        found = scene_effects(scene)
+        effects = tuple((obj.name, effect_settings_of(effect)) for obj, effect in found)
         csg = scene.gpu_particles_csg
         cloud_key = scene_has_cloud(scene) and tuple(
             getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
-        key = (scene.name, effects, without_glints(render_settings_of(scene)), cloud_key)
+        render = render_settings_of(scene)
+        key = (scene.name, effects, without_glints(render), cloud_key)
         if key != self.key:
             self.targets.clear()
         if key != self.key or self.stale:
             self.key, self.stale = key, False
             self.simulation = ViewportSimulation(scene, self.host)
             self.preroll = None
+        self.simulation.drawn_effects = found
+        return render
 
     def _emitter_moved(self) -> bool:
         """An emitter moved by hand since the step to this frame: its history changed."""
@@ -194,19 +219,21 @@ class Overlay:
         return any(not (np.array_equal(m, c) or np.allclose(m, c))
                    for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
 
-    def advance_to(self, scene, frame: int, stopwatch=None) -> bool:
+    def advance_to(self, scene, frame: int, stopwatch=None) -> RenderSettings | None:
         """Bring every effect to ``frame``: forward steps, or a restart from the start frame (or the disk
-        cache); False while a long preroll is still running, a piece per call."""
-        if self.simulation is not None and self.simulation.matrices_frame == frame and self._emitter_moved():
-            self.stale = True
-        self._sync(scene)
+        cache); the render settings, or None while a long preroll is still running, a piece per call."""
+        if self.simulation is not None:
+            self.simulation.new_draw()
+            if self.simulation.matrices_frame == frame and self._emitter_moved():
+                self.stale = True
+        render = self._sync(scene)
         if self.preroll is None:
             self.preroll = self.simulation.prepare(frame)
         with (stopwatch or (lambda stage: nullcontext()))("simulate"):
             if self.preroll.step():
-                return False
+                return None
             self.simulation.advance_to(max(frame, scene.frame_start))
-        return True
+        return render
 
     def preroll_progress(self) -> float | None:
         """How far a running preroll is (0 to 1), None when none runs."""
@@ -246,10 +273,10 @@ class Overlay:
         if previous is not None and previous.stats_pending:  # read before this frame's work is queued
             previous.compositor.take_stats()  # the previous frame's peak sets this frame's Emax
             previous.stats_pending = False
-        if not self.advance_to(scene, scene.frame_current, stopwatch):
+        render = self.advance_to(scene, scene.frame_current, stopwatch)
+        if render is None:
             return None
         target = self._target(width, height)
-        render = render_settings_of(scene)  # glint settings apply from this frame on, without re-simulating
         if target.glints is None and wanted(render):
             target.glints = GlintStage(self.host, width, height, render)
         elif target.glints is not None:
@@ -333,8 +360,9 @@ def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None, p
     (``projection``: the view's, when it looks through the scene camera)."""
     if not scene.gpu_particles.show_overlay or width < 1 or height < 1:
         return
-    if not scene_effects(scene) and not scene_has_cloud(scene):
-        return
+    if not any(effect.enabled for obj in scene.objects for effect in obj.gpu_particles.effects) \
+            and not scene_has_cloud(scene):
+        return  # (stops at the first enabled effect: the overlay reads them all once it draws)
     global _stats_shown
     measure, _stats_shown = _stats_shown, False
     frame = overlay().composite(scene, view_proj, view, width, height, depsgraph, measure, projection)

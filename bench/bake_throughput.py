@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -64,7 +65,7 @@ def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple
 
 
 def measure_bake(preset: str, count: int, width: int, height: int, file_format: str, frames: int,
-                 blend_mode: str | None = None, workers: int | None = None) -> dict:
+                 blend_mode: str | None = None, workers: int | None = None, **writer_options) -> dict:
     """Bake one warm-up frame then ``frames`` frames of ``preset`` with ``count`` particles: fps over those
     ``frames`` (files on disk), the warm-up's seconds, ms per frame of each stage, and the device."""
     import bpy
@@ -76,19 +77,20 @@ def measure_bake(preset: str, count: int, width: int, height: int, file_format: 
     try:
         scene = effect_scene(preset, count, width, height, (1, frames + 1), out_dir, file_format, blend_mode)
         started = time.perf_counter()
-        job = BakeJob(scene, workers=workers)
+        job = BakeJob(scene, workers=workers, **writer_options)
         job.step()
         job.clock.reset()  # stages in the steady state: the first frame's preroll and compiles are first_frame_s
-        steady = time.perf_counter()
+        steady, cpu = time.perf_counter(), cpu_seconds()
         while not job.finished:
             job.step()
-        ended = time.perf_counter()
+        ended, cpu = time.perf_counter(), cpu_seconds() - cpu  # the last step waited for every file
         job.close()
         assert len(job.written) == frames + 1, f"{len(job.written)} of {frames + 1} frames written"
         stages = {f"{stage} ms": round(seconds / frames * 1e3, 2) for stage, seconds in job.clock.seconds.items()}
         result = {
             "fps": round(frames / (ended - steady), 2),
             "frames": frames,
+            "core_ms": round(cpu / frames * 1e3, 1),  # CPU time of every thread of the process, a frame
             "first_frame_s": round(steady - started, 3),
             "workers": job.writer.workers,
             "device": job.renderer.host.device,
@@ -99,6 +101,12 @@ def measure_bake(preset: str, count: int, width: int, height: int, file_format: 
         return result
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of every thread of this process."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def writer_scaling(file_format: str, frames: int, width: int = 1920, height: int = 1080) -> list[dict]:

@@ -14,8 +14,9 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   after each timed draw by a 1-texel readback of that target (Blender 5.2's Python API has no
   finish or fence; a synchronous readback of a texel the draw wrote returns only once every
   command it depends on has run).  ``ms``: playing (one frame forward a draw), median
-  (``max_ms``: the slowest, e.g. a frame that copies a timeline checkpoint on the GPU);
-  ``redraw_ms``: the same frame drawn again; ``stats_ms``: playing with the Stats panel shown
+  (``max_ms``: the slowest, e.g. a frame that copies a timeline checkpoint on the GPU); ``cpu_ms``: until
+  ``draw_view`` returns, the GPU not waited for (what the draw costs the CPU: Python, Blender's calls, the
+  driver; when it is near ``ms`` the CPU is the bound); ``redraw_ms``, ``redraw_cpu_ms``: the same frame drawn again; ``stats_ms``: playing with the Stats panel shown
   (the draw waits for the GPU per stage; ``stage <name> ms``: its stage times, median); per draw while playing: ``dispatches``, ``draws``,
   ``waits`` (readbacks + finishes: 0 with the Stats panel hidden and Manual Emax),
   ``uploads``, ``clears``, counted by ``bench/counting.CountingHost``.
@@ -110,8 +111,9 @@ class OffscreenView:
         with self.offscreen.bind():
             gpu.state.active_framebuffer_get().read_color(0, 0, 1, 1, 4, 0, "FLOAT")
 
-    def timed_draw(self, frame: int, stats_shown: bool = False) -> float:
-        """ms of one draw of ``frame``, drained before and after."""
+    def timed_draw(self, frame: int, stats_shown: bool = False) -> tuple[float, float]:
+        """(ms, cpu_ms) of one draw of ``frame``, drained before: ``ms`` until the GPU is done (drained
+        after), ``cpu_ms`` until ``draw_view`` returns (what the draw costs the CPU, the GPU still working)."""
         self.scene.frame_current = frame
         self.drain()
         start = time.perf_counter()
@@ -122,8 +124,9 @@ class OffscreenView:
                 if stats_shown:
                     viewport.stats_panel_drawn()
                 viewport.draw_view(self.scene, self.view_proj, self.view, self.width, self.height)
+                returned = time.perf_counter()
         self.drain()
-        return (time.perf_counter() - start) * 1e3
+        return (time.perf_counter() - start) * 1e3, (returned - start) * 1e3
 
     def free(self) -> None:
         self.offscreen.free()
@@ -141,13 +144,13 @@ def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws
             for frame in (1, 2, 3):  # compilation, preroll
                 view.timed_draw(frame)
             host.calls.clear()
-            playing = [view.timed_draw(frame) for frame in range(4, 4 + draws)]
+            playing, playing_cpu = zip(*(view.timed_draw(frame) for frame in range(4, 4 + draws)))
             calls = dict(host.calls)
             last = 3 + draws
-            redraw = [view.timed_draw(last) for _ in range(draws)]
+            redraw, redraw_cpu = zip(*(view.timed_draw(last) for _ in range(draws)))
             stats, stages = [], []
             for frame in range(last + 1, last + 1 + draws):
-                stats.append(view.timed_draw(frame, stats_shown=True))
+                stats.append(view.timed_draw(frame, stats_shown=True)[0])
                 stages.append(viewport.last_stats().stage_ms)
         finally:
             view.free()
@@ -158,7 +161,8 @@ def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws
     per_draw["waits"] = round((calls.get("read", 0) + calls.get("finish", 0)) / draws, 2)
     stage_ms = {f"stage {name} ms": round(statistics.median(s.get(name, 0.0) for s in stages), 3)
                 for name in dict.fromkeys(name for s in stages for name in s)}
-    return {"ms": statistics.median(playing), "max_ms": max(playing), "redraw_ms": statistics.median(redraw),
+    return {"ms": statistics.median(playing), "cpu_ms": statistics.median(playing_cpu), "max_ms": max(playing),
+            "redraw_ms": statistics.median(redraw), "redraw_cpu_ms": statistics.median(redraw_cpu),
             "stats_ms": statistics.median(stats), "draws_timed": draws, **per_draw, **stage_ms}
 
 

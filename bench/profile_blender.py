@@ -8,6 +8,14 @@ Prints, per case, the functions with the most time of their own and the most tim
 (``cProfile``), then a table of readback milliseconds and GB/s for the formats a bake could read
 (median of ``--repeats`` reads of one texture, the GPU idle before each).  With ``--out DIR`` the
 readback rows are also JSON records (suite ``readback``).
+
+``cpu``: what a viewport draw costs the CPU alone, on any machine: ``gpu.compute.dispatch`` is
+swapped for a no-op (on llvmpipe a dispatch runs the kernel before it returns, so its time is the
+"GPU"'s), then the median ms of a ``draw_view`` playing and redrawing (wall, and the thread's CPU
+time: steady on a loaded machine), its dispatches, the draw's CPU microseconds per dispatch, and a
+profile of the same draws.  ``dispatch``: the
+microseconds ``host.dispatch`` adds to a bare ``gpu.compute.dispatch`` (the same kernel and groups)
+for a small kernel and for ``simulate`` (the most constants).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +66,9 @@ def profile(label: str, run, top: int) -> None:
         print("\n".join(line for line in text.getvalue().splitlines() if line.strip())[-6000:], flush=True)
 
 
-def profile_viewport(count: int, width: int, height: int, blend_mode: str, draws: int, top: int) -> None:
+@contextmanager
+def viewport_scene(count: int, width: int, height: int, blend_mode: str, draws: int):
+    """An offscreen view of the preset's scene, drawn 3 times (compilation, preroll); frames 4 on are free."""
     with tempfile.TemporaryDirectory() as out:
         scene = effect_scene("default", count, width, height, (1, draws + 10), Path(out), blend_mode=blend_mode)
         viewport.free()
@@ -65,12 +76,69 @@ def profile_viewport(count: int, width: int, height: int, blend_mode: str, draws
         try:
             for frame in (1, 2, 3):
                 view.timed_draw(frame)
-            profile(f"viewport {count} {blend_mode} {width}x{height}, {draws} draws playing",
-                    lambda: [view.timed_draw(frame) for frame in range(4, 4 + draws)], top)
+            yield view
         finally:
             view.free()
             viewport.free()
             addon.unregister()
+
+
+def profile_viewport(count: int, width: int, height: int, blend_mode: str, draws: int, top: int) -> None:
+    with viewport_scene(count, width, height, blend_mode, draws) as view:
+        profile(f"viewport {count} {blend_mode} {width}x{height}, {draws} draws playing",
+                lambda: [view.timed_draw(frame) for frame in range(4, 4 + draws)], top)
+
+
+@contextmanager
+def dispatches_stubbed():
+    """``gpu.compute.dispatch`` as a counting no-op (the host looks it up at each call)."""
+    real, calls = gpu.compute.dispatch, []
+    gpu.compute.dispatch = lambda *args: calls.append(1)
+    try:
+        yield calls
+    finally:
+        gpu.compute.dispatch = real
+
+
+@contextmanager
+def thread_time_of_draws():
+    """The calling thread's CPU seconds in each ``viewport.draw_view`` (steady on a loaded machine, where
+    wall time is not; Blender's and the driver's own threads left out)."""
+    draw, spent = viewport.draw_view, []
+
+    def timed(*args, **kwargs):
+        start = time.thread_time()
+        draw(*args, **kwargs)
+        spent.append(time.thread_time() - start)
+    viewport.draw_view = timed
+    try:
+        yield spent
+    finally:
+        viewport.draw_view = draw
+
+
+def cpu_cost(count: int, width: int, height: int, blend_mode: str, draws: int, top: int) -> dict:
+    """Median CPU ms of a draw playing and redrawing with every dispatch a no-op (wall time until
+    ``draw_view`` returns, and the thread's CPU time), then their profile."""
+    with viewport_scene(count, width, height, blend_mode, 2 * draws + 10) as view, dispatches_stubbed() as calls:
+        for frame in range(4, 14):  # checkpoints and first draws behind
+            view.timed_draw(frame)
+        calls.clear()
+        with thread_time_of_draws() as playing_thread:
+            playing = [view.timed_draw(frame)[1] for frame in range(14, 14 + draws)]
+        dispatches = len(calls) / draws
+        last = 13 + draws
+        with thread_time_of_draws() as redraw_thread:
+            redraw = [view.timed_draw(last)[1] for _ in range(draws)]
+        profile(f"CPU only: viewport {count} {blend_mode} {width}x{height}, {draws} draws playing",
+                lambda: [view.timed_draw(frame) for frame in range(last + 1, last + 1 + draws)], top)
+    ms, thread_ms = statistics.median(playing), statistics.median(playing_thread) * 1e3
+    row = {"case": f"{height}p-{count}-{blend_mode.lower()}", "cpu_ms": round(ms, 3),
+           "thread_ms": round(thread_ms, 3), "redraw_cpu_ms": round(statistics.median(redraw), 3),
+           "redraw_thread_ms": round(statistics.median(redraw_thread) * 1e3, 3), "dispatches": dispatches,
+           "thread_us_per_dispatch": round(thread_ms * 1e3 / dispatches, 1)}
+    print(f"\nCPU per draw, dispatches stubbed: {row}", flush=True)
+    return row
 
 
 def profile_bake(count: int, width: int, height: int, file_format: str, frames: int, top: int) -> None:
@@ -120,25 +188,43 @@ def readback_rows(width: int, height: int, repeats: int) -> list[dict]:
 
 
 def dispatch_overhead(repeats: int) -> None:
-    """CPU microseconds a ``gpu.compute.dispatch`` of an empty kernel costs, and with our host's binding."""
+    """CPU microseconds (the thread's) ``host.dispatch`` adds to a bare ``gpu.compute.dispatch`` of the same kernel and groups
+    (both at one workgroup, so llvmpipe's part is small and the same), and what it costs with the dispatch
+    itself a no-op, for a small kernel and the simulate kernel (the most constants)."""
+    import numpy as np
+
     from addon.engine.readback import FRAME_OUT
+    from addon.engine.settings import EffectSettings
+    from addon.engine.simulation import SIMULATE, simulate_constants
 
     host = BlenderHost()
-    frame = host.texture("frame", 64, 64, "RGBA32F")
-    target = host.texture("target", 64, 64, "RGBA32F")
-    args = (FRAME_OUT, (4, 4, 1), {"frame": frame, "target": target}, {"target_size": (64, 64)})
-    host.dispatch(*args)
-    start = time.perf_counter()
-    for _ in range(repeats):
-        host.dispatch(*args)
-    host_us = (time.perf_counter() - start) / repeats * 1e6
-    shader = host.compile(FRAME_OUT)
-    start = time.perf_counter()
-    for _ in range(repeats):
-        gpu.compute.dispatch(shader, 1, 1, 1)
-    raw_us = (time.perf_counter() - start) / repeats * 1e6
-    print(f"\ndispatch CPU cost: host.dispatch {host_us:.1f} us, bare gpu.compute.dispatch {raw_us:.1f} us")
+    frame, target = host.texture("frame", 64, 64, "RGBA32F"), host.texture("target", 64, 64, "RGBA32F")
+    noise = host.volume("noise", np.zeros((4, 4, 4, 4), np.float32))
+    state = {name: host.texture(name, 256, 1, "RGBA32F") for name in ("pos_age", "vel_life", "triangles", "fields")}
+    eye = np.identity(4)
+    simulate = simulate_constants(EffectSettings(), dt=0.04, step_index=1, time=0.04, emitter_prev=eye, emitter_cur=eye,
+                                  origin_in=np.zeros(3), origin_out=np.zeros(3))
+    cases = (("frame_out", (FRAME_OUT, (1, 1, 1), {"frame": frame, "target": target}, {"target_size": (64, 64)})),
+             ("simulate", (SIMULATE, (1, 1, 1), {**state, "noise": noise}, simulate)))
 
+    def us(call, *arguments) -> float:  # the thread's CPU time: steady on a loaded machine
+        call(*arguments)
+        start = time.thread_time()
+        for _ in range(repeats):
+            call(*arguments)
+        return (time.thread_time() - start) / repeats * 1e6
+
+    def bare_dispatch(shader):
+        gpu.compute.dispatch(shader, 1, 1, 1)
+        gpu.shader.unbind()
+
+    for name, args in cases:
+        bare = us(bare_dispatch, host.compile(args[0]))
+        hosted = us(host.dispatch, *args)
+        with dispatches_stubbed():
+            stubbed = us(host.dispatch, *args)
+        print(f"dispatch CPU cost, {name}: host.dispatch {hosted:.1f} us, bare gpu.compute.dispatch {bare:.1f} us "
+              f"(host adds {hosted - bare:.1f} us); host.dispatch with a no-op dispatch {stubbed:.1f} us", flush=True)
 
 
 def main(argv=None) -> int:
@@ -147,17 +233,23 @@ def main(argv=None) -> int:
     parser.add_argument("--frames", type=int, default=12)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--repeats", type=int, default=15)
-    parser.add_argument("--only", default="viewport,bake,readback,dispatch")
+    parser.add_argument("--only", default="viewport,cpu,bake,readback,dispatch")
+    parser.add_argument("--draws", type=int, default=40, help="draws per case of the cpu part")
     parser.add_argument("--out", type=Path, help="write the readback records here")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
     BlenderHost()  # gpu.init() in the bpy module
     if "dispatch" in only:
         dispatch_overhead(200)
+    cases = [(*sized(1920, 1080, count, args.quick), mode) for count, mode in ((4_000_000, "ADD"), (1_000_000, "ALPHA"))]
     if "viewport" in only:
-        for count, mode in ((4_000_000, "ADD"), (1_000_000, "ALPHA")):
-            width, height, n = sized(1920, 1080, count, args.quick)
+        for width, height, n, mode in cases:
             profile_viewport(n, width, height, mode, args.frames, args.top)
+    if "cpu" in only:
+        rows = [cpu_cost(n, width, height, mode, args.draws, args.top) for width, height, n, mode in cases]
+        print()
+        for row in rows:
+            print(" | ".join(f"{key} {value}" for key, value in row.items()))
     if "bake" in only:
         for file_format in ("PNG", "OPEN_EXR"):
             width, height, n = sized(1920, 1080, 1_000_000, args.quick)

@@ -11,7 +11,7 @@ from conftest import ROOT
 
 REQUIRED = {
     "bake": ("fps",),
-    "viewport": ("ms", "max_ms", "redraw_ms", "stats_ms", "dispatches", "draws", "waits"),
+    "viewport": ("ms", "cpu_ms", "max_ms", "redraw_ms", "redraw_cpu_ms", "stats_ms", "dispatches", "draws", "waits"),
     "end-to-end": ("ms_per_frame", "peer", "peer_ms_per_frame", "frames"),
 }
 

@@ -148,12 +148,14 @@ def test_readback_targets_hold_each_frame_as_drawn(host, rng, half):
     np.testing.assert_array_equal(readback.read(first, buffers[0]), frames[2][::-1].astype(dtype))
 
 
+def full_disk(path, pixels, frame_format):
+    """An encode that fails half way through its file."""
+    path.write_bytes(b"half a file")
+    raise OSError(28, "No space left on device")
+
+
 def test_worker_error_surfaces_on_the_main_thread(scene, tmp_path, rng, monkeypatch):
     from addon import frame_writer
-
-    def full_disk(path, pixels, frame_format):
-        path.write_bytes(b"half a file")
-        raise OSError(28, "No space left on device")
 
     writer = FrameWriter(frame_format_of_scene(scene), workers=2)
     monkeypatch.setattr(frame_writer, "encode", full_disk)
@@ -198,3 +200,97 @@ def test_png_follows_the_output_color_management_override(scene, host, tmp_path,
     scene.render.image_settings.color_management = "FOLLOW_SCENE"
     write_with_writer(scene, pixels, tmp_path / "scene.png", host)
     assert np.abs(read_image(tmp_path / "scene.png", "uint8").astype(int) - expected).max() > 1, "the override mattered"
+
+
+def exr_frame_format(scene):
+    scene.render.image_settings.file_format = "OPEN_EXR"
+    return frame_format_of_scene(scene)
+
+
+def test_writer_threads_run_below_the_main_thread(scene, tmp_path, rng, monkeypatch):
+    """Writer threads are niced (threads they start inherit it), so the main thread's readback, which feeds
+    them, is not starved; the frames are as written without it."""
+    import os
+    import threading
+
+    from addon import frame_writer
+
+    priorities = []
+
+    def recording(path, pixels, frame_format):
+        priorities.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+        encode(path, pixels, frame_format)
+
+    monkeypatch.setattr(frame_writer, "encode", recording)
+    main = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    pixels = sample_frame(rng).astype(np.float16)
+    for nice, name in ((frame_writer.WRITER_NICE, "niced"), (0, "plain")):
+        writer = FrameWriter(exr_frame_format(scene), workers=2, nice=nice)
+        writer.submit(1, tmp_path / f"{name}.exr", pixels.copy())
+        writer.collect(wait=True)
+        writer.close()
+    assert priorities == [min(19, main + frame_writer.WRITER_NICE), main]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == main, "the main thread keeps its own"
+    for name in ("niced.exr", "plain.exr"):
+        np.testing.assert_array_equal(read_image(tmp_path / name, "half"), pixels)
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_exr_compressed_on_the_writer_threads_while_such_a_writer_lives(scene, tmp_path, rng, monkeypatch, fail):
+    """OpenEXR's shared pool is off while an EXR writer lives (exr_threads -1: each writer thread compresses its
+    own frame) and back as it was after close, a failed write's close included; the frames are those the
+    pool writes."""
+    from addon import frame_writer
+
+    oiio, _ = image_modules()
+    before = oiio.get_int_attribute("exr_threads")
+    pixels = sample_frame(rng).astype(np.float16)
+    pooled = FrameWriter(exr_frame_format(scene), workers=2, exr_pool=True)
+    assert oiio.get_int_attribute("exr_threads") == before
+    pooled.submit(1, tmp_path / "pool.exr", pixels.copy())
+    pooled.collect(wait=True)
+    pooled.close()
+    writer = FrameWriter(exr_frame_format(scene), workers=2, exr_pool=False)
+    assert oiio.get_int_attribute("exr_threads") == -1
+    writer.submit(1, tmp_path / "own.exr", pixels.copy())
+    writer.collect(wait=True)
+    if fail:
+        monkeypatch.setattr(frame_writer, "encode", full_disk)
+        writer.submit(2, tmp_path / "lost.exr", pixels.copy())
+        with pytest.raises(FrameWriteError, match="No space left on device"):
+            writer.collect(wait=True)
+    writer.close()
+    assert oiio.get_int_attribute("exr_threads") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["own.exr", "pool.exr"]
+    for name in ("own.exr", "pool.exr"):
+        np.testing.assert_array_equal(read_image(tmp_path / name, "half"), pixels)
+
+
+def test_png_writers_leave_openexr_alone(scene):
+    oiio, _ = image_modules()
+    before = oiio.get_int_attribute("exr_threads")
+    writer = FrameWriter(frame_format_of_scene(scene), workers=1)
+    assert oiio.get_int_attribute("exr_threads") == before
+    writer.close()
+
+
+def niced_threads() -> int:
+    """Threads of this process with a nice value above the main thread's (Linux: /proc/self/task/<tid>/stat's
+    19th field)."""
+    from pathlib import Path
+
+    stats = (task / "stat" for task in Path("/proc/self/task").iterdir())
+    nice = [int(stat.read_text().rsplit(")", 1)[1].split()[16]) for stat in stats if stat.exists()]
+    return sum(value > nice[0] for value in nice)
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="per-thread nice is Linux's")
+def test_openexr_pool_threads_are_niced_with_the_writers_and_restored(scene):
+    """With ``exr_pool`` the pool's threads do the compressing: remade from a niced thread, they run below the
+    main thread too; close remakes them at the main thread's priority."""
+    oiio, _ = image_modules()
+    before, others = oiio.get_int_attribute("exr_threads"), niced_threads()  # Mesa's disk cache thread is niced
+    writer = FrameWriter(exr_frame_format(scene), workers=1, exr_pool=True)
+    assert oiio.get_int_attribute("exr_threads") == before and niced_threads() == others + before
+    writer.close()
+    assert oiio.get_int_attribute("exr_threads") == before and niced_threads() == others

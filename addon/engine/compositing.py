@@ -275,7 +275,7 @@ class Compositor:
         # Points into the 2x2 pixels around them (footprint.py) rather than one; the bake turns it on.
         self.antialias = False
         self._rasterized = False
-        self._looks = {}  # look table bytes -> texture
+        self._looks = {}  # (settings, ramp bytes) -> look texture
 
     def use_depth(self, depth: SceneDepth | None) -> None:
         """Test particles against this scene depth from now on (its coarse range must be built)."""
@@ -352,12 +352,13 @@ class Compositor:
         return self.raster
 
     def look_texture(self, system):
-        """The effect's look table as a texture (look.py), uploaded again only when the table changes."""
-        table = look_table(system.settings, system.ramp)
-        key = table.tobytes()
+        """The effect's look table as a texture (look.py), made again only when what it follows from changes:
+        the settings and the ramp (looked up on every draw, the table not worked out each time)."""
+        ramp = system.ramp
+        key = (system.settings, None if ramp is None else np.asarray(ramp, np.float32).tobytes())
         texture = self._looks.pop(key, None)
         if texture is None:
-            texture = self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", table)
+            texture = self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(system.settings, ramp))
         self._looks[key] = texture  # most recently used last
         while len(self._looks) > MAX_LOOK_TEXTURES:
             self._looks.pop(next(iter(self._looks)))

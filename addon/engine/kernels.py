@@ -19,6 +19,7 @@ NAME --host blender|moderngl`` prints one as a host compiles it.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
@@ -26,6 +27,15 @@ from .resources import resource_dir
 from .tables import TABLE_DEFINES
 
 _SWIZZLE = "xyzw"
+
+
+def hash_once(self) -> int:
+    """``__hash__`` of a frozen dataclass that is a cache key on every dispatch (kernels, settings): its
+    fields hashed on first use only (a dataclass's own hash walks every field, nested ones too, each time)."""
+    hashed = self.__dict__.get("_hash")
+    if hashed is None:
+        hashed = self.__dict__["_hash"] = hash(tuple(getattr(self, f.name) for f in dataclasses.fields(self)))
+    return hashed
 
 
 @dataclass(frozen=True)
@@ -65,15 +75,20 @@ class Constant:
         if not self.components:
             return values[self.name]
         lanes: list = [0.0] * int(self.type[-1])
-        for name, swizzle in self.components:
+        for name, indices in self._lanes:
             value = values[name]
-            parts = (value,) if len(swizzle) == 1 else tuple(value)
-            if len(parts) != len(swizzle):
-                raise ValueError(f"{self.name}: '{name}' ({swizzle}) takes {len(swizzle)} values, not {len(parts)}")
-            for lane, part in zip(swizzle, parts):
-                lanes[_SWIZZLE.index(lane)] = part
-        cast = int if self.type.startswith("IVEC") else float
-        return tuple(cast(lane) for lane in lanes)
+            parts = (value,) if len(indices) == 1 else tuple(value)
+            if len(parts) != len(indices):
+                raise ValueError(f"{self.name}: '{name}' ({dict(self.components)[name]}) takes {len(indices)} "
+                                 f"values, not {len(parts)}")
+            for lane, part in zip(indices, parts):
+                lanes[lane] = part
+        return tuple(map(int if self.type.startswith("IVEC") else float, lanes))
+
+    @cached_property
+    def _lanes(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """(name, lane indices) of each component (packed every step: the swizzles looked up once)."""
+        return tuple((name, tuple(_SWIZZLE.index(lane) for lane in swizzle)) for name, swizzle in self.components)
 
     def unpack(self, value) -> dict:
         """Each named component of a packed vector (a scalar or a tuple), by name."""
@@ -104,6 +119,8 @@ class Kernel:
     extensions: tuple[str, ...] = ()  # GLSL extensions: the moderngl host enables them, Blender 5.2 cannot
     generated: str = ""  # GLSL made at run time (OpenColorIO's display function), between includes and the file
 
+    __hash__ = hash_once
+
     @property
     def path(self):
         return resource_dir("shaders") / f"{self.name}.glsl"
@@ -124,6 +141,10 @@ class Kernel:
             raise ValueError(f"{self.name}: values {sorted(set(values) ^ self.value_names)} given but not declared, "
                              "or missing")
         return {c.name: c.pack(values) for c in self.constants}
+
+    def packer(self, fixed: dict) -> Packer:
+        """``pack`` in two parts: the constants that ``fixed`` values alone decide, packed now; the rest per call."""
+        return Packer(self, fixed)
 
     def named(self, constants: dict) -> dict:
         """The inverse of ``pack``: every constant and named component by name (the numpy reference reads these)."""
@@ -152,6 +173,31 @@ class Kernel:
         return (-(-width // lx), -(-height // ly), 1)
 
 
+class Packer:
+    """A kernel's constants where some values hold for many dispatches (an effect's settings): those constants
+    are packed once, and each call packs only the constants its values reach (``Kernel.packer``)."""
+
+    def __init__(self, kernel: Kernel, fixed: dict):
+        self.kernel, self.fixed = kernel, dict(fixed)
+        decided = {c.name for c in kernel.constants if _value_names(c) <= self.fixed.keys()}
+        self.packed = {c.name: c.pack(self.fixed) for c in kernel.constants if c.name in decided}
+        self.rest = tuple(c for c in kernel.constants if c.name not in decided)
+        self.mixed = any(_value_names(c) & self.fixed.keys() for c in self.rest)
+        self.value_names = kernel.value_names - self.fixed.keys()
+
+    def __call__(self, values: dict) -> dict:
+        """Every constant, as ``kernel.pack({**fixed, **values})`` gives it."""
+        if values.keys() != self.value_names:
+            raise ValueError(f"{self.kernel.name}: values {sorted(set(values) ^ self.value_names)} given but not "
+                             "declared, fixed, or missing")
+        merged = {**self.fixed, **values} if self.mixed else values
+        return {**self.packed, **{c.name: c.pack(merged) for c in self.rest}}
+
+
+def _value_names(constant: Constant) -> set[str]:
+    return {name for name, _ in constant.components} or {constant.name}
+
+
 @dataclass(frozen=True)
 class Raster(Kernel):
     """A draw instead of a dispatch: vertex and fragment stage in one file.
@@ -166,6 +212,8 @@ class Raster(Kernel):
 
     varyings: tuple[tuple[str, str], ...] = ()  # (type, name), interpolated
     vertex_inputs: tuple[tuple[str, str], ...] = ()  # (type, name), one attribute each
+
+    __hash__ = hash_once
 
 
 def include_source(includes: tuple[str, ...]) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .kernels import hash_once
 from .sort_schedule import MAX_SORT_PASSES
 
 # Particle slots are texels of 2D state images; this caps what any GPU gets
@@ -129,7 +130,8 @@ class SettingsError(ValueError):
 
 def _make_settings_class(name: str, fields: tuple[Field, ...]):
     return dataclasses.make_dataclass(
-        name, [(f.name, Any, dataclasses.field(default=f.default)) for f in fields], frozen=True
+        name, [(f.name, Any, dataclasses.field(default=f.default)) for f in fields], frozen=True,
+        namespace={"__hash__": hash_once},  # settings key the per-draw caches (look tables, packed constants)
     )
 
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -205,20 +206,30 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
     """The simulate kernel's constants for one step (the numpy reference takes the same dict).
 
     ``substep``: (k, substeps) of this frame, where the colliders' poses are interpolated."""
-    s = settings
-    respawn = s.emission == "CONTINUOUS" or s.burst_interval > 0
-    offset = np.asarray(s.turbulence_speed, np.float64) * time / s.turbulence_scale
-    return SIMULATE.pack({
-        "count": s.count,
+    return _simulate_packer(settings, triangle_count)({
         "step_index": step_index,
-        "seed": s.seed,
-        "flags": SIMULATE_FLAGS["RESPAWN"] if respawn else 0,
         "field_count": field_count,
         "collider_count": len(colliders),
         "dt": dt,
         "time": time,
         "emitter_prev": emitter_prev,
         "emitter_cur": emitter_cur,
+        "noise_offset": np.asarray(settings.turbulence_speed, np.float64) * time / settings.turbulence_scale,
+        "loaded_origin": origin_in,
+        "stored_origin": origin_out,
+        "colliders": collider_rows(colliders, substep[0] / substep[1], (substep[0] + 1) / substep[1], dt),
+    })
+
+
+@lru_cache(maxsize=64)
+def _simulate_packer(settings: EffectSettings, triangle_count: int):
+    """The simulate constants an effect's settings decide, packed once (every step packs only the rest)."""
+    s = settings
+    respawn = s.emission == "CONTINUOUS" or s.burst_interval > 0
+    return SIMULATE.packer({
+        "count": s.count,
+        "seed": s.seed,
+        "flags": SIMULATE_FLAGS["RESPAWN"] if respawn else 0,
         "emitter_shape": EMITTER_SHAPES[s.emitter_shape],
         "emitter_size": s.emitter_radius,
         "inherit_velocity": s.inherit_velocity,
@@ -237,10 +248,6 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
         "turbulence_strength": s.turbulence_strength,
         "turbulence_frequency": 1.0 / s.turbulence_scale,
         "noise_size": s.turbulence_resolution,
-        "noise_offset": offset,
-        "loaded_origin": origin_in,
-        "stored_origin": origin_out,
-        "colliders": collider_rows(colliders, substep[0] / substep[1], (substep[0] + 1) / substep[1], dt),
     })
 
 

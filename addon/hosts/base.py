@@ -125,8 +125,8 @@ def check_bindings(kernel: Kernel, textures: dict[str, Texture], constants: dict
 
 
 def column_major(value: Any) -> list[float]:
-    """A 4x4 matrix (numpy, row-major, or mathutils) as 16 floats, column-major."""
-    return [float(x) for x in np.asarray(value, dtype=np.float32).reshape(4, 4).T.ravel()]
+    """A 4x4 matrix (numpy, row-major, or mathutils) as 16 floats, column-major (no float() per element)."""
+    return np.asarray(value, dtype=np.float32).reshape(4, 4).T.ravel().tolist()
 
 
 _LINE_REFS = re.compile(r"(?:\b0|python_shader\.glsl|ERROR):(\d+)")

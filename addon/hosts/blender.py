@@ -21,6 +21,7 @@ from .base import (
     ReadbackBuffer,
     Texture,
     check_bindings,
+    column_major,
     compile_error,
 )
 
@@ -105,42 +106,26 @@ def _raster_stages(gpu, info, raster) -> None:
     info.fragment_source(raster.body())
 
 
-MAX_BINDINGS = 512  # resolved kernels kept (the pipeline has about 60)
 _BLENDS = {"ADD": "ADDITIVE_PREMULT", "OVER": "ALPHA_PREMULT"}
 
 
-def _constant_setter(shader, constant):
-    """A function setting one constant from a recording's value, its conversion chosen once."""
-    name = constant.name
-    if constant.size:
-        location = shader.uniform_from_name(name)
-
-        def set_array(value):
-            array = np.ascontiguousarray(value, dtype=np.float32)
-            shader.uniform_vector_float(location, array.ravel(), array.shape[-1], constant.size)
-        return set_array
-    if constant.type == "MAT4":
-        # column_major's values, without a Python float() per element
-        return lambda value: shader.uniform_float(name, np.asarray(value, np.float32).reshape(4, 4).T.ravel().tolist())
-    if constant.type == "INT":
-        return lambda value: shader.uniform_int(name, int(value))
-    if constant.type in _INT_TYPES:
-        return lambda value: shader.uniform_int(name, tuple(map(int, value)))
-    if constant.type == "FLOAT":
-        return lambda value: shader.uniform_float(name, float(value))
-    return lambda value: shader.uniform_float(name, tuple(map(float, value)))
-
-
 class _Binding:
-    """A kernel's shader with its bindings resolved once: what a dispatch does per resource."""
+    """A kernel's shader with its bindings resolved once: what a dispatch does per resource, its constants
+    grouped by how Blender takes them (a loop per kind, no call per constant to choose a conversion)."""
 
     def __init__(self, kernel, shader):
         self.kernel, self.shader = kernel, shader
         self.images = tuple((i.name, i.format) for i in kernel.images)
         self.samplers = tuple(s.name for s in kernel.samplers)
-        self.constants = tuple((c.name, _constant_setter(shader, c)) for c in kernel.constants)
+        plain = [c for c in kernel.constants if not c.size]
+        self.ints = tuple(c.name for c in plain if c.type == "INT")
+        self.int_vectors = tuple(c.name for c in plain if c.type in _INT_TYPES and c.type != "INT")
+        self.floats = tuple(c.name for c in plain if c.type == "FLOAT")
+        self.matrices = tuple(c.name for c in plain if c.type == "MAT4")
+        self.vectors = tuple(c.name for c in plain if c.type not in _INT_TYPES and c.type not in ("FLOAT", "MAT4"))
+        self.arrays = tuple((c.name, shader.uniform_from_name(c.name), c.size) for c in kernel.constants if c.size)
         self.texture_names = frozenset(name for name, _ in self.images) | frozenset(self.samplers)
-        self.constant_names = frozenset(name for name, _ in self.constants)
+        self.constant_names = frozenset(c.name for c in kernel.constants)
 
     def bind(self, textures, constants) -> None:
         if textures.keys() != self.texture_names or constants.keys() != self.constant_names:
@@ -154,8 +139,19 @@ class _Binding:
             shader.image(name, texture.native)
         for name in self.samplers:
             shader.uniform_sampler(name, textures[name].native)
-        for name, setter in self.constants:
-            setter(constants[name])
+        for name in self.ints:
+            shader.uniform_int(name, int(constants[name]))
+        for name in self.int_vectors:
+            shader.uniform_int(name, tuple(map(int, constants[name])))
+        for name in self.floats:
+            shader.uniform_float(name, float(constants[name]))
+        for name in self.vectors:  # any sequence of numbers: Blender converts each
+            shader.uniform_float(name, constants[name])
+        for name in self.matrices:
+            shader.uniform_float(name, column_major(constants[name]))
+        for name, location, size in self.arrays:  # (size, n) arrays
+            array = np.ascontiguousarray(constants[name], dtype=np.float32)
+            shader.uniform_vector_float(location, array.ravel(), array.shape[-1], size)
 
 
 class BlenderHost(Host):
@@ -169,7 +165,7 @@ class BlenderHost(Host):
         self.device = self.gpu.platform.renderer_get()
         self._shaders = {}
         self._batches = {}
-        self._bindings = {}  # id(kernel) -> _Binding
+        self._bindings = {}  # kernel -> _Binding (kernels hash once: kernels.hash_once)
         self._framebuffers = {}  # (id(color), id(depth)) -> GPUFrameBuffer
         self._fence = self.texture("fence", 1, 1, "R32F")
 
@@ -262,14 +258,10 @@ class BlenderHost(Host):
             return None
 
     def _binding(self, kernel) -> _Binding:
-        """The kernel's shader and resolved bindings, found by identity after the first use (kernels
-        are module constants or cached, so no hashing of their fields per dispatch)."""
-        binding = self._bindings.get(id(kernel))
-        if binding is None or binding.kernel is not kernel:
-            if len(self._bindings) >= MAX_BINDINGS:  # kernels made afresh per call: stay bounded
-                self._bindings.clear()
-            binding = _Binding(kernel, self.compile(kernel))
-            self._bindings[id(kernel)] = binding
+        """The kernel's shader and resolved bindings; equal kernels (made afresh) find the same one."""
+        binding = self._bindings.get(kernel)
+        if binding is None:
+            binding = self._bindings[kernel] = _Binding(kernel, self.compile(kernel))
         return binding
 
     def dispatch(self, kernel, groups, textures, constants):
