@@ -105,18 +105,17 @@ void main()
 {
   int index;
   vec4 pos_age_in, vel_life_in;
-  if (!read_particle(index, pos_age_in, vel_life_in)) {
+  if (!read_particle(invocation_slot(), index, pos_age_in, vel_life_in)) {
     return;
   }
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-  if (!(clip.w > 0.0 && abs(clip.z) <= clip.w)) {
+  if (!in_depth_range(clip)) {
     return;
   }
   vec2 size = vec2(target_size);
   vec3 window = window_coordinates(clip, target_size);
-  vec2 here = window.xy;
   vec2 start, end;
-  screen_path(pos_age_in.xyz, vel_life_in.xyz, here, size, start, end);
+  screen_path(pos_age_in.xyz, vel_life_in.xyz, window.xy, size, start, end);
   float spread = 0.0;
 #ifdef DEPTH_OF_FIELD
   spread = coc_radius_px(clip.w);

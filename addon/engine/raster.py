@@ -29,7 +29,7 @@ _CONSTANTS = (
     LOOK_RANDOM,
     LOOK_SEED,
 )
-_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
+_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl")
 
 POINTS = Raster("raster_points", images=_IMAGES, samplers=_STATE, constants=_CONSTANTS, includes=_INCLUDES,
                 varyings=(("VEC3", "v_color"),))

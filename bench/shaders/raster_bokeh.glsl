@@ -22,21 +22,17 @@ const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0
 
 void main()
 {
-  int width = textureSize(pos_age, 0).x;
-  ivec2 texel = particle_texel(gl_InstanceID, width);
-  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
-  pos_age_in.xyz += state_origin.xyz;
-  vec4 vel_life_in = texelFetch(vel_life, texel, 0);
   vec2 corner = CORNERS[gl_VertexID];
   v_color = vec3(0.0);
   v_local = vec2(0.0);
   v_shape = vec2(0.0);
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
-  if (gl_InstanceID >= count || !particle_alive(pos_age_in, vel_life_in.w)) {
+  vec4 pos_age_in, vel_life_in;
+  if (!fetch_particle(gl_InstanceID, pos_age_in, vel_life_in)) {
     return;
   }
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-  if (!(clip.w > 0.0 && abs(clip.z) <= clip.w)) {
+  if (!in_depth_range(clip)) {
     return;
   }
   float radius = coc_radius_px(clip.w);

@@ -13,6 +13,14 @@ vec2 screen_of(vec4 clip, vec2 size)
   return screen;
 }
 
+/* In front of the camera and between the near and far planes: the cull of a
+ * footprint, which can reach into the view from beside it (its ends and
+ * spread bound x and y instead). */
+bool in_depth_range(vec4 clip)
+{
+  return clip.w > 0.0 && abs(clip.z) <= clip.w;
+}
+
 #ifdef MOTION_BLUR
 /* Screen positions at shutter open and close: the particle moved on by its
  * velocity, seen through the camera of that moment.  False when either end is
