@@ -14,6 +14,7 @@ KERNEL ?= simulate
 HOST ?= blender
 VARIANT ?= 0
 BENCH_ARGS ?=
+PRESETS ?=
 
 .DEFAULT_GOAL := help
 .PHONY: help setup test demo bake presets package bench bench-gpu lint contact-sheet previews kernel kernels clean
@@ -32,7 +33,8 @@ help:
 	@echo "  make bench-gpu the GPU host's benchmark in Blender: tests, bake, viewport, end-to-end (BENCH_ARGS=--skip-tests ...)"
 	@echo "  make lint      ruff check addon tests bench tools farm"
 	@echo "  make contact-sheet  render every preset at 1080p into docs/presets.png (crops)"
-	@echo "  make previews  render a short MP4 of every preset into docs/previews/"
+	@echo "                 [PRESETS=\"fire snow\"]: only those presets' cells, the others kept"
+	@echo "  make previews  render a short MP4 of every preset into docs/previews/ [PRESETS=\"fire snow\"]"
 	@echo "  make kernel    print KERNEL=$(KERNEL) as HOST=blender|moderngl compiles it [VARIANT=n]"
 	@echo "  make kernels   list every declared kernel (addon/engine/registry.py)"
 	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
@@ -65,10 +67,10 @@ lint: setup
 	$(PY) -m ruff check addon tests bench tools farm
 
 contact-sheet: setup
-	$(PY) tools/contact_sheet.py --out docs/presets.png
+	$(PY) tools/contact_sheet.py --out docs/presets.png$(if $(PRESETS), --update --presets $(PRESETS))
 
 previews: setup
-	$(PY) tools/previews.py --out docs/previews
+	$(PY) tools/previews.py --out docs/previews$(if $(PRESETS), --presets $(PRESETS))
 
 kernel: setup
 	@$(PY) -m addon.hosts show $(KERNEL) --host $(HOST) --variant $(VARIANT)

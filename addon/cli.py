@@ -1,6 +1,6 @@
 """Command line: ``python -m addon.cli bake|presets`` (what ``make bake`` runs).
 
-The bake builds a scene from the preset's stage (camera, emitter), adds the
+The bake builds a scene from the preset's stage (camera, emitter, force fields), adds the
 effect with the ``gpu_particles.add`` operator and bakes with
 ``gpu_particles.bake``: the same code a Blender user runs from the panel.
 """
@@ -96,7 +96,9 @@ def build_scene(preset, frames, resolution, out_dir: Path):
     stage_emitter = preset.stage.get("emitter", {})
     emitter = bpy.data.objects.new("Emitter", None)
     emitter.location = stage_emitter.get("location", (0.0, 0.0, 0.0))
+    emitter.scale = stage_emitter.get("scale", (1.0, 1.0, 1.0))  # the emitter shape in its object's space
     scene.collection.objects.link(emitter)
+    add_stage_fields(preset.stage.get("fields", ()))
     if stage_emitter.get("orbit_radius"):
         fps = scene.render.fps / scene.render.fps_base
         _keyframe_orbit(emitter, tuple(emitter.location), stage_emitter["orbit_radius"],
@@ -104,6 +106,19 @@ def build_scene(preset, frames, resolution, out_dir: Path):
     bpy.context.view_layer.objects.active = emitter
     apply_stage_lens(scene, camera, emitter, preset.stage)
     return scene, emitter
+
+
+def add_stage_fields(fields) -> None:
+    """Blender force fields as the preset's stage places them (the simulation reads the scene's fields):
+    ``{"type": "VORTEX", "strength": s, "falloff_power": p, "location": [x, y, z]}`` each."""
+    import bpy
+
+    for field in fields:
+        bpy.ops.object.effector_add(type=field["type"], location=field.get("location", (0.0, 0.0, 0.0)))
+        settings = bpy.context.object.field
+        settings.strength = field.get("strength", 1.0)
+        settings.falloff_type = "SPHERE"
+        settings.falloff_power = field.get("falloff_power", 0.0)
 
 
 def apply_stage_lens(scene, camera, emitter, stage: dict) -> None:

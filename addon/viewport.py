@@ -26,7 +26,8 @@ from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
 from .engine.glints import GlintStage, wanted, without_glints
 from .engine.settings import RenderSettings
-from .engine.sprites import VIEWPORT_CHECK_EVERY, SpriteLayer
+from .engine.sprites import SpriteLayer
+from .engine.tile_lists import VIEWPORT_CHECK_EVERY
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, ON_REDRAW, effect_settings_of, render_settings_of, scene_effects
 from .render import SceneRenderer, with_lens
@@ -245,6 +246,7 @@ class Overlay:
         if target is None:
             compositor = Compositor(self.host, width, height, self.simulation.compositor.render)
             compositor.antialias = compositor.render.viewport_point_filter == "ANTIALIASED"
+            compositor.check_every = VIEWPORT_CHECK_EVERY  # the bokeh's lists: no waits
             if self.simulation.prepass is not None:
                 compositor.use_depth(SceneDepth(self.host, width, height))
             target = _ViewTarget(compositor)

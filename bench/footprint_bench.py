@@ -8,22 +8,31 @@ splat + resolve with a footprint, under the same timer as the one-pixel splat:
 * ``streak``: motion blur, shutter 8 s wide over the cases' 1 px/s velocities
   (camera still): a streak of about 9 px, one sample a pixel, 2x2 each;
 * ``disc``: depth of field with a 2 px circle of confusion everywhere (32 samples, 2x2 each);
-* ``bokeh``: circles of 8 px, drawn as soft additive sprites (raster_bokeh.glsl);
+* ``bokeh``: circles of 8 px, added as bokeh discs binned by tile (addon/engine/bokeh.py);
 * ``disc_mixed``: depth of field as a scene has it, circles growing with the
   distance from the focus (clip w = 1 + 0.6 z over the cases' z): every disc
-  level in one splat and ~2% of the particles as bokeh sprites, so the bokeh
+  level in one splat and ~2% of the particles as bokeh discs, so the bokeh
   pass runs over every particle (not checked: w is not a power of two).
+
+Both are also timed with the wide circles rasterized as soft quads, the path
+the compute discs replaced (``bench/bokeh_peer.py``), in the same run: cases
+``<case>_bokeh_raster`` and ``<case>_disc_mixed_raster`` (with their quads'
+``fragments`` and the rate the rasterizer drew them at: an H100 or H200 has
+graphics units in only two of its TPCs and few ROPs, so rasterized work runs
+at a small fraction of the chip, GL_POINTS included); the compute record's
+peer is then the rasterized bokeh (``peer_ms`` = ``raster_bokeh_ms``,
+``speedup_vs_raster``; GL_POINTS in ``gl_points_ms``), and it carries
+``max_rel_diff_vs_raster``: the largest difference of the two frames over the
+frame's peak.
 
 Bounds (``bound_ms`` = ``bytes`` / the copy bandwidth of the same run): 32 B of
 state per particle, 8 B per add (two 4-byte atomics on the packed words; adds
 = the distinct pixels of the particles' footprints, from the reference on 2000
 of the case's particles, ``adds_per_particle`` a splatted one), 32 B per target
-pixel for the resolve, and for the bokeh sprites (``bokeh_sprites``) a read and
-write of the RGBA32F target (32 B: frames with depth of field rasterize into
-full floats) per covered pixel of every disc; their records also count the
-quads' fragments and the rate the rasterizer drew them at (an H100 or H200
-has graphics units in only two of its TPCs and few ROPs: rasterized work runs
-at a small fraction of the chip, GL_POINTS included).  Besides bytes,
+pixel for the resolve, and for the bokeh discs (``bokeh_discs`` of them) a read
+and write of the RGBA32F layer (32 B) per pixel they cover, counted once however
+many discs cover it (at most the target's pixels: the compute discs sum a
+tile's discs in registers; the rasterized peer pays per disc).  Besides bytes,
 ``atomic_bound_ms`` = atomics / the returning-atomic rate that ``atomic_rate``
 measured in the same run on distinct, consecutive texels (suite
 ``bandwidth``, case ``atomic_add_r32ui``), and ``scattered_bound_ms`` = adds /
@@ -38,16 +47,23 @@ may move single units, which ``detail`` then counts, energy still exact).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import sys
+import time
+from pathlib import Path
 
-import numpy as np
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine.compositing import Camera, Compositor
-from addon.engine.footprint import SPLAT_MAX_RADIUS, Focus, Shutter
-from addon.engine.reference import compositing as reference
-from addon.engine.reference import footprint as ref_footprint
-from addon.engine.simulation import ParticleSystem
-from bench import cases, common
+import numpy as np  # noqa: E402
+
+from addon.engine.compositing import Camera, Compositor  # noqa: E402
+from addon.engine.footprint import SPLAT_MAX_RADIUS, Focus, Shutter  # noqa: E402
+from addon.engine.reference import compositing as reference  # noqa: E402
+from addon.engine.reference import footprint as ref_footprint  # noqa: E402
+from addon.engine.simulation import ParticleSystem  # noqa: E402
+from bench import cases, common  # noqa: E402
+from bench.bokeh_peer import RasterBokeh  # noqa: E402
 
 SHUTTER_S = 4.0  # seconds each side of the frame: the cases' velocities are ~1 pixel a second per axis
 DISC_RADIUS_PX = 2.0
@@ -107,6 +123,7 @@ def footprint_cameras(width: int, height: int) -> dict[str, tuple[Camera, bool]]
 
 
 CHECKED = ("antialiased", "streak", "disc")  # exact on every host: w = 1 (disc_mixed divides by other w)
+WIDE = ("bokeh", "disc_mixed")  # the footprints with wide circles: also timed with the rasterized peer
 
 
 def footprint_adds(pos_age, vel_life, camera: Camera, settings, emax: float, sample: int = 2000):
@@ -120,7 +137,7 @@ def footprint_adds(pos_age, vel_life, camera: Camera, settings, emax: float, sam
 
 
 def bokeh_radii(pos_age, camera: Camera) -> np.ndarray:
-    """Radii in pixels of the circles drawn as bokeh sprites whose centre is on the target."""
+    """Radii in pixels of the circles drawn as bokeh discs whose centre is on the target."""
     if camera.focus is None:
         return np.zeros(0)
     clip = np.c_[pos_age[:, :3].astype(np.float64), np.ones(len(pos_age))] @ camera.view_proj.T
@@ -176,12 +193,14 @@ def atomic_rate(ctx, timer, device, side: int, width: int, height: int, pairs: i
 
 
 def measure(host, timer, device, case, n, width, height, system, pos_age, vel_life, emax, ms_one_pixel, peer_ms,
-            bandwidth_gbps, rates, log) -> list[dict]:
+            bandwidth_gbps, rates, log, names=None) -> list[dict]:
     """The footprint records of one case, next to the one-pixel splat's ``ms`` and the GL_POINTS peer
-    (``rates``: atomic_rate's)."""
+    (``rates``: atomic_rate's; ``names``: the footprints to measure, default all)."""
     records = []
     resolve_bytes = 32 * width * height
     for name, (camera, antialias) in footprint_cameras(width, height).items():
+        if names is not None and name not in names:
+            continue
         compositor = Compositor(host, width, height, cases.render(emax))
         compositor.antialias = antialias
 
@@ -191,16 +210,19 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         ms = timer.together(splat, compositor.resolve)
         splat_ms, resolve_ms = timer.median(splat, compositor.resolve)
         compositor.take_stats()
-        frame_total = host.read(compositor.frame)[..., :3].astype(np.float64).sum()
+        frame = host.read(compositor.frame)
         adds_total, adds = footprint_adds(pos_age, vel_life, camera, system.settings, emax)
         radii = bokeh_radii(pos_age, camera) + 0.5  # to the rim ramp's end
-        covered, fragments = float(np.pi * (radii**2).sum()), float((4.0 * radii**2).sum())  # discs, their quads
-        # RGBA32F bokeh target: a read and a write per covered pixel
+        covered = min(float(np.pi * (radii**2).sum()), float(width * height))  # discs' pixels, once each at most
         bytes_total = 32 * n + 8 * adds_total + 32 * covered + resolve_bytes
-        extra, bound_note = {"bokeh_sprites": len(radii)}, ""
-        if len(radii):
-            extra.update(fragments=int(fragments), fragments_per_s=fragments / (splat_ms * 1e-3))
-            bound_note += f", {len(radii):,} bokeh sprites, {fragments / (splat_ms * 1e-3) / 1e9:.3g} G fragments/s"
+        extra, bound_note = {"bokeh_discs": len(radii)}, ""
+        if name in WIDE:
+            raster = raster_peer(host, timer, device, f"{case}_{name}", n, compositor, splat, frame, radii, log)
+            records.append(raster)
+            extra.update(peer="raster_bokeh", peer_ms=raster["ms"], gl_points_ms=peer_ms,
+                         raster_bokeh_ms=raster["ms"], speedup_vs_raster=raster["ms"] / max(ms, 1e-6),
+                         max_rel_diff_vs_raster=raster["max_rel_diff_vs_compute"])
+            bound_note += f", {len(radii):,} bokeh discs, rasterized {raster['ms']:.3f} ms ({raster['ms'] / ms:.1f}x)"
         if adds_total:
             scattered_ms = adds_total / rates["atomic_pair_scattered"] * 1e3 + resolve_ms
             extra["scattered_bound_ms"] = scattered_ms
@@ -208,16 +230,38 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         bound_ms = bytes_total / (bandwidth_gbps * 1e6)
         atomic_bound_ms = 2 * adds_total / rates["atomic_add_r32ui"] * 1e3
         records.append(common.record(
-            "footprint", f"{case}_{name}", n, device, ms, peer="gl_points", peer_ms=peer_ms, bound_ms=bound_ms,
-            atomic_bound_ms=atomic_bound_ms, one_pixel_ms=ms_one_pixel, width=width, height=height,
+            "footprint", f"{case}_{name}", n, device, ms, **{"peer": "gl_points", "peer_ms": peer_ms, **extra},
+            bound_ms=bound_ms, atomic_bound_ms=atomic_bound_ms, one_pixel_ms=ms_one_pixel, width=width, height=height,
             splat_ms=splat_ms, resolve_ms=resolve_ms, bytes=int(bytes_total), adds_per_particle=adds,
-            frame_total=frame_total, repeats=timer.repeats, clock=timer.clock, **extra))
+            frame_total=float(frame[..., :3].astype(np.float64).sum()), repeats=timer.repeats, clock=timer.clock))
         log(f"  footprint {case}_{name}: {ms:.4f} ms (splat {splat_ms:.4f}), one-pixel {ms_one_pixel:.4f},"
             f" gl_points {peer_ms:.3f} ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f}"
             f" ({ms / bound_ms:.1f}x){bound_note}, {adds:.1f} adds a particle")
         for texture in (*compositor.accum_textures.values(), compositor.frame, compositor.raster, compositor.stats):
             texture.native.release()
     return records
+
+
+def raster_peer(host, timer, device, case, n, compositor, splat, frame, radii, log) -> dict:
+    """The same frame with the wide circles rasterized as soft quads (bench/bokeh_peer.py), timed in the same
+    run; ``frame``: the compute discs' frame, which the record says how far it is from."""
+    product, compositor.bokeh = compositor.bokeh, RasterBokeh(host)
+    try:
+        ms = timer.together(splat, compositor.resolve)
+        splat_ms, resolve_ms = timer.median(splat, compositor.resolve)
+        compositor.take_stats()
+        rasterized = host.read(compositor.frame)
+    finally:
+        compositor.bokeh = product
+    fragments = float((4.0 * radii**2).sum())  # the quads' pixels
+    peak = max(float(np.abs(frame[..., :3]).max()), 1e-30)
+    diff = float(np.abs(frame[..., :3] - rasterized[..., :3]).max()) / peak
+    log(f"  footprint {case}_raster: {ms:.4f} ms (splat {splat_ms:.4f}), {len(radii):,} quads,"
+        f" {fragments / (splat_ms * 1e-3) / 1e9:.3g} G fragments/s, frames differ by {diff:.2g} of the peak")
+    return common.record("footprint", f"{case}_raster", n, device, ms, peer="bokeh_discs", splat_ms=splat_ms,
+                         resolve_ms=resolve_ms, bokeh_sprites=len(radii), fragments=int(fragments),
+                         fragments_per_s=fragments / (splat_ms * 1e-3), max_rel_diff_vs_compute=diff,
+                         repeats=timer.repeats, clock=timer.clock)
 
 
 def checks(host, device, rng, n, width, height, log) -> list[dict]:
@@ -253,3 +297,62 @@ def checks(host, device, rng, n, width, height, log) -> list[dict]:
     for texture in (system.pos_age, system.vel_life):
         texture.native.release()
     return records
+
+
+def main(argv=None) -> int:
+    """The wide circles alone: on the three main cases, the compute bokeh discs and the rasterized peer (the
+    ``bokeh`` and ``disc_mixed`` footprints of the device run), with the one-pixel splat and GL_POINTS beside."""
+    from bench import gpu_splat  # (it imports this module)
+
+    parser = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (Mesa/llvmpipe check)")
+    parser.add_argument("--repeats", type=int, help="timed repeats per measurement (default 30, quick 5)")
+    parser.add_argument("--warmup", type=int, help="untimed runs first (default 5, quick 1)")
+    parser.add_argument("--out", action="append", help="folder for <device>-<date>.json (repeatable; default bench/results)")
+    args = parser.parse_args(argv)
+    sizes = gpu_splat.QUICK if args.quick else gpu_splat.FULL
+    import moderngl
+
+    from addon.hosts.moderngl import ModernGLHost
+
+    start = time.perf_counter()
+    ctx = moderngl.create_context(standalone=True, require=430, backend="egl")
+    host = ModernGLHost(ctx)
+    device = host.device
+    log = gpu_splat.log
+    log(f"GL: {device} | {ctx.info['GL_VERSION']} | moderngl {moderngl.__version__}")
+    clock = "wall" if "llvmpipe" in device.lower() else "gl"
+    timer = gpu_splat.Timer(ctx, args.repeats or (5 if args.quick else 30),
+                            args.warmup if args.warmup is not None else (1 if args.quick else 5), clock,
+                            warm_s=0.3 if clock == "gl" else 0.0)
+    records = gpu_splat.measure_bandwidth(ctx, timer, device, sizes)
+    bandwidth_gbps = max(r["gb_per_s"] for r in records)
+    rate_records, rates = atomic_rate(ctx, timer, device, sizes["copy_image"], sizes["width"], sizes["height"],
+                                      4 * sizes["n"])
+    records += rate_records
+    peer = gpu_splat.GLPoints(ctx)
+    rng = np.random.default_rng(20261121)
+    n, width, height = sizes["n"], sizes["width"], sizes["height"]
+    camera = Camera.pixel_grid(width, height)
+    for case in cases.CASES:
+        xyz = cases.positions(case, n, width, height, rng)
+        pos_age, vel_life = cases.state(xyz, rng)
+        emax = cases.fitted_emax(cases.pixel_counts(xyz, width, height))
+        system = ParticleSystem(host, cases.settings(n))
+        system.write_state(pos_age, vel_life)
+        compositor = Compositor(host, width, height, cases.render(emax))
+        one_pixel_ms = timer.together(lambda c=compositor, s=system: c.splat(s, camera), compositor.resolve)
+        peer.target(width, height)
+        peer.prepare(system, camera)
+        peer_ms = timer.together(peer.draw)
+        records += measure(host, timer, device, case, n, width, height, system, pos_age, vel_life, emax,
+                           one_pixel_ms, peer_ms, bandwidth_gbps, rates, log, names=WIDE)
+        gpu_splat.release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.frame,
+                          compositor.stats, compositor.raster)
+    log(f"total {time.perf_counter() - start:.1f} s")
+    common.finish(records, common.device_slug(device), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

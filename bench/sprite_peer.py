@@ -12,22 +12,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from addon.engine.kernels import Constant, Image, Raster, Sampler, include_source
-from addon.engine.look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
+from addon.engine.look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
 from addon.engine.sprites import SPRITE_FOOTPRINT
 
-SHADER = Path(__file__).resolve().parent / "shaders" / "sprite_alpha_raster.glsl"
+SHADERS = Path(__file__).resolve().parent / "shaders"
 QUAD_VERTICES = 6
 
 
 @dataclass(frozen=True)
 class BenchRaster(Raster):
-    """A raster program whose own file lives in bench/shaders."""
+    """A raster program whose own file lives in bench/shaders (``<name>.glsl``)."""
 
     def body(self) -> str:
-        return include_source(self.includes) + SHADER.read_text()
+        return include_source(self.includes) + (SHADERS / f"{self.name}.glsl").read_text()
 
     def source_lines(self):
-        return [("bench/shaders/sprite_alpha_raster.glsl", n + 1) for n in range(self.body().count("\n"))]
+        return [(f"bench/shaders/{self.name}.glsl", n + 1) for n in range(self.body().count("\n"))]
 
 
 RASTER_SPRITES = BenchRaster(
@@ -57,10 +57,8 @@ def draw_rasterized(host, target, systems, compositor, camera, indices) -> None:
              "indices": order},
             {
                 "count": system.count, "view_proj": camera.view_proj,
-                "color_start": (*s.color_start, s.emission_strength), "color_end": (*s.color_end, s.size),
+                **particle_values(system),
                 "sprite_params": (camera.pixels_per_unit, s.opacity, camera.width, camera.height),
-                "state_origin": (*system.origin, 0.0), "look_random": (s.color_random, s.size_random, 0.0, 0.0),
-                "look_seed": s.seed,
             },
             blend="OVER",
         )

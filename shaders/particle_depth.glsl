@@ -9,18 +9,13 @@
 void main()
 {
   int index;
-  vec4 pos_age_in, vel_life_in;
-  if (!read_particle(index, pos_age_in, vel_life_in)) {
-    return;
-  }
-  float life = vel_life_in.w;
-  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-  if (!in_view(clip)) {
+  vec4 pos_age_in, vel_life_in, clip;
+  if (!read_visible_particle(invocation_slot(), index, pos_age_in, vel_life_in, clip)) {
     return;
   }
   ivec2 pixel = min(ivec2(window_coordinates(clip, target_size).xy), target_size - 1);
   precise float depth = max(dot(view_axis, pos_age_in.xyz) + view_offset, 0.0);
-  vec4 look_now = look_at(div_rn(pos_age_in.w, life));
+  vec4 look_now = look_at(div_rn(pos_age_in.w, vel_life_in.w));
   if (emission_strength * max(look_now.r, max(look_now.g, look_now.b)) <= 0.0) {
     return; /* adds no light, hides nothing */
   }

@@ -5,16 +5,13 @@
 #ifdef GPU_VERTEX_SHADER
 void main()
 {
-  int width = textureSize(pos_age, 0).x;
-  ivec2 texel = particle_texel(gl_VertexID, width);
-  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
-  pos_age_in.xyz += state_origin.xyz;
-  float life = texelFetch(vel_life, texel, 0).w;
   v_color = vec3(0.0);
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
-  if (gl_VertexID >= count || !particle_alive(pos_age_in, life)) {
+  vec4 pos_age_in, vel_life_in;
+  if (!fetch_particle(gl_VertexID, pos_age_in, vel_life_in)) {
     return;
   }
+  float life = vel_life_in.w;
   vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
   if (clip.w > 0.0) {
     vec4 look_now = look_at(pos_age_in.w / life);

@@ -10,15 +10,11 @@ const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0
 
 void main()
 {
-  int width = textureSize(pos_age, 0).x;
-  ivec2 texel = particle_texel(gl_InstanceID, width);
-  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
-  pos_age_in.xyz += state_origin.xyz;
-  vec4 vel_life_in = texelFetch(vel_life, texel, 0);
   v_color = vec3(0.0);
   v_corner = CORNERS[gl_VertexID];
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
-  if (gl_InstanceID >= count || !particle_alive(pos_age_in, vel_life_in.w)) {
+  vec4 pos_age_in, vel_life_in;
+  if (!fetch_particle(gl_InstanceID, pos_age_in, vel_life_in)) {
     return;
   }
   vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);

@@ -10,13 +10,8 @@
 void main()
 {
   int index;
-  vec4 pos_age_in, vel_life_in;
-  if (!read_particle(index, pos_age_in, vel_life_in)) {
-    return;
-  }
-  float life = vel_life_in.w;
-  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-  if (!in_view(clip)) {
+  vec4 pos_age_in, vel_life_in, clip;
+  if (!read_visible_particle(invocation_slot(), index, pos_age_in, vel_life_in, clip)) {
     return;
   }
   vec3 window = window_coordinates(clip, target_size);
@@ -33,7 +28,7 @@ void main()
   }
 #endif
 
-  vec4 look_now = look_at(div_rn(pos_age_in.w, life));
+  vec4 look_now = look_at(div_rn(pos_age_in.w, vel_life_in.w));
   float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
   uvec3 q = quantize_color(color, quantize_scale);

@@ -28,23 +28,11 @@ void main()
   /* PER_THREAD particles per invocation, rows PER_THREAD apart: a bigger group
    * sums more same-pixel adds before they reach the images. */
   for (int k = 0; k < PER_THREAD; k++) {
-    int index = (int(gl_WorkGroupID.y) * PER_THREAD + k) * width + int(gl_GlobalInvocationID.x);
-#ifdef LIVE_INDEX
-    /* Over the compacted live slots only (see splat.glsl). */
-    bool in_range = index < min(int(imageLoad(live_count, ivec2(0)).x), count);
-    if (in_range) {
-      index = int(imageLoad(live_index, particle_texel(index, imageSize(live_index).x)).x);
-    }
-#else
-    bool in_range = index < count;
-#endif
-    ivec2 texel = particle_texel(index, width);
-    vec4 pos_age_in = imageLoad(pos_age, texel);
-    pos_age_in.xyz += state_origin.xyz;
-    float life = imageLoad(vel_life, texel).w;
-    vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-    bool visible = in_range && particle_alive(pos_age_in, life) && clip.w > 0.0 &&
-                   all(lessThanEqual(abs(clip.xyz), vec3(clip.w)));
+    int particle_slot = (int(gl_WorkGroupID.y) * PER_THREAD + k) * width + int(gl_GlobalInvocationID.x);
+    int index;
+    vec4 pos_age_in, vel_life_in, clip;
+    bool visible = read_visible_particle(particle_slot, index, pos_age_in, vel_life_in, clip);
+    float life = vel_life_in.w;
     ivec2 pixel = ivec2(0);
     if (visible) {
       vec3 window = window_coordinates(clip, target_size);

@@ -7,7 +7,7 @@
  * tap j of sample k (n samples, a power of two) is round(q * (k + W_j) / n) minus everything added
  * before, W_j the bilinear weights summed up to tap j, so the adds telescope to
  * q.  Taps off the target are dropped.  Circles wider than splat_max_radius are left to
- * the bokeh sprites (raster_bokeh.glsl).  Same cull, depth rule (for each
+ * the bokeh discs (bokeh_discs.glsl).  Same cull, depth rule (for each
  * tap, at the particle's depth), look and packed atomics as splat.glsl. */
 
 #ifdef DEPTH_OF_FIELD
@@ -105,29 +105,22 @@ void main()
 {
   int index;
   vec4 pos_age_in, vel_life_in;
-  if (!read_particle(index, pos_age_in, vel_life_in)) {
+  if (!read_particle(invocation_slot(), index, pos_age_in, vel_life_in)) {
     return;
   }
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-  if (!(clip.w > 0.0 && abs(clip.z) <= clip.w)) {
+  if (!in_depth_range(clip)) {
     return;
   }
   vec2 size = vec2(target_size);
   vec3 window = window_coordinates(clip, target_size);
-  vec2 here = window.xy;
-  vec2 start = here, end = here;
-#ifdef MOTION_BLUR
-  vec2 open_px, close_px;
-  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
-    start = open_px;
-    end = close_px;
-  }
-#endif
+  vec2 start, end;
+  screen_path(pos_age_in.xyz, vel_life_in.xyz, window.xy, size, start, end);
   float spread = 0.0;
 #ifdef DEPTH_OF_FIELD
   spread = coc_radius_px(clip.w);
   if (spread > splat_max_radius) {
-    return; /* a bokeh sprite */
+    return; /* a bokeh disc */
   }
 #endif
   /* Nothing of the footprint reaches the target. */

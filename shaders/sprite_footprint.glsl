@@ -14,11 +14,8 @@ void main()
   if (slot >= count) {
     return;
   }
-  int width = textureSize(pos_age, 0).x;
-  ivec2 texel = particle_texel(slot, width);
-  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
-  pos_age_in.xyz += state_origin.xyz;
-  vec4 vel_life_in = texelFetch(vel_life, texel, 0);
+  vec4 pos_age_in, vel_life_in;
+  bool alive = fetch_particle(slot, pos_age_in, vel_life_in);
   ivec2 size = ivec2(target_extent);
 
   vec4 shape = vec4(0.0);
@@ -26,7 +23,7 @@ void main()
   vec4 color = vec4(0.0);
   uint key = HIDDEN_KEY;
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-  if (particle_alive(pos_age_in, vel_life_in.w) && clip.w > 0.0) {
+  if (alive && clip.w > 0.0) {
     vec3 window = window_coordinates(clip, size);
     if (window.z >= 0.0 && window.z <= 1.0) {
       vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);

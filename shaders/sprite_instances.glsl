@@ -1,10 +1,12 @@
-/* Tile-binned alpha sprites, step 4: one (tile, sprite) instance per tile the
- * j-th nearest sprite touches, at its scanned offset: instances come out in
- * depth order, and the stable binning by tile keeps that order in every
- * tile's list.  The lists hold `capacity` instances: invocation j also marks
- * slot j "no tile" when it lies past this frame's total (instance_total, the
- * scan's), so the binning can run over the capacity without the total being
- * read back; instances past the capacity are dropped (sprites.py grows it). */
+/* Tile-binned footprints (tile_lists.py): one (tile, item) instance per tile
+ * the j-th item touches, at its scanned offset, so instances come out in
+ * list order and the stable binning by tile keeps that order in every tile's
+ * list.  DEPTH_ORDER: the j-th item is the j-th nearest alpha sprite
+ * (depth_sprites), otherwise item j itself (additive bokeh discs).  The lists
+ * hold `capacity` instances: invocation j also marks slot j "no tile" when it
+ * lies past this frame's total (instance_total, the scan's), so the binning
+ * can run over the capacity without the total being read back; instances
+ * past the capacity are dropped (KeptLists grows it). */
 
 const uint NO_TILE = 0xFFFFFFFFu;
 
@@ -18,7 +20,11 @@ void main()
   if (j >= count) {
     return;
   }
+#ifdef DEPTH_ORDER
   uint sprite = imageLoad(depth_sprites, particle_texel(j, imageSize(depth_sprites).x)).x;
+#else
+  uint sprite = uint(j);
+#endif
   ivec2 texel = particle_texel(int(sprite), imageSize(sprite_shapes).x);
   ivec4 tiles = sprite_tile_rect(imageLoad(sprite_shapes, texel), imageLoad(sprite_streaks, texel).xy, target_size);
   int tiles_x = (target_size.x + SPRITE_TILE - 1) / SPRITE_TILE;

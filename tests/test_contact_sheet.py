@@ -41,3 +41,20 @@ def test_a_stage_can_centre_the_crop():
     window = contact_sheet.crop(pixels, (48, 27), center=(0.1, 0.05))
     assert window.shape == (27, 48, 4) and window[..., 0].sum() == 1.0
     assert contact_sheet.crop(pixels, (48, 27), center=(1.0, 1.0)).shape == (27, 48, 4), "kept inside the frame"
+
+
+def test_update_replaces_only_the_named_cells(host, tmp_path):
+    import pytest
+
+    w, h = contact_sheet.TILE
+    red, green, blue, white = (np.zeros((h, w, 4), np.float32) for _ in range(4))
+    for tile, channel in ((red, 0), (green, 1), (blue, 2)):
+        tile[..., channel], tile[..., 3] = 0.5, 1.0
+    white[...] = 1.0
+    path = tmp_path / "sheet.png"
+    contact_sheet.save_png(contact_sheet.compose([("A", red), ("B", green), ("C", blue)], columns=4), path)
+    contact_sheet.update_sheet(path, ["a", "b", "c"], [("b", "New B", white)])
+    wanted = contact_sheet.compose([("A", red), ("New B", white), ("C", blue)], columns=4)
+    assert np.array_equal(contact_sheet.load_png(path)[..., :3], wanted[..., :3])
+    with pytest.raises(SystemExit, match="render the whole sheet"):  # five presets need two rows
+        contact_sheet.update_sheet(path, ["a", "b", "c", "d", "e"], [("b", "B", white)])

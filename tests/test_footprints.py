@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from addon.engine import compositing, footprint, pipeline, raster, registry
+from addon.engine.bokeh import BokehLayer
 from addon.engine.compositing import Camera, Compositor
 from addon.engine.footprint import Focus, Shutter
 from addon.engine.reference import compositing as ref
@@ -265,7 +266,7 @@ def test_widest_circle_bounds_every_kept_particle(rng):
 def test_bokeh_draw_only_when_a_circle_can_be_wide(host, rng, monkeypatch, scale, drawn):
     """The bokeh pass visits every particle, so it is left out when no circle in view passes the splat's radius."""
     calls = []
-    monkeypatch.setattr(raster, "draw_bokeh", lambda *args: calls.append(args))
+    monkeypatch.setattr(BokehLayer, "draw", lambda *args: calls.append(args))
     camera = dataclasses.replace(Camera.pixel_grid(WIDTH, HEIGHT), focus=Focus(scale, 0.0))
     run(host, camera, *particles(rng, 100))
     assert bool(calls) == drawn

@@ -28,6 +28,28 @@ def test_stage_can_focus_on_the_emitter_and_leaves_both_off_without_them(tmp_pat
     assert not scene.render.use_motion_blur and not scene.camera.data.dof.use_dof
 
 
+def test_stage_places_force_fields_and_shapes_the_emitter(tmp_path):
+    import bpy
+
+    from addon.scene_inputs import force_fields
+
+    stage = {"emitter": {"scale": [1.0, 0.1, 0.05]}, "fields": [
+        {"type": "VORTEX", "strength": 6.0, "falloff_power": 1.5},
+        {"type": "FORCE", "strength": -2.0, "falloff_power": 0.5, "location": [0, 0, 1]}]}
+    scene, emitter = build_scene(stage_preset(stage), (1, 2), (32, 18), tmp_path)
+    assert tuple(emitter.scale) == pytest.approx((1.0, 0.1, 0.05))
+    assert bpy.context.view_layer.objects.active == emitter, "the effect goes on the emitter, not a field"
+    fields, warnings = force_fields(scene)
+    assert not warnings
+    found = {f.type: f for f in fields}
+    assert sorted(found) == ["FORCE", "VORTEX"] and len(fields) == 2
+    assert (found["VORTEX"].strength, found["VORTEX"].falloff_power) == pytest.approx((6.0, 1.5))
+    assert (found["FORCE"].strength, found["FORCE"].falloff_power) == pytest.approx((-2.0, 0.5))
+    assert found["FORCE"].position == pytest.approx((0, 0, 1)) and found["VORTEX"].axis == pytest.approx((0, 0, 1))
+    scene, emitter = build_scene(stage_preset({}), (1, 2), (32, 18), tmp_path)
+    assert force_fields(scene) == ([], []) and tuple(emitter.scale) == (1, 1, 1)
+
+
 @pytest.mark.parametrize("name", preset_names())
 def test_every_shipped_stage_builds(name, tmp_path):
     preset = load_preset(name)

@@ -157,4 +157,4 @@ def test_instance_lists_grow_at_a_check(host, rng):
     assert np.abs(layer.read() - want).max() > 0.1, "instances beyond the first lists are dropped"
     layer.draw([system], target, camera)
     np.testing.assert_allclose(layer.read(), want, atol=1 / 255)
-    assert layer.lists.capacity >= int(host.read(layer.total)[0, 0]) > 1024
+    assert layer.kept.lists.capacity >= int(host.read(layer.kept.total)[0, 0]) > 1024

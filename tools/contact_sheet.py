@@ -8,6 +8,7 @@ built with the command line's ``build_scene``, the effect is added with the
 drawn with its label into one offscreen image::
 
     .venv/bin/python tools/contact_sheet.py --out docs/presets.png
+    .venv/bin/python tools/contact_sheet.py --out docs/presets.png --update --presets fire   # only fire's cell
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 RENDER = (1920, 1080)  # each preset is rendered at 1080p ...
 TILE = (480, 270)  # ... and the sheet shows a crop at full resolution, where the light is
 LABEL_HEIGHT = 22
+COLUMNS = 4
 
 
 def preset_scene(name: str, size, frames, scratch: Path):
@@ -130,6 +132,45 @@ def compose(tiles, columns=None, tile=TILE):
     return pixels.reshape(height, width, 4)
 
 
+def place_cell(sheet, cell, index: int, columns: int = COLUMNS) -> None:
+    """Put ``cell`` (one tile with its label, as ``compose`` draws it alone) into cell ``index`` of ``sheet``
+    (rows bottom to top, as ``compose`` returns them)."""
+    cell_h, cell_w = cell.shape[:2]
+    x, y = (index % columns) * cell_w, sheet.shape[0] - (index // columns + 1) * cell_h
+    if x + cell_w > sheet.shape[1] or y < 0:
+        raise ValueError(f"cell {index} lies outside a {sheet.shape[1]}x{sheet.shape[0]} sheet")
+    sheet[y:y + cell_h, x:x + cell_w] = cell
+
+
+def load_png(path: Path):
+    """An 8-bit RGBA PNG as ``save_png`` wrote it: (height, width, 4) uint8, rows bottom to top."""
+    import bpy
+    import numpy as np
+
+    image = bpy.data.images.load(str(path))
+    try:
+        width, height = image.size
+        pixels = np.empty(width * height * 4, np.float32)
+        image.pixels.foreach_get(pixels)
+    finally:
+        bpy.data.images.remove(image)
+    return np.rint(pixels * 255).astype(np.uint8).reshape(height, width, 4)
+
+
+def update_sheet(path: Path, names: list[str], tiles) -> None:
+    """Replace the cells of ``tiles`` (name, label, crop) in the sheet at ``path``, whose cells hold ``names`` in
+    order: the other presets' cells stay as they are."""
+    sheet = load_png(path)
+    rows = -(-len(names) // COLUMNS)
+    expected = (rows * (TILE[1] + LABEL_HEIGHT), COLUMNS * TILE[0])
+    if sheet.shape[:2] != expected:
+        raise SystemExit(f"{path} is {sheet.shape[1]}x{sheet.shape[0]}, not the {expected[1]}x{expected[0]} sheet of "
+                         f"{len(names)} presets: render the whole sheet (without --update)")
+    for name, label, pixels in tiles:
+        place_cell(sheet, compose([(label, pixels)], columns=1), names.index(name))
+    save_png(sheet, path)
+
+
 def save_png(pixels, path: Path) -> None:
     import bpy
 
@@ -149,13 +190,21 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "presets.png"))
     parser.add_argument("--presets", nargs="*", help="names (default: every shipped preset)")
+    parser.add_argument("--update", action="store_true",
+                        help="render only --presets and replace their cells in the existing --out sheet")
     args = parser.parse_args(argv)
-    names = args.presets or preset_names()
+    shipped = preset_names()
+    names = args.presets or shipped
+    if args.update and not (args.presets and set(names) <= set(shipped)):
+        parser.error(f"--update replaces the cells of shipped presets named by --presets ({', '.join(shipped)})")
     tiles = []
     for name in names:
         preset, pixels = render_frame(name)
-        tiles.append((preset.label, crop(pixels, center=preset.stage.get("poster_window"))))
-    save_png(compose(tiles, columns=4), Path(args.out))
+        tiles.append((name, preset.label, crop(pixels, center=preset.stage.get("poster_window"))))
+    if args.update:
+        update_sheet(Path(args.out), shipped, tiles)
+    else:
+        save_png(compose([(label, pixels) for _, label, pixels in tiles], columns=COLUMNS), Path(args.out))
     print(f"contact sheet: wrote {args.out}")
     return 0
 

@@ -13,10 +13,11 @@ from functools import cache
 import numpy as np
 
 from . import raster
+from .bokeh import BokehLayer
 from .depth import TILE, SceneDepth
 from .footprint import FOOTPRINT_KINDS, SPLAT_MAX_RADIUS, Focus, Shutter, footprint_constants, footprint_kernel
 from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, look_table
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, look_table, particle_values
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
 
@@ -274,6 +275,8 @@ class Compositor:
         self.splat_kernels = SPLAT_AGGREGATE_KERNELS
         # Points into the 2x2 pixels around them (footprint.py) rather than one; the bake turns it on.
         self.antialias = False
+        self.bokeh: BokehLayer | None = None  # made at the first wide circle of confusion
+        self.check_every = 1  # draws between read-backs of the bokeh's instance total (the viewport's: rare)
         self._rasterized = False
         self._looks = {}  # (settings, ramp bytes) -> look texture
 
@@ -299,11 +302,10 @@ class Compositor:
         """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones.
 
         With a footprint (``uses_footprint``) the footprint splat runs instead,
-        and circles of confusion too wide for it are drawn as bokeh sprites,
-        unless none in view can be that wide (the draw would visit every
-        particle for nothing, six vertices each).
+        and circles of confusion too wide for it are added as bokeh discs
+        (bokeh.py), unless none in view can be that wide (the pass would visit
+        every particle for nothing).
         """
-        s = system.settings
         q = quantize_scale(self.emax)
         look = self.look_texture(system)
         layout = system.layout.name
@@ -323,24 +325,22 @@ class Compositor:
                 "count": system.count,
                 "target_size": (self.width, self.height),
                 "view_proj": camera.view_proj,
-                "color_start": (*s.color_start, s.emission_strength),
-                "color_end": (*s.color_end, s.size),
+                **particle_values(system),
                 "quantize": (*q, camera.pixels_per_unit),
-                "state_origin": (*system.origin, 0.0),
-                "look_random": (s.color_random, s.size_random, 0.0, 0.0),
-                "look_seed": s.seed,
             },
         )
         # (0.999: the kernels compute radii in float32, this bound in float64)
         if camera.focus is not None and camera.focus.widest_px(camera.view_proj) > 0.999 * SPLAT_MAX_RADIUS:
-            raster.draw_bokeh(self.host, system, camera, self._raster_target(camera),
-                              self.depth.depth if self.depth else None, look)
+            if self.bokeh is None:
+                self.bokeh = BokehLayer(self.host, self.width, self.height, self.check_every)
+            self.bokeh.draw(system, camera, self._raster_target(camera), self.depth.depth if self.depth else None,
+                            look)
 
     def _raster_target(self, camera: Camera):
         """The rasterized layer, cleared before the frame's first draw into it.
 
         Half floats, or full floats in frames with depth of field: a bokeh disc
-        spreads a particle thinly over many pixels, and half floats would round
+        (an image the bokeh pass reads and writes: RGBA32F) spreads a particle thinly over many pixels, and half floats would round
         most of those small adds away where discs pile up.
         """
         if not self._rasterized:

@@ -13,8 +13,8 @@ of consecutive samples to the same pixel are merged in registers first (a
 streak one pixel a sample touches about two new pixels a sample, not four), and
 a sample's adds go out as one batch of atomics (one wait on memory, not one
 per add).  Discs
-wider than ``SPLAT_MAX_RADIUS`` are drawn instead as soft additive sprites
-(``shaders/raster_bokeh.glsl``).  Blender's settings drive both: the scene's
+wider than ``SPLAT_MAX_RADIUS`` are added instead as flat discs binned by
+screen tile (``bokeh.py``).  Blender's settings drive both: the scene's
 motion blur and shutter, the camera's depth of field (``addon/render.py``).
 """
 
@@ -30,7 +30,7 @@ import numpy as np
 from .kernels import Constant, Kernel, Raster
 
 MAX_SAMPLES = 128  # samples along a streak (one per pixel of its longer axis, then spaced wider); a power of two
-SPLAT_MAX_RADIUS = 4.0  # circles of confusion up to this radius in pixels are splatted; wider ones are sprites
+SPLAT_MAX_RADIUS = 4.0  # circles of confusion up to this radius in pixels are splatted; wider ones are bokeh discs
 # Disc patterns, smallest first: (samples, a power of two; largest radius in pixels they serve).
 DISC_LEVELS = ((1, 0.5), (8, 1.5), (32, 2.5), (64, SPLAT_MAX_RADIUS))
 GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
@@ -67,7 +67,7 @@ DISC_VEC4S = -(-len(DISC) // 2)  # two points a vec4
 FOCUS = Constant("VEC4", "focus", components=(
     ("coc_scale", "x"),  # circle of confusion scale in pixels
     ("focus_depth", "y"),  # focus distance (clip w)
-    ("splat_max_radius", "z"),  # SPLAT_MAX_RADIUS: wider circles are sprites
+    ("splat_max_radius", "z"),  # SPLAT_MAX_RADIUS: wider circles are bokeh discs
 ))
 DISC_CONSTANT = Constant("VEC4", "disc", DISC_VEC4S)  # DISC, two points a vec4
 

@@ -21,6 +21,15 @@ LOOK_RANDOM = Constant("VEC4", "look_random", components=(("brightness_random", 
 LOOK_SEED = Constant("INT", "look_seed")
 
 
+def particle_values(system) -> dict:
+    """What every kernel that draws a system's particles takes besides its own: the look constants above
+    from the effect's settings, and state_origin (what its stored positions are relative to)."""
+    s = system.settings
+    return {"color_start": (*s.color_start, s.emission_strength), "color_end": (*s.color_end, s.size),
+            "state_origin": (*system.origin, 0.0), "look_random": (s.color_random, s.size_random, 0.0, 0.0),
+            "look_seed": s.seed}
+
+
 def look_table(settings, ramp: np.ndarray | None = None) -> np.ndarray:
     """(LOOK_SIZE, 4) float32: rgb color (the ramp's, or start to end), a: size factor (1 to size_end)."""
     t = np.linspace(0.0, 1.0, LOOK_SIZE)[:, None]

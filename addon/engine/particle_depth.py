@@ -13,6 +13,7 @@ import numpy as np
 
 from .compositing import SPLAT_CONSTANTS, Camera
 from .kernels import Constant, Image, Kernel
+from .look import particle_values
 from .simulation import LAYOUTS
 
 # Depth where no particle is: beyond Blender's own "nothing hit" depth (1e10).  2^34's bit pattern is
@@ -52,7 +53,6 @@ class ParticleDepth:
 
     def add(self, system, camera: Camera, world_to_view: np.ndarray, look) -> None:
         """Every live particle of ``system`` (a ParticleSystem or CSG cloud), with its look table ``look``."""
-        s = system.settings
         groups_x, rows, _ = system.groups
         self.host.dispatch(
             PARTICLE_DEPTH_KERNELS[system.layout.name], (groups_x, rows, 1),
@@ -61,12 +61,8 @@ class ParticleDepth:
                 "count": system.count,
                 "target_size": (self.width, self.height),
                 "view_proj": camera.view_proj,
-                "color_start": (*s.color_start, s.emission_strength),
-                "color_end": (*s.color_end, s.size),
+                **particle_values(system),
                 "quantize": (0.0, 0.0, 0.0, camera.pixels_per_unit),
-                "state_origin": (*system.origin, 0.0),
-                "look_random": (s.color_random, s.size_random, 0.0, 0.0),
-                "look_seed": s.seed,
                 "view_depth": view_depth_row(world_to_view),
             },
         )

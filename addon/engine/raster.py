@@ -9,11 +9,9 @@ is one, with the same "hidden when farther" rule as the splat.
 
 from __future__ import annotations
 
-from functools import cache
-
-from .footprint import FOCUS, footprint_constants, motion_variant
+from .footprint import footprint_constants, motion_variant
 from .kernels import Constant, Image, Raster, Sampler
-from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
 
 _STATE = (Sampler("pos_age"), Sampler("vel_life"))
 _IMAGES = (Image("look", "RGBA32F", "READ"),)  # the look table (look.py), read by look.glsl
@@ -31,7 +29,7 @@ _CONSTANTS = (
     LOOK_RANDOM,
     LOOK_SEED,
 )
-_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl")
+_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl")
 
 POINTS = Raster("raster_points", images=_IMAGES, samplers=_STATE, constants=_CONSTANTS, includes=_INCLUDES,
                 varyings=(("VEC3", "v_color"),))
@@ -43,18 +41,13 @@ QUAD_VERTICES = 6  # two triangles per particle
 
 def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
     """``kernel``'s constants (the shutter's and focus too, where it declares them)."""
-    s = system.settings
     declared = {c.name for c in kernel.constants}
     footprint = {name: value for name, value in footprint_constants(camera, disc=False).items() if name in declared}
     return {**footprint, **{
         "count": system.count,
         "view_proj": camera.view_proj,
-        "color_start": (*s.color_start, s.emission_strength),
-        "color_end": (*s.color_end, s.size),
+        **particle_values(system),
         "raster_params": (camera.pixels_per_unit, stretch, camera.width, camera.height),
-        "state_origin": (*system.origin, 0.0),
-        "look_random": (s.color_random, s.size_random, 0.0, 0.0),
-        "look_seed": s.seed,
     }}
 
 
@@ -74,20 +67,3 @@ def draw(host, system, camera, target, depth, look) -> None:
 def quads(camera) -> Raster:
     """QUADS, stretched over the shutter when the camera has one (motion blur)."""
     return motion_variant(QUADS) if camera.shutter is not None else QUADS
-
-
-@cache
-def bokeh(motion: bool) -> Raster:
-    """Circles of confusion wider than the splat takes, as soft additive discs (over the shutter with ``motion``)."""
-    kernel = Raster("raster_bokeh", images=_IMAGES, samplers=_STATE, constants=(*_CONSTANTS, FOCUS),
-                    includes=(*_INCLUDES, "footprint.glsl"), defines=(("DEPTH_OF_FIELD", "1"),),
-                    varyings=(("VEC3", "v_color"), ("VEC2", "v_local"), ("VEC2", "v_shape")))
-    return motion_variant(kernel) if motion else kernel
-
-
-def draw_bokeh(host, system, camera, target, depth, look) -> None:
-    """Add the particles whose circle of confusion is wider than the splat takes (footprint.py) into ``target``."""
-    textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look}
-    kernel = bokeh(camera.shutter is not None)
-    host.draw(kernel, "TRIS", QUAD_VERTICES, system.count, target, depth, textures,
-              constants(system, camera, 0.0, kernel))

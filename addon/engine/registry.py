@@ -11,6 +11,7 @@ A new ``shaders/<name>.glsl`` with a ``main()`` must appear here
 from __future__ import annotations
 
 from . import (
+    bokeh,
     compaction,
     compositing,
     csg,
@@ -24,6 +25,7 @@ from . import (
     simulation,
     sorting,
     sprites,
+    tile_lists,
 )
 from .kernels import Kernel
 
@@ -42,9 +44,9 @@ KERNELS: tuple[Kernel, ...] = (
     raster.POINTS,
     raster.QUADS,
     footprint.motion_variant(raster.QUADS),
-    raster.bokeh(False),
-    raster.bokeh(True),
+    *bokeh.BOKEH_KERNELS,
     *sprites.SPRITE_KERNELS,
+    tile_lists.tile_instances(False),
     *glints.EXTRACT_VARIANTS.values(),
     glints.SPRITES,
     glints.ADD,

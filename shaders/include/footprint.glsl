@@ -1,6 +1,6 @@
 /* Footprints (addon/engine/footprint.py): where a particle is over the
- * shutter and how wide the lens spreads it.  Shared by the footprint splat and
- * the rasterized sprites; MOTION_BLUR needs the constants shutter,
+ * shutter and how wide the lens spreads it.  Shared by the footprint splat,
+ * the rasterized sprites and the bokeh discs; MOTION_BLUR needs the constants shutter,
  * view_proj_open and view_proj_close, DEPTH_OF_FIELD the constant focus (coc_scale, focus_depth, splat_max_radius).
  * Where floats become pixels or integer colors the arithmetic is exact
  * (precise, div_rn, transform_point: see common.glsl). */
@@ -11,6 +11,14 @@ vec2 screen_of(vec4 clip, vec2 size)
 {
   precise vec2 screen = (vec2(div_rn(clip.x, clip.w), div_rn(clip.y, clip.w)) * 0.5 + 0.5) * size;
   return screen;
+}
+
+/* In front of the camera and between the near and far planes: the cull of a
+ * footprint, which can reach into the view from beside it (its ends and
+ * spread bound x and y instead). */
+bool in_depth_range(vec4 clip)
+{
+  return clip.w > 0.0 && abs(clip.z) <= clip.w;
 }
 
 #ifdef MOTION_BLUR
@@ -30,6 +38,21 @@ bool shutter_path(vec3 position, vec3 velocity, vec2 size, out vec2 open_px, out
 }
 #endif
 
+/* The particle's screen path over the shutter, `start` to `end`: its
+ * shutter_path with MOTION_BLUR where that is seen, otherwise standing at `here`. */
+void screen_path(vec3 position, vec3 velocity, vec2 here, vec2 size, out vec2 start, out vec2 end)
+{
+  start = here;
+  end = here;
+#ifdef MOTION_BLUR
+  vec2 open_px, close_px;
+  if (shutter_path(position, velocity, size, open_px, close_px)) {
+    start = open_px;
+    end = close_px;
+  }
+#endif
+}
+
 #ifdef DEPTH_OF_FIELD
 /* Radius in pixels of the circle of confusion at clip w (the view depth of a perspective camera). */
 float coc_radius_px(float clip_w)
@@ -38,14 +61,3 @@ float coc_radius_px(float clip_w)
   return div_rn(spread, clip_w);
 }
 #endif
-
-/* A corner of the quad that holds a disc of ``radius`` pixels swept from
- * ``start`` to ``end``: corner.x runs along the path, corner.y across it. */
-vec2 capsule_corner(vec2 start, vec2 end, float radius, vec2 corner)
-{
-  vec2 path = end - start;
-  float len = length(path);
-  vec2 along = len > 1e-3 ? path / len : vec2(1.0, 0.0);
-  vec2 across = vec2(-along.y, along.x);
-  return 0.5 * (start + end) + along * (corner.x * (radius + 0.5 * len)) + across * (corner.y * radius);
-}

@@ -1,27 +1,33 @@
 /* The particle a splat-like kernel draws, read as every one of them reads it.
  *
- * Needs the state images pos_age and vel_life, the constants count and
- * state_origin, particle_alive (particle_look.glsl), and with LIVE_INDEX the
- * compacted live list (live_count, live_index). */
+ * Needs the state images pos_age and vel_life, the constants count,
+ * state_origin and view_proj, particle_alive (particle_look.glsl), and with
+ * LIVE_INDEX the compacted live list (live_count, live_index). */
 
-/* This invocation's particle: its slot, world position with age, velocity
- * with life.  False past the count (or the live list) and when not alive. */
-bool read_particle(out int index, out vec4 pos_age_in, out vec4 vel_life_in)
+/* This invocation's slot, dispatched as (width / 256, rows) over the state images. */
+int invocation_slot()
 {
-  int width = imageSize(pos_age).x;
-  index = particle_index(width);
+  return particle_index(imageSize(pos_age).x);
+}
+
+/* The particle of ``slot`` (with LIVE_INDEX: of the slot-th live slot): its
+ * index, world position with age, velocity with life.  False past the count
+ * (or the live list) and when not alive. */
+bool read_particle(int slot, out int index, out vec4 pos_age_in, out vec4 vel_life_in)
+{
 #ifdef LIVE_INDEX
   /* Over the compacted live slots only: their count stays on the GPU. */
-  if (index >= min(int(imageLoad(live_count, ivec2(0)).x), count)) {
+  if (slot >= min(int(imageLoad(live_count, ivec2(0)).x), count)) {
     return false;
   }
-  index = int(imageLoad(live_index, particle_texel(index, imageSize(live_index).x)).x);
+  index = int(imageLoad(live_index, particle_texel(slot, imageSize(live_index).x)).x);
 #else
-  if (index >= count) {
+  if (slot >= count) {
     return false;
   }
+  index = slot;
 #endif
-  ivec2 texel = particle_texel(index, width);
+  ivec2 texel = particle_texel(index, imageSize(pos_age).x);
   pos_age_in = imageLoad(pos_age, texel);
   pos_age_in.xyz += state_origin.xyz;
   vel_life_in = imageLoad(vel_life, texel);
@@ -32,4 +38,16 @@ bool read_particle(out int index, out vec4 pos_age_in, out vec4 vel_life_in)
 bool in_view(vec4 clip)
 {
   return clip.w > 0.0 && all(lessThanEqual(abs(clip.xyz), vec3(clip.w)));
+}
+
+/* read_particle, and the particle's clip position (view_proj); false also
+ * outside the view volume (in_view). */
+bool read_visible_particle(int slot, out int index, out vec4 pos_age_in, out vec4 vel_life_in, out vec4 clip)
+{
+  clip = vec4(0.0);
+  if (!read_particle(slot, index, pos_age_in, vel_life_in)) {
+    return false;
+  }
+  clip = transform_point(view_proj, pos_age_in.xyz);
+  return in_view(clip);
 }

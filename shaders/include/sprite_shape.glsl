@@ -1,9 +1,10 @@
-/* An alpha sprite's screen footprint, shared by the tile-binned compositor's
- * kernels (sprites.py): a soft disc of `radius` pixels around `center`,
- * swept along `stretch` (pixels, head minus tail over the shutter; zero for a
- * round sprite), at window depth `depth`.  Binning takes its pixel rectangle,
- * blending its coverage of a pixel center; a stretched sprite spreads the
- * same energy over its longer streak. */
+/* A footprint on the screen, shared by the tile-binned compositors' kernels
+ * (tile_lists.py: alpha sprites and bokeh discs): a disc reaching `radius`
+ * pixels from `center`, swept along `stretch` (pixels, head minus tail over
+ * the shutter; zero for a round one), at window depth `depth`.  Binning takes
+ * its pixel rectangle, blending its coverage of a pixel center: an alpha
+ * sprite's soft Gaussian (spreading the same energy over a longer streak), a
+ * bokeh disc's flat top with a one-pixel rim. */
 
 const int SPRITE_TILE = 16;
 const float SPRITE_FALLOFF = 4.0;
@@ -39,16 +40,30 @@ int sprite_tile_count(vec4 shape, vec2 stretch, ivec2 size)
   return max(tiles.z - tiles.x + 1, 0) * max(tiles.w - tiles.y + 1, 0);
 }
 
-/* Coverage of the pixel centered at `at`: a Gaussian falloff that reaches zero at the rim. */
-float sprite_coverage(vec4 shape, vec2 stretch, vec2 at)
+/* From the nearest point of the footprint's path (its center swept along `stretch`) to `at`. */
+vec2 offset_from_path(vec4 shape, vec2 stretch, vec2 at)
 {
   vec2 offset = at - shape.xy;
   float length2 = dot(stretch, stretch);
-  float spread = 1.0;
   if (length2 > 0.0) {
     offset -= clamp(dot(offset, stretch) / length2, -0.5, 0.5) * stretch;
-    spread = shape.z / (shape.z + 0.5 * sqrt(length2));
   }
+  return offset;
+}
+
+/* Coverage of the pixel centered at `at` by a bokeh disc: 1 inside, fading
+ * over the last pixel to 0 at `radius` (the circle of confusion plus 1/2). */
+float disc_coverage(vec4 shape, vec2 stretch, vec2 at)
+{
+  return clamp(shape.z - length(offset_from_path(shape, stretch, at)), 0.0, 1.0);
+}
+
+/* Coverage of the pixel centered at `at` by an alpha sprite: a Gaussian falloff that reaches zero at the rim. */
+float sprite_coverage(vec4 shape, vec2 stretch, vec2 at)
+{
+  vec2 offset = offset_from_path(shape, stretch, at);
+  float length2 = dot(stretch, stretch);
+  float spread = length2 > 0.0 ? shape.z / (shape.z + 0.5 * sqrt(length2)) : 1.0;
   vec2 corner = offset / shape.z;
   float distance2 = dot(corner, corner);
   if (distance2 >= 1.0) {

@@ -21,11 +21,10 @@ def _clip(view_proj, points):
     return transform_points(view_proj, points)
 
 
-def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit,
-                   shutter=None, focus=None, ramp=None, scene_depth=None):
-    """(pixel, add, particle) of every tap the kernel adds: (m, 2) int pixels, (m, 3) uint32 colors and the
-    (m,) number of the particle (among those drawn) each belongs to.  The kernel merges a particle's taps on
-    one pixel into one atomic; the accumulation is the same."""
+def paths(pos_age, vel_life, view_proj, width, height, shutter=None, focus=None):
+    """(index, clip, start, end, spread) of the live particles in front of the camera and inside its depth range:
+    their clip positions, screen positions at shutter open and close (both here without a shutter) and circles
+    of confusion in pixels (zero without a focus), as footprint.glsl computes them."""
     size = np.array([width, height], F)
     age, life = pos_age[:, 3], vel_life[:, 3]
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -46,6 +45,19 @@ def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, 
         spread = np.zeros(len(index), F)
         if focus is not None:
             spread = F(focus.scale_px) * np.abs(w - F(focus.distance)) / w
+    return index, clip, start, end, spread
+
+
+def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit,
+                   shutter=None, focus=None, ramp=None, scene_depth=None):
+    """(pixel, add, particle) of every tap the kernel adds: (m, 2) int pixels, (m, 3) uint32 colors and the
+    (m,) number of the particle (among those drawn) each belongs to.  The kernel merges a particle's taps on
+    one pixel into one atomic; the accumulation is the same."""
+    size = np.array([width, height], F)
+    age, life = pos_age[:, 3], vel_life[:, 3]
+    index, clip, start, end, spread = paths(pos_age, vel_life, view_proj, width, height, shutter, focus)
+    w = clip[:, 3]
+    with np.errstate(invalid="ignore", over="ignore"):
         reach = (spread + F(1))[:, None]
         keep = ((spread <= F(SPLAT_MAX_RADIUS)) & ~(np.maximum(start, end) + reach < 0).any(axis=1)
                 & ~(np.minimum(start, end) - reach > size).any(axis=1))

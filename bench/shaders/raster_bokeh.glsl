@@ -1,30 +1,38 @@
-/* Circles of confusion wider than the footprint splat takes (splat_max_radius pixels):
- * one soft disc per particle (a quad, gl_InstanceID = particle), swept along
+/* The benchmark's peer of the bokeh discs (addon/engine/bokeh.py), the product's
+ * path before them: circles of confusion wider than the footprint splat takes
+ * (splat_max_radius pixels) rasterized, one soft disc per particle (a quad, gl_InstanceID = particle), swept along
  * its shutter path with MOTION_BLUR.  Its energy is the splat's color spread
  * evenly over the shape's area, so the frame's total stays what the particle
  * adds in focus; the rim fades over one pixel. */
 
 #ifdef GPU_VERTEX_SHADER
+/* A corner of the quad that holds a disc of ``radius`` pixels swept from
+ * ``start`` to ``end``: corner.x runs along the path, corner.y across it. */
+vec2 capsule_corner(vec2 start, vec2 end, float radius, vec2 corner)
+{
+  vec2 path = end - start;
+  float len = length(path);
+  vec2 along = len > 1e-3 ? path / len : vec2(1.0, 0.0);
+  vec2 across = vec2(-along.y, along.x);
+  return 0.5 * (start + end) + along * (corner.x * (radius + 0.5 * len)) + across * (corner.y * radius);
+}
+
 const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
                                 vec2(-1.0, -1.0), vec2(1.0, 1.0), vec2(-1.0, 1.0));
 
 void main()
 {
-  int width = textureSize(pos_age, 0).x;
-  ivec2 texel = particle_texel(gl_InstanceID, width);
-  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
-  pos_age_in.xyz += state_origin.xyz;
-  vec4 vel_life_in = texelFetch(vel_life, texel, 0);
   vec2 corner = CORNERS[gl_VertexID];
   v_color = vec3(0.0);
   v_local = vec2(0.0);
   v_shape = vec2(0.0);
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
-  if (gl_InstanceID >= count || !particle_alive(pos_age_in, vel_life_in.w)) {
+  vec4 pos_age_in, vel_life_in;
+  if (!fetch_particle(gl_InstanceID, pos_age_in, vel_life_in)) {
     return;
   }
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-  if (!(clip.w > 0.0 && abs(clip.z) <= clip.w)) {
+  if (!in_depth_range(clip)) {
     return;
   }
   float radius = coc_radius_px(clip.w);
@@ -32,14 +40,8 @@ void main()
     return; /* splatted */
   }
   vec2 size = target_extent;
-  vec2 start = screen_of(clip, size), end = start;
-#ifdef MOTION_BLUR
-  vec2 open_px, close_px;
-  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
-    start = open_px;
-    end = close_px;
-  }
-#endif
+  vec2 start, end;
+  screen_path(pos_age_in.xyz, vel_life_in.xyz, screen_of(clip, size), size, start, end);
   float half_path = 0.5 * length(end - start);
   float reach = radius + 0.5; /* where the rim's ramp ends: no fragment past it adds anything */
   v_local = vec2(corner.x * (reach + half_path), corner.y * reach);

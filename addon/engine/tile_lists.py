@@ -1,0 +1,140 @@
+"""Screen-tile lists of footprints: (tile, item) instances in lists of a kept capacity, binned by tile.
+
+Shared by the two tile-binned compositors, the alpha sprites (``sprites.py``)
+and the bokeh discs (``bokeh.py``).  Both give every item a footprint
+(``sprite_shape.glsl``: center, reach, depth, stretch) and write how many
+16x16 tiles it touches; then, reading like the algorithm::
+
+    scan(tile counts -> every item's first instance, and the total)   # the total stays on the GPU
+    sprite_instances(-> (tile, item), in list order)                   # into lists of a kept capacity
+    binning by tile (stable)                                           # per-tile lists, in list order
+
+and one workgroup per tile walks its list.  The lists keep a capacity, so a
+draw needs no read-back: every ``check_every`` draws the total is read, and a
+draw whose instances did not fit gets lists with room for them before it
+bins (the bake checks every draw; the viewport, which must not wait for the
+GPU, every VIEWPORT_CHECK_EVERY draws, starting from its estimate).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+from .binning import Binning
+from .kernels import Constant, Image, Kernel, Sampler, Shared
+from .scan import Scan, linear_size
+from .sorting import linear_groups
+
+TILE = 16
+VIEWPORT_CHECK_EVERY = 30  # viewport draws between read-backs of the instance total
+MIN_INSTANCES = 1024
+TILE_CHUNK = 256  # footprints a tile's workgroup holds in shared memory at once (tile_list.glsl)
+
+
+@cache
+def tile_instances(depth_order: bool) -> Kernel:
+    """(tile, item) instances of every item; ``depth_order``: items visited through ``depth_sprites``
+    (the alpha sprites' nearest-first order), otherwise in list order (additive bokeh discs)."""
+    order = (Image("depth_sprites", "R32UI", "READ"),) if depth_order else ()
+    return Kernel(
+        "sprite_instances",
+        images=(*order, Image("sprite_shapes", "RGBA32F", "READ"), Image("sprite_streaks", "RGBA32F", "READ"),
+                Image("instance_offsets", "R32UI", "READ"), Image("instance_total", "R32UI", "READ"),
+                Image("instance_tiles", "R32UI", "WRITE"), Image("instance_sprites", "R32UI", "WRITE")),
+        constants=(Constant("INT", "count"), Constant("IVEC2", "target_size"), Constant("INT", "capacity")),
+        includes=("common.glsl", "sprite_shape.glsl"),
+        defines=(("DEPTH_ORDER", "1"),) if depth_order else (),
+    )
+
+
+def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = ()) -> Kernel:
+    """A kernel that walks each tile's list (one workgroup per tile, ``tile_list.glsl``) into ``layer``;
+    ``depth_test``: against the scene's depth; ``shared``: its own shared arrays besides the chunk."""
+    return Kernel(
+        name,
+        images=(Image("binned_sprites", "R32UI", "READ"), Image("tile_counts", "R32UI", "READ"),
+                Image("tile_offsets", "R32UI", "READ"), Image("sprite_shapes", "RGBA32F", "READ"),
+                Image("sprite_streaks", "RGBA32F", "READ"), Image("sprite_colors", "RGBA32F", "READ"), layer),
+        samplers=(Sampler("scene_depth"),) if depth_test else (),
+        constants=(Constant("IVEC2", "target_size"),),
+        shared=(Shared("vec4", "s_shapes", TILE_CHUNK), Shared("vec2", "s_streaks", TILE_CHUNK),
+                Shared("vec4", "s_colors", TILE_CHUNK), Shared("uint", "s_spans", TILE_CHUNK), *shared),
+        local_size=(TILE, TILE, 1),
+        includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl"),
+        defines=(("TILE_CHUNK", str(TILE_CHUNK)), *((("SPRITE_DEPTH_TEST", "1"),) if depth_test else ())),
+    )
+
+
+class FootprintList:
+    """Per-item scratch for up to ``capacity`` footprints: shape, streak, color, tile count and first instance."""
+
+    def __init__(self, host, capacity: int):
+        self.capacity = capacity
+        size = linear_size(capacity, host.max_texture_size)
+        self.shapes = host.texture("sprite_shapes", *size, "RGBA32F")
+        self.streaks = host.texture("sprite_streaks", *size, "RGBA32F")
+        self.colors = host.texture("sprite_colors", *size, "RGBA32F")
+        self.instance_counts = host.texture("sprite_instance_counts", *size, "R32UI")
+        self.instance_offsets = host.texture("sprite_instance_offsets", *size, "R32UI")
+        self.scan = Scan(host, capacity)
+
+
+class TileLists:
+    """(tile, item) instances for up to ``capacity`` instances, and their binning by tile."""
+
+    def __init__(self, host, capacity: int, tiles: int):
+        self.capacity = capacity
+        size = linear_size(capacity, host.max_texture_size)
+        self.tiles = host.texture("sprite_instance_tiles", *size, "R32UI")
+        self.sprites = host.texture("sprite_instance_sprites", *size, "R32UI")
+        self.binning = Binning(host, capacity, tiles)
+
+
+class KeptLists:
+    """Tile lists of a width x height target, kept between draws and grown when a check finds them short.
+
+    ``check_every``: draws between read-backs of the instance total (1: every
+    draw, exact; more: a draw waits for nothing, and one whose instances
+    outgrew the lists shows footprints cut at tile edges until the next check).
+    ``estimate``: instances an item is expected to have, for the first lists.
+    """
+
+    def __init__(self, host, width: int, height: int, check_every: int = 1, estimate: float = 1.0):
+        self.host = host
+        self.width, self.height = width, height
+        self.tiles_x, self.tiles_y = -(-width // TILE), -(-height // TILE)
+        self.total = host.texture("sprite_instance_total", 1, 1, "R32UI")  # the scan's total, written on the GPU
+        self.check_every = check_every
+        self.estimate = estimate
+        self.draws = 0
+        self.lists: TileLists | None = None
+
+    def bin(self, items: dict, offsets, count: int, depth_order: bool) -> TileLists:
+        """Instances of ``count`` items (``items``: their sprite_shapes, sprite_streaks and, with
+        ``depth_order``, depth_sprites; ``offsets``: their scanned first instances, ``total`` written)
+        binned by tile: the lists, which ``binning`` holds per tile."""
+        self.draws += 1
+        if self.lists is None:
+            self._grow(int(self.estimate * count))
+        if self.draws % self.check_every == 0:
+            self._fit(int(self.host.read(self.total)[0, 0]))  # a wait: the bake's, or one in a while
+        lists = self.lists
+        self.host.dispatch(
+            tile_instances(depth_order), linear_groups(max(count, lists.capacity)),
+            {**items, "instance_offsets": offsets, "instance_total": self.total, "instance_tiles": lists.tiles,
+             "instance_sprites": lists.sprites},
+            {"count": count, "target_size": (self.width, self.height), "capacity": lists.capacity},
+        )
+        lists.binning.run(lists.tiles, lists.capacity, values=lists.sprites)
+        return lists
+
+    def _grow(self, capacity: int) -> None:
+        self.lists = TileLists(self.host, max(capacity, MIN_INSTANCES), self.tiles_x * self.tiles_y)
+
+    def _fit(self, instances: int) -> None:
+        """New lists of 5/4 what the frame needs when these are short, or more than 5/4 of that long
+        (binning runs over the whole capacity: on an H100 the 4-per-sprite first guess made the tile
+        binning of 1M smoke sprites 69% longer than its 2.5 instances a sprite needed)."""
+        wanted = max(instances * 5 // 4, MIN_INSTANCES)
+        if instances > self.lists.capacity or self.lists.capacity > wanted * 5 // 4:
+            self._grow(wanted)

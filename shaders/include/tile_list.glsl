@@ -1,0 +1,51 @@
+/* A tile-binned compositor's per-tile walk (tile_lists.py): one workgroup per
+ * 16x16 tile reads its tile's list of footprints (binned_sprites, from
+ * tile_offsets and tile_counts) into shared memory (s_shapes, s_streaks,
+ * s_colors), TILE_CHUNK (a define) at a time, each with the rows and columns
+ * of the tile its pixel rectangle spans as two 16-bit masks (s_spans), so a
+ * pixel skips a footprint that cannot cover it with one test.  Needs those
+ * images, sprite_shapes, sprite_streaks, sprite_colors and target_size. */
+
+/* Bits first..last (tile-relative, clamped to the tile) of a 16-bit mask; 0 when they miss the tile. */
+uint tile_span_mask(int first, int last)
+{
+  int low = max(first, 0);
+  int high = min(last, SPRITE_TILE - 1);
+  return high < low ? 0u : ((2u << uint(high)) - (1u << uint(low)));
+}
+
+/* This thread's pixel as a span: its row's bit in the high half, its column's in the low. */
+uint tile_pixel_bits()
+{
+  return (1u << (16u + gl_LocalInvocationID.y)) | (1u << gl_LocalInvocationID.x);
+}
+
+/* Whether a footprint's spans hold the pixel of ``pixel_bits``. */
+bool tile_spans(uint spans, uint pixel_bits)
+{
+  return (spans & pixel_bits) == pixel_bits;
+}
+
+/* This workgroup's tile list: (first entry, entries). */
+ivec2 tile_list()
+{
+  int tile = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
+  ivec2 texel = particle_texel(tile, imageSize(tile_offsets).x);
+  return ivec2(imageLoad(tile_offsets, texel).x, imageLoad(tile_counts, texel).x);
+}
+
+/* Thread t's footprint of the chunk starting at entry `chunk` of the list into shared memory
+ * (the caller's barrier() then makes the chunk visible). */
+void load_tile_chunk(ivec2 list, int chunk, int t)
+{
+  if (chunk + t < list.y) {
+    uint item = imageLoad(binned_sprites, particle_texel(list.x + chunk + t, imageSize(binned_sprites).x)).x;
+    ivec2 texel = particle_texel(int(item), imageSize(sprite_shapes).x);
+    s_shapes[t] = imageLoad(sprite_shapes, texel);
+    s_streaks[t] = imageLoad(sprite_streaks, texel).xy;
+    s_colors[t] = imageLoad(sprite_colors, texel);
+    ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
+    ivec4 rect = sprite_pixel_rect(s_shapes[t], s_streaks[t], target_size) - origin.xyxy;
+    s_spans[t] = tile_span_mask(rect.y, rect.w) << 16u | tile_span_mask(rect.x, rect.z);
+  }
+}
