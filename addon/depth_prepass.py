@@ -7,6 +7,9 @@ add-on's own depth-only shader with the particle camera's matrix.
 
 from __future__ import annotations
 
+import gc
+from contextlib import contextmanager
+
 import gpu
 import numpy as np
 from gpu_extras.batch import batch_for_shader
@@ -49,6 +52,20 @@ def mesh_triangles(obj) -> tuple[np.ndarray, np.ndarray]:
     return positions, triangles
 
 
+@contextmanager
+def no_collection():
+    """The garbage collector held off: a collection inside the pre-pass (batch_for_shader allocates) can free
+    an unreachable renderer's GPU objects while this framebuffer is bound, which crashed Blender (llvmpipe,
+    intermittently, in batch.draw)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 class DepthPrepass:
     """Draws a scene's occluders into a :class:`~addon.engine.depth.SceneDepth` and builds its tiles."""
 
@@ -59,7 +76,7 @@ class DepthPrepass:
         """Depth of every occluder (1.0 where there is none); returns how many objects were drawn."""
         framebuffer = scene_depth.host.framebuffer(None, scene_depth.depth)
         drawn = 0
-        with framebuffer.bind():
+        with no_collection(), framebuffer.bind():
             framebuffer.clear(depth=1.0)
             gpu.state.viewport_set(0, 0, scene_depth.width, scene_depth.height)
             gpu.state.depth_test_set("LESS_EQUAL")
