@@ -28,7 +28,7 @@ from .kernels import Constant, Image, Kernel, Shared
 from .scan import Scan, linear_size
 
 BIN_THREADS = 256
-BIN_TILE = 2048  # items a workgroup ranks and scatters in shared memory (27.7 KiB of 32 KiB)
+BIN_TILE = 2048  # items a workgroup ranks and scatters in shared memory (bin_scatter: 19.5 KiB of 32 KiB)
 DIGIT_BITS = 8
 DIGITS = 1 << DIGIT_BITS
 DIGIT_SLOTS = DIGITS + 1  # the last: keys outside the bins
