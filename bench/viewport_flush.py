@@ -17,9 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from addon.hosts.gl_flush import Flusher  # noqa: E402
 from bench import blender_gpu, records  # noqa: E402
 from bench.counting import CountingHost  # noqa: E402
-from addon.hosts.gl_flush import Flusher  # noqa: E402
 
 EVERY = (0, 1, 2, 4, 8)
 
