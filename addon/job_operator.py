@@ -132,6 +132,9 @@ class ModalJobOperator(bpy.types.Operator):
                 job.close(cancelled=True)
                 self.report({"ERROR"}, str(error))
                 return {"CANCELLED"}
+            except KeyboardInterrupt:  # a second Ctrl-C, or Ctrl-C off the main thread: the frames drawn still land
+                self._finish(cancelled=True)
+                return {"CANCELLED"}
             if pressed():
                 self._finish(cancelled=True)
                 return {"CANCELLED"}

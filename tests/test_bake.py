@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import signal
 
 import bpy
 import numpy as np
@@ -176,23 +177,28 @@ def test_failed_write_on_a_worker_stops_the_bake_and_keeps_only_complete_frames(
         assert bpy.data.images.load(str(folder / name)).size[:] == (64, 36)
 
 
-def test_ctrl_c_mid_bake_finishes_the_frames_drawn_and_cancels(scene, tmp_path, monkeypatch):
-    """KeyboardInterrupt (the command line's Ctrl-C) in the blocking bake: every frame drawn is written whole."""
+@pytest.mark.parametrize("press", ["ctrl-c", "second ctrl-c"])
+def test_ctrl_c_mid_bake_finishes_the_frames_drawn_and_cancels(scene, tmp_path, monkeypatch, press):
+    """The command line's Ctrl-C in the blocking bake, as a signal read between steps (the step it lands in
+    finishes) or, pressed again, as a KeyboardInterrupt inside a step: every frame drawn is written whole."""
     from addon.bake import BakeJob
 
     add_effect(count=3000)
     real_step = BakeJob.step
 
     def interrupted_step(job):
-        if job.done == 2:
+        if job.done == 2 and press == "second ctrl-c":
             raise KeyboardInterrupt
+        if job.done == 2:
+            os.kill(os.getpid(), signal.SIGINT)
         return real_step(job)
 
     monkeypatch.setattr(BakeJob, "step", interrupted_step)
     assert bpy.ops.gpu_particles.bake() == {"CANCELLED"}
     folder = tmp_path / "frames"
-    assert sorted(os.listdir(folder)) == ["f_0001.png", "f_0002.png", "gpu_particles_bake.json"]
-    for name in ("f_0001.png", "f_0002.png"):
+    written = [f"f_000{i}.png" for i in range(1, 3 if press == "second ctrl-c" else 4)]
+    assert sorted(os.listdir(folder)) == [*written, "gpu_particles_bake.json"]
+    for name in written:
         assert bpy.data.images.load(str(folder / name)).size[:] == (64, 36)
 
 
