@@ -28,8 +28,9 @@ frame's peak.
 Bounds (``bound_ms`` = ``bytes`` / the copy bandwidth of the same run): 32 B of
 state per particle, 8 B per add (two 4-byte atomics on the packed words; adds
 = the distinct pixels of the particles' footprints, from the reference on 2000
-of the case's particles, ``adds_per_particle`` a splatted one), 32 B per target
-pixel for the resolve, and for the bokeh discs (``bokeh_discs`` of them) a read
+of the case's particles, ``adds_per_particle`` a splatted one), 24 B per target
+pixel for the resolve (accumulation read, frame written) and 8 B per pixel
+the splat touched (``touched_pixels``: the words it clears), and for the bokeh discs (``bokeh_discs`` of them) a read
 and write of the RGBA32F layer (32 B) per pixel they cover, counted once however
 many discs cover it (at most the target's pixels: the compute discs sum a
 tile's discs in registers; the rasterized peer pays per disc).  Besides bytes,
@@ -197,7 +198,6 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
     """The footprint records of one case, next to the one-pixel splat's ``ms`` and the GL_POINTS peer
     (``rates``: atomic_rate's; ``names``: the footprints to measure, default all)."""
     records = []
-    resolve_bytes = 32 * width * height
     for name, (camera, antialias) in footprint_cameras(width, height).items():
         if names is not None and name not in names:
             continue
@@ -212,6 +212,11 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         single_ms = timer.together(splat, compositor.resolve)
         splat_ms, resolve_ms = timer.median(splat, compositor.resolve)
         compositor.take_stats()
+        splat()
+        hi, lo = compositor.read_accum()
+        compositor.resolve()
+        touched = int(np.count_nonzero(hi | lo))
+        resolve_bytes = 24 * width * height + 8 * touched  # accumulation read, frame written; touched words cleared
         frame = host.read(compositor.frame)
         adds_total, adds = footprint_adds(pos_age, vel_life, camera, system.settings, emax)
         radii = bokeh_radii(pos_age, camera) + 0.5  # to the rim ramp's end
@@ -234,7 +239,7 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         records.append(common.record(
             "footprint", f"{case}_{name}", n, device, ms, **{"peer": "gl_points", "peer_ms": peer_ms, **extra},
             bound_ms=bound_ms, atomic_bound_ms=atomic_bound_ms, one_pixel_ms=ms_one_pixel, width=width, height=height,
-            single_ms=single_ms, splat_ms=splat_ms, resolve_ms=resolve_ms, bytes=int(bytes_total),
+            single_ms=single_ms, touched_pixels=touched, splat_ms=splat_ms, resolve_ms=resolve_ms, bytes=int(bytes_total),
             adds_per_particle=adds, frame_total=float(frame[..., :3].astype(np.float64).sum()), repeats=timer.repeats,
             **fed))
         log(f"  footprint {case}_{name}: {ms:.4f} ms a frame (single {single_ms:.4f}, splat {splat_ms:.4f}),"

@@ -33,7 +33,9 @@ What it measures (suite ``splat``; the cases are defined in ``bench/cases.py``):
   timed the same way (``ms`` batched and fed, ``single_ms`` where recorded).
 * ``bound_ms``: ``bytes`` (fewest bytes splat + resolve must move: both state
   texels of every particle, one read and write of every touched accumulator
-  pixel, then the resolve's read of both accumulators, frame write and clear)
+  pixel, then the resolve's read of both accumulators and frame write, and
+  the clear of the touched pixels' words: the resolve leaves zero words
+  unwritten since 2026-11-23, before which the bound counted every pixel's)
   over the bandwidth a vec4 copy kernel reached in this run (suite ``bandwidth``).
 
 Before timing, ``check`` records compare the GPU's accumulation and resolved
@@ -612,14 +614,16 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
 
     state_bytes = 32 * n  # pos_age + vel_life texel of every particle
     bytes_splat = state_bytes + 16 * touched  # + one read and write of both accumulators per touched pixel
-    bytes_resolve = 32 * width * height  # read hi, lo (8 B), write frame (16 B), clear hi, lo (8 B)
+    # read hi, lo (8 B) and write the frame (16 B) of every pixel, clear hi, lo (8 B) of the touched ones
+    bytes_resolve = 24 * width * height + 8 * touched
     total = bytes_splat + bytes_resolve
     bound_ms = total / (bandwidth_gbps * 1e6)
     note = "" if overflow == 0 and sum_err < 1e-3 else f"overflow {overflow}, sum_err {sum_err:.2g}"
     rec = common.record(
         "splat", case, n, device, ms, peer="gl_points", peer_ms=peer_ms, bound_ms=bound_ms,
         width=width, height=height, single_ms=single_ms, peer_single_ms=peer_single_ms, splat_ms=splat_ms,
-        resolve_ms=resolve_ms, **fed, peer_busy_ms=peer_fed["busy_ms"], peer_issue_ms=peer_fed["issue_ms"], bytes=total, bytes_splat=bytes_splat, bytes_resolve=bytes_resolve, gb_per_s=total / max(ms, 1e-6) / 1e6,
+        resolve_ms=resolve_ms, **fed, peer_busy_ms=peer_fed["busy_ms"], peer_issue_ms=peer_fed["issue_ms"],
+        bytes=total, bytes_splat=bytes_splat, bytes_resolve=bytes_resolve, gb_per_s=total / max(ms, 1e-6) / 1e6,
         bandwidth_gb_per_s=bandwidth_gbps, touched_pixels=touched, visible=int(visible),
         max_per_pixel=int(counts.max()), emax=emax, overflow_per_frame=overflow / frames,
         sum_err=sum_err, peer_sum_err=peer_sum_err, repeats=timer.repeats, warmup=timer.warmup,
