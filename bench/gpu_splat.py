@@ -59,6 +59,7 @@ from addon.engine import compositing, kernels  # noqa: E402,F401  (the declarati
 from addon.engine.compositing import CHANNEL_MAX, RESOLVE, SPLAT, Camera, Compositor  # noqa: E402
 from addon.engine.reference import compositing as reference  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
+from addon.hosts.gl_flush import gl_flush  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost, declarations  # noqa: E402
 from bench import cases, common, footprint_bench, splat_variants  # noqa: E402
 
@@ -259,7 +260,7 @@ class Feeder:
         self.ctx, self.query = ctx, query
         self.program = ctx.compute_shader(BUSY)
         self.sink = ctx.buffer(reserve=self.GROUPS * 256 * 4)
-        self.flush = _gl_flush()
+        self.flush = gl_flush("OPENGL")  # moderngl has no glFlush
         self.ms_per_iteration = None
         self.iterations = self.PROBE
 
@@ -312,18 +313,6 @@ class Feeder:
         self.run(self.iterations)
         if self.flush:
             self.flush()  # to the GPU now, not when the driver next submits
-
-
-def _gl_flush():
-    """glFlush of the current context (moderngl has none), or None where no GL library loads."""
-    import ctypes
-
-    for name in ("libOpenGL.so.0", "libGL.so.1"):
-        try:
-            return ctypes.CDLL(name).glFlush
-        except (OSError, AttributeError):
-            continue
-    return None
 
 
 def fed_note(fields):
