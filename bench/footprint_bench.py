@@ -318,7 +318,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, help="timed repeats per measurement (default 30, quick 5)")
     parser.add_argument("--warmup", type=int, help="untimed runs first (default 5, quick 1)")
     parser.add_argument("--out", action="append", help="folder for <device>-<date>.json (repeatable; default bench/results)")
-    parser.add_argument("--batch", type=int, default=8, help="frames back to back under one query for ms (default 8)")
+    parser.add_argument("--batch", type=int, help="frames back to back under one query for ms (default 8, quick 2)")
     args = parser.parse_args(argv)
     sizes = gpu_splat.QUICK if args.quick else gpu_splat.FULL
     import moderngl
@@ -334,7 +334,7 @@ def main(argv=None) -> int:
     clock = "wall" if "llvmpipe" in device.lower() else "gl"
     timer = gpu_splat.Timer(ctx, args.repeats or (5 if args.quick else 30),
                             args.warmup if args.warmup is not None else (1 if args.quick else 5), clock,
-                            warm_s=0.3 if clock == "gl" else 0.0, batch=args.batch)
+                            warm_s=0.3 if clock == "gl" else 0.0, batch=args.batch or (2 if args.quick else 8))
     records = gpu_splat.measure_bandwidth(ctx, timer, device, sizes)
     bandwidth_gbps = max(r["gb_per_s"] for r in records)
     rate_records, rates = atomic_rate(ctx, timer, device, sizes["copy_image"], sizes["width"], sizes["height"],

@@ -669,7 +669,7 @@ def main(argv=None):
                         " (default all): splat = the one-pixel splat and GL_POINTS on the main cases (with their"
                         " checks, the bandwidth and atomic rates), footprint = the footprints on them too,"
                         " variants = issue 4's variants and PSNR rows, extras = the other targets and counts")
-    parser.add_argument("--batch", type=int, default=8, help="frames back to back under one query for ms (default 8)")
+    parser.add_argument("--batch", type=int, help="frames back to back under one query for ms (default 8, quick 2)")
     parser.add_argument("--clock", choices=("gl", "wall"), help="gl: timer queries (default); wall: host clock"
                         " around ctx.finish() (default on llvmpipe)")
     parser.add_argument("--budget", type=float, default=180.0, help="seconds after which extras are skipped")
@@ -703,7 +703,7 @@ def main(argv=None):
         records += footprint_bench.checks(host, device, rng, *sizes["footprint_check"], log)
 
     clock = args.clock or ("wall" if "llvmpipe" in device.lower() else "gl")
-    timer = Timer(ctx, repeats, warmup, clock, warm_s=0.3 if clock == "gl" else 0.0, batch=args.batch)
+    timer = Timer(ctx, repeats, warmup, clock, warm_s=0.3 if clock == "gl" else 0.0, batch=args.batch or (2 if args.quick else 8))
     log(f"clock: {clock} (median of {repeats} after at least {warmup} warm-up calls and {timer.warm_s} s;"
         f" ms: batches of {timer.batch} frames, GPU fed; parts: {', '.join(sorted(parts))})")
     bandwidth = measure_bandwidth(ctx, timer, device, sizes)
