@@ -28,8 +28,9 @@ frame's peak.
 Bounds (``bound_ms`` = ``bytes`` / the copy bandwidth of the same run): 32 B of
 state per particle, 8 B per add (two 4-byte atomics on the packed words; adds
 = the distinct pixels of the particles' footprints, from the reference on 2000
-of the case's particles, ``adds_per_particle`` a splatted one), 32 B per target
-pixel for the resolve, and for the bokeh discs (``bokeh_discs`` of them) a read
+of the case's particles, ``adds_per_particle`` a splatted one), 24 B per target
+pixel for the resolve (accumulation read, frame written) and 8 B per pixel
+the splat touched (``touched_pixels``: the words it clears), and for the bokeh discs (``bokeh_discs`` of them) a read
 and write of the RGBA32F layer (32 B) per pixel they cover, counted once however
 many discs cover it (at most the target's pixels: the compute discs sum a
 tile's discs in registers; the rasterized peer pays per disc).  Besides bytes,
@@ -164,12 +165,12 @@ def atomic_rate(ctx, timer, device, side: int, width: int, height: int, pairs: i
             program.run(side // 16, side // 16, 1)
             ctx.memory_barrier()
 
-        ms = timer.together(run)
+        ms = timer.fed(run)
         rate = side * side / (ms * 1e-3)
         name = "atomic_add_r32ui" + ("" if use_return else "_no_return")
         rates[name] = rate
         records.append(common.record("bandwidth", name, side * side, device, ms, width=side, height=side,
-                                     atomics_per_s=rate, clock=timer.clock,
+                                     atomics_per_s=rate, **timer.fields(),
                                      note="distinct texels, one imageAtomicAdd each"))
     texture.release(), program.release()
     paired = ctx.texture((2 * width, height), 1, dtype="u4")
@@ -182,12 +183,12 @@ def atomic_rate(ctx, timer, device, side: int, width: int, height: int, pairs: i
         program.run(GROUPS_X, rows, 1)
         ctx.memory_barrier()
 
-    ms = timer.together(scatter)
+    ms = timer.fed(scatter)
     done = GROUPS_X * 256 * rows
     rates["atomic_pair_scattered"] = done / (ms * 1e-3)
     records.append(common.record("bandwidth", "atomic_pair_scattered", done, device, ms, width=width, height=height,
                                  atomics_per_s=2 * done / (ms * 1e-3), pairs_per_s=rates["atomic_pair_scattered"],
-                                 clock=timer.clock, note="returning hi + lo adds on hashed pixels (paired layout)"))
+                                 **timer.fields(), note="returning hi + lo adds on hashed pixels (paired layout)"))
     paired.release(), program.release()
     return records, rates
 
@@ -197,7 +198,6 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
     """The footprint records of one case, next to the one-pixel splat's ``ms`` and the GL_POINTS peer
     (``rates``: atomic_rate's; ``names``: the footprints to measure, default all)."""
     records = []
-    resolve_bytes = 32 * width * height
     for name, (camera, antialias) in footprint_cameras(width, height).items():
         if names is not None and name not in names:
             continue
@@ -207,9 +207,16 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         def splat(compositor=compositor, camera=camera):
             compositor.splat(system, camera)
 
-        ms = timer.together(splat, compositor.resolve)
+        ms = timer.fed(splat, compositor.resolve)
+        fed = timer.fields()
+        single_ms = timer.together(splat, compositor.resolve)
         splat_ms, resolve_ms = timer.median(splat, compositor.resolve)
         compositor.take_stats()
+        splat()
+        hi, lo = compositor.read_accum()
+        compositor.resolve()
+        touched = int(np.count_nonzero(hi | lo))
+        resolve_bytes = 24 * width * height + 8 * touched  # accumulation read, frame written; touched words cleared
         frame = host.read(compositor.frame)
         adds_total, adds = footprint_adds(pos_age, vel_life, camera, system.settings, emax)
         radii = bokeh_radii(pos_age, camera) + 0.5  # to the rim ramp's end
@@ -232,9 +239,11 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         records.append(common.record(
             "footprint", f"{case}_{name}", n, device, ms, **{"peer": "gl_points", "peer_ms": peer_ms, **extra},
             bound_ms=bound_ms, atomic_bound_ms=atomic_bound_ms, one_pixel_ms=ms_one_pixel, width=width, height=height,
-            splat_ms=splat_ms, resolve_ms=resolve_ms, bytes=int(bytes_total), adds_per_particle=adds,
-            frame_total=float(frame[..., :3].astype(np.float64).sum()), repeats=timer.repeats, clock=timer.clock))
-        log(f"  footprint {case}_{name}: {ms:.4f} ms (splat {splat_ms:.4f}), one-pixel {ms_one_pixel:.4f},"
+            single_ms=single_ms, touched_pixels=touched, splat_ms=splat_ms, resolve_ms=resolve_ms, bytes=int(bytes_total),
+            adds_per_particle=adds, frame_total=float(frame[..., :3].astype(np.float64).sum()), repeats=timer.repeats,
+            **fed))
+        log(f"  footprint {case}_{name}: {ms:.4f} ms a frame (single {single_ms:.4f}, splat {splat_ms:.4f}),"
+            f" one-pixel {ms_one_pixel:.4f},"
             f" gl_points {peer_ms:.3f} ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f}"
             f" ({ms / bound_ms:.1f}x){bound_note}, {adds:.1f} adds a particle")
         for texture in (*compositor.accum_textures.values(), compositor.frame, compositor.raster, compositor.stats):
@@ -247,7 +256,7 @@ def raster_peer(host, timer, device, case, n, compositor, splat, frame, radii, l
     run; ``frame``: the compute discs' frame, which the record says how far it is from."""
     product, compositor.bokeh = compositor.bokeh, RasterBokeh(host)
     try:
-        ms = timer.together(splat, compositor.resolve)
+        ms = timer.fed(splat, compositor.resolve)
         splat_ms, resolve_ms = timer.median(splat, compositor.resolve)
         compositor.take_stats()
         rasterized = host.read(compositor.frame)
@@ -261,7 +270,7 @@ def raster_peer(host, timer, device, case, n, compositor, splat, frame, radii, l
     return common.record("footprint", f"{case}_raster", n, device, ms, peer="bokeh_discs", splat_ms=splat_ms,
                          resolve_ms=resolve_ms, bokeh_sprites=len(radii), fragments=int(fragments),
                          fragments_per_s=fragments / (splat_ms * 1e-3), max_rel_diff_vs_compute=diff,
-                         repeats=timer.repeats, clock=timer.clock)
+                         repeats=timer.repeats, **timer.fields())
 
 
 def checks(host, device, rng, n, width, height, log) -> list[dict]:
@@ -309,6 +318,7 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, help="timed repeats per measurement (default 30, quick 5)")
     parser.add_argument("--warmup", type=int, help="untimed runs first (default 5, quick 1)")
     parser.add_argument("--out", action="append", help="folder for <device>-<date>.json (repeatable; default bench/results)")
+    parser.add_argument("--batch", type=int, help="frames back to back under one query for ms (default 8, quick 2)")
     args = parser.parse_args(argv)
     sizes = gpu_splat.QUICK if args.quick else gpu_splat.FULL
     import moderngl
@@ -324,7 +334,7 @@ def main(argv=None) -> int:
     clock = "wall" if "llvmpipe" in device.lower() else "gl"
     timer = gpu_splat.Timer(ctx, args.repeats or (5 if args.quick else 30),
                             args.warmup if args.warmup is not None else (1 if args.quick else 5), clock,
-                            warm_s=0.3 if clock == "gl" else 0.0)
+                            warm_s=0.3 if clock == "gl" else 0.0, batch=args.batch or (2 if args.quick else 8))
     records = gpu_splat.measure_bandwidth(ctx, timer, device, sizes)
     bandwidth_gbps = max(r["gb_per_s"] for r in records)
     rate_records, rates = atomic_rate(ctx, timer, device, sizes["copy_image"], sizes["width"], sizes["height"],
@@ -341,10 +351,10 @@ def main(argv=None) -> int:
         system = ParticleSystem(host, cases.settings(n))
         system.write_state(pos_age, vel_life)
         compositor = Compositor(host, width, height, cases.render(emax))
-        one_pixel_ms = timer.together(lambda c=compositor, s=system: c.splat(s, camera), compositor.resolve)
+        one_pixel_ms = timer.fed(lambda c=compositor, s=system: c.splat(s, camera), compositor.resolve)
         peer.target(width, height)
         peer.prepare(system, camera)
-        peer_ms = timer.together(peer.draw)
+        peer_ms = timer.fed(peer.draw)
         records += measure(host, timer, device, case, n, width, height, system, pos_age, vel_life, emax,
                            one_pixel_ms, peer_ms, bandwidth_gbps, rates, log, names=WIDE)
         gpu_splat.release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.frame,

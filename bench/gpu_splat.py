@@ -8,17 +8,34 @@ through ``bench/device_run.sh``, or Mesa's llvmpipe here with ``--quick``).
 
 What it measures (suite ``splat``; the cases are defined in ``bench/cases.py``):
 
-* ``ms``: splat + resolve of all particles into the target, one GL timer query
-  around both dispatches, median of ``--repeats`` after ``--warmup``.  Particle
-  state is uploaded into the RGBA32F state images of a ParticleSystem.
-  ``splat_ms`` / ``resolve_ms``: the same two dispatches under separate queries.
+* ``ms``: GPU time a frame of splat + resolve of all particles into the target
+  when the GPU is fed, as in the product (the viewport and the bake record
+  frames ahead of the GPU): ``batch`` frames (``--batch``, default 8) back to
+  back under one GL timer query, divided by ``batch``, each frame the full
+  work (splat into the cleared accumulation, resolve, which clears it again);
+  before the query a busy dispatch outside it (``busy_ms``: at least 0.5 ms and
+  twice ``issue_ms``, the host's time to record a batch) keeps the GPU on it
+  until the whole batch is queued, so host recording time cannot fall inside
+  the query.  Median of ``--repeats`` after ``--warmup``.  Records say
+  ``batch``, ``clock`` (``gl``: timer queries; ``wall``: host clock around
+  ``finish``, llvmpipe), ``busy_ms`` and ``issue_ms``.  ``single_ms``: one frame
+  alone under one query (``ms`` until 2026-11-23; it counts the GPU idle while
+  the host records the second dispatch and the queue drains at the query's
+  ends).  ``splat_ms`` / ``resolve_ms``: the two dispatches under separate
+  queries.  Particle state is uploaded into the RGBA32F state images of a
+  ParticleSystem.
 * ``peer_ms`` (peer ``gl_points``): the same particles drawn as single-pixel
   GL_POINTS with additive blending into an RGBA16F framebuffer, positions and
   color computed the same way in a vertex shader reading the same state images;
-  framebuffer clear + draw under one timer query.
+  framebuffer clear + draw, timed as ``ms`` (batched, fed);
+  ``peer_single_ms`` one alone.  The ``bandwidth`` copies, the footprints
+  (bench/footprint_bench.py) and the variants (bench/splat_variants.py) are
+  timed the same way (``ms`` batched and fed, ``single_ms`` where recorded).
 * ``bound_ms``: ``bytes`` (fewest bytes splat + resolve must move: both state
   texels of every particle, one read and write of every touched accumulator
-  pixel, then the resolve's read of both accumulators, frame write and clear)
+  pixel, then the resolve's read of both accumulators and frame write, and
+  the clear of the touched pixels' words: the resolve leaves zero words
+  unwritten since 2026-11-23, before which the bound counted every pixel's)
   over the bandwidth a vec4 copy kernel reached in this run (suite ``bandwidth``).
 
 Before timing, ``check`` records compare the GPU's accumulation and resolved
@@ -42,6 +59,7 @@ from addon.engine import compositing, kernels  # noqa: E402,F401  (the declarati
 from addon.engine.compositing import CHANNEL_MAX, RESOLVE, SPLAT, Camera, Compositor  # noqa: E402
 from addon.engine.reference import compositing as reference  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
+from addon.hosts.gl_flush import gl_flush  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost, declarations  # noqa: E402
 from bench import cases, common, footprint_bench, splat_variants  # noqa: E402
 
@@ -129,23 +147,40 @@ class Timer:
     not see compute work run on the CPU.  Warm-up runs at least ``warmup``
     calls and at least ``warm_s`` seconds: an idle H200 sits at 345 MHz and the
     first milliseconds of work after an upload ran up to 2.5x slow (2026-11-21).
+
+    Three ways to time: ``median`` (each part under its own query), ``together``
+    (all parts once under one query: a lone frame, GPU idle time between its
+    dispatches included) and ``fed`` (``batch`` frames back to back under one
+    query with the GPU kept busy while the host records them: a frame as a fed
+    GPU runs it, the product's case, where the viewport and the bake record
+    ahead of the GPU).
     """
 
-    def __init__(self, ctx, repeats, warmup, clock="gl", warm_s=0.3):
+    def __init__(self, ctx, repeats, warmup, clock="gl", warm_s=0.3, batch=8):
         self.ctx, self.repeats, self.warmup, self.clock, self.warm_s = ctx, repeats, warmup, clock, warm_s
         self.queries = [ctx.query(time=True) for _ in range(2)] if clock == "gl" else [_WallQuery(ctx)] * 2
+        self.batch = batch
+        self.feeder = Feeder(ctx, self.queries[0]) if clock == "gl" else None
         self.calls = 0
+        self.issue_ms = self.busy_ms = None
 
-    def median(self, *parts):
-        """Median ms of each part, each under its own query."""
+    def _warm(self, run):
+        """Run ``run`` until warm; the number of calls."""
         start, k = time.perf_counter(), 0
         while k < self.warmup or time.perf_counter() - start < self.warm_s:
-            for part in parts:
-                part()
+            run()
             k += 1
             if k % 8 == 0:
                 self.ctx.finish()  # keep the queue short: the wall clock then tracks GPU work
         self.ctx.finish()
+        return k
+
+    def median(self, *parts):
+        """Median ms of each part, each under its own query."""
+        def run_all():
+            for part in parts:
+                part()
+        k = self._warm(run_all)
         samples = [[] for _ in parts]
         for _ in range(self.repeats):
             for part, query, bucket in zip(parts, self.queries, samples):
@@ -161,6 +196,130 @@ class Timer:
             for part in parts:
                 part()
         return self.median(run_all)[0]
+
+    def fed(self, *parts):
+        """Median ms a frame of all parts when the GPU is fed: ``batch`` frames back to back under one query,
+        divided by ``batch``.  Before the query begins, a busy dispatch outside it (``Feeder``: at least
+        ``MIN_BUSY_MS``, twice the host's time to record a batch) holds the GPU until the whole batch is
+        queued, so the host's recording cannot show up inside the query.  Sets ``issue_ms`` (host time to
+        record a batch) and ``busy_ms`` (the busy dispatch's length); both None on the wall clock."""
+        def batch():
+            for _ in range(self.batch):
+                for part in parts:
+                    part()
+        k = self._warm(batch)
+        if self.feeder:
+            self.issue_ms = self.feeder.issue_ms(batch)
+            self.busy_ms = self.feeder.prepare(max(MIN_BUSY_MS, 2.0 * self.issue_ms))
+            k += 3
+        else:
+            self.issue_ms = self.busy_ms = None  # the wall clock finishes before it starts
+        query, samples = self.queries[0], []
+        for _ in range(self.repeats):
+            if self.feeder:
+                self.feeder.fill()
+            with query:
+                batch()
+            samples.append(query.elapsed / 1e6 / self.batch)
+        self.calls += (k + self.repeats) * self.batch
+        return common.median_ms(samples)
+
+    def fields(self):
+        """What a ``fed`` figure's record says about how it was taken (busy and issue None on the wall clock)."""
+        return {"batch": self.batch, "clock": self.clock, "busy_ms": self.busy_ms, "issue_ms": self.issue_ms}
+
+
+MIN_BUSY_MS = 0.5
+BUSY = """
+#version 430
+layout(local_size_x = 256) in;
+layout(std430, binding = 0) buffer Sink { float sink[]; };
+uniform int iterations;
+void main()
+{
+  float x = float(gl_GlobalInvocationID.x) * 1e-7;
+  for (int i = 0; i < iterations; i++) {
+    x = x * 0.99991 + 1e-4;
+  }
+  if (x == -1.0) {
+    sink[gl_GlobalInvocationID.x] = x; /* never: keeps the loop live */
+  }
+}
+"""
+
+
+class Feeder:
+    """A busy dispatch over the whole GPU (arithmetic, no memory traffic) queued and flushed to the GPU
+    before a timed batch, so that the GPU is still on it when the host has recorded the batch."""
+
+    GROUPS = 1024
+    PROBE = 4096  # iterations of the first calibrating run, grown 4x until a run takes 0.2 ms
+    MAX_ITERATIONS = 1 << 22
+
+    def __init__(self, ctx, query):
+        self.ctx, self.query = ctx, query
+        self.program = ctx.compute_shader(BUSY)
+        self.sink = ctx.buffer(reserve=self.GROUPS * 256 * 4)
+        self.flush = gl_flush("OPENGL")  # moderngl has no glFlush
+        self.ms_per_iteration = None
+        self.iterations = self.PROBE
+
+    def run(self, iterations):
+        self.sink.bind_to_storage_buffer(0)
+        self.program["iterations"].value = iterations
+        self.program.run(self.GROUPS, 1, 1)
+        self.ctx.memory_barrier()
+
+    def prepare(self, busy_ms):
+        """Set the busy dispatch to about ``busy_ms`` (calibrated once, on a warm GPU); its expected ms
+        (0 where the timer does not see it: llvmpipe's queries, whose compute runs on the host)."""
+        if self.ms_per_iteration is None:
+            self.ms_per_iteration = self.calibrate()
+        if not self.ms_per_iteration:
+            self.iterations = 0
+            return 0.0
+        self.iterations = max(1, min(int(busy_ms / self.ms_per_iteration), self.MAX_ITERATIONS))
+        return self.iterations * self.ms_per_iteration
+
+    def calibrate(self):
+        """Milliseconds an iteration of the busy dispatch."""
+        iterations = self.PROBE
+        while True:
+            samples = []
+            for _ in range(3):
+                with self.query:
+                    self.run(iterations)
+                samples.append(self.query.elapsed / 1e6)
+            ms = float(np.median(samples))
+            if ms < 1e-3:
+                return 0.0  # a blind timer
+            if ms >= 0.2 or iterations >= self.MAX_ITERATIONS:
+                return ms / iterations
+            iterations *= 4
+
+    def issue_ms(self, run, samples=3):
+        """Median host milliseconds to record ``run`` into an empty queue (the GPU not waited for)."""
+        times = []
+        for _ in range(samples):
+            t0 = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - t0)
+            self.ctx.finish()
+        return 1e3 * float(np.median(times))
+
+    def fill(self):
+        if not self.iterations:
+            return
+        self.run(self.iterations)
+        if self.flush:
+            self.flush()  # to the GPU now, not when the driver next submits
+
+
+def fed_note(fields):
+    """The log's words for how a ``fed`` figure was taken."""
+    if fields["busy_ms"] is None:
+        return ""
+    return f"; host records a batch in {fields['issue_ms']:.2f} ms, busy {fields['busy_ms']:.2f} ms first"
 
 
 class _WallQuery:
@@ -250,9 +409,11 @@ def measure_bandwidth(ctx, timer, device, sizes):
         program.run(row // 256, -(-n // row), 1)
         ctx.memory_barrier()
 
-    ms = timer.together(copy_ssbo)
+    ms = timer.fed(copy_ssbo)
+    fed = timer.fields()
+    single_ms = timer.together(copy_ssbo)
     ok = np.array_equal(np.frombuffer(dst.read(), np.float32), data)
-    records.append(common.record("bandwidth", "copy_vec4_ssbo", n, device, ms, bytes=2 * n * 16, clock=timer.clock,
+    records.append(common.record("bandwidth", "copy_vec4_ssbo", n, device, ms, bytes=2 * n * 16, single_ms=single_ms, **fed,
                                  gb_per_s=2 * n * 16 / max(ms, 1e-6) / 1e6, note="" if ok else "WRONG COPY"))
     src.release(), dst.release(), program.release()
 
@@ -267,10 +428,13 @@ def measure_bandwidth(ctx, timer, device, sizes):
         program.run(side // 16, side // 16, 1)
         ctx.memory_barrier()
 
-    ms = timer.together(copy_image)
+    ms = timer.fed(copy_image)
+    fed = timer.fields()
+    single_ms = timer.together(copy_image)
     ok = np.array_equal(np.frombuffer(dst.read(), np.float32), data)
     records.append(common.record("bandwidth", "copy_vec4_image", side * side, device, ms, bytes=2 * side * side * 16,
-                                 gb_per_s=2 * side * side * 16 / max(ms, 1e-6) / 1e6, width=side, height=side, clock=timer.clock,
+                                 gb_per_s=2 * side * side * 16 / max(ms, 1e-6) / 1e6, width=side, height=side,
+                                 single_ms=single_ms, **fed,
                                  note="" if ok else "WRONG COPY"))
     src.release(), dst.release(), program.release()
     return records
@@ -377,8 +541,10 @@ def splat_without_return(host):
     return kernel
 
 
-def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidth_gbps, variant=None, more=False,
-                rates=None):
+def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidth_gbps, variant=None, more=(),
+                rates=None, main_case=False):
+    """The splat record of one case; a main case's is diffed with the reference, and with ``more`` (of
+    "variants", "footprint") those records come too."""
     t0 = time.perf_counter()
     camera = Camera.pixel_grid(width, height)
     xyz = cases.positions(case, n, width, height, rng)
@@ -398,7 +564,9 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
         compositor.resolve()
 
     timer.calls = 0
-    ms = timer.together(splat, resolve)
+    ms = timer.fed(splat, resolve)
+    fed = timer.fields()
+    single_ms = timer.together(splat, resolve)
     splat_ms, resolve_ms = timer.median(splat, resolve)
     frames = timer.calls
     overflow = compositor.take_stats().overflow
@@ -407,19 +575,21 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
     records = []
     if variant is not None:
         compositor.splat_kernels = {"FULL": variant}
-        v_ms = timer.together(splat, resolve)
+        v_ms = timer.fed(splat, resolve)
         v_splat_ms, v_resolve_ms = timer.median(splat, resolve)
         compositor.splat_kernels = {"FULL": compositing.SPLAT_AGGREGATE}
         records.append(common.record(
             "splat_variant", f"{case}_no_return", n, device, v_ms, peer="product", peer_ms=ms, width=width, height=height,
             splat_ms=v_splat_ms, resolve_ms=v_resolve_ms, product_splat_ms=splat_ms, repeats=timer.repeats,
-            clock=timer.clock, note="diagnostic: atomics without return (inexact)"))
+            **timer.fields(), note="diagnostic: atomics without return (inexact)"))
         log(f"  variant {case}_no_return: {v_ms:.4f} ms (splat {v_splat_ms:.4f}) vs product {ms:.4f} (splat {splat_ms:.4f})")
         compositor.resolve()
 
     peer.target(width, height)
     peer.prepare(system, camera)
-    peer_ms = timer.together(peer.draw)
+    peer_ms = timer.fed(peer.draw)
+    peer_fed = timer.fields()
+    peer_single_ms = timer.together(peer.draw)
     peer_rgb = peer.read_rgb().sum(axis=0)
 
     # What the frame should hold: every visible particle's color (coverage 1, strength 1).
@@ -433,40 +603,59 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
 
     state_bytes = 32 * n  # pos_age + vel_life texel of every particle
     bytes_splat = state_bytes + 16 * touched  # + one read and write of both accumulators per touched pixel
-    bytes_resolve = 32 * width * height  # read hi, lo (8 B), write frame (16 B), clear hi, lo (8 B)
+    # read hi, lo (8 B) and write the frame (16 B) of every pixel, clear hi, lo (8 B) of the touched ones
+    bytes_resolve = 24 * width * height + 8 * touched
     total = bytes_splat + bytes_resolve
     bound_ms = total / (bandwidth_gbps * 1e6)
     note = "" if overflow == 0 and sum_err < 1e-3 else f"overflow {overflow}, sum_err {sum_err:.2g}"
     rec = common.record(
         "splat", case, n, device, ms, peer="gl_points", peer_ms=peer_ms, bound_ms=bound_ms,
-        width=width, height=height, splat_ms=splat_ms, resolve_ms=resolve_ms,
+        width=width, height=height, single_ms=single_ms, peer_single_ms=peer_single_ms, splat_ms=splat_ms,
+        resolve_ms=resolve_ms, **fed, peer_busy_ms=peer_fed["busy_ms"], peer_issue_ms=peer_fed["issue_ms"],
         bytes=total, bytes_splat=bytes_splat, bytes_resolve=bytes_resolve, gb_per_s=total / max(ms, 1e-6) / 1e6,
         bandwidth_gb_per_s=bandwidth_gbps, touched_pixels=touched, visible=int(visible),
         max_per_pixel=int(counts.max()), emax=emax, overflow_per_frame=overflow / frames,
         sum_err=sum_err, peer_sum_err=peer_sum_err, repeats=timer.repeats, warmup=timer.warmup,
         atomic_bound_ms=2 * int(visible) / rates["atomic_add_r32ui"] * 1e3 if rates else None,
         scattered_bound_ms=(int(visible) / rates["atomic_pair_scattered"] * 1e3 + resolve_ms) if rates else None,
-        state_size=[system.pos_age.width, system.pos_age.height], clock=timer.clock, note=note,
+        state_size=[system.pos_age.width, system.pos_age.height], note=note,
     )
-    if more:  # issue 4's variants and PSNR rows on the main cases
+    if main_case:  # the timed case's accumulation against the reference
         compositor.splat(system, camera)
         hi, lo = compositor.read_accum()
         compositor.resolve()
         ref_hi, ref_lo, _ = reference.splat(pos_age, vel_life, camera.view_proj, width, height, s, emax,
                                             camera.pixels_per_unit)
         rec["pixels_differing_from_reference"] = int(np.count_nonzero((hi != ref_hi) | (lo != ref_lo)))
+    if "variants" in more:  # issue 4's variants and PSNR rows on the main cases
         records += splat_variants.measure(host, timer, device, case, n, width, height, system, camera, compositor,
                                           emax, ms, total, bandwidth_gbps, ref_hi, ref_lo, log)
         if case == "normal":
             records += splat_variants.psnr_records(device, case, n, width, height, pos_age, vel_life, camera, s)
+    if "footprint" in more:
         records += footprint_bench.measure(host, timer, device, case, n, width, height, system, pos_age, vel_life,
                                            emax, ms, peer_ms, bandwidth_gbps, rates, log)
-    log(f"splat {case:7s} n={n:>11,} {width}x{height}: {ms:.4f} ms (splat {splat_ms:.4f} + resolve {resolve_ms:.4f}),"
-        f" gl_points {peer_ms:.3f} ms ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f} ms, max/pixel {counts.max()},"
+    log(f"splat {case:7s} n={n:>11,} {width}x{height}: {ms:.4f} ms a frame in batches of {timer.batch}"
+        f" (single {single_ms:.4f}; splat {splat_ms:.4f} + resolve {resolve_ms:.4f}{fed_note(fed)}),"
+        f" gl_points {peer_ms:.3f} ms"
+        f" (single {peer_single_ms:.3f}; {peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f} ms ({ms / bound_ms:.2f}x),"
+        f" max/pixel {counts.max()},"
         f" sum err {sum_err:.1e} / peer {peer_sum_err:.1e}  [{time.perf_counter() - t0:.1f} s]")
     release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.frame,
             compositor.stats, compositor.raster)
     return [rec, *records]
+
+
+PARTS = ("splat", "footprint", "variants", "extras")
+
+
+def parts_list(text):
+    parts = {part.strip() for part in text.split(",") if part.strip()}
+    unknown = parts - set(PARTS)
+    if unknown or not parts:
+        raise argparse.ArgumentTypeError(f"unknown part(s) {', '.join(sorted(unknown)) or '(none)'}; choose from "
+                                         + ", ".join(PARTS))
+    return parts
 
 
 def main(argv=None):
@@ -476,11 +665,17 @@ def main(argv=None):
     parser.add_argument("--warmup", type=int, help="untimed runs first (default 5, quick 1)")
     parser.add_argument("--out", action="append", help="folder for <device>-<date>.json (repeatable; default bench/results)")
     parser.add_argument("--no-extras", action="store_true", help="skip the extra targets and particle counts")
+    parser.add_argument("--only", type=parts_list, help="comma-separated parts to run, of " + ", ".join(PARTS) +
+                        " (default all): splat = the one-pixel splat and GL_POINTS on the main cases (with their"
+                        " checks, the bandwidth and atomic rates), footprint = the footprints on them too,"
+                        " variants = issue 4's variants and PSNR rows, extras = the other targets and counts")
+    parser.add_argument("--batch", type=int, help="frames back to back under one query for ms (default 8, quick 2)")
     parser.add_argument("--clock", choices=("gl", "wall"), help="gl: timer queries (default); wall: host clock"
                         " around ctx.finish() (default on llvmpipe)")
     parser.add_argument("--budget", type=float, default=180.0, help="seconds after which extras are skipped")
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
+    parts = set(args.only or PARTS) - ({"extras"} if args.no_extras else set())
     repeats = args.repeats or (5 if args.quick else 30)
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 5)
     start = time.perf_counter()
@@ -501,13 +696,16 @@ def main(argv=None):
     records.append(check(host, device, "flat_normal", "normal", n, w, h, rng, varied=False))
     records.append(check(host, device, "flat_clumpy_overflow", "clumpy", n, w, h, rng, varied=False))
     records.append(check(host, device, "varied_spread", "spread", n, w, h, rng, varied=True))
-    records.append(check(host, device, "naive_clumpy_overflow", "clumpy", n, w, h, rng, varied=False,
-                         kernel=compositing.SPLAT))
-    records += footprint_bench.checks(host, device, rng, *sizes["footprint_check"], log)
+    if "variants" in parts:
+        records.append(check(host, device, "naive_clumpy_overflow", "clumpy", n, w, h, rng, varied=False,
+                             kernel=compositing.SPLAT))
+    if "footprint" in parts:
+        records += footprint_bench.checks(host, device, rng, *sizes["footprint_check"], log)
 
     clock = args.clock or ("wall" if "llvmpipe" in device.lower() else "gl")
-    timer = Timer(ctx, repeats, warmup, clock, warm_s=0.3 if clock == "gl" else 0.0)
-    log(f"clock: {clock} (median of {repeats} after at least {warmup} warm-up calls and {timer.warm_s} s)")
+    timer = Timer(ctx, repeats, warmup, clock, warm_s=0.3 if clock == "gl" else 0.0, batch=args.batch or (2 if args.quick else 8))
+    log(f"clock: {clock} (median of {repeats} after at least {warmup} warm-up calls and {timer.warm_s} s;"
+        f" ms: batches of {timer.batch} frames, GPU fed; parts: {', '.join(sorted(parts))})")
     bandwidth = measure_bandwidth(ctx, timer, device, sizes)
     records += bandwidth
     for rec in bandwidth:
@@ -520,11 +718,12 @@ def main(argv=None):
         log(f"bandwidth {rec['case']}: {rec['ms']:.4f} ms, {rec['atomics_per_s'] / 1e9:.3g} G atomics/s")
 
     peer = GLPoints(ctx)
-    variant = splat_without_return(host)
-    for case in cases.CASES:
+    variant = splat_without_return(host) if "variants" in parts else None
+    for case in cases.CASES if parts & {"splat", "footprint", "variants"} else ():
         records += bench_splat(host, timer, peer, device, case, sizes["n"], sizes["width"], sizes["height"],
-                               rng, bandwidth_gbps, variant, more=True, rates=rates)
-    if not args.no_extras:
+                               rng, bandwidth_gbps, variant, more=parts & {"variants", "footprint"}, rates=rates,
+                               main_case=True)
+    if "extras" in parts:
         for case, n, w, h in QUICK_EXTRAS if args.quick else EXTRAS:
             if time.perf_counter() - start > args.budget:
                 log(f"skipped {case} n={n:,} {w}x{h}: past the {args.budget:.0f} s budget")
@@ -537,6 +736,8 @@ def main(argv=None):
     log(f"total {time.perf_counter() - start:.1f} s")
     failed = [r["case"] + (" (last-unit FMA rounding)" if "FMA" in r["note"] else "")
               for r in records if r.get("result") == "FAIL"]
+    failed += [f"{r['case']} ({r['pixels_differing_from_reference']} pixels differ)" for r in records
+               if r["suite"] == "splat" and r.get("pixels_differing_from_reference")]
     log("checks: " + ("PASS" if not failed else f"FAIL ({', '.join(failed)})"))
     common.finish(records, common.device_slug(device), args.out)
     return 0

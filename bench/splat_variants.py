@@ -117,7 +117,7 @@ def layouts(host, timer, width, height, system, camera, compositor, emax, bound_
         def splat(target=target):
             target.splat(system, camera)
 
-        ms_variant = timer.together(splat, target.resolve)
+        ms_variant = timer.fed(splat, target.resolve)
         splat_ms, resolve_ms = timer.median(splat, target.resolve)
         target.take_stats()
         target.splat(system, camera)
@@ -152,7 +152,7 @@ def measure(host, timer, device, case, n, width, height, system, camera, composi
     def variant(name, ms_variant, **extra):
         records.append(common.record("splat_variant", f"{case}_{name}", n, device, ms_variant, peer="product",
                                      peer_ms=ms, width=width, height=height, repeats=timer.repeats,
-                                     clock=timer.clock, **extra))
+                                     **timer.fields(), **extra))
         detail = "".join(f", {key} {extra[key]}" for key in ("splat_ms", "exact") if key in extra)
         log(f"  variant {case}_{name}: {ms_variant:.4f} ms vs product {ms:.4f}{detail}")
 
@@ -160,10 +160,10 @@ def measure(host, timer, device, case, n, width, height, system, camera, composi
             ref_hi, ref_lo, variant)
 
     scene_depth = wall_depth(host, width, height)
+    coarse_ms = timer.fed(scene_depth.build_coarse)
     compositor.use_depth(scene_depth)
-    depth_ms = timer.together(scene_depth.build_coarse, splat, compositor.resolve)
+    depth_ms = timer.fed(scene_depth.build_coarse, splat, compositor.resolve)
     compositor.use_depth(None)
-    coarse_ms = timer.together(scene_depth.build_coarse)
     depth_bytes = bytes_total + 4 * width * height  # + the depth read by the coarse pass
     variant("depth", depth_ms, coarse_ms=coarse_ms, bound_ms=depth_bytes / (bandwidth_gbps * 1e6),
             note="coarse depth + depth-tested splat + resolve; right half behind a wall")
@@ -177,11 +177,11 @@ def measure(host, timer, device, case, n, width, height, system, camera, composi
         target.clear(0.0, 0.0, 0.0, 0.0)
         raster.draw(host, system, camera, compositor.raster, None, look)
 
-    variant("addon_gl_points", timer.together(addon_points), note="the add-on's GL_POINTS mode (point_mode)")
+    variant("addon_gl_points", timer.fed(addon_points), note="the add-on's GL_POINTS mode (point_mode)")
     target.release()
 
     compositor.render = render_settings({"emax": emax, "emax_mode": "AUTO"})
-    variant("auto_emax", timer.together(splat, compositor.resolve), note="resolve also measures the peak")
+    variant("auto_emax", timer.fed(splat, compositor.resolve), note="resolve also measures the peak")
     compositor.render = render_settings({"emax": emax})
     compositor.emax = emax
     compositor.take_stats()
@@ -194,7 +194,7 @@ def measure(host, timer, device, case, n, width, height, system, camera, composi
         except Exception as error:  # the driver's compiler refusing 64-bit atomics
             variant_note = "compile failed: " + " ".join(str(error).split())[-300:]
         else:
-            int64_ms = timer.together(lambda: path.run(system, camera, emax, look))
+            int64_ms = timer.fed(lambda: path.run(system, camera, emax, look))
             same = bool(np.array_equal(host.read(path.frame), reference.resolve(ref_hi, ref_lo, emax)))
             variant("int64", int64_ms, exact=same, bound_ms=(bytes_total - 8 * width * height) / (bandwidth_gbps * 1e6),
                     note="one uint64 atomic per particle (storage buffer)")

@@ -1,6 +1,7 @@
 /* Turns the integer accumulation back into linear float color, adds what was
  * rasterized this frame (points, sprites, quads), writes RGBA with alpha for
- * compositing, and clears the accumulation for the next frame.
+ * compositing, and clears the accumulation for the next frame (the words
+ * that are not zero).
  *
  * With MEASURE_PEAK (automatic Emax) it also measures the frame's brightest
  * channel: a shared-memory max over the 16x16 group, then one atomic per
@@ -23,8 +24,12 @@ void main()
     }
     float alpha = clamp(max(color.r, max(color.g, color.b)), 0.0, 1.0);
     imageStore(frame, pixel, vec4(color, alpha));
-    imageStore(ACCUM_HI, ACCUM_HI_TEXEL(pixel), uvec4(0u));
-    imageStore(ACCUM_LO, ACCUM_LO_TEXEL(pixel), uvec4(0u));
+    /* Words no particle touched are zero already: left unwritten, memory the
+     * splat left clean (most of a sparse frame's) is only read, not written back. */
+    if ((hi | lo) != 0u) {
+      imageStore(ACCUM_HI, ACCUM_HI_TEXEL(pixel), uvec4(0u));
+      imageStore(ACCUM_LO, ACCUM_LO_TEXEL(pixel), uvec4(0u));
+    }
   }
 #ifdef MEASURE_PEAK
   /* Non-negative floats order like their bit patterns. */
