@@ -2,13 +2,14 @@
 from the shell's command to the process's exit, at most 3 s on the GPU host.
 
 Each run is the real command in a fresh process: make, tools/setup.sh's check, the interpreter, ``import bpy``
-(the GPU probe's child alongside), the add-on, the bake, the exit.  The CLI's ``--timings FILE`` (``TIMINGS=``
+(the GPU probe's child, hosts/egl_probe.py, alongside), the add-on, the bake, the exit.  The CLI's ``--timings FILE`` (``TIMINGS=``
 through make) says when it started and how long each of its stages took, the bake's sidecar how long the
 bake's own stages took (summed over threads where writers run in parallel), and the files' change times when
 the last one was renamed.  The first run may meet a cold shader cache (the driver's, on disk), so the table
 shows it apart from the median of the others.  Table + JSON records in bench/results/ (suite ``startup``):
 case ``make-bake-1080p-1-frame`` (or ``cli-bake-1080p-1-frame`` where ``make`` is missing), and ``import-bpy``,
-where ``import bpy`` goes (``python -X importtime``: Blender's own start-up and the add-ons it enables).
+where ``import bpy`` goes (``python -X importtime``: Blender's own start-up and the add-ons it enables), and
+``exit``, how long leaving takes where nothing of ours runs (after ``import bpy``, after ``gpu.init()``).
 
     .venv/bin/python bench/startup.py [--runs 5] [--via make|cli] [--out DIR]
     .venv/bin/python bench/startup.py --baseline OLDER_CHECKOUT   # the same command there, runs interleaved
