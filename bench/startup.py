@@ -2,8 +2,8 @@
 from the shell's command to the process's exit, at most 3 s on the GPU host.
 
 Each run is the real command in a fresh process: make, tools/setup.sh's check, the interpreter, ``import bpy``
-(the GPU probe's child, hosts/egl_probe.py, alongside), the add-on, the bake, the exit.  The CLI's ``--timings FILE`` (``TIMINGS=``
-through make) says when it started and how long each of its stages took, the bake's sidecar how long the
+(the GPU probe's child, hosts/egl_probe.py, alongside), the add-on, the bake, the exit.  The CLI's
+``--timings FILE`` (``TIMINGS=`` through make) says when it started and how long each of its stages took, the bake's sidecar how long the
 bake's own stages took (summed over threads where writers run in parallel), and the files' change times when
 the last one was renamed.  The first run may meet a cold shader cache (the driver's, on disk), so the table
 shows it apart from the median of the others.  Table + JSON records in bench/results/ (suite ``startup``):
