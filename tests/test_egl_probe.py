@@ -63,3 +63,18 @@ def test_gl_versions_read_as_drivers_write_them():
     assert gl_version("4.6.0 NVIDIA 580.159.04") == (4, 6)
     assert gl_version("3.3 (Compatibility Profile) Mesa 20.0") == (3, 3)
     assert gl_version("OpenGL ES 3.2 Mesa") == (0, 0)
+
+
+def test_a_probe_that_crashes_is_a_clear_error_with_what_the_driver_said(tmp_path, monkeypatch):
+    from addon.hosts.base import NoGPUError
+
+    script = tmp_path / "crashing_driver.py"
+    script.write_text("import os, signal\nprint('driver: no device', flush=True)\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    monkeypatch.setattr(GPUProbe, "SCRIPT", script)
+    probe = GPUProbe()
+    try:
+        with pytest.raises(NoGPUError, match=r"no GPU context could be created \(the EGL probe crashed: Segmentation "
+                                             r"fault\).*\n  driver: no device$"):
+            probe.check()
+    finally:
+        probe.stop()

@@ -24,7 +24,7 @@ import ctypes
 import sys
 import time
 
-EGL_DEFAULT_DISPLAY = EGL_NO_DISPLAY = EGL_NO_CONTEXT = EGL_NO_SURFACE = None
+EGL_DEFAULT_DISPLAY = EGL_NO_DISPLAY = EGL_NO_CONTEXT = EGL_NO_SURFACE = None  # null pointers, in ctypes
 EGL_EXTENSIONS = 0x3055
 EGL_NONE = 0x3038
 EGL_OPENGL_API = 0x30A2
@@ -105,6 +105,8 @@ def open_display(egl: EGL):
     if "EGL_MESA_platform_surfaceless" not in egl.extensions(EGL_NO_DISPLAY):
         raise first
     address = egl.eglGetProcAddress(b"eglGetPlatformDisplayEXT")
+    if not address:
+        raise first
     get_platform_display = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_uint, ctypes.c_void_p, ctypes.c_void_p)(address)
     display = get_platform_display(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, None)
     if not egl.eglInitialize(display, major, minor):
