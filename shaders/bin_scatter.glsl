@@ -44,14 +44,19 @@ void main()
   uint my_keys[BIN_ROUNDS];
   uint my_values[BIN_ROUNDS];
   uint my_ranks[BIN_ROUNDS];
-  uint set_last_round = NO_ITEM; /* the word this thread set in the last round (NO_ITEM: none) */
+  /* Every load first, so that one memory latency is paid a tile instead of one a round (each round
+   * waits at its barriers). */
   for (int round = 0; round < BIN_ROUNDS; round++) {
     int i = bin_item(round);
     bool real = tile_in_range && i < count;
     ivec2 texel = particle_texel(i, width);
-    uint key = real ? imageLoad(keys, texel).x : 0u;
-    my_keys[round] = key;
+    my_keys[round] = real ? imageLoad(keys, texel).x : 0u;
     my_values[round] = real ? (index_values != 0 ? uint(i) : imageLoad(values, texel).x) : 0u;
+  }
+  uint set_last_round = NO_ITEM; /* the word this thread set in the last round (NO_ITEM: none) */
+  for (int round = 0; round < BIN_ROUNDS; round++) {
+    bool real = tile_in_range && bin_item(round) < count;
+    uint key = my_keys[round];
     uint digit = bin_digit(key);
     uint set = uint(round & 1) * uint(MASK_SET);
     uint word = set + lane_word * uint(BIN_SLOTS) + digit;

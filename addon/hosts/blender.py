@@ -25,6 +25,7 @@ from .base import (
     column_major,
     compile_error,
 )
+from .gl_flush import Flusher, gl_flush
 
 _IMAGE_TYPES = {"RGBA32F": "FLOAT_2D", "RGBA16F": "FLOAT_2D", "R32F": "FLOAT_2D", "R32UI": "UINT_2D"}
 _TEXTURE_FORMATS = {"DEPTH32F": "DEPTH_COMPONENT32F"}
@@ -170,6 +171,7 @@ class BlenderHost(Host):
         self._bindings = {}  # kernel -> _Binding (kernels hash once: kernels.hash_once)
         self._framebuffers = {}  # (id(color), id(depth)) -> GPUFrameBuffer
         self._fence = self.texture("fence", 1, 1, "R32F")
+        self._flusher = Flusher(gl_flush(self.gpu.platform.backend_type_get()))
 
     def texture(self, name, width, height, format, data=None):
         gpu = self.gpu
@@ -278,6 +280,7 @@ class BlenderHost(Host):
         binding.bind(textures, constants)
         self.gpu.compute.dispatch(binding.shader, *groups)
         self.gpu.shader.unbind()  # dispatch leaves it bound; freeing a bound shader can crash Blender
+        self._flusher.dispatched()  # the GPU starts on what is queued while Python records the rest
 
     def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants, blend="ADD"):
         state = self.gpu.state

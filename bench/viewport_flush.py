@@ -1,0 +1,58 @@
+"""How often the Blender host should flush (``addon/hosts/gl_flush.py``): the viewport cases of
+``bench/blender_gpu.py`` with a glFlush after every k-th dispatch, k = 0 (never) .. 8, in one run.
+
+Without a flush the driver holds a draw's dispatches until the bench's drain, so the GPU starts
+only when Python has recorded the whole draw; ``ms`` (drained before and after) against ``cpu_ms``
+(until ``draw_view`` returns) shows the overlap.  Records: suite ``viewport-flush``, case
+``<case>-flush-<k>`` with ``ms``, ``cpu_ms``, ``redraw_ms``, ``dispatches``, ``flush_every``.
+
+    source /tmp/bgpu/env && .venv/bin/python bench/viewport_flush.py [--quick] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from addon.hosts.gl_flush import Flusher  # noqa: E402
+from bench import blender_gpu, records  # noqa: E402
+from bench.counting import CountingHost  # noqa: E402
+
+EVERY = (0, 1, 2, 4, 8)
+
+
+def host_flushing_every(every: int):
+    class Host(CountingHost):
+        def __init__(self):
+            super().__init__()
+            self._flusher = Flusher(self._flusher.flush if every else None, every or 1)
+    return Host
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="64x36, 10K particles, 3 draws: checks the path")
+    parser.add_argument("--draws", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
+    args = parser.parse_args(argv)
+    draws = 3 if args.quick else args.draws
+    rows = []
+    for width, height, count, mode in blender_gpu.VIEWPORT_CASES:
+        width, height, count = blender_gpu.sized(width, height, count, args.quick)
+        case = f"{height}p-{blender_gpu.count_label(count)}-{mode.lower()}"
+        for every in EVERY:
+            blender_gpu.CountingHost = host_flushing_every(every)
+            result = blender_gpu.measure_viewport(count, width, height, mode, draws)
+            rows.append({"case": f"{case}-flush-{every}", "flush_every": every, "ms": result["ms"],
+                         "cpu_ms": result["cpu_ms"], "redraw_ms": result["redraw_ms"],
+                         "dispatches": result["dispatches"], "n": count, "width": width, "height": height})
+            blender_gpu.log(f"{rows[-1]['case']}: {result['ms']:.3f} ms (cpu {result['cpu_ms']:.3f})")
+    records.write("viewport-flush", blender_gpu.BlenderHost().device, rows, results=args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
