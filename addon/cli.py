@@ -98,6 +98,8 @@ def build_scene(preset, frames, resolution, out_dir: Path):
     emitter.location = stage_emitter.get("location", (0.0, 0.0, 0.0))
     emitter.scale = stage_emitter.get("scale", (1.0, 1.0, 1.0))  # the emitter shape in its object's space
     scene.collection.objects.link(emitter)
+    from .stage_fields import add_stage_fields
+
     add_stage_fields(preset.stage.get("fields", ()))
     if stage_emitter.get("orbit_radius"):
         fps = scene.render.fps / scene.render.fps_base
@@ -106,19 +108,6 @@ def build_scene(preset, frames, resolution, out_dir: Path):
     bpy.context.view_layer.objects.active = emitter
     apply_stage_lens(scene, camera, emitter, preset.stage)
     return scene, emitter
-
-
-def add_stage_fields(fields) -> None:
-    """Blender force fields as the preset's stage places them (the simulation reads the scene's fields):
-    ``{"type": "VORTEX", "strength": s, "falloff_power": p, "location": [x, y, z]}`` each."""
-    import bpy
-
-    for field in fields:
-        bpy.ops.object.effector_add(type=field["type"], location=field.get("location", (0.0, 0.0, 0.0)))
-        settings = bpy.context.object.field
-        settings.strength = field.get("strength", 1.0)
-        settings.falloff_type = "SPHERE"
-        settings.falloff_power = field.get("falloff_power", 0.0)
 
 
 def apply_stage_lens(scene, camera, emitter, stage: dict) -> None:

@@ -4,14 +4,41 @@ tick, ESC to cancel."""
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
+from contextlib import contextmanager
 
 import bpy
 
 # Where a headless blocking job prints its progress line (None: sys.stdout).  The command line points
 # it at the terminal while it keeps Blender's own report prints off the screen.
 progress_stream = None
+
+
+@contextmanager
+def ctrl_c_pressed():
+    """Ctrl-C as a flag the blocking loop reads between steps (a callable: pressed yet?), not as a
+    KeyboardInterrupt: raised inside Python that Blender's C code calls (a property's getter or update, a
+    handler), that exception is printed and dropped there, and a bake ran on to its end (seen once in a
+    loaded test run).  A second Ctrl-C raises, for a step that never returns.  Off the main thread (where no
+    signal handler can be set) Ctrl-C stays as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield lambda: False
+        return
+    pressed = []
+
+    def on_ctrl_c(signum, frame):
+        if pressed:  # the second press: stop at once, as Blender's own second Ctrl-C does
+            raise KeyboardInterrupt
+        pressed.append(signum)
+
+    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        yield lambda: bool(pressed)
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 
@@ -91,24 +118,25 @@ class ModalJobOperator(bpy.types.Operator):
 
     def execute(self, context):
         """Blocking (headless, scripts, farm tasks); headless it prints a progress line, Ctrl-C cancels."""
-        if not self._start(context):
-            return {"CANCELLED"}
-        progress = ProgressLine(len(self._job.frames), progress_stream) if bpy.app.background else None
-        try:
-            while not self._job.finished:
-                self._job.step()
-                if progress:
-                    progress.update(self._job.frames_finished)
-        except self.job_error as error:
-            job, self._job = self._job, None  # its GPU buffers go now, while there is a context
-            job.close(cancelled=True)
-            self.report({"ERROR"}, str(error))
-            return {"CANCELLED"}
-        except KeyboardInterrupt:
-            self._finish(cancelled=True)
-            return {"CANCELLED"}
-        self._finish()
-        return {"FINISHED"}
+        with ctrl_c_pressed() as pressed:
+            if not self._start(context):
+                return {"CANCELLED"}
+            progress = ProgressLine(len(self._job.frames), progress_stream) if bpy.app.background else None
+            try:
+                while not self._job.finished and not pressed():
+                    self._job.step()
+                    if progress:
+                        progress.update(self._job.frames_finished)
+            except self.job_error as error:
+                job, self._job = self._job, None  # its GPU buffers go now, while there is a context
+                job.close(cancelled=True)
+                self.report({"ERROR"}, str(error))
+                return {"CANCELLED"}
+            if pressed():
+                self._finish(cancelled=True)
+                return {"CANCELLED"}
+            self._finish()
+            return {"FINISHED"}
 
     def invoke(self, context, event):
         """Interactive: one step per timer tick, progress bar, ESC cancels (what was written stays)."""

@@ -23,6 +23,7 @@ from .export import export_frame, export_range
 from .hosts.base import GPUMemoryError, NoGPUError
 from .job_operator import ModalJobOperator
 from .properties import assign, effect_settings_of, render_settings_of, scene_effects
+from .stage_fields import add_stage_fields, scene_has_fields
 
 
 def user_preset_dir() -> Path:
@@ -97,21 +98,38 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             assign(effect, preset.effect)
             assign(context.scene.gpu_particles, preset.render)
         obj.gpu_particles.active_index = len(effects) - 1
-        if preset and "csg" in preset.stage and not scene_primitives(context.scene):
-            add_stage_primitives(context.scene, _around(preset.stage, obj.matrix_world.translation))
-            context.view_layer.objects.active = obj
+        if preset:
+            self._add_stage(context, obj, preset.stage)
         return {"FINISHED"}
 
+    def _add_stage(self, context, obj, stage: dict) -> None:
+        """What the preset's look needs besides the effect, where the scene has none yet: its CSG
+        primitives and its force fields, placed around ``obj`` as they sit around the stage's emitter."""
+        shift = _shift_to(stage, obj.matrix_world.translation)
+        primitives = "csg" in stage and not scene_primitives(context.scene)
+        fields = bool(stage.get("fields")) and not scene_has_fields(context.scene)
+        if primitives:
+            csg = dict(stage["csg"])
+            csg["primitives"] = [_shifted(p, shift) for p in csg.get("primitives", [])]
+            add_stage_primitives(context.scene, csg)
+        if fields:
+            added = add_stage_fields(stage["fields"], shift)
+            self.report({"INFO"}, f"Added {len(added)} force field(s) the preset's look needs")
+            for selected in context.selected_objects:  # the emitter stays the one selected, as before
+                selected.select_set(selected == obj)
+            obj.select_set(True)
+        if primitives or fields:
+            context.view_layer.objects.active = obj
 
-def _around(stage: dict, location) -> dict:
-    """The stage's CSG section with its primitives placed around ``location`` as they sit around the
-    stage's own emitter (the command line's scene puts the emitter there: no shift)."""
+
+def _shift_to(stage: dict, location) -> list[float]:
+    """From the stage's own emitter to ``location`` (the command line's scene puts the emitter there: no shift)."""
     origin = stage.get("emitter", {}).get("location", (0.0, 0.0, 0.0))
-    shift = [location[i] - origin[i] for i in range(3)]
-    csg = dict(stage["csg"])
-    csg["primitives"] = [{**p, "location": [p.get("location", (0.0, 0.0, 0.0))[i] + shift[i] for i in range(3)]}
-                         for p in csg.get("primitives", [])]
-    return csg
+    return [location[i] - origin[i] for i in range(3)]
+
+
+def _shifted(item: dict, shift) -> dict:
+    return {**item, "location": [item.get("location", (0.0, 0.0, 0.0))[i] + shift[i] for i in range(3)]}
 
 
 class ActiveEffectOperator(bpy.types.Operator):

@@ -12,34 +12,26 @@
 void main()
 {
   int t = int(gl_LocalInvocationIndex);
-  ivec2 pixel = ivec2(gl_GlobalInvocationID.xy);
-  bool inside = all(lessThan(pixel, target_size));
+  TilePixel p = tile_pixel();
   ivec2 list = tile_list();
   int n = list.y;
   if (n == 0) {
     return; /* uniform over the workgroup: no barrier is skipped by some threads only */
   }
-  float scene = 1.0;
-#ifdef SPRITE_DEPTH_TEST
-  scene = inside ? texelFetch(scene_depth, pixel, 0).r : 0.0;
-#endif
-  uint pixel_bits = tile_pixel_bits();
-  vec2 at = vec2(pixel) + 0.5;
-  vec4 held = inside ? imageLoad(layer, pixel) : vec4(0.0);
+  vec4 held = p.inside ? imageLoad(layer, p.pixel) : vec4(0.0);
   vec3 sum = held.rgb;
   for (int chunk = 0; chunk < n; chunk += TILE_CHUNK) {
-    load_tile_chunk(list, chunk, t);
-    barrier();
+    share_tile_chunk(list, chunk, t);
     int m = min(TILE_CHUNK, n - chunk);
     for (int k = 0; k < m; k++) {
       vec4 shape = s_shapes[k];
-      if (tile_spans(s_spans[k], pixel_bits) && shape.w <= scene) {
-        sum += s_colors[k].rgb * disc_coverage(shape, s_streaks[k], at);
+      if (tile_spans(s_spans[k], p.bits) && shape.w <= p.scene) {
+        sum += s_colors[k].rgb * disc_coverage(shape, s_streaks[k], p.at);
       }
     }
     barrier();
   }
-  if (inside) {
-    imageStore(layer, pixel, vec4(sum, held.a)); /* additive: coverage (alpha) unchanged */
+  if (p.inside) {
+    imageStore(layer, p.pixel, vec4(sum, held.a)); /* additive: coverage (alpha) unchanged */
   }
 }

@@ -15,36 +15,28 @@ const float OPAQUE_TRANSMITTANCE = 1.0 / 4096.0; /* what is left to see is below
 void main()
 {
   int t = int(gl_LocalInvocationIndex);
-  ivec2 pixel = ivec2(gl_GlobalInvocationID.xy);
-  bool inside = all(lessThan(pixel, target_size));
+  TilePixel p = tile_pixel();
   ivec2 list = tile_list();
   int n = list.y;
-  float scene = 1.0;
-#ifdef SPRITE_DEPTH_TEST
-  scene = inside ? texelFetch(scene_depth, pixel, 0).r : 0.0;
-#endif
-  uint pixel_bits = tile_pixel_bits();
-  vec2 at = vec2(pixel) + 0.5;
   vec3 color = vec3(0.0);
   float transmittance = 1.0;
-  bool open = inside;
+  bool open = p.inside;
   for (int chunk = 0; chunk < n; chunk += TILE_CHUNK) {
     if (t == 0) {
       s_open[0] = 0u;
     }
-    load_tile_chunk(list, chunk, t);
-    barrier();
+    share_tile_chunk(list, chunk, t);
     if (open) {
       int m = min(TILE_CHUNK, n - chunk);
       for (int k = 0; k < m; k++) {
-        if (!tile_spans(s_spans[k], pixel_bits)) {
+        if (!tile_spans(s_spans[k], p.bits)) {
           continue;
         }
         vec4 shape = s_shapes[k];
-        if (shape.w > scene) {
+        if (shape.w > p.scene) {
           continue;
         }
-        float coverage = sprite_coverage(shape, s_streaks[k], at);
+        float coverage = sprite_coverage(shape, s_streaks[k], p.at);
         if (coverage > 0.0) {
           vec4 sprite = s_colors[k] * coverage;
           color += transmittance * sprite.rgb;
@@ -63,7 +55,7 @@ void main()
       break;
     }
   }
-  if (inside) {
-    imageStore(layer, pixel, vec4(color, 1.0 - transmittance));
+  if (p.inside) {
+    imageStore(layer, p.pixel, vec4(color, 1.0 - transmittance));
   }
 }

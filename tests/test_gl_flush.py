@@ -1,4 +1,4 @@
-"""The host's glFlush every few dispatches (addon/hosts/gl_flush.py): found on OpenGL, absent elsewhere,
+"""The host's glFlush as work queues up (addon/hosts/gl_flush.py): found on OpenGL, absent elsewhere,
 counted right, and the GPU's results unchanged while it flushes."""
 
 import numpy as np
@@ -6,7 +6,7 @@ from gpu_fill import RANDOM, expected
 from test_scan import run_scan
 
 from addon.engine.reference import scan as ref_scan
-from addon.hosts.gl_flush import FLUSH_EVERY, Flusher, gl_flush
+from addon.hosts.gl_flush import Flusher, gl_flush
 
 
 def test_opengl_gets_the_gl_librarys_flush_and_other_backends_none():
@@ -15,21 +15,26 @@ def test_opengl_gets_the_gl_librarys_flush_and_other_backends_none():
     assert gl_flush("OPENGL", platform="an-unknown-os") is None
 
 
-def test_flushes_once_every_so_many_dispatches():
+def test_flushes_once_so_many_workgroups_wait():
     flushes = []
-    flusher = Flusher(lambda: flushes.append(1), every=4)
-    for _ in range(10):
-        flusher.dispatched()
-    assert len(flushes) == 2 and flusher.pending == 2
-    Flusher(None).dispatched()  # no GL: nothing to call
+    flusher = Flusher(lambda: flushes.append(1), groups=1000)
+    flusher.dispatched((16384, 1, 1))  # a big dispatch goes at once
+    assert len(flushes) == 1 and flusher.pending == 0
+    for _ in range(9):
+        flusher.dispatched((10, 5, 2))  # small ones together
+    assert len(flushes) == 1 and flusher.pending == 900
+    flusher.dispatched((100, 1, 1))
+    assert len(flushes) == 2 and flusher.pending == 0
+    Flusher(None).dispatched((1 << 20, 1, 1))  # no GL: nothing to call
 
 
 def test_the_blender_host_flushes_while_it_dispatches_and_results_stay_exact(host, monkeypatch):
     assert host._flusher.flush is not None  # Blender draws with OpenGL here
     real, calls = host._flusher.flush, []
     monkeypatch.setattr(host._flusher, "flush", lambda: (calls.append(1), real()))
+    monkeypatch.setattr(host._flusher, "groups", 1)  # after every dispatch
     got, total, _ = run_scan(host, 300_007, RANDOM, inclusive=False)
     data = expected(300_007, RANDOM, 7)
     np.testing.assert_array_equal(got, ref_scan.scan(data, False))
     assert total == ref_scan.total(data)
-    assert calls and FLUSH_EVERY > 1
+    assert len(calls) >= 3  # the scan's levels, each flushed

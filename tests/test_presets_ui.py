@@ -111,3 +111,21 @@ def test_add_without_a_preset_starts_from_the_default(scene, user_dir):
     assert got.keys() == want.keys()
     for name, value in want.items():
         assert got[name] == (value if isinstance(value, str) else pytest.approx(value, rel=1e-6)), name
+
+
+def test_adding_a_preset_from_the_panel_adds_the_force_fields_its_look_needs(scene, user_dir):
+    """galaxy_vortex swirls from its stage's fields: Add places them around the emitter (once), and the
+    emitter stays the active, selected object."""
+    from addon.scene_inputs import force_fields
+
+    emitter = bpy.context.view_layer.objects.active
+    emitter.location = (2.0, 1.0, 0.5)
+    bpy.context.view_layer.update()
+    bpy.ops.gpu_particles.add(preset="galaxy_vortex")
+    fields, warnings = force_fields(scene)
+    assert not warnings and sorted(f.type for f in fields) == ["FORCE", "VORTEX"]
+    assert all(tuple(f.position) == pytest.approx((2.0, 1.0, 0.5)) for f in fields)
+    assert bpy.context.view_layer.objects.active == emitter and emitter.select_get()
+    bpy.ops.gpu_particles.add(preset="galaxy_vortex")
+    bpy.ops.gpu_particles.add(preset="default")
+    assert len(force_fields(scene)[0]) == 2, "the scene's own fields are kept: none added again"

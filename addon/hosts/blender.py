@@ -280,7 +280,7 @@ class BlenderHost(Host):
         binding.bind(textures, constants)
         self.gpu.compute.dispatch(binding.shader, *groups)
         self.gpu.shader.unbind()  # dispatch leaves it bound; freeing a bound shader can crash Blender
-        self._flusher.dispatched()  # the GPU starts on what is queued while Python records the rest
+        self._flusher.dispatched(groups)  # the GPU starts on what is queued while Python records the rest
 
     def draw(self, raster, primitive, vertices, instances, target, depth, textures, constants, blend="ADD"):
         state = self.gpu.state

@@ -2,10 +2,10 @@
 
 Without a flush the driver keeps the dispatches Python records queued until something waits on
 them (the frame's end), so the GPU idles while the CPU records the rest of the draw and only
-then starts.  Flushing every few dispatches lets the two overlap: the 4M additive viewport draw
-on the H100 went from 2.16 to 1.54-1.57 ms with a flush every 2 to 8 dispatches, while a flush
-after every dispatch cost more CPU than it saved on the 59-dispatch alpha draw
-(``bench/viewport_flush.py``, 2026-11-23).  The call goes through the system's GL library to
+then starts.  Flushing as the work queues up lets the two overlap: the 4M additive viewport draw on
+the H100 went from 2.16 to 1.54-1.57 ms with a flush every 2 to 8 dispatches, while a flush after
+every dispatch cost more CPU than it saved on the 59-dispatch alpha draw (``bench/viewport_flush.py``,
+2026-11-23).  The call goes through the system's GL library to
 the context Blender made current on this thread; other backends (Vulkan, Metal) submit on their
 own terms and get no flush.
 """
@@ -16,7 +16,7 @@ import ctypes
 import sys
 from collections.abc import Callable
 
-FLUSH_EVERY = 4  # dispatches between flushes (2 to 8 measured the same; 1 costs CPU)
+FLUSH_GROUPS = 4096  # workgroups queued between flushes: a 4M-particle dispatch (16K) is flushed at once, a scan's small levels together
 
 _LIBRARIES = {
     "linux": ("libOpenGL.so.0", "libGL.so.1"),  # glvnd's, then a vendor's own libGL
@@ -41,15 +41,17 @@ def gl_flush(backend: str, platform: str = sys.platform) -> Callable[[], None] |
 
 
 class Flusher:
-    """Counts the dispatches a host records and flushes every ``every`` of them."""
+    """Counts the workgroups a host dispatches and flushes once ``groups`` of them wait unflushed: the big
+    dispatches (a simulation step, a splat) go to the GPU at once, runs of small ones (a scan's levels)
+    together, so a flush's CPU cost (about 16 us) buys GPU time."""
 
-    def __init__(self, flush: Callable[[], None] | None, every: int = FLUSH_EVERY):
-        self.flush, self.every, self.pending = flush, every, 0
+    def __init__(self, flush: Callable[[], None] | None, groups: int = FLUSH_GROUPS):
+        self.flush, self.groups, self.pending = flush, groups, 0
 
-    def dispatched(self) -> None:
+    def dispatched(self, groups: tuple[int, int, int]) -> None:
         if self.flush is None:
             return
-        self.pending += 1
-        if self.pending >= self.every:
+        self.pending += groups[0] * groups[1] * groups[2]
+        if self.pending >= self.groups:
             self.pending = 0
             self.flush()

@@ -1,7 +1,7 @@
 /* A tile-binned compositor's per-tile walk (tile_lists.py): one workgroup per
  * 16x16 tile reads its tile's list of footprints (binned_sprites, from
  * tile_offsets and tile_counts) into shared memory (s_shapes, s_streaks,
- * s_colors), TILE_CHUNK (a define) at a time, each with the rows and columns
+ * s_colors), TILE_CHUNK (a define) at a time (share_tile_chunk), each with the rows and columns
  * of the tile its pixel rectangle spans as two 16-bit masks (s_spans), so a
  * pixel skips a footprint that cannot cover it with one test.  Needs those
  * images, sprite_shapes, sprite_streaks, sprite_colors and target_size. */
@@ -34,18 +34,46 @@ ivec2 tile_list()
   return ivec2(imageLoad(tile_offsets, texel).x, imageLoad(tile_counts, texel).x);
 }
 
-/* Thread t's footprint of the chunk starting at entry `chunk` of the list into shared memory
- * (the caller's barrier() then makes the chunk visible). */
-void load_tile_chunk(ivec2 list, int chunk, int t)
+/* This thread's pixel of the workgroup's tile, and what the walk tests it against. */
+struct TilePixel {
+  ivec2 pixel;
+  bool inside;  /* in the target (edge tiles overhang it) */
+  float scene;  /* the scene's depth there (SPRITE_DEPTH_TEST), else 1: nothing hides a footprint */
+  uint bits;    /* tile_pixel_bits() */
+  vec2 at;      /* the pixel's centre */
+};
+
+TilePixel tile_pixel()
+{
+  TilePixel p;
+  p.pixel = ivec2(gl_GlobalInvocationID.xy);
+  p.inside = all(lessThan(p.pixel, target_size));
+  p.scene = 1.0;
+#ifdef SPRITE_DEPTH_TEST
+  p.scene = p.inside ? texelFetch(scene_depth, p.pixel, 0).r : 0.0;
+#endif
+  p.bits = tile_pixel_bits();
+  p.at = vec2(p.pixel) + 0.5;
+  return p;
+}
+
+/* Chunk `chunk` of the list into shared memory (s_shapes, s_streaks, s_colors, s_spans), thread t
+ * its entry t; visible to the whole workgroup on return.  Uniform control flow (a barrier); the
+ * caller's barrier after walking a chunk keeps the next one from overwriting it early.  (Loading the
+ * next chunk while walking this one was measured no faster on the H100: the walk is the cost.) */
+void share_tile_chunk(ivec2 list, int chunk, int t)
 {
   if (chunk + t < list.y) {
     uint item = imageLoad(binned_sprites, particle_texel(list.x + chunk + t, imageSize(binned_sprites).x)).x;
     ivec2 texel = particle_texel(int(item), imageSize(sprite_shapes).x);
-    s_shapes[t] = imageLoad(sprite_shapes, texel);
-    s_streaks[t] = imageLoad(sprite_streaks, texel).xy;
+    vec4 shape = imageLoad(sprite_shapes, texel);
+    vec2 streak = imageLoad(sprite_streaks, texel).xy;
+    s_shapes[t] = shape;
+    s_streaks[t] = streak;
     s_colors[t] = imageLoad(sprite_colors, texel);
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
-    ivec4 rect = sprite_pixel_rect(s_shapes[t], s_streaks[t], target_size) - origin.xyxy;
+    ivec4 rect = sprite_pixel_rect(shape, streak, target_size) - origin.xyxy;
     s_spans[t] = tile_span_mask(rect.y, rect.w) << 16u | tile_span_mask(rect.x, rect.z);
   }
+  barrier();
 }
