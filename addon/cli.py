@@ -13,9 +13,9 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -136,41 +136,46 @@ def add_preset_effect(scene, name: str, preset) -> None:
 
 
 class GPUProbe:
-    """Blender's gpu.init() crashes the whole process when EGL has no usable driver, so the command line
-    tries it in a child process first and reports instead.  The child starts first thing and runs alongside
-    this process's own imports (about 2 s each), and is waited for only when the scene is ready for the GPU:
-    it costs no wall time where there is a core for it."""
+    """Blender's gpu.init() crashes the whole process when EGL has no usable driver, so the command line first
+    makes the same EGL context in a child process (hosts/egl_probe.py: ctypes, no bpy, about 0.1 s) and
+    reports instead.  The child starts first thing and is waited for only when the scene is ready for the
+    GPU, by when it has long finished."""
 
-    CODE = ("import time; started = time.perf_counter(); import bpy, gpu; imported = time.perf_counter(); gpu.init(); "
-            "print(f'probe: import bpy {imported - started:.3f} s, gpu.init {time.perf_counter() - imported:.3f} s')")
+    SCRIPT = Path(__file__).resolve().parent / "hosts" / "egl_probe.py"
 
     def __init__(self):
-        # Blender's session temporary folder goes in here, removed by stop() even when the child is killed.
-        self.folder = tempfile.mkdtemp(prefix="gpu_particles_probe_")
-        self.child = subprocess.Popen([sys.executable, "-c", self.CODE], stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True, env={**os.environ, "TMPDIR": self.folder})
-        self.seconds: dict[str, float] = {}  # what the child took: import bpy, gpu.init (for --timings)
+        self.started_at = time.time()
+        # -I -S: the standard library only, whatever PYTHONPATH or the venv's site-packages hold.
+        self.child = subprocess.Popen([sys.executable, "-I", "-S", str(self.SCRIPT)], stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True)
+        self.seconds: dict[str, float] = {}  # what the child took (for --timings)
 
     def check(self) -> None:
-        """Wait for the child; NoGPUError with its last lines when gpu.init() failed there."""
+        """Wait for the child; NoGPUError with the reason it found when Blender would get no context."""
         from .hosts.base import NoGPUError
 
-        output, _ = self.child.communicate(timeout=300)
-        if self.child.returncode != 0:
-            log = [line for line in output.splitlines() if line.strip()][-3:]
+        try:
+            output, _ = self.child.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            raise NoGPUError("no GPU context could be created: the EGL driver did not answer in 120 s") from None
+        lines = [line for line in output.splitlines() if line.strip()]
+        fields = lines[-1].split("\t") if lines else []
+        if self.child.returncode != 0 or len(fields) != 4:
+            status, crashed = self.child.returncode, self.child.returncode < 0
+            reason = (f"the EGL probe crashed: {signal.strsignal(-status) or f'signal {-status}'}" if crashed
+                      else lines[-1] if lines else f"the EGL probe exited with status {status}")
+            log = (lines if crashed else lines[:-1])[-3:]  # what the driver printed
             raise NoGPUError(
-                f"no GPU context could be created (gpu.init() exited with status {self.child.returncode}); on a "
-                "headless Linux machine install Mesa's EGL (libegl1 libegl-mesa0 libgl1-mesa-dri, or run `make setup`)"
+                f"no GPU context could be created ({reason}); on a headless Linux machine install Mesa's EGL "
+                "(libegl1 libegl-mesa0 libgl1-mesa-dri, or run `make setup`) or the GPU's driver"
                 + (":\n  " + "\n  ".join(log) if log else "")
             )
-        self.seconds = {f"probe {name}": float(value) for name, value in
-                        re.findall(r"(import bpy|gpu\.init) ([0-9.]+) s", output)}
+        self.seconds = {"probe EGL context": float(fields[2]), "probe process": float(fields[3]) - self.started_at}
 
     def stop(self) -> None:
         if self.child.poll() is None:
             self.child.kill()
         self.child.communicate()
-        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def _gpu_texture_limit() -> int:

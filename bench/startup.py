@@ -2,13 +2,14 @@
 from the shell's command to the process's exit, at most 3 s on the GPU host.
 
 Each run is the real command in a fresh process: make, tools/setup.sh's check, the interpreter, ``import bpy``
-(the GPU probe's child alongside), the add-on, the bake, the exit.  The CLI's ``--timings FILE`` (``TIMINGS=``
-through make) says when it started and how long each of its stages took, the bake's sidecar how long the
+(the GPU probe's child, hosts/egl_probe.py, alongside), the add-on, the bake, the exit.  The CLI's
+``--timings FILE`` (``TIMINGS=`` through make) says when it started and how long each of its stages took, the bake's sidecar how long the
 bake's own stages took (summed over threads where writers run in parallel), and the files' change times when
 the last one was renamed.  The first run may meet a cold shader cache (the driver's, on disk), so the table
 shows it apart from the median of the others.  Table + JSON records in bench/results/ (suite ``startup``):
 case ``make-bake-1080p-1-frame`` (or ``cli-bake-1080p-1-frame`` where ``make`` is missing), and ``import-bpy``,
-where ``import bpy`` goes (``python -X importtime``: Blender's own start-up and the add-ons it enables).
+where ``import bpy`` goes (``python -X importtime``: Blender's own start-up and the add-ons it enables), and
+``exit``, how long leaving takes where nothing of ours runs (after ``import bpy``, after ``gpu.init()``).
 
     .venv/bin/python bench/startup.py [--runs 5] [--via make|cli] [--out DIR]
     .venv/bin/python bench/startup.py --baseline OLDER_CHECKOUT   # the same command there, runs interleaved
@@ -91,13 +92,18 @@ print(json.dumps({"modules_without_pyc": sum(not os.path.exists(importlib.util.c
 
 
 def compile_all(args) -> None:
-    """Bytecode for the venv's packages and the add-on, as pip leaves an installed venv (outside the timing)."""
+    """Bytecode for the interpreter's standard library, the venv's packages and the add-on, as an installed
+    Python and pip leave them (outside the timing).  ../shared/gpu/pack strips every __pycache__, the
+    interpreter's too, and the GPU host sets PYTHONDONTWRITEBYTECODE: without this every run there compiles
+    the standard library modules it imports (about 1 s of start-up on 2 cores here)."""
     started = time.perf_counter()
-    site = subprocess.run([str(args.repo / ".venv/bin/python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    subprocess.run([str(args.repo / ".venv/bin/python"), "-m", "compileall", "-q", "-j", "0", site,
-                    str(args.repo / "addon")], cwd=args.repo, capture_output=True, text=True)
-    print(f"compiled the venv's and the add-on's bytecode in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    python = str(args.repo / ".venv/bin/python")
+    paths = subprocess.run([python, "-c", "import sysconfig; print(*map(sysconfig.get_path, ('stdlib', 'purelib')))"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    subprocess.run([python, "-m", "compileall", "-q", "-j", "0", *paths, str(args.repo / "addon")], cwd=args.repo,
+                   capture_output=True, text=True)
+    print(f"compiled the standard library's, the venv's and the add-on's bytecode in "
+          f"{time.perf_counter() - started:.1f} s", file=sys.stderr)
 
 
 def import_profile(args) -> dict:
@@ -118,6 +124,34 @@ def import_profile(args) -> dict:
     largest = sorted((e for e in entries if e[0] != "bpy"), key=lambda e: -e[2])[:8]
     row.update({f"{name}_s": round(cumulative, 3) for name, _, cumulative, _ in largest})
     return row
+
+
+# Leaving as the CLI leaves (os._exit, no teardown) after ``import bpy`` alone or after gpu.init() and a 1080p
+# offscreen: the process's exit as the parent sees it, driver teardown included.
+LEAVE = """
+import os, sys, time
+import bpy, gpu
+if sys.argv[1] == "gpu":
+    gpu.init()
+    offscreen = gpu.types.GPUOffScreen(1920, 1080, format="RGBA16F")
+print(time.time(), flush=True)
+os._exit(0)
+"""
+
+
+def exit_profile(args) -> dict:
+    """How long the exit takes where nothing of ours runs: is ``exit_s`` the driver's teardown?"""
+    seconds = {"import bpy": [], "gpu": []}
+    for _ in range(max(args.runs, 1)):
+        for what in seconds:
+            result = subprocess.run([str(args.repo / ".venv/bin/python"), "-c", LEAVE, what], cwd=args.repo,
+                                    capture_output=True, text=True)
+            ended = time.time()
+            if result.returncode == 0:
+                seconds[what].append(ended - float(result.stdout.splitlines()[-1]))
+    return {"case": "exit", "runs": max(args.runs, 1),
+            **{f"exit_after_{slug(what)}_s": round(statistics.median(values), 4) for what, values in seconds.items()
+               if values}}
 
 
 def main() -> None:
@@ -160,12 +194,13 @@ def main() -> None:
                 baseline_runs.append(run_once(args, args.baseline.resolve(), True, Path(scratch))[0])
             print(f"run {index + 1}/{args.runs}: {phases['wall_s']:.2f} s"
                   + (f", baseline {baseline_runs[-1]['wall_s']:.2f} s" if args.baseline else ""), file=sys.stderr)
-    rows = [summary(runs, case=case, via=args.via, goal_s=GOAL_S, precompiled=args.compile)]
+    rows = [summary(runs, case=case, via=args.via, goal_s=GOAL_S,
+                    precompiled="standard library, venv, add-on" if args.compile else False)]
     if note:
         rows[0]["note"] = note
     if baseline_runs:
         rows.append(summary(baseline_runs, case=f"{case}-baseline", via=args.via, repo=str(args.baseline)))
-    records.write("startup", device, [*rows, import_profile(args)], results=args.out)
+    records.write("startup", device, [*rows, import_profile(args), exit_profile(args)], results=args.out)
 
 
 def summary(runs: list[dict], **fields) -> dict:

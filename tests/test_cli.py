@@ -40,7 +40,7 @@ def test_bake_writes_the_frames(tmp_path):
 
 def test_one_frame_with_timings_leaves_no_temporary_folders(tmp_path):
     """FRAMES=n is one frame; --timings FILE says where the time went; the quick exit (no bpy teardown) still
-    removes Blender's session folders, this process's and the GPU probe's."""
+    removes Blender's session folder."""
     out, temp = tmp_path / "seq", tmp_path / "temp"
     temp.mkdir()
     result = cli("bake", "--frames", "2", "--res", "64x36", "--out", str(out), "--count", "3000",
@@ -52,7 +52,7 @@ def test_one_frame_with_timings_leaves_no_temporary_folders(tmp_path):
     assert list(report["laps"]) == ["arguments", "import bpy", "scene", "register and add the effect",
                                     "GPU probe (waiting for it)", "bake"]
     assert {"set-up: GPU context", "preroll", "draw", "readback", "encode+write", "rename"} <= set(report["bake_stages"])
-    assert report["kernel_compilation"]["kernels"] > 0 and set(report["probe"]) == {"probe import bpy", "probe gpu.init"}
+    assert report["kernel_compilation"]["kernels"] > 0 and set(report["probe"]) == {"probe EGL context", "probe process"}
     assert report["started_at"] <= report["exit_at"] <= time.time()
     assert list(temp.iterdir()) == []
 
@@ -165,5 +165,6 @@ def test_no_gpu_is_a_clear_error_not_a_crash(tmp_path):
     result = cli("bake", "--frames", "1-2", "--res", "64x36", "--out", str(tmp_path / "out"),
                  __EGL_VENDOR_LIBRARY_FILENAMES=str(tmp_path / "no_such_vendor.json"))
     assert result.returncode == 2
-    assert "no GPU context could be created" in result.stderr
+    assert "no GPU context could be created (eglGetDisplay(EGL_DEFAULT_DISPLAY) failed: EGL_BAD_PARAMETER)" \
+        in result.stderr, result.stderr
     assert not (tmp_path / "out").exists()
