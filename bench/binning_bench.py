@@ -199,7 +199,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test of every path (llvmpipe)")
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--suites", default="binning,sort,scan,coherence",
+                        help="which to run (comma-separated): binning, sort (full radix), scan, coherence")
+    parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results)")
     args = parser.parse_args()
+    suites = set(args.suites.split(","))
     host = ModernGLHost()
     clock = "wall" if "llvmpipe" in host.device.lower() else "gl"
     repeats = 3 if args.quick else args.repeats
@@ -207,12 +211,17 @@ def main() -> None:
     rng = np.random.default_rng(12)
     count = 1 << (16 if args.quick else 24)
     size_name = "64K" if args.quick else "16M"
-    records.write("binning", host.device, bench_binning(host, timer, count, rng, size_name))
-    records.write("sort", host.device, bench_sort(host, timer, count, repeats, rng))
-    scan_size = 1_000_000 if args.quick else 100_000_000
-    records.write("scan", host.device, [measure_scan(host, timer, scan_size, repeats, rng, run) for run in (4, 8, 16)])
-    coherence = (1 << 16, 64) if args.quick else (1 << 22, 256)
-    records.write("sort", host.device, bench_coherence(host, timer, *coherence, rng))
+    if "binning" in suites:
+        records.write("binning", host.device, bench_binning(host, timer, count, rng, size_name), results=args.out)
+    if "sort" in suites:
+        records.write("sort", host.device, bench_sort(host, timer, count, repeats, rng), results=args.out)
+    if "scan" in suites:
+        scan_size = 1_000_000 if args.quick else 100_000_000
+        records.write("scan", host.device, [measure_scan(host, timer, scan_size, repeats, rng, run) for run in (4, 8, 16)],
+                      results=args.out)
+    if "coherence" in suites:
+        coherence = (1 << 16, 64) if args.quick else (1 << 22, 256)
+        records.write("sort", host.device, bench_coherence(host, timer, *coherence, rng), results=args.out)
 
 
 if __name__ == "__main__":
