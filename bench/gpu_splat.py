@@ -260,7 +260,7 @@ class Feeder:
         self.ctx, self.query = ctx, query
         self.program = ctx.compute_shader(BUSY)
         self.sink = ctx.buffer(reserve=self.GROUPS * 256 * 4)
-        self.flush = gl_flush("OPENGL")  # moderngl has no glFlush
+        self.flush = gl_flush("OPENGL", ctx.info["GL_RENDERER"])  # moderngl has no glFlush
         self.ms_per_iteration = None
         self.iterations = self.PROBE
 

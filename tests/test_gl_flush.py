@@ -9,10 +9,11 @@ from addon.engine.reference import scan as ref_scan
 from addon.hosts.gl_flush import Flusher, gl_flush
 
 
-def test_opengl_gets_the_gl_librarys_flush_and_other_backends_none():
-    assert callable(gl_flush("OPENGL"))
-    assert gl_flush("VULKAN") is None and gl_flush("METAL") is None
-    assert gl_flush("OPENGL", platform="an-unknown-os") is None
+def test_opengl_on_a_hardware_gpu_gets_the_gl_librarys_flush_and_the_rest_none():
+    assert callable(gl_flush("OPENGL", "NVIDIA H100 80GB HBM3/PCIe/SSE2"))
+    assert gl_flush("VULKAN", "NVIDIA H100") is None and gl_flush("METAL", "Apple M3") is None
+    assert gl_flush("OPENGL", "llvmpipe (LLVM 15.0.6, 256 bits)") is None  # software: nothing to overlap
+    assert gl_flush("OPENGL", "NVIDIA H100", platform="an-unknown-os") is None
 
 
 def test_flushes_once_so_many_workgroups_wait():
@@ -29,8 +30,9 @@ def test_flushes_once_so_many_workgroups_wait():
 
 
 def test_the_blender_host_flushes_while_it_dispatches_and_results_stay_exact(host, monkeypatch):
-    assert host._flusher.flush is not None  # Blender draws with OpenGL here
-    real, calls = host._flusher.flush, []
+    """The real glFlush into Blender's context after every dispatch (on a hardware GPU the host does it
+    itself; here, llvmpipe, it is switched on for the test)."""
+    real, calls = gl_flush("OPENGL", "a hardware GPU"), []
     monkeypatch.setattr(host._flusher, "flush", lambda: (calls.append(1), real()))
     monkeypatch.setattr(host._flusher, "groups", 1)  # after every dispatch
     got, total, _ = run_scan(host, 300_007, RANDOM, inclusive=False)

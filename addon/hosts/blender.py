@@ -171,7 +171,7 @@ class BlenderHost(Host):
         self._bindings = {}  # kernel -> _Binding (kernels hash once: kernels.hash_once)
         self._framebuffers = {}  # (id(color), id(depth)) -> GPUFrameBuffer
         self._fence = self.texture("fence", 1, 1, "R32F")
-        self._flusher = Flusher(gl_flush(self.gpu.platform.backend_type_get()))
+        self._flusher = Flusher(gl_flush(self.gpu.platform.backend_type_get(), self.device))
 
     def texture(self, name, width, height, format, data=None):
         gpu = self.gpu

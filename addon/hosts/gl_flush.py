@@ -3,9 +3,10 @@
 Without a flush the driver keeps the dispatches Python records queued until something waits on
 them (the frame's end), so the GPU idles while the CPU records the rest of the draw and only
 then starts.  Flushing as the work queues up lets the two overlap: the 4M additive viewport draw on
-the H100 went from 2.16 to 1.54-1.57 ms with a flush every 2 to 8 dispatches, while a flush after
-every dispatch cost more CPU than it saved on the 59-dispatch alpha draw (``bench/viewport_flush.py``,
-2026-11-23).  The call goes through the system's GL library to
+the H100 went from 2.11 to 1.47 ms with a flush once 16K workgroups wait (1.51 after every
+dispatch, 1.64 at 1K or 4K), while the 59-dispatch 1M alpha draw, bound by its GPU work, lost
+0.2-0.4 ms to the flushes' CPU cost (``bench/viewport_flush.py``, 2026-11-23; runs vary by about
+0.3 ms).  Software renderers (llvmpipe) get none: their GPU is the CPU that records.  The call goes through the system's GL library to
 the context Blender made current on this thread; other backends (Vulkan, Metal) submit on their
 own terms and get no flush.
 """
@@ -16,7 +17,9 @@ import ctypes
 import sys
 from collections.abc import Callable
 
-FLUSH_GROUPS = 4096  # workgroups queued between flushes: a 4M-particle dispatch (16K) is flushed at once, a scan's small levels together
+FLUSH_GROUPS = 16384  # workgroups queued between flushes: a 4M-particle step (16K) goes at once (viewport_flush.py)
+
+SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")  # the "GPU" is these same cores: nothing to overlap
 
 _LIBRARIES = {
     "linux": ("libOpenGL.so.0", "libGL.so.1"),  # glvnd's, then a vendor's own libGL
@@ -25,10 +28,11 @@ _LIBRARIES = {
 }
 
 
-def gl_flush(backend: str, platform: str = sys.platform) -> Callable[[], None] | None:
-    """The GL library's ``glFlush`` when Blender draws with OpenGL (``gpu.platform.backend_type_get()``),
-    else None (another backend, or no GL library found: the draw is right either way, just less overlapped)."""
-    if backend != "OPENGL":
+def gl_flush(backend: str, renderer: str, platform: str = sys.platform) -> Callable[[], None] | None:
+    """The GL library's ``glFlush`` when Blender draws with OpenGL on a hardware GPU
+    (``gpu.platform.backend_type_get()``, ``renderer_get()``), else None (another backend, a software
+    renderer, or no GL library found: the draw is right either way, just less overlapped)."""
+    if backend != "OPENGL" or any(name in renderer.lower() for name in SOFTWARE_RENDERERS):
         return None
     for name in _LIBRARIES.get("linux" if platform.startswith("linux") else platform, ()):
         try:
