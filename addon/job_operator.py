@@ -41,7 +41,6 @@ def ctrl_c_pressed():
         signal.signal(signal.SIGINT, previous)
 
 
-
 class FrameJob:
     """A job over ``frames`` (``done`` of them so far) whose first steps may run a long ``preroll``."""
 
