@@ -29,19 +29,17 @@ from __future__ import annotations
 from functools import cache
 
 from .footprint import FOCUS, footprint_constants, motion_variant
-from .kernels import Constant, Image, Kernel, Sampler
-from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
+from .kernels import Constant, Image, Kernel
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sorting import linear_groups
-from .tile_lists import FootprintList, KeptLists, tile_kernel
+from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_kernel
 
 ESTIMATED_TILES_PER_PARTICLE = 1.0  # most particles are splatted; a wide disc touches a few tiles
 
 BOKEH_DISCS = Kernel(
     "bokeh_discs",
-    images=(Image("look", "RGBA32F", "READ"), Image("sprite_shapes", "RGBA32F", "WRITE"),
-            Image("sprite_streaks", "RGBA32F", "WRITE"), Image("sprite_colors", "RGBA32F", "WRITE"),
-            Image("instance_counts", "R32UI", "WRITE")),
-    samplers=(Sampler("pos_age"), Sampler("vel_life")),
+    images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("instance_counts", "R32UI", "WRITE")),
+    samplers=PARTICLE_STATE,
     constants=(
         Constant("INT", "count"),
         Constant("MAT4", "view_proj"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import Constant
+from .kernels import Constant, Image, Sampler
 
 LOOK_SIZE = 64  # texels from birth (t = 0) to death (t = 1)
 
@@ -19,6 +19,9 @@ COLOR_START = Constant("VEC4", "color_start", components=(("emission_strength", 
 COLOR_END = Constant("VEC4", "color_end", components=(("world_radius", "w"),))
 LOOK_RANDOM = Constant("VEC4", "look_random", components=(("brightness_random", "x"), ("size_random", "y")))
 LOOK_SEED = Constant("INT", "look_seed")
+# What a kernel that works out particles' looks reads: the look table (look.glsl) and the system's state.
+LOOK_TABLE = Image("look", "RGBA32F", "READ")
+PARTICLE_STATE = (Sampler("pos_age"), Sampler("vel_life"))
 
 
 def particle_values(system) -> dict:

@@ -10,11 +10,9 @@ is one, with the same "hidden when farther" rule as the splat.
 from __future__ import annotations
 
 from .footprint import footprint_constants, motion_variant
-from .kernels import Constant, Image, Raster, Sampler
-from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
+from .kernels import Constant, Raster
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 
-_STATE = (Sampler("pos_age"), Sampler("vel_life"))
-_IMAGES = (Image("look", "RGBA32F", "READ"),)  # the look table (look.py), read by look.glsl
 _CONSTANTS = (
     Constant("INT", "count"),
     Constant("MAT4", "view_proj"),
@@ -31,9 +29,9 @@ _CONSTANTS = (
 )
 _INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl")
 
-POINTS = Raster("raster_points", images=_IMAGES, samplers=_STATE, constants=_CONSTANTS, includes=_INCLUDES,
+POINTS = Raster("raster_points", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES,
                 varyings=(("VEC3", "v_color"),))
-QUADS = Raster("raster_quads", images=_IMAGES, samplers=_STATE, constants=_CONSTANTS, includes=_INCLUDES,
+QUADS = Raster("raster_quads", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES,
                varyings=(("VEC3", "v_color"), ("VEC2", "v_corner")))
 
 QUAD_VERTICES = 6  # two triangles per particle

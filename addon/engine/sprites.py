@@ -29,10 +29,10 @@ from functools import cache
 from .binning import ALL_KEYS, DigitPasses
 from .compositing import Camera, Compositor
 from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
+from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .scan import linear_size
 from .sorting import linear_groups
-from .tile_lists import FootprintList, KeptLists, tile_instances, tile_kernel
+from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_instances, tile_kernel
 
 ESTIMATED_TILES_PER_SPRITE = 4  # sprites of about 16 pixels across; the first lists' capacity
 _SPRITE_INCLUDES = ("common.glsl", "sprite_shape.glsl")
@@ -41,10 +41,8 @@ _COUNT_SIZE = (Constant("INT", "count"), Constant("IVEC2", "target_size"))
 
 SPRITE_FOOTPRINT = Kernel(
     "sprite_footprint",
-    images=(Image("look", "RGBA32F", "READ"), Image("sprite_shapes", "RGBA32F", "WRITE"),
-            Image("sprite_streaks", "RGBA32F", "WRITE"), Image("sprite_colors", "RGBA32F", "WRITE"),
-            Image("sprite_keys", "R32UI", "WRITE")),
-    samplers=(Sampler("pos_age"), Sampler("vel_life")),
+    images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("sprite_keys", "R32UI", "WRITE")),
+    samplers=PARTICLE_STATE,
     constants=(
         Constant("INT", "count"),
         Constant("INT", "first_sprite"),  # where this effect's sprites start in the frame's list

@@ -65,6 +65,11 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = ()) -
     )
 
 
+# What the footprint kernels (sprite_footprint, bokeh_discs) write into a FootprintList.
+FOOTPRINT_OUTPUTS = (Image("sprite_shapes", "RGBA32F", "WRITE"), Image("sprite_streaks", "RGBA32F", "WRITE"),
+                     Image("sprite_colors", "RGBA32F", "WRITE"))
+
+
 class FootprintList:
     """Per-item scratch for up to ``capacity`` footprints: shape, streak, color, tile count and first instance."""
 
