@@ -121,6 +121,7 @@ class ModalJobOperator(bpy.types.Operator):
             if not self._start(context):
                 return {"CANCELLED"}
             progress = ProgressLine(len(self._job.frames), progress_stream) if bpy.app.background else None
+            interrupted = False
             try:
                 while not self._job.finished and not pressed():
                     self._job.step()
@@ -131,14 +132,11 @@ class ModalJobOperator(bpy.types.Operator):
                 job.close(cancelled=True)
                 self.report({"ERROR"}, str(error))
                 return {"CANCELLED"}
-            except KeyboardInterrupt:  # a second Ctrl-C, or Ctrl-C off the main thread: the frames drawn still land
-                self._finish(cancelled=True)
-                return {"CANCELLED"}
-            if pressed():
-                self._finish(cancelled=True)
-                return {"CANCELLED"}
-            self._finish()
-            return {"FINISHED"}
+            except KeyboardInterrupt:  # a second Ctrl-C, or Ctrl-C off the main thread
+                interrupted = True
+            cancelled = interrupted or pressed()
+            self._finish(cancelled)  # cancelled or not, the frames drawn land
+            return {"CANCELLED"} if cancelled else {"FINISHED"}
 
     def invoke(self, context, event):
         """Interactive: one step per timer tick, progress bar, ESC cancels (what was written stays)."""
