@@ -166,10 +166,11 @@ class BakeJob(FrameJob):
         except Exception as error:  # ValueError, PyOpenColorIO.Exception: a display, view or look the config lacks
             raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
         clock.add("set-up: writers", started)
+        self._buffers = [self.readback.buffer() for _ in range(self.writer.workers + 2)]
         self._free = queue.SimpleQueue()
-        for _ in range(self.writer.workers + 2):
-            self._free.put(self.readback.buffer())
-        self._drawn = None  # (frame, readback target) drawn but not read yet
+        for buffer in self._buffers:
+            self._free.put(buffer)
+        self._drawn = None  # (frame, readback.PendingFrame) drawn but not read yet
 
     @property
     def written(self) -> list[Path]:
@@ -198,15 +199,19 @@ class BakeJob(FrameJob):
             self.renderer.draw(frame)
         except (SettingsError, CacheError) as error:  # e.g. a CSG primitive animated to a zero size, a full disk
             raise BakeError(f"Frame {frame}: {error}") from None
-        target = self.readback.store(self.renderer.compositor.frame)
-        self.clock.add("draw", started)
-        self._read_drawn()
-        started = time.perf_counter()
+        started = self.clock.add("draw", started)
+        # The stats wait for this frame's drawing; taken before its readback is queued, they do not
+        # wait for that copy as well.
         self.renderer.take_stats()
-        self.clock.add("stats", started)
+        started = self.clock.add("stats", started)
         if self.renderer.frame_stats.overflow:
             self.overflow[frame] = self.renderer.frame_stats.overflow
-        self._drawn = (frame, target)
+        buffer = self._free_buffer()
+        started = self.clock.add("wait for a writer", started)
+        pending = self.readback.store(self.renderer.compositor.frame, buffer)
+        self.clock.add("draw", started)
+        self._read_drawn()
+        self._drawn = (frame, pending)
         self.done += 1
         if self.finished:
             self._read_drawn()
@@ -214,17 +219,19 @@ class BakeJob(FrameJob):
         return frame
 
     def _read_drawn(self) -> None:
-        """Read the frame drawn last into a free buffer and queue it for writing."""
+        """Read the frame drawn last (stored into a free buffer) and queue it for writing."""
         if self._drawn is None:
             return
-        frame, target = self._drawn
+        frame, pending = self._drawn
         self._drawn = None
         started = time.perf_counter()
-        buffer = self._free_buffer()
-        started = self.clock.add("wait for a writer", started)
-        pixels = self.readback.read(target, buffer)
+        try:
+            pixels = self.readback.read(pending)
+        except RuntimeError as error:  # hosts/gl_readback.py: the driver failed the copy
+            raise BakeError(f"Frame {frame}: {error}") from None
         self.clock.add("readback", started)
-        self.writer.submit(frame, output_path(self.scene, frame), pixels, release=lambda: self._free.put(buffer))
+        self.writer.submit(frame, output_path(self.scene, frame), pixels,
+                           release=lambda: self._free.put(pending.buffer))
 
     def _free_buffer(self):
         while True:
@@ -250,6 +257,9 @@ class BakeJob(FrameJob):
             except BakeError:
                 pass  # already reported by the step that failed
         self.writer.close()
+        for buffer in self._buffers:  # every writer is done with them
+            self.readback.free(buffer)
+        self._buffers.clear()
         if not self.written:
             return None
         sidecar = self.plan.output_dir / "gpu_particles_bake.json"

@@ -73,27 +73,28 @@ class DepthPrepass:
         self.shader = _shader()
 
     def draw(self, scene, depsgraph, view_proj, scene_depth) -> int:
-        """Depth of every occluder (1.0 where there is none); returns how many objects were drawn."""
+        """Depth of every occluder (1.0 where there is none); returns how many objects were drawn.
+
+        The meshes are read and their batches made before the framebuffer is bound: reading an evaluated
+        mesh makes and frees Blender data (to_mesh), which has no business inside our bind."""
+        meshes = [(mesh_triangles(obj), np.array(obj.matrix_world)) for obj in occluders(scene, depsgraph)]
         framebuffer = scene_depth.host.framebuffer(None, scene_depth.depth)
-        drawn = 0
-        with no_collection(), framebuffer.bind():
-            framebuffer.clear(depth=1.0)
-            gpu.state.viewport_set(0, 0, scene_depth.width, scene_depth.height)
-            gpu.state.depth_test_set("LESS_EQUAL")
-            gpu.state.depth_mask_set(True)
-            gpu.state.face_culling_set("NONE")
-            self.shader.bind()
-            self.shader.uniform_float("view_proj", column_major(view_proj))
-            for obj in occluders(scene, depsgraph):
-                positions, triangles = mesh_triangles(obj)
-                if not len(triangles):
-                    continue
-                batch = batch_for_shader(self.shader, "TRIS", {"position": positions}, indices=triangles)
-                self.shader.uniform_float("model", column_major(np.array(obj.matrix_world)))
-                batch.draw(self.shader)
-                drawn += 1
-            gpu.state.depth_mask_set(False)
-            gpu.state.depth_test_set("NONE")
-            gpu.shader.unbind()  # a pre-pass freed with its renderer must not be the bound shader
+        with no_collection():
+            batches = [(batch_for_shader(self.shader, "TRIS", {"position": positions}, indices=triangles), model)
+                       for (positions, triangles), model in meshes if len(triangles)]
+            with framebuffer.bind():
+                framebuffer.clear(depth=1.0)
+                gpu.state.viewport_set(0, 0, scene_depth.width, scene_depth.height)
+                gpu.state.depth_test_set("LESS_EQUAL")
+                gpu.state.depth_mask_set(True)
+                gpu.state.face_culling_set("NONE")
+                self.shader.bind()
+                self.shader.uniform_float("view_proj", column_major(view_proj))
+                for batch, model in batches:
+                    self.shader.uniform_float("model", column_major(model))
+                    batch.draw(self.shader)
+                gpu.state.depth_mask_set(False)
+                gpu.state.depth_test_set("NONE")
+                gpu.shader.unbind()  # a pre-pass freed with its renderer must not be the bound shader
         scene_depth.build_coarse()
-        return drawn
+        return len(batches)

@@ -155,6 +155,8 @@ def file_pixels(pixels: np.ndarray, frame_format: FrameFormat, processor) -> np.
     Blender does (clamp, round half up)."""
     if frame_format.display is None or frame_format.gpu_display:
         return np.ascontiguousarray(pixels)  # a copy only where an RGB row ends inside a word (readback.py)
+    if not pixels.flags.writeable:  # mapped readback memory (hosts/gl_readback.py)
+        pixels = pixels.copy()
     display_pixels(pixels, processor, alpha=frame_format.channels == 4)
     if frame_format.channels == 1:
         pixels[..., 0] = np.clip(pixels[..., :3], 0.0, 1.0) @ np.asarray(frame_format.display.luma, np.float32)

@@ -8,6 +8,7 @@ is a warm-up timed apart from the ``frames`` after it, which ``fps`` measures.
     .venv/bin/python bench/bake_throughput.py                  # the four cases of issue 11, 48 frames each (+1 warm-up)
     .venv/bin/python bench/bake_throughput.py --case png-1080p-1M-add --frames 8 --count 200000
     .venv/bin/python bench/bake_throughput.py --scaling        # writer threads 1..cores on one frame (GIL check)
+    .venv/bin/python bench/bake_throughput.py --readback sync,pixel-pack   # suite bake-readback: both reads, in turn
 
 Stages (ms per frame): main thread ``draw`` (simulate, composite, copy to a
 readback target), ``readback``, ``stats`` (the per-frame overflow read, which
@@ -26,6 +27,7 @@ import shutil
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -154,21 +156,51 @@ def main() -> None:
     parser.add_argument("--preset", default="default")
     parser.add_argument("--workers", type=int, help="writer threads (default: the machine's cores)")
     parser.add_argument("--scaling", action="store_true", help="writer threads alone, 1..cores, PNG and EXR")
+    parser.add_argument("--readback", help="suite bake-readback: each case with these reads, comma-separated, "
+                        "of sync (Blender's read_color) and pixel-pack (hosts/gl_readback.py)")
+    parser.add_argument("--out", type=Path, help="results folder (default bench/results/)")
     args = parser.parse_args()
     from addon.hosts.blender import BlenderHost
 
     device = BlenderHost().device  # gpu.platform.renderer_get()
     if args.scaling:
         rows = writer_scaling("PNG", args.frames) + writer_scaling("OPEN_EXR", args.frames)
-        records.write("bake-writer", device, rows)
+        records.write("bake-writer", device, rows, results=args.out)
         return
     rows = []
+    readbacks = args.readback.split(",") if args.readback else [None]
     for case in args.case or list(CASES):
-        result = measure_bake(args.preset, args.count, frames=args.frames, workers=args.workers, **CASES[case])
-        result.pop("device")
-        rows.append({"case": case, **result})
-        print(rows[-1], flush=True)
-    records.write("bake", device, rows)
+        for readback in readbacks:
+            with readback_mode(readback):
+                result = measure_bake(args.preset, args.count, frames=args.frames, workers=args.workers,
+                                      **CASES[case])
+            result.pop("device")
+            rows.append({"case": f"{case}-{readback}" if readback else case, **result,
+                         **({"readback": readback} if readback else {})})
+            print(rows[-1], flush=True)
+    records.write("bake-readback" if args.readback else "bake", device, rows, results=args.out)
+
+
+@contextmanager
+def readback_mode(mode: str | None):
+    """The bake's readback: ``sync`` (Blender's read_color), ``pixel-pack`` (the product's default where
+    Blender draws with OpenGL) or None (as configured)."""
+    from addon.hosts.gl_readback import ENVIRONMENT
+
+    if mode is None:
+        yield
+        return
+    if mode not in ("sync", "pixel-pack"):
+        raise SystemExit(f"--readback: {mode!r} is neither sync nor pixel-pack")
+    before = os.environ.pop(ENVIRONMENT, None)
+    if mode == "sync":
+        os.environ[ENVIRONMENT] = "sync"
+    try:
+        yield
+    finally:
+        os.environ.pop(ENVIRONMENT, None)
+        if before is not None:
+            os.environ[ENVIRONMENT] = before
 
 
 if __name__ == "__main__":

@@ -79,3 +79,39 @@ def test_end_to_end_takes_the_bake_suites_measurement_of_the_same_shot(monkeypat
     alone = blender_gpu.Bakes()  # the end-to-end suite on its own bakes its shot
     [own] = blender_gpu.end_to_end_suite(False, 48, 6, alone)
     assert len(bakes_done) == 7 and "measured_in" not in own
+
+
+@pytest.mark.slow
+def test_viewport_timeline_times_every_dispatch_with_gl_timestamps(tmp_path):
+    """bench/viewport_timeline.py at tiny sizes: GL timestamp queries through ctypes into Blender's
+    context (llvmpipe here), every case recorded, the kernels' times adding up within the GPU's span."""
+    result = subprocess.run([sys.executable, "bench/viewport_timeline.py", "--quick", "--out", str(tmp_path)],
+                            cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (path,) = tmp_path.glob("*-viewport-timeline.json")
+    rows = json.loads(path.read_text())
+    assert [row["case"] for row in rows] == ["36p-40K-add", "36p-10K-alpha", "36p-40K-alpha"]
+    for row in rows:
+        assert row["commands"] > 0 and row["top"], row
+        assert 0 < row["kernels_ms"] <= row["gpu_ms"] + 1e-3 and row["starved_ms"] <= row["gaps_ms"] + 1e-3
+    assert "sprite_blend" in rows[1]["top"] and "sprite_blend" not in rows[0]["top"]
+
+
+def test_timeline_attributes_gaps_to_a_starved_gpu_when_the_cpu_called_late():
+    """Two commands 1 ms apart on the GPU: the gap counts as starved when the second was called on the
+    CPU after the first had finished, as idle-but-busy-elsewhere otherwise."""
+    from bench import viewport_timeline
+
+    class Stamps:
+        results = {1: 0, 2: 1_000_000, 3: 2_000_000, 4: 2_500_000}
+
+        def result_ns(self, query):
+            return self.results[query]
+
+    host = type("Host", (), {})()
+    host.stamps, host.recording = Stamps(), True
+    host.events = [("a", 0.0, 1, 2), ("b", 0.0015, 3, 4)]  # b called 0.5 ms after a finished
+    figures = viewport_timeline.timeline(host, cpu_start=0.0, gpu_start=0)
+    assert figures["gpu_ms"] == pytest.approx(2.5) and figures["kernels_ms"] == pytest.approx(1.5)
+    assert figures["gaps_ms"] == pytest.approx(1.0) and figures["starved_ms"] == pytest.approx(0.5)
+    assert figures["per_kernel"] == {"a": pytest.approx(1.0), "b": pytest.approx(0.5)}

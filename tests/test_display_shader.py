@@ -48,7 +48,7 @@ def on_gpu(host, display, pixels, alpha, depth=1):
     readback = FrameReadback(host, width, height, half=False, display=display_shader(display),
                              channels=4 if alpha else 3, depth=depth)
     frame = host.texture("frame", width, height, "RGBA32F", pixels)
-    return readback.read(readback.store(frame), readback.buffer()).copy()
+    return readback.read(readback.store(frame, readback.buffer())).copy()
 
 
 def on_cpu(display, pixels, alpha, depth=1):
@@ -165,7 +165,7 @@ frame = host.texture("frame", width, height, "RGBA32F", pixels)
 converted = {{}}
 for channels in (3, 4):
     readback = FrameReadback(host, width, height, half=False, display=shader, channels=channels)
-    converted[f"rgb{{'a' * (channels - 3)}}"] = readback.read(readback.store(frame), readback.buffer())
+    converted[f"rgb{{'a' * (channels - 3)}}"] = readback.read(readback.store(frame, readback.buffer()))
 np.savez({out!r}, **converted, device=host.device)
 """
 

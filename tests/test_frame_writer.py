@@ -19,6 +19,7 @@ from addon.frame_writer import (
     file_pixels,
     image_modules,
 )
+from addon.hosts.gl_readback import ENVIRONMENT, PixelPack, PixelPackBuffer
 
 WIDTH, HEIGHT = 48, 32
 
@@ -69,7 +70,7 @@ def write_with_writer(scene, pixels, path, host):
     else:
         readback = FrameReadback(host, WIDTH, HEIGHT, half=frame_format.exr)
     frame = host.texture("frame", WIDTH, HEIGHT, "RGBA32F", np.asarray(pixels, np.float32))
-    pixels = readback.read(readback.store(frame), readback.buffer())
+    pixels = readback.read(readback.store(frame, readback.buffer()))
     processor = display_processor(frame_format.display) if frame_format.display and not frame_format.gpu_display \
         else None
     encode(path, file_pixels(pixels.copy(), frame_format, processor), frame_format)
@@ -133,19 +134,39 @@ def test_exr_matches_save_render_as_half_floats(scene, host, tmp_path, rng):
 
 
 @pytest.mark.parametrize("half", [True, False])
-def test_readback_targets_hold_each_frame_as_drawn(host, rng, half):
-    """Two targets in flight: storing frame B does not disturb frame A, the half readback rounds as numpy,
-    and rows come back top first, as files store them."""
+@pytest.mark.parametrize("asynchronous", [True, False], ids=["pixel-pack", "blender-read"])
+def test_readback_targets_hold_each_frame_as_drawn(host, rng, half, asynchronous, monkeypatch):
+    """Two frames in flight: storing frame B does not disturb frame A, the half readback rounds as numpy,
+    and rows come back top first, as files store them; the same through GL pixel-pack buffers (read
+    without waiting, mapped read-only) and through Blender's synchronous read."""
+    monkeypatch.delenv(ENVIRONMENT, raising=False)
+    monkeypatch.setattr(host, "_pixel_pack", PixelPack.load("OPENGL") if asynchronous else None)
+    assert (host._pixel_pack is not None) == asynchronous  # OpenGL here (llvmpipe): the pixel-pack path
     frames = [sample_frame(rng) for _ in range(3)]
     textures = [host.texture(f"frame_{n}", WIDTH, HEIGHT, "RGBA32F", f) for n, f in enumerate(frames)]
     readback = FrameReadback(host, WIDTH, HEIGHT, half=half)
     buffers = [readback.buffer(), readback.buffer()]
-    first, second = readback.store(textures[0]), readback.store(textures[1])
+    assert isinstance(buffers[0], PixelPackBuffer) == asynchronous
+    pending = [readback.store(textures[0], buffers[0]), readback.store(textures[1], buffers[1])]
+    host.clear(textures[0])  # queued after frame A's store: A as stored is what comes back
     dtype = np.float16 if half else np.float32
-    for index, frame, buffer in zip((first, second), frames, buffers):
-        np.testing.assert_array_equal(readback.read(index, buffer), frame[::-1].astype(dtype))  # top row first
-    assert readback.store(textures[2]) == first
-    np.testing.assert_array_equal(readback.read(first, buffers[0]), frames[2][::-1].astype(dtype))
+    for stored, frame in zip(pending, frames):
+        pixels = readback.read(stored)
+        np.testing.assert_array_equal(pixels, frame[::-1].astype(dtype))  # top row first
+        assert pixels.flags.writeable != asynchronous
+    third = readback.store(textures[2], buffers[0])  # the first target and buffer again (unmapped first)
+    assert third.target == pending[0].target
+    np.testing.assert_array_equal(readback.read(third), frames[2][::-1].astype(dtype))
+    for buffer in buffers:
+        readback.free(buffer)
+    assert not asynchronous or buffers[0].name == 0
+
+
+def test_pixel_pack_readback_is_off_where_the_environment_asks_or_gl_is_not_blenders(monkeypatch):
+    assert PixelPack.load("VULKAN") is None and PixelPack.load("METAL") is None
+    assert PixelPack.load("OPENGL", platform="an-unknown-os") is None
+    monkeypatch.setenv("GPU_PARTICLES_READBACK", "sync")
+    assert PixelPack.load("OPENGL") is None
 
 
 def full_disk(path, pixels, frame_format):

@@ -85,6 +85,29 @@ def test_checkpoints_on_the_gpu_or_over_the_budget_are_not_read_back():
     assert line.nbytes == 5 * system.snapshot_nbytes
 
 
+def test_gpu_checkpoints_past_the_budget_reuse_the_evicted_ones_textures_and_replay_exactly():
+    """Once the budget is full, playing on copies each new checkpoint into the textures of the one it
+    evicts (no allocation mid-playback), and scrubbing back to it still replays bit for bit."""
+    from bench.counting import CountingHost
+
+    counting = CountingHost()
+    s = effect_settings({"count": 3000, "turbulence_strength": 2.0})
+    system, line = timeline_for(counting, s, budget=0)
+    line.budget_bytes, line.on_gpu = 3 * system.snapshot_nbytes, True
+    line.seek(10)
+    assert sorted(line.checkpoints) == [0, 5, 10]
+    textures = {id(t) for c in line.checkpoints.values() for state in c.states for t in state.arrays}
+    made = counting.calls["texture"]
+    line.seek(27)
+    assert sorted(line.checkpoints) == [0, 20, 25] and counting.calls["texture"] == made
+    assert {id(t) for c in line.checkpoints.values() for state in c.states for t in state.arrays} == textures
+    reference, straight = timeline_for(counting, s, budget=0)
+    straight.seek(21)
+    line.seek(21)  # back to the reused checkpoint at 20, one step
+    for a, b in zip(system.read_state(), reference.read_state()):
+        np.testing.assert_array_equal(a, b)
+
+
 def collision_plane(name="Floor", z=-0.5):
     mesh = bpy.data.meshes.new(name)
     mesh.from_pydata([(-5, -5, 0), (5, -5, 0), (5, 5, 0), (-5, 5, 0)], [], [(0, 1, 2, 3)])

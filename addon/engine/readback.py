@@ -1,8 +1,10 @@
 """Finished frames off the GPU without stalling the next one.
 
-Readback in Blender's ``gpu`` module is synchronous, so the bake keeps two
-targets: frame N is copied to one (``store``) and read from it (``read``)
-only after frame N+1's work is queued on the GPU.  EXR frames come back as
+The bake stores frame N (a kernel copies it into one of two targets and, where
+the host reads without waiting, ``hosts/gl_readback.py``, queues its read into a
+buffer) and reads it only after frame N+1's work is queued on the GPU.  Where
+the read is synchronous (Blender's ``gpu`` module), the second target keeps
+frame N+1's work from overwriting frame N before it is read.  EXR frames come back as
 half floats packed two to a word (half the bytes, and what EXR stores); RGB
 and RGBA PNG frames already as the file's values, 8 or 16 bits, rows top
 first (``frame_display``: OpenColorIO's shader for the scene's view, made by
@@ -97,26 +99,41 @@ class FrameReadback:
                         for n in range(targets)]
         self._next = 0
 
-    def store(self, frame) -> int:
-        """Queue the copy of ``frame`` (the compositor's RGBA32F texture); the target's index for :meth:`read`."""
+    def store(self, frame, buffer) -> PendingFrame:
+        """Queue the copy of ``frame`` (the compositor's RGBA32F texture) into the next target, and its read
+        into ``buffer`` (from :meth:`buffer`) where the host reads without waiting; :meth:`read` it once the
+        next frame's work is queued."""
         index, self._next = self._next, (self._next + 1) % len(self.targets)
         self.host.dispatch(self.kernel, self.groups, {"frame": frame, "target": self.targets[index], **self.luts},
                            self.constants)
-        return index
+        self.host.read_start(self.targets[index], buffer)
+        return PendingFrame(index, buffer)
 
     def buffer(self):
         """Host memory for one frame in flight (see :meth:`read`)."""
         return self.host.readback_buffer(self.targets[0])
 
-    def read(self, index: int, buffer) -> np.ndarray:
-        """The stored frame, rows top to bottom as files store them, viewing ``buffer``: (height, width, 4)
+    def read(self, pending: PendingFrame) -> np.ndarray:
+        """The stored frame, rows top to bottom as files store them, viewing its buffer: (height, width, 4)
         float16 or float32, or (``display``) (height, width, channels) uint8 or uint16 (contiguous unless
         a row's values end inside a word)."""
-        words = self.host.read_into(self.targets[index], buffer)
+        words = self.host.read_finish(self.targets[pending.target], pending.buffer)
         if self.display is not None:
             row = words.view(self.dtype).reshape(self.height, -1)
             return row[:, :self.channels * self.width].reshape(self.height, self.width, self.channels)
         return words.view(np.float16).reshape(self.height, self.width, 4) if self.half else words
+
+    def free(self, buffer) -> None:
+        """Give back a buffer from :meth:`buffer` that no one reads any more."""
+        self.host.free_readback_buffer(buffer)
+
+
+@dataclass(frozen=True)
+class PendingFrame:
+    """A frame stored but not read yet: its target and the buffer it is (being) read into."""
+
+    target: int
+    buffer: object
 
 
 def _lut_texture(host, lut: DisplayLut):

@@ -370,10 +370,16 @@ class ParticleSystem:
         arrays = tuple(self.host.read(t).astype(dtype) for t in (self.pos_age, self.vel_life))
         return SystemState(arrays, self.origin.copy(), self.step_index, self.time)
 
-    def snapshot_on_gpu(self) -> SystemState:
-        """A snapshot copied into GPU memory: taken (and restored) without waiting for a readback."""
+    def snapshot_on_gpu(self, into: SystemState | None = None) -> SystemState:
+        """A snapshot copied into GPU memory: taken (and restored) without waiting for a readback; into the
+        textures of ``into`` (a GPU snapshot no longer kept) when they are this state's size and format."""
         width, rows = self.pos_age.width, self.pos_age.height
-        copies = tuple(self.host.texture(name, width, rows, self.layout.format) for name in ("pos_age", "vel_life"))
+        if into is not None and all(not isinstance(t, np.ndarray) and t.shape == self.pos_age.shape
+                                    and t.format == self.layout.format for t in into.arrays):
+            copies = into.arrays
+        else:
+            copies = tuple(self.host.texture(name, width, rows, self.layout.format)
+                           for name in ("pos_age", "vel_life"))
         self._copy_state(self.textures, copies)
         return SystemState(copies, self.origin.copy(), self.step_index, self.time)
 

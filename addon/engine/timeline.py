@@ -124,11 +124,16 @@ class Timeline:
         self._save()
 
     def _save(self) -> None:
-        if sum(system.snapshot_nbytes for system in self.systems) > self.budget_bytes:
-            return  # it would not be kept: no copy (on the host, a GPU wait) for it
-        states = [system.snapshot_on_gpu() if self.on_gpu else system.snapshot() for system in self.systems]
         nbytes = sum(system.snapshot_nbytes for system in self.systems)
-        self.checkpoints[self.frame] = Checkpoint(self.frame, states, nbytes)
-        while self.nbytes > self.budget_bytes:
+        if nbytes > self.budget_bytes:
+            return  # it would not be kept: no copy (on the host, a GPU wait) for it
+        evicted = []
+        while self.checkpoints and self.nbytes + nbytes > self.budget_bytes:
             victim = max(self.checkpoints, key=lambda f: (f != self.start_frame, abs(f - self.frame)))
-            del self.checkpoints[victim]
+            evicted.append(self.checkpoints.pop(victim))
+        if self.on_gpu:  # into an evicted checkpoint's textures: playing on allocates nothing once the budget is full
+            spare = evicted[0].states if evicted else [None] * len(self.systems)
+            states = [system.snapshot_on_gpu(into) for system, into in zip(self.systems, spare)]
+        else:
+            states = [system.snapshot() for system in self.systems]
+        self.checkpoints[self.frame] = Checkpoint(self.frame, states, nbytes)

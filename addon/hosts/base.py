@@ -89,6 +89,17 @@ class Host:
         np.copyto(buffer.array, self.read(texture))
         return buffer.array
 
+    def read_start(self, texture: Texture, buffer) -> None:
+        """Begin reading ``texture`` into ``buffer`` from :meth:`readback_buffer`: a host that reads without
+        waiting queues the copy here; this one reads in :meth:`read_finish`."""
+
+    def read_finish(self, texture: Texture, buffer) -> np.ndarray:
+        """What :meth:`read_start` began: ``texture`` as it was then, a view of ``buffer``."""
+        return self.read_into(texture, buffer)
+
+    def free_readback_buffer(self, buffer) -> None:
+        """Release a buffer from :meth:`readback_buffer` (host memory: the garbage collector's)."""
+
     def compile(self, kernel: Kernel) -> Any:
         raise NotImplementedError
 

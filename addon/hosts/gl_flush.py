@@ -6,42 +6,28 @@ then starts.  Flushing as the work queues up lets the two overlap: the 4M additi
 the H100 went from 2.11 to 1.47 ms with a flush once 16K workgroups wait (1.51 after every
 dispatch, 1.64 at 1K or 4K), while the 59-dispatch 1M alpha draw, bound by its GPU work, lost
 0.2-0.4 ms to the flushes' CPU cost (``bench/viewport_flush.py``, 2026-11-23; runs vary by about
-0.3 ms).  Software renderers (llvmpipe) get none: their GPU is the CPU that records.  The call goes through the system's GL library to
-the context Blender made current on this thread; other backends (Vulkan, Metal) submit on their
-own terms and get no flush.
+0.3 ms).  Software renderers (llvmpipe) get none: their GPU is the CPU that records.  The call goes
+to the context Blender made current on this thread (``gl_native.py``); other backends (Vulkan,
+Metal) submit on their own terms and get no flush.
 """
 
 from __future__ import annotations
 
-import ctypes
 import sys
 from collections.abc import Callable
 
+from .gl_native import gl_function, gl_library, software
+
 FLUSH_GROUPS = 16384  # workgroups queued between flushes: a 4M-particle step (16K) goes at once (viewport_flush.py)
-
-SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast")  # the "GPU" is these same cores: nothing to overlap
-
-_LIBRARIES = {
-    "linux": ("libOpenGL.so.0", "libGL.so.1"),  # glvnd's, then a vendor's own libGL
-    "win32": ("opengl32",),
-    "darwin": ("/System/Library/Frameworks/OpenGL.framework/OpenGL",),
-}
 
 
 def gl_flush(backend: str, renderer: str, platform: str = sys.platform) -> Callable[[], None] | None:
     """The GL library's ``glFlush`` when Blender draws with OpenGL on a hardware GPU
     (``gpu.platform.backend_type_get()``, ``renderer_get()``), else None (another backend, a software
-    renderer, or no GL library found: the draw is right either way, just less overlapped)."""
-    if backend != "OPENGL" or any(name in renderer.lower() for name in SOFTWARE_RENDERERS):
-        return None
-    for name in _LIBRARIES.get("linux" if platform.startswith("linux") else platform, ()):
-        try:
-            function = ctypes.CDLL(name).glFlush
-        except (OSError, AttributeError):
-            continue
-        function.argtypes, function.restype = [], None
-        return function
-    return None
+    renderer, whose GPU is the CPU that records, or no GL library found: the draw is right either
+    way, just less overlapped)."""
+    library = None if software(renderer) else gl_library(backend, platform)
+    return gl_function(library, "glFlush", []) if library is not None else None
 
 
 class Flusher:

@@ -1,0 +1,195 @@
+"""Where a viewport draw's time goes on the GPU, inside Blender: GL timestamps around every dispatch and draw.
+
+Blender's Python API has no timer queries; the draw's GL context is current on this thread, so
+``glQueryCounter`` reaches it through ctypes (``addon/hosts/gl_native.py``).
+Each dispatch and raster draw the host records gets a timestamp before and after (a timestamp is
+written once every earlier command has finished), and the CPU time of its call.  Per draw, for the
+viewport cases of ``bench/blender_gpu.py`` while playing:
+
+* ``ms``: wall time, drained before and after (as ``blender_gpu.py`` measures it);
+* ``gpu_ms``: from the first command's start to the last command's end on the GPU;
+* ``kernels_ms``: the recorded commands' own time (after minus before, summed);
+* ``gaps_ms``: the GPU time between them: commands the host does not record (the depth pre-pass's
+  meshes, the final composite) or waiting for the CPU to record and flush;
+* ``starved_ms``: the part of ``gaps_ms`` where the next command had not yet been called on the CPU;
+* ``per-kernel``: each kernel's summed time, largest first.
+
+Records: suite ``viewport-timeline``, case as ``blender_gpu.py``'s, with those fields and ``top``.
+
+    source /tmp/bgpu/env && .venv/bin/python bench/viewport_timeline.py [--quick] [--draws N] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from addon.hosts.gl_flush import Flusher  # noqa: E402
+from addon.hosts.gl_native import gl_function, gl_library  # noqa: E402
+from bench import blender_gpu, records  # noqa: E402
+from bench.counting import CountingHost  # noqa: E402
+
+GL_TIMESTAMP = 0x8E28
+GL_QUERY_RESULT = 0x8866
+TOP = 12  # kernels named in a record
+
+
+class Timestamps:
+    """GL timestamp queries, reused draw after draw."""
+
+    def __init__(self):
+        library = gl_library("OPENGL")
+        self._gen = gl_function(library, "glGenQueries", [ctypes.c_int, ctypes.POINTER(ctypes.c_uint)])
+        self._counter = gl_function(library, "glQueryCounter", [ctypes.c_uint, ctypes.c_uint])
+        self._result = gl_function(library, "glGetQueryObjectui64v",
+                                   [ctypes.c_uint, ctypes.c_uint, ctypes.POINTER(ctypes.c_uint64)])
+        self._now = gl_function(library, "glGetInteger64v", [ctypes.c_uint, ctypes.POINTER(ctypes.c_int64)])
+        self.pool: list[int] = []
+        self.used = 0
+
+    def mark(self) -> int:
+        """A timestamp query issued now: its index."""
+        if self.used == len(self.pool):
+            ids = (ctypes.c_uint * 64)()
+            self._gen(64, ids)
+            self.pool.extend(ids)
+        query = self.pool[self.used]
+        self._counter(query, GL_TIMESTAMP)
+        self.used += 1
+        return query
+
+    def result_ns(self, query: int) -> int:
+        value = ctypes.c_uint64()
+        self._result(query, GL_QUERY_RESULT, ctypes.byref(value))
+        return value.value
+
+    def gpu_now_ns(self) -> int:
+        """The GL's time now (read without waiting): aligns CPU call times with GPU timestamps."""
+        value = ctypes.c_int64()
+        self._now(GL_TIMESTAMP, ctypes.byref(value))
+        return value.value
+
+
+class TimelineHost(CountingHost):
+    """The product host with a timestamp before and after each dispatch and draw.
+
+    The host's flush comes after a dispatch's second timestamp: flushed between the two, that
+    timestamp would go to the GPU with the next flush, and the GPU's wait for it would count as
+    the dispatch's time."""
+
+    def __init__(self):
+        super().__init__()
+        self.flusher, self._flusher = self._flusher, Flusher(None)
+        self.stamps = Timestamps()
+        self.events: list[tuple[str, float, int, int]] = []  # (name, cpu call s, query before, query after)
+        self.recording = False
+
+    def start(self) -> tuple[float, int]:
+        self.events.clear()
+        self.stamps.used = 0
+        self.recording = True
+        return time.perf_counter(), self.stamps.gpu_now_ns()
+
+    def _timed(self, name: str, run) -> None:
+        if not self.recording:
+            run()
+            return
+        called = time.perf_counter()
+        before = self.stamps.mark()
+        run()
+        self.events.append((name, called, before, self.stamps.mark()))
+
+    def dispatch(self, kernel, groups, textures, constants):
+        self._timed(kernel.name, lambda: super(TimelineHost, self).dispatch(kernel, groups, textures, constants))
+        self.flusher.dispatched(groups)
+
+    def draw(self, raster, *args, **kwargs):
+        self._timed(f"draw {raster.name}", lambda: super(TimelineHost, self).draw(raster, *args, **kwargs))
+
+
+def timeline(host: TimelineHost, cpu_start: float, gpu_start: int) -> dict:
+    """The draw's figures from the events of ``host`` (the GPU drained: every query has its result)."""
+    host.recording = False
+    stamps = [(name, called, host.stamps.result_ns(a), host.stamps.result_ns(b))
+              for name, called, a, b in host.events]
+    if not stamps:
+        return {"gpu_ms": 0.0, "kernels_ms": 0.0, "gaps_ms": 0.0, "starved_ms": 0.0, "commands": 0, "per_kernel": {}}
+    per_kernel = defaultdict(float)
+    gaps = starved = 0.0
+    previous_end = None
+    for name, called, begin, end in stamps:
+        per_kernel[name] += (end - begin) / 1e6
+        if previous_end is not None and begin > previous_end:
+            gap = (begin - previous_end) / 1e6
+            gaps += gap
+            called_gpu = gpu_start + (called - cpu_start) * 1e9  # the CPU's call on the GPU's clock
+            starved += min(gap, max(0.0, (called_gpu - previous_end) / 1e6))
+        previous_end = max(previous_end or end, end)
+    return {"gpu_ms": (previous_end - stamps[0][2]) / 1e6, "kernels_ms": sum(per_kernel.values()),
+            "gaps_ms": gaps, "starved_ms": starved, "commands": len(stamps), "per_kernel": dict(per_kernel)}
+
+
+def measure(count: int, width: int, height: int, blend_mode: str, draws: int) -> dict:
+    """Median figures of ``draws`` draws while playing (after three warm-up draws)."""
+    from addon import viewport
+
+    with tempfile.TemporaryDirectory() as out:
+        scene = blender_gpu.effect_scene(blender_gpu.PRESET, count, width, height, (1, draws + 10), Path(out),
+                                         blend_mode=blend_mode)
+        host = TimelineHost()
+        viewport.free()
+        viewport._overlay = viewport.Overlay(host)
+        view = blender_gpu.OffscreenView(scene, width, height)
+        rows = []
+        try:
+            for frame in (1, 2, 3):
+                view.timed_draw(frame)
+            for frame in range(4, 4 + draws):
+                scene.frame_current = frame
+                view.drain()
+                cpu_start, gpu_start = host.start()
+                ms, cpu_ms = view.timed_draw(frame)
+                rows.append({"ms": ms, "cpu_ms": cpu_ms, **timeline(host, cpu_start, gpu_start)})
+        finally:
+            view.free()
+            viewport.free()
+            blender_gpu.addon.unregister()
+    result = {key: round(statistics.median(r[key] for r in rows), 3)
+              for key in ("ms", "cpu_ms", "gpu_ms", "kernels_ms", "gaps_ms", "starved_ms", "commands")}
+    names = {name for r in rows for name in r["per_kernel"]}
+    kernels = {name: statistics.median(r["per_kernel"].get(name, 0.0) for r in rows) for name in names}
+    result["top"] = {name: round(ms, 3) for name, ms in sorted(kernels.items(), key=lambda kv: -kv[1])[:TOP]}
+    return result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="64x36, 10K particles, 3 draws: checks the path")
+    parser.add_argument("--draws", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
+    args = parser.parse_args(argv)
+    draws = 3 if args.quick else args.draws
+    rows = []
+    for width, height, count, mode in blender_gpu.VIEWPORT_CASES:
+        width, height, count = blender_gpu.sized(width, height, count, args.quick)
+        case = f"{height}p-{blender_gpu.count_label(count)}-{mode.lower()}"
+        result = measure(count, width, height, mode, draws)
+        rows.append({"case": case, **result, "n": count, "width": width, "height": height})
+        top = ", ".join(f"{name} {ms:.3f}" for name, ms in result["top"].items())
+        blender_gpu.log(f"{case}: {result['ms']:.3f} ms (cpu {result['cpu_ms']:.3f}, gpu {result['gpu_ms']:.3f}"
+                        f" = kernels {result['kernels_ms']:.3f} + gaps {result['gaps_ms']:.3f}, starved "
+                        f"{result['starved_ms']:.3f}); {top}")
+    records.write("viewport-timeline", blender_gpu.BlenderHost().device, rows, results=args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
