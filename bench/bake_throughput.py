@@ -82,10 +82,11 @@ def measure_bake(preset: str, count: int, width: int, height: int, file_format: 
         job = BakeJob(scene, workers=workers, **writer_options)
         job.step()
         job.clock.reset()  # stages in the steady state: the first frame's preroll and compiles are first_frame_s
-        steady, cpu = time.perf_counter(), cpu_seconds()
+        steady, cpu, main = time.perf_counter(), cpu_seconds(), time.thread_time()
         while not job.finished:
             job.step()
         ended, cpu = time.perf_counter(), cpu_seconds() - cpu  # the last step waited for every file
+        main = time.thread_time() - main
         job.close()
         assert len(job.written) == frames + 1, f"{len(job.written)} of {frames + 1} frames written"
         stages = {f"{stage} ms": round(seconds / frames * 1e3, 2) for stage, seconds in job.clock.seconds.items()}
@@ -93,6 +94,7 @@ def measure_bake(preset: str, count: int, width: int, height: int, file_format: 
             "fps": round(frames / (ended - steady), 2),
             "frames": frames,
             "core_ms": round(cpu / frames * 1e3, 1),  # CPU time of every thread of the process, a frame
+            "main_cpu_ms": round(main / frames * 1e3, 2),  # of which the main thread's (drawing, reading back)
             "first_frame_s": round(steady - started, 3),
             "workers": job.writer.workers,
             "device": job.renderer.host.device,

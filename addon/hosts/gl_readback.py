@@ -4,8 +4,8 @@ Blender's ``gpu`` module reads synchronously, and GL runs in order, so reading f
 frame N+1's work is queued (``FrameReadback``'s two targets) also waits for frame N+1: on the H100
 the 4K EXR bake's main thread spent about 30 ms a frame there.  With a pixel-pack buffer bound,
 ``glReadPixels`` only queues the copy; a fence after it says when that copy is done, and the
-buffer is then mapped and handed to a writer thread as it is (no copy on the main thread),
-unmapped when the writer gives it back.  The calls go to the context Blender made current
+buffer's memory, mapped for good when it was made, goes to a writer thread as it is (no copy on
+the main thread) until the writer gives it back.  The calls go to the context Blender made current
 (``gl_native.py``), so only its OpenGL backend has this; elsewhere the bake reads through
 Blender's API.  ``GPU_PARTICLES_READBACK=sync`` in the environment turns it off (benchmarks
 compare the two; a driver that misbehaves can be worked around).
@@ -22,8 +22,8 @@ import numpy as np
 from .gl_native import gl_function, gl_library
 
 GL_PIXEL_PACK_BUFFER = 0x88EB
-GL_STREAM_READ = 0x88E1
-GL_MAP_READ_BIT = 0x0001
+GL_MAP_READ_BIT, GL_MAP_PERSISTENT_BIT, GL_MAP_COHERENT_BIT, GL_CLIENT_STORAGE_BIT = 0x0001, 0x0040, 0x0080, 0x0200
+STORAGE_FLAGS = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT  # mapped for good, GPU writes seen
 GL_SYNC_GPU_COMMANDS_COMPLETE = 0x9117
 GL_SYNC_FLUSH_COMMANDS_BIT = 0x0001
 GL_ALREADY_SIGNALED, GL_CONDITION_SATISFIED, GL_WAIT_FAILED = 0x911A, 0x911C, 0x911D
@@ -35,11 +35,11 @@ WAIT_NS = 1_000_000_000  # one fence wait; a copy that takes longer is waited fo
 ENVIRONMENT = "GPU_PARTICLES_READBACK"
 
 _u, _i, _p, _s = ctypes.c_uint, ctypes.c_int, ctypes.c_void_p, ctypes.c_ssize_t
-_SIGNATURES = {  # name: (argument types, result type); GL 3.2 core
+_SIGNATURES = {  # name: (argument types, result type); GL 4.4 core or ARB_buffer_storage
     "glGenBuffers": ([_i, ctypes.POINTER(_u)], None),
     "glDeleteBuffers": ([_i, ctypes.POINTER(_u)], None),
     "glBindBuffer": ([_u, _u], None),
-    "glBufferData": ([_u, _s, _p, _u], None),
+    "glBufferStorage": ([_u, _s, _p, _u], None),
     "glMapBufferRange": ([_u, _s, _s, _u], _p),
     "glUnmapBuffer": ([_u], ctypes.c_ubyte),
     "glReadBuffer": ([_u], None),
@@ -75,25 +75,32 @@ class PixelPack:
 
 
 class PixelPackBuffer:
-    """Host memory for one frame in flight: a GL pixel-pack buffer (``start`` queues the read of the
-    bound framebuffer into it) mapped by ``wait`` as a read-only array until ``unmap`` (main thread only)."""
+    """Host memory for one frame in flight: a GL pixel-pack buffer with immutable storage, mapped once for
+    its whole life (persistent, coherent) as a read-only array; ``start`` queues the read of the bound
+    framebuffer into it, ``wait`` returns the array once that read is done.  (Mapping and unmapping
+    every frame instead made the 1080p EXR bake 111-99 frames/s on the H100, mapped for good 116-120,
+    and the 4K one 29.0-28.5 against 34.9-35.4: ``bench/bake_throughput.py --readback``.)"""
 
     def __init__(self, gl: PixelPack, texture_format: str, shape: tuple[int, ...], dtype: np.dtype):
-        self.gl, self.pixel_type, self.shape, self.dtype = gl, PIXEL_TYPES[texture_format], shape, dtype
-        self.nbytes = int(np.prod(shape)) * dtype.itemsize
+        self.gl, self.pixel_type = gl, PIXEL_TYPES[texture_format]
+        nbytes = int(np.prod(shape)) * dtype.itemsize
         name = _u()
         gl.glGenBuffers(1, ctypes.byref(name))
         self.name = name.value
         gl.glBindBuffer(GL_PIXEL_PACK_BUFFER, self.name)
-        gl.glBufferData(GL_PIXEL_PACK_BUFFER, self.nbytes, None, GL_STREAM_READ)
+        gl.glBufferStorage(GL_PIXEL_PACK_BUFFER, nbytes, None, STORAGE_FLAGS | GL_CLIENT_STORAGE_BIT)
+        address = gl.glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, nbytes, STORAGE_FLAGS)
         gl.glBindBuffer(GL_PIXEL_PACK_BUFFER, 0)
+        if not address:
+            self.free()
+            raise RuntimeError("no host memory for reading frames back (glMapBufferRange failed)")
+        self.array = np.frombuffer((ctypes.c_ubyte * nbytes).from_address(address), dtype).reshape(shape)
+        self.array.flags.writeable = False
         self.fence = None
-        self.array = None  # the mapped frame, between wait() and unmap()
 
     def start(self, width: int, height: int) -> None:
         """Queue the copy of the bound framebuffer's first color attachment (written by a compute kernel)."""
         gl = self.gl
-        self.unmap()
         gl.glMemoryBarrier(GL_FRAMEBUFFER_BARRIER_BIT)  # image stores before, framebuffer reads after
         gl.glBindBuffer(GL_PIXEL_PACK_BUFFER, self.name)
         gl.glReadBuffer(GL_COLOR_ATTACHMENT0)
@@ -104,37 +111,26 @@ class PixelPackBuffer:
         gl.glFlush()  # the copy goes to the GPU now, not when the next frame's work fills the queue
 
     def wait(self) -> np.ndarray:
-        """The frame, once its copy is done: rows bottom first, as GL reads them, read-only."""
+        """The frame, once its copy is done: rows bottom first, as GL reads them, read-only (valid until
+        the next ``start``)."""
         gl = self.gl
         while gl.glClientWaitSync(self.fence, GL_SYNC_FLUSH_COMMANDS_BIT, WAIT_NS) not in (
                 GL_ALREADY_SIGNALED, GL_CONDITION_SATISFIED):
             if gl.glClientWaitSync(self.fence, 0, 0) == GL_WAIT_FAILED:
                 raise RuntimeError("the GPU did not finish reading a frame back (glClientWaitSync failed)")
         self._drop_fence()
-        gl.glBindBuffer(GL_PIXEL_PACK_BUFFER, self.name)
-        address = gl.glMapBufferRange(GL_PIXEL_PACK_BUFFER, 0, self.nbytes, GL_MAP_READ_BIT)
-        gl.glBindBuffer(GL_PIXEL_PACK_BUFFER, 0)
-        if not address:
-            raise RuntimeError("a frame read back could not be mapped (glMapBufferRange failed)")
-        memory = (ctypes.c_ubyte * self.nbytes).from_address(address)
-        self.array = np.frombuffer(memory, self.dtype).reshape(self.shape)
-        self.array.flags.writeable = False
         return self.array
 
-    def unmap(self) -> None:
-        """Give the memory back to GL (after its user is done with ``array``)."""
-        if self.array is not None:
-            self.array = None
+    def free(self) -> None:
+        """Unmap and delete (main thread, once no one reads ``array``)."""
+        self._drop_fence()
+        if self.name:
             self.gl.glBindBuffer(GL_PIXEL_PACK_BUFFER, self.name)
             self.gl.glUnmapBuffer(GL_PIXEL_PACK_BUFFER)
             self.gl.glBindBuffer(GL_PIXEL_PACK_BUFFER, 0)
-
-    def free(self) -> None:
-        self.unmap()
-        self._drop_fence()
-        if self.name:
             self.gl.glDeleteBuffers(1, ctypes.byref(_u(self.name)))
             self.name = 0
+        self.array = None
 
     def _drop_fence(self) -> None:
         if self.fence:
