@@ -200,8 +200,9 @@ class BakeJob(FrameJob):
         except (SettingsError, CacheError) as error:  # e.g. a CSG primitive animated to a zero size, a full disk
             raise BakeError(f"Frame {frame}: {error}") from None
         started = self.clock.add("draw", started)
-        # The stats wait for this frame's drawing; taken before its readback is queued, they do not
-        # wait for that copy as well.
+        # The stats wait for this frame's drawing (asleep: the writers keep every core); taken before
+        # its readback is queued, they do not wait for that copy as well.
+        self.renderer.host.sleep_until_idle()
         self.renderer.take_stats()
         started = self.clock.add("stats", started)
         if self.renderer.frame_stats.overflow:

@@ -315,3 +315,29 @@ def test_openexr_pool_threads_are_niced_with_the_writers_and_restored(scene):
     assert oiio.get_int_attribute("exr_threads") == before and niced_threads() == others + before
     writer.close()
     assert oiio.get_int_attribute("exr_threads") == before and niced_threads() == others
+
+
+def test_waits_for_the_gpu_asleep_until_the_fence_signals_and_fail_clearly():
+    """The fence is polled (with sleeps between looks, not the driver's spinning wait) until it signals;
+    a failed wait is an error, not a hang."""
+    from addon.hosts import gl_readback
+
+    for statuses, fails in (([gl_readback.GL_WAIT_FAILED - 2, gl_readback.GL_ALREADY_SIGNALED], False),
+                            ([gl_readback.GL_WAIT_FAILED - 2, gl_readback.GL_WAIT_FAILED], True)):
+        looks = iter(statuses)
+        gl = PixelPack({"glClientWaitSync": lambda fence, flags, timeout: next(looks)})
+        if fails:
+            with pytest.raises(RuntimeError, match="waiting for the GPU failed"):
+                gl.sleep_until("fence")
+        else:
+            gl.sleep_until("fence")
+        assert next(looks, None) is None  # looked until the answer, no further
+
+
+def test_the_blender_host_sleeps_until_its_queued_work_is_done(host, monkeypatch):
+    monkeypatch.delenv(ENVIRONMENT, raising=False)
+    monkeypatch.setattr(host, "_pixel_pack", PixelPack.load("OPENGL"))
+    texture = host.texture("idle", 64, 64, "RGBA32F", np.full((64, 64, 4), 0.5, np.float32))
+    host.clear(texture, 0.25)
+    host.sleep_until_idle()
+    np.testing.assert_array_equal(host.read(texture), 0.25)

@@ -121,6 +121,10 @@ class Host:
         """Block until the GPU has done everything queued (for timing)."""
         raise NotImplementedError
 
+    def sleep_until_idle(self) -> None:
+        """Wait for the GPU without taking a core, where the host can (a later read then waits no more);
+        others wait in that read."""
+
 
 def check_bindings(kernel: Kernel, textures: dict[str, Texture], constants: dict[str, Any]) -> None:
     """Fail loudly on a missing or misspelt binding instead of reading garbage."""

@@ -346,3 +346,7 @@ class BlenderHost(Host):
 
     def finish(self):
         self._fence.native.read()
+
+    def sleep_until_idle(self):
+        if self._pixel_pack is not None:
+            self._pixel_pack.sleep_until_idle()

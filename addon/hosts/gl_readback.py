@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -25,13 +26,12 @@ GL_PIXEL_PACK_BUFFER = 0x88EB
 GL_MAP_READ_BIT, GL_MAP_PERSISTENT_BIT, GL_MAP_COHERENT_BIT, GL_CLIENT_STORAGE_BIT = 0x0001, 0x0040, 0x0080, 0x0200
 STORAGE_FLAGS = GL_MAP_READ_BIT | GL_MAP_PERSISTENT_BIT | GL_MAP_COHERENT_BIT  # mapped for good, GPU writes seen
 GL_SYNC_GPU_COMMANDS_COMPLETE = 0x9117
-GL_SYNC_FLUSH_COMMANDS_BIT = 0x0001
 GL_ALREADY_SIGNALED, GL_CONDITION_SATISFIED, GL_WAIT_FAILED = 0x911A, 0x911C, 0x911D
 GL_FRAMEBUFFER_BARRIER_BIT = 0x0400
 GL_COLOR_ATTACHMENT0 = 0x8CE0
 GL_RED_INTEGER, GL_RGBA, GL_UNSIGNED_INT, GL_FLOAT = 0x8D94, 0x1908, 0x1405, 0x1406
 PIXEL_TYPES = {"R32UI": (GL_RED_INTEGER, GL_UNSIGNED_INT), "RGBA32F": (GL_RGBA, GL_FLOAT)}
-WAIT_NS = 1_000_000_000  # one fence wait; a copy that takes longer is waited for again
+POLL_S = 0.0001  # between looks at a fence
 ENVIRONMENT = "GPU_PARTICLES_READBACK"
 
 _u, _i, _p, _s = ctypes.c_uint, ctypes.c_int, ctypes.c_void_p, ctypes.c_ssize_t
@@ -73,6 +73,31 @@ class PixelPack:
     def buffer(self, texture_format: str, shape: tuple[int, ...], dtype) -> PixelPackBuffer:
         return PixelPackBuffer(self, texture_format, shape, np.dtype(dtype))
 
+    def fence(self):
+        """A fence after everything queued so far, sent to the GPU."""
+        fence = self.glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0)
+        self.glFlush()
+        return fence
+
+    def sleep_until(self, fence) -> None:
+        """Wait for ``fence`` asleep: the driver's own waits (a synchronous read, a blocking
+        glClientWaitSync) may spin, taking a core from the writer threads the whole time."""
+        while True:
+            status = self.glClientWaitSync(fence, 0, 0)
+            if status in (GL_ALREADY_SIGNALED, GL_CONDITION_SATISFIED):
+                return
+            if status == GL_WAIT_FAILED:
+                raise RuntimeError("waiting for the GPU failed (glClientWaitSync)")
+            time.sleep(POLL_S)
+
+    def sleep_until_idle(self) -> None:
+        """Wait asleep until the GPU has done everything queued."""
+        fence = self.fence()
+        try:
+            self.sleep_until(fence)
+        finally:
+            self.glDeleteSync(fence)
+
 
 class PixelPackBuffer:
     """Host memory for one frame in flight: a GL pixel-pack buffer with immutable storage, mapped once for
@@ -107,17 +132,12 @@ class PixelPackBuffer:
         gl.glReadPixels(0, 0, width, height, *self.pixel_type, None)  # into the bound buffer, offset 0
         gl.glBindBuffer(GL_PIXEL_PACK_BUFFER, 0)
         self._drop_fence()
-        self.fence = gl.glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0)
-        gl.glFlush()  # the copy goes to the GPU now, not when the next frame's work fills the queue
+        self.fence = gl.fence()  # flushed: the copy goes to the GPU now, not when the next frame fills the queue
 
     def wait(self) -> np.ndarray:
         """The frame, once its copy is done: rows bottom first, as GL reads them, read-only (valid until
         the next ``start``)."""
-        gl = self.gl
-        while gl.glClientWaitSync(self.fence, GL_SYNC_FLUSH_COMMANDS_BIT, WAIT_NS) not in (
-                GL_ALREADY_SIGNALED, GL_CONDITION_SATISFIED):
-            if gl.glClientWaitSync(self.fence, 0, 0) == GL_WAIT_FAILED:
-                raise RuntimeError("the GPU did not finish reading a frame back (glClientWaitSync failed)")
+        self.gl.sleep_until(self.fence)
         self._drop_fence()
         return self.array
 
