@@ -6,7 +6,10 @@
  * and the last key.  sweep_seconds > 0: the footprint is swept along the particle's
  * screen motion over that many seconds before now (motion blur). */
 
-const uint HIDDEN_KEY = 0xFFFFFFFFu;
+/* Depth keys are the window depth in 24-bit fixed point (sprites.py: three radix passes, not four):
+ * steps of 2^-24 of the depth range, ties kept in list order; hidden sprites sort after all. */
+const float DEPTH_KEY_SCALE = 16777215.0;
+const uint HIDDEN_KEY = 0xFFFFFFu;
 
 void main()
 {
@@ -40,7 +43,7 @@ void main()
         }
       }
       shape = vec4(window.xy, max(radius_px, 1.0), window.z);
-      key = floatBitsToUint(window.z); /* window depth >= 0: its bits sort like its value, near first */
+      key = min(uint(window.z * DEPTH_KEY_SCALE), HIDDEN_KEY - 1u); /* near first; truncated, no rounding to fuse */
     }
   }
   ivec2 out_texel = particle_texel(first_sprite + slot, imageSize(sprite_shapes).x);
