@@ -325,7 +325,7 @@ def test_waits_for_the_gpu_asleep_until_the_fence_signals_and_fail_clearly():
     for statuses, fails in (([gl_readback.GL_WAIT_FAILED - 2, gl_readback.GL_ALREADY_SIGNALED], False),
                             ([gl_readback.GL_WAIT_FAILED - 2, gl_readback.GL_WAIT_FAILED], True)):
         looks = iter(statuses)
-        gl = PixelPack({"glClientWaitSync": lambda fence, flags, timeout: next(looks)})
+        gl = PixelPack({"glClientWaitSync": lambda fence, flags, timeout, looks=looks: next(looks)})
         if fails:
             with pytest.raises(RuntimeError, match="waiting for the GPU failed"):
                 gl.sleep_until("fence")
