@@ -163,8 +163,11 @@ def test_readback_targets_hold_each_frame_as_drawn(host, rng, half, asynchronous
 
 
 def test_pixel_pack_readback_is_off_where_the_environment_asks_or_gl_is_not_blenders(monkeypatch):
+    monkeypatch.delenv(ENVIRONMENT, raising=False)
     assert PixelPack.load("VULKAN") is None and PixelPack.load("METAL") is None
     assert PixelPack.load("OPENGL", platform="an-unknown-os") is None
+    assert PixelPack.load("OPENGL", "llvmpipe (LLVM 15.0.6, 256 bits)") is None  # software: nothing to overlap
+    assert PixelPack.load("OPENGL", "NVIDIA H100 80GB HBM3/PCIe/SSE2") is not None
     monkeypatch.setenv("GPU_PARTICLES_READBACK", "sync")
     assert PixelPack.load("OPENGL") is None
 

@@ -173,7 +173,7 @@ class BlenderHost(Host):
         self._framebuffers = {}  # (id(color), id(depth)) -> GPUFrameBuffer
         self._fence = self.texture("fence", 1, 1, "R32F")
         self._flusher = Flusher(gl_flush(self.gpu.platform.backend_type_get(), self.device))
-        self._pixel_pack = PixelPack.load(self.gpu.platform.backend_type_get())
+        self._pixel_pack = PixelPack.load(self.gpu.platform.backend_type_get(), self.device)
 
     def texture(self, name, width, height, format, data=None):
         gpu = self.gpu
