@@ -206,11 +206,27 @@ def measured_in(first: str | None) -> dict:
     return {"measured_in": first} if first else {}
 
 
-def viewport_suite(quick: bool, draws: int) -> list[dict]:
-    rows = []
+def viewport_cases(quick: bool):
+    """(case, width, height, count, blend mode) of every viewport case, sized down for ``--quick``."""
     for width, height, count, mode in VIEWPORT_CASES:
         width, height, count = sized(width, height, count, quick)
-        case = f"{height}p-{count_label(count)}-{mode.lower()}"
+        yield f"{height}p-{count_label(count)}-{mode.lower()}", width, height, count, mode
+
+
+def viewport_bench_arguments(description: str, argv=None) -> tuple[argparse.Namespace, int]:
+    """The command line of the viewport benches beside this one (viewport_flush.py, viewport_timeline.py):
+    their arguments and the draws a case times."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="64x36, 10K particles, 3 draws: checks the path")
+    parser.add_argument("--draws", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
+    args = parser.parse_args(argv)
+    return args, 3 if args.quick else args.draws
+
+
+def viewport_suite(quick: bool, draws: int) -> list[dict]:
+    rows = []
+    for case, width, height, count, mode in viewport_cases(quick):
         log(f"viewport {case}: {draws} draws playing, redrawing, with stats")
         rows.append({"case": case, **measure_viewport(count, width, height, mode, draws), "n": count,
                      "width": width, "height": height})

@@ -12,7 +12,6 @@ only when Python has recorded the whole draw; ``ms`` (drained before and after) 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -34,16 +33,9 @@ def host_flushing_at(groups: int):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="64x36, 10K particles, 3 draws: checks the path")
-    parser.add_argument("--draws", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
-    args = parser.parse_args(argv)
-    draws = 3 if args.quick else args.draws
+    args, draws = blender_gpu.viewport_bench_arguments(__doc__, argv)
     rows = []
-    for width, height, count, mode in blender_gpu.VIEWPORT_CASES:
-        width, height, count = blender_gpu.sized(width, height, count, args.quick)
-        case = f"{height}p-{blender_gpu.count_label(count)}-{mode.lower()}"
+    for case, width, height, count, mode in blender_gpu.viewport_cases(args.quick):
         for groups in GROUPS:
             blender_gpu.CountingHost = host_flushing_at(groups)
             result = blender_gpu.measure_viewport(count, width, height, mode, draws)

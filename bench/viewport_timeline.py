@@ -21,7 +21,6 @@ Records: suite ``viewport-timeline``, case as ``blender_gpu.py``'s, with those f
 
 from __future__ import annotations
 
-import argparse
 import ctypes
 import statistics
 import sys
@@ -171,16 +170,9 @@ def measure(count: int, width: int, height: int, blend_mode: str, draws: int) ->
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="64x36, 10K particles, 3 draws: checks the path")
-    parser.add_argument("--draws", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
-    args = parser.parse_args(argv)
-    draws = 3 if args.quick else args.draws
+    args, draws = blender_gpu.viewport_bench_arguments(__doc__, argv)
     rows = []
-    for width, height, count, mode in blender_gpu.VIEWPORT_CASES:
-        width, height, count = blender_gpu.sized(width, height, count, args.quick)
-        case = f"{height}p-{blender_gpu.count_label(count)}-{mode.lower()}"
+    for case, width, height, count, mode in blender_gpu.viewport_cases(args.quick):
         result = measure(count, width, height, mode, draws)
         rows.append({"case": case, **result, "n": count, "width": width, "height": height})
         top = ", ".join(f"{name} {ms:.3f}" for name, ms in result["top"].items())
