@@ -344,3 +344,19 @@ def test_the_blender_host_sleeps_until_its_queued_work_is_done(host, monkeypatch
     host.clear(texture, 0.25)
     host.sleep_until_idle()
     np.testing.assert_array_equal(host.read(texture), 0.25)
+
+
+def test_a_driver_that_maps_no_pixel_pack_buffer_gets_blenders_read(host, rng, monkeypatch):
+    """glMapBufferRange failing (a context without buffer storage): the host reads through Blender from
+    then on, and frames come back as drawn."""
+    monkeypatch.delenv(ENVIRONMENT, raising=False)
+    pack = PixelPack.load("OPENGL")
+    real = pack.glMapBufferRange
+    monkeypatch.setattr(pack, "glMapBufferRange", lambda *args: (real(*args), None)[1])
+    monkeypatch.setattr(host, "_pixel_pack", pack)
+    frame = sample_frame(rng)
+    readback = FrameReadback(host, WIDTH, HEIGHT, half=True)
+    buffer = readback.buffer()
+    assert not isinstance(buffer, PixelPackBuffer) and host._pixel_pack is None
+    pixels = readback.read(readback.store(host.texture("frame", WIDTH, HEIGHT, "RGBA32F", frame), buffer))
+    np.testing.assert_array_equal(pixels, frame[::-1].astype(np.float16))

@@ -224,7 +224,10 @@ class BlenderHost(Host):
         """A GL pixel-pack buffer that ``read_start`` fills without waiting (gl_readback.py), else a
         ``gpu.types.Buffer`` that ``read_color`` fills in place, viewed by numpy without a copy."""
         if self._pixel_pack is not None:
-            return self._pixel_pack.buffer(texture.format, texture.shape, DTYPES[texture.format])
+            try:
+                return self._pixel_pack.buffer(texture.format, texture.shape, DTYPES[texture.format])
+            except RuntimeError:  # the driver would not map one (no GL 4.4 buffer storage): Blender's read
+                self._pixel_pack = None
         kind = "UINT" if DTYPES[texture.format] is np.uint32 else "FLOAT"
         native = self.gpu.types.Buffer(kind, int(np.prod(texture.shape)))
         return ReadbackBuffer(np.frombuffer(native, DTYPES[texture.format]).reshape(texture.shape), native)

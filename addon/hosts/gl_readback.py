@@ -112,6 +112,7 @@ class PixelPackBuffer:
 
     def __init__(self, gl: PixelPack, texture_format: str, shape: tuple[int, ...], dtype: np.dtype):
         self.gl, self.pixel_type = gl, PIXEL_TYPES[texture_format]
+        self.fence = None
         nbytes = int(np.prod(shape)) * dtype.itemsize
         name = _u()
         gl.glGenBuffers(1, ctypes.byref(name))
@@ -125,7 +126,6 @@ class PixelPackBuffer:
             raise RuntimeError("no host memory for reading frames back (glMapBufferRange failed)")
         self.array = np.frombuffer((ctypes.c_ubyte * nbytes).from_address(address), dtype).reshape(shape)
         self.array.flags.writeable = False
-        self.fence = None
 
     def start(self, width: int, height: int) -> None:
         """Queue the copy of the bound framebuffer's first color attachment (written by a compute kernel)."""
