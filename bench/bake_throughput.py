@@ -97,6 +97,7 @@ def measure_bake(preset: str, count: int, width: int, height: int, file_format: 
             "main_cpu_ms": round(main / frames * 1e3, 2),  # of which the main thread's (drawing, reading back)
             "first_frame_s": round(steady - started, 3),
             "workers": job.writer.workers,
+            "readback": "pixel-pack" if job.renderer.host.reads_without_waiting else "sync",  # what ran
             "device": job.renderer.host.device,
             **stages,
         }
@@ -177,8 +178,7 @@ def main() -> None:
                 result = measure_bake(args.preset, args.count, frames=args.frames, workers=args.workers,
                                       **CASES[case])
             result.pop("device")
-            rows.append({"case": f"{case}-{readback}" if readback else case, **result,
-                         **({"readback": readback} if readback else {})})
+            rows.append({"case": f"{case}-{readback}" if readback else case, **result})
             print(rows[-1], flush=True)
     records.write("bake-readback" if args.readback else "bake", device, rows, results=args.out)
 
@@ -186,7 +186,8 @@ def main() -> None:
 @contextmanager
 def readback_mode(mode: str | None):
     """The bake's readback: ``sync`` (Blender's read_color), ``pixel-pack`` (the product's default where
-    Blender draws with OpenGL) or None (as configured)."""
+    Blender draws with OpenGL on a hardware GPU; a record's ``readback`` says which ran) or None (as
+    configured)."""
     from addon.hosts.gl_readback import ENVIRONMENT
 
     if mode is None:

@@ -172,8 +172,9 @@ class BlenderHost(Host):
         self._bindings = {}  # kernel -> _Binding (kernels hash once: kernels.hash_once)
         self._framebuffers = {}  # (id(color), id(depth)) -> GPUFrameBuffer
         self._fence = self.texture("fence", 1, 1, "R32F")
-        self._flusher = Flusher(gl_flush(self.gpu.platform.backend_type_get(), self.device))
-        self._pixel_pack = PixelPack.load(self.gpu.platform.backend_type_get(), self.device)
+        backend = self.gpu.platform.backend_type_get()
+        self._flusher = Flusher(gl_flush(backend, self.device))
+        self._pixel_pack = PixelPack.load(backend, self.device)
 
     def texture(self, name, width, height, format, data=None):
         gpu = self.gpu
@@ -231,6 +232,11 @@ class BlenderHost(Host):
         kind = "UINT" if DTYPES[texture.format] is np.uint32 else "FLOAT"
         native = self.gpu.types.Buffer(kind, int(np.prod(texture.shape)))
         return ReadbackBuffer(np.frombuffer(native, DTYPES[texture.format]).reshape(texture.shape), native)
+
+    @property
+    def reads_without_waiting(self) -> bool:
+        """Whether readback buffers are GL pixel-pack buffers (gl_readback.py), not Blender's read."""
+        return self._pixel_pack is not None
 
     def read_start(self, texture, buffer):
         if isinstance(buffer, PixelPackBuffer):

@@ -1,4 +1,4 @@
-"""Frames read back without waiting: ``glReadPixels`` into a pixel-pack buffer, mapped once the GPU is done.
+"""Frames read back without waiting: ``glReadPixels`` into a pixel-pack buffer, handed over once the GPU is done.
 
 Blender's ``gpu`` module reads synchronously, and GL runs in order, so reading frame N after
 frame N+1's work is queued (``FrameReadback``'s two targets) also waits for frame N+1: on the H100
