@@ -43,8 +43,6 @@ from .scene_snapshot import SceneSnapshot, read_snapshot
 from .sim_cache import addon_version
 
 FORMATS = {"PNG": ".png", "OPEN_EXR": ".exr", "OPEN_EXR_MULTILAYER": ".exr"}
-# EXR frames in square tiles this many pixels a side (0: scanlines); bench/exr_encode.py compares layouts.
-EXR_TILE = 256
 
 
 class BakeError(RuntimeError):
@@ -312,8 +310,7 @@ def frame_format(scene) -> FrameFormat:
         # zlib level 1 for ZIP/ZIPS, by measurement on a 1080p frame of the default preset:
         # 100 ms of CPU against 127 ms at OpenEXR's default level 4, for files 1.5% larger.
         compression = f"{codec}:1" if codec in ("zip", "zips") else codec
-        return FrameFormat(exr=True, channels=4, depth="half", compression=compression, png_level=0, display=None,
-                           tile=EXR_TILE)
+        return FrameFormat(exr=True, channels=4, depth="half", compression=compression, png_level=0, display=None)
     managed = settings if settings.color_management == "OVERRIDE" else scene
     view = managed.view_settings
     for unsupported, label in (("use_curve_mapping", "Curves"), ("use_white_balance", "White Balance")):

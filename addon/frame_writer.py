@@ -76,7 +76,6 @@ class FrameFormat:
     compression: str  # OpenImageIO 'compression' attribute (EXR)
     png_level: int  # zlib level 0-9 (PNG), as Blender maps the scene's compression percentage
     display: DisplaySettings | None  # PNG only
-    tile: int = 0  # EXR: square tiles of this many pixels a side; 0: scanlines
 
     @property
     def gpu_display(self) -> bool:
@@ -188,8 +187,6 @@ def encode(path: Path, pixels: np.ndarray, frame_format: FrameFormat) -> None:
     spec = oiio.ImageSpec(width, height, channels, frame_format.depth)
     if frame_format.exr:
         spec.attribute("compression", frame_format.compression)
-        if frame_format.tile:
-            spec.tile_width = spec.tile_height = frame_format.tile
     else:
         spec.attribute("png:compressionLevel", frame_format.png_level)
         spec.attribute("png:filter", PNG_FILTER_NONE)

@@ -17,9 +17,8 @@ Three suites, JSON records through ``bench/records.py``:
   ``core_ms`` per frame (every thread and reaped child process), and ``probe_ms``: a frame-sized
   copy on the main thread while the writers run (the readback's CPU part), against ``probe_idle_ms``.
 * ``exr-bake``: the product bake (bench/bake_throughput.measure_bake: draw, real readback, writers)
-  at 1080p and 4K for each thread variant with all cores and all but one as writers, and each EXR
-  layout of ``--tiles`` (scanlines, square tiles: ``addon.bake.EXR_TILE``): ``fps``, ``core_ms``, the
-  main thread's ``readback ms`` and the other stages.
+  at 1080p and 4K for each thread variant with all cores and all but one as writers: ``fps``,
+  ``core_ms``, the main thread's ``readback ms`` and the other stages.
 
 Writer variants: ``pool`` (OpenEXR's shared pool compresses, as before this bench), ``pool-nice``
 (the same, writer threads and the pool's threads niced: the product's default), ``own`` (each writer compresses its own
@@ -180,7 +179,7 @@ def encode_costs(label: str, pixels: np.ndarray, folder: Path, repeats: int) -> 
     opaque, clear = pixels.copy(), pixels.copy()
     opaque[..., 3], clear[..., 3] = 1.0, 0.0
     variants = {
-        "zip1-scanline": lambda: write_exr(path, pixels),
+        "zip1-scanline (product)": lambda: write_exr(path, pixels),
         "zip1-write_scanlines-16": lambda: write_exr(path, pixels, chunk=16),
         "zip1-write_scanlines-256": lambda: write_exr(path, pixels, chunk=256),
         "zip1-tiled-64": lambda: write_exr(path, pixels, tile=64),
@@ -352,7 +351,6 @@ def main() -> None:
     parser.add_argument("--sizes", default="1080p,2160p")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--frames", type=int, default=48, help="frames per writers/bake measurement")
-    parser.add_argument("--tiles", default="0,256", help="bake suite: EXR tile sizes compared (0: scanlines)")
     parser.add_argument("--count", type=int, default=1_000_000)
     parser.add_argument("--preset", default="default")
     parser.add_argument("--frame", type=int, default=24, help="which frame of the preset to encode")
@@ -362,11 +360,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="folder for the JSON records (default bench/results/)")
     args = parser.parse_args()
     suites, variants = args.suites.split(","), args.variants.split(",")
-    from addon import bake
     from addon.hosts.blender import BlenderHost
 
     device = BlenderHost().device
-    product_tile = bake.EXR_TILE
     cores = os.process_cpu_count() or 1
     sizes = {name: SIZES[name] for name in args.sizes.split(",")}
     if args.quick:
@@ -392,18 +388,14 @@ def main() -> None:
         if "bake" in suites:
             rows = []
             for label, (width, height) in sizes.items():
-                for variant, workers, tile in [(v, n, int(t)) for v in variants if "processes" not in VARIANTS[v]
-                                               for n in sorted({cores, max(1, cores - 1)}, reverse=True)
-                                               for t in args.tiles.split(",")]:
-                    bake.EXR_TILE = tile  # the layout the bake's frame_format() gives its writers
+                for variant, workers in [(v, n) for v in variants if "processes" not in VARIANTS[v]
+                                         for n in sorted({cores, max(1, cores - 1)}, reverse=True)]:
                     result = measure_bake(args.preset, args.count, width, height, "OPEN_EXR", args.frames,
                                           workers=workers, **VARIANTS[variant])
                     result.pop("device")
-                    layout = f"tiled-{tile}" if tile else "scanline"
-                    rows.append({"case": f"exr-{label}-{args.count // 1000}K-add-{variant}-{workers}-{layout}",
-                                 "variant": variant, "layout": layout, **result})
+                    rows.append({"case": f"exr-{label}-{args.count // 1000}K-add-{variant}-{workers}",
+                                 "variant": variant, **result})
                     print(rows[-1], flush=True)
-            bake.EXR_TILE = product_tile
             records.write("exr-bake", device, rows, args.out)
     finally:
         shutil.rmtree(folder, ignore_errors=True)

@@ -1,6 +1,7 @@
 """Shared fixtures: one Blender GPU host per test session (bpy + gpu.init())."""
 
 import gc
+import os
 import sys
 import zlib
 from pathlib import Path
@@ -76,6 +77,24 @@ def add_effect(count=2000, **values):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a large GPU case (seconds on llvmpipe), still part of the suite")
+
+
+# The moderngl host's tests make a second EGL display (a second llvmpipe screen) in the process.  With
+# Blender's beside it, Mesa crashed later in Blender's own draws and dispatches (render_pre of
+# test_render_integration, intermittently).  They run in a child process of their own instead
+# (test_moderngl_process.py), which sets this variable.
+OWN_PROCESS = "GPU_PARTICLES_TEST_OWN_PROCESS"
+OWN_PROCESS_FILES = ("test_moderngl_host.py",)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Outside the child, the files that run in their own process are deselected (in the child, only they run)."""
+    if os.environ.get(OWN_PROCESS):
+        return
+    moved = [item for item in items if item.path.name in OWN_PROCESS_FILES]
+    if moved:
+        items[:] = [item for item in items if item.path.name not in OWN_PROCESS_FILES]
+        config.hook.pytest_deselected(items=moved)
 
 
 @pytest.fixture(autouse=True)
