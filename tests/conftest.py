@@ -79,12 +79,13 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "slow: a large GPU case (seconds on llvmpipe), still part of the suite")
 
 
-# The moderngl host's tests make a second EGL display (a second llvmpipe screen) in the process.  With
-# Blender's beside it, Mesa crashed later in Blender's own draws and dispatches (render_pre of
-# test_render_integration, intermittently).  They run in a child process of their own instead
-# (test_moderngl_process.py), which sets this variable.
+# Files whose tests run in a child process of their own (test_own_process.py sets this variable there):
+# - test_moderngl_host.py makes moderngl's EGL display, a second llvmpipe screen, in the process;
+# - test_render_integration.py renders through Blender's pipeline, whose render_pre draws segfaulted inside
+#   Mesa llvmpipe (depth pre-pass batch.draw, once gpu.compute.dispatch) late in long loaded runs of the
+#   whole suite, intermittently, with or without the moderngl display; the cause is not found yet.
 OWN_PROCESS = "GPU_PARTICLES_TEST_OWN_PROCESS"
-OWN_PROCESS_FILES = ("test_moderngl_host.py",)
+OWN_PROCESS_FILES = ("test_moderngl_host.py", "test_render_integration.py")
 
 
 def pytest_collection_modifyitems(config, items):

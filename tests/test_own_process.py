@@ -1,19 +1,21 @@
-"""The moderngl host's tests (test_moderngl_host.py) in a child process: its EGL display must not share a
-process with Blender's (conftest.OWN_PROCESS says why)."""
+"""Test files that run in a child process of their own, each its own pytest run (conftest.OWN_PROCESS
+says which and why); a failure there shows the child's report."""
 
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import OWN_PROCESS, OWN_PROCESS_FILES
 
 HERE = Path(__file__).resolve().parent
 
 
-def test_moderngl_host_tests_pass_in_their_own_process():
-    files = [str(HERE / name) for name in OWN_PROCESS_FILES]
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-ra", "-p", "no:cacheprovider", *files],
+@pytest.mark.parametrize("name", OWN_PROCESS_FILES)
+def test_file_passes_in_its_own_process(name):
+    result = subprocess.run([sys.executable, "-X", "faulthandler", "-m", "pytest", "-q", "-ra", "-p",
+                             "no:cacheprovider", str(HERE / name)],
                             env={**os.environ, OWN_PROCESS: "1"}, cwd=HERE.parent, capture_output=True, text=True,
                             timeout=1800)
     summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
