@@ -89,8 +89,9 @@ OWN_PROCESS_FILES = ("test_moderngl_host.py", "test_render_integration.py")
 
 
 def pytest_collection_modifyitems(config, items):
-    """Outside the child, the files that run in their own process are deselected (in the child, only they run)."""
-    if os.environ.get(OWN_PROCESS):
+    """Those files are deselected from a run that has other tests too (the whole suite); run alone, or in the
+    child, they run."""
+    if os.environ.get(OWN_PROCESS) or all(item.path.name in OWN_PROCESS_FILES for item in items):
         return
     moved = [item for item in items if item.path.name in OWN_PROCESS_FILES]
     if moved:
