@@ -6,7 +6,6 @@ bench/gpu_splat.py); these tests keep that path honest on this machine's Mesa
 context can be made.  The byte-identity test needs neither.
 """
 
-import ctypes
 from types import SimpleNamespace
 
 import numpy as np
@@ -21,47 +20,20 @@ from addon.engine.registry import KERNELS
 from addon.engine.settings import effect_settings, render_settings
 from addon.hosts.base import NoGPUError
 
-# --- EGL: give back whatever context (Blender's) was current before ours ----------
-
-_EGL_DRAW, _EGL_READ = 0x3059, 0x305A
-
-
-def _egl():
-    try:
-        egl = ctypes.CDLL("libEGL.so.1")
-    except OSError:
-        return None
-    for name in ("eglGetCurrentContext", "eglGetCurrentDisplay", "eglGetCurrentSurface"):
-        getattr(egl, name).restype = ctypes.c_void_p
-    egl.eglGetCurrentSurface.argtypes = [ctypes.c_int]
-    egl.eglMakeCurrent.argtypes = [ctypes.c_void_p] * 4
-    return egl
-
-
-def _current_egl(egl):
-    if egl is None or not egl.eglGetCurrentContext():
-        return None
-    return (egl.eglGetCurrentDisplay(), egl.eglGetCurrentSurface(_EGL_DRAW), egl.eglGetCurrentSurface(_EGL_READ),
-            egl.eglGetCurrentContext())
-
 
 @pytest.fixture(scope="module")
 def mgl_host():
-    """One ModernGLHost on Mesa's EGL for this module; Blender's context is current again afterwards."""
+    """One ModernGLHost on Mesa's EGL for this module, in a process without Blender's context (conftest.OWN_PROCESS)."""
     pytest.importorskip("moderngl", reason="moderngl is not importable (optional: the device benchmark's host)",
                         exc_type=ImportError)
     from addon.hosts.moderngl import ModernGLHost
 
-    egl = _egl()
-    saved = _current_egl(egl)
     try:
         host = ModernGLHost()
     except NoGPUError as error:
         pytest.skip(f"moderngl could not create an EGL OpenGL 4.3 context: {error}")
     yield host
     host.ctx.release()
-    if saved is not None:
-        egl.eglMakeCurrent(*saved)
 
 
 # --- small helpers (same cases as tests/test_kernels.py) ----------------------------
