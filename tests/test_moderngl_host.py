@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import OWN_PROCESS_FILES
 
 from addon.engine import compositing, glints, kernels, simulation
 from addon.engine.effectors import Collider
@@ -22,8 +23,11 @@ from addon.hosts.base import NoGPUError
 
 
 @pytest.fixture(scope="module")
-def mgl_host():
+def mgl_host(request):
     """One ModernGLHost on Mesa's EGL for this module, in a process without Blender's context (conftest.OWN_PROCESS)."""
+    if request.path.name not in OWN_PROCESS_FILES:
+        pytest.fail(f"{request.path.name} uses moderngl, which takes Blender's GL context away from later tests: "
+                    "list it in conftest.OWN_PROCESS_FILES")
     pytest.importorskip("moderngl", reason="moderngl is not importable (optional: the device benchmark's host)",
                         exc_type=ImportError)
     from addon.hosts.moderngl import ModernGLHost
