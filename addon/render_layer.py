@@ -74,8 +74,7 @@ class ParticleLayer:
 
     def render(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
         """(premultiplied RGBA light, depth) of ``frame``, rows bottom to top."""
-        light = self.renderer.render(frame)
-        light[..., 3] = self.renderer.sprites.read()[..., 3] if self.renderer.needs_sprites() else 0.0
+        light = self.renderer.render(frame)  # its alpha is the sprites' coverage, 0 under additive light
         self.depth.clear()
         camera = camera_of(self.scene, self.width, self.height)
         world_to_view = np.array(self.scene.camera.matrix_world.inverted())

@@ -176,8 +176,9 @@ def gil_free(pixels: np.ndarray, path: Path, repeats: int) -> float:
 def encode_costs(label: str, pixels: np.ndarray, folder: Path, repeats: int) -> list[dict]:
     """Suite exr-encode: one thread's CPU ms and the file's bytes per variant, OpenEXR's pool off."""
     path = folder / "frame.exr"
-    opaque, clear = pixels.copy(), pixels.copy()
+    opaque, clear, brightest = pixels.copy(), pixels.copy(), pixels.copy()
     opaque[..., 3], clear[..., 3] = 1.0, 0.0
+    brightest[..., 3] = np.clip(pixels[..., :3].max(axis=-1), 0.0, 1.0)  # the bake's alpha until additive light got 0
     variants = {
         "zip1-scanline (product)": lambda: write_exr(path, pixels),
         "zip1-write_scanlines-16": lambda: write_exr(path, pixels, chunk=16),
@@ -189,6 +190,7 @@ def encode_costs(label: str, pixels: np.ndarray, folder: Path, repeats: int) -> 
         "zip1-tiled-width-x64": lambda: write_exr(path, pixels, tile=(pixels.shape[1], 64)),
         "zip1-alpha-1": lambda: write_exr(path, opaque),
         "zip1-alpha-0": lambda: write_exr(path, clear),
+        "zip1-alpha-brightest-channel (before)": lambda: write_exr(path, brightest),
         "zip1-no-alpha (reference)": lambda: write_exr(path, np.ascontiguousarray(pixels[..., :3])),
         "zips1 (reference)": lambda: write_exr(path, pixels, "zips:1"),
         "zip4 (reference)": lambda: write_exr(path, pixels, "zip"),

@@ -1,5 +1,5 @@
-/* Adds the glint layer to the frame; alpha follows the resolve's rule (the
- * brightest channel, clamped), so glints show where the frame was empty. */
+/* Adds the glint layer to the frame: light, so alpha (the sprites' coverage)
+ * stays as it is. */
 
 void main()
 {
@@ -7,9 +7,7 @@ void main()
   if (any(greaterThanEqual(pixel, target_size))) {
     return;
   }
-  vec3 glint = texelFetch(glints, pixel, 0).rgb;
   vec4 color = imageLoad(frame, pixel);
-  color.rgb += glint;
-  color.a = max(color.a, clamp(max(color.r, max(color.g, color.b)), 0.0, 1.0));
+  color.rgb += texelFetch(glints, pixel, 0).rgb;
   imageStore(frame, pixel, color);
 }

@@ -1,6 +1,7 @@
 /* Turns the integer accumulation back into linear float color, adds what was
- * rasterized this frame (points, sprites, quads), writes RGBA with alpha for
- * compositing, and clears the accumulation for the next frame (the words
+ * rasterized this frame (points, sprites, quads), writes premultiplied RGBA
+ * with alpha 0 (light covers nothing: "over" adds it whole; alpha-blended
+ * sprites bring their coverage later, in alpha_over), and clears the accumulation for the next frame (the words
  * that are not zero).
  *
  * With MEASURE_PEAK (automatic Emax) it also measures the frame's brightest
@@ -22,8 +23,7 @@ void main()
     if (has_raster != 0) {
       color += texelFetch(raster, pixel, 0).rgb;
     }
-    float alpha = clamp(max(color.r, max(color.g, color.b)), 0.0, 1.0);
-    imageStore(frame, pixel, vec4(color, alpha));
+    imageStore(frame, pixel, vec4(color, 0.0));
     /* Words no particle touched are zero already: left unwritten, memory the
      * splat left clean (most of a sparse frame's) is only read, not written back. */
     if ((hi | lo) != 0u) {

@@ -63,15 +63,24 @@ def test_bake_writes_png_sequence_with_particles(scene, tmp_path):
     assert (pixels[..., :3].max(axis=-1) < 0.01).mean() > 0.3, "and the background stays black"
 
 
-def test_bake_exr_with_alpha(scene, tmp_path):
+def test_bake_exr_alpha_is_the_sprites_coverage(scene, tmp_path):
+    """Premultiplied EXR, as the render layer: additive light covers nothing (alpha 0, so "over" adds it
+    whole), alpha-blended sprites cover what is behind them."""
     add_effect(count=20_000)
     scene.render.image_settings.file_format = "OPEN_EXR"
     scene.render.image_settings.color_mode = "RGBA"
     scene.frame_end = 2
-    bake()
-    image = bpy.data.images.load(str(tmp_path / "frames" / "f_0002.exr"))
-    pixels = np.array(image.pixels[:]).reshape(36, 64, 4)
-    assert pixels[..., 3].max() > 0 and pixels[..., 3].min() == 0
+
+    def baked():
+        bake()
+        image = bpy.data.images.load(str(tmp_path / "frames" / "f_0002.exr"), check_existing=False)
+        return np.array(image.pixels[:]).reshape(36, 64, 4)
+
+    light = baked()
+    assert light[..., :3].max() > 0.2 and not light[..., 3].any()
+    add_effect(count=20_000, blend_mode="ALPHA")
+    both = baked()
+    assert both[..., 3].max() > 0.1 and both[..., 3].min() == 0
 
 
 def test_two_bakes_are_byte_identical(scene, tmp_path):
@@ -203,7 +212,7 @@ def test_ctrl_c_mid_bake_finishes_the_frames_drawn_and_cancels(scene, tmp_path, 
 
 
 def test_png_bake_keeps_the_glow_as_rgb(scene, tmp_path):
-    """Additive light has almost no coverage: a PNG frame is RGB (light on black), never straight alpha."""
+    """Additive light covers nothing (alpha 0): a PNG frame is RGB (light on black), never straight alpha."""
     add_effect(count=20_000)
     scene.frame_end = 2
     scene.render.image_settings.file_format = "OPEN_EXR"

@@ -117,8 +117,23 @@ def test_layer_light_is_the_bake(scene, tmp_path):
         light = read_exr(layer_files(scene, frame)[0])
         assert light[..., :3].max() > 0
         np.testing.assert_allclose(light[..., :3], baked[..., :3], rtol=2e-3, atol=1e-4)  # the bake's EXR is half float
+        assert not light[..., 3].any() and not baked[..., 3].any(), "additive light covers nothing in either"
         rendered = read_exr(tmp_path / "render" / f"f_{frame:04d}.exr")
         assert (rendered[..., :3] >= light[..., :3] - 1e-6).all() and rendered[..., :3].max() > 0, "light added"
+
+
+def test_layer_alpha_is_the_sprites_coverage(scene):
+    """The layer's alpha is the frame's own: 0 under additive light, the alpha sprites' coverage where they are."""
+    from addon.render_layer import ParticleLayer
+
+    add_effect(count=3000)
+    add_effect(count=3000, blend_mode="ALPHA", opacity=0.8, size=0.05)
+    layer = ParticleLayer(scene)
+    light, _ = layer.render(2)
+    coverage = layer.renderer.sprites.read()[..., 3]
+    assert coverage.max() > 0.1 and (coverage == 0).any()
+    np.testing.assert_array_equal(light[..., 3], coverage)
+    assert light[coverage == 0, :3].max() > 0, "additive light where no sprite covers"
 
 
 def test_layer_light_has_the_glints(scene):

@@ -311,10 +311,8 @@ def test_overlay_draws_sorted_alpha_sprites_like_the_bake(scene, overlay):
     np.testing.assert_allclose(frame, baked, rtol=1e-3, atol=1e-3)
 
 
-def test_frame_is_laid_over_the_view_premultiplied(scene, overlay):
-    """Over a grey view: glowing pixels replace it by their alpha, alpha smoke darkens it, empty pixels keep it."""
-    add_effect(count=3000, blend_mode="ALPHA", opacity=0.8, size=0.05, color_start=(0.0, 0.0, 0.0),
-               color_end=(0.0, 0.0, 0.0))
+def drawn_over_grey(scene, overlay):
+    """(the view's pixels after the overlay drew over a grey view, the particle frame it laid), frame 3."""
     scene.frame_set(3)
     view_proj = camera_of(scene, W, H).view_proj
     offscreen = gpu.types.GPUOffScreen(W, H, format="RGBA32F")
@@ -327,11 +325,31 @@ def test_frame_is_laid_over_the_view_premultiplied(scene, overlay):
             viewport.draw_view(scene, view_proj, scene_view(scene), W, H)
         pixels = np.array(framebuffer.read_color(0, 0, W, H, 4, 0, "FLOAT").to_list(), np.float32).reshape(H, W, 4)
     offscreen.free()
-    frame = overlay.host.read(overlay.targets[(W, H)].compositor.frame)
+    return pixels, overlay.host.read(overlay.targets[(W, H)].compositor.frame)
+
+
+def test_alpha_sprites_cover_the_view_premultiplied(scene, overlay):
+    """Over a grey view: alpha smoke darkens it by its coverage, empty pixels keep it."""
+    add_effect(count=3000, blend_mode="ALPHA", opacity=0.8, size=0.05, color_start=(0.0, 0.0, 0.0),
+               color_end=(0.0, 0.0, 0.0))
+    pixels, frame = drawn_over_grey(scene, overlay)
     covered = frame[..., 3] > 0.05
     assert covered.sum() > 10 and (~covered).sum() > 10
     assert (pixels[covered, 0] < 0.5 - 0.01).all(), "black smoke darkens the grey view"
     np.testing.assert_allclose(pixels[frame[..., 3] == 0, :3], 0.5, atol=1e-3)
+
+
+def test_additive_light_adds_onto_the_view(scene, overlay):
+    """Additive light covers nothing (alpha 0): it brightens the view where it shines, as the composited
+    render will, and hides nothing behind it."""
+    add_effect(count=3000)
+    pixels, frame = drawn_over_grey(scene, overlay)
+    assert not frame[..., 3].any()
+    lit = frame[..., :3].max(axis=-1) > 0.05
+    assert lit.sum() > 10 and (~lit).sum() > 10
+    assert (pixels[lit, :3].max(axis=-1) > 0.5 + 0.01).all(), "light brightens the grey view"
+    assert (pixels[..., :3] >= 0.5 - 1e-3).all(), "and darkens nothing"
+    np.testing.assert_allclose(pixels[frame[..., :3].max(axis=-1) == 0, :3], 0.5, atol=1e-3)
 
 
 def test_scrubbing_back_to_a_checkpoint_of_an_animated_emitter_keeps_the_simulation(scene, overlay):

@@ -120,7 +120,7 @@ def compose(tiles, columns=None, tile=TILE):
                     "pos": ((x, y), (x + tile[0], y), (x, y + tile[1]), (x + tile[0], y + tile[1])),
                     "texCoord": ((0, 0), (1, 0), (0, 1), (1, 1)),
                 })
-                gpu.state.blend_set("ALPHA")
+                gpu.state.blend_set("ALPHA_PREMULT")  # the frames are premultiplied: light adds, smoke covers
                 shader.uniform_sampler("image", texture)
                 batch.draw(shader)
                 blf.size(0, 14)

@@ -51,7 +51,9 @@ def render_to_pngs(name: str, size, folder: Path) -> tuple[list[Path], object]:
         image = bpy.data.images.new("preview", *size, alpha=True, float_buffer=True)
         paths = []
         for frame in range(first, last + 1):
-            image.pixels.foreach_set(renderer.render(frame).ravel())
+            pixels = renderer.render(frame)
+            pixels[..., 3] = 1.0  # over black, as a PNG bake (RGB) shows it: additive light has alpha 0
+            image.pixels.foreach_set(pixels.ravel())
             path = folder / f"{name}_{frame:04d}.png"
             image.save_render(str(path), scene=scene)
             paths.append(path)

@@ -116,12 +116,12 @@ def unpack(hi, lo, emax):
 
 
 def resolve(hi, lo, emax, raster=None):
-    """Float RGBA frame from the accumulation (plus the rasterized target), as ``resolve.glsl`` writes it."""
+    """Float RGBA frame from the accumulation (plus the rasterized target), as ``resolve.glsl`` writes it:
+    premultiplied light with alpha 0 (it covers nothing)."""
     color = unpack(hi, lo, emax)
     if raster is not None:
         color = color + raster[..., :3].astype(F)
-    alpha = np.clip(color.max(axis=-1), 0, 1)
-    return np.concatenate([color, alpha[..., None]], axis=-1).astype(F)
+    return np.concatenate([color, np.zeros_like(color[..., :1])], axis=-1).astype(F)
 
 
 def peak(hi, lo, emax) -> float:
