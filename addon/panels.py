@@ -27,9 +27,9 @@ from .properties import effect_settings_of
 from .scene_inputs import colliders, force_fields
 
 SECTIONS = (
-    ("Emission", ("count", "emission", "rate", "burst_interval", "emitter_shape", "emitter_radius", "lifetime",
-                  "lifetime_random", "velocity", "velocity_random", "normal_velocity", "cone_angle", "inherit_velocity",
-                  "respawn_skip", "preroll", "seed")),
+    ("Emission", ("count", "emission", "rate", "burst_interval", "emitter_shape", "emitter_radius", "emitter_scale",
+                  "lifetime", "lifetime_random", "velocity", "velocity_random", "normal_velocity", "cone_angle",
+                  "inherit_velocity", "respawn_skip", "preroll", "seed")),
     ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
                 "turbulence_speed", "substeps", "state_layout")),
     ("Collision", ()),

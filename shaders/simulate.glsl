@@ -59,11 +59,11 @@ void emit(int index, float lived, out vec3 position, out vec3 velocity, out floa
   vec3 normal = random_direction(random_unit(i, step, stream + STREAM_NORMAL_U), random_unit(i, step, stream + STREAM_NORMAL_V));
   switch (int(emitter_shape)) {
   case SHAPE_SPHERE:
-    local = normal * (emitter_size * pow(random_unit(i, step, stream + STREAM_SHAPE_U), 1.0 / 3.0));
+    local = normal * (emitter_extent * pow(random_unit(i, step, stream + STREAM_SHAPE_U), 1.0 / 3.0));
     break;
   case SHAPE_BOX:
     local = (vec3(random_unit(i, step, stream + STREAM_SHAPE_U), random_unit(i, step, stream + STREAM_SHAPE_V),
-                  random_unit(i, step, stream + STREAM_SHAPE_W)) * 2.0 - 1.0) * emitter_size;
+                  random_unit(i, step, stream + STREAM_SHAPE_W)) * 2.0 - 1.0) * emitter_extent;
     normal = length(local) > 0.0 ? normalize(local) : normal;
     break;
   case SHAPE_MESH: {

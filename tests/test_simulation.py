@@ -54,6 +54,9 @@ MOVING = [
 CASES = {
     "default": ({}, {}),
     "box_cone": ({"emitter_shape": "BOX", "emitter_radius": 0.5, "cone_angle": 0.4, "normal_velocity": 1.0}, {}),
+    "scaled_box": ({"emitter_shape": "BOX", "emitter_radius": 0.5, "emitter_scale": (1.0, 0.08, 0.02),
+                    "normal_velocity": 0.5, "velocity": (0, 0, 0)}, {}),
+    "scaled_sphere": ({"emitter_radius": 0.4, "emitter_scale": (0.5, 2.0, 0.0), "normal_velocity": 1.0}, {}),
     "mesh": ({"emitter_shape": "MESH", "normal_velocity": 2.0, "velocity": (0, 0, 0)}, {"mesh": MESH}),
     "point_normal": ({"emitter_shape": "POINT", "normal_velocity": 3.0, "cone_angle": 3.0}, {}),
     "turbulence": ({"turbulence_strength": 8.0, "turbulence_scale": 0.7, "turbulence_resolution": 12,
@@ -330,6 +333,22 @@ def test_mesh_emission_is_area_weighted_and_on_the_surface(host):
     second = local[:, 0] >= 2.0 - 1e-5
     assert abs(second.mean() - 3 / 3.5) < 0.01  # areas 0.5 and 3
     np.testing.assert_allclose(vel_life[:, :3], np.tile(normal, (s.count, 1)), atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", ["SPHERE", "BOX"])
+def test_emitter_scale_shapes_the_volume_and_leaves_velocities_alone(host, shape):
+    """Scale (1, 0.08, 0) on a radius-2 emitter: born within (2, 0.16, 0) of its centre, filling X; the
+    emitter's velocity is not scaled with it (an object's scale would squash it)."""
+    s = effect_settings({"count": 20000, "emission": "BURST", "emitter_shape": shape, "emitter_radius": 2.0,
+                         "emitter_scale": (1.0, 0.08, 0.0), "lifetime": 10.0, "velocity": (0.0, 0.0, 3.0),
+                         "velocity_random": 0.0, "gravity": (0, 0, 0), "drag": 0.0})
+    pos_age, vel_life = run_gpu(host, s, 1, translation((0, 0, 0)), translation((0, 0, 0)))
+    start = pos_age[:, :3] - vel_life[:, :3] * DT
+    extent = np.abs(start).max(axis=0)
+    assert extent[0] <= 2.0 + 1e-5 and extent[0] > 1.9
+    assert extent[1] <= 0.16 + 1e-5 and extent[1] > 0.15
+    assert extent[2] < 1e-5
+    np.testing.assert_allclose(vel_life[:, :3], np.tile((0.0, 0.0, 3.0), (s.count, 1)), atol=1e-5)
 
 
 @pytest.mark.parametrize("moving", [False, True])

@@ -44,6 +44,9 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("emitter_shape", "enum", "SPHERE", items=("POINT", "SPHERE", "BOX", "MESH"),
           description="Where particles are born, in the emitter object's space; Mesh: on the evaluated mesh's faces, by area"),
     Field("emitter_radius", "float", 0.1, 0.0, 1e4, "Radius of the sphere volume emitter, half size of the box", unit="LENGTH"),
+    Field("emitter_scale", "vec3", (1.0, 1.0, 1.0), 0.0, 1e4,
+          "Scale of the sphere or box along the emitter's X, Y and Z, leaving the object's own scale and the "
+          "velocities alone (a flat box emits a slab, a long thin one a bar)"),
     Field("lifetime", "float", 2.0, 1e-3, 1e4, "Longest lifetime of a particle in seconds", unit="TIME_ABSOLUTE"),
     Field("lifetime_random", "float", 0.5, 0.0, 0.999, "Fraction by which lifetimes are randomly shortened"),
     Field("velocity", "vec3", (0.0, 0.0, 4.0), -1e5, 1e5, "Initial velocity in the emitter's space", unit="VELOCITY"),

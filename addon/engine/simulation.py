@@ -115,10 +115,11 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
             Constant("MAT4", "emitter_cur"),
             Constant("VEC4", "emit_shape", components=(
                 ("emitter_shape", "x"),  # tables.EMITTER_SHAPES
-                ("emitter_size", "y"),  # sphere radius, box half size
-                ("inherit_velocity", "z"),  # fraction of the emitter's velocity
-                ("triangle_count", "w"),  # mesh shape: triangles in the triangle image
+                ("inherit_velocity", "y"),  # fraction of the emitter's velocity
+                ("triangle_count", "z"),  # mesh shape: triangles in the triangle image
             )),
+            # sphere radii, box half sizes along the emitter's axes (emitter_radius x emitter_scale)
+            Constant("VEC4", "emit_extent", components=(("emitter_extent", "xyz"),)),
             Constant("VEC4", "emit_velocity", components=(("initial_velocity", "xyz"), ("velocity_random", "w"))),
             Constant("VEC4", "emit_direction", components=(
                 ("normal_speed", "x"),  # speed along the emitter's normal
@@ -231,7 +232,7 @@ def _simulate_packer(settings: EffectSettings, triangle_count: int):
         "seed": s.seed,
         "flags": SIMULATE_FLAGS["RESPAWN"] if respawn else 0,
         "emitter_shape": EMITTER_SHAPES[s.emitter_shape],
-        "emitter_size": s.emitter_radius,
+        "emitter_extent": tuple(s.emitter_radius * axis for axis in s.emitter_scale),
         "inherit_velocity": s.inherit_velocity,
         "triangle_count": triangle_count,
         "initial_velocity": s.velocity,

@@ -115,14 +115,14 @@ def _emit(index, lived, c, inputs, trace=None):
 
     n = len(i)
     shape = c["emitter_shape"]
-    radius = F(c["emitter_size"])
+    extent = np.asarray(c["emitter_extent"], F)
     normal = random_direction(draw("NORMAL_U"), draw("NORMAL_V"))
     local = np.zeros((n, 3), F)
     if shape == EMITTER_SHAPES["SPHERE"]:
-        local = normal * (radius * np.power(draw("SHAPE_U"), F(1.0) / F(3.0)))[:, None]
+        local = normal * (extent[None, :] * np.power(draw("SHAPE_U"), F(1.0) / F(3.0))[:, None])
     elif shape == EMITTER_SHAPES["BOX"]:
         u = np.stack([draw("SHAPE_U"), draw("SHAPE_V"), draw("SHAPE_W")], axis=1)
-        local = ((u * F(2.0) - F(1.0)) * radius).astype(F)
+        local = ((u * F(2.0) - F(1.0)) * extent).astype(F)
         normal = np.where((np.linalg.norm(local, axis=1) > 0)[:, None], _normalize(local), normal)
     elif shape == EMITTER_SHAPES["MESH"]:
         tri = inputs.triangles.reshape(-1, TRIANGLE_TEXELS, 4)
