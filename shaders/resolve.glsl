@@ -1,8 +1,8 @@
 /* Turns the integer accumulation back into linear float color, adds what was
  * rasterized this frame (points, sprites, quads), writes premultiplied RGBA
  * with alpha 0 (light covers nothing: "over" adds it whole; alpha-blended
- * sprites bring their coverage later, in alpha_over), and clears the accumulation for the next frame (the words
- * that are not zero).
+ * sprites bring their coverage later, in alpha_over), and clears the
+ * accumulation for the next frame (the words that are not zero).
  *
  * With MEASURE_PEAK (automatic Emax) it also measures the frame's brightest
  * channel: a shared-memory max over the 16x16 group, then one atomic per
