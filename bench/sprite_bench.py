@@ -10,7 +10,9 @@ the frame (a third of them spread over the whole frame), distinct depths.
 tile counts, scan, the read-back of the instance total, instances, binning by
 tile, blend), median of --repeats after a warm-up; ``wall_ms``: the same on
 the host clock (Python and driver included); ``nowait_ms`` / ``nowait_wall_ms``:
-the same without the read-back of the total (the viewport's way, lists grown).
+the same without the read-back of the total (the viewport's way, lists grown);
+``row_pairs_nowait_ms`` / ``row_pairs_max_diff``: that draw with the blend's ROW_PAIRS walk
+(``tile_lists.WALKS``; the product's is ALL) and its largest difference from the product's layer (0).
 Peer: the rasterized sprites
 (``bench/sprite_peer.py``) drawn in an exact back-to-front order
 (``peer_ms``: the draw; ``peer_sort_ms``: the radix sort of the key-index
@@ -92,12 +94,17 @@ def bench_size(host, count: int, width: int, height: int, repeats: int, warmup_s
     ms, wall = timings(host, lambda: layer.draw([system], compositor, camera), repeats, warmup_s)
     layer.kept.check_every = 1 << 30  # the viewport's way: lists already grown, no read-back in the draw
     nowait_ms, nowait_wall = timings(host, lambda: layer.draw([system], compositor, camera), repeats, warmup_s)
+    pairs = SpriteLayer(host, width, height, check_every=1 << 30, walk="ROW_PAIRS")
+    pairs.draw([system], compositor, camera)
+    pairs_diff = float(np.abs(pairs.read() - ours).max())
+    pairs_ms, _ = timings(host, lambda: pairs.draw([system], compositor, camera), repeats, warmup_s)
     peer_ms, _ = timings(host, lambda: draw_rasterized(host, peer_target, [system], compositor, camera,
                                                        [sorter.indices]), repeats, warmup_s)
     sort_ms, _ = timings(host, lambda: sorter.full(key), repeats, warmup_s)
     label = f"{count // 1_000_000}M" if count >= 1_000_000 else f"{count // 1000}K"
     return {"case": f"{height}p-{label}-alpha", "n": count, "width": width, "height": height, "ms": ms,
-            "wall_ms": wall, "nowait_ms": nowait_ms, "nowait_wall_ms": nowait_wall, "peer": "rasterized sprites (sorted)", "peer_ms": peer_ms, "peer_sort_ms": sort_ms,
+            "wall_ms": wall, "nowait_ms": nowait_ms, "nowait_wall_ms": nowait_wall, "row_pairs_nowait_ms": pairs_ms,
+            "row_pairs_max_diff": pairs_diff, "peer": "rasterized sprites (sorted)", "peer_ms": peer_ms, "peer_sort_ms": sort_ms,
             "instances": int(host.read(layer.kept.total)[0, 0]), "max_diff": max_diff}
 
 

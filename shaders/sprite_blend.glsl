@@ -6,11 +6,27 @@
  * and lets a pixel stop once it is opaque.  The sprites come through shared
  * memory TILE_CHUNK at a time with the rows and columns of the tile each
  * spans (tile_list.glsl), so a pixel skips a sprite that cannot cover it with
- * one test; the tile stops when every pixel is opaque.
+ * one test (ROW_PAIR_WALK: a pair of rows visits only the sprites that reach
+ * it); the tile stops when every pixel is opaque.
  * SPRITE_DEPTH_TEST: a sprite behind the scene's depth at a pixel is hidden
  * there (the rasterized path's LESS_EQUAL test). */
 
 const float OPAQUE_TRANSMITTANCE = 1.0 / 4096.0; /* what is left to see is below 1/4096 */
+
+/* Sprite k of the shared chunk under what the pixel has so far. */
+void blend_under(int k, TilePixel p, inout vec3 color, inout float transmittance)
+{
+  vec4 shape = s_shapes[k];
+  if (!tile_spans(s_spans[k], p.bits) || shape.w > p.scene) {
+    return;
+  }
+  float coverage = sprite_coverage(shape, s_streaks[k], p.at);
+  if (coverage > 0.0) {
+    vec4 sprite = s_colors[k] * coverage;
+    color += transmittance * sprite.rgb;
+    transmittance *= 1.0 - sprite.a;
+  }
+}
 
 void main()
 {
@@ -27,22 +43,17 @@ void main()
     }
     share_tile_chunk(list, chunk, t);
     if (open) {
+#ifdef ROW_PAIR_WALK
+      ChunkWalk walk = chunk_walk();
+      for (int k = chunk_walk_next(walk); k >= 0; k = chunk_walk_next(walk)) {
+        blend_under(k, p, color, transmittance);
+      }
+#else
       int m = min(TILE_CHUNK, n - chunk);
       for (int k = 0; k < m; k++) {
-        if (!tile_spans(s_spans[k], p.bits)) {
-          continue;
-        }
-        vec4 shape = s_shapes[k];
-        if (shape.w > p.scene) {
-          continue;
-        }
-        float coverage = sprite_coverage(shape, s_streaks[k], p.at);
-        if (coverage > 0.0) {
-          vec4 sprite = s_colors[k] * coverage;
-          color += transmittance * sprite.rgb;
-          transmittance *= 1.0 - sprite.a;
-        }
+        blend_under(k, p, color, transmittance);
       }
+#endif
       open = transmittance >= OPAQUE_TRANSMITTANCE;
       if (open) {
         atomicAdd(s_open[0], 1u);

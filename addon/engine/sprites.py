@@ -33,7 +33,7 @@ from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .scan import linear_size
 from .sorting import linear_groups
-from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_instances, tile_kernel
+from .tile_lists import FOOTPRINT_OUTPUTS, WALKS, FootprintList, KeptLists, tile_instances, tile_kernel
 
 ESTIMATED_TILES_PER_SPRITE = 4  # sprites of about 16 pixels across; the first lists' capacity
 DEPTH_KEYS = 1 << 24  # sprite_footprint.glsl's depth keys (HIDDEN_KEY the last)
@@ -71,9 +71,10 @@ SPRITE_TILE_COUNTS = Kernel(
     includes=_SPRITE_INCLUDES,
 )
 @cache
-def sprite_blend(depth_test: bool) -> Kernel:
-    """The per-tile front-to-back blend; ``depth_test``: against the scene's depth."""
-    return tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test, (Shared("uint", "s_open", 1),))
+def sprite_blend(depth_test: bool, walk: str = "ALL") -> Kernel:
+    """The per-tile front-to-back blend; ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS."""
+    return tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test, (Shared("uint", "s_open", 1),),
+                       walk)
 
 
 ALPHA_OVER = Kernel(
@@ -84,8 +85,8 @@ ALPHA_OVER = Kernel(
     local_size=(16, 16, 1),
     includes=(),
 )
-SPRITE_KERNELS = (SPRITE_FOOTPRINT, SPRITE_TILE_COUNTS, tile_instances(True), sprite_blend(False), sprite_blend(True),
-                  ALPHA_OVER)
+SPRITE_KERNELS = (SPRITE_FOOTPRINT, SPRITE_TILE_COUNTS, tile_instances(True),
+                  *(sprite_blend(depth_test, walk) for depth_test in (False, True) for walk in WALKS), ALPHA_OVER)
 
 
 class SpriteList(FootprintList):
@@ -103,11 +104,14 @@ class SpriteList(FootprintList):
 class SpriteLayer:
     """The alpha-blended layer of a frame: a float target the size of the compositor's.
 
-    ``check_every``: draws between read-backs of the instance total (``tile_lists.KeptLists``).
+    ``check_every``: draws between read-backs of the instance total (``tile_lists.KeptLists``); ``walk``:
+    how the blend goes through a tile's sprites (``tile_lists.WALKS``; ROW_PAIRS is not measured on a GPU
+    yet, so not the product's).
     """
 
-    def __init__(self, host, width: int, height: int, check_every: int = 1):
+    def __init__(self, host, width: int, height: int, check_every: int = 1, walk: str = "ALL"):
         self.host = host
+        self.walk = walk
         self.width, self.height = width, height
         self.target = host.texture("sprites", width, height, "RGBA32F")
         self.kept = KeptLists(host, width, height, check_every, ESTIMATED_TILES_PER_SPRITE)
@@ -141,7 +145,7 @@ class SpriteLayer:
         binned = self.kept.bin(items, sprites.instance_offsets, count, depth_order=True).binning
         depth = compositor.depth.depth if compositor.depth else None
         self.host.dispatch(
-            sprite_blend(depth is not None), (self.kept.tiles_x, self.kept.tiles_y, 1),
+            sprite_blend(depth is not None, self.walk), (self.kept.tiles_x, self.kept.tiles_y, 1),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
              "layer": self.target, **({"scene_depth": depth} if depth is not None else {})},

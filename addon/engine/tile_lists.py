@@ -29,6 +29,9 @@ TILE = 16
 VIEWPORT_CHECK_EVERY = 30  # viewport draws between read-backs of the instance total
 MIN_INSTANCES = 1024
 TILE_CHUNK = 256  # footprints a tile's workgroup holds in shared memory at once (tile_list.glsl)
+# How a tile's pixels go through a chunk: ALL, every pixel tests every footprint; ROW_PAIRS, each pair of
+# rows visits only the footprints that reach it (same result; bench/sprite_bench.py times both).
+WALKS = ("ALL", "ROW_PAIRS")
 
 
 @cache
@@ -47,9 +50,11 @@ def tile_instances(depth_order: bool) -> Kernel:
     )
 
 
-def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = ()) -> Kernel:
+def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), walk: str = "ALL") -> Kernel:
     """A kernel that walks each tile's list (one workgroup per tile, ``tile_list.glsl``) into ``layer``;
-    ``depth_test``: against the scene's depth; ``shared``: its own shared arrays besides the chunk."""
+    ``depth_test``: against the scene's depth; ``shared``: its own shared arrays besides the chunk;
+    ``walk``: one of WALKS."""
+    row_pairs = walk == "ROW_PAIRS"
     return Kernel(
         name,
         images=(Image("binned_sprites", "R32UI", "READ"), Image("tile_counts", "R32UI", "READ"),
@@ -58,10 +63,12 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = ()) -
         samplers=(Sampler("scene_depth"),) if depth_test else (),
         constants=(Constant("IVEC2", "target_size"),),
         shared=(Shared("vec4", "s_shapes", TILE_CHUNK), Shared("vec2", "s_streaks", TILE_CHUNK),
-                Shared("vec4", "s_colors", TILE_CHUNK), Shared("uint", "s_spans", TILE_CHUNK), *shared),
+                Shared("vec4", "s_colors", TILE_CHUNK), Shared("uint", "s_spans", TILE_CHUNK),
+                *((Shared("uint", "s_row_pairs", TILE // 2 * TILE_CHUNK // 32),) if row_pairs else ()), *shared),
         local_size=(TILE, TILE, 1),
         includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl"),
-        defines=(("TILE_CHUNK", str(TILE_CHUNK)), *((("SPRITE_DEPTH_TEST", "1"),) if depth_test else ())),
+        defines=(("TILE_CHUNK", str(TILE_CHUNK)), *((("SPRITE_DEPTH_TEST", "1"),) if depth_test else ()),
+                 *((("ROW_PAIR_WALK", "1"),) if row_pairs else ())),
     )
 
 

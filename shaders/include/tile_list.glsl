@@ -3,8 +3,16 @@
  * tile_offsets and tile_counts) into shared memory (s_shapes, s_streaks,
  * s_colors), TILE_CHUNK (a define) at a time (share_tile_chunk), each with the rows and columns
  * of the tile its pixel rectangle spans as two 16-bit masks (s_spans), so a
- * pixel skips a footprint that cannot cover it with one test.  Needs those
- * images, sprite_shapes, sprite_streaks, sprite_colors and target_size. */
+ * pixel skips a footprint that cannot cover it with one test.  With
+ * ROW_PAIR_WALK (a variant, tile_lists.WALKS), each pair of rows (32 pixels:
+ * one warp on NVIDIA) also gets a bit set per footprint that reaches it
+ * (s_row_pairs), so its threads visit only those, in list order (chunk_walk),
+ * instead of testing every footprint of the chunk.  Needs those images,
+ * sprite_shapes, sprite_streaks, sprite_colors and target_size. */
+
+#ifdef ROW_PAIR_WALK
+const int CHUNK_WORDS = TILE_CHUNK / 32; /* words of one row pair's bits in s_row_pairs */
+#endif
 
 /* Bits first..last (tile-relative, clamped to the tile) of a 16-bit mask; 0 when they miss the tile. */
 uint tile_span_mask(int first, int last)
@@ -57,12 +65,19 @@ TilePixel tile_pixel()
   return p;
 }
 
-/* Chunk `chunk` of the list into shared memory (s_shapes, s_streaks, s_colors, s_spans), thread t
- * its entry t; visible to the whole workgroup on return.  Uniform control flow (a barrier); the
- * caller's barrier after walking a chunk keeps the next one from overwriting it early.  (Loading the
- * next chunk while walking this one was measured no faster on the H100: the walk is the cost.) */
+/* Chunk `chunk` of the list into shared memory (s_shapes, s_streaks, s_colors, s_spans; s_row_pairs
+ * with ROW_PAIR_WALK), thread t its entry t; visible to the whole workgroup on return.  Uniform
+ * control flow (barriers); the caller's barrier after walking a chunk keeps the next one from
+ * overwriting it early.  (Loading the next chunk while walking this one was measured no faster on the
+ * H100: the walk is the cost.) */
 void share_tile_chunk(ivec2 list, int chunk, int t)
 {
+#ifdef ROW_PAIR_WALK
+  if (t < SPRITE_TILE / 2 * CHUNK_WORDS) {
+    s_row_pairs[t] = 0u;
+  }
+#endif
+  uint spans = 0u;
   if (chunk + t < list.y) {
     uint item = imageLoad(binned_sprites, particle_texel(list.x + chunk + t, imageSize(binned_sprites).x)).x;
     ivec2 texel = particle_texel(int(item), imageSize(sprite_shapes).x);
@@ -73,7 +88,51 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
     s_colors[t] = imageLoad(sprite_colors, texel);
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
     ivec4 rect = sprite_pixel_rect(shape, streak, target_size) - origin.xyxy;
-    s_spans[t] = tile_span_mask(rect.y, rect.w) << 16u | tile_span_mask(rect.x, rect.z);
+    spans = tile_span_mask(rect.y, rect.w) << 16u | tile_span_mask(rect.x, rect.z);
+    s_spans[t] = spans;
+  }
+  barrier(); /* the chunk is shared (and the row pairs clear) */
+#ifdef ROW_PAIR_WALK
+  uint rows = spans >> 16u;
+  uint pairs = (rows | (rows >> 1u)) & 0x5555u; /* bit 2r: row 2r or 2r + 1 */
+  while (pairs != 0u) {
+    atomicOr(s_row_pairs[(findLSB(pairs) >> 1) * CHUNK_WORDS + (t >> 5)], 1u << uint(t & 31));
+    pairs &= pairs - 1u;
   }
   barrier();
+#endif
 }
+
+#ifdef ROW_PAIR_WALK
+
+/* The chunk's entries that reach this thread's pair of rows, in list order (chunk_walk_next). */
+struct ChunkWalk {
+  int base; /* this row pair's first word in s_row_pairs */
+  int word;
+  uint bits; /* entries of `word` not visited yet */
+};
+
+ChunkWalk chunk_walk()
+{
+  ChunkWalk walk;
+  walk.base = int(gl_LocalInvocationID.y >> 1u) * CHUNK_WORDS;
+  walk.word = 0;
+  walk.bits = s_row_pairs[walk.base];
+  return walk;
+}
+
+/* The walk's next entry of the chunk, -1 after its last. */
+int chunk_walk_next(inout ChunkWalk walk)
+{
+  while (walk.bits == 0u) {
+    walk.word++;
+    if (walk.word >= CHUNK_WORDS) {
+      return -1;
+    }
+    walk.bits = s_row_pairs[walk.base + walk.word];
+  }
+  int k = walk.word * 32 + findLSB(walk.bits);
+  walk.bits &= walk.bits - 1u;
+  return k;
+}
+#endif
