@@ -16,8 +16,11 @@ const float OPAQUE_TRANSMITTANCE = 1.0 / 4096.0; /* what is left to see is below
 /* Sprite k of the shared chunk under what the pixel has so far. */
 void blend_under(int k, TilePixel p, inout vec3 color, inout float transmittance)
 {
+  if (!tile_spans(s_spans[k], p.bits)) {
+    return;
+  }
   vec4 shape = s_shapes[k];
-  if (!tile_spans(s_spans[k], p.bits) || shape.w > p.scene) {
+  if (shape.w > p.scene) {
     return;
   }
   float coverage = sprite_coverage(shape, s_streaks[k], p.at);
