@@ -51,14 +51,19 @@ def test_property_bounds_match_engine_fields(scene):
     assert effect.count == 1
 
 
+def pixels_of(image) -> np.ndarray:
+    """A loaded frame's RGBA pixels, (height, width, 4), rows bottom first (Blender's order)."""
+    return np.array(image.pixels[:]).reshape(image.size[1], image.size[0], 4)
+
+
 def test_bake_writes_png_sequence_with_particles(scene, tmp_path):
     add_effect(count=20_000)
     bake()
     folder = tmp_path / "frames"
     assert frame_files(folder) == ["f_0001.png", "f_0002.png", "f_0003.png", "f_0004.png", "gpu_particles_bake.json"]
     image = bpy.data.images.load(str(folder / "f_0004.png"))
-    pixels = np.array(image.pixels[:]).reshape(36, 64, 4)
     assert image.size[:] == (64, 36)
+    pixels = pixels_of(image)
     assert pixels[..., :3].max() > 0.2, "particles are visible"
     assert (pixels[..., :3].max(axis=-1) < 0.01).mean() > 0.3, "and the background stays black"
 
@@ -73,8 +78,7 @@ def test_bake_exr_alpha_is_the_sprites_coverage(scene, tmp_path):
 
     def baked():
         bake()
-        image = bpy.data.images.load(str(tmp_path / "frames" / "f_0002.exr"), check_existing=False)
-        return np.array(image.pixels[:]).reshape(36, 64, 4)
+        return pixels_of(bpy.data.images.load(str(tmp_path / "frames" / "f_0002.exr"), check_existing=False))
 
     light = baked()
     assert light[..., :3].max() > 0.2 and not light[..., 3].any()
@@ -217,15 +221,14 @@ def test_png_bake_keeps_the_glow_as_rgb(scene, tmp_path):
     scene.frame_end = 2
     scene.render.image_settings.file_format = "OPEN_EXR"
     bake()
-    exr = bpy.data.images.load(str(tmp_path / "frames" / "f_0002.exr"))
-    light = np.array(exr.pixels[:]).reshape(36, 64, 4)
+    light = pixels_of(bpy.data.images.load(str(tmp_path / "frames" / "f_0002.exr")))
     faint = (light[..., :3].max(axis=-1) > 2 / 255) & (light[..., 3] < 0.01)
     assert faint.sum() > 0, "the case: lit pixels a straight-alpha PNG would round to nothing"
     scene.render.image_settings.file_format = "PNG"
     scene.render.image_settings.color_mode = "RGBA"
     bake()
     png = bpy.data.images.load(str(tmp_path / "frames" / "f_0002.png"))
-    assert png.channels == 3 or np.all(np.array(png.pixels[:]).reshape(36, 64, 4)[..., 3] == 1.0)
-    pixels = np.array(png.pixels[:]).reshape(36, 64, 4)
+    pixels = pixels_of(png)
+    assert png.channels == 3 or np.all(pixels[..., 3] == 1.0)
     assert (pixels[faint, :3].max(axis=-1) > 0).all(), "every faint lit pixel keeps its light"
     assert scene.render.image_settings.color_mode == "RGBA", "the scene's own setting is restored"
