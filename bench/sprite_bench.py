@@ -11,8 +11,9 @@ tile counts, scan, the read-back of the instance total, instances, binning by
 tile, blend), median of --repeats after a warm-up; ``wall_ms``: the same on
 the host clock (Python and driver included); ``nowait_ms`` / ``nowait_wall_ms``:
 the same without the read-back of the total (the viewport's way, lists grown);
-``row_pairs_nowait_ms`` / ``row_pairs_max_diff``: that draw with the blend's ROW_PAIRS walk
-(``tile_lists.WALKS``; the product's is ALL) and its largest difference from the product's layer (0).
+``<walk>_nowait_ms`` / ``<walk>_max_diff`` for each of ``tile_lists.WALKS``: that draw with the
+blend's walk (the product's is ``tile_lists.SPRITE_WALK``) and its largest difference from the
+product's layer (0).
 Peer: the rasterized sprites
 (``bench/sprite_peer.py``) drawn in an exact back-to-front order
 (``peer_ms``: the draw; ``peer_sort_ms``: the radix sort of the key-index
@@ -28,6 +29,7 @@ import argparse
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +40,7 @@ from addon.engine import compositing, simulation  # noqa: E402
 from addon.engine.settings import effect_settings, render_settings  # noqa: E402
 from addon.engine.sorting import ParticleSorter, SortKey  # noqa: E402
 from addon.engine.sprites import SpriteLayer  # noqa: E402
+from addon.engine.tile_lists import WALKS  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
 from bench.sprite_peer import draw_rasterized  # noqa: E402
@@ -94,17 +97,20 @@ def bench_size(host, count: int, width: int, height: int, repeats: int, warmup_s
     ms, wall = timings(host, lambda: layer.draw([system], compositor, camera), repeats, warmup_s)
     layer.kept.check_every = 1 << 30  # the viewport's way: lists already grown, no read-back in the draw
     nowait_ms, nowait_wall = timings(host, lambda: layer.draw([system], compositor, camera), repeats, warmup_s)
-    pairs = SpriteLayer(host, width, height, check_every=1 << 30, walk="ROW_PAIRS")
-    pairs.draw([system], compositor, camera)
-    pairs_diff = float(np.abs(pairs.read() - ours).max())
-    pairs_ms, _ = timings(host, lambda: pairs.draw([system], compositor, camera), repeats, warmup_s)
+    walks = {}
+    for walk in WALKS:
+        walked = SpriteLayer(host, width, height, check_every=1 << 30, walk=walk)
+        walked.draw([system], compositor, camera)
+        walks[f"{walk.lower()}_max_diff"] = float(np.abs(walked.read() - ours).max())
+        walks[f"{walk.lower()}_nowait_ms"] = timings(host, partial(walked.draw, [system], compositor, camera),
+                                                     repeats, warmup_s)[0]
     peer_ms, _ = timings(host, lambda: draw_rasterized(host, peer_target, [system], compositor, camera,
                                                        [sorter.indices]), repeats, warmup_s)
     sort_ms, _ = timings(host, lambda: sorter.full(key), repeats, warmup_s)
     label = f"{count // 1_000_000}M" if count >= 1_000_000 else f"{count // 1000}K"
     return {"case": f"{height}p-{label}-alpha", "n": count, "width": width, "height": height, "ms": ms,
-            "wall_ms": wall, "nowait_ms": nowait_ms, "nowait_wall_ms": nowait_wall, "row_pairs_nowait_ms": pairs_ms,
-            "row_pairs_max_diff": pairs_diff, "peer": "rasterized sprites (sorted)", "peer_ms": peer_ms, "peer_sort_ms": sort_ms,
+            "wall_ms": wall, "nowait_ms": nowait_ms, "nowait_wall_ms": nowait_wall, **walks,
+            "peer": "rasterized sprites (sorted)", "peer_ms": peer_ms, "peer_sort_ms": sort_ms,
             "instances": int(host.read(layer.kept.total)[0, 0]), "max_diff": max_diff}
 
 

@@ -10,25 +10,31 @@ from addon.engine.reference import scan as ref_scan
 
 
 def bin_on_gpu(host, keys, bins, count=None, values=None, mode="AGGREGATED"):
+    """Binning.run's (counts, offsets, items, sorted keys, total) and Binning.count's (counts, offsets, total)."""
     count = len(keys) if count is None else count
     texture = upload(host, "keys", keys, width=1000)
     b = binning.Binning(host, max(count, 1), bins)
+
+    def ranges():
+        return (host.read(b.counts).ravel()[:bins], host.read(b.offsets).ravel()[:bins], int(host.read(b.total)[0, 0]))
+
     b.count(texture, count, mode)
-    counts = host.read(b.counts).ravel()[:bins]
-    offsets = host.read(b.offsets).ravel()[:bins]
-    b.passes.run(texture, None if values is None else upload(host, "values", values, width=1000), b.keys, b.items, count)
+    histogram = ranges()
+    b.run(texture, count, None if values is None else upload(host, "values", values, width=1000))
+    counts, offsets, total = ranges()
     items = host.read(b.items).ravel()[:count]
     sorted_keys = host.read(b.keys).ravel()[:count]
-    return counts, offsets, items, sorted_keys, int(host.read(b.total)[0, 0])
+    return (counts, offsets, items, sorted_keys, total), histogram
 
 
 def check(host, keys, bins, mode="AGGREGATED"):
     keys = np.asarray(keys, dtype=np.uint32)
-    counts, offsets, items, sorted_keys, total = bin_on_gpu(host, keys, bins, mode=mode)
+    (counts, offsets, items, sorted_keys, total), histogram = bin_on_gpu(host, keys, bins, mode=mode)
     want = ref.counts(keys, bins)
-    np.testing.assert_array_equal(counts, want)
-    np.testing.assert_array_equal(offsets, ref_scan.scan(want))
-    assert total == int(want.sum())
+    for got in ((counts, offsets, total), histogram):
+        np.testing.assert_array_equal(got[0], want)
+        np.testing.assert_array_equal(got[1], ref_scan.scan(want))
+        assert got[2] == int(want.sum())
     order = ref.order(keys, bins)
     np.testing.assert_array_equal(items, order)
     np.testing.assert_array_equal(sorted_keys, keys[order])
@@ -57,21 +63,22 @@ def test_binning_matches_reference(host, rng, case, count):
 @pytest.mark.parametrize("mode", ["AGGREGATED", "NAIVE"])
 def test_count_modes_agree(host, rng, mode):
     keys = np.where(rng.random(20_000) < 0.9, rng.integers(0, 3, 20_000), rng.integers(0, 5000, 20_000))
-    counts = bin_on_gpu(host, keys, 5000, mode=mode)[0]
+    counts = bin_on_gpu(host, keys, 5000, mode=mode)[1][0]
     np.testing.assert_array_equal(counts, ref.counts(keys, 5000))
 
 
 def test_empty_input(host):
-    counts, offsets, items, _, total = bin_on_gpu(host, np.zeros(0, np.uint32), 10)
+    (counts, offsets, items, _, total), histogram = bin_on_gpu(host, np.zeros(0, np.uint32), 10)
     assert not counts.any() and not offsets.any() and total == 0 and len(items) == 0
+    assert not histogram[0].any() and not histogram[1].any() and histogram[2] == 0
 
 
 def test_values_ride_along_and_runs_are_bitwise_equal(host, rng):
     keys = rng.integers(0, 40, 9000)
     values = rng.integers(0, 2**32, 9000, dtype=np.uint64).astype(np.uint32)
-    first = bin_on_gpu(host, keys, 40, values=values)
+    first = bin_on_gpu(host, keys, 40, values=values)[0]
     np.testing.assert_array_equal(first[2], values[ref.order(keys, 40)])
-    again = bin_on_gpu(host, keys, 40, values=values)
+    again = bin_on_gpu(host, keys, 40, values=values)[0]
     for a, b in zip(first[:4], again[:4]):
         np.testing.assert_array_equal(a, b)
 

@@ -13,7 +13,9 @@ Reduce, then scan; reads like the algorithm::
 The input is read twice and the output written once (3 passes over the data,
 where scan-then-add needs 4).  One block holds 512 elements (128 threads of
 ``SCAN_RUN`` = 4, loaded and stored in coalesced rounds), so two levels reach 512^2 (256K)
-elements, three 128M and four 64G; Scan(run=16) makes 2048-element blocks.
+elements, three 128M and four 64G.  A scan whose capacity needs one level fewer with
+``LONG_RUN`` (2048-element blocks: two levels reach 4M) takes those: two dispatches fewer,
+which is what a scan of up to a few million elements costs most.
 The single block of the top level writes the grand total, so a caller that
 passes ``total`` (a 1x1 R32UI image) gets the count of a compaction on the
 GPU without reading anything back.  Element i of every image lives at texel
@@ -31,6 +33,7 @@ SCAN_THREADS = 128
 # an H100 (2026-11-23, bench/binning_bench.py) took 0.97 ms with 4, 1.08 with 8 and 1.35 with 16
 # (16 is 2x faster on llvmpipe only, where fewer workgroups and barriers matter most).
 SCAN_RUN = 4
+LONG_RUN = 16
 SCAN_BLOCK = SCAN_RUN * SCAN_THREADS
 _INCLUDES = ("common.glsl", "scan_common.glsl")
 
@@ -63,7 +66,7 @@ def scan_kernels(run: int = SCAN_RUN) -> tuple[Kernel, Kernel]:
     return reduce, scan_block
 
 
-SCAN_KERNELS = scan_kernels()
+SCAN_KERNELS = (*scan_kernels(), *scan_kernels(LONG_RUN))
 
 
 def blocks(count: int, block: int = SCAN_BLOCK) -> int:
@@ -76,6 +79,13 @@ def level_counts(count: int, block: int = SCAN_BLOCK) -> list[int]:
     while counts[-1] > block:
         counts.append(blocks(counts[-1], block))
     return counts
+
+
+def fewest_levels_run(capacity: int) -> int:
+    """SCAN_RUN, or LONG_RUN where its longer blocks scan ``capacity`` elements in fewer levels."""
+    short = len(level_counts(max(capacity, 1), SCAN_RUN * SCAN_THREADS))
+    long = len(level_counts(max(capacity, 1), LONG_RUN * SCAN_THREADS))
+    return LONG_RUN if long < short else SCAN_RUN
 
 
 def linear_size(count: int, max_texture_size: int) -> tuple[int, int]:
@@ -97,9 +107,11 @@ def block_groups(count: int, max_groups: int, block: int = SCAN_BLOCK) -> tuple[
 class Scan:
     """Scratch images for scanning up to ``capacity`` elements, and the recording."""
 
-    def __init__(self, host, capacity: int, run: int = SCAN_RUN):
+    def __init__(self, host, capacity: int, run: int | None = None):
+        """``run``: elements a thread (default: ``fewest_levels_run(capacity)``)."""
         self.host = host
         self.capacity = capacity
+        run = fewest_levels_run(capacity) if run is None else run
         self.block = run * SCAN_THREADS
         self.reduce_kernel, self.block_kernel = scan_kernels(run)
         self.max_groups = min(host.max_work_group_count, 65535)

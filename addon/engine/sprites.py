@@ -33,7 +33,15 @@ from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .scan import linear_size
 from .sorting import linear_groups
-from .tile_lists import FOOTPRINT_OUTPUTS, WALKS, FootprintList, KeptLists, tile_instances, tile_kernel
+from .tile_lists import (
+    FOOTPRINT_OUTPUTS,
+    SPRITE_WALK,
+    WALKS,
+    FootprintList,
+    KeptLists,
+    tile_instances,
+    tile_kernel,
+)
 
 ESTIMATED_TILES_PER_SPRITE = 4  # sprites of about 16 pixels across; the first lists' capacity
 DEPTH_KEYS = 1 << 24  # sprite_footprint.glsl's depth keys (HIDDEN_KEY the last)
@@ -71,7 +79,7 @@ SPRITE_TILE_COUNTS = Kernel(
     includes=_SPRITE_INCLUDES,
 )
 @cache
-def sprite_blend(depth_test: bool, walk: str = "ALL") -> Kernel:
+def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK) -> Kernel:
     """The per-tile front-to-back blend; ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS."""
     return tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test, (Shared("uint", "s_open", 1),),
                        walk)
@@ -105,11 +113,10 @@ class SpriteLayer:
     """The alpha-blended layer of a frame: a float target the size of the compositor's.
 
     ``check_every``: draws between read-backs of the instance total (``tile_lists.KeptLists``); ``walk``:
-    how the blend goes through a tile's sprites (``tile_lists.WALKS``; ROW_PAIRS is not measured on a GPU
-    yet, so not the product's).
+    how the blend goes through a tile's sprites (``tile_lists.WALKS``).
     """
 
-    def __init__(self, host, width: int, height: int, check_every: int = 1, walk: str = "ALL"):
+    def __init__(self, host, width: int, height: int, check_every: int = 1, walk: str = SPRITE_WALK):
         self.host = host
         self.walk = walk
         self.width, self.height = width, height

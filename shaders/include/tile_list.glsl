@@ -66,17 +66,13 @@ TilePixel tile_pixel()
 }
 
 /* Chunk `chunk` of the list into shared memory (s_shapes, s_streaks, s_colors, s_spans; s_row_pairs
- * with ROW_PAIR_WALK), thread t its entry t; visible to the whole workgroup on return.  Uniform
+ * with ROW_PAIR_WALK), thread t its entry t (s_spans 0 past the list); visible to the whole workgroup
+ * on return.  Uniform
  * control flow (barriers); the caller's barrier after walking a chunk keeps the next one from
  * overwriting it early.  (Loading the next chunk while walking this one was measured no faster on the
  * H100: the walk is the cost.) */
 void share_tile_chunk(ivec2 list, int chunk, int t)
 {
-#ifdef ROW_PAIR_WALK
-  if (t < SPRITE_TILE / 2 * CHUNK_WORDS) {
-    s_row_pairs[t] = 0u;
-  }
-#endif
   uint spans = 0u;
   if (chunk + t < list.y) {
     uint item = imageLoad(binned_sprites, particle_texel(list.x + chunk + t, imageSize(binned_sprites).x)).x;
@@ -89,15 +85,20 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
     ivec4 rect = sprite_pixel_rect(shape, streak, target_size) - origin.xyxy;
     spans = tile_span_mask(rect.y, rect.w) << 16u | tile_span_mask(rect.x, rect.z);
-    s_spans[t] = spans;
   }
-  barrier(); /* the chunk is shared (and the row pairs clear) */
+  s_spans[t] = spans; /* 0 past the list: it reaches no pixel */
+  barrier(); /* the chunk is shared */
 #ifdef ROW_PAIR_WALK
-  uint rows = spans >> 16u;
-  uint pairs = (rows | (rows >> 1u)) & 0x5555u; /* bit 2r: row 2r or 2r + 1 */
-  while (pairs != 0u) {
-    atomicOr(s_row_pairs[(findLSB(pairs) >> 1) * CHUNK_WORDS + (t >> 5)], 1u << uint(t & 31));
-    pairs &= pairs - 1u;
+  /* Thread t < 64 gathers one word: row pair t / CHUNK_WORDS, entries 32 * (t % CHUNK_WORDS) on.  (One
+   * shared atomicOr per entry and pair instead: every lane of a warp hits the same word.) */
+  if (t < SPRITE_TILE / 2 * CHUNK_WORDS) {
+    uint pair_rows = 3u << (16u + 2u * uint(t / CHUNK_WORDS));
+    int first = 32 * (t % CHUNK_WORDS);
+    uint word = 0u;
+    for (int j = 0; j < 32; j++) {
+      word |= (s_spans[first + j] & pair_rows) != 0u ? 1u << uint(j) : 0u;
+    }
+    s_row_pairs[t] = word;
   }
   barrier();
 #endif
