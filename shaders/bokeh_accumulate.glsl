@@ -9,6 +9,13 @@
  * SPRITE_DEPTH_TEST: a disc behind the scene's depth at a pixel is hidden
  * there (the rasterized path's LESS_EQUAL test). */
 
+void share_footprint(int t, vec4 shape, vec2 streak, vec4 color)
+{
+  s_shapes[t] = shape;
+  s_streaks[t] = vec4(streak, 0.0, 0.0);
+  s_colors[t] = color;
+}
+
 void main()
 {
   int t = int(gl_LocalInvocationIndex);
@@ -26,7 +33,7 @@ void main()
     for (int k = 0; k < m; k++) {
       vec4 shape = s_shapes[k];
       if (tile_spans(s_spans[k], p.bits) && shape.w <= p.scene) {
-        sum += s_colors[k].rgb * disc_coverage(shape, s_streaks[k], p.at);
+        sum += s_colors[k].rgb * disc_coverage(shape, s_streaks[k].xy, p.at);
       }
     }
     barrier();

@@ -12,6 +12,23 @@
  * there (the rasterized path's LESS_EQUAL test). */
 
 const float OPAQUE_TRANSMITTANCE = 1.0 / 4096.0; /* what is left to see is below 1/4096 */
+const float RIM = exp(-SPRITE_FALLOFF);
+
+/* A sprite covers the pixel at distance d from its path (offset_from_path) by
+ *     max(0, (exp(-SPRITE_FALLOFF * (d / radius)^2) - RIM) / (1 - RIM)) * spread,
+ * a Gaussian reaching zero at the radius, spread = radius / (radius + streak length / 2) keeping a
+ * streak's energy that of the round sprite.  The per-sprite terms are worked out once per chunk, not
+ * once per pixel: the inverse radius (s_shapes.z), the streak over its squared length (s_streaks.zw:
+ * zero for a round sprite, so the path term drops out without a branch), and the spread and the rim
+ * normalization folded into the color. */
+void share_footprint(int t, vec4 shape, vec2 streak, vec4 color)
+{
+  float length2 = dot(streak, streak);
+  float spread = length2 > 0.0 ? shape.z / (shape.z + 0.5 * sqrt(length2)) : 1.0;
+  s_shapes[t] = vec4(shape.xy, shape.z > 0.0 ? 1.0 / shape.z : 0.0, shape.w);
+  s_streaks[t] = vec4(streak, length2 > 0.0 ? streak / length2 : vec2(0.0));
+  s_colors[t] = color * (spread / (1.0 - RIM));
+}
 
 /* Sprite k of the shared chunk under what the pixel has so far. */
 void blend_under(int k, TilePixel p, inout vec3 color, inout float transmittance)
@@ -23,9 +40,13 @@ void blend_under(int k, TilePixel p, inout vec3 color, inout float transmittance
   if (shape.w > p.scene) {
     return;
   }
-  float coverage = sprite_coverage(shape, s_streaks[k], p.at);
-  if (coverage > 0.0) {
-    vec4 sprite = s_colors[k] * coverage;
+  vec4 streak = s_streaks[k];
+  vec2 offset = p.at - shape.xy;
+  offset -= clamp(dot(offset, streak.zw), -0.5, 0.5) * streak.xy; /* to the nearest point of the path */
+  vec2 corner = offset * shape.z;
+  float distance2 = dot(corner, corner);
+  if (distance2 < 1.0) {
+    vec4 sprite = s_colors[k] * (exp(-SPRITE_FALLOFF * distance2) - RIM);
     color += transmittance * sprite.rgb;
     transmittance *= 1.0 - sprite.a;
   }

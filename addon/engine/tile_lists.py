@@ -65,7 +65,7 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
                 Image("sprite_streaks", "RGBA32F", "READ"), Image("sprite_colors", "RGBA32F", "READ"), layer),
         samplers=(Sampler("scene_depth"),) if depth_test else (),
         constants=(Constant("IVEC2", "target_size"),),
-        shared=(Shared("vec4", "s_shapes", TILE_CHUNK), Shared("vec2", "s_streaks", TILE_CHUNK),
+        shared=(Shared("vec4", "s_shapes", TILE_CHUNK), Shared("vec4", "s_streaks", TILE_CHUNK),
                 Shared("vec4", "s_colors", TILE_CHUNK), Shared("uint", "s_spans", TILE_CHUNK),
                 *((Shared("uint", "s_row_pairs", TILE // 2 * TILE_CHUNK // 32),) if row_pairs else ()), *shared),
         local_size=(TILE, TILE, 1),

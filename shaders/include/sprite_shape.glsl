@@ -3,8 +3,9 @@
  * pixels from `center`, swept along `stretch` (pixels, head minus tail over
  * the shutter; zero for a round one), at window depth `depth`.  Binning takes
  * its pixel rectangle, blending its coverage of a pixel center: an alpha
- * sprite's soft Gaussian (spreading the same energy over a longer streak), a
- * bokeh disc's flat top with a one-pixel rim. */
+ * sprite's soft Gaussian reaching zero at `radius` (SPRITE_FALLOFF; spreading
+ * the same energy over a longer streak: sprite_blend.glsl), a bokeh disc's
+ * flat top with a one-pixel rim (disc_coverage). */
 
 const int SPRITE_TILE = 16;
 const float SPRITE_FALLOFF = 4.0;
@@ -56,21 +57,6 @@ vec2 offset_from_path(vec4 shape, vec2 stretch, vec2 at)
 float disc_coverage(vec4 shape, vec2 stretch, vec2 at)
 {
   return clamp(shape.z - length(offset_from_path(shape, stretch, at)), 0.0, 1.0);
-}
-
-/* Coverage of the pixel centered at `at` by an alpha sprite: a Gaussian falloff that reaches zero at the rim. */
-float sprite_coverage(vec4 shape, vec2 stretch, vec2 at)
-{
-  vec2 offset = offset_from_path(shape, stretch, at);
-  float length2 = dot(stretch, stretch);
-  float spread = length2 > 0.0 ? shape.z / (shape.z + 0.5 * sqrt(length2)) : 1.0;
-  vec2 corner = offset / shape.z;
-  float distance2 = dot(corner, corner);
-  if (distance2 >= 1.0) {
-    return 0.0; /* beyond the rim: most pixels of a tile, without the exp */
-  }
-  float rim = exp(-SPRITE_FALLOFF);
-  return max(0.0, (exp(-SPRITE_FALLOFF * distance2) - rim) / (1.0 - rim)) * spread;
 }
 
 int sprite_linear_index()

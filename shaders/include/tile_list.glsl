@@ -1,7 +1,8 @@
 /* A tile-binned compositor's per-tile walk (tile_lists.py): one workgroup per
  * 16x16 tile reads its tile's list of footprints (binned_sprites, from
  * tile_offsets and tile_counts) into shared memory (s_shapes, s_streaks,
- * s_colors), TILE_CHUNK (a define) at a time (share_tile_chunk), each with the rows and columns
+ * s_colors, in the form the kernel's own share_footprint prepares for its
+ * inner loop), TILE_CHUNK (a define) at a time (share_tile_chunk), each with the rows and columns
  * of the tile its pixel rectangle spans as two 16-bit masks (s_spans), so a
  * pixel skips a footprint that cannot cover it with one test.  With
  * ROW_PAIR_WALK (a variant, tile_lists.WALKS), each pair of rows (32 pixels:
@@ -9,6 +10,10 @@
  * (s_row_pairs), so its threads visit only those, in list order (chunk_walk),
  * instead of testing every footprint of the chunk.  Needs those images,
  * sprite_shapes, sprite_streaks, sprite_colors and target_size. */
+
+/* Entry t of the chunk into s_shapes, s_streaks and s_colors: defined by the kernel, which knows what
+ * its walk needs of a footprint (sprite_blend.glsl, bokeh_accumulate.glsl). */
+void share_footprint(int t, vec4 shape, vec2 streak, vec4 color);
 
 #ifdef ROW_PAIR_WALK
 const int CHUNK_WORDS = TILE_CHUNK / 32; /* words of one row pair's bits in s_row_pairs */
@@ -79,9 +84,7 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
     ivec2 texel = particle_texel(int(item), imageSize(sprite_shapes).x);
     vec4 shape = imageLoad(sprite_shapes, texel);
     vec2 streak = imageLoad(sprite_streaks, texel).xy;
-    s_shapes[t] = shape;
-    s_streaks[t] = streak;
-    s_colors[t] = imageLoad(sprite_colors, texel);
+    share_footprint(t, shape, streak, imageLoad(sprite_colors, texel));
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
     ivec4 rect = sprite_pixel_rect(shape, streak, target_size) - origin.xyxy;
     spans = tile_span_mask(rect.y, rect.w) << 16u | tile_span_mask(rect.x, rect.z);
