@@ -50,6 +50,9 @@ CASES = {
                                                      rng.integers(0, 70_000, n)), 70_000),
     "keys outside the bins": lambda rng, n: (rng.integers(0, 2**32, n, dtype=np.uint64) % 600, 500),
     "three digit passes": lambda rng, n: (rng.integers(0, 1 << 20, n), (1 << 20) + 3),
+    "a 6-bit top digit": lambda rng, n: (rng.integers(0, 10_000, n), 10_000),
+    "a 7-bit top digit, clumpy": lambda rng, n: (np.where(rng.random(n) < 0.9, 32_399, rng.integers(0, 32_400, n)),
+                                                 32_400),
 }
 
 
@@ -89,6 +92,10 @@ def test_wave_match_needs_the_moderngl_host(host):
 
 
 def test_digit_passes():
+    """8 bits a pass; a narrower top digit takes the fewest of PASS_DIGITS that hold it."""
+    assert [binning.pass_digits(8160, shift) for shift in binning.digit_shifts(8160)] == [256, 32]
+    assert [binning.pass_digits(32_400, shift) for shift in binning.digit_shifts(32_400)] == [256, 128]
+    assert binning.pass_digits(binning.ALL_KEYS, 24) == 256 and binning.pass_digits(1 << 24, 16) == 256
     assert binning.digit_shifts(1) == [0]
     assert binning.digit_shifts(256) == [0]
     assert binning.digit_shifts(257) == [0, 8]

@@ -17,7 +17,9 @@ without contention instead::
                                        # atomic per (workgroup, non-empty bin)
     scan(counts -> offsets)            # scan.py
 
-One pass up to 256 bins, two up to 65536, three up to 2^24.  Keys >= bins
+One pass up to 256 bins, two up to 65536, three up to 2^24; the top digit
+of fewer bits than DIGIT_BITS takes a pass over fewer digit slots
+(``pass_digits``).  Keys >= bins
 are "no bin": not counted, and kept after every binned item (in item
 order), so ``offsets[bins - 1] + counts[bins - 1]`` items are binned.
 The radix sort (``sorting.RadixSort``) is the same digit passes over all 32
@@ -69,26 +71,41 @@ def bin_count_kernel(mode: str = "AGGREGATED") -> Kernel:
     )
 
 
-def _digit_defines(tile: int) -> tuple:
-    return (("BIN_THREADS", str(BIN_THREADS)), ("BIN_TILE", str(tile)), ("BIN_DIGITS", str(DIGITS)),
-            ("BIN_SLOTS", str(DIGIT_SLOTS)), ("BIN_SLOTS_PER_THREAD", str(-(-DIGIT_SLOTS // BIN_THREADS))))
+# Digits a pass may take: a bin index's top digit can be narrower than DIGIT_BITS (the 8160 tiles of
+# 1080p: 8 bits, then 5), and a pass over fewer digit slots clears, scans and writes fewer counters.
+PASS_DIGITS = (32, 64, 128, DIGITS)
+
+
+def pass_digits(bins: int, shift: int) -> int:
+    """The digits of the pass at ``shift`` over keys below ``bins``: the fewest of PASS_DIGITS holding them."""
+    if bins == ALL_KEYS:
+        return DIGITS
+    top = 1 << max(max((bins - 1).bit_length(), 1) - shift, 0)
+    return next(digits for digits in PASS_DIGITS if digits >= min(top, DIGITS))
+
+
+def _digit_defines(tile: int, digits: int) -> tuple:
+    slots = digits + 1  # the last: keys outside the bins
+    return (("BIN_THREADS", str(BIN_THREADS)), ("BIN_TILE", str(tile)), ("BIN_DIGITS", str(digits)),
+            ("BIN_SLOTS", str(slots)), ("BIN_SLOTS_PER_THREAD", str(-(-slots // BIN_THREADS))))
 
 
 @cache
-def bin_digits_kernel(tile: int = BIN_TILE) -> Kernel:
+def bin_digits_kernel(tile: int = BIN_TILE, digits: int = DIGITS) -> Kernel:
     return Kernel(
         "bin_digits",
         images=(Image("keys", "R32UI", "READ"), Image("digit_counts", "R32UI", "WRITE")),
         constants=(*_BIN_CONSTANTS, Constant("INT", "shift")),
-        shared=(Shared("uint", "s_hist", DIGIT_SLOTS),),
+        shared=(Shared("uint", "s_hist", digits + 1),),
         local_size=(BIN_THREADS, 1, 1),
         includes=_INCLUDES,
-        defines=_digit_defines(tile),
+        defines=_digit_defines(tile, digits),
     )
 
 
 @cache
-def bin_scatter_kernel(tile: int = BIN_TILE) -> Kernel:
+def bin_scatter_kernel(tile: int = BIN_TILE, digits: int = DIGITS) -> Kernel:
+    slots = digits + 1
     return Kernel(
         "bin_scatter",
         images=(Image("keys", "R32UI", "READ"), Image("values", "R32UI", "READ"),
@@ -96,12 +113,12 @@ def bin_scatter_kernel(tile: int = BIN_TILE) -> Kernel:
                 Image("sorted_keys", "R32UI", "WRITE"), Image("sorted_values", "R32UI", "WRITE")),
         constants=(*_BIN_CONSTANTS, Constant("INT", "shift"), Constant("INT", "index_values")),
         # Two sets of rank masks, then (the same words) the tile's keys and values in digit order.
-        shared=(Shared("uint", "s_scratch", max(2 * DIGIT_SLOTS * BIN_THREADS // 32, 2 * tile)),
-                Shared("uint", "s_run", DIGIT_SLOTS), Shared("uint", "s_start", DIGIT_SLOTS),
-                Shared("uint", "s_base", DIGIT_SLOTS)),
+        shared=(Shared("uint", "s_scratch", max(2 * slots * BIN_THREADS // 32, 2 * tile)),
+                Shared("uint", "s_run", slots), Shared("uint", "s_start", slots),
+                Shared("uint", "s_base", slots)),
         local_size=(BIN_THREADS, 1, 1),
         includes=_INCLUDES,
-        defines=_digit_defines(tile),
+        defines=_digit_defines(tile, digits),
     )
 
 
@@ -114,7 +131,8 @@ BIN_RANGES = Kernel(
     includes=("common.glsl",),
     defines=(("BIN_THREADS", str(BIN_THREADS)),),
 )
-BINNING_KERNELS = (bin_count_kernel(), bin_digits_kernel(), bin_scatter_kernel(), BIN_RANGES)
+BINNING_KERNELS = (bin_count_kernel(), *(kernel(BIN_TILE, digits) for digits in PASS_DIGITS
+                                          for kernel in (bin_digits_kernel, bin_scatter_kernel)), BIN_RANGES)
 MAX_GROUPS_X = 32768
 
 
@@ -155,7 +173,7 @@ class DigitPasses:
         self.scan = Scan(host, DIGIT_SLOTS * self.tiles)
         size = linear_size(capacity, host.max_texture_size)
         self.spare = (host.texture("bin_keys", *size, "R32UI"), host.texture("bin_values", *size, "R32UI"))
-        self.digits_kernel, self.scatter_kernel = bin_digits_kernel(tile), bin_scatter_kernel(tile)
+        self.digits = [pass_digits(bins, shift) for shift in self.shifts]
 
     def run(self, keys, values, out_keys, out_values, count: int) -> None:
         """Pairs (keys, values) -> (out_keys, out_values) in key order; ``values`` None: the item indices.
@@ -172,14 +190,14 @@ class DigitPasses:
         tiles = -(-count // self.tile)
         groups = tile_groups(count, self.tile)
         source = (keys, values if values is not None else keys)
-        for p, shift in enumerate(self.shifts):
+        for p, (shift, digits) in enumerate(zip(self.shifts, self.digits)):
             target = (out_keys, out_values) if (passes - 1 - p) % 2 == 0 else self.spare
             constants = {"count": count, "bins": self.bins, "shift": shift}
-            self.host.dispatch(self.digits_kernel, groups, {"keys": source[0], "digit_counts": self.digit_counts},
-                               constants)
-            self.scan.run(self.digit_counts, self.digit_offsets, DIGIT_SLOTS * tiles)
+            self.host.dispatch(bin_digits_kernel(self.tile, digits), groups,
+                               {"keys": source[0], "digit_counts": self.digit_counts}, constants)
+            self.scan.run(self.digit_counts, self.digit_offsets, (digits + 1) * tiles)
             self.host.dispatch(
-                self.scatter_kernel, groups,
+                bin_scatter_kernel(self.tile, digits), groups,
                 {"keys": source[0], "values": source[1], "digit_offsets": self.digit_offsets,
                  "sorted_keys": target[0], "sorted_values": target[1]},
                 {**constants, "index_values": int(p == 0 and values is None)},
