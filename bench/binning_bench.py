@@ -88,19 +88,12 @@ def count_ms(host, timer, b, keys_texture, count, mode, want) -> float | None:
     return timed(host, timer, lambda: b.add_counts(keys_texture, count, mode), setup=lambda: host.clear(b.counts))
 
 
-def timed(host, timer, run, setup) -> float:
+def timed(host, timer, run, setup=None) -> float:
     """Median ms of ``run`` alone, ``setup`` (a host-side clear under moderngl) outside the timing."""
     for _ in range(timer.warmup):
-        setup()
+        setup and setup()
         run()
     return records.gl_ms(host.ctx, run, timer.repeats, setup=setup)
-
-
-def full_binning(b, keys_texture, count: int) -> None:
-    """Binning.run without its clear: count, offsets, the stable scatter."""
-    b.add_counts(keys_texture, count)
-    b.bin_scan.run(b.counts, b.offsets, b.bins, total=b.total)
-    b.passes.run(keys_texture, None, b.keys, b.items, count)
 
 
 def bench_binning(host, timer, count: int, rng, size_name: str) -> list[dict]:
@@ -117,7 +110,7 @@ def bench_binning(host, timer, count: int, rng, size_name: str) -> list[dict]:
             b.run(keys_texture, count)
             if not np.array_equal(host.read(b.items).ravel()[:count], reference.order(keys, bins)):
                 raise SystemExit(f"binning {count:,} {shape} keys into {bins:,} bins: the order disagrees with numpy")
-            full = timed(host, timer, lambda b=b, k=keys_texture: full_binning(b, k, count), setup=lambda b=b: host.clear(b.counts))
+            full = timed(host, timer, lambda b=b, k=keys_texture: b.run(k, count))
             rows.append({"case": f"{size_name}-{shape}{suffix}", "n": count, "bins": bins, "ms": ms,
                          "peer": "naive atomics", "peer_ms": naive, "speedup": naive / ms,
                          "wave_match_ms": wave, "full_ms": full, "digit_passes": len(b.passes.shifts)})
