@@ -246,7 +246,7 @@ class Overlay:
         if target is None:
             compositor = Compositor(self.host, width, height, self.simulation.compositor.render)
             compositor.antialias = compositor.render.viewport_point_filter == "ANTIALIASED"
-            compositor.check_every = VIEWPORT_CHECK_EVERY  # the bokeh's lists: no waits
+            compositor.check_every = VIEWPORT_CHECK_EVERY  # the bokeh lists: a read-back only at checks
             if self.simulation.prepass is not None:
                 compositor.use_depth(SceneDepth(self.host, width, height))
             target = _ViewTarget(compositor)
@@ -254,7 +254,7 @@ class Overlay:
                 self.targets.pop(next(iter(self.targets)))
         self.targets[(width, height)] = target  # most recently used last
         if target.sprites is None and self.simulation.needs_sprites():
-            target.sprites = SpriteLayer(self.host, width, height, check_every=VIEWPORT_CHECK_EVERY)  # no waits
+            target.sprites = SpriteLayer(self.host, width, height, check_every=VIEWPORT_CHECK_EVERY)  # read-back at checks only
         return target
 
     def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None, measure: bool = False,

@@ -7,6 +7,7 @@ from addon.engine import compositing, simulation
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.sorting import ParticleSorter, SortKey
 from addon.engine.sprites import SpriteLayer
+from addon.engine.tile_lists import VIEWPORT_CHECK_EVERY
 from bench.sprite_peer import draw_rasterized
 
 SIZE = 32
@@ -162,18 +163,36 @@ def test_stretched_sprites_streak_along_their_motion(host):
     assert streak[22] == 0 and streak.max() < round_alpha.max(), "spread over the streak, not ahead of it"
 
 
-def test_instance_lists_grow_at_a_check(host, rng):
-    """Large sprites (about 36 tiles each, lists first sized for 4): a layer that checks every second
-    draw cuts them at tile edges on the first draw, and is exact from the check on."""
+def test_instance_lists_fit_from_the_second_draw(host, rng):
+    """Large sprites (about 36 tiles each, lists first sized for 4): a layer checking as the viewport does
+    cuts them at tile edges on the first draw only (the first check comes with the second), then
+    stays exact until its next check."""
     width = height = 128
     n = 60  # about 2000 instances: more than the first lists' 1024
     pos_age = np.column_stack([rng.uniform(30, 98, (n, 2)), rng.permutation(n) / n - 0.5, np.full(n, 0.5)])
     system = system_at(host, pos_age, opacity=0.5, size=40.0)
     target, camera = compositor(host, width, height), ortho_camera(width, height)
     want = rasterized(host, [system], target, camera, width, height)
-    layer = SpriteLayer(host, width, height, check_every=2)
+    layer = SpriteLayer(host, width, height, check_every=VIEWPORT_CHECK_EVERY)
     layer.draw([system], target, camera)
     assert np.abs(layer.read() - want).max() > 0.1, "instances beyond the first lists are dropped"
-    layer.draw([system], target, camera)
-    np.testing.assert_allclose(layer.read(), want, atol=1 / 255)
+    for _ in range(2):
+        layer.draw([system], target, camera)
+        np.testing.assert_allclose(layer.read(), want, atol=1 / 255)
     assert layer.kept.lists.capacity >= int(host.read(layer.kept.total)[0, 0]) > 1024
+
+
+def test_instance_lists_shrink_to_what_the_sprites_need(host, rng):
+    """Small sprites (one tile each) in lists first sized for 4 a sprite: from the second draw the lists
+    hold 5/4 of the instances, not the estimate's 4x (binning runs over the whole capacity)."""
+    n = 4000
+    pos_age = np.column_stack([rng.uniform(8, 120, (n, 2)) // 16 * 16 + 8, rng.permutation(n) / n - 0.5,
+                               np.full(n, 0.5)])
+    system = system_at(host, pos_age, opacity=0.5, size=1.0)
+    target, camera = compositor(host, 128, 128), ortho_camera(128, 128)
+    layer = SpriteLayer(host, 128, 128, check_every=VIEWPORT_CHECK_EVERY)
+    layer.draw([system], target, camera)
+    assert layer.kept.lists.capacity == 4 * n
+    layer.draw([system], target, camera)
+    assert int(host.read(layer.kept.total)[0, 0]) == n
+    assert layer.kept.lists.capacity == n * 5 // 4

@@ -27,6 +27,11 @@ from .sorting import linear_groups
 
 TILE = 16
 VIEWPORT_CHECK_EVERY = 30  # viewport draws between read-backs of the instance total
+# The first read-back comes with the second draw (the first draw's total: its GPU work is done by then
+# in a viewport), so lists sized from the estimate last one draw, not VIEWPORT_CHECK_EVERY: binning
+# runs over the whole capacity, and the 4-per-sprite estimate is 1.6x what 4M sprites of the default
+# preset need.
+FIRST_CHECK = 2
 MIN_INSTANCES = 1024
 TILE_CHUNK = 256  # footprints a tile's workgroup holds in shared memory at once (tile_list.glsl)
 # How a tile's pixels go through a chunk: ALL, every pixel tests every footprint; ROW_PAIRS, each pair of
@@ -110,7 +115,8 @@ class KeptLists:
 
     ``check_every``: draws between read-backs of the instance total (1: every
     draw, exact; more: a draw waits for nothing, and one whose instances
-    outgrew the lists shows footprints cut at tile edges until the next check).
+    outgrew the lists shows footprints cut at tile edges until the next check),
+    the first on draw FIRST_CHECK.
     ``estimate``: instances an item is expected to have, for the first lists.
     """
 
@@ -131,7 +137,7 @@ class KeptLists:
         self.draws += 1
         if self.lists is None:
             self._grow(int(self.estimate * count))
-        if self.draws % self.check_every == 0:
+        if self.draws % self.check_every == 0 or self.draws == FIRST_CHECK:
             self._fit(int(self.host.read(self.total)[0, 0]))  # a wait: the bake's, or one in a while
         lists = self.lists
         self.host.dispatch(
