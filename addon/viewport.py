@@ -254,7 +254,7 @@ class Overlay:
                 self.targets.pop(next(iter(self.targets)))
         self.targets[(width, height)] = target  # most recently used last
         if target.sprites is None and self.simulation.needs_sprites():
-            target.sprites = SpriteLayer(self.host, width, height, check_every=VIEWPORT_CHECK_EVERY)  # read-back at checks only
+            target.sprites = SpriteLayer(self.host, width, height, check_every=VIEWPORT_CHECK_EVERY)  # reads back at checks
         return target
 
     def composite(self, scene, view_proj, view, width: int, height: int, depsgraph=None, measure: bool = False,

@@ -89,3 +89,9 @@ def test_longer_runs_per_thread(host, count, run):
     got, total, data = run_scan(host, count, RANDOM, count % 2 == 1, run=run)
     np.testing.assert_array_equal(got, ref_scan.scan(data, count % 2 == 1))
     assert total == ref_scan.total(data)
+
+
+def test_blocks_of_2048_where_they_save_a_level():
+    """A scan takes 2048-element blocks (LONG_RUN) only where that needs fewer levels: two dispatches fewer."""
+    assert [scan.fewest_levels_run(n) for n in (1, 512, 513, 262_144, 262_145, 4_194_304, 4_194_305, 10**8)] == \
+        [4, 4, 16, 4, 16, 16, 4, 4]
