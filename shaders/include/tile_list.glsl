@@ -2,10 +2,10 @@
  * 16x16 tile reads its tile's list of footprints (binned_sprites, from
  * tile_offsets and tile_counts) into shared memory (s_shapes, s_streaks,
  * s_colors, in the form the kernel's own share_footprint prepares for its
- * inner loop), TILE_CHUNK (a define) at a time (share_tile_chunk), each with the rows and columns
- * of the tile its pixel rectangle spans as two 16-bit masks (s_spans), so a
- * pixel skips a footprint that cannot cover it with one test.  With
- * ROW_PAIR_WALK (a variant, tile_lists.WALKS), each pair of rows (32 pixels:
+ * inner loop), TILE_CHUNK (a define) at a time (share_tile_chunk), each with
+ * the rows and columns of the tile its pixel rectangle spans as two 16-bit
+ * masks (s_spans), so a pixel skips a footprint that cannot cover it with
+ * one test.  With ROW_PAIR_WALK (a variant, tile_lists.WALKS), each pair of rows (32 pixels:
  * one warp on NVIDIA) also gets a bit set per footprint that reaches it
  * (s_row_pairs), so its threads visit only those, in list order (chunk_walk),
  * instead of testing every footprint of the chunk.  Needs those images,
@@ -72,10 +72,9 @@ TilePixel tile_pixel()
 
 /* Chunk `chunk` of the list into shared memory (s_shapes, s_streaks, s_colors, s_spans; s_row_pairs
  * with ROW_PAIR_WALK), thread t its entry t (s_spans 0 past the list); visible to the whole workgroup
- * on return.  Uniform
- * control flow (barriers); the caller's barrier after walking a chunk keeps the next one from
- * overwriting it early.  (Loading the next chunk while walking this one was measured no faster on the
- * H100: the walk is the cost.) */
+ * on return.  Uniform control flow (barriers); the caller's barrier after walking a chunk keeps the
+ * next one from overwriting it early.  (Loading the next chunk while walking this one was measured no
+ * faster on the H100: the walk is the cost.) */
 void share_tile_chunk(ivec2 list, int chunk, int t)
 {
   uint spans = 0u;
