@@ -78,7 +78,7 @@ class SceneSimulation:
             system.set_scene_inputs(inputs.fields, inputs.colliders)
             system.reset()
             for _ in range(count):
-                system.step(dt, matrix, matrix, compact=False)
+                system.step(dt, matrix, matrix)
                 done += 1
                 if done % piece == 0:
                     yield done, total

@@ -14,10 +14,11 @@ void main()
   barrier();
   int tile = bin_tile_index();
   int tiles = bin_tiles();
+  int items = bin_items();
   int width = imageSize(keys).x;
   for (int round = 0; round < BIN_ROUNDS; round++) {
     int i = bin_item(round);
-    if (tile < tiles && i < count) {
+    if (tile < tiles && i < items) {
       uint digit = bin_digit(imageLoad(keys, particle_texel(i, width)).x);
       atomicAdd(s_hist[digit], 1u);
     }

@@ -7,11 +7,11 @@
  * (what bin_count and the scan give) and, from the last bin, the total of
  * binned items; no atomics, no clear, bins * log2(items) reads. */
 
-/* The number of the first `count` sorted keys below `bin`. */
-int keys_below(uint bin, int width)
+/* The number of the first `items` sorted keys below `bin`. */
+int keys_below(uint bin, int items, int width)
 {
   int low = 0;
-  int high = count;
+  int high = items;
   while (low < high) {
     int middle = (low + high) >> 1;
     if (imageLoad(sorted_keys, particle_texel(middle, width)).x < bin) {
@@ -32,8 +32,9 @@ void main()
     return;
   }
   int width = imageSize(sorted_keys).x;
-  int first = keys_below(uint(bin), width);
-  int end = keys_below(uint(bin) + 1u, width);
+  int items = bin_items();
+  int first = keys_below(uint(bin), items, width);
+  int end = keys_below(uint(bin) + 1u, items, width);
   ivec2 texel = particle_texel(bin, imageSize(counts).x);
   imageStore(offsets, texel, uvec4(uint(first)));
   imageStore(counts, texel, uvec4(uint(end - first)));

@@ -29,6 +29,10 @@ void main()
   int t = int(gl_LocalInvocationIndex);
   int tile = bin_tile_index();
   int tiles = bin_tiles();
+  int items = bin_items();
+  if (tile * BIN_TILE >= items) {
+    return; /* the whole workgroup: nothing of this tile is binned (its digit counts are zero) */
+  }
   bool tile_in_range = tile < tiles;
   for (int w = t; w < 2 * MASK_SET; w += BIN_THREADS) {
     s_masks[w] = 0u;
@@ -48,14 +52,14 @@ void main()
    * waits at its barriers). */
   for (int round = 0; round < BIN_ROUNDS; round++) {
     int i = bin_item(round);
-    bool real = tile_in_range && i < count;
+    bool real = tile_in_range && i < items;
     ivec2 texel = particle_texel(i, width);
     my_keys[round] = real ? imageLoad(keys, texel).x : 0u;
     my_values[round] = real ? (index_values != 0 ? uint(i) : imageLoad(values, texel).x) : 0u;
   }
   uint set_last_round = NO_ITEM; /* the word this thread set in the last round (NO_ITEM: none) */
   for (int round = 0; round < BIN_ROUNDS; round++) {
-    bool real = tile_in_range && bin_item(round) < count;
+    bool real = tile_in_range && bin_item(round) < items;
     uint key = my_keys[round];
     uint digit = bin_digit(key);
     uint set = uint(round & 1) * uint(MASK_SET);
@@ -127,7 +131,7 @@ void main()
   }
   barrier();
 
-  int tile_items = tile_in_range ? min(BIN_TILE, count - tile * BIN_TILE) : 0;
+  int tile_items = tile_in_range ? min(BIN_TILE, items - tile * BIN_TILE) : 0;
   int out_width = imageSize(sorted_keys).x;
   for (int round = 0; round < BIN_ROUNDS; round++) {
     int j = round * BIN_THREADS + t;

@@ -3,20 +3,14 @@
  * list order and the stable binning by tile keeps that order in every tile's
  * list.  DEPTH_ORDER: the j-th item is the j-th nearest alpha sprite
  * (depth_sprites), otherwise item j itself (additive bokeh discs).  The lists
- * hold `capacity` instances: invocation j also marks slot j "no tile" when it
- * lies past this frame's total (instance_total, the scan's), so the binning
- * can run over the capacity without the total being read back; instances
- * past the capacity are dropped (KeptLists grows it). */
-
-const uint NO_TILE = 0xFFFFFFFFu;
+ * hold `capacity` instances; those past it are dropped (KeptLists grows it),
+ * and the binning takes the first min(capacity, total) of them, the total
+ * being the scan's, on the GPU. */
 
 void main()
 {
   int j = sprite_linear_index();
   int width = imageSize(instance_tiles).x;
-  if (j < capacity && uint(j) >= imageLoad(instance_total, ivec2(0, 0)).x) {
-    imageStore(instance_tiles, particle_texel(j, width), uvec4(NO_TILE));
-  }
   if (j >= count) {
     return;
   }

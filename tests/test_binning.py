@@ -86,6 +86,22 @@ def test_values_ride_along_and_runs_are_bitwise_equal(host, rng):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("limit", [0, 1, 2047, 2048, 4500, 6001, 10_000])
+def test_a_limit_on_the_gpu_bins_the_first_items(host, rng, limit):
+    """With ``limit`` (a total the GPU wrote) only the first min(count, limit) items are binned: as if
+    count were that, whatever keys lie beyond (two digit passes; tiles wholly past the limit skip)."""
+    count, bins = 6001, 8160
+    keys = rng.integers(0, bins, count).astype(np.uint32)
+    b = binning.Binning(host, count, bins)
+    b.run(upload(host, "keys", keys, width=1000), count, limit=upload(host, "limit", [limit]))
+    binned = keys[:min(count, limit)]
+    want = ref.counts(binned, bins)
+    np.testing.assert_array_equal(host.read(b.counts).ravel()[:bins], want)
+    np.testing.assert_array_equal(host.read(b.offsets).ravel()[:bins], ref_scan.scan(want))
+    assert int(host.read(b.total)[0, 0]) == len(binned)
+    np.testing.assert_array_equal(host.read(b.items).ravel()[:len(binned)], ref.order(binned, bins))
+
+
 def test_wave_match_needs_the_moderngl_host(host):
     with pytest.raises(Exception, match="cannot enable GLSL extensions"):
         host.compile(binning.bin_count_kernel("WAVE_MATCH"))

@@ -1,12 +1,13 @@
-"""Compaction of live particles (keep, scan, scatter) and the splat reading through it."""
+"""Compaction of live particles (keep, scan, scatter), rebuilt on first use after the state changed."""
 
 import numpy as np
 import pytest
 from test_kernels import moving_emitter, splat_case
 
-from addon.engine import compositing, simulation
+from addon.engine import simulation
 from addon.engine.reference import compaction as ref_compaction
-from addon.engine.settings import effect_settings, render_settings
+from addon.engine.settings import effect_settings
+from addon.engine.sorting import ParticleSorter, SortKey
 
 
 @pytest.mark.parametrize("overrides", [{}, {"emission": "BURST", "lifetime": 0.3, "lifetime_random": 0.9}])
@@ -31,26 +32,30 @@ def test_compaction_drops_nan_unborn_and_dead(host, rng):
     vel_life[1::7, 3] = -1.0  # dead
     pos_age[5, 0] = np.nan
     system.write_state(pos_age, vel_life)
-    system.live.compact(system.textures)
     np.testing.assert_array_equal(system.live.read_index(), ref_compaction.live_index(pos_age, vel_life))
 
 
-def test_live_splat_equals_full_splat(host):
-    """The splat over compacted live slots adds exactly what the full splat adds."""
-    width, height = 96, 64
-    s = effect_settings({"count": 4000, "emission": "BURST", "lifetime": 0.6, "lifetime_random": 0.8, "size": 0.5,
-                         "velocity": (20.0, 15.0, 0.0), "velocity_random": 10.0})
+def test_live_slots_follow_restores_and_reorders(host):
+    """Compacted on first use after the state changed: after steps, a restore and a direct sort's reorder."""
+    s = effect_settings({"count": 3001, "emission": "BURST", "lifetime": 0.4, "lifetime_random": 0.9,
+                         "velocity": (0.0, 0.0, 3.0), "velocity_random": 2.0})
     system = simulation.ParticleSystem(host, s)
-    emitter = moving_emitter((48, 32, 0))
-    for _ in range(10):
-        system.step(1 / 24, emitter, emitter)
-    assert 0 < system.live.read_count() < s.count
-    camera = compositing.Camera.pixel_grid(width, height)
-    images = []
-    for live in (None, system.live):
-        compositor = compositing.Compositor(host, width, height, render_settings({"emax": 8.0}))
-        compositor.splat(system, camera, live=live)
-        images.append(compositor.read_accum())
-    assert images[0][0].any()
-    np.testing.assert_array_equal(images[0][0], images[1][0])
-    np.testing.assert_array_equal(images[0][1], images[1][1])
+
+    def steps(n):
+        for _ in range(n):
+            system.step(1 / 24, moving_emitter((0, 0, 0)), moving_emitter((0.1, 0, 0)))
+
+    def reference():
+        return ref_compaction.live_index(*system.read_state())
+
+    steps(6)
+    checkpoint, at_checkpoint = system.snapshot_on_gpu(), reference()
+    np.testing.assert_array_equal(system.live.read_index(), at_checkpoint)
+    steps(4)
+    np.testing.assert_array_equal(system.live.read_index(), reference())
+    system.restore(checkpoint)
+    np.testing.assert_array_equal(system.live.read_index(), at_checkpoint)
+    ParticleSorter(system, "DIRECT").full(SortKey.view_depth(np.identity(4)))
+    reordered = reference()
+    assert 0 < len(reordered) < s.count and not np.array_equal(reordered, at_checkpoint)
+    np.testing.assert_array_equal(system.live.read_index(), reordered)

@@ -19,7 +19,9 @@ without contention instead::
 
 One pass up to 256 bins, two up to 65536, three up to 2^24; the top digit
 of fewer bits than DIGIT_BITS takes a pass over fewer digit slots
-(``pass_digits``).  Keys >= bins
+(``pass_digits``).  ``run`` may take a ``limit``, a 1x1 image the GPU wrote
+(the tile lists' instance total): then only that many of the first ``count``
+items are binned, without reading the number back.  Keys >= bins
 are "no bin": not counted, and kept after every binned item (in item
 order), so ``offsets[bins - 1] + counts[bins - 1]`` items are binned.
 The radix sort (``sorting.RadixSort``) is the same digit passes over all 32
@@ -29,6 +31,7 @@ bits with the values carried along.  Element i of every image lives at texel
 
 from __future__ import annotations
 
+import dataclasses
 from functools import cache
 
 from .kernels import Constant, Image, Kernel, Shared
@@ -90,9 +93,17 @@ def _digit_defines(tile: int, digits: int) -> tuple:
             ("BIN_SLOTS", str(slots)), ("BIN_SLOTS_PER_THREAD", str(-(-slots // BIN_THREADS))))
 
 
+def _limited(kernel: Kernel, limited: bool) -> Kernel:
+    """``kernel`` binning only the first item_limit items when ``limited`` (binning_common.glsl's BIN_LIMIT)."""
+    if not limited:
+        return kernel
+    return dataclasses.replace(kernel, images=(*kernel.images, Image("item_limit", "R32UI", "READ")),
+                               defines=(*kernel.defines, ("BIN_LIMIT", "1")))
+
+
 @cache
-def bin_digits_kernel(tile: int = BIN_TILE, digits: int = DIGITS) -> Kernel:
-    return Kernel(
+def bin_digits_kernel(tile: int = BIN_TILE, digits: int = DIGITS, limited: bool = False) -> Kernel:
+    return _limited(Kernel(
         "bin_digits",
         images=(Image("keys", "R32UI", "READ"), Image("digit_counts", "R32UI", "WRITE")),
         constants=(*_BIN_CONSTANTS, Constant("INT", "shift")),
@@ -100,13 +111,13 @@ def bin_digits_kernel(tile: int = BIN_TILE, digits: int = DIGITS) -> Kernel:
         local_size=(BIN_THREADS, 1, 1),
         includes=_INCLUDES,
         defines=_digit_defines(tile, digits),
-    )
+    ), limited)
 
 
 @cache
-def bin_scatter_kernel(tile: int = BIN_TILE, digits: int = DIGITS) -> Kernel:
+def bin_scatter_kernel(tile: int = BIN_TILE, digits: int = DIGITS, limited: bool = False) -> Kernel:
     slots = digits + 1
-    return Kernel(
+    return _limited(Kernel(
         "bin_scatter",
         images=(Image("keys", "R32UI", "READ"), Image("values", "R32UI", "READ"),
                 Image("digit_offsets", "R32UI", "READ"),
@@ -119,20 +130,26 @@ def bin_scatter_kernel(tile: int = BIN_TILE, digits: int = DIGITS) -> Kernel:
         local_size=(BIN_THREADS, 1, 1),
         includes=_INCLUDES,
         defines=_digit_defines(tile, digits),
-    )
+    ), limited)
 
 
-BIN_RANGES = Kernel(
-    "bin_ranges",
-    images=(Image("sorted_keys", "R32UI", "READ"), Image("counts", "R32UI", "WRITE"),
-            Image("offsets", "R32UI", "WRITE"), Image("total", "R32UI", "WRITE")),
-    constants=_BIN_CONSTANTS,
-    local_size=(BIN_THREADS, 1, 1),
-    includes=("common.glsl",),
-    defines=(("BIN_THREADS", str(BIN_THREADS)),),
-)
-BINNING_KERNELS = (bin_count_kernel(), *(kernel(BIN_TILE, digits) for digits in PASS_DIGITS
-                                          for kernel in (bin_digits_kernel, bin_scatter_kernel)), BIN_RANGES)
+@cache
+def bin_ranges_kernel(limited: bool = False) -> Kernel:
+    return _limited(Kernel(
+        "bin_ranges",
+        images=(Image("sorted_keys", "R32UI", "READ"), Image("counts", "R32UI", "WRITE"),
+                Image("offsets", "R32UI", "WRITE"), Image("total", "R32UI", "WRITE")),
+        constants=_BIN_CONSTANTS,
+        local_size=(BIN_THREADS, 1, 1),
+        includes=_INCLUDES,
+        defines=(("BIN_THREADS", str(BIN_THREADS)), ("BIN_TILE", str(BIN_TILE))),
+    ), limited)
+
+
+BINNING_KERNELS = (bin_count_kernel(), *(kernel(BIN_TILE, digits, limited) for digits in PASS_DIGITS
+                                          for kernel in (bin_digits_kernel, bin_scatter_kernel)
+                                          for limited in (False, True)),
+                   *(bin_ranges_kernel(limited) for limited in (False, True)))
 MAX_GROUPS_X = 32768
 
 
@@ -175,10 +192,11 @@ class DigitPasses:
         self.spare = (host.texture("bin_keys", *size, "R32UI"), host.texture("bin_values", *size, "R32UI"))
         self.digits = [pass_digits(bins, shift) for shift in self.shifts]
 
-    def run(self, keys, values, out_keys, out_values, count: int) -> None:
+    def run(self, keys, values, out_keys, out_values, count: int, limit=None) -> None:
         """Pairs (keys, values) -> (out_keys, out_values) in key order; ``values`` None: the item indices.
 
-        ``values`` is shaped like ``keys``, and ``out_values`` like ``out_keys``.
+        ``values`` is shaped like ``keys``, and ``out_values`` like ``out_keys``.  ``limit``: a 1x1
+        R32UI image; only the first min(count, limit) pairs are sorted (and written).
         """
         if count > self.capacity:
             raise ValueError(f"binning {count:,} items exceeds the capacity of {self.capacity:,}")
@@ -190,16 +208,17 @@ class DigitPasses:
         tiles = -(-count // self.tile)
         groups = tile_groups(count, self.tile)
         source = (keys, values if values is not None else keys)
+        limits = {"item_limit": limit} if limit is not None else {}
         for p, (shift, digits) in enumerate(zip(self.shifts, self.digits)):
             target = (out_keys, out_values) if (passes - 1 - p) % 2 == 0 else self.spare
             constants = {"count": count, "bins": self.bins, "shift": shift}
-            self.host.dispatch(bin_digits_kernel(self.tile, digits), groups,
-                               {"keys": source[0], "digit_counts": self.digit_counts}, constants)
+            self.host.dispatch(bin_digits_kernel(self.tile, digits, bool(limits)), groups,
+                               {"keys": source[0], "digit_counts": self.digit_counts, **limits}, constants)
             self.scan.run(self.digit_counts, self.digit_offsets, (digits + 1) * tiles)
             self.host.dispatch(
-                bin_scatter_kernel(self.tile, digits), groups,
+                bin_scatter_kernel(self.tile, digits, bool(limits)), groups,
                 {"keys": source[0], "values": source[1], "digit_offsets": self.digit_offsets,
-                 "sorted_keys": target[0], "sorted_values": target[1]},
+                 "sorted_keys": target[0], "sorted_values": target[1], **limits},
                 {**constants, "index_values": int(p == 0 and values is None)},
             )
             source = target
@@ -240,18 +259,20 @@ class Binning:
             self.host.dispatch(bin_count_kernel(mode), tile_groups(count, COUNT_TILE),
                                {"keys": keys, "counts": self.counts}, {"count": count, "bins": self.bins})
 
-    def run(self, keys, count: int, values=None) -> None:
-        """Counts, offsets, and the items (or ``values``) of the first ``count`` keys in bin order.
+    def run(self, keys, count: int, values=None, limit=None) -> None:
+        """Counts, offsets, and the items (or ``values``) of the first ``count`` keys in bin order
+        (``limit``: a 1x1 R32UI image the GPU wrote; only the first min(count, limit) keys).
 
         The counts come from the sorted keys (``bin_ranges``: bins * log2(items) reads), not from a count
         pass over the items: in the viewport on an H100 the tile binning of 4M sprites (8160 bins) spent
         0.31 ms counting, plus a clear and a scan; the searches take about 0.03 ms.
         """
-        self.passes.run(keys, values, self.keys, self.items, count)
+        self.passes.run(keys, values, self.keys, self.items, count, limit)
         if count <= 0:
             for image in (self.counts, self.offsets, self.total):
                 self.host.clear(image)
             return
-        self.host.dispatch(BIN_RANGES, tile_groups(self.bins, BIN_THREADS),
+        limits = {"item_limit": limit} if limit is not None else {}
+        self.host.dispatch(bin_ranges_kernel(bool(limits)), tile_groups(self.bins, BIN_THREADS),
                            {"sorted_keys": self.keys, "counts": self.counts, "offsets": self.offsets,
-                            "total": self.total}, {"count": count, "bins": self.bins})
+                            "total": self.total, **limits}, {"count": count, "bins": self.bins})

@@ -91,11 +91,10 @@ SPLAT_AGGREGATE = SPLAT_AGGREGATE_KERNELS["FULL"]
 
 
 @cache
-def splat_variant(base: Kernel, depth: bool = False, live: bool = False, paired: bool = False) -> Kernel:
-    """``base`` (a naive or aggregated splat) testing the scene depth and/or reading only live slots.
+def splat_variant(base: Kernel, depth: bool = False, paired: bool = False) -> Kernel:
+    """``base`` (a naive or aggregated splat) testing the scene depth and/or adding into the paired image.
 
     Depth: the coarse tile range first, the full-resolution depth inside it.
-    Live: through the compaction (compaction.py): only live slots, count on the GPU.
     Paired: both accumulation words in one image (accum.glsl).
     """
     images, samplers, defines = list(base.images), list(base.samplers), list(base.defines)
@@ -103,12 +102,9 @@ def splat_variant(base: Kernel, depth: bool = False, live: bool = False, paired:
         images = _paired_images(images)
         defines.append(("ACCUM_PAIRED", "1"))
     if depth:
-        # Samplers, not images: with live slots the splat would pass Blender's 8 image bindings.
+        # Samplers, not images: Blender binds at most 8 images a shader.
         samplers += [Sampler("coarse_depth"), Sampler("scene_depth")]
         defines += [("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE))]
-    if live:
-        images += [Image("live_index", "R32UI", "READ"), Image("live_count", "R32UI", "READ")]
-        defines.append(("LIVE_INDEX", "1"))
     return dataclasses.replace(base, images=tuple(images), samplers=tuple(samplers), defines=tuple(defines))
 
 
@@ -121,9 +117,9 @@ def _paired_images(images):
 # (bench/results/h200-2026-11-21.json, splat_variant *_aggregate1[_paired]) it cut spread's splat
 # from 0.145 to 0.115 ms, left normal alone (0.101 / 0.099) and cost clumpy 2% (0.373 / 0.380).
 PAIRED = True
-SPLAT_VARIANTS = tuple(splat_variant(base, depth, live, PAIRED)
+SPLAT_VARIANTS = tuple(splat_variant(base, depth, PAIRED)
                        for kernels in (SPLAT_KERNELS, SPLAT_AGGREGATE_KERNELS) for base in kernels.values()
-                       for depth in (False, True) for live in (False, True))
+                       for depth in (False, True))
 
 RESOLVE = Kernel(
     "resolve",
@@ -146,8 +142,8 @@ RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak",
 # The footprint splats (footprint.py): naive atomics per tap, bilinear taps always, streak and disc on demand.
 FOOTPRINT_KERNELS = {(name, motion, dof): footprint_kernel(kernel, motion, dof)
                      for name, kernel in SPLAT_KERNELS.items() for motion, dof in FOOTPRINT_KINDS}
-# What the product dispatches: over live slots, with or without the scene depth.
-FOOTPRINT_VARIANTS = tuple(splat_variant(kernel, depth, True, PAIRED)
+# What the product dispatches: with or without the scene depth.
+FOOTPRINT_VARIANTS = tuple(splat_variant(kernel, depth, PAIRED)
                            for kernel in FOOTPRINT_KERNELS.values() for depth in (False, True))
 
 
@@ -286,10 +282,10 @@ class Compositor:
             raise ValueError(f"depth {depth.width}x{depth.height} does not match the target {self.width}x{self.height}")
         self.depth = depth
 
-    def add(self, system: ParticleSystem, camera: Camera, live=None) -> None:
+    def add(self, system: ParticleSystem, camera: Camera) -> None:
         """Composite one effect: points by the atomic splat (or GL_POINTS), sprites and quads rasterized."""
         if system.settings.particle_type == "POINT" and self.render.point_mode == "ATOMIC":
-            self.splat(system, camera, live)
+            self.splat(system, camera)
         else:
             raster.draw(self.host, system, camera, self._raster_target(camera),
                         self.depth.depth if self.depth else None, self.look_texture(system))
@@ -298,8 +294,9 @@ class Compositor:
         """Points splat with a footprint (2x2, streak, disc) rather than into one pixel."""
         return self.antialias or camera.shutter is not None or camera.focus is not None
 
-    def splat(self, system: ParticleSystem, camera: Camera, live=None) -> None:
-        """Add the system's particles; with ``live`` (its LiveParticles) only the compacted live ones.
+    def splat(self, system: ParticleSystem, camera: Camera) -> None:
+        """Add the system's live particles: a thread a slot, the dead and unborn skipped where they are read
+        (compacting the live slots first would read the whole state once more: compaction.py).
 
         With a footprint (``uses_footprint``) the footprint splat runs instead,
         and circles of confusion too wide for it are added as bokeh discs
@@ -314,12 +311,12 @@ class Compositor:
             base = FOOTPRINT_KERNELS[(layout, camera.shutter is not None, camera.focus is not None)]
         else:
             base = self.splat_kernels[layout]
-        kernel = splat_variant(base, depth=self.depth is not None, live=live is not None, paired=self.paired)
+        kernel = splat_variant(base, depth=self.depth is not None, paired=self.paired)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
             kernel, (groups_x, -(-rows // per_thread(kernel)), 1),
             {**system.textures, **self.accum_textures, "stats": self.stats,
-             "look": look, **(self.depth.textures if self.depth else {}), **(live.textures if live else {})},
+             "look": look, **(self.depth.textures if self.depth else {})},
             {
                 **(footprint_constants(camera) if footprint else {}),
                 "count": system.count,

@@ -258,7 +258,6 @@ class CloudParticles:
     color_end facing away, emission_strength and size.
     """
 
-    live = None  # the cloud is compacted already
     layout = LAYOUTS["FULL"]  # world positions in RGBA32F (simulation.py's state layouts)
     origin = np.zeros(3, np.float32)
     ramp = None  # color_start to color_end (look.py)

@@ -3,10 +3,10 @@
 Reads like the algorithm::
 
     system.reset()                          # init_particles       (simulation.py)
-    system.step(dt, emitter_prev, cur)      # simulate x substeps, compact live slots (simulation.py)
+    system.step(dt, emitter_prev, cur)      # simulate x substeps             (simulation.py)
     depth.build_coarse()                    # coarse_depth, after the mesh pre-pass (depth.py)
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
-    compositor.add(system, camera, live)    # splat over live slots, or raster, per Add effect (compositing.py, raster.py)
+    compositor.add(system, camera)          # splat, or raster, per Add effect (compositing.py, raster.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
     sprites.draw(alpha_systems, ...)        # Alpha effects, binned into tiles, nearest first (sprites.py)
     sprites.over(compositor)                # over the frame       (sprites.py)
@@ -40,7 +40,7 @@ def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera
     alpha = [(system, order) for system, order in zip(systems, orders) if system.settings.blend_mode == "ALPHA"]
     for system in systems:
         if system.settings.blend_mode != "ALPHA":
-            compositor.add(system, camera, live=system.live)
+            compositor.add(system, camera)
     compositor.resolve()
     if alpha:
         sweep = camera.shutter.close - camera.shutter.open if camera.shutter is not None else 0.0

@@ -291,7 +291,8 @@ class ParticleSystem:
         width, rows = state_size(settings.count, host.max_texture_size)
         self.pos_age = host.texture("pos_age", width, rows, self.layout.format)
         self.vel_life = host.texture("vel_life", width, rows, self.layout.format)
-        self.live = LiveParticles(host, width, rows, self.count, self.layout.format)
+        self._live = LiveParticles(host, width, rows, self.count, self.layout.format)
+        self._live_current = False  # _live holds the state's live slots (compacted since the last change)
         triangles, self.triangle_count = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
         self.triangles = host.texture("triangles", SIZES["TRIANGLE_ROW"], len(triangles), "RGBA32F", triangles)
         self.noise = host.volume("noise", curl_noise(settings.turbulence_resolution, settings.seed))
@@ -308,6 +309,19 @@ class ParticleSystem:
         return {"pos_age": self.pos_age, "vel_life": self.vel_life}
 
     @property
+    def live(self) -> LiveParticles:
+        """The live slots and their count, compacted on first use after the state changed: only stats,
+        exports and tests ask, so a frame (whose splat skips dead slots where it reads them) pays nothing."""
+        if not self._live_current:
+            self._live.compact(self.textures)
+            self._live_current = True
+        return self._live
+
+    def state_changed(self) -> None:
+        """The state images were written (a step, a reset, a restore, a reorder): the live slots are stale."""
+        self._live_current = False
+
+    @property
     def groups(self) -> tuple[int, int, int]:
         return SIMULATE.groups_for(self.pos_age.width, self.pos_age.height)
 
@@ -319,7 +333,7 @@ class ParticleSystem:
             INIT_KERNELS[self.layout.name], self.groups, self.textures,
             {"count": self.count, "birth_interval": birth_interval(self.settings)},
         )
-        self.live.compact(self.textures)
+        self.state_changed()
 
     def set_scene_inputs(self, fields: list[ForceField], colliders: list[Collider]) -> None:
         """Force fields and colliders for the next steps (the scene reads them every frame)."""
@@ -330,12 +344,10 @@ class ParticleSystem:
             self.field_texture = self.host.texture("fields", SIZES["FIELD_TEXELS"], len(packed), "RGBA32F", packed)
             self._packed_fields = packed
 
-    def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray, compact: bool = True) -> None:
+    def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
 
-        The emitter's matrix is interpolated linearly across substeps; the live
-        slots are compacted once per frame (``compaction.py``) unless ``compact``
-        is False (a preroll: nothing draws in between, and simulating never reads them).
+        The emitter's matrix is interpolated linearly across substeps.
         """
         substeps = self.settings.substeps
         h = dt / substeps
@@ -357,8 +369,7 @@ class ParticleSystem:
             self.host.dispatch(kernel, self.groups, textures, constants)
             self.origin = origin
             self.step_index += 1
-        if compact:
-            self.live.compact(self.textures)
+        self.state_changed()
 
     @property
     def snapshot_nbytes(self) -> int:
@@ -398,7 +409,7 @@ class ParticleSystem:
         else:  # kept on the GPU: copied back, the checkpoint stays as it was
             self._copy_state(dict(zip(("pos_age", "vel_life"), state.arrays)), (self.pos_age, self.vel_life))
         self.origin, self.step_index, self.time = state.origin.copy(), state.step_index, state.time
-        self.live.compact(self.textures)
+        self.state_changed()
 
     def write_state(self, pos_age: np.ndarray, vel_life: np.ndarray) -> None:
         """Replace the first len(pos_age) slots' state with (n, 4) float32 arrays in world space
@@ -412,6 +423,7 @@ class ParticleSystem:
             if name == "pos_age":
                 padded[: len(values), :3] -= self.origin
             setattr(self, name, self.host.texture(name, width, rows, "RGBA32F", padded.reshape(rows, width, 4)))
+        self.state_changed()
 
     def read_state(self) -> tuple[np.ndarray, np.ndarray]:
         """(pos_age, vel_life) of the live slots as (count, 4) float32 arrays, positions in world space."""

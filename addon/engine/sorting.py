@@ -332,7 +332,7 @@ class ParticleSorter:
             odd_even_pass(self.host, SORT_PASS_DIRECT_KERNELS[self.system.layout.name], self.system.textures,
                           self.system.count, p, k, key.constants(self.system.origin))
         if schedule:
-            self._moved()
+            self.system.state_changed()  # moved between slots
 
     def full(self, key: SortKey) -> None:
         """Exact sort now (bake, camera cut); the incremental schedule starts over."""
@@ -361,11 +361,7 @@ class ParticleSorter:
         )
         self._spare = (system.pos_age, system.vel_life)
         system.pos_age, system.vel_life = sorted_pos_age, sorted_vel_life
-        self._moved()
-
-    def _moved(self) -> None:
-        """The state moved between slots: the live-slot list the splat walks is stale."""
-        self.system.live.compact(self.system.textures)
+        system.state_changed()  # moved between slots
 
     def sortedness(self, key: SortKey) -> tuple[float, float]:
         """(adjacent pairs in order, sampled Kendall tau) of the current drawing order."""

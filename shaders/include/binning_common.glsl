@@ -3,7 +3,8 @@
  * coalesced rounds (item round * BIN_THREADS + thread of the tile).
  *
  * Needs the constants count (items), bins (keys >= bins are "no bin"; -1:
- * every key but 0xFFFFFFFF is a bin) and, for the digit passes, shift. */
+ * every key but 0xFFFFFFFF is a bin) and, for the digit passes, shift; with
+ * BIN_LIMIT the image item_limit (below). */
 
 const int BIN_ROUNDS = BIN_TILE / BIN_THREADS;
 const uint NO_ITEM = 0xFFFFFFFFu;
@@ -13,9 +14,21 @@ int bin_tile_index()
   return int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
 }
 
+/* Tiles of `count` items: the layout of the digit counts, whatever bin_items() is. */
 int bin_tiles()
 {
   return (count + BIN_TILE - 1) / BIN_TILE;
+}
+
+/* The items binned: `count`, or with BIN_LIMIT the first item_limit of them when fewer (a total the
+ * GPU wrote, so lists of a kept capacity bin what they hold without a read-back). */
+int bin_items()
+{
+#ifdef BIN_LIMIT
+  return min(count, int(imageLoad(item_limit, ivec2(0, 0)).x));
+#else
+  return count;
+#endif
 }
 
 /* Item `round` of this thread in this workgroup's tile. */

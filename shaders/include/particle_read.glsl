@@ -1,8 +1,7 @@
 /* The particle a splat-like kernel draws, read as every one of them reads it.
  *
  * Needs the state images pos_age and vel_life, the constants count,
- * state_origin and view_proj, particle_alive (particle_look.glsl), and with
- * LIVE_INDEX the compacted live list (live_count, live_index). */
+ * state_origin and view_proj, and particle_alive (particle_look.glsl). */
 
 /* This invocation's slot, dispatched as (width / 256, rows) over the state images. */
 int invocation_slot()
@@ -10,23 +9,14 @@ int invocation_slot()
   return particle_index(imageSize(pos_age).x);
 }
 
-/* The particle of ``slot`` (with LIVE_INDEX: of the slot-th live slot): its
- * index, world position with age, velocity with life.  False past the count
- * (or the live list) and when not alive. */
+/* The particle of ``slot``: its index, world position with age, velocity
+ * with life.  False past the count and when not alive. */
 bool read_particle(int slot, out int index, out vec4 pos_age_in, out vec4 vel_life_in)
 {
-#ifdef LIVE_INDEX
-  /* Over the compacted live slots only: their count stays on the GPU. */
-  if (slot >= min(int(imageLoad(live_count, ivec2(0)).x), count)) {
-    return false;
-  }
-  index = int(imageLoad(live_index, particle_texel(slot, imageSize(live_index).x)).x);
-#else
   if (slot >= count) {
     return false;
   }
   index = slot;
-#endif
   ivec2 texel = particle_texel(index, imageSize(pos_age).x);
   pos_age_in = imageLoad(pos_age, texel);
   pos_age_in.xyz += state_origin.xyz;
