@@ -6,8 +6,8 @@
  * and lets a pixel stop once it is opaque.  The sprites come through shared
  * memory TILE_CHUNK at a time with the rows and columns of the tile each
  * spans (tile_list.glsl), so a pixel skips a sprite that cannot cover it with
- * one test (ROW_PAIR_WALK: a pair of rows visits only the sprites that reach
- * it); the tile stops when every pixel is opaque.
+ * one test (BLOCK_WALK: a warp's 8x4 pixels visit only the sprites that reach
+ * them); the tile stops when every pixel is opaque.
  * SPRITE_DEPTH_TEST: a sprite behind the scene's depth at a pixel is hidden
  * there (the rasterized path's LESS_EQUAL test). */
 
@@ -67,7 +67,7 @@ void main()
     }
     share_tile_chunk(list, chunk, t);
     if (open) {
-#ifdef ROW_PAIR_WALK
+#ifdef BLOCK_WALK
       ChunkWalk walk = chunk_walk();
       for (int k = chunk_walk_next(walk); k >= 0; k = chunk_walk_next(walk)) {
         blend_under(k, p, color, transmittance);

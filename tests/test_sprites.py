@@ -7,7 +7,7 @@ from addon.engine import compositing, simulation
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.sorting import ParticleSorter, SortKey
 from addon.engine.sprites import SpriteLayer
-from addon.engine.tile_lists import VIEWPORT_CHECK_EVERY
+from addon.engine.tile_lists import VIEWPORT_CHECK_EVERY, WALKS
 from bench.sprite_peer import draw_rasterized
 
 SIZE = 32
@@ -131,8 +131,8 @@ def test_look_matches_the_rasterized_sprites(host, rng, case):
 
 
 @pytest.mark.parametrize("shutter", [0.0, 0.5])
-def test_row_pair_walk_blends_the_same_layer(host, rng, shutter):
-    """The ROW_PAIRS walk visits fewer sprites per pixel, never others: the layer is bitwise the same,
+def test_block_walk_blends_the_same_layer(host, rng, shutter):
+    """The BLOCKS walk visits fewer sprites per pixel, never others: the layer is bitwise the same,
     over a crowded tile (lists of several chunks, pixels turning opaque), scattered sprites and streaks."""
     width, height, count = 80, 48, 2000
     xy = np.where(rng.random((count, 1)) < 0.5, rng.normal((24.0, 24.0), 3.0, (count, 2)),
@@ -141,12 +141,13 @@ def test_row_pair_walk_blends_the_same_layer(host, rng, shutter):
     vel_life = np.column_stack([rng.normal(0, 12, (count, 2)), np.zeros(count), np.ones(count)])
     system = system_at(host, pos_age, vel_life, opacity=0.3, size=3.0, size_random=0.97)
     layers = []
-    for walk in ("ALL", "ROW_PAIRS"):
+    for walk in WALKS:
         layer = SpriteLayer(host, width, height, walk=walk)
         layer.draw([system], compositor(host, width, height), ortho_camera(width, height), shutter=shutter)
         layers.append(layer.read())
     assert layers[0][..., 3].max() > 0.9 and (layers[0][..., 3] == 0).any()
-    np.testing.assert_array_equal(layers[1], layers[0])
+    for layer in layers[1:]:
+        np.testing.assert_array_equal(layer, layers[0])
 
 
 def test_stretched_sprites_streak_along_their_motion(host):

@@ -36,12 +36,15 @@ VIEWPORT_CHECK_EVERY = 30  # viewport draws between read-backs of the instance t
 FIRST_CHECK = 2
 MIN_INSTANCES = 1024
 TILE_CHUNK = 256  # footprints a tile's workgroup holds in shared memory at once (tile_list.glsl)
-# How a tile's pixels go through a chunk: ALL, every pixel tests every footprint; ROW_PAIRS, each pair of
-# rows visits only the footprints that reach it (the same result; bench/sprite_bench.py times both).
-WALKS = ("ALL", "ROW_PAIRS")
-# The alpha sprites' walk: in the viewport on an H100 (bench/viewport_timeline.py, two rounds of each,
-# 2026-11-24) sprite_blend took 1.31 / 2.52 ms at 1M / 4M sprites against ALL's 1.58 / 3.09.
-SPRITE_WALK = "ROW_PAIRS"
+# How a tile's pixels go through a chunk: ALL, every pixel tests every footprint; BLOCKS, the 32 pixels of
+# each 8x4 block visit only the footprints that reach the block (the same result; bench/sprite_bench.py
+# times both).
+WALKS = ("ALL", "BLOCKS")
+# The alpha sprites' walk.  On an H100 (2026-11-25) sprite_blend took 1.92 / 1.03 ms at 4M / 1M sprites in
+# the viewport (bench/viewport_timeline.py) against 2.35 / 1.15 when 16x2 row pairs were the blocks (the
+# walk before, itself faster there than ALL's 3.09 / 1.58); bench/sprite_bench.py's scene: 4.76 ms a 4M
+# draw against ALL's 5.03 and the row pairs' 5.15.
+SPRITE_WALK = "BLOCKS"
 
 
 @cache
@@ -64,7 +67,7 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
     """A kernel that walks each tile's list (one workgroup per tile, ``tile_list.glsl``) into ``layer``;
     ``depth_test``: against the scene's depth; ``shared``: its own shared arrays besides the chunk;
     ``walk``: one of WALKS."""
-    row_pairs = walk == "ROW_PAIRS"
+    blocks = walk == "BLOCKS"
     return Kernel(
         name,
         images=(Image("binned_sprites", "R32UI", "READ"), Image("tile_counts", "R32UI", "READ"),
@@ -74,11 +77,12 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
         constants=(Constant("IVEC2", "target_size"),),
         shared=(Shared("vec4", "s_shapes", TILE_CHUNK), Shared("vec4", "s_streaks", TILE_CHUNK),
                 Shared("vec4", "s_colors", TILE_CHUNK), Shared("uint", "s_spans", TILE_CHUNK),
-                *((Shared("uint", "s_row_pairs", TILE // 2 * TILE_CHUNK // 32),) if row_pairs else ()), *shared),
+                *((Shared("uint", "s_block_bits", TILE * TILE // 32 * TILE_CHUNK // 32),) if blocks else ()),
+                *shared),
         local_size=(TILE, TILE, 1),
         includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl"),
         defines=(("TILE_CHUNK", str(TILE_CHUNK)), *((("SPRITE_DEPTH_TEST", "1"),) if depth_test else ()),
-                 *((("ROW_PAIR_WALK", "1"),) if row_pairs else ())),
+                 *((("BLOCK_WALK", "1"),) if blocks else ())),
     )
 
 

@@ -5,19 +5,41 @@
  * inner loop), TILE_CHUNK (a define) at a time (share_tile_chunk), each with
  * the rows and columns of the tile its pixel rectangle spans as two 16-bit
  * masks (s_spans), so a pixel skips a footprint that cannot cover it with
- * one test.  With ROW_PAIR_WALK (a variant, tile_lists.WALKS), each pair of rows (32 pixels:
- * one warp on NVIDIA) also gets a bit set per footprint that reaches it
- * (s_row_pairs), so its threads visit only those, in list order (chunk_walk),
- * instead of testing every footprint of the chunk.  Needs those images,
- * sprite_shapes, sprite_streaks, sprite_colors and target_size. */
+ * one test.  With BLOCK_WALK (a variant, tile_lists.WALKS), each group of 32
+ * threads (one warp on NVIDIA) takes an 8x4 block of the tile and gets a bit
+ * set per footprint that reaches the block (s_block_bits), so its threads
+ * visit only those, in list order (chunk_walk), instead of testing every
+ * footprint of the chunk.  Needs those images, sprite_shapes, sprite_streaks,
+ * sprite_colors and target_size. */
 
 /* Entry t of the chunk into s_shapes, s_streaks and s_colors: defined by the kernel, which knows what
  * its walk needs of a footprint (sprite_blend.glsl, bokeh_accumulate.glsl). */
 void share_footprint(int t, vec4 shape, vec2 streak, vec4 color);
 
-#ifdef ROW_PAIR_WALK
-const int CHUNK_WORDS = TILE_CHUNK / 32; /* words of one row pair's bits in s_row_pairs */
+#ifdef BLOCK_WALK
+const int CHUNK_WORDS = TILE_CHUNK / 32; /* words of one block's bits in s_block_bits */
+
+/* The rows (high half) and the columns (low half) of block b's pixels, as span masks: blocks of 8x4,
+ * two a row of blocks (a small footprint reaches fewer of those than of 16x2 row pairs, a walk
+ * measured 18% slower). */
+uvec2 block_masks(int b)
+{
+  return uvec2(0xFu << (16u + 4u * uint(b >> 1)), 0xFFu << (8u * uint(b & 1)));
+}
 #endif
+
+/* This thread's pixel within the tile: thread t at (t % 16, t / 16), or with BLOCK_WALK, thread t of
+ * block t / 32 (block_masks). */
+ivec2 tile_local_pixel()
+{
+#ifdef BLOCK_WALK
+  uint t = gl_LocalInvocationIndex;
+  uint block = t >> 5u;
+  return ivec2((block & 1u) * 8u + (t & 7u), (block >> 1u) * 4u + ((t >> 3u) & 3u));
+#else
+  return ivec2(gl_LocalInvocationID.xy);
+#endif
+}
 
 /* Bits first..last (tile-relative, clamped to the tile) of a 16-bit mask; 0 when they miss the tile. */
 uint tile_span_mask(int first, int last)
@@ -27,10 +49,10 @@ uint tile_span_mask(int first, int last)
   return high < low ? 0u : ((2u << uint(high)) - (1u << uint(low)));
 }
 
-/* This thread's pixel as a span: its row's bit in the high half, its column's in the low. */
-uint tile_pixel_bits()
+/* A pixel of the tile as a span: its row's bit in the high half, its column's in the low. */
+uint tile_pixel_bits(ivec2 local)
 {
-  return (1u << (16u + gl_LocalInvocationID.y)) | (1u << gl_LocalInvocationID.x);
+  return (1u << (16u + uint(local.y))) | (1u << uint(local.x));
 }
 
 /* Whether a footprint's spans hold the pixel of ``pixel_bits``. */
@@ -59,19 +81,20 @@ struct TilePixel {
 TilePixel tile_pixel()
 {
   TilePixel p;
-  p.pixel = ivec2(gl_GlobalInvocationID.xy);
+  ivec2 local = tile_local_pixel();
+  p.pixel = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE + local;
   p.inside = all(lessThan(p.pixel, target_size));
   p.scene = 1.0;
 #ifdef SPRITE_DEPTH_TEST
   p.scene = p.inside ? texelFetch(scene_depth, p.pixel, 0).r : 0.0;
 #endif
-  p.bits = tile_pixel_bits();
+  p.bits = tile_pixel_bits(local);
   p.at = vec2(p.pixel) + 0.5;
   return p;
 }
 
-/* Chunk `chunk` of the list into shared memory (s_shapes, s_streaks, s_colors, s_spans; s_row_pairs
- * with ROW_PAIR_WALK), thread t its entry t (s_spans 0 past the list); visible to the whole workgroup
+/* Chunk `chunk` of the list into shared memory (s_shapes, s_streaks, s_colors, s_spans; s_block_bits
+ * with BLOCK_WALK), thread t its entry t (s_spans 0 past the list); visible to the whole workgroup
  * on return.  Uniform control flow (barriers); the caller's barrier after walking a chunk keeps the
  * next one from overwriting it early.  (Loading the next chunk while walking this one was measured no
  * faster on the H100: the walk is the cost.) */
@@ -90,27 +113,28 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
   }
   s_spans[t] = spans; /* 0 past the list: it reaches no pixel */
   barrier(); /* the chunk is shared */
-#ifdef ROW_PAIR_WALK
-  /* Thread t < 64 gathers one word: row pair t / CHUNK_WORDS, entries 32 * (t % CHUNK_WORDS) on.  (One
-   * shared atomicOr per entry and pair instead: every lane of a warp hits the same word.) */
-  if (t < SPRITE_TILE / 2 * CHUNK_WORDS) {
-    uint pair_rows = 3u << (16u + 2u * uint(t / CHUNK_WORDS));
+#ifdef BLOCK_WALK
+  /* Thread t < 64 gathers one word: block t / CHUNK_WORDS, entries 32 * (t % CHUNK_WORDS) on.  (One
+   * shared atomicOr per entry and block instead: every lane of a warp hits the same word.) */
+  if (t < SPRITE_TILE * SPRITE_TILE / 32 * CHUNK_WORDS) {
+    uvec2 block = block_masks(t / CHUNK_WORDS);
     int first = 32 * (t % CHUNK_WORDS);
     uint word = 0u;
     for (int j = 0; j < 32; j++) {
-      word |= (s_spans[first + j] & pair_rows) != 0u ? 1u << uint(j) : 0u;
+      uint spans = s_spans[first + j];
+      word |= (spans & block.x) != 0u && (spans & block.y) != 0u ? 1u << uint(j) : 0u;
     }
-    s_row_pairs[t] = word;
+    s_block_bits[t] = word;
   }
   barrier();
 #endif
 }
 
-#ifdef ROW_PAIR_WALK
+#ifdef BLOCK_WALK
 
-/* The chunk's entries that reach this thread's pair of rows, in list order (chunk_walk_next). */
+/* The chunk's entries that reach this thread's block, in list order (chunk_walk_next). */
 struct ChunkWalk {
-  int base; /* this row pair's first word in s_row_pairs */
+  int base; /* this block's first word in s_block_bits */
   int word;
   uint bits; /* entries of `word` not visited yet */
 };
@@ -118,9 +142,9 @@ struct ChunkWalk {
 ChunkWalk chunk_walk()
 {
   ChunkWalk walk;
-  walk.base = int(gl_LocalInvocationID.y >> 1u) * CHUNK_WORDS;
+  walk.base = int(gl_LocalInvocationIndex >> 5u) * CHUNK_WORDS;
   walk.word = 0;
-  walk.bits = s_row_pairs[walk.base];
+  walk.bits = s_block_bits[walk.base];
   return walk;
 }
 
@@ -132,7 +156,7 @@ int chunk_walk_next(inout ChunkWalk walk)
     if (walk.word >= CHUNK_WORDS) {
       return -1;
     }
-    walk.bits = s_row_pairs[walk.base + walk.word];
+    walk.bits = s_block_bits[walk.base + walk.word];
   }
   int k = walk.word * 32 + findLSB(walk.bits);
   walk.bits &= walk.bits - 1u;
