@@ -8,6 +8,7 @@ add-on's own depth-only shader with the particle camera's matrix.
 from __future__ import annotations
 
 import gc
+import weakref
 from contextlib import contextmanager
 
 import gpu
@@ -66,18 +67,33 @@ def no_collection():
             gc.enable()
 
 
+def _same_view(a, b) -> bool:
+    """Two (view_proj, meshes) views of the occluders that give the same depth."""
+    (matrix_a, meshes_a), (matrix_b, meshes_b) = a, b
+    return (np.array_equal(matrix_a, matrix_b) and len(meshes_a) == len(meshes_b)
+            and all(np.array_equal(x, y) for mesh_a, mesh_b in zip(meshes_a, meshes_b)
+                    for x, y in zip((*mesh_a[0], mesh_a[1]), (*mesh_b[0], mesh_b[1]))))
+
+
 class DepthPrepass:
     """Draws a scene's occluders into a :class:`~addon.engine.depth.SceneDepth` and builds its tiles."""
 
     def __init__(self):
         self.shader = _shader()
+        self._drawn = weakref.WeakKeyDictionary()  # SceneDepth -> the (view_proj, meshes) its depth holds
 
-    def draw(self, scene, depsgraph, view_proj, scene_depth) -> int:
-        """Depth of every occluder (1.0 where there is none); returns how many objects were drawn.
+    def draw(self, scene, depsgraph, view_proj, scene_depth) -> None:
+        """Depth of every occluder (1.0 where there is none), unless the depth already holds these
+        meshes from this view (a playing viewport over a still scene: nothing to draw again).
 
         The meshes are read and their batches made before the framebuffer is bound: reading an evaluated
         mesh makes and frees Blender data (to_mesh), which has no business inside our bind."""
         meshes = [(mesh_triangles(obj), np.array(obj.matrix_world)) for obj in occluders(scene, depsgraph)]
+        view = (np.array(view_proj, np.float64), meshes)
+        drawn = self._drawn.get(scene_depth)
+        if drawn is not None and _same_view(drawn, view):
+            return
+        self._drawn[scene_depth] = view
         framebuffer = scene_depth.host.framebuffer(None, scene_depth.depth)
         with no_collection():
             batches = [(batch_for_shader(self.shader, "TRIS", {"position": positions}, indices=triangles), model)
@@ -97,4 +113,3 @@ class DepthPrepass:
                 gpu.state.depth_test_set("NONE")
                 gpu.shader.unbind()  # a pre-pass freed with its renderer must not be the bound shader
         scene_depth.build_coarse()
-        return len(batches)

@@ -57,6 +57,32 @@ def test_particles_in_front_of_a_cube_stay(scene):
     assert sum(particle_light(scene)) == pytest.approx(before, rel=1e-6)
 
 
+def test_one_renderer_follows_an_occluder_that_moves(scene):
+    """The pre-pass draws again only when the occluders or the view changed: a cube moved between two
+    renders of one frame hides the other half; moved back, the first half again."""
+    add_effect(count=20_000)
+    emitter = bpy.context.active_object
+    cube = add_cube((2.5, -6.0, 1.5), 5.0)  # the right half of the view
+    bpy.context.view_layer.objects.active = emitter
+    renderer = SceneRenderer(scene, 64, 36)
+
+    def halves():
+        frame = renderer.render(2)
+        half = frame.shape[1] // 2
+        return frame[:, :half, :3].sum(), frame[:, half:, :3].sum()
+
+    right_hidden = halves()
+    assert right_hidden[0] > 0 and right_hidden[1] == 0
+    assert halves() == right_hidden, "drawn again as it was"
+    cube.location.x = -2.5
+    bpy.context.view_layer.update()
+    left_hidden = halves()
+    assert left_hidden[0] == 0 and left_hidden[1] > 0
+    cube.location.x = 2.5
+    bpy.context.view_layer.update()
+    assert halves() == right_hidden
+
+
 @pytest.mark.parametrize("breakage, message", [
     ("orthographic_zero", "orthographic scale"),
     ("zero_scale", "scaled to zero"),
