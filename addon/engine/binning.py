@@ -38,8 +38,7 @@ from .kernels import Constant, Image, Kernel, Shared
 from .scan import Scan, linear_size
 
 BIN_THREADS = 256
-BIN_TILE = 2048  # items a workgroup ranks and scatters in shared memory (bin_scatter: 27.6 KiB of 32 KiB)
-SCAN_SEGMENT = 16  # digits one bin_scatter thread sums while scanning the tile's digits (its SEGMENT)
+BIN_TILE = 2048  # items a workgroup ranks and scatters in shared memory (bin_scatter: 19.5 KiB of 32 KiB)
 DIGIT_BITS = 8
 DIGITS = 1 << DIGIT_BITS
 DIGIT_SLOTS = DIGITS + 1  # the last: keys outside the bins
@@ -91,7 +90,7 @@ def pass_digits(bins: int, shift: int) -> int:
 def _digit_defines(tile: int, digits: int) -> tuple:
     slots = digits + 1  # the last: keys outside the bins
     return (("BIN_THREADS", str(BIN_THREADS)), ("BIN_TILE", str(tile)), ("BIN_DIGITS", str(digits)),
-            ("BIN_SLOTS", str(slots)))
+            ("BIN_SLOTS", str(slots)), ("BIN_SLOTS_PER_THREAD", str(-(-slots // BIN_THREADS))))
 
 
 def _limited(kernel: Kernel, limited: bool) -> Kernel:
@@ -124,15 +123,13 @@ def bin_scatter_kernel(tile: int = BIN_TILE, digits: int = DIGITS, limited: bool
                 Image("digit_offsets", "R32UI", "READ"),
                 Image("sorted_keys", "R32UI", "WRITE"), Image("sorted_values", "R32UI", "WRITE")),
         constants=(*_BIN_CONSTANTS, Constant("INT", "shift"), Constant("INT", "index_values")),
-        # Two sets of rank masks (a word a group of 32 threads and digit), then (the same words) the tile's
-        # keys and values in digit order; each group's running count of each digit.
+        # Two sets of rank masks, then (the same words) the tile's keys and values in digit order.
         shared=(Shared("uint", "s_scratch", max(2 * slots * BIN_THREADS // 32, 2 * tile)),
-                Shared("uint", "s_group_run", slots * BIN_THREADS // 32),
                 Shared("uint", "s_run", slots), Shared("uint", "s_start", slots),
-                Shared("uint", "s_base", slots), Shared("uint", "s_segments", -(-slots // SCAN_SEGMENT))),
+                Shared("uint", "s_base", slots)),
         local_size=(BIN_THREADS, 1, 1),
         includes=_INCLUDES,
-        defines=(*_digit_defines(tile, digits), ("SCAN_SEGMENT", str(SCAN_SEGMENT))),
+        defines=_digit_defines(tile, digits),
     ), limited)
 
 
