@@ -155,7 +155,7 @@ class SceneRenderer:
         self.compositor.antialias = render.point_filter == "ANTIALIASED"
         self.glints = GlintStage(self.host, width, height, render) if wanted(render) else None
         if self.compositor.render.occlusion == "SCENE":
-            self.prepass = DepthPrepass()
+            self.prepass = self._depth_prepass()
             self.compositor.use_depth(SceneDepth(self.host, width, height))
         else:
             self.prepass = None
@@ -166,6 +166,10 @@ class SceneRenderer:
         self.effects = []
         self.frame_stats = None  # FrameStats of the last rendered frame (overflows, peak)
         self._build(snapshot)
+
+    def _depth_prepass(self) -> DepthPrepass:
+        """The pre-pass of the scene's occluders: a bake reads their meshes each frame."""
+        return DepthPrepass()
 
     def _scene_effects(self):
         """(object, effect) of every enabled effect of the scene as it is now."""

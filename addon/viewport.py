@@ -22,6 +22,7 @@ import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
 from .csg_scene import scene_has_cloud
+from .depth_prepass import DepthPrepass, KeptMeshes, geometry_edited
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
 from .engine.glints import GlintStage, wanted, without_glints
@@ -132,10 +133,15 @@ class ViewportSimulation(SceneRenderer):
     """The bake's simulation (same steps, preroll, restarts and GPU checkpoints), with emitters read from
     their F-curves."""
 
-    def __init__(self, scene, host):
+    def __init__(self, scene, host, kept_meshes: KeptMeshes):
         self._matrices = {}  # frame -> the emitters' matrices there, read once a draw
         self.drawn_effects = None  # (object, effect) pairs as this draw's Overlay._sync found them
+        self._kept_meshes = kept_meshes
         super().__init__(_FrameCursor(scene), 1, 1, host)
+
+    def _depth_prepass(self) -> DepthPrepass:
+        """The occluders' triangles kept between draws (the overlay's, across simulations)."""
+        return DepthPrepass(self._kept_meshes)
 
     def new_draw(self) -> None:
         """Read the emitters afresh from now on (between draws they may have been moved by hand)."""
@@ -178,6 +184,7 @@ class Overlay:
         self.stale = True
         self.stats: Stats | None = None
         self.preroll = None  # a long preroll runs a piece per draw, so the viewport never freezes
+        self.kept_meshes = KeptMeshes()  # the occluders' triangles, read again after edits
 
     @property
     def systems(self):
@@ -209,7 +216,7 @@ class Overlay:
             self.targets.clear()
         if key != self.key or self.stale:
             self.key, self.stale = key, False
-            self.simulation = ViewportSimulation(scene, self.host)
+            self.simulation = ViewportSimulation(scene, self.host, self.kept_meshes)
             self.preroll = None
         self.simulation.drawn_effects = found
         return render
@@ -437,7 +444,10 @@ def _on_settings_change():
     tag_redraw()
 
 
-HANDLERS = ((bpy.app.handlers.frame_change_post, _on_frame_change), (bpy.app.handlers.load_post, _on_load))
+_on_edit = bpy.app.handlers.persistent(geometry_edited)  # kept occluder meshes are read again
+HANDLERS = ((bpy.app.handlers.frame_change_post, _on_frame_change), (bpy.app.handlers.load_post, _on_load),
+            *((handlers, _on_edit) for handlers in (bpy.app.handlers.depsgraph_update_post,
+                                                    bpy.app.handlers.undo_post, bpy.app.handlers.redo_post)))
 
 
 def free() -> None:

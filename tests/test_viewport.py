@@ -178,6 +178,53 @@ def test_particles_behind_a_cube_are_hidden(scene, overlay):
     assert not occluded - everything
 
 
+def test_an_occluder_edited_in_place_stops_hiding(scene, overlay):
+    """The overlay keeps occluder triangles between draws, and reads them again after an edit (its
+    depsgraph handler): the cube's vertices moved out of view hide nothing any more."""
+    add_effect(count=4000, emission_strength=4.0)
+    scene.frame_set(4)
+    cube = add_cube(scene, (0.0, -3.0, 1.0), 1.2)
+    bpy.context.view_layer.update()
+    view_proj = camera_of(scene, W, H).view_proj
+    occluded = lit_pixels(draw_offscreen(scene, view_proj))
+    assert lit_pixels(draw_offscreen(scene, view_proj)) == occluded, "drawn again from the kept triangles"
+    positions = np.empty(len(cube.data.vertices) * 3, np.float32)
+    cube.data.vertices.foreach_get("co", positions)
+    cube.data.vertices.foreach_set("co", positions + np.tile(np.float32([0.0, 0.0, 100.0]), len(cube.data.vertices)))
+    cube.data.update()
+    bpy.context.view_layer.update()
+    edited = lit_pixels(draw_offscreen(scene, view_proj))
+    scene.gpu_particles.occlusion = "NONE"
+    everything = lit_pixels(draw_offscreen(scene, view_proj))
+    assert len(everything - occluded) > 20 and edited == everything
+
+
+def test_kept_meshes_are_read_again_only_when_they_may_have_changed(scene):
+    """Rigid meshes stay kept across frames until an edit; meshes with modifiers (or shape keys, or
+    animated data) are read again on another frame."""
+    from addon.depth_prepass import KeptMeshes, geometry_edited
+
+    rigid = add_cube(scene, (0.0, 0.0, 0.0), 1.0)
+    deformed = add_cube(scene, (3.0, 0.0, 0.0), 1.0)
+    deformed.modifiers.new("Displace", "DISPLACE")
+    bpy.context.view_layer.update()
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    kept = KeptMeshes()
+
+    def read(obj, frame):
+        return kept.triangles(obj.evaluated_get(depsgraph), frame)
+
+    first = read(rigid, 1)
+    assert len(first[0]) == 8 and len(first[1]) == 12
+    assert read(rigid, 2) is first, "a rigid mesh: kept over frames"
+    geometry_edited()
+    again = read(rigid, 2)
+    assert again is not first and all(np.array_equal(a, b) for a, b in zip(again, first))
+    moving = read(deformed, 1)
+    assert read(deformed, 1) is moving and read(deformed, 2) is not moving
+    kept.keep_only([deformed.name])
+    assert read(rigid, 2) is not again, "forgotten when no longer an occluder"
+
 
 def test_draw_region_uses_the_views_own_matrices(scene, overlay):
     """A 3D view looking at the emitter from the side: particles land where its matrices put them."""

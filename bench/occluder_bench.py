@@ -1,0 +1,76 @@
+"""Suite ``viewport-occluder``: what a heavy occluder mesh costs a viewport draw, kept or read every draw.
+
+    .venv/bin/python bench/occluder_bench.py                 # any machine: the cost is the CPU's
+    source /tmp/bgpu/env && .venv/bin/python bench/occluder_bench.py --count 4000000 --size 1920x1080
+
+The default preset's scene with a UV sphere of about ``--vertices`` vertices between the camera and
+the emitter (scene occlusion on), drawn through ``viewport.draw_view`` into an offscreen view as
+``bench/blender_gpu.py`` draws it: ``ms`` / ``cpu_ms``, the median draw while playing (drained before
+and after / until ``draw_view`` returns), with the overlay's kept occluder triangles
+(``depth_prepass.KeptMeshes``: read again only after an edit, or on another frame for meshes that
+change over time); the peer (``peer_ms``, ``peer_cpu_ms``) reads every occluder's evaluated mesh
+each draw, as a bake does each frame (and as the viewport did before).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+from unittest import mock
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import bpy  # noqa: E402
+import gpu  # noqa: E402
+
+from addon import viewport  # noqa: E402
+from addon.depth_prepass import DepthPrepass  # noqa: E402
+from addon.hosts.blender import BlenderHost  # noqa: E402
+from bench import records  # noqa: E402
+from bench.profile_blender import viewport_scene  # noqa: E402
+
+
+def playing(view, frames) -> tuple[float, float]:
+    """Median (ms, cpu_ms) of drawing ``frames`` in turn."""
+    times = [view.timed_draw(frame) for frame in frames]
+    return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
+
+
+def measure(count: int, width: int, height: int, vertices: int, draws: int) -> dict:
+    rings = max(3, round((vertices / 2) ** 0.5))
+    with viewport_scene(count, width, height, "ADD", 2 * draws + 10) as view:
+        bpy.ops.mesh.primitive_uv_sphere_add(segments=2 * rings, ring_count=rings, radius=1.5, location=(0, -4, 1))
+        sphere = bpy.context.active_object.data
+        for frame in range(4, 8):
+            view.timed_draw(frame)
+        ms, cpu_ms = playing(view, range(8, 8 + draws))
+        with mock.patch.object(viewport.ViewportSimulation, "_depth_prepass", lambda self: DepthPrepass()):
+            viewport.overlay().mark_stale()  # a new simulation, with the pre-pass of a bake
+            view.timed_draw(8 + draws)
+            peer_ms, peer_cpu_ms = playing(view, range(9 + draws, 9 + 2 * draws))
+    return {"case": f"{height}p-{count // 1000}K-add-{len(sphere.vertices) // 1000}K-vertex-occluder", "n": count,
+            "width": width, "height": height, "vertices": len(sphere.vertices), "triangles": len(sphere.loop_triangles),
+            "ms": ms, "cpu_ms": cpu_ms, "peer": "occluders read every draw", "peer_ms": peer_ms,
+            "peer_cpu_ms": peer_cpu_ms, "speedup": peer_ms / ms, "draws_timed": draws}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--size", default="640x360")
+    parser.add_argument("--vertices", default="50000,500000", help="occluder sizes, comma-separated")
+    parser.add_argument("--draws", type=int, default=20)
+    parser.add_argument("--out", type=Path, help="results folder (default bench/results/)")
+    args = parser.parse_args(argv)
+    BlenderHost()  # gpu.init() in the bpy module
+    width, height = (int(v) for v in args.size.split("x"))
+    rows = [measure(args.count, width, height, int(v), args.draws) for v in args.vertices.split(",")]
+    records.write("viewport-occluder", gpu.platform.renderer_get(), rows, results=args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
