@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import weakref
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import gpu
 import numpy as np
@@ -77,13 +78,13 @@ class KeptMeshes:
     on another frame."""
 
     def __init__(self):
-        self._kept = {}  # name -> (edits, frame, (positions, triangles))
+        self._kept = {}  # name -> (edits, frame, changes over time, (positions, triangles))
 
     def triangles(self, obj, frame: int) -> tuple[np.ndarray, np.ndarray]:
         kept = self._kept.get(obj.name)
-        if kept is None or kept[0] != _edits or (kept[1] != frame and _changes_over_time(obj)):
-            kept = self._kept[obj.name] = (_edits, frame, mesh_triangles(obj))
-        return kept[2]
+        if kept is None or kept[0] != _edits or (kept[2] and kept[1] != frame):
+            kept = self._kept[obj.name] = (_edits, frame, _changes_over_time(obj), mesh_triangles(obj))
+        return kept[3]
 
     def keep_only(self, names) -> None:
         """Forget objects that are no longer occluders (deleted, hidden, renamed)."""
@@ -105,13 +106,19 @@ def no_collection():
             gc.enable()
 
 
-def _same_view(a, b) -> bool:
-    """Two (view_proj, meshes) views of the occluders that give the same depth (kept triangles are the
-    same arrays: no comparison of their values)."""
-    (matrix_a, meshes_a), (matrix_b, meshes_b) = a, b
-    return (np.array_equal(matrix_a, matrix_b) and len(meshes_a) == len(meshes_b)
-            and all(x is y or np.array_equal(x, y) for mesh_a, mesh_b in zip(meshes_a, meshes_b)
-                    for x, y in zip((*mesh_a[0], mesh_a[1]), (*mesh_b[0], mesh_b[1]))))
+@dataclass
+class _View:
+    """What a pre-pass draws: the view, and every occluder's triangles and world matrix."""
+
+    view_proj: np.ndarray
+    meshes: list  # (positions, triangles) of each occluder
+    models: np.ndarray  # (occluders, 4, 4) world matrices
+
+    def same_depth(self, other: _View) -> bool:
+        """Whether drawing ``other`` gives this depth (kept triangles are the same arrays: no values compared)."""
+        return (np.array_equal(self.view_proj, other.view_proj) and np.array_equal(self.models, other.models)
+                and len(self.meshes) == len(other.meshes)
+                and all(x is y or np.array_equal(x, y) for a, b in zip(self.meshes, other.meshes) for x, y in zip(a, b)))
 
 
 class DepthPrepass:
@@ -123,15 +130,17 @@ class DepthPrepass:
     def __init__(self, kept: KeptMeshes | None = None):
         self.shader = _shader()
         self.kept = kept
-        self._drawn = weakref.WeakKeyDictionary()  # SceneDepth -> the (view_proj, meshes) its depth holds
+        self._drawn = weakref.WeakKeyDictionary()  # SceneDepth -> the _View its depth holds
 
-    def _meshes(self, scene, depsgraph) -> list:
-        """((positions, triangles), world matrix) of every occluder."""
+    def _view(self, scene, depsgraph, view_proj) -> _View:
         found = list(occluders(scene, depsgraph))
         if self.kept is None:
-            return [(mesh_triangles(obj), np.array(obj.matrix_world)) for obj in found]
-        self.kept.keep_only(obj.name for obj in found)
-        return [(self.kept.triangles(obj, scene.frame_current), np.array(obj.matrix_world)) for obj in found]
+            meshes = [mesh_triangles(obj) for obj in found]
+        else:
+            self.kept.keep_only(obj.name for obj in found)
+            meshes = [self.kept.triangles(obj, scene.frame_current) for obj in found]
+        models = np.array([obj.matrix_world for obj in found], np.float64).reshape(-1, 4, 4)
+        return _View(np.array(view_proj, np.float64), meshes, models)
 
     def draw(self, scene, depsgraph, view_proj, scene_depth) -> None:
         """Depth of every occluder (1.0 where there is none), unless the depth already holds these
@@ -139,16 +148,15 @@ class DepthPrepass:
 
         The meshes are read and their batches made before the framebuffer is bound: reading an evaluated
         mesh makes and frees Blender data (to_mesh), which has no business inside our bind."""
-        meshes = self._meshes(scene, depsgraph)
-        view = (np.array(view_proj, np.float64), meshes)
+        view = self._view(scene, depsgraph, view_proj)
         drawn = self._drawn.get(scene_depth)
-        if drawn is not None and _same_view(drawn, view):
+        if drawn is not None and drawn.same_depth(view):
             return
         self._drawn[scene_depth] = view
         framebuffer = scene_depth.host.framebuffer(None, scene_depth.depth)
         with no_collection():
             batches = [(batch_for_shader(self.shader, "TRIS", {"position": positions}, indices=triangles), model)
-                       for (positions, triangles), model in meshes if len(triangles)]
+                       for (positions, triangles), model in zip(view.meshes, view.models) if len(triangles)]
             with framebuffer.bind():
                 framebuffer.clear(depth=1.0)
                 gpu.state.viewport_set(0, 0, scene_depth.width, scene_depth.height)

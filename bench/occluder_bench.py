@@ -1,10 +1,11 @@
-"""Suite ``viewport-occluder``: what a heavy occluder mesh costs a viewport draw, kept or read every draw.
+"""Suite ``viewport-occluder``: what occluder meshes cost a viewport draw, kept or read every draw.
 
     .venv/bin/python bench/occluder_bench.py                 # any machine: the cost is the CPU's
     source /tmp/bgpu/env && .venv/bin/python bench/occluder_bench.py --count 4000000 --size 1920x1080
 
 The default preset's scene with a UV sphere of about ``--vertices`` vertices between the camera and
-the emitter (scene occlusion on), drawn through ``viewport.draw_view`` into an offscreen view as
+the emitter, or ``--objects`` one-triangle objects off to the side (scene occlusion on, each case
+alone), drawn through ``viewport.draw_view`` into an offscreen view as
 ``bench/blender_gpu.py`` draws it: ``ms`` / ``cpu_ms``, the median draw while playing (drained before
 and after / until ``draw_view`` returns), with the overlay's kept occluder triangles
 (``depth_prepass.KeptMeshes``: read again only after an edit, or on another frame for meshes that
@@ -39,11 +40,27 @@ def playing(view, frames) -> tuple[float, float]:
     return statistics.median(t[0] for t in times), statistics.median(t[1] for t in times)
 
 
-def measure(count: int, width: int, height: int, vertices: int, draws: int) -> dict:
-    rings = max(3, round((vertices / 2) ** 0.5))
-    with viewport_scene(count, width, height, "ADD", 2 * draws + 10) as view:
+def add_occluders(scene, vertices: int, objects: int) -> tuple[str, int, int]:
+    """A UV sphere of about ``vertices`` vertices in front of the emitter, or ``objects`` one-triangle
+    objects (one mesh) beside the view; the case's name, vertices and triangles of them all."""
+    if vertices:
+        rings = max(3, round((vertices / 2) ** 0.5))
         bpy.ops.mesh.primitive_uv_sphere_add(segments=2 * rings, ring_count=rings, radius=1.5, location=(0, -4, 1))
         sphere = bpy.context.active_object.data
+        return f"{len(sphere.vertices) // 1000}K-vertex-occluder", len(sphere.vertices), len(sphere.loop_triangles)
+    triangle = bpy.data.meshes.new("triangle")
+    triangle.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0)], [], [(0, 1, 2)])
+    for i in range(objects):
+        obj = bpy.data.objects.new(f"occluder {i}", triangle)
+        obj.location = (100 + i, 100, 0)
+        scene.collection.objects.link(obj)
+    bpy.context.view_layer.update()
+    return f"{objects}-object-occluders", 3 * objects, objects
+
+
+def measure(count: int, width: int, height: int, vertices: int, objects: int, draws: int) -> dict:
+    with viewport_scene(count, width, height, "ADD", 2 * draws + 10) as view:
+        name, total_vertices, triangles = add_occluders(view.scene, vertices, objects)
         for frame in range(4, 8):
             view.timed_draw(frame)
         ms, cpu_ms = playing(view, range(8, 8 + draws))
@@ -51,8 +68,8 @@ def measure(count: int, width: int, height: int, vertices: int, draws: int) -> d
             viewport.overlay().mark_stale()  # a new simulation, with the pre-pass of a bake
             view.timed_draw(8 + draws)
             peer_ms, peer_cpu_ms = playing(view, range(9 + draws, 9 + 2 * draws))
-    return {"case": f"{height}p-{count // 1000}K-add-{len(sphere.vertices) // 1000}K-vertex-occluder", "n": count,
-            "width": width, "height": height, "vertices": len(sphere.vertices), "triangles": len(sphere.loop_triangles),
+    return {"case": f"{height}p-{count // 1000}K-add-{name}", "n": count, "width": width, "height": height,
+            "vertices": total_vertices, "triangles": triangles, "objects": max(objects, 1),
             "ms": ms, "cpu_ms": cpu_ms, "peer": "occluders read every draw", "peer_ms": peer_ms,
             "peer_cpu_ms": peer_cpu_ms, "speedup": peer_ms / ms, "draws_timed": draws}
 
@@ -61,13 +78,15 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--size", default="640x360")
-    parser.add_argument("--vertices", default="50000,500000", help="occluder sizes, comma-separated")
+    parser.add_argument("--vertices", default="50000,500000", help="sphere sizes, comma-separated")
+    parser.add_argument("--objects", default="2000", help="counts of one-triangle occluders, comma-separated")
     parser.add_argument("--draws", type=int, default=20)
     parser.add_argument("--out", type=Path, help="results folder (default bench/results/)")
     args = parser.parse_args(argv)
     BlenderHost()  # gpu.init() in the bpy module
     width, height = (int(v) for v in args.size.split("x"))
-    rows = [measure(args.count, width, height, int(v), args.draws) for v in args.vertices.split(",")]
+    cases = [(int(v), 0) for v in args.vertices.split(",") if v] + [(0, int(n)) for n in args.objects.split(",") if n]
+    rows = [measure(args.count, width, height, vertices, objects, args.draws) for vertices, objects in cases]
     records.write("viewport-occluder", gpu.platform.renderer_get(), rows, results=args.out)
     return 0
 

@@ -101,12 +101,13 @@ def test_viewport_timeline_times_every_dispatch_with_gl_timestamps(tmp_path):
 def test_occluder_bench_measures_kept_meshes_against_reading_every_draw(tmp_path):
     """bench/occluder_bench.py at tiny sizes: one record per occluder size, its peer measured in the same run."""
     result = subprocess.run([sys.executable, "bench/occluder_bench.py", "--count", "2000", "--size", "64x36",
-                             "--vertices", "500,5000", "--draws", "2", "--out", str(tmp_path)],
+                             "--vertices", "500,5000", "--objects", "20", "--draws", "2", "--out", str(tmp_path)],
                             cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (path,) = tmp_path.glob("*-viewport-occluder.json")
     rows = json.loads(path.read_text())
-    assert [row["vertices"] for row in rows] == [482, 4902]  # UV spheres of about 500 and 5000 vertices
+    assert [row["vertices"] for row in rows] == [482, 4902, 60]  # UV spheres of about 500 and 5000 vertices
+    assert [row["objects"] for row in rows] == [1, 1, 20]
     for row in rows:
         assert row["suite"] == "viewport-occluder" and row["peer"] == "occluders read every draw"
         assert all(math.isfinite(row[name]) and row[name] > 0 for name in ("ms", "cpu_ms", "peer_ms", "peer_cpu_ms"))
