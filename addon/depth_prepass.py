@@ -75,21 +75,46 @@ def _changes_over_time(obj) -> bool:
 class KeptMeshes:
     """Occluder triangles kept between draws, by object name: read again after an edit
     (``geometry_edited``, which the viewport's handlers call) or, for geometry that changes over time,
-    on another frame."""
+    on another frame.  Whether an object's materials let it hide anything is kept until an edit too."""
 
     def __init__(self):
         self._kept = {}  # name -> (edits, frame, changes over time, (positions, triangles))
+        self._opaque = {}  # name -> (edits, opaque)
 
-    def triangles(self, obj, frame: int) -> tuple[np.ndarray, np.ndarray]:
+    def triangles(self, obj, frame: int, depsgraph) -> tuple[np.ndarray, np.ndarray]:
+        """``obj``'s triangles (its evaluated mesh in ``depsgraph``), kept or read now."""
         kept = self._kept.get(obj.name)
         if kept is None or kept[0] != _edits or (kept[2] and kept[1] != frame):
-            kept = self._kept[obj.name] = (_edits, frame, _changes_over_time(obj), mesh_triangles(obj))
+            kept = (_edits, frame, _changes_over_time(obj), mesh_triangles(obj.evaluated_get(depsgraph)))
+            self._kept[obj.name] = kept
         return kept[3]
+
+    def _is_opaque(self, obj) -> bool:
+        kept = self._opaque.get(obj.name)
+        if kept is None or kept[0] != _edits:
+            kept = self._opaque[obj.name] = (_edits, _is_opaque(obj))
+        return kept[1]
+
+    def occluders(self, scene, depsgraph) -> tuple[list, np.ndarray]:
+        """Every occluder's (positions, triangles) and its world matrix, (occluders, 4, 4).  The matrices
+        are the scene objects' own, all read at once: the viewport's depsgraph is the active one, whose
+        evaluated transforms Blender writes back to them."""
+        objects = scene.objects
+        columns = np.empty(len(objects) * 16, np.float32)
+        objects.foreach_get("matrix_world", columns)  # column-major, as Blender stores matrices
+        chosen = [(index, obj) for index, obj in enumerate(objects)
+                  if obj.type == "MESH" and not obj.hide_render and obj.visible_get() and self._is_opaque(obj)]
+        self.keep_only(obj.name for _, obj in chosen)
+        meshes = [self.triangles(obj, scene.frame_current, depsgraph) for _, obj in chosen]
+        models = columns.reshape(-1, 4, 4)[[index for index, _ in chosen]].transpose(0, 2, 1)
+        return meshes, models.astype(np.float64)
 
     def keep_only(self, names) -> None:
         """Forget objects that are no longer occluders (deleted, hidden, renamed)."""
-        for name in self._kept.keys() - set(names):
-            del self._kept[name]
+        names = set(names)
+        for kept in (self._kept, self._opaque):
+            for name in kept.keys() - names:
+                del kept[name]
 
 
 @contextmanager
@@ -133,13 +158,12 @@ class DepthPrepass:
         self._drawn = weakref.WeakKeyDictionary()  # SceneDepth -> the _View its depth holds
 
     def _view(self, scene, depsgraph, view_proj) -> _View:
-        found = list(occluders(scene, depsgraph))
         if self.kept is None:
+            found = list(occluders(scene, depsgraph))
             meshes = [mesh_triangles(obj) for obj in found]
+            models = np.array([obj.matrix_world for obj in found], np.float64).reshape(-1, 4, 4)
         else:
-            self.kept.keep_only(obj.name for obj in found)
-            meshes = [self.kept.triangles(obj, scene.frame_current) for obj in found]
-        models = np.array([obj.matrix_world for obj in found], np.float64).reshape(-1, 4, 4)
+            meshes, models = self.kept.occluders(scene, depsgraph)
         return _View(np.array(view_proj, np.float64), meshes, models)
 
     def draw(self, scene, depsgraph, view_proj, scene_depth) -> None:

@@ -212,7 +212,7 @@ def test_kept_meshes_are_read_again_only_when_they_may_have_changed(scene):
     kept = KeptMeshes()
 
     def read(obj, frame):
-        return kept.triangles(obj.evaluated_get(depsgraph), frame)
+        return kept.triangles(obj, frame, depsgraph)
 
     first = read(rigid, 1)
     assert len(first[0]) == 8 and len(first[1]) == 12
@@ -224,6 +224,32 @@ def test_kept_meshes_are_read_again_only_when_they_may_have_changed(scene):
     assert read(deformed, 1) is moving and read(deformed, 2) is not moving
     kept.keep_only([deformed.name])
     assert read(rigid, 2) is not again, "forgotten when no longer an occluder"
+
+
+def test_kept_occluders_are_the_bakes_with_their_evaluated_matrices(scene):
+    """The overlay's occluders (every matrix read at once from the scene's objects) are the ones the
+    bake finds, each with its evaluated world matrix: rotated, scaled, parented, constrained."""
+    from addon.depth_prepass import KeptMeshes, occluders
+
+    parent = add_cube(scene, (1.0, 2.0, 0.5), 1.0)
+    parent.rotation_euler = (0.3, -0.2, 1.1)
+    child = add_cube(scene, (0.5, 0.0, 0.0), 0.5)
+    child.parent, child.scale = parent, (1.0, 2.0, 0.5)
+    constrained = add_cube(scene, (0.0, 0.0, 0.0), 0.7)
+    constrained.constraints.new("COPY_LOCATION").target = parent
+    blended = add_cube(scene, (-2.0, 0.0, 0.0), 1.0)
+    material = bpy.data.materials.new("glass")
+    material.surface_render_method = "BLENDED"
+    blended.data.materials.append(material)
+    hidden = add_cube(scene, (-4.0, 0.0, 0.0), 1.0)
+    hidden.hide_render = True
+    bpy.context.view_layer.update()
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    meshes, models = KeptMeshes().occluders(scene, depsgraph)
+    found = list(occluders(scene, depsgraph))
+    assert {obj.name for obj in found} == {parent.name, child.name, constrained.name}
+    assert len(meshes) == len(found) and all(len(triangles) == 12 for _, triangles in meshes)
+    np.testing.assert_allclose(models, [np.array(obj.matrix_world) for obj in found], atol=1e-6)
 
 
 def test_draw_region_uses_the_views_own_matrices(scene, overlay):
