@@ -85,7 +85,8 @@ class SceneCloud:
 
 
 def scene_has_cloud(scene) -> bool:
-    return scene.gpu_particles_csg.enabled and bool(scene_primitives(scene))
+    """The scene's cloud is on and has a primitive (asked every viewport draw: no primitives built)."""
+    return scene.gpu_particles_csg.enabled and any(o.gpu_particles_csg.enabled for o in scene.objects)
 
 
 def scene_cloud(scene, host) -> SceneCloud | None:
