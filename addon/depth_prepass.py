@@ -73,26 +73,27 @@ def _changes_over_time(obj) -> bool:
 
 
 class KeptMeshes:
-    """Occluder triangles kept between draws, by object name: read again after an edit
+    """Occluder triangles kept between draws, by object (``name_full``: linked objects may share a
+    name): read again after an edit
     (``geometry_edited``, which the viewport's handlers call) or, for geometry that changes over time,
     on another frame.  Whether an object's materials let it hide anything is kept until an edit too."""
 
     def __init__(self):
-        self._kept = {}  # name -> (edits, frame, changes over time, (positions, triangles))
-        self._opaque = {}  # name -> (edits, opaque)
+        self._kept = {}  # name_full -> (edits, frame, changes over time, (positions, triangles))
+        self._opaque = {}  # name_full -> (edits, opaque)
 
     def triangles(self, obj, frame: int, depsgraph) -> tuple[np.ndarray, np.ndarray]:
         """``obj``'s triangles (its evaluated mesh in ``depsgraph``), kept or read now."""
-        kept = self._kept.get(obj.name)
+        kept = self._kept.get(obj.name_full)
         if kept is None or kept[0] != _edits or (kept[2] and kept[1] != frame):
             kept = (_edits, frame, _changes_over_time(obj), mesh_triangles(obj.evaluated_get(depsgraph)))
-            self._kept[obj.name] = kept
+            self._kept[obj.name_full] = kept
         return kept[3]
 
     def _is_opaque(self, obj) -> bool:
-        kept = self._opaque.get(obj.name)
+        kept = self._opaque.get(obj.name_full)
         if kept is None or kept[0] != _edits:
-            kept = self._opaque[obj.name] = (_edits, _is_opaque(obj))
+            kept = self._opaque[obj.name_full] = (_edits, _is_opaque(obj))
         return kept[1]
 
     def occluders(self, scene, depsgraph) -> tuple[list, np.ndarray]:
@@ -104,13 +105,13 @@ class KeptMeshes:
         objects.foreach_get("matrix_world", columns)  # column-major, as Blender stores matrices
         chosen = [(index, obj) for index, obj in enumerate(objects)
                   if obj.type == "MESH" and not obj.hide_render and obj.visible_get() and self._is_opaque(obj)]
-        self.keep_only(obj.name for _, obj in chosen)
+        self.keep_only(obj.name_full for _, obj in chosen)
         meshes = [self.triangles(obj, scene.frame_current, depsgraph) for _, obj in chosen]
         models = columns.reshape(-1, 4, 4)[[index for index, _ in chosen]].transpose(0, 2, 1)
         return meshes, models.astype(np.float64)
 
     def keep_only(self, names) -> None:
-        """Forget objects that are no longer occluders (deleted, hidden, renamed)."""
+        """Forget objects (by ``name_full``) that are no longer occluders (deleted, hidden, renamed)."""
         names = set(names)
         for kept in (self._kept, self._opaque):
             for name in kept.keys() - names:

@@ -222,7 +222,7 @@ def test_kept_meshes_are_read_again_only_when_they_may_have_changed(scene):
     assert again is not first and all(np.array_equal(a, b) for a, b in zip(again, first))
     moving = read(deformed, 1)
     assert read(deformed, 1) is moving and read(deformed, 2) is not moving
-    kept.keep_only([deformed.name])
+    kept.keep_only([deformed.name_full])
     assert read(rigid, 2) is not again, "forgotten when no longer an occluder"
 
 
