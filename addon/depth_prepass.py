@@ -35,10 +35,15 @@ def _is_opaque(obj) -> bool:
     )
 
 
+def may_occlude(obj, is_opaque=_is_opaque) -> bool:
+    """A mesh object that renders and is visible; ``is_opaque`` says whether its materials hide what is behind."""
+    return obj.type == "MESH" and not obj.hide_render and obj.visible_get() and is_opaque(obj)
+
+
 def occluders(scene, depsgraph):
     """Evaluated mesh objects that render and hide what is behind them."""
     for obj in scene.objects:
-        if obj.type == "MESH" and not obj.hide_render and obj.visible_get() and _is_opaque(obj):
+        if may_occlude(obj):
             yield obj.evaluated_get(depsgraph)
 
 
@@ -103,8 +108,7 @@ class KeptMeshes:
         objects = scene.objects
         columns = np.empty(len(objects) * 16, np.float32)
         objects.foreach_get("matrix_world", columns)  # column-major, as Blender stores matrices
-        chosen = [(index, obj) for index, obj in enumerate(objects)
-                  if obj.type == "MESH" and not obj.hide_render and obj.visible_get() and self._is_opaque(obj)]
+        chosen = [(index, obj) for index, obj in enumerate(objects) if may_occlude(obj, self._is_opaque)]
         self.keep_only(obj.name_full for _, obj in chosen)
         meshes = [self.triangles(obj, scene.frame_current, depsgraph) for _, obj in chosen]
         models = columns.reshape(-1, 4, 4)[[index for index, _ in chosen]].transpose(0, 2, 1)
