@@ -50,6 +50,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import records  # noqa: E402
 from bake_throughput import cpu_seconds, effect_scene, measure_bake  # noqa: E402
 
+from addon.bake import EXR_ZIP_LEVEL  # noqa: E402
 from addon.frame_writer import (  # noqa: E402
     WRITER_NICE,
     ExrThreads,
@@ -59,7 +60,7 @@ from addon.frame_writer import (  # noqa: E402
     image_modules,
 )
 
-EXR = FrameFormat(exr=True, channels=4, depth="half", compression="zip:1", png_level=0, display=None)
+EXR = FrameFormat(exr=True, channels=4, depth="half", compression=f"zip:{EXR_ZIP_LEVEL}", png_level=0, display=None)
 SIZES = {"1080p": (1920, 1080), "2160p": (3840, 2160)}
 VARIANTS = {  # name: FrameWriter options, or processes
     "pool": dict(nice=0, exr_pool=True),
@@ -116,7 +117,7 @@ def frame_summary(pixels: np.ndarray) -> dict:
             "alpha_max": float(pixels[..., 3].max())}
 
 
-def write_exr(path: Path, pixels: np.ndarray, compression: str = "zip:1", chunk: int = 0,
+def write_exr(path: Path, pixels: np.ndarray, compression: str = EXR.compression, chunk: int = 0,
               tile: int | tuple[int, int] = 0) -> None:
     """One scanline EXR, or in ``chunk`` scanlines a call, or in ``tile`` (square, or (width, height)) tiles."""
     oiio, _ = image_modules()
@@ -179,21 +180,23 @@ def encode_costs(label: str, pixels: np.ndarray, folder: Path, repeats: int) -> 
     opaque, clear, brightest = pixels.copy(), pixels.copy(), pixels.copy()
     opaque[..., 3], clear[..., 3] = 1.0, 0.0
     brightest[..., 3] = np.clip(pixels[..., :3].max(axis=-1), 0.0, 1.0)  # the bake's alpha until additive light got 0
+    product = EXR.compression.replace(":", "")  # e.g. zip2
     variants = {
-        "zip1-scanline (product)": lambda: write_exr(path, pixels),
-        "zip1-write_scanlines-16": lambda: write_exr(path, pixels, chunk=16),
-        "zip1-write_scanlines-256": lambda: write_exr(path, pixels, chunk=256),
-        "zip1-tiled-64": lambda: write_exr(path, pixels, tile=64),
-        "zip1-tiled-128": lambda: write_exr(path, pixels, tile=128),
-        "zip1-tiled-256": lambda: write_exr(path, pixels, tile=256),
-        "zip1-tiled-512": lambda: write_exr(path, pixels, tile=512),
-        "zip1-tiled-width-x64": lambda: write_exr(path, pixels, tile=(pixels.shape[1], 64)),
-        "zip1-alpha-1": lambda: write_exr(path, opaque),
-        "zip1-alpha-0": lambda: write_exr(path, clear),
-        "zip1-alpha-brightest-channel (before)": lambda: write_exr(path, brightest),
-        "zip1-no-alpha (reference)": lambda: write_exr(path, np.ascontiguousarray(pixels[..., :3])),
+        f"{product}-scanline (product)": lambda: write_exr(path, pixels),
+        f"{product}-write_scanlines-16": lambda: write_exr(path, pixels, chunk=16),
+        f"{product}-write_scanlines-256": lambda: write_exr(path, pixels, chunk=256),
+        f"{product}-tiled-64": lambda: write_exr(path, pixels, tile=64),
+        f"{product}-tiled-256": lambda: write_exr(path, pixels, tile=256),
+        f"{product}-tiled-width-x64": lambda: write_exr(path, pixels, tile=(pixels.shape[1], 64)),
+        f"{product}-alpha-1": lambda: write_exr(path, opaque),
+        f"{product}-alpha-0": lambda: write_exr(path, clear),
+        f"{product}-alpha-brightest-channel (before)": lambda: write_exr(path, brightest),
+        f"{product}-no-alpha (reference)": lambda: write_exr(path, np.ascontiguousarray(pixels[..., :3])),
+        **{f"zip{level} (level {level})": lambda level=level: write_exr(path, pixels, f"zip:{level}")
+           for level in range(1, 10)},
         "zips1 (reference)": lambda: write_exr(path, pixels, "zips:1"),
-        "zip4 (reference)": lambda: write_exr(path, pixels, "zip"),
+        f"zips{EXR_ZIP_LEVEL} (reference)": lambda: write_exr(path, pixels, EXR.compression.replace("zip", "zips")),
+        "rle (reference)": lambda: write_exr(path, pixels, "rle"),
         "none (reference)": lambda: write_exr(path, pixels, "none"),
     }
     pool = ExrThreads(-1)

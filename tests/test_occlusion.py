@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
+from addon.engine.compositing import Compositor
 from addon.engine.settings import SettingsError
 from addon.render import SceneRenderer
 
@@ -106,9 +107,14 @@ def test_unusable_cameras_are_refused(scene, breakage, message):
     assert np.isfinite(camera.location).all()
 
 
-def test_bake_reports_overflow_and_auto_emax_follows_the_frames(scene, tmp_path):
-    """The overflow counter reaches the user (operator warning, sidecar); AUTO Emax grows out of it."""
+@pytest.mark.parametrize("readback", ["blender-read", "pixel-pack"])
+def test_bake_reports_overflow_and_auto_emax_follows_the_frames(scene, tmp_path, monkeypatch, readback):
+    """The overflow counter reaches the user (operator warning, sidecar); AUTO Emax grows out of it.
+    With GL pixel-pack readback (forced on here, llvmpipe) MANUAL frames' overflows are read a frame late,
+    with the frame: each frame still reports its own."""
     import json
+
+    from addon.hosts import gl_readback
 
     add_effect(count=20_000)
     scene.gpu_particles.emax = 1e-3  # far too low: every busy pixel overflows
@@ -117,6 +123,22 @@ def test_bake_reports_overflow_and_auto_emax_follows_the_frames(scene, tmp_path)
     record = json.loads((tmp_path / "frames" / "gpu_particles_bake.json").read_text())
     assert set(record["overflow"]) == {"1", "2", "3", "4"} and min(record["overflow"].values()) > 0
     assert record["emax"] == [pytest.approx(1e-3)] * 4
+    if readback == "pixel-pack":
+        monkeypatch.delenv(gl_readback.ENVIRONMENT, raising=False)
+        monkeypatch.setattr(gl_readback, "software", lambda renderer: False)
+        scene.gpu_particles.emax = 0.02  # fewer overflows, a different count each frame
+        stored = []
+        monkeypatch.setattr(Compositor, "store_stats", lambda self, buffer, store=Compositor.store_stats:
+                            stored.append(buffer) or store(self, buffer))
+        assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+        late = json.loads((tmp_path / "frames" / "gpu_particles_bake.json").read_text())["overflow"]
+        assert len(stored) == 4 and len({id(buffer) for buffer in stored}) == 2, "two stats copies in flight"
+        monkeypatch.setattr(gl_readback, "software", lambda renderer: True)
+        assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+        assert len(stored) == 4, "Blender's read: the stats are read at once"
+        now = json.loads((tmp_path / "frames" / "gpu_particles_bake.json").read_text())["overflow"]
+        assert late == now and len(set(now.values())) == 4, "frames of different counts: each reported as its own"
+        return
 
     scene.gpu_particles.emax_mode = "AUTO"
     scene.frame_end = 12

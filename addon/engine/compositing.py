@@ -227,6 +227,12 @@ class FrameStats:
     peak: float  # brightest accumulated channel (AUTO mode only; meaningless after an overflow)
 
 
+def _frame_stats(texels: np.ndarray) -> FrameStats:
+    """The stats image's two words: overflowing adds, the peak's float bits."""
+    overflow, peak_bits = (int(v) for v in texels[0])
+    return FrameStats(overflow, float(np.array(peak_bits, np.uint32).view(np.float32)))
+
+
 def next_emax(emax: float, stats: FrameStats, headroom: float) -> float:
     """Automatic Emax for the next frame from this frame's measurement.
 
@@ -388,9 +394,26 @@ class Compositor:
 
     def take_stats(self) -> FrameStats:
         """Overflows and peak since the last call, then reset; in AUTO mode, Emax follows them."""
-        overflow, peak_bits = (int(v) for v in self.host.read(self.stats)[0])
+        stats = _frame_stats(self.host.read(self.stats))
         self.host.clear(self.stats)
-        stats = FrameStats(overflow, float(np.array(peak_bits, np.uint32).view(np.float32)))
         if self.render.emax_mode == "AUTO":
             self.emax = next_emax(self.emax, stats, self.render.emax_headroom)
         return stats
+
+    @property
+    def stats_can_wait(self) -> bool:
+        """Whether a frame's stats may be read after the next frame is drawn: in MANUAL mode nothing drawn
+        depends on them (AUTO sets the next frame's Emax from them), and the host must read without
+        waiting (otherwise the read comes after the reset of :meth:`store_stats`)."""
+        return self.render.emax_mode == "MANUAL" and self.host.reads_without_waiting
+
+    def store_stats(self, buffer) -> None:
+        """Queue the copy of the overflows and peak into ``buffer`` (the host's ``readback_buffer(stats)``),
+        then reset them for the next frame; :meth:`stored_stats` reads the copy once the GPU made it.
+        Only where :attr:`stats_can_wait`."""
+        self.host.read_start(self.stats, buffer)
+        self.host.clear(self.stats)
+
+    def stored_stats(self, buffer) -> FrameStats:
+        """What :meth:`store_stats` copied (waits, asleep, for that copy)."""
+        return _frame_stats(self.host.read_finish(self.stats, buffer))

@@ -89,6 +89,8 @@ class Host:
         np.copyto(buffer.array, self.read(texture))
         return buffer.array
 
+    reads_without_waiting = False  # whether read_start queues the copy (the read happens then, not in read_finish)
+
     def read_start(self, texture: Texture, buffer) -> None:
         """Begin reading ``texture`` into ``buffer`` from :meth:`readback_buffer`: a host that reads without
         waiting queues the copy here; this one reads in :meth:`read_finish`."""
