@@ -325,19 +325,16 @@ def _display_result(display):
         raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
 
 
-# The deflate level of ZIP and ZIPS frames, by measurement (bench/exr_encode.py --suites encode, one
-# thread's CPU ms for the default preset's 1080p frame 24, 1M particles): here (2 cores) level 1 63.8,
-# 2 55.6, 3 56.2, 4 (OpenEXR's default) 56.8, 6 61.3 ms, the files within 0.2% of each other.
-EXR_ZIP_LEVEL = 2
-
-
 def frame_format(scene) -> FrameFormat:
     """The scene's output settings as the writer threads need them (EXR: always half float RGBA, linear)."""
     settings = scene.render.image_settings
     if settings.file_format.startswith("OPEN_EXR"):
-        codec = settings.exr_codec.lower()
-        compression = f"{codec}:{EXR_ZIP_LEVEL}" if codec in ("zip", "zips") else codec
-        return FrameFormat(exr=True, channels=4, depth="half", compression=compression, png_level=0, display=None)
+        # ZIP at OpenEXR's own deflate level (4), as Blender writes it: by measurement the cheapest or within
+        # noise of it (bench/exr_encode.py --suites encode, one thread's CPU ms for the default preset's
+        # 1080p frame, H100 host, 2026-11-25: level 1 82.4, 2 73.0, 3 72.6, 4 69.6, 6 88.4; the files
+        # within 0.2% of each other; 1080p EXR bakes at levels 1 and 2: the same frames/s).
+        return FrameFormat(exr=True, channels=4, depth="half", compression=settings.exr_codec.lower(), png_level=0,
+                           display=None)
     managed = settings if settings.color_management == "OVERRIDE" else scene
     view = managed.view_settings
     for unsupported, label in (("use_curve_mapping", "Curves"), ("use_white_balance", "White Balance")):
