@@ -51,12 +51,16 @@ class GPU_PARTICLES_PG_csg_scene(bpy.types.PropertyGroup):
     )
 
 
-def scene_primitives(scene) -> list[csg.Primitive]:
-    """The scene's primitives in stack order (not yet checked: see ``csg.check_primitives``)."""
-    objects = sorted((o for o in scene.objects if o.gpu_particles_csg.enabled),
-                     key=lambda o: (o.gpu_particles_csg.order, o.name))
+def is_primitive(obj) -> bool:
+    return obj.gpu_particles_csg.enabled
+
+
+def scene_primitives(scene, objects=None) -> list[csg.Primitive]:
+    """The scene's primitives in stack order (not yet checked: see ``csg.check_primitives``); ``objects``:
+    the scene's, or those of them that may be primitives (scene_index.py)."""
     primitives = []
-    for obj in objects:
+    for obj in sorted(filter(is_primitive, scene.objects if objects is None else objects),
+                      key=lambda o: (o.gpu_particles_csg.order, o.name)):
         p = obj.gpu_particles_csg
         scale = np.array(obj.matrix_world.to_scale())
         size = (p.radius * scale.max(),) * 3 if p.shape == "SPHERE" else tuple(p.radius * scale)
@@ -76,17 +80,19 @@ class SceneCloud:
                                 "particle_type": s.particle_type})
         self.points = csg.CloudParticles(self.cloud, look)
 
-    def follow(self, scene, seconds: float) -> list[str]:
-        """Update to the scene's primitives (incrementally when appended); return warnings."""
+    def follow(self, scene, seconds: float, objects=None) -> list[str]:
+        """Update to the scene's primitives (incrementally when appended; ``objects``: as scene_primitives
+        takes them); return warnings."""
         s = scene.gpu_particles_csg
-        self.cloud.update(scene_primitives(scene))
+        self.cloud.update(scene_primitives(scene, objects))
         self.points.update(seconds, s.noise_amount, s.noise_speed)
         return self.cloud.warnings
 
 
-def scene_has_cloud(scene) -> bool:
-    """The scene's cloud is on and has a primitive (asked every viewport draw: no primitives built)."""
-    return scene.gpu_particles_csg.enabled and any(o.gpu_particles_csg.enabled for o in scene.objects)
+def scene_has_cloud(scene, objects=None) -> bool:
+    """The scene's cloud is on and has a primitive (asked every viewport draw: no primitives built);
+    ``objects``: as scene_primitives takes them."""
+    return scene.gpu_particles_csg.enabled and any(map(is_primitive, scene.objects if objects is None else objects))
 
 
 def scene_cloud(scene, host) -> SceneCloud | None:

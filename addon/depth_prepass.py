@@ -21,6 +21,7 @@ from gpu_extras.batch import batch_for_shader
 from .engine.depth import DEPTH_PREPASS
 from .hosts.base import column_major
 from .hosts.blender import shader_info
+from .scene_index import SceneIndex, edits
 
 
 def _shader():
@@ -35,9 +36,9 @@ def _is_opaque(obj) -> bool:
     )
 
 
-def may_occlude(obj, is_opaque=_is_opaque) -> bool:
-    """A mesh object that renders and is visible; ``is_opaque`` says whether its materials hide what is behind."""
-    return obj.type == "MESH" and not obj.hide_render and obj.visible_get() and is_opaque(obj)
+def may_occlude(obj) -> bool:
+    """A mesh object that renders, is visible and whose materials hide what is behind it."""
+    return obj.type == "MESH" and not obj.hide_render and obj.visible_get() and _is_opaque(obj)
 
 
 def occluders(scene, depsgraph):
@@ -61,15 +62,6 @@ def mesh_triangles(obj) -> tuple[np.ndarray, np.ndarray]:
     return positions, triangles
 
 
-_edits = 0  # edits so far (geometry_edited): kept triangles older than the last edit are read again
-
-
-def geometry_edited(*args) -> None:
-    """A handler (depsgraph update, undo, redo): any mesh may have changed, kept triangles are stale."""
-    global _edits
-    _edits += 1
-
-
 def _changes_over_time(obj) -> bool:
     """Geometry that can differ from frame to frame without an edit: modifiers (armatures, physics,
     geometry nodes, ...), shape keys, animated or driven mesh data."""
@@ -79,47 +71,46 @@ def _changes_over_time(obj) -> bool:
 
 class KeptMeshes:
     """Occluder triangles kept between draws, by object (``name_full``: linked objects may share a
-    name): read again after an edit
-    (``geometry_edited``, which the viewport's handlers call) or, for geometry that changes over time,
-    on another frame.  Whether an object's materials let it hide anything is kept until an edit too."""
+    name): read again after an edit (``scene_index.scene_edited``, which the viewport's handlers call)
+    or, for geometry that changes over time, on another frame.  Which objects occlude comes from a
+    :class:`~addon.scene_index.SceneIndex` (kept until an edit too)."""
 
-    def __init__(self):
+    def __init__(self, index: SceneIndex):
+        self.index = index
         self._kept = {}  # name_full -> (edits, frame, changes over time, (positions, triangles))
-        self._opaque = {}  # name_full -> (edits, opaque)
+        self._meshes = None  # (occluders, edits, frame, any changes over time, their meshes) of the last call
 
     def triangles(self, obj, frame: int, depsgraph) -> tuple[np.ndarray, np.ndarray]:
         """``obj``'s triangles (its evaluated mesh in ``depsgraph``), kept or read now."""
         kept = self._kept.get(obj.name_full)
-        if kept is None or kept[0] != _edits or (kept[2] and kept[1] != frame):
-            kept = (_edits, frame, _changes_over_time(obj), mesh_triangles(obj.evaluated_get(depsgraph)))
+        if kept is None or kept[0] != edits() or (kept[2] and kept[1] != frame):
+            kept = (edits(), frame, _changes_over_time(obj), mesh_triangles(obj.evaluated_get(depsgraph)))
             self._kept[obj.name_full] = kept
         return kept[3]
-
-    def _is_opaque(self, obj) -> bool:
-        kept = self._opaque.get(obj.name_full)
-        if kept is None or kept[0] != _edits:
-            kept = self._opaque[obj.name_full] = (_edits, _is_opaque(obj))
-        return kept[1]
 
     def occluders(self, scene, depsgraph) -> tuple[list, np.ndarray]:
         """Every occluder's (positions, triangles) and its world matrix, (occluders, 4, 4).  The matrices
         are the scene objects' own, all read at once: the viewport's depsgraph is the active one, whose
-        evaluated transforms Blender writes back to them."""
+        evaluated transforms Blender writes back to them.  The list of meshes is the last call's own
+        when none can have changed (a still scene: the pre-pass compares no arrays)."""
         objects = scene.objects
         columns = np.empty(len(objects) * 16, np.float32)
         objects.foreach_get("matrix_world", columns)  # column-major, as Blender stores matrices
-        chosen = [(index, obj) for index, obj in enumerate(objects) if may_occlude(obj, self._is_opaque)]
+        chosen = self.index.indexed(scene, may_occlude)
+        models = columns.reshape(-1, 4, 4)[[place for place, _ in chosen]].transpose(0, 2, 1).astype(np.float64)
+        frame, last = scene.frame_current, self._meshes
+        if last is not None and last[0] is chosen and last[1] == edits() and not (last[3] and last[2] != frame):
+            return last[4], models
         self.keep_only(obj.name_full for _, obj in chosen)
-        meshes = [self.triangles(obj, scene.frame_current, depsgraph) for _, obj in chosen]
-        models = columns.reshape(-1, 4, 4)[[index for index, _ in chosen]].transpose(0, 2, 1)
-        return meshes, models.astype(np.float64)
+        meshes = [self.triangles(obj, frame, depsgraph) for _, obj in chosen]
+        changing = any(self._kept[obj.name_full][2] for _, obj in chosen)
+        self._meshes = (chosen, edits(), frame, changing, meshes)
+        return meshes, models
 
     def keep_only(self, names) -> None:
         """Forget objects (by ``name_full``) that are no longer occluders (deleted, hidden, renamed)."""
-        names = set(names)
-        for kept in (self._kept, self._opaque):
-            for name in kept.keys() - names:
-                del kept[name]
+        for name in self._kept.keys() - set(names):
+            del self._kept[name]
 
 
 @contextmanager
@@ -145,10 +136,13 @@ class _View:
     models: np.ndarray  # (occluders, 4, 4) world matrices
 
     def same_depth(self, other: _View) -> bool:
-        """Whether drawing ``other`` gives this depth (kept triangles are the same arrays: no values compared)."""
+        """Whether drawing ``other`` gives this depth (kept triangles are the same arrays, and an unchanged
+        list of them the same list: no values compared)."""
         return (np.array_equal(self.view_proj, other.view_proj) and np.array_equal(self.models, other.models)
-                and len(self.meshes) == len(other.meshes)
-                and all(x is y or np.array_equal(x, y) for a, b in zip(self.meshes, other.meshes) for x, y in zip(a, b)))
+                and (self.meshes is other.meshes
+                     or len(self.meshes) == len(other.meshes)
+                     and all(x is y or np.array_equal(x, y)
+                             for a, b in zip(self.meshes, other.meshes) for x, y in zip(a, b))))
 
 
 class DepthPrepass:

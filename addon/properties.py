@@ -151,9 +151,16 @@ def assign(group, settings) -> None:
         setattr(group, name, value)
 
 
-def scene_effects(scene):
-    """(object, effect) for every enabled effect on an object of the scene."""
-    return [(obj, effect) for obj in scene.objects for effect in obj.gpu_particles.effects if effect.enabled]
+def has_effects(obj) -> bool:
+    """Whether the object carries effects (enabled or not)."""
+    return len(obj.gpu_particles.effects) > 0
+
+
+def scene_effects(scene, objects=None):
+    """(object, effect) for every enabled effect on an object of the scene (``objects``: the scene's, or
+    those of them that may carry effects, in the scene's order: scene_index.py)."""
+    return [(obj, effect) for obj in (scene.objects if objects is None else objects)
+            for effect in obj.gpu_particles.effects if effect.enabled]
 
 
 def register_factory(classes, pointers):

@@ -15,7 +15,7 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from .csg_scene import scene_cloud
+from .csg_scene import is_primitive, scene_cloud
 from .depth_prepass import DepthPrepass
 from .engine.cache_format import CacheError
 from .engine.compositing import Camera, Compositor
@@ -26,7 +26,7 @@ from .engine.pipeline import composite_into
 from .engine.settings import SettingsError
 from .engine.sprites import SpriteLayer
 from .hosts.blender import BlenderHost
-from .properties import effect_settings_of, render_settings_of, scene_effects
+from .properties import effect_settings_of, has_effects, render_settings_of, scene_effects
 from .scene_inputs import ramp_colors
 from .scene_snapshot import FrameInputs, SceneSnapshot, read_frame, read_snapshot
 from .scene_time import SceneSimulation
@@ -171,9 +171,14 @@ class SceneRenderer:
         """The pre-pass of the scene's occluders: a bake reads their meshes each frame."""
         return DepthPrepass()
 
+    def _objects(self, test):
+        """The scene's objects that may pass ``test`` (scene_index.py), in the scene's order: a bake asks
+        them all each frame."""
+        return self.scene.objects
+
     def _scene_effects(self):
         """(object, effect) of every enabled effect of the scene as it is now."""
-        return scene_effects(self.scene)
+        return scene_effects(self.scene, self._objects(has_effects))
 
     def _effects(self):
         return [(obj.name, effect_settings_of(effect)) for obj, effect in self._scene_effects()]
@@ -210,7 +215,7 @@ class SceneRenderer:
 
     def _read_frame(self, frame: int, previous: FrameInputs | None) -> FrameInputs:
         self.scene.frame_set(frame)
-        return read_frame(self.scene, frame, self._emitter_matrices(), previous)
+        return read_frame(self.scene, frame, self._emitter_matrices(), previous, self._objects)
 
     def _emitter(self, name: str):
         obj = self.scene.objects.get(name)
@@ -293,7 +298,7 @@ class SceneRenderer:
         if self.cloud is not None:
             with lap("csg"):
                 seconds = (frame - self.scene.frame_start) * scene_seconds_per_frame(self.scene)
-                self.cloud_warnings = self.cloud.follow(self.scene, seconds)
+                self.cloud_warnings = self.cloud.follow(self.scene, seconds, self._objects(is_primitive))
             systems.append(self.cloud.points)
             orders.append(None)
         with lap("splat and resolve"):

@@ -36,13 +36,18 @@ def emitter_mesh(obj, depsgraph) -> EmitterMesh:
     return EmitterMesh(vertices.reshape(-1, 3), triangles.reshape(-1, 3))
 
 
-def force_fields(scene) -> tuple[list[ForceField], list[str]]:
-    """Wind, vortex, force and turbulence fields of the scene, in world space."""
+def is_force_field(obj) -> bool:
+    return obj.field is not None and obj.field.type != "NONE"
+
+
+def force_fields(scene, objects=None) -> tuple[list[ForceField], list[str]]:
+    """Wind, vortex, force and turbulence fields of the scene, in world space (``objects``: the scene's, or
+    those of them that may be fields, in the scene's order: scene_index.py)."""
     fields, warnings = [], []
-    for obj in scene.objects:
-        settings = obj.field
-        if settings is None or settings.type == "NONE":
+    for obj in scene.objects if objects is None else objects:
+        if not is_force_field(obj):
             continue
+        settings = obj.field
         if settings.type not in SUPPORTED_FIELDS:
             warnings.append(f"force field '{obj.name}' ({settings.type.title()}) is not supported: "
                             f"only {', '.join(t.title() for t in SUPPORTED_FIELDS)} act on GPU particles")
@@ -80,13 +85,19 @@ def collider_shape(vertices: np.ndarray) -> tuple[str, np.ndarray, np.ndarray] |
     return None
 
 
-def colliders(scene, previous: dict | None = None) -> tuple[list[Collider], list[str]]:
+def has_collision(obj) -> bool:
+    """Whether the object has Blender's collision physics (switched on or not)."""
+    return any(m.type == "COLLISION" for m in obj.modifiers)
+
+
+def colliders(scene, previous: dict | None = None, objects=None) -> tuple[list[Collider], list[str]]:
     """Objects with Blender collision physics, as planes, spheres and boxes.
 
-    ``previous`` maps collider names to their matrices one frame earlier (a moving collider)."""
+    ``previous`` maps collider names to their matrices one frame earlier (a moving collider); ``objects``:
+    the scene's, or those of them that may collide, in the scene's order (scene_index.py)."""
     found, warnings = [], []
-    for obj in scene.objects:
-        if not any(m.type == "COLLISION" for m in obj.modifiers) or not obj.collision.use:
+    for obj in scene.objects if objects is None else objects:
+        if not has_collision(obj) or not obj.collision.use:
             continue
         shape = None
         if obj.type == "MESH":

@@ -18,7 +18,7 @@ from .engine.effectors import Collider, EmitterMesh, ForceField
 from .engine.settings import EffectSettings, RenderSettings, SettingsError, as_dict
 from .engine.simulation import rate_warning
 from .properties import effect_settings_of, render_settings_of, scene_effects
-from .scene_inputs import colliders, emitter_mesh, force_fields
+from .scene_inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field
 
 
 @dataclass(frozen=True)
@@ -112,9 +112,12 @@ def read_snapshot(scene) -> SceneSnapshot:
                          scene.frame_step, scene.render.fps_base / scene.render.fps)
 
 
-def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInputs | None = None) -> FrameInputs:
-    """Fields and colliders of ``scene`` as it is now (at ``frame``), colliders moving from ``previous``."""
-    fields, field_warnings = force_fields(scene)
-    found, collider_warnings = colliders(scene, previous.collider_matrices if previous is not None else None)
+def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInputs | None = None,
+               objects=None) -> FrameInputs:
+    """Fields and colliders of ``scene`` as it is now (at ``frame``), colliders moving from ``previous``;
+    ``objects(test)``: the scene's objects that may pass ``test`` (scene_index.py), or None: all of them."""
+    fields, field_warnings = force_fields(scene, objects and objects(is_force_field))
+    found, collider_warnings = colliders(scene, previous.collider_matrices if previous is not None else None,
+                                         objects and objects(has_collision))
     return FrameInputs(frame, tuple(np.asarray(m, np.float64) for m in emitters), tuple(fields), tuple(found),
                        tuple(field_warnings + collider_warnings))

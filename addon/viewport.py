@@ -21,8 +21,8 @@ import bpy
 import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
-from .csg_scene import scene_has_cloud
-from .depth_prepass import DepthPrepass, KeptMeshes, geometry_edited
+from .csg_scene import is_primitive, scene_has_cloud
+from .depth_prepass import DepthPrepass, KeptMeshes
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
 from .engine.glints import GlintStage, wanted, without_glints
@@ -30,10 +30,12 @@ from .engine.settings import RenderSettings
 from .engine.sprites import SpriteLayer
 from .engine.tile_lists import VIEWPORT_CHECK_EVERY
 from .hosts.blender import BlenderHost
-from .properties import ON_CHANGE, ON_REDRAW, effect_settings_of, render_settings_of, scene_effects
+from .properties import ON_CHANGE, ON_REDRAW, effect_settings_of, has_effects, render_settings_of, scene_effects
 from .render import SceneRenderer, with_lens
+from .scene_index import SceneIndex, scene_edited
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
+SCENE_INDEX = SceneIndex()  # which objects emit, push, collide, build the cloud or occlude: kept until an edit
 
 
 def _fcurves(obj):
@@ -143,6 +145,10 @@ class ViewportSimulation(SceneRenderer):
         """The occluders' triangles kept between draws (the overlay's, across simulations)."""
         return DepthPrepass(self._kept_meshes)
 
+    def _objects(self, test):
+        """The objects that may pass ``test``, kept between edits (Blender evaluates edits before it redraws)."""
+        return SCENE_INDEX.objects(self.scene, test)
+
     def new_draw(self) -> None:
         """Read the emitters afresh from now on (between draws they may have been moved by hand)."""
         self._matrices.clear()
@@ -184,7 +190,7 @@ class Overlay:
         self.stale = True
         self.stats: Stats | None = None
         self.preroll = None  # a long preroll runs a piece per draw, so the viewport never freezes
-        self.kept_meshes = KeptMeshes()  # the occluders' triangles, read again after edits
+        self.kept_meshes = KeptMeshes(SCENE_INDEX)  # the occluders' triangles, read again after edits
 
     @property
     def systems(self):
@@ -205,10 +211,10 @@ class Overlay:
     def _sync(self, scene) -> RenderSettings:
         """A fresh simulation when effects, settings or the scene changed, or a setting was edited; the
         render settings as read (the glints' apply from this frame on, without re-simulating)."""
-        found = scene_effects(scene)
+        found = scene_effects(scene, SCENE_INDEX.objects(scene, has_effects))
         effects = tuple((obj.name, effect_settings_of(effect)) for obj, effect in found)
         csg = scene.gpu_particles_csg
-        cloud_key = scene_has_cloud(scene) and tuple(
+        cloud_key = scene_has_cloud(scene, SCENE_INDEX.objects(scene, is_primitive)) and tuple(
             getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
         render = render_settings_of(scene)
         key = (scene.name, effects, without_glints(render), cloud_key)
@@ -369,9 +375,9 @@ def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None, p
     (``projection``: the view's, when it looks through the scene camera)."""
     if not scene.gpu_particles.show_overlay or width < 1 or height < 1:
         return
-    if not any(effect.enabled for obj in scene.objects for effect in obj.gpu_particles.effects) \
-            and not scene_has_cloud(scene):
-        return  # (stops at the first enabled effect: the overlay reads them all once it draws)
+    if not scene_effects(scene, SCENE_INDEX.objects(scene, has_effects)) \
+            and not scene_has_cloud(scene, SCENE_INDEX.objects(scene, is_primitive)):
+        return
     global _stats_shown
     measure, _stats_shown = _stats_shown, False
     frame = overlay().composite(scene, view_proj, view, width, height, depsgraph, measure, projection)
@@ -435,6 +441,7 @@ def _on_frame_change(scene, depsgraph=None):
 
 @bpy.app.handlers.persistent
 def _on_load(*args):
+    scene_edited()  # another file: nothing kept about the last one's objects
     free()
 
 
@@ -444,7 +451,7 @@ def _on_settings_change():
     tag_redraw()
 
 
-_on_edit = bpy.app.handlers.persistent(geometry_edited)  # kept occluder meshes are read again
+_on_edit = bpy.app.handlers.persistent(scene_edited)  # kept objects and occluder meshes are read again
 HANDLERS = ((bpy.app.handlers.frame_change_post, _on_frame_change), (bpy.app.handlers.load_post, _on_load),
             *((handlers, _on_edit) for handlers in (bpy.app.handlers.depsgraph_update_post,
                                                     bpy.app.handlers.undo_post, bpy.app.handlers.redo_post)))

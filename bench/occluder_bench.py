@@ -10,7 +10,9 @@ alone), drawn through ``viewport.draw_view`` into an offscreen view as
 and after / until ``draw_view`` returns), with the overlay's kept occluder triangles
 (``depth_prepass.KeptMeshes``: read again only after an edit, or on another frame for meshes that
 change over time); the peer (``peer_ms``, ``peer_cpu_ms``) reads every occluder's evaluated mesh
-each draw, as a bake does each frame (and as the viewport did before).
+each draw, as a bake does each frame (and as the viewport did before); ``unindexed_ms``,
+``unindexed_cpu_ms``: the kept triangles, but every object of the scene asked each draw whether it
+emits, pushes, collides or occludes (``scene_index.SceneIndex`` bypassed, as draws did before it).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import gpu  # noqa: E402
 from addon import viewport  # noqa: E402
 from addon.depth_prepass import DepthPrepass  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
+from addon.scene_index import SceneIndex  # noqa: E402
 from bench import records  # noqa: E402
 from bench.profile_blender import viewport_scene  # noqa: E402
 
@@ -59,19 +62,27 @@ def add_occluders(scene, vertices: int, objects: int) -> tuple[str, int, int]:
 
 
 def measure(count: int, width: int, height: int, vertices: int, objects: int, draws: int) -> dict:
-    with viewport_scene(count, width, height, "ADD", 2 * draws + 10) as view:
+    with viewport_scene(count, width, height, "ADD", 3 * draws + 10) as view:
         name, total_vertices, triangles = add_occluders(view.scene, vertices, objects)
         for frame in range(4, 8):
             view.timed_draw(frame)
         ms, cpu_ms = playing(view, range(8, 8 + draws))
+        with mock.patch.object(SceneIndex, "indexed", asked_every_call):
+            unindexed_ms, unindexed_cpu_ms = playing(view, range(8 + draws, 8 + 2 * draws))
         with mock.patch.object(viewport.ViewportSimulation, "_depth_prepass", lambda self: DepthPrepass()):
             viewport.overlay().mark_stale()  # a new simulation, with the pre-pass of a bake
-            view.timed_draw(8 + draws)
-            peer_ms, peer_cpu_ms = playing(view, range(9 + draws, 9 + 2 * draws))
+            view.timed_draw(8 + 2 * draws)
+            peer_ms, peer_cpu_ms = playing(view, range(9 + 2 * draws, 9 + 3 * draws))
     return {"case": f"{height}p-{count // 1000}K-add-{name}", "n": count, "width": width, "height": height,
             "vertices": total_vertices, "triangles": triangles, "objects": max(objects, 1),
             "ms": ms, "cpu_ms": cpu_ms, "peer": "occluders read every draw", "peer_ms": peer_ms,
-            "peer_cpu_ms": peer_cpu_ms, "speedup": peer_ms / ms, "draws_timed": draws}
+            "peer_cpu_ms": peer_cpu_ms, "speedup": peer_ms / ms,
+            "unindexed_ms": unindexed_ms, "unindexed_cpu_ms": unindexed_cpu_ms, "draws_timed": draws}
+
+
+def asked_every_call(index, scene, test):
+    """SceneIndex.indexed without its kept answers: every object asked each time, as draws did before."""
+    return [(place, obj) for place, obj in enumerate(scene.objects) if test(obj)]
 
 
 def main(argv=None) -> int:

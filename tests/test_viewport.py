@@ -202,14 +202,15 @@ def test_an_occluder_edited_in_place_stops_hiding(scene, overlay):
 def test_kept_meshes_are_read_again_only_when_they_may_have_changed(scene):
     """Rigid meshes stay kept across frames until an edit; meshes with modifiers (or shape keys, or
     animated data) are read again on another frame."""
-    from addon.depth_prepass import KeptMeshes, geometry_edited
+    from addon.depth_prepass import KeptMeshes
+    from addon.scene_index import SceneIndex, scene_edited
 
     rigid = add_cube(scene, (0.0, 0.0, 0.0), 1.0)
     deformed = add_cube(scene, (3.0, 0.0, 0.0), 1.0)
     deformed.modifiers.new("Displace", "DISPLACE")
     bpy.context.view_layer.update()
     depsgraph = bpy.context.evaluated_depsgraph_get()
-    kept = KeptMeshes()
+    kept = KeptMeshes(SceneIndex())
 
     def read(obj, frame):
         return kept.triangles(obj, frame, depsgraph)
@@ -217,7 +218,7 @@ def test_kept_meshes_are_read_again_only_when_they_may_have_changed(scene):
     first = read(rigid, 1)
     assert len(first[0]) == 8 and len(first[1]) == 12
     assert read(rigid, 2) is first, "a rigid mesh: kept over frames"
-    geometry_edited()
+    scene_edited()
     again = read(rigid, 2)
     assert again is not first and all(np.array_equal(a, b) for a, b in zip(again, first))
     moving = read(deformed, 1)
@@ -230,6 +231,7 @@ def test_kept_occluders_are_the_bakes_with_their_evaluated_matrices(scene):
     """The overlay's occluders (every matrix read at once from the scene's objects) are the ones the
     bake finds, each with its evaluated world matrix: rotated, scaled, parented, constrained."""
     from addon.depth_prepass import KeptMeshes, occluders
+    from addon.scene_index import SceneIndex
 
     parent = add_cube(scene, (1.0, 2.0, 0.5), 1.0)
     parent.rotation_euler = (0.3, -0.2, 1.1)
@@ -245,7 +247,7 @@ def test_kept_occluders_are_the_bakes_with_their_evaluated_matrices(scene):
     hidden.hide_render = True
     bpy.context.view_layer.update()
     depsgraph = bpy.context.evaluated_depsgraph_get()
-    meshes, models = KeptMeshes().occluders(scene, depsgraph)
+    meshes, models = KeptMeshes(SceneIndex()).occluders(scene, depsgraph)
     found = list(occluders(scene, depsgraph))
     assert {obj.name for obj in found} == {parent.name, child.name, constrained.name}
     assert len(meshes) == len(found) and all(len(triangles) == 12 for _, triangles in meshes)
@@ -544,3 +546,56 @@ def test_stats_panel_asks_for_one_measured_draw(scene, overlay):
     scene.frame_current = 3
     draw_offscreen(scene, view_proj)
     assert viewport.last_stats() is measured, "not shown since: the previous frame's counts stay"
+
+
+def test_scene_index_keeps_its_answers_until_an_edit_and_asks_animated_objects_each_time(scene):
+    """Which objects play a part is worked out once per edit; objects with animation data are asked again
+    each time (an animated visibility hides an occluder on some frames)."""
+    from addon.depth_prepass import may_occlude
+    from addon.scene_index import SceneIndex, scene_edited
+    from addon.scene_inputs import has_collision
+
+    first, second = add_cube(scene, (0.0, 0.0, 0.0), 1.0), add_cube(scene, (3.0, 0.0, 0.0), 1.0)
+    second.modifiers.new("Collision", "COLLISION")
+    bpy.context.view_layer.update()
+    index = SceneIndex()
+    assert index.objects(scene, has_collision) == [second]
+    first.modifiers.new("Collision", "COLLISION")
+    assert index.objects(scene, has_collision) == [second], "kept until an edit is reported"
+    scene_edited()
+    assert index.objects(scene, has_collision) == [o for o in scene.objects if o in (first, second)], "scene order"
+    still = index.indexed(scene, may_occlude)
+    assert index.indexed(scene, may_occlude) is still, "a still scene: the same answer, nothing asked"
+
+    for frame, hidden in ((1, False), (3, True)):
+        first.hide_viewport = hidden
+        first.keyframe_insert("hide_viewport", frame=frame)
+    scene_edited()
+    for frame, shown in ((1, True), (3, False), (2, True)):
+        scene.frame_set(frame)
+        assert (first in index.objects(scene, may_occlude)) == shown, f"frame {frame}"
+        assert second in index.objects(scene, may_occlude)
+
+
+def test_fields_and_colliders_added_between_draws_act_on_the_next(scene, overlay):
+    """After an edit (Blender evaluates it, the handlers report it, then the view redraws) the overlay
+    reads the new force field and collider."""
+    add_effect(count=1000)
+    view_proj = camera_of(scene, W, H).view_proj
+    bpy.ops.object.empty_add(location=(0.0, 0.0, 2.0))
+    wind = bpy.context.active_object
+    wall = add_cube(scene, (0.0, 0.0, -1.0), 1.0)
+    bpy.context.view_layer.update()
+    scene.frame_set(2)
+    draw_offscreen(scene, view_proj)
+    inputs = overlay.simulation.simulation.inputs
+    assert not inputs.fields and not inputs.colliders
+    bpy.context.view_layer.objects.active = wind
+    bpy.ops.object.forcefield_toggle()  # the same objects: no object came or went
+    wind.field.type = "WIND"
+    wall.modifiers.new("Collision", "COLLISION")
+    bpy.context.view_layer.update()
+    scene.frame_set(3)
+    draw_offscreen(scene, view_proj)
+    inputs = overlay.simulation.simulation.inputs
+    assert [field.type for field in inputs.fields] == ["WIND"] and len(inputs.colliders) == 1
