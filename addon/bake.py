@@ -170,9 +170,14 @@ class BakeJob(FrameJob):
         self._free = queue.SimpleQueue()
         for buffer in self._buffers:
             self._free.put(buffer)
-        # Two copies of the stats in flight when they may wait for the frame's readback (_store_stats).
+        # Two copies of the stats in flight when they may wait for the frame's readback (_store_stats); none
+        # if making them turned the host's readback without waiting off (a driver that maps no buffer).
         compositor = self.renderer.compositor
         self._stats_buffers = [host.readback_buffer(compositor.stats) for _ in range(2 * compositor.stats_can_wait)]
+        if not compositor.stats_can_wait:
+            for buffer in self._stats_buffers:
+                host.free_readback_buffer(buffer)
+            self._stats_buffers = []
         self._drawn = None  # (frame, readback.PendingFrame, stats buffer or None) drawn but not read yet
 
     @property

@@ -138,6 +138,19 @@ def test_bake_reports_overflow_and_auto_emax_follows_the_frames(scene, tmp_path,
         assert len(stored) == 4, "Blender's read: the stats are read at once"
         now = json.loads((tmp_path / "frames" / "gpu_particles_bake.json").read_text())["overflow"]
         assert late == now and len(set(now.values())) == 4, "frames of different counts: each reported as its own"
+
+        monkeypatch.setattr(gl_readback, "software", lambda renderer: False)
+        frame_buffer = gl_readback.PixelPack.buffer
+
+        def no_small_buffers(pack, texture_format, shape, dtype):  # a driver that maps frames but not the stats
+            if shape == (1, 2):
+                raise RuntimeError("glMapBufferRange failed")
+            return frame_buffer(pack, texture_format, shape, dtype)
+
+        monkeypatch.setattr(gl_readback.PixelPack, "buffer", no_small_buffers)
+        assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+        assert len(stored) == 4, "the stats read at once once the host reads through Blender"
+        assert json.loads((tmp_path / "frames" / "gpu_particles_bake.json").read_text())["overflow"] == now
         return
 
     scene.gpu_particles.emax_mode = "AUTO"
