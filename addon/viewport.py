@@ -441,7 +441,6 @@ def _on_frame_change(scene, depsgraph=None):
 
 @bpy.app.handlers.persistent
 def _on_load(*args):
-    scene_edited()  # another file: nothing kept about the last one's objects
     free()
 
 
@@ -458,9 +457,11 @@ HANDLERS = ((bpy.app.handlers.frame_change_post, _on_frame_change), (bpy.app.han
 
 
 def free() -> None:
-    """Drop the overlay's GPU textures (they go with the last reference)."""
+    """Drop the overlay's GPU textures (they go with the last reference) and what is kept about the scene's
+    objects (another file's objects may sit where the last one's were)."""
     global _overlay
     _overlay = None
+    scene_edited()
     _frame_quad.cache_clear()
 
 
