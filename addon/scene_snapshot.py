@@ -113,11 +113,11 @@ def read_snapshot(scene) -> SceneSnapshot:
 
 
 def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInputs | None = None,
-               objects=None) -> FrameInputs:
+               objects_of=None) -> FrameInputs:
     """Fields and colliders of ``scene`` as it is now (at ``frame``), colliders moving from ``previous``;
-    ``objects(test)``: the scene's objects that may pass ``test`` (scene_index.py), or None: all of them."""
-    fields, field_warnings = force_fields(scene, objects and objects(is_force_field))
+    ``objects_of(test)``: the scene's objects that may pass ``test`` (scene_index.py), or None: all of them."""
+    fields, field_warnings = force_fields(scene, objects_of(is_force_field) if objects_of else None)
     found, collider_warnings = colliders(scene, previous.collider_matrices if previous is not None else None,
-                                         objects and objects(has_collision))
+                                         objects_of(has_collision) if objects_of else None)
     return FrameInputs(frame, tuple(np.asarray(m, np.float64) for m in emitters), tuple(fields), tuple(found),
                        tuple(field_warnings + collider_warnings))

@@ -38,6 +38,16 @@ MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 SCENE_INDEX = SceneIndex()  # which objects emit, push, collide, build the cloud or occlude: kept until an edit
 
 
+def _indexed_effects(scene):
+    """properties.scene_effects over the objects the index keeps."""
+    return scene_effects(scene, SCENE_INDEX.objects(scene, has_effects))
+
+
+def _indexed_has_cloud(scene) -> bool:
+    """csg_scene.scene_has_cloud over the objects the index keeps."""
+    return scene_has_cloud(scene, SCENE_INDEX.objects(scene, is_primitive))
+
+
 def _fcurves(obj):
     from bpy_extras.anim_utils import animdata_get_channelbag_for_assigned_slot
 
@@ -211,10 +221,10 @@ class Overlay:
     def _sync(self, scene) -> RenderSettings:
         """A fresh simulation when effects, settings or the scene changed, or a setting was edited; the
         render settings as read (the glints' apply from this frame on, without re-simulating)."""
-        found = scene_effects(scene, SCENE_INDEX.objects(scene, has_effects))
+        found = _indexed_effects(scene)
         effects = tuple((obj.name, effect_settings_of(effect)) for obj, effect in found)
         csg = scene.gpu_particles_csg
-        cloud_key = scene_has_cloud(scene, SCENE_INDEX.objects(scene, is_primitive)) and tuple(
+        cloud_key = _indexed_has_cloud(scene) and tuple(
             getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
         render = render_settings_of(scene)
         key = (scene.name, effects, without_glints(render), cloud_key)
@@ -375,8 +385,7 @@ def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None, p
     (``projection``: the view's, when it looks through the scene camera)."""
     if not scene.gpu_particles.show_overlay or width < 1 or height < 1:
         return
-    if not scene_effects(scene, SCENE_INDEX.objects(scene, has_effects)) \
-            and not scene_has_cloud(scene, SCENE_INDEX.objects(scene, is_primitive)):
+    if not _indexed_effects(scene) and not _indexed_has_cloud(scene):
         return
     global _stats_shown
     measure, _stats_shown = _stats_shown, False

@@ -101,6 +101,11 @@ def _limited(kernel: Kernel, limited: bool) -> Kernel:
                                defines=(*kernel.defines, ("BIN_LIMIT", "1")))
 
 
+def _limit_images(limit) -> dict:
+    """The images a limited kernel binds for a ``limit`` (None: none, the kernel unlimited)."""
+    return {"item_limit": limit} if limit is not None else {}
+
+
 @cache
 def bin_digits_kernel(tile: int = BIN_TILE, digits: int = DIGITS, limited: bool = False) -> Kernel:
     return _limited(Kernel(
@@ -208,7 +213,7 @@ class DigitPasses:
         tiles = -(-count // self.tile)
         groups = tile_groups(count, self.tile)
         source = (keys, values if values is not None else keys)
-        limits = {"item_limit": limit} if limit is not None else {}
+        limits = _limit_images(limit)
         for p, (shift, digits) in enumerate(zip(self.shifts, self.digits)):
             target = (out_keys, out_values) if (passes - 1 - p) % 2 == 0 else self.spare
             constants = {"count": count, "bins": self.bins, "shift": shift}
@@ -272,7 +277,7 @@ class Binning:
             for image in (self.counts, self.offsets, self.total):
                 self.host.clear(image)
             return
-        limits = {"item_limit": limit} if limit is not None else {}
+        limits = _limit_images(limit)
         self.host.dispatch(bin_ranges_kernel(bool(limits)), tile_groups(self.bins, BIN_THREADS),
                            {"sorted_keys": self.keys, "counts": self.counts, "offsets": self.offsets,
                             "total": self.total, **limits}, {"count": count, "bins": self.bins})
