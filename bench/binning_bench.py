@@ -9,8 +9,8 @@ numpy before it is timed, peers in the same run:
 
 * binning ``16M-{uniform,clumpy}[-64K|-1M]``: counting 16M keys into 256 /
   65536 / 2^20 bins, the product's aggregated count (a shared table per
-  workgroup, one global atomic per workgroup and bin, up to 2048 bins; one
-  global atomic per item beyond) against one global atomic per item (peer
+  workgroup, one global atomic per workgroup and bin, up to 2048 bins; a
+  shared hash table per 64K items beyond, bin_count_hashed) against one global atomic per item (peer
   "naive atomics"); ``wave_match_ms``: the seed's
   subgroup match (NVIDIA extension, moderngl only; None where it does not
   compile); ``full_ms``: count + offsets + the stable scatter of the item

@@ -1,10 +1,9 @@
 /* Items per bin without contention: each workgroup counts its items in a
  * shared table first, then adds one global atomic per (workgroup, non-empty
  * bin), so a bin that takes millions of items sees thousands of atomics.
- * That takes a table of all the bins: beyond BIN_TABLE bins every item adds
- * its own global atomic (measured on an H100, 16M keys: a hashed table lost
- * to plain atomics at 64K and 1M bins, uniform and clumpy alike, since with
- * that many bins few items of a workgroup share one).  BIN_NAIVE: one
+ * That takes a table of all the bins: from BIN_TABLE bins to 2^17
+ * binning.count_kernel dispatches bin_count_hashed.glsl instead, and given
+ * more bins than its table this kernel adds a global atomic per item.  BIN_NAIVE: one
  * global atomic per item at every bin count, the peer this replaces.
  * BIN_WAVE_MATCH (moderngl benchmark only; Blender 5.2 cannot enable
  * subgroup extensions): lanes of a subgroup with equal keys are matched and

@@ -63,6 +63,27 @@ def test_binning_matches_reference(host, rng, case, count):
     check(host, keys, bins)
 
 
+@pytest.mark.parametrize("bins", [binning.TABLE + 1, (1 << 20) + 3, binning.HASHED_BINS - 1, binning.HASHED_BINS])
+@pytest.mark.parametrize("keys", ["all in one bin", "a few hot bins", "the last bin"])
+def test_hashed_count_matches_reference(host, rng, bins, keys):
+    """bin_count_hashed (TABLE < bins < HASHED_BINS) and the atomic per item past it.  Just under
+    HASHED_BINS a count has 15 bits: 65,536 items of one bin in a workgroup pass half of them (16384)
+    four times, and the key in the word above must not change."""
+    count = 70_000  # two workgroups of bin_count_hashed
+    pick = {"all in one bin": lambda: np.full(count, bins // 3),
+            "a few hot bins": lambda: np.where(rng.random(count) < 0.9, rng.integers(0, 5, count) * (bins // 5),
+                                               rng.integers(0, bins, count)),
+            "the last bin": lambda: np.where(rng.random(count) < 0.5, bins - 1, rng.integers(0, bins + 9, count))}
+    keys = pick[keys]().astype(np.uint32)
+    texture = upload(host, "keys", keys, width=1000)
+    b = binning.Binning(host, count, bins)
+    assert binning.count_kernel("AGGREGATED", bins)[0].name == ("bin_count_hashed" if bins < binning.HASHED_BINS
+                                                                 else "bin_count")
+    b.count(texture, count)
+    np.testing.assert_array_equal(host.read(b.counts).ravel()[:bins], ref.counts(keys, bins))
+    assert int(host.read(b.total)[0, 0]) == int(np.count_nonzero(keys < bins))
+
+
 @pytest.mark.parametrize("mode", ["AGGREGATED", "NAIVE"])
 def test_count_modes_agree(host, rng, mode):
     keys = np.where(rng.random(20_000) < 0.9, rng.integers(0, 3, 20_000), rng.integers(0, 5000, 20_000))
