@@ -167,6 +167,9 @@ def test_bad_targets_are_refused(host):
         compositing.Compositor(host, host.max_texture_size + 1, 4, render)
     with pytest.raises(SettingsError, match="texture limit"):
         compositing.Compositor(host, 0, 4, render)
+    side = host.max_texture_size  # within the texture limit, but more words than rows of the accumulation
+    with pytest.raises(SettingsError, match="more pixels than this GPU's accumulation image can hold"):
+        compositing.Compositor(host, side, side, render)
     with pytest.raises(SettingsError, match="emax must be positive"):
         compositing.Compositor(host, 4, 4, compositing.RenderSettings(emax=0.0))
     with pytest.raises(SettingsError, match="emax"):

@@ -1,6 +1,6 @@
 """Splat kernels x accumulation layouts (accum.glsl): every combination bit-exact against the reference.
 
-Paired: hi and lo side by side in one image twice as wide.  Aggregated over
+Paired: hi and lo side by side in one image, the pixels in raster order.  Aggregated over
 256 x 1, 2 or 4 particles a group: the table's sums must not wrap even when
 every particle of a group saturates one pixel.
 """

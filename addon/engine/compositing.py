@@ -28,8 +28,11 @@ ACCUM_IMAGES = (
     Image("accum_hi", "R32UI", atomic=True),
     Image("accum_lo", "R32UI", atomic=True),
 )
-# With paired accumulation (accum.glsl): hi and lo side by side in one image twice as wide.
+# With paired accumulation (accum.glsl): each pixel's hi and lo side by side, the pixels in raster
+# order over rows of 2^ACCUM_ROW_BITS texels.
 ACCUM_PAIRED = Image("accum", "R32UI", atomic=True)
+ACCUM_ROW_BITS = 13
+PAIRED_DEFINES = (("ACCUM_PAIRED", "1"), ("ACCUM_ROW_BITS", str(ACCUM_ROW_BITS)))
 STATS = Image("stats", "R32UI", atomic=True)  # 2x1: overflow count, peak (see color_pack.glsl)
 SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl",
                   "particle_read.glsl")
@@ -100,7 +103,7 @@ def splat_variant(base: Kernel, depth: bool = False, paired: bool = False) -> Ke
     images, samplers, defines = list(base.images), list(base.samplers), list(base.defines)
     if paired:
         images = _paired_images(images)
-        defines.append(("ACCUM_PAIRED", "1"))
+        defines += PAIRED_DEFINES
     if depth:
         # Samplers, not images: Blender binds at most 8 images a shader.
         samplers += [Sampler("coarse_depth"), Sampler("scene_depth")]
@@ -116,6 +119,8 @@ def _paired_images(images):
 # The product's accumulation layout (accum.glsl): paired, hi and lo in one sector.  On an H200
 # (bench/results/h200-2026-11-21.json, splat_variant *_aggregate1[_paired]) it cut spread's splat
 # from 0.145 to 0.115 ms, left normal alone (0.101 / 0.099) and cost clumpy 2% (0.373 / 0.380).
+# In raster order since 2026-11-25: on an H100 splat + resolve of clumpy 0.544 -> 0.256 ms, normal
+# 0.180 -> 0.193, spread 0.213 -> 0.226 (...-2026-11-25-splat-layout-ab.json).
 PAIRED = True
 SPLAT_VARIANTS = tuple(splat_variant(base, depth, PAIRED)
                        for kernels in (SPLAT_KERNELS, SPLAT_AGGREGATE_KERNELS) for base in kernels.values()
@@ -153,7 +158,7 @@ def resolve_kernel(peak: bool = False, paired: bool = False) -> Kernel:
     kernel = RESOLVE_PEAK if peak else RESOLVE
     if paired:
         kernel = dataclasses.replace(kernel, images=tuple(_paired_images(kernel.images)),
-                                     defines=(*kernel.defines, ("ACCUM_PAIRED", "1")))
+                                     defines=(*kernel.defines, *PAIRED_DEFINES))
     return kernel
 
 _EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
@@ -263,7 +268,12 @@ class Compositor:
         self.emax = render.emax  # follows the frames in AUTO mode
         self.paired = paired
         if paired:
-            self.accum = host.texture("accum", 2 * width, height, "R32UI")
+            row = 1 << ACCUM_ROW_BITS
+            rows = -(-2 * width * height // row)
+            if rows > host.max_texture_size:
+                raise SettingsError(f"resolution {width}x{height} has more pixels than this GPU's accumulation image "
+                                    f"can hold ({row * host.max_texture_size // 2:,})")
+            self.accum = host.texture("accum", row, rows, "R32UI")
             self.accum_textures = {"accum": self.accum}
         else:
             self.accum_hi = host.texture("accum_hi", width, height, "R32UI")
@@ -381,8 +391,9 @@ class Compositor:
     def read_accum(self) -> tuple[np.ndarray, np.ndarray]:
         """The accumulation words (hi, lo), each height x width, whichever the layout."""
         if self.paired:
-            both = self.host.read(self.accum)
-            return both[:, 0::2], both[:, 1::2]
+            words = self.host.read(self.accum).ravel()[: 2 * self.width * self.height]
+            pairs = words.reshape(self.height, self.width, 2)
+            return pairs[..., 0], pairs[..., 1]
         return self.host.read(self.accum_hi), self.host.read(self.accum_lo)
 
     def read_frame(self) -> np.ndarray:

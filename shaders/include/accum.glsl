@@ -1,13 +1,27 @@
 /* Where a pixel's two accumulation words live (color_pack.glsl says what they hold).
  *
- * Default: two R32UI images, accum_hi and accum_lo.  With ACCUM_PAIRED: one
- * R32UI image twice as wide, hi at (2x, y) and lo at (2x + 1, y), so that a
- * particle's two atomics land in one memory sector (and one image slot of
- * Blender's eight is free). */
+ * Default: two R32UI images, accum_hi and accum_lo.  With ACCUM_PAIRED (the
+ * product's): one R32UI image holding word 2i (hi) and 2i + 1 (lo) of the
+ * pixel i = y * width + x in raster order, 2^ACCUM_ROW_BITS words a row, so
+ * that a particle's two atomics land in one memory sector (and one image
+ * slot of Blender's eight is free).  Raster order rather than a
+ * target-shaped image: the driver tiles a 2D image in blocks a few rows
+ * high, so a clump of a few pixels a side sat in a few blocks, whose
+ * atomics queued at a few L2 slices; here its rows lie thousands of words
+ * apart.  On an H100, 2M particles' adds with 90% in 8 clumps took 0.31 ms
+ * target-shaped and 0.16 ms in raster order; spread and normal the same. */
 
 #ifdef ACCUM_PAIRED
-#  define ACCUM_HI_TEXEL(pixel) ivec2((pixel).x * 2, (pixel).y)
-#  define ACCUM_LO_TEXEL(pixel) ivec2((pixel).x * 2 + 1, (pixel).y)
+int accum_word(ivec2 pixel)
+{
+  return 2 * (pixel.y * target_size.x + pixel.x);
+}
+ivec2 accum_texel(int word)
+{
+  return ivec2(word & ((1 << ACCUM_ROW_BITS) - 1), word >> ACCUM_ROW_BITS);
+}
+#  define ACCUM_HI_TEXEL(pixel) accum_texel(accum_word(pixel))
+#  define ACCUM_LO_TEXEL(pixel) accum_texel(accum_word(pixel) + 1)
 #  define ACCUM_HI accum
 #  define ACCUM_LO accum
 #else
