@@ -9,11 +9,6 @@
  * subgroup extensions): lanes of a subgroup with equal keys are matched and
  * only the lowest adds their number.  Keys >= bins are not counted. */
 
-void add_global(uint bin, uint amount)
-{
-  imageAtomicAdd(counts, particle_texel(int(bin), imageSize(counts).x), amount);
-}
-
 void main()
 {
   int t = int(gl_LocalInvocationIndex);

@@ -21,11 +21,6 @@
  * for the dense bin_count (bench/results/h100-2026-11-25-hashed-count-and-
  * layout-prototypes.log). */
 
-void add_global(uint bin, uint amount)
-{
-  imageAtomicAdd(counts, particle_texel(int(bin), imageSize(counts).x), amount);
-}
-
 uint first_slot(uint key)
 {
   return (key * 2654435761u) >> (32u - HASH_BITS);

@@ -64,6 +64,7 @@ COUNT_MODES = ("AGGREGATED", "NAIVE", "WAVE_MATCH")
 WAVE_MATCH_EXTENSIONS = ("GL_KHR_shader_subgroup_basic", "GL_KHR_shader_subgroup_ballot",
                          "GL_NV_shader_subgroup_partitioned")
 _INCLUDES = ("common.glsl", "binning_common.glsl")
+_COUNT_INCLUDES = (*_INCLUDES, "bin_counts.glsl")
 _BIN_CONSTANTS = (Constant("INT", "count"), Constant("INT", "bins"))
 
 
@@ -79,7 +80,7 @@ def bin_count_kernel(mode: str = "AGGREGATED") -> Kernel:
         constants=_BIN_CONSTANTS,
         shared=table if mode == "AGGREGATED" else (),
         local_size=(BIN_THREADS, 1, 1),
-        includes=_INCLUDES,
+        includes=_COUNT_INCLUDES,
         defines=(("BIN_THREADS", str(BIN_THREADS)), ("BIN_TILE", str(COUNT_TILE)), ("BIN_TABLE", str(TABLE)),
                  *((("BIN_" + mode, "1"),) if mode != "AGGREGATED" else ())),
         extensions=WAVE_MATCH_EXTENSIONS if mode == "WAVE_MATCH" else (),
@@ -95,7 +96,7 @@ def bin_count_hashed_kernel() -> Kernel:
         constants=_BIN_CONSTANTS,
         shared=(Shared("uint", "s_slots", HASH_SLOTS),),
         local_size=(HASH_THREADS, 1, 1),
-        includes=_INCLUDES,
+        includes=_COUNT_INCLUDES,
         defines=(("BIN_THREADS", str(HASH_THREADS)), ("BIN_TILE", str(HASH_TILE)),
                  ("HASH_SLOTS", f"{HASH_SLOTS}u"), ("HASH_BITS", f"{HASH_SLOTS.bit_length() - 1}u"),
                  ("HASH_PROBES", str(HASH_PROBES))),
@@ -186,9 +187,9 @@ def bin_ranges_kernel(limited: bool = False) -> Kernel:
     ), limited)
 
 
-BINNING_KERNELS = (bin_count_kernel(), bin_count_hashed_kernel(), *(kernel(BIN_TILE, digits, limited) for digits in PASS_DIGITS
-                                          for kernel in (bin_digits_kernel, bin_scatter_kernel)
-                                          for limited in (False, True)),
+BINNING_KERNELS = (bin_count_kernel(), bin_count_hashed_kernel(),
+                   *(kernel(BIN_TILE, digits, limited) for digits in PASS_DIGITS
+                     for kernel in (bin_digits_kernel, bin_scatter_kernel) for limited in (False, True)),
                    *(bin_ranges_kernel(limited) for limited in (False, True)))
 MAX_GROUPS_X = 32768
 
