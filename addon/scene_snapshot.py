@@ -112,12 +112,12 @@ def read_snapshot(scene) -> SceneSnapshot:
                          scene.frame_step, scene.render.fps_base / scene.render.fps)
 
 
-def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInputs | None = None,
-               objects_of=None) -> FrameInputs:
+def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInputs | None,
+               objects_of) -> FrameInputs:
     """Fields and colliders of ``scene`` as it is now (at ``frame``), colliders moving from ``previous``;
-    ``objects_of(test)``: the scene's objects that may pass ``test`` (scene_index.py), or None: all of them."""
-    fields, field_warnings = force_fields(scene, objects_of(is_force_field) if objects_of else None)
+    ``objects_of(test)``: the scene's objects that may pass ``test`` (scene_index.py)."""
+    fields, field_warnings = force_fields(scene, objects_of(is_force_field))
     found, collider_warnings = colliders(scene, previous.collider_matrices if previous is not None else None,
-                                         objects_of(has_collision) if objects_of else None)
+                                         objects_of(has_collision))
     return FrameInputs(frame, tuple(np.asarray(m, np.float64) for m in emitters), tuple(fields), tuple(found),
                        tuple(field_warnings + collider_warnings))
