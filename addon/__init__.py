@@ -9,9 +9,12 @@ _unregister = None
 
 def _glue_modules():
     """The Blender glue, settings first, then operators and panels (sub-panels after their parents); each registers itself."""
-    from . import cache_ui, csg_scene, csg_ui, operators, panels, properties, render_integration, viewport
+    from . import properties, viewport
+    from .output import render_integration
+    from .scene import csg
+    from .ui import cache_panel, csg_panel, operators, panels
 
-    return (properties, csg_scene, operators, panels, csg_ui, cache_ui, render_integration, viewport)
+    return (properties, csg, operators, panels, csg_panel, cache_panel, render_integration, viewport)
 
 
 def register():

@@ -98,7 +98,7 @@ def build_scene(preset, frames, resolution, out_dir: Path):
     emitter.location = stage_emitter.get("location", (0.0, 0.0, 0.0))
     emitter.scale = stage_emitter.get("scale", (1.0, 1.0, 1.0))  # the emitter shape in its object's space
     scene.collection.objects.link(emitter)
-    from .stage_fields import add_stage_fields
+    from .scene.stage_fields import add_stage_fields
 
     add_stage_fields(preset.stage.get("fields", ()))
     if stage_emitter.get("orbit_radius"):
@@ -129,7 +129,7 @@ def add_preset_effect(scene, name: str, preset) -> None:
     import bpy
 
     if "csg" in preset.stage:
-        from .csg_scene import add_stage_primitives
+        from .scene.csg import add_stage_primitives
 
         add_stage_primitives(scene, preset.stage["csg"])
     bpy.ops.gpu_particles.add(preset=name)
@@ -255,8 +255,9 @@ def _bake(args, lap: Laps, probe: GPUProbe) -> int:
     lap("arguments")
     import bpy
 
-    from . import job_operator, register
+    from . import register
     from .hosts.blender import _captured_output as captured_output  # the shader log catcher, reused
+    from .ui import modal_job
 
     lap("import bpy")
     out_dir = Path(args.out).resolve()
@@ -288,7 +289,7 @@ def _bake(args, lap: Laps, probe: GPUProbe) -> int:
     # Blender prints every operator report too ("Info: ...", "Error: ..."): keep them out of the
     # terminal and say each thing once, here, warnings and errors on stderr.  The progress line
     # goes to the terminal itself.
-    job_operator.progress_stream = terminal = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    modal_job.progress_stream = terminal = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     try:
         with captured_output() as log:
             try:
@@ -299,7 +300,7 @@ def _bake(args, lap: Laps, probe: GPUProbe) -> int:
             except RuntimeError as error:  # the operator's ERROR report
                 failure = str(error).removeprefix("Error: ").strip()
     finally:
-        job_operator.progress_stream = None
+        modal_job.progress_stream = None
         terminal.close()
     lap("bake")
     for line in log[0].splitlines():

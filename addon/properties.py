@@ -158,7 +158,7 @@ def has_effects(obj) -> bool:
 
 def scene_effects(scene, objects=None):
     """(object, effect) for every enabled effect on an object of the scene (``objects``: the scene's, or
-    those of them that may carry effects, in the scene's order: scene_index.py)."""
+    those of them that may carry effects, in the scene's order: scene/index.py)."""
     return [(obj, effect) for obj in (scene.objects if objects is None else objects)
             for effect in obj.gpu_particles.effects if effect.enabled]
 

@@ -21,8 +21,6 @@ import bpy
 import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
-from .csg_scene import is_primitive, scene_has_cloud
-from .depth_prepass import DepthPrepass, KeptMeshes
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
 from .engine.glints import GlintStage, wanted, without_glints
@@ -31,8 +29,10 @@ from .engine.sprites import SpriteLayer
 from .engine.tile_lists import VIEWPORT_CHECK_EVERY
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, ON_REDRAW, effect_settings_of, has_effects, render_settings_of, scene_effects
-from .render import SceneRenderer, with_lens
-from .scene_index import SceneIndex, scene_edited
+from .scene.csg import is_primitive, scene_has_cloud
+from .scene.depth_prepass import DepthPrepass, KeptMeshes
+from .scene.index import SceneIndex, scene_edited
+from .scene.renderer import SceneRenderer, with_lens
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 SCENE_INDEX = SceneIndex()  # which objects emit, push, collide, build the cloud or occlude: kept until an edit
@@ -44,7 +44,7 @@ def _indexed_effects(scene):
 
 
 def _indexed_has_cloud(scene) -> bool:
-    """csg_scene.scene_has_cloud over the objects the index keeps."""
+    """scene.csg.scene_has_cloud over the objects the index keeps."""
     return scene_has_cloud(scene, SCENE_INDEX.objects(scene, is_primitive))
 
 

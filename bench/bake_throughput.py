@@ -1,7 +1,7 @@
 """Suite ``bake``: finished frames per second of the product's bake (files on disk), stage by stage.
 
 The bake runs as ``make bake`` runs it (the command line's scene, the preset's
-effect added by the operator, :class:`addon.bake.BakeJob` stepping through the
+effect added by the operator, :class:`addon.output.bake.BakeJob` stepping through the
 frames, the same writer threads); the first frame (preroll, shader compiles)
 is a warm-up timed apart from the ``frames`` after it, which ``fps`` measures.
 
@@ -73,7 +73,7 @@ def measure_bake(preset: str, count: int, width: int, height: int, file_format: 
     import bpy
 
     import addon
-    from addon.bake import BakeJob
+    from addon.output.bake import BakeJob
 
     out_dir = Path(tempfile.mkdtemp(prefix="gpu_particles_bench_"))
     try:
@@ -119,8 +119,8 @@ def writer_scaling(file_format: str, frames: int, width: int = 1920, height: int
     the calls they make must release the GIL for this to grow with the thread count."""
     import bpy
 
-    from addon.bake import frame_format
-    from addon.frame_writer import FrameWriter, display_pixels, display_processor, quantize
+    from addon.output.bake import frame_format
+    from addon.output.frame_writer import FrameWriter, display_pixels, display_processor, quantize
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     scene = bpy.context.scene

@@ -50,7 +50,7 @@ import addon  # noqa: E402
 from addon import viewport  # noqa: E402
 from addon.engine.presets import load_preset  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
-from addon.render import camera_of  # noqa: E402
+from addon.scene.renderer import camera_of  # noqa: E402
 from bench import records  # noqa: E402
 from bench.bake_throughput import effect_scene, measure_bake  # noqa: E402
 from bench.blender_way import blender_way_ms  # noqa: E402

@@ -50,7 +50,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import records  # noqa: E402
 from bake_throughput import cpu_seconds, effect_scene, measure_bake  # noqa: E402
 
-from addon.frame_writer import (  # noqa: E402
+from addon.output.frame_writer import (  # noqa: E402
     WRITER_NICE,
     ExrThreads,
     FrameFormat,
@@ -75,7 +75,7 @@ def baked_frame(width: int, height: int, count: int, preset: str, frame: int) ->
     import bpy
 
     import addon
-    from addon.bake import BakeJob
+    from addon.output.bake import BakeJob
 
     out_dir = Path(tempfile.mkdtemp(prefix="gpu_particles_exr_frame_"))
     try:
@@ -291,7 +291,7 @@ def _process_writer(pipe, block_name, shape, frame_format, nice, site, root):
     """A writer process: OpenEXR's pool off, niced; writes the shared block to each path it is sent
     (temporary name, then rename, as FrameWriter does)."""
     sys.path[:0] = [root, site]
-    from addon.frame_writer import ExrThreads, encode, lower_priority
+    from addon.output.frame_writer import ExrThreads, encode, lower_priority
 
     lower_priority(nice)
     ExrThreads(-1)

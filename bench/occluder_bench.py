@@ -30,9 +30,9 @@ import bpy  # noqa: E402
 import gpu  # noqa: E402
 
 from addon import viewport  # noqa: E402
-from addon.depth_prepass import DepthPrepass  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
-from addon.scene_index import SceneIndex  # noqa: E402
+from addon.scene.depth_prepass import DepthPrepass  # noqa: E402
+from addon.scene.index import SceneIndex  # noqa: E402
 from bench import records  # noqa: E402
 from bench.profile_blender import viewport_scene  # noqa: E402
 

@@ -39,8 +39,8 @@ import gpu  # noqa: E402
 
 import addon  # noqa: E402
 from addon import viewport  # noqa: E402
-from addon.bake import BakeJob  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
+from addon.output.bake import BakeJob  # noqa: E402
 from bench import records  # noqa: E402
 from bench.blender_gpu import OffscreenView, effect_scene, sized  # noqa: E402
 

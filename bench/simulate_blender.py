@@ -27,7 +27,7 @@ import bpy  # noqa: E402
 from addon.engine.settings import effect_settings  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
-from addon.scene_inputs import emitter_mesh  # noqa: E402
+from addon.scene.inputs import emitter_mesh  # noqa: E402
 from bench import common  # noqa: E402
 
 

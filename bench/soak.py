@@ -67,7 +67,7 @@ def soak_cycles(cycles: int) -> dict:
     from addon.cli import build_scene
     from addon.engine.presets import load_preset
     from addon.hosts.blender import BlenderHost
-    from addon.render import SceneRenderer
+    from addon.scene.renderer import SceneRenderer
 
     def handler_count() -> int:
         return sum(len(getattr(bpy.app.handlers, n)) for n in dir(bpy.app.handlers)
@@ -99,10 +99,10 @@ def soak_preroll(count: int) -> dict:
     import bpy
 
     import addon
-    from addon.bake import BakeJob
     from addon.cli import build_scene
     from addon.engine.presets import load_preset
     from addon.engine.settings import EFFECT_FIELDS
+    from addon.output.bake import BakeJob
 
     longest = next(f.max for f in EFFECT_FIELDS if f.name == "preroll")
     scene, emitter = build_scene(load_preset("default"), (1, 1), (64, 36), ROOT / "out" / "soak_preroll")

@@ -101,7 +101,7 @@ def test_two_bakes_are_byte_identical(scene, tmp_path):
 def test_png_bake_converts_on_the_gpu_as_the_cpu_path_does(scene, tmp_path, monkeypatch, depth):
     """The bake's PNG frames (display transform on the GPU, RGB values read back) against the same bake
     with the frames converted on the CPU (OpenColorIO's CPU processor, as BW PNG still is)."""
-    from addon.frame_writer import FrameFormat, image_modules
+    from addon.output.frame_writer import FrameFormat, image_modules
 
     add_effect(count=30_000)
     scene.view_settings.view_transform, scene.view_settings.look = "AgX", "AgX - Punchy"
@@ -168,7 +168,7 @@ def test_failed_write_on_a_worker_stops_the_bake_and_keeps_only_complete_frames(
                                                                                  error_type, errno, reason):
     """A worker thread failing at frame 3 (half a file written) stops the bake with a clear error on the main
     thread; what is left are whole frames under their final names, no partial file, and not frame 3."""
-    from addon import frame_writer
+    from addon.output import frame_writer
 
     add_effect(count=5000)
     scene.frame_end = 6
@@ -194,7 +194,7 @@ def test_failed_write_on_a_worker_stops_the_bake_and_keeps_only_complete_frames(
 def test_ctrl_c_mid_bake_finishes_the_frames_drawn_and_cancels(scene, tmp_path, monkeypatch, press):
     """The command line's Ctrl-C in the blocking bake, as a signal read between steps (the step it lands in
     finishes) or, pressed again, as a KeyboardInterrupt inside a step: every frame drawn is written whole."""
-    from addon.bake import BakeJob
+    from addon.output.bake import BakeJob
 
     add_effect(count=3000)
     real_step = BakeJob.step

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon.operators import GPU_PARTICLES_OT_bake
-from addon.render import SceneRenderer
+from addon.scene.renderer import SceneRenderer
+from addon.ui.operators import GPU_PARTICLES_OT_bake
 
 
 class FakeWindowManager:

@@ -79,7 +79,7 @@ def test_ctrl_c_cancels_with_status_130_and_keeps_the_frames_written(tmp_path):
 
 
 def test_ctrl_c_is_a_flag_between_steps_and_a_second_one_stops_at_once():
-    from addon.job_operator import ctrl_c_pressed
+    from addon.ui.modal_job import ctrl_c_pressed
 
     before = signal.getsignal(signal.SIGINT)
     with ctrl_c_pressed() as pressed:
@@ -104,7 +104,7 @@ class FakeStream(io.StringIO):
 
 @pytest.mark.parametrize("tty", [True, False])
 def test_progress_line_updates_in_place_on_a_terminal_and_every_n_frames_otherwise(tty):
-    from addon.job_operator import ProgressLine
+    from addon.ui.modal_job import ProgressLine
 
     stream = FakeStream(tty)
     progress = ProgressLine(48, stream, every=10)

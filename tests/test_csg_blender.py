@@ -4,8 +4,8 @@ import bpy
 import numpy as np
 import pytest
 
-from addon.csg_scene import add_stage_primitives, scene_primitives
 from addon.engine import csg
+from addon.scene.csg import add_stage_primitives, scene_primitives
 
 STAGE = {
     "samples_per_primitive": 3000,

@@ -7,10 +7,10 @@ import re
 import numpy as np
 import pytest
 
-from addon.bake import ocio_config_path
-from addon.display_shader import display_shader
 from addon.engine.readback import FrameReadback
-from addon.frame_writer import DisplaySettings, display_pixels, display_processor, quantize
+from addon.output.bake import ocio_config_path
+from addon.output.display_shader import display_shader
+from addon.output.frame_writer import DisplaySettings, display_pixels, display_processor, quantize
 
 # (view, look, exposure, gamma): each kind of OpenColorIO GPU resource and op Blender's config has
 VIEWS = [
@@ -136,7 +136,7 @@ def test_a_kept_shader_reads_back_as_built_and_each_setting_keeps_its_own(tmp_pa
 
 
 def test_only_blenders_own_config_is_kept(tmp_path):
-    from addon.bake import display_cache
+    from addon.output.bake import display_cache
 
     assert display_cache(display_of("AgX")) is not None
     assert display_cache(DisplaySettings(str(tmp_path / "config.ocio"), "sRGB", "AgX", "None", 0.0, 1.0)) is None

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon.export import COLOR_ATTRIBUTE, MATERIAL_NAME
-from addon.render import SceneRenderer
+from addon.output.export import COLOR_ATTRIBUTE, MATERIAL_NAME
+from addon.scene.renderer import SceneRenderer
 
 
 def simulated_state(scene, frame):

@@ -22,7 +22,7 @@ def test_writer_variants_write_every_frame_as_given(tmp_path, variant):
 
 def test_concurrent_writers_checks_the_frames_it_wrote(tmp_path, monkeypatch):
     """The check that makes the test above mean something: a writer that loses a channel is caught."""
-    from addon import frame_writer
+    from addon.output import frame_writer
 
     real = frame_writer.encode
     monkeypatch.setattr(frame_writer, "encode", lambda path, pixels, fmt: real(path, pixels * 0, fmt))

@@ -7,10 +7,11 @@ import bpy
 import numpy as np
 import pytest
 
-from addon.bake import frame_format as frame_format_of_scene
-from addon.display_shader import display_shader
 from addon.engine.readback import FrameReadback
-from addon.frame_writer import (
+from addon.hosts.gl_readback import ENVIRONMENT, PixelPack, PixelPackBuffer
+from addon.output.bake import frame_format as frame_format_of_scene
+from addon.output.display_shader import display_shader
+from addon.output.frame_writer import (
     PNG_CHANNELS,
     FrameWriteError,
     FrameWriter,
@@ -19,7 +20,6 @@ from addon.frame_writer import (
     file_pixels,
     image_modules,
 )
-from addon.hosts.gl_readback import ENVIRONMENT, PixelPack, PixelPackBuffer
 
 WIDTH, HEIGHT = 48, 32
 
@@ -179,7 +179,7 @@ def full_disk(path, pixels, frame_format):
 
 
 def test_worker_error_surfaces_on_the_main_thread(scene, tmp_path, rng, monkeypatch):
-    from addon import frame_writer
+    from addon.output import frame_writer
 
     writer = FrameWriter(frame_format_of_scene(scene), workers=2)
     monkeypatch.setattr(frame_writer, "encode", full_disk)
@@ -193,7 +193,7 @@ def test_worker_error_surfaces_on_the_main_thread(scene, tmp_path, rng, monkeypa
 def test_a_view_the_config_lacks_is_refused_before_any_frame(scene, tmp_path):
     from conftest import add_effect
 
-    from addon.bake import BakeError, BakeJob
+    from addon.output.bake import BakeError, BakeJob
 
     add_effect(count=1000)
     scene.display_settings.display_device = "sRGB"
@@ -237,7 +237,7 @@ def test_writer_threads_run_below_the_main_thread(scene, tmp_path, rng, monkeypa
     import os
     import threading
 
-    from addon import frame_writer
+    from addon.output import frame_writer
 
     priorities = []
 
@@ -264,7 +264,7 @@ def test_exr_compressed_on_the_writer_threads_while_such_a_writer_lives(scene, t
     """OpenEXR's shared pool is off while an EXR writer lives (exr_threads -1: each writer thread compresses its
     own frame) and back as it was after close, a failed write's close included; the frames are those the
     pool writes."""
-    from addon import frame_writer
+    from addon.output import frame_writer
 
     oiio, _ = image_modules()
     before = oiio.get_int_attribute("exr_threads")

@@ -108,7 +108,7 @@ def test_bake_and_viewport_add_the_same_glints(scene):
     from conftest import add_effect
 
     from addon import viewport
-    from addon.render import SceneRenderer, camera_of
+    from addon.scene.renderer import SceneRenderer, camera_of
 
     add_effect(count=3000, emission_strength=40.0)
     settings = scene.gpu_particles

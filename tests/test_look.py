@@ -40,8 +40,8 @@ def test_splat_with_ramp_size_over_life_and_random_variation_is_exact(host, rng)
 
 
 def test_blender_color_ramp_drives_the_look(scene):
-    from addon.render import SceneRenderer
-    from addon.scene_inputs import ramp_colors
+    from addon.scene.inputs import ramp_colors
+    from addon.scene.renderer import SceneRenderer
 
     effect = add_effect(count=3000, color_start=(1, 0, 0), color_end=(0, 0, 1))
     assert ramp_colors(effect) is None

@@ -7,7 +7,7 @@ from conftest import add_effect
 
 from addon.engine.compositing import Compositor
 from addon.engine.settings import SettingsError
-from addon.render import SceneRenderer
+from addon.scene.renderer import SceneRenderer
 
 
 def add_cube(location, size):

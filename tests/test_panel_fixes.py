@@ -9,7 +9,7 @@ from addon.engine.settings import max_particles
 
 def test_csg_sculpture_from_the_add_menu_builds_its_primitives(scene):
     """The + menu runs gpu_particles.add(preset=...): the preset's CSG stage comes with it, around the object."""
-    from addon.csg_scene import scene_primitives
+    from addon.scene.csg import scene_primitives
 
     emitter = bpy.context.active_object
     emitter.location = (3.0, 1.0, 2.4)  # the stage's emitter sits at (0, 0, 1.4)
@@ -28,7 +28,7 @@ def test_csg_sculpture_from_the_add_menu_builds_its_primitives(scene):
 
 
 def test_count_shows_this_gpus_limit(scene, host):
-    from addon.panels import count_note, gpu_count_limit
+    from addon.ui.panels import count_note, gpu_count_limit
 
     limit = gpu_count_limit()
     assert limit == max_particles(host.max_texture_size)

@@ -5,8 +5,8 @@ from types import SimpleNamespace
 import bpy
 from conftest import add_effect
 
-from addon import panels
 from addon.engine.settings import RENDER_FIELDS
+from addon.ui import panels
 
 RENDER_NAMES = {f.name for f in RENDER_FIELDS}
 
@@ -91,8 +91,8 @@ def test_main_panel_lists_effects_and_the_preset_menu(scene):
 
 
 def test_preset_menu_lists_every_shipped_preset(scene, tmp_path, monkeypatch):
-    from addon import operators
     from addon.engine.presets import preset_names
+    from addon.ui import operators
 
     monkeypatch.setattr(operators, "user_preset_dir", lambda: tmp_path)
     applied = []
@@ -106,7 +106,7 @@ def test_stats_panel_shows_what_the_overlay_measured(scene):
     from test_viewport import scene_view
 
     from addon import viewport
-    from addon.render import camera_of
+    from addon.scene.renderer import camera_of
 
     viewport.free()
     assert ("label", "Shown once the overlay has drawn a frame") in draw(panels.GPU_PARTICLES_PT_stats)
@@ -143,7 +143,7 @@ def test_stats_panel_shows_the_automatic_emax(scene):
     from test_viewport import scene_view
 
     from addon import viewport
-    from addon.render import camera_of
+    from addon.scene.renderer import camera_of
 
     viewport.free()
     add_effect(count=2000)

@@ -31,7 +31,7 @@ def test_stage_can_focus_on_the_emitter_and_leaves_both_off_without_them(tmp_pat
 def test_stage_places_force_fields_and_shapes_the_emitter(tmp_path):
     import bpy
 
-    from addon.scene_inputs import force_fields
+    from addon.scene.inputs import force_fields
 
     stage = {"emitter": {"scale": [1.0, 0.1, 0.05]}, "fields": [
         {"type": "VORTEX", "strength": 6.0, "falloff_power": 1.5},

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon import operators
 from addon.engine.presets import FORMAT_VERSION, load_preset, preset_names
 from addon.properties import effect_settings_of, render_settings_of
-from addon.render import SceneRenderer
+from addon.scene.renderer import SceneRenderer
+from addon.ui import operators
 
 LOOKS = ("fire", "smoke", "explosion", "fountain", "galaxy_vortex", "snow", "embers", "magic_dust")
 
@@ -116,7 +116,7 @@ def test_add_without_a_preset_starts_from_the_default(scene, user_dir):
 def test_adding_a_preset_from_the_panel_adds_the_force_fields_its_look_needs(scene, user_dir):
     """galaxy_vortex swirls from its stage's fields: Add places them around the emitter (once), and the
     emitter stays the active, selected object."""
-    from addon.scene_inputs import force_fields
+    from addon.scene.inputs import force_fields
 
     emitter = bpy.context.view_layer.objects.active
     emitter.location = (2.0, 1.0, 0.5)

@@ -14,13 +14,13 @@ from addon.hosts.base import Texture
 
 def our_functions():
     """Every function defined in the add-on's modules (to look for in handler and timer lists)."""
-    import addon.bake
-    import addon.export
-    import addon.operators
-    import addon.panels
+    import addon.output.bake
+    import addon.output.export
     import addon.properties
+    import addon.ui.operators
+    import addon.ui.panels
 
-    modules = (addon.bake, addon.export, addon.operators, addon.panels, addon.properties, viewport)
+    modules = (addon.output.bake, addon.output.export, addon.ui.operators, addon.ui.panels, addon.properties, viewport)
     return {f for m in modules for _, f in inspect.getmembers(m, inspect.isfunction) if f.__module__ == m.__name__}
 
 
@@ -39,7 +39,7 @@ def test_hundred_register_cycles_leave_nothing_behind(host, tmp_path):
 
     from addon.cli import build_scene
     from addon.engine.presets import load_preset
-    from addon.render import camera_of
+    from addon.scene.renderer import camera_of
 
     scene, _ = build_scene(load_preset("default"), (1, 4), (32, 18), tmp_path)
     baseline_textures, baseline_handlers = live_textures(), handler_functions()
@@ -116,7 +116,7 @@ def test_every_setting_is_bounded_in_blender(scene):
 
 
 def test_panel_sections_cover_every_field_and_register_a_sub_panel_each(scene):
-    from addon.panels import SECTION_PANELS, SECTIONS
+    from addon.ui.panels import SECTION_PANELS, SECTIONS
 
     assert [title for title, _ in SECTIONS][:2] == ["Emission", "Forces"]
     assert {"Emission", "Forces", "Collision", "Look", "Sorting", "Render & Bake"} <= {t for t, _ in SECTIONS}

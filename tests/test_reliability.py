@@ -57,7 +57,7 @@ def test_register_cycles_leave_no_textures_or_handlers():
 
 @pytest.mark.slow
 def test_fuzzed_settings_always_bake_complete_frames(scene, tmp_path):
-    from addon.bake import BakeJob
+    from addon.output.bake import BakeJob
 
     bpy.ops.mesh.primitive_cube_add(size=0.5)  # a surface, so every emitter shape (MESH too) has one
     effect = add_effect()

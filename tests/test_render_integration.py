@@ -13,9 +13,9 @@ import pytest
 from conftest import add_effect
 from test_occlusion import add_cube
 
-from addon import compositor_nodes
 from addon.engine.particle_depth import FAR
-from addon.render_layer import frame_file, layer_files
+from addon.output import compositor_nodes
+from addon.output.render_layer import frame_file, layer_files
 
 W, H = 64, 36
 
@@ -124,7 +124,7 @@ def test_layer_light_is_the_bake(scene, tmp_path):
 
 def test_layer_alpha_is_the_sprites_coverage(scene):
     """The layer's alpha is the frame's own: 0 under additive light, the alpha sprites' coverage where they are."""
-    from addon.render_layer import ParticleLayer
+    from addon.output.render_layer import ParticleLayer
 
     add_effect(count=3000)
     add_effect(count=3000, blend_mode="ALPHA", opacity=0.8, size=0.05)
@@ -138,7 +138,7 @@ def test_layer_alpha_is_the_sprites_coverage(scene):
 
 def test_layer_light_has_the_glints(scene):
     """Glints on: the light a render composites gains the bake's stars, added (alpha stays the sprites' coverage)."""
-    from addon.render_layer import ParticleLayer
+    from addon.output.render_layer import ParticleLayer
 
     add_effect(count=3000, emission_strength=40.0)
     settings = scene.gpu_particles

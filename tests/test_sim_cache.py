@@ -67,7 +67,7 @@ def cached_scene(scene, tmp_path, interval=2, **effect):
 
 
 def state_at(scene, frame, cache="READ"):
-    from addon.render import SceneRenderer
+    from addon.scene.renderer import SceneRenderer
 
     renderer = SceneRenderer(scene, 16, 16, cache=cache)
     renderer.advance_to(frame)
@@ -84,7 +84,7 @@ def test_bake_fills_the_cache_and_a_fresh_renderer_scrubs_from_it(scene, tmp_pat
     _, straight = state_at(scene, 4, cache="OFF")
     for a, b in zip(cached, straight):
         np.testing.assert_array_equal(a, b)
-    from addon.cache_ui import cache_status
+    from addon.ui.cache_panel import cache_status
 
     assert cache_status(scene) == "Cached frames 1-3 (2 checkpoint(s))"
 
@@ -118,7 +118,7 @@ def test_another_version_or_a_corrupt_file_is_refused_not_used(scene, tmp_path):
     (folder / "manifest.json").write_text(json.dumps(manifest))
     with pytest.raises(RuntimeError, match="written by GPU Particles 0.0.1 .* Free it and bake again"):
         bpy.ops.gpu_particles.bake()
-    from addon.render import SceneRenderer
+    from addon.scene.renderer import SceneRenderer
 
     assert "written by GPU Particles 0.0.1" in SceneRenderer(scene, 16, 16).warnings[-1], "the viewport says why"
     assert bpy.ops.gpu_particles.free_cache() == {"FINISHED"}
@@ -146,8 +146,8 @@ def test_a_full_disk_stops_the_bake_and_keeps_the_cache_before_it(scene, tmp_pat
 
 
 def test_long_preroll_runs_in_pieces_can_stop_and_lands_in_the_cache(scene, tmp_path):
-    from addon.bake import BakeJob
-    from addon.scene_time import PREROLL_AT_ONCE, PREROLL_CHUNK
+    from addon.output.bake import BakeJob
+    from addon.scene.time import PREROLL_AT_ONCE, PREROLL_CHUNK
 
     steps = PREROLL_AT_ONCE + 12
     folder = cached_scene(scene, tmp_path, preroll=steps / 24)

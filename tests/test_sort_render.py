@@ -40,7 +40,7 @@ def test_camera_cuts():
 
 
 def render_frames(scene, frames, exact_sort=False):
-    from addon.render import SceneRenderer
+    from addon.scene.renderer import SceneRenderer
 
     renderer = SceneRenderer(scene, 64, 36, exact_sort=exact_sort)
     return renderer, [renderer.render(f) for f in frames]
@@ -80,7 +80,7 @@ def test_grid_cell_order_moves_the_state_and_keeps_additive_frames(scene):
     assert renderer.sprites is None
     assert renderer.stats()["sortedness"][0][0] > 0.5
     # The same particles as an unsorted run: the additive frame does not depend on slot order.
-    from addon.render import SceneRenderer
+    from addon.scene.renderer import SceneRenderer
 
     scene.objects["Emitter"].gpu_particles.active_effect.sort_order = "NONE"
     plain = SceneRenderer(scene, 64, 36)
@@ -113,7 +113,7 @@ def test_grid_cell_order_replays_identically_after_scrubbing(scene):
     from a checkpoint (the timeline) gives the same frames as the first pass."""
     add_effect(count=3000, sort_order="GRID_CELL", sort_cell_size=0.1, sort_passes=5, color_random=0.5,
                lifetime=0.3)
-    from addon.render import SceneRenderer
+    from addon.scene.renderer import SceneRenderer
 
     renderer = SceneRenderer(scene, 64, 36)
     first = {f: renderer.render(f) for f in range(1, 15)}

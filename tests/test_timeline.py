@@ -121,8 +121,8 @@ def collision_plane(name="Floor", z=-0.5):
 
 
 def test_scene_fields_colliders_and_mesh_emitter(scene):
-    from addon.render import SceneRenderer
-    from addon.scene_inputs import colliders, force_fields
+    from addon.scene.inputs import colliders, force_fields
+    from addon.scene.renderer import SceneRenderer
 
     bpy.ops.mesh.primitive_cube_add(size=0.5, location=(0, 0, 1))
     cube = bpy.context.active_object

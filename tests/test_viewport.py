@@ -8,7 +8,7 @@ from conftest import add_effect
 from mathutils import Matrix
 
 from addon import viewport
-from addon.render import SceneRenderer, camera_of
+from addon.scene.renderer import SceneRenderer, camera_of
 
 W, H = 64, 36
 
@@ -202,8 +202,8 @@ def test_an_occluder_edited_in_place_stops_hiding(scene, overlay):
 def test_kept_meshes_are_read_again_only_when_they_may_have_changed(scene):
     """Rigid meshes stay kept across frames until an edit; meshes with modifiers (or shape keys, or
     animated data) are read again on another frame."""
-    from addon.depth_prepass import KeptMeshes
-    from addon.scene_index import SceneIndex, scene_edited
+    from addon.scene.depth_prepass import KeptMeshes
+    from addon.scene.index import SceneIndex, scene_edited
 
     rigid = add_cube(scene, (0.0, 0.0, 0.0), 1.0)
     deformed = add_cube(scene, (3.0, 0.0, 0.0), 1.0)
@@ -230,8 +230,8 @@ def test_kept_meshes_are_read_again_only_when_they_may_have_changed(scene):
 def test_kept_occluders_are_the_bakes_with_their_evaluated_matrices(scene):
     """The overlay's occluders (every matrix read at once from the scene's objects) are the ones the
     bake finds, each with its evaluated world matrix: rotated, scaled, parented, constrained."""
-    from addon.depth_prepass import KeptMeshes, occluders
-    from addon.scene_index import SceneIndex
+    from addon.scene.depth_prepass import KeptMeshes, occluders
+    from addon.scene.index import SceneIndex
 
     parent = add_cube(scene, (1.0, 2.0, 0.5), 1.0)
     parent.rotation_euler = (0.3, -0.2, 1.1)
@@ -461,7 +461,7 @@ def test_draw_callback_never_raises_into_blender(scene, overlay, monkeypatch, ca
 
 
 def test_a_long_preroll_runs_a_piece_per_draw_then_matches_the_bake(scene, overlay):
-    from addon.scene_time import PREROLL_AT_ONCE, PREROLL_CHUNK
+    from addon.scene.time import PREROLL_AT_ONCE, PREROLL_CHUNK
 
     steps = PREROLL_AT_ONCE + 6
     add_effect(count=3000, preroll=steps / 24)
@@ -551,9 +551,9 @@ def test_stats_panel_asks_for_one_measured_draw(scene, overlay):
 def test_scene_index_keeps_its_answers_until_an_edit_and_asks_animated_objects_each_time(scene):
     """Which objects play a part is worked out once per edit; objects with animation data are asked again
     each time (an animated visibility hides an occluder on some frames)."""
-    from addon.depth_prepass import may_occlude
-    from addon.scene_index import SceneIndex, scene_edited
-    from addon.scene_inputs import has_collision
+    from addon.scene.depth_prepass import may_occlude
+    from addon.scene.index import SceneIndex, scene_edited
+    from addon.scene.inputs import has_collision
 
     first, second = add_cube(scene, (0.0, 0.0, 0.0), 1.0), add_cube(scene, (3.0, 0.0, 0.0), 1.0)
     second.modifiers.new("Collision", "COLLISION")

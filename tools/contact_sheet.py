@@ -3,7 +3,7 @@
 Each preset's stage (camera, emitter, orbit, motion blur, depth of field) is
 built with the command line's ``build_scene``, the effect is added with the
 ``gpu_particles.add`` operator and its poster frame is rendered at 1920x1080 by
-:class:`addon.render.SceneRenderer`, the bake's renderer. The sheet shows a
+:class:`addon.scene.renderer.SceneRenderer`, the bake's renderer. The sheet shows a
 480x270 crop of each frame at full resolution (the window with the most light),
 drawn with its label into one offscreen image::
 
@@ -51,7 +51,7 @@ def render_frame(name: str, size=RENDER):
     """(preset, linear RGBA poster frame (height, width, 4), rows bottom to top) of one preset."""
     import addon
     from addon.engine.presets import load_preset
-    from addon.render import SceneRenderer
+    from addon.scene.renderer import SceneRenderer
 
     poster = poster_frame(load_preset(name))
     with tempfile.TemporaryDirectory() as scratch:

@@ -1,6 +1,6 @@
 """Side by side: one preset's poster frame with one-pixel points, anti-aliased points, motion blur and depth of field.
 
-Rendered by the bake's renderer (:class:`addon.render.SceneRenderer`) at full
+Rendered by the bake's renderer (:class:`addon.scene.renderer.SceneRenderer`) at full
 resolution with Blender's own settings switched per tile (the point filter,
 ``scene.render.use_motion_blur``, the camera's depth of field); a crop of each
 is shown enlarged (nearest pixel) so single pixels stay visible::
@@ -33,7 +33,7 @@ def render(name: str, size, variant):
     import addon
     from addon.cli import add_preset_effect, apply_lens, build_scene
     from addon.engine.presets import load_preset
-    from addon.render import SceneRenderer
+    from addon.scene.renderer import SceneRenderer
 
     _, point_filter, shutter, dof = variant
     preset = load_preset(name)

@@ -42,7 +42,7 @@ def render_to_pngs(name: str, size, folder: Path) -> tuple[list[Path], object]:
 
     import addon
     from addon.engine.presets import load_preset
-    from addon.render import SceneRenderer
+    from addon.scene.renderer import SceneRenderer
 
     first, last = preview_frames(load_preset(name))
     preset, scene = contact_sheet.preset_scene(name, size, (1, last), folder)

@@ -60,8 +60,8 @@ def main(argv=None) -> int:
 
     import addon
     from addon.cli import add_preset_effect, build_scene
-    from addon.compositor_nodes import ensure_compositing
     from addon.engine.presets import load_preset
+    from addon.output.compositor_nodes import ensure_compositing
 
     preset = load_preset(args.preset)
     frame = int(preset.stage.get("poster_frame", 24))

@@ -1,7 +1,7 @@
 """Scene depth for the splat: the opaque geometry's depth and its 16x16-tile range.
 
 The depth texture itself comes from a depth-only pre-pass of the scene's
-meshes (``addon/depth_prepass.py`` in Blender; the benchmark uploads one).
+meshes (``addon/scene/depth_prepass.py`` in Blender; the benchmark uploads one).
 :class:`SceneDepth` turns it into the coarse image the splat reads first.
 """
 
@@ -11,7 +11,7 @@ from .kernels import Constant, Image, Kernel, Raster, Sampler, Shared
 
 TILE = 16
 
-# The depth-only draw of the scene's opaque meshes (addon/depth_prepass.py; Blender only: it draws
+# The depth-only draw of the scene's opaque meshes (addon/scene/depth_prepass.py; Blender only: it draws
 # Blender's meshes), declared here beside the kernel that reads its depth.
 DEPTH_PREPASS = Raster(
     "depth_prepass",

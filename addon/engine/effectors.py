@@ -1,6 +1,6 @@
 """Scene inputs as plain data: force fields, colliders and emitter meshes.
 
-The Blender glue (``addon/scene_inputs.py``) reads objects into these each
+The Blender glue (``addon/scene/inputs.py``) reads objects into these each
 frame; the simulate kernel reads force fields and emitter triangles from small
 RGBA32F images (one row per field, four texels per triangle) and colliders from
 uniform rows built per dispatch (``collider_rows``).

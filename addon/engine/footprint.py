@@ -15,7 +15,7 @@ a sample's adds go out as one batch of atomics (one wait on memory, not one
 per add).  Discs
 wider than ``SPLAT_MAX_RADIUS`` are added instead as flat discs binned by
 screen tile (``bokeh.py``).  Blender's settings drive both: the scene's
-motion blur and shutter, the camera's depth of field (``addon/render.py``).
+motion blur and shutter, the camera's depth of field (``addon/scene/renderer.py``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The particle layer's depth: the nearest particle's view depth in every pixel.
 
-The render integration (``addon/render_layer.py``) hands it to Blender's
+The render integration (``addon/output/render_layer.py``) hands it to Blender's
 compositor beside the particle light, which compares it with the render's own
 depth pass: light shows where the nearest particle is in front of the scene.
 One dispatch per effect over its slots (``particle_depth.glsl``), an atomic

@@ -10,7 +10,7 @@ re-read each frame, the replay is bit-identical to the first pass.  The
 checkpoints live within a memory budget: when it is exceeded the checkpoint
 farthest from the current frame goes first (the start frame's last).
 
-A ``store`` (``addon/sim_cache.py``) adds checkpoints on disk: seeking
+A ``store`` (``addon/scene/cache.py``) adds checkpoints on disk: seeking
 restores the latest valid one at or before the target when no memory
 checkpoint or the current state is closer, and every stepped frame is offered
 to it (it writes the frames it keeps while a bake fills the cache).

@@ -40,10 +40,10 @@ import bpy
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, StringProperty
 
+from ..engine.settings import SettingsError
+from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
+from ..properties import register_factory, scene_effects
 from . import compositor_nodes
-from .engine.settings import SettingsError
-from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
-from .properties import register_factory, scene_effects
 from .render_layer import ParticleLayer, free_scratch, layer_files
 
 MAIN_THREAD_WAIT = 600.0  # seconds a render thread waits for the main thread's layer before giving up

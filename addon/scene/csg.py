@@ -1,7 +1,7 @@
 """The CSG point cloud's scene adapter: primitives on objects, scene settings, the cloud a scene builds.
 
 The renderer, bake and viewport read the scene through this module; its panel
-and export operator are ``csg_ui.py``.
+and export operator are ``ui/csg_panel.py``.
 
 An object becomes a primitive when its "CSG Primitive" box is ticked: a sphere
 of ``radius`` times its largest scale, or an axis-aligned box of half extents
@@ -15,9 +15,9 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty
 
-from .engine import csg
-from .engine.settings import effect_settings
-from .properties import register_factory
+from ..engine import csg
+from ..engine.settings import effect_settings
+from ..properties import register_factory
 
 
 class GPU_PARTICLES_PG_csg_primitive(bpy.types.PropertyGroup):
@@ -57,7 +57,7 @@ def is_primitive(obj) -> bool:
 
 def scene_primitives(scene, objects=None) -> list[csg.Primitive]:
     """The scene's primitives in stack order (not yet checked: see ``csg.check_primitives``); ``objects``:
-    the scene's, or those of them that may be primitives (scene_index.py)."""
+    the scene's, or those of them that may be primitives (scene/index.py)."""
     primitives = []
     for obj in sorted(filter(is_primitive, scene.objects if objects is None else objects),
                       key=lambda o: (o.gpu_particles_csg.order, o.name)):

@@ -4,7 +4,7 @@ Like Blender's own bake caches: Bake Simulation fills it, Free empties it,
 and a reopened file scrubs anywhere from it without simulating from the
 start.  ``manifest.json`` names the add-on version, the GPU vendor (results
 differ between vendors), the effects and, per checkpoint frame, each effect's
-history key (``scene_time.SceneSimulation.history_keys``: settings, emitter
+history key (``time.SceneSimulation.history_keys``: settings, emitter
 and collider motion, force fields).  A checkpoint is used only when the keys
 the scene gives now match, so an edit invalidates the frames from the one it
 changes on; a cache of another version, vendor or format, or a damaged file,
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .engine import cache_format
-from .engine.cache_format import CacheError
-from .engine.simulation import SystemState
+from ..engine import cache_format
+from ..engine.cache_format import CacheError
+from ..engine.simulation import SystemState
 
 MANIFEST = "manifest.json"
 DEFAULT_FOLDER = "//gpu_particles_cache/"

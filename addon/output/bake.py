@@ -19,12 +19,18 @@ from pathlib import Path
 
 import bpy
 
-from .csg_scene import check_scene_cloud, scene_has_cloud
+from ..engine.cache_format import CacheError
+from ..engine.readback import FrameReadback
+from ..engine.settings import SettingsError, as_dict, check_for_gpu
+from ..engine.turbulence import check_resolution
+from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
+from ..hosts.blender import BlenderHost
+from ..scene.cache import addon_version
+from ..scene.csg import check_scene_cloud, scene_has_cloud
+from ..scene.job import FrameJob
+from ..scene.renderer import SceneRenderer, check_camera, lens_summary
+from ..scene.snapshot import SceneSnapshot, read_snapshot
 from .display_shader import display_shader
-from .engine.cache_format import CacheError
-from .engine.readback import FrameReadback
-from .engine.settings import SettingsError, as_dict, check_for_gpu
-from .engine.turbulence import check_resolution
 from .frame_writer import (
     PNG_CHANNELS,
     PNG_DEPTHS,
@@ -34,13 +40,7 @@ from .frame_writer import (
     FrameWriter,
     StageClock,
 )
-from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
-from .hosts.blender import BlenderHost
-from .job_operator import FrameJob
-from .render import SceneRenderer, check_camera, lens_summary
 from .render_layer import frame_file
-from .scene_snapshot import SceneSnapshot, read_snapshot
-from .sim_cache import addon_version
 
 FORMATS = {"PNG": ".png", "OPEN_EXR": ".exr", "OPEN_EXR_MULTILAYER": ".exr"}
 

@@ -2,9 +2,9 @@
 
 :class:`SceneSimulation` owns the systems, their sorts and the
 :class:`~.engine.timeline.Timeline` (checkpoints in memory and, with a
-:class:`~.sim_cache.SimCache`, on disk).  It reads the scene only through the
+:class:`~.cache.SimCache`, on disk).  It reads the scene only through the
 ``read_frame(frame, previous)`` function it is given (one
-:class:`~.scene_snapshot.FrameInputs` per frame), and keeps each effect's
+:class:`~.snapshot.FrameInputs` per frame), and keeps each effect's
 history key: a hash chain of its settings and every frame's inputs so far, the
 key a disk checkpoint must match to stand in for simulating up to its frame.
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from .engine.pipeline import advance
-from .engine.simulation import ParticleSystem
-from .engine.sorting import EffectSort
-from .engine.timeline import Timeline
-from .scene_snapshot import FrameInputs, SceneSnapshot, digest
+from ..engine.pipeline import advance
+from ..engine.simulation import ParticleSystem
+from ..engine.sorting import EffectSort
+from ..engine.timeline import Timeline
+from .snapshot import FrameInputs, SceneSnapshot, digest
 
 CHECKPOINT_INTERVAL = 10  # frames between timeline checkpoints (memory and disk)
 PREROLL_CHUNK = 120  # steps of a long preroll between progress reports (a bake checks ESC, the viewport redraws)

@@ -1,10 +1,10 @@
 """Scene to frames: the engine driven by a Blender scene's objects and camera.
 
-Simulation follows the scene frame through a timeline (``scene_time.py``):
+Simulation follows the scene frame through a timeline (``scene/time.py``):
 stepping forward one frame advances every effect by one frame; going back (or
 far ahead) restores the nearest checkpoint, in memory or in the disk cache,
 and re-simulates deterministically from there.  Force fields and colliders
-are read from the scene every frame (``scene_snapshot.py``).
+are read from the scene every frame (``scene/snapshot.py``).
 """
 
 from __future__ import annotations
@@ -15,22 +15,22 @@ from contextlib import nullcontext
 
 import numpy as np
 
-from .csg_scene import is_primitive, scene_cloud
+from ..engine.cache_format import CacheError
+from ..engine.compositing import Camera, Compositor
+from ..engine.depth import SceneDepth
+from ..engine.footprint import Focus, Shutter
+from ..engine.glints import GlintStage, wanted
+from ..engine.pipeline import composite_into
+from ..engine.settings import SettingsError
+from ..engine.sprites import SpriteLayer
+from ..hosts.blender import BlenderHost
+from ..properties import effect_settings_of, has_effects, render_settings_of, scene_effects
+from .cache import SimCache, cache_folder
+from .csg import is_primitive, scene_cloud
 from .depth_prepass import DepthPrepass
-from .engine.cache_format import CacheError
-from .engine.compositing import Camera, Compositor
-from .engine.depth import SceneDepth
-from .engine.footprint import Focus, Shutter
-from .engine.glints import GlintStage, wanted
-from .engine.pipeline import composite_into
-from .engine.settings import SettingsError
-from .engine.sprites import SpriteLayer
-from .hosts.blender import BlenderHost
-from .properties import effect_settings_of, has_effects, render_settings_of, scene_effects
-from .scene_inputs import ramp_colors
-from .scene_snapshot import FrameInputs, SceneSnapshot, read_frame, read_snapshot
-from .scene_time import SceneSimulation
-from .sim_cache import SimCache, cache_folder
+from .inputs import ramp_colors
+from .snapshot import FrameInputs, SceneSnapshot, read_frame, read_snapshot
+from .time import SceneSimulation
 
 
 def scene_seconds_per_frame(scene) -> float:
@@ -134,9 +134,9 @@ def lens_summary(scene) -> list[str]:
 class SceneRenderer:
     """Every enabled effect of a scene on the GPU, composited from the scene camera.
 
-    Three parts: the scene read once into a :class:`~.scene_snapshot.SceneSnapshot` (and a
-    :class:`~.scene_snapshot.FrameInputs` per frame), time stepped by a
-    :class:`~.scene_time.SceneSimulation` (timeline, checkpoints, the disk cache), and frames
+    Three parts: the scene read once into a :class:`~.snapshot.SceneSnapshot` (and a
+    :class:`~.snapshot.FrameInputs` per frame), time stepped by a
+    :class:`~.time.SceneSimulation` (timeline, checkpoints, the disk cache), and frames
     drawn here.  ``cache``: "READ" uses the scene's disk cache when it has one, "WRITE" also fills
     it (bakes), "OFF" ignores it.
     """
@@ -172,7 +172,7 @@ class SceneRenderer:
         return DepthPrepass()
 
     def _objects(self, test):
-        """The scene's objects that may pass ``test`` (scene_index.py), in the scene's order: a bake asks
+        """The scene's objects that may pass ``test`` (scene/index.py), in the scene's order: a bake asks
         them all each frame."""
         return self.scene.objects
 

@@ -18,10 +18,10 @@ import gpu
 import numpy as np
 from gpu_extras.batch import batch_for_shader
 
-from .engine.depth import DEPTH_PREPASS
-from .hosts.base import column_major
-from .hosts.blender import shader_info
-from .scene_index import SceneIndex, edits
+from ..engine.depth import DEPTH_PREPASS
+from ..hosts.base import column_major
+from ..hosts.blender import shader_info
+from .index import SceneIndex, edits
 
 
 def _shader():
@@ -71,9 +71,9 @@ def _changes_over_time(obj) -> bool:
 
 class KeptMeshes:
     """Occluder triangles kept between draws, by object (``name_full``: linked objects may share a
-    name): read again after an edit (``scene_index.scene_edited``, which the viewport's handlers call)
+    name): read again after an edit (``index.scene_edited``, which the viewport's handlers call)
     or, for geometry that changes over time, on another frame.  Which objects occlude comes from a
-    :class:`~addon.scene_index.SceneIndex` (kept until an edit too)."""
+    :class:`~addon.scene.index.SceneIndex` (kept until an edit too)."""
 
     def __init__(self, index: SceneIndex):
         self.index = index

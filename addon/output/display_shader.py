@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .engine.kernels import Sampler
-from .engine.readback import DisplayLut, DisplayShader
+from ..engine.kernels import Sampler
+from ..engine.readback import DisplayLut, DisplayShader
 from .frame_writer import DisplaySettings, check_display, display_group, image_modules
 
 FUNCTION = "display_transform"  # what frame_display.glsl calls

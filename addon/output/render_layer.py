@@ -29,8 +29,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from .engine.particle_depth import ParticleDepth
-from .render import SceneRenderer, camera_of
+from ..engine.particle_depth import ParticleDepth
+from ..scene.renderer import SceneRenderer, camera_of
 
 _SCRATCH = "GPU Particles Layer (scratch)"
 

@@ -1,11 +1,11 @@
-"""The CSG point cloud's panel and export operator (the scene adapter is ``csg_scene.py``)."""
+"""The CSG point cloud's panel and export operator (the scene adapter is ``scene/csg.py``)."""
 
 from __future__ import annotations
 
 import bpy
 
-from .csg_scene import SceneCloud, point_cloud_object, scene_primitives
-from .engine.settings import SettingsError
+from ..engine.settings import SettingsError
+from ..scene.csg import SceneCloud, point_cloud_object, scene_primitives
 
 
 class GPU_PARTICLES_OT_csg_export(bpy.types.Operator):
@@ -16,8 +16,8 @@ class GPU_PARTICLES_OT_csg_export(bpy.types.Operator):
     bl_options = {"REGISTER", "UNDO"}
 
     def execute(self, context):
-        from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
-        from .hosts.blender import BlenderHost
+        from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
+        from ..hosts.blender import BlenderHost
 
         scene = context.scene
         if not scene_primitives(scene):

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import bpy
 
-from .engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
-from .engine.simulation import LAYOUTS, rate_warning
+from ..engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
+from ..engine.simulation import LAYOUTS, rate_warning
+from ..properties import effect_settings_of
+from ..scene.inputs import colliders, force_fields
 from .operators import (
     GPU_PARTICLES_OT_add,
     GPU_PARTICLES_OT_add_color_ramp,
@@ -23,8 +25,6 @@ from .operators import (
     GPU_PARTICLES_OT_save_preset,
     preset_entries,
 )
-from .properties import effect_settings_of
-from .scene_inputs import colliders, force_fields
 
 SECTIONS = (
     ("Emission", ("count", "emission", "rate", "burst_interval", "emitter_shape", "emitter_radius", "emitter_scale",
@@ -218,10 +218,10 @@ def _draw_colliders(layout, context):
 
 
 def _draw_render_and_bake(layout, context):
-    from .render import lens_summary
+    from ..scene.renderer import lens_summary
 
     scene = context.scene
-    from .render_integration import draw_settings
+    from ..output.render_integration import draw_settings
 
     hints = layout.column(align=True)
     for line in lens_summary(scene):  # Blender's own settings drive these: shown, not copied
@@ -246,7 +246,7 @@ class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
     bl_options = {"DEFAULT_CLOSED"}
 
     def draw(self, context):
-        from .viewport import last_stats, preroll_progress, stats_panel_drawn
+        from ..viewport import last_stats, preroll_progress, stats_panel_drawn
 
         stats_panel_drawn()  # only while this panel shows does the overlay wait for the GPU to measure
         layout = self.layout

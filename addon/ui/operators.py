@@ -8,9 +8,7 @@ from pathlib import Path
 import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
-from .bake import BakeError, BakeJob
-from .csg_scene import add_stage_primitives, scene_primitives
-from .engine.presets import (
+from ..engine.presets import (
     PresetError,
     load_preset,
     parse_preset,
@@ -19,11 +17,13 @@ from .engine.presets import (
     preset_names,
     write_preset,
 )
-from .export import export_frame, export_range
-from .hosts.base import GPUMemoryError, NoGPUError
-from .job_operator import ModalJobOperator
-from .properties import assign, effect_settings_of, render_settings_of, scene_effects
-from .stage_fields import add_stage_fields, scene_has_fields
+from ..hosts.base import GPUMemoryError, NoGPUError
+from ..output.bake import BakeError, BakeJob
+from ..output.export import export_frame, export_range
+from ..properties import assign, effect_settings_of, render_settings_of, scene_effects
+from ..scene.csg import add_stage_primitives, scene_primitives
+from ..scene.stage_fields import add_stage_fields, scene_has_fields
+from .modal_job import ModalJobOperator
 
 
 def user_preset_dir() -> Path:

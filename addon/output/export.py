@@ -10,9 +10,9 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from .engine.look import look_table
-from .engine.reference.compositing import look_at, variation
-from .render import SceneRenderer
+from ..engine.look import look_table
+from ..engine.reference.compositing import look_at, variation
+from ..scene.renderer import SceneRenderer
 
 MATERIAL_NAME = "GPU Particles Emission"
 COLOR_ATTRIBUTE = "Color"  # Cycles ignores a point attribute named lowercase "color"

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import bpy
 
-from .engine.cache_format import CacheError
-from .engine.settings import SettingsError
-from .hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
-from .job_operator import FrameJob, ModalJobOperator
-from .render import SceneRenderer
-from .sim_cache import cache_folder, cached_frames, free, read_manifest
+from ..engine.cache_format import CacheError
+from ..engine.settings import SettingsError
+from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
+from ..scene.cache import cache_folder, cached_frames, free, read_manifest
+from ..scene.job import FrameJob
+from ..scene.renderer import SceneRenderer
+from .modal_job import ModalJobOperator
 
 
 class CacheBakeError(RuntimeError):
@@ -82,7 +83,7 @@ class GPU_PARTICLES_OT_free_cache(bpy.types.Operator):
         except (CacheBakeError, OSError) as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
-        from . import viewport
+        from .. import viewport
 
         viewport.free()
         self.report({"INFO"}, f"Freed the simulation cache ({removed} file(s))")

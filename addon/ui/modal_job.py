@@ -41,26 +41,6 @@ def ctrl_c_pressed():
         signal.signal(signal.SIGINT, previous)
 
 
-class FrameJob:
-    """A job over ``frames`` (``done`` of them so far) whose first steps may run a long ``preroll``."""
-
-    frames: list
-    done: int
-
-    @property
-    def finished(self) -> bool:
-        return self.done >= len(self.frames)
-
-    @property
-    def progress(self) -> float:
-        return self.preroll.progress_of(self.done)
-
-    @property
-    def frames_finished(self) -> int:
-        """Frames the progress line counts as done (a bake counts those on disk)."""
-        return self.done
-
-
 class ProgressLine:
     """``frame 12/48  34.1 frames/s  1.1 s left`` for a headless bake: rewritten in place on a terminal,
     a line each ``every`` frames (and at the last) otherwise."""

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .engine.effectors import MAX_COLLIDERS, MAX_FORCE_FIELDS, Collider, EmitterMesh, ForceField
-from .engine.look import LOOK_SIZE
-from .engine.settings import SettingsError
+from ..engine.effectors import MAX_COLLIDERS, MAX_FORCE_FIELDS, Collider, EmitterMesh, ForceField
+from ..engine.look import LOOK_SIZE
+from ..engine.settings import SettingsError
 
 SUPPORTED_FIELDS = ("WIND", "VORTEX", "FORCE", "TURBULENCE")
 _SPHERE_TOLERANCE = 0.02  # relative spread of vertex distances a sphere mesh may have
@@ -42,7 +42,7 @@ def is_force_field(obj) -> bool:
 
 def force_fields(scene, objects=None) -> tuple[list[ForceField], list[str]]:
     """Wind, vortex, force and turbulence fields of the scene, in world space (``objects``: the scene's, or
-    those of them that may be fields, in the scene's order: scene_index.py)."""
+    those of them that may be fields, in the scene's order: scene/index.py)."""
     fields, warnings = [], []
     for obj in scene.objects if objects is None else objects:
         if not is_force_field(obj):
@@ -94,7 +94,7 @@ def colliders(scene, previous: dict | None = None, objects=None) -> tuple[list[C
     """Objects with Blender collision physics, as planes, spheres and boxes.
 
     ``previous`` maps collider names to their matrices one frame earlier (a moving collider); ``objects``:
-    the scene's, or those of them that may collide, in the scene's order (scene_index.py)."""
+    the scene's, or those of them that may collide, in the scene's order (scene/index.py)."""
     found, warnings = [], []
     for obj in scene.objects if objects is None else objects:
         if not has_collision(obj) or not obj.collision.use:

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engine.effectors import Collider, EmitterMesh, ForceField
-from .engine.settings import EffectSettings, RenderSettings, SettingsError, as_dict
-from .engine.simulation import rate_warning
-from .properties import effect_settings_of, render_settings_of, scene_effects
-from .scene_inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field
+from ..engine.effectors import Collider, EmitterMesh, ForceField
+from ..engine.settings import EffectSettings, RenderSettings, SettingsError, as_dict
+from ..engine.simulation import rate_warning
+from ..properties import effect_settings_of, render_settings_of, scene_effects
+from .inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ def read_snapshot(scene) -> SceneSnapshot:
 def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInputs | None,
                objects_of) -> FrameInputs:
     """Fields and colliders of ``scene`` as it is now (at ``frame``), colliders moving from ``previous``;
-    ``objects_of(test)``: the scene's objects that may pass ``test`` (scene_index.py)."""
+    ``objects_of(test)``: the scene's objects that may pass ``test`` (scene/index.py)."""
     fields, field_warnings = force_fields(scene, objects_of(is_force_field))
     found, collider_warnings = colliders(scene, previous.collider_matrices if previous is not None else None,
                                          objects_of(has_collision))
