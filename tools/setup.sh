@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Set up the development environment for GPU Particles:
 #   .venv/ (CPython 3.13) with bpy==5.2.3, numpy, pytest, hypothesis,
-#   fake-bpy-module and ruff, plus Mesa's EGL so `gpu.init()` works headless.
+#   fake-bpy-module, ruff, moderngl and openjd-cli (runs farm/openjd's job template),
+#   plus Mesa's EGL so `gpu.init()` works headless.
 #
 # Idempotent: a stamp in the venv makes a second run a one-line no-op.
 #
@@ -13,7 +14,7 @@
 set -euo pipefail
 set -E  # ERR trap also fires inside functions and subshells
 
-PACKAGES=(bpy==5.2.3 numpy pytest hypothesis fake-bpy-module ruff moderngl)
+PACKAGES=(bpy==5.2.3 numpy pytest hypothesis fake-bpy-module ruff moderngl openjd-cli)
 PY_SERIES=3.13
 
 SCRIPT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"

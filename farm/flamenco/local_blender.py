@@ -1,10 +1,12 @@
 """A stand-in for the ``blender`` executable where only the bpy module is installed (this project's
-test machines): runs the command lines the Flamenco job type emits, the way a worker's Blender would.
+test machines): runs the command lines the farm job types emit (Flamenco's and the Open Job
+Description template's), the way a worker's Blender would.
 
-    python local_blender.py [-b] [-y] FILE.blend [--python-exit-code N] --python-expr EXPR ...
+    python local_blender.py [-b] [-y] FILE.blend [--python-exit-code N] --python-expr EXPR ... [-- ARGS]
 
 Like a Blender with the extension installed and enabled: the add-on is registered, the file is
 opened, each expression runs in order; an exception exits with the --python-exit-code status.
+As in Blender, what follows ``--`` is left to the scripts, which find it in ``sys.argv``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ def main(argv: list[str]) -> int:
     blendfile, expressions, exit_code = None, [], 1
     args = iter(argv)
     for arg in args:
+        if arg == "--":
+            break
         if arg in ("-b", "--background", "-y", "--enable-autoexec"):
             continue
         if arg == "--python-exit-code":
@@ -31,6 +35,7 @@ def main(argv: list[str]) -> int:
         else:
             print(f"local_blender: unsupported argument {arg!r}", file=sys.stderr)
             return 2
+    sys.argv = [sys.argv[0], *argv]  # Blender's sys.argv holds its whole command line
     sys.path.insert(0, str(ROOT))
     import bpy
 
