@@ -3,7 +3,7 @@
 GPU work happens only in the draw callback, where Blender has a GPU context
 bound. The frame-change handler only tags viewports for redraw and a changed
 setting only marks the simulation stale. The simulation is the bake's own
-(:class:`~.render.SceneRenderer`: a step forward per frame, a restart from the
+(:class:`~.scene.renderer.SceneRenderer`: a step forward per frame, a restart from the
 start frame with each effect's preroll when going back or after an edit), run
 on a frame cursor: ``scene.frame_set`` must not run inside a draw callback, so
 emitters are read from their F-curves at the cursor (:func:`matrix_at`);
@@ -24,15 +24,17 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
 from .engine.glints import GlintStage, wanted, without_glints
+from .engine.pipeline import Targets
 from .engine.settings import RenderSettings
 from .engine.sprites import SpriteLayer
 from .engine.tile_lists import VIEWPORT_CHECK_EVERY
 from .hosts.blender import BlenderHost
-from .properties import ON_CHANGE, ON_REDRAW, effect_settings_of, has_effects, render_settings_of, scene_effects
+from .properties import ON_CHANGE, ON_REDRAW, has_effects, render_settings_of, scene_effects
 from .scene.csg import is_primitive, scene_has_cloud
 from .scene.depth_prepass import DepthPrepass, KeptMeshes
 from .scene.index import SceneIndex, scene_edited
 from .scene.renderer import SceneRenderer, with_lens
+from .scene.snapshot import EffectsWatch
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 SCENE_INDEX = SceneIndex()  # which objects emit, push, collide, build the cloud or occlude: kept until an edit
@@ -141,8 +143,8 @@ class _FrameCursor:
         return getattr(self._scene, name)
 
 
-class ViewportSimulation(SceneRenderer):
-    """The bake's simulation (same steps, preroll, restarts and GPU checkpoints), with emitters read from
+class ViewportRenderer(SceneRenderer):
+    """The bake's renderer (same steps, preroll, restarts and GPU checkpoints), with emitters read from
     their F-curves."""
 
     def __init__(self, scene, host, kept_meshes: KeptMeshes):
@@ -182,10 +184,10 @@ class ViewportSimulation(SceneRenderer):
 
 
 @dataclass
-class _ViewTarget:
-    compositor: Compositor
-    sprites: SpriteLayer | None = None  # made when an effect first draws in Alpha mode
-    glints: GlintStage | None = None  # made when the scene's glints are on
+class _ViewTarget(Targets):
+    """A view size's targets (sprites made when an effect first draws in Alpha mode, glints when the
+    scene's glints are on)."""
+
     stats_pending: bool = False  # the last frame's stats are still on the GPU (Auto Emax reads them next)
 
 
@@ -195,7 +197,8 @@ class Overlay:
     def __init__(self, host=None):
         self.host = host or BlenderHost()
         self.key = None
-        self.simulation: ViewportSimulation | None = None
+        self.renderer: ViewportRenderer | None = None
+        self.watch = EffectsWatch()  # the effects' settings, validated again only after an edit
         self.targets: dict[tuple[int, int], _ViewTarget] = {}
         self.stale = True
         self.stats: Stats | None = None
@@ -204,16 +207,16 @@ class Overlay:
 
     @property
     def systems(self):
-        return self.simulation.systems if self.simulation is not None else []
+        return self.renderer.simulation.systems if self.renderer is not None else []
 
     @property
     def cloud(self):
-        """The scene's CSG point cloud (``csg_scene.SceneCloud``) drawn with the effects, or None."""
-        return self.simulation.cloud if self.simulation is not None else None
+        """The scene's CSG point cloud (``scene.csg.SceneCloud``) drawn with the effects, or None."""
+        return self.renderer.cloud if self.renderer is not None else None
 
     @property
     def frame(self):
-        return self.simulation.timeline.frame if self.simulation is not None else None
+        return self.renderer.simulation.timeline.frame if self.renderer is not None else None
 
     def mark_stale(self) -> None:
         self.stale = True
@@ -222,7 +225,7 @@ class Overlay:
         """A fresh simulation when effects, settings or the scene changed, or a setting was edited; the
         render settings as read (the glints' apply from this frame on, without re-simulating)."""
         found = _indexed_effects(scene)
-        effects = tuple((obj.name, effect_settings_of(effect)) for obj, effect in found)
+        effects = tuple(self.watch.effects(found, scene.frame_current))
         csg = scene.gpu_particles_csg
         cloud_key = _indexed_has_cloud(scene) and tuple(
             getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
@@ -232,31 +235,31 @@ class Overlay:
             self.targets.clear()
         if key != self.key or self.stale:
             self.key, self.stale = key, False
-            self.simulation = ViewportSimulation(scene, self.host, self.kept_meshes)
+            self.renderer = ViewportRenderer(scene, self.host, self.kept_meshes)
             self.preroll = None
-        self.simulation.drawn_effects = found
+        self.renderer.drawn_effects = found
         return render
 
     def _emitter_moved(self) -> bool:
         """An emitter moved by hand since the step to this frame: its history changed."""
-        simulation = self.simulation
+        renderer = self.renderer
         return any(not (np.array_equal(m, c) or np.allclose(m, c))
-                   for m, c in zip(simulation.matrices, simulation._emitter_matrices()))
+                   for m, c in zip(renderer.simulation.inputs.emitters, renderer._emitter_matrices()))
 
     def advance_to(self, scene, frame: int, stopwatch=None) -> RenderSettings | None:
         """Bring every effect to ``frame``: forward steps, or a restart from the start frame (or the disk
         cache); the render settings, or None while a long preroll is still running, a piece per call."""
-        if self.simulation is not None:
-            self.simulation.new_draw()
-            if self.simulation.matrices_frame == frame and self._emitter_moved():
+        if self.renderer is not None:
+            self.renderer.new_draw()
+            if self.renderer.simulation.inputs.frame == frame and self._emitter_moved():
                 self.stale = True
         render = self._sync(scene)
         if self.preroll is None:
-            self.preroll = self.simulation.prepare(frame)
+            self.preroll = self.renderer.prepare(frame)
         with (stopwatch or (lambda stage: nullcontext()))("simulate"):
             if self.preroll.step():
                 return None
-            self.simulation.advance_to(max(frame, scene.frame_start))
+            self.renderer.advance_to(max(frame, scene.frame_start))
         return render
 
     def preroll_progress(self) -> float | None:
@@ -267,16 +270,16 @@ class Overlay:
         """The compositor (with its scene depth when occlusion is on) for a view of this size."""
         target = self.targets.pop((width, height), None)
         if target is None:
-            compositor = Compositor(self.host, width, height, self.simulation.compositor.render)
+            compositor = Compositor(self.host, width, height, self.renderer.compositor.render)
             compositor.antialias = compositor.render.viewport_point_filter == "ANTIALIASED"
             compositor.check_every = VIEWPORT_CHECK_EVERY  # the bokeh lists: a read-back only at checks
-            if self.simulation.prepass is not None:
+            if self.renderer.prepass is not None:
                 compositor.use_depth(SceneDepth(self.host, width, height))
             target = _ViewTarget(compositor)
             while len(self.targets) >= MAX_VIEW_TARGETS:
                 self.targets.pop(next(iter(self.targets)))
         self.targets[(width, height)] = target  # most recently used last
-        if target.sprites is None and self.simulation.needs_sprites():
+        if target.sprites is None and self.renderer.needs_sprites():
             target.sprites = SpriteLayer(self.host, width, height, check_every=VIEWPORT_CHECK_EVERY)  # reads back at checks
         return target
 
@@ -314,8 +317,8 @@ class Overlay:
         camera = with_lens(scene, Camera(np.asarray(view_proj, dtype=np.float64), width, height),
                            None if projection is None else np.asarray(projection, dtype=np.float64),
                            lambda frames: np.array(matrix_at(scene.camera, frame + frames)))
-        self.simulation.composite_view(self.frame, camera, view, compositor, target.sprites, depsgraph,
-                                       stopwatch, target.glints if wanted(render) else None)
+        targets = target if wanted(render) else Targets(compositor, target.sprites)
+        self.renderer.composite_view(self.frame, camera, view, targets, depsgraph, stopwatch)
         target.stats_pending = auto and not measure
         if measure:
             alive = sum(system.live.read_count() for system in self.systems)
@@ -454,6 +457,7 @@ def _on_load(*args):
 
 
 def _on_settings_change():
+    scene_edited()  # a script's edit too: the effects are validated again (snapshot.EffectsWatch)
     if _overlay is not None:
         _overlay.mark_stale()
     tag_redraw()

@@ -119,7 +119,7 @@ def writer_scaling(file_format: str, frames: int, width: int = 1920, height: int
     the calls they make must release the GIL for this to grow with the thread count."""
     import bpy
 
-    from addon.output.bake import frame_format
+    from addon.output.formats import frame_format
     from addon.output.frame_writer import FrameWriter, display_pixels, display_processor, quantize
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
@@ -133,7 +133,8 @@ def writer_scaling(file_format: str, frames: int, width: int = 1920, height: int
     output = frame_format(scene)
     pixels = frame.astype(np.float16) if file_format.startswith("OPEN_EXR") else frame
     if output.gpu_display:  # what the GPU's frame_display hands the workers: the file's bytes, top row first
-        pixels = quantize(display_pixels(frame, display_processor(output.display), False), 3, np.dtype(output.depth))
+        pixels = quantize(display_pixels(frame, display_processor(output.gpu_display), False), 3,
+                          np.dtype(output.depth))
     rows = []
     counts = sorted({1, 2, 4, 8, 16, os.process_cpu_count() or 1})
     for workers in [n for n in counts if n <= (os.process_cpu_count() or 1)]:
@@ -141,7 +142,7 @@ def writer_scaling(file_format: str, frames: int, width: int = 1920, height: int
         writer = FrameWriter(output, workers)
         started = time.perf_counter()
         for n in range(frames):
-            writer.submit(n, out_dir / f"f_{n:04d}{'.exr' if file_format != 'PNG' else '.png'}", pixels.copy())
+            writer.submit(n, out_dir / f"f_{n:04d}{output.extension}", pixels.copy())
         writer.collect(wait=True)
         seconds = time.perf_counter() - started
         writer.close()

@@ -51,7 +51,7 @@ from addon.engine.sorting import KeyIndexPairs  # noqa: E402
 from addon.hosts.base import ShaderCompileError  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
-from bench.gpu_splat import Timer  # noqa: E402
+from bench.gl_timing import Timer  # noqa: E402
 from bench.scan_bench import measure as measure_scan  # noqa: E402
 from bench.sort_bench import ordered_keys, torch_sort_ms  # noqa: E402
 

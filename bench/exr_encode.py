@@ -50,16 +50,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 import records  # noqa: E402
 from bake_throughput import cpu_seconds, effect_scene, measure_bake  # noqa: E402
 
-from addon.output.frame_writer import (  # noqa: E402
-    WRITER_NICE,
-    ExrThreads,
-    FrameFormat,
-    FrameWriter,
-    file_pixels,
-    image_modules,
-)
+from addon.output.formats.exr import ExrFormat, ExrThreads  # noqa: E402
+from addon.output.frame_writer import WRITER_NICE, FrameWriter, image_modules  # noqa: E402
 
-EXR = FrameFormat(exr=True, channels=4, depth="half", compression="zip", png_level=0, display=None)
+EXR = ExrFormat(compression="zip")
 SIZES = {"1080p": (1920, 1080), "2160p": (3840, 2160)}
 VARIANTS = {  # name: FrameWriter options, or processes
     "pool": dict(nice=0, exr_pool=True),
@@ -208,8 +202,8 @@ def encode_costs(label: str, pixels: np.ndarray, folder: Path, repeats: int) -> 
         words = np.ascontiguousarray(pixels).view(np.uint32)  # as read back: two halves a word (readback.py)
         view = words.view(np.float16).reshape(pixels.shape)
         rows.append({"case": f"{label}-file_pixels (product, Python side)",
-                     "core_ms": round(thread_ms(lambda: file_pixels(view, EXR, None), repeats), 3),
-                     "copies": int(not np.shares_memory(file_pixels(view, EXR, None), words))})
+                     "core_ms": round(thread_ms(lambda: EXR.file_pixels(view, None), repeats), 3),
+                     "copies": int(not np.shares_memory(EXR.file_pixels(view, None), words))})
         flipped = pixels[::-1]
         rows.append({"case": f"{label}-ascontiguousarray-flipped",
                      "core_ms": round(thread_ms(lambda: np.ascontiguousarray(flipped), repeats), 1)})
@@ -224,7 +218,7 @@ class ProcessWriters:
     """Writer processes fed through shared memory, with FrameWriter's ``submit``/``collect``/``close``: a thread a
     process copies the frame into that process's block (numpy releases the GIL) and waits for its reply."""
 
-    def __init__(self, frame_format: FrameFormat, workers: int, nice: int, shape: tuple[int, ...]):
+    def __init__(self, frame_format: ExrFormat, workers: int, nice: int, shape: tuple[int, ...]):
         from concurrent.futures import ThreadPoolExecutor
 
         self.workers, self.format = workers, frame_format
@@ -291,7 +285,8 @@ def _process_writer(pipe, block_name, shape, frame_format, nice, site, root):
     """A writer process: OpenEXR's pool off, niced; writes the shared block to each path it is sent
     (temporary name, then rename, as FrameWriter does)."""
     sys.path[:0] = [root, site]
-    from addon.output.frame_writer import ExrThreads, encode, lower_priority
+    from addon.output.formats.exr import ExrThreads
+    from addon.output.frame_writer import encode, lower_priority
 
     lower_priority(nice)
     ExrThreads(-1)

@@ -63,7 +63,7 @@ from addon.engine.footprint import SPLAT_MAX_RADIUS, Focus, Shutter  # noqa: E40
 from addon.engine.reference import compositing as reference  # noqa: E402
 from addon.engine.reference import footprint as ref_footprint  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
-from bench import cases, common  # noqa: E402
+from bench import cases, common, gl_timing  # noqa: E402
 from bench.bokeh_peer import RasterBokeh  # noqa: E402
 
 SHUTTER_S = 4.0  # seconds each side of the frame: the cases' velocities are ~1 pixel a second per axis
@@ -311,8 +311,6 @@ def checks(host, device, rng, n, width, height, log) -> list[dict]:
 def main(argv=None) -> int:
     """The wide circles alone: on the three main cases, the compute bokeh discs and the rasterized peer (the
     ``bokeh`` and ``disc_mixed`` footprints of the device run), with the one-pixel splat and GL_POINTS beside."""
-    from bench import gpu_splat  # (it imports this module)
-
     parser = argparse.ArgumentParser(description=main.__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (Mesa/llvmpipe check)")
     parser.add_argument("--repeats", type=int, help="timed repeats per measurement (default 30, quick 5)")
@@ -320,7 +318,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", action="append", help="folder for <device>-<date>.json (repeatable; default bench/results)")
     parser.add_argument("--batch", type=int, help="frames back to back under one query for ms (default 8, quick 2)")
     args = parser.parse_args(argv)
-    sizes = gpu_splat.QUICK if args.quick else gpu_splat.FULL
+    sizes = gl_timing.QUICK if args.quick else gl_timing.FULL
     import moderngl
 
     from addon.hosts.moderngl import ModernGLHost
@@ -329,18 +327,18 @@ def main(argv=None) -> int:
     ctx = moderngl.create_context(standalone=True, require=430, backend="egl")
     host = ModernGLHost(ctx)
     device = host.device
-    log = gpu_splat.log
+    log = gl_timing.log
     log(f"GL: {device} | {ctx.info['GL_VERSION']} | moderngl {moderngl.__version__}")
     clock = "wall" if "llvmpipe" in device.lower() else "gl"
-    timer = gpu_splat.Timer(ctx, args.repeats or (5 if args.quick else 30),
+    timer = gl_timing.Timer(ctx, args.repeats or (5 if args.quick else 30),
                             args.warmup if args.warmup is not None else (1 if args.quick else 5), clock,
                             warm_s=0.3 if clock == "gl" else 0.0, batch=args.batch or (2 if args.quick else 8))
-    records = gpu_splat.measure_bandwidth(ctx, timer, device, sizes)
+    records = gl_timing.measure_bandwidth(ctx, timer, device, sizes)
     bandwidth_gbps = max(r["gb_per_s"] for r in records)
     rate_records, rates = atomic_rate(ctx, timer, device, sizes["copy_image"], sizes["width"], sizes["height"],
                                       4 * sizes["n"])
     records += rate_records
-    peer = gpu_splat.GLPoints(ctx)
+    peer = gl_timing.GLPoints(ctx)
     rng = np.random.default_rng(20261121)
     n, width, height = sizes["n"], sizes["width"], sizes["height"]
     camera = Camera.pixel_grid(width, height)
@@ -357,7 +355,7 @@ def main(argv=None) -> int:
         peer_ms = timer.fed(peer.draw)
         records += measure(host, timer, device, case, n, width, height, system, pos_age, vel_life, emax,
                            one_pixel_ms, peer_ms, bandwidth_gbps, rates, log, names=WIDE)
-        gpu_splat.release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.frame,
+        gl_timing.release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.frame,
                           compositor.stats, compositor.raster)
     log(f"total {time.perf_counter() - start:.1f} s")
     common.finish(records, common.device_slug(device), args.out)

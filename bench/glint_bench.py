@@ -40,7 +40,7 @@ from addon.engine.reference import glints as reference  # noqa: E402
 from addon.engine.settings import render_settings  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
-from bench.gpu_splat import Timer  # noqa: E402
+from bench.gl_timing import Timer  # noqa: E402
 
 THRESHOLD = 1.0
 SIZES = [(1920, 1080), (3840, 2160)]

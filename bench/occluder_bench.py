@@ -69,7 +69,7 @@ def measure(count: int, width: int, height: int, vertices: int, objects: int, dr
         ms, cpu_ms = playing(view, range(8, 8 + draws))
         with mock.patch.object(SceneIndex, "indexed", asked_every_call):
             unindexed_ms, unindexed_cpu_ms = playing(view, range(8 + draws, 8 + 2 * draws))
-        with mock.patch.object(viewport.ViewportSimulation, "_depth_prepass", lambda self: DepthPrepass()):
+        with mock.patch.object(viewport.ViewportRenderer, "_depth_prepass", lambda self: DepthPrepass()):
             viewport.overlay().mark_stale()  # a new simulation, with the pre-pass of a bake
             view.timed_draw(8 + 2 * draws)
             peer_ms, peer_cpu_ms = playing(view, range(9 + 2 * draws, 9 + 3 * draws))

@@ -21,7 +21,7 @@ from addon.engine.reference.scan import scan as reference_scan  # noqa: E402
 from addon.engine.scan import SCAN_RUN, Scan  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
-from bench.gpu_splat import Timer  # noqa: E402
+from bench.gl_timing import Timer  # noqa: E402
 
 WIDTH = 16384  # 100M uint32 -> 16384 x 6104
 

@@ -5,7 +5,7 @@ continuous emitter warmed up until every slot is alive or respawning (with and
 without the live compaction that stats and exports ask for); both state layouts, 1M/4M/16M particles.
 ``bound_ms`` is the state traffic of a step (read + write of both state
 images: 64 B per particle full, 32 B compact) over the faster vec4 copy's
-bandwidth measured in the same run (gpu_splat.measure_bandwidth).  Also
+bandwidth measured in the same run (gl_timing.measure_bandwidth).  Also
 records the compact layout's position error against the full layout.
 
 ``--breakdown``: at the largest size, where a step's time goes: the step
@@ -34,7 +34,7 @@ from addon.engine.settings import effect_settings  # noqa: E402
 from addon.engine.simulation import LAYOUTS, SIMULATE_KERNELS, ParticleSystem, simulate_constants  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import common  # noqa: E402
-from bench.gpu_splat import Timer, measure_bandwidth  # noqa: E402
+from bench.gl_timing import Timer, measure_bandwidth  # noqa: E402
 
 DT = 1 / 24
 WARM_FRAMES = 18  # more than one lifetime: every slot is alive or respawning

@@ -14,12 +14,10 @@
  * its own thread, which then adds its item globally; so at most
  * BIN_THREADS - 1 adds sit above half_count at any time.
  *
- * Measured on an H100 (16M keys into 64K bins, bench/binning_bench.py):
- * clumpy keys (90% in 1% of the bins) 2.1-2.8x faster than an atomic per
- * item, uniform within 2%.  The table's own work (a read, then an atomic that
- * returns) takes about 0.1 ms with no global atomic at all, against 0.07
- * for the dense bin_count (bench/results/h100-2026-11-25-hashed-count-and-
- * layout-prototypes.log). */
+ * Chosen by measurement: clumpy keys (90% in 1% of the bins) faster than an
+ * atomic per item, uniform no slower; the table's own work (a read, then an
+ * atomic that returns) is what remains (bench/results/h100-2026-11-25-hashed-
+ * count-and-layout-prototypes.log, bench/README.md: Binning, sort and scan). */
 
 uint first_slot(uint key)
 {

@@ -33,8 +33,8 @@ void main()
   if (tile * BIN_TILE >= items) {
     return; /* the whole workgroup: nothing of this tile is binned (its digit counts are zero) */
   }
-  /* Always true past the return above, yet kept: without it the 16M radix sort took 3.28 ms against
-   * 2.75 on the H100 (moderngl, 2026-11-25, ...-2026-11-25-sort-ab.json): the driver's code is slower. */
+  /* Always true past the return above, yet kept: without it the 16M radix sort was slower, the
+   * driver's code differing (measured: bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-25-sort-ab.json). */
   bool tile_in_range = tile < tiles;
   for (int w = t; w < 2 * MASK_SET; w += BIN_THREADS) {
     s_masks[w] = 0u;

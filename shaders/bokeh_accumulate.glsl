@@ -9,9 +9,9 @@
  * SPRITE_DEPTH_TEST: a disc behind the scene's depth at a pixel is hidden
  * there (the rasterized path's LESS_EQUAL test). */
 
-void share_footprint(int t, vec4 shape, vec2 streak, vec4 color)
+void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color)
 {
-  s_shapes[t] = shape;
+  s_shapes[t] = sprite_shape_texel(shape);
   s_streaks[t] = vec4(streak, 0.0, 0.0);
   s_colors[t] = color;
 }
@@ -31,8 +31,8 @@ void main()
     share_tile_chunk(list, chunk, t);
     int m = min(TILE_CHUNK, n - chunk);
     for (int k = 0; k < m; k++) {
-      vec4 shape = s_shapes[k];
-      if (tile_spans(s_spans[k], p.bits) && shape.w <= p.scene) {
+      SpriteShape shape = sprite_shape_from(s_shapes[k]);
+      if (tile_spans(s_spans[k], p.bits) && shape.depth <= p.scene) {
         sum += s_colors[k].rgb * disc_coverage(shape, s_streaks[k].xy, p.at);
       }
     }

@@ -19,7 +19,7 @@ void main()
   vec4 vel_life_in = texelFetch(vel_life, texel, 0);
   ivec2 size = ivec2(target_extent);
 
-  vec4 shape = vec4(0.0);
+  SpriteShape shape = sprite_shape_from(vec4(0.0));
   vec2 path = vec2(0.0);
   vec3 color = vec3(0.0);
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
@@ -38,12 +38,12 @@ void main()
       /* Area under the rim's ramp: pi (r^2 + 1/12) for the disc, 2 r per pixel of path. */
       float area = 3.14159265 * (radius * radius + 1.0 / 12.0) + 4.0 * radius * half_path;
       color = particle_color(slot, look_now, coverage) / area;
-      shape = vec4(0.5 * (start + end), radius + 0.5, window.z);
+      shape = SpriteShape(0.5 * (start + end), radius + 0.5, window.z);
       path = end - start;
     }
   }
   ivec2 out_texel = particle_texel(slot, imageSize(sprite_shapes).x);
-  imageStore(sprite_shapes, out_texel, shape);
+  store_sprite_shape(out_texel, shape);
   imageStore(sprite_streaks, out_texel, vec4(path, 0.0, 0.0));
   imageStore(sprite_colors, out_texel, vec4(color, 0.0));
   imageStore(instance_counts, out_texel, uvec4(uint(sprite_tile_count(shape, path, size))));

@@ -10,14 +10,13 @@ void main()
   int k = first + j / samples_per_primitive;
   uint i = uint(j % samples_per_primitive);
   uint stream = uint(seed) * CSG_STREAM_PER_SEED;
-  vec4 center_code = imageLoad(primitives, ivec2(k, 0));
-  vec3 size = imageLoad(primitives, ivec2(k, 1)).xyz;
-  vec3 color = imageLoad(primitives, ivec2(k, 2)).rgb;
+  CsgPrimitive primitive = load_csg_primitive(k);
+  vec3 size = primitive.size;
   float u = random_unit(i, uint(k), stream + CSG_STREAM_U);
   float v = random_unit(i, uint(k), stream + CSG_STREAM_V);
   vec3 normal;
   vec3 local;
-  if (int(center_code.w) % CSG_SHAPE_COUNT == CSG_SHAPE_BOX) {
+  if (primitive_is_box(primitive)) {
     /* A face pair chosen by its area, a side, then a uniform point on the face. */
     vec3 area = vec3(size.y * size.z, size.x * size.z, size.x * size.y);
     precise float pick = random_unit(i, uint(k), stream + CSG_STREAM_PICK) * ((area.x + area.y) + area.z);
@@ -34,13 +33,13 @@ void main()
     normal = random_direction(u, v);
     local = normal * size.x;
   }
-  if (center_code.w >= 2.0) {
+  if (primitive_subtracts(primitive)) {
     normal = -normal;  /* a carved wall faces into the removed volume */
   }
-  precise vec3 rgb_rounded = clamp(color, 0.0, 1.0) * 255.0 + 0.5;
+  precise vec3 rgb_rounded = clamp(primitive.color, 0.0, 1.0) * 255.0 + 0.5;
   uvec3 rgb = uvec3(rgb_rounded);
   int slot = int(imageLoad(sample_count, ivec2(0)).x) + j;
   ivec2 texel = particle_texel(slot, imageSize(sample_pos).x);
-  imageStore(sample_pos, texel, vec4(center_code.xyz + local, float(k)));
+  imageStore(sample_pos, texel, vec4(primitive.center + local, float(k)));
   imageStore(sample_attr, texel, vec4(normal, float(rgb.r | (rgb.g << 8u) | (rgb.b << 16u))));
 }

@@ -23,7 +23,7 @@ void main()
   else if (index < kept_before + added) {
     vec4 p = imageLoad(sample_pos, texel);
     int k = int(p.w);
-    keep = inside_stack(k, p.xyz) == primitive_subtracts(k) && !inside_any(k + 1, last, p.xyz);
+    keep = inside_stack(k, p.xyz) == primitive_subtracts(load_csg_primitive(k)) && !inside_any(k + 1, last, p.xyz);
   }
   imageStore(keep_flags, texel, uvec4(keep ? 1u : 0u));
 }

@@ -12,13 +12,8 @@
  *
  * The named constants (emitter_shape, lifetime, drag, ...) and the tables
  * (SHAPE_*, FIELD_*, COLLIDER_*, STREAM_*, ...) are #defined by the host from
- * simulation.py and tables.py. */
-
-vec4 triangle_texel(int triangle, int k)
-{
-  int linear = triangle * TRIANGLE_TEXELS + k;
-  return imageLoad(triangles, ivec2(linear % TRIANGLE_ROW, linear / TRIANGLE_ROW));
-}
+ * simulation.py and tables.py; the records (Triangle, ForceField, Collider and
+ * their load_*) come from records.py. */
 
 /* Area-weighted triangle pick: the first triangle whose cumulative area fraction exceeds u. */
 int find_triangle(float u)
@@ -27,7 +22,7 @@ int find_triangle(float u)
   int high = int(triangle_count) - 1;
   while (low < high) {
     int middle = (low + high) / 2;
-    if (triangle_texel(middle, TRIANGLE_TEXEL_V0).w > u) {
+    if (load_triangle(middle).cumulative_area > u) {
       high = middle;
     }
     else {
@@ -67,12 +62,11 @@ void emit(int index, float lived, out vec3 position, out vec3 velocity, out floa
     normal = length(local) > 0.0 ? normalize(local) : normal;
     break;
   case SHAPE_MESH: {
-    int t = find_triangle(random_unit(i, step, stream + STREAM_SHAPE_U));
+    Triangle t = load_triangle(find_triangle(random_unit(i, step, stream + STREAM_SHAPE_U)));
     float r = sqrt(random_unit(i, step, stream + STREAM_SHAPE_V));
     float s = random_unit(i, step, stream + STREAM_SHAPE_W);
-    local = triangle_texel(t, TRIANGLE_TEXEL_V0).xyz * (1.0 - r) + triangle_texel(t, TRIANGLE_TEXEL_V1).xyz * (r * (1.0 - s)) +
-            triangle_texel(t, TRIANGLE_TEXEL_V2).xyz * (r * s);
-    normal = triangle_texel(t, TRIANGLE_TEXEL_NORMAL).xyz;
+    local = t.v0 * (1.0 - r) + t.v1 * (r * (1.0 - s)) + t.v2 * (r * s);
+    normal = t.normal;
     break;
   }
   }
@@ -131,31 +125,29 @@ vec3 force_fields(vec3 position)
 {
   vec3 total = vec3(0.0);
   for (int f = 0; f < field_count; f++) {
-    vec4 head = imageLoad(fields, ivec2(FIELD_TEXEL_HEAD, f));
-    vec4 place = imageLoad(fields, ivec2(FIELD_TEXEL_PLACE, f));
-    vec3 axis = imageLoad(fields, ivec2(FIELD_TEXEL_AXIS, f)).xyz;
-    vec3 offset = position - place.xyz;
+    ForceField field = load_force_field(f);
+    vec3 offset = position - field.position;
     float dist = length(offset);
-    if (head.w > 0.0 && dist > head.w) {
+    if (field.max_distance > 0.0 && dist > field.max_distance) {
       continue;
     }
-    float strength = head.y * pow(max(dist, 1.0), -head.z);
-    switch (int(head.x)) {
+    float strength = field.strength * pow(max(dist, 1.0), -field.falloff_power);
+    switch (int(field.kind)) {
     case FIELD_WIND:
-      total += axis * strength;
+      total += field.axis * strength;
       break;
     case FIELD_FORCE:
       total += dist > 0.0 ? offset * (strength / dist) : vec3(0.0);
       break;
     case FIELD_VORTEX: {
-      vec3 around = cross(axis, offset);
+      vec3 around = cross(field.axis, offset);
       float radius = length(around);
       total += radius > 0.0 ? around * (strength / radius) : vec3(0.0);
       break;
     }
     case FIELD_TURBULENCE:
-      total += sample_noise(vec3(div_rn(offset.x, place.w), div_rn(offset.y, place.w), div_rn(offset.z, place.w))) *
-               strength;
+      total += sample_noise(vec3(div_rn(offset.x, field.size), div_rn(offset.y, field.size),
+                                 div_rn(offset.z, field.size))) * strength;
       break;
     }
   }
@@ -167,22 +159,21 @@ vec3 force_fields(vec3 position)
  * particle's normal part is reflected and scaled by bounce, its tangential
  * part by 1 - friction.  The host interpolates each collider's pose for this
  * substep and hands the matrices over as uniform rows (effectors.collider_rows:
- * COLLIDER_ROWS per collider), so no particle repeats that uniform work. */
+ * a Collider record each), so no particle repeats that uniform work. */
 void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
 {
   for (int c = 0; c < collider_count; c++) {
-    int r = c * COLLIDER_ROWS;
-    vec4 head = colliders[r + COLLIDER_ROW_HEAD]; /* (type, bounce, friction, 0) */
-    vec3 half_size = colliders[r + COLLIDER_ROW_HALF_SIZE].xyz;
-    int to_local = r + COLLIDER_ROW_TO_LOCAL;
-    int to_world = r + COLLIDER_ROW_TO_WORLD;
-    int moving = r + COLLIDER_ROW_SURFACE_VELOCITY;
+    Collider collider = load_collider(c);
+    vec3 half_size = collider.half_size;
+    vec4 to_local[3] = collider.to_local;
+    vec4 to_world[3] = collider.to_world;
+    vec4 moving[3] = collider.surface_velocity;
     vec4 at = vec4(position, 1.0);
-    vec3 p = vec3(dot(colliders[to_local], at), dot(colliders[to_local + 1], at), dot(colliders[to_local + 2], at));
+    vec3 p = vec3(dot(to_local[0], at), dot(to_local[1], at), dot(to_local[2], at));
     vec3 normal = vec3(0.0);
-    switch (int(head.x)) {
+    switch (int(collider.kind)) {
     case COLLIDER_PLANE: {
-      float before = dot(colliders[r + COLLIDER_ROW_START_Z], vec4(previous, 1.0));
+      float before = dot(collider.start_z, vec4(previous, 1.0));
       if (p.z < 0.0 && before >= 0.0 && abs(p.x) <= half_size.x && abs(p.y) <= half_size.y) {
         p.z = 0.0;
         normal = vec3(0.0, 0.0, 1.0);
@@ -210,19 +201,15 @@ void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
     }
     if (normal != vec3(0.0)) {
       vec4 surface = vec4(p, 1.0);
-      position = vec3(dot(colliders[to_world], surface), dot(colliders[to_world + 1], surface),
-                      dot(colliders[to_world + 2], surface));
-      vec3 surface_velocity = vec3(dot(colliders[moving], surface), dot(colliders[moving + 1], surface),
-                                   dot(colliders[moving + 2], surface));
+      position = vec3(dot(to_world[0], surface), dot(to_world[1], surface), dot(to_world[2], surface));
+      vec3 surface_velocity = vec3(dot(moving[0], surface), dot(moving[1], surface), dot(moving[2], surface));
       vec3 relative = velocity - surface_velocity;
-      vec3 v = vec3(dot(colliders[to_local].xyz, relative), dot(colliders[to_local + 1].xyz, relative),
-                    dot(colliders[to_local + 2].xyz, relative));
+      vec3 v = vec3(dot(to_local[0].xyz, relative), dot(to_local[1].xyz, relative), dot(to_local[2].xyz, relative));
       float into = dot(v, normal);
       if (into < 0.0) {
         vec3 tangential = v - normal * into;
-        v = tangential * (1.0 - head.z) - normal * (into * head.y);
-        velocity = vec3(dot(colliders[to_world].xyz, v), dot(colliders[to_world + 1].xyz, v),
-                        dot(colliders[to_world + 2].xyz, v)) +
+        v = tangential * (1.0 - collider.friction) - normal * (into * collider.bounce);
+        velocity = vec3(dot(to_world[0].xyz, v), dot(to_world[1].xyz, v), dot(to_world[2].xyz, v)) +
                    surface_velocity;
       }
     }

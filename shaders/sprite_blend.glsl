@@ -18,14 +18,15 @@ const float RIM = exp(-SPRITE_FALLOFF);
  *     max(0, (exp(-SPRITE_FALLOFF * (d / radius)^2) - RIM) / (1 - RIM)) * spread,
  * a Gaussian reaching zero at the radius, spread = radius / (radius + streak length / 2) keeping a
  * streak's energy that of the round sprite.  The per-sprite terms are worked out once per chunk, not
- * once per pixel: the inverse radius (s_shapes.z), the streak over its squared length (s_streaks.zw:
- * zero for a round sprite, so the path term drops out without a branch), and the spread and the rim
- * normalization folded into the color. */
-void share_footprint(int t, vec4 shape, vec2 streak, vec4 color)
+ * once per pixel: the inverse radius (held in the radius of the shape in s_shapes), the streak over
+ * its squared length (s_streaks.zw: zero for a round sprite, so the path term drops out without a
+ * branch), and the spread and the rim normalization folded into the color. */
+void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color)
 {
   float length2 = dot(streak, streak);
-  float spread = length2 > 0.0 ? shape.z / (shape.z + 0.5 * sqrt(length2)) : 1.0;
-  s_shapes[t] = vec4(shape.xy, shape.z > 0.0 ? 1.0 / shape.z : 0.0, shape.w);
+  float spread = length2 > 0.0 ? shape.radius / (shape.radius + 0.5 * sqrt(length2)) : 1.0;
+  float inverse_radius = shape.radius > 0.0 ? 1.0 / shape.radius : 0.0;
+  s_shapes[t] = sprite_shape_texel(SpriteShape(shape.center, inverse_radius, shape.depth));
   s_streaks[t] = vec4(streak, length2 > 0.0 ? streak / length2 : vec2(0.0));
   s_colors[t] = color * (spread / (1.0 - RIM));
 }
@@ -36,14 +37,14 @@ void blend_under(int k, TilePixel p, inout vec3 color, inout float transmittance
   if (!tile_spans(s_spans[k], p.bits)) {
     return;
   }
-  vec4 shape = s_shapes[k];
-  if (shape.w > p.scene) {
+  SpriteShape shape = sprite_shape_from(s_shapes[k]);
+  if (shape.depth > p.scene) {
     return;
   }
   vec4 streak = s_streaks[k];
-  vec2 offset = p.at - shape.xy;
+  vec2 offset = p.at - shape.center;
   offset -= clamp(dot(offset, streak.zw), -0.5, 0.5) * streak.xy; /* to the nearest point of the path */
-  vec2 corner = offset * shape.z;
+  vec2 corner = offset * shape.radius; /* the inverse radius here (share_footprint) */
   float distance2 = dot(corner, corner);
   if (distance2 < 1.0) {
     vec4 sprite = s_colors[k] * (exp(-SPRITE_FALLOFF * distance2) - RIM);

@@ -21,7 +21,7 @@ void main()
   bool alive = fetch_particle(slot, pos_age_in, vel_life_in);
   ivec2 size = ivec2(target_extent);
 
-  vec4 shape = vec4(0.0);
+  SpriteShape shape = sprite_shape_from(vec4(0.0));
   vec4 stretch = vec4(0.0);
   vec4 color = vec4(0.0);
   uint key = HIDDEN_KEY;
@@ -42,12 +42,12 @@ void main()
           window.xy -= 0.5 * motion; /* the streak's middle */
         }
       }
-      shape = vec4(window.xy, max(radius_px, 1.0), window.z);
+      shape = SpriteShape(window.xy, max(radius_px, 1.0), window.z);
       key = min(uint(window.z * DEPTH_KEY_SCALE), HIDDEN_KEY - 1u); /* near first; truncated, no rounding to fuse */
     }
   }
   ivec2 out_texel = particle_texel(first_sprite + slot, imageSize(sprite_shapes).x);
-  imageStore(sprite_shapes, out_texel, shape);
+  store_sprite_shape(out_texel, shape);
   imageStore(sprite_streaks, out_texel, stretch);
   imageStore(sprite_colors, out_texel, color);
   imageStore(sprite_keys, out_texel, uvec4(key));

@@ -20,7 +20,7 @@ void main()
   uint sprite = uint(j);
 #endif
   ivec2 texel = particle_texel(int(sprite), imageSize(sprite_shapes).x);
-  ivec4 tiles = sprite_tile_rect(imageLoad(sprite_shapes, texel), imageLoad(sprite_streaks, texel).xy, target_size);
+  ivec4 tiles = sprite_tile_rect(load_sprite_shape(texel), imageLoad(sprite_streaks, texel).xy, target_size);
   int tiles_x = (target_size.x + SPRITE_TILE - 1) / SPRITE_TILE;
   int next = int(imageLoad(instance_offsets, particle_texel(j, imageSize(instance_offsets).x)).x);
   for (int ty = tiles.y; ty <= tiles.w; ty++) {

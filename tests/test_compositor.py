@@ -6,6 +6,8 @@ from test_kernels import splat_case
 
 from addon.engine import compositing, depth, registry
 from addon.engine.reference import compositing as ref
+from addon.engine.reference import depth as ref_depth
+from addon.engine.reference import raster as ref_raster
 from addon.engine.settings import SettingsError, effect_settings, render_settings
 
 
@@ -51,7 +53,7 @@ def test_coarse_depth_matches_reference(host, rng, width, height):
     target = depth.SceneDepth(host, width, height)
     target.depth = host.texture("scene_depth", width, height, "DEPTH32F", scene_depth)
     target.build_coarse()
-    low, high = ref.coarse_depth(scene_depth)
+    low, high = ref_depth.coarse_depth(scene_depth)
     coarse = host.read(target.coarse)
     np.testing.assert_array_equal(coarse[..., 0], low)
     np.testing.assert_array_equal(coarse[..., 1], high)
@@ -101,8 +103,7 @@ def test_gl_points_mode_draws_what_the_splat_draws(host, rng):
     compositor.add(system, camera)
     compositor.resolve()
     frame = compositor.read_frame()
-    hi, lo, _ = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, 64.0, camera.pixels_per_unit)
-    expected = ref.unpack(hi, lo, 64.0)
+    expected = ref_raster.points(pos_age, vel_life, camera.view_proj, width, height, s, camera.pixels_per_unit)
     assert not compositor.read_accum()[0].any(), "GL_POINTS mode does not splat"
     np.testing.assert_allclose(frame[..., :3], expected, rtol=1e-2, atol=2e-3)
     assert not frame[..., 3].any(), "light covers nothing: alpha 0"

@@ -7,9 +7,8 @@ import re
 import numpy as np
 import pytest
 
-from addon.engine.readback import FrameReadback
-from addon.output.bake import ocio_config_path
-from addon.output.display_shader import display_shader
+from addon.engine.readback import FrameReadback, ReadbackLayout
+from addon.output.display_shader import display_shader, ocio_config_path
 from addon.output.frame_writer import DisplaySettings, display_pixels, display_processor, quantize
 
 # (view, look, exposure, gamma): each kind of OpenColorIO GPU resource and op Blender's config has
@@ -45,8 +44,8 @@ def on_gpu(host, display, pixels, alpha, depth=1):
     """The frame_display kernel's values as (height, width, 3 or 4) uint8 (or uint16: ``depth`` 2),
     rows top first."""
     height, width, _ = pixels.shape
-    readback = FrameReadback(host, width, height, half=False, display=display_shader(display),
-                             channels=4 if alpha else 3, depth=depth)
+    readback = FrameReadback(host, width, height, ReadbackLayout("DISPLAY", 4 if alpha else 3, depth),
+                             display=display_shader(display))
     frame = host.texture("frame", width, height, "RGBA32F", pixels)
     return readback.read(readback.store(frame, readback.buffer())).copy()
 
@@ -136,7 +135,7 @@ def test_a_kept_shader_reads_back_as_built_and_each_setting_keeps_its_own(tmp_pa
 
 
 def test_only_blenders_own_config_is_kept(tmp_path):
-    from addon.output.bake import display_cache
+    from addon.output.display_shader import display_cache
 
     assert display_cache(display_of("AgX")) is not None
     assert display_cache(DisplaySettings(str(tmp_path / "config.ocio"), "sRGB", "AgX", "None", 0.0, 1.0)) is None
@@ -149,7 +148,7 @@ sys.path[:0] = [{root!r}]
 from addon.hosts.base import NoGPUError
 from addon.hosts.moderngl import ModernGLHost
 from addon.engine.kernels import Sampler
-from addon.engine.readback import DisplayLut, DisplayShader, FrameReadback
+from addon.engine.readback import DisplayLut, DisplayShader, FrameReadback, ReadbackLayout
 try:
     host = ModernGLHost()
 except NoGPUError as error:
@@ -164,7 +163,7 @@ height, width, _ = pixels.shape
 frame = host.texture("frame", width, height, "RGBA32F", pixels)
 converted = {{}}
 for channels in (3, 4):
-    readback = FrameReadback(host, width, height, half=False, display=shader, channels=channels)
+    readback = FrameReadback(host, width, height, ReadbackLayout("DISPLAY", channels, 1), display=shader)
     converted[f"rgb{{'a' * (channels - 3)}}"] = readback.read(readback.store(frame, readback.buffer()))
 np.savez({out!r}, **converted, device=host.device)
 """

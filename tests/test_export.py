@@ -12,7 +12,7 @@ from addon.scene.renderer import SceneRenderer
 def simulated_state(scene, frame):
     renderer = SceneRenderer(scene, 1, 1)
     renderer.advance_to(frame)
-    return [(system.settings, *system.read_state(), system.live.read_count()) for system in renderer.systems]
+    return [(system.settings, *system.read_state(), system.live.read_count()) for system in renderer.simulation.systems]
 
 
 def attribute(cloud, name, prop, width):

@@ -1,25 +1,19 @@
 """The bake's writer threads against Blender's own ``Image.save_render``: PNG within one 8-bit level
 for several view transforms, a look, exposure, gamma and HDR values; EXR equal as half floats."""
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import bpy
 import numpy as np
 import pytest
 
-from addon.engine.readback import FrameReadback
+from addon.engine.readback import FLOAT_RGBA, HALF_RGBA, FrameReadback
 from addon.hosts.gl_readback import ENVIRONMENT, PixelPack, PixelPackBuffer
-from addon.output.bake import frame_format as frame_format_of_scene
 from addon.output.display_shader import display_shader
-from addon.output.frame_writer import (
-    PNG_CHANNELS,
-    FrameWriteError,
-    FrameWriter,
-    display_processor,
-    encode,
-    file_pixels,
-    image_modules,
-)
+from addon.output.formats import frame_format as frame_format_of_scene
+from addon.output.formats.png import PNG_CHANNELS, PngFormat
+from addon.output.frame_writer import FrameWriteError, FrameWriter, encode, image_modules
 
 WIDTH, HEIGHT = 48, 32
 
@@ -62,18 +56,24 @@ def write_with_writer(scene, pixels, path, host):
     then what a writer thread does with the frame read back.  Bakes write PNG as RGB; the writer itself
     follows any color mode, compared here with save_render in each."""
     frame_format = frame_format_of_scene(scene)
-    if not frame_format.exr:
+    if isinstance(frame_format, PngFormat):
         frame_format = replace(frame_format, channels=PNG_CHANNELS[scene.render.image_settings.color_mode])
-    if frame_format.gpu_display:
-        readback = FrameReadback(host, WIDTH, HEIGHT, half=False, display=display_shader(frame_format.display),
-                                 channels=frame_format.channels, depth=frame_format.value_bytes)
-    else:
-        readback = FrameReadback(host, WIDTH, HEIGHT, half=frame_format.exr)
+    write_frame(frame_format, pixels, path, host)
+
+
+def write_frame(frame_format, pixels, path, host):
+    """``pixels`` through the readback ``frame_format`` asks for and a writer's conversion, into ``path``;
+    returns what was encoded."""
+    gpu_display = frame_format.gpu_display
+    readback = FrameReadback(host, WIDTH, HEIGHT, frame_format.readback,
+                             display=display_shader(gpu_display) if gpu_display is not None else None)
     frame = host.texture("frame", WIDTH, HEIGHT, "RGBA32F", np.asarray(pixels, np.float32))
     pixels = readback.read(readback.store(frame, readback.buffer()))
-    processor = display_processor(frame_format.display) if frame_format.display and not frame_format.gpu_display \
-        else None
-    encode(path, file_pixels(pixels.copy(), frame_format, processor), frame_format)
+    with ThreadPoolExecutor(1) as pool:
+        converter = frame_format.converter(pool)
+        data = frame_format.file_pixels(pixels.copy(), converter and converter.result())
+    encode(path, data, frame_format)
+    return data
 
 
 LOOKS = [
@@ -144,7 +144,7 @@ def test_readback_targets_hold_each_frame_as_drawn(host, rng, half, asynchronous
     assert host.reads_without_waiting == asynchronous  # forced on here (llvmpipe) where the test asks
     frames = [sample_frame(rng) for _ in range(3)]
     textures = [host.texture(f"frame_{n}", WIDTH, HEIGHT, "RGBA32F", f) for n, f in enumerate(frames)]
-    readback = FrameReadback(host, WIDTH, HEIGHT, half=half)
+    readback = FrameReadback(host, WIDTH, HEIGHT, HALF_RGBA if half else FLOAT_RGBA)
     buffers = [readback.buffer(), readback.buffer()]
     assert isinstance(buffers[0], PixelPackBuffer) == asynchronous
     pending = [readback.store(textures[0], buffers[0]), readback.store(textures[1], buffers[1])]
@@ -355,7 +355,7 @@ def test_a_driver_that_maps_no_pixel_pack_buffer_gets_blenders_read(host, rng, m
     monkeypatch.setattr(pack, "glMapBufferRange", lambda *args: (real(*args), None)[1])
     monkeypatch.setattr(host, "_pixel_pack", pack)
     frame = sample_frame(rng)
-    readback = FrameReadback(host, WIDTH, HEIGHT, half=True)
+    readback = FrameReadback(host, WIDTH, HEIGHT, HALF_RGBA)
     buffer = readback.buffer()
     assert not isinstance(buffer, PixelPackBuffer) and host._pixel_pack is None
     pixels = readback.read(readback.store(host.texture("frame", WIDTH, HEIGHT, "RGBA32F", frame), buffer))

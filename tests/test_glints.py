@@ -133,10 +133,10 @@ def test_bake_and_viewport_add_the_same_glints(scene):
                                   measure=True)
         np.testing.assert_allclose(overlay.host.read(frame), with_glints, rtol=1e-3, atol=1e-3)
         assert "glints" in overlay.stats.stage_ms
-        simulation = overlay.simulation
+        renderer = overlay.renderer
         settings.glints = "NONE"  # glints off (or retuned) in the panel: the next draw, no re-simulation
         frame = overlay.composite(scene, camera.view_proj, np.array(scene.camera.matrix_world.inverted()), width, height)
-        assert overlay.simulation is simulation
+        assert overlay.renderer is renderer
         np.testing.assert_allclose(overlay.host.read(frame), plain, rtol=1e-3, atol=1e-3)
     finally:
         viewport.free()

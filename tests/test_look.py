@@ -55,5 +55,5 @@ def test_blender_color_ramp_drives_the_look(scene):
     assert colors[:, 1].max() > 3.5
     renderer = SceneRenderer(scene, 32, 18)
     frame = renderer.render(2)
-    np.testing.assert_array_equal(renderer.systems[0].ramp, colors)
+    np.testing.assert_array_equal(renderer.simulation.systems[0].ramp, colors)
     assert np.isfinite(frame).all()

@@ -199,7 +199,8 @@ def test_kernel_body_is_byte_identical_in_both_hosts(kernel):
     raw = [(kernel.path.parent / f).read_bytes().decode() for f in files]
     if kernel.generated:  # text made at run time (OpenColorIO's display function) goes before the kernel file
         raw.insert(len(kernel.includes), kernel.generated)
-    assert body == "".join(t if t.endswith("\n") else t + "\n" for t in raw), "body is the files, unchanged"
+    files_text = "".join(t if t.endswith("\n") else t + "\n" for t in raw)
+    assert body == kernel.records + files_text, "body is the records' generated GLSL, then the files, unchanged"
 
     infos = []
     fake_gpu = SimpleNamespace(types=SimpleNamespace(GPUShaderCreateInfo=lambda: infos.append(_CreateInfo()) or infos[-1],

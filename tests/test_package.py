@@ -1,4 +1,5 @@
-"""The extension zip installs into a fresh Blender session and bakes through the installed operator."""
+"""The extension zip installs into a fresh Blender session and bakes through the installed operator
+(what the zip holds and leaves out: test_package_contents.py)."""
 
 import os
 import subprocess
@@ -42,7 +43,7 @@ def test_zip_installs_and_bakes(tmp_path):
                            capture_output=True, text=True, check=True)
     zip_path = Path(build.stdout.strip())
     names = zipfile.ZipFile(zip_path).namelist()
-    assert {"blender_manifest.toml", "__init__.py", "shaders/splat.glsl", "presets/default.json"} <= set(names)
+    assert {"blender_manifest.toml", "__init__.py", "shaders/splat_aggregate.glsl", "presets/default.json"} <= set(names)
     assert not any("__pycache__" in n for n in names)
 
     user_resources = tmp_path / "blender_user"

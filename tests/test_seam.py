@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from addon.engine import registry, simulation, tables
+from addon.engine import records, registry, simulation, tables
 from addon.engine.kernels import Constant, Kernel
 from addon.engine.resources import resource_dir
 from addon.engine.settings import effect_settings
@@ -50,8 +50,47 @@ def declared_constants() -> dict[str, Constant]:
     return {c.name: c for kernel in registry.KERNELS for c in kernel.constants}
 
 
-TABLE_NAMES = {name for name, _ in tables.TABLE_DEFINES}
+TABLE_NAMES = {name for name, _ in (*tables.TABLE_DEFINES, *records.RECORD_DEFINES)}
 LITERAL = re.compile(r"(?<![\w.])\d+u?(?![\w.])")
+# Table values from DISTINCT up are told apart from counts, flags and bit shifts: a named number with one of
+# these values copies the table (GLSL const or #define, a reference module's constant); from SPELLED up, any
+# literal with one does.
+DISTINCT, SPELLED = 16, 4096
+TABLE_VALUES = {value for table in tables.TABLES for _, value in table.values if value >= DISTINCT}
+NUMBER = r"(0x[0-9A-Fa-f]+|\d+(?:\.\d*)?(?:e\d+)?)[uUfF]?"
+
+
+def _value(number: str) -> float:
+    return int(number, 16) if number.lower().startswith("0x") else float(number)
+
+
+def _tables_of(value: float) -> str:
+    return " or ".join(f"tables.{name}" for name in dir(tables) if isinstance(getattr(tables, name), tables.Table)
+                       and value in {v for _, v in getattr(tables, name).values})
+
+
+def copied_numbers(code: str) -> list[str]:
+    """GLSL that writes out a number a table names (``const int SPRITE_TILE = 16;``, ``hi & 0x1FFFFFu``)."""
+    named = re.findall(rf"(?:\bconst\s+\w+\s+(\w+)\s*=|#define\s+(\w+))\s*\(?\s*{NUMBER}\s*\)?\s*[;\n]", code + "\n")
+    problems = [f"{a or b} = {number}: duplicates {_tables_of(_value(number))}" for a, b, number in named
+                if _value(number) in TABLE_VALUES]
+    problems += [f"{m.group(1)}: duplicates {_tables_of(_value(m.group(1)))}"
+                 for m in re.finditer(rf"(?<![\w.]){NUMBER}(?![\w.])", code)
+                 if _value(m.group(1)) >= SPELLED and _value(m.group(1)) in TABLE_VALUES
+                 and _value(m.group(1)).is_integer() and "." not in m.group(1)]
+    return problems
+
+
+def record_reads(code: str) -> list[str]:
+    """A record's texels read or written by position instead of through its generated load_/store_ (records.py)."""
+    problems = []
+    for record in records.RECORDS:
+        r = record.resource
+        if re.search(rf"\bimageLoad\s*\(\s*{r}\b|(?<![\w.]){r}\s*\[", code):
+            problems.append(f"{r} read by position: load_{record.name}() names its lanes (records.{record.type})")
+        if re.search(rf"\bimageStore\s*\(\s*{r}\b", code):
+            problems.append(f"{r} written by position: store_{record.name}() (records.{record.type})")
+    return problems
 
 
 def seam_problems(code: str, constants: dict[str, Constant]) -> list[str]:
@@ -74,21 +113,46 @@ def seam_problems(code: str, constants: dict[str, Constant]) -> list[str]:
         for args in call_arguments(code, function):
             if len(args) > position and LITERAL.search(args[position]):
                 problems.append(f"{function}(..., {args[position]}): name the stream (tables.RANDOM_STREAMS)")
-    for match in re.finditer(r"\bcolliders\s*\[([^\]]*)\]", code):
-        if any(int(n.rstrip("u")) >= 3 for n in LITERAL.findall(match.group(1))):
-            problems.append(f"colliders[{match.group(1)}]: name the row (tables.COLLIDER_ROW)")
-    for args in call_arguments(code, "triangle_texel"):
-        if LITERAL.search(args[-1]):
-            problems.append(f"triangle_texel(..., {args[-1]}): name the texel (tables.TRIANGLE_TEXEL)")
-    for match in re.finditer(r"imageLoad\s*\(\s*fields\s*,\s*ivec2\s*\(\s*(\d+)", code):
-        problems.append(f"fields texel {match.group(1)}: name it (tables.FIELD_TEXEL)")
     problems += [f"case {m}: switch over table names" for m in re.findall(r"\bcase\s+(\d+)", code)]
     problems += [f"{m}: compare a table value with switch and its names" for m in
-                 re.findall(r"\b(?:emitter_shape|head\.x|key_mode)\s*[=!]=\s*[\w.]+", code)]
+                 re.findall(r"\b(?:emitter_shape|\w+\.kind|key_mode)\s*[=!]=\s*[\w.]+", code)]
     problems += [f"{m}: seeds own STREAM_PER_SEED (or CSG_STREAM_PER_SEED) streams" for m in
                  re.findall(r"\buint\(\w*seed\)\s*\*\s*\d+u?", code)]
-    problems += [f"{m}: TRIANGLE_ROW" for m in re.findall(r"(?<![\w.])4096(?![\w.])", code)]
+    return problems + record_reads(code) + copied_numbers(code)
+
+
+def reference_copies(source: str) -> list[str]:
+    """A numpy reference module's constants that copy a table's number (``GRID_CELLS = 256``, ``F(16)``)."""
+    import ast
+
+    problems = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            value = node.value.args[0] if isinstance(node.value, ast.Call) and len(node.value.args) == 1 \
+                else node.value
+            if isinstance(value, ast.Constant) and type(value.value) in (int, float) and value.value in TABLE_VALUES:
+                problems.append(f"{ast.unparse(node)}: duplicates {_tables_of(value.value)}")
+    problems += [f"{node.value}: duplicates {_tables_of(node.value)}" for node in ast.walk(ast.parse(source))
+                 if isinstance(node, ast.Constant) and type(node.value) is int and node.value >= SPELLED
+                 and node.value in TABLE_VALUES]
     return problems
+
+
+REFERENCE = SHADERS.parent / "addon" / "engine" / "reference"
+
+
+@pytest.mark.parametrize("path", sorted(REFERENCE.glob("*.py")), ids=lambda p: p.name)
+def test_the_reference_names_table_numbers(path):
+    assert reference_copies(path.read_text()) == []
+
+
+@pytest.mark.parametrize("source", [
+    "GRID_CELLS = 256  # cells per axis",
+    "TILE = F(16)",
+    "rows = np.zeros((n, 4096, 4))",
+])
+def test_the_reference_check_catches_copied_numbers(source):
+    assert any("tables.SIZES" in p for p in reference_copies(source)), reference_copies(source)
 
 
 @pytest.mark.parametrize("path", glsl_files(), ids=lambda p: p.relative_to(SHADERS).as_posix())
@@ -102,13 +166,25 @@ def test_glsl_uses_named_components_and_tables(path):
     ("const float SHAPE_BOX = 2.0;", "tables.py"),
     ("float u = random_unit(i, step, stream + 2u);", "name the stream"),
     ("float v = variation(index, size_random, 12u);", "name the stream"),
-    ("vec4 row = colliders[r + 6];", "name the row"),
-    ("vec4 t = triangle_texel(t, 3);", "name the texel"),
-    ("vec4 head = imageLoad(fields, ivec2(0, f));", "FIELD_TEXEL"),
     ("switch (k) { case 2: break; }", "switch over table names"),
-    ("if (head.x == 1.0) {}", "compare a table value"),
+    ("if (field.kind == 1.0) {}", "compare a table value"),
     ("uint stream = uint(seed) * 16u;", "STREAM_PER_SEED"),
-    ("int row = linear / 4096;", "TRIANGLE_ROW"),
+    # record texels by position (the issue's head.y / place.w, center_code.w, shape.z, collider rows)
+    ("vec4 head = imageLoad(fields, ivec2(0, f)); float s = head.y;", "load_force_field"),
+    ("vec4 row = colliders[c * COLLIDER_ROWS + 6];", "load_collider"),
+    ("float area = imageLoad(triangles, ivec2(t, 0)).w;", "load_triangle"),
+    ("vec4 center_code = imageLoad(primitives, ivec2(k, 0)); bool cut = center_code.w >= 2.0;", "load_csg_primitive"),
+    ("float radius = imageLoad(sprite_shapes, texel).z;", "load_sprite_shape"),
+    ("imageStore(sprite_shapes, texel, vec4(center, radius, depth));", "store_sprite_shape"),
+    # numbers copied from a table
+    ("const int SPRITE_TILE = 16;", "tables.py"),
+    ("const int STAT_PEAK = 1;", "tables.py"),
+    ("const int TILE_PIXELS = 16;", "tables.SIZES"),
+    ("const float CELLS = 256.0;", "duplicates tables.SIZES"),
+    ("#define CELLS 256", "duplicates tables.SIZES"),
+    ("const uint R_MAX = 0x1FFFFFu;", "duplicates tables.CHANNEL_MAX"),
+    ("uint r = hi & 0x3FFFFFu;", "duplicates tables.CHANNEL_MAX"),
+    ("int row = linear / 4096;", "duplicates tables.SIZES"),
 ])
 def test_the_seam_check_catches_magic_numbers_and_components(snippet, complaint):
     problems = seam_problems(snippet, declared_constants())
@@ -214,3 +290,36 @@ def test_panels_name_operators_by_their_bl_idname():
     addon = SHADERS.parent / "addon"
     for name in ("ui/panels.py", "ui/csg_panel.py", "ui/cache_panel.py"):
         assert not re.search(r"operator\w*\(\s*\"gpu_particles\.", (addon / name).read_text()), name
+
+
+def test_records_pack_and_read_lanes_by_name():
+    field = {"kind": 2, "strength": 1.5, "falloff_power": 0.0, "max_distance": 4.0, "position": (1, 2, 3),
+             "size": 0.5, "axis": (0, 0, 1)}
+    texels = records.FORCE_FIELD.pack(field)
+    assert texels.shape == (records.FORCE_FIELD.texels, 4) and texels[0, 1] == 1.5 and texels[1, 3] == 0.5
+    named = records.FORCE_FIELD.read(records.FORCE_FIELD.pack_rows([field, field]))
+    assert named["position"].shape == (2, 3) and (named["size"] == 0.5).all()
+    shapes = records.SPRITE_SHAPE.pack({"center": np.ones((5, 2)), "radius": np.arange(5), "depth": np.zeros(5)})
+    assert shapes.shape == (5, 4) and shapes[3, 2] == 3  # one texel: no texel axis
+    assert (records.SPRITE_SHAPE.read(shapes)["radius"] == np.arange(5)).all()
+    collider = records.COLLIDER.read(np.arange(records.COLLIDER.texels * 4.0).reshape(-1, 4))
+    assert collider["to_local"].shape == (3, 4) and collider["start_z"][0] == 20
+    with pytest.raises(ValueError, match="size"):
+        records.FORCE_FIELD.pack({k: v for k, v in field.items() if k != "size"})
+    with pytest.raises(ValueError, match="overlap"):
+        records.Record("Bad", "bad", 1, (records.Lane("a", 0, "xy"), records.Lane("b", 0, "y")))
+
+
+def test_record_glsl_follows_what_a_kernel_binds():
+    """A kernel gets a record's struct where it binds its resource: a load where it reads, a store where it
+    writes; the same body for both hosts (the body is host-independent)."""
+    from addon.engine import sprites
+
+    writes, reads = sprites.SPRITE_FOOTPRINT.body(), sprites.SPRITE_TILE_COUNTS.body()
+    assert "struct SpriteShape" in writes and "void store_sprite_shape(" in writes and "load_sprite_shape(" not in writes
+    assert "SpriteShape load_sprite_shape(" in reads and "store_sprite_shape(" not in reads
+    simulate = simulation.SIMULATE.body()
+    assert all(f"load_{r.name}(int index)" in simulate for r in (records.FORCE_FIELD, records.COLLIDER,
+                                                                    records.TRIANGLE))
+    assert "CsgPrimitive" not in simulate
+    assert dict(simulation.SIMULATE.all_defines())["STAT_PEAK"] == "1"

@@ -71,7 +71,7 @@ def state_at(scene, frame, cache="READ"):
 
     renderer = SceneRenderer(scene, 16, 16, cache=cache)
     renderer.advance_to(frame)
-    return renderer, renderer.systems[0].read_state()
+    return renderer, renderer.simulation.systems[0].read_state()
 
 
 def test_bake_fills_the_cache_and_a_fresh_renderer_scrubs_from_it(scene, tmp_path):
@@ -80,7 +80,7 @@ def test_bake_fills_the_cache_and_a_fresh_renderer_scrubs_from_it(scene, tmp_pat
     manifest = json.loads((folder / "manifest.json").read_text())
     assert sorted(manifest["frames"]) == ["1", "3"] and manifest["version"] and manifest["vendor"]
     renderer, cached = state_at(scene, 4)
-    assert renderer.timeline.steps_run == 1, "restored frame 3 from disk, one step to 4"
+    assert renderer.simulation.timeline.steps_run == 1, "restored frame 3 from disk, one step to 4"
     _, straight = state_at(scene, 4, cache="OFF")
     for a, b in zip(cached, straight):
         np.testing.assert_array_equal(a, b)
@@ -97,11 +97,11 @@ def test_an_edit_invalidates_what_it_changes(scene, tmp_path):
     emitter.location.x = 0.5  # a new key at frame 5: frames from 5 on change, 1 and 3 stay
     emitter.keyframe_insert("location", frame=5)
     renderer, _ = state_at(scene, 6)
-    store = renderer.timeline.store
+    store = renderer.simulation.timeline.store
     assert store.best(6) == 3 and store.best(2) == 1
     emitter.gpu_particles.active_effect.drag = 0.3  # a setting: the whole history changes
     renderer, _ = state_at(scene, 6)
-    assert renderer.timeline.store.best(6) is None
+    assert renderer.simulation.timeline.store.best(6) is None
     assert bpy.ops.gpu_particles.bake() == {"FINISHED"}  # rebaking replaces it
     assert json.loads((folder / "manifest.json").read_text())["frames"].keys() == {"1", "3", "5"}
 
@@ -142,7 +142,7 @@ def test_a_full_disk_stops_the_bake_and_keeps_the_cache_before_it(scene, tmp_pat
     monkeypatch.undo()
     assert json.loads((folder / "manifest.json").read_text())["frames"].keys() == {"1"}
     renderer, _ = state_at(scene, 2)
-    assert renderer.timeline.store.best(2) == 1
+    assert renderer.simulation.timeline.store.best(2) == 1
 
 
 def test_long_preroll_runs_in_pieces_can_stop_and_lands_in_the_cache(scene, tmp_path):
@@ -215,7 +215,7 @@ def test_a_real_full_disk_stops_the_bake_and_keeps_the_cache_before_it(scene, tm
     kept = sorted(int(f) for f in json.loads((small_disk / "cache" / "manifest.json").read_text())["frames"])
     assert kept == list(range(1, len(kept) + 1)) and 1 <= len(kept) < 12
     renderer, cached = state_at(scene, kept[-1])
-    assert renderer.timeline.loaded == [kept[-1]], "every checkpoint the manifest lists still loads"
+    assert renderer.simulation.timeline.loaded == [kept[-1]], "every checkpoint the manifest lists still loads"
     _, straight = state_at(scene, kept[-1], cache="OFF")
     for a, b in zip(cached, straight):
         np.testing.assert_array_equal(a, b)

@@ -51,14 +51,14 @@ def test_alpha_effect_renders_sorted_sprites(scene):
     renderer, frames = render_frames(scene, (1, 2, 3, 4))
     assert renderer.sprites is not None
     assert (frames[-1][..., 3] > 0).any(), "sprites show"
-    assert renderer.sorts[0].sorter.method == "KEY_INDEX"
+    assert renderer.simulation.sorts[0].sorter.method == "KEY_INDEX"
     adjacent, tau = renderer.stats()["sortedness"][0]
     assert 0.0 <= adjacent <= 1.0 and -1.0 <= tau <= 1.0
     # Back to front: going back to frame 1 is a jump, so a full sort; the drawing order's keys never decrease.
     renderer.render(1)
     assert renderer.stats()["sortedness"][0] == (1.0, 1.0)
-    order = renderer.host.read(renderer.sorts[0].indices).ravel()[:3000]
-    pos_age, vel_life = renderer.systems[0].read_state()  # world positions
+    order = renderer.host.read(renderer.simulation.sorts[0].indices).ravel()[:3000]
+    pos_age, vel_life = renderer.simulation.systems[0].read_state()  # world positions
     view = np.array(scene.camera.matrix_world.inverted())
     emitter = np.array(scene.objects["Emitter"].matrix_world)[:3, 3]
     keys = ref.particle_keys(pos_age, vel_life, SortKey.view_depth(view, emitter))
@@ -76,7 +76,7 @@ def test_bake_sorts_exactly_every_frame(scene):
 def test_grid_cell_order_moves_the_state_and_keeps_additive_frames(scene):
     add_effect(count=2000, sort_order="GRID_CELL", sort_cell_size=0.05, sort_passes=8)
     renderer, frames = render_frames(scene, (1, 2, 3))
-    assert renderer.sorts[0].sorter.method == "DIRECT"
+    assert renderer.simulation.sorts[0].sorter.method == "DIRECT"
     assert renderer.sprites is None
     assert renderer.stats()["sortedness"][0][0] > 0.5
     # The same particles as an unsorted run: the additive frame does not depend on slot order.

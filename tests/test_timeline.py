@@ -152,11 +152,11 @@ def test_scene_fields_colliders_and_mesh_emitter(scene):
     renderer = SceneRenderer(scene, 32, 18)
     assert len(renderer.warnings) == 2
     renderer.advance_to(4)
-    pos_age, vel_life = renderer.systems[0].read_state()
+    pos_age, vel_life = renderer.simulation.systems[0].read_state()
     alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)
     assert alive.sum() > 100 and np.isfinite(pos_age).all()
     assert (pos_age[alive, 2] >= floor.location.z - 1e-5).all(), "nothing falls through the floor"
-    moving = next(c for c in renderer.systems[0].colliders if c.name == ball.name)
+    moving = next(c for c in renderer.simulation.systems[0].colliders if c.name == ball.name)
     assert moving.previous is not None and moving.previous[0, 3] > moving.matrix[0, 3], "read with last frame's pose"
     # The emitter mesh: the newest particles are within one frame's flight of the cube's surface.
     newest = alive & (pos_age[:, 3] < DT)
@@ -166,12 +166,12 @@ def test_scene_fields_colliders_and_mesh_emitter(scene):
     # Settings changed: the renderer rebuilds and re-simulates from the start.
     cube.gpu_particles.active_effect.emitter_shape = "BOX"
     renderer.advance_to(2)
-    assert renderer.systems[0].settings.emitter_shape == "BOX"
+    assert renderer.simulation.systems[0].settings.emitter_shape == "BOX"
 
     # The emitter deleted: its effect stops with a warning, no crash.
     bpy.data.objects.remove(cube)
     renderer.advance_to(3)
-    assert renderer.systems == [] and "emitter 'Cube' was deleted" in renderer.warnings[0]
+    assert renderer.simulation.systems == [] and "emitter 'Cube' was deleted" in renderer.warnings[0]
 
 
 def test_mesh_emitter_without_faces_fails_the_bake_clearly(scene):

@@ -136,7 +136,7 @@ def test_two_effects_on_two_objects_are_both_drawn(scene, overlay):
     scene.frame_set(3)
     viewport.stats_panel_drawn()
     draw_offscreen(scene, camera_of(scene, W, H).view_proj)
-    assert [name for name, _ in overlay.simulation.effects] == ["Emitter", "Second"]
+    assert [name for name, _ in overlay.renderer.effects] == ["Emitter", "Second"]
     assert overlay.stats.slots == 4000
 
 
@@ -365,11 +365,11 @@ def test_moving_an_emitter_by_hand_resimulates(scene, overlay):
     camera = camera_of(scene, W, H)
     scene.frame_set(3)
     before = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H))
-    first = overlay.simulation
+    first = overlay.renderer
     scene.objects["Emitter"].animation_data_clear()
     scene.objects["Emitter"].location = (3.0, 0.0, 1.0)
     after = overlay.host.read(overlay.composite(scene, camera.view_proj, scene_view(scene), W, H))
-    assert overlay.simulation is not first and not np.array_equal(before, after)
+    assert overlay.renderer is not first and not np.array_equal(before, after)
     viewport.free()
     fresh = viewport.overlay()
     np.testing.assert_array_equal(fresh.host.read(fresh.composite(scene, camera.view_proj, scene_view(scene), W, H)), after)
@@ -441,8 +441,8 @@ def test_scrubbing_back_to_a_checkpoint_of_an_animated_emitter_keeps_the_simulat
         scene.frame_current = frame
         overlay.composite(scene, camera.view_proj, scene_view(scene), W, H)
         if frame == 25:
-            simulation = overlay.simulation
-    assert overlay.simulation is simulation and overlay.frame == 22
+            renderer = overlay.renderer
+    assert overlay.renderer is renderer and overlay.frame == 22
 
 
 def test_draw_callback_never_raises_into_blender(scene, overlay, monkeypatch, capsys):
@@ -501,7 +501,7 @@ def _play(scene, stats_shown):
     viewport._overlay = viewport.Overlay(CountingHost())
     scene.gpu_particles.cache_memory = 512.0
     viewport._overlay._sync(scene)
-    viewport._overlay.simulation.timeline.interval = 2
+    viewport._overlay.renderer.simulation.timeline.interval = 2
     images, waits = [], []
     for frame in (1, 2, 3, 4, 4):
         scene.frame_current = frame
@@ -523,7 +523,7 @@ def test_drawing_waits_for_the_gpu_only_while_the_stats_panel_shows(scene, overl
     assert viewport.last_stats() is None and calls["dispatch"] > 0  # (Alpha sprites are compute now: no draws)
     assert calls["finish"] == 0
     assert hidden_waits == ([0, 1, 0, 0, 0] if emax_mode == "MANUAL" else [0, 2, 1, 1, 1])
-    assert sorted(viewport._overlay.simulation.timeline.checkpoints) == [1, 3]
+    assert sorted(viewport._overlay.renderer.simulation.timeline.checkpoints) == [1, 3]
     shown, shown_waits, _ = _play(scene, stats_shown=True)
     assert all(n > 2 for n in shown_waits) and viewport.last_stats().frame == 4
     assert viewport.last_stats().alive > 0
@@ -588,7 +588,7 @@ def test_fields_and_colliders_added_between_draws_act_on_the_next(scene, overlay
     bpy.context.view_layer.update()
     scene.frame_set(2)
     draw_offscreen(scene, view_proj)
-    inputs = overlay.simulation.simulation.inputs
+    inputs = overlay.renderer.simulation.inputs
     assert not inputs.fields and not inputs.colliders
     bpy.context.view_layer.objects.active = wind
     bpy.ops.object.forcefield_toggle()  # the same objects: no object came or went
@@ -597,5 +597,5 @@ def test_fields_and_colliders_added_between_draws_act_on_the_next(scene, overlay
     bpy.context.view_layer.update()
     scene.frame_set(3)
     draw_offscreen(scene, view_proj)
-    inputs = overlay.simulation.simulation.inputs
+    inputs = overlay.renderer.simulation.inputs
     assert [field.type for field in inputs.fields] == ["WIND"] and len(inputs.colliders) == 1

@@ -47,14 +47,13 @@ TABLE = 2048  # shared counters of bin_count: up to TABLE bins aggregated
 COUNT_TILE = 4096  # items one bin_count workgroup counts
 # bin_count_hashed, from TABLE bins up to HASHED_BINS: HASH_TILE items a workgroup of HASH_THREADS into a
 # table of HASH_SLOTS key-and-count words (16 KiB); one global atomic per item beyond.  The sizes are the
-# fastest of a sweep on an H100 (threads 256-1024, tiles 16K-128K items, 2K-12K slots, 2-8 probes,
-# a work queue, keys loaded one item ahead: none faster).
+# fastest of a sweep: bench/results/h100-2026-11-25-hashed-count-and-layout-prototypes.log.
 HASH_THREADS = 1024
 HASH_TILE = 65536
 HASH_SLOTS = 4096
 HASH_PROBES = 4
 # Below HASHED_BINS (a count has 15 bits or more, room for HASH_THREADS adds above half).  At 2^20 bins
-# with 1% hot the hot bins outnumber the slots: on H100s clumpy gained -3% to 30% and uniform lost 1-10%.
+# with 1% hot the hot bins outnumber the slots (measured: bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-25-binning.json).
 HASHED_BINS = 1 << 17
 ALL_KEYS = -1  # ``bins`` of a radix sort: every key but 0xFFFFFFFF is a bin, and that one sorts last too
 
@@ -306,8 +305,8 @@ class Binning:
         (``limit``: a 1x1 R32UI image the GPU wrote; only the first min(count, limit) keys).
 
         The counts come from the sorted keys (``bin_ranges``: bins * log2(items) reads), not from a count
-        pass over the items: in the viewport on an H100 the tile binning of 4M sprites (8160 bins) spent
-        0.31 ms counting, plus a clear and a scan; the searches take about 0.03 ms.
+        pass over the items, its clear and its scan, which cost the viewport's tile binning ten times the
+        searches (measured: bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-24-viewport-timeline.json).
         """
         self.passes.run(keys, values, self.keys, self.items, count, limit)
         if count <= 0:

@@ -13,9 +13,9 @@ the algorithm::
     bokeh_accumulate(one workgroup per tile, a thread per pixel)      # the tile's discs in list order, into
                                                                       # the additive layer the resolve adds
 
-Why tiles in compute rather than rasterized quads: an H100's rasterizer
-draws about 1.08 G fragments a second (graphics units in two TPCs), so 2M
-particles as 8 px discs took 536 ms; binned, every pixel is one thread of the
+Why tiles in compute rather than rasterized quads: a compute GPU's rasterizer
+is slow (graphics units in two TPCs of an H100; measured: bench/results/h100-2026-11-23.json,
+*_bokeh against *_bokeh_raster); binned, every pixel is one thread of the
 whole chip summing its tile's discs from shared memory.  Additive discs need
 no depth order, so the lists stay in particle order; a disc touches few tiles
 (an 8 px disc 4 to 9), so the instance lists stay small; each pixel is read

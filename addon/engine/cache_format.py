@@ -9,12 +9,9 @@ another format, a truncated or a corrupt one is refused with the reason,
 never used.  Writing goes to a hidden temporary name in the same folder and
 is renamed only once complete (a full disk or a kill leaves the old file).
 
-The codec was chosen by measurement (``bench/cache_format.py``, 200K particles
-after 48 frames of the default preset with turbulence, llvmpipe machine,
-2026-11-23): on the full layout zstd level 3 after the byte shuffle wrote
-1.32x smaller files at 60 MB/s, zlib level 1 1.29x at 25 MB/s, lzma 1.35x at
-under 1 MB/s, zstd without the shuffle 1.19x (simulated floats keep little
-redundancy beyond their exponents).  zstandard ships with Blender (the bpy
+The codec, zstd level 3 after a byte shuffle, was chosen by measurement:
+``bench/results/llvmpipe-llvm-15-0-6-256-bits-2026-11-23-cache_format.json``
+(simulated floats keep little redundancy beyond their exponents).  zstandard ships with Blender (the bpy
 module requires it); the others stay readable.
 """
 

@@ -12,17 +12,18 @@ from functools import cache
 
 import numpy as np
 
-from . import raster
+from . import raster, tables
 from .bokeh import BokehLayer
 from .depth import TILE, SceneDepth
 from .footprint import FOOTPRINT_KINDS, SPLAT_MAX_RADIUS, Focus, Shutter, footprint_constants, footprint_kernel
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, look_table, particle_values
+from .records import FRAME_STATS
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
-CHANNEL_MAX = np.array([(1 << 21) - 1, (1 << 22) - 1, (1 << 21) - 1], dtype=np.float64)
+CHANNEL_MAX = np.array([tables.CHANNEL_MAX[c] for c in "RGB"], dtype=np.float64)
 
 ACCUM_IMAGES = (
     Image("accum_hi", "R32UI", atomic=True),
@@ -33,7 +34,7 @@ ACCUM_IMAGES = (
 ACCUM_PAIRED = Image("accum", "R32UI", atomic=True)
 ACCUM_ROW_BITS = 13
 PAIRED_DEFINES = (("ACCUM_PAIRED", "1"), ("ACCUM_ROW_BITS", str(ACCUM_ROW_BITS)))
-STATS = Image("stats", "R32UI", atomic=True)  # 2x1: overflow count, peak (see color_pack.glsl)
+STATS = Image("stats", "R32UI", atomic=True)  # 2x1: a records.FRAME_STATS
 SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl",
                   "particle_read.glsl")
 SPLAT_CONSTANTS = (
@@ -67,8 +68,7 @@ SPLAT = SPLAT_KERNELS["FULL"]
 
 # The same splat with same-pixel adds summed per workgroup in shared memory first
 # (for clumps: one global add per distinct pixel and group); identical images.
-# The product default: on an H200 it cut a clumpy case from 0.51 to 0.38 ms and
-# cost 1-3% elsewhere (bench/results/nvidia-h200-2026-11-21-splat-run1.json).
+# The product default, chosen by measurement: bench/results/nvidia-h200-2026-11-21-splat-run1.json.
 def aggregate_kernel(kernel: Kernel, per_thread: int = 1) -> Kernel:
     """The aggregated splat of ``kernel``'s layout over 256 x ``per_thread`` particles a group (1, 2 or 4).
 
@@ -116,11 +116,9 @@ def _paired_images(images):
     return [ACCUM_PAIRED if image is ACCUM_IMAGES[0] else image for image in images if image is not ACCUM_IMAGES[1]]
 
 
-# The product's accumulation layout (accum.glsl): paired, hi and lo in one sector.  On an H200
-# (bench/results/h200-2026-11-21.json, splat_variant *_aggregate1[_paired]) it cut spread's splat
-# from 0.145 to 0.115 ms, left normal alone (0.101 / 0.099) and cost clumpy 2% (0.373 / 0.380).
-# In raster order since 2026-11-25: on an H100 splat + resolve of clumpy 0.544 -> 0.256 ms, normal
-# 0.180 -> 0.193, spread 0.213 -> 0.226 (...-2026-11-25-splat-layout-ab.json).
+# The product's accumulation layout (accum.glsl): paired, hi and lo in one sector, in raster order.
+# Chosen by measurement: bench/results/h200-2026-11-21.json (splat_variant *_aggregate1[_paired]) and
+# bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-25-splat-layout-ab.json.
 PAIRED = True
 SPLAT_VARIANTS = tuple(splat_variant(base, depth, PAIRED)
                        for kernels in (SPLAT_KERNELS, SPLAT_AGGREGATE_KERNELS) for base in kernels.values()
@@ -234,8 +232,8 @@ class FrameStats:
 
 def _frame_stats(texels: np.ndarray) -> FrameStats:
     """The stats image's two words: overflowing adds, the peak's float bits."""
-    overflow, peak_bits = (int(v) for v in texels[0])
-    return FrameStats(overflow, float(np.array(peak_bits, np.uint32).view(np.float32)))
+    stats = FRAME_STATS.read(np.asarray(texels).reshape(FRAME_STATS.texels, FRAME_STATS.channels))
+    return FrameStats(int(stats["overflow"]), float(np.array(stats["peak"], np.uint32).view(np.float32)))
 
 
 def next_emax(emax: float, stats: FrameStats, headroom: float) -> float:

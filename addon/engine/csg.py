@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kernels import Constant, Image, Kernel
+from .records import CSG_PRIMITIVE
 from .scan import Scan
 from .settings import SettingsError
 from .simulation import LAYOUTS
@@ -191,12 +192,10 @@ class PointCloud:
 
     def upload(self, primitives: list[Primitive]) -> None:
         """The stack as the ``primitives`` image the kernels read (no samples change)."""
-        table = np.zeros((3, max(len(primitives), 1), 4), np.float32)
-        for k, p in enumerate(primitives):
-            table[0, k] = (*p.center, p.code)
-            table[1, k, :3] = p.size
-            table[2, k, :3] = p.color
-        self.primitive_image = self.host.texture("primitives", table.shape[1], 3, "RGBA32F", table)
+        rows = CSG_PRIMITIVE.pack_rows([{"center": p.center, "code": p.code, "size": p.size, "color": p.color}
+                                        for p in primitives])
+        table = np.ascontiguousarray(rows.transpose(1, 0, 2))  # a primitive a column, a texel a row
+        self.primitive_image = self.host.texture("primitives", table.shape[1], CSG_PRIMITIVE.texels, "RGBA32F", table)
 
     def add(self, first: int, last: int) -> None:
         """The recording for primitives [first, last) appended to the stack."""

@@ -12,13 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .tables import COLLIDER_ROW, COLLIDER_TYPES, FIELD_TEXEL, FIELD_TYPES, SIZES, TRIANGLE_TEXEL
+from .records import COLLIDER, FORCE_FIELD, TRIANGLE
+from .tables import COLLIDER_TYPES, FIELD_TYPES, SIZES
 
 MAX_FORCE_FIELDS = 16
 MAX_COLLIDERS = 16
-FIELD_TEXELS = SIZES["FIELD_TEXELS"]
-COLLIDER_ROWS = SIZES["COLLIDER_ROWS"]  # uniform rows per collider (collider_rows)
-TRIANGLE_TEXELS = SIZES["TRIANGLE_TEXELS"]
+COLLIDER_ROWS = COLLIDER.texels  # uniform rows per collider (collider_rows)
 TRIANGLE_ROW = SIZES["TRIANGLE_ROW"]  # texels per row of the triangle image (1024 triangles)
 
 
@@ -64,24 +63,24 @@ class Collider:
 
 
 def pack_force_fields(fields: list[ForceField]) -> np.ndarray:
-    """(max(1, n), 3, 4) texels: (type, strength, falloff, max distance), (position, size), (axis, 0)."""
-    rows = np.zeros((max(1, len(fields)), FIELD_TEXELS, 4), np.float32)
-    for row, f in zip(rows, fields):
-        axis = np.asarray(f.axis, np.float64)
-        axis = axis / max(np.linalg.norm(axis), 1e-12)
-        row[FIELD_TEXEL["HEAD"]] = (FIELD_TYPES[f.type], f.strength, f.falloff_power, f.max_distance)
-        row[FIELD_TEXEL["PLACE"]] = (*f.position, f.size)
-        row[FIELD_TEXEL["AXIS"], :3] = axis
-    return rows
+    """(max(1, n), FIELD_TEXELS, 4): a records.FORCE_FIELD a row."""
+    return FORCE_FIELD.pack_rows([
+        {"kind": FIELD_TYPES[f.type], "strength": f.strength, "falloff_power": f.falloff_power,
+         "max_distance": f.max_distance, "position": f.position, "size": f.size, "axis": _unit(f.axis)}
+        for f in fields])
+
+
+def _unit(axis) -> np.ndarray:
+    axis = np.asarray(axis, np.float64)
+    return axis / max(np.linalg.norm(axis), 1e-12)
 
 
 def collider_rows(colliders: list[Collider], start: float, end: float, dt: float) -> np.ndarray:
-    """(MAX_COLLIDERS * COLLIDER_ROWS, 4) uniform rows of one simulate dispatch, COLLIDER_ROWS per collider:
+    """(MAX_COLLIDERS * COLLIDER_ROWS, 4) uniform rows of one simulate dispatch, a records.COLLIDER each:
 
-    0: (type, bounce, friction, 0); 1: half size; 2-4: world to centered local
-    (local minus ``center``) at the step's end; 5: the z row of that at its
-    start; 6-8: centered local to world at its end; 9-11: the surface velocity
-    per centered local point, (to_world(end) - to_world(start)) / dt.
+    the world to centered local matrix (local minus ``center``) at the step's
+    end, the z row of that at its start, centered local to world at its end,
+    the surface velocity per centered local point, (to_world(end) - to_world(start)) / dt.
 
     ``start`` and ``end`` are fractions of the frame: each matrix is interpolated
     between the previous frame's and this frame's linearly in its entries (exact
@@ -89,7 +88,7 @@ def collider_rows(colliders: list[Collider], start: float, end: float, dt: float
     per dispatch on the host, so the kernel does no per-particle matrix work.
     """
     rows = np.zeros((MAX_COLLIDERS, COLLIDER_ROWS, 4), np.float64)
-    for row, c in zip(rows, colliders):
+    for row, c in zip(rows, colliders):  # rows in float64 until every one is worked out
         now = np.asarray(c.matrix, np.float64)
         before = now if c.previous is None else np.asarray(c.previous, np.float64)
         inverse_now, inverse_before = np.linalg.inv(now), np.linalg.inv(before)
@@ -99,13 +98,10 @@ def collider_rows(colliders: list[Collider], start: float, end: float, dt: float
         to_local = [inverse_before + (inverse_now - inverse_before) * s for s in (start, end)]
         for m in to_local:
             m[:3, 3] -= c.center
-        head, to_local_at, to_world_at, moving = (COLLIDER_ROW[k] for k in ("HEAD", "TO_LOCAL", "TO_WORLD", "SURFACE_VELOCITY"))
-        row[head] = (COLLIDER_TYPES[c.type], c.bounce, c.friction, 0.0)
-        row[COLLIDER_ROW["HALF_SIZE"], :3] = c.half_size
-        row[to_local_at:to_local_at + 3] = to_local[1][:3]
-        row[COLLIDER_ROW["START_Z"]] = to_local[0][2]
-        row[to_world_at:to_world_at + 3] = to_world[1][:3]
-        row[moving:moving + 3] = (to_world[1][:3] - to_world[0][:3]) / dt
+        row[...] = COLLIDER.pack({
+            "kind": COLLIDER_TYPES[c.type], "bounce": c.bounce, "friction": c.friction, "half_size": c.half_size,
+            "to_local": to_local[1][:3], "start_z": to_local[0][2], "to_world": to_world[1][:3],
+            "surface_velocity": (to_world[1][:3] - to_world[0][:3]) / dt}, np.float64)
     return rows.reshape(-1, 4).astype(np.float32)
 
 
@@ -124,8 +120,8 @@ class EmitterMesh:
 def pack_triangles(mesh: EmitterMesh | None) -> tuple[np.ndarray, int]:
     """The triangle image (rows, TRIANGLE_ROW, 4) and the triangle count.
 
-    Triangle t owns texels 4t..4t+3 in row-major order: (v0, cumulative area
-    fraction up to and including t), (v1, 0), (v2, 0), (unit normal, 0).  The
+    Triangle t owns texels TRIANGLE_TEXELS * t on in row-major order, a
+    records.TRIANGLE (corners, cumulative area fraction, unit normal).  The
     kernel finds a triangle by binary search on the cumulative fraction, so
     triangles are picked in proportion to their area.
     """
@@ -140,10 +136,8 @@ def pack_triangles(mesh: EmitterMesh | None) -> tuple[np.ndarray, int]:
     cumulative = np.cumsum(area) / total
     cumulative[-1] = 1.0
     normal = cross / np.maximum(area, 1e-30)[:, None]
-    texels = np.zeros((mesh.count, TRIANGLE_TEXELS, 4), np.float32)
-    v0, v1, v2, normal_at = (TRIANGLE_TEXEL[k] for k in ("V0", "V1", "V2", "NORMAL"))
-    texels[:, v0, :3], texels[:, v0, 3] = v[:, 0], cumulative
-    texels[:, v1, :3], texels[:, v2, :3], texels[:, normal_at, :3] = v[:, 1], v[:, 2], normal
+    texels = TRIANGLE.pack({"v0": v[:, 0], "cumulative_area": cumulative, "v1": v[:, 1], "v2": v[:, 2],
+                            "normal": normal})
     flat = texels.reshape(-1, 4)
     rows = -(-len(flat) // TRIANGLE_ROW)
     image = np.zeros((rows * TRIANGLE_ROW, 4), np.float32)

@@ -70,7 +70,7 @@ EXTRACT = EXTRACT_VARIANTS["2x2-shared"]
 
 def extract_for(device: str) -> Kernel:
     """The layout for a GPU: 2x2-shared, except on Mesa's llvmpipe, where every barrier switches
-    coroutines per invocation and the barrier-free tile-thread ran 25-55x faster (bench/glint_bench.py)."""
+    coroutines per invocation and the barrier-free tile-thread is far faster (bench/README.md, Glints)."""
     return EXTRACT_VARIANTS["tile-thread"] if "llvmpipe" in device.lower() else EXTRACT
 
 SPRITES = Raster(

@@ -23,6 +23,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
+from .records import RECORD_DEFINES, RECORDS
 from .resources import resource_dir
 from .tables import TABLE_DEFINES
 
@@ -128,7 +129,15 @@ class Kernel:
     def all_defines(self) -> tuple[tuple[str, str], ...]:
         """What both hosts #define before the body: the shared tables, this kernel's defines, named components."""
         named = tuple((name, f"{c.name}.{swizzle}") for c in self.constants for name, swizzle in c.components)
-        return (*TABLE_DEFINES, *self.defines, *named)
+        return (*TABLE_DEFINES, *RECORD_DEFINES, *self.defines, *named)
+
+    @cached_property
+    def records(self) -> str:
+        """The GLSL of the records (records.py) in what this kernel binds: loads where it reads, stores where
+        it writes; the start of its body."""
+        bound = {c.name: (True, False) for c in self.constants}
+        bound.update((i.name, (i.access != "WRITE", i.access != "READ")) for i in self.images)
+        return "\n".join(r.glsl(*bound[r.resource]) for r in RECORDS if r.resource in bound)
 
     @cached_property
     def value_names(self) -> frozenset[str]:
@@ -154,14 +163,16 @@ class Kernel:
         return values
 
     def body(self) -> str:
-        """The GLSL text both hosts compile: includes, the generated text, then the kernel file."""
+        """The GLSL text both hosts compile: the records' GLSL, includes, the generated text, then the kernel
+        file."""
         if not self.generated:
-            return _body(self.includes, self.name)
-        return "".join(_text_of(file_name, self.generated) for file_name in _files(self.includes, self.name, True))
+            return self.records + _body(self.includes, self.name)
+        return self.records + "".join(_text_of(file_name, self.generated)
+                                      for file_name in _files(self.includes, self.name, True))
 
     def source_lines(self) -> list[tuple[str, int]]:
         """(file, line) for every line of ``body()``, to map compiler errors back."""
-        origin = []
+        origin = [(RECORDS_TEXT, n + 1) for n in range(self.records.count("\n"))]
         for file_name in _files(self.includes, self.name, bool(self.generated)):
             text = _text_of(file_name, self.generated)
             origin += [(file_name, n + 1) for n in range(text.count("\n"))]
@@ -222,6 +233,7 @@ def include_source(includes: tuple[str, ...]) -> str:
 
 
 GENERATED = "<generated>"  # the body's place for ``Kernel.generated`` in a file list
+RECORDS_TEXT = "<records>"  # where ``Kernel.records`` stands in ``source_lines``
 
 
 def _files(includes: tuple[str, ...], name: str, generated: bool = False) -> tuple[str, ...]:

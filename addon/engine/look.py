@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .kernels import Constant, Image, Sampler
+from .random import random_unit
+from .tables import RANDOM_STREAMS
 
 LOOK_SIZE = 64  # texels from birth (t = 0) to death (t = 1)
 
@@ -44,3 +46,18 @@ def look_table(settings, ramp: np.ndarray | None = None) -> np.ndarray:
         table[:, :3] = np.asarray(ramp, np.float64).reshape(LOOK_SIZE, 3)
     table[:, 3] = 1.0 + (settings.size_end - 1.0) * t[:, 0]
     return table.astype(np.float32)
+
+
+def look_at(table, t):
+    """look_at() of look.glsl: the look table at t, linear between texels, in the kernel's float32 order."""
+    last = len(table) - 1
+    x = np.clip(t, np.float32(0), np.float32(1)) * np.float32(last)
+    i = np.minimum(x.astype(np.int64), last - 1)
+    f = x - i.astype(np.float32)
+    return (table[i] + (table[i + 1] - table[i]) * f[:, None]).astype(np.float32)
+
+
+def variation(index, amount, seed, stream: str):
+    """variation() of look.glsl: 1 - amount * u from the named stream (tables.RANDOM_STREAMS)."""
+    return np.float32(1.0) - np.float32(amount) * random_unit(
+        index, 0, seed * RANDOM_STREAMS["PER_SEED"] + RANDOM_STREAMS[stream])

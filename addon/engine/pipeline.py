@@ -6,6 +6,7 @@ Reads like the algorithm::
     system.step(dt, emitter_prev, cur)      # simulate x substeps             (simulation.py)
     depth.build_coarse()                    # coarse_depth, after the mesh pre-pass (depth.py)
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
+    cloud.update(primitives)                # the CSG cloud follows its primitives (csg.py)
     compositor.add(system, camera)          # splat, or raster, per Add effect (compositing.py, raster.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
     sprites.draw(alpha_systems, ...)        # Alpha effects, binned into tiles, nearest first (sprites.py)
@@ -13,14 +14,25 @@ Reads like the algorithm::
     glints.apply(compositor.frame)          # bright points -> star sprites, added (glints.py)
     compositor.take_stats()                 # overflows, peak -> auto Emax
 
+:func:`advance` steps the simulation; :func:`record_frame` draws one frame from
+plain data (:class:`FrameData`, a camera, :class:`Targets`), so whoever reads
+the scene (``scene/renderer.py``), a test or a benchmark drives the same stages.
 Everything talks to a :class:`addon.hosts.base.Host`, so the same recording
 runs in Blender and, for benchmarks, under moderngl on a real GPU.
 """
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+import numpy as np
+
 from .compositing import Camera, Compositor
+from .csg import CloudParticles, Primitive
+from .glints import GlintStage
 from .simulation import ParticleSystem
+from .sorting import EffectSort
 from .sprites import SpriteLayer
 
 
@@ -28,6 +40,78 @@ def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cu
     """One frame of simulation for every effect, each with its emitter's motion."""
     for system, prev, cur in zip(systems, emitters_prev, emitters_cur):
         system.step(dt, prev, cur)
+
+
+@dataclass(frozen=True)
+class CloudFrame:
+    """What the CSG cloud follows in one frame: its primitives in stack order and its glitter."""
+
+    primitives: tuple[Primitive, ...]
+    seconds: float  # since the start frame: the glitter's phase
+    noise_amount: float
+    noise_speed: float
+
+
+@dataclass(frozen=True)
+class FrameData:
+    """Everything a frame's drawing takes from the scene, as plain data."""
+
+    frame: int  # the scene frame (an incremental sort continues from the frame before)
+    emitters: tuple[np.ndarray, ...]  # each effect's emitter world matrix (its sort's origin)
+    ramps: tuple[np.ndarray | None, ...]  # each effect's color ramp (None: start to end colors)
+    cloud: CloudFrame | None = None  # None: no CSG cloud
+
+
+@dataclass
+class Targets:
+    """Where a view's frame is drawn: the compositor, and the sprite layer and glints when they are used."""
+
+    compositor: Compositor
+    sprites: SpriteLayer | None = None
+    glints: GlintStage | None = None
+
+
+def follow_cloud(points: CloudParticles, cloud: CloudFrame) -> list[str]:
+    """The cloud's samples for ``cloud``'s primitives and glitter; warnings about odd primitives."""
+    points.cloud.update(cloud.primitives)
+    points.update(cloud.seconds, cloud.noise_amount, cloud.noise_speed)
+    return points.cloud.warnings
+
+
+def record_frame(systems: list[ParticleSystem], sorts: list[EffectSort], data: FrameData, camera: Camera,
+                 view: np.ndarray, targets: Targets, cloud: CloudParticles | None = None, draw_depth=None,
+                 exact_sort: bool = False, lap=None) -> list[str]:
+    """Everything after simulating, for one view into ``targets`` (the frame stays on the GPU): scene depth,
+    looks, sorting, the CSG cloud, splat and resolve, sprites, glints.  Returns the cloud's warnings.
+
+    ``view``: world to view, the depth order of sorted effects (``camera``: world to clip, and the lens);
+    ``draw_depth(view_proj, scene_depth)``: the scene's depth pre-pass, when the compositor has a scene
+    depth; ``exact_sort``: a full sort every frame (bakes) rather than incremental passes;
+    ``lap(stage)`` (a context manager) times the stages for the Stats panel.
+    """
+    lap = lap or (lambda stage: nullcontext())
+    compositor = targets.compositor
+    if compositor.depth is not None and draw_depth is not None:
+        with lap("depth"):
+            draw_depth(camera.view_proj, compositor.depth)
+    for system, ramp in zip(systems, data.ramps):
+        system.ramp = ramp
+    with lap("sort"):
+        for sort, emitter in zip(sorts, data.emitters):
+            sort.before_draw(view, emitter[:3, 3], data.frame, exact=exact_sort)
+    drawn, orders = list(systems), [sort.indices for sort in sorts]
+    warnings = []
+    if cloud is not None:
+        with lap("csg"):
+            warnings = follow_cloud(cloud, data.cloud)
+        drawn.append(cloud)
+        orders.append(None)
+    with lap("splat and resolve"):
+        composite_into(drawn, compositor, camera, targets.sprites, orders)
+    if targets.glints is not None:
+        with lap("glints"):
+            targets.glints.apply(compositor.frame)
+    return warnings
 
 
 def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,

@@ -4,12 +4,14 @@ The bake stores frame N (a kernel copies it into one of two targets and, where
 the host reads without waiting, ``hosts/gl_readback.py``, queues its read into a
 buffer) and reads it only after frame N+1's work is queued on the GPU.  Where
 the read is synchronous (Blender's ``gpu`` module), the second target keeps
-frame N+1's work from overwriting frame N before it is read.  EXR frames come back as
-half floats packed two to a word (half the bytes, and what EXR stores); RGB
-and RGBA PNG frames already as the file's values, 8 or 16 bits, rows top
-first (``frame_display``: OpenColorIO's shader for the scene's view, made by
-``display_shader.py``: 3 to 8 bytes a pixel instead of 16); BW PNG frames as
-float32, which OpenColorIO then transforms in place on the CPU.
+frame N+1's work from overwriting frame N before it is read.  Each file format
+(``output/formats/``) names the layout it wants as plain data, a
+:class:`ReadbackLayout`: EXR frames come back as half floats packed two to a
+word (half the bytes, and what EXR stores); RGB and RGBA PNG frames already as
+the file's values, 8 or 16 bits, rows top first (``frame_display``:
+OpenColorIO's shader for the scene's view, made by ``display_shader.py``: 3 to
+8 bytes a pixel instead of 16); BW PNG frames as float32, which OpenColorIO
+then transforms in place on the CPU.
 """
 
 from __future__ import annotations
@@ -51,6 +53,21 @@ FRAME_DISPLAY_VARIANTS = {
 
 
 @dataclass(frozen=True)
+class ReadbackLayout:
+    """How a frame comes back for its file, as a format asks for it: ``values`` ``"HALF"`` (RGBA half floats,
+    two to a word), ``"FLOAT"`` (RGBA float32) or ``"DISPLAY"`` (the file's own values through a
+    :class:`DisplayShader`: ``channels`` 3 or 4 of ``value_bytes`` 1 or 2 each)."""
+
+    values: str
+    channels: int = 4
+    value_bytes: int = 4
+
+
+HALF_RGBA = ReadbackLayout("HALF", value_bytes=2)
+FLOAT_RGBA = ReadbackLayout("FLOAT")
+
+
+@dataclass(frozen=True)
 class DisplayLut:
     """A lookup table the display function samples: (height, width, 4) or (depth, height, width, 4) float32."""
 
@@ -74,19 +91,18 @@ class DisplayShader:
 
 
 class FrameReadback:
-    """Alternating readback targets of one frame size, holding one of: RGBA half floats (``half``), the
-    PNG file's values (``display``: a DisplayShader; ``channels`` 3 or 4, ``depth`` 1 or 2 bytes a value),
-    else RGBA float32."""
+    """Alternating readback targets of one frame size, holding frames as ``layout`` asks (a ``"DISPLAY"``
+    layout converts them with ``display``, a DisplayShader)."""
 
-    def __init__(self, host, width: int, height: int, half: bool, display: DisplayShader | None = None,
-                 channels: int = 3, depth: int = 1, targets: int = 2):
-        self.host, self.width, self.height, self.half = host, width, height, half
-        self.display, self.channels, self.dtype = display, channels, np.dtype(f"uint{8 * depth}")
+    def __init__(self, host, width: int, height: int, layout: ReadbackLayout, display: DisplayShader | None = None,
+                 targets: int = 2):
+        self.host, self.width, self.height, self.layout = host, width, height, layout
         self.luts = {}
-        if display is not None:
-            self.kernel = display.kernel(channels, depth)
+        half = layout.values == "HALF"
+        if layout.values == "DISPLAY":
+            self.kernel = display.kernel(layout.channels, layout.value_bytes)
             self.luts = {lut.sampler.name: _lut_texture(host, lut) for lut in display.luts}
-            words = -(-channels * depth * width // 4)
+            words = -(-layout.channels * layout.value_bytes * width // 4)
             self.groups = self.kernel.groups_for(-(-width // 4), height)  # four pixels an invocation
             self.constants = self.kernel.pack({"frame_width": width, "frame_height": height})
         else:
@@ -94,7 +110,7 @@ class FrameReadback:
             words = 2 * width if half else width
             self.groups = self.kernel.groups_for(width, height)
             self.constants = {"target_size": (width, height)}
-        packed = half or display is not None
+        packed = layout.values != "FLOAT"
         self.targets = [host.texture(f"readback_{n}", words, height, "R32UI" if packed else "RGBA32F")
                         for n in range(targets)]
         self._next = 0
@@ -115,13 +131,14 @@ class FrameReadback:
 
     def read(self, pending: PendingFrame) -> np.ndarray:
         """The stored frame, rows top to bottom as files store them, viewing its buffer: (height, width, 4)
-        float16 or float32, or (``display``) (height, width, channels) uint8 or uint16 (contiguous unless
+        float16 or float32, or (``"DISPLAY"``) (height, width, channels) uint8 or uint16 (contiguous unless
         a row's values end inside a word)."""
         words = self.host.read_finish(self.targets[pending.target], pending.buffer)
-        if self.display is not None:
-            row = words.view(self.dtype).reshape(self.height, -1)
-            return row[:, :self.channels * self.width].reshape(self.height, self.width, self.channels)
-        return words.view(np.float16).reshape(self.height, self.width, 4) if self.half else words
+        layout = self.layout
+        if layout.values == "DISPLAY":
+            row = words.view(f"uint{8 * layout.value_bytes}").reshape(self.height, -1)
+            return row[:, :layout.channels * self.width].reshape(self.height, self.width, layout.channels)
+        return words.view(np.float16).reshape(self.height, self.width, 4) if layout.values == "HALF" else words
 
     def free(self, buffer) -> None:
         """Give back a buffer from :meth:`buffer` that no one reads any more."""

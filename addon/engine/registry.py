@@ -5,7 +5,8 @@ that records its dispatches, next to that recording; this module gathers the
 declarations, every variant included (state layouts, splat paths, sort
 shapes), so a kernel that exists is a kernel that is tested on both hosts.
 A new ``shaders/<name>.glsl`` with a ``main()`` must appear here
-(tests/test_kernels.py fails otherwise).
+(tests/test_kernels.py fails otherwise).  Kernels only the tests and benchmarks
+dispatch are named in ``LAB_KERNELS``: the extension zip leaves their files out.
 """
 
 from __future__ import annotations
@@ -56,6 +57,21 @@ KERNELS: tuple[Kernel, ...] = (
     readback.FRAME_OUT_HALF,
     *readback.FRAME_DISPLAY_VARIANTS.values(),
 )
+
+# Kept to measure the product's kernels against, dispatched only by the tests and benchmarks: the naive splat
+# (the aggregated splat replaced it, compositing.py) and the bitonic full sort (the radix sort replaced it,
+# sorting.py).  Declared and tested on both hosts like the rest; not shipped (tools/package.py).
+LAB_KERNELS = ("splat", "sort_local", "sort_merge")
+
+
+def product_kernels() -> tuple[Kernel, ...]:
+    """Every kernel the add-on itself may dispatch: KERNELS less the lab's."""
+    return tuple(kernel for kernel in KERNELS if kernel.name not in LAB_KERNELS)
+
+
+def shader_files(kernels: tuple[Kernel, ...]) -> set[str]:
+    """The files under ``shaders/`` that these kernels' bodies are made of: each kernel's file and includes."""
+    return {file for kernel in kernels for file in (f"{kernel.name}.glsl", *(f"include/{i}" for i in kernel.includes))}
 
 
 def by_file() -> dict[str, tuple[Kernel, ...]]:

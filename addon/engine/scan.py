@@ -29,9 +29,9 @@ from functools import cache
 from .kernels import Constant, Image, Kernel, Shared
 
 SCAN_THREADS = 128
-# Elements per thread (a block is SCAN_RUN * SCAN_THREADS), by measurement on the GPU: 100M uint32 on
-# an H100 (2026-11-23, bench/binning_bench.py) took 0.97 ms with 4, 1.08 with 8 and 1.35 with 16
-# (16 is 2x faster on llvmpipe only, where fewer workgroups and barriers matter most).
+# Elements per thread (a block is SCAN_RUN * SCAN_THREADS), chosen by measurement on the GPU:
+# bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-23-scan.json (LONG_RUN's 16 pays on llvmpipe only, where fewer
+# workgroups and barriers matter most).
 SCAN_RUN = 4
 LONG_RUN = 16
 SCAN_BLOCK = SCAN_RUN * SCAN_THREADS

@@ -34,18 +34,16 @@ from .binning import ALL_KEYS, BINNING_KERNELS, DigitPasses, digit_shifts
 from .kernels import Constant, Image, Kernel, Shared
 from .simulation import LAYOUTS
 from .sort_schedule import SortStep, comparator_slots, stages
-from .tables import SORT_KEY_MODES
+from .tables import SIZES, SORT_KEY_MODES
 
 KEY_DEPTH, KEY_GRID = SORT_KEY_MODES["DEPTH"], SORT_KEY_MODES["GRID"]
-GRID_BINS = 1 << 24  # grid keys: 8 bits of cell per axis, interleaved (particle_key.glsl)
+GRID_BINS = SIZES["GRID_CELLS"] ** 3  # grid keys: the cells of each axis, interleaved (particle_key.glsl)
 KENDALL_SAMPLES = 1 << 16
 MAX_GROUPS_X = 32768  # below the 65535 workgroups per dimension every GPU allows
-# The full sort's shape, chosen by measurement (bench/results/*-sort.json, full_variant at 16M
-# on an H200: 1024 x 3 took 10.6 ms, 2048 x 3 11.1, 4096 x 3 12.4, 1024 x 1 16.3).
+# The full sort's shape, chosen by measurement: bench/results/nvidia-h200-pcie-sse2-2026-11-21-sort.json (full_variant).
 SORT_BLOCK = 1024  # pairs a workgroup sorts in shared memory (8 KiB)
 FUSED_STRIDES = 3  # long strides one sort_merge dispatch does in registers
-# Chosen by measurement (bench/sort_bench.py on an H200, 2026-11-21): radix 0.52 / 1.81 / 6.43 ms at
-# 1M / 4M / 16M pairs against bitonic's 0.60 / 2.28 / 10.59 ms (torch.sort: 0.12 / 0.29 / 0.87 ms).
+# Radix over bitonic, chosen by measurement: bench/results/nvidia-h200-pcie-sse2-2026-11-21-sort.json (full_radix, full).
 FULL_SORT = "RADIX"
 
 KEY_CONSTANTS = (
@@ -282,9 +280,8 @@ class RadixSort:
 def method_for(key: SortKey) -> str:
     """Key-index for drawing order, direct for coherence.
 
-    Measured on an H200 at 1M particles: a key-index pass costs 0.007 ms
-    against 0.016 ms direct, plus one 0.024 ms key refresh a frame, so from
-    three passes a frame key-index is cheaper, and drawing reads through the
+    By measurement (bench/results/nvidia-h200-pcie-sse2-2026-11-21-sort.json, pass_* and key_refresh),
+    from three passes a frame key-index is cheaper, and drawing reads through the
     indices at no cost to the simulation.  Grid-cell order is for the
     simulation's own memory accesses, so it must move the state: direct.
     """

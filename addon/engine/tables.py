@@ -3,8 +3,9 @@
 Every kernel receives each entry as a ``#define`` (``Kernel.all_defines``):
 ``EMITTER_SHAPES["SPHERE"]`` in Python is ``SHAPE_SPHERE`` in GLSL, and
 ``RANDOM_STREAMS["LIFETIME"]`` is ``STREAM_LIFETIME`` (``2u``-style: streams
-are uints).  GLSL files name these instead of writing the numbers out; a test
-(tests/test_kernels.py) fails on a number or row index a table names.
+are uints).  GLSL files and the numpy reference name these instead of writing
+the numbers out; a test (tests/test_seam.py) fails on a number a table names.
+The layouts of records in texels are records.py's.
 """
 
 from __future__ import annotations
@@ -38,40 +39,22 @@ class Table:
 
 # Emitter shapes (simulate.glsl emit()).
 EMITTER_SHAPES = Table("SHAPE", (("POINT", 0), ("SPHERE", 1), ("BOX", 2), ("MESH", 3)))
-# Force field types: texel 0 x of a field row (effectors.pack_force_fields).
+# Force field types: the kind of a force field record (records.FORCE_FIELD).
 FIELD_TYPES = Table("FIELD", (("WIND", 1), ("VORTEX", 2), ("FORCE", 3), ("TURBULENCE", 4)))
-# Collider types: row 0 x of a collider's uniform rows (effectors.collider_rows).
+# Collider types: the kind of a collider record (records.COLLIDER).
 COLLIDER_TYPES = Table("COLLIDER", (("PLANE", 1), ("SPHERE", 2), ("BOX", 3)))
-# The uniform rows of one collider (effectors.collider_rows): the first row of each part.
-COLLIDER_ROW = Table("COLLIDER_ROW", (
-    ("HEAD", 0),  # (type, bounce, friction, 0)
-    ("HALF_SIZE", 1),  # xyz
-    ("TO_LOCAL", 2),  # 3 rows: world to centered local at the step's end
-    ("START_Z", 5),  # the z row of that at the step's start
-    ("TO_WORLD", 6),  # 3 rows: centered local to world at the step's end
-    ("SURFACE_VELOCITY", 9),  # 3 rows: velocity per centered local point
-))
-# The texels of one force field row (effectors.pack_force_fields).
-FIELD_TEXEL = Table("FIELD_TEXEL", (
-    ("HEAD", 0),  # (type, strength, falloff power, max distance)
-    ("PLACE", 1),  # (position, size)
-    ("AXIS", 2),  # (unit axis, 0)
-))
-# The texels of one emitter triangle (effectors.pack_triangles).
-TRIANGLE_TEXEL = Table("TRIANGLE_TEXEL", (
-    ("V0", 0),  # (v0, cumulative area fraction)
-    ("V1", 1),
-    ("V2", 2),
-    ("NORMAL", 3),
-))
-# Sizes of the layouts above.
+# Sizes of the record layouts (records.py) and images.
 SIZES = Table("", (
-    ("FIELD_TEXELS", 3),  # texels per force field row
-    ("COLLIDER_ROWS", 12),  # uniform rows per collider
-    ("TRIANGLE_TEXELS", 4),  # texels per emitter triangle
+    ("FIELD_TEXELS", 3),  # texels per force field row (records.FORCE_FIELD)
+    ("COLLIDER_ROWS", 12),  # uniform rows per collider (records.COLLIDER)
+    ("TRIANGLE_TEXELS", 4),  # texels per emitter triangle (records.TRIANGLE)
     ("TRIANGLE_ROW", 4096),  # texels per row of the triangle image (1024 triangles)
     ("CSG_SHAPE_COUNT", 2),  # CSG primitive codes: shape + CSG_SHAPE_COUNT * mode
+    ("SPRITE_TILE", 16),  # pixels a side of the tiles the sprite and bokeh lists bin into (tile_lists.py)
+    ("GRID_CELLS", 256),  # cells per axis before the sort key's grid wraps: 8 bits each, 24-bit keys
 ))
+# The largest integer color each channel of the R21G22B21 accumulation holds (color_pack.glsl).
+CHANNEL_MAX = Table("CHANNEL_MAX", (("R", (1 << 21) - 1), ("G", (1 << 22) - 1), ("B", (1 << 21) - 1)), suffix="u")
 # Sort key modes (sorting.SortKey, the sort key include).
 SORT_KEY_MODES = Table("KEY", (("DEPTH", 0), ("GRID", 1)))
 # Random streams: random_unit(index, step, seed * STREAMS_PER_SEED + stream) gives every use its
@@ -101,12 +84,12 @@ CSG_STREAMS = Table("CSG_STREAM", (
     ("PER_SEED", 4),
     ("GLITTER", 7),  # csg_points: phase of the animated noise (step: the primitive, no seed)
 ), suffix="u")
-# CSG primitives: row 0 w of the primitives image is shape + CSG_SHAPE_COUNT * mode (csg.py).
+# CSG primitives: a primitive record's code is shape + CSG_SHAPE_COUNT * mode (records.CSG_PRIMITIVE).
 CSG_SHAPES = Table("CSG_SHAPE", (("SPHERE", 0), ("BOX", 1)))
 CSG_MODES = Table("CSG_MODE", (("ADD", 0), ("SUBTRACT", 1)))
 # Bits of the simulate kernel's ``flags``.
 SIMULATE_FLAGS = Table("FLAG", (("RESPAWN", 1),))
 
-TABLES = (EMITTER_SHAPES, FIELD_TYPES, COLLIDER_TYPES, COLLIDER_ROW, FIELD_TEXEL, TRIANGLE_TEXEL, SIZES,
-          SORT_KEY_MODES, RANDOM_STREAMS, CSG_STREAMS, CSG_SHAPES, CSG_MODES, SIMULATE_FLAGS)
+TABLES = (EMITTER_SHAPES, FIELD_TYPES, COLLIDER_TYPES, SIZES, CHANNEL_MAX, SORT_KEY_MODES, RANDOM_STREAMS,
+          CSG_STREAMS, CSG_SHAPES, CSG_MODES, SIMULATE_FLAGS)
 TABLE_DEFINES = tuple(define for table in TABLES for define in table.defines())

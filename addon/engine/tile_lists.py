@@ -25,14 +25,14 @@ from .binning import Binning
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .scan import Scan, linear_size
 from .sorting import linear_groups
+from .tables import SIZES
 
-TILE = 16
+TILE = SIZES["SPRITE_TILE"]
 VIEWPORT_CHECK_EVERY = 30  # viewport draws between read-backs of the instance total
 # The first read-back comes with the second draw (the first draw's total: its GPU work is done by then
-# in a viewport), so lists sized from the estimate last one draw, not VIEWPORT_CHECK_EVERY (4M sprites
-# of the default preset on an H100, when binning ran over the whole capacity: bin_scatter 1.26 ms a
-# draw in the estimate's lists, 0.83 in fitted ones; it now bins the instances, and only the digit
-# counts and their scans span the capacity).
+# in a viewport), so lists sized from the estimate last one draw, not VIEWPORT_CHECK_EVERY (binning now
+# runs over the instances; only the digit counts and their scans span the capacity).  Chosen by
+# measurement: bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-24-viewport-timeline.json (749ac9f).
 FIRST_CHECK = 2
 MIN_INSTANCES = 1024
 TILE_CHUNK = 256  # footprints a tile's workgroup holds in shared memory at once (tile_list.glsl)
@@ -40,10 +40,8 @@ TILE_CHUNK = 256  # footprints a tile's workgroup holds in shared memory at once
 # each 8x4 block visit only the footprints that reach the block (the same result; bench/sprite_bench.py
 # times both).
 WALKS = ("ALL", "BLOCKS")
-# The alpha sprites' walk.  On an H100 (2026-11-25) sprite_blend took 1.92 / 1.03 ms at 4M / 1M sprites in
-# the viewport (bench/viewport_timeline.py) against 2.35 / 1.15 when 16x2 row pairs were the blocks (the
-# walk before, itself faster there than ALL's 3.09 / 1.58); bench/sprite_bench.py's scene: 4.76 ms a 4M
-# draw against ALL's 5.03 and the row pairs' 5.15.
+# The alpha sprites' walk, chosen by measurement: bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-25-viewport-ab.json
+# and ...-2026-11-25-sprites.json (blocks_nowait_ms against all_ and row_pairs_nowait_ms).
 SPRITE_WALK = "BLOCKS"
 
 

@@ -2,11 +2,9 @@
 
 Without a flush the driver keeps the dispatches Python records queued until something waits on
 them (the frame's end), so the GPU idles while the CPU records the rest of the draw and only
-then starts.  Flushing as the work queues up lets the two overlap: the 4M additive viewport draw on
-the H100 went from 2.11 to 1.47 ms with a flush once 16K workgroups wait (1.51 after every
-dispatch, 1.64 at 1K or 4K), while the 59-dispatch 1M alpha draw, bound by its GPU work, lost
-0.2-0.4 ms to the flushes' CPU cost (``bench/viewport_flush.py``, 2026-11-23; runs vary by about
-0.3 ms).  Software renderers (llvmpipe) get none: their GPU is the CPU that records.  The call goes
+then starts.  Flushing as the work queues up lets the two overlap; how often (``FLUSH_GROUPS``) was
+chosen by measurement: ``bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-23-viewport-flush.json``.
+Software renderers (llvmpipe) get none: their GPU is the CPU that records.  The call goes
 to the context Blender made current on this thread (``gl_native.py``); other backends (Vulkan,
 Metal) submit on their own terms and get no flush.
 """

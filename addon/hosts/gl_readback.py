@@ -1,8 +1,8 @@
 """Frames read back without waiting: ``glReadPixels`` into a pixel-pack buffer, handed over once the GPU is done.
 
 Blender's ``gpu`` module reads synchronously, and GL runs in order, so reading frame N after
-frame N+1's work is queued (``FrameReadback``'s two targets) also waits for frame N+1: on the H100
-the 4K EXR bake's main thread spent about 30 ms a frame there.  With a pixel-pack buffer bound,
+frame N+1's work is queued (``FrameReadback``'s two targets) also waits for frame N+1 (measured:
+``bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-23-bake-readback.json``).  With a pixel-pack buffer bound,
 ``glReadPixels`` only queues the copy; a fence after it says when that copy is done, and the
 buffer's memory, mapped for good when it was made, goes to a writer thread as it is (no copy on
 the main thread) until the writer gives it back.  The calls go to the context Blender made current
@@ -106,9 +106,8 @@ class PixelPack:
 class PixelPackBuffer:
     """Host memory for one frame in flight: a GL pixel-pack buffer with immutable storage, mapped once for
     its whole life (persistent, coherent) as a read-only array; ``start`` queues the read of the bound
-    framebuffer into it, ``wait`` returns the array once that read is done.  (Mapping and unmapping
-    every frame instead made the 1080p EXR bake 111-99 frames/s on the H100, mapped for good 116-120,
-    and the 4K one 29.0-28.5 against 34.9-35.4: ``bench/bake_throughput.py --readback``.)"""
+    framebuffer into it, ``wait`` returns the array once that read is done.  (Mapped for good rather than
+    every frame, by measurement: ``bench/bake_throughput.py --readback``, bench/README.md, Bake.)"""
 
     def __init__(self, gl: PixelPack, texture_format: str, shape: tuple[int, ...], dtype: np.dtype):
         self.gl, self.pixel_type = gl, PIXEL_TYPES[texture_format]

@@ -30,19 +30,10 @@ from ..scene.csg import check_scene_cloud, scene_has_cloud
 from ..scene.job import FrameJob
 from ..scene.renderer import SceneRenderer, check_camera, lens_summary
 from ..scene.snapshot import SceneSnapshot, read_snapshot
-from .display_shader import display_shader
-from .frame_writer import (
-    PNG_CHANNELS,
-    PNG_DEPTHS,
-    DisplaySettings,
-    FrameFormat,
-    FrameWriteError,
-    FrameWriter,
-    StageClock,
-)
+from .display_shader import display_cache, display_shader
+from .formats import KINDS, file_extension, frame_format, supported_formats
+from .frame_writer import FrameWriteError, FrameWriter, StageClock
 from .render_layer import frame_file
-
-FORMATS = {"PNG": ".png", "OPEN_EXR": ".exr", "OPEN_EXR_MULTILAYER": ".exr"}
 
 
 class BakeError(RuntimeError):
@@ -61,7 +52,7 @@ class BakePlan:
 def output_path(scene, frame: int) -> Path:
     """The bake's own frame path (``Scene.gpu_particles_output.bake_path``, ``#`` padding, the format's
     extension): never the render's output path, so a bake and a render cannot overwrite each other."""
-    suffix = FORMATS.get(scene.render.image_settings.file_format, ".png")
+    suffix = file_extension(scene.render.image_settings.file_format)
     return frame_file(scene.gpu_particles_output.bake_path, frame, suffix)
 
 
@@ -110,8 +101,8 @@ def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
     if width < 1 or height < 1 or max(width, height) > host.max_texture_size:
         raise BakeError(f"Resolution {width}x{height} is beyond this GPU's texture limit of {host.max_texture_size}")
     file_format = scene.render.image_settings.file_format
-    if file_format not in FORMATS:
-        raise BakeError(f"Output format {file_format} is not supported: use PNG or OpenEXR")
+    if file_format not in KINDS:
+        raise BakeError(f"Output format {file_format} is not supported: use {supported_formats()}")
     first, last = frames or (scene.frame_start, scene.frame_end)
     if not scene.frame_start <= first <= last <= scene.frame_end:
         raise BakeError(f"Frames {first}-{last} are not inside the scene's range {scene.frame_start}-{scene.frame_end}")
@@ -141,17 +132,17 @@ class BakeJob(FrameJob):
             self.format = frame_format(scene)
             started = clock.add("set-up: checks", started)
             with ThreadPoolExecutor(1, thread_name_prefix="gpu_particles_display") as pool:
-                building = (pool.submit(display_shader, self.format.display, display_cache(self.format.display))
-                            if self.format.gpu_display else None)
+                gpu_display = self.format.gpu_display
+                building = (pool.submit(display_shader, gpu_display, display_cache(gpu_display))
+                            if gpu_display is not None else None)
                 self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host, exact_sort=True,
                                               cache="WRITE", snapshot=self.plan.snapshot)
                 self.preroll = self.renderer.prepare(self.plan.frames[0])
                 started = clock.add("set-up: renderer", started)
                 display = _display_result(building)
                 started = clock.add("set-up: display transform (waited for)", started)
-                self.readback = FrameReadback(host, self.plan.width, self.plan.height, half=self.format.exr,
-                                              display=display, channels=self.format.channels,
-                                              depth=self.format.value_bytes)
+                self.readback = FrameReadback(host, self.plan.width, self.plan.height, self.format.readback,
+                                              display=display)
                 started = clock.add("set-up: readback", started)
         except (NoGPUError, GPUMemoryError, ShaderCompileError, SettingsError, ValueError, CacheError) as error:
             raise BakeError(str(error)) from None
@@ -225,7 +216,7 @@ class BakeJob(FrameJob):
     def _store_stats(self, frame: int):
         """The drawn frame's overflows: where they may wait (``stats_can_wait``), their copy is queued into a
         stats buffer, returned, and read with the frame a step later (the GPU draws the next frame
-        meanwhile: 3 ms a 1080p EXR frame on the H100).  Else they are read now, waiting asleep for the
+        meanwhile; measured: bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-25-bake.json).  Else they are read now, waiting asleep for the
         drawing (the writers keep every core), before the frame's readback is queued (not waiting for that
         copy as well)."""
         if self._stats_buffers:
@@ -328,47 +319,3 @@ def _display_result(display):
         return display.result()
     except Exception as error:  # ValueError, PyOpenColorIO.Exception: a display, view or look the config lacks
         raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
-
-
-def frame_format(scene) -> FrameFormat:
-    """The scene's output settings as the writer threads need them (EXR: always half float RGBA, linear)."""
-    settings = scene.render.image_settings
-    if settings.file_format.startswith("OPEN_EXR"):
-        # ZIP at OpenEXR's own deflate level (4), as Blender writes it: by measurement the cheapest or within
-        # noise of it (bench/exr_encode.py --suites encode, one thread's CPU ms for the default preset's
-        # 1080p frame, H100 host, 2026-11-25: level 1 82.4, 2 73.0, 3 72.6, 4 69.6, 6 88.4; the files
-        # within 0.2% of each other; 1080p EXR bakes at levels 1 and 2: the same frames/s).
-        return FrameFormat(exr=True, channels=4, depth="half", compression=settings.exr_codec.lower(), png_level=0,
-                           display=None)
-    managed = settings if settings.color_management == "OVERRIDE" else scene
-    view = managed.view_settings
-    for unsupported, label in (("use_curve_mapping", "Curves"), ("use_white_balance", "White Balance")):
-        if getattr(view, unsupported):
-            raise BakeError(f"Color Management {label} are not supported by the particle bake yet: turn them off "
-                            "or bake to OpenEXR")
-    display = DisplaySettings(config=ocio_config_path(), display=managed.display_settings.display_device,
-                              view=view.view_transform, look=view.look, exposure=view.exposure, gamma=view.gamma)
-    # PNG frames are RGB, the light on black, meant for Add or Screen: as straight-alpha RGBA, additive
-    # glow (alpha near 0, bright color) would round to alpha 0 and vanish (docs/features.md).
-    return FrameFormat(exr=False, channels=PNG_CHANNELS["RGB"], depth=PNG_DEPTHS[settings.color_depth],
-                       compression="", png_level=min(max(int(settings.compression / 11.1111), 0), 9), display=display)
-
-
-def ocio_config_path() -> str:
-    """The OpenColorIO config Blender uses: $OCIO when it names a file, else the one Blender ships."""
-    configured = os.environ.get("OCIO", "")
-    if configured and Path(configured).is_file():
-        return configured
-    return blender_ocio_config()
-
-
-def blender_ocio_config() -> str:
-    return str(Path(bpy.utils.system_resource("DATAFILES", path="colormanagement")) / "config.ocio")
-
-
-def display_cache(display: DisplaySettings) -> Path | None:
-    """Where the GPU display transforms of Blender's own config are kept between bakes (a config of one's own,
-    whose tables may change beside it, is read afresh each bake)."""
-    if display.config != blender_ocio_config():
-        return None
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu-particles" / "display"

@@ -43,6 +43,28 @@ def display_shader(display: DisplaySettings, cache: Path | None = None) -> Displ
     return shader
 
 
+def ocio_config_path() -> str:
+    """The OpenColorIO config Blender uses: $OCIO when it names a file, else the one Blender ships."""
+    configured = os.environ.get("OCIO", "")
+    if configured and Path(configured).is_file():
+        return configured
+    return blender_ocio_config()
+
+
+def blender_ocio_config() -> str:
+    import bpy  # here, not above: benchmark writer processes import the formats without Blender's session
+
+    return str(Path(bpy.utils.system_resource("DATAFILES", path="colormanagement")) / "config.ocio")
+
+
+def display_cache(display: DisplaySettings) -> Path | None:
+    """Where the GPU display transforms of Blender's own config are kept between bakes (a config of one's own,
+    whose tables may change beside it, is read afresh each bake)."""
+    if display.config != blender_ocio_config():
+        return None
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "gpu-particles" / "display"
+
+
 def _cache_key(display: DisplaySettings) -> str:
     """Everything the shader depends on: the settings, the config file, OpenColorIO's version and this code."""
     _, ocio = image_modules()

@@ -10,8 +10,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ..engine.look import look_table
-from ..engine.reference.compositing import look_at, variation
+from ..engine.look import look_at, look_table, variation
 from ..scene.renderer import SceneRenderer
 
 MATERIAL_NAME = "GPU Particles Emission"
@@ -23,7 +22,7 @@ def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(positions (n, 3), radii (n,), RGBA colors (n, 4)) of one system's live particles.
 
     Color and radius follow the splat's look (color ramp or start to end, size
-    over life, per-particle randomness), computed as its numpy reference does;
+    over life, per-particle randomness), computed as look.glsl does (engine/look.py);
     the color is not scaled by pixel coverage (the renderer sees the radius).
     """
     pos_age, vel_life = system.read_state()
@@ -71,7 +70,7 @@ def pointcloud_object(name: str, points, collection):
 
 
 def _scene_points(renderer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    parts = [live_points(system) for system in renderer.systems]
+    parts = [live_points(system) for system in renderer.simulation.systems]
     return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
 
 

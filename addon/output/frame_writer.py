@@ -1,17 +1,16 @@
 """Baked frames converted and written on worker threads with Blender's own OpenImageIO and OpenColorIO.
 
 The main thread only reads frames back from the GPU; each worker converts one
-frame for its file (PNG: the scene's view transform, look, exposure and
-gamma, as ``Image.save_render`` applies them: RGB(A) arrives converted by the
-same OpenColorIO transform on the GPU, display_shader.py, BW is converted
-here; EXR: linear half float RGBA as read back) and writes it under a hidden temporary name, renamed when complete, so
-a frame appears under its final name only whole.  The calls that do the work
-(``CPUProcessor.applyRGBA``, ``ImageOutput.write_image``, numpy on large
-arrays) release the GIL, so the workers run in parallel.  EXR frames are
-compressed on the writer thread itself (OpenEXR's shared pool off while the
-writer lives: its threads run at the main thread's priority), and the writer
+frame for its file, as its format says (``formats/``: PNG in the scene's
+display colors, as ``Image.save_render`` applies them; EXR linear half float
+RGBA as read back), and writes it under a hidden temporary name, renamed when
+complete, so a frame appears under its final name only whole.  The calls that
+do the work (``CPUProcessor.applyRGBA``, ``ImageOutput.write_image``, numpy on
+large arrays) release the GIL, so the workers run in parallel.  The writer
 threads run at a lower priority than the main thread, so the main thread's
-readback, which feeds them, is not starved (bench/exr_encode.py measures both).
+readback, which feeds them, is not starved (bench/exr_encode.py measures it).
+The display transform (OpenColorIO) is here, for formats in display colors:
+applied on the CPU by :func:`display_pixels`, on the GPU by display_shader.py.
 """
 
 from __future__ import annotations
@@ -24,12 +23,12 @@ from collections import defaultdict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-PNG_DEPTHS = {"8": "uint8", "16": "uint16"}
-PNG_CHANNELS = {"BW": 1, "RGB": 3, "RGBA": 4}
-PNG_FILTER_NONE = 8  # libpng's PNG_FILTER_NONE
+if TYPE_CHECKING:  # the formats use this module
+    from .formats import FrameFormat
 
 
 class FrameWriteError(RuntimeError):
@@ -64,28 +63,6 @@ class DisplaySettings:
     exposure: float
     gamma: float
     luma: tuple[float, float, float] = (0.2126, 0.7152, 0.0722)
-
-
-@dataclass(frozen=True)
-class FrameFormat:
-    """How each frame is written: the scene's output format, read once on the main thread."""
-
-    exr: bool
-    channels: int  # 1 (BW), 3 or 4; EXR: always 4
-    depth: str  # OpenImageIO pixel type: 'half', 'uint8', 'uint16'
-    compression: str  # OpenImageIO 'compression' attribute (EXR)
-    png_level: int  # zlib level 0-9 (PNG), as Blender maps the scene's compression percentage
-    display: DisplaySettings | None  # PNG only
-
-    @property
-    def gpu_display(self) -> bool:
-        """RGB or RGBA PNG: frames arrive as the file's values, rows top first (the GPU's ``frame_display``,
-        engine/readback.py); BW is converted here, on the CPU."""
-        return self.display is not None and self.channels in (3, 4)
-
-    @property
-    def value_bytes(self) -> int:
-        return np.dtype(self.depth).itemsize
 
 
 def display_group(display: DisplaySettings):
@@ -147,22 +124,6 @@ def display_pixels(pixels: np.ndarray, processor, alpha: bool) -> np.ndarray:
     return pixels
 
 
-def file_pixels(pixels: np.ndarray, frame_format: FrameFormat, processor) -> np.ndarray:
-    """What goes into the file, top row first (as read back) and contiguous (OpenImageIO copies strided
-    arrays slowly: a flipped view cost 60 ms more per 1080p EXR here).  EXR: the half floats as read back;
-    RGB(A) PNG: the values the GPU made, as they are; BW PNG: through :func:`display_pixels`,
-    BW as luma of the clamped display color (Blender makes gray from the 8-bit color), then quantized as
-    Blender does (clamp, round half up)."""
-    if frame_format.display is None or frame_format.gpu_display:
-        return np.ascontiguousarray(pixels)  # a copy only where an RGB row ends inside a word (readback.py)
-    if not pixels.flags.writeable:  # mapped readback memory (hosts/gl_readback.py)
-        pixels = pixels.copy()
-    display_pixels(pixels, processor, alpha=frame_format.channels == 4)
-    if frame_format.channels == 1:
-        pixels[..., 0] = np.clip(pixels[..., :3], 0.0, 1.0) @ np.asarray(frame_format.display.luma, np.float32)
-    return quantize(pixels, frame_format.channels, np.dtype(frame_format.depth))
-
-
 def quantize(pixels: np.ndarray, channels: int, dtype: np.dtype) -> np.ndarray:
     """Float [0, 1] (scaled in place) to ``dtype``'s full range, the first ``channels`` kept:
     19 ms a 1080p frame here, against 100 ms for OpenImageIO's own float to uint8 conversion."""
@@ -176,21 +137,12 @@ def quantize(pixels: np.ndarray, channels: int, dtype: np.dtype) -> np.ndarray:
 
 
 def encode(path: Path, pixels: np.ndarray, frame_format: FrameFormat) -> None:
-    """Write what :func:`file_pixels` made to ``path`` with OpenImageIO.
-
-    PNG without row filters, by measurement on the default preset's 1080p frame:
-    26 ms and 348 KB at zlib level 1, against 64 ms and 398 KB with libpng's
-    adaptive filters (what save_render writes); the level is the scene's
-    Compression, mapped as Blender maps it (15% -> 1)."""
+    """Write what ``frame_format.file_pixels`` made to ``path`` with OpenImageIO, with the format's attributes."""
     oiio, _ = image_modules()
     height, width, channels = pixels.shape
     spec = oiio.ImageSpec(width, height, channels, frame_format.depth)
-    if frame_format.exr:
-        spec.attribute("compression", frame_format.compression)
-    else:
-        spec.attribute("png:compressionLevel", frame_format.png_level)
-        spec.attribute("png:filter", PNG_FILTER_NONE)
-        spec.attribute("oiio:UnassociatedAlpha", 1)  # already straight (display_pixels): OIIO must not divide
+    for name, value in frame_format.attributes().items():
+        spec.attribute(name, value)
     output = oiio.ImageOutput.create(str(path))
     if output is None:
         raise OSError(f"no image writer for '{path.name}': {oiio.geterror()}")
@@ -233,57 +185,25 @@ def lower_priority(niceness: int) -> None:
         pass
 
 
-class ExrThreads:
-    """OpenEXR's shared thread pool as a writer wants it, put back by ``restore()``.
-
-    ``threads``: OpenImageIO's ``exr_threads`` (-1: no pool, each EXR is compressed on the thread that writes
-    it; None: as it is).  OpenEXR makes the pool when the next EXR writer is created, starting its threads
-    from the creating thread: made here on a thread niced by ``nice``, they inherit it."""
-
-    def __init__(self, threads: int | None, nice: int = 0):
-        self.oiio, _ = image_modules()
-        self.before = self.oiio.get_int_attribute("exr_threads")
-        maker = threading.Thread(target=self._remake, args=(self.before if threads is None else threads, nice),
-                                 name="gpu_particles_exr_pool")
-        maker.start()
-        maker.join()
-
-    def _remake(self, threads: int, nice: int = 0) -> None:
-        lower_priority(nice)
-        for count in dict.fromkeys((-1, threads)):  # -1 first: OpenEXR keeps a pool of the same size as it is
-            self.oiio.attribute("exr_threads", count)
-            self.oiio.ImageOutput.create("pool.exr")  # no file: the constructor sizes OpenEXR's pool
-
-    def restore(self) -> None:
-        """The attribute as it was; the pool's threads (if any) at the caller's priority."""
-        self._remake(self.before)
-
-
 WRITER_NICE = 10  # writer threads' nice value above the main thread's: see bench/exr_encode.py
 
 
 class FrameWriter:
     """A pool of writer threads; ``submit`` queues a frame, ``collect`` reports what is on disk (or the failure).
 
-    ``nice``: the writer threads' priority below the caller's (and OpenEXR's pool's, with ``exr_pool``);
-    ``exr_pool``: EXR frames compressed by OpenEXR's shared thread pool rather than each on its writer thread
-    (the pool, niced, was the faster on the 16-core H100 host: 97.5 against 80.3 frames/s at 1080p, 20-22
-    against 18-19.6 at 4K, bench/exr_encode.py --suites bake, 2026-11-23)."""
+    ``nice``: the writer threads' priority below the caller's (and the encoder's own pool's, with ``exr_pool``:
+    ``FrameFormat.codec_threads``); ``exr_pool``: EXR frames compressed by OpenEXR's shared thread pool rather
+    than each on its writer thread (the pool, niced, was the faster: bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-23-exr-bake.json)."""
 
     def __init__(self, frame_format: FrameFormat, workers: int | None = None, nice: int = WRITER_NICE,
                  exr_pool: bool = True, clock: StageClock | None = None):
         self.format = frame_format
         self.workers = workers or os.process_cpu_count() or 1
         self.clock = clock or StageClock()  # seconds per stage, summed over the workers
-        self._exr_threads = None
-        if frame_format.exr and (nice > 0 or not exr_pool):
-            self._exr_threads = ExrThreads(None if exr_pool else -1, nice)
+        self._codec_threads = frame_format.codec_threads(nice, exr_pool)
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="gpu_particles_writer",
                                         initializer=lower_priority, initargs=(nice,))
-        self._processor = None  # a future: building it takes 0.2-0.7 s (AgX), done while the GPU starts
-        if frame_format.display and not frame_format.gpu_display:
-            check_display(frame_format.display)
-            self._processor = self._pool.submit(display_processor, frame_format.display)
+        self._converter = frame_format.converter(self._pool)  # a future, made while the GPU starts
         self._queued = deque()  # (frame, final path, future), in frame order
         self.written: list[Path] = []
         self.failed = False
@@ -296,7 +216,7 @@ class FrameWriter:
         partial = path.with_name(f".{path.name}.partial{path.suffix}")
         try:
             started = time.perf_counter()
-            data = file_pixels(pixels, self.format, self._processor and self._processor.result())
+            data = self.format.file_pixels(pixels, self._converter and self._converter.result())
             started = self.clock.add("convert", started)
             encode(partial, data, self.format)
             started = self.clock.add("encode+write", started)
@@ -329,9 +249,9 @@ class FrameWriter:
         for _, _, future in self._queued if cancel else ():
             future.cancel()
         self._pool.shutdown(wait=True)
-        if self._exr_threads is not None:
-            self._exr_threads.restore()
-            self._exr_threads = None
+        if self._codec_threads is not None:
+            self._codec_threads.restore()
+            self._codec_threads = None
         for _, path, future in self._queued:
             if not future.cancelled() and future.exception() is None:
                 self.written.append(path)

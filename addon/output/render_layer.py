@@ -78,7 +78,7 @@ class ParticleLayer:
         self.depth.clear()
         camera = camera_of(self.scene, self.width, self.height)
         world_to_view = np.array(self.scene.camera.matrix_world.inverted())
-        systems = list(self.renderer.systems)
+        systems = list(self.renderer.simulation.systems)
         if self.renderer.cloud is not None:
             systems.append(self.renderer.cloud.points)
         for system in systems:

@@ -16,6 +16,7 @@ import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty
 
 from ..engine import csg
+from ..engine.pipeline import CloudFrame, follow_cloud
 from ..engine.settings import effect_settings
 from ..properties import register_factory
 
@@ -80,13 +81,15 @@ class SceneCloud:
                                 "particle_type": s.particle_type})
         self.points = csg.CloudParticles(self.cloud, look)
 
-    def follow(self, scene, seconds: float, objects=None) -> list[str]:
-        """Update to the scene's primitives (incrementally when appended; ``objects``: as scene_primitives
-        takes them); return warnings."""
-        s = scene.gpu_particles_csg
-        self.cloud.update(scene_primitives(scene, objects))
-        self.points.update(seconds, s.noise_amount, s.noise_speed)
-        return self.cloud.warnings
+    def follow(self, scene, seconds: float) -> list[str]:
+        """Update to the scene's primitives (incrementally when appended); return warnings."""
+        return follow_cloud(self.points, cloud_frame(scene, seconds))
+
+
+def cloud_frame(scene, seconds: float, objects=None) -> CloudFrame:
+    """What the cloud follows at ``seconds`` from the start frame (``objects``: as scene_primitives takes them)."""
+    s = scene.gpu_particles_csg
+    return CloudFrame(tuple(scene_primitives(scene, objects)), seconds, s.noise_amount, s.noise_speed)
 
 
 def scene_has_cloud(scene, objects=None) -> bool:

@@ -1,8 +1,8 @@
 """Which of a scene's objects play a part for the particles, sorted out once per edit instead of every draw.
 
 A viewport draw asked every object of the scene, each draw, whether it is an emitter, a force field, a
-collider, a CSG primitive or an occluder: with 2000 objects a 1080p draw took 22.5 ms on the H100 host,
-2.8 ms with the index (``bench/occluder_bench.py``, 2026-11-25).  An object changes part only through an edit, which the viewport's
+collider, a CSG primitive or an occluder, which made a scene of many objects slow to draw (measured:
+``bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-25-viewport-occluder.json``).  An object changes part only through an edit, which the viewport's
 handlers report (depsgraph update, undo, redo: :func:`scene_edited`), or through its animation (an
 animated visibility, an effect switched on by a key).  So :class:`SceneIndex` keeps, per test, the objects
 that passed it at the last edit, and asks again each time only the objects with animation data.

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from contextlib import nullcontext
 
 import numpy as np
 
@@ -20,16 +19,16 @@ from ..engine.compositing import Camera, Compositor
 from ..engine.depth import SceneDepth
 from ..engine.footprint import Focus, Shutter
 from ..engine.glints import GlintStage, wanted
-from ..engine.pipeline import composite_into
+from ..engine.pipeline import FrameData, Targets, record_frame
 from ..engine.settings import SettingsError
 from ..engine.sprites import SpriteLayer
 from ..hosts.blender import BlenderHost
-from ..properties import effect_settings_of, has_effects, render_settings_of, scene_effects
+from ..properties import has_effects, scene_effects
 from .cache import SimCache, cache_folder
 from .csg import is_primitive, scene_cloud
 from .depth_prepass import DepthPrepass
 from .inputs import ramp_colors
-from .snapshot import FrameInputs, SceneSnapshot, read_frame, read_snapshot
+from .snapshot import EffectsWatch, FrameInputs, SceneSnapshot, read_drawing, read_frame, read_snapshot
 from .time import SceneSimulation
 
 
@@ -134,10 +133,12 @@ def lens_summary(scene) -> list[str]:
 class SceneRenderer:
     """Every enabled effect of a scene on the GPU, composited from the scene camera.
 
-    Three parts: the scene read once into a :class:`~.snapshot.SceneSnapshot` (and a
-    :class:`~.snapshot.FrameInputs` per frame), time stepped by a
+    Three parts: the scene read once into a :class:`~.snapshot.SceneSnapshot` (and per frame
+    into a :class:`~.snapshot.FrameInputs` for the simulation and a
+    :class:`~..engine.pipeline.FrameData` for drawing), time stepped by a
     :class:`~.time.SceneSimulation` (timeline, checkpoints, the disk cache), and frames
-    drawn here.  ``cache``: "READ" uses the scene's disk cache when it has one, "WRITE" also fills
+    recorded by :func:`~..engine.pipeline.record_frame`: this class only gathers what they take.
+    ``cache``: "READ" uses the scene's disk cache when it has one, "WRITE" also fills
     it (bakes), "OFF" ignores it.
     """
 
@@ -150,7 +151,8 @@ class SceneRenderer:
         self.sprites = None  # made when an effect first draws in Alpha mode
         self.host = host or BlenderHost()
         self.width, self.height = width, height
-        self.compositor = Compositor(self.host, width, height, render_settings_of(scene))
+        snapshot = snapshot or read_snapshot(scene)
+        self.compositor = Compositor(self.host, width, height, snapshot.render)
         render = self.compositor.render
         self.compositor.antialias = render.point_filter == "ANTIALIASED"
         self.glints = GlintStage(self.host, width, height, render) if wanted(render) else None
@@ -164,6 +166,7 @@ class SceneRenderer:
         self.cache_warnings: list[str] = []
         self.lost: list[str] = []  # emitters deleted while rendering
         self.effects = []
+        self.watch = EffectsWatch()
         self.frame_stats = None  # FrameStats of the last rendered frame (overflows, peak)
         self._build(snapshot)
 
@@ -181,7 +184,8 @@ class SceneRenderer:
         return scene_effects(self.scene, self._objects(has_effects))
 
     def _effects(self):
-        return [(obj.name, effect_settings_of(effect)) for obj, effect in self._scene_effects()]
+        """The effects' settings as they are now (validated again only when they may have changed)."""
+        return self.watch.effects(self._scene_effects(), self.scene.frame_current)
 
     def _build(self, snapshot: SceneSnapshot | None = None) -> None:
         """Systems for the scene's effects as they are set now, and an empty timeline."""
@@ -226,13 +230,6 @@ class SceneRenderer:
     def _emitter_matrices(self):
         return [np.array(self._emitter(name).matrix_world) for name, _ in self.effects]
 
-    # The simulation's parts, as they were before it had its own class (the viewport and tests use them).
-    systems = property(lambda self: self.simulation.systems)
-    sorts = property(lambda self: self.simulation.sorts)
-    timeline = property(lambda self: self.simulation.timeline)
-    matrices = property(lambda self: list(self.simulation.inputs.emitters))
-    matrices_frame = property(lambda self: self.simulation.inputs.frame)
-
     @property
     def warnings(self) -> list[str]:
         return self.lost + self.snapshot.rate_warnings() + list(self.simulation.inputs.warnings) + self.cache_warnings
@@ -260,7 +257,7 @@ class SceneRenderer:
 
     def update_ramps(self) -> None:
         """Color ramps are read when compositing: editing one recolors without re-simulating."""
-        for system, (_, effect) in zip(self.systems, self._scene_effects()):
+        for system, (_, effect) in zip(self.simulation.systems, self._scene_effects()):
             system.ramp = ramp_colors(effect)
 
     def _camera_matrix_at(self, frames: float) -> np.ndarray:
@@ -275,37 +272,29 @@ class SceneRenderer:
         return matrix
 
     def needs_sprites(self) -> bool:
-        return any(system.settings.blend_mode == "ALPHA" for system in self.systems)
+        return any(system.settings.blend_mode == "ALPHA" for system in self.simulation.systems)
 
-    def composite_view(self, frame: int, camera: Camera, view, compositor: Compositor, sprites=None,
-                       depsgraph=None, lap=None, glints=None) -> None:
-        """Everything after simulating, for one view into ``compositor`` (the frame stays on the GPU):
-        scene depth, looks, sorting from ``view`` (world to view), the CSG cloud, splat, sprites and glints.
+    def frame_data(self, frame: int) -> FrameData:
+        """What drawing ``frame`` takes from the scene, read once (the scene is at ``frame`` now)."""
+        return read_drawing(self.scene, frame, self._emitter_matrices(), self._scene_effects(),
+                            self._objects(is_primitive) if self.cloud is not None else None)
+
+    def composite_view(self, frame: int, camera: Camera, view, targets: Targets, depsgraph=None, lap=None) -> None:
+        """Everything after simulating, for one view into ``targets`` (the frame stays on the GPU):
+        :func:`~..engine.pipeline.record_frame` with this frame's data, sorting from ``view`` (world to view).
 
         The bake draws the scene camera's view; the viewport overlay each 3D view's.
         ``lap(stage)`` (a context manager) times the stages for the Stats panel.
         """
-        lap = lap or (lambda stage: nullcontext())
-        if compositor.depth is not None:
-            with lap("depth"):
-                depsgraph = depsgraph or (self.scene.view_layers[0].depsgraph if self.scene.view_layers else None)
-                self.prepass.draw(self.scene, depsgraph, camera.view_proj, compositor.depth)
-        self.update_ramps()
-        with lap("sort"):
-            for sort, matrix in zip(self.sorts, self._emitter_matrices()):  # the scene is at ``frame`` now
-                sort.before_draw(np.asarray(view), matrix[:3, 3], frame, exact=self.exact_sort)
-        systems, orders = list(self.systems), [sort.indices for sort in self.sorts]
-        if self.cloud is not None:
-            with lap("csg"):
-                seconds = (frame - self.scene.frame_start) * scene_seconds_per_frame(self.scene)
-                self.cloud_warnings = self.cloud.follow(self.scene, seconds, self._objects(is_primitive))
-            systems.append(self.cloud.points)
-            orders.append(None)
-        with lap("splat and resolve"):
-            composite_into(systems, compositor, camera, sprites, orders)
-        if glints is not None:
-            with lap("glints"):
-                glints.apply(compositor.frame)
+        def draw_depth(view_proj, scene_depth):
+            scene_depsgraph = depsgraph or (self.scene.view_layers[0].depsgraph if self.scene.view_layers else None)
+            self.prepass.draw(self.scene, scene_depsgraph, view_proj, scene_depth)
+
+        simulation = self.simulation
+        self.cloud_warnings = record_frame(
+            simulation.systems, simulation.sorts, self.frame_data(frame), camera, np.asarray(view), targets,
+            self.cloud.points if self.cloud is not None else None,
+            draw_depth if self.prepass is not None else None, self.exact_sort, lap)
 
     def draw(self, frame: int) -> None:
         """Simulate to ``frame`` and composite it from the scene camera into ``compositor.frame`` (no readback)."""
@@ -313,8 +302,8 @@ class SceneRenderer:
         if self.sprites is None and self.needs_sprites():
             self.sprites = SpriteLayer(self.host, self.width, self.height)
         camera = camera_of(self.scene, self.width, self.height, self._camera_matrix_at)
-        self.composite_view(frame, camera, self.scene.camera.matrix_world.inverted(), self.compositor, self.sprites,
-                            glints=self.glints)
+        self.composite_view(frame, camera, self.scene.camera.matrix_world.inverted(),
+                            Targets(self.compositor, self.sprites, self.glints))
 
     def take_stats(self) -> None:
         """The drawn frame's overflows and peak (a small readback: waits for the GPU); AUTO Emax follows them."""
@@ -330,9 +319,9 @@ class SceneRenderer:
     def stats(self) -> dict:
         """Counts read back from the GPU: a sync, so once per bake rather than per frame."""
         return {
-            "live_particles": [system.live.read_count() for system in self.systems],
+            "live_particles": [system.live.read_count() for system in self.simulation.systems],
             "csg_samples": self.cloud.cloud.read_count() if self.cloud is not None else None,
             "csg_warnings": self.cloud_warnings,
             # Per effect: (adjacent pairs in order, sampled Kendall tau) of its sorted order; None: unsorted.
-            "sortedness": [sort.sortedness() for sort in self.sorts],
+            "sortedness": [sort.sortedness() for sort in self.simulation.sorts],
         }

@@ -5,6 +5,10 @@ effect's validated settings and emitter mesh, the render settings, the frame
 range and time step); :class:`FrameInputs` is what a frame adds (emitter and
 collider matrices, force fields).  Both are frozen: nothing downstream reads
 the scene again, and :func:`digest` turns either into the bytes of a cache key.
+:func:`read_drawing` is what drawing a frame reads (the engine's
+:class:`~..engine.pipeline.FrameData`: emitters, color ramps, the CSG cloud's
+primitives), and :class:`EffectsWatch` validates the effects' settings again
+only when they may have changed.
 """
 
 from __future__ import annotations
@@ -15,10 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.effectors import Collider, EmitterMesh, ForceField
+from ..engine.pipeline import FrameData
 from ..engine.settings import EffectSettings, RenderSettings, SettingsError, as_dict
 from ..engine.simulation import rate_warning
 from ..properties import effect_settings_of, render_settings_of, scene_effects
-from .inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field
+from .csg import cloud_frame
+from .index import edits
+from .inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field, ramp_colors
 
 
 @dataclass(frozen=True)
@@ -121,3 +128,49 @@ def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInp
                                          objects_of(has_collision))
     return FrameInputs(frame, tuple(np.asarray(m, np.float64) for m in emitters), tuple(fields), tuple(found),
                        tuple(field_warnings + collider_warnings))
+
+
+def read_drawing(scene, frame: int, emitters: list[np.ndarray], effects, cloud_objects=None) -> FrameData:
+    """What drawing ``frame`` takes from ``scene`` as it is now: ``emitters`` (each effect's world matrix),
+    the color ramps of ``effects`` ((object, effect) pairs: editing a ramp recolors without re-simulating)
+    and, given ``cloud_objects`` (the objects that may be CSG primitives), the cloud's primitives."""
+    cloud = None
+    if cloud_objects is not None:
+        seconds = (frame - scene.frame_start) * scene.render.fps_base / scene.render.fps
+        cloud = cloud_frame(scene, seconds, cloud_objects)
+    return FrameData(frame, tuple(emitters), tuple(ramp_colors(effect) for _, effect in effects), cloud)
+
+
+def keys_settings(obj) -> bool:
+    """Whether a key or driver may set one of the object's effect settings (they change with the frame)."""
+    from bpy_extras.anim_utils import animdata_get_channelbag_for_assigned_slot
+
+    animation = obj.animation_data
+    if animation is None:
+        return False
+    if len(animation.nla_tracks):
+        return True
+    bag = animdata_get_channelbag_for_assigned_slot(animation)
+    curves = [*animation.drivers, *(bag.fcurves if bag is not None else ())]
+    return any(curve.data_path.startswith("gpu_particles.") for curve in curves)
+
+
+class EffectsWatch:
+    """(emitter name, validated settings) of the scene's effects, read again only when they may have changed:
+    after an edit (``index.scene_edited``: the viewport's handlers and a setting's update), when the effects
+    themselves changed (added, removed, switched off, their object deleted) or, where a key or driver sets
+    a setting, on another frame."""
+
+    def __init__(self):
+        self._key = None
+        self._effects: list[tuple[str, EffectSettings]] = []
+
+    def effects(self, found, frame: int) -> list[tuple[str, EffectSettings]]:
+        """``found``: (object, effect) of every enabled effect (``properties.scene_effects``) now."""
+        carriers = {obj.name: obj for obj, _ in found}.values()
+        key = (edits(), tuple((obj.name, effect.as_pointer()) for obj, effect in found),
+               frame if any(map(keys_settings, carriers)) else None)
+        if key != self._key:
+            self._effects = [(obj.name, effect_settings_of(effect)) for obj, effect in found]
+            self._key = key  # once read: a SettingsError is raised again on the next call
+        return self._effects

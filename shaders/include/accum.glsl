@@ -8,10 +8,10 @@
  * target-shaped image: the driver tiles a 2D image in blocks a few rows
  * high, so a clump of a few pixels a side sat in a few blocks, whose
  * atomics queued at a few L2 slices; here its rows lie thousands of words
- * apart.  On an H100 (bench/gpu_splat.py, 2M particles at 3296x1776) splat
- * + resolve with 90% in 8 clumps went from 0.544 to 0.256 ms; spread and
- * normal lost 6-7%, in the resolve, whose 16x16 tiles now read 16 rows
- * apart (other tile shapes were slower in both layouts). */
+ * apart.  Chosen by measurement: clumps gained most, spread and normal lost
+ * a little, in the resolve, whose 16x16 tiles now read 16 rows apart (other
+ * tile shapes were slower in both layouts; bench/results/nvidia-h100-80gb-
+ * hbm3-pcie-sse2-2026-11-25-splat-layout-ab.json). */
 
 #ifdef ACCUM_PAIRED
 int accum_word(ivec2 pixel)

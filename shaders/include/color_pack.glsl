@@ -5,11 +5,10 @@
  *
  * G_low overflowing its 11 bits falls off the top of accum_lo; the adder sees
  * that in the value the atomic returned and adds the carry to G_high (the rare
- * third atomic).  R, B or G_high overflowing are counted, not clamped. */
+ * third atomic).  R, B or G_high overflowing are counted, not clamped.
+ * CHANNEL_MAX_R, _G, _B (21, 22 and 21 bits set) come from tables.py. */
 
-const uint R_MAX = 0x1FFFFFu; /* 21 bits */
-const uint G_MAX = 0x3FFFFFu; /* 22 bits */
-const uint LOW21 = 0x1FFFFFu;
+const uint LOW21 = CHANNEL_MAX_R; /* the low 21 bits of a word: R of accum_hi, B (as wide) of accum_lo */
 const uint LOW11 = 0x7FFu;
 
 vec3 unpack_color(uint hi, uint lo)
@@ -24,7 +23,8 @@ vec3 unpack_color(uint hi, uint lo)
  * to each channel's bits, rounded to nearest (one rounding, see div_rn). */
 uvec3 quantize_color(vec3 color, vec3 scale)
 {
-  precise vec3 scaled = clamp(color * scale, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));
+  precise vec3 scaled = clamp(color * scale, vec3(0.0),
+                              vec3(float(CHANNEL_MAX_R), float(CHANNEL_MAX_G), float(CHANNEL_MAX_B)));
   precise vec3 rounded = scaled + 0.5;
   return uvec3(rounded);
 }
@@ -40,6 +40,5 @@ uint packed_lo(uvec3 q)
   return q.b | ((q.g & LOW11) << 21u);
 }
 
-/* Texels of the 2x1 R32UI stats image the splat and resolve report into. */
-const int STAT_OVERFLOW = 0; /* overflowing adds this frame */
-const int STAT_PEAK = 1;     /* float bits of the brightest accumulated channel */
+/* The 2x1 R32UI stats image the splat and resolve report into: texels (STAT_OVERFLOW, 0) and
+ * (STAT_PEAK, 0) (records.FRAME_STATS). */

@@ -10,7 +10,6 @@
  * non-finite) and NaN keys get KEY_LAST, so they gather at the end. */
 
 const uint KEY_LAST = 0xFFFFFFFFu;
-const float GRID_CELLS = 256.0; /* cells per axis before the grid wraps: 24-bit keys */
 
 /* The 8 bits of v spread to every third bit (bit i -> bit 3i). */
 uint spread_bits(uint v)
@@ -46,7 +45,7 @@ uint particle_key(vec4 pos_age, float life)
      * at every scale, so any stretch of the sorted particles reads a compact block. */
     precise vec3 offset = position - grid_origin;
     vec3 scaled = vec3(div_rn(offset.x, cell_size), div_rn(offset.y, cell_size), div_rn(offset.z, cell_size));
-    uvec3 cell = uvec3(mod(floor(scaled), GRID_CELLS));
+    uvec3 cell = uvec3(mod(floor(scaled), float(GRID_CELLS))); /* GRID_CELLS: tables.py */
     return (spread_bits(cell.z) << 2u) | (spread_bits(cell.y) << 1u) | spread_bits(cell.x);
   }
   }

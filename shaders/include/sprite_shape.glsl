@@ -5,20 +5,20 @@
  * its pixel rectangle, blending its coverage of a pixel center: an alpha
  * sprite's soft Gaussian reaching zero at `radius` (SPRITE_FALLOFF; spreading
  * the same energy over a longer streak: sprite_blend.glsl), a bokeh disc's
- * flat top with a one-pixel rim (disc_coverage). */
+ * flat top with a one-pixel rim (disc_coverage).  A SpriteShape record
+ * (records.SPRITE_SHAPE) holds center, radius and depth; SPRITE_TILE comes from tables.py. */
 
-const int SPRITE_TILE = 16;
 const float SPRITE_FALLOFF = 4.0;
 
 /* Pixels whose centers the footprint may cover: (x0, y0, x1, y1), empty when x1 < x0. */
-ivec4 sprite_pixel_rect(vec4 shape, vec2 stretch, ivec2 size)
+ivec4 sprite_pixel_rect(SpriteShape shape, vec2 stretch, ivec2 size)
 {
-  if (!(shape.z > 0.0)) {
+  if (!(shape.radius > 0.0)) {
     return ivec4(0, 0, -1, -1);
   }
-  vec2 reach = abs(stretch) * 0.5 + shape.z;
-  vec2 low = floor(shape.xy - reach - 0.5);
-  vec2 high = floor(shape.xy + reach - 0.5) + 1.0;
+  vec2 reach = abs(stretch) * 0.5 + shape.radius;
+  vec2 low = floor(shape.center - reach - 0.5);
+  vec2 high = floor(shape.center + reach - 0.5) + 1.0;
   /* Clamped as floats first: a sprite far off screen must not overflow int. */
   ivec2 first = ivec2(clamp(low, vec2(0.0), vec2(size)));
   ivec2 last = ivec2(clamp(high, vec2(-1.0), vec2(size - 1)));
@@ -26,7 +26,7 @@ ivec4 sprite_pixel_rect(vec4 shape, vec2 stretch, ivec2 size)
 }
 
 /* The 16x16 tiles under the pixel rectangle: (tx0, ty0, tx1, ty1). */
-ivec4 sprite_tile_rect(vec4 shape, vec2 stretch, ivec2 size)
+ivec4 sprite_tile_rect(SpriteShape shape, vec2 stretch, ivec2 size)
 {
   ivec4 pixels = sprite_pixel_rect(shape, stretch, size);
   if (pixels.z < pixels.x || pixels.w < pixels.y) {
@@ -35,16 +35,16 @@ ivec4 sprite_tile_rect(vec4 shape, vec2 stretch, ivec2 size)
   return pixels / SPRITE_TILE;
 }
 
-int sprite_tile_count(vec4 shape, vec2 stretch, ivec2 size)
+int sprite_tile_count(SpriteShape shape, vec2 stretch, ivec2 size)
 {
   ivec4 tiles = sprite_tile_rect(shape, stretch, size);
   return max(tiles.z - tiles.x + 1, 0) * max(tiles.w - tiles.y + 1, 0);
 }
 
 /* From the nearest point of the footprint's path (its center swept along `stretch`) to `at`. */
-vec2 offset_from_path(vec4 shape, vec2 stretch, vec2 at)
+vec2 offset_from_path(SpriteShape shape, vec2 stretch, vec2 at)
 {
-  vec2 offset = at - shape.xy;
+  vec2 offset = at - shape.center;
   float length2 = dot(stretch, stretch);
   if (length2 > 0.0) {
     offset -= clamp(dot(offset, stretch) / length2, -0.5, 0.5) * stretch;
@@ -54,9 +54,9 @@ vec2 offset_from_path(vec4 shape, vec2 stretch, vec2 at)
 
 /* Coverage of the pixel centered at `at` by a bokeh disc: 1 inside, fading
  * over the last pixel to 0 at `radius` (the circle of confusion plus 1/2). */
-float disc_coverage(vec4 shape, vec2 stretch, vec2 at)
+float disc_coverage(SpriteShape shape, vec2 stretch, vec2 at)
 {
-  return clamp(shape.z - length(offset_from_path(shape, stretch, at)), 0.0, 1.0);
+  return clamp(shape.radius - length(offset_from_path(shape, stretch, at)), 0.0, 1.0);
 }
 
 int sprite_linear_index()

@@ -14,7 +14,7 @@
 
 /* Entry t of the chunk into s_shapes, s_streaks and s_colors: defined by the kernel, which knows what
  * its walk needs of a footprint (sprite_blend.glsl, bokeh_accumulate.glsl). */
-void share_footprint(int t, vec4 shape, vec2 streak, vec4 color);
+void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color);
 
 #ifdef BLOCK_WALK
 const int CHUNK_WORDS = TILE_CHUNK / 32; /* words of one block's bits in s_block_bits */
@@ -104,7 +104,7 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
   if (chunk + t < list.y) {
     uint item = imageLoad(binned_sprites, particle_texel(list.x + chunk + t, imageSize(binned_sprites).x)).x;
     ivec2 texel = particle_texel(int(item), imageSize(sprite_shapes).x);
-    vec4 shape = imageLoad(sprite_shapes, texel);
+    SpriteShape shape = load_sprite_shape(texel);
     vec2 streak = imageLoad(sprite_streaks, texel).xy;
     share_footprint(t, shape, streak, imageLoad(sprite_colors, texel));
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;

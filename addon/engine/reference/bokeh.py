@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..footprint import SPLAT_MAX_RADIUS
+from ..records import SPRITE_SHAPE
 from ..tile_lists import TILE
 from .compositing import particle_colors
 from .footprint import paths
@@ -13,8 +14,8 @@ F = np.float32
 
 
 def discs(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, focus, shutter=None, ramp=None):
-    """(index, shape, path, color) of the particles that are bokeh discs, in slot order: shape (n, 4) is
-    center, reach (radius + 1/2) and window depth; path (n, 2) open to close; color (n, 3) per pixel."""
+    """(index, shape, path, color) of the particles that are bokeh discs, in slot order: shape (n, 4) the
+    records.SPRITE_SHAPE texels (radius: the reach, radius + 1/2); path (n, 2) open to close; color (n, 3) per pixel."""
     index, clip, start, end, spread = paths(pos_age, vel_life, view_proj, width, height, shutter, focus)
     wide = (spread > F(SPLAT_MAX_RADIUS)) & np.isfinite(start).all(axis=1) & np.isfinite(end).all(axis=1)
     index, clip, start, end, radius = index[wide], clip[wide], start[wide], end[wide], spread[wide]
@@ -23,15 +24,17 @@ def discs(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit
     area = F(3.14159265) * (radius * radius + F(1.0 / 12.0)) + F(4) * radius * half_path
     t = pos_age[index, 3] / vel_life[index, 3]
     color = particle_colors(settings, ramp, t, index, w, pixels_per_unit) / area[:, None]
-    shape = np.column_stack([F(0.5) * (start + end), radius + F(0.5), clip[:, 2] / w * F(0.5) + F(0.5)]).astype(F)
+    shape = SPRITE_SHAPE.pack({"center": F(0.5) * (start + end), "radius": radius + F(0.5),
+                               "depth": clip[:, 2] / w * F(0.5) + F(0.5)})
     return index, shape, (end - start).astype(F), color.astype(F)
 
 
 def pixel_rects(shape, path, width, height) -> np.ndarray:
     """sprite_pixel_rect: (n, 4) first and last pixel x, y whose centers a footprint may cover."""
-    reach = np.abs(path) * F(0.5) + shape[:, 2:3]
-    low = np.floor(shape[:, :2] - reach - F(0.5))
-    high = np.floor(shape[:, :2] + reach - F(0.5)) + 1
+    shape = SPRITE_SHAPE.read(shape)
+    reach = np.abs(path) * F(0.5) + shape["radius"][:, None]
+    low = np.floor(shape["center"] - reach - F(0.5))
+    high = np.floor(shape["center"] + reach - F(0.5)) + 1
     size = np.array([width, height], F)
     return np.column_stack([np.clip(low, 0, size), np.clip(high, -1, size - 1)]).astype(np.int64)
 
@@ -53,12 +56,14 @@ def tile_lists(shape, path, width, height) -> tuple[np.ndarray, np.ndarray]:
 
 def disc_coverage(shape, path, x, y) -> np.ndarray:
     """sprite_shape.glsl's disc_coverage of pixel centers (x, y) + 1/2 by one disc."""
-    offset = np.stack([x + F(0.5) - shape[0], y + F(0.5) - shape[1]], axis=-1).astype(F)
+    shape = SPRITE_SHAPE.read(shape)
+    center = shape["center"]
+    offset = np.stack([x + F(0.5) - center[0], y + F(0.5) - center[1]], axis=-1).astype(F)
     length2 = F(path @ path)
     if length2 > 0:
         along = np.clip((offset @ path) / length2, F(-0.5), F(0.5))
         offset = offset - along[..., None] * path
-    return np.clip(shape[2] - np.sqrt((offset * offset).sum(axis=-1)), F(0), F(1)).astype(F)
+    return np.clip(shape["radius"] - np.sqrt((offset * offset).sum(axis=-1)), F(0), F(1)).astype(F)
 
 
 def accumulate(layer, shape, path, color, scene_depth=None):
@@ -69,13 +74,14 @@ def accumulate(layer, shape, path, color, scene_depth=None):
     layer = layer.astype(F).copy()
     bound = np.zeros(layer.shape[:2], np.float64)
     height, width = layer.shape[:2]
+    depth = SPRITE_SHAPE.read(shape)["depth"]
     for disc, (x0, y0, x1, y1) in enumerate(pixel_rects(shape, path, width, height)):
         if x1 < x0 or y1 < y0:
             continue
         y, x = np.mgrid[y0:y1 + 1, x0:x1 + 1].astype(F)
         coverage = disc_coverage(shape[disc], path[disc], x, y)
         if scene_depth is not None:
-            coverage = np.where(shape[disc, 3] <= scene_depth[y0:y1 + 1, x0:x1 + 1], coverage, F(0))
+            coverage = np.where(depth[disc] <= scene_depth[y0:y1 + 1, x0:x1 + 1], coverage, F(0))
         layer[y0:y1 + 1, x0:x1 + 1, :3] += coverage[..., None] * color[disc]
         bound[y0:y1 + 1, x0:x1 + 1] += float(color[disc].max())
     return layer, bound

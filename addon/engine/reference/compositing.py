@@ -5,28 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..compositing import CHANNEL_MAX
-from ..look import look_table
-from ..tables import RANDOM_STREAMS
+from ..look import look_at, look_table, variation
 from .exact import transform_points
-from .random import random_unit
 
 F = np.float32
 U = np.uint32
-LOW21 = U(0x1FFFFF)
-
-
-def look_at(table, t):
-    """look_at() of look.glsl: the look table at t, linear between texels."""
-    last = len(table) - 1
-    x = np.clip(t, F(0), F(1)) * F(last)
-    i = np.minimum(x.astype(np.int64), last - 1)
-    f = x - i.astype(F)
-    return (table[i] + (table[i + 1] - table[i]) * f[:, None]).astype(F)
-
-
-def variation(index, amount, seed, stream: str):
-    """variation() of look.glsl: 1 - amount * u from the named stream (tables.RANDOM_STREAMS)."""
-    return F(1.0) - F(amount) * random_unit(index, 0, seed * RANDOM_STREAMS["PER_SEED"] + RANDOM_STREAMS[stream])
+LOW21 = U(CHANNEL_MAX[0])  # the low 21 bits of a word: R of accum_hi, B of accum_lo (color_pack.glsl)
 
 
 def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, ramp=None, scene_depth=None):
@@ -127,17 +111,6 @@ def resolve(hi, lo, emax, raster=None):
 def peak(hi, lo, emax) -> float:
     """The brightest accumulated channel, as the resolve reports it for automatic Emax."""
     return float(unpack(hi, lo, emax).max(initial=0.0))
-
-
-def coarse_depth(scene_depth, tile=16):
-    """(min, max) depth per tile x tile block, partial blocks at the edges included."""
-    height, width = scene_depth.shape
-    rows, cols = -(-height // tile), -(-width // tile)
-    low = np.ones((rows * tile, cols * tile), F)
-    high = np.zeros((rows * tile, cols * tile), F)
-    low[:height, :width] = high[:height, :width] = scene_depth
-    blocks = (rows, tile, cols, tile)
-    return low.reshape(blocks).min(axis=(1, 3)), high.reshape(blocks).max(axis=(1, 3))
 
 
 def psnr(truth, test) -> float:

@@ -41,8 +41,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..effectors import TRIANGLE_TEXELS
-from ..tables import COLLIDER_ROW, COLLIDER_TYPES, EMITTER_SHAPES, FIELD_TEXEL, FIELD_TYPES, TRIANGLE_TEXEL
+from ..records import COLLIDER, FORCE_FIELD, TRIANGLE
+from ..tables import COLLIDER_TYPES, EMITTER_SHAPES, FIELD_TYPES
 from .simulation import Inputs, acceleration_at, force_fields
 
 ULP = 2.0**-23  # float32 spacing at 1
@@ -132,8 +132,8 @@ def _emission_error(em: dict, lived, c: dict, inputs: Inputs) -> tuple[np.ndarra
     if shape == EMITTER_SHAPES["SPHERE"]:  # normal * (size * pow(u, 1/3)): pow 4 ulps, 2 products
         e_local = _norm(local) * (_direction_error(em["normal"]) + 6 * ULP)
     elif shape == EMITTER_SHAPES["MESH"]:  # barycentric: sqrt 3 ulps, 4 products and sums
-        tri = inputs.triangles.reshape(-1, TRIANGLE_TEXELS, 4)
-        corners = _abs(tri[:, [TRIANGLE_TEXEL[k] for k in ("V0", "V1", "V2")], :3]).max()
+        tri = TRIANGLE.read(inputs.triangles.reshape(-1, TRIANGLE.texels, 4))
+        corners = max(_abs(tri[k]).max() for k in ("v0", "v1", "v2"))
         e_local = np.full_like(local, _ulps(8 * 3, corners))
     else:  # POINT: zero; BOX: (2u - 1) * size, one product
         e_local = _ulps(1, local)
@@ -180,9 +180,9 @@ def _acceleration_error(t: dict, e_pos, inputs: Inputs) -> np.ndarray:
     for f in range(inputs.field_count):
         terms = terms + _norm(force_fields(position, replace(inputs, fields=inputs.fields[f:f + 1], field_count=1)))
     error = np.broadcast_to(_ulps(16, terms), position.shape).copy()
-    varies = c["turbulence_strength"] != 0 or any(
-        inputs.fields[f, FIELD_TEXEL["HEAD"], 0] != FIELD_TYPES["WIND"] or inputs.fields[f, FIELD_TEXEL["HEAD"], 2] != 0
-        for f in range(inputs.field_count))
+    fields = FORCE_FIELD.read(inputs.fields[:inputs.field_count])
+    varies = c["turbulence_strength"] != 0 or bool(np.any((fields["kind"] != FIELD_TYPES["WIND"])
+                                                          | (fields["falloff_power"] != 0)))
     if varies and e_pos.any():
         for axis in range(3):
             change = np.zeros_like(error)
@@ -203,22 +203,22 @@ def _collision_error(hit: dict, e_pos, e_vel) -> tuple[np.ndarray, np.ndarray]:
     surface, to local, split along the normal n (tangential: (I - n n^T) v, normal: n (n . v)), scaled
     by 1 - friction and -bounce, back to world; each stage adds 2 to 4 ulps of the magnitudes it sums."""
     row, pushed_rows, reflect = hit["row"].astype(np.float64), hit["hit"], hit["reflect"]
-    rows = {k: row[COLLIDER_ROW[k]:COLLIDER_ROW[k] + 3] for k in ("TO_LOCAL", "TO_WORLD", "SURFACE_VELOCITY")}
-    to_local, to_world, moving = (np.abs(rows[k][:, :3]) for k in ("TO_LOCAL", "TO_WORLD", "SURFACE_VELOCITY"))
-    kind, bounce, friction = row[COLLIDER_ROW["HEAD"], :3]
+    collider = COLLIDER.read(row)
+    to_local, to_world, moving = (np.abs(collider[k][:, :3]) for k in ("to_local", "to_world", "surface_velocity"))
+    kind, bounce, friction = (collider[k] for k in ("kind", "bounce", "friction"))
     pushed, normal = np.asarray(hit["pushed"], np.float64), np.asarray(hit["normal"], np.float64)
-    e_local = e_pos @ to_local.T + _ulps(4, _abs(hit["position"]) @ to_local.T + np.abs(rows["TO_LOCAL"][:, 3]))
+    e_local = e_pos @ to_local.T + _ulps(4, _abs(hit["position"]) @ to_local.T + np.abs(collider["to_local"][:, 3]))
     e_normal = np.zeros((len(normal), 1))
     if kind == COLLIDER_TYPES["SPHERE"]:
         e_normal = _norm(e_local) / np.maximum(_norm(hit["local"]), 1e-30) + 6 * ULP
-        e_local = np.broadcast_to(row[COLLIDER_ROW["HALF_SIZE"], 0] * e_normal, e_local.shape)
+        e_local = np.broadcast_to(collider["half_size"][0] * e_normal, e_local.shape)
     else:
         e_local = np.where(normal != 0, 0.0, e_local)
-    e_moved = e_local @ to_world.T + _ulps(4, np.abs(pushed) @ to_world.T + np.abs(rows["TO_WORLD"][:, 3]))
-    surface = pushed @ rows["SURFACE_VELOCITY"][:, :3].T + rows["SURFACE_VELOCITY"][:, 3]
-    e_surface = e_local @ moving.T + _ulps(4, np.abs(pushed) @ moving.T + np.abs(rows["SURFACE_VELOCITY"][:, 3]))
+    e_moved = e_local @ to_world.T + _ulps(4, np.abs(pushed) @ to_world.T + np.abs(collider["to_world"][:, 3]))
+    surface = pushed @ collider["surface_velocity"][:, :3].T + collider["surface_velocity"][:, 3]
+    e_surface = e_local @ moving.T + _ulps(4, np.abs(pushed) @ moving.T + np.abs(collider["surface_velocity"][:, 3]))
     relative = np.asarray(hit["velocity"], np.float64) - surface
-    v = relative @ rows["TO_LOCAL"][:, :3].T
+    v = relative @ collider["to_local"][:, :3].T
     e_v = (e_vel + e_surface + _ulps(1, np.abs(relative))) @ to_local.T + _ulps(3, np.abs(relative) @ to_local.T)
     into = np.sum(v * normal, axis=1, keepdims=True)
     tangential, normal_part = v - normal * into, normal * (into * bounce)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..look import look_table
+from ..look import look_at, look_table, variation
 from ..particle_depth import FAR, MAX_FOOTPRINT
-from .compositing import F, look_at, reaching, variation
+from .compositing import F, reaching
 
 
 def nearest_depth(pos_age, vel_life, view_proj, view_depth, width, height, settings, pixels_per_unit, ramp=None):

@@ -1,24 +1,15 @@
-"""Reference of shaders/include/random.glsl (PCG hash, uniform floats, directions)."""
+"""Reference of shaders/include/random.glsl: the PCG hash and uniform floats are the engine's own
+(engine/random.py: the export draws from them), directions are drawn here."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..random import pcg_hash, random_unit
+
+__all__ = ("pcg_hash", "random_unit", "random_direction")
+
 F = np.float32
-U = np.uint32
-
-
-def pcg_hash(v):
-    v = np.asarray(v, dtype=U)
-    with np.errstate(over="ignore"):
-        state = v * U(747796405) + U(2891336453)
-        word = ((state >> ((state >> U(28)) + U(4))) ^ state) * U(277803737)
-    return (word >> U(22)) ^ word
-
-
-def random_unit(index, step: int, stream: int):
-    h = pcg_hash(np.asarray(index, dtype=U) ^ pcg_hash(U(step) ^ pcg_hash(U(stream))))
-    return (h >> U(8)).astype(F) * F(1.0 / 16777216.0)
 
 
 def random_direction(u, v):

@@ -6,17 +6,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..effectors import COLLIDER_ROWS, TRIANGLE_TEXELS, pack_force_fields, pack_triangles
+from ..effectors import COLLIDER_ROWS, pack_force_fields, pack_triangles
+from ..records import COLLIDER, FORCE_FIELD, TRIANGLE
 from ..simulation import SIMULATE, birth_interval, simulate_constants, state_origin
-from ..tables import (
-    COLLIDER_ROW,
-    COLLIDER_TYPES,
-    EMITTER_SHAPES,
-    FIELD_TEXEL,
-    FIELD_TYPES,
-    SIMULATE_FLAGS,
-    TRIANGLE_TEXEL,
-)
+from ..tables import COLLIDER_TYPES, EMITTER_SHAPES, FIELD_TYPES, SIMULATE_FLAGS
 from ..tables import RANDOM_STREAMS as STREAM
 from ..turbulence import curl_noise
 from .random import random_direction, random_unit
@@ -125,14 +118,13 @@ def _emit(index, lived, c, inputs, trace=None):
         local = ((u * F(2.0) - F(1.0)) * extent).astype(F)
         normal = np.where((np.linalg.norm(local, axis=1) > 0)[:, None], _normalize(local), normal)
     elif shape == EMITTER_SHAPES["MESH"]:
-        tri = inputs.triangles.reshape(-1, TRIANGLE_TEXELS, 4)
-        v0, v1, v2, normal_at = (TRIANGLE_TEXEL[k] for k in ("V0", "V1", "V2", "NORMAL"))
-        t = find_triangles(tri[:, v0, 3], draw("SHAPE_U"), int(c["triangle_count"]))
+        tri = TRIANGLE.read(inputs.triangles.reshape(-1, TRIANGLE.texels, 4))
+        t = find_triangles(tri["cumulative_area"], draw("SHAPE_U"), int(c["triangle_count"]))
         r = np.sqrt(draw("SHAPE_V"))
         s = draw("SHAPE_W")
-        local = (tri[t, v0, :3] * (F(1.0) - r)[:, None] + tri[t, v1, :3] * (r * (F(1.0) - s))[:, None]
-                 + tri[t, v2, :3] * (r * s)[:, None]).astype(F)
-        normal = tri[t, normal_at, :3]
+        local = (tri["v0"][t] * (F(1.0) - r)[:, None] + tri["v1"][t] * (r * (F(1.0) - s))[:, None]
+                 + tri["v2"][t] * (r * s)[:, None]).astype(F)
+        normal = tri["normal"][t]
     start = _transform(c["emitter_prev"], local)
     end = _transform(c["emitter_cur"], local)
     dt = F(c["dt"])
@@ -183,23 +175,23 @@ def sample_noise(noise, u):
 def force_fields(position, inputs):
     total = np.zeros_like(position)
     for row in inputs.fields[: inputs.field_count, :, :]:
-        head, place, axis = (row[FIELD_TEXEL[k]] for k in ("HEAD", "PLACE", "AXIS"))
-        axis = axis[:3]
-        offset = (position - place[:3]).astype(F)
+        field = FORCE_FIELD.read(row)
+        axis, kind = field["axis"], field["kind"]
+        offset = (position - field["position"]).astype(F)
         dist = np.linalg.norm(offset, axis=1).astype(F)
-        inside = ~((head[3] > 0) & (dist > head[3]))
-        strength = (head[1] * np.power(np.maximum(dist, F(1.0)), -head[2])).astype(F)
+        inside = ~((field["max_distance"] > 0) & (dist > field["max_distance"]))
+        strength = (field["strength"] * np.power(np.maximum(dist, F(1.0)), -field["falloff_power"])).astype(F)
         safe = np.where(dist > 0, dist, F(1))
-        if head[0] == FIELD_TYPES["WIND"]:
+        if kind == FIELD_TYPES["WIND"]:
             force = axis[None, :] * strength[:, None]
-        elif head[0] == FIELD_TYPES["FORCE"]:
+        elif kind == FIELD_TYPES["FORCE"]:
             force = np.where((dist > 0)[:, None], offset * (strength / safe)[:, None], F(0))
-        elif head[0] == FIELD_TYPES["VORTEX"]:
+        elif kind == FIELD_TYPES["VORTEX"]:
             around = np.cross(axis, offset).astype(F)
             radius = np.linalg.norm(around, axis=1).astype(F)
             force = np.where((radius > 0)[:, None], around * (strength / np.where(radius > 0, radius, F(1)))[:, None], F(0))
-        elif head[0] == FIELD_TYPES["TURBULENCE"]:
-            force = sample_noise(inputs.noise, (offset / place[3]).astype(F)) * strength[:, None]
+        elif kind == FIELD_TYPES["TURBULENCE"]:
+            force = sample_noise(inputs.noise, (offset / field["size"]).astype(F)) * strength[:, None]
         else:
             continue
         total += np.where(inside[:, None], force, F(0)).astype(F)
@@ -216,25 +208,25 @@ def collide(previous, position, velocity, c, inputs, hits=None):
     which particles it pushed and reflected, their state and local point before it and their pushed local point
     (gpu_rounding.py)."""
     position, velocity = position.copy(), velocity.copy()
-    head_at, half_at, start_z = COLLIDER_ROW["HEAD"], COLLIDER_ROW["HALF_SIZE"], COLLIDER_ROW["START_Z"]
-    to_local, to_world, moving = (slice(COLLIDER_ROW[k], COLLIDER_ROW[k] + 3) for k in ("TO_LOCAL", "TO_WORLD", "SURFACE_VELOCITY"))
     for row in np.asarray(c["colliders"], F).reshape(-1, COLLIDER_ROWS, 4)[: inputs.collider_count]:
-        head, half = row[head_at], row[half_at, :3]
-        p = _dot_rows(row[to_local], position)
+        collider = COLLIDER.read(row)
+        kind, half = collider["kind"], collider["half_size"]
+        to_local, to_world = collider["to_local"], collider["to_world"]
+        p = _dot_rows(to_local, position)
         before_push = None if hits is None else p.copy()
         normal = np.zeros_like(p)
-        if head[0] == COLLIDER_TYPES["PLANE"]:
-            before = _dot_rows(row[start_z:start_z + 1], previous)[:, 0]
+        if kind == COLLIDER_TYPES["PLANE"]:
+            before = _dot_rows(collider["start_z"][None], previous)[:, 0]
             hit = (p[:, 2] < 0) & (before >= 0) & (np.abs(p[:, 0]) <= half[0]) & (np.abs(p[:, 1]) <= half[1])
             p[hit, 2] = 0
             normal[hit] = (0, 0, 1)
-        elif head[0] == COLLIDER_TYPES["SPHERE"]:
+        elif kind == COLLIDER_TYPES["SPHERE"]:
             dist = np.linalg.norm(p, axis=1).astype(F)
             hit = dist < half[0]
             direction = np.where((dist > 0)[:, None], p / np.where(dist > 0, dist, F(1))[:, None], F([0, 0, 1]))
             normal[hit] = direction[hit]
             p[hit] = (direction * half[0])[hit]
-        elif head[0] == COLLIDER_TYPES["BOX"]:
+        elif kind == COLLIDER_TYPES["BOX"]:
             depth = half - np.abs(p)
             hit = np.all(depth > 0, axis=1)
             axis = np.where((depth[:, 0] <= depth[:, 1]) & (depth[:, 0] <= depth[:, 2]), 0,
@@ -249,17 +241,17 @@ def collide(previous, position, velocity, c, inputs, hits=None):
         record = None if hits is None else {"row": row, "hit": hit, "position": position.copy(),
                                             "velocity": velocity.copy(), "local": before_push, "pushed": p,
                                             "normal": normal}
-        pushed = _dot_rows(row[to_world], p)
+        pushed = _dot_rows(to_world, p)
         position[hit] = pushed[hit]
-        surface_velocity = _dot_rows(row[moving], p)
-        v = ((velocity - surface_velocity) @ row[to_local, :3].T).astype(F)
+        surface_velocity = _dot_rows(collider["surface_velocity"], p)
+        v = ((velocity - surface_velocity) @ to_local[:, :3].T).astype(F)
         into = np.sum(v * normal, axis=1).astype(F)
         tangential = v - normal * into[:, None]
-        bounced = tangential * (F(1) - head[2]) - normal * (into * head[1])[:, None]
+        bounced = tangential * (F(1) - collider["friction"]) - normal * (into * collider["bounce"])[:, None]
         reflect = hit & (into < 0)
         if record is not None:
             hits.append({**record, "reflect": reflect})
-        velocity[reflect] = ((bounced @ row[to_world, :3].T).astype(F) + surface_velocity)[reflect]
+        velocity[reflect] = ((bounced @ to_world[:, :3].T).astype(F) + surface_velocity)[reflect]
     return position, velocity
 
 

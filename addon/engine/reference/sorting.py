@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..sorting import KEY_CONSTANTS
-from ..tables import SORT_KEY_MODES
+from ..tables import SIZES, SORT_KEY_MODES
 from .exact import flush_denormals
 from .random import pcg_hash
 
 F = np.float32
 U = np.uint32
 KEY_LAST = U(0xFFFFFFFF)
-GRID_CELLS = 256  # cells per axis before the grid wraps (sort_key.glsl)
+GRID_CELLS = SIZES["GRID_CELLS"]  # cells per axis before the grid wraps (particle_key.glsl)
 
 
 def spread_bits(v: np.ndarray) -> np.ndarray:

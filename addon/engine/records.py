@@ -1,0 +1,200 @@
+"""Records that cross the Python/GLSL seam in texels, their lanes named once.
+
+A force field, a collider, an emitter triangle, a CSG primitive or a sprite's
+screen footprint travels as a few RGBA texels (image texels or uniform rows).
+Each is declared here as a ``Record`` of named ``Lane`` s (texel + swizzle);
+from that one declaration come
+
+- the GLSL both hosts compile (``Record.glsl``, put at the start of the body
+  of every kernel that binds the record's ``resource``: ``Kernel.body``): a
+  struct of the lanes, ``<name>_from(t0, t1, ...)`` that names the texels'
+  lanes, ``load_<name>(index)`` where the kernel reads the resource and
+  ``store_<name>(index, record)`` (one-texel records) where it writes it;
+- the numpy side: ``Record.pack`` lays named values out as texels and
+  ``Record.read`` names the lanes of texels again (views, no copies).
+
+A kernel reads a record through these only, never by texel position
+(tests/test_seam.py).  ``FRAME_STATS`` is a record of single uint texels that
+image atomics add into: its lanes are texel positions (``RECORD_DEFINES``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .tables import SIZES
+
+_SWIZZLE = "xyzw"
+
+
+@dataclass(frozen=True)
+class Lane:
+    """``swizzle`` of texel ``texel``; ``rows`` > 1: that many whole texels from ``texel`` on (a matrix's rows,
+    an array in GLSL)."""
+
+    name: str
+    texel: int
+    swizzle: str = "xyzw"
+    rows: int = 1
+
+    @property
+    def glsl_type(self) -> str:
+        width = len(self.swizzle)
+        return "float" if width == 1 else f"vec{width}"
+
+    @property
+    def glsl_member(self) -> str:
+        return f"{self.glsl_type} {self.name}" + (f"[{self.rows}]" if self.rows > 1 else "")
+
+    def glsl_value(self) -> str:
+        """The lane from the texel arguments t0, t1, ... of ``<name>_from``."""
+        if self.rows > 1:
+            rows = ", ".join(f"t{self.texel + r}" for r in range(self.rows))
+            return f"{self.glsl_type}[{self.rows}]({rows})"
+        return f"t{self.texel}" if self.swizzle == _SWIZZLE else f"t{self.texel}.{self.swizzle}"
+
+    @property
+    def channels(self) -> list[int]:
+        return [_SWIZZLE.index(c) for c in self.swizzle]
+
+    def index(self, single: bool) -> tuple:
+        """numpy index of the lane in (..., texels, channels) (``single``: in (..., channels))."""
+        channels = self.channels[0] if len(self.swizzle) == 1 else slice(self.channels[0], self.channels[-1] + 1)
+        if single:
+            return (Ellipsis, channels)
+        texels = self.texel if self.rows == 1 else slice(self.texel, self.texel + self.rows)
+        return (Ellipsis, texels, channels)
+
+
+@dataclass(frozen=True)
+class Record:
+    """``texels`` texels of ``channels`` lanes each, in ``resource`` (the image or uniform array a kernel binds):
+    texel ``texel`` of record ``index`` there is GLSL ``fetch``; ``store``: the image store of a one-texel record
+    (``{value}`` the texel)."""
+
+    type: str  # the GLSL struct
+    name: str  # GLSL functions: <name>_from, load_<name>, store_<name>
+    texels: int
+    lanes: tuple[Lane, ...]
+    resource: str = ""
+    fetch: str = ""  # GLSL of `index` (index_type) and `{texel}` (the texel)
+    store: str = ""
+    index_type: str = "int"
+    channels: int = 4
+
+    def __post_init__(self):
+        taken = [(lane.texel + r, c) for lane in self.lanes for r in range(lane.rows) for c in lane.channels]
+        if len(taken) != len(set(taken)) or any(t >= self.texels or c >= self.channels for t, c in taken):
+            raise ValueError(f"{self.type}: lanes overlap or leave its {self.texels} texels")
+
+    @property
+    def single(self) -> bool:
+        """One texel: packed as (..., channels), without a texel axis."""
+        return self.texels == 1
+
+    def glsl(self, readable: bool = True, writable: bool = False) -> str:
+        """The struct, ``<name>_from`` and, as the kernel binds ``resource``, its load and store."""
+        members = "".join(f"  {lane.glsl_member};\n" for lane in self.lanes)
+        texels = ", ".join(f"vec4 t{t}" for t in range(self.texels))
+        values = ", ".join(lane.glsl_value() for lane in self.lanes)
+        text = (f"struct {self.type}\n{{\n{members}}};\n\n"
+                f"{self.type} {self.name}_from({texels})\n{{\n  return {self.type}({values});\n}}\n")
+        if self.single:
+            text += f"\nvec4 {self.name}_texel({self.type} r)\n{{\n  return {self._texel_of('r')};\n}}\n"
+        if readable and self.fetch:
+            fetched = ",\n    ".join(self.fetch.format(texel=t) for t in range(self.texels))
+            text += (f"\n{self.type} load_{self.name}({self.index_type} index)\n{{\n"
+                     f"  return {self.name}_from(\n    {fetched});\n}}\n")
+        if writable and self.store:
+            stored = self.store.format(value=f"{self.name}_texel(r)")
+            text += f"\nvoid store_{self.name}({self.index_type} index, {self.type} r)\n{{\n  {stored};\n}}\n"
+        return text
+
+    def _texel_of(self, record: str) -> str:
+        """vec4(...) of a one-texel record's lanes in channel order (the lanes cover x, y, z, w)."""
+        lanes = sorted(self.lanes, key=lambda lane: lane.channels[0])
+        return f"vec4({', '.join(f'{record}.{lane.name}' for lane in lanes)})"
+
+    def pack(self, values: dict, dtype=np.float32) -> np.ndarray:
+        """Texels (..., texels, channels) ((..., channels) for one texel) from every lane's value by name, with
+        any leading batch axes; what no lane names is zero."""
+        if values.keys() != {lane.name for lane in self.lanes}:
+            raise ValueError(f"{self.type}: lanes {sorted(values.keys() ^ {lane.name for lane in self.lanes})} "
+                             "given but not declared, or missing")
+        lane = self.lanes[0]
+        batch = np.shape(values[lane.name])[:np.ndim(values[lane.name]) - self._lane_ndim(lane)]
+        texels = np.zeros((*batch, *(() if self.single else (self.texels,)), self.channels), dtype)
+        for lane in self.lanes:
+            texels[lane.index(self.single)] = values[lane.name]
+        return texels
+
+    def _lane_ndim(self, lane: Lane) -> int:
+        return (len(lane.swizzle) > 1) + (lane.rows > 1)
+
+    def pack_rows(self, records: list[dict], dtype=np.float32) -> np.ndarray:
+        """(max(1, n), texels, channels): one record a row, zero rows for none."""
+        rows = np.zeros((max(1, len(records)), self.texels, self.channels), dtype)
+        for row, values in zip(rows, records):
+            row[...] = self.pack(values, dtype)
+        return rows
+
+    def read(self, texels: np.ndarray) -> dict[str, np.ndarray]:
+        """Each lane of texels (..., texels, channels) by name (views)."""
+        return {lane.name: texels[lane.index(self.single)] for lane in self.lanes}
+
+
+FORCE_FIELD = Record("ForceField", "force_field", SIZES["FIELD_TEXELS"], (
+    Lane("kind", 0, "x"),  # tables.FIELD_TYPES
+    Lane("strength", 0, "y"),
+    Lane("falloff_power", 0, "z"),
+    Lane("max_distance", 0, "w"),  # 0: no limit
+    Lane("position", 1, "xyz"),
+    Lane("size", 1, "w"),  # turbulence: world size of a noise tile
+    Lane("axis", 2, "xyz"),  # unit
+), resource="fields", fetch="imageLoad(fields, ivec2({texel}, index))")
+
+COLLIDER = Record("Collider", "collider", SIZES["COLLIDER_ROWS"], (
+    Lane("kind", 0, "x"),  # tables.COLLIDER_TYPES
+    Lane("bounce", 0, "y"),
+    Lane("friction", 0, "z"),
+    Lane("half_size", 1, "xyz"),
+    Lane("to_local", 2, rows=3),  # world to centered local at the step's end
+    Lane("start_z", 5),  # the z row of that at the step's start
+    Lane("to_world", 6, rows=3),  # centered local to world at the step's end
+    Lane("surface_velocity", 9, rows=3),  # velocity per centered local point
+), resource="colliders", fetch=f"colliders[index * {SIZES['COLLIDER_ROWS']} + {{texel}}]")
+
+_TRIANGLE_TEXEL = f"(index * {SIZES['TRIANGLE_TEXELS']} + {{texel}})"
+TRIANGLE = Record("Triangle", "triangle", SIZES["TRIANGLE_TEXELS"], (
+    Lane("v0", 0, "xyz"),
+    Lane("cumulative_area", 0, "w"),  # fraction of the mesh's area up to and including this triangle
+    Lane("v1", 1, "xyz"),
+    Lane("v2", 2, "xyz"),
+    Lane("normal", 3, "xyz"),  # unit
+), resource="triangles",
+    fetch=f"imageLoad(triangles, ivec2({_TRIANGLE_TEXEL} % TRIANGLE_ROW, {_TRIANGLE_TEXEL} / TRIANGLE_ROW))")
+
+CSG_PRIMITIVE = Record("CsgPrimitive", "csg_primitive", 3, (
+    Lane("center", 0, "xyz"),
+    Lane("code", 0, "w"),  # shape + CSG_SHAPE_COUNT * mode (tables.CSG_SHAPES, CSG_MODES)
+    Lane("size", 1, "xyz"),  # sphere: x the radius; box: half extents
+    Lane("color", 2, "xyz"),
+), resource="primitives", fetch="imageLoad(primitives, ivec2(index, {texel}))")
+
+SPRITE_SHAPE = Record("SpriteShape", "sprite_shape", 1, (
+    Lane("center", 0, "xy"),  # pixels
+    Lane("radius", 0, "z"),  # pixels; 0: nothing to draw
+    Lane("depth", 0, "w"),  # window depth
+), resource="sprite_shapes", fetch="imageLoad(sprite_shapes, index)", store="imageStore(sprite_shapes, index, {value})",
+    index_type="ivec2")
+
+FRAME_STATS = Record("FrameStats", "frame_stats", 2, (
+    Lane("overflow", 0, "x"),  # atomic adds that overflowed a channel this frame
+    Lane("peak", 1, "x"),  # float bits of the brightest accumulated channel
+), resource="stats", channels=1)
+
+RECORDS = (FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE)  # read through generated GLSL
+# The stats image's texels by name (STAT_OVERFLOW: x of texel (STAT_OVERFLOW, 0)), #defined in every kernel.
+RECORD_DEFINES = tuple((f"STAT_{lane.name.upper()}", str(lane.texel)) for lane in FRAME_STATS.lanes)
