@@ -20,6 +20,7 @@ from addon.engine.compositing import Camera, Compositor
 from addon.engine.depth import SceneDepth
 from addon.engine.footprint import Focus, Shutter
 from addon.engine.reference import bokeh as ref
+from addon.engine.reference.tile_lists import tile_lists
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.simulation import ParticleSystem
 from addon.engine.tile_lists import TILE
@@ -122,8 +123,8 @@ def test_many_discs_in_one_tile(host, rng):
     camera = deep_camera()
     s, compositor, got = layer(host, camera, pos_age, vel_life)
     want, bound = reference(s, camera, pos_age, vel_life)
-    counts, _ = ref.tile_lists(*ref.discs(pos_age, vel_life, camera.view_proj, WIDTH, HEIGHT, s,
-                                          camera.pixels_per_unit, camera.focus)[1:3], WIDTH, HEIGHT)
+    counts = tile_lists(*ref.discs(pos_age, vel_life, camera.view_proj, WIDTH, HEIGHT, s,
+                                   camera.pixels_per_unit, camera.focus)[1:3], WIDTH, HEIGHT).counts
     assert counts.max() > 2 * 256
     assert_close(got, want, bound)
     np.testing.assert_array_equal(host.read(compositor.bokeh.kept.lists.binning.counts).ravel()[:counts.size],

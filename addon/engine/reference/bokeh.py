@@ -6,9 +6,9 @@ import numpy as np
 
 from ..footprint import SPLAT_MAX_RADIUS
 from ..records import SPRITE_SHAPE
-from ..tile_lists import TILE
 from .compositing import particle_colors
 from .footprint import paths
+from .tile_lists import pixel_rects
 
 F = np.float32
 
@@ -27,31 +27,6 @@ def discs(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit
     shape = SPRITE_SHAPE.pack({"center": F(0.5) * (start + end), "radius": radius + F(0.5),
                                "depth": clip[:, 2] / w * F(0.5) + F(0.5)})
     return index, shape, (end - start).astype(F), color.astype(F)
-
-
-def pixel_rects(shape, path, width, height) -> np.ndarray:
-    """sprite_pixel_rect: (n, 4) first and last pixel x, y whose centers a footprint may cover."""
-    shape = SPRITE_SHAPE.read(shape)
-    reach = np.abs(path) * F(0.5) + shape["radius"][:, None]
-    low = np.floor(shape["center"] - reach - F(0.5))
-    high = np.floor(shape["center"] + reach - F(0.5)) + 1
-    size = np.array([width, height], F)
-    return np.column_stack([np.clip(low, 0, size), np.clip(high, -1, size - 1)]).astype(np.int64)
-
-
-def tile_lists(shape, path, width, height) -> tuple[np.ndarray, np.ndarray]:
-    """(counts, items) per 16x16 tile: how many discs each tile lists, and the discs tile by tile, in list order."""
-    tiles_x, tiles_y = -(-width // TILE), -(-height // TILE)
-    rects = pixel_rects(shape, path, width, height) // TILE
-    tiles, items = [], []
-    for disc, (x0, y0, x1, y1) in enumerate(rects):
-        ty, tx = np.mgrid[y0:y1 + 1, x0:x1 + 1]
-        tiles.append((ty * tiles_x + tx).ravel())
-        items.append(np.full(tiles[-1].size, disc))
-    tiles = np.concatenate(tiles or [np.zeros(0, np.int64)])
-    items = np.concatenate(items or [np.zeros(0, np.int64)])
-    order = np.argsort(tiles, kind="stable")
-    return np.bincount(tiles, minlength=tiles_x * tiles_y), items[order]
 
 
 def disc_coverage(shape, path, x, y) -> np.ndarray:
