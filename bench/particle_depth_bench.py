@@ -57,7 +57,10 @@ def main(argv=None) -> int:
         depth = ParticleDepth(host, width, height)
         look, world_to_view = compositor.look_texture(system), np.eye(4)
         for name, (camera, _) in footprint_cameras(width, height).items():
-            ms = timer.together(depth.clear, lambda camera=camera: depth.add(system, camera, world_to_view, look))
+            def add(camera=camera, depth=depth, system=system, look=look):
+                depth.add(system, camera, world_to_view, look)
+
+            ms = timer.together(depth.clear, add)
             label = f"{case}-{name}{'-' + args.label if args.label else ''}"
             gl_timing.log(f"{label}: {ms:.3f} ms")
             records.append({"suite": "particle-depth", "case": label, "n": n, "width": width, "height": height,
