@@ -72,6 +72,20 @@ def _drawing_changed(self, context):
         hook()
 
 
+def _follows_scene_until_set(name: str, label: str, scene_frame: str, description: str) -> IntProperty:
+    """A frame that reads the scene's ``scene_frame`` until it is set, then keeps its own value with the file
+    (stored as the ID property ``_<name>``: unset is a state Blender's plain properties cannot have)."""
+    stored = f"_{name}"
+
+    def get(self):
+        return self.get(stored, getattr(self.id_data, scene_frame))
+
+    def set(self, value):
+        self[stored] = value
+
+    return IntProperty(name=label, get=get, set=set, update=_settings_changed, description=description)
+
+
 def _annotations(fields) -> dict:
     return {field.name: blender_property(field, update=_drawing_changed if field.name in GLINT_FIELDS else _settings_changed)
             for field in fields}
@@ -116,6 +130,11 @@ GPU_PARTICLES_PG_scene = type(
         "show_overlay": BoolProperty(name="Show in Viewport", default=True, update=_settings_changed,
                                      description="Draw the scene's particles over every 3D viewport"),
         **_annotations(RENDER_FIELDS),
+        "simulation_start": _follows_scene_until_set("simulation_start", "Simulation Start", "frame_start", (
+            "Frame the simulation starts on (its preroll runs there), whatever range is rendered: a render of "
+            "frames 29-30 simulates from here, as the whole shot did. Frames before it show the start")),
+        "simulation_end": _follows_scene_until_set("simulation_end", "End", "frame_end", (
+            "Last frame Bake Simulation fills the disk cache to (frames after it still simulate)")),
         "use_disk_cache": BoolProperty(name="Disk Cache", default=True, description=(
             "Keep the simulation on disk: scrubbing and reopening the file read it instead of simulating from "
             "the start; bakes fill it")),
@@ -127,6 +146,35 @@ GPU_PARTICLES_PG_scene = type(
             "Write the state of every frame to the disk cache (scrubbing never re-simulates; more disk)")),
     }},
 )
+
+
+def simulation_range(scene) -> tuple[int, int]:
+    """(start, end) of the scene's simulation (Simulation Cache panel), as Blender's point caches keep theirs.
+
+    Unset, they are the scene's frame range; they are set (fixed at the scene's range then) when the scene's
+    first effect is made and when a file whose effects predate them is loaded (:func:`fix_simulation_range`),
+    and by editing them.  So ``blender -b shot.blend -s 29 -e 30 -a`` still simulates from the shot's start.
+    """
+    settings = scene.gpu_particles
+    return settings.simulation_start, settings.simulation_end
+
+
+def fix_simulation_range(scene) -> None:
+    """Keep the simulation range where it reads now, the scene's while unset: a later change of the scene's
+    range (a farm's chunk) no longer moves it."""
+    settings = scene.gpu_particles
+    for name in ("simulation_start", "simulation_end"):
+        if f"_{name}" not in settings:
+            settings[f"_{name}"] = getattr(settings, name)
+
+
+@bpy.app.handlers.persistent
+def _fix_loaded_ranges(*args) -> None:
+    """A file saved before the simulation range existed: fixed at the scene's range as saved, before a
+    command line's ``-s``/``-e`` changes the scene's."""
+    for scene in bpy.data.scenes:
+        if any(has_effects(obj) for obj in scene.objects):
+            fix_simulation_range(scene)
 
 
 def effect_settings_of(effect):
@@ -163,17 +211,23 @@ def scene_effects(scene, objects=None):
             for effect in obj.gpu_particles.effects if effect.enabled]
 
 
-def register_factory(classes, pointers):
+def register_factory(classes, pointers, handlers_of=()):
     """``register_classes_factory`` that also hangs property groups on Blender's types: ``pointers`` is
-    ((owner type, attribute, group), ...), removed in reverse order before the classes go."""
+    ((owner type, attribute, group), ...), removed in reverse order before the classes go; ``handlers_of``:
+    ((``bpy.app.handlers`` list, function), ...) added after them."""
     register_classes, unregister_classes = bpy.utils.register_classes_factory(classes)
 
     def register():
         register_classes()
         for owner, attribute, group in pointers:
             setattr(owner, attribute, PointerProperty(type=group))
+        for handlers, function in handlers_of:
+            handlers.append(function)
 
     def unregister():
+        for handlers, function in handlers_of:
+            while function in handlers:
+                handlers.remove(function)
         for owner, attribute, _ in reversed(pointers):
             delattr(owner, attribute)
         unregister_classes()
@@ -183,4 +237,5 @@ def register_factory(classes, pointers):
 
 CLASSES = (GPU_PARTICLES_PG_effect, GPU_PARTICLES_PG_object, GPU_PARTICLES_PG_scene)
 register, unregister = register_factory(CLASSES, ((bpy.types.Object, "gpu_particles", GPU_PARTICLES_PG_object),
-                                                  (bpy.types.Scene, "gpu_particles", GPU_PARTICLES_PG_scene)))
+                                                  (bpy.types.Scene, "gpu_particles", GPU_PARTICLES_PG_scene)),
+                                        ((bpy.app.handlers.load_post, _fix_loaded_ranges),))

@@ -259,7 +259,7 @@ class Overlay:
         with (stopwatch or (lambda stage: nullcontext()))("simulate"):
             if self.preroll.step():
                 return None
-            self.renderer.advance_to(max(frame, scene.frame_start))
+            self.renderer.advance_to(max(frame, self.renderer.simulation.start_frame))
         return render
 
     def preroll_progress(self) -> float | None:

@@ -1,32 +1,72 @@
 /* The nearest particle's view depth per pixel: what the render's compositor
  * compares with the scene's own depth pass (Blender's Z: distance along the
- * camera axis).  Same cull and pixel as the splat; a particle wider than a
- * pixel (sprites, quads) marks the square its projected radius covers, up to
- * MAX_FOOTPRINT pixels each side.  Non-negative floats order like their bit
- * patterns, so one atomic min on the bits keeps the nearest.  A particle
- * that adds no light (black, or zero strength) marks nothing. */
+ * camera axis).  A particle marks every pixel its light covers
+ * (footprint.glsl's Reach: the splat's taps along its motion-blur streak and
+ * over its circle of confusion, a bokeh disc, a sprite), with the splat's cull
+ * (in front of the camera and inside its depth range: a streak reaches into
+ * the view from beside it).  Non-negative floats order like their bit
+ * patterns, so one atomic min on the bits keeps the nearest.  A particle that
+ * adds no light (black, or zero strength) marks nothing.
+ *
+ * A reach up to DIRECT_REACH pixels from its center is marked here, pixel by
+ * pixel; a wider one (long streaks, wide discs and sprites) goes into the
+ * footprint list (the record of every slot: radius 0 for those marked here),
+ * whose tiles particle_depth_tiles.glsl marks, a thread a pixel. */
+
+/* The reach of a particle of `reach_kind` (particle_depth.py: REACH_POINT, REACH_SPRITE). */
+Reach particle_reach(int index, vec4 pos_age_in, vec3 velocity, vec4 clip, vec4 look_now)
+{
+  vec2 size = vec2(target_size);
+  vec2 start, end;
+  screen_path(pos_age_in.xyz, velocity, window_coordinates(clip, target_size).xy, size, start, end);
+  if (reach_kind == REACH_SPRITE) {
+    return sprite_reach(start, end, particle_radius_px(index, look_now, pixel_scale, clip.w));
+  }
+  float spread = 0.0;
+#ifdef DEPTH_OF_FIELD
+  spread = coc_radius_px(clip.w);
+#endif
+  return point_reach(start, end, spread);
+}
 
 void main()
 {
-  int index;
-  vec4 pos_age_in, vel_life_in, clip;
-  if (!read_visible_particle(invocation_slot(), index, pos_age_in, vel_life_in, clip)) {
+  int slot = invocation_slot();
+  if (slot >= count) {
     return;
   }
-  ivec2 pixel = min(ivec2(window_coordinates(clip, target_size).xy), target_size - 1);
-  precise float depth = max(dot(view_axis, pos_age_in.xyz) + view_offset, 0.0);
-  vec4 look_now = look_at(div_rn(pos_age_in.w, vel_life_in.w));
-  if (emission_strength * max(look_now.r, max(look_now.g, look_now.b)) <= 0.0) {
-    return; /* adds no light, hides nothing */
+  int index;
+  vec4 pos_age_in, vel_life_in;
+  Reach reach = Reach(vec2(0.0), vec2(0.0), 0.0);
+  precise float depth = 0.0;
+  if (read_particle(slot, index, pos_age_in, vel_life_in)) {
+    vec4 clip = transform_point(view_proj, pos_age_in.xyz);
+    vec4 look_now = look_at(div_rn(pos_age_in.w, vel_life_in.w));
+    bool lit = emission_strength * max(look_now.r, max(look_now.g, look_now.b)) > 0.0;
+    if (in_depth_range(clip) && lit) {
+      reach = particle_reach(index, pos_age_in, vel_life_in.xyz, clip, look_now);
+      depth = max(dot(view_axis, pos_age_in.xyz) + view_offset, 0.0);
+    }
   }
-  /* At least the 3x3 block: an anti-aliased point lights the 2x2 pixels around its position. */
-  int reach = clamp(int(particle_radius_px(index, look_now, pixel_scale, clip.w)), 1, MAX_FOOTPRINT);
+  bool wide = reach.radius + max(abs(reach.half_path.x), abs(reach.half_path.y)) > DIRECT_REACH;
+#ifdef WIDE_LIST
+  ivec2 texel = particle_texel(slot, imageSize(sprite_shapes).x);
+  SpriteShape shape = SpriteShape(reach.center, wide ? reach.radius : 0.0, depth);
+  store_sprite_shape(texel, shape);
+  vec2 path = 2.0 * reach.half_path;
+  imageStore(sprite_streaks, texel, vec4(path, 0.0, 0.0));
+  imageStore(instance_counts, texel, uvec4(uint(sprite_tile_count(shape, path, target_size))));
+#endif
+  if (wide || !(reach.radius > 0.0)) {
+    return;
+  }
   uint bits = floatBitsToUint(depth);
-  ivec2 low = max(pixel - reach, ivec2(0));
-  ivec2 high = min(pixel + reach, target_size - 1);
-  for (int y = low.y; y <= high.y; y++) {
-    for (int x = low.x; x <= high.x; x++) {
-      imageAtomicMin(particle_depth, ivec2(x, y), bits);
+  ivec4 rect = reach_pixel_rect(reach, target_size);
+  for (int y = rect.y; y <= rect.w; y++) {
+    for (int x = rect.x; x <= rect.z; x++) {
+      if (reach_covers(reach, vec2(x, y) + 0.5)) {
+        imageAtomicMin(particle_depth, ivec2(x, y), bits);
+      }
     }
   }
 }

@@ -86,7 +86,8 @@ def pytest_configure(config):
 #   Mesa llvmpipe (depth pre-pass batch.draw, once gpu.compute.dispatch) late in long loaded runs of the
 #   whole suite, intermittently, with or without the moderngl display; the cause is not found yet.
 OWN_PROCESS = "GPU_PARTICLES_TEST_OWN_PROCESS"
-OWN_PROCESS_FILES = ("test_moderngl_host.py", "test_sort_moderngl.py", "test_render_integration.py")
+OWN_PROCESS_FILES = ("test_moderngl_host.py", "test_sort_moderngl.py", "test_render_integration.py",
+                     "test_chunked_render.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -13,7 +13,7 @@ def bake_once_and_save(scene, tmp_path: Path) -> Path:
     """Bake the shot to tmp_path/single in one go, then save it as tmp_path/shot.blend with the disk cache
     on and frames going to tmp_path/farm (``//farm/``), as a farm's tasks will bake it."""
     add_effect(count=3000, turbulence_strength=1.0)
-    scene.frame_end = FRAMES
+    scene.frame_end = scene.gpu_particles.simulation_end = FRAMES  # the simulate task caches the whole shot
     scene.gpu_particles.use_disk_cache = False
     scene.gpu_particles_output.bake_path = str(tmp_path / "single" / "f_####")
     assert bpy.ops.gpu_particles.bake() == {"FINISHED"}

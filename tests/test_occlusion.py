@@ -160,3 +160,27 @@ def test_bake_reports_overflow_and_auto_emax_follows_the_frames(scene, tmp_path,
     assert record["emax"][1] == pytest.approx(4e-3), "fourfold after an overflowing frame"
     overflowing = sorted(int(frame) for frame in record["overflow"])
     assert overflowing == list(range(1, len(overflowing) + 1)) and len(overflowing) < 12, "fits from some frame on"
+
+
+@pytest.mark.parametrize("lens", ["motion blur", "depth of field"])
+def test_a_cube_in_front_of_half_of_wide_footprints_hides_exactly_that_half(scene, lens):
+    """Streaks and circles of confusion (bokeh discs too) straddling the cube's edge: the splat tests each of
+    their pixels, not the particle's, so the covered half goes dark and the other keeps every pixel."""
+    add_effect(count=20_000)
+    emitter = bpy.context.active_object
+    if lens == "motion blur":
+        scene.render.use_motion_blur = True
+        scene.render.motion_blur_shutter = 1.0
+        emitter.gpu_particles.effects[0].velocity_random = 8.0  # streaks of several pixels at 64x36
+    else:
+        scene.camera.data.dof.use_dof = True
+        scene.camera.data.dof.aperture_fstop = 0.05  # circles of 2 to 12 px at 64x36: splatted and bokeh discs
+        scene.camera.data.dof.focus_distance = 3.0
+    open_frame = SceneRenderer(scene, 64, 36).render(2)
+    add_cube((2.5, -6.0, 1.5), 5.0)
+    bpy.context.view_layer.objects.active = emitter
+    hidden = SceneRenderer(scene, 64, 36).render(2)
+    half = 32
+    assert open_frame[:, half:, :3].any() and open_frame[:, :half, :3].any()
+    assert not hidden[:, half:, :3].any(), "hidden behind the cube, every pixel of every footprint"
+    np.testing.assert_array_equal(hidden[:, :half], open_frame[:, :half])

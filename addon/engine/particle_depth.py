@@ -1,43 +1,91 @@
-"""The particle layer's depth: the nearest particle's view depth in every pixel.
+"""The particle layer's depth: the nearest particle's view depth in every pixel its light covers.
 
 The render integration (``addon/output/render_layer.py``) hands it to Blender's
 compositor beside the particle light, which compares it with the render's own
 depth pass: light shows where the nearest particle is in front of the scene.
-One dispatch per effect over its slots (``particle_depth.glsl``), an atomic
-min on the float bits into an R32UI image cleared to :data:`FAR`.
+So every pixel a particle lights must carry a depth, however wide its footprint:
+a particle marks its reach (``footprint.glsl``'s ``Reach``: the splat's taps
+along its motion-blur streak and over its circle of confusion, a bokeh disc, a
+sprite), an atomic min on the float bits into an R32UI image cleared to
+:data:`FAR`.  One dispatch per effect over its slots (``particle_depth.glsl``)
+marks the reaches up to DIRECT_REACH pixels from their center pixel by pixel;
+wider ones (long streaks, wide discs and sprites: a thread would loop over
+thousands of pixels) go into a footprint list, binned by screen tile like the
+bokeh discs, and one workgroup a tile marks them a thread a pixel
+(``particle_depth_tiles.glsl``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from .compositing import SPLAT_CONSTANTS, Camera
+from .footprint import FOCUS, SHUTTER_CONSTANTS, footprint_constants
 from .kernels import Constant, Image, Kernel
 from .look import particle_values
 from .simulation import LAYOUTS
+from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_kernel
 
 # Depth where no particle is: beyond Blender's own "nothing hit" depth (1e10).  2^34's bit pattern is
 # also a whole float32, which matters: Blender's texture clear carries its value through a float.
 FAR = float(2**34)
 FAR_BITS = int(np.float32(FAR).view(np.uint32))
-MAX_FOOTPRINT = 8  # pixels each side a wide particle marks at most
+DIRECT_REACH = 8.0  # pixels from its center (half path plus radius) a reach marked by its own thread spans at most
+# How a particle's light covers pixels (particle_depth.glsl's reach_kind): a point of the splat (its taps,
+# its streak and circle of confusion, a bokeh disc), or a sprite or quad of its own radius.
+REACH_KINDS = {"POINT": 0, "SPRITE": 1}
+ESTIMATED_TILES_PER_PARTICLE = 0.25  # most reaches are narrow and marked directly
+
+
+def _depth_kernel(layout, motion: bool, dof: bool, listed: bool) -> Kernel:
+    """Over ``layout``'s state; ``motion``, ``dof``: along the shutter path, over the circle of confusion;
+    ``listed``: wide reaches written to the footprint list (otherwise none can be wide)."""
+    constants = [*SPLAT_CONSTANTS,
+                 Constant("VEC4", "view_depth", components=(  # world position to depth along the camera axis
+                     ("view_axis", "xyz"), ("view_offset", "w"))),
+                 Constant("INT", "reach_kind")]
+    defines = [("DIRECT_REACH", f"{DIRECT_REACH:.1f}"),
+               *((f"REACH_{kind}", str(code)) for kind, code in REACH_KINDS.items())]
+    if motion:
+        constants += SHUTTER_CONSTANTS
+        defines.append(("MOTION_BLUR", "1"))
+    if dof:
+        constants.append(FOCUS)
+        defines.append(("DEPTH_OF_FIELD", "1"))
+    list_images = (*FOOTPRINT_OUTPUTS[:2], Image("instance_counts", "R32UI", "WRITE")) if listed else ()
+    if listed:
+        defines.append(("WIDE_LIST", "1"))
+    return Kernel(
+        "particle_depth",
+        images=(*layout.images("READ"), Image("particle_depth", "R32UI", atomic=True), Image("look", "RGBA32F", "READ"),
+                *list_images),
+        constants=tuple(constants),
+        includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_read.glsl",
+                  "footprint.glsl", *(("sprite_shape.glsl",) if listed else ())),
+        defines=tuple(defines),
+    )
+
 
 PARTICLE_DEPTH_KERNELS = {
-    name: Kernel(
-        "particle_depth",
-        images=(*layout.images("READ"), Image("particle_depth", "R32UI", atomic=True), Image("look", "RGBA32F", "READ")),
-        constants=(*SPLAT_CONSTANTS, Constant("VEC4", "view_depth", components=(
-            ("view_axis", "xyz"), ("view_offset", "w")))),  # world position to depth along the camera axis
-        includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_read.glsl"),
-        defines=(("MAX_FOOTPRINT", str(MAX_FOOTPRINT)),),
-    )
-    for name, layout in LAYOUTS.items()
+    (name, motion, dof, listed): _depth_kernel(layout, motion, dof, listed)
+    for name, layout in LAYOUTS.items() for motion in (False, True) for dof in (False, True) for listed in (False, True)
 }
+_TILES = tile_kernel("particle_depth_tiles", Image("particle_depth", "R32UI", atomic=True), False)
+PARTICLE_DEPTH_TILES = dataclasses.replace(_TILES, includes=(*_TILES.includes, "footprint.glsl"),
+                                           defines=(*_TILES.defines, ("FAR_BITS", f"{FAR_BITS}u")))
 
 
 def view_depth_row(world_to_view: np.ndarray) -> np.ndarray:
     """The plane whose dot with a world position is its depth along the camera axis (Blender's -Z forward)."""
     return -np.asarray(world_to_view, np.float64)[2]
+
+
+def reach_kind(settings) -> str:
+    """How an effect's light covers pixels: alpha sprites and additive sprites or quads by their own
+    radius, additive points by the splat's footprint."""
+    return "POINT" if settings.particle_type == "POINT" and settings.blend_mode != "ALPHA" else "SPRITE"
 
 
 class ParticleDepth:
@@ -47,24 +95,53 @@ class ParticleDepth:
         self.host = host
         self.width, self.height = width, height
         self.image = host.texture("particle_depth", width, height, "R32UI")
+        self.kept = KeptLists(host, width, height, 1, ESTIMATED_TILES_PER_PARTICLE)
+        self.reaches: FootprintList | None = None  # grown to the largest effect with wide reaches
 
     def clear(self) -> None:
         self.host.clear(self.image, FAR_BITS)
 
     def add(self, system, camera: Camera, world_to_view: np.ndarray, look) -> None:
-        """Every live particle of ``system`` (a ParticleSystem or CSG cloud), with its look table ``look``."""
+        """Every live particle of ``system`` (a ParticleSystem or CSG cloud), with its look table ``look``,
+        over the footprint ``camera``'s shutter and focus give it."""
+        kind = reach_kind(system.settings)
+        motion, dof = camera.shutter is not None, camera.focus is not None and kind == "POINT"
+        listed = motion or dof or kind == "SPRITE"  # only these can reach beyond DIRECT_REACH
+        count = system.count
+        images = {**system.textures, "particle_depth": self.image, "look": look}
+        if listed:
+            if self.reaches is None or self.reaches.capacity < count:
+                self.reaches = FootprintList(self.host, count)
+            images.update(sprite_shapes=self.reaches.shapes, sprite_streaks=self.reaches.streaks,
+                          instance_counts=self.reaches.instance_counts)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
-            PARTICLE_DEPTH_KERNELS[system.layout.name], (groups_x, rows, 1),
-            {**system.textures, "particle_depth": self.image, "look": look},
+            PARTICLE_DEPTH_KERNELS[(system.layout.name, motion, dof, listed)], (groups_x, rows, 1), images,
             {
-                "count": system.count,
+                **footprint_constants(camera, disc=False),
+                "count": count,
                 "target_size": (self.width, self.height),
                 "view_proj": camera.view_proj,
                 **particle_values(system),
                 "quantize": (0.0, 0.0, 0.0, camera.pixels_per_unit),
                 "view_depth": view_depth_row(world_to_view),
+                "reach_kind": REACH_KINDS[kind],
             },
+        )
+        if listed and count:
+            self._mark_wide(count)
+
+    def _mark_wide(self, count: int) -> None:
+        """The listed wide reaches, binned by tile, marked a thread a pixel."""
+        reaches = self.reaches
+        reaches.scan.run(reaches.instance_counts, reaches.instance_offsets, count, total=self.kept.total)
+        shapes = {"sprite_shapes": reaches.shapes, "sprite_streaks": reaches.streaks}
+        binned = self.kept.bin(shapes, reaches.instance_offsets, count, depth_order=False).binning
+        self.host.dispatch(
+            PARTICLE_DEPTH_TILES, (self.kept.tiles_x, self.kept.tiles_y, 1),
+            {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
+             **shapes, "sprite_colors": reaches.colors, "particle_depth": self.image},
+            {"target_size": (self.width, self.height)},
         )
 
     def read(self) -> np.ndarray:

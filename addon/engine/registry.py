@@ -53,6 +53,7 @@ KERNELS: tuple[Kernel, ...] = (
     glints.ADD,
     *csg.CSG_KERNELS,
     *particle_depth.PARTICLE_DEPTH_KERNELS.values(),
+    particle_depth.PARTICLE_DEPTH_TILES,
     readback.FRAME_OUT,
     readback.FRAME_OUT_HALF,
     *readback.FRAME_DISPLAY_VARIANTS.values(),

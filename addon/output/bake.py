@@ -25,7 +25,7 @@ from ..engine.settings import SettingsError, as_dict, check_for_gpu
 from ..engine.turbulence import check_resolution
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from ..hosts.blender import BlenderHost
-from ..scene.cache import addon_version
+from ..scene.cache import UnsavedBlendError, addon_version
 from ..scene.csg import check_scene_cloud, scene_has_cloud
 from ..scene.job import FrameJob
 from ..scene.renderer import SceneRenderer, check_camera, lens_summary
@@ -33,7 +33,7 @@ from ..scene.snapshot import SceneSnapshot, read_snapshot
 from .display_shader import display_cache, display_shader
 from .formats import KINDS, file_extension, frame_format, supported_formats
 from .frame_writer import FrameWriteError, FrameWriter, StageClock
-from .render_layer import frame_file
+from .render_layer import frame_file, render_size
 
 
 class BakeError(RuntimeError):
@@ -70,8 +70,9 @@ def _check_writable(folder: Path) -> None:
 def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
     """Check everything a bake needs, in the order a user would fix it.
 
-    ``frames``: (first, last) to render inside the scene's range (default: all of it); the
-    simulation still starts at the scene's start frame, from the disk cache when it has the frames."""
+    ``frames``: (first, last) to render inside the scene's range (default: all of it); the simulation
+    still starts at its own start (``properties.simulation_range``), from the disk cache when it has the frames,
+    so any part gives the frames the whole range gives."""
     try:
         check_camera(scene.camera)
     except SettingsError as error:
@@ -96,8 +97,7 @@ def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
             raise BakeError(f"Effect '{effect.effect_name}' on '{effect.object_name}': {error}") from None
     if scene.frame_end < scene.frame_start:
         raise BakeError(f"Frame range runs backwards: {scene.frame_start} to {scene.frame_end}")
-    scale = scene.render.resolution_percentage / 100
-    width, height = round(scene.render.resolution_x * scale), round(scene.render.resolution_y * scale)
+    width, height = render_size(scene)  # Blender's size, so a bake lines up with the render's plates
     if width < 1 or height < 1 or max(width, height) > host.max_texture_size:
         raise BakeError(f"Resolution {width}x{height} is beyond this GPU's texture limit of {host.max_texture_size}")
     file_format = scene.render.image_settings.file_format
@@ -106,7 +106,10 @@ def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
     first, last = frames or (scene.frame_start, scene.frame_end)
     if not scene.frame_start <= first <= last <= scene.frame_end:
         raise BakeError(f"Frames {first}-{last} are not inside the scene's range {scene.frame_start}-{scene.frame_end}")
-    folder = output_path(scene, first).parent
+    try:
+        folder = output_path(scene, first).parent
+    except UnsavedBlendError as error:
+        raise BakeError(f"Bake Output: {error}") from None
     _check_writable(folder)
     return BakePlan(range(first, last + 1, scene.frame_step), width, height, folder, snapshot)
 

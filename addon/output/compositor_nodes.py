@@ -2,51 +2,136 @@
 
 Blender 5's compositing tree is a node group (``scene.compositing_node_group``)
 whose Group Output is the final image.  The add-on names its nodes
-(``GPU Particles: ...``) so an artist sees them and can rewire, mute or
-extend them; it rebuilds only nodes that are missing and never touches the
-artist's other nodes.  The rule they implement, per pixel::
+(``GPU Particles: ...``) so an artist sees them and can rewire or extend them;
+it rebuilds only nodes that are missing and never touches the artist's other
+nodes.  Every scene gets a tree of its own (a tree whose particle nodes read
+another scene is copied, never re-pointed), and every view layer that renders
+gets its own chain: its Render Layers node, its depth test.  The
+rule a chain implements, per pixel::
 
-    in_front = particle depth < render depth          (the render's own Z pass)
-    result   = render * (1 - in_front * A) + in_front * RGB
+    in_front = particle depth < render depth          (that view layer's own Z pass)
+    color    = render * (1 - in_front * A) + in_front * RGB
+    alpha    = render alpha + (1 - render alpha) * in_front * coverage
+    coverage = min(1, max(R, G, B, A))                 (of the particle light)
 
-which is an Alpha Over of the premultiplied particle light (``render_layer.py``)
-with the depth test as its factor.  The render's depth pass decides the final
-occlusion because it is what the engine really drew (modifiers, displacement,
-curves, volumes: anything the add-on's mesh pre-pass does not rasterize).  Per
-pixel it can only compare one particle depth, the nearest; the light itself
-comes from the bake's renderer, which with Occlusion "Scene" has already
-dropped every particle behind the meshes one by one, so where particles
-straddle a mesh surface the pixel keeps exactly those in front.  With
-Occlusion "None" the depth pass is the only test.
+the color is an Alpha Over of the premultiplied particle light
+(``render_layer.py``) with the depth test as its factor; the alpha is what an
+"over" of the result needs: where the film is transparent the glow becomes
+premultiplied light with its own coverage (its brightest channel, or the
+sprites' coverage), and over opaque pixels nothing changes.  The coverage is
+computed here, in the compositor, rather than per pixel in Python.  The render's depth pass decides the
+final occlusion because it is what the engine really drew (modifiers,
+displacement, curves, volumes).  Cycles' Depth pass is the z-depth along the
+camera axis like EEVEE's and Workbench's (checked: a plane facing the camera
+gives one depth over the whole frame), so one comparison serves every engine.
+
+**Every frame its own particles or none.**  The compositor reads the layer
+from two images generated in memory (``bpy.data.images``), which the add-on
+fills in ``render_pre`` with the layer of that very frame, scene and render,
+and empties when a frame gets no layer (effect off, emitter gone, a failure)
+and when a render ends: then no particle is in front of anything and none
+covers anything, which makes the chain an exact pass-through (``render * 1 +
+0``, alpha unchanged), and the Light node's label says why.  Blank images
+(all zero: no light, no coverage) pass the render through exactly too.  Images are the gate, not a node setting, because a
+render composites the depsgraph's copy of the tree, made before
+``render_pre``, while images are shared with it.  The pixels of generated
+images are never saved: a .blend opened without the add-on (nothing of ours
+runs then) reloads them blank, and renders clean.
 """
 
 from __future__ import annotations
 
 import bpy
+import numpy as np
+
+from ..engine.particle_depth import FAR
 
 GROUP_NAME = "GPU Particles Compositing"
 PREFIX = "GPU Particles: "
-RENDER, LIGHT, DEPTH, DEPTH_CHANNEL, IN_FRONT, OVER = (
-    PREFIX + name for name in ("Render Layers", "Light", "Depth", "Depth Channel", "In Front", "Light over Render"))
-LIGHT_IMAGE, DEPTH_IMAGE = "GPU Particles Light", "GPU Particles Depth"
+LIGHT, DEPTH, DEPTH_CHANNEL, LIGHT_CHANNELS, BRIGHTEST_RG, BRIGHTEST_RGB, GLOW_COVERAGE = (
+    PREFIX + name for name in ("Light", "Depth", "Depth Channel", "Light Channels", "Brightest RG", "Brightest RGB",
+                               "Glow Coverage"))
+CHAIN_PARTS = ("Render Layers", "In Front", "Light over Render", "Render Alpha", "Uncovered", "Coverage", "Alpha",
+               "Set Alpha")
+EMPTY_LABEL = PREFIX + "no layer until the add-on renders a frame's own"
+_filled: set[str] = set()  # depth images holding a frame's layer (generated images load empty)
 
 
-def layer_image(name: str, path: str):
-    """The Image datablock the compositor reads a layer file through (created on first use)."""
+def chain_node(part: str, view_layer: str) -> str:
+    """The name of a view layer's node ``part`` (one of CHAIN_PARTS)."""
+    return f"{PREFIX}{part} ({view_layer})"
+
+
+def layer_image_names(scene) -> tuple[str, str]:
+    return f"GPU Particles Light ({scene.name})", f"GPU Particles Depth ({scene.name})"
+
+
+def _layer_image(name: str, width: int, height: int):
+    """An in-memory float image the compositor reads (never a file: nothing stale survives a reload); resized
+    in place, because a render in progress holds the datablock."""
     image = bpy.data.images.get(name)
     if image is None:
-        image = bpy.data.images.new(name, 1, 1, alpha=True, float_buffer=True)
-        image.source = "FILE"
-    image.filepath = path
-    image.colorspace_settings.name = "Non-Color"  # linear light and depth as written, never converted
-    image.alpha_mode = "PREMUL"
+        image = bpy.data.images.new(name, width, height, alpha=True, float_buffer=True)
+        image.generated_color = (0.0, 0.0, 0.0, 0.0)  # what a reload gives: nothing
+        image.colorspace_settings.name = "Non-Color"  # linear light and depth as handed over, never converted
+        image.alpha_mode = "PREMUL"
+    elif tuple(image.size) != (width, height):
+        image.scale(width, height)
     return image
 
 
-def point_at(scene, light_path: str, depth_path: str) -> None:
-    """Make the layer images read ``light_path`` and ``depth_path`` now (called for every frame rendered)."""
-    for name, path in ((LIGHT_IMAGE, light_path), (DEPTH_IMAGE, depth_path)):
-        layer_image(name, path).reload()
+def layer_images(scene, width: int, height: int):
+    """The scene's (light, depth) images at ``width`` x ``height``."""
+    return tuple(_layer_image(name, width, height) for name in layer_image_names(scene))
+
+
+def rendered_layers(scene) -> list:
+    """The view layers a render of ``scene`` renders."""
+    return [layer for layer in scene.view_layers if layer.use]
+
+
+def has_nodes(scene) -> bool:
+    tree = scene.compositing_node_group
+    return tree is not None and tree.nodes.get(LIGHT) is not None
+
+
+def _label(scene, label: str) -> None:
+    """The Light node's label (Blender keeps 63 bytes of it; the panel has the whole story)."""
+    scene.compositing_node_group.nodes[LIGHT].label = label.encode()[:63].decode(errors="ignore")
+
+
+def show_layer(scene, light, depth, label: str) -> None:
+    """Put one frame's layer (``render_layer.ParticleLayer.layer``: RGBA float, bottom row first) in the
+    scene's layer images, and make its nodes read them."""
+    height, width = light.shape[:2]
+    images = layer_images(scene, width, height)
+    for image, pixels in zip(images, (light, depth)):
+        image.pixels.foreach_set(np.ascontiguousarray(pixels, np.float32).ravel())
+    _filled.add(images[1].name)
+    tree = scene.compositing_node_group
+    for name, image in zip((LIGHT, DEPTH), images):
+        if tree.nodes[name].image != image:
+            tree.nodes[name].image = image
+    _label(scene, label)
+
+
+def empty_layer(scene, label: str | None = None) -> None:
+    """No particles in what the scene's render composites next: every particle infinitely far, covering
+    nothing, which makes the chain an exact pass-through whatever the light image holds; ``label`` says why
+    (kept when None)."""
+    depth = bpy.data.images.get(layer_image_names(scene)[1])
+    if depth is not None and depth.name in _filled:
+        nothing = np.empty((len(depth.pixels) // 4, 4), np.float32)
+        nothing[:] = (FAR, 0.0, 0.0, 1.0)  # (pixels.foreach_set takes no strided view)
+        depth.pixels.foreach_set(nothing.ravel())
+        _filled.discard(depth.name)
+    if label is not None and has_nodes(scene):
+        _label(scene, label)
+
+
+def forget_filled() -> None:
+    """After a load: its images are new, generated empty."""
+    _filled.clear()
 
 
 def _node(tree, name: str, kind: str, location):
@@ -58,54 +143,132 @@ def _node(tree, name: str, kind: str, location):
     return node
 
 
+def _math(tree, name: str, operation: str, location):
+    node = _node(tree, name, "ShaderNodeMath", location)
+    node.operation = operation
+    return node
+
+
 def _group_output(tree):
     output = next((n for n in tree.nodes if n.bl_idname == "NodeGroupOutput"), None)
     if output is None:
         output = tree.nodes.new("NodeGroupOutput")
-        output.location = (900, 0)
+        output.location = (1800, 0)
     if not any(item.item_type == "SOCKET" and item.in_out == "OUTPUT" for item in tree.interface.items_tree):
         tree.interface.new_socket("Image", in_out="OUTPUT", socket_type="NodeSocketColor")
     return output
+
+
+def _own_tree(scene):
+    """The scene's compositing tree, made or copied so that its particle nodes read this scene only."""
+    tree = scene.compositing_node_group
+    if tree is None:
+        tree = bpy.data.node_groups.new(f"{GROUP_NAME} ({scene.name})", "CompositorNodeTree")
+        scene.compositing_node_group = tree
+        return tree
+    others = [node.scene for node in tree.nodes
+              if node.bl_idname == "CompositorNodeRLayers" and node.name.startswith(PREFIX) and node.scene != scene]
+    if others:  # a Full Copy of the scene, or a tree picked from another scene: copied, never re-pointed
+        tree = tree.copy()
+        tree.name = f"{GROUP_NAME} ({scene.name})"
+        scene.compositing_node_group = tree
+        for node in tree.nodes:
+            if node.bl_idname == "CompositorNodeRLayers" and node.name.startswith(PREFIX):
+                node.scene = scene
+    return tree
+
+
+def _glow_coverage(tree, light):
+    """The light's coverage: its brightest channel or its alpha (the sprites'), at most 1."""
+    channels = _node(tree, LIGHT_CHANNELS, "CompositorNodeSeparateColor", (250, -150))
+    brightest_rg = _math(tree, BRIGHTEST_RG, "MAXIMUM", (400, -100))
+    brightest_rgb = _math(tree, BRIGHTEST_RGB, "MAXIMUM", (400, -250))
+    coverage = _math(tree, GLOW_COVERAGE, "MAXIMUM", (400, -400))
+    coverage.use_clamp = True
+    links = tree.links
+    links.new(light.outputs["Image"], channels.inputs["Image"])
+    links.new(channels.outputs["Red"], brightest_rg.inputs[0])
+    links.new(channels.outputs["Green"], brightest_rg.inputs[1])
+    links.new(brightest_rg.outputs[0], brightest_rgb.inputs[0])
+    links.new(channels.outputs["Blue"], brightest_rgb.inputs[1])
+    links.new(brightest_rgb.outputs[0], coverage.inputs[0])
+    links.new(channels.outputs["Alpha"], coverage.inputs[1])
+    return coverage
+
+
+def _chain(tree, scene, view_layer, row: int, light, channel, glow, output, feeds_output: bool,
+           repair: bool) -> None:
+    """One view layer's nodes (kept as the artist left them unless missing or ``repair``)."""
+    name = view_layer.name
+    if tree.nodes.get(chain_node("Set Alpha", name)) is not None and not repair:
+        return
+    y = row * -700 + 400
+    render = _node(tree, chain_node("Render Layers", name), "CompositorNodeRLayers", (0, y + 300))
+    render.scene, render.layer = scene, name
+    set_alpha = tree.nodes.get(chain_node("Set Alpha", name))
+    if set_alpha is None:
+        set_alpha = _node(tree, chain_node("Set Alpha", name), "CompositorNodeSetAlpha", (1200, y))
+        fed = next((link.from_socket for link in tree.links if link.to_socket == output.inputs[0]), None)
+        background = fed if feeds_output and fed is not None else render.outputs["Image"]
+        if feeds_output:
+            tree.links.new(set_alpha.outputs[0], output.inputs[0])
+    else:
+        over = tree.nodes.get(chain_node("Light over Render", name))
+        links = over.inputs["Background"].links if over is not None else ()
+        background = links[0].from_socket if links else render.outputs["Image"]
+    set_alpha.inputs["Type"].default_value = "Replace Alpha"  # the color is premultiplied already
+    in_front = _math(tree, chain_node("In Front", name), "LESS_THAN", (600, y - 200))
+    over = _node(tree, chain_node("Light over Render", name), "CompositorNodeAlphaOver", (800, y))
+    over.inputs["Straight Alpha"].default_value = False  # the light is premultiplied
+    render_alpha = _node(tree, chain_node("Render Alpha", name), "CompositorNodeSeparateColor", (600, y - 450))
+    uncovered = _math(tree, chain_node("Uncovered", name), "SUBTRACT", (800, y - 450))
+    uncovered.inputs[0].default_value = 1.0
+    coverage = _math(tree, chain_node("Coverage", name), "MULTIPLY", (800, y - 250))
+    alpha = _math(tree, chain_node("Alpha", name), "MULTIPLY_ADD", (1000, y - 300))
+    links = tree.links
+    links.new(channel.outputs["Red"], in_front.inputs[0])
+    links.new(render.outputs["Depth"], in_front.inputs[1])
+    links.new(background, over.inputs["Background"])
+    links.new(light.outputs["Image"], over.inputs["Foreground"])
+    links.new(in_front.outputs[0], over.inputs["Factor"])
+    links.new(background, render_alpha.inputs["Image"])
+    links.new(render_alpha.outputs["Alpha"], uncovered.inputs[1])
+    links.new(in_front.outputs[0], coverage.inputs[0])
+    links.new(glow.outputs[0], coverage.inputs[1])
+    links.new(coverage.outputs[0], alpha.inputs[0])
+    links.new(uncovered.outputs[0], alpha.inputs[1])
+    links.new(render_alpha.outputs["Alpha"], alpha.inputs[2])
+    links.new(over.outputs[0], set_alpha.inputs["Image"])
+    links.new(alpha.outputs[0], set_alpha.inputs["Alpha"])
 
 
 def ensure_compositing(scene, repair: bool = False):
     """The scene's compositing tree with the particle nodes in it; returns the tree.
 
     A scene without a compositing tree gets one of its own; a scene that has one
-    gets the particle nodes spliced in front of its Group Output (whatever fed
-    the output becomes the "render" the particles are laid over).  A tree that
-    has them already is left as the artist made it, unless ``repair`` (the Set
-    Up Compositing button) adds what is missing and relinks them.
+    gets the chain of its first rendered view layer spliced in front of its Group
+    Output (whatever fed the output becomes the "render" the particles are laid
+    over); every other rendered view layer gets a chain over its own Render Layers,
+    for the artist to wire where that layer goes.  Chains that exist are left as
+    the artist made them, unless ``repair`` (the Set Up Compositing button) adds
+    what is missing and relinks them.
     """
-    tree = scene.compositing_node_group
-    if tree is not None and tree.nodes.get(OVER) is not None and not repair:
-        return tree
-    scene.view_layers[0].use_pass_z = True  # the render's depth decides what hides the particles
+    tree = _own_tree(scene)
+    layers = rendered_layers(scene)
+    for view_layer in layers:
+        view_layer.use_pass_z = True  # each layer's own depth decides what hides the particles
     scene.render.use_compositing = True
-    if tree is None:
-        tree = bpy.data.node_groups.get(GROUP_NAME) or bpy.data.node_groups.new(GROUP_NAME, "CompositorNodeTree")
-        scene.compositing_node_group = tree
     output = _group_output(tree)
-    over = tree.nodes.get(OVER)
-    render = _node(tree, RENDER, "CompositorNodeRLayers", (0, 200))
-    render.scene = scene
-    light = _node(tree, LIGHT, "CompositorNodeImage", (0, -150))
-    depth = _node(tree, DEPTH, "CompositorNodeImage", (0, -400))
-    light.image = layer_image(LIGHT_IMAGE, light.image.filepath if light.image else "")
-    depth.image = layer_image(DEPTH_IMAGE, depth.image.filepath if depth.image else "")
-    channel = _node(tree, DEPTH_CHANNEL, "CompositorNodeSeparateColor", (250, -400))
-    in_front = _node(tree, IN_FRONT, "ShaderNodeMath", (450, -250))
-    in_front.operation = "LESS_THAN"
-    if over is None:
-        over = _node(tree, OVER, "CompositorNodeAlphaOver", (650, 0))
-        fed = next((link.from_socket for link in tree.links if link.to_socket == output.inputs[0]), None)
-        tree.links.new(fed or render.outputs["Image"], over.inputs["Background"])
-        tree.links.new(over.outputs[0], output.inputs[0])
-    over.inputs["Straight Alpha"].default_value = False  # the light is premultiplied
-    links = tree.links
-    links.new(light.outputs["Image"], over.inputs["Foreground"])
-    links.new(depth.outputs["Image"], channel.inputs["Image"])
-    links.new(channel.outputs["Red"], in_front.inputs[0])
-    links.new(render.outputs["Depth"], in_front.inputs[1])
-    links.new(in_front.outputs[0], over.inputs["Factor"])
+    light = _node(tree, LIGHT, "CompositorNodeImage", (0, -300))
+    depth = _node(tree, DEPTH, "CompositorNodeImage", (0, -550))
+    light_name, depth_name = layer_image_names(scene)
+    light.image = bpy.data.images.get(light_name) or _layer_image(light_name, 1, 1)
+    depth.image = bpy.data.images.get(depth_name) or _layer_image(depth_name, 1, 1)
+    channel = _node(tree, DEPTH_CHANNEL, "CompositorNodeSeparateColor", (250, -550))
+    tree.links.new(depth.outputs["Image"], channel.inputs["Image"])
+    glow = _glow_coverage(tree, light)
+    for row, view_layer in enumerate(layers):
+        _chain(tree, scene, view_layer, row, light, channel, glow, output, row == 0, repair)
+    if light.label == LIGHT:
+        light.label = EMPTY_LABEL
     return tree

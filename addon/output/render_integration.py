@@ -1,10 +1,19 @@
 """Particles in Blender's own renders: F12, Render Animation, ``blender -b file.blend -a``.
 
 For every frame a render starts (``render_pre``), the scene's particle layer
-(``render_layer.py``) is rendered on the GPU and written to the layer folder,
-and the compositor's particle nodes (``compositor_nodes.py``) are pointed at
-those files; Blender's compositor then lays them over the frame it rendered,
-hidden where the render's depth pass is nearer.  Any engine, any output format.
+(``render_layer.py``) is rendered on the GPU, read back once and put in two
+in-memory images that the scene's compositor nodes (``compositor_nodes.py``)
+read.  Blender's compositor then lays the light over the frame it rendered, hidden where each view layer's depth pass is nearer.  Any engine,
+any output format; no file is written unless *Write Layer Files* asks.
+
+Every frame gets exactly its own particles or none: a frame whose layer was
+not made in this render (effect off, *Composite into Renders* off, emitter
+deleted, a Full Copy scene without it, a layer that failed) finds the images
+empty, which passes the render through untouched, and the Light node's label
+says why.  The images are emptied again when a render ends, and their pixels
+are never saved, so a .blend opened without the add-on renders clean.  Failures are collected per
+render and shown: printed (a farm's log), in the panel (``draw_settings``),
+and in a pop-up where there is a window.
 
 Where the GPU work runs, and why before the frame rather than in it:
 
@@ -12,19 +21,18 @@ Where the GPU work runs, and why before the frame rather than in it:
   handlers run on the main thread, synchronously inside
   ``bpy.ops.render.render``; the add-on's GPU context (``gpu.init()``) is
   usable there, also between EEVEE frames, which bind and release their own
-  context.  Verified here: tests/test_render_integration.py renders
-  Workbench and EEVEE animations headless through these handlers.
+  context.
 * GUI (F12, Render Animation): the render runs as a window-manager job on a
   worker thread (``screen_render_invoke`` -> ``WM_jobs_start`` ->
   ``render_startjob`` -> ``RE_RenderFrame``/``RE_RenderAnim``, which call the
-  render_init/render_pre handlers from that thread), where no GPU context of
-  ours is bound.  The handler therefore hands the frame to the main thread
-  and waits: a ``bpy.app.timers`` function renders the layer there, because
-  ``wm_event_do_notifiers`` runs timers on the main thread inside
-  ``GPU_render_begin/end`` on every pass of the event loop, also while a
-  render job runs and the interface is locked.  This path is read from
-  Blender's source (editors/render/render_internal.cc, windowmanager/intern/
-  wm_event_system.cc); it could not be run here (no display).
+  render handlers from that thread), where no GPU context of ours is bound.
+  The handler therefore hands the work to the main thread and waits: a
+  ``bpy.app.timers`` function (:func:`_drain`) runs it there, because
+  ``wm_event_do_notifiers`` runs timers on the main thread on every pass of
+  the event loop, also while a render job runs and the interface is locked.
+  Waits are bounded (``MAIN_THREAD_WAIT``) and end when the render is
+  cancelled; work a render thread gave up on is dropped, never run late.
+  tests/test_render_handoff.py runs this hand-off with real threads.
 * Not in the compositor: Blender 5.2 has no Python compositor nodes, and the
   render's depth pass is only known after the frame, too late for the splat's
   own depth test.  The compositor compares depths instead (per pixel, with
@@ -35,6 +43,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 
 import bpy
 from bpy.app.handlers import persistent
@@ -44,10 +53,11 @@ from ..engine.settings import SettingsError
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from ..properties import register_factory, scene_effects
 from . import compositor_nodes
-from .render_layer import ParticleLayer, free_scratch, layer_files
+from .render_layer import ParticleLayer, free_scratch
 
-MAIN_THREAD_WAIT = 600.0  # seconds a render thread waits for the main thread's layer before giving up
-DRAIN_INTERVAL = 0.05  # seconds between the main thread's looks for work from a render thread
+MAIN_THREAD_WAIT = 600.0  # seconds a render thread waits for the main thread before giving up
+DRAIN_INTERVAL = 0.01  # seconds between the main thread's looks for work from a render thread
+LAYER_ERRORS = (SettingsError, NoGPUError, GPUMemoryError, ShaderCompileError, OSError, RuntimeError, ValueError)
 
 
 class GPU_PARTICLES_PG_output(bpy.types.PropertyGroup):
@@ -58,61 +68,100 @@ class GPU_PARTICLES_PG_output(bpy.types.PropertyGroup):
         description="Folder and name of baked frames ('#' is the frame number), apart from the render output")
     layer_path: StringProperty(
         name="Render Layer", default="//particles/layer/", subtype="DIR_PATH", options={"PATH_SUPPORTS_BLEND_RELATIVE"},
-        description="Folder of the particle layer written for each rendered frame (light and depth EXR), "
-                    "which the compositor reads; also for compositing elsewhere")
+        description="Folder of the particle layer files (light and depth EXR) written for each rendered frame "
+                    "when Write Layer Files is on, for compositing elsewhere")
     use_render: BoolProperty(
         name="Composite into Renders", default=True,
         description="Render the particles for every frame Blender renders and lay them over it in the compositor")
+    write_layer_files: BoolProperty(
+        name="Write Layer Files", default=False,
+        description="Also write each rendered frame's particle layer to the Render Layer folder (the compositor "
+                    "reads it from memory either way)")
 
 
-def wants_particles(scene) -> bool:
-    return scene.gpu_particles_output.use_render and bool(scene_effects(scene)) and scene.camera is not None
+def why_not(scene) -> str | None:
+    """Why a render of ``scene`` gets no particles, or None when it does."""
+    if not scene.gpu_particles_output.use_render:
+        return "Composite into Renders is off"
+    if not scene_effects(scene):
+        return "no enabled effect in the scene"
+    if scene.camera is None:
+        return "the scene has no camera"
+    return None
+
+
+class RenderCancelled(Exception):
+    """The render was cancelled while its thread waited for the main thread."""
 
 
 class _Session:
-    """The layer renderer of the render in progress (one scene), built on its first frame."""
+    """The render in progress: its layer renderer (one scene, built on its first frame) and its failures."""
 
     layer: ParticleLayer | None = None
     errors: list[str] = []
+    cancelled = threading.Event()
 
 
 _session = _Session()
 _requests: queue.Queue = queue.Queue()
+last_errors: dict[str, list[str]] = {}  # scene name: what its last render could not do (the panel shows it)
 
 
-def _on_main_thread(work):
-    """Run ``work()`` on the main thread and return its result (directly when already there)."""
+class _Request:
+    """Work a render thread hands to the main thread; dropped if its thread gave up before it started."""
+
+    def __init__(self, work):
+        self.work, self.done, self.lock = work, threading.Event(), threading.Lock()
+        self.state, self.result, self.error = "queued", None, None
+
+    def run(self) -> None:
+        with self.lock:
+            if self.state != "queued":
+                return
+            self.state = "running"
+        try:
+            self.result = self.work()
+        except BaseException as error:  # handed back to the render thread
+            self.error = error
+        self.done.set()
+
+    def give_up(self) -> bool:
+        """Drop the request unless it is already running (then it is waited for)."""
+        with self.lock:
+            if self.state == "queued":
+                self.state = "dropped"
+            return self.state == "dropped"
+
+
+def _on_main_thread(work, cancellable: bool = True):
+    """Run ``work()`` on the main thread and return its result (directly when already there).
+
+    The wait ends after ``MAIN_THREAD_WAIT`` seconds (TimeoutError) or, when ``cancellable``, once the render
+    is cancelled (RenderCancelled); work not started by then never runs."""
     if threading.current_thread() is threading.main_thread():
         return work()
-    done = threading.Event()
-    box = {}
-
-    def run():
-        try:
-            box["result"] = work()
-        except BaseException as error:  # handed back to the render thread
-            box["error"] = error
-        done.set()
-
-    _requests.put(run)  # _drain picks it up: registering a timer is not safe off the main thread
-    if not done.wait(MAIN_THREAD_WAIT):
-        raise TimeoutError(f"the main thread did not render the particle layer within {MAIN_THREAD_WAIT:.0f} s")
-    if "error" in box:
-        raise box["error"]
-    return box.get("result")
+    request = _Request(work)
+    _requests.put(request)  # _drain picks it up: registering a timer is not safe off the main thread
+    deadline = time.monotonic() + MAIN_THREAD_WAIT
+    while not request.done.wait(DRAIN_INTERVAL):
+        cancelled = cancellable and _session.cancelled.is_set()
+        if (cancelled or time.monotonic() > deadline) and request.give_up():
+            if cancelled:
+                raise RenderCancelled()
+            raise TimeoutError(f"the main thread did not take the particle layer within {MAIN_THREAD_WAIT:.0f} s")
+    if request.error is not None:
+        raise request.error
+    return request.result
 
 
 def _drain():
     """The main thread's side of :func:`_on_main_thread`, polled by a timer (GUI only: timers never run in -b)."""
-    while not _requests.empty():
-        _requests.get()()
-    return DRAIN_INTERVAL
-
-
-def _prepare(scene) -> None:
-    _free()
-    _session.errors = []
-    compositor_nodes.ensure_compositing(scene)
+    while True:
+        try:
+            request = _requests.get_nowait()
+        except queue.Empty:
+            return DRAIN_INTERVAL
+        request.run()
 
 
 def _free() -> None:
@@ -121,45 +170,102 @@ def _free() -> None:
     free_scratch()
 
 
-def _render_frame(scene) -> None:
-    if _session.layer is None or _session.layer.scene != scene:
-        _session.layer = ParticleLayer(scene)
-    frame = scene.frame_current
-    light, depth = _session.layer.write(frame)
-    compositor_nodes.point_at(scene, str(light), str(depth))
-    if scene.frame_current != frame:  # the simulation may have stepped the scene through earlier frames
-        scene.frame_set(frame)
-
-
-def _report(scene, error: Exception) -> None:
+def _report(scene, frame: int, error: Exception) -> None:
     """A failed layer never fails the render: the frame renders without particles and says why."""
-    message = f"GPU Particles: frame {scene.frame_current} rendered without particles: {error}"
+    message = f"GPU Particles: frame {frame} of '{scene.name}' rendered without particles: {error}"
     _session.errors.append(message)
     print(message)
 
 
+def _prepare(scene) -> None:
+    _free()
+    compositor_nodes.ensure_compositing(scene)
+
+
+def _composite_frame(scene, frame: int) -> None:
+    """Main thread: this frame's layer into the compositor's images, or the images emptied and the reason
+    on the Light node."""
+    why = why_not(scene)
+    if why is not None:
+        compositor_nodes.empty_layer(scene, f"{compositor_nodes.PREFIX}frame {frame}: {why}")
+        return
+    try:
+        if _session.layer is None or _session.layer.scene != scene:
+            _session.layer = ParticleLayer(scene)
+        pixels = _session.layer.layer(frame)
+        if scene.frame_current != frame:  # the simulation may have stepped the scene through earlier frames
+            scene.frame_set(frame)
+        if scene.gpu_particles_output.write_layer_files:
+            _session.layer.write(frame, pixels)
+        compositor_nodes.show_layer(scene, *pixels, f"{compositor_nodes.PREFIX}frame {frame}'s particles")
+    except LAYER_ERRORS as error:
+        _report(scene, frame, error)
+        compositor_nodes.empty_layer(scene, f"{compositor_nodes.PREFIX}frame {frame}: {error}")
+
+
+def _publish_errors(scene) -> None:
+    """The render's failures, where the artist looks: the panel, and a pop-up in the interface."""
+    errors = list(_session.errors)
+    last_errors[scene.name] = errors
+    if not errors or bpy.app.background:
+        return
+    window_manager = bpy.context.window_manager
+    if window_manager is not None and window_manager.windows:
+        def draw(menu, _context):
+            for line in errors[:8]:
+                menu.layout.label(text=line)
+        window_manager.popup_menu(draw, title=f"GPU Particles: {len(errors)} frame(s) without particles",
+                                  icon="ERROR")
+
+
 @persistent
 def on_render_init(scene, *_):
-    if wants_particles(scene):
-        _on_main_thread(lambda: _prepare(scene))
+    _session.cancelled.clear()
+    _session.errors = []
+    if why_not(scene) is None:
+        try:
+            _on_main_thread(lambda: _prepare(scene))
+        except (RenderCancelled, TimeoutError) as error:
+            _report(scene, scene.frame_current, error)
 
 
 @persistent
 def on_render_pre(scene, *_):
-    if not wants_particles(scene):
-        return
+    if why_not(scene) is not None and not compositor_nodes.has_nodes(scene):
+        return  # nothing of ours in this scene's compositing
+    frame = scene.frame_current
     try:
-        _on_main_thread(lambda: _render_frame(scene))
-    except (SettingsError, NoGPUError, GPUMemoryError, ShaderCompileError, OSError, RuntimeError, ValueError,
-            TimeoutError) as error:
-        _report(scene, error)
+        _on_main_thread(lambda: _composite_frame(scene, frame))
+    except RenderCancelled:
+        pass
+    except TimeoutError as error:
+        _report(scene, frame, error)
+
+
+def _end(scene) -> None:
+    """The render is over: its last layer leaves the images (a later render or save never sees it)."""
+    compositor_nodes.empty_layer(scene)
+    _free()
+    _publish_errors(scene)
 
 
 @persistent
-def on_render_end(scene, *_):
-    """Free the GPU side once the render is complete or cancelled."""
-    if _session.layer is not None:
-        _on_main_thread(_free)
+def on_render_complete(scene, *_):
+    _on_main_thread(lambda: _end(scene), cancellable=False)
+
+
+@persistent
+def on_render_cancel(scene, *_):
+    """Also ends the wait of a render thread for the main thread."""
+    _session.cancelled.set()
+    _on_main_thread(lambda: _end(scene), cancellable=False)
+
+
+@persistent
+def on_load_post(*_):
+    """A loaded file's layer images are generated empty; its last render's failures are another file's."""
+    compositor_nodes.forget_filled()
+    last_errors.clear()
 
 
 class GPU_PARTICLES_OT_setup_compositing(bpy.types.Operator):
@@ -172,8 +278,6 @@ class GPU_PARTICLES_OT_setup_compositing(bpy.types.Operator):
     def execute(self, context):
         scene = context.scene
         tree = compositor_nodes.ensure_compositing(scene, repair=True)
-        first = layer_files(scene, scene.frame_current)
-        compositor_nodes.point_at(scene, str(first[0]), str(first[1]))
         self.report({"INFO"}, f"Particle nodes are in the compositing tree '{tree.name}'")
         return {"FINISHED"}
 
@@ -185,15 +289,24 @@ def draw_settings(layout, scene) -> None:
     layout.prop(output, "use_render")
     column = layout.column()
     column.active = output.use_render
-    column.prop(output, "layer_path")
+    column.prop(output, "write_layer_files")
+    row = column.row()
+    row.active = output.write_layer_files
+    row.prop(output, "layer_path")
     column.operator(GPU_PARTICLES_OT_setup_compositing.bl_idname, icon="NODE_COMPOSITING")
+    errors = last_errors.get(scene.name, [])
+    for line in errors[:3]:
+        layout.label(text=line.removeprefix("GPU Particles: "), icon="ERROR")
+    if len(errors) > 3:
+        layout.label(text=f"... and {len(errors) - 3} more frames without particles (see the console)")
 
 
 CLASSES = (GPU_PARTICLES_PG_output, GPU_PARTICLES_OT_setup_compositing)
 _register_classes, _unregister_classes = register_factory(
     CLASSES, ((bpy.types.Scene, "gpu_particles_output", GPU_PARTICLES_PG_output),))
 _HANDLERS = (("render_init", on_render_init), ("render_pre", on_render_pre),
-             ("render_complete", on_render_end), ("render_cancel", on_render_end))
+             ("render_complete", on_render_complete), ("render_cancel", on_render_cancel),
+             ("load_post", on_load_post))
 
 
 def register():

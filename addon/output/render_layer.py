@@ -13,9 +13,14 @@ scene's layer folder (``Scene.gpu_particles_output.layer_path``):
     straight-alpha RGBA PNG cannot: its alpha below 1/255 rounds to 0 and
     takes the light with it) and lets smoke cover what is behind it.
 ``depth_####.exr``
-    The nearest particle's depth along the camera axis in scene units (the
-    meaning of Blender's depth pass) in R, G and B; 2^34 where no particle is
+    R: the nearest particle's depth along the camera axis in scene units (the
+    meaning of Blender's depth pass, Cycles' too); 2^34 where no particle is
     (beyond the 1e10 Blender's depth pass holds where nothing was hit).
+    G and B: 0, A: 1.
+
+A render does not write these files unless asked (*Write Layer Files*): it
+hands the same pixels to the compositor in memory (``compositor_nodes.py``),
+cropped or masked to the render's border as Blender renders it.
 
 The frame is made by the same :class:`SceneRenderer` as the bake (the same
 simulation, look and occlusion against the scene's meshes), plus the depth.
@@ -29,7 +34,8 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from ..engine.particle_depth import ParticleDepth
+from ..engine.particle_depth import FAR, ParticleDepth
+from ..scene.cache import blend_path
 from ..scene.renderer import SceneRenderer, camera_of
 
 _SCRATCH = "GPU Particles Layer (scratch)"
@@ -38,7 +44,7 @@ _SCRATCH = "GPU Particles Layer (scratch)"
 def frame_file(template: str, frame: int, suffix: str) -> Path:
     """Blender's frame path rule for ``template``: the last run of ``#`` is the zero-padded
     frame, or four digits are appended when there is none; ``//`` is the blend file's folder."""
-    path = bpy.path.abspath(template)
+    path = blend_path(template)  # a .blend never saved: UnsavedBlendError says so
     head, name = os.path.split(path)
     if "#" in name:
         start = name.rindex("#")
@@ -53,14 +59,24 @@ def frame_file(template: str, frame: int, suffix: str) -> Path:
 
 def layer_files(scene, frame: int) -> tuple[Path, Path]:
     """(light, depth) files of ``frame``."""
-    folder = scene.gpu_particles_output.layer_path
+    folder = blend_path(scene.gpu_particles_output.layer_path, unsaved_folder=bpy.app.tempdir)  # removed on quit
     return frame_file(os.path.join(folder, "light_"), frame, ".exr"), frame_file(os.path.join(folder, "depth_"), frame, ".exr")
 
 
 def render_size(scene) -> tuple[int, int]:
     """The render's pixel size: resolution times percentage, truncated as Blender does."""
-    scale = scene.render.resolution_percentage / 100
-    return int(scene.render.resolution_x * scale), int(scene.render.resolution_y * scale)
+    percent = scene.render.resolution_percentage  # in integers, as Blender: 100 px at 29% is 29, not 28.99
+    return scene.render.resolution_x * percent // 100, scene.render.resolution_y * percent // 100
+
+
+def border_region(scene, width: int, height: int) -> tuple[slice, slice] | None:
+    """(rows, columns) of the border render's region, bottom row first, truncated as Blender's
+    ``render_init_from_main`` does; None without a border."""
+    render = scene.render
+    if not render.use_border:
+        return None
+    return (slice(int(render.border_min_y * height), int(render.border_max_y * height)),
+            slice(int(render.border_min_x * width), int(render.border_max_x * width)))
 
 
 class ParticleLayer:
@@ -71,6 +87,7 @@ class ParticleLayer:
         self.width, self.height = render_size(scene)
         self.renderer = SceneRenderer(scene, self.width, self.height, exact_sort=True)
         self.depth = ParticleDepth(self.renderer.host, self.width, self.height)
+        self.planes = None  # the depth as RGBA, made on the first frame
 
     def render(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
         """(premultiplied RGBA light, depth) of ``frame``, rows bottom to top."""
@@ -85,13 +102,32 @@ class ParticleLayer:
             self.depth.add(system, camera, world_to_view, self.renderer.compositor.look_texture(system))
         return light, self.depth.read()
 
-    def write(self, frame: int) -> tuple[Path, Path]:
-        """Render ``frame`` and write its two files (each under a temporary name, then renamed)."""
+    def layer(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
+        """(light, depth) of ``frame`` as the render's pixels hold them: RGBA each (the depth in R), the
+        render's size, cropped to its border or masked outside it."""
         light, depth = self.render(frame)
+        if self.planes is None:
+            self.planes = np.zeros(light.shape, np.float32)
+            self.planes[..., 3] = 1.0
+        planes = self.planes
+        planes[..., 0] = depth  # one strided copy: the other channels never change
+        region = border_region(self.scene, self.width, self.height)
+        if region is None:
+            return light, planes
+        if self.scene.render.use_crop_to_border:
+            return light[region], planes[region]
+        outside = np.ones(depth.shape, bool)
+        outside[region] = False
+        light[outside] = 0.0
+        planes[outside, 0] = FAR
+        return light, planes
+
+    def write(self, frame: int, pixels: tuple[np.ndarray, np.ndarray]) -> tuple[Path, Path]:
+        """Write ``frame``'s :meth:`layer` ``pixels`` as its two files (each under a temporary name, then renamed)."""
         paths = layer_files(self.scene, frame)
         paths[0].parent.mkdir(parents=True, exist_ok=True)
-        write_exr(light, paths[0])
-        write_exr(np.dstack([depth, depth, depth, np.ones_like(depth)]), paths[1])
+        for plane, path in zip(pixels, paths):
+            write_exr(plane, path)
         return paths
 
 

@@ -3,7 +3,8 @@
 Like Blender's own bake caches: Bake Simulation fills it, Free empties it,
 and a reopened file scrubs anywhere from it without simulating from the
 start.  ``manifest.json`` names the add-on version, the GPU vendor (results
-differ between vendors), the effects and, per checkpoint frame, each effect's
+differ between vendors), the simulation start, the effects (each with its settings
+key, which the panel compares to tell a cache an edit made stale) and, per checkpoint frame, each effect's
 history key (``time.SceneSimulation.history_keys``: settings, emitter
 and collider motion, force fields).  A checkpoint is used only when the keys
 the scene gives now match, so an edit invalidates the frames from the one it
@@ -15,6 +16,7 @@ temporary name and renamed when complete, the manifest last.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -45,17 +47,34 @@ def gpu_vendor() -> str:
     return gpu.platform.vendor_get()
 
 
-def cache_folder(scene) -> Path | None:
-    """The scene's cache folder, absolute; None while it is relative to a .blend never saved."""
+class UnsavedBlendError(ValueError):
+    """A path relative to a .blend never saved: Blender would resolve it against the process's working folder
+    (a render started from a read-only folder then silently wrote nothing)."""
+
+
+def blend_path(setting: str, unsaved_folder: str | None = None) -> str:
+    """``setting`` made absolute (``//`` is the .blend's folder).  While that folder is unknown: under
+    ``unsaved_folder`` when given (the render layer: Blender's temporary folder), else UnsavedBlendError."""
     import bpy
 
-    setting = scene.gpu_particles.cache_directory or DEFAULT_FOLDER
     if setting.startswith("//") and not bpy.data.filepath:
+        if unsaved_folder is not None:
+            return os.path.join(unsaved_folder, setting[2:])
+        raise UnsavedBlendError(f"Save the .blend first: '{setting}' is relative to its folder "
+                                f"(or set an absolute folder)")
+    return bpy.path.abspath(setting)
+
+
+def cache_folder(scene) -> Path | None:
+    """The scene's cache folder, absolute; None while it is relative to a .blend never saved."""
+    try:
+        return Path(blend_path(scene.gpu_particles.cache_directory or DEFAULT_FOLDER))
+    except UnsavedBlendError:
         return None
-    return Path(bpy.path.abspath(setting))
 
 
-def _folder_name(index: int, effect) -> str:
+def effect_folder(index: int, effect) -> str:
+    """The folder of effect ``index``'s checkpoints (an ``EffectInput``)."""
     return f"{index:02d}_" + re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{effect.object_name}_{effect.effect_name}")
 
 
@@ -111,7 +130,7 @@ class SimCache:
         self.interval = max(1, interval)
         self.every_frame = every_frame
         self.writing = writing
-        self.effects = [_folder_name(i, e) for i, e in enumerate(simulation.snapshot.effects)]
+        self.effects = [effect_folder(i, e) for i, e in enumerate(simulation.snapshot.effects)]
         self.start_frame = simulation.start_frame
         self.manifest = read_manifest(self.folder)
         if self.manifest is not None and not self._same_scene(self.manifest):
@@ -165,6 +184,7 @@ class SimCache:
             for stale in [f for f in frames if int(f) > frame]:
                 del frames[stale]
         frames[str(frame)] = keys
+        manifest["effects"] = self._effect_entries()  # the settings of the history the frames now hold
         cache_format.write_atomic(self.folder / MANIFEST, (json.dumps(manifest, indent=1) + "\n").encode())
         self.manifest = manifest
         self.written += 1
@@ -174,12 +194,17 @@ class SimCache:
 
         self.folder.mkdir(parents=True, exist_ok=True)
         free(self.folder)
-        snapshot = self.simulation.snapshot
         return {
             "format": cache_format.FORMAT, "version": addon_version(), "vendor": gpu_vendor(),
             "blender": bpy.app.version_string, "start_frame": self.start_frame, "interval": self.interval,
             "every_frame": self.every_frame,
-            "effects": [{"folder": name, "object": e.object_name, "effect": e.effect_name}
-                        for name, e in zip(self.effects, snapshot.effects)],
+            "effects": self._effect_entries(),
             "frames": {},
         }
+
+    def _effect_entries(self) -> list[dict]:
+        """Each effect's folder, names and settings key (``SceneSnapshot.effect_key``: the panel compares it)."""
+        snapshot = self.simulation.snapshot
+        return [{"folder": name, "object": e.object_name, "effect": e.effect_name,
+                 "settings_key": snapshot.effect_key(i).hex()}
+                for i, (name, e) in enumerate(zip(self.effects, snapshot.effects))]

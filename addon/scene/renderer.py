@@ -245,7 +245,7 @@ class SceneRenderer:
         """Steps (preroll progress) to run before rendering ``frame`` from a fresh start; see SceneSimulation."""
         if self._effects() != self.effects:
             self._build()
-        return self.simulation.prepare(max(frame, self.scene.frame_start))
+        return self.simulation.prepare(max(frame, self.simulation.start_frame))
 
     def advance_to(self, frame: int) -> None:
         """Simulate up to ``frame``; changed settings re-simulate from the start."""

@@ -22,7 +22,7 @@ from ..engine.effectors import Collider, EmitterMesh, ForceField
 from ..engine.pipeline import FrameData
 from ..engine.settings import EffectSettings, RenderSettings, SettingsError, as_dict
 from ..engine.simulation import rate_warning
-from ..properties import effect_settings_of, render_settings_of, scene_effects
+from ..properties import effect_settings_of, render_settings_of, scene_effects, simulation_range
 from .csg import cloud_frame
 from .index import edits
 from .inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field, ramp_colors
@@ -40,9 +40,8 @@ class EffectInput:
 class SceneSnapshot:
     effects: tuple[EffectInput, ...]
     render: RenderSettings
-    frame_start: int
-    frame_end: int
-    frame_step: int
+    simulation_start: int  # properties.simulation_range: not the scene's render range
+    simulation_end: int
     seconds_per_frame: float
 
     @property
@@ -51,10 +50,11 @@ class SceneSnapshot:
         return [(e.object_name, e.settings) for e in self.effects]
 
     def effect_key(self, index: int) -> bytes:
-        """Everything of one effect that holds for the whole range (settings, mesh, time step, start)."""
+        """Everything of one effect that holds for the whole range (settings, mesh, time step, simulation start)."""
         effect = self.effects[index]
         mesh = (effect.mesh.vertices, effect.mesh.triangles) if effect.mesh is not None else ()
-        return digest(effect.object_name, as_dict(effect.settings), *mesh, self.seconds_per_frame, self.frame_start)
+        return digest(effect.object_name, as_dict(effect.settings), *mesh, self.seconds_per_frame,
+                      self.simulation_start)
 
     def rate_warnings(self) -> list[str]:
         return [f"effect on '{e.object_name}': {w}" for e in self.effects if (w := rate_warning(e.settings))]
@@ -115,8 +115,8 @@ def read_snapshot(scene) -> SceneSnapshot:
         except SettingsError as error:
             raise SettingsError(f"Effect '{effect.name}' on '{obj.name}': {error}") from None
         effects.append(EffectInput(obj.name, effect.name, settings, mesh))
-    return SceneSnapshot(tuple(effects), render_settings_of(scene), scene.frame_start, scene.frame_end,
-                         scene.frame_step, scene.render.fps_base / scene.render.fps)
+    return SceneSnapshot(tuple(effects), render_settings_of(scene), *simulation_range(scene),
+                         scene.render.fps_base / scene.render.fps)
 
 
 def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInputs | None,
@@ -136,7 +136,7 @@ def read_drawing(scene, frame: int, emitters: list[np.ndarray], effects, cloud_o
     and, given ``cloud_objects`` (the objects that may be CSG primitives), the cloud's primitives."""
     cloud = None
     if cloud_objects is not None:
-        seconds = (frame - scene.frame_start) * scene.render.fps_base / scene.render.fps
+        seconds = (frame - simulation_range(scene)[0]) * scene.render.fps_base / scene.render.fps
         cloud = cloud_frame(scene, seconds, cloud_objects)
     return FrameData(frame, tuple(emitters), tuple(ramp_colors(effect) for _, effect in effects), cloud)
 

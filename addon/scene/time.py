@@ -1,4 +1,4 @@
-"""Stepping time: every effect's particle systems carried along the scene's frames.
+"""Stepping time: every effect's particle systems carried along the scene's frames from the simulation start.
 
 :class:`SceneSimulation` owns the systems, their sorts and the
 :class:`~.engine.timeline.Timeline` (checkpoints in memory and, with a
@@ -38,11 +38,12 @@ class SceneSimulation:
         self.timeline = Timeline(self.systems, self._start, self._step_to, budget, interval, on_gpu=True)
         self._keys: dict[int, list[bytes]] = {}  # each effect's history key at each frame read
         # The frame the systems were last stepped to; read now so that warnings are known before any frame.
-        self.inputs: FrameInputs = self.read(snapshot.frame_start)
+        self.inputs: FrameInputs = self.read(snapshot.simulation_start)
 
     @property
     def start_frame(self) -> int:
-        return self.snapshot.frame_start
+        """The simulation's own start (``properties.simulation_range``), whatever frames are rendered."""
+        return self.snapshot.simulation_start
 
     def read(self, frame: int, previous: FrameInputs | None = None) -> FrameInputs:
         inputs = self._read_frame(frame, previous)

@@ -9,9 +9,12 @@ import bpy
 from ..engine.cache_format import CacheError
 from ..engine.settings import SettingsError
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
-from ..scene.cache import cache_folder, cached_frames, free, read_manifest
+from ..properties import simulation_range
+from ..scene.cache import cache_folder, cached_frames, effect_folder, free, read_manifest
+from ..scene.index import edits
 from ..scene.job import FrameJob
 from ..scene.renderer import SceneRenderer
+from ..scene.snapshot import read_snapshot
 from .modal_job import ModalJobOperator
 
 
@@ -27,7 +30,8 @@ def _folder(scene) -> Path:
 
 
 class SimulationBake(FrameJob):
-    """Simulate the scene's frame range into the disk cache, a piece (a frame or part of the preroll) per step."""
+    """Simulate the simulation's range (Simulation Start to End) into the disk cache, a piece (a frame or part
+    of the preroll) per step."""
 
     def __init__(self, scene):
         if not scene.gpu_particles.use_disk_cache:
@@ -39,8 +43,11 @@ class SimulationBake(FrameJob):
             raise CacheBakeError(str(error)) from None
         if not self.renderer.effects:
             raise CacheBakeError("No enabled GPU Particles effects in the scene: add one with Add Effect")
-        self.frames = list(range(scene.frame_start, scene.frame_end + 1))
-        self.preroll = self.renderer.prepare(scene.frame_start)
+        start, end = simulation_range(scene)
+        if end < start:
+            raise CacheBakeError(f"The simulation range runs backwards: {start} to {end}")
+        self.frames = list(range(start, end + 1))
+        self.preroll = self.renderer.prepare(start)
         self.done = 0
 
     def step(self) -> None:
@@ -91,18 +98,45 @@ class GPU_PARTICLES_OT_free_cache(bpy.types.Operator):
 
 
 def cache_status(scene) -> str:
-    """What the panel says about the cache: the cached range, or why there is none."""
+    """What the panel says about the cache: the range the current settings can use, or why there is none."""
     folder = cache_folder(scene)
     if folder is None:
         return "Save the .blend to keep a cache next to it"
     try:
-        read_manifest(folder)
+        manifest = read_manifest(folder)
     except CacheError as error:
         return str(error)
     frames = cached_frames(folder)
     if not frames:
         return "Not cached"
-    return f"Cached frames {frames[0]}-{frames[-1]} ({len(frames)} checkpoint(s))"
+    cached = f"frames {frames[0]}-{frames[-1]} ({len(frames)} checkpoint(s))"
+    if _settings_keys(scene) != _manifest_keys(manifest):
+        return f"Stale after an edit: {cached} no longer apply (Bake Simulation again)"
+    return f"Cached {cached}"
+
+
+def _manifest_keys(manifest: dict) -> tuple:
+    return manifest.get("start_frame"), tuple((e["folder"], e.get("settings_key")) for e in manifest["effects"])
+
+
+_kept_keys: dict = {}  # (scene, edits) -> what _settings_keys read then: the panel redraws often
+
+
+def _settings_keys(scene) -> tuple | None:
+    """The simulation start and each effect's (cache folder, settings key) as the scene is set now, as the
+    manifest records them; None when the settings are not valid.  What a cache's checkpoints also depend on,
+    frame by frame (emitter and collider motion, force fields), is checked when a frame is read."""
+    key = (scene.as_pointer(), edits())
+    if key not in _kept_keys:
+        _kept_keys.clear()
+        try:
+            snapshot = read_snapshot(scene)
+        except SettingsError:
+            _kept_keys[key] = None
+        else:
+            _kept_keys[key] = snapshot.simulation_start, tuple(
+                (effect_folder(i, effect), snapshot.effect_key(i).hex()) for i, effect in enumerate(snapshot.effects))
+    return _kept_keys[key]
 
 
 class GPU_PARTICLES_PT_cache(bpy.types.Panel):
@@ -122,6 +156,10 @@ class GPU_PARTICLES_PT_cache(bpy.types.Panel):
         settings = context.scene.gpu_particles
         layout.use_property_split = True
         layout.use_property_decorate = False
+        column = layout.column(align=True)  # the simulation's range holds with the disk cache off too
+        column.prop(settings, "simulation_start")
+        column.prop(settings, "simulation_end")
+        layout = layout.column()
         layout.active = settings.use_disk_cache
         layout.prop(settings, "cache_directory")
         column = layout.column()

@@ -20,7 +20,7 @@ from ..engine.presets import (
 from ..hosts.base import GPUMemoryError, NoGPUError
 from ..output.bake import BakeError, BakeJob
 from ..output.export import export_frame, export_range
-from ..properties import assign, effect_settings_of, render_settings_of, scene_effects
+from ..properties import assign, effect_settings_of, fix_simulation_range, render_settings_of, scene_effects
 from ..scene.csg import add_stage_primitives, scene_primitives
 from ..scene.stage_fields import add_stage_fields, scene_has_fields
 from .modal_job import ModalJobOperator
@@ -93,6 +93,7 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             return {"CANCELLED"}
         effects = obj.gpu_particles.effects
         effect = effects.add()
+        fix_simulation_range(context.scene)  # the scene's range now: rendering part of it later keeps its start
         effect.name = preset.label if preset else "Effect"
         if preset:
             assign(effect, preset.effect)

@@ -61,3 +61,83 @@ float coc_radius_px(float clip_w)
   return div_rn(spread, clip_w);
 }
 #endif
+
+/* Where a particle's light can land, "the pixels it covers": the pixels whose
+ * centers are closer than `radius` to the segment center - half_path ..
+ * center + half_path (a capsule; a disc without a path).  The particle layer's
+ * depth (particle_depth.glsl) marks exactly these, so every pixel the
+ * particle lights has its depth for the render's compositor. */
+struct Reach {
+  vec2 center;
+  vec2 half_path;
+  float radius; /* 0: covers nothing */
+};
+
+/* A splat tap's pixel center is less than 1 from its sample on each axis, so
+ * under sqrt 2 away (1.5: the 3x3 block around a sample on a pixel center). */
+const float TAP_REACH = 1.5;
+
+/* Over the screen path `start` .. `end`: a capsule of `radius`. */
+Reach path_reach(vec2 start, vec2 end, float radius)
+{
+  precise vec2 center = 0.5 * (start + end);
+  precise vec2 half_path = 0.5 * (end - start);
+  return Reach(center, half_path, radius);
+}
+
+/* A point particle of the splat (splat.glsl, splat_footprint.glsl): samples
+ * within `spread` of its path (the circle of confusion; 0 without depth of
+ * field) add to the pixels a tap away; a circle wider than splat_max_radius is
+ * a bokeh disc instead (bokeh_discs.glsl), lighting the pixel centers closer
+ * than spread + 1/2 to its path (disc_coverage, sprite_shape.glsl). */
+Reach point_reach(vec2 start, vec2 end, float spread)
+{
+#ifdef DEPTH_OF_FIELD
+  if (spread > splat_max_radius) {
+    precise float disc = spread + 0.5;
+    return path_reach(start, end, disc);
+  }
+#endif
+  precise float taps = spread + TAP_REACH;
+  return path_reach(start, end, taps);
+}
+
+/* A sprite or quad of `radius_px` (raster_quads.glsl, sprite_footprint.glsl:
+ * at least one pixel, coverage zero at its edge), along its path; 1/2 more for
+ * the rasterizer's rounding of its corners. */
+Reach sprite_reach(vec2 start, vec2 end, float radius_px)
+{
+  precise float edge = max(radius_px, 1.0) + 0.5;
+  return path_reach(start, end, edge);
+}
+
+/* Whether `reach` covers the pixel centered at `at`.  Squared distances, no
+ * division or root, unfused: every GPU and the numpy reference decide alike. */
+bool reach_covers(Reach reach, vec2 at)
+{
+  precise vec2 offset = at - reach.center;
+  vec2 h = reach.half_path;
+  precise float along = offset.x * h.x + offset.y * h.y;
+  precise float half_length2 = h.x * h.x + h.y * h.y;
+  precise float radius2 = reach.radius * reach.radius;
+  if (along >= half_length2 || along <= -half_length2) { /* nearest to an end (or a disc: no path) */
+    precise vec2 from_end = along >= half_length2 ? offset - h : offset + h;
+    precise float distance2 = from_end.x * from_end.x + from_end.y * from_end.y;
+    return distance2 < radius2;
+  }
+  precise float cross = offset.x * h.y - offset.y * h.x; /* |h| times the distance from the path's line */
+  precise float cross2 = cross * cross;
+  precise float bound = radius2 * half_length2;
+  return cross2 < bound;
+}
+
+/* The pixels whose centers the reach may cover, clamped to a target of `size`:
+ * (x0, y0, x1, y1), empty when x1 < x0 (clamped as floats first: far off screen
+ * must not overflow int). */
+ivec4 reach_pixel_rect(Reach reach, ivec2 size)
+{
+  vec2 extent = abs(reach.half_path) + reach.radius;
+  vec2 low = floor(reach.center - extent - 0.5);
+  vec2 high = floor(reach.center + extent - 0.5) + 1.0;
+  return ivec4(ivec2(clamp(low, vec2(0.0), vec2(size))), ivec2(clamp(high, vec2(-1.0), vec2(size - 1))));
+}

@@ -1,29 +1,66 @@
-"""Reference of particle_depth.glsl: the nearest lit particle's view depth per pixel."""
+"""Reference of particle_depth.glsl and particle_depth_tiles.glsl: the nearest lit particle's view depth over
+every pixel its light covers (footprint.glsl's Reach), in the kernels' float32 arithmetic."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..footprint import SPLAT_MAX_RADIUS
 from ..look import look_at, look_table, variation
-from ..particle_depth import FAR, MAX_FOOTPRINT
-from .compositing import F, reaching
+from ..particle_depth import FAR
+from .compositing import F
+from .footprint import paths
+
+TAP_REACH = F(1.5)
 
 
-def nearest_depth(pos_age, vel_life, view_proj, view_depth, width, height, settings, pixels_per_unit, ramp=None):
-    """(height, width) float32: the least depth of the particles marking each pixel, FAR elsewhere.
-
-    A particle marks the square of its projected radius (whole pixels, at most
-    MAX_FOOTPRINT each side) around its splat pixel, unless it adds no light.
-    """
-    index, clip, w, t, pixel = reaching(pos_age, vel_life, view_proj, width, height)
-    look = look_at(look_table(settings, ramp), t)
+def reaches(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, kind="POINT", shutter=None,
+            focus=None, ramp=None):
+    """(index, center, half_path, radius) of the lit particles in front of the camera and inside its depth range:
+    the capsules of pixel centers their light covers (kind: particle_depth.reach_kind's)."""
+    index, clip, start, end, spread = paths(pos_age, vel_life, view_proj, width, height, shutter,
+                                            focus if kind == "POINT" else None)
+    w = clip[:, 3]
+    look = look_at(look_table(settings, ramp), pos_age[index, 3] / vel_life[index, 3])
+    if kind == "SPRITE":
+        world = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, "SIZE") \
+            * F(pixels_per_unit)
+        radius = np.maximum(world / w, F(1)) + F(0.5)
+    else:
+        radius = np.where(spread > F(SPLAT_MAX_RADIUS), spread + F(0.5), spread + TAP_REACH)
     lit = F(settings.emission_strength) * look[:, :3].max(axis=1) > 0
-    radius_px = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, "SIZE") \
-        * F(pixels_per_unit) / w
-    reach = np.clip(radius_px.astype(np.int64), 1, MAX_FOOTPRINT)  # at least 3x3: anti-aliased points light 2x2
+    center, half_path = F(0.5) * (start + end), F(0.5) * (end - start)
+    return index[lit], center[lit], half_path[lit], radius[lit].astype(F)
+
+
+def covers(center, half_path, radius, x, y) -> np.ndarray:
+    """reach_covers of one reach at pixel centers (x, y) + 1/2, unfused float32 as the kernels compute it."""
+    ox, oy = F(x + F(0.5)) - center[0], F(y + F(0.5)) - center[1]
+    hx, hy = half_path
+    along = ox * hx + oy * hy
+    half_length2 = hx * hx + hy * hy
+    radius2 = radius * radius
+    beyond = (along >= half_length2) | (along <= -half_length2)
+    sign = np.where(along >= half_length2, F(-1), F(1))
+    ex, ey = ox + sign * hx, oy + sign * hy
+    cross = ox * hy - oy * hx
+    return np.where(beyond, ex * ex + ey * ey < radius2, cross * cross < radius2 * half_length2)
+
+
+def nearest_depth(pos_age, vel_life, view_proj, view_depth, width, height, settings, pixels_per_unit, ramp=None,
+                  kind="POINT", shutter=None, focus=None):
+    """(height, width) float32: the least depth of the particles covering each pixel, FAR elsewhere."""
+    index, center, half_path, radius = reaches(pos_age, vel_life, view_proj, width, height, settings,
+                                               pixels_per_unit, kind, shutter, focus, ramp)
     depth = np.maximum(pos_age[index, :3].astype(np.float64) @ view_depth[:3] + view_depth[3], 0).astype(F)
     out = np.full((height, width), F(FAR), F)
-    for (x, y), r, d in zip(pixel[lit], reach[lit], depth[lit]):
-        block = out[max(y - r, 0): y + r + 1, max(x - r, 0): x + r + 1]
-        np.minimum(block, d, out=block)
+    extent = np.abs(half_path) + radius[:, None]
+    low = np.clip(np.floor(center - extent - F(0.5)), 0, [width, height]).astype(np.int64)
+    high = np.clip(np.floor(center + extent - F(0.5)) + 1, -1, [width - 1, height - 1]).astype(np.int64)
+    for c, h, r, d, (x0, y0), (x1, y1) in zip(center, half_path, radius, depth, low, high):
+        if x1 < x0 or y1 < y0:
+            continue
+        y, x = np.mgrid[y0:y1 + 1, x0:x1 + 1].astype(F)
+        block = out[y0:y1 + 1, x0:x1 + 1]
+        block[covers(c, h, r, x, y) & (d < block)] = d
     return out

@@ -1,0 +1,97 @@
+"""Suite ``final-render``: what the particles add to each frame of Blender's own Render Animation.
+
+The scene is the preset's, built as ``make bake`` builds it (bench/bake_throughput.py's ``effect_scene``),
+rendered with ``bpy.ops.render.render(animation=True)`` as ``blender -b file.blend -a`` does: ``ms`` per
+rendered frame with the effect composited into the render (render_pre renders the layer, the compositor lays
+it over), ``peer_ms`` the same render with the effect disabled.  A frame's time is the interval between
+consecutive ``render_post`` handlers (the median over the frames after the first, which carries the shader
+compiles and the preroll).
+
+    .venv/bin/python bench/final_render.py               # workbench-1080p-1M, 24 frames
+    .venv/bin/python bench/final_render.py --quick       # a tiny version (240x135, 20K particles, 4 frames)
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import records  # noqa: E402
+
+CASES = {"workbench-1080p-1M": dict(engine="BLENDER_WORKBENCH", width=1920, height=1080, count=1_000_000)}
+QUICK = dict(width=240, height=135, count=20_000)
+
+
+def frame_ms(scene) -> float:
+    """Median ms per frame of one Render Animation of ``scene`` (the first frame apart)."""
+    import bpy
+
+    ends = []
+
+    def on_post(*_):
+        ends.append(time.perf_counter())
+
+    bpy.app.handlers.render_post.append(on_post)
+    try:
+        assert bpy.ops.render.render(animation=True) == {"FINISHED"}
+    finally:
+        bpy.app.handlers.render_post.remove(on_post)
+    return statistics.median((b - a) * 1e3 for a, b in zip(ends, ends[1:]))
+
+
+def measure(engine: str, width: int, height: int, count: int, frames: int) -> dict:
+    """``ms`` with the effect and ``peer_ms`` without, per rendered frame of ``frames`` + 1."""
+    import bpy
+    from bake_throughput import effect_scene
+
+    import addon
+
+    out_dir = Path(tempfile.mkdtemp(prefix="gpu_particles_final_render_"))
+    try:
+        scene = effect_scene("default", count, width, height, (1, frames + 1), out_dir)
+        scene.render.engine = engine
+        scene.render.resolution_percentage = 100
+        scene.render.filepath = str(out_dir / "render" / "f_####")
+        with_effect = frame_ms(scene)
+        for obj in scene.objects:
+            for effect in obj.gpu_particles.effects:
+                effect.enabled = False
+        without = frame_ms(scene)
+        addon.unregister()
+        bpy.ops.wm.read_factory_settings(use_empty=True)
+    finally:
+        shutil.rmtree(out_dir, ignore_errors=True)
+    return {"ms": round(with_effect, 1), "peer_ms": round(without, 1), "added_ms": round(with_effect - without, 1),
+            "frames": frames, "width": width, "height": height, "count": count}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--case", action="append", choices=sorted(CASES), help="default: all")
+    parser.add_argument("--frames", type=int, default=24, help="frames measured after the first")
+    parser.add_argument("--quick", action="store_true", help=f"a tiny version: {QUICK}, 4 frames")
+    parser.add_argument("--out", type=Path, help="results folder (default bench/results/)")
+    args = parser.parse_args()
+    from addon.hosts.blender import BlenderHost
+
+    device = BlenderHost().device
+    rows = []
+    for case in args.case or list(CASES):
+        settings = {**CASES[case], **(QUICK if args.quick else {})}
+        rows.append({"case": f"{case}-quick" if args.quick else case,
+                     **measure(frames=4 if args.quick else args.frames, **settings)})
+        print(rows[-1], flush=True)
+    records.write("final-render", device, rows, results=args.out)
+
+
+if __name__ == "__main__":
+    main()
