@@ -57,7 +57,7 @@ def main(argv=None) -> int:
         depth = ParticleDepth(host, width, height)
         look, world_to_view = compositor.look_texture(system), np.eye(4)
         for name, (camera, _) in footprint_cameras(width, height).items():
-            def add(camera=camera, depth=depth, system=system, look=look):
+            def add(camera=camera, depth=depth, system=system, look=look, world_to_view=world_to_view):
                 depth.add(system, camera, world_to_view, look)
 
             ms = timer.together(depth.clear, add)
