@@ -3,7 +3,8 @@
 The scene is the preset's, built as ``make bake`` builds it (bench/bake_throughput.py's ``effect_scene``),
 rendered with ``bpy.ops.render.render(animation=True)`` as ``blender -b file.blend -a`` does: ``ms`` per
 rendered frame with the effect composited into the render (render_pre renders the layer, the compositor lays
-it over), ``peer_ms`` the same render with the effect disabled.  A frame's time is the interval between
+it over), ``peer_ms`` the plain render (effects off, no compositing), ``disabled_ms`` effects off with the
+add-on's nodes still in the compositor.  A frame's time is the interval between
 consecutive ``render_post`` handlers (the median over the frames after the first, which carries the shader
 compiles and the preroll).
 
@@ -49,7 +50,9 @@ def frame_ms(scene) -> float:
 
 
 def measure(engine: str, width: int, height: int, count: int, frames: int) -> dict:
-    """``ms`` with the effect and ``peer_ms`` without, per rendered frame of ``frames`` + 1."""
+    """``ms`` with the effect and ``peer_ms`` without (the plain render: effects off and no compositing),
+    per rendered frame of ``frames`` + 1; ``disabled_ms``: effects off, the add-on's nodes still passing the
+    render through."""
     import bpy
     from bake_throughput import effect_scene
 
@@ -65,12 +68,15 @@ def measure(engine: str, width: int, height: int, count: int, frames: int) -> di
         for obj in scene.objects:
             for effect in obj.gpu_particles.effects:
                 effect.enabled = False
-        without = frame_ms(scene)
+        disabled = frame_ms(scene)  # our nodes still in the compositor, passing the render through
+        scene.render.use_compositing = False
+        without = frame_ms(scene)  # the plain render: nothing of ours runs
         addon.unregister()
         bpy.ops.wm.read_factory_settings(use_empty=True)
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
     return {"ms": round(with_effect, 1), "peer_ms": round(without, 1), "added_ms": round(with_effect - without, 1),
+            "disabled_ms": round(disabled, 1),
             "frames": frames, "width": width, "height": height, "count": count}
 
 
