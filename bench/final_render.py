@@ -3,13 +3,14 @@
 The scene is the preset's, built as ``make bake`` builds it (bench/bake_throughput.py's ``effect_scene``),
 rendered with ``bpy.ops.render.render(animation=True)`` as ``blender -b file.blend -a`` does: ``ms`` per
 rendered frame with the effect composited into the render (render_pre renders the layer, the compositor lays
-it over), ``peer_ms`` the plain render (effects off, no compositing), ``disabled_ms`` effects off with the
-add-on's nodes still in the compositor.  A frame's time is the interval between
+it over), ``peer_ms`` the plain render (effects off, no compositing), and the stages between them (see
+``measure``).  A frame's time is the interval between
 consecutive ``render_post`` handlers (the median over the frames after the first, which carries the shader
 compiles and the preroll).
 
     .venv/bin/python bench/final_render.py               # workbench-1080p-1M, 24 frames
     .venv/bin/python bench/final_render.py --quick       # a tiny version (240x135, 20K particles, 4 frames)
+    .venv/bin/python bench/final_render.py --quick --size 1920x1080   # the compositor's full-size cost, 20K
 """
 
 from __future__ import annotations
@@ -32,27 +33,53 @@ CASES = {"workbench-1080p-1M": dict(engine="BLENDER_WORKBENCH", width=1920, heig
 QUICK = dict(width=240, height=135, count=20_000)
 
 
-def frame_ms(scene) -> float:
-    """Median ms per frame of one Render Animation of ``scene`` (the first frame apart)."""
+def frame_ms(scene) -> tuple[float, float]:
+    """Median ms per frame of one Render Animation of ``scene`` (the first frame apart), and the median ms of
+    its ``render_pre`` handlers (where the add-on renders the particle layer)."""
     import bpy
 
-    ends = []
+    ends, pre_starts, pre_ms = [], [], []
 
     def on_post(*_):
         ends.append(time.perf_counter())
 
-    bpy.app.handlers.render_post.append(on_post)
+    def on_pre_start(*_):
+        pre_starts.append(time.perf_counter())
+
+    def on_pre_end(*_):
+        pre_ms.append((time.perf_counter() - pre_starts[-1]) * 1e3)
+
+    handlers = bpy.app.handlers
+    handlers.render_pre.insert(0, on_pre_start)
+    handlers.render_pre.append(on_pre_end)
+    handlers.render_post.append(on_post)
     try:
         assert bpy.ops.render.render(animation=True) == {"FINISHED"}
     finally:
-        bpy.app.handlers.render_post.remove(on_post)
-    return statistics.median((b - a) * 1e3 for a, b in zip(ends, ends[1:]))
+        handlers.render_post.remove(on_post)
+        handlers.render_pre.remove(on_pre_start)
+        handlers.render_pre.remove(on_pre_end)
+    return statistics.median((b - a) * 1e3 for a, b in zip(ends, ends[1:])), statistics.median(pre_ms[1:])
 
 
-def measure(engine: str, width: int, height: int, count: int, frames: int) -> dict:
+def passthrough_tree(scene):
+    """A compositing tree of the first view layer's Render Layers straight to the output: what compositing
+    costs before any node of ours."""
+    import bpy
+
+    tree = bpy.data.node_groups.new("Passthrough", "CompositorNodeTree")
+    tree.interface.new_socket("Image", in_out="OUTPUT", socket_type="NodeSocketColor")
+    render = tree.nodes.new("CompositorNodeRLayers")
+    render.scene = scene
+    tree.links.new(render.outputs["Image"], tree.nodes.new("NodeGroupOutput").inputs[0])
+    return tree
+
+
+def measure(engine: str, width: int, height: int, count: int, frames: int, compositor: str | None = None) -> dict:
     """``ms`` with the effect and ``peer_ms`` without (the plain render: effects off and no compositing),
-    per rendered frame of ``frames`` + 1; ``disabled_ms``: effects off, the add-on's nodes still passing the
-    render through."""
+    per rendered frame of ``frames`` + 1, on ``compositor`` (the device; Blender 5.2's default is GPU);
+    ``layer_ms``: the part of ``ms`` spent in ``render_pre`` (the particle layer, handed to the images); ``disabled_ms``: effects off, the add-on's nodes still passing the render
+    through; ``passthrough_ms``: effects off, a tree of Render Layers to the output alone."""
     import bpy
     from bake_throughput import effect_scene
 
@@ -64,19 +91,27 @@ def measure(engine: str, width: int, height: int, count: int, frames: int) -> di
         scene.render.engine = engine
         scene.render.resolution_percentage = 100
         scene.render.filepath = str(out_dir / "render" / "f_####")
-        with_effect = frame_ms(scene)
+        if compositor is not None:  # set before any render: switching devices between renders crashes Blender 5.2
+            scene.render.compositor_device = compositor
+        device = scene.render.compositor_device
+        with_effect, layer = frame_ms(scene)
         for obj in scene.objects:
             for effect in obj.gpu_particles.effects:
                 effect.enabled = False
-        disabled = frame_ms(scene)  # our nodes still in the compositor, passing the render through
+        disabled, _ = frame_ms(scene)  # our nodes still in the compositor, passing the render through
+        ours = scene.compositing_node_group
+        scene.compositing_node_group = passthrough_tree(scene)
+        passthrough, _ = frame_ms(scene)
+        scene.compositing_node_group = ours
         scene.render.use_compositing = False
-        without = frame_ms(scene)  # the plain render: nothing of ours runs
+        without, _ = frame_ms(scene)  # the plain render: nothing of ours runs
         addon.unregister()
         bpy.ops.wm.read_factory_settings(use_empty=True)
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
     return {"ms": round(with_effect, 1), "peer_ms": round(without, 1), "added_ms": round(with_effect - without, 1),
-            "disabled_ms": round(disabled, 1),
+            "layer_ms": round(layer, 1), "disabled_ms": round(disabled, 1), "passthrough_ms": round(passthrough, 1),
+            "compositor": device,
             "frames": frames, "width": width, "height": height, "count": count}
 
 
@@ -85,6 +120,9 @@ def main() -> None:
     parser.add_argument("--case", action="append", choices=sorted(CASES), help="default: all")
     parser.add_argument("--frames", type=int, default=24, help="frames measured after the first")
     parser.add_argument("--quick", action="store_true", help=f"a tiny version: {QUICK}, 4 frames")
+    parser.add_argument("--size", help="WxH instead of the case's (e.g. 1920x1080 with --quick's count)")
+    parser.add_argument("--count", type=int, help="particles instead of the case's")
+    parser.add_argument("--compositor", choices=("GPU", "CPU"), help="the compositor's device (default: the scene's)")
     parser.add_argument("--out", type=Path, help="results folder (default bench/results/)")
     args = parser.parse_args()
     from addon.hosts.blender import BlenderHost
@@ -93,8 +131,17 @@ def main() -> None:
     rows = []
     for case in args.case or list(CASES):
         settings = {**CASES[case], **(QUICK if args.quick else {})}
-        rows.append({"case": f"{case}-quick" if args.quick else case,
-                     **measure(frames=4 if args.quick else args.frames, **settings)})
+        if args.size:
+            settings["width"], settings["height"] = map(int, args.size.lower().split("x"))
+        if args.count:
+            settings["count"] = args.count
+        name = f"{case}-quick" if args.quick else case
+        if args.size or args.count:
+            name += f"-{settings['width']}x{settings['height']}-{settings['count']}"
+        if args.compositor:
+            name += f"-{args.compositor.lower()}-compositor"
+        rows.append({"case": name,
+                     **measure(frames=4 if args.quick else args.frames, compositor=args.compositor, **settings)})
         print(rows[-1], flush=True)
     records.write("final-render", device, rows, results=args.out)
 
