@@ -50,6 +50,20 @@ def _gpu():
     return gpu
 
 
+def gpu_context_bound() -> bool:
+    """Whether Blender has a GPU context bound on this thread (initialising the GPU first in background).
+
+    Most ``gpu`` calls dereference the active context and segfault without one (``GPU_shader_bind``,
+    ``gpu.state.active_framebuffer_get``); ``GPUOffScreen`` checks ``GPU_context_active_get()`` first and
+    raises instead (``pygpu_offscreen__tp_new`` in ``gpu_py_offscreen.cc``), so a 1x1 one is the probe."""
+    gpu = _gpu()
+    try:
+        gpu.types.GPUOffScreen(1, 1).free()
+    except RuntimeError:
+        return False
+    return True
+
+
 @contextmanager
 def _captured_output():
     """Collect what Blender's logger prints to fd 1/2 (the shader compile log)."""

@@ -37,9 +37,20 @@ render composites the depsgraph's copy of the tree, made before
 ``render_pre``, while images are shared with it.  The pixels of generated
 images are never saved: a .blend opened without the add-on (nothing of ours
 runs then) reloads them blank, and renders clean.
+
+**The previous version's nodes are replaced.**  It made one chain of
+unsuffixed nodes (``GPU Particles: Render Layers``, ``...: In Front``,
+``...: Light over Render``) in one tree shared by every scene
+(``GPU Particles Compositing``) and read the layer from image files it pointed
+at each frame's EXR: opened today, those nodes kept reading the last file
+written, another frame's particles.  ``ensure_compositing`` (and a file's load,
+:func:`replace_previous_version`) puts today's chain where the old one was,
+keeping the artist's links around it, and removes the old file-backed images.
 """
 
 from __future__ import annotations
+
+import re
 
 import bpy
 import numpy as np
@@ -54,6 +65,8 @@ LIGHT, DEPTH, DEPTH_CHANNEL, LIGHT_CHANNELS, BRIGHTEST_RG, BRIGHTEST_RGB, GLOW_C
 CHAIN_PARTS = ("Render Layers", "In Front", "Light over Render", "Render Alpha", "Uncovered", "Coverage", "Alpha",
                "Set Alpha")
 EMPTY_LABEL = PREFIX + "no layer until the add-on renders a frame's own"
+PREVIOUS_CHAIN = tuple(PREFIX + part for part in ("Render Layers", "In Front", "Light over Render"))
+PREVIOUS_IMAGES = (("GPU Particles Light", "light"), ("GPU Particles Depth", "depth"))  # pointed at <kind>_####.exr
 _filled: set[str] = set()  # depth images holding a frame's layer (generated images load empty)
 
 
@@ -160,7 +173,8 @@ def _group_output(tree):
 
 
 def _own_tree(scene):
-    """The scene's compositing tree, made or copied so that its particle nodes read this scene only."""
+    """The scene's compositing tree, made or copied so that its particle nodes read this scene only (the
+    previous version's tree, shared by name, gets the scene's name)."""
     tree = scene.compositing_node_group
     if tree is None:
         tree = bpy.data.node_groups.new(f"{GROUP_NAME} ({scene.name})", "CompositorNodeTree")
@@ -170,11 +184,12 @@ def _own_tree(scene):
               if node.bl_idname == "CompositorNodeRLayers" and node.name.startswith(PREFIX) and node.scene != scene]
     if others:  # a Full Copy of the scene, or a tree picked from another scene: copied, never re-pointed
         tree = tree.copy()
-        tree.name = f"{GROUP_NAME} ({scene.name})"
         scene.compositing_node_group = tree
         for node in tree.nodes:
             if node.bl_idname == "CompositorNodeRLayers" and node.name.startswith(PREFIX):
                 node.scene = scene
+    if others or tree.name == GROUP_NAME:
+        tree.name = f"{GROUP_NAME} ({scene.name})"
     return tree
 
 
@@ -196,9 +211,9 @@ def _glow_coverage(tree, light):
     return coverage
 
 
-def _chain(tree, scene, view_layer, row: int, light, channel, glow, output, feeds_output: bool,
-           repair: bool) -> None:
-    """One view layer's nodes (kept as the artist left them unless missing or ``repair``)."""
+def _chain(tree, scene, view_layer, row: int, light, channel, glow, feeds: list, repair: bool) -> None:
+    """One view layer's nodes (kept as the artist left them unless missing or ``repair``); made, they lay the
+    particles over what fed ``feeds`` (the inputs their result then feeds) or else over their own render."""
     name = view_layer.name
     if tree.nodes.get(chain_node("Set Alpha", name)) is not None and not repair:
         return
@@ -208,10 +223,10 @@ def _chain(tree, scene, view_layer, row: int, light, channel, glow, output, feed
     set_alpha = tree.nodes.get(chain_node("Set Alpha", name))
     if set_alpha is None:
         set_alpha = _node(tree, chain_node("Set Alpha", name), "CompositorNodeSetAlpha", (1200, y))
-        fed = next((link.from_socket for link in tree.links if link.to_socket == output.inputs[0]), None)
-        background = fed if feeds_output and fed is not None else render.outputs["Image"]
-        if feeds_output:
-            tree.links.new(set_alpha.outputs[0], output.inputs[0])
+        fed = feeds[0].links if feeds else ()
+        background = fed[0].from_socket if fed else render.outputs["Image"]
+        for socket in feeds:
+            tree.links.new(set_alpha.outputs[0], socket)
     else:
         over = tree.nodes.get(chain_node("Light over Render", name))
         links = over.inputs["Background"].links if over is not None else ()
@@ -242,6 +257,71 @@ def _chain(tree, scene, view_layer, row: int, light, channel, glow, output, feed
     links.new(alpha.outputs[0], set_alpha.inputs["Alpha"])
 
 
+def _remove_previous_chain(tree):
+    """Remove the previous version's chain, bridging it (what fed its background feeds what it fed); returns
+    None when there was none, else the inputs it fed and the links its Render Layers made to nodes it leaves
+    (output name, input), for today's Render Layers of that view layer (or of the first)."""
+    nodes = [tree.nodes.get(name) for name in PREVIOUS_CHAIN]
+    if not any(nodes):
+        return None
+    render, _, over = nodes
+    feeds = [link.to_socket for link in over.outputs[0].links] if over is not None else []
+    render_links = [(link.from_socket.name, link.to_socket) for output in (render.outputs if render else ())
+                    for link in output.links if link.to_node not in nodes]
+    for link in over.inputs["Background"].links if over is not None else ():
+        if link.from_node == render:
+            render_links += [(link.from_socket.name, socket) for socket in feeds]
+        elif link.from_node not in nodes:
+            for socket in feeds:
+                tree.links.new(link.from_socket, socket)
+    layer = render.layer if render is not None else None
+    for node in nodes:
+        if node is not None:
+            tree.nodes.remove(node)
+    return feeds, layer, render_links
+
+
+def _relink_previous_render(tree, layers, layer: str | None, render_links) -> None:
+    """The previous chain's Render Layers links, now from today's (only into inputs nothing else feeds)."""
+    render = tree.nodes.get(chain_node("Render Layers", layer)) if layer else None
+    render = render or (tree.nodes.get(chain_node("Render Layers", layers[0].name)) if layers else None)
+    for output, socket in render_links if render is not None else ():
+        if not socket.is_linked:
+            tree.links.new(render.outputs[output], socket)
+
+
+def _previous_image(image) -> bool:
+    """A layer image of the previous version: its name, a file, pointed at one of its layer files (or none)."""
+    kinds = dict(PREVIOUS_IMAGES)
+    return (image is not None and image.name in kinds and image.source == "FILE"
+            and re.search(rf"(^|[\\/]){kinds[image.name]}_\d+\.exr$|^$", image.filepath) is not None)
+
+
+def _remove_previous_images() -> None:
+    """The previous version's layer images (only the file-backed ones it made), wherever they are used."""
+    for name, _ in PREVIOUS_IMAGES:
+        image = bpy.data.images.get(name)
+        if _previous_image(image):
+            bpy.data.images.remove(image)
+
+
+def _set_up_by_previous(tree) -> bool:
+    """A tree of this file (not a library's, which cannot change) with the previous version's nodes."""
+    return tree is not None and tree.library is None and (any(name in tree.nodes for name in PREVIOUS_CHAIN) or any(
+        _previous_image(node.image) for node in tree.nodes if node.bl_idname == "CompositorNodeImage"))
+
+
+def replace_previous_version() -> None:
+    """After a load: every scene whose tree the previous version set up (or shares one that it did) gets
+    today's nodes in place of its, also where no render would set them up (effect off: the old image nodes
+    would still read a file)."""
+    previous = [scene for scene in bpy.data.scenes
+                if scene.library is None and _set_up_by_previous(scene.compositing_node_group)]
+    for scene in previous:  # all found first: the first scene's setup changes a tree that others share
+        ensure_compositing(scene)
+    _remove_previous_images()
+
+
 def ensure_compositing(scene, repair: bool = False):
     """The scene's compositing tree with the particle nodes in it; returns the tree.
 
@@ -251,7 +331,8 @@ def ensure_compositing(scene, repair: bool = False):
     over); every other rendered view layer gets a chain over its own Render Layers,
     for the artist to wire where that layer goes.  Chains that exist are left as
     the artist made them, unless ``repair`` (the Set Up Compositing button) adds
-    what is missing and relinks them.
+    what is missing and relinks them.  The previous version's chain is replaced
+    by the first layer's, where it was; its layer images are removed.
     """
     tree = _own_tree(scene)
     layers = rendered_layers(scene)
@@ -259,6 +340,7 @@ def ensure_compositing(scene, repair: bool = False):
         view_layer.use_pass_z = True  # each layer's own depth decides what hides the particles
     scene.render.use_compositing = True
     output = _group_output(tree)
+    previous = _remove_previous_chain(tree)
     light = _node(tree, LIGHT, "CompositorNodeImage", (0, -300))
     depth = _node(tree, DEPTH, "CompositorNodeImage", (0, -550))
     light_name, depth_name = layer_image_names(scene)
@@ -267,8 +349,12 @@ def ensure_compositing(scene, repair: bool = False):
     channel = _node(tree, DEPTH_CHANNEL, "CompositorNodeSeparateColor", (250, -550))
     tree.links.new(depth.outputs["Image"], channel.inputs["Image"])
     glow = _glow_coverage(tree, light)
+    first_feeds = previous[0] if previous else [output.inputs[0]]
     for row, view_layer in enumerate(layers):
-        _chain(tree, scene, view_layer, row, light, channel, glow, output, row == 0, repair)
+        _chain(tree, scene, view_layer, row, light, channel, glow, first_feeds if row == 0 else [], repair)
+    if previous:
+        _relink_previous_render(tree, layers, *previous[1:])
+    _remove_previous_images()
     if light.label == LIGHT:
         light.label = EMPTY_LABEL
     return tree

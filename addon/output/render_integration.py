@@ -21,7 +21,8 @@ Where the GPU work runs, and why before the frame rather than in it:
   handlers run on the main thread, synchronously inside
   ``bpy.ops.render.render``; the add-on's GPU context (``gpu.init()``) is
   usable there, also between EEVEE frames, which bind and release their own
-  context.
+  context.  With the CPU compositor nothing binds it again after a frame;
+  :func:`_bind_gpu_context` does (tests/test_cpu_compositor.py).
 * GUI (F12, Render Animation): the render runs as a window-manager job on a
   worker thread (``screen_render_invoke`` -> ``WM_jobs_start`` ->
   ``render_startjob`` -> ``RE_RenderFrame``/``RE_RenderAnim``, which call the
@@ -51,12 +52,14 @@ from bpy.props import BoolProperty, StringProperty
 
 from ..engine.settings import SettingsError
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
+from ..hosts.blender import gpu_context_bound
 from ..properties import register_factory, scene_effects
 from . import compositor_nodes
 from .render_layer import ParticleLayer, free_scratch
 
 MAIN_THREAD_WAIT = 600.0  # seconds a render thread waits for the main thread before giving up
 DRAIN_INTERVAL = 0.01  # seconds between the main thread's looks for work from a render thread
+GPU_COMPOSITOR = "Render Properties > Performance > Compositor: GPU"  # the setting that keeps a context bound
 LAYER_ERRORS = (SettingsError, NoGPUError, GPUMemoryError, ShaderCompileError, OSError, RuntimeError, ValueError)
 
 
@@ -182,6 +185,31 @@ def _prepare(scene) -> None:
     compositor_nodes.ensure_compositing(scene)
 
 
+def _bind_gpu_context(scene) -> None:
+    """Blender's GPU context bound on the main thread before the layer's dispatches, or NoGPUError.
+
+    In a background render the engine releases its own context after each frame
+    (``DRW_render_context_disable``); only the GPU compositor binds Blender's main one again
+    (``DRW_gpu_context_enable`` in ``Compositor::execute``, render/intern/compositor.cc), and its
+    ``DRW_gpu_context_disable`` leaves it bound where there is no window (``wm_window_reset_drawable``).
+    With the CPU compositor no context is bound at the next frame's ``render_pre``, and the ``gpu`` module
+    segfaults.  Turning Persistent Data off frees the render's engine (``RE_FreePersistentData``), which
+    frees its depsgraph between the same enable and disable on the main thread (``engine_depsgraph_free``),
+    binding that context again (verified on 5.2.3, Workbench and EEVEE); the setting is put back at once."""
+    if gpu_context_bound():
+        return
+    render = scene.render
+    keep = render.use_persistent_data
+    try:
+        render.use_persistent_data = False
+        render.use_persistent_data = keep
+    except AttributeError:  # a linked scene's settings are read-only
+        pass
+    if not gpu_context_bound():
+        raise NoGPUError(f"Blender left no GPU context bound after the previous frame (the CPU compositor "
+                         f"does in background renders); set {GPU_COMPOSITOR}")
+
+
 def _composite_frame(scene, frame: int) -> None:
     """Main thread: this frame's layer into the compositor's images, or the images emptied and the reason
     on the Light node."""
@@ -190,6 +218,7 @@ def _composite_frame(scene, frame: int) -> None:
         compositor_nodes.empty_layer(scene, f"{compositor_nodes.PREFIX}frame {frame}: {why}")
         return
     try:
+        _bind_gpu_context(scene)
         if _session.layer is None or _session.layer.scene != scene:
             _session.layer = ParticleLayer(scene)
         pixels = _session.layer.layer(frame)
@@ -265,6 +294,7 @@ def on_render_cancel(scene, *_):
 def on_load_post(*_):
     """A loaded file's layer images are generated empty; its last render's failures are another file's."""
     compositor_nodes.forget_filled()
+    compositor_nodes.replace_previous_version()  # its stale file-backed nodes, also where no render sets up ours
     last_errors.clear()
 
 
