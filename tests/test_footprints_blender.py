@@ -5,7 +5,8 @@ import pytest
 from conftest import add_effect
 
 from addon.engine.footprint import Focus
-from addon.scene.renderer import SceneRenderer, camera_of, lens_summary, scene_seconds_per_frame
+from addon.scene.renderer import SceneRenderer, camera_of, lens_summary
+from addon.scene.snapshot import scene_seconds_per_frame
 
 W, H = 64, 36
 

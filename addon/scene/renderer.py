@@ -28,12 +28,16 @@ from .cache import SimCache, cache_folder
 from .csg import is_primitive, scene_cloud
 from .depth_prepass import DepthPrepass
 from .inputs import ramp_colors
-from .snapshot import EffectsWatch, FrameInputs, SceneSnapshot, read_drawing, read_frame, read_snapshot
+from .snapshot import (
+    EffectsWatch,
+    FrameInputs,
+    SceneSnapshot,
+    read_drawing,
+    read_frame,
+    read_snapshot,
+    scene_seconds_per_frame,
+)
 from .time import SceneSimulation
-
-
-def scene_seconds_per_frame(scene) -> float:
-    return scene.render.fps_base / scene.render.fps
 
 
 def check_camera(camera) -> None:

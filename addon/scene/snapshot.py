@@ -104,6 +104,10 @@ def digest(*values) -> bytes:
     return h.digest()
 
 
+def scene_seconds_per_frame(scene) -> float:
+    return scene.render.fps_base / scene.render.fps
+
+
 def read_snapshot(scene) -> SceneSnapshot:
     """Every enabled effect's settings and mesh and the render settings, once (SettingsError says which)."""
     depsgraph = scene.view_layers[0].depsgraph if scene.view_layers else None
@@ -116,7 +120,7 @@ def read_snapshot(scene) -> SceneSnapshot:
             raise SettingsError(f"Effect '{effect.name}' on '{obj.name}': {error}") from None
         effects.append(EffectInput(obj.name, effect.name, settings, mesh))
     return SceneSnapshot(tuple(effects), render_settings_of(scene), *simulation_range(scene),
-                         scene.render.fps_base / scene.render.fps)
+                         scene_seconds_per_frame(scene))
 
 
 def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInputs | None,
@@ -136,7 +140,7 @@ def read_drawing(scene, frame: int, emitters: list[np.ndarray], effects, cloud_o
     and, given ``cloud_objects`` (the objects that may be CSG primitives), the cloud's primitives."""
     cloud = None
     if cloud_objects is not None:
-        seconds = (frame - simulation_range(scene)[0]) * scene.render.fps_base / scene.render.fps
+        seconds = (frame - simulation_range(scene)[0]) * scene_seconds_per_frame(scene)
         cloud = cloud_frame(scene, seconds, cloud_objects)
     return FrameData(frame, tuple(emitters), tuple(ramp_colors(effect) for _, effect in effects), cloud)
 
