@@ -88,10 +88,13 @@ def test_footprints_match_the_reference(host, rng, what, shutter, focus, speed):
     assert (got < FAR).sum() > 300
 
 
-@pytest.mark.parametrize("particle_type, blend_mode", [("SPRITE", "ADD"), ("POINT", "ALPHA")])
-def test_sprites_mark_their_radius(host, rng, particle_type, blend_mode):
+@pytest.mark.parametrize("particle_type, blend_mode, focus", [
+    ("SPRITE", "ADD", None), ("POINT", "ALPHA", None),
+    ("POINT", "ALPHA", (12.0, 1.0)),  # depth of field on: sprites keep their own size (the fire preset's case)
+])
+def test_sprites_mark_their_radius(host, rng, particle_type, blend_mode, focus):
     pos_age, vel_life = deep_particles(rng, 100, WIDE_W, WIDE_H, 20.0)
-    camera = deep_camera(WIDE_W, WIDE_H, (-0.1, 0.1))
+    camera = deep_camera(WIDE_W, WIDE_H, (-0.1, 0.1), focus)
     got, expected = depth_case(host, pos_age, vel_life, camera, DEEP_VIEW, size=6.0, size_random=0.8,
                                particle_type=particle_type, blend_mode=blend_mode)
     np.testing.assert_array_equal(got, expected)

@@ -106,6 +106,8 @@ class ParticleDepth:
         over the footprint ``camera``'s shutter and focus give it."""
         kind = reach_kind(system.settings)
         motion, dof = camera.shutter is not None, camera.focus is not None and kind == "POINT"
+        if camera.focus is not None and not dof:  # sprites keep their own size out of focus: no focus constant
+            camera = dataclasses.replace(camera, focus=None)
         listed = motion or dof or kind == "SPRITE"  # only these can reach beyond DIRECT_REACH
         count = system.count
         images = {**system.textures, "particle_depth": self.image, "look": look}
