@@ -62,6 +62,71 @@ def frame_ms(scene) -> tuple[float, float]:
     return statistics.median((b - a) * 1e3 for a, b in zip(ends, ends[1:])), statistics.median(pre_ms[1:])
 
 
+class StageTimes:
+    """Median ms of the layer's stages inside ``render_pre`` (wrapped while measuring, put back after):
+    ``draw_ms`` recording the frame's dispatches, ``read_ms`` the rest of ``ParticleLayer.render`` (the depth,
+    both reads and the wait for the GPU), ``show_ms`` handing the pixels to the compositor's images."""
+
+    def __init__(self):
+        from addon.output import compositor_nodes, render_layer
+        from addon.scene.renderer import SceneRenderer
+
+        self.times: dict[str, list[float]] = {"draw_ms": [], "render_ms": [], "show_ms": []}
+        self.wrapped = [(SceneRenderer, "draw", "draw_ms"), (render_layer.ParticleLayer, "render", "render_ms"),
+                        (compositor_nodes, "show_layer", "show_ms")]
+        self.originals = [getattr(owner, name) for owner, name, _ in self.wrapped]
+
+    def __enter__(self):
+        for (owner, name, field), original in zip(self.wrapped, self.originals):
+            setattr(owner, name, self._timed(original, self.times[field]))
+        return self
+
+    def __exit__(self, *_):
+        for (owner, name, _), original in zip(self.wrapped, self.originals):
+            setattr(owner, name, original)
+
+    @staticmethod
+    def _timed(function, into: list):
+        def timed(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                into.append((time.perf_counter() - started) * 1e3)
+        return timed
+
+    def medians(self) -> dict:
+        times = {field: values[1:] for field, values in self.times.items()}  # the first carries compiles
+        result = {field: round(statistics.median(values), 1) for field, values in times.items() if values}
+        if "render_ms" in result:
+            result["read_ms"] = round(result.pop("render_ms") - result["draw_ms"], 1)
+        return result
+
+
+def one_image_tree(scene, image):
+    """The least any compositing of a layer costs: Render Layers, one full-size image and an Alpha Over."""
+    tree = passthrough_tree(scene)
+    render, output = tree.nodes["Render Layers"], tree.nodes["Group Output"]
+    light = tree.nodes.new("CompositorNodeImage")
+    light.image = image
+    over = tree.nodes.new("CompositorNodeAlphaOver")
+    tree.links.new(render.outputs["Image"], over.inputs[1])
+    tree.links.new(light.outputs["Image"], over.inputs[2])
+    tree.links.new(over.outputs["Image"], output.inputs[0])
+    return tree
+
+
+def refilled_each_frame(image):
+    """A render_pre handler that sets ``image``'s pixels every frame (what the add-on's layer does)."""
+    import numpy as np
+
+    pixels = np.full(len(image.pixels), 0.25, np.float32)
+
+    def refill(*_):
+        image.pixels.foreach_set(pixels)
+    return refill
+
+
 def passthrough_tree(scene):
     """A compositing tree of the first view layer's Render Layers straight to the output: what compositing
     costs before any node of ours."""
@@ -79,7 +144,9 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
     """``ms`` with the effect and ``peer_ms`` without (the plain render: effects off and no compositing),
     per rendered frame of ``frames`` + 1, on ``compositor`` (the device; Blender 5.2's default is GPU);
     ``layer_ms``: the part of ``ms`` spent in ``render_pre`` (the particle layer, handed to the images); ``disabled_ms``: effects off, the add-on's nodes still passing the render
-    through; ``passthrough_ms``: effects off, a tree of Render Layers to the output alone."""
+    through; ``passthrough_ms``: effects off, a tree of Render Layers to the output alone; ``one_image_ms``: effects off,
+    that tree plus one full-size image refilled every frame and an Alpha Over (the floor of any compositing
+    of a layer); ``draw_ms``, ``read_ms``, ``show_ms``: the stages of ``layer_ms`` (StageTimes)."""
     import bpy
     from bake_throughput import effect_scene
 
@@ -94,7 +161,8 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
         if compositor is not None:  # set before any render: switching devices between renders crashes Blender 5.2
             scene.render.compositor_device = compositor
         device = scene.render.compositor_device
-        with_effect, layer = frame_ms(scene)
+        with StageTimes() as stages:
+            with_effect, layer = frame_ms(scene)
         for obj in scene.objects:
             for effect in obj.gpu_particles.effects:
                 effect.enabled = False
@@ -102,6 +170,13 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
         ours = scene.compositing_node_group
         scene.compositing_node_group = passthrough_tree(scene)
         passthrough, _ = frame_ms(scene)
+        image = bpy.data.images.new("One image", width, height, alpha=True, float_buffer=True)
+        image.colorspace_settings.name = "Non-Color"
+        scene.compositing_node_group = one_image_tree(scene, image)
+        refill = refilled_each_frame(image)
+        bpy.app.handlers.render_pre.append(refill)
+        one_image, _ = frame_ms(scene)
+        bpy.app.handlers.render_pre.remove(refill)
         scene.compositing_node_group = ours
         scene.render.use_compositing = False
         without, _ = frame_ms(scene)  # the plain render: nothing of ours runs
@@ -110,7 +185,8 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
     return {"ms": round(with_effect, 1), "peer_ms": round(without, 1), "added_ms": round(with_effect - without, 1),
-            "layer_ms": round(layer, 1), "disabled_ms": round(disabled, 1), "passthrough_ms": round(passthrough, 1),
+            "layer_ms": round(layer, 1), **stages.medians(), "disabled_ms": round(disabled, 1),
+            "passthrough_ms": round(passthrough, 1), "one_image_ms": round(one_image, 1),
             "compositor": device,
             "frames": frames, "width": width, "height": height, "count": count}
 

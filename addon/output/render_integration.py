@@ -169,6 +169,8 @@ def _drain():
 
 def _free() -> None:
     """Drop the layer renderer: on the main thread, where its GPU textures were made."""
+    if _session.layer is not None:
+        _session.layer.free()
     _session.layer = None
     free_scratch()
 
@@ -220,6 +222,7 @@ def _composite_frame(scene, frame: int) -> None:
     try:
         _bind_gpu_context(scene)
         if _session.layer is None or _session.layer.scene != scene:
+            _free()
             _session.layer = ParticleLayer(scene)
         pixels = _session.layer.layer(frame)
         if scene.frame_current != frame:  # the simulation may have stepped the scene through earlier frames

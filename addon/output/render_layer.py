@@ -86,31 +86,40 @@ class ParticleLayer:
         self.scene = scene
         self.width, self.height = render_size(scene)
         self.renderer = SceneRenderer(scene, self.width, self.height, exact_sort=True)
-        self.depth = ParticleDepth(self.renderer.host, self.width, self.height)
-        self.planes = None  # the depth as RGBA, made on the first frame
+        host = self.renderer.host
+        self.depth = ParticleDepth(host, self.width, self.height)
+        # Reused host memory the two images are read into, both copies queued before either is waited for
+        # (GL pixel-pack buffers where the host has them: bench/final_render.py, layer_ms).
+        self.buffers = (host.readback_buffer(self.renderer.compositor.frame), host.readback_buffer(self.depth.image))
+        self.planes = np.zeros((self.height, self.width, 4), np.float32)  # the depth as RGBA: G, B, A never change
+        self.planes[..., 3] = 1.0
 
     def render(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
-        """(premultiplied RGBA light, depth) of ``frame``, rows bottom to top."""
-        light = self.renderer.render(frame)  # its alpha is the sprites' coverage, 0 under additive light
+        """(premultiplied RGBA light, depth) of ``frame``, rows bottom to top, read-only views of host
+        memory that the next frame reuses."""
+        renderer = self.renderer
+        renderer.draw(frame)  # its light's alpha is the sprites' coverage, 0 under additive light
         self.depth.clear()
         camera = camera_of(self.scene, self.width, self.height)
         world_to_view = np.array(self.scene.camera.matrix_world.inverted())
-        systems = list(self.renderer.simulation.systems)
-        if self.renderer.cloud is not None:
-            systems.append(self.renderer.cloud.points)
+        systems = list(renderer.simulation.systems)
+        if renderer.cloud is not None:
+            systems.append(renderer.cloud.points)
         for system in systems:
-            self.depth.add(system, camera, world_to_view, self.renderer.compositor.look_texture(system))
-        return light, self.depth.read()
+            self.depth.add(system, camera, world_to_view, renderer.compositor.look_texture(system))
+        host, images = renderer.host, (renderer.compositor.frame, self.depth.image)
+        for image, buffer in zip(images, self.buffers):
+            host.read_start(image, buffer)
+        light, depth_bits = (host.read_finish(image, buffer) for image, buffer in zip(images, self.buffers))
+        renderer.take_stats()
+        return light, depth_bits.view(np.float32)
 
     def layer(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
         """(light, depth) of ``frame`` as the render's pixels hold them: RGBA each (the depth in R), the
-        render's size, cropped to its border or masked outside it."""
+        render's size, cropped to its border or masked outside it (then copies: the views stay intact)."""
         light, depth = self.render(frame)
-        if self.planes is None:
-            self.planes = np.zeros(light.shape, np.float32)
-            self.planes[..., 3] = 1.0
         planes = self.planes
-        planes[..., 0] = depth  # one strided copy: the other channels never change
+        planes[..., 0] = depth  # one strided copy
         region = border_region(self.scene, self.width, self.height)
         if region is None:
             return light, planes
@@ -118,9 +127,16 @@ class ParticleLayer:
             return light[region], planes[region]
         outside = np.ones(depth.shape, bool)
         outside[region] = False
+        light = light.copy()
         light[outside] = 0.0
         planes[outside, 0] = FAR
         return light, planes
+
+    def free(self) -> None:
+        """Release the readback buffers (main thread)."""
+        for buffer in self.buffers:
+            self.renderer.host.free_readback_buffer(buffer)
+        self.buffers = ()
 
     def write(self, frame: int, pixels: tuple[np.ndarray, np.ndarray]) -> tuple[Path, Path]:
         """Write ``frame``'s :meth:`layer` ``pixels`` as its two files (each under a temporary name, then renamed)."""
