@@ -30,6 +30,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import records  # noqa: E402
 
 CASES = {"workbench-1080p-1M": dict(engine="BLENDER_WORKBENCH", width=1920, height=1080, count=1_000_000)}
+ALPHA_MODES = ("PREMUL", "STRAIGHT", "CHANNEL_PACKED", "NONE")  # the layer's images are PREMUL
 QUICK = dict(width=240, height=135, count=20_000)
 
 
@@ -145,8 +146,9 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
     per rendered frame of ``frames`` + 1, on ``compositor`` (the device; Blender 5.2's default is GPU);
     ``layer_ms``: the part of ``ms`` spent in ``render_pre`` (the particle layer, handed to the images); ``disabled_ms``: effects off, the add-on's nodes still passing the render
     through; ``passthrough_ms``: effects off, a tree of Render Layers to the output alone; ``one_image_ms``: effects off,
-    that tree plus one full-size image refilled every frame and an Alpha Over (the floor of any compositing
-    of a layer); ``draw_ms``, ``read_ms``, ``show_ms``: the stages of ``layer_ms`` (StageTimes)."""
+    that tree plus one full-size PREMUL image refilled every frame and an Alpha Over (the floor of any
+    compositing of a layer; ``one_image_ms_by_alpha_mode`` for each of Blender's alpha modes,
+    ``one_static_image_ms`` with the pixels never changed); ``draw_ms``, ``read_ms``, ``show_ms``: the stages of ``layer_ms`` (StageTimes)."""
     import bpy
     from bake_throughput import effect_scene
 
@@ -173,10 +175,14 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
         image = bpy.data.images.new("One image", width, height, alpha=True, float_buffer=True)
         image.colorspace_settings.name = "Non-Color"
         scene.compositing_node_group = one_image_tree(scene, image)
+        one_image = {}  # by the image's alpha mode: what Blender does to the pixels on their way in
         refill = refilled_each_frame(image)
         bpy.app.handlers.render_pre.append(refill)
-        one_image, _ = frame_ms(scene)
+        for mode in ALPHA_MODES:
+            image.alpha_mode = mode
+            one_image[mode], _ = frame_ms(scene)
         bpy.app.handlers.render_pre.remove(refill)
+        one_static_image, _ = frame_ms(scene)  # the same tree, the pixels left alone: the nodes without the refill
         scene.compositing_node_group = ours
         scene.render.use_compositing = False
         without, _ = frame_ms(scene)  # the plain render: nothing of ours runs
@@ -186,7 +192,9 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
         shutil.rmtree(out_dir, ignore_errors=True)
     return {"ms": round(with_effect, 1), "peer_ms": round(without, 1), "added_ms": round(with_effect - without, 1),
             "layer_ms": round(layer, 1), **stages.medians(), "disabled_ms": round(disabled, 1),
-            "passthrough_ms": round(passthrough, 1), "one_image_ms": round(one_image, 1),
+            "passthrough_ms": round(passthrough, 1), "one_image_ms": round(one_image["PREMUL"], 1),
+            "one_image_ms_by_alpha_mode": {mode: round(ms, 1) for mode, ms in one_image.items()},
+            "one_static_image_ms": round(one_static_image, 1),
             "compositor": device,
             "frames": frames, "width": width, "height": height, "count": count}
 
