@@ -1,6 +1,6 @@
 """Command line: ``python -m addon.cli bake|presets`` (what ``make bake`` runs).
 
-The bake builds a scene from the preset's stage (camera, emitter, force fields), adds the
+The bake builds a scene from the preset's stage (camera, emitter, force fields, colliders), adds the
 effect with the ``gpu_particles.add`` operator and bakes with
 ``gpu_particles.bake``: the same code a Blender user runs from the panel.
 """
@@ -125,13 +125,20 @@ def apply_stage_lens(scene, camera, emitter, stage: dict) -> None:
 
 
 def add_preset_effect(scene, name: str, preset) -> None:
-    """The preset's stage extras (a CSG cloud) and its effect on the active object, as the panel adds it."""
+    """The preset's stage extras (a CSG cloud, colliders) and its effect on the active object, as the panel
+    adds it."""
     import bpy
 
     if "csg" in preset.stage:
         from .scene.csg import add_stage_primitives
 
         add_stage_primitives(scene, preset.stage["csg"])
+    if preset.stage.get("colliders"):
+        from .scene.stage_colliders import add_stage_colliders
+
+        emitter = bpy.context.view_layer.objects.active
+        add_stage_colliders(preset.stage["colliders"])
+        bpy.context.view_layer.objects.active = emitter
     bpy.ops.gpu_particles.add(preset=name)
 
 

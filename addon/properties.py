@@ -123,6 +123,15 @@ class GPU_PARTICLES_PG_object(bpy.types.PropertyGroup):
         return None
 
 
+class GPU_PARTICLES_PG_collider(bpy.types.PropertyGroup):
+    """How GPU particles collide with an object that has Collision physics (the rest is Blender's own)."""
+
+    resolution: IntProperty(
+        name="SDF Resolution", default=0, min=0, max=256, update=_settings_changed,
+        description="Voxels along the longest side of this mesh's signed distance field (32-256); 0: Auto, "
+                    "from the object's size and the particles' size. Planes, spheres and boxes need none")
+
+
 GPU_PARTICLES_PG_scene = type(
     "GPU_PARTICLES_PG_scene",
     (bpy.types.PropertyGroup,),
@@ -235,7 +244,9 @@ def register_factory(classes, pointers, handlers_of=()):
     return register, unregister
 
 
-CLASSES = (GPU_PARTICLES_PG_effect, GPU_PARTICLES_PG_object, GPU_PARTICLES_PG_scene)
+CLASSES = (GPU_PARTICLES_PG_effect, GPU_PARTICLES_PG_object, GPU_PARTICLES_PG_collider, GPU_PARTICLES_PG_scene)
 register, unregister = register_factory(CLASSES, ((bpy.types.Object, "gpu_particles", GPU_PARTICLES_PG_object),
+                                                  (bpy.types.Object, "gpu_particles_collider",
+                                                   GPU_PARTICLES_PG_collider),
                                                   (bpy.types.Scene, "gpu_particles", GPU_PARTICLES_PG_scene)),
                                         ((bpy.app.handlers.load_post, _fix_loaded_ranges),))

@@ -254,6 +254,7 @@ class Overlay:
             if self.renderer.simulation.inputs.frame == frame and self._emitter_moved():
                 self.stale = True
         render = self._sync(scene)
+        self.renderer.simulation.sdf_measure = stopwatch is not None  # SDF rebuilds timed with the GPU waited for
         if self.preroll is None:
             self.preroll = self.renderer.prepare(frame)
         with (stopwatch or (lambda stage: nullcontext()))("simulate"):
@@ -323,6 +324,9 @@ class Overlay:
         if measure:
             alive = sum(system.live.read_count() for system in self.systems)
             overflow = compositor.take_stats().overflow
+            sdf = self.renderer.simulation.sdf
+            if sdf is not None:
+                stopwatch.ms["SDF rebuild"] = sdf.rebuild_ms
             self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
                                compositor.emax if auto else None)
         return compositor.frame

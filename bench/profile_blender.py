@@ -200,12 +200,13 @@ def dispatch_overhead(repeats: int) -> None:
     host = BlenderHost()
     frame, target = host.texture("frame", 64, 64, "RGBA32F"), host.texture("target", 64, 64, "RGBA32F")
     noise = host.volume("noise", np.zeros((4, 4, 4, 4), np.float32))
+    sdf_atlas = host.volume("sdf_atlas", np.zeros((1, 1, 1), np.float32))
     state = {name: host.texture(name, 256, 1, "RGBA32F") for name in ("pos_age", "vel_life", "triangles", "fields")}
     eye = np.identity(4)
     simulate = simulate_constants(EffectSettings(), dt=0.04, step_index=1, time=0.04, emitter_prev=eye, emitter_cur=eye,
                                   origin_in=np.zeros(3), origin_out=np.zeros(3))
     cases = (("frame_out", (FRAME_OUT, (1, 1, 1), {"frame": frame, "target": target}, {"target_size": (64, 64)})),
-             ("simulate", (SIMULATE, (1, 1, 1), {**state, "noise": noise}, simulate)))
+             ("simulate", (SIMULATE, (1, 1, 1), {**state, "noise": noise, "sdf_atlas": sdf_atlas}, simulate)))
 
     def us(call, *arguments) -> float:  # the thread's CPU time: steady on a loaded machine
         call(*arguments)

@@ -84,7 +84,7 @@ def breakdown(host, timer, system: ParticleSystem, record) -> None:
                                    emitter_prev=np.identity(4), emitter_cur=np.identity(4), origin_in=system.origin,
                                    origin_out=system.origin, colliders=system.colliders)
     textures = {**system.textures, "triangles": system.triangles, "fields": system.field_texture,
-                "noise": system.noise}
+                "noise": system.noise, "sdf_atlas": system.sdf_atlas}
     program = host._bind(SIMULATE_KERNELS[system.layout.name], textures, constants)
     record("dispatch_only", timer.together(partial(program.run, *system.groups)))
     steady = ParticleSystem(host, dataclasses.replace(settings, emission="BURST", lifetime=100.0, lifetime_random=0.0))

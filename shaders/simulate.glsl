@@ -154,17 +154,148 @@ vec3 force_fields(vec3 position)
   return total;
 }
 
+/* An SDF collider's signed distance at shape-space point p, and its gradient:
+ * trilinear between voxel centres by hand, like sample_noise, so the reference interpolates identically.
+ * Outside the grid's box the surface is farther than the box (the field is padded): the distance is
+ * then at least the way to the box, and at least the box's value less that way. */
+float sdf_sample(Collider collider, vec3 p, out vec3 gradient)
+{
+  vec3 q = clamp(p, collider.sdf_low, collider.sdf_high);
+  vec3 size = collider.sdf_size;
+  precise vec3 g = (q - collider.sdf_low) * collider.sdf_inverse_voxel - 0.5; /* voxel-centre coordinates */
+  g = clamp(g, vec3(0.0), size - 1.0);
+  vec3 cell = min(floor(g), size - 2.0);
+  vec3 w = g - cell;
+  ivec3 i0 = ivec3(cell) + ivec3(0, 0, int(collider.sdf_z_offset));
+  ivec3 i1 = i0 + 1;
+  float c000 = texelFetch(sdf_atlas, ivec3(i0.x, i0.y, i0.z), 0).x;
+  float c100 = texelFetch(sdf_atlas, ivec3(i1.x, i0.y, i0.z), 0).x;
+  float c010 = texelFetch(sdf_atlas, ivec3(i0.x, i1.y, i0.z), 0).x;
+  float c110 = texelFetch(sdf_atlas, ivec3(i1.x, i1.y, i0.z), 0).x;
+  float c001 = texelFetch(sdf_atlas, ivec3(i0.x, i0.y, i1.z), 0).x;
+  float c101 = texelFetch(sdf_atlas, ivec3(i1.x, i0.y, i1.z), 0).x;
+  float c011 = texelFetch(sdf_atlas, ivec3(i0.x, i1.y, i1.z), 0).x;
+  float c111 = texelFetch(sdf_atlas, ivec3(i1.x, i1.y, i1.z), 0).x;
+  float x00 = c100 - c000;
+  float x10 = c110 - c010;
+  float x01 = c101 - c001;
+  float x11 = c111 - c011;
+  float c00 = c000 + x00 * w.x;
+  float c10 = c010 + x10 * w.x;
+  float c01 = c001 + x01 * w.x;
+  float c11 = c011 + x11 * w.x;
+  float x0 = x00 + (x10 - x00) * w.y;
+  float x1 = x01 + (x11 - x01) * w.y;
+  float y0 = c10 - c00;
+  float y1 = c11 - c01;
+  float c0 = c00 + y0 * w.y;
+  float c1 = c01 + y1 * w.y;
+  gradient = vec3(x0 + (x1 - x0) * w.z, y0 + (y1 - y0) * w.z, c1 - c0) * collider.sdf_inverse_voxel;
+  float inside = c0 + (c1 - c0) * w.z;
+  float outside = length(p - q);
+  return outside > 0.0 ? max(outside, inside - outside) : inside;
+}
+
+/* The unit normal along an SDF's gradient; straight up where the gradient vanishes (a medial point). */
+vec3 sdf_normal(vec3 gradient)
+{
+  float size = length(gradient);
+  return size > 1.0e-4 ? gradient / size : vec3(0.0, 0.0, 1.0);
+}
+
+/* An SDF collider's contact along a particle's step in shape space, from `start` (where the particle was
+ * relative to the collider when the step began) to `end`: sets `p` to where the particle stays and
+ * `normal` to the surface's there, and says whether it touched.
+ *
+ * No tunnelling: the segment is sphere-traced (steps of the distance beyond the contact level, at least
+ * sdf_step, SDF_TRACE_STEPS samples) for the first point closer than the contact level (the thickness,
+ * or for a particle that starts within it, a little closer than it started, so that sliding along the
+ * surface is no contact).  The particle stops there, keeps the rest of its step's motion along the surface
+ * (not into it), and is put back at the contact distance along the gradient.  A trace that runs out of
+ * samples counts as touching where it got to (safe: never through a wall).  A particle that starts inside
+ * (d < 0: born there, or the collider moved onto it) is pushed out from where it ended. */
+bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 normal)
+{
+  float contact = collider.thickness;
+  vec3 gradient;
+  float d = sdf_sample(collider, start, gradient);
+  bool touched = false;
+  p = end;
+  normal = vec3(0.0);
+  vec3 delta = end - start;
+  float span = length(delta);
+  bool outside = d >= 0.0;
+  if (outside && span > 0.0) {
+    float level = min(contact, d - collider.sdf_slack);
+    vec3 direction = delta / span;
+    float along = 0.0;
+    for (int k = 0; k < SDF_TRACE_STEPS && along < span && !touched; k++) {
+      along = min(along + max(d - level, collider.sdf_step), span);
+      d = sdf_sample(collider, start + direction * along, gradient);
+      touched = d < level;
+    }
+    touched = touched || along < span;
+    if (touched) {
+      normal = sdf_normal(gradient);
+      vec3 hit = start + direction * along;
+      vec3 rest = end - hit;
+      p = hit + (rest - normal * min(dot(rest, normal), 0.0));
+    }
+  }
+  if (touched || !outside) { /* else d and gradient are the end's already */
+    d = sdf_sample(collider, p, gradient);
+  }
+  if (d < contact) {
+    normal = sdf_normal(gradient);
+    p += normal * (contact - d);
+    touched = true;
+  }
+  return touched;
+}
+
+/* Shape-space point of a collider where world point `previous` was relative to it when the step began,
+ * `lived` seconds ago: the collider's surface velocity there carries it to the step's end pose. */
+vec3 step_start_local(Collider collider, vec3 previous, float lived)
+{
+  vec4 to_local[3] = collider.to_local;
+  vec4 moving[3] = collider.surface_velocity;
+  vec4 at = vec4(previous, 1.0);
+  vec4 local = vec4(dot(to_local[0], at), dot(to_local[1], at), dot(to_local[2], at), 1.0);
+  at = vec4(previous + vec3(dot(moving[0], local), dot(moving[1], local), dot(moving[2], local)) * lived, 1.0);
+  return vec3(dot(to_local[0], at), dot(to_local[1], at), dot(to_local[2], at));
+}
+
+/* Whether a particle was inside a collider when the step began (it got into a permeable one earlier). */
+bool started_inside(Collider collider, vec3 start)
+{
+  vec3 gradient;
+  switch (int(collider.kind)) {
+  case COLLIDER_SPHERE:
+    return length(start) < collider.half_size.x;
+  case COLLIDER_BOX:
+    return all(lessThan(abs(start), collider.half_size));
+  case COLLIDER_SDF:
+    return sdf_sample(collider, start, gradient) < 0.0;
+  }
+  return false; /* a plane is solid only for particles that come from above */
+}
+
 /* Pushes a particle that ended the step inside (or, for a plane, through) a
- * collider back onto its surface; relative to the surface's own velocity, the
- * particle's normal part is reflected and scaled by bounce, its tangential
- * part by 1 - friction.  The host interpolates each collider's pose for this
- * substep and hands the matrices over as uniform rows (effectors.collider_rows:
- * a Collider record each), so no particle repeats that uniform work. */
-void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
+ * collider, or within its thickness, back onto its surface + thickness; relative
+ * to the surface's own velocity, the particle's normal part is reflected and
+ * scaled by bounce, its tangential part by 1 - friction, and stickiness pulls it
+ * toward the surface (Blender's collision_response).  A permeable collider lets
+ * it through by the roll of a random stream; a killing one kills it: returns
+ * true, the particle dies at the contact.  The host interpolates each collider's
+ * pose for this substep and hands the matrices over as uniform rows
+ * (effectors.collider_rows: a Collider record each), so no particle repeats that
+ * uniform work. */
+bool collide(int index, float lived, vec3 previous, inout vec3 position, inout vec3 velocity)
 {
   for (int c = 0; c < collider_count; c++) {
     Collider collider = load_collider(c);
     vec3 half_size = collider.half_size;
+    vec3 reach = half_size + collider.thickness;
     vec4 to_local[3] = collider.to_local;
     vec4 to_world[3] = collider.to_world;
     vec4 moving[3] = collider.surface_velocity;
@@ -174,46 +305,96 @@ void collide(vec3 previous, inout vec3 position, inout vec3 velocity)
     switch (int(collider.kind)) {
     case COLLIDER_PLANE: {
       float before = dot(collider.start_z, vec4(previous, 1.0));
-      if (p.z < 0.0 && before >= 0.0 && abs(p.x) <= half_size.x && abs(p.y) <= half_size.y) {
-        p.z = 0.0;
+      if (p.z < collider.thickness && before >= 0.0 && abs(p.x) <= half_size.x && abs(p.y) <= half_size.y) {
+        p.z = collider.thickness;
         normal = vec3(0.0, 0.0, 1.0);
       }
       break;
     }
     case COLLIDER_SPHERE: {
       float dist = length(p);
-      if (dist < half_size.x) {
+      if (dist < reach.x) {
         normal = dist > 0.0 ? p / dist : vec3(0.0, 0.0, 1.0);
-        p = normal * half_size.x;
+        p = normal * reach.x;
       }
       break;
     }
     case COLLIDER_BOX: {
-      vec3 depth = half_size - abs(p);
+      vec3 depth = reach - abs(p);
       if (all(greaterThan(depth, vec3(0.0)))) {
         int axis = depth.x <= depth.y && depth.x <= depth.z ? 0 : (depth.y <= depth.z ? 1 : 2);
         float side = p[axis] < 0.0 ? -1.0 : 1.0;
-        p[axis] = side * half_size[axis];
+        p[axis] = side * reach[axis];
         normal[axis] = side;
       }
       break;
     }
+    case COLLIDER_SDF: {
+      vec3 start = step_start_local(collider, previous, lived);
+      vec3 margin = vec3(collider.thickness);
+      if (all(lessThanEqual(min(start, p) - margin, collider.sdf_high)) &&
+          all(greaterThanEqual(max(start, p) + margin, collider.sdf_low))) {
+        sdf_contact(collider, start, p, p, normal);
+      }
+      break;
+    }
+    }
+    if (normal != vec3(0.0) && collider.permeability > 0.0) {
+      uint stream = uint(seed) * STREAM_PER_SEED + STREAM_PERMEABILITY;
+      if (random_unit(uint(index * MAX_COLLIDERS + c), uint(step_index), stream) < collider.permeability ||
+          started_inside(collider, step_start_local(collider, previous, lived))) {
+        normal = vec3(0.0);
+      }
     }
     if (normal != vec3(0.0)) {
       vec4 surface = vec4(p, 1.0);
       position = vec3(dot(to_world[0], surface), dot(to_world[1], surface), dot(to_world[2], surface));
+      if (collider.kill > 0.0) {
+        return true;
+      }
       vec3 surface_velocity = vec3(dot(moving[0], surface), dot(moving[1], surface), dot(moving[2], surface));
       vec3 relative = velocity - surface_velocity;
       vec3 v = vec3(dot(to_local[0].xyz, relative), dot(to_local[1].xyz, relative), dot(to_local[2].xyz, relative));
       float into = dot(v, normal);
-      if (into < 0.0) {
+      bool changed = into < 0.0;
+      if (changed) {
+        /* Blender cancels the stickiness it added at the last contact before the bounce */
+        float bounced = collider.stickiness > 0.0 ? min(into + collider.stickiness, 0.0) : into;
         vec3 tangential = v - normal * into;
-        v = tangential * (1.0 - collider.friction) - normal * (into * collider.bounce);
+        v = tangential * (1.0 - collider.friction) - normal * (bounced * collider.bounce);
+      }
+      if (collider.stickiness > 0.0) {
+        v -= normal * collider.stickiness;
+        changed = true;
+      }
+      if (changed) {
         velocity = vec3(dot(to_world[0].xyz, v), dot(to_world[1].xyz, v), dot(to_world[2].xyz, v)) +
                    surface_velocity;
       }
     }
   }
+  return false;
+}
+
+/* A particle died `over` seconds before the end of the step, `lived_for` seconds after its birth.  A
+ * respawning slot waits (hidden, with a negative age: Sylvan's sign-bit skip) for respawn_skip seconds
+ * plus what is left of its slot period (which keeps a continuous emitter's rate), or until the next burst
+ * of a repeating burst emitter; any other dies for good. */
+void die(float lived_for, float over, inout float age, inout float life)
+{
+  if ((flags & FLAG_RESPAWN) == 0) {
+    life = -1.0;
+    return;
+  }
+  float wait = respawn_skip + max(slot_period - lived_for, 0.0);
+  if (burst_interval > 0.0) {
+    /* The burst a slot waits for is an integer: computed unfused, as in the reference. */
+    precise float death = time - over;
+    precise float next_burst = ceil(div_rn(death, burst_interval)) * burst_interval;
+    wait = next_burst - death;
+  }
+  age = over - wait;
+  life = 0.0;
 }
 
 void main()
@@ -233,25 +414,7 @@ void main()
   float life = vel_life_in.w;
 
   if (life > 0.0 && age >= life) {
-    /* Expired `over` seconds ago.  A respawning slot waits (hidden, with a
-     * negative age: Sylvan's sign-bit skip) for respawn_skip seconds plus
-     * what is left of its slot period (which keeps a continuous emitter's
-     * rate), or until the next burst of a repeating burst emitter. */
-    float over = age - life;
-    if ((flags & FLAG_RESPAWN) == 0) {
-      life = -1.0; /* dead for good */
-    }
-    else {
-      float wait = respawn_skip + max(slot_period - life, 0.0);
-      if (burst_interval > 0.0) {
-        /* The burst a slot waits for is an integer: computed unfused, as in the reference. */
-        precise float death = time - over;
-        precise float next_burst = ceil(div_rn(death, burst_interval)) * burst_interval;
-        wait = next_burst - death;
-      }
-      age = over - wait;
-      life = 0.0;
-    }
+    die(life, age - life, age, life); /* expired `age - life` seconds ago */
   }
   if (age < 0.0 || life < 0.0) {
     imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
@@ -279,8 +442,8 @@ void main()
   /* Drag as a damping factor that never reverses the velocity, so large
    * drag * dt stays stable (plain Euler would oscillate and blow up). */
   velocity += acceleration * lived - velocity * min(drag * lived, 1.0);
-  if (collider_count > 0) {
-    collide(previous, position, velocity);
+  if (collider_count > 0 && collide(index, lived, previous, position, velocity)) {
+    die(age, 0.0, age, life); /* killed by a collider */
   }
 
   imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));

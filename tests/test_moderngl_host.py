@@ -239,3 +239,18 @@ def test_glint_layouts_extract_the_reference_set(mgl_host, rng, variant):
     frame = hdr_frame(rng, 83, 45)
     got = extract_on_gpu(mgl_host, glints.EXTRACT_VARIANTS[variant], frame, 1.5)
     assert got.as_set() == ref_glints.extract(frame, 1.5).as_set()
+
+
+def test_volumes_and_sdf_build(mgl_host):
+    """3D images and Host.volume on this host (test_sdf.py's checks), and an SDF build against the reference."""
+    from test_sdf import assert_same_field, check_volumes, torus
+
+    from addon.engine import sdf
+    from addon.engine.reference import sdf as ref_sdf
+
+    check_volumes(mgl_host)
+    vertices, triangles = torus()
+    grid = sdf.sdf_grid(vertices, 16)
+    atlas = mgl_host.volume("sdf_atlas", shape=grid.dims[::-1])
+    sdf.SdfBuilder(mgl_host).build(vertices, triangles, grid, atlas, 0)
+    assert_same_field(grid, mgl_host.read(atlas), ref_sdf.build(sdf.mesh_triangles(vertices, triangles, grid), grid))

@@ -126,7 +126,7 @@ def test_collision_section_lists_the_scenes_colliders(scene):
 
     add_effect()
     collision = dict(zip([t for t, _ in panels.SECTIONS], panels.SECTION_PANELS))["Collision"]
-    assert ("label", "Add Collision physics to a plane, sphere or box mesh") in draw(collision)
+    assert ("label", "Add Collision physics to a mesh") in draw(collision)
     mesh = bpy.data.meshes.new("Ground")
     shape = bmesh.new()
     bmesh.ops.create_grid(shape, x_segments=1, y_segments=1, size=2.0)

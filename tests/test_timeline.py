@@ -137,20 +137,21 @@ def test_scene_fields_colliders_and_mesh_emitter(scene):
         ball.keyframe_insert("location", frame=frame)
     bpy.ops.mesh.primitive_monkey_add(location=(-3, 0, 0))
     bpy.context.active_object.modifiers.new("Collision", "COLLISION")
+    bpy.context.active_object.gpu_particles_collider.resolution = 32  # an SDF collider, fast on llvmpipe
     bpy.ops.object.effector_add(type="WIND", location=(0, 0, 0))
     bpy.context.active_object.field.strength = 5.0
     bpy.ops.object.effector_add(type="MAGNET")
 
     fields, field_warnings = force_fields(scene)
     assert [f.type for f in fields] == ["WIND"] and "Magnet" in field_warnings[0]
-    found, collider_warnings = colliders(scene)
-    assert sorted(c.type for c in found) == ["PLANE", "SPHERE"]
-    assert len(collider_warnings) == 1 and "Suzanne" in collider_warnings[0]
+    found, meshes, collider_warnings = colliders(scene)
+    assert sorted(c.type for c in found) == ["PLANE", "SDF", "SPHERE"]
+    assert not collider_warnings and [m.name for m in meshes] == ["Suzanne"]
     plane = next(c for c in found if c.type == "PLANE")
     assert plane.bounce == pytest.approx(0.5) and plane.friction == pytest.approx(0.2)
 
     renderer = SceneRenderer(scene, 32, 18)
-    assert len(renderer.warnings) == 2
+    assert len(renderer.warnings) == 1
     renderer.advance_to(4)
     pos_age, vel_life = renderer.simulation.systems[0].read_state()
     alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)

@@ -9,14 +9,26 @@ uniform rows built per dispatch (``collider_rows``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .records import COLLIDER, FORCE_FIELD, TRIANGLE
 from .tables import COLLIDER_TYPES, FIELD_TYPES, SIZES
 
+if TYPE_CHECKING:
+    from .sdf import SdfGrid
+
 MAX_FORCE_FIELDS = 16
-MAX_COLLIDERS = 16
+MAX_COLLIDERS = SIZES["MAX_COLLIDERS"]
+# SDF colliders (simulate.glsl sdf_contact), in voxels of the collider's grid: the least contact distance
+# (over the half voxel a sampled sheet may keep), the sphere trace's smallest step (well under the band
+# that contact distance makes around the thinnest sheet) and how much closer than where it started a
+# particle already within the contact distance must come to touch again (so that sliding is no contact).
+SDF_CONTACT_VOXELS = 0.75
+SDF_STEP_VOXELS = 0.25
+SDF_SLACK_VOXELS = 0.05
+SDF_TRACE_STEPS = 32  # sphere-trace samples along a step's segment, then the safe fallback
 COLLIDER_ROWS = COLLIDER.texels  # uniform rows per collider (collider_rows)
 TRIANGLE_ROW = SIZES["TRIANGLE_ROW"]  # texels per row of the triangle image (1024 triangles)
 
@@ -43,13 +55,23 @@ class ForceField:
 
 @dataclass(frozen=True)
 class Collider:
-    """A plane, sphere or box in its object's space, placed by ``matrix`` (4x4, local to world).
+    """A plane, sphere, box or signed distance field in its object's space, placed by ``matrix`` (4x4, local
+    to world).
 
     plane: the local z = 0 rectangle |x| <= half_size.x, |y| <= half_size.y, solid below;
-    sphere: ``center``, radius half_size.x; box: ``center`` +- ``half_size``.
-    ``previous`` is the matrix one frame earlier (None: not moving): the kernel
+    sphere: ``center``, radius half_size.x; box: ``center`` +- ``half_size``; SDF: the grid ``sdf`` (an
+    sdf.SdfGrid in shape space, at ``sdf_z_offset`` in the effect's SDF atlas), ``matrix`` rigid, ``center``
+    zero.  ``previous`` is the matrix one frame earlier (None: not moving): the kernel
     moves the collider between the two across substeps and bounces particles
     off it relative to its surface velocity, so a moving collider pushes them.
+
+    Blender's collision settings, for every kind: ``bounce`` (1 - Damping), ``friction``, ``thickness``
+    (Thickness Outer: particles within it touch, and are put back at surface + thickness; an SDF's is at
+    least SDF_CONTACT_VOXELS voxels, as its sampled field of a sheet thinner than a voxel may stay half a voxel
+    positive), ``stickiness`` (a speed toward the surface added at each contact, cancelled at the next
+    before it bounces: particles hang on under it while it beats what pulls them off in a step), ``kill``
+    (particles die at the contact) and ``permeability`` (the chance that a particle passes through; one that
+    started the step inside a permeable collider moves freely).
     """
 
     type: str
@@ -60,6 +82,12 @@ class Collider:
     friction: float = 0.0
     previous: np.ndarray | None = None
     name: str = ""
+    thickness: float = 0.0
+    stickiness: float = 0.0
+    permeability: float = 0.0
+    kill: bool = False
+    sdf: SdfGrid | None = None
+    sdf_z_offset: int = 0
 
 
 def pack_force_fields(fields: list[ForceField]) -> np.ndarray:
@@ -101,8 +129,24 @@ def collider_rows(colliders: list[Collider], start: float, end: float, dt: float
         row[...] = COLLIDER.pack({
             "kind": COLLIDER_TYPES[c.type], "bounce": c.bounce, "friction": c.friction, "half_size": c.half_size,
             "to_local": to_local[1][:3], "start_z": to_local[0][2], "to_world": to_world[1][:3],
-            "surface_velocity": (to_world[1][:3] - to_world[0][:3]) / dt}, np.float64)
+            "surface_velocity": (to_world[1][:3] - to_world[0][:3]) / dt, "stickiness": c.stickiness,
+            "permeability": c.permeability, "kill": float(c.kill), **_sdf_lanes(c)}, np.float64)
     return rows.reshape(-1, 4).astype(np.float32)
+
+
+def _sdf_lanes(c: Collider) -> dict:
+    """The thickness and grid lanes of a collider record (zero grid lanes for the analytic kinds)."""
+    if c.type != "SDF":
+        return {"thickness": c.thickness, "sdf_low": 0.0, "sdf_inverse_voxel": 0.0, "sdf_high": 0.0,
+                "sdf_z_offset": 0.0, "sdf_size": 0.0, "sdf_step": 0.0, "sdf_slack": 0.0}
+    grid = c.sdf
+    if grid is None or min(grid.dims) < 2 or not grid.voxel > 0 or any(c.center):
+        raise ValueError(f"SDF collider {c.name!r}: needs a grid of at least 2 voxels a side and a centre at zero")
+    low = np.asarray(grid.origin, np.float64)
+    return {"thickness": max(c.thickness, SDF_CONTACT_VOXELS * grid.voxel), "sdf_low": low,
+            "sdf_inverse_voxel": 1.0 / grid.voxel, "sdf_high": low + np.asarray(grid.dims) * grid.voxel,
+            "sdf_z_offset": c.sdf_z_offset, "sdf_size": grid.dims, "sdf_step": SDF_STEP_VOXELS * grid.voxel,
+            "sdf_slack": SDF_SLACK_VOXELS * grid.voxel}
 
 
 @dataclass(frozen=True)

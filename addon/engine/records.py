@@ -159,11 +159,22 @@ COLLIDER = Record("Collider", "collider", SIZES["COLLIDER_ROWS"], (
     Lane("kind", 0, "x"),  # tables.COLLIDER_TYPES
     Lane("bounce", 0, "y"),
     Lane("friction", 0, "z"),
+    Lane("thickness", 0, "w"),  # contact distance: put back at surface + thickness (SDF: at least SDF_CONTACT voxels)
     Lane("half_size", 1, "xyz"),
+    Lane("stickiness", 1, "w"),  # speed toward the surface added at each contact (Blender's)
     Lane("to_local", 2, rows=3),  # world to centered local at the step's end
     Lane("start_z", 5),  # the z row of that at the step's start
     Lane("to_world", 6, rows=3),  # centered local to world at the step's end
     Lane("surface_velocity", 9, rows=3),  # velocity per centered local point
+    Lane("sdf_low", 12, "xyz"),  # SDF: shape-space corner of the grid's box (voxel (0, 0, 0)'s corner)
+    Lane("sdf_inverse_voxel", 12, "w"),  # 1 / voxel edge
+    Lane("sdf_high", 13, "xyz"),  # the opposite corner
+    Lane("sdf_z_offset", 13, "w"),  # the grid's first layer in the atlas
+    Lane("sdf_size", 14, "xyz"),  # voxels along x, y, z
+    Lane("sdf_step", 14, "w"),  # the sphere trace's smallest step
+    Lane("permeability", 15, "x"),  # chance that a particle passes through
+    Lane("kill", 15, "y"),  # 1: particles die at the contact
+    Lane("sdf_slack", 15, "z"),  # how much closer than it started a particle must come to touch
 ), resource="colliders", fetch=f"colliders[index * {SIZES['COLLIDER_ROWS']} + {{texel}}]")
 
 _TRIANGLE_TEXEL = f"(index * {SIZES['TRIANGLE_TEXELS']} + {{texel}})"

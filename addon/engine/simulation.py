@@ -54,6 +54,7 @@ from .compaction import LiveParticles
 from .effectors import (
     MAX_COLLIDERS,
     MAX_FORCE_FIELDS,
+    SDF_TRACE_STEPS,
     Collider,
     EmitterMesh,
     ForceField,
@@ -101,7 +102,7 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
     return Kernel(
         "simulate",
         images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ")),
-        samplers=(Sampler("noise", "FLOAT_3D"),),
+        samplers=(Sampler("noise", "FLOAT_3D"), Sampler("sdf_atlas", "FLOAT_3D")),  # sdf_atlas: R32F, sdf.SdfAtlas
         constants=(
             Constant("INT", "count"),
             Constant("INT", "step_index"),
@@ -144,7 +145,7 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
             Constant("VEC4", "colliders", MAX_COLLIDERS * SIZES["COLLIDER_ROWS"]),  # effectors.collider_rows, tables.COLLIDER_ROW
         ),
         includes=("common.glsl", "random.glsl"),
-        defines=(("STATE_LIMIT", layout.limit),),
+        defines=(("STATE_LIMIT", layout.limit), ("SDF_TRACE_STEPS", str(SDF_TRACE_STEPS))),
     )
 
 
@@ -299,6 +300,8 @@ class ParticleSystem:
         self.fields, self.colliders = [], []
         self.field_texture = None
         self.set_scene_inputs([], [])
+        self.no_sdf = host.volume("sdf_atlas", np.zeros((1, 1, 1), np.float32))  # bound while no SDF collider
+        self.sdf_atlas = self.no_sdf
         self.origin = np.zeros(3, np.float32)
         self.step_index = 0
         self.time = 0.0
@@ -344,6 +347,11 @@ class ParticleSystem:
             self.field_texture = self.host.texture("fields", SIZES["FIELD_TEXELS"], len(packed), "RGBA32F", packed)
             self._packed_fields = packed
 
+    def set_sdf_atlas(self, atlas=None) -> None:
+        """The R32F 3D texture (host.volume) holding this effect's SDF colliders' grids at their
+        ``sdf_z_offset`` (sdf.SdfAtlas), for the next steps; None: no SDF collider (a 1x1x1 stand-in)."""
+        self.sdf_atlas = self.no_sdf if atlas is None else atlas
+
     def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
 
@@ -354,7 +362,8 @@ class ParticleSystem:
         prev = np.asarray(emitter_prev, dtype=np.float64)
         cur = np.asarray(emitter_cur, dtype=np.float64)
         kernel = SIMULATE_KERNELS[self.layout.name]
-        textures = {**self.textures, "triangles": self.triangles, "fields": self.field_texture, "noise": self.noise}
+        textures = {**self.textures, "triangles": self.triangles, "fields": self.field_texture, "noise": self.noise,
+                    "sdf_atlas": self.sdf_atlas}
         for k in range(substeps):
             start = prev + (cur - prev) * (k / substeps)
             end = prev + (cur - prev) * ((k + 1) / substeps)

@@ -42,11 +42,12 @@ EMITTER_SHAPES = Table("SHAPE", (("POINT", 0), ("SPHERE", 1), ("BOX", 2), ("MESH
 # Force field types: the kind of a force field record (records.FORCE_FIELD).
 FIELD_TYPES = Table("FIELD", (("WIND", 1), ("VORTEX", 2), ("FORCE", 3), ("TURBULENCE", 4)))
 # Collider types: the kind of a collider record (records.COLLIDER).
-COLLIDER_TYPES = Table("COLLIDER", (("PLANE", 1), ("SPHERE", 2), ("BOX", 3)))
+COLLIDER_TYPES = Table("COLLIDER", (("PLANE", 1), ("SPHERE", 2), ("BOX", 3), ("SDF", 4)))
 # Sizes of the record layouts (records.py) and images.
 SIZES = Table("", (
     ("FIELD_TEXELS", 3),  # texels per force field row (records.FORCE_FIELD)
-    ("COLLIDER_ROWS", 12),  # uniform rows per collider (records.COLLIDER)
+    ("COLLIDER_ROWS", 16),  # uniform rows per collider (records.COLLIDER)
+    ("MAX_COLLIDERS", 16),  # colliders acting on one effect (the simulate kernel's uniform rows)
     ("TRIANGLE_TEXELS", 4),  # texels per emitter triangle (records.TRIANGLE)
     ("TRIANGLE_ROW", 4096),  # texels per row of the triangle image (1024 triangles)
     ("CSG_SHAPE_COUNT", 2),  # CSG primitive codes: shape + CSG_SHAPE_COUNT * mode
@@ -73,6 +74,7 @@ RANDOM_STREAMS = Table("STREAM", (
     ("CONE_V", 10),  # ... second uniform
     ("BRIGHTNESS", 11),  # look: brightness variation
     ("SIZE", 12),  # look: size variation
+    ("PERMEABILITY", 13),  # collisions: does the particle pass through (per particle and collider)
     ("PER_SEED", 16),  # streams one seed owns: a seed's streams start at seed * STREAM_PER_SEED
 ), suffix="u")
 # The CSG samplers' streams (csg_generate.glsl, reference/csg.py): a seed's start at seed * CSG_STREAM_PER_SEED.

@@ -38,12 +38,13 @@ class Texture:
     height: int
     format: str
     native: Any
-    depth: int = 1  # > 1: a 3D texture (sampled only)
+    depth: int = 1  # a 3D texture's depth (``Host.volume``)
+    dimensions: int = 2  # 3: a volume, even one texel deep
 
     @property
     def shape(self) -> tuple[int, ...]:
         channels = CHANNELS[self.format]
-        planes = (self.depth,) if self.depth > 1 else ()
+        planes = (self.depth,) if self.dimensions == 3 else ()
         return (*planes, self.height, self.width) if channels == 1 else (*planes, self.height, self.width, channels)
 
 
@@ -66,8 +67,11 @@ class Host:
     def texture(self, name: str, width: int, height: int, format: str, data: np.ndarray | None = None) -> Texture:
         raise NotImplementedError
 
-    def volume(self, name: str, data: np.ndarray) -> Texture:
-        """A sampled RGBA32F 3D texture from a (depth, height, width, 4) float array."""
+    def volume(self, name: str, data: np.ndarray | None = None, *, shape: tuple[int, int, int] | None = None,
+               format: str = "R32F") -> Texture:
+        """A 3D texture: from ``data``, a (depth, height, width, 4) float array (RGBA32F) or a (depth, height,
+        width) one (R32F); or, without data, an empty (zeroed) ``format`` volume of ``shape`` = (depth, height,
+        width) for compute to write (R32F or R32UI; bound by an ``Image`` of ``dimensions=3``)."""
         raise NotImplementedError
 
     def clear(self, texture: Texture, value: float | int = 0) -> None:
@@ -126,6 +130,22 @@ class Host:
     def sleep_until_idle(self) -> None:
         """Wait for the GPU without taking a core, where the host can (a later read then waits no more);
         others wait in that read."""
+
+
+def volume_layout(data: np.ndarray | None, shape: tuple[int, int, int] | None, format: str
+                  ) -> tuple[tuple[int, int, int], str]:
+    """(depth, height, width) and format of a ``Host.volume`` call: from the data's shape, else as given."""
+    if (data is None) == (shape is None):
+        raise ValueError("volume() takes data or shape, not both or neither")
+    if data is None:
+        if format not in ("R32F", "R32UI"):
+            raise ValueError(f"empty volumes are R32F or R32UI, not {format}")
+        return tuple(int(n) for n in shape), format
+    if data.ndim == 3:
+        return data.shape, "R32F"
+    if data.ndim == 4 and data.shape[3] == 4:
+        return data.shape[:3], "RGBA32F"
+    raise ValueError(f"volume data must be (depth, height, width[, 4]), not {data.shape}")
 
 
 def check_bindings(kernel: Kernel, textures: dict[str, Texture], constants: dict[str, Any]) -> None:

@@ -24,11 +24,12 @@ from .base import (
     check_bindings,
     column_major,
     compile_error,
+    volume_layout,
 )
 from .gl_flush import Flusher, gl_flush
 from .gl_readback import PixelPack, PixelPackBuffer
 
-_IMAGE_TYPES = {"RGBA32F": "FLOAT_2D", "RGBA16F": "FLOAT_2D", "R32F": "FLOAT_2D", "R32UI": "UINT_2D"}
+_IMAGE_TYPES = {"RGBA32F": "FLOAT", "RGBA16F": "FLOAT", "R32F": "FLOAT", "R32UI": "UINT"}  # + _2D / _3D
 _TEXTURE_FORMATS = {"DEPTH32F": "DEPTH_COMPONENT32F"}
 _ACCESS = {"READ": {"READ"}, "WRITE": {"WRITE"}, "READ_WRITE": {"READ", "WRITE"}}
 _INT_TYPES = {"INT", "IVEC2", "IVEC3", "IVEC4"}
@@ -91,7 +92,7 @@ def shader_info(gpu, kernel: Kernel):
     if not isinstance(kernel, Raster):
         info.local_group_size(*kernel.local_size)
     for slot, image in enumerate(kernel.images):
-        image_type = "UINT_2D_ATOMIC" if image.atomic else _IMAGE_TYPES[image.format]
+        image_type = f"{_IMAGE_TYPES[image.format]}_{image.dimensions}D{'_ATOMIC' if image.atomic else ''}"
         info.image(slot, image.format, image_type, image.name, qualifiers=_ACCESS[image.access])
     for slot, sampler in enumerate(kernel.samplers):
         info.sampler(slot, sampler.type, sampler.name)
@@ -211,15 +212,23 @@ class BlenderHost(Host):
             self.clear(texture)
         return texture
 
-    def volume(self, name, data):
-        depth, height, width, _ = data.shape
-        flat = np.ascontiguousarray(data, dtype=np.float32).ravel()
+    def volume(self, name, data=None, *, shape=None, format="R32F"):
+        (depth, height, width), format = volume_layout(data, shape, format)
         try:
-            native = self.gpu.types.GPUTexture((width, height, depth), format="RGBA32F",
-                                               data=self.gpu.types.Buffer("FLOAT", flat.size, flat))
+            if data is None:
+                native = self.gpu.types.GPUTexture((width, height, depth), format=format)
+            else:
+                flat = np.ascontiguousarray(data, dtype=np.float32).ravel()
+                native = self.gpu.types.GPUTexture((width, height, depth), format=format,
+                                                   data=self.gpu.types.Buffer("FLOAT", flat.size, flat))
         except RuntimeError as error:
-            raise GPUMemoryError(f"The GPU could not allocate '{name}' ({width}x{height}x{depth} RGBA32F): {error}") from None
-        return Texture(name, width, height, "RGBA32F", native, depth)
+            megabytes = width * height * depth * CHANNELS[format] * 4 / 2**20
+            raise GPUMemoryError(f"The GPU could not allocate '{name}' ({width}x{height}x{depth} {format}, "
+                                 f"{megabytes:,.0f} MB): {error}") from None
+        texture = Texture(name, width, height, format, native, depth, dimensions=3)
+        if data is None:
+            self.clear(texture)
+        return texture
 
     def sampling(self, texture, linear):
         texture.native.filter_mode(linear)
@@ -227,7 +236,8 @@ class BlenderHost(Host):
 
     def clear(self, texture, value=0):
         if DTYPES[texture.format] is np.uint32:
-            texture.native.clear(format="UINT", value=(int(value),))
+            # Blender reads the value as a C int: values past 2**31 go as the int of the same bits
+            texture.native.clear(format="UINT", value=(int(np.uint32(value).view(np.int32)),))
         else:
             texture.native.clear(format="FLOAT", value=(float(value),) * CHANNELS[texture.format])
 

@@ -18,9 +18,11 @@ from .base import (
     check_bindings,
     column_major,
     compile_error,
+    volume_layout,
 )
 
-_GLSL_FORMATS = {"RGBA32F": ("rgba32f", "image2D"), "RGBA16F": ("rgba16f", "image2D"), "R32F": ("r32f", "image2D"), "R32UI": ("r32ui", "uimage2D")}
+_GLSL_FORMATS = {"RGBA32F": ("rgba32f", "image"), "RGBA16F": ("rgba16f", "image"), "R32F": ("r32f", "image"),
+                 "R32UI": ("r32ui", "uimage")}  # + 2D / 3D
 _GLSL_ACCESS = {"READ": "readonly ", "WRITE": "writeonly ", "READ_WRITE": ""}
 _GLSL_TYPES = {
     "INT": "int", "FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4",
@@ -39,7 +41,8 @@ def declarations(kernel: Kernel) -> str:
         lines.append("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;".format(*kernel.local_size))
     for slot, image in enumerate(kernel.images):
         layout, glsl_type = _GLSL_FORMATS[image.format]
-        lines.append(f"layout(binding = {slot}, {layout}) uniform {_GLSL_ACCESS[image.access]}{glsl_type} {image.name};")
+        lines.append(f"layout(binding = {slot}, {layout}) uniform {_GLSL_ACCESS[image.access]}{glsl_type}"
+                     f"{image.dimensions}D {image.name};")
     for slot, sampler in enumerate(kernel.samplers):
         lines.append(f"layout(binding = {slot}) uniform {_SAMPLERS[sampler.type]} {sampler.name};")
     lines += [f"uniform {_GLSL_TYPES[c.type]} {c.name}{f'[{c.size}]' if c.size else ''};" for c in kernel.constants]
@@ -94,10 +97,15 @@ class ModernGLHost(Host):
             native.write(np.ascontiguousarray(data, dtype=_STORED[format]).tobytes())
         return texture
 
-    def volume(self, name, data):
-        depth, height, width, _ = data.shape
-        native = self.ctx.texture3d((width, height, depth), 4, np.ascontiguousarray(data, dtype="f4").tobytes(), dtype="f4")
-        return Texture(name, width, height, "RGBA32F", native, depth)
+    def volume(self, name, data=None, *, shape=None, format="R32F"):
+        (depth, height, width), format = volume_layout(data, shape, format)
+        native = self.ctx.texture3d((width, height, depth), CHANNELS[format], dtype=_STORED[format])
+        texture = Texture(name, width, height, format, native, depth, dimensions=3)
+        if data is None:
+            self.clear(texture)
+        else:
+            native.write(np.ascontiguousarray(data, dtype=_STORED[format]).tobytes())
+        return texture
 
     def sampling(self, texture, linear):
         import moderngl
@@ -105,7 +113,7 @@ class ModernGLHost(Host):
         filtering = moderngl.LINEAR if linear else moderngl.NEAREST
         texture.native.filter = (filtering, filtering)
         texture.native.repeat_x = texture.native.repeat_y = False
-        if texture.depth > 1:
+        if texture.dimensions == 3:
             texture.native.repeat_z = False
 
     def clear(self, texture, value=0):

@@ -6,7 +6,7 @@ start.  ``manifest.json`` names the add-on version, the GPU vendor (results
 differ between vendors), the simulation start, the effects (each with its settings
 key, which the panel compares to tell a cache an edit made stale) and, per checkpoint frame, each effect's
 history key (``time.SceneSimulation.history_keys``: settings, emitter
-and collider motion, force fields).  A checkpoint is used only when the keys
+and collider motion, collider meshes and settings, force fields).  A checkpoint is used only when the keys
 the scene gives now match, so an edit invalidates the frames from the one it
 changes on; a cache of another version, vendor or format, or a damaged file,
 raises :class:`CacheError` with the reason.  Every file is written under a

@@ -1,4 +1,4 @@
-"""Blender objects to the engine's plain data: emitter meshes, force fields, colliders.
+"""Blender objects to the engine's plain data: emitter meshes, force fields, colliders (analytic or SDF).
 
 Read every frame (fields and colliders may be animated); anything the engine
 cannot follow is skipped with a warning the bake and the panel show.
@@ -6,11 +6,15 @@ cannot follow is skipped with a warning the bake and the panel show.
 
 from __future__ import annotations
 
+from itertools import combinations, product
+
 import numpy as np
 
 from ..engine.effectors import MAX_COLLIDERS, MAX_FORCE_FIELDS, Collider, EmitterMesh, ForceField
 from ..engine.look import LOOK_SIZE
+from ..engine.sdf import MAX_TRIANGLES
 from ..engine.settings import SettingsError
+from .sdf_colliders import ColliderMesh, polar
 
 SUPPORTED_FIELDS = ("WIND", "VORTEX", "FORCE", "TURBULENCE")
 _SPHERE_TOLERANCE = 0.02  # relative spread of vertex distances a sphere mesh may have
@@ -21,19 +25,10 @@ def emitter_mesh(obj, depsgraph) -> EmitterMesh:
     """The evaluated mesh (modifiers applied) of ``obj``, triangulated, in object space."""
     if obj.type not in ("MESH", "CURVE", "SURFACE", "FONT", "META"):
         raise SettingsError(f"emitter '{obj.name}' ({obj.type.title()}) has no surface: emitter_shape MESH needs an object with faces")
-    evaluated = obj.evaluated_get(depsgraph)
-    mesh = evaluated.to_mesh()
-    try:
-        mesh.calc_loop_triangles()
-        vertices = np.zeros(len(mesh.vertices) * 3, np.float64)
-        mesh.vertices.foreach_get("co", vertices)
-        triangles = np.zeros(len(mesh.loop_triangles) * 3, np.int64)
-        mesh.loop_triangles.foreach_get("vertices", triangles)
-    finally:
-        evaluated.to_mesh_clear()
+    vertices, triangles = evaluated_triangles(obj, depsgraph)
     if len(triangles) == 0:
         raise SettingsError(f"emitter '{obj.name}' has no faces: emitter_shape MESH needs at least one face")
-    return EmitterMesh(vertices.reshape(-1, 3), triangles.reshape(-1, 3))
+    return EmitterMesh(vertices, triangles.astype(np.int64))
 
 
 def is_force_field(obj) -> bool:
@@ -66,7 +61,7 @@ def force_fields(scene, objects=None) -> tuple[list[ForceField], list[str]]:
 
 
 def collider_shape(vertices: np.ndarray) -> tuple[str, np.ndarray, np.ndarray] | None:
-    """(type, center, half size) of a plane, sphere or box mesh in object space; None for other shapes."""
+    """(type, center, half size) of a plane, sphere or axis-aligned box mesh in object space; None for other shapes."""
     if len(vertices) == 0:
         return None
     low, high = vertices.min(axis=0), vertices.max(axis=0)
@@ -76,12 +71,37 @@ def collider_shape(vertices: np.ndarray) -> tuple[str, np.ndarray, np.ndarray] |
         return None
     if half[2] <= 1e-6 * extent:
         return "PLANE", center, half
+    if np.all(np.abs(np.abs(vertices - center) - half) <= _CORNER_TOLERANCE * extent):
+        return "BOX", center, half  # before the sphere test: a cube's corners are equally far from its center
     distance = np.linalg.norm(vertices - center, axis=1)
     if np.ptp(half) <= _SPHERE_TOLERANCE * extent and np.ptp(distance) <= _SPHERE_TOLERANCE * distance.max():
-        radius = distance.max()
-        return "SPHERE", center, np.full(3, radius)
-    if np.all(np.abs(np.abs(vertices - center) - half) <= _CORNER_TOLERANCE * extent):
-        return "BOX", center, half
+        return "SPHERE", center, np.full(3, distance.max())
+    return None
+
+
+def oriented_box(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(frame, half size) of a box mesh turned any way in object space: ``frame`` (4x4) maps the box's own
+    centered axes to object space; None unless the mesh's distinct vertices are the 8 corners of a box."""
+    corners = np.unique(np.round(vertices, 6), axis=0)
+    if len(corners) != 8:
+        return None
+    edges = corners[1:] - corners[0]
+    scale = np.linalg.norm(edges, axis=1).max()
+    tolerance = _CORNER_TOLERANCE * scale
+    for a, b, c in combinations(range(7), 3):
+        axes = edges[[a, b, c]]
+        lengths = np.linalg.norm(axes, axis=1)
+        if lengths.min() <= tolerance or any(abs(axes[i] @ axes[j]) > tolerance * scale
+                                              for i, j in ((0, 1), (0, 2), (1, 2))):
+            continue
+        spanned = corners[0] + np.array(list(product((0, 1), repeat=3))) @ axes
+        if all(np.abs(corners - p).max(axis=1).min() <= tolerance for p in spanned):
+            frame = np.identity(4)
+            frame[:3, :3] = (axes / lengths[:, None]).T
+            if np.linalg.det(frame[:3, :3]) < 0:
+                frame[:3, 2] *= -1
+            frame[:3, 3] = corners[0] + axes.sum(axis=0) / 2
+            return frame, lengths / 2
     return None
 
 
@@ -90,31 +110,97 @@ def has_collision(obj) -> bool:
     return any(m.type == "COLLISION" for m in obj.modifiers)
 
 
-def colliders(scene, previous: dict | None = None, objects=None) -> tuple[list[Collider], list[str]]:
-    """Objects with Blender collision physics, as planes, spheres and boxes.
+def evaluated_triangles(obj, depsgraph) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices (n, 3), triangles (t, 3)) of the object's evaluated mesh (modifiers, shape keys, armature)."""
+    evaluated = obj.evaluated_get(depsgraph) if depsgraph is not None else obj
+    mesh = evaluated.to_mesh()
+    try:
+        mesh.calc_loop_triangles()
+        vertices = np.zeros(len(mesh.vertices) * 3, np.float64)
+        mesh.vertices.foreach_get("co", vertices)
+        triangles = np.zeros(len(mesh.loop_triangles) * 3, np.int32)
+        mesh.loop_triangles.foreach_get("vertices", triangles)
+    finally:
+        evaluated.to_mesh_clear()
+    return vertices.reshape(-1, 3), triangles.reshape(-1, 3)
+
+
+def response_of(obj) -> dict:
+    """Blender's collision settings as the engine's Collider fields."""
+    settings = obj.collision
+    return {"bounce": 1.0 - settings.damping_factor, "friction": settings.friction_factor,
+            "thickness": settings.thickness_outer, "stickiness": settings.stickiness,
+            "permeability": settings.permeability, "kill": settings.use_particle_kill}
+
+
+def with_area(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+    """The triangles that are not degenerate (area above a hair of the mesh's size squared)."""
+    corners = vertices[triangles]
+    area = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
+    return triangles[area > 1e-12 * max(np.ptp(vertices, axis=0).max(), 1e-30) ** 2]
+
+
+def sdf_collider(obj, vertices: np.ndarray, triangles: np.ndarray, matrix: np.ndarray, resolution: int):
+    """(rigid matrix, ColliderMesh) of a mesh collider, or a warning why it cannot be one."""
+    if len(triangles) > MAX_TRIANGLES:
+        return (f"collider '{obj.name}' has {len(triangles):,} triangles, more than the {MAX_TRIANGLES:,} an SDF is "
+                f"built from: decimate it (GPU particles ignore it)")
+    rotation, stretch = polar(matrix[:3, :3])
+    if np.linalg.det(stretch) < 0:  # a mirror turns the faces inside out: wind them back
+        triangles = triangles[:, ::-1]
+    rigid = np.identity(4)
+    rigid[:3, :3], rigid[:3, 3] = rotation, matrix[:3, 3]
+    return rigid, ColliderMesh.of(obj.name, vertices @ stretch.T, triangles, resolution)
+
+
+def colliders(scene, previous: dict | None = None, objects=None, depsgraph=None
+              ) -> tuple[list[Collider], list[ColliderMesh], list[str]]:
+    """Objects with Blender collision physics: planes, spheres and (oriented) boxes as themselves, every
+    other mesh as an SDF collider (its shape-space triangles in the second list).
 
     ``previous`` maps collider names to their matrices one frame earlier (a moving collider); ``objects``:
-    the scene's, or those of them that may collide, in the scene's order (scene/index.py)."""
-    found, warnings = [], []
+    the scene's, or those of them that may collide, in the scene's order (scene/index.py); ``depsgraph``:
+    where the evaluated meshes come from (None: the meshes as stored)."""
+    found, meshes, warnings = [], [], []
     for obj in scene.objects if objects is None else objects:
         if not has_collision(obj) or not obj.collision.use:
             continue
-        shape = None
-        if obj.type == "MESH":
-            vertices = np.zeros(len(obj.data.vertices) * 3, np.float64)
-            obj.data.vertices.foreach_get("co", vertices)
-            shape = collider_shape(vertices.reshape(-1, 3))
-        if shape is None:
-            warnings.append(f"collider '{obj.name}' is not a plane, sphere or box mesh: GPU particles ignore it")
+        if obj.type != "MESH":
+            warnings.append(f"collider '{obj.name}' ({obj.type.title()}) is not a mesh: GPU particles ignore it")
+            continue
+        matrix = np.array(obj.matrix_world)
+        if abs(np.linalg.det(matrix[:3, :3])) < 1e-12:
+            warnings.append(f"collider '{obj.name}' has zero scale: GPU particles ignore it")
             continue
         if len(found) == MAX_COLLIDERS:
             warnings.append(f"more than {MAX_COLLIDERS} colliders: '{obj.name}' and later ones are ignored")
             break
-        kind, center, half = shape
-        found.append(Collider(kind, np.array(obj.matrix_world), tuple(center), tuple(half),
-                              bounce=1.0 - obj.collision.damping_factor, friction=obj.collision.friction_factor,
-                              previous=(previous or {}).get(obj.name), name=obj.name))
-    return found, warnings
+        vertices, triangles = evaluated_triangles(obj, depsgraph)
+        if len(triangles) == 0:
+            warnings.append(f"collider '{obj.name}' has no faces: GPU particles ignore it")
+            continue
+        triangles = with_area(vertices, triangles)
+        if len(triangles) == 0:
+            warnings.append(f"collider '{obj.name}' has only degenerate faces (no area): GPU particles ignore it")
+            continue
+        shape, box = collider_shape(vertices), None
+        if shape is None and (box := oriented_box(vertices)) is not None:
+            matrix = matrix @ box[0]
+            shape = ("BOX", np.zeros(3), box[1])
+        if shape is not None:
+            kind, center, half = shape
+            found.append(Collider(kind, matrix, tuple(center), tuple(half), previous=(previous or {}).get(obj.name),
+                                  name=obj.name, **response_of(obj)))
+            continue
+        made = sdf_collider(obj, vertices, triangles, matrix, obj.gpu_particles_collider.resolution)
+        if isinstance(made, str):
+            warnings.append(made)
+            continue
+        rigid, mesh = made
+        found.append(Collider("SDF", rigid, previous=(previous or {}).get(obj.name), name=obj.name,
+                              **response_of(obj)))
+        meshes.append(mesh)
+    return found, meshes, warnings
 
 
 def ramp_colors(effect) -> np.ndarray | None:

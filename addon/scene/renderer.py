@@ -236,7 +236,9 @@ class SceneRenderer:
 
     @property
     def warnings(self) -> list[str]:
-        return self.lost + self.snapshot.rate_warnings() + list(self.simulation.inputs.warnings) + self.cache_warnings
+        sdf = self.simulation.sdf
+        return (self.lost + self.snapshot.rate_warnings() + list(self.simulation.inputs.warnings)
+                + (list(sdf.warnings.values()) if sdf is not None else []) + self.cache_warnings)
 
     def cache_record(self) -> dict | None:
         """Where the disk cache is and what this renderer took from it and added (the bake's sidecar)."""

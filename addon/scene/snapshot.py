@@ -26,6 +26,7 @@ from ..properties import effect_settings_of, render_settings_of, scene_effects, 
 from .csg import cloud_frame
 from .index import edits
 from .inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field, ramp_colors
+from .sdf_colliders import ColliderMesh
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class FrameInputs:
     fields: tuple[ForceField, ...]
     colliders: tuple[Collider, ...]
     warnings: tuple[str, ...]
+    collider_meshes: tuple[ColliderMesh, ...] = ()  # the SDF colliders' shape-space triangles
 
     @property
     def collider_matrices(self) -> dict:
@@ -75,7 +77,9 @@ class FrameInputs:
     def key(self, index: int) -> bytes:
         """What this frame adds to effect ``index``'s history (its emitter, every field and collider)."""
         return digest(self.frame, self.emitters[index], [vars(f) for f in self.fields],
-                      [(c.type, c.matrix, c.center, c.half_size, c.bounce, c.friction) for c in self.colliders])
+                      [(c.type, c.matrix, c.center, c.half_size, c.bounce, c.friction, c.thickness, c.stickiness,
+                        c.permeability, c.kill) for c in self.colliders],
+                      [(m.name, m.fingerprint) for m in self.collider_meshes])
 
 
 def _feed(h, value) -> None:
@@ -128,10 +132,11 @@ def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInp
     """Fields and colliders of ``scene`` as it is now (at ``frame``), colliders moving from ``previous``;
     ``objects_of(test)``: the scene's objects that may pass ``test`` (scene/index.py)."""
     fields, field_warnings = force_fields(scene, objects_of(is_force_field))
-    found, collider_warnings = colliders(scene, previous.collider_matrices if previous is not None else None,
-                                         objects_of(has_collision))
+    depsgraph = scene.view_layers[0].depsgraph if scene.view_layers else None
+    found, meshes, collider_warnings = colliders(
+        scene, previous.collider_matrices if previous is not None else None, objects_of(has_collision), depsgraph)
     return FrameInputs(frame, tuple(np.asarray(m, np.float64) for m in emitters), tuple(fields), tuple(found),
-                       tuple(field_warnings + collider_warnings))
+                       tuple(field_warnings + collider_warnings), tuple(meshes))
 
 
 def read_drawing(scene, frame: int, emitters: list[np.ndarray], effects, cloud_objects=None) -> FrameData:

@@ -17,6 +17,7 @@ from ..engine.pipeline import advance
 from ..engine.simulation import ParticleSystem
 from ..engine.sorting import EffectSort
 from ..engine.timeline import Timeline
+from .sdf_colliders import SdfColliders
 from .snapshot import FrameInputs, SceneSnapshot, digest
 
 CHECKPOINT_INTERVAL = 10  # frames between timeline checkpoints (memory and disk)
@@ -30,6 +31,7 @@ class SceneSimulation:
     def __init__(self, host, snapshot: SceneSnapshot, read_frame: Callable[[int, FrameInputs | None], FrameInputs],
                  interval: int = CHECKPOINT_INTERVAL):
         self.snapshot = snapshot
+        self.host = host
         self._read_frame = read_frame
         self.systems = [ParticleSystem(host, e.settings, e.mesh) for e in snapshot.effects]
         self.sorts = [EffectSort(system) for system in self.systems]
@@ -37,6 +39,8 @@ class SceneSimulation:
         # Checkpoints as GPU copies: a host copy waits for the GPU (60 ms a 1M-particle checkpoint in a bake).
         self.timeline = Timeline(self.systems, self._start, self._step_to, budget, interval, on_gpu=True)
         self._keys: dict[int, list[bytes]] = {}  # each effect's history key at each frame read
+        self.sdf: SdfColliders | None = None  # made when a mesh collider first appears
+        self.sdf_measure = False  # time SDF rebuilds with the GPU waited for (the Stats panel shows them)
         # The frame the systems were last stepped to; read now so that warnings are known before any frame.
         self.inputs: FrameInputs = self.read(snapshot.simulation_start)
 
@@ -75,8 +79,8 @@ class SceneSimulation:
         counts = [round(system.settings.preroll / dt) for system in self.systems]
         total, done = sum(counts), 0
         piece = PREROLL_CHUNK if total > PREROLL_AT_ONCE else total + 1
+        self._hand_over(inputs)
         for system, matrix, count in zip(self.systems, inputs.emitters, counts):
-            system.set_scene_inputs(inputs.fields, inputs.colliders)
             system.reset()
             for _ in range(count):
                 system.step(dt, matrix, matrix)
@@ -88,6 +92,19 @@ class SceneSimulation:
             sort.reset()
             sort.after_step(0, matrix[:3, 3])
 
+    def _hand_over(self, inputs: FrameInputs) -> None:
+        """The frame's fields and colliders to every system, the SDF colliders' grids built where they changed."""
+        found = list(inputs.colliders)
+        if inputs.collider_meshes and self.systems and self.sdf is None:
+            self.sdf = SdfColliders(self.host, min(system.settings.size for system in self.systems))
+        if self.sdf is not None:
+            self.sdf.measure = self.sdf_measure
+            found = self.sdf.update(found, list(inputs.collider_meshes))
+        for system in self.systems:
+            system.set_scene_inputs(inputs.fields, found)
+            if self.sdf is not None:
+                system.set_sdf_atlas(self.sdf.atlas)
+
     def _start(self) -> int:
         for _ in self.preroll():
             pass
@@ -98,8 +115,7 @@ class SceneSimulation:
         if self.inputs is None or self.inputs.frame != frame - 1:  # resumed from a checkpoint
             self.inputs = self.read(frame - 1)
         current = self.read(frame, self.inputs)
-        for system in self.systems:
-            system.set_scene_inputs(current.fields, current.colliders)
+        self._hand_over(current)
         advance(self.systems, self.snapshot.seconds_per_frame, list(self.inputs.emitters), list(current.emitters))
         self.inputs = current
         for sort, matrix in zip(self.sorts, current.emitters):

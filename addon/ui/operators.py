@@ -22,6 +22,7 @@ from ..output.bake import BakeError, BakeJob
 from ..output.export import export_frame, export_range
 from ..properties import assign, effect_settings_of, fix_simulation_range, render_settings_of, scene_effects
 from ..scene.csg import add_stage_primitives, scene_primitives
+from ..scene.stage_colliders import add_stage_colliders, scene_has_colliders
 from ..scene.stage_fields import add_stage_fields, scene_has_fields
 from .modal_job import ModalJobOperator
 
@@ -105,21 +106,26 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
 
     def _add_stage(self, context, obj, stage: dict) -> None:
         """What the preset's look needs besides the effect, where the scene has none yet: its CSG
-        primitives and its force fields, placed around ``obj`` as they sit around the stage's emitter."""
+        primitives, force fields and colliders, placed around ``obj`` as they sit around the stage's emitter."""
         shift = _shift_to(stage, obj.matrix_world.translation)
         primitives = "csg" in stage and not scene_primitives(context.scene)
         fields = bool(stage.get("fields")) and not scene_has_fields(context.scene)
+        colliders = bool(stage.get("colliders")) and not scene_has_colliders(context.scene)
         if primitives:
             csg = dict(stage["csg"])
             csg["primitives"] = [_shifted(p, shift) for p in csg.get("primitives", [])]
             add_stage_primitives(context.scene, csg)
-        if fields:
-            added = add_stage_fields(stage["fields"], shift)
-            self.report({"INFO"}, f"Added {len(added)} force field(s) the preset's look needs")
+        extras = ((fields, "fields", add_stage_fields, "force field"),
+                  (colliders, "colliders", add_stage_colliders, "collider"))
+        for wanted, key, add, noun in extras:
+            if wanted:
+                added = add(stage[key], shift)
+                self.report({"INFO"}, f"Added {len(added)} {noun}(s) the preset's look needs")
+        if fields or colliders:
             for selected in context.selected_objects:  # the emitter stays the one selected, as before
                 selected.select_set(selected == obj)
             obj.select_set(True)
-        if primitives or fields:
+        if primitives or fields or colliders:
             context.view_layer.objects.active = obj
 
 

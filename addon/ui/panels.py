@@ -13,7 +13,8 @@ import bpy
 from ..engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
 from ..engine.simulation import LAYOUTS, rate_warning
 from ..properties import effect_settings_of
-from ..scene.inputs import colliders, force_fields
+from ..scene.inputs import colliders, force_fields, has_collision
+from ..scene.sdf_colliders import BUILT
 from .operators import (
     GPU_PARTICLES_OT_add,
     GPU_PARTICLES_OT_add_color_ramp,
@@ -207,9 +208,9 @@ def _draw_force_fields(layout, context):
 
 def _draw_colliders(layout, context):
     """Colliders are objects with Blender's Collision physics: list what the particles bounce off."""
-    found, warnings = colliders(context.scene)
+    found, _, warnings = colliders(context.scene, depsgraph=context.view_layer.depsgraph)
     if not found and not warnings:
-        layout.label(text="Add Collision physics to a plane, sphere or box mesh", icon="INFO")
+        layout.label(text="Add Collision physics to a mesh", icon="INFO")
     for collider in found:
         layout.label(text=f"{collider.name}: {collider.type.lower()}, bounce {collider.bounce:.2f}, "
                           f"friction {collider.friction:.2f}", icon="MOD_PHYSICS")
@@ -266,7 +267,32 @@ class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
             column.label(text=f"Automatic Emax: {stats.emax:.4g}")
 
 
+class GPU_PARTICLES_PT_collider(_SidebarPanel, bpy.types.Panel):
+    """The active collider's SDF: its resolution setting and the grid the simulation last built."""
+
+    bl_label = "GPU Particles Collider"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        return obj is not None and obj.type == "MESH" and has_collision(obj)
+
+    def draw(self, context):
+        obj = context.active_object
+        layout = self.layout
+        layout.prop(obj.gpu_particles_collider, "resolution", text="SDF Resolution (0: Auto)")
+        built = BUILT.get(obj.name)
+        if built is None:
+            layout.label(text="No SDF built yet (planes, spheres and boxes need none)", icon="INFO")
+            return
+        column = layout.column(align=True)
+        column.label(text=f"SDF: {' x '.join(map(str, built.dims))} voxels, {built.nbytes / 2**20:.1f} MiB")
+        column.label(text="Last rebuild: " + (f"{built.rebuild_ms:.2f} ms" if built.rebuild_ms is not None
+                                              else "not measured (open Stats)"))
+
+
 SECTION_PANELS = tuple(_section_panel(i, title, names) for i, (title, names) in enumerate(SECTIONS))
 CLASSES = (GPU_PARTICLES_UL_effects, GPU_PARTICLES_MT_presets, GPU_PARTICLES_PT_effects, *SECTION_PANELS,
-           GPU_PARTICLES_PT_stats)
+           GPU_PARTICLES_PT_stats, GPU_PARTICLES_PT_collider)
 register, unregister = bpy.utils.register_classes_factory(CLASSES)

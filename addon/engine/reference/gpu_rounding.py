@@ -211,7 +211,7 @@ def _collision_error(hit: dict, e_pos, e_vel) -> tuple[np.ndarray, np.ndarray]:
     e_normal = np.zeros((len(normal), 1))
     if kind == COLLIDER_TYPES["SPHERE"]:
         e_normal = _norm(e_local) / np.maximum(_norm(hit["local"]), 1e-30) + 6 * ULP
-        e_local = np.broadcast_to(collider["half_size"][0] * e_normal, e_local.shape)
+        e_local = np.broadcast_to((collider["half_size"][0] + collider["thickness"]) * e_normal, e_local.shape)
     else:
         e_local = np.where(normal != 0, 0.0, e_local)
     e_moved = e_local @ to_world.T + _ulps(4, np.abs(pushed) @ to_world.T + np.abs(collider["to_world"][:, 3]))

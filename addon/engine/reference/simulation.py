@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..effectors import COLLIDER_ROWS, pack_force_fields, pack_triangles
+from ..effectors import COLLIDER_ROWS, MAX_COLLIDERS, SDF_TRACE_STEPS, pack_force_fields, pack_triangles
 from ..records import COLLIDER, FORCE_FIELD, TRIANGLE
 from ..simulation import SIMULATE, birth_interval, simulate_constants, state_origin
 from ..tables import COLLIDER_TYPES, EMITTER_SHAPES, FIELD_TYPES, SIMULATE_FLAGS
@@ -30,13 +30,17 @@ class Inputs:
     field_count: int = 0
     collider_count: int = 0
     half_rounding: str = "NEAREST"  # or "ZERO": OpenGL lets float-to-half conversion do either
+    sdf_atlas: np.ndarray = field(default_factory=lambda: np.zeros((1, 1, 1), F))  # [z, y, x], sdf.SdfAtlas
 
 
-def inputs_for(settings, mesh=None, fields=(), colliders=(), half_rounding="NEAREST") -> Inputs:
+def inputs_for(settings, mesh=None, fields=(), colliders=(), half_rounding="NEAREST", sdf_atlas=None) -> Inputs:
     triangles, _ = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
-    return Inputs(triangles.reshape(-1, 4), pack_force_fields(list(fields)),
-                  curl_noise(settings.turbulence_resolution, settings.seed), settings.state_layout == "COMPACT",
-                  len(fields), len(colliders), half_rounding)
+    inputs = Inputs(triangles.reshape(-1, 4), pack_force_fields(list(fields)),
+                    curl_noise(settings.turbulence_resolution, settings.seed), settings.state_layout == "COMPACT",
+                    len(fields), len(colliders), half_rounding)
+    if sdf_atlas is not None:
+        inputs.sdf_atlas = np.asarray(sdf_atlas, F)
+    return inputs
 
 
 # -- init_particles.glsl
@@ -203,39 +207,147 @@ def _dot_rows(rows, points):
     return (points @ rows[:, :3].T + rows[:, 3]).astype(F)
 
 
-def collide(previous, position, velocity, c, inputs, hits=None):
-    """collide() of simulate.glsl; ``hits``: a list that receives, per collider that something hit, its rows,
-    which particles it pushed and reflected, their state and local point before it and their pushed local point
-    (gpu_rounding.py)."""
+def sdf_sample(collider, atlas, p):
+    """sdf_sample() of simulate.glsl: (distance, gradient) at shape-space points ``p``."""
+    low, high = collider["sdf_low"], collider["sdf_high"]
+    size = collider["sdf_size"]
+    q = np.clip(p, low, high).astype(F)
+    g = ((q - low) * collider["sdf_inverse_voxel"] - F(0.5)).astype(F)
+    g = np.clip(g, F(0), size - F(1))
+    cell = np.minimum(np.floor(g), size - F(2))
+    w = (g - cell).astype(F)
+    i0 = cell.astype(np.int64) + np.array([0, 0, int(collider["sdf_z_offset"])])
+    i1 = i0 + 1
+
+    def at(x, y, z):
+        return atlas[z[:, 2], y[:, 1], x[:, 0]]
+
+    c000, c100, c010, c110 = at(i0, i0, i0), at(i1, i0, i0), at(i0, i1, i0), at(i1, i1, i0)
+    c001, c101, c011, c111 = at(i0, i0, i1), at(i1, i0, i1), at(i0, i1, i1), at(i1, i1, i1)
+    wx, wy, wz = w[:, 0], w[:, 1], w[:, 2]
+    x00, x10, x01, x11 = c100 - c000, c110 - c010, c101 - c001, c111 - c011
+    c00, c10, c01, c11 = c000 + x00 * wx, c010 + x10 * wx, c001 + x01 * wx, c011 + x11 * wx
+    x0, x1 = x00 + (x10 - x00) * wy, x01 + (x11 - x01) * wy
+    y0, y1 = c10 - c00, c11 - c01
+    c0, c1 = c00 + y0 * wy, c01 + y1 * wy
+    gradient = (np.stack([x0 + (x1 - x0) * wz, y0 + (y1 - y0) * wz, c1 - c0], axis=1)
+                * collider["sdf_inverse_voxel"]).astype(F)
+    inside = c0 + (c1 - c0) * wz
+    outside = np.linalg.norm(p - q, axis=1).astype(F)
+    return np.where(outside > 0, np.maximum(outside, inside - outside), inside).astype(F), gradient
+
+
+def sdf_normal(gradient):
+    size = np.linalg.norm(gradient, axis=1).astype(F)
+    return np.where((size > F(1e-4))[:, None], gradient / np.where(size > F(1e-4), size, F(1))[:, None],
+                    F([0, 0, 1])).astype(F)
+
+
+def sdf_contact(collider, atlas, start, end):
+    """sdf_contact() of simulate.glsl, for arrays of segments: (touched, p, normal)."""
+    contact, step, slack = collider["thickness"], collider["sdf_step"], collider["sdf_slack"]
+    d, gradient = sdf_sample(collider, atlas, start)
+    n = len(start)
+    touched = np.zeros(n, bool)
+    p, normal = end.copy(), np.zeros((n, 3), F)
+    delta = (end - start).astype(F)
+    span = np.linalg.norm(delta, axis=1).astype(F)
+    outside = d >= 0
+    traced = outside & (span > 0)
+    level = np.minimum(contact, d - slack).astype(F)
+    direction = (delta / np.where(span > 0, span, F(1))[:, None]).astype(F)
+    along = np.zeros(n, F)
+    for _ in range(SDF_TRACE_STEPS):
+        active = np.flatnonzero(traced & (along < span) & ~touched)
+        if not len(active):
+            break
+        along[active] = np.minimum(along[active] + np.maximum(d[active] - level[active], step), span[active])
+        d[active], gradient[active] = sdf_sample(collider, atlas, start[active] + direction[active] * along[active, None])
+        touched[active] = d[active] < level[active]
+    touched |= traced & (along < span)
+    rows = np.flatnonzero(touched)
+    normal[rows] = sdf_normal(gradient[rows])
+    hit = start[rows] + direction[rows] * along[rows, None]
+    rest = end[rows] - hit
+    into = np.minimum(np.sum(rest * normal[rows], axis=1), F(0)).astype(F)
+    p[rows] = hit + (rest - normal[rows] * into[:, None])
+    again = np.flatnonzero(touched | ~outside)  # the others' d and gradient are the end's already
+    d[again], gradient[again] = sdf_sample(collider, atlas, p[again])
+    push = np.flatnonzero(d < contact)
+    normal[push] = sdf_normal(gradient[push])
+    p[push] += normal[push] * (contact - d[push])[:, None]
+    touched[push] = True
+    return touched, p, normal
+
+
+def step_start_local(collider, previous, lived):
+    """step_start_local() of simulate.glsl: where ``previous`` was relative to the collider as the step began."""
+    local = _dot_rows(collider["to_local"], previous)
+    moved = previous + _dot_rows(collider["surface_velocity"], local) * lived[:, None]
+    return _dot_rows(collider["to_local"], moved.astype(F))
+
+
+def started_inside(collider, atlas, start):
+    """started_inside() of simulate.glsl."""
+    kind = collider["kind"]
+    if kind == COLLIDER_TYPES["SPHERE"]:
+        return np.linalg.norm(start, axis=1).astype(F) < collider["half_size"][0]
+    if kind == COLLIDER_TYPES["BOX"]:
+        return np.all(np.abs(start) < collider["half_size"], axis=1)
+    if kind == COLLIDER_TYPES["SDF"]:
+        return sdf_sample(collider, atlas, start)[0] < 0
+    return np.zeros(len(start), bool)
+
+
+def collide(previous, position, velocity, lived, c, inputs, hits=None):
+    """collide() of simulate.glsl: (position, velocity, killed); ``hits``: a list that receives, per collider
+    that something hit, its rows, which particles it pushed and reflected, their state and local point before
+    it and their pushed local point (gpu_rounding.py)."""
     position, velocity = position.copy(), velocity.copy()
-    for row in np.asarray(c["colliders"], F).reshape(-1, COLLIDER_ROWS, 4)[: inputs.collider_count]:
+    killed = np.zeros(len(position), bool)
+    index = np.arange(len(position), dtype=U)
+    for number, row in enumerate(np.asarray(c["colliders"], F).reshape(-1, COLLIDER_ROWS, 4)[: inputs.collider_count]):
         collider = COLLIDER.read(row)
         kind, half = collider["kind"], collider["half_size"]
+        reach = (half + collider["thickness"]).astype(F)
         to_local, to_world = collider["to_local"], collider["to_world"]
         p = _dot_rows(to_local, position)
         before_push = None if hits is None else p.copy()
         normal = np.zeros_like(p)
         if kind == COLLIDER_TYPES["PLANE"]:
             before = _dot_rows(collider["start_z"][None], previous)[:, 0]
-            hit = (p[:, 2] < 0) & (before >= 0) & (np.abs(p[:, 0]) <= half[0]) & (np.abs(p[:, 1]) <= half[1])
-            p[hit, 2] = 0
+            hit = ((p[:, 2] < collider["thickness"]) & (before >= 0) & (np.abs(p[:, 0]) <= half[0])
+                   & (np.abs(p[:, 1]) <= half[1]))
+            p[hit, 2] = collider["thickness"]
             normal[hit] = (0, 0, 1)
         elif kind == COLLIDER_TYPES["SPHERE"]:
             dist = np.linalg.norm(p, axis=1).astype(F)
-            hit = dist < half[0]
+            hit = dist < reach[0]
             direction = np.where((dist > 0)[:, None], p / np.where(dist > 0, dist, F(1))[:, None], F([0, 0, 1]))
             normal[hit] = direction[hit]
-            p[hit] = (direction * half[0])[hit]
+            p[hit] = (direction * reach[0])[hit]
         elif kind == COLLIDER_TYPES["BOX"]:
-            depth = half - np.abs(p)
+            depth = reach - np.abs(p)
             hit = np.all(depth > 0, axis=1)
             axis = np.where((depth[:, 0] <= depth[:, 1]) & (depth[:, 0] <= depth[:, 2]), 0,
                             np.where(depth[:, 1] <= depth[:, 2], 1, 2))
             rows = np.flatnonzero(hit)
             side = np.where(p[rows, axis[rows]] < 0, F(-1), F(1))
-            p[rows, axis[rows]] = side * half[axis[rows]]
+            p[rows, axis[rows]] = side * reach[axis[rows]]
             normal[rows, axis[rows]] = side
+        elif kind == COLLIDER_TYPES["SDF"]:
+            start = step_start_local(collider, previous, lived)
+            margin = collider["thickness"]
+            near = np.flatnonzero(np.all(np.minimum(start, p) - margin <= collider["sdf_high"], axis=1)
+                                  & np.all(np.maximum(start, p) + margin >= collider["sdf_low"], axis=1))
+            touched, p[near], normal[near] = sdf_contact(collider, inputs.sdf_atlas, start[near], p[near])
+            normal[near[~touched]] = 0
         hit = np.any(normal != 0, axis=1)
+        if collider["permeability"] > 0 and hit.any():
+            stream = c["seed"] * STREAM["PER_SEED"] + STREAM["PERMEABILITY"]
+            passes = random_unit(index * U(MAX_COLLIDERS) + U(number), c["step_index"], stream) < collider["permeability"]
+            hit &= ~(passes | started_inside(collider, inputs.sdf_atlas, step_start_local(collider, previous, lived)))
+        hit &= ~killed  # a killed particle left the loop
         if not hit.any():
             continue
         record = None if hits is None else {"row": row, "hit": hit, "position": position.copy(),
@@ -243,16 +355,27 @@ def collide(previous, position, velocity, c, inputs, hits=None):
                                             "normal": normal}
         pushed = _dot_rows(to_world, p)
         position[hit] = pushed[hit]
+        if collider["kill"] > 0:
+            killed |= hit
+            if record is not None:
+                hits.append({**record, "reflect": np.zeros_like(hit)})
+            continue
         surface_velocity = _dot_rows(collider["surface_velocity"], p)
         v = ((velocity - surface_velocity) @ to_local[:, :3].T).astype(F)
         into = np.sum(v * normal, axis=1).astype(F)
+        stickiness = collider["stickiness"]
+        bounced = np.minimum(into + stickiness, F(0)) if stickiness > 0 else into
         tangential = v - normal * into[:, None]
-        bounced = tangential * (F(1) - collider["friction"]) - normal * (into * collider["bounce"])[:, None]
+        v = np.where((into < 0)[:, None],
+                     tangential * (F(1) - collider["friction"]) - normal * (bounced * collider["bounce"])[:, None], v)
         reflect = hit & (into < 0)
+        if stickiness > 0:
+            v = v - normal * stickiness
+            reflect = hit
         if record is not None:
             hits.append({**record, "reflect": reflect})
-        velocity[reflect] = ((bounced @ to_world[:, :3].T).astype(F) + surface_velocity)[reflect]
-    return position, velocity
+        velocity[reflect] = ((v @ to_world[:, :3].T).astype(F) + surface_velocity)[reflect]
+    return position, velocity, killed
 
 
 def acceleration_at(position, c, inputs: Inputs):
@@ -264,6 +387,19 @@ def acceleration_at(position, c, inputs: Inputs):
     if inputs.field_count:
         acceleration += force_fields(position, inputs)
     return acceleration
+
+
+def die(dying, lived_for, over, age, life, c):
+    """die() of simulate.glsl for the particles ``dying`` (died ``over`` seconds before the step's end,
+    ``lived_for`` seconds after their birth): their new (age, life)."""
+    if not c["flags"] & SIMULATE_FLAGS["RESPAWN"]:
+        return age, np.where(dying, F(-1), life).astype(F)
+    skip, interval = F(c["respawn_skip"]), F(c["burst_interval"])
+    wait = (skip + np.maximum(F(c["slot_period"]) - lived_for, F(0))).astype(F)
+    if interval > 0:
+        death = F(c["time"]) - over
+        wait = (np.ceil(death / interval) * interval - death).astype(F)
+    return np.where(dying, over - wait, age).astype(F), np.where(dying, F(0), life).astype(F)
 
 
 def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -279,18 +415,7 @@ def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None) ->
     age = pos_age[:, 3] + dt
     life = vel_life[:, 3].copy()
 
-    expired = (life > 0) & (age >= life)
-    over = age - life
-    if not c["flags"] & SIMULATE_FLAGS["RESPAWN"]:
-        life[expired] = -1.0
-    else:
-        skip, interval = F(c["respawn_skip"]), F(c["burst_interval"])
-        wait = (skip + np.maximum(F(c["slot_period"]) - life, F(0))).astype(F)
-        if interval > 0:
-            death = F(c["time"]) - over
-            wait = (np.ceil(death / interval) * interval - death).astype(F)
-        age = np.where(expired, over - wait, age).astype(F)
-        life[expired] = 0.0
+    age, life = die((life > 0) & (age >= life), life, age - life, age, life, c)
     active = (age >= 0) & (life >= 0)
 
     lived = np.full(len(age), dt, F)
@@ -316,7 +441,8 @@ def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None) ->
                      position=position, velocity=velocity, acceleration=acceleration, damping=damping[:, 0],
                      moved=moved, integrated=new_velocity, hits=hits)
     if inputs.collider_count:
-        moved, new_velocity = collide(previous, moved, new_velocity, c, inputs, hits)
+        moved, new_velocity, killed = collide(previous, moved, new_velocity, lived, c, inputs, hits)
+        age, life = die(active & killed, age, np.zeros_like(age), age, life, c)
     position = np.where(active[:, None], moved, position)
     velocity = np.where(active[:, None], new_velocity, velocity)
     limit = HALF_MAX if inputs.compact else F(3.0e38)
@@ -363,9 +489,9 @@ def step_frame(pos_age, vel_life, settings, inputs: Inputs, clock: Clock, dt: fl
 
 
 def run_steps(settings, frames: int, dt: float, emitter_prev, emitter_cur, mesh=None, fields=(), colliders=(),
-              half_rounding="NEAREST"):
+              half_rounding="NEAREST", sdf_atlas=None):
     """Reference of ``ParticleSystem.reset`` + ``step`` (substeps included); positions in world space."""
-    inputs = inputs_for(settings, mesh, fields, colliders, half_rounding)
+    inputs = inputs_for(settings, mesh, fields, colliders, half_rounding, sdf_atlas)
     pos_age, vel_life = init_particles(settings, half_rounding)
     triangle_count = mesh.count if (mesh is not None and settings.emitter_shape == "MESH") else 0
     clock = Clock()

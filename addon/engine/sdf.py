@@ -1,0 +1,298 @@
+"""Signed distance fields of collider meshes, built on the GPU (issue 30).
+
+A collider's SDF is a grid of voxels in its shape space (object space mapped by the scale part of its
+matrix: values are world units); voxel (i, j, k) holds the signed distance (negative inside) at its centre
+``origin + (i + 0.5, j + 0.5, k + 0.5) * voxel``.  Every SDF collider of an effect lives in one R32F 3D
+texture, stacked along z (:class:`SdfAtlas`).  :class:`SdfBuilder` builds one grid in six kernels::
+
+    sdf_clear                           # scratch volumes: no distance, no triangle, no crossing
+    sdf_band(stage DISTANCE, NEAREST)   # narrow band: exact distances near each triangle, nearest id
+    sdf_crossings                       # each axis' columns of voxel centres that cross each triangle
+    sdf_parity                          # running parity of the crossings along each column
+    sdf_flood(jump = N/2 ... 1, 1)      # jump flooding of the nearest triangle over the whole grid
+    sdf_write                           # exact distance to that triangle, signed by a vote of the 3 axes
+
+Why this plan: the exact nearest triangle per voxel by brute force is O(voxels x triangles) (2M x 100K);
+a BVH per voxel is the CPU peer's way and branchy on a GPU.  The narrow band costs O(triangles) with a
+workgroup per triangle, exact where it matters most (near the surface); jump flooding (plus one extra
+1-step) spreads it in log2(N) + 1 passes of 27 exact point-triangle distances per voxel: only *which*
+triangle is nearest can be wrong far from the surface, and then by a small margin, never the distance to
+the triangle chosen.  Triangles whose bounding box spans more than ``SPLIT_VOXELS`` voxels are split into
+four (recursively, on the CPU) before upload, so a ground-plane triangle does not leave one workgroup
+looping over 256 x 256 voxels while the others wait; the split triangles cover the same surface.
+
+The sign comes from ray parity along x, y and z, counted exactly (edge functions with a top-left rule: a
+column through a shared edge or corner meets one triangle there), and a majority vote of the three axes.
+It reads no normals, so inward (flipped) normals and mirrored objects give the same field.  A column that
+crosses the surface an odd number of times in all (through a hole, past the rim of an open sheet)
+abstains, since the rays from its two ends disagree: a hole smaller than the mesh only silences the columns
+through it and the other two axes still decide; a single open sheet comes out unsigned (outside).  (Where
+a split triangle meets an unsplit neighbour, the midpoint on their edge is rounded: a column through that
+point, a float's width from the edge, is the rare one that may miscount; the vote absorbs it.)
+Generalized winding numbers would be robust to any hole but cost O(voxels x triangles) (or a hierarchy we
+do not have on the GPU); the reference (reference/sdf.py) uses them as the ground truth of the tests.
+
+Bad input: zero-area triangles are dropped; a mesh with none left, or with non-finite or flat-to-a-point
+bounds, raises :class:`SettingsError` naming the object; so does a mesh over ``MAX_TRIANGLES`` (after
+splitting: the upload's size and the build's time grow with it) and an atlas over ``SDF_MEMORY_BUDGET``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .kernels import Constant, Image, Kernel
+from .settings import SettingsError
+
+MIN_RESOLUTION = 32  # voxels along a grid's longest side
+MAX_RESOLUTION = 256
+MARGIN_VOXELS = 2  # voxels around the mesh's bounds (particles see the surface before they reach it)
+MAX_TRIANGLES = 6_000_000  # after splitting: 3 RGBA32F texels each (288 MB at the cap)
+SPLIT_VOXELS = 8  # triangles longer than this along an axis (in voxels) are split into four
+SDF_MEMORY_BUDGET = 1 << 30  # bytes of the atlas of one effect
+TRIANGLE_WIDTH = 4096  # texels per row of the triangle image (3 per triangle)
+NO_TRIANGLE = 0xFFFFFFFF  # a voxel the flood has not reached
+BAND_THREADS = 64
+PARITY_SHIFT = 3  # bits 0..2 of sdf_parity: crossings per axis; bits 3..5: parity per axis
+STAGES = {"DISTANCE": 0, "NEAREST": 1}
+
+_DEFINES = (
+    ("SDF_TRIANGLE_WIDTH", str(TRIANGLE_WIDTH)), ("SDF_NO_TRIANGLE", f"{NO_TRIANGLE}u"),
+    ("SDF_BAND_THREADS", str(BAND_THREADS)), ("SDF_PARITY_SHIFT", str(PARITY_SHIFT)),
+    *((f"SDF_STAGE_{name}", str(value)) for name, value in STAGES.items()),
+)
+_INCLUDES = ("common.glsl", "sdf_common.glsl")
+_TRIANGLES = Image("sdf_triangles", "RGBA32F", "READ")
+_VOLUME_GROUP = (4, 4, 4)
+
+
+def _kernel(name, images, constants=(), local_size=(BAND_THREADS, 1, 1)) -> Kernel:
+    return Kernel(name, images=(_TRIANGLES, *images), constants=constants, local_size=local_size,
+                  includes=_INCLUDES, defines=_DEFINES)
+
+
+SDF_CLEAR = Kernel("sdf_clear", images=tuple(Image(name, "R32UI", "WRITE", dimensions=3)
+                                             for name in ("sdf_distance", "sdf_nearest", "sdf_parity")),
+                   local_size=_VOLUME_GROUP, defines=_DEFINES)
+SDF_BAND = _kernel("sdf_band", (Image("sdf_distance", "R32UI", atomic=True, dimensions=3),
+                                Image("sdf_nearest", "R32UI", atomic=True, dimensions=3)),
+                   (Constant("INT", "triangle_count"), Constant("INT", "stage")))
+SDF_CROSSINGS = _kernel("sdf_crossings", (Image("sdf_parity", "R32UI", atomic=True, dimensions=3),),
+                        (Constant("INT", "triangle_count"),))
+SDF_PARITY = Kernel("sdf_parity", images=(Image("sdf_parity", "R32UI", atomic=True, dimensions=3),),
+                    local_size=(BAND_THREADS, 1, 1), defines=_DEFINES)
+SDF_FLOOD = _kernel("sdf_flood", (Image("flood_from", "R32UI", "READ", dimensions=3),
+                                  Image("flood_to", "R32UI", "WRITE", dimensions=3)),
+                    (Constant("INT", "jump"),), _VOLUME_GROUP)
+SDF_WRITE = _kernel("sdf_write", (Image("sdf_nearest", "R32UI", "READ", dimensions=3),
+                                  Image("sdf_parity", "R32UI", "READ", dimensions=3),
+                                  Image("sdf_atlas", "R32F", "WRITE", dimensions=3)),
+                    (Constant("INT", "z_offset"), Constant("FLOAT", "voxel_size")), _VOLUME_GROUP)
+SDF_KERNELS = (SDF_CLEAR, SDF_BAND, SDF_CROSSINGS, SDF_PARITY, SDF_FLOOD, SDF_WRITE)
+
+
+@dataclass(frozen=True)
+class SdfGrid:
+    """Where a collider's voxels are in its shape space (see the module docstring)."""
+
+    origin: tuple[float, float, float]
+    voxel: float
+    dims: tuple[int, int, int]
+
+    def to_grid(self, points: np.ndarray) -> np.ndarray:
+        """Shape-space points in voxel-centre coordinates (voxel (i, j, k)'s centre is (i, j, k)), float32."""
+        return ((np.asarray(points, np.float32) - np.asarray(self.origin, np.float32)) / np.float32(self.voxel)
+                - np.float32(0.5)).astype(np.float32)
+
+    def centres(self) -> np.ndarray:
+        """Every voxel centre in shape space, (nz, ny, nx, 3) (x fastest, as the atlas stores them)."""
+        k, j, i = np.indices(self.dims[::-1], dtype=np.float64)
+        return np.asarray(self.origin) + (np.stack([i, j, k], axis=-1) + 0.5) * self.voxel
+
+
+def default_resolution(extent: float, particle_size: float) -> int:
+    """Voxels along the longest side: one per particle size, within [MIN_RESOLUTION, MAX_RESOLUTION]."""
+    if not (extent > 0 and particle_size > 0 and math.isfinite(extent / particle_size)):
+        return MIN_RESOLUTION
+    return int(np.clip(math.ceil(extent / particle_size), MIN_RESOLUTION, MAX_RESOLUTION))
+
+
+def sdf_grid(vertices: np.ndarray, resolution: int, name: str = "the mesh") -> SdfGrid:
+    """The grid around shape-space ``vertices`` with ``resolution`` voxels along its longest side (margins
+    included; the product keeps it in [MIN_RESOLUTION, MAX_RESOLUTION], tests go lower); a clear error for
+    bounds that are not finite or are a single point."""
+    if resolution <= 2 * MARGIN_VOXELS:
+        raise ValueError(f"an SDF grid needs more than {2 * MARGIN_VOXELS} voxels a side, not {resolution}")
+    vertices = np.asarray(vertices, np.float64).reshape(-1, 3)
+    if not len(vertices) or not np.isfinite(vertices).all():
+        raise SettingsError(f"Collider '{name}': its mesh has no vertices or non-finite ones (zero scale?)")
+    low, high = vertices.min(axis=0), vertices.max(axis=0)
+    longest = float((high - low).max())
+    if not longest > 1e-7 * max(1.0, float(np.abs(vertices).max())):
+        raise SettingsError(f"Collider '{name}': its mesh has zero size (zero scale?): no SDF to build")
+    voxel = longest / (resolution - 2 * MARGIN_VOXELS)
+    dims = np.maximum(np.ceil((high - low) / voxel - 1e-6).astype(int), 1) + 2 * MARGIN_VOXELS
+    origin = low - MARGIN_VOXELS * voxel
+    return SdfGrid(tuple(map(float, origin)), voxel, tuple(int(n) for n in np.minimum(dims, resolution)))
+
+
+def mesh_triangles(vertices: np.ndarray, triangles: np.ndarray, grid: SdfGrid, name: str = "the mesh") -> np.ndarray:
+    """(T, 3, 3) float32 corners in the grid's voxel-centre coordinates: zero-area triangles dropped, long
+    ones split (module docstring); a clear error when none is left or too many are."""
+    indices = np.asarray(triangles, np.int64).ravel()
+    corners = np.take(grid.to_grid(np.asarray(vertices, np.float32).reshape(-1, 3)), indices, axis=0).reshape(-1, 3, 3)
+    if not np.isfinite(corners).all():
+        raise SettingsError(f"Collider '{name}': its mesh has non-finite vertices (zero or huge scale?)")
+    with_area = _doubled_area(corners) > 1e-12
+    if not with_area.all():  # copies only where something is dropped (a deforming mesh rebuilds every frame)
+        corners = corners[with_area]
+    if not len(corners):
+        raise SettingsError(f"Collider '{name}': its mesh has no faces with area (an SDF collider needs faces)")
+    kept, long, kept_count = [], corners, 0
+    while len(long):
+        split = (_spans(long) > SPLIT_VOXELS).any(axis=1)
+        splitting = int(split.sum())
+        if kept_count + len(long) + 3 * splitting > MAX_TRIANGLES:
+            raise SettingsError(f"Collider '{name}': {len(triangles):,} triangles are more than an SDF collider "
+                                f"takes ({MAX_TRIANGLES:,} after splitting large ones): decimate the mesh or use a "
+                                "lower-poly proxy")
+        if not splitting:
+            kept.append(long)
+            break
+        kept.append(long[~split])
+        kept_count += len(kept[-1])
+        long = _split_in_four(long[split])
+    return kept[0] if len(kept) == 1 else np.concatenate(kept)
+
+
+def _doubled_area(corners: np.ndarray) -> np.ndarray:
+    """|(b - a) x (c - a)| per triangle, written out (np.cross and reductions over an axis of 3 are slow)."""
+    u, v = corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]
+    x = u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1]
+    y = u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2]
+    z = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
+    return np.sqrt(x * x + y * y + z * z)
+
+
+def _spans(corners: np.ndarray) -> np.ndarray:
+    """Each triangle's bounding-box size per axis, (T, 3)."""
+    a, b, c = corners[:, 0], corners[:, 1], corners[:, 2]
+    return np.maximum(np.maximum(a, b), c) - np.minimum(np.minimum(a, b), c)
+
+
+def _split_in_four(corners: np.ndarray) -> np.ndarray:
+    """Each triangle as its four midpoint triangles (midpoints computed alike for an edge's two triangles)."""
+    a, b, c = corners[:, 0], corners[:, 1], corners[:, 2]
+    ab, bc, ca = (a + b) * np.float32(0.5), (b + c) * np.float32(0.5), (c + a) * np.float32(0.5)
+    return np.concatenate([np.stack(t, axis=1) for t in ((a, ab, ca), (ab, b, bc), (ca, bc, c), (ab, bc, ca))])
+
+
+@dataclass(frozen=True)
+class SdfAtlas:
+    """Grids stacked along z in one R32F 3D texture: width = max nx, height = max ny, depth = sum of nz."""
+
+    grids: tuple[SdfGrid, ...]
+
+    def __init__(self, grids):
+        object.__setattr__(self, "grids", tuple(grids))
+
+    @property
+    def z_offsets(self) -> tuple[int, ...]:
+        return tuple(int(z) for z in np.cumsum([0] + [g.dims[2] for g in self.grids])[:-1])
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """(depth, height, width), as ``Host.volume(shape=)`` takes it."""
+        if not self.grids:
+            return (1, 1, 1)
+        return (sum(g.dims[2] for g in self.grids), max(g.dims[1] for g in self.grids),
+                max(g.dims[0] for g in self.grids))
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape)) * 4
+
+    def check(self, max_texture_3d_size: int) -> None:
+        """A clear error for an atlas the GPU cannot hold: deeper than a 3D texture or over the budget."""
+        depth, height, width = self.shape
+        if depth > max_texture_3d_size or self.nbytes > SDF_MEMORY_BUDGET:
+            raise SettingsError(
+                f"SDF colliders need a {width}x{height}x{depth} atlas ({self.nbytes / 2**20:,.0f} MiB): over the "
+                f"GPU's {max_texture_3d_size}-texel 3D textures or the {SDF_MEMORY_BUDGET / 2**20:,.0f} MiB SDF "
+                "budget; lower the colliders' SDF resolution")
+
+
+class SdfBuilder:
+    """Builds grids into an atlas on a host; keeps its scratch volumes between builds of the same size."""
+
+    def __init__(self, host):
+        self.host = host
+        self._scratch: dict[tuple[int, int, int], dict] = {}
+
+    def build(self, vertices: np.ndarray, triangles: np.ndarray, grid: SdfGrid, atlas, z_offset: int,
+              name: str = "the mesh") -> None:
+        """Record the build of ``grid`` from shape-space ``vertices`` and ``triangles`` (T, 3) into the
+        ``atlas`` texture at ``z_offset``."""
+        corners = mesh_triangles(vertices, triangles, grid, name)
+        self.record(self.upload(corners), len(corners), grid, atlas, z_offset)
+
+    def upload(self, corners: np.ndarray):
+        """The triangle image of (T, 3, 3) grid-space corners."""
+        texels = np.zeros((len(corners) * 3, 4), np.float32)
+        texels[:, :3] = corners.reshape(-1, 3)
+        rows = -(-len(texels) // TRIANGLE_WIDTH)
+        texels = np.concatenate([texels, np.zeros((rows * TRIANGLE_WIDTH - len(texels), 4), np.float32)])
+        return self.host.texture("sdf_triangles", TRIANGLE_WIDTH, rows, "RGBA32F", texels)
+
+    def record(self, triangles, count: int, grid: SdfGrid, atlas, z_offset: int) -> None:
+        """The dispatches of one build from ``count`` uploaded triangles (the benchmark times these)."""
+        host = self.host
+        scratch = self._volumes(grid.dims)
+        volume_groups = tuple(-(-n // g) for n, g in zip(grid.dims, _VOLUME_GROUP))
+        host.dispatch(SDF_CLEAR, volume_groups, {name: scratch[name] for name in ("sdf_distance", "sdf_nearest",
+                                                                                 "sdf_parity")}, {})
+        per_triangle = _triangle_groups(count, host.max_work_group_count)
+        band = {"sdf_triangles": triangles, "sdf_distance": scratch["sdf_distance"],
+                "sdf_nearest": scratch["sdf_nearest"]}
+        for stage in STAGES.values():
+            host.dispatch(SDF_BAND, per_triangle, band, {"triangle_count": count, "stage": stage})
+        parity = {"sdf_parity": scratch["sdf_parity"]}
+        host.dispatch(SDF_CROSSINGS, per_triangle, {"sdf_triangles": triangles, **parity},
+                      {"triangle_count": count})
+        nx, ny, nz = grid.dims
+        columns = max(ny * nz, nz * nx, nx * ny)
+        host.dispatch(SDF_PARITY, (-(-columns // BAND_THREADS), 3, 1), parity, {})
+        nearest, spare = scratch["sdf_nearest"], scratch["sdf_flood"]
+        for jump in flood_jumps(grid.dims):
+            host.dispatch(SDF_FLOOD, volume_groups, {"sdf_triangles": triangles, "flood_from": nearest,
+                                                     "flood_to": spare}, {"jump": jump})
+            nearest, spare = spare, nearest
+        host.dispatch(SDF_WRITE, volume_groups,
+                      {"sdf_triangles": triangles, "sdf_nearest": nearest, **parity, "sdf_atlas": atlas},
+                      {"z_offset": z_offset, "voxel_size": grid.voxel})
+
+    def _volumes(self, dims: tuple[int, int, int]) -> dict:
+        if dims not in self._scratch:
+            shape = dims[::-1]
+            self._scratch = {dims: {name: self.host.volume(name, shape=shape, format="R32UI")
+                                    for name in ("sdf_distance", "sdf_nearest", "sdf_flood", "sdf_parity")}}
+        return self._scratch[dims]
+
+
+def flood_jumps(dims: tuple[int, int, int]) -> list[int]:
+    """Jump flooding's steps: halving from the power of two at or above half the longest side, then 1 again."""
+    jump = 1 << max(0, (max(dims) - 1).bit_length() - 1)
+    jumps = []
+    while jump >= 1:
+        jumps.append(jump)
+        jump //= 2
+    return [*jumps, 1]
+
+
+def _triangle_groups(count: int, max_groups: int) -> tuple[int, int, int]:
+    """One workgroup per triangle, spread over x and y (a dispatch takes at most ``max_groups`` along each)."""
+    width = min(count, max_groups, 32768)
+    return (width, -(-count // width), 1)

@@ -1,0 +1,290 @@
+"""Collisions with signed distance fields and Blender's collision settings (issue 30), on the GPU against the
+numpy reference, and the invariants they must keep: no tunnelling, no sinking, kill, stick, permeate."""
+
+import math
+
+import numpy as np
+import pytest
+
+from addon.engine import simulation
+from addon.engine.effectors import SDF_CONTACT_VOXELS, Collider
+from addon.engine.reference import simulation as ref
+from addon.engine.sdf import SdfAtlas, SdfGrid
+from addon.engine.settings import effect_settings
+
+DT = 1 / 24
+STILL = np.identity(4)
+
+
+def translation(offset):
+    m = np.identity(4)
+    m[:3, 3] = offset
+    return m
+
+
+def turned(offset, angle):
+    """A rigid matrix: a turn about x, then a move (SDF colliders carry only the rigid part)."""
+    c, s = math.cos(angle), math.sin(angle)
+    m = np.array([[1, 0, 0, 0], [0, c, -s, 0], [0, s, c, 0], [0, 0, 0, 1.0]])
+    m[:3, 3] = offset
+    return m
+
+
+# Exact signed distances of analytic shapes in shape space (negative inside).
+def sphere_distance(radius):
+    return lambda p: np.linalg.norm(p, axis=-1) - radius
+
+
+def box_distance(half):
+    def distance(p):
+        q = np.abs(p) - half
+        return np.linalg.norm(np.maximum(q, 0), axis=-1) + np.minimum(q.max(axis=-1), 0)
+    return distance
+
+
+def slab_distance(width):
+    """A wall |z| <= width / 2, unbounded in x and y."""
+    return lambda p: np.abs(p[..., 2]) - width / 2
+
+
+def grid_around(low, high, voxel) -> SdfGrid:
+    """A grid over the box [low, high] plus two voxels of margin, like sdf.sdf_grid's."""
+    low, high = np.asarray(low, float) - 2 * voxel, np.asarray(high, float) + 2 * voxel
+    return SdfGrid(tuple(low), voxel, tuple(int(n) for n in np.ceil((high - low) / voxel)))
+
+
+def atlas_of(*shapes) -> tuple[np.ndarray, list[tuple[SdfGrid, int]]]:
+    """(depth, height, width) float32 atlas of (grid, distance) pairs stacked along z, with each grid's z offset."""
+    atlas = SdfAtlas([grid for grid, _ in shapes])
+    volume = np.full(atlas.shape, 1e3, np.float32)
+    for (grid, distance), z in zip(shapes, atlas.z_offsets):
+        nx, ny, nz = grid.dims
+        volume[z:z + nz, :ny, :nx] = distance(grid.centres())
+    return volume, list(zip(atlas.grids, atlas.z_offsets))
+
+
+def sdf_collider(grid_offset, matrix, previous=None, **settings) -> Collider:
+    grid, z_offset = grid_offset
+    return Collider("SDF", matrix, previous=previous, sdf=grid, sdf_z_offset=z_offset, **settings)
+
+
+def rain(**changes):
+    """Particles falling from a box emitter 1.5 above the origin, fast, in a cone."""
+    return effect_settings({"count": 3000, "lifetime": 1.2, "seed": 3, "emitter_shape": "BOX", "emitter_radius": 0.6,
+                            "emitter_scale": (1.0, 1.0, 0.1), "velocity": (0, 0, -6), "velocity_random": 1.5,
+                            "drag": 0.0, **changes})
+
+
+RAIN_EMITTER = (translation((0, 0, 1.5)),) * 2  # previous and current matrix
+
+
+def run_both(host, settings, frames, colliders, volume, emitter=RAIN_EMITTER, per_frame=None):
+    """GPU and reference states after ``frames`` frames; ``per_frame(frame)`` gives each frame's colliders."""
+    system = simulation.ParticleSystem(host, settings)
+    system.set_sdf_atlas(host.volume("sdf_atlas", volume))
+    inputs = ref.inputs_for(settings, colliders=colliders, sdf_atlas=volume)
+    state, clock = ref.init_particles(settings), ref.Clock()
+    for frame in range(frames):
+        now = colliders if per_frame is None else per_frame(frame)
+        system.set_scene_inputs([], now)
+        system.step(DT, *emitter)
+        inputs.collider_count = len(now)
+        state = ref.step_frame(*state, settings, inputs, clock, DT, *emitter, colliders=now)
+    return system.read_state(), state
+
+
+def assert_close(gpu, reference, share=0.0):
+    """Ages and lifetimes exact; positions and velocities within test_simulation's tolerance (all but
+    ``share`` of the particles: a sample a float32 rounding apart may end a trace one step sooner)."""
+    (pos_age, vel_life), (ref_pos_age, ref_vel_life) = gpu, reference
+    assert np.isfinite(pos_age).all() and np.isfinite(vel_life).all()
+    np.testing.assert_array_equal(pos_age[:, 3], ref_pos_age[:, 3])
+    np.testing.assert_array_equal(vel_life[:, 3], ref_vel_life[:, 3])
+    for got, want in ((pos_age, ref_pos_age), (vel_life, ref_vel_life)):
+        error = np.max(np.abs(got - want) / np.maximum(np.abs(want), 1.0), axis=1)
+        assert np.mean(error >= 1e-4) <= share, f"{np.count_nonzero(error >= 1e-4)} particles apart: {error.max()}"
+
+
+def alive(pos_age, vel_life):
+    return (pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3])
+
+
+def shape_points(matrix, points):
+    inverse = np.linalg.inv(matrix)
+    return points @ inverse[:3, :3].T + inverse[:3, 3]
+
+
+SPHERE = (grid_around((-0.5,) * 3, (0.5,) * 3, 0.04), sphere_distance(0.5))
+BOX = (grid_around((-0.6, -0.6, -0.2), (0.6, 0.6, 0.2), 0.03), box_distance(np.array([0.6, 0.6, 0.2])))
+WALL = (grid_around((-1, -1, -0.005), (1, 1, 0.005), 0.0123), slab_distance(0.01))
+
+
+@pytest.mark.parametrize("shape", ["sphere", "box", "wall"])
+def test_sdf_collisions_match_the_reference(host, shape):
+    """Rain onto an SDF (the box turned and moving) over several frames with substeps, every setting but kill."""
+    volume, (grid,) = atlas_of({"sphere": SPHERE, "box": BOX, "wall": WALL}[shape])
+    settings = rain(substeps=2)
+    matrix = turned((0.1, 0, 0.2), 0.3)
+    colliders = [sdf_collider(grid, matrix, bounce=0.4, friction=0.2, thickness=0.02, stickiness=0.3)]
+    if shape == "box":
+        colliders = [sdf_collider(grid, matrix, previous=turned((0.0, 0, 0.1), 0.25), bounce=0.3, friction=0.1)]
+    gpu, reference = run_both(host, settings, 10, colliders, volume)
+    assert_close(gpu, reference, share=0.002)
+
+
+def test_rain_on_an_sdf_sphere_never_sinks_in(host):
+    """Thickness zero (the contact distance is then SDF_CONTACT_VOXELS voxels): after every frame of a long
+    rain, no live particle is deeper than half a voxel inside the contact distance."""
+    volume, (grid,) = atlas_of(SPHERE)
+    matrix = translation((0.05, -0.02, 0.0))
+    system = simulation.ParticleSystem(host, rain(velocity=(0, 0, -3), lifetime=2.0, count=4000))
+    system.set_sdf_atlas(host.volume("sdf_atlas", volume))
+    system.set_scene_inputs([], [sdf_collider(grid, matrix, bounce=0.1, friction=0.3)])
+    touching = 0
+    for _ in range(36):
+        system.step(DT, translation((0, 0, 1.2)), translation((0, 0, 1.2)))
+        pos_age, vel_life = system.read_state()
+        d = SPHERE[1](shape_points(matrix, pos_age[alive(pos_age, vel_life), :3]))
+        assert d.min() >= -0.5 * grid[0].voxel
+        touching += np.count_nonzero(d < 2 * SDF_CONTACT_VOXELS * grid[0].voxel)
+    assert touching > 1000, "particles must rest on the sphere"
+
+
+@pytest.mark.parametrize("angle", [0.0, 0.5])
+def test_100_metres_per_second_never_pass_a_1_cm_wall(host, angle):
+    """A 1 cm wall sampled at 1.23 cm voxels (its field may never go negative), hit at 100 m/s: 4 m a step."""
+    volume, (grid,) = atlas_of(WALL)
+    matrix = turned((0, 0, 0), angle)
+    settings = rain(velocity=(0, 0, -100), velocity_random=20.0, emitter_radius=0.4, emission="BURST",
+                    lifetime=1.0, gravity=(0, 0, 0))
+    system = simulation.ParticleSystem(host, settings)
+    system.set_sdf_atlas(host.volume("sdf_atlas", volume))
+    system.set_scene_inputs([], [sdf_collider(grid, matrix, bounce=0.5)])
+    crossed = np.zeros(settings.count, bool)
+    for _ in range(4):
+        system.step(DT, translation((0, 0, 1.0)), translation((0, 0, 1.0)))
+        local = shape_points(matrix, system.read_state()[0][:, :3])
+        crossed |= (local[:, 2] < 0) & np.all(np.abs(local[:, :2]) < 1, axis=1)
+    assert not crossed.any()
+    assert np.all(local[:, 2] > 1.0), "every particle bounced off the wall"
+
+
+def test_killing_colliders_kill_and_the_slots_respawn_on_schedule(host):
+    """Kill Particles: a continuous effect's killed slots wait and respawn as after a normal death (ages and
+    lifetimes exactly the reference's); a burst's die for good."""
+    volume, (grid,) = atlas_of(SPHERE)
+    colliders = [sdf_collider(grid, STILL, kill=True),
+                 Collider("PLANE", translation((0, 0, -0.8)), half_size=(5, 5, 0), kill=True)]
+    gpu, reference = run_both(host, rain(rate=4000.0, respawn_skip=0.05), 12, colliders, volume)
+    assert_close(gpu, reference)
+    pos_age, vel_life = gpu
+    live = alive(pos_age, vel_life)
+    assert SPHERE[1](pos_age[live, :3]).min() > 0.02 and pos_age[live, 2].min() > -0.8
+    assert np.count_nonzero((vel_life[:, 3] == 0) & (pos_age[:, 3] < 0)) > 300, "killed slots wait to respawn"
+    burst, _ = run_both(host, rain(emission="BURST", lifetime=5.0), 12, colliders, volume)
+    assert np.count_nonzero(burst[1][:, 3] == -1) > 1000, "burst particles die for good"
+
+
+@pytest.mark.parametrize("stickiness", [0.0, 2.0])
+def test_stickiness_holds_particles_under_a_ceiling(host, stickiness):
+    """Shot up under an SDF slab: with stickiness over what gravity adds in a step they hang on, without it
+    they fall off (Blender's meaning: a speed toward the surface at every contact)."""
+    ceiling = (grid_around((-1, -1, -0.1), (1, 1, 0.1), 0.03), box_distance(np.array([1.0, 1.0, 0.1])))
+    volume, (grid,) = atlas_of(ceiling)
+    settings = effect_settings({"count": 500, "emission": "BURST", "lifetime": 5.0, "emitter_shape": "SPHERE",
+                                "emitter_radius": 0.1, "velocity": (0, 0, 6), "velocity_random": 1.0})
+    colliders = [sdf_collider(grid, translation((0, 0, 1.1)), bounce=0.0, stickiness=stickiness)]
+    gpu, reference = run_both(host, settings, 14, colliders, volume, emitter=(STILL, STILL))
+    assert_close(gpu, reference)
+    z = gpu[0][:, 2]
+    if stickiness:
+        np.testing.assert_allclose(z, 1.0 - SDF_CONTACT_VOXELS * grid[0].voxel, atol=0.01)
+    else:
+        assert z.max() < 0.8
+
+
+def test_permeability_lets_its_share_through_deterministically(host):
+    """Permeability 0.5: about half the particles pass a wall they hit once (a 6-sigma binomial bound), the
+    same ones on the GPU as in the reference (a counter-based random stream per particle, step and collider)."""
+    volume, (grid,) = atlas_of(WALL)
+    settings = rain(emission="BURST", velocity=(0, 0, -5), velocity_random=0.0, gravity=(0, 0, 0), lifetime=5.0,
+                    emitter_scale=(1.0, 1.0, 0.0))
+    colliders = [sdf_collider(grid, STILL, bounce=1.0, permeability=0.5)]
+    gpu, reference = run_both(host, settings, 12, colliders, volume, emitter=(translation((0, 0, 0.5)),) * 2)
+    assert_close(gpu, reference)
+    through = np.count_nonzero(gpu[0][:, 2] < 0)
+    assert np.count_nonzero(gpu[0][:, 2] > 0.5) + through == settings.count, "every particle met the wall once"
+    n = settings.count
+    assert abs(through - n / 2) < 6 * math.sqrt(n / 4)
+
+
+@pytest.mark.parametrize("substeps", [1, 4])
+def test_a_moving_sdf_collider_pushes_particles(host, substeps):
+    """A slab 0.4 thick sweeps up 0.8 in a frame through resting particles: none is left behind (its motion
+    is traced relative to the collider) and each moves on with its velocity (bounce 0)."""
+    volume, (grid,) = atlas_of(BOX)
+    settings = effect_settings({"count": 400, "emission": "BURST", "emitter_shape": "SPHERE", "emitter_radius": 0.2,
+                                "lifetime": 10.0, "velocity": (0, 0, 0), "velocity_random": 0.0,
+                                "gravity": (0, 0, 0), "drag": 0.0, "substeps": substeps})
+
+    def colliders(frame):
+        at = translation((0, 0, 0.25)) if frame else translation((0, 0, -0.55))
+        return [sdf_collider(grid, at, previous=translation((0, 0, -0.55)), bounce=0.0)] if frame else []
+
+    gpu, reference = run_both(host, settings, 2, [], volume, emitter=(STILL, STILL), per_frame=colliders)
+    assert_close(gpu, reference)
+    pos_age, vel_life = gpu
+    assert pos_age[:, 2].min() > 0.45
+    np.testing.assert_allclose(vel_life[:, 2], 0.8 / DT, rtol=1e-3)
+
+
+@pytest.mark.parametrize("kind", ["PLANE", "SPHERE", "BOX"])
+def test_thickness_keeps_particles_off_analytic_colliders(host, kind):
+    volume = np.zeros((1, 1, 1), np.float32)
+    collider = {"PLANE": Collider("PLANE", translation((0, 0, -0.3)), half_size=(4, 4, 0)),
+                "SPHERE": Collider("SPHERE", translation((0.1, 0, 0)), half_size=(0.5, 0.5, 0.5)),
+                "BOX": Collider("BOX", turned((0, 0, 0), 0.3), half_size=(0.5, 0.4, 0.3))}[kind]
+    collider = Collider(**{**collider.__dict__, "thickness": 0.1, "bounce": 0.2, "friction": 0.5})
+    gpu, reference = run_both(host, rain(), 10, [collider], volume)
+    assert_close(gpu, reference)
+    pos_age, vel_life = gpu
+    local = shape_points(collider.matrix, pos_age[alive(pos_age, vel_life), :3])
+    distance = {"PLANE": local[:, 2], "SPHERE": np.linalg.norm(local, axis=1) - 0.5,
+                "BOX": np.max(np.abs(local) - collider.half_size, axis=1)}[kind]
+    assert distance.min() > 0.1 - 1e-5
+    assert np.count_nonzero(distance < 0.1 + 1e-4) > 20, "particles must rest at the thickness"
+
+
+def test_overlapping_colliders(host):
+    """An SDF sphere and an SDF box overlapping each other and an analytic box: the reference's result, and
+    no particle deep inside any of them."""
+    volume, (sphere, box) = atlas_of(SPHERE, BOX)
+    colliders = [sdf_collider(sphere, translation((0.3, 0, 0)), bounce=0.3),
+                 sdf_collider(box, turned((-0.2, 0, -0.1), 0.2), friction=0.5, thickness=0.03),
+                 Collider("BOX", translation((0, 0.4, 0)), half_size=(0.3, 0.3, 0.3), bounce=0.1)]
+    gpu, reference = run_both(host, rain(substeps=2), 10, colliders, volume)
+    assert_close(gpu, reference, share=0.002)
+    pos_age, vel_life = gpu
+    points = pos_age[alive(pos_age, vel_life), :3]
+    assert SPHERE[1](shape_points(colliders[0].matrix, points)).min() > -0.02
+    assert BOX[1](shape_points(colliders[1].matrix, points)).min() > -0.02
+
+
+@pytest.mark.parametrize("start", ["centre", "voxel_centre"])
+def test_particles_inside_are_pushed_out_without_nan(host, start):
+    """Born at the centre of a sphere whose grid has a voxel corner there (the sampled gradient vanishes:
+    pushed out along +z), or exactly at a voxel centre, at rest, thickness zero: pushed out to the contact
+    distance, finite, as in the reference."""
+    even = (grid_around((-0.5,) * 3, (0.5,) * 3, 0.05), SPHERE[1])
+    assert even[0].dims == (24, 24, 24)
+    volume, (grid,) = atlas_of(even)
+    at = (0.0, 0.0, 0.0) if start == "centre" else tuple(grid[0].centres()[10, 12, 11])
+    settings = effect_settings({"count": 64, "emission": "BURST", "emitter_shape": "POINT", "lifetime": 5.0,
+                                "velocity": (0, 0, 0), "velocity_random": 0.0, "gravity": (0, 0, 0)})
+    gpu, reference = run_both(host, settings, 2, [sdf_collider(grid, STILL)], volume,
+                              emitter=(translation(at),) * 2)
+    assert_close(gpu, reference)
+    d = SPHERE[1](gpu[0][:, :3])
+    np.testing.assert_allclose(d, SDF_CONTACT_VOXELS * grid[0].voxel, atol=0.3 * grid[0].voxel)
+    if start == "centre":
+        assert np.abs(gpu[0][:, :2]).max() < 1e-6 and gpu[0][:, 2].min() > 0
