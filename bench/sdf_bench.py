@@ -118,6 +118,7 @@ def main() -> None:
     parser.add_argument("--resolution", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--peer-samples", type=int, default=20_000)
+    parser.add_argument("--out", type=Path, help="results folder (default bench/results/)")
     args = parser.parse_args()
     vertices, faces = torus_knot(args.triangles)
     grid = sdf.sdf_grid(vertices, args.resolution)
@@ -130,7 +131,7 @@ def main() -> None:
     if blender_ms is not None:
         row["blender_ms"] = blender_ms
     row.update(peer(vertices, faces, grid, args.peer_samples, values))
-    records.write("sdf", device, [row])
+    records.write("sdf", device, [row], results=args.out)
 
 
 if __name__ == "__main__":
