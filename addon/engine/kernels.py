@@ -41,12 +41,13 @@ def hash_once(self) -> int:
 
 @dataclass(frozen=True)
 class Image:
-    """A 2D image read and written with imageLoad/imageStore/imageAtomic*."""
+    """A 2D (or, ``volume``, 3D) image read and written with imageLoad/imageStore/imageAtomic*."""
 
     name: str
     format: str  # 'RGBA32F', 'R32F' or 'R32UI'
     access: str = "READ_WRITE"  # 'READ', 'WRITE' or 'READ_WRITE'
     atomic: bool = False  # R32UI images that take imageAtomic* calls
+    volume: bool = False  # a 3D image (Host.volume_image), addressed by ivec3
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,10 @@ class Host:
         """A sampled RGBA32F 3D texture from a (depth, height, width, 4) float array."""
         raise NotImplementedError
 
+    def volume_image(self, name: str, width: int, height: int, depth: int, format: str) -> Texture:
+        """An empty 3D texture (cleared to zero) that kernels write as a 3D image and may sample."""
+        raise NotImplementedError
+
     def clear(self, texture: Texture, value: float | int = 0) -> None:
         raise NotImplementedError
 

@@ -92,6 +92,8 @@ def shader_info(gpu, kernel: Kernel):
         info.local_group_size(*kernel.local_size)
     for slot, image in enumerate(kernel.images):
         image_type = "UINT_2D_ATOMIC" if image.atomic else _IMAGE_TYPES[image.format]
+        if image.volume:
+            image_type = image_type.replace("_2D", "_3D")
         info.image(slot, image.format, image_type, image.name, qualifiers=_ACCESS[image.access])
     for slot, sampler in enumerate(kernel.samplers):
         info.sampler(slot, sampler.type, sampler.name)
@@ -220,6 +222,15 @@ class BlenderHost(Host):
         except RuntimeError as error:
             raise GPUMemoryError(f"The GPU could not allocate '{name}' ({width}x{height}x{depth} RGBA32F): {error}") from None
         return Texture(name, width, height, "RGBA32F", native, depth)
+
+    def volume_image(self, name, width, height, depth, format):
+        try:
+            native = self.gpu.types.GPUTexture((width, height, depth), format=format)
+        except RuntimeError as error:
+            raise GPUMemoryError(f"The GPU could not allocate '{name}' ({width}x{height}x{depth} {format}): {error}") from None
+        texture = Texture(name, width, height, format, native, depth)
+        self.clear(texture)
+        return texture
 
     def sampling(self, texture, linear):
         texture.native.filter_mode(linear)

@@ -39,6 +39,7 @@ def declarations(kernel: Kernel) -> str:
         lines.append("layout(local_size_x = {}, local_size_y = {}, local_size_z = {}) in;".format(*kernel.local_size))
     for slot, image in enumerate(kernel.images):
         layout, glsl_type = _GLSL_FORMATS[image.format]
+        glsl_type = glsl_type.replace("2D", "3D") if image.volume else glsl_type
         lines.append(f"layout(binding = {slot}, {layout}) uniform {_GLSL_ACCESS[image.access]}{glsl_type} {image.name};")
     for slot, sampler in enumerate(kernel.samplers):
         lines.append(f"layout(binding = {slot}) uniform {_SAMPLERS[sampler.type]} {sampler.name};")
@@ -98,6 +99,12 @@ class ModernGLHost(Host):
         depth, height, width, _ = data.shape
         native = self.ctx.texture3d((width, height, depth), 4, np.ascontiguousarray(data, dtype="f4").tobytes(), dtype="f4")
         return Texture(name, width, height, "RGBA32F", native, depth)
+
+    def volume_image(self, name, width, height, depth, format):
+        native = self.ctx.texture3d((width, height, depth), CHANNELS[format], dtype=_STORED[format])
+        texture = Texture(name, width, height, format, native, depth)
+        self.clear(texture)
+        return texture
 
     def sampling(self, texture, linear):
         import moderngl
