@@ -1,6 +1,6 @@
 """Command line: ``python -m addon.cli bake|presets`` (what ``make bake`` runs).
 
-The bake builds a scene from the preset's stage (camera, emitter, force fields, colliders), adds the
+The bake builds a scene from the preset's stage (camera, emitter, force fields, colliders, lights), adds the
 effect with the ``gpu_particles.add`` operator and bakes with
 ``gpu_particles.bake``: the same code a Blender user runs from the panel.
 """
@@ -99,8 +99,10 @@ def build_scene(preset, frames, resolution, out_dir: Path):
     emitter.scale = stage_emitter.get("scale", (1.0, 1.0, 1.0))  # the emitter shape in its object's space
     scene.collection.objects.link(emitter)
     from .scene.stage_fields import add_stage_fields
+    from .scene.stage_lights import add_stage_light_setup
 
     add_stage_fields(preset.stage.get("fields", ()))
+    add_stage_light_setup(preset.stage, scene=scene)
     if stage_emitter.get("orbit_radius"):
         fps = scene.render.fps / scene.render.fps_base
         _keyframe_orbit(emitter, tuple(emitter.location), stage_emitter["orbit_radius"],

@@ -47,8 +47,9 @@ CASES = {
 
 
 def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple[int, int], out_dir: Path,
-                 file_format: str = "PNG", blend_mode: str | None = None):
-    """The preset's stage and effect with ``count`` particles, as ``make bake`` builds it (add-on registered)."""
+                 file_format: str = "PNG", blend_mode: str | None = None, **effect_values):
+    """The preset's stage and effect with ``count`` particles, as ``make bake`` builds it (add-on registered);
+    ``effect_values`` set more of the effect's settings (``lighting="EMISSION"``: the same effect unlit)."""
     import addon
     from addon.cli import add_preset_effect, build_scene
     from addon.engine.presets import load_preset
@@ -63,6 +64,8 @@ def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple
     effect.count = count
     if blend_mode is not None:
         effect.blend_mode = blend_mode
+    for name, value in effect_values.items():
+        setattr(effect, name, value)
     return scene
 
 

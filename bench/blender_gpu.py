@@ -9,7 +9,7 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
 * ``blender-tests``: ``python -m pytest tests -q`` in a child process: passed, failed, errors and the
   failing tests' names (``--skip-tests`` leaves it out; ``--quick`` does).
 * ``bake``: frames per second of the product bake (wall clock, steady state, files on disk), by
-  ``bench/bake_throughput.measure_bake``.
+  ``bench/bake_throughput.measure_bake``; ``exr-1080p-1M-lit``: the lit smoke preset (its sun, self-shadowed).
 * ``viewport``: ms per ``viewport.draw_view`` into an offscreen target, the GPU drained before and
   after each timed draw by a 1-texel readback of that target (Blender 5.2's Python API has no
   finish or fence; a synchronous readback of a texel the draw wrote returns only once every
@@ -20,6 +20,9 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   (the draw waits for the GPU per stage; ``stage <name> ms``: its stage times, median); per draw while playing: ``dispatches``, ``draws``,
   ``waits`` (readbacks + finishes: 0 with the Stats panel hidden and Manual Emax),
   ``uploads``, ``clears``, counted by ``bench/counting.CountingHost``.
+* ``lighting``: the viewport draw (as ``viewport`` measures it) of the smoke preset's alpha sprites lit by its sun
+  and a point light, both casting particle shadows: ``ms`` lit, ``peer_ms`` the same effect unlit (Emission) in the
+  same run, ``lit_extra_ms`` the difference.
 * ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
   (``bench/blender_way.py``: its particle system, EEVEE at one sample, instanced icospheres),
   the same count, emitter, lifetime, gravity and resolution; ours over a shot of ``--bake-frames``
@@ -51,6 +54,7 @@ from addon import viewport  # noqa: E402
 from addon.engine.presets import load_preset  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
 from addon.scene.renderer import camera_of  # noqa: E402
+from addon.scene.stage_lights import add_stage_lights  # noqa: E402
 from bench import records  # noqa: E402
 from bench.bake_throughput import effect_scene, measure_bake  # noqa: E402
 from bench.blender_way import blender_way_ms  # noqa: E402
@@ -61,6 +65,11 @@ BAKE_CASES = (("PNG", 1920, 1080, 1_000_000, "ADD"), ("OPEN_EXR", 1920, 1080, 1_
               ("OPEN_EXR", 3840, 2160, 1_000_000, "ADD"), ("OPEN_EXR", 1920, 1080, 1_000_000, "ALPHA"))
 VIEWPORT_CASES = ((1920, 1080, 4_000_000, "ADD"), (1920, 1080, 1_000_000, "ALPHA"), (1920, 1080, 4_000_000, "ALPHA"))
 END_TO_END = (1920, 1080, 1_000_000)
+LIT_PRESET = "smoke"  # alpha sprites, lit by a sun, self-shadowed
+LIT_BAKE_CASE = ("OPEN_EXR", 1920, 1080, 1_000_000)
+LIGHTING_CASES = ((1920, 1080, 1_000_000), (1920, 1080, 4_000_000))
+POINT_LIGHT = {"type": "POINT", "name": "Bench Point", "power": 400.0, "color": (1.0, 0.6, 0.3),
+               "location": (-2.0, -1.5, 2.0), "shadow": True}  # beside the smoke preset's sun
 QUICK_SCALE, QUICK_COUNT_SCALE = 30, 100  # --quick: 1920x1080 -> 64x36, 1M -> 10K particles
 
 
@@ -132,10 +141,14 @@ class OffscreenView:
         self.offscreen.free()
 
 
-def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws: int) -> dict:
-    """Playing, redrawing and playing with the Stats panel shown: median ms a draw, and what a draw asks of the GPU."""
+def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws: int, preset: str = PRESET,
+                     lights=(), **effect_values) -> dict:
+    """Playing, redrawing and playing with the Stats panel shown: median ms a draw, and what a draw asks of the GPU.
+    ``lights``: stage lights added to the preset's scene; ``effect_values``: more of the effect's settings."""
     with tempfile.TemporaryDirectory() as out:
-        scene = effect_scene(PRESET, count, width, height, (1, 10 * draws + 10), Path(out), blend_mode=blend_mode)
+        scene = effect_scene(preset, count, width, height, (1, 10 * draws + 10), Path(out), blend_mode=blend_mode,
+                             **effect_values)
+        add_stage_lights(lights, scene=scene)
         host = CountingHost()
         viewport.free()
         viewport._overlay = viewport.Overlay(host)
@@ -175,29 +188,32 @@ class Bakes:
         self.measured: dict[tuple, tuple[str, dict]] = {}
 
     def measure(self, case: str, count: int, width: int, height: int, file_format: str, frames: int,
-                blend_mode: str | None = None) -> tuple[dict, str | None]:
+                blend_mode: str | None = None, preset: str = PRESET) -> tuple[dict, str | None]:
         """(``measure_bake``'s result, the case that measured it when an earlier one did, else None)."""
-        mode = blend_mode or load_preset(PRESET).effect.blend_mode  # None: the preset's own
-        key = (PRESET, count, width, height, file_format, frames, mode, None)  # None: the default writers
+        mode = blend_mode or load_preset(preset).effect.blend_mode  # None: the preset's own
+        key = (preset, count, width, height, file_format, frames, mode, None)  # None: the default writers
         if key in self.measured:
             first, result = self.measured[key]
             log(f"{case}: the same bake as {first}, measured once")
             return result, first
-        result = measure_bake(PRESET, count, width, height, file_format, frames, blend_mode=blend_mode)
+        result = measure_bake(preset, count, width, height, file_format, frames, blend_mode=blend_mode)
         self.measured[key] = (case, result)
         return result, None
 
 
 def bake_suite(quick: bool, frames: int, bakes: Bakes) -> list[dict]:
+    """The four bakes of issue 11 (the default preset) and the lit smoke preset's (issue 29)."""
+    cases = [(*case, PRESET) for case in BAKE_CASES] + [(*LIT_BAKE_CASE, None, LIT_PRESET)]
     rows = []
-    for file_format, width, height, count, mode in BAKE_CASES:
+    for file_format, width, height, count, mode, preset in cases:
         width, height, count = sized(width, height, count, quick)
-        case = f"{'png' if file_format == 'PNG' else 'exr'}-{height}p-{count_label(count)}-{mode.lower()}"
+        look = mode.lower() if mode else "lit"  # the lit case keeps the preset's own blend mode (alpha)
+        case = f"{'png' if file_format == 'PNG' else 'exr'}-{height}p-{count_label(count)}-{look}"
         log(f"bake {case}: {frames} frames")
-        result, first = bakes.measure(f"bake {case}", count, width, height, file_format, frames, mode)
+        result, first = bakes.measure(f"bake {case}", count, width, height, file_format, frames, mode, preset)
         rows.append({"case": case, "fps": result["fps"], "n": count, "width": width, "height": height,
-                     "frames": frames, "measured_by": measure_bake.__module__, **measured_in(first),
-                     **{k: v for k, v in result.items() if k not in ("fps", "frames")}})
+                     "frames": frames, "preset": preset, "measured_by": measure_bake.__module__,
+                     **measured_in(first), **{k: v for k, v in result.items() if k not in ("fps", "frames")}})
     return rows
 
 
@@ -233,6 +249,22 @@ def viewport_suite(quick: bool, draws: int) -> list[dict]:
     return rows
 
 
+def lighting_suite(quick: bool, draws: int) -> list[dict]:
+    """Lit alpha sprites (the smoke preset's sun and a point light, shadows on) against the same draw unlit."""
+    rows = []
+    for width, height, count in LIGHTING_CASES:
+        width, height, count = sized(width, height, count, quick)
+        case = f"{height}p-{count_label(count)}-lit-alpha"
+        log(f"lighting {case}: {draws} draws lit, then unlit")
+        lit = measure_viewport(count, width, height, "ALPHA", draws, LIT_PRESET, (POINT_LIGHT,), lighting="LIT")
+        unlit = measure_viewport(count, width, height, "ALPHA", draws, LIT_PRESET, (POINT_LIGHT,),
+                                 lighting="EMISSION")
+        rows.append({"case": case, **lit, "peer": "the same draw unlit (lighting Emission)",
+                     "peer_ms": unlit["ms"], "lit_extra_ms": lit["ms"] - unlit["ms"], "n": count, "width": width,
+                     "height": height, "preset": LIT_PRESET, "lights": "sun + point, both shadowed"})
+    return rows
+
+
 def end_to_end_suite(quick: bool, frames: int, peer_frames: int, bakes: Bakes) -> list[dict]:
     """ms per finished frame of a ``frames``-frame shot of ours (as a shot is baked: the writer threads'
     last frames are inside the time; the bake suite's own measurement when it baked the same shot)
@@ -259,7 +291,7 @@ def main(argv=None) -> int:
                         help=f"sizes / {QUICK_SCALE}, counts / {QUICK_COUNT_SCALE} (1080p 1M: 64x36 10K), 2 frames, "
                              "3 draws, no tests: checks every path")
     parser.add_argument("--skip-tests", action="store_true", help="leave out the blender-tests suite")
-    parser.add_argument("--suites", default="blender-tests,bake,viewport,end-to-end")
+    parser.add_argument("--suites", default="blender-tests,bake,viewport,lighting,end-to-end")
     parser.add_argument("--bake-frames", type=int, help="timed frames per bake case and of our end-to-end shot "
                                                         "(48; --quick 2)")
     parser.add_argument("--draws", type=int, help="timed draws per viewport measurement (30; --quick 3)")
@@ -281,6 +313,7 @@ def main(argv=None) -> int:
     runs = {"blender-tests": lambda: [run_tests()],
             "bake": lambda: bake_suite(args.quick, args.bake_frames, bakes),
             "viewport": lambda: viewport_suite(args.quick, args.draws),
+            "lighting": lambda: lighting_suite(args.quick, args.draws),
             "end-to-end": lambda: end_to_end_suite(args.quick, args.bake_frames, args.peer_frames, bakes)}
     for suite in suites:
         log(f"suite {suite}")

@@ -12,6 +12,7 @@ from conftest import ROOT
 REQUIRED = {
     "bake": ("fps",),
     "viewport": ("ms", "cpu_ms", "max_ms", "redraw_ms", "redraw_cpu_ms", "stats_ms", "dispatches", "draws", "waits"),
+    "lighting": ("ms", "peer_ms", "lit_extra_ms"),
     "end-to-end": ("ms_per_frame", "peer", "peer_ms_per_frame", "frames"),
 }
 
@@ -28,7 +29,8 @@ def test_quick_run_writes_every_suites_records(tmp_path):
         for record in json.loads(path.read_text()):
             found.setdefault(record["suite"], []).append(record)
     assert set(found) == set(REQUIRED), "--quick leaves the test suite out"
-    assert len(found["bake"]) == 4 and len(found["viewport"]) == 3 and len(found["end-to-end"]) == 1
+    assert len(found["bake"]) == 5 and len(found["viewport"]) == 3 and len(found["end-to-end"]) == 1
+    assert [row["case"] for row in found["lighting"]] == ["36p-10K-lit-alpha", "36p-40K-lit-alpha"]
     for suite, rows in found.items():
         for row in rows:
             assert {"case", "device", "date", "command"} <= set(row) and row["device"]
@@ -66,19 +68,20 @@ def test_end_to_end_takes_the_bake_suites_measurement_of_the_same_shot(monkeypat
     bakes = blender_gpu.Bakes()
     rows = blender_gpu.bake_suite(False, 48, bakes)
     [end_to_end] = blender_gpu.end_to_end_suite(False, 48, 6, bakes)
-    assert len(bakes_done) == 4, "the shot is the bake suite's PNG 1080p case: baked once"
+    assert len(bakes_done) == 5, "the shot is the bake suite's PNG 1080p case: baked once"
+    assert bakes_done[-1][0] == "smoke" and rows[-1]["case"] == "exr-1080p-1M-lit"
     png = next(row for row in rows if row["case"] == "png-1080p-1M-add")
     assert "measured_in" not in png
     assert end_to_end["ms_per_frame"] == 1e3 / png["fps"] and end_to_end["measured_in"] == "bake png-1080p-1M-add"
 
     [longer] = blender_gpu.end_to_end_suite(False, 96, 6, bakes)  # another shot length: another bake
-    assert bakes_done[-1][5] == 96 and len(bakes_done) == 5 and "measured_in" not in longer
+    assert bakes_done[-1][5] == 96 and len(bakes_done) == 6 and "measured_in" not in longer
     bakes.measure("alpha", 1_000_000, 1920, 1080, "PNG", 48, "ALPHA")  # another blend mode: another bake
-    assert len(bakes_done) == 6
+    assert len(bakes_done) == 7
 
     alone = blender_gpu.Bakes()  # the end-to-end suite on its own bakes its shot
     [own] = blender_gpu.end_to_end_suite(False, 48, 6, alone)
-    assert len(bakes_done) == 7 and "measured_in" not in own
+    assert len(bakes_done) == 8 and "measured_in" not in own
 
 
 @pytest.mark.slow

@@ -91,8 +91,8 @@ def check_volumes(host):
     assert np.array_equal(host.read(counts), expected)
     rgba = host.volume("noise", np.ones((2, 3, 4, 4), np.float32))
     assert rgba.format == "RGBA32F" and host.read(rgba).shape == (2, 3, 4, 4)
-    with pytest.raises(ValueError, match="R32F or R32UI"):
-        host.volume("bad", shape=(1, 1, 1), format="RGBA32F")
+    with pytest.raises(ValueError, match="R32F, R32UI, RGBA16F or RGBA32F"):
+        host.volume("bad", shape=(1, 1, 1), format="DEPTH32F")
 
 
 def test_volumes(host):

@@ -17,6 +17,7 @@ from .bokeh import BokehLayer
 from .depth import TILE, SceneDepth
 from .footprint import FOOTPRINT_KINDS, SPLAT_MAX_RADIUS, Focus, Shutter, footprint_constants, footprint_kernel
 from .kernels import Constant, Image, Kernel, Sampler, Shared
+from .lighting import light_textures, lit_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, look_table, particle_values
 from .records import FRAME_STATS
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
@@ -325,12 +326,13 @@ class Compositor:
             base = FOOTPRINT_KERNELS[(layout, camera.shutter is not None, camera.focus is not None)]
         else:
             base = self.splat_kernels[layout]
-        kernel = splat_variant(base, depth=self.depth is not None, paired=self.paired)
+        kernel = lit_variant(splat_variant(base, depth=self.depth is not None, paired=self.paired),
+                             system.settings.lighting)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
             kernel, (groups_x, -(-rows // per_thread(kernel)), 1),
             {**system.textures, **self.accum_textures, "stats": self.stats,
-             "look": look, **(self.depth.textures if self.depth else {})},
+             "look": look, **(self.depth.textures if self.depth else {}), **light_textures(system)},
             {
                 **(footprint_constants(camera) if footprint else {}),
                 "count": system.count,

@@ -30,7 +30,8 @@ def particle_values(system) -> dict:
     """What every kernel that draws a system's particles takes besides its own: the look constants above
     from the effect's settings, and state_origin (what its stored positions are relative to)."""
     s = system.settings
-    return {"color_start": (*s.color_start, s.emission_strength), "color_end": (*s.color_end, s.size),
+    emission = 0.0 if s.lighting == "LIT" else s.emission_strength  # Lit: the light pass's radiance alone
+    return {"color_start": (*s.color_start, emission), "color_end": (*s.color_end, s.size),
             "state_origin": (*system.origin, 0.0), "look_random": (s.color_random, s.size_random, 0.0, 0.0),
             "look_seed": s.seed}
 

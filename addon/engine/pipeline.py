@@ -7,6 +7,7 @@ Reads like the algorithm::
     depth.build_coarse()                    # coarse_depth, after the mesh pre-pass (depth.py)
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
     cloud.update(primitives)                # the CSG cloud follows its primitives (csg.py)
+    light_effects(lit, lights, eye)         # shadow volume, then the light pass per lit effect (light_pass.py)
     compositor.add(system, camera)          # splat, or raster, per Add effect (compositing.py, raster.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
     sprites.draw(alpha_systems, ...)        # Alpha effects, binned into tiles, nearest first (sprites.py)
@@ -31,6 +32,9 @@ import numpy as np
 from .compositing import Camera, Compositor
 from .csg import CloudParticles, Primitive
 from .glints import GlintStage
+from .light_pass import camera_position, light_effects
+from .lighting import NO_LIGHTS, SceneLights
+from .shadow_volume import ShadowVolume
 from .simulation import ParticleSystem
 from .sorting import EffectSort
 from .sprites import SpriteLayer
@@ -60,6 +64,7 @@ class FrameData:
     emitters: tuple[np.ndarray, ...]  # each effect's emitter world matrix (its sort's origin)
     ramps: tuple[np.ndarray | None, ...]  # each effect's color ramp (None: start to end colors)
     cloud: CloudFrame | None = None  # None: no CSG cloud
+    lights: SceneLights = NO_LIGHTS  # what lights the lit effects (scene/lights.py)
 
 
 @dataclass
@@ -80,14 +85,19 @@ def follow_cloud(points: CloudParticles, cloud: CloudFrame) -> list[str]:
 
 def record_frame(systems: list[ParticleSystem], sorts: list[EffectSort], data: FrameData, camera: Camera,
                  view: np.ndarray, targets: Targets, cloud: CloudParticles | None = None, draw_depth=None,
-                 exact_sort: bool = False, lap=None) -> list[str]:
+                 exact_sort: bool = False, lap=None, shadows: ShadowVolume | None = None,
+                 draw_light_shadows=None) -> list[str]:
     """Everything after simulating, for one view into ``targets`` (the frame stays on the GPU): scene depth,
-    looks, sorting, the CSG cloud, splat and resolve, sprites, glints.  Returns the cloud's warnings.
+    looks, sorting, the CSG cloud, the lit effects' light, splat and resolve, sprites, glints.  Returns the
+    cloud's warnings.
 
     ``view``: world to view, the depth order of sorted effects (``camera``: world to clip, and the lens);
     ``draw_depth(view_proj, scene_depth)``: the scene's depth pre-pass, when the compositor has a scene
     depth; ``exact_sort``: a full sort every frame (bakes) rather than incremental passes;
-    ``lap(stage)`` (a context manager) times the stages for the Stats panel.
+    ``lap(stage)`` (a context manager) times the stages for the Stats panel; ``shadows``: the shadow volume
+    the lit effects' particles shadow each other in (None: lit without particle shadows);
+    ``draw_light_shadows(lights)``: the scene's occluders drawn from each shadowed light (an OccluderMaps or
+    None), which the shadow volume multiplies in.
     """
     lap = lap or (lambda stage: nullcontext())
     compositor = targets.compositor
@@ -106,6 +116,10 @@ def record_frame(systems: list[ParticleSystem], sorts: list[EffectSort], data: F
             warnings = follow_cloud(cloud, data.cloud)
         drawn.append(cloud)
         orders.append(None)
+    if any(system.settings.lighting != "EMISSION" for system in systems):
+        with lap("lighting"):
+            occluders = draw_light_shadows(data.lights.lights) if shadows is not None and draw_light_shadows else None
+            light_effects(systems, data.lights, camera_position(view), compositor, shadows, occluders)
     with lap("splat and resolve"):
         composite_into(drawn, compositor, camera, targets.sprites, orders)
     if targets.glints is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .footprint import footprint_constants, motion_variant
 from .kernels import Constant, Raster
+from .lighting import light_textures, lit_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 
 _CONSTANTS = (
@@ -51,13 +52,14 @@ def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
 
 def draw(host, system, camera, target, depth, look) -> None:
     """Rasterize one effect additively into ``target`` by its particle type (``look``: its look table)."""
-    textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look}
-    kind = system.settings.particle_type
+    textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **light_textures(system)}
+    kind, lighting = system.settings.particle_type, system.settings.lighting
     if kind == "POINT":
-        host.draw(POINTS, "POINTS", system.count, 1, target, depth, textures, constants(system, camera, 0.0))
+        host.draw(lit_variant(POINTS, lighting), "POINTS", system.count, 1, target, depth, textures,
+                  constants(system, camera, 0.0))
     else:
         stretch = system.settings.stretch if kind == "STRETCHED" else 0.0
-        kernel = quads(camera)
+        kernel = lit_variant(quads(camera), lighting)
         host.draw(kernel, "TRIS", QUAD_VERTICES, system.count, target, depth, textures,
                   constants(system, camera, stretch, kernel))
 

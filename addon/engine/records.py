@@ -201,11 +201,23 @@ SPRITE_SHAPE = Record("SpriteShape", "sprite_shape", 1, (
 ), resource="sprite_shapes", fetch="imageLoad(sprite_shapes, index)", store="imageStore(sprite_shapes, index, {value})",
     index_type="ivec2")
 
+LIGHT = Record("Light", "light", SIZES["LIGHT_ROWS"], (
+    Lane("position", 0, "xyz"),
+    Lane("kind", 0, "w"),  # tables.LIGHT_TYPES
+    Lane("direction", 1, "xyz"),  # unit: where it shines (sun, spot, area)
+    Lane("radius", 1, "w"),  # point, spot: the sphere's radius (the light pass: at least the particle's)
+    Lane("radiant", 2, "xyz"),  # color x power: W (point, spot, area) or W/m^2 (sun)
+    Lane("shadow_slot", 2, "w"),  # channel of shadow_transmittance; -1: casts no particle shadow
+    Lane("spot_cos", 3, "x"),  # cos of half the spot's cone
+    Lane("spot_smooth", 3, "y"),  # (1 - spot_cos) x blend: the cosine range the cone's edge fades over
+    Lane("half_size", 3, "zw"),  # area: half its sides (a disc: R^2 = x y, the ellipse's area)
+), resource="lights", fetch=f"lights[index * {SIZES['LIGHT_ROWS']} + {{texel}}]")
+
 FRAME_STATS = Record("FrameStats", "frame_stats", 2, (
     Lane("overflow", 0, "x"),  # atomic adds that overflowed a channel this frame
     Lane("peak", 1, "x"),  # float bits of the brightest accumulated channel
 ), resource="stats", channels=1)
 
-RECORDS = (FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE)  # read through generated GLSL
+RECORDS = (FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, LIGHT)  # read through generated GLSL
 # The stats image's texels by name (STAT_OVERFLOW: x of texel (STAT_OVERFLOW, 0)), #defined in every kernel.
 RECORD_DEFINES = tuple((f"STAT_{lane.name.upper()}", str(lane.texel)) for lane in FRAME_STATS.lanes)

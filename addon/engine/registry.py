@@ -19,17 +19,20 @@ from . import (
     depth,
     footprint,
     glints,
+    light_pass,
     particle_depth,
     raster,
     readback,
     scan,
     sdf,
+    shadow_volume,
     simulation,
     sorting,
     sprites,
     tile_lists,
 )
 from .kernels import Kernel
+from .lighting import lit_variant
 
 KERNELS: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
@@ -59,12 +62,16 @@ KERNELS: tuple[Kernel, ...] = (
     readback.FRAME_OUT,
     readback.FRAME_OUT_HALF,
     *readback.FRAME_DISPLAY_VARIANTS.values(),
+    *shadow_volume.SHADOW_KERNELS,
 )
+# The light pass, and every kernel that colors particles (particle_color) as a lit effect draws it.
+KERNELS += (*light_pass.LIGHT_KERNELS.values(),
+            *(lit_variant(kernel, "LIT") for kernel in KERNELS if "particle_color(" in kernel.path.read_text()))
 
 # Kept to measure the product's kernels against, dispatched only by the tests and benchmarks: the naive splat
 # (the aggregated splat replaced it, compositing.py) and the bitonic full sort (the radix sort replaced it,
-# sorting.py).  Declared and tested on both hosts like the rest; not shipped (tools/package.py).
-LAB_KERNELS = ("splat", "sort_local", "sort_merge")
+# sorting.py); and the shadow volume's probe (shadow_volume.SAMPLE: the tests sample it at points).  Declared and tested on both hosts like the rest; not shipped (tools/package.py).
+LAB_KERNELS = ("splat", "sort_local", "sort_merge", "shadow_sample")
 
 
 def product_kernels() -> tuple[Kernel, ...]:

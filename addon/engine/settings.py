@@ -90,6 +90,18 @@ EFFECT_FIELDS: tuple[Field, ...] = (
           "Odd-even merge sort passes per frame; each leaves the particles at least as sorted "
           "(a full sort runs at the start, at camera cuts and in bakes)"),
     Field("sort_cell_size", "float", 0.05, 1e-4, 1e4, "Grid Cell sort: edge of one grid cell", unit="LENGTH"),
+    Field("lighting", "enum", "EMISSION", items=("EMISSION", "LIT", "BOTH"),
+          description="Emission: particles glow in their own color; Lit: the scene's lights and the World light "
+                      "them (albedo), shadowed by the particles between them and each light; Both: the two added"),
+    Field("albedo", "color", (0.8, 0.8, 0.8), 0.0, 1.0, "Lit: fraction of the light a particle scatters, at birth"),
+    Field("albedo_end", "color", (0.8, 0.8, 0.8), 0.0, 1.0, "Lit: albedo at death (linear over life)"),
+    Field("density", "float", 1.0, 0.0, 1e6,
+          "Lit: extinction cross-section of a particle as a multiple of its disc (pi r^2): how much light it stops"),
+    Field("anisotropy", "float", 0.0, -0.95, 0.95,
+          "Lit: Henyey-Greenstein g: positive scatters forward (bright when looking into the light), "
+          "negative backward, 0 evenly"),
+    Field("shadow_density", "float", 1.0, 0.0, 1e6,
+          "Lit: multiplies the extinction particles cast on each other (0: lit without self-shadowing)"),
 )
 
 RENDER_FIELDS: tuple[Field, ...] = (
@@ -125,6 +137,9 @@ RENDER_FIELDS: tuple[Field, ...] = (
           unit="ROTATION"),
     Field("glint_tint", "float", 1.0, 0.0, 1.0,
           "How much the bright pixel's color tints its glint (0: white, 1: the pixel's color)"),
+    Field("shadow_resolution", "int", 64, 16, 256,
+          "Lit effects: voxels along the longest side of the volume the particles' shadows are worked out in "
+          "(higher: sharper shadows, slower)"),
 )
 
 class SettingsError(ValueError):

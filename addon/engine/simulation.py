@@ -289,6 +289,7 @@ class ParticleSystem:
         self.layout = LAYOUTS[settings.state_layout]
         self.count = settings.count
         self.ramp = ramp
+        self.particle_light = None  # lit effects: the light pass's radiance per slot (light_pass.py)
         width, rows = state_size(settings.count, host.max_texture_size)
         self.pos_age = host.texture("pos_age", width, rows, self.layout.format)
         self.vel_life = host.texture("vel_life", width, rows, self.layout.format)

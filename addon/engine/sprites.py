@@ -30,6 +30,7 @@ from functools import cache
 from .binning import DigitPasses
 from .compositing import Camera, Compositor
 from .kernels import Constant, Image, Kernel, Sampler, Shared
+from .lighting import light_textures, lit_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .scan import linear_size
 from .sorting import linear_groups
@@ -163,10 +164,10 @@ class SpriteLayer:
         s = system.settings
         sprites = self.list
         self.host.dispatch(
-            SPRITE_FOOTPRINT, linear_groups(system.count),
+            lit_variant(SPRITE_FOOTPRINT, s.lighting), linear_groups(system.count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system),
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "sprite_keys": sprites.keys},
+             "sprite_keys": sprites.keys, **light_textures(system)},
             {
                 "count": system.count,
                 "first_sprite": first,

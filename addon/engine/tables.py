@@ -53,6 +53,7 @@ SIZES = Table("", (
     ("CSG_SHAPE_COUNT", 2),  # CSG primitive codes: shape + CSG_SHAPE_COUNT * mode
     ("SPRITE_TILE", 16),  # pixels a side of the tiles the sprite and bokeh lists bin into (tile_lists.py)
     ("GRID_CELLS", 256),  # cells per axis before the sort key's grid wraps: 8 bits each, 24-bit keys
+    ("LIGHT_ROWS", 4),  # uniform rows per light (records.LIGHT)
 ))
 # The largest integer color each channel of the R21G22B21 accumulation holds (color_pack.glsl).
 CHANNEL_MAX = Table("CHANNEL_MAX", (("R", (1 << 21) - 1), ("G", (1 << 22) - 1), ("B", (1 << 21) - 1)), suffix="u")
@@ -89,9 +90,12 @@ CSG_STREAMS = Table("CSG_STREAM", (
 # CSG primitives: a primitive record's code is shape + CSG_SHAPE_COUNT * mode (records.CSG_PRIMITIVE).
 CSG_SHAPES = Table("CSG_SHAPE", (("SPHERE", 0), ("BOX", 1)))
 CSG_MODES = Table("CSG_MODE", (("ADD", 0), ("SUBTRACT", 1)))
+# Light kinds: the kind of a light record (records.LIGHT); an area light is a rectangle (square, rectangle) or a
+# disc (disk, ellipse), lighting.py says how each is approximated.
+LIGHT_TYPES = Table("LIGHT_TYPE", (("SUN", 0), ("POINT", 1), ("SPOT", 2), ("AREA_RECTANGLE", 3), ("AREA_DISC", 4)))
 # Bits of the simulate kernel's ``flags``.
 SIMULATE_FLAGS = Table("FLAG", (("RESPAWN", 1),))
 
 TABLES = (EMITTER_SHAPES, FIELD_TYPES, COLLIDER_TYPES, SIZES, CHANNEL_MAX, SORT_KEY_MODES, RANDOM_STREAMS,
-          CSG_STREAMS, CSG_SHAPES, CSG_MODES, SIMULATE_FLAGS)
+          CSG_STREAMS, CSG_SHAPES, CSG_MODES, SIMULATE_FLAGS, LIGHT_TYPES)
 TABLE_DEFINES = tuple(define for table in TABLES for define in table.defines())

@@ -138,8 +138,8 @@ def volume_layout(data: np.ndarray | None, shape: tuple[int, int, int] | None, f
     if (data is None) == (shape is None):
         raise ValueError("volume() takes data or shape, not both or neither")
     if data is None:
-        if format not in ("R32F", "R32UI"):
-            raise ValueError(f"empty volumes are R32F or R32UI, not {format}")
+        if format not in ("R32F", "R32UI", "RGBA16F", "RGBA32F"):
+            raise ValueError(f"empty volumes are R32F, R32UI, RGBA16F or RGBA32F, not {format}")
         return tuple(int(n) for n in shape), format
     if data.ndim == 3:
         return data.shape, "R32F"

@@ -21,6 +21,7 @@ from ..engine.footprint import Focus, Shutter
 from ..engine.glints import GlintStage, wanted
 from ..engine.pipeline import FrameData, Targets, record_frame
 from ..engine.settings import SettingsError
+from ..engine.shadow_volume import ShadowVolume
 from ..engine.sprites import SpriteLayer
 from ..hosts.blender import BlenderHost
 from ..properties import has_effects, scene_effects
@@ -28,6 +29,8 @@ from .cache import SimCache, cache_folder
 from .csg import is_primitive, scene_cloud
 from .depth_prepass import DepthPrepass
 from .inputs import ramp_colors
+from .light_shadows import LightShadowMaps, scene_occluders
+from .lights import is_light
 from .snapshot import (
     EffectsWatch,
     FrameInputs,
@@ -167,6 +170,9 @@ class SceneRenderer:
             self.prepass = None
         self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
         self.cloud_warnings = []
+        self.shadows = None  # the lit effects' shadow volume, made when an effect is first lit
+        self.light_shadow_maps = None  # the scene's occluders seen from the shadowed lights, made on first use
+        self.light_warnings: tuple[str, ...] = ()  # what was wrong with the lights of the last drawn frame
         self.cache_warnings: list[str] = []
         self.lost: list[str] = []  # emitters deleted while rendering
         self.effects = []
@@ -238,7 +244,8 @@ class SceneRenderer:
     def warnings(self) -> list[str]:
         sdf = self.simulation.sdf
         return (self.lost + self.snapshot.rate_warnings() + list(self.simulation.inputs.warnings)
-                + (list(sdf.warnings.values()) if sdf is not None else []) + self.cache_warnings)
+                + (list(sdf.warnings.values()) if sdf is not None else []) + self.cache_warnings
+                + list(self.light_warnings))
 
     def cache_record(self) -> dict | None:
         """Where the disk cache is and what this renderer took from it and added (the bake's sidecar)."""
@@ -283,7 +290,17 @@ class SceneRenderer:
     def frame_data(self, frame: int) -> FrameData:
         """What drawing ``frame`` takes from the scene, read once (the scene is at ``frame`` now)."""
         return read_drawing(self.scene, frame, self._emitter_matrices(), self._scene_effects(),
-                            self._objects(is_primitive) if self.cloud is not None else None)
+                            self._objects(is_primitive) if self.cloud is not None else None, self._objects(is_light))
+
+    def shadow_volume(self) -> ShadowVolume | None:
+        """The shadow volume the lit effects' particles shadow each other in (None while no effect is lit);
+        remade when the scene's shadow resolution changes."""
+        if not any(system.settings.lighting != "EMISSION" for system in self.simulation.systems):
+            return None
+        resolution = self.snapshot.render.shadow_resolution
+        if self.shadows is None or self.shadows.resolution != resolution:
+            self.shadows = ShadowVolume(self.host, resolution)
+        return self.shadows
 
     def composite_view(self, frame: int, camera: Camera, view, targets: Targets, depsgraph=None, lap=None) -> None:
         """Everything after simulating, for one view into ``targets`` (the frame stays on the GPU):
@@ -296,11 +313,21 @@ class SceneRenderer:
             scene_depsgraph = depsgraph or (self.scene.view_layers[0].depsgraph if self.scene.view_layers else None)
             self.prepass.draw(self.scene, scene_depsgraph, view_proj, scene_depth)
 
+        def draw_light_shadows(lights):
+            if self.light_shadow_maps is None:
+                self.light_shadow_maps = LightShadowMaps(self.host)
+            scene_depsgraph = depsgraph or (self.scene.view_layers[0].depsgraph if self.scene.view_layers else None)
+            meshes, models = scene_occluders(self.scene, scene_depsgraph, self.prepass.kept if self.prepass else None)
+            return self.light_shadow_maps.draw(meshes, models, lights)
+
         simulation = self.simulation
+        data = self.frame_data(frame)
+        self.light_warnings = data.lights.warnings
         self.cloud_warnings = record_frame(
-            simulation.systems, simulation.sorts, self.frame_data(frame), camera, np.asarray(view), targets,
+            simulation.systems, simulation.sorts, data, camera, np.asarray(view), targets,
             self.cloud.points if self.cloud is not None else None,
-            draw_depth if self.prepass is not None else None, self.exact_sort, lap)
+            draw_depth if self.prepass is not None else None, self.exact_sort, lap, self.shadow_volume(),
+            draw_light_shadows)
 
     def draw(self, frame: int) -> None:
         """Simulate to ``frame`` and composite it from the scene camera into ``compositor.frame`` (no readback)."""

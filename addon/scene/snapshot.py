@@ -13,12 +13,14 @@ only when they may have changed.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..engine.effectors import Collider, EmitterMesh, ForceField
+from ..engine.lighting import NO_LIGHTS, SceneLights
 from ..engine.pipeline import FrameData
 from ..engine.settings import EffectSettings, RenderSettings, SettingsError, as_dict
 from ..engine.simulation import rate_warning
@@ -26,6 +28,7 @@ from ..properties import effect_settings_of, render_settings_of, scene_effects, 
 from .csg import cloud_frame
 from .index import edits
 from .inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field, ramp_colors
+from .lights import scene_lights
 from .sdf_colliders import ColliderMesh
 
 
@@ -139,15 +142,33 @@ def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInp
                        tuple(field_warnings + collider_warnings), tuple(meshes))
 
 
-def read_drawing(scene, frame: int, emitters: list[np.ndarray], effects, cloud_objects=None) -> FrameData:
+def read_drawing(scene, frame: int, emitters: list[np.ndarray], effects, cloud_objects=None,
+                 light_objects=None) -> FrameData:
     """What drawing ``frame`` takes from ``scene`` as it is now: ``emitters`` (each effect's world matrix),
-    the color ramps of ``effects`` ((object, effect) pairs: editing a ramp recolors without re-simulating)
-    and, given ``cloud_objects`` (the objects that may be CSG primitives), the cloud's primitives."""
+    the color ramps of ``effects`` ((object, effect) pairs: editing a ramp recolors without re-simulating),
+    given ``cloud_objects`` (the objects that may be CSG primitives) the cloud's primitives and, when an effect
+    is lit, the lights (``light_objects``: the objects that may be lights, None: the scene's)."""
     cloud = None
     if cloud_objects is not None:
         seconds = (frame - simulation_range(scene)[0]) * scene_seconds_per_frame(scene)
         cloud = cloud_frame(scene, seconds, cloud_objects)
-    return FrameData(frame, tuple(emitters), tuple(ramp_colors(effect) for _, effect in effects), cloud)
+    return FrameData(frame, tuple(emitters), tuple(ramp_colors(effect) for _, effect in effects), cloud,
+                     read_lights(scene, emitters, effects, light_objects))
+
+
+def read_lights(scene, emitters: list[np.ndarray], effects, objects=None) -> SceneLights:
+    """The lights of the lit ``effects`` (ranked at their emitters' center), none when no effect is lit; a
+    lit scene without light and with a black World warns (its lit particles are black)."""
+    lit = [np.asarray(m)[:3, 3] for m, (_, effect) in zip(emitters, effects) if effect.lighting != "EMISSION"]
+    if not lit:
+        return NO_LIGHTS
+    lights = scene_lights(scene, np.mean(lit, axis=0), objects)
+    if lights.dark:
+        names = ", ".join(f"'{obj.name}'" for obj, effect in effects if effect.lighting != "EMISSION")
+        warning = (f"lit with no light: the lit effects on {names} are black (add a light, brighten the World, "
+                   "or set Lighting to Emission)")
+        lights = dataclasses.replace(lights, warnings=(*lights.warnings, warning))
+    return lights
 
 
 def keys_settings(obj) -> bool:

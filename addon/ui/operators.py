@@ -24,6 +24,7 @@ from ..properties import assign, effect_settings_of, fix_simulation_range, rende
 from ..scene.csg import add_stage_primitives, scene_primitives
 from ..scene.stage_colliders import add_stage_colliders, scene_has_colliders
 from ..scene.stage_fields import add_stage_fields, scene_has_fields
+from ..scene.stage_lights import add_stage_light_setup
 from .modal_job import ModalJobOperator
 
 
@@ -106,7 +107,8 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
 
     def _add_stage(self, context, obj, stage: dict) -> None:
         """What the preset's look needs besides the effect, where the scene has none yet: its CSG
-        primitives, force fields and colliders, placed around ``obj`` as they sit around the stage's emitter."""
+        primitives, force fields, colliders, lights and shadowing objects, placed around ``obj`` as they sit around
+        the stage's emitter."""
         shift = _shift_to(stage, obj.matrix_world.translation)
         primitives = "csg" in stage and not scene_primitives(context.scene)
         fields = bool(stage.get("fields")) and not scene_has_fields(context.scene)
@@ -125,7 +127,10 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             for selected in context.selected_objects:  # the emitter stays the one selected, as before
                 selected.select_set(selected == obj)
             obj.select_set(True)
-        if primitives or fields or colliders:
+        lit = add_stage_light_setup(stage, shift, context.scene)
+        if lit:
+            self.report({"INFO"}, f"Added {len(lit)} light(s) and shadowing object(s) the preset's look needs")
+        if primitives or fields or colliders or lit:
             context.view_layer.objects.active = obj
 
 

@@ -9,6 +9,7 @@ section with neither stays hidden.
 from __future__ import annotations
 
 import bpy
+import numpy as np
 
 from ..engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
 from ..engine.simulation import LAYOUTS, rate_warning
@@ -36,6 +37,8 @@ SECTIONS = (
     ("Collision", ()),
     ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
               "particle_type", "stretch")),
+    ("Lighting", ("lighting", "albedo", "albedo_end", "density", "anisotropy", "shadow_density",
+                  "shadow_resolution")),
     ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
     ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "point_filter", "viewport_point_filter",
                        "point_mode", "cache_memory")),
@@ -218,6 +221,27 @@ def _draw_colliders(layout, context):
         layout.label(text=warning, icon="ERROR")
 
 
+def _draw_lighting(layout, context):
+    """What lights a lit effect: the lights casting particle shadows (the first four with Shadow on, brightest at
+    the emitter first), those lighting it unshadowed, and what is wrong (no light at all, bad powers)."""
+    from ..scene.snapshot import read_lights
+
+    obj = context.active_object
+    effect = _active_effect(context)
+    if effect.lighting == "EMISSION":
+        layout.label(text="Emission: the particles glow; the scene's lights are not used", icon="INFO")
+        return
+    lights = read_lights(context.scene, [np.asarray(obj.matrix_world)], [(obj, effect)])
+    shadowed = ", ".join(light.name for light in lights.shadowed)
+    layout.label(text=f"Particle shadows from: {shadowed}" if shadowed else "No light casts particle shadows",
+                 icon="LIGHT_SUN")
+    unshadowed = ", ".join(light.name for light in lights.lights if light.shadow_slot < 0)
+    if unshadowed:
+        layout.label(text=f"Lighting without particle shadows: {unshadowed}", icon="LIGHT")
+    for warning in lights.warnings:
+        layout.label(text=warning, icon="ERROR")
+
+
 def _draw_render_and_bake(layout, context):
     from ..scene.renderer import lens_summary
 
@@ -235,7 +259,7 @@ def _draw_render_and_bake(layout, context):
 
 
 SECTION_EXTRAS = {"Emission": _draw_rate_warning, "Forces": _draw_force_fields, "Collision": _draw_colliders,
-                  "Look": _draw_color_ramp, "Render & Bake": _draw_render_and_bake}
+                  "Look": _draw_color_ramp, "Lighting": _draw_lighting, "Render & Bake": _draw_render_and_bake}
 
 
 class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):

@@ -2,7 +2,8 @@
  * rasterized types so that every path draws the same colors and sizes.
  *
  * Needs look.glsl (look_at, variation) and the look constants (look.py):
- * emission_strength, world_radius, brightness_random, size_random, look_seed. */
+ * emission_strength, world_radius, brightness_random, size_random, look_seed;
+ * with PARTICLE_LIGHT (lighting.lit_variant) the sampler particle_light. */
 
 /* Born (age >= 0), not yet dead (age < life; life <= 0 never lived), finite.
  * NaN fails every comparison, so it is culled too. */
@@ -11,10 +12,17 @@ bool particle_alive(vec4 pos_age, float life)
   return pos_age.w >= 0.0 && pos_age.w < life && is_finite(pos_age.xyz);
 }
 
+/* World radius of particle ``index`` at its age (the shadow volume splats its cross-section). */
+float particle_world_radius(int index, vec4 look_now)
+{
+  precise float radius = world_radius * look_now.w * variation(index, size_random, STREAM_SIZE);
+  return radius;
+}
+
 /* Projected radius in pixels of particle ``index`` at clip w. */
 float particle_radius_px(int index, vec4 look_now, float pixels_per_unit, float clip_w)
 {
-  precise float world = world_radius * look_now.w * variation(index, size_random, STREAM_SIZE) * pixels_per_unit;
+  precise float world = particle_world_radius(index, look_now) * pixels_per_unit;
   return div_rn(world, clip_w);
 }
 
@@ -26,9 +34,25 @@ float pixel_coverage(float radius_px)
   return min(area, 1.0);
 }
 
-/* HDR color: the look's color times strength, brightness variation and coverage. */
+#ifdef PARTICLE_LIGHT
+/* A lit effect's radiance: what the light pass wrote for slot ``index``
+ * (light_particles.glsl) plus the emission (Lit effects pack an
+ * emission_strength of 0: look.particle_values). */
+vec3 lit_radiance(int index, vec4 look_now)
+{
+  vec3 light = texelFetch(particle_light, particle_texel(index, textureSize(particle_light, 0).x), 0).rgb;
+  return look_now.rgb * emission_strength + light;
+}
+#endif
+
+/* HDR color: the look's color times strength (lit: the light it scatters),
+ * brightness variation and coverage. */
 vec3 particle_color(int index, vec4 look_now, float coverage)
 {
+#ifdef PARTICLE_LIGHT
+  precise vec3 color = lit_radiance(index, look_now) * (variation(index, brightness_random, STREAM_BRIGHTNESS) * coverage);
+#else
   precise vec3 color = look_now.rgb * (emission_strength * variation(index, brightness_random, STREAM_BRIGHTNESS) * coverage);
+#endif
   return color;
 }

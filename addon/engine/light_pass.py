@@ -1,0 +1,99 @@
+"""The light pass: each lit effect's particles lit by the scene's lights, once per drawn frame and view.
+
+Per frame (``light_effects``, from ``pipeline.record_frame`` before anything is drawn): the shadow volume of the
+lit effects' particles toward the shadowed lights (shadow_volume.py), then per lit effect ``light_particles``:
+``shaders/light_particles.glsl`` writes the radiance each particle scatters toward the camera (lighting.py's
+formula) into the effect's ``particle_light`` image, laid out like its state.  The drawing kernels (splat,
+points, quads, sprites, bokeh) read it in ``particle_color`` (their ``lighting.lit_variant``), so every path
+(viewport, bake, final render) draws the same lit particles.  The phase function depends on the view: the pass
+runs for each view it is drawn from.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .kernels import Constant, Image, Kernel
+from .lighting import MAX_LIGHTS, MIN_DISTANCE_SQUARED, RADIANCE_LIMIT, SceneLights, light_rows
+from .look import COLOR_END, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
+from .records import LIGHT
+from .shadow_volume import SHADOW_INCLUDES, SHADOW_RESOURCES
+
+PARTICLE_LIGHT_FORMAT = "RGBA16F"  # half floats: radiance to 65504 (lighting.RADIANCE_LIMIT)
+
+_CONSTANTS = (
+    Constant("INT", "count"),
+    Constant("VEC4", "state_origin"),
+    COLOR_END,
+    LOOK_RANDOM,
+    LOOK_SEED,
+    Constant("INT", "light_count"),
+    Constant("VEC4", "lights", MAX_LIGHTS * LIGHT.texels),  # records.LIGHT rows (lighting.light_rows)
+    Constant("VEC4", "lit_view", components=(("eye", "xyz"), ("anisotropy", "w"))),  # camera position, HG g
+    Constant("VEC4", "lit_albedo", components=(("albedo_birth", "xyz"),)),
+    Constant("VEC4", "lit_albedo_end", components=(("albedo_death", "xyz"),)),
+    Constant("VEC4", "lit_ambient", components=(("ambient", "xyz"),)),  # the World's radiance
+)
+_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl", "lighting.glsl")
+# (the pass reads the particles' sizes, not their emission: emission_strength is no constant here)
+_DEFINES = (("PI", f"{math.pi:.9f}"), ("RADIANCE_LIMIT", f"{RADIANCE_LIMIT:.1f}"),
+            ("MIN_DISTANCE_SQUARED", f"{MIN_DISTANCE_SQUARED:.1e}"), ("emission_strength", "0.0"))
+
+
+def _light_kernel(shadowed: bool) -> Kernel:
+    """The light pass; ``shadowed``: lights with a shadow slot read the shadow volume's transmittance."""
+    images = (LOOK_TABLE, Image("particle_light", PARTICLE_LIGHT_FORMAT, "WRITE"))
+    samplers = PARTICLE_STATE
+    includes, defines = _INCLUDES, _DEFINES
+    if shadowed:
+        images += tuple(r for r in SHADOW_RESOURCES if isinstance(r, Image))
+        samplers += tuple(r for r in SHADOW_RESOURCES if not isinstance(r, Image))
+        includes += SHADOW_INCLUDES
+        defines += (("SHADOW_VOLUME", "1"),)
+    return Kernel("light_particles", images=images, samplers=samplers, constants=_CONSTANTS, includes=includes,
+                  defines=defines)
+
+
+LIGHT_KERNELS = {shadowed: _light_kernel(shadowed) for shadowed in (False, True)}
+
+
+def camera_position(view: np.ndarray) -> np.ndarray:
+    """The world position of a view (world to view matrix): where the phase function looks from."""
+    return np.linalg.inv(np.asarray(view, np.float64))[:3, 3]
+
+
+def light_particles(host, system, lights: SceneLights, eye, look, shadows=None) -> None:
+    """Write ``system``'s ``particle_light`` (made on first use, like its state) lit by ``lights`` seen from
+    ``eye``; ``look``: its look table texture; ``shadows``: the frame's built shadow volume, or None (T = 1)."""
+    width, rows = system.pos_age.width, system.pos_age.height
+    if system.particle_light is None or system.particle_light.shape[:2] != system.pos_age.shape[:2]:
+        system.particle_light = host.texture("particle_light", width, rows, PARTICLE_LIGHT_FORMAT)
+    shadowed = shadows is not None and bool(lights.shadowed)
+    s = system.settings
+    host.dispatch(
+        LIGHT_KERNELS[shadowed], system.groups,
+        {**system.textures, "look": look, "particle_light": system.particle_light,
+         **(shadows.bindings() if shadowed else {})},
+        {"count": system.count, **_without("color_start", particle_values(system)),
+         "light_count": len(lights.lights), "lights": light_rows(lights.lights),
+         "lit_view": (*map(float, eye), s.anisotropy), "lit_albedo": (*s.albedo, 0.0),
+         "lit_albedo_end": (*s.albedo_end, 0.0), "lit_ambient": (*lights.ambient, 0.0)},
+    )
+
+
+def _without(name: str, values: dict) -> dict:
+    return {key: value for key, value in values.items() if key != name}
+
+
+def light_effects(systems, lights: SceneLights, eye, compositor, shadows=None, occluders=None) -> None:
+    """The light pass of every lit system of a frame: the shadow volume through all of them first (``shadows``:
+    a ShadowVolume, None: unshadowed; ``occluders``: the scene's shadow maps for it), then each one's light."""
+    lit = [(system, compositor.look_texture(system)) for system in systems if system.settings.lighting != "EMISSION"]
+    if not lit:
+        return
+    if shadows is not None:
+        shadows.build(lit, lights.lights, occluders)
+    for system, look in lit:
+        light_particles(compositor.host, system, lights, eye, look, shadows)
