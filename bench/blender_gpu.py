@@ -70,6 +70,8 @@ LIT_BAKE_CASE = ("OPEN_EXR", 1920, 1080, 1_000_000)
 LIGHTING_CASES = ((1920, 1080, 1_000_000), (1920, 1080, 4_000_000))
 POINT_LIGHT = {"type": "POINT", "name": "Bench Point", "power": 400.0, "color": (1.0, 0.6, 0.3),
                "location": (-2.0, -1.5, 2.0), "shadow": True}  # beside the smoke preset's sun
+SUN_LIGHT = {"type": "SUN", "name": "Bench Sun", "power": 4.0, "color": (1.0, 0.95, 0.9),
+             "location": (-6.0, -4.0, 8.0), "target": (0.0, 0.0, 0.0), "shadow": True}
 QUICK_SCALE, QUICK_COUNT_SCALE = 30, 100  # --quick: 1920x1080 -> 64x36, 1M -> 10K particles
 
 
@@ -250,18 +252,19 @@ def viewport_suite(quick: bool, draws: int) -> list[dict]:
 
 
 def lighting_suite(quick: bool, draws: int) -> list[dict]:
-    """Lit alpha sprites (the smoke preset's sun and a point light, shadows on) against the same draw unlit."""
+    """Lit alpha sprites, a sun and a point light, both casting particle shadows, against the same draw unlit:
+    the viewport suite's alpha sprites (the issue's cases), then the smoke preset's larger ones (``-smoke``)."""
     rows = []
-    for width, height, count in LIGHTING_CASES:
-        width, height, count = sized(width, height, count, quick)
-        case = f"{height}p-{count_label(count)}-lit-alpha"
-        log(f"lighting {case}: {draws} draws lit, then unlit")
-        lit = measure_viewport(count, width, height, "ALPHA", draws, LIT_PRESET, (POINT_LIGHT,), lighting="LIT")
-        unlit = measure_viewport(count, width, height, "ALPHA", draws, LIT_PRESET, (POINT_LIGHT,),
-                                 lighting="EMISSION")
-        rows.append({"case": case, **lit, "peer": "the same draw unlit (lighting Emission)",
-                     "peer_ms": unlit["ms"], "lit_extra_ms": lit["ms"] - unlit["ms"], "n": count, "width": width,
-                     "height": height, "preset": LIT_PRESET, "lights": "sun + point, both shadowed"})
+    for preset, lights, suffix in ((PRESET, (SUN_LIGHT, POINT_LIGHT), ""), (LIT_PRESET, (POINT_LIGHT,), "-smoke")):
+        for width, height, count in LIGHTING_CASES:
+            width, height, count = sized(width, height, count, quick)
+            case = f"{height}p-{count_label(count)}-lit-alpha{suffix}"
+            log(f"lighting {case}: {draws} draws lit, then unlit")
+            lit = measure_viewport(count, width, height, "ALPHA", draws, preset, lights, lighting="LIT")
+            unlit = measure_viewport(count, width, height, "ALPHA", draws, preset, lights, lighting="EMISSION")
+            rows.append({"case": case, **lit, "peer": "the same draw unlit (lighting Emission)",
+                         "peer_ms": unlit["ms"], "lit_extra_ms": lit["ms"] - unlit["ms"], "n": count, "width": width,
+                         "height": height, "preset": preset, "lights": "sun + point, both shadowed"})
     return rows
 
 
