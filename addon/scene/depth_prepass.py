@@ -21,7 +21,7 @@ from gpu_extras.batch import batch_for_shader
 from ..engine.depth import DEPTH_PREPASS
 from ..hosts.base import column_major
 from ..hosts.blender import shader_info
-from .index import SceneIndex, edits
+from .index import SceneIndex, changes_over_time, edits
 
 
 def _shader():
@@ -62,13 +62,6 @@ def mesh_triangles(obj) -> tuple[np.ndarray, np.ndarray]:
     return positions, triangles
 
 
-def _changes_over_time(obj) -> bool:
-    """Geometry that can differ from frame to frame without an edit: modifiers (armatures, physics,
-    geometry nodes, ...), shape keys, animated or driven mesh data."""
-    original = obj.original
-    return bool(original.modifiers) or original.data.shape_keys is not None or original.data.animation_data is not None
-
-
 class KeptMeshes:
     """Occluder triangles kept between draws, by object (``name_full``: linked objects may share a
     name): read again after an edit (``index.scene_edited``, which the viewport's handlers call)
@@ -84,7 +77,7 @@ class KeptMeshes:
         """``obj``'s triangles (its evaluated mesh in ``depsgraph``), kept or read now."""
         kept = self._kept.get(obj.name_full)
         if kept is None or kept[0] != edits() or (kept[2] and kept[1] != frame):
-            kept = (edits(), frame, _changes_over_time(obj), mesh_triangles(obj.evaluated_get(depsgraph)))
+            kept = (edits(), frame, changes_over_time(obj), mesh_triangles(obj.evaluated_get(depsgraph)))
             self._kept[obj.name_full] = kept
         return kept[3]
 

@@ -26,6 +26,14 @@ def edits() -> int:
     return _edits
 
 
+def changes_over_time(obj) -> bool:
+    """Geometry that can differ from frame to frame without an edit: modifiers (armatures, physics,
+    geometry nodes, ...; Collision alone changes nothing), shape keys, animated or driven mesh data."""
+    original = obj.original
+    return (any(modifier.type != "COLLISION" for modifier in original.modifiers)
+            or original.data.shape_keys is not None or original.data.animation_data is not None)
+
+
 class SceneIndex:
     """Per test (a predicate of an object), the scene's objects that pass it, in the scene's order, with their
     places in ``scene.objects``: worked out after each edit, animated objects asked again at each call."""

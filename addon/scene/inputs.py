@@ -6,6 +6,7 @@ cannot follow is skipped with a warning the bake and the panel show.
 
 from __future__ import annotations
 
+import hashlib
 from itertools import combinations, product
 
 import numpy as np
@@ -14,6 +15,7 @@ from ..engine.effectors import MAX_COLLIDERS, MAX_FORCE_FIELDS, Collider, Emitte
 from ..engine.look import LOOK_SIZE
 from ..engine.sdf import MAX_TRIANGLES
 from ..engine.settings import SettingsError
+from .index import changes_over_time
 from .sdf_colliders import ColliderMesh, polar
 
 SUPPORTED_FIELDS = ("WIND", "VORTEX", "FORCE", "TURBULENCE")
@@ -153,6 +155,69 @@ def sdf_collider(obj, vertices: np.ndarray, triangles: np.ndarray, matrix: np.nd
     return rigid, ColliderMesh.of(obj.name, vertices @ stretch.T, triangles, resolution)
 
 
+class KeptShapes:
+    """Each collider's reading of its evaluated mesh (triangles with area; an analytic shape, a turned box,
+    or the SDF's shape-space mesh), kept while its mesh data is the same (a hash of the stored vertices and
+    faces: an edit from a script counts too) and, for geometry that changes over time, within a frame; the
+    SDF mesh also while its scale stays.  Reading and analysing a 100K-triangle mesh again every frame cost
+    most of a 146 ms frame (bench/sdf_end_to_end.py)."""
+
+    def __init__(self):
+        self._shapes = {}  # name_full -> (key, (shape, box frame, vertices, triangles) or a warning)
+        self._sdf = {}  # name_full -> (key, (P, resolution), (rigid rotation, ColliderMesh) or a warning)
+
+    @staticmethod
+    def _key(obj, frame: int):
+        mesh = obj.original.data  # read through its attributes: 0.5 ms for 250K faces, 67 ms through vertices/loops
+        positions = np.empty(len(mesh.vertices) * 3, np.float32)
+        mesh.attributes["position"].data.foreach_get("vector", positions)
+        corners = np.empty(len(mesh.loops), np.int32)
+        mesh.attributes[".corner_vert"].data.foreach_get("value", corners)
+        stored = hashlib.blake2b(positions.tobytes() + corners.tobytes(), digest_size=16).digest()
+        return stored, frame if changes_over_time(obj) else None
+
+    def shape(self, obj, frame: int, depsgraph):
+        key = self._key(obj, frame)
+        kept = self._shapes.get(obj.name_full)
+        if kept is None or kept[0] != key:
+            kept = self._shapes[obj.name_full] = (key, _read_shape(obj, depsgraph))
+            self._sdf.pop(obj.name_full, None)
+        return kept[1]
+
+    def sdf(self, obj, vertices: np.ndarray, triangles: np.ndarray, matrix: np.ndarray):
+        """``sdf_collider`` of the kept mesh: its rigid matrix follows ``matrix``; the shape only its scale."""
+        rotation, stretch = polar(matrix[:3, :3])
+        resolution = obj.gpu_particles_collider.resolution
+        kept = self._sdf.get(obj.name_full)
+        if kept is None or kept[0] != self._shapes[obj.name_full][0] or kept[1][1] != resolution \
+                or not np.allclose(kept[1][0], stretch, rtol=0.0, atol=1e-9):
+            kept = self._sdf[obj.name_full] = (self._shapes[obj.name_full][0], (stretch, resolution),
+                                               sdf_collider(obj, vertices, triangles, matrix, resolution))
+        made = kept[2]
+        if isinstance(made, str):
+            return made
+        rigid = np.identity(4)
+        rigid[:3, :3], rigid[:3, 3] = rotation, matrix[:3, 3]
+        return rigid, made[1]
+
+
+KEPT_SHAPES = KeptShapes()
+
+
+def _read_shape(obj, depsgraph):
+    """(analytic shape or None, a turned box's frame or None, vertices, triangles with area), or why not."""
+    vertices, triangles = evaluated_triangles(obj, depsgraph)
+    if len(triangles) == 0:
+        return f"collider '{obj.name}' has no faces: GPU particles ignore it"
+    triangles = with_area(vertices, triangles)
+    if len(triangles) == 0:
+        return f"collider '{obj.name}' has only degenerate faces (no area): GPU particles ignore it"
+    shape, box = collider_shape(vertices), None
+    if shape is None and (turned := oriented_box(vertices)) is not None:
+        shape, box = ("BOX", np.zeros(3), turned[1]), turned[0]
+    return shape, box, vertices, triangles
+
+
 def colliders(scene, previous: dict | None = None, objects=None, depsgraph=None
               ) -> tuple[list[Collider], list[ColliderMesh], list[str]]:
     """Objects with Blender collision physics: planes, spheres and (oriented) boxes as themselves, every
@@ -175,24 +240,19 @@ def colliders(scene, previous: dict | None = None, objects=None, depsgraph=None
         if len(found) == MAX_COLLIDERS:
             warnings.append(f"more than {MAX_COLLIDERS} colliders: '{obj.name}' and later ones are ignored")
             break
-        vertices, triangles = evaluated_triangles(obj, depsgraph)
-        if len(triangles) == 0:
-            warnings.append(f"collider '{obj.name}' has no faces: GPU particles ignore it")
+        kept = KEPT_SHAPES.shape(obj, scene.frame_current, depsgraph)
+        if isinstance(kept, str):
+            warnings.append(kept)
             continue
-        triangles = with_area(vertices, triangles)
-        if len(triangles) == 0:
-            warnings.append(f"collider '{obj.name}' has only degenerate faces (no area): GPU particles ignore it")
-            continue
-        shape, box = collider_shape(vertices), None
-        if shape is None and (box := oriented_box(vertices)) is not None:
-            matrix = matrix @ box[0]
-            shape = ("BOX", np.zeros(3), box[1])
+        shape, box, vertices, triangles = kept
+        if box is not None:
+            matrix = matrix @ box
         if shape is not None:
             kind, center, half = shape
             found.append(Collider(kind, matrix, tuple(center), tuple(half), previous=(previous or {}).get(obj.name),
                                   name=obj.name, **response_of(obj)))
             continue
-        made = sdf_collider(obj, vertices, triangles, matrix, obj.gpu_particles_collider.resolution)
+        made = KEPT_SHAPES.sdf(obj, vertices, triangles, matrix)
         if isinstance(made, str):
             warnings.append(made)
             continue
