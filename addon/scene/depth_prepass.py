@@ -138,6 +138,29 @@ class _View:
                              for a, b in zip(self.meshes, other.meshes) for x, y in zip(a, b))))
 
 
+def draw_depths(shader, framebuffer, meshes, models, views) -> None:
+    """Clear ``framebuffer``'s depth, then draw ``meshes`` (positions, triangles) at ``models`` into it once
+    per (viewport rectangle, view-projection) of ``views``: the pre-pass's one view, the shadow maps' several."""
+    with no_collection():
+        batches = [(batch_for_shader(shader, "TRIS", {"position": positions}, indices=triangles), model)
+                   for (positions, triangles), model in zip(meshes, models) if len(triangles)]
+        with framebuffer.bind():
+            framebuffer.clear(depth=1.0)
+            gpu.state.depth_test_set("LESS_EQUAL")
+            gpu.state.depth_mask_set(True)
+            gpu.state.face_culling_set("NONE")
+            shader.bind()
+            for viewport, view_proj in views:
+                gpu.state.viewport_set(*viewport)
+                shader.uniform_float("view_proj", column_major(view_proj))
+                for batch, model in batches:
+                    shader.uniform_float("model", column_major(model))
+                    batch.draw(shader)
+            gpu.state.depth_mask_set(False)
+            gpu.state.depth_test_set("NONE")
+            gpu.shader.unbind()  # a pass freed with its renderer must not be the bound shader
+
+
 class DepthPrepass:
     """Draws a scene's occluders into a :class:`~addon.engine.depth.SceneDepth` and builds its tiles.
 
@@ -170,21 +193,6 @@ class DepthPrepass:
             return
         self._drawn[scene_depth] = view
         framebuffer = scene_depth.host.framebuffer(None, scene_depth.depth)
-        with no_collection():
-            batches = [(batch_for_shader(self.shader, "TRIS", {"position": positions}, indices=triangles), model)
-                       for (positions, triangles), model in zip(view.meshes, view.models) if len(triangles)]
-            with framebuffer.bind():
-                framebuffer.clear(depth=1.0)
-                gpu.state.viewport_set(0, 0, scene_depth.width, scene_depth.height)
-                gpu.state.depth_test_set("LESS_EQUAL")
-                gpu.state.depth_mask_set(True)
-                gpu.state.face_culling_set("NONE")
-                self.shader.bind()
-                self.shader.uniform_float("view_proj", column_major(view_proj))
-                for batch, model in batches:
-                    self.shader.uniform_float("model", column_major(model))
-                    batch.draw(self.shader)
-                gpu.state.depth_mask_set(False)
-                gpu.state.depth_test_set("NONE")
-                gpu.shader.unbind()  # a pre-pass freed with its renderer must not be the bound shader
+        draw_depths(self.shader, framebuffer, view.meshes, view.models,
+                    [((0, 0, scene_depth.width, scene_depth.height), view_proj)])
         scene_depth.build_coarse()

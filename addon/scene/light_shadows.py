@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import gpu
 import numpy as np
-from gpu_extras.batch import batch_for_shader
 
 from ..engine.depth import DEPTH_PREPASS
 from ..engine.shadow_volume import MAX_SHADOW_SLOTS, OccluderMaps
-from ..hosts.base import column_major
 from ..hosts.blender import shader_info
-from .depth_prepass import mesh_triangles, no_collection, occluders
+from .depth_prepass import draw_depths, mesh_triangles, occluders
 
 TILE = 1024  # texels a side of each light's map
 
@@ -114,25 +112,7 @@ class LightShadowMaps:
                 matrices[light.shadow_slot] = light_view_proj(light, corners)
         if all(matrix is None for matrix in matrices):
             return None
-        framebuffer = self.host.framebuffer(None, self.depth)
-        with no_collection():
-            batches = [(batch_for_shader(self.shader, "TRIS", {"position": positions}, indices=triangles), model)
-                       for (positions, triangles), model in zip(meshes, models) if len(triangles)]
-            with framebuffer.bind():
-                framebuffer.clear(depth=1.0)
-                gpu.state.depth_test_set("LESS_EQUAL")
-                gpu.state.depth_mask_set(True)
-                gpu.state.face_culling_set("NONE")
-                self.shader.bind()
-                for slot, matrix in enumerate(matrices):
-                    if matrix is None:
-                        continue
-                    gpu.state.viewport_set(slot * self.tile, 0, self.tile, self.tile)
-                    self.shader.uniform_float("view_proj", column_major(matrix))
-                    for batch, model in batches:
-                        self.shader.uniform_float("model", column_major(model))
-                        batch.draw(self.shader)
-                gpu.state.depth_mask_set(False)
-                gpu.state.depth_test_set("NONE")
-                gpu.shader.unbind()
+        views = [((slot * self.tile, 0, self.tile, self.tile), matrix)
+                 for slot, matrix in enumerate(matrices) if matrix is not None]
+        draw_depths(self.shader, self.host.framebuffer(None, self.depth), meshes, models, views)
         return OccluderMaps(self.depth, tuple(matrices))
