@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .kernels import Constant, Image, Kernel
-from .lighting import MAX_LIGHTS, MIN_DISTANCE_SQUARED, RADIANCE_LIMIT, SceneLights, light_rows
+from .lighting import MAX_LIGHTS, MIN_DISTANCE_SQUARED, RADIANCE_LIMIT, SceneLights, is_lit, light_rows
 from .look import COLOR_END, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .records import LIGHT
 from .shadow_volume import SHADOW_INCLUDES, SHADOW_RESOURCES
@@ -90,7 +90,7 @@ def _without(name: str, values: dict) -> dict:
 def light_effects(systems, lights: SceneLights, eye, compositor, shadows=None, occluders=None) -> None:
     """The light pass of every lit system of a frame: the shadow volume through all of them first (``shadows``:
     a ShadowVolume, None: unshadowed; ``occluders``: the scene's shadow maps for it), then each one's light."""
-    lit = [(system, compositor.look_texture(system)) for system in systems if system.settings.lighting != "EMISSION"]
+    lit = [(system, compositor.look_texture(system)) for system in systems if is_lit(system.settings)]
     if not lit:
         return
     if shadows is not None:

@@ -208,6 +208,11 @@ def light_rows(lights) -> np.ndarray:
     return rows.reshape(-1, 4)
 
 
+def is_lit(settings) -> bool:
+    """Whether an effect (its settings, or its Blender properties) is drawn with the light pass: Lit or Both."""
+    return settings.lighting != "EMISSION"
+
+
 @cache
 def lit_variant(kernel: Kernel, lighting: str) -> Kernel:
     """``kernel`` (one that draws particles through particle_look.glsl) drawing a ``lighting`` effect: Lit and Both
@@ -221,4 +226,4 @@ def lit_variant(kernel: Kernel, lighting: str) -> Kernel:
 
 def light_textures(system) -> dict:
     """What a lit variant binds besides ``kernel``'s own: the system's particle_light (nothing when emissive)."""
-    return {} if system.settings.lighting == "EMISSION" else {PARTICLE_LIGHT.name: system.particle_light}
+    return {PARTICLE_LIGHT.name: system.particle_light} if is_lit(system.settings) else {}

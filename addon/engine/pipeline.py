@@ -33,7 +33,7 @@ from .compositing import Camera, Compositor
 from .csg import CloudParticles, Primitive
 from .glints import GlintStage
 from .light_pass import camera_position, light_effects
-from .lighting import NO_LIGHTS, SceneLights
+from .lighting import NO_LIGHTS, SceneLights, is_lit
 from .shadow_volume import ShadowVolume
 from .simulation import ParticleSystem
 from .sorting import EffectSort
@@ -116,7 +116,7 @@ def record_frame(systems: list[ParticleSystem], sorts: list[EffectSort], data: F
             warnings = follow_cloud(cloud, data.cloud)
         drawn.append(cloud)
         orders.append(None)
-    if any(system.settings.lighting != "EMISSION" for system in systems):
+    if any(is_lit(system.settings) for system in systems):
         with lap("lighting"):
             occluders = draw_light_shadows(data.lights.lights) if shadows is not None and draw_light_shadows else None
             light_effects(systems, data.lights, camera_position(view), compositor, shadows, occluders)

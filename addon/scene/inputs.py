@@ -142,17 +142,15 @@ def with_area(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     return triangles[area > 1e-12 * max(np.ptp(vertices, axis=0).max(), 1e-30) ** 2]
 
 
-def sdf_collider(obj, vertices: np.ndarray, triangles: np.ndarray, matrix: np.ndarray, resolution: int):
-    """(rigid matrix, ColliderMesh) of a mesh collider, or a warning why it cannot be one."""
+def sdf_mesh(obj, vertices: np.ndarray, triangles: np.ndarray, stretch: np.ndarray, resolution: int):
+    """The ColliderMesh of a mesh collider whose world matrix's non-rigid part is ``stretch`` (polar), or a
+    warning why it cannot be one."""
     if len(triangles) > MAX_TRIANGLES:
         return (f"collider '{obj.name}' has {len(triangles):,} triangles, more than the {MAX_TRIANGLES:,} an SDF is "
                 f"built from: decimate it (GPU particles ignore it)")
-    rotation, stretch = polar(matrix[:3, :3])
     if np.linalg.det(stretch) < 0:  # a mirror turns the faces inside out: wind them back
         triangles = triangles[:, ::-1]
-    rigid = np.identity(4)
-    rigid[:3, :3], rigid[:3, 3] = rotation, matrix[:3, 3]
-    return rigid, ColliderMesh.of(obj.name, vertices @ stretch.T, triangles, resolution)
+    return ColliderMesh.of(obj.name, vertices @ stretch.T, triangles, resolution)
 
 
 class KeptShapes:
@@ -164,7 +162,7 @@ class KeptShapes:
 
     def __init__(self):
         self._shapes = {}  # name_full -> (key, (shape, box frame, vertices, triangles) or a warning)
-        self._sdf = {}  # name_full -> (key, (P, resolution), (rigid rotation, ColliderMesh) or a warning)
+        self._sdf = {}  # name_full -> (P, resolution, ColliderMesh or a warning)
 
     @staticmethod
     def _key(obj, frame: int):
@@ -185,20 +183,19 @@ class KeptShapes:
         return kept[1]
 
     def sdf(self, obj, vertices: np.ndarray, triangles: np.ndarray, matrix: np.ndarray):
-        """``sdf_collider`` of the kept mesh: its rigid matrix follows ``matrix``; the shape only its scale."""
+        """(rigid matrix, ColliderMesh) of the kept mesh, or a warning: the rigid part follows ``matrix``, the
+        mesh only its scale and the resolution (``shape`` forgets it with the mesh it was made from)."""
         rotation, stretch = polar(matrix[:3, :3])
         resolution = obj.gpu_particles_collider.resolution
         kept = self._sdf.get(obj.name_full)
-        if kept is None or kept[0] != self._shapes[obj.name_full][0] or kept[1][1] != resolution \
-                or not np.allclose(kept[1][0], stretch, rtol=0.0, atol=1e-9):
-            kept = self._sdf[obj.name_full] = (self._shapes[obj.name_full][0], (stretch, resolution),
-                                               sdf_collider(obj, vertices, triangles, matrix, resolution))
-        made = kept[2]
-        if isinstance(made, str):
-            return made
+        if kept is None or kept[1] != resolution or not np.allclose(kept[0], stretch, rtol=0.0, atol=1e-9):
+            kept = self._sdf[obj.name_full] = (stretch, resolution,
+                                               sdf_mesh(obj, vertices, triangles, stretch, resolution))
+        if isinstance(kept[2], str):
+            return kept[2]
         rigid = np.identity(4)
         rigid[:3, :3], rigid[:3, 3] = rotation, matrix[:3, 3]
-        return rigid, made[1]
+        return rigid, kept[2]
 
 
 KEPT_SHAPES = KeptShapes()

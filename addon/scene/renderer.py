@@ -19,6 +19,7 @@ from ..engine.compositing import Camera, Compositor
 from ..engine.depth import SceneDepth
 from ..engine.footprint import Focus, Shutter
 from ..engine.glints import GlintStage, wanted
+from ..engine.lighting import is_lit
 from ..engine.pipeline import FrameData, Targets, record_frame
 from ..engine.settings import SettingsError
 from ..engine.shadow_volume import ShadowVolume
@@ -38,6 +39,7 @@ from .snapshot import (
     read_drawing,
     read_frame,
     read_snapshot,
+    scene_depsgraph,
     scene_seconds_per_frame,
 )
 from .time import SceneSimulation
@@ -64,9 +66,8 @@ def camera_of(scene, width: int, height: int, camera_matrix_at=None) -> Camera:
     scene's motion blur and the camera's depth of field (``camera_matrix_at``: see ``with_lens``)."""
     camera = scene.camera
     check_camera(camera)
-    depsgraph = scene.view_layers[0].depsgraph if scene.view_layers else None
     projection = np.array(camera.calc_matrix_camera(
-        depsgraph, x=width, y=height, scale_x=scene.render.pixel_aspect_x, scale_y=scene.render.pixel_aspect_y
+        scene_depsgraph(scene), x=width, y=height, scale_x=scene.render.pixel_aspect_x, scale_y=scene.render.pixel_aspect_y
     ))
     view = camera.matrix_world.inverted()
     view_proj = projection @ np.array(view)
@@ -295,7 +296,7 @@ class SceneRenderer:
     def shadow_volume(self) -> ShadowVolume | None:
         """The shadow volume the lit effects' particles shadow each other in (None while no effect is lit);
         remade when the scene's shadow resolution changes."""
-        if not any(system.settings.lighting != "EMISSION" for system in self.simulation.systems):
+        if not any(is_lit(system.settings) for system in self.simulation.systems):
             return None
         resolution = self.snapshot.render.shadow_resolution
         if self.shadows is None or self.shadows.resolution != resolution:
@@ -309,15 +310,15 @@ class SceneRenderer:
         The bake draws the scene camera's view; the viewport overlay each 3D view's.
         ``lap(stage)`` (a context manager) times the stages for the Stats panel.
         """
+        depsgraph = depsgraph or scene_depsgraph(self.scene)
+
         def draw_depth(view_proj, scene_depth):
-            scene_depsgraph = depsgraph or (self.scene.view_layers[0].depsgraph if self.scene.view_layers else None)
-            self.prepass.draw(self.scene, scene_depsgraph, view_proj, scene_depth)
+            self.prepass.draw(self.scene, depsgraph, view_proj, scene_depth)
 
         def draw_light_shadows(lights):
             if self.light_shadow_maps is None:
                 self.light_shadow_maps = LightShadowMaps(self.host)
-            scene_depsgraph = depsgraph or (self.scene.view_layers[0].depsgraph if self.scene.view_layers else None)
-            meshes, models = scene_occluders(self.scene, scene_depsgraph, self.prepass.kept if self.prepass else None)
+            meshes, models = scene_occluders(self.scene, depsgraph, self.prepass.kept if self.prepass else None)
             return self.light_shadow_maps.draw(meshes, models, lights)
 
         simulation = self.simulation

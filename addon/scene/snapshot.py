@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.effectors import Collider, EmitterMesh, ForceField
-from ..engine.lighting import NO_LIGHTS, SceneLights
+from ..engine.lighting import NO_LIGHTS, SceneLights, is_lit
 from ..engine.pipeline import FrameData
 from ..engine.settings import EffectSettings, RenderSettings, SettingsError, as_dict
 from ..engine.simulation import rate_warning
@@ -115,9 +115,14 @@ def scene_seconds_per_frame(scene) -> float:
     return scene.render.fps_base / scene.render.fps
 
 
+def scene_depsgraph(scene):
+    """The depsgraph evaluated meshes and the camera come from: the first view layer's (None without one)."""
+    return scene.view_layers[0].depsgraph if scene.view_layers else None
+
+
 def read_snapshot(scene) -> SceneSnapshot:
     """Every enabled effect's settings and mesh and the render settings, once (SettingsError says which)."""
-    depsgraph = scene.view_layers[0].depsgraph if scene.view_layers else None
+    depsgraph = scene_depsgraph(scene)
     effects = []
     for obj, effect in scene_effects(scene):
         try:
@@ -135,9 +140,9 @@ def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInp
     """Fields and colliders of ``scene`` as it is now (at ``frame``), colliders moving from ``previous``;
     ``objects_of(test)``: the scene's objects that may pass ``test`` (scene/index.py)."""
     fields, field_warnings = force_fields(scene, objects_of(is_force_field))
-    depsgraph = scene.view_layers[0].depsgraph if scene.view_layers else None
     found, meshes, collider_warnings = colliders(
-        scene, previous.collider_matrices if previous is not None else None, objects_of(has_collision), depsgraph)
+        scene, previous.collider_matrices if previous is not None else None, objects_of(has_collision),
+        scene_depsgraph(scene))
     return FrameInputs(frame, tuple(np.asarray(m, np.float64) for m in emitters), tuple(fields), tuple(found),
                        tuple(field_warnings + collider_warnings), tuple(meshes))
 
@@ -159,12 +164,12 @@ def read_drawing(scene, frame: int, emitters: list[np.ndarray], effects, cloud_o
 def read_lights(scene, emitters: list[np.ndarray], effects, objects=None) -> SceneLights:
     """The lights of the lit ``effects`` (ranked at their emitters' center), none when no effect is lit; a
     lit scene without light and with a black World warns (its lit particles are black)."""
-    lit = [np.asarray(m)[:3, 3] for m, (_, effect) in zip(emitters, effects) if effect.lighting != "EMISSION"]
+    lit = [np.asarray(m)[:3, 3] for m, (_, effect) in zip(emitters, effects) if is_lit(effect)]
     if not lit:
         return NO_LIGHTS
     lights = scene_lights(scene, np.mean(lit, axis=0), objects)
     if lights.dark:
-        names = ", ".join(f"'{obj.name}'" for obj, effect in effects if effect.lighting != "EMISSION")
+        names = ", ".join(f"'{obj.name}'" for obj, effect in effects if is_lit(effect))
         warning = (f"lit with no light: the lit effects on {names} are black (add a light, brighten the World, "
                    "or set Lighting to Emission)")
         lights = dataclasses.replace(lights, warnings=(*lights.warnings, warning))
