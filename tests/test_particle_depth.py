@@ -46,6 +46,38 @@ def depth_case(host, pos_age, vel_life, camera=None, view=None, **values):
     return layer.read(), expected
 
 
+def test_lit_particles_mark_where_they_scatter_light(host, rng):
+    """A Lit effect emits nothing (its emission is packed as 0): its particles show, and mark depth, by the light
+    pass's radiance; those the light pass left dark mark nothing (final renders hid every lit effect before)."""
+    n = 300
+    pos_age = np.zeros((n, 4), np.float32)
+    pos_age[:, :2] = rng.uniform(0, [W, H], (n, 2))
+    pos_age[:, 2] = rng.uniform(-9.5, 0.0, n)
+    pos_age[:, 3] = 0.5
+    vel_life = np.zeros((n, 4), np.float32)
+    vel_life[:, 3] = 1.0
+    light = np.zeros((n, 4), np.float32)
+    light[: n // 2, :3] = rng.uniform(0.01, 2.0, (n // 2, 3))  # half lit, half in the dark
+    camera = Camera.pixel_grid(W, H)
+    for lighting in ("LIT", "BOTH"):
+        settings = effect_settings({"count": n, "lighting": lighting, "emission_strength": 0.0, "size": 0.3})
+        system = ParticleSystem(host, settings)
+        system.write_state(pos_age, vel_life)
+        width, rows = system.pos_age.width, system.pos_age.height
+        padded = np.zeros((width * rows, 4), np.float32)
+        padded[:n] = light
+        system.particle_light = host.texture("particle_light", width, rows, "RGBA16F", padded.reshape(rows, width, 4))
+        layer = ParticleDepth(host, W, H)
+        layer.clear()
+        layer.add(system, camera, np.identity(4), Compositor(host, W, H, render_settings()).look_texture(system))
+        expected = nearest_depth(pos_age, vel_life, camera.view_proj, -np.identity(4)[2], W, H, settings,
+                                 camera.pixels_per_unit, particle_light=padded[:n])
+        np.testing.assert_array_equal(layer.read(), expected)
+        dark = nearest_depth(pos_age[n // 2:], vel_life[n // 2:], camera.view_proj, -np.identity(4)[2], W, H,
+                             settings, camera.pixels_per_unit, particle_light=light[n // 2:])
+        assert (expected < FAR).sum() > 20 and (dark == FAR).all(), lighting
+
+
 def deep_particles(rng, n, width, height, speed=0.0):
     """Random positions at the depths of deep_camera, some off the target, some unborn or dead."""
     pos_age = np.empty((n, 4), np.float32)

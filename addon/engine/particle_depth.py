@@ -24,6 +24,7 @@ import numpy as np
 from .compositing import SPLAT_CONSTANTS, Camera
 from .footprint import FOCUS, SHUTTER_CONSTANTS, footprint_constants
 from .kernels import Constant, Image, Kernel
+from .lighting import light_textures, lit_variant
 from .look import particle_values
 from .simulation import LAYOUTS
 from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_kernel
@@ -110,7 +111,7 @@ class ParticleDepth:
             camera = dataclasses.replace(camera, focus=None)
         listed = motion or dof or kind == "SPRITE"  # only these can reach beyond DIRECT_REACH
         count = system.count
-        images = {**system.textures, "particle_depth": self.image, "look": look}
+        images = {**system.textures, "particle_depth": self.image, "look": look, **light_textures(system)}
         if listed:
             if self.reaches is None or self.reaches.capacity < count:
                 self.reaches = FootprintList(self.host, count)
@@ -118,7 +119,8 @@ class ParticleDepth:
                           instance_counts=self.reaches.instance_counts)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
-            PARTICLE_DEPTH_KERNELS[(system.layout.name, motion, dof, listed)], (groups_x, rows, 1), images,
+            lit_variant(PARTICLE_DEPTH_KERNELS[(system.layout.name, motion, dof, listed)], system.settings.lighting),
+            (groups_x, rows, 1), images,
             {
                 **footprint_constants(camera, disc=False),
                 "count": count,

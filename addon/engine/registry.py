@@ -64,9 +64,11 @@ KERNELS: tuple[Kernel, ...] = (
     *readback.FRAME_DISPLAY_VARIANTS.values(),
     *shadow_volume.SHADOW_KERNELS,
 )
-# The light pass, and every kernel that colors particles (particle_color) as a lit effect draws it.
+# The light pass, and every kernel that colors particles (particle_color) or asks what they show (lit_radiance, under
+# PARTICLE_LIGHT) as a lit effect draws it.
 KERNELS += (*light_pass.LIGHT_KERNELS.values(),
-            *(lit_variant(kernel, "LIT") for kernel in KERNELS if "particle_color(" in kernel.path.read_text()))
+            *(lit_variant(kernel, "LIT") for kernel in KERNELS
+              if "particle_color(" in kernel.path.read_text() or "PARTICLE_LIGHT" in kernel.path.read_text()))
 
 # Kept to measure the product's kernels against, dispatched only by the tests and benchmarks: the naive splat
 # (the aggregated splat replaced it, compositing.py) and the bitonic full sort (the radix sort replaced it,

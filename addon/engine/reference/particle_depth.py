@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..footprint import SPLAT_MAX_RADIUS
+from ..lighting import is_lit
 from ..look import look_at, look_table, variation
 from ..particle_depth import FAR
 from .compositing import F
@@ -15,9 +16,10 @@ TAP_REACH = F(1.5)
 
 
 def reaches(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, kind="POINT", shutter=None,
-            focus=None, ramp=None):
-    """(index, center, half_path, radius) of the lit particles in front of the camera and inside its depth range:
-    the capsules of pixel centers their light covers (kind: particle_depth.reach_kind's)."""
+            focus=None, ramp=None, particle_light=None):
+    """(index, center, half_path, radius) of the particles that show (emit, or for a lit effect scatter, some
+    light: ``particle_light`` (count, 4), the light pass's radiance a slot) in front of the camera and inside
+    its depth range: the capsules of pixel centers their light covers (kind: particle_depth.reach_kind's)."""
     index, clip, start, end, spread = paths(pos_age, vel_life, view_proj, width, height, shutter,
                                             focus if kind == "POINT" else None)
     w = clip[:, 3]
@@ -28,9 +30,12 @@ def reaches(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
         radius = np.maximum(world / w, F(1)) + F(0.5)
     else:
         radius = np.where(spread > F(SPLAT_MAX_RADIUS), spread + F(0.5), spread + TAP_REACH)
-    lit = F(settings.emission_strength) * look[:, :3].max(axis=1) > 0
+    shows = F(settings.emission_strength) * look[:, :3].max(axis=1) > 0
+    if is_lit(settings):  # lit_radiance() of particle_look.glsl: a Lit effect's emission is packed as 0
+        emission = F(0.0 if settings.lighting == "LIT" else settings.emission_strength)
+        shows = (look[:, :3] * emission + np.asarray(particle_light, F)[index, :3]).max(axis=1) > 0
     center, half_path = F(0.5) * (start + end), F(0.5) * (end - start)
-    return index[lit], center[lit], half_path[lit], radius[lit].astype(F)
+    return index[shows], center[shows], half_path[shows], radius[shows].astype(F)
 
 
 def covers(center, half_path, radius, x, y) -> np.ndarray:
@@ -48,10 +53,10 @@ def covers(center, half_path, radius, x, y) -> np.ndarray:
 
 
 def nearest_depth(pos_age, vel_life, view_proj, view_depth, width, height, settings, pixels_per_unit, ramp=None,
-                  kind="POINT", shutter=None, focus=None):
+                  kind="POINT", shutter=None, focus=None, particle_light=None):
     """(height, width) float32: the least depth of the particles covering each pixel, FAR elsewhere."""
     index, center, half_path, radius = reaches(pos_age, vel_life, view_proj, width, height, settings,
-                                               pixels_per_unit, kind, shutter, focus, ramp)
+                                               pixels_per_unit, kind, shutter, focus, ramp, particle_light)
     depth = np.maximum(pos_age[index, :3].astype(np.float64) @ view_depth[:3] + view_depth[3], 0).astype(F)
     out = np.full((height, width), F(FAR), F)
     extent = np.abs(half_path) + radius[:, None]
