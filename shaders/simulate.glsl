@@ -213,12 +213,14 @@ vec3 sdf_normal(vec3 gradient)
  * surface is no contact).  The particle stops there, keeps the rest of its step's motion along the surface
  * (not into it), and is put back at the contact distance along the gradient.  A trace that runs out of
  * samples counts as touching where it got to (safe: never through a wall).  A particle that starts inside
- * (d < 0: born there, or the collider moved onto it) is pushed out from where it ended. */
-bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 normal)
+ * (d < 0: born there, or the collider moved onto it) is pushed out from where it ended; `began_inside`
+ * says so, for the permeability test (collide), which would otherwise sample the start again. */
+bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 normal, out bool began_inside)
 {
   float contact = collider.thickness;
   vec3 gradient;
   float d = sdf_sample(collider, start, gradient);
+  began_inside = d < 0.0;
   bool touched = false;
   p = end;
   normal = vec3(0.0);
@@ -265,17 +267,44 @@ vec3 step_start_local(Collider collider, vec3 previous, float lived)
   return vec3(dot(to_local[0], at), dot(to_local[1], at), dot(to_local[2], at));
 }
 
-/* Whether a particle was inside a collider when the step began (it got into a permeable one earlier). */
+/* Whether a step from shape-space `start` to `end` comes within the contact distance of an SDF collider's
+ * grid box (outside it the surface is farther than the box: no contact). */
+bool meets_sdf_grid(Collider collider, vec3 start, vec3 end)
+{
+  vec3 margin = vec3(collider.thickness);
+  return all(lessThanEqual(min(start, end) - margin, collider.sdf_high)) &&
+         all(greaterThanEqual(max(start, end) + margin, collider.sdf_low));
+}
+
+#ifdef SDF_CONTACT_LIST
+/* Whether the step from world `previous` to `position` meets any SDF collider's grid (collide's test). */
+bool meets_any_sdf_grid(float lived, vec3 previous, vec3 position)
+{
+  vec4 at = vec4(position, 1.0);
+  for (int c = 0; c < collider_count; c++) {
+    Collider collider = load_collider(c);
+    if (int(collider.kind) != COLLIDER_SDF) {
+      continue;
+    }
+    vec4 to_local[3] = collider.to_local;
+    vec3 p = vec3(dot(to_local[0], at), dot(to_local[1], at), dot(to_local[2], at));
+    if (meets_sdf_grid(collider, step_start_local(collider, previous, lived), p)) {
+      return true;
+    }
+  }
+  return false;
+}
+#endif
+
+/* Whether a particle was inside an analytic collider when the step began (it got into a permeable one
+ * earlier); an SDF collider's answer comes from sdf_contact's first sample. */
 bool started_inside(Collider collider, vec3 start)
 {
-  vec3 gradient;
   switch (int(collider.kind)) {
   case COLLIDER_SPHERE:
     return length(start) < collider.half_size.x;
   case COLLIDER_BOX:
     return all(lessThan(abs(start), collider.half_size));
-  case COLLIDER_SDF:
-    return sdf_sample(collider, start, gradient) < 0.0;
   }
   return false; /* a plane is solid only for particles that come from above */
 }
@@ -294,6 +323,11 @@ bool collide(int index, float lived, vec3 previous, inout vec3 position, inout v
 {
   for (int c = 0; c < collider_count; c++) {
     Collider collider = load_collider(c);
+#ifdef SDF_CONTACT_LIST /* that pass leaves every step that meets an SDF grid to the contact pass */
+    if (int(collider.kind) == COLLIDER_SDF) {
+      continue;
+    }
+#endif
     vec3 half_size = collider.half_size;
     vec3 reach = half_size + collider.thickness;
     vec4 to_local[3] = collider.to_local;
@@ -302,6 +336,7 @@ bool collide(int index, float lived, vec3 previous, inout vec3 position, inout v
     vec4 at = vec4(position, 1.0);
     vec3 p = vec3(dot(to_local[0], at), dot(to_local[1], at), dot(to_local[2], at));
     vec3 normal = vec3(0.0);
+    bool sdf_began_inside = false;
     switch (int(collider.kind)) {
     case COLLIDER_PLANE: {
       float before = dot(collider.start_z, vec4(previous, 1.0));
@@ -331,10 +366,8 @@ bool collide(int index, float lived, vec3 previous, inout vec3 position, inout v
     }
     case COLLIDER_SDF: {
       vec3 start = step_start_local(collider, previous, lived);
-      vec3 margin = vec3(collider.thickness);
-      if (all(lessThanEqual(min(start, p) - margin, collider.sdf_high)) &&
-          all(greaterThanEqual(max(start, p) + margin, collider.sdf_low))) {
-        sdf_contact(collider, start, p, p, normal);
+      if (meets_sdf_grid(collider, start, p)) {
+        sdf_contact(collider, start, p, p, normal, sdf_began_inside);
       }
       break;
     }
@@ -342,7 +375,9 @@ bool collide(int index, float lived, vec3 previous, inout vec3 position, inout v
     if (normal != vec3(0.0) && collider.permeability > 0.0) {
       uint stream = uint(seed) * STREAM_PER_SEED + STREAM_PERMEABILITY;
       if (random_unit(uint(index * MAX_COLLIDERS + c), uint(step_index), stream) < collider.permeability ||
-          started_inside(collider, step_start_local(collider, previous, lived))) {
+          (int(collider.kind) == COLLIDER_SDF
+               ? sdf_began_inside
+               : started_inside(collider, step_start_local(collider, previous, lived)))) {
         normal = vec3(0.0);
       }
     }
@@ -397,15 +432,11 @@ void die(float lived_for, float over, inout float age, inout float life)
   life = 0.0;
 }
 
-void main()
+/* The step of the particle in slot `index` (state texel `texel`); false when the contact list pass
+ * (SDF_CONTACT_LIST) leaves it, unwritten, to the contact pass (SDF_CONTACTS), which steps it from the
+ * same loaded state. */
+bool step_particle(ivec2 texel, int index)
 {
-  /* Dispatched as (width / 256, rows): the invocation is the texel, and the
-   * row width comes from the dispatch (no division, no image size query). */
-  ivec2 texel = ivec2(gl_GlobalInvocationID.xy);
-  int index = texel.y * int(gl_NumWorkGroups.x * gl_WorkGroupSize.x) + texel.x;
-  if (index >= count) {
-    return;
-  }
   vec4 pos_age_in = imageLoad(pos_age, texel);
   vec4 vel_life_in = imageLoad(vel_life, texel);
   vec3 position = pos_age_in.xyz + loaded_origin;
@@ -419,7 +450,7 @@ void main()
   if (age < 0.0 || life < 0.0) {
     imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
     imageStore(vel_life, texel, vec4(velocity, life));
-    return;
+    return true;
   }
 
   float lived = dt;
@@ -442,10 +473,70 @@ void main()
   /* Drag as a damping factor that never reverses the velocity, so large
    * drag * dt stays stable (plain Euler would oscillate and blow up). */
   velocity += acceleration * lived - velocity * min(drag * lived, 1.0);
+#ifdef SDF_CONTACT_LIST
+  if (collider_count > 0 && meets_any_sdf_grid(lived, previous, position)) {
+    return false;
+  }
+#endif
   if (collider_count > 0 && collide(index, lived, previous, position, velocity)) {
     die(age, 0.0, age, life); /* killed by a collider */
   }
 
   imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
   imageStore(vel_life, texel, vec4(clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
+  return true;
+}
+
+#ifdef SDF_CONTACT_LIST
+/* Appends the slots this workgroup left to the contact pass to contact_slots: ranked in shared memory,
+ * then one global atomic a workgroup (one a particle would queue on that one address).  The list's
+ * order varies from run to run; the result does not (each particle steps on its own). */
+void list_contacts(bool listed, int index)
+{
+  if (gl_LocalInvocationIndex == 0u) {
+    s_listed[0] = 0u;
+  }
+  barrier();
+  uint rank = listed ? atomicAdd(s_listed[0], 1u) : 0u;
+  barrier();
+  if (gl_LocalInvocationIndex == 0u && s_listed[0] > 0u) {
+    s_list_first[0] = imageAtomicAdd(contact_count, ivec2(0), s_listed[0]);
+  }
+  barrier();
+  if (listed) {
+    int entry = int(s_list_first[0] + rank);
+    imageStore(contact_slots, particle_texel(entry, imageSize(contact_slots).x), uvec4(uint(index)));
+  }
+}
+#endif
+
+/* Dispatched as (width / 256, rows): the invocation is the texel, and the row width comes from the
+ * dispatch (no division, no image size query).
+ *
+ * With SDF colliders the step runs in two passes (simulation.py, ParticleSystem.step): SDF_CONTACT_LIST
+ * steps every particle whose step meets no SDF grid and lists the others' slots; SDF_CONTACTS, dispatched
+ * as large (no indirect dispatch), steps the listed ones, a thread each, the threads past the list's
+ * length idle.  In slot order a few particles in contact would otherwise hold up the 31 others of their
+ * warp for the length of the sphere trace; listed, they fill whole warps. */
+void main()
+{
+  int width = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);
+#ifdef SDF_CONTACTS
+  int entry = int(gl_GlobalInvocationID.y) * width + int(gl_GlobalInvocationID.x);
+  if (entry >= min(int(imageLoad(contact_count, ivec2(0)).x), count)) { /* a slot is listed once at most */
+    return;
+  }
+  int index = int(imageLoad(contact_slots, particle_texel(entry, imageSize(contact_slots).x)).x);
+  step_particle(particle_texel(index, width), index);
+#else
+  ivec2 texel = ivec2(gl_GlobalInvocationID.xy);
+  int index = texel.y * width + texel.x;
+#ifdef SDF_CONTACT_LIST
+  list_contacts(index < count && !step_particle(texel, index), index);
+#else
+  if (index < count) {
+    step_particle(texel, index);
+  }
+#endif
+#endif
 }

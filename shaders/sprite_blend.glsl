@@ -69,9 +69,13 @@ void main()
     share_tile_chunk(list, chunk, t);
     if (open) {
 #ifdef BLOCK_WALK
-      ChunkWalk walk = chunk_walk();
-      for (int k = chunk_walk_next(walk); k >= 0; k = chunk_walk_next(walk)) {
-        blend_under(k, p, color, transmittance);
+      /* Word by word, bit by bit: one loop iteration a sprite visited (llvmpipe ends every loop of an
+       * invocation after 65,535 iterations of all of them together: see tile_list.glsl). */
+      int words = block_words();
+      for (int word = 0; word < CHUNK_WORDS; word++) {
+        for (uint bits = s_block_bits[words + word]; bits != 0u; bits &= bits - 1u) {
+          blend_under(word * 32 + findLSB(bits), p, color, transmittance);
+        }
       }
 #else
       int m = min(TILE_CHUNK, n - chunk);

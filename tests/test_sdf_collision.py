@@ -288,3 +288,41 @@ def test_particles_inside_are_pushed_out_without_nan(host, start):
     np.testing.assert_allclose(d, SDF_CONTACT_VOXELS * grid[0].voxel, atol=0.3 * grid[0].voxel)
     if start == "centre":
         assert np.abs(gpu[0][:, :2]).max() < 1e-6 and gpu[0][:, 2].min() > 0
+
+
+def test_the_contact_pass_takes_exactly_the_steps_that_meet_an_sdf_grid(host, rng):
+    """simulate.glsl's two passes with SDF colliders: the list holds each slot whose step comes within the
+    contact distance of a grid box once (the others were stepped by the list pass), and both passes together
+    give the reference's step, in every slot."""
+    volume, (grid,) = atlas_of(SPHERE)
+    count = 2000
+    settings = effect_settings({"count": count, "emission": "BURST", "lifetime": 10.0, "gravity": (0, 0, 0),
+                                "drag": 0.0})
+    colliders = [sdf_collider(grid, STILL, bounce=0.5, thickness=0.02)]
+    pos_age = np.zeros((count, 4), np.float32)
+    vel_life = np.zeros((count, 4), np.float32)
+    pos_age[:, :3] = rng.uniform(-1.5, 1.5, (count, 3))
+    pos_age[:, 3] = 1.0
+    vel_life[:, :3] = rng.normal(0.0, 3.0, (count, 3))
+    vel_life[:, 3] = settings.lifetime
+    system = simulation.ParticleSystem(host, settings)
+    system.set_sdf_atlas(host.volume("sdf_atlas", volume))
+    system.set_scene_inputs([], colliders)
+    system.write_state(pos_age, vel_life)
+    system.step(DT, STILL, STILL)
+
+    start, end = pos_age[:, :3], pos_age[:, :3] + vel_life[:, :3] * np.float32(DT)
+    low = np.asarray(grid[0].origin)
+    high = low + np.asarray(grid[0].dims) * grid[0].voxel
+    margin = max(0.02, SDF_CONTACT_VOXELS * grid[0].voxel)  # the contact distance (effectors._sdf_lanes)
+    meets = np.all((np.minimum(start, end) - margin <= high) & (np.maximum(start, end) + margin >= low), axis=1)
+    slots, length = system.contact_list
+    listed = host.read(slots).ravel()[: int(host.read(length)[0, 0])]
+    assert 0 < len(listed) < count
+    np.testing.assert_array_equal(np.sort(listed), np.flatnonzero(meets))
+
+    inputs = ref.inputs_for(settings, colliders=colliders, sdf_atlas=volume)
+    reference = ref.simulate(pos_age, vel_life, simulation.simulate_constants(
+        settings, dt=DT, step_index=0, time=DT, emitter_prev=STILL, emitter_cur=STILL, origin_in=np.zeros(3),
+        origin_out=np.zeros(3), colliders=colliders), inputs)
+    assert_close(system.read_state(), reference)

@@ -37,6 +37,7 @@ from .lighting import lit_variant
 KERNELS: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
     *simulation.SIMULATE_KERNELS.values(),
+    *(kernel for passes in simulation.SDF_PASS_KERNELS.values() for kernel in passes),
     *simulation.COPY_STATE_KERNELS.values(),
     *compaction.COMPACTION_KERNELS,
     *scan.SCAN_KERNELS,

@@ -45,7 +45,7 @@ packHalf2x16 into integer images; the bytes on the GPU are the same.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -62,7 +62,7 @@ from .effectors import (
     pack_force_fields,
     pack_triangles,
 )
-from .kernels import Constant, Image, Kernel, Sampler
+from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .settings import EffectSettings, SettingsError, check_for_gpu
 from .tables import EMITTER_SHAPES, SIMULATE_FLAGS, SIZES
 from .turbulence import check_resolution, curl_noise
@@ -149,6 +149,21 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
     )
 
 
+def _sdf_pass_kernels(layout: StateLayout) -> tuple[Kernel, Kernel]:
+    """The two passes of a step with SDF colliders (simulate.glsl's main): the list pass steps every particle
+    whose step meets no SDF grid and appends the others' slots to ``contact_slots`` (``contact_count`` their
+    number); the contact pass steps those, densely."""
+    base = _simulate_kernel(layout)
+    listing = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "WRITE"),
+                                    Image("contact_count", "R32UI", atomic=True)),
+                      shared=(Shared("uint", "s_listed", 1), Shared("uint", "s_list_first", 1)),
+                      defines=(*base.defines, ("SDF_CONTACT_LIST", "1")))
+    contacts = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "READ"),
+                                     Image("contact_count", "R32UI", "READ")),
+                       defines=(*base.defines, ("SDF_CONTACTS", "1")))
+    return listing, contacts
+
+
 def _copy_state_kernel(layout: StateLayout) -> Kernel:
     return Kernel(
         "copy_state",
@@ -160,6 +175,7 @@ def _copy_state_kernel(layout: StateLayout) -> Kernel:
 
 INIT_KERNELS = {name: _init_kernel(layout) for name, layout in LAYOUTS.items()}
 SIMULATE_KERNELS = {name: _simulate_kernel(layout) for name, layout in LAYOUTS.items()}
+SDF_PASS_KERNELS = {name: _sdf_pass_kernels(layout) for name, layout in LAYOUTS.items()}
 COPY_STATE_KERNELS = {name: _copy_state_kernel(layout) for name, layout in LAYOUTS.items()}
 SIMULATE = SIMULATE_KERNELS["FULL"]
 
@@ -303,6 +319,7 @@ class ParticleSystem:
         self.set_scene_inputs([], [])
         self.no_sdf = host.volume("sdf_atlas", np.zeros((1, 1, 1), np.float32))  # bound while no SDF collider
         self.sdf_atlas = self.no_sdf
+        self.contact_list = None  # (contact_slots, contact_count) of the SDF passes, made on first use
         self.origin = np.zeros(3, np.float32)
         self.step_index = 0
         self.time = 0.0
@@ -354,7 +371,8 @@ class ParticleSystem:
         self.sdf_atlas = self.no_sdf if atlas is None else atlas
 
     def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
-        """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches.
+        """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches (two each with an SDF
+        collider: the list and contact passes, SDF_PASS_KERNELS).
 
         The emitter's matrix is interpolated linearly across substeps.
         """
@@ -362,9 +380,12 @@ class ParticleSystem:
         h = dt / substeps
         prev = np.asarray(emitter_prev, dtype=np.float64)
         cur = np.asarray(emitter_cur, dtype=np.float64)
-        kernel = SIMULATE_KERNELS[self.layout.name]
         textures = {**self.textures, "triangles": self.triangles, "fields": self.field_texture, "noise": self.noise,
                     "sdf_atlas": self.sdf_atlas}
+        passes = (SIMULATE_KERNELS[self.layout.name],)
+        if any(collider.type == "SDF" for collider in self.colliders):
+            passes = SDF_PASS_KERNELS[self.layout.name]
+            textures.update(zip(("contact_slots", "contact_count"), self._contact_list()))
         for k in range(substeps):
             start = prev + (cur - prev) * (k / substeps)
             end = prev + (cur - prev) * ((k + 1) / substeps)
@@ -376,10 +397,21 @@ class ParticleSystem:
                 triangle_count=self.triangle_count, field_count=len(self.fields), colliders=self.colliders,
                 substep=(k, substeps),
             )
-            self.host.dispatch(kernel, self.groups, textures, constants)
+            if len(passes) > 1:
+                self.host.clear(textures["contact_count"])
+            for kernel in passes:
+                self.host.dispatch(kernel, self.groups, textures, constants)
             self.origin = origin
             self.step_index += 1
         self.state_changed()
+
+    def _contact_list(self) -> tuple:
+        """The SDF passes' list of slots (one entry a slot at most) and its length."""
+        if self.contact_list is None:
+            width, rows = self.pos_age.width, self.pos_age.height
+            self.contact_list = (self.host.texture("contact_slots", width, rows, "R32UI"),
+                                 self.host.texture("contact_count", 1, 1, "R32UI"))
+        return self.contact_list
 
     @property
     def snapshot_nbytes(self) -> int:

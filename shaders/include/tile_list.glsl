@@ -8,7 +8,7 @@
  * one test.  With BLOCK_WALK (a variant, tile_lists.WALKS), each group of 32
  * threads (one warp on NVIDIA) takes an 8x4 block of the tile and gets a bit
  * set per footprint that reaches the block (s_block_bits), so its threads
- * visit only those, in list order (chunk_walk), instead of testing every
+ * visit only those, in list order (block_words), instead of testing every
  * footprint of the chunk.  Needs those images, sprite_shapes, sprite_streaks,
  * sprite_colors and target_size. */
 
@@ -131,35 +131,13 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
 }
 
 #ifdef BLOCK_WALK
-
-/* The chunk's entries that reach this thread's block, in list order (chunk_walk_next). */
-struct ChunkWalk {
-  int base; /* this block's first word in s_block_bits */
-  int word;
-  uint bits; /* entries of `word` not visited yet */
-};
-
-ChunkWalk chunk_walk()
+/* This thread's block's first word in s_block_bits: bit j of word w says whether entry 32 w + j of the
+ * chunk reaches the block, so the block visits those only, in list order (sprite_blend.glsl).  Each
+ * visit is one loop iteration: llvmpipe (Mesa's software GL) stops every loop of an invocation once all
+ * of them together went round 65,535 times (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS), and a walk that also
+ * entered a loop per visit (to skip empty words) left tiles of 40,000 sprites empty there. */
+int block_words()
 {
-  ChunkWalk walk;
-  walk.base = int(gl_LocalInvocationIndex >> 5u) * CHUNK_WORDS;
-  walk.word = 0;
-  walk.bits = s_block_bits[walk.base];
-  return walk;
-}
-
-/* The walk's next entry of the chunk, -1 after its last. */
-int chunk_walk_next(inout ChunkWalk walk)
-{
-  while (walk.bits == 0u) {
-    walk.word++;
-    if (walk.word >= CHUNK_WORDS) {
-      return -1;
-    }
-    walk.bits = s_block_bits[walk.base + walk.word];
-  }
-  int k = walk.word * 32 + findLSB(walk.bits);
-  walk.bits &= walk.bits - 1u;
-  return k;
+  return int(gl_LocalInvocationIndex >> 5u) * CHUNK_WORDS;
 }
 #endif

@@ -244,9 +244,10 @@ def sdf_normal(gradient):
 
 
 def sdf_contact(collider, atlas, start, end):
-    """sdf_contact() of simulate.glsl, for arrays of segments: (touched, p, normal)."""
+    """sdf_contact() of simulate.glsl, for arrays of segments: (touched, p, normal, began_inside)."""
     contact, step, slack = collider["thickness"], collider["sdf_step"], collider["sdf_slack"]
     d, gradient = sdf_sample(collider, atlas, start)
+    began_inside = d < 0
     n = len(start)
     touched = np.zeros(n, bool)
     p, normal = end.copy(), np.zeros((n, 3), F)
@@ -277,7 +278,7 @@ def sdf_contact(collider, atlas, start, end):
     normal[push] = sdf_normal(gradient[push])
     p[push] += normal[push] * (contact - d[push])[:, None]
     touched[push] = True
-    return touched, p, normal
+    return touched, p, normal, began_inside
 
 
 def step_start_local(collider, previous, lived):
@@ -287,15 +288,13 @@ def step_start_local(collider, previous, lived):
     return _dot_rows(collider["to_local"], moved.astype(F))
 
 
-def started_inside(collider, atlas, start):
-    """started_inside() of simulate.glsl."""
+def started_inside(collider, start):
+    """started_inside() of simulate.glsl (analytic kinds; an SDF's comes from sdf_contact)."""
     kind = collider["kind"]
     if kind == COLLIDER_TYPES["SPHERE"]:
         return np.linalg.norm(start, axis=1).astype(F) < collider["half_size"][0]
     if kind == COLLIDER_TYPES["BOX"]:
         return np.all(np.abs(start) < collider["half_size"], axis=1)
-    if kind == COLLIDER_TYPES["SDF"]:
-        return sdf_sample(collider, atlas, start)[0] < 0
     return np.zeros(len(start), bool)
 
 
@@ -314,6 +313,7 @@ def collide(previous, position, velocity, lived, c, inputs, hits=None):
         p = _dot_rows(to_local, position)
         before_push = None if hits is None else p.copy()
         normal = np.zeros_like(p)
+        sdf_began_inside = np.zeros(len(p), bool)
         if kind == COLLIDER_TYPES["PLANE"]:
             before = _dot_rows(collider["start_z"][None], previous)[:, 0]
             hit = ((p[:, 2] < collider["thickness"]) & (before >= 0) & (np.abs(p[:, 0]) <= half[0])
@@ -340,13 +340,16 @@ def collide(previous, position, velocity, lived, c, inputs, hits=None):
             margin = collider["thickness"]
             near = np.flatnonzero(np.all(np.minimum(start, p) - margin <= collider["sdf_high"], axis=1)
                                   & np.all(np.maximum(start, p) + margin >= collider["sdf_low"], axis=1))
-            touched, p[near], normal[near] = sdf_contact(collider, inputs.sdf_atlas, start[near], p[near])
+            touched, p[near], normal[near], sdf_began_inside[near] = sdf_contact(collider, inputs.sdf_atlas,
+                                                                                 start[near], p[near])
             normal[near[~touched]] = 0
         hit = np.any(normal != 0, axis=1)
         if collider["permeability"] > 0 and hit.any():
             stream = c["seed"] * STREAM["PER_SEED"] + STREAM["PERMEABILITY"]
             passes = random_unit(index * U(MAX_COLLIDERS) + U(number), c["step_index"], stream) < collider["permeability"]
-            hit &= ~(passes | started_inside(collider, inputs.sdf_atlas, step_start_local(collider, previous, lived)))
+            began_inside = (sdf_began_inside if kind == COLLIDER_TYPES["SDF"]
+                            else started_inside(collider, step_start_local(collider, previous, lived)))
+            hit &= ~(passes | began_inside)
         hit &= ~killed  # a killed particle left the loop
         if not hit.any():
             continue
