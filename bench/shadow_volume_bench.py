@@ -1,8 +1,8 @@
 """Suite ``shadow-volume``: the self-shadowing volume's GPU time (engine/shadow_volume.py) under moderngl.
 
 Cases ``<grid>-<lights>`` at 1M and 4M particles (a smoke-like Gaussian cloud, sizes as a smoke preset's):
-the whole ``ShadowVolume.build`` (bounds, place, splat, resolve, march) with 1 or 4 shadowed lights, and its
-stages under their own GL timer queries (``bounds_ms``, ``splat_ms``, ``resolve_ms``, ``march_ms``).
+the whole ``ShadowVolume.build`` (bounds, place, splat, blur, resolve, march) with 1 or 4 shadowed lights, and its
+stages under their own GL timer queries (``bounds_ms``, ``splat_ms``, ``blur_ms``, ``resolve_ms``, ``march_ms``).
 
     source bench/moderngl_env.sh && python3 bench/shadow_volume_bench.py --out $OUT   (a lent GPU)
     .venv/bin/python bench/shadow_volume_bench.py --quick                              (here: paths only)
@@ -57,7 +57,7 @@ def measure(host, volume, systems, lights, repeats: int) -> tuple[float, dict]:
     """The whole build's ms, and each stage's."""
     rows = shadow_volume.slot_lights(lights)
     stages = {"bounds_ms": lambda: volume.place(systems), "splat_ms": lambda: volume.splat(systems),
-              "resolve_ms": volume.resolve, "march_ms": lambda: volume.march(rows)}
+              "blur_ms": volume.blur, "resolve_ms": volume.resolve, "march_ms": lambda: volume.march(rows)}
     total = timed(host.ctx, lambda: volume.build(systems, lights), repeats)
     return total, {name: timed(host.ctx, work, repeats) for name, work in stages.items()}
 

@@ -37,9 +37,9 @@ def built(host, systems, lights, resolution):
 
 
 def test_kernels_match_the_reference(host, rng):
-    """Bounds, placement, splat (sizes over life and random, large particles on coarser levels), resolve, march
+    """Bounds, placement, splat (sizes over life and random, large particles on coarser levels), blur, resolve, march
     toward a sun and a point light inside the cloud, and the include's lookup: GPU against numpy."""
-    resolution = 16
+    resolution = 32  # particles of up to 2.4 voxels' spread: a coarser level than the finest
     centers = rng.normal(0.0, 0.15, (600, 3)).astype(np.float32)
     caster = lit_system(host, centers, 0.6, 0.05, size_random=0.8, ages=rng.uniform(0, 10, 600).astype(np.float32))
     probes = rng.uniform(-0.8, 0.8, (50, 3)).astype(np.float32)
@@ -57,14 +57,14 @@ def test_kernels_match_the_reference(host, rng):
     np.testing.assert_array_equal(host.read(volume.grid).ravel(), grid)
 
     sums = ref.splat(c, r, slots, 0.05, grid, resolution)
-    assert len(sums) > 2 and sum(level.sum() for level in sums[1:]) > 0, "large particles reach coarser levels"
+    assert len(sums) > 6 and sum(level.sum() for level in sums[4:]) > 0, "large particles reach coarser levels"
     gpu_sums = host.read(volume.density_sum)
     start = 0
     for level in sums:
         size = level.shape[0]
         np.testing.assert_array_equal(gpu_sums[start:start + size, :size, :size], level)
         start += size
-    extinction = ref.resolve(sums, resolution)
+    extinction = ref.resolve(ref.blur(sums), resolution)
     np.testing.assert_allclose(host.read(volume.extinction), extinction, rtol=1e-5, atol=1e-6)
 
     rows = shadow_volume.slot_lights(lights)
@@ -79,15 +79,14 @@ def test_kernels_match_the_reference(host, rng):
     np.testing.assert_allclose(volume.sample(points), ref.sample(transmittance, grid, points), atol=4e-3)
 
 
-# Clouds of overlapping particles resolved by the grid (radius above two voxels), and what the grid's blur of
-# the Gaussian particles costs against their exact transmittance, measured (llvmpipe, 64 voxels): dense 0.055
-# (p99 0.034), sparse 0.048 (p99 0.033), behind a slab 0.020 (p99 0.019).
+# Clouds of overlapping particles resolved by the grid (radius above two voxels), and the issue's tolerance
+# against their exact transmittance: 0.02 everywhere.
 CLOUDS = {
-    "dense": (lambda rng: rng.normal(0.0, 0.3, (4000, 3)), 0.15, 0.01, None, 0.07, 0.045),
-    "sparse": (lambda rng: rng.uniform(-1.0, 1.0, (1000, 3)), 0.15, 0.02, None, 0.07, 0.045),
+    "dense": (lambda rng: rng.normal(0.0, 0.3, (4000, 3)), 0.15, 0.01, None),
+    "sparse": (lambda rng: rng.uniform(-1.0, 1.0, (1000, 3)), 0.15, 0.02, None),
     "slab": (lambda rng: np.concatenate([rng.uniform(-1, 1, (10000, 2)), rng.uniform(0.3, 0.5, (10000, 1))], 1),
              0.15, 0.01, lambda rng: np.concatenate([rng.uniform(-0.5, 0.5, (200, 2)),
-                                                     rng.uniform(-0.6, -0.2, (200, 1))], 1), 0.025, 0.02),
+                                                     rng.uniform(-0.6, -0.2, (200, 1))], 1)),
 }
 
 
@@ -96,7 +95,7 @@ def test_transmittance_at_particles_against_the_exact_model(host, cloud):
     """shadow_transmittance at every particle (or at probes behind the slab) toward a sun and a point light
     against the optical depth through every particle's Gaussian, integrated exactly."""
     rng = np.random.default_rng(29)
-    make, radius, density, make_probes, worst, p99 = CLOUDS[cloud]
+    make, radius, density, make_probes = CLOUDS[cloud]
     centers = make(rng).astype(np.float32)
     systems = [lit_system(host, centers, radius, density)]
     probes = centers
@@ -108,9 +107,8 @@ def test_transmittance_at_particles_against_the_exact_model(host, cloud):
     got = volume.sample(probes)[:, :2]
     exact = ref.exact_transmittance(centers, np.full(len(centers), radius), density, probes,
                                     shadow_volume.slot_lights([SUN, ABOVE]))[:, :2]
-    error = np.abs(got - exact)
-    assert error.max() <= worst and np.quantile(error, 0.99) <= p99
-    assert abs((got - exact).mean()) < 0.01
+    assert np.abs(got - exact).max() <= 0.02
+    assert abs((got - exact).mean()) < 0.005
 
 
 def test_zero_density_and_no_lights_leave_everything_lit(host, rng):

@@ -33,18 +33,19 @@ Pipeline per frame (``ShadowVolume.build``), no CPU readback:
 - ``shadow_density``: each particle's cross-section (density x shadow density x
   pi r^2, r its radius at its age) over the voxel volume, trilinearly into the
   8 voxels around it, as fixed point (``DENSITY_SCALE`` units per optical depth
-  across a voxel edge) with ``imageAtomicAdd`` into an R32UI 3D image.  A
-  particle larger than a voxel goes to a coarser level of the same image (a
-  stack of grids of 2, 4, ... voxels' edge, ``level_sizes``), the one whose
-  trilinear splat read back trilinearly spreads it as wide as the particle
-  model below (``LEVEL_PER_RADIUS``: sqrt(3)/2 from that, and the best of 0.6,
-  0.87 and 1.2 measured against the model), shared between two levels so it
-  grows smoothly: 8 atomics a particle below a voxel, 16 above.  One add is at
+  across a voxel edge) with ``imageAtomicAdd`` into an R32UI 3D image: a stack
+  of sublevels half an octave of spread apart, on levels of 1, 2, 4, ...
+  voxels' edge (``level_sizes``, ``sublevel_level``).  A particle goes to the sublevel whose blur
+  (below) spreads it as wide as the particle model, shared between two so it
+  grows smoothly: 8 atomics a particle, 16 between sublevels.  One add is at
   most ``MAX_PARTICLE_DEPTH`` (opaque already), so 1e6 particles at that limit
   in one voxel fit in 32 bits (1e6 x 16 x 256 < 2^32); rounding is dithered by
   a fixed hash of the slot, so millions of particles each far below one unit
   still sum to the right density (and the same every run);
-- ``shadow_resolve``: the levels' sums, each read trilinearly, as floats (a
+- ``shadow_blur``: each sublevel blurred by a Gaussian (separable: x, y, z),
+  so that splat + blur + read back have the particle's spread (``SPREAD``
+  voxels of its level) whatever the particle's place in its voxel;
+- ``shadow_resolve``: the sublevels, each read trilinearly, as floats (a
   texture the march filters);
 - ``shadow_march``: per voxel and slot, exp(-sum) over whole-voxel steps to the
   light or the grid's edge, times the scene occluders' shadow there (shadow
@@ -53,16 +54,26 @@ Pipeline per frame (``ShadowVolume.build``), no CPU readback:
 The particle density model this approximates (``reference/shadow_volume.py``
 integrates it exactly): each particle an isotropic Gaussian of its cross-section
 with standard deviation r / 2 (a uniform ball of radius r has r / sqrt(5)).
-Measured against it (tests/test_shadow_volume.py, 64 voxels): behind a slab
-of particles within 0.020; at each particle of dense and sparse clouds of
-particles two voxels wide within 0.055 (99% within 0.035), the mean within
-0.006.  What is left is the grid's blur of each particle's own and its
-nearest neighbours' shadow (it depends on where in its voxel a particle is:
-moving the cloud a tenth of a voxel changes T at a particle by up to 0.026,
-smoothly), and, for particles smaller than a voxel, the grid cannot follow
-the shadow of one particle on the next: it averages them (a cloud of them
-comes out slightly darker than the discrete particles, exp of a mean optical
-depth being below the mean of exps).
+Where the error came from (measured in numpy on the issue's dense and sparse
+clouds, 64 voxels, radius 2.4 voxels): not the march (marching from each
+particle itself in fine steps through the same density: the same error) nor
+the resolution (the Gaussians sampled exactly at the voxel centers: within
+0.006), but the density's shape.  A trilinear splat into a voxel about as
+wide as the particle, read back trilinearly, is a Gaussian's width on
+average only: a particle at a voxel's center comes out peaked, one at its
+corner flat, and a particle shared between levels an octave apart is a
+mixture of a narrow and a wide blob (up to 0.055 with one level per octave,
+0.026 with a wider read back; the dithered fixed point adds about 0.005).
+Splatting into a finer sublevel (the particle's spread ``SPREAD`` = 1.2 voxels
+of it) and blurring there by a Gaussian makes the shape nearly independent of
+the place; sublevels half an octave apart make the mixture nearly Gaussian.
+Against the model (tests/test_shadow_volume.py, 64 voxels): within 0.02 at
+each particle of a dense and a sparse cloud and behind a slab (numpy,
+radius 2.4 to 4 voxels: at most 0.013).  What is left: for particles smaller
+than a voxel the grid cannot follow the shadow of one particle on the next:
+it averages them (a cloud of them comes out slightly darker than the
+discrete particles, exp of a mean optical depth being below the mean of
+exps).
 """
 
 from __future__ import annotations
@@ -78,10 +89,11 @@ from .simulation import LAYOUTS
 MAX_SHADOW_SLOTS = 4
 DENSITY_SCALE = 256.0  # fixed-point units per optical depth across one voxel edge
 MAX_PARTICLE_DEPTH = 16.0  # the most optical depth one particle adds to a voxel (e^-16: opaque)
-# A particle splats into the density level whose voxel is this many times its radius (level 0 at least): a
-# trilinear splat there, read back trilinearly, spreads it with a standard deviation of about 0.58 voxel, the
-# r / 2 of the particle model.
-LEVEL_PER_RADIUS = 3**0.5 / 2
+# A particle's spread (the r / 2 of the particle model) in voxels of the level it splats into, from level 1 on
+# (level 0 also holds spreads of 0.6 and 0.85 of its voxels, for particles smaller than that): 1.2 measured
+# within 0.01 of the model (0.8: 0.045, 1.0: 0.026; above 1.2 the blur needs more taps for the same).
+SPREAD = 1.2
+BLUR_TAPS = 4  # the blur's taps each side of a voxel (sublevel_blur is at most SPREAD x sqrt(2) = 1.7 voxels)
 MIN_LEVEL_SIZE = 4  # voxels a side of the coarsest density level
 MIN_VOXEL = 2.0**-12  # the longest extent a grid is placed for at least (a single point particle)
 DITHER_STREAM = 0x5AD0  # random_unit stream of the splat's dithered rounding (step: the corner)
@@ -98,7 +110,8 @@ SHADOW_INCLUDES = ("shadow_grid.glsl", "shadow_volume.glsl")
 
 _DEFINES = (("PI", "3.14159265"), ("DENSITY_SCALE", f"{DENSITY_SCALE:.1f}"),
             ("MAX_PARTICLE_DEPTH", f"{MAX_PARTICLE_DEPTH:.1f}"), ("MIN_VOXEL", f"{MIN_VOXEL!r}"),
-            ("DITHER_STREAM", f"{DITHER_STREAM}u"), ("LEVEL_PER_RADIUS", f"{LEVEL_PER_RADIUS!r}"),
+            ("DITHER_STREAM", f"{DITHER_STREAM}u"), ("SPREAD", f"{SPREAD!r}"), ("SQRT2", "1.41421356"),
+            ("BLUR_TAPS", str(BLUR_TAPS)),
             ("MIN_LEVEL_SIZE", str(MIN_LEVEL_SIZE)), ("STEPS_PER_VOXEL", f"{STEPS_PER_VOXEL:.1f}"), ("MAX_SHADOW_SLOTS", str(MAX_SHADOW_SLOTS)),
             *((f"LIGHT_{kind}", f"{code:.1f}") for kind, code in LIGHT_KINDS.items()),
             *((f"BOUND_{name}", str(texel)) for name, texel in BOUNDS_TEXELS.items()))
@@ -141,7 +154,12 @@ BOUNDS_KERNELS = {name: _bounds_kernel(layout) for name, layout in LAYOUTS.items
 PLACE = Kernel("shadow_place", images=(Image("shadow_bounds", "R32UI"), _GRID_WRITE),
                constants=(Constant("INT", "grid_resolution"),), local_size=(1, 1, 1), defines=_DEFINES)
 DENSITY_KERNELS = {name: _density_kernel(layout) for name, layout in LAYOUTS.items()}
-RESOLVE = Kernel("shadow_resolve", images=(Image("shadow_density_sum", "R32UI", "READ", dimensions=3),
+# One axis of the sublevels' blur: along x from the fixed-point sums, along y and z over floats.
+BLUR_KERNELS = {source: Kernel("shadow_blur", images=(Image("blur_source", source, "READ", dimensions=3),
+                                                      Image("blurred", "R32F", "WRITE", dimensions=3)),
+                               constants=(Constant("INT", "axis"),), includes=("shadow_levels.glsl",),
+                               local_size=VOLUME_GROUP, defines=_DEFINES) for source in ("R32UI", "R32F")}
+RESOLVE = Kernel("shadow_resolve", images=(Image("blurred", "R32F", "READ", dimensions=3),
                                            Image("extinction", "R32F", "WRITE", dimensions=3)),
                  includes=("common.glsl", "shadow_levels.glsl"), local_size=VOLUME_GROUP, defines=_DEFINES)
 MARCH_KERNELS = {scene_shadows: _march_kernel(scene_shadows) for scene_shadows in (False, True)}
@@ -150,7 +168,7 @@ SAMPLE = Kernel("shadow_sample", images=(Image("points", "RGBA32F", "READ"), Ima
                                          SHADOW_RESOURCES[0]),
                 samplers=SHADOW_RESOURCES[1:], constants=(Constant("INT", "count"),),
                 includes=("common.glsl", *SHADOW_INCLUDES))
-SHADOW_KERNELS = (*BOUNDS_KERNELS.values(), PLACE, *DENSITY_KERNELS.values(), RESOLVE, *MARCH_KERNELS.values(), SAMPLE)
+SHADOW_KERNELS = (*BOUNDS_KERNELS.values(), PLACE, *DENSITY_KERNELS.values(), *BLUR_KERNELS.values(), RESOLVE, *MARCH_KERNELS.values(), SAMPLE)
 
 
 def slot_lights(lights) -> np.ndarray:
@@ -177,6 +195,17 @@ def level_sizes(resolution: int) -> list[int]:
     while -(-resolution // 2 ** len(sizes)) >= MIN_LEVEL_SIZE:
         sizes.append(-(-resolution // 2 ** len(sizes)))
     return sizes
+
+
+def sublevel_level(sublevel: int) -> int:
+    """The level sublevel ``sublevel`` lies on (shadow_levels.glsl): 0 to 3 on level 0, then two a level."""
+    return max(sublevel - 2, 0) // 2
+
+
+def sublevel_sizes(resolution: int) -> list[int]:
+    """Voxels a side of each density sublevel, in the order they are stacked."""
+    sizes = level_sizes(resolution)
+    return [sizes[sublevel_level(sublevel)] for sublevel in range(2 * len(sizes) + 2)]
 
 
 def extinction_scale(settings) -> float:
@@ -215,8 +244,10 @@ class ShadowVolume:
         size = (resolution,) * 3
         self.bounds = host.texture("shadow_bounds", 6, 1, "R32UI")
         self.grid = host.texture("shadow_grid", 1, 1, "RGBA32F")
-        self.density_sum = host.volume("shadow_density_sum", shape=(sum(level_sizes(resolution)), resolution,
-                                                                    resolution), format="R32UI")
+        stack = (sum(sublevel_sizes(resolution)), resolution, resolution)
+        self.density_sum = host.volume("shadow_density_sum", shape=stack, format="R32UI")
+        self.blurred = [host.volume("blurred", shape=stack, format="R32F") for _ in range(2)]
+        self.stack_groups = tuple(-(-extent // g) for extent, g in zip(stack[::-1], VOLUME_GROUP))
         self.extinction = host.volume("extinction", shape=size, format="R32F")
         self.transmittance = host.volume("transmittance", shape=size, format="RGBA16F")
         for sampled in (self.extinction, self.transmittance):
@@ -236,6 +267,7 @@ class ShadowVolume:
             return
         self.place(systems)
         self.splat(systems)
+        self.blur()
         self.resolve()
         self.march(rows, occluders)
 
@@ -256,9 +288,17 @@ class ShadowVolume:
                                          {"shadow_grid": self.grid, "shadow_density_sum": self.density_sum},
                                          {"extinction_scale": scale})
 
+    def blur(self) -> None:
+        """The sublevels blurred along x (sums to floats), y and z, ping-ponging ``blurred``; the result in
+        ``blurred[0]``."""
+        source = self.density_sum
+        for axis, target in enumerate((self.blurred[0], self.blurred[1], self.blurred[0])):
+            self.host.dispatch(BLUR_KERNELS[source.format], self.stack_groups, {"blur_source": source,
+                                                                                "blurred": target}, {"axis": axis})
+            source = target
+
     def resolve(self) -> None:
-        self.host.dispatch(RESOLVE, self.groups, {"shadow_density_sum": self.density_sum,
-                                                  "extinction": self.extinction}, {})
+        self.host.dispatch(RESOLVE, self.groups, {"blurred": self.blurred[0], "extinction": self.extinction}, {})
 
     def march(self, rows: np.ndarray, occluders: OccluderMaps | None = None) -> None:
         """The transmittance toward the slots' lights (``slot_lights`` rows), times the occluders' shadow."""

@@ -16,14 +16,16 @@ import numpy as np
 from ..look import look_at, variation
 from ..random import random_unit
 from ..shadow_volume import (
+    BLUR_TAPS,
     DENSITY_SCALE,
     DITHER_STREAM,
-    LEVEL_PER_RADIUS,
     LIGHT_KINDS,
     MAX_PARTICLE_DEPTH,
     MIN_VOXEL,
+    SPREAD,
     STEPS_PER_VOXEL,
-    level_sizes,
+    sublevel_level,
+    sublevel_sizes,
 )
 
 F = np.float32
@@ -56,24 +58,24 @@ def bounds(centers, radii):
 
 
 def splat(centers, radii, slots, scale: float, grid, resolution: int) -> list[np.ndarray]:
-    """shadow_density.glsl: each level's fixed-point sums (z, y, x) uint32 (level_sizes), every particle's
-    8 corner adds in the one or two levels its radius picks."""
-    sizes = level_sizes(resolution)
+    """shadow_density.glsl: each sublevel's fixed-point sums (z, y, x) uint32 (sublevel_sizes), every
+    particle's 8 corner adds in the one or two sublevels its radius picks."""
+    sizes = sublevel_sizes(resolution)
     sums = [np.zeros((size,) * 3, np.uint64) for size in sizes]
     voxel = grid[3]
     depth = (F(scale) * F(np.pi) * radii * radii / (voxel * voxel)).astype(F)
-    level = np.clip(np.log2(np.maximum(radii * F(LEVEL_PER_RADIUS) / voxel, 1)), 0, len(sizes) - 1)
-    below = np.minimum(level.astype(np.int64), len(sizes) - 1)
-    upper_share = (level - below).astype(F)
+    sublevel = np.clip(F(2) * np.log2(np.maximum(radii / (F(SPREAD) * voxel), 1)), 0, len(sizes) - 1)
+    below = np.minimum(sublevel.astype(np.int64), len(sizes) - 1)
+    upper_share = (sublevel - below).astype(F)
     for lift, share in ((0, 1 - upper_share), (1, upper_share)):
         for index in np.unique(below + lift):
             chosen = (below + lift == index) & (share > 0) & (depth > 0)
-            _splat_level(sums[index], centers[chosen], slots[chosen], (depth * share)[chosen], grid, index)
+            _splat_sublevel(sums[index], centers[chosen], slots[chosen], (depth * share)[chosen], grid, index)
     return [total.astype(np.uint32) for total in sums]
 
 
-def _splat_level(sums, centers, slots, depth, grid, level: int) -> None:
-    size = sums.shape[0]
+def _splat_sublevel(sums, centers, slots, depth, grid, sublevel: int) -> None:
+    size, level = sums.shape[0], sublevel_level(sublevel)
     cells = ((centers - grid[:3]) / grid[3] / F(2**level) - F(0.5)).astype(F)
     base = np.floor(cells)
     fraction = cells - base
@@ -81,18 +83,42 @@ def _splat_level(sums, centers, slots, depth, grid, level: int) -> None:
     for corner in range(8):
         offset = np.array([corner & 1, (corner >> 1) & 1, corner >> 2])
         weights = np.where(offset, fraction, 1 - fraction).prod(axis=1)
-        units = level_depth * weights * F(DENSITY_SCALE) + random_unit(slots, corner + 8 * level, DITHER_STREAM)
+        units = level_depth * weights * F(DENSITY_SCALE) + random_unit(slots, corner + 8 * sublevel, DITHER_STREAM)
         x, y, z = np.clip(base.astype(np.int64) + offset, 0, size - 1)[units >= 1].T
         np.add.at(sums, (z, y, x), units[units >= 1].astype(np.uint64))
 
 
-def resolve(sums, resolution: int) -> np.ndarray:
-    """shadow_resolve.glsl: optical depth across one voxel edge, float32 (z, y, x): every level read
-    trilinearly at each voxel's center."""
+def sublevel_blur(sublevel: int) -> float:
+    """shadow_levels.glsl's sublevel_blur: the Gaussian's standard deviation in voxels of the sublevel's level."""
+    level = sublevel_level(sublevel)
+    spread = 0.5 * SPREAD * 2 ** (0.5 * sublevel - level)
+    return float(np.sqrt(max(spread**2 - 1 / 6 - (1 / 6 if level else 0) - 1 / (6 * 4**level), 0.0)))
+
+
+def blur(sums) -> list[np.ndarray]:
+    """shadow_blur.glsl along x, y and z: each sublevel (z, y, x) blurred by its Gaussian, clamped to its edge."""
+    taps = np.arange(-BLUR_TAPS, BLUR_TAPS + 1)
+    blurred = []
+    for sublevel, level_sums in enumerate(sums):
+        deviation = sublevel_blur(sublevel)
+        weights = np.exp(-0.5 * taps**2 / deviation**2) if deviation > 0 else (taps == 0).astype(np.float64)
+        weights /= weights.sum()
+        volume = level_sums.astype(np.float64)
+        size = volume.shape[0]
+        for axis in (2, 1, 0):  # x, y, z of a (z, y, x) array
+            volume = sum(weight * np.take(volume, np.clip(np.arange(size) + tap, 0, size - 1), axis=axis)
+                         for tap, weight in zip(taps, weights))
+        blurred.append(volume)
+    return blurred
+
+
+def resolve(blurred, resolution: int) -> np.ndarray:
+    """shadow_resolve.glsl: optical depth across one voxel edge, float32 (z, y, x): every blurred sublevel
+    read trilinearly at each voxel's center."""
     index = np.indices((resolution,) * 3)[::-1].reshape(3, -1).T  # x, y, z per voxel
     total = np.zeros(len(index))
-    for level, level_sums in enumerate(sums):
-        total += trilinear(level_sums.astype(np.float64), (index + 0.5) / 2**level)
+    for sublevel, volume in enumerate(blurred):
+        total += trilinear(volume, (index + 0.5) / 2 ** sublevel_level(sublevel))
     return (total / DENSITY_SCALE).reshape((resolution,) * 3).astype(F)
 
 
