@@ -50,10 +50,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 import records  # noqa: E402
 from bake_throughput import cpu_seconds, effect_scene, measure_bake  # noqa: E402
 
-from addon.output.formats.exr import ExrFormat, ExrThreads  # noqa: E402
+from addon.output.formats.exr import ZIP_LEVEL, ExrFormat, ExrThreads  # noqa: E402
 from addon.output.frame_writer import WRITER_NICE, FrameWriter, image_modules  # noqa: E402
 
-EXR = ExrFormat(compression="zip")
+EXR = ExrFormat(compression=f"zip:{ZIP_LEVEL}")  # the product's, for the scene's default codec
 SIZES = {"1080p": (1920, 1080), "2160p": (3840, 2160)}
 VARIANTS = {  # name: FrameWriter options, or processes
     "pool": dict(nice=0, exr_pool=True),
@@ -173,7 +173,7 @@ def encode_costs(label: str, pixels: np.ndarray, folder: Path, repeats: int) -> 
     opaque, clear, brightest = pixels.copy(), pixels.copy(), pixels.copy()
     opaque[..., 3], clear[..., 3] = 1.0, 0.0
     brightest[..., 3] = np.clip(pixels[..., :3].max(axis=-1), 0.0, 1.0)  # the bake's alpha until additive light got 0
-    product = EXR.compression  # the product's default: ZIP at OpenEXR's level
+    product = EXR.compression  # the product's default: ZIP at ZIP_LEVEL
     variants = {
         f"{product}-scanline (product)": lambda: write_exr(path, pixels),
         f"{product}-write_scanlines-16": lambda: write_exr(path, pixels, chunk=16),

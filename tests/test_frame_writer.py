@@ -12,6 +12,7 @@ from addon.engine.readback import FLOAT_RGBA, HALF_RGBA, FrameReadback
 from addon.hosts.gl_readback import ENVIRONMENT, PixelPack, PixelPackBuffer
 from addon.output.display_shader import display_shader
 from addon.output.formats import frame_format as frame_format_of_scene
+from addon.output.formats.exr import ZIP_LEVEL, ExrFormat
 from addon.output.formats.png import PNG_CHANNELS, PngFormat
 from addon.output.frame_writer import FrameWriteError, FrameWriter, encode, image_modules
 
@@ -131,6 +132,24 @@ def test_exr_matches_save_render_as_half_floats(scene, host, tmp_path, rng):
     assert exr_channels(tmp_path / "writer.exr") == exr_channels(tmp_path / "blender.exr")
     expected, written = (read_image(tmp_path / name, "half") for name in ("blender.exr", "writer.exr"))
     np.testing.assert_array_equal(written.view(np.uint16), expected.view(np.uint16))
+
+
+def test_exr_zip_at_deflate_level_one_other_codecs_as_the_scene_says(scene, host, tmp_path, rng):
+    """ZIP, Blender's default codec, is written at deflate level ``ZIP_LEVEL`` (cheaper on dense frames, the same
+    lossless pixels: formats/exr.py); the file still says ZIP, and every other codec goes as the scene names it."""
+    assert scene.render.image_settings.exr_codec == "ZIP"
+    for codec, compression in (("ZIP", f"zip:{ZIP_LEVEL}"), ("PIZ", "piz"), ("ZIPS", "zips"), ("DWAA", "dwaa")):
+        scene.render.image_settings.exr_codec = codec
+        assert ExrFormat.from_scene(scene).compression == compression
+    scene.render.image_settings.exr_codec = "ZIP"
+    scene.render.image_settings.file_format = "OPEN_EXR"
+    write_with_writer(scene, sample_frame(rng).astype(np.float16), tmp_path / "writer.exr", host)
+    oiio, _ = image_modules()
+    image = oiio.ImageInput.open(str(tmp_path / "writer.exr"))
+    try:
+        assert image.spec().get_string_attribute("compression") == "zip"
+    finally:
+        image.close()
 
 
 @pytest.mark.parametrize("half", [True, False])
