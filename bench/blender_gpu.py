@@ -20,6 +20,8 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   (the draw waits for the GPU per stage; ``stage <name> ms``: its stage times, median); per draw while playing: ``dispatches``, ``draws``,
   ``waits`` (readbacks + finishes: 0 with the Stats panel hidden and Manual Emax),
   ``uploads``, ``clears``, counted by ``bench/counting.CountingHost``.
+  ``1080p-1M-flipbook``: 1M alpha sprites of the shipped 8x8 smoke flipbook (``FLIPBOOK_VALUES``), soft particles on
+  (``FLIPBOOK_RENDER``), ``peer_ms`` the same draw with round sprites, ``texture_extra_ms`` the difference.
 * ``lighting``: the viewport draw (as ``viewport`` measures it) of the smoke preset's alpha sprites lit by its sun
   and a point light, both casting particle shadows: ``ms`` lit, ``peer_ms`` the same effect unlit (Emission) in the
   same run, ``lit_extra_ms`` the difference.
@@ -64,6 +66,12 @@ PRESET = "default"
 BAKE_CASES = (("PNG", 1920, 1080, 1_000_000, "ADD"), ("OPEN_EXR", 1920, 1080, 1_000_000, "ADD"),
               ("OPEN_EXR", 3840, 2160, 1_000_000, "ADD"), ("OPEN_EXR", 1920, 1080, 1_000_000, "ALPHA"))
 VIEWPORT_CASES = ((1920, 1080, 4_000_000, "ADD"), (1920, 1080, 1_000_000, "ALPHA"), (1920, 1080, 4_000_000, "ALPHA"))
+# The viewport's textured alpha sprites (issue 32): 1M sprites of the shipped 8x8 smoke flipbook, turned and spinning,
+# frames blended, soft particles on (FLIPBOOK_RENDER); timed against the same draw with round sprites (``peer_ms``).
+FLIPBOOK_CASE = (1920, 1080, 1_000_000)
+FLIPBOOK_VALUES = {"particle_type": "SPRITE", "sprite_image": "textures/smoke_puff_8x8.png", "flipbook_columns": 8,
+                   "flipbook_rows": 8, "flipbook_blend": "FRAMES", "rotation_random": 3.14159, "spin": 1.0}
+FLIPBOOK_RENDER = {"soft_distance": 0.5}
 END_TO_END = (1920, 1080, 1_000_000)
 LIT_PRESET = "smoke"  # alpha sprites, lit by a sun, self-shadowed
 LIT_BAKE_CASE = ("OPEN_EXR", 1920, 1080, 1_000_000)
@@ -144,12 +152,15 @@ class OffscreenView:
 
 
 def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws: int, preset: str = PRESET,
-                     lights=(), **effect_values) -> dict:
+                     lights=(), render_values=None, **effect_values) -> dict:
     """Playing, redrawing and playing with the Stats panel shown: median ms a draw, and what a draw asks of the GPU.
-    ``lights``: stage lights added to the preset's scene; ``effect_values``: more of the effect's settings."""
+    ``lights``: stage lights added to the preset's scene; ``render_values``: render settings set on the scene;
+    ``effect_values``: more of the effect's settings."""
     with tempfile.TemporaryDirectory() as out:
         scene = effect_scene(preset, count, width, height, (1, 10 * draws + 10), Path(out), blend_mode=blend_mode,
                              **effect_values)
+        for name, value in (render_values or {}).items():
+            setattr(scene.gpu_particles, name, value)
         add_stage_lights(lights, scene=scene)
         host = CountingHost()
         viewport.free()
@@ -248,6 +259,14 @@ def viewport_suite(quick: bool, draws: int) -> list[dict]:
         log(f"viewport {case}: {draws} draws playing, redrawing, with stats")
         rows.append({"case": case, **measure_viewport(count, width, height, mode, draws), "n": count,
                      "width": width, "height": height})
+    width, height, count = sized(*FLIPBOOK_CASE, quick)
+    case = f"{height}p-{count_label(count)}-flipbook"
+    log(f"viewport {case}: {draws} draws textured, then with round sprites")
+    textured = measure_viewport(count, width, height, "ALPHA", draws, render_values=FLIPBOOK_RENDER, **FLIPBOOK_VALUES)
+    peer = measure_viewport(count, width, height, "ALPHA", draws, render_values=FLIPBOOK_RENDER, particle_type="SPRITE")
+    rows.append({"case": case, **textured, "peer": "the same draw with round sprites (no sprite image)",
+                 "peer_ms": peer["ms"], "texture_extra_ms": textured["ms"] - peer["ms"], "n": count,
+                 "width": width, "height": height, **FLIPBOOK_VALUES, **FLIPBOOK_RENDER})
     return rows
 
 

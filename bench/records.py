@@ -34,15 +34,19 @@ def gl_ms(ctx, run, repeats: int, setup=None) -> float:
     return statistics.median(times)
 
 
+def prefix(device: str, date: str) -> str:
+    """What a results file's name starts with: the device's slug and the date (files beside it share it)."""
+    return f"{re.sub(r'[^a-z0-9]+', '-', device.lower()).strip('-')[:40]}-{date}"
+
+
 def write(suite: str, device: str, rows: list[dict], results: Path | None = None) -> Path:
     """Add ``rows`` to the suite's file of the day in ``results`` (default bench/results/); print them."""
     results = Path(results) if results is not None else RESULTS
     date = datetime.date.today().isoformat()
     command = " ".join(["python3", *sys.argv])
     records = [{"suite": suite, "device": device, "date": date, "command": command, **row} for row in rows]
-    slug = re.sub(r"[^a-z0-9]+", "-", device.lower()).strip("-")[:40]
     results.mkdir(parents=True, exist_ok=True)
-    path = results / f"{slug}-{date}-{suite}.json"
+    path = results / f"{prefix(device, date)}-{suite}.json"
     # Earlier cases of the same day stay; a case measured again is replaced.
     earlier = json.loads(path.read_text()) if path.exists() else []
     cases = {r["case"] for r in records}

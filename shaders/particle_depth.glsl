@@ -13,14 +13,16 @@
  * footprint list (the record of every slot: radius 0 for those marked here),
  * whose tiles particle_depth_tiles.glsl marks, a thread a pixel. */
 
-/* The reach of a particle of `reach_kind` (particle_depth.py: REACH_POINT, REACH_SPRITE). */
+/* The reach of a particle of `reach_kind` (particle_depth.py: REACH_POINT, REACH_SPRITE, REACH_TEXTURED: a
+ * textured sprite's square reaches sqrt(2) times its radius, sprite_sheets.py). */
 Reach particle_reach(int index, vec4 pos_age_in, vec3 velocity, vec4 clip, vec4 look_now)
 {
   vec2 size = vec2(target_size);
   vec2 start, end;
   screen_path(pos_age_in.xyz, velocity, window_coordinates(clip, target_size).xy, size, start, end);
-  if (reach_kind == REACH_SPRITE) {
-    return sprite_reach(start, end, particle_radius_px(index, look_now, pixel_scale, clip.w));
+  if (reach_kind != REACH_POINT) {
+    float square = reach_kind == REACH_TEXTURED ? sqrt(2.0) : 1.0;
+    return sprite_reach(start, end, square * particle_radius_px(index, look_now, pixel_scale, clip.w));
   }
   float spread = 0.0;
 #ifdef DEPTH_OF_FIELD

@@ -2,7 +2,17 @@
  * gl_InstanceID = particle, gl_VertexID = corner), round with a soft edge.
  * With a stretch time the quad spans the particle's screen motion over that
  * time behind it, and its brightness is spread over the longer streak; with
- * MOTION_BLUR its path over the shutter too (footprint.glsl). */
+ * MOTION_BLUR its path over the shutter too (footprint.glsl).  SPRITE_TEXTURE
+ * (sprite_sheets.textured_quads): the effect's sprite image instead of the round falloff, turned by its pose. */
+
+#ifdef SPRITE_TEXTURE
+/* flipbook.glsl's fetch: this effect's one sheet and its vectors (both stages: each links
+ * flipbook_texel). */
+vec4 sheet_fetch(int slot, bool vectors, vec2 uv)
+{
+  return vectors ? textureLod(sheet_vectors, uv, 0.0) : textureLod(sheet_image, uv, 0.0);
+}
+#endif
 
 #ifdef GPU_VERTEX_SHADER
 const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0),
@@ -12,6 +22,9 @@ void main()
 {
   v_color = vec3(0.0);
   v_corner = CORNERS[gl_VertexID];
+#ifdef SPRITE_TEXTURE
+  v_frame = 0.0;
+#endif
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
   vec4 pos_age_in, vel_life_in;
   if (!fetch_particle(gl_InstanceID, pos_age_in, vel_life_in)) {
@@ -43,6 +56,14 @@ void main()
   radius_px = max(radius_px, 1.0);
   float streak = length(motion);
   vec2 along = streak > 1e-3 ? motion / streak : vec2(1.0, 0.0);
+#ifdef SPRITE_TEXTURE
+  /* A textured quad turns by its pose unless a streak already lays it along the motion. */
+  v_frame = flipbook_position(gl_InstanceID, pos_age_in.w, vel_life_in.w);
+  if (!(streak > 1e-3)) {
+    float angle = sprite_angle(gl_InstanceID, pos_age_in.w, screen_velocity(clip, vel_life_in.xyz, size));
+    along = vec2(cos(angle), sin(angle));
+  }
+#endif
   vec2 across = vec2(-along.y, along.x);
   float half_length = radius_px + 0.5 * streak;
   vec2 center = head - 0.5 * motion;
@@ -55,10 +76,16 @@ void main()
 #ifdef GPU_FRAGMENT_SHADER
 void main()
 {
+#ifdef SPRITE_TEXTURE
+  /* The sprite image over the quad (v_corner: -1 to 1 along and across), its alpha shaping the light added. */
+  vec4 texel = flipbook_texel(0, sheet_grid, v_frame, v_corner * 0.5 + 0.5);
+  out_color = vec4(v_color * texel.rgb * texel.a, 0.0);
+#else
   float falloff = 1.0 - dot(v_corner, v_corner);
   if (falloff <= 0.0) {
     discard;
   }
   out_color = vec4(v_color * falloff, 0.0);
+#endif
 }
 #endif

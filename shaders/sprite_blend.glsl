@@ -9,7 +9,9 @@
  * one test (BLOCK_WALK: a warp's 8x4 pixels visit only the sprites that reach
  * them); the tile stops when every pixel is opaque.
  * SPRITE_DEPTH_TEST: a sprite behind the scene's depth at a pixel is hidden
- * there (the rasterized path's LESS_EQUAL test). */
+ * there (the rasterized path's LESS_EQUAL test); SOFT_PARTICLES: and fades over
+ * the last soft_distance before it (soft_particles.glsl).  SPRITE_TEXTURE
+ * (sprite_sheets.sheet_sampling): sprites with a sheet sample it instead of the Gaussian (blend_textured). */
 
 const float OPAQUE_TRANSMITTANCE = 1.0 / 4096.0; /* what is left to see is below 1/4096 */
 const float RIM = exp(-SPRITE_FALLOFF);
@@ -31,6 +33,39 @@ void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color)
   s_colors[t] = color * (spread / (1.0 - RIM));
 }
 
+#ifdef SPRITE_TEXTURE
+/* Sheet `slot`'s image or vectors (sprite_sheets.SHEET_SAMPLERS) at `uv`: a sampler is picked by name. */
+vec4 sheet_fetch(int slot, bool vectors, vec2 uv)
+{
+  if (slot == 0) {
+    return vectors ? textureLod(sheet_vectors_0, uv, 0.0) : textureLod(sheet_image_0, uv, 0.0);
+  }
+  if (slot == 1) {
+    return vectors ? textureLod(sheet_vectors_1, uv, 0.0) : textureLod(sheet_image_1, uv, 0.0);
+  }
+  if (slot == 2) {
+    return vectors ? textureLod(sheet_vectors_2, uv, 0.0) : textureLod(sheet_image_2, uv, 0.0);
+  }
+  return vectors ? textureLod(sheet_vectors_3, uv, 0.0) : textureLod(sheet_image_3, uv, 0.0);
+}
+
+/* A textured sprite (s_frames[k]: slot + 1, cos and sin of its angle, flipbook position) over the square its
+ * footprint's circle holds: `corner` is the pixel's offset over the footprint's radius, SQRT2 times the
+ * square's half side; its texel's alpha shapes it, its color tints the sprite's. */
+void blend_textured(int k, vec2 corner, float fade, inout vec3 color, inout float transmittance)
+{
+  vec4 frames = s_frames[k];
+  vec2 local = SQRT2 * vec2(frames.y * corner.x + frames.z * corner.y, frames.y * corner.y - frames.z * corner.x);
+  if (max(abs(local.x), abs(local.y)) < 1.0) {
+    int slot = int(frames.x) - 1;
+    vec4 texel = flipbook_texel(slot, sheet_grids[slot], frames.w, local * 0.5 + 0.5);
+    vec4 sprite = s_colors[k] * ((1.0 - RIM) * texel.a * fade);
+    color += transmittance * sprite.rgb * texel.rgb;
+    transmittance *= 1.0 - sprite.a;
+  }
+}
+#endif
+
 /* Sprite k of the shared chunk under what the pixel has so far. */
 void blend_under(int k, TilePixel p, inout vec3 color, inout float transmittance)
 {
@@ -41,13 +76,24 @@ void blend_under(int k, TilePixel p, inout vec3 color, inout float transmittance
   if (shape.depth > p.scene) {
     return;
   }
+#ifdef SOFT_PARTICLES
+  float fade = soft_fade(shape.depth, p.scene);
+#else
+  const float fade = 1.0;
+#endif
   vec4 streak = s_streaks[k];
   vec2 offset = p.at - shape.center;
   offset -= clamp(dot(offset, streak.zw), -0.5, 0.5) * streak.xy; /* to the nearest point of the path */
   vec2 corner = offset * shape.radius; /* the inverse radius here (share_footprint) */
+#ifdef SPRITE_TEXTURE
+  if (s_frames[k].x > 0.0) {
+    blend_textured(k, corner, fade, color, transmittance);
+    return;
+  }
+#endif
   float distance2 = dot(corner, corner);
   if (distance2 < 1.0) {
-    vec4 sprite = s_colors[k] * (exp(-SPRITE_FALLOFF * distance2) - RIM);
+    vec4 sprite = s_colors[k] * ((exp(-SPRITE_FALLOFF * distance2) - RIM) * fade);
     color += transmittance * sprite.rgb;
     transmittance *= 1.0 - sprite.a;
   }

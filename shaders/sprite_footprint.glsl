@@ -4,7 +4,8 @@
  * different effects interleave by depth).  Sprites that do not show (unborn,
  * dead, behind the camera, outside the depth range) get radius 0 (no tiles)
  * and the last key.  sweep_seconds > 0: the footprint is swept along the particle's
- * screen motion over that many seconds before now (motion blur). */
+ * screen motion over that many seconds before now (motion blur).  SPRITE_TEXTURE
+ * (sprite_sheets.posed): each sprite's sheet slot and pose into sprite_frames too. */
 
 /* Depth keys are the window depth in 24-bit fixed point (sprites.py: three radix passes, not four):
  * steps of 2^-24 of the depth range, ties kept in list order; hidden sprites sort after all. */
@@ -25,6 +26,9 @@ void main()
   vec4 stretch = vec4(0.0);
   vec4 color = vec4(0.0);
   uint key = HIDDEN_KEY;
+#ifdef SPRITE_TEXTURE
+  vec4 frames = vec4(0.0); /* (sheet slot + 1, cos and sin of the angle, flipbook position); slot 0: round */
+#endif
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
   if (alive && clip.w > 0.0) {
     vec3 window = window_coordinates(clip, size);
@@ -44,6 +48,13 @@ void main()
       }
       shape = SpriteShape(window.xy, max(radius_px, 1.0), window.z);
       key = min(uint(window.z * DEPTH_KEY_SCALE), HIDDEN_KEY - 1u); /* near first; truncated, no rounding to fuse */
+#ifdef SPRITE_TEXTURE
+      if (sheet_slot > 0.0) {
+        float angle = sprite_angle(slot, pos_age_in.w, screen_velocity(clip, vel_life_in.xyz, target_extent));
+        frames = vec4(sheet_slot, cos(angle), sin(angle), flipbook_position(slot, pos_age_in.w, vel_life_in.w));
+        shape.radius *= SQRT2; /* the texture's square reaches its corners */
+      }
+#endif
     }
   }
   ivec2 out_texel = particle_texel(first_sprite + slot, imageSize(sprite_shapes).x);
@@ -51,4 +62,7 @@ void main()
   imageStore(sprite_streaks, out_texel, stretch);
   imageStore(sprite_colors, out_texel, color);
   imageStore(sprite_keys, out_texel, uvec4(key));
+#ifdef SPRITE_TEXTURE
+  imageStore(sprite_frames, out_texel, frames);
+#endif
 }

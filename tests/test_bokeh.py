@@ -156,6 +156,20 @@ def test_energy_of_a_disc_inside_the_frame(host):
     np.testing.assert_allclose(got[..., :3].sum(axis=(0, 1)), color[0] * area, rtol=0.01)
 
 
+def test_crowded_tile_keeps_every_disc(host):
+    """70,000 discs of 10.5 px over one spot: every one adds its light.  (llvmpipe ends a shader's loops
+    after 65535 iterations in all; a walk of one disc an iteration lost the discs past about 65,000, the
+    quarter of an extreme depth of field's light that went missing.)"""
+    n = 70_000
+    pos_age = np.tile(np.array([[16.0, 16.0, 28.0, 0.5]], np.float32), (n, 1))  # w = 8, well inside 32x32
+    vel_life = np.tile(np.array([[0.0, 0.0, 0.0, 1.0]], np.float32), (n, 1))
+    camera = deep_camera(width=32, height=32)
+    s, _, got = layer(host, camera, pos_age, vel_life)
+    _, _, _, color = ref.discs(pos_age, vel_life, camera.view_proj, 32, 32, s, camera.pixels_per_unit, camera.focus)
+    area = np.pi * (10.5**2 + 1 / 12)
+    np.testing.assert_allclose(got[..., :3].sum(axis=(0, 1)), color.astype(np.float64).sum(axis=0) * area, rtol=0.01)
+
+
 def test_deterministic(host, rng):
     pos_age, vel_life = particles(rng, 500)
     frames = [layer(host, deep_camera(), pos_age, vel_life)[2] for _ in range(2)]

@@ -21,6 +21,9 @@ class RecordingLayout:
     def prop(self, owner, name, **kw):
         self.log.append(("prop", owner, name))
 
+    def prop_search(self, owner, name, search_owner, search_name, **kw):  # a name picked from a collection
+        self.log.append(("prop", owner, name))
+
     def operator(self, idname, **kw):
         self.log.append(("operator", idname))
         return SimpleNamespace()

@@ -9,7 +9,7 @@ import pytest
 
 from addon.engine.compositing import Camera, Compositor
 from addon.engine.footprint import Focus, Shutter
-from addon.engine.particle_depth import FAR, ParticleDepth
+from addon.engine.particle_depth import FAR, ParticleDepth, reach_kind
 from addon.engine.reference.particle_depth import nearest_depth
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.simulation import ParticleSystem
@@ -40,9 +40,9 @@ def depth_case(host, pos_age, vel_life, camera=None, view=None, **values):
     layer = ParticleDepth(host, camera.width, camera.height)
     layer.clear()
     layer.add(system, camera, view, Compositor(host, camera.width, camera.height, render_settings()).look_texture(system))
-    kind = "POINT" if settings.particle_type == "POINT" and settings.blend_mode != "ALPHA" else "SPRITE"
     expected = nearest_depth(pos_age, vel_life, camera.view_proj, -view[2], camera.width, camera.height, settings,
-                             camera.pixels_per_unit, kind=kind, shutter=camera.shutter, focus=camera.focus)
+                             camera.pixels_per_unit, kind=reach_kind(settings), shutter=camera.shutter,
+                             focus=camera.focus)
     return layer.read(), expected
 
 
@@ -120,15 +120,16 @@ def test_footprints_match_the_reference(host, rng, what, shutter, focus, speed):
     assert (got < FAR).sum() > 300
 
 
-@pytest.mark.parametrize("particle_type, blend_mode, focus", [
-    ("SPRITE", "ADD", None), ("POINT", "ALPHA", None),
-    ("POINT", "ALPHA", (12.0, 1.0)),  # depth of field on: sprites keep their own size (the fire preset's case)
+@pytest.mark.parametrize("particle_type, blend_mode, focus, image", [
+    ("SPRITE", "ADD", None, ""), ("POINT", "ALPHA", None, ""),
+    ("POINT", "ALPHA", (12.0, 1.0), ""),  # depth of field on: sprites keep their own size (the fire preset's case)
+    ("SPRITE", "ADD", None, "puff"), ("POINT", "ALPHA", None, "puff"),  # a sprite image's square: to its corners
 ])
-def test_sprites_mark_their_radius(host, rng, particle_type, blend_mode, focus):
+def test_sprites_mark_their_radius(host, rng, particle_type, blend_mode, focus, image):
     pos_age, vel_life = deep_particles(rng, 100, WIDE_W, WIDE_H, 20.0)
     camera = deep_camera(WIDE_W, WIDE_H, (-0.1, 0.1), focus)
     got, expected = depth_case(host, pos_age, vel_life, camera, DEEP_VIEW, size=6.0, size_random=0.8,
-                               particle_type=particle_type, blend_mode=blend_mode)
+                               particle_type=particle_type, blend_mode=blend_mode, sprite_image=image)
     np.testing.assert_array_equal(got, expected)
 
 

@@ -14,7 +14,7 @@
 set -euo pipefail
 set -E  # ERR trap also fires inside functions and subshells
 
-PACKAGES=(bpy==5.2.3 numpy pytest hypothesis fake-bpy-module ruff moderngl openjd-cli)
+PACKAGES=(bpy==5.2.3 numpy pytest hypothesis fake-bpy-module ruff moderngl openjd-cli flip-evaluator)
 PY_SERIES=3.13
 
 SCRIPT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"

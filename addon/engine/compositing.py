@@ -22,6 +22,7 @@ from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, loo
 from .records import FRAME_STATS
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
+from .sprite_sheets import SpriteSheets
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
 CHANNEL_MAX = np.array([tables.CHANNEL_MAX[c] for c in "RGB"], dtype=np.float64)
@@ -290,6 +291,7 @@ class Compositor:
         self.check_every = 1  # draws between read-backs of the bokeh's instance total (the viewport's: rare)
         self._rasterized = False
         self._looks = {}  # (settings, ramp bytes) -> look texture
+        self._sheets: SpriteSheets | None = None
 
     def use_depth(self, depth: SceneDepth | None) -> None:
         """Test particles against this scene depth from now on (its coarse range must be built)."""
@@ -303,7 +305,7 @@ class Compositor:
             self.splat(system, camera)
         else:
             raster.draw(self.host, system, camera, self._raster_target(camera),
-                        self.depth.depth if self.depth else None, self.look_texture(system))
+                        self.depth.depth if self.depth else None, self.look_texture(system), self.sheets)
 
     def uses_footprint(self, camera: Camera) -> bool:
         """Points splat with a footprint (2x2, streak, disc) rather than into one pixel."""
@@ -363,6 +365,13 @@ class Compositor:
             self.host.clear(self.raster)
             self._rasterized = True
         return self.raster
+
+    @property
+    def sheets(self) -> SpriteSheets:
+        """The sprite images effects name, on the GPU (sprite_sheets.py), made at the first use."""
+        if self._sheets is None:
+            self._sheets = SpriteSheets(self.host)
+        return self._sheets
 
     def look_texture(self, system):
         """The effect's look table as a texture (look.py), made again only when what it follows from changes:

@@ -27,6 +27,7 @@ from .kernels import Constant, Image, Kernel
 from .lighting import light_textures, lit_variant
 from .look import particle_values
 from .simulation import LAYOUTS
+from .sprite_sheets import is_textured
 from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_kernel
 
 # Depth where no particle is: beyond Blender's own "nothing hit" depth (1e10).  2^34's bit pattern is
@@ -36,7 +37,7 @@ FAR_BITS = int(np.float32(FAR).view(np.uint32))
 DIRECT_REACH = 8.0  # pixels from its center (half path plus radius) a reach marked by its own thread spans at most
 # How a particle's light covers pixels (particle_depth.glsl's reach_kind): a point of the splat (its taps,
 # its streak and circle of confusion, a bokeh disc), or a sprite or quad of its own radius.
-REACH_KINDS = {"POINT": 0, "SPRITE": 1}
+REACH_KINDS = {"POINT": 0, "SPRITE": 1, "TEXTURED": 2}  # TEXTURED: a sprite image's square, sqrt(2) times wider
 ESTIMATED_TILES_PER_PARTICLE = 0.25  # most reaches are narrow and marked directly
 
 
@@ -85,7 +86,9 @@ def view_depth_row(world_to_view: np.ndarray) -> np.ndarray:
 
 def reach_kind(settings) -> str:
     """How an effect's light covers pixels: alpha sprites and additive sprites or quads by their own
-    radius, additive points by the splat's footprint."""
+    radius (a sprite image's square: TEXTURED), additive points by the splat's footprint."""
+    if is_textured(settings):
+        return "TEXTURED"
     return "POINT" if settings.particle_type == "POINT" and settings.blend_mode != "ALPHA" else "SPRITE"
 
 
@@ -109,7 +112,7 @@ class ParticleDepth:
         motion, dof = camera.shutter is not None, camera.focus is not None and kind == "POINT"
         if camera.focus is not None and not dof:  # sprites keep their own size out of focus: no focus constant
             camera = dataclasses.replace(camera, focus=None)
-        listed = motion or dof or kind == "SPRITE"  # only these can reach beyond DIRECT_REACH
+        listed = motion or dof or kind != "POINT"  # only these can reach beyond DIRECT_REACH
         count = system.count
         images = {**system.textures, "particle_depth": self.image, "look": look, **light_textures(system)}
         if listed:

@@ -13,6 +13,7 @@ from .footprint import footprint_constants, motion_variant
 from .kernels import Constant, Raster
 from .lighting import light_textures, lit_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
+from .sprite_sheets import SpriteSheets, is_textured, textured_quads
 
 _CONSTANTS = (
     Constant("INT", "count"),
@@ -50,8 +51,9 @@ def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
     }}
 
 
-def draw(host, system, camera, target, depth, look) -> None:
-    """Rasterize one effect additively into ``target`` by its particle type (``look``: its look table)."""
+def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None = None) -> None:
+    """Rasterize one effect additively into ``target`` by its particle type (``look``: its look table;
+    ``sheets``: where a textured effect's sprite image is kept, sprite_sheets.py)."""
     textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **light_textures(system)}
     kind, lighting = system.settings.particle_type, system.settings.lighting
     if kind == "POINT":
@@ -59,11 +61,15 @@ def draw(host, system, camera, target, depth, look) -> None:
                   constants(system, camera, 0.0))
     else:
         stretch = system.settings.stretch if kind == "STRETCHED" else 0.0
-        kernel = lit_variant(quads(camera), lighting)
-        host.draw(kernel, "TRIS", QUAD_VERTICES, system.count, target, depth, textures,
-                  constants(system, camera, stretch, kernel))
+        textured = sheets is not None and is_textured(system.settings)
+        kernel = lit_variant(quads(camera, textured), lighting)
+        sheet_textures, sheet_values = sheets.quad_bindings(system.settings) if textured else ({}, {})
+        host.draw(kernel, "TRIS", QUAD_VERTICES, system.count, target, depth, {**textures, **sheet_textures},
+                  {**constants(system, camera, stretch, kernel), **sheet_values})
 
 
-def quads(camera) -> Raster:
-    """QUADS, stretched over the shutter when the camera has one (motion blur)."""
-    return motion_variant(QUADS) if camera.shutter is not None else QUADS
+def quads(camera, textured: bool = False) -> Raster:
+    """QUADS, stretched over the shutter when the camera has one (motion blur); ``textured``: drawing the
+    effect's sprite image, turned by its pose (sprite_sheets.textured_quads)."""
+    kernel = textured_quads(QUADS) if textured else QUADS
+    return motion_variant(kernel) if camera.shutter is not None else kernel

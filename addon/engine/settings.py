@@ -25,7 +25,7 @@ HARD_MAX_PARTICLES = 1 << 28
 @dataclass(frozen=True)
 class Field:
     name: str
-    kind: str  # 'int', 'float', 'vec3', 'color', 'enum'
+    kind: str  # 'int', 'float', 'vec3', 'color', 'enum', 'string'
     default: Any
     min: float | None = None
     max: float | None = None
@@ -76,6 +76,33 @@ EFFECT_FIELDS: tuple[Field, ...] = (
                       "Stretched: a quad stretched along the velocity"),
     Field("stretch", "float", 0.05, 0.0, 1e2, "Seconds of motion a stretched quad spans behind the particle",
           unit="TIME_ABSOLUTE"),
+    Field("sprite_image", "string", "",
+          description="Sprite and Stretched: a Blender image (its name) or an image file (a path; a preset's is "
+                      "relative to presets/) giving each sprite its color and alpha, tinted by the color over life "
+                      "(empty: the soft round sprite)"),
+    Field("flipbook_columns", "int", 1, 1, 256, "Frames across the sprite image (a sheet read left to right, "
+          "top to bottom)"),
+    Field("flipbook_rows", "int", 1, 1, 256, "Frames down the sprite image"),
+    Field("flipbook_mode", "enum", "LIFE", items=("LIFE", "RATE"),
+          description="Life: the sheet plays once over each particle's life; Rate: at Flipbook Rate, looping"),
+    Field("flipbook_rate", "float", 24.0, 0.0, 1e4, "Rate mode: sheet frames per second"),
+    Field("flipbook_random_start", "float", 0.0, 0.0, 1.0,
+          "Fraction of the sheet by which each particle's first frame is randomly advanced (1: any frame)"),
+    Field("flipbook_blend", "enum", "FRAMES", items=("NONE", "FRAMES", "MOTION_VECTORS"),
+          description="None: each frame held; Frames: the two nearest frames mixed; Motion Vectors: mixed along "
+                      "the motion of the vector sheet (EmberGen's: RG the UV offset, 0.5 still)"),
+    Field("flipbook_vectors", "string", "",
+          description="Motion Vectors blend: the motion vector sheet (a Blender image or file) of the same frames"),
+    Field("flipbook_vector_strength", "float", 0.1, 0.0, 10.0,
+          "Motion Vectors blend: a frame's UV offset at full vector (R or G at 0 or 1)"),
+    Field("rotation", "float", 0.0, -2 * math.pi, 2 * math.pi, "Textured sprites: angle at birth", unit="ROTATION"),
+    Field("rotation_random", "float", 0.0, 0.0, math.pi, "Largest random change of the angle at birth",
+          unit="ROTATION"),
+    Field("spin", "float", 0.0, -1e3, 1e3, "Textured sprites: angular velocity in radians per second"),
+    Field("spin_random", "float", 0.0, 0.0, 2.0,
+          "Fraction by which each particle's spin is randomly changed (above 1 some spin the other way)"),
+    Field("rotation_align", "enum", "NONE", items=("NONE", "VELOCITY"),
+          description="None: angle and spin alone; Velocity: turned to the particle's motion on screen too"),
     Field("preroll", "float", 0.0, 0.0, 1e3, "Seconds simulated before the first frame", unit="TIME_ABSOLUTE"),
     Field("seed", "int", 0, 0, 2**31 - 1, "Random seed; the same seed gives the same particles"),
     Field("blend_mode", "enum", "ADD", items=("ADD", "ALPHA"),
@@ -115,6 +142,9 @@ RENDER_FIELDS: tuple[Field, ...] = (
     Field("emax_headroom", "float", 2.0, 1.0, 1e3, "Auto Emax: how far above the last frame's brightest pixel"),
     Field("occlusion", "enum", "SCENE", items=("SCENE", "NONE"),
           description="Scene: particles behind the scene's opaque meshes are hidden; None: drawn over everything"),
+    Field("soft_distance", "float", 0.0, 0.0, 1e6,
+          "Alpha sprites fade over this distance before the scene's opaque meshes instead of cutting a hard line "
+          "(soft particles; needs Occlusion: Scene; 0: off)", unit="LENGTH"),
     Field("point_filter", "enum", "ANTIALIASED", items=("ANTIALIASED", "ONE_PIXEL"),
           description="Bakes and the command line: Antialiased: each point's light goes to the 2x2 pixels around "
                       "its exact position (no shimmer on moving shots); One Pixel: all into the pixel it falls in (faster)"),
@@ -163,6 +193,8 @@ def _number(value) -> str:
 
 def _check(field: Field, value: Any) -> tuple[Any, str | None]:
     """The value normalised to the field's kind, or an error message."""
+    if field.kind == "string":
+        return value, None if isinstance(value, str) else f"{field.name} must be text, not {value!r}"
     if field.kind == "enum":
         if value not in field.items:
             return value, f"{field.name} must be one of {', '.join(field.items)}, not {value!r}"

@@ -33,10 +33,13 @@ from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .lighting import light_textures, lit_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .scan import linear_size
+from .soft_particles import soft_depth, softened
 from .sorting import linear_groups
+from .sprite_sheets import SPRITE_FRAMES, pose_values, posed, sheet_sampling
 from .tile_lists import (
     FOOTPRINT_OUTPUTS,
     SPRITE_WALK,
+    TILE_CHUNK,
     WALKS,
     FootprintList,
     KeptLists,
@@ -80,10 +83,13 @@ SPRITE_TILE_COUNTS = Kernel(
     includes=_SPRITE_INCLUDES,
 )
 @cache
-def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK) -> Kernel:
-    """The per-tile front-to-back blend; ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS."""
-    return tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test, (Shared("uint", "s_open", 1),),
-                       walk)
+def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK, textured: bool = False) -> Kernel:
+    """The per-tile front-to-back blend; ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS;
+    ``textured``: sprites with a sheet sample it (sprite_sheets.sheet_sampling)."""
+    frames = (Shared("vec4", "s_frames", TILE_CHUNK),) if textured else ()
+    kernel = tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test,
+                         (Shared("uint", "s_open", 1), *frames), walk)
+    return sheet_sampling(kernel) if textured else kernel
 
 
 ALPHA_OVER = Kernel(
@@ -94,8 +100,10 @@ ALPHA_OVER = Kernel(
     local_size=(16, 16, 1),
     includes=(),
 )
-SPRITE_KERNELS = (SPRITE_FOOTPRINT, SPRITE_TILE_COUNTS, tile_instances(True),
-                  *(sprite_blend(depth_test, walk) for depth_test in (False, True) for walk in WALKS), ALPHA_OVER)
+SPRITE_KERNELS = (SPRITE_FOOTPRINT, posed(SPRITE_FOOTPRINT), SPRITE_TILE_COUNTS, tile_instances(True),
+                  *(sprite_blend(depth_test, walk, textured) for depth_test in (False, True) for walk in WALKS
+                    for textured in (False, True)),
+                  *(softened(sprite_blend(True, SPRITE_WALK, textured)) for textured in (False, True)), ALPHA_OVER)
 
 
 class SpriteList(FootprintList):
@@ -107,6 +115,7 @@ class SpriteList(FootprintList):
         self.keys = host.texture("sprite_keys", *size, "R32UI")
         self.depth_keys = host.texture("sprite_depth_keys", *size, "R32UI")
         self.depth_sprites = host.texture("sprite_depth_order", *size, "R32UI")
+        self.frames = host.texture(SPRITE_FRAMES, *size, "RGBA32F")  # textured sprites' poses (sprite_sheets.py)
         self.sort = DigitPasses(host, capacity, DEPTH_KEYS)
 
 
@@ -139,9 +148,11 @@ class SpriteLayer:
         if self.list is None or self.list.capacity < count:
             self.list = SpriteList(self.host, count)
         sprites = self.list
+        sheets = compositor.sheets.blend_slots([system.settings for system in systems])
+        slots = sheets[0] if sheets is not None else [None] * len(systems)
         first = 0
-        for system in systems:
-            self._footprints(system, compositor, camera, first, shutter)
+        for system, slot in zip(systems, slots):
+            self._footprints(system, compositor, camera, first, shutter, slot)
             first += system.count
         sprites.sort.run(sprites.keys, None, sprites.depth_keys, sprites.depth_sprites, count)
         items = {"depth_sprites": sprites.depth_sprites, "sprite_shapes": sprites.shapes,
@@ -152,22 +163,31 @@ class SpriteLayer:
         sprites.scan.run(sprites.instance_counts, sprites.instance_offsets, count, total=self.kept.total)
         binned = self.kept.bin(items, sprites.instance_offsets, count, depth_order=True).binning
         depth = compositor.depth.depth if compositor.depth else None
+        textured, grids = ({SPRITE_FRAMES: sprites.frames, **sheets[1]}, {"sheet_grids": sheets[2]}) if sheets else ({}, {})
+        kernel = sprite_blend(depth is not None, self.walk, sheets is not None)
+        soft = compositor.render.soft_distance if depth is not None else 0.0
+        if soft > 0.0:
+            kernel, grids = softened(kernel), {**grids, "soft_depth": soft_depth(camera.view_proj, soft)}
         self.host.dispatch(
-            sprite_blend(depth is not None, self.walk), (self.kept.tiles_x, self.kept.tiles_y, 1),
+            kernel, (self.kept.tiles_x, self.kept.tiles_y, 1),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "layer": self.target, **({"scene_depth": depth} if depth is not None else {})},
-            {"target_size": (self.width, self.height)},
+             "layer": self.target, **({"scene_depth": depth} if depth is not None else {}), **textured},
+            {"target_size": (self.width, self.height), **grids},
         )
 
-    def _footprints(self, system, compositor: Compositor, camera: Camera, first: int, shutter: float) -> None:
+    def _footprints(self, system, compositor: Compositor, camera: Camera, first: int, shutter: float,
+                    sheet_slot: int | None) -> None:
+        """One effect's footprints; ``sheet_slot`` (a frame with textured sprites: -1 for none) posed too."""
         s = system.settings
         sprites = self.list
+        kernel = SPRITE_FOOTPRINT if sheet_slot is None else posed(SPRITE_FOOTPRINT)
         self.host.dispatch(
-            lit_variant(SPRITE_FOOTPRINT, s.lighting), linear_groups(system.count),
+            lit_variant(kernel, s.lighting), linear_groups(system.count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system),
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "sprite_keys": sprites.keys, **light_textures(system)},
+             "sprite_keys": sprites.keys, **light_textures(system),
+             **({SPRITE_FRAMES: sprites.frames} if sheet_slot is not None else {})},
             {
                 "count": system.count,
                 "first_sprite": first,
@@ -175,6 +195,7 @@ class SpriteLayer:
                 **particle_values(system),
                 "sprite_params": (camera.pixels_per_unit, s.opacity, camera.width, camera.height),
                 "sweep_seconds": shutter,
+                **(pose_values(s, sheet_slot) if sheet_slot is not None else {}),
             },
         )
 

@@ -52,6 +52,7 @@ SIZES = Table("", (
     ("TRIANGLE_ROW", 4096),  # texels per row of the triangle image (1024 triangles)
     ("CSG_SHAPE_COUNT", 2),  # CSG primitive codes: shape + CSG_SHAPE_COUNT * mode
     ("SPRITE_TILE", 16),  # pixels a side of the tiles the sprite and bokeh lists bin into (tile_lists.py)
+    ("SPRITE_SHEETS", 4),  # textured Alpha effects one frame's sprite blend samples (sprite_sheets.py)
     ("GRID_CELLS", 256),  # cells per axis before the sort key's grid wraps: 8 bits each, 24-bit keys
     ("LIGHT_ROWS", 4),  # uniform rows per light (records.LIGHT)
 ))
@@ -76,8 +77,13 @@ RANDOM_STREAMS = Table("STREAM", (
     ("BRIGHTNESS", 11),  # look: brightness variation
     ("SIZE", 12),  # look: size variation
     ("PERMEABILITY", 13),  # collisions: does the particle pass through (per particle and collider)
+    ("SPRITE", 14),  # textured sprites: the step is what is drawn (SPRITE_DRAWS)
     ("PER_SEED", 16),  # streams one seed owns: a seed's streams start at seed * STREAM_PER_SEED
 ), suffix="u")
+# What a textured sprite draws from STREAM_SPRITE, as the step (sprite_texture.glsl, reference/sprite_sheets.py).
+SPRITE_DRAWS = Table("SPRITE_DRAW", (("ANGLE", 0), ("SPIN", 1), ("FRAME", 2)), suffix="u")
+# Flipbook frame blending (settings' flipbook_blend; sprite_texture.glsl).
+FLIPBOOK_BLENDS = Table("FLIPBOOK", (("NONE", 0), ("FRAMES", 1), ("MOTION_VECTORS", 2)))
 # The CSG samplers' streams (csg_generate.glsl, reference/csg.py): a seed's start at seed * CSG_STREAM_PER_SEED.
 CSG_STREAMS = Table("CSG_STREAM", (
     ("U", 0),  # point on the surface, first uniform
@@ -97,5 +103,5 @@ LIGHT_TYPES = Table("LIGHT_TYPE", (("SUN", 0), ("POINT", 1), ("SPOT", 2), ("AREA
 SIMULATE_FLAGS = Table("FLAG", (("RESPAWN", 1),))
 
 TABLES = (EMITTER_SHAPES, FIELD_TYPES, COLLIDER_TYPES, SIZES, CHANNEL_MAX, SORT_KEY_MODES, RANDOM_STREAMS,
-          CSG_STREAMS, CSG_SHAPES, CSG_MODES, SIMULATE_FLAGS, LIGHT_TYPES)
+          CSG_STREAMS, CSG_SHAPES, CSG_MODES, SIMULATE_FLAGS, LIGHT_TYPES, SPRITE_DRAWS, FLIPBOOK_BLENDS)
 TABLE_DEFINES = tuple(define for table in TABLES for define in table.defines())

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.kernels import Kernel
+from ..engine.settings import SettingsError
 
 CHANNELS = {"RGBA32F": 4, "RGBA16F": 4, "R32F": 1, "R32UI": 1, "DEPTH32F": 1}
 # What read() returns and texture(data=) takes; RGBA16F is stored as halves but moves as float32.
@@ -122,6 +123,10 @@ class Host:
         over what is there, in drawing order (sprites.py).
         """
         raise NotImplementedError
+
+    def sprite_image(self, source: str):
+        """The image a sprite setting names (sprite_sheets.SheetImage): a host that reads images overrides this."""
+        raise SettingsError(f"sprite image '{source}': this host reads no images (Blender's does)")
 
     def finish(self) -> None:
         """Block until the GPU has done everything queued (for timing)."""

@@ -26,6 +26,7 @@ from .base import (
     compile_error,
     volume_layout,
 )
+from .blender_images import sprite_image
 from .gl_flush import Flusher, gl_flush
 from .gl_readback import PixelPack, PixelPackBuffer
 
@@ -229,6 +230,9 @@ class BlenderHost(Host):
         if data is None:
             self.clear(texture)
         return texture
+
+    def sprite_image(self, source):
+        return sprite_image(source)
 
     def sampling(self, texture, linear):
         texture.native.filter_mode(linear)

@@ -22,6 +22,7 @@ import bpy
 from ..engine.cache_format import CacheError
 from ..engine.readback import FrameReadback
 from ..engine.settings import SettingsError, as_dict, check_for_gpu
+from ..engine.sprite_sheets import check_images
 from ..engine.turbulence import check_resolution
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from ..hosts.blender import BlenderHost
@@ -93,6 +94,7 @@ def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
         try:
             check_for_gpu(effect.settings, host.max_texture_size)
             check_resolution(effect.settings.turbulence_resolution, host.max_texture_3d_size)
+            check_images(effect.settings, host)
         except SettingsError as error:
             raise BakeError(f"Effect '{effect.effect_name}' on '{effect.object_name}': {error}") from None
     if scene.frame_end < scene.frame_start:

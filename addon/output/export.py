@@ -18,6 +18,15 @@ COLOR_ATTRIBUTE = "Color"  # Cycles ignores a point attribute named lowercase "c
 CACHE_COLLECTION = "GPU Particles Cache"
 
 
+def live_slots(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pos_age, vel_life, the indices of the live slots) of one system's state."""
+    pos_age, vel_life = system.read_state()
+    age, life = pos_age[:, 3], vel_life[:, 3]
+    with np.errstate(invalid="ignore"):
+        live = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
+    return pos_age, vel_life, np.flatnonzero(live)
+
+
 def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(positions (n, 3), radii (n,), RGBA colors (n, 4)) of one system's live particles.
 
@@ -25,17 +34,14 @@ def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     over life, per-particle randomness), computed as look.glsl does (engine/look.py);
     the color is not scaled by pixel coverage (the renderer sees the radius).
     """
-    pos_age, vel_life = system.read_state()
-    age, life = pos_age[:, 3], vel_life[:, 3]
-    with np.errstate(invalid="ignore"):
-        live = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
+    pos_age, vel_life, index = live_slots(system)
+    age, life = pos_age[index, 3], vel_life[index, 3]
     s = system.settings
-    index = np.flatnonzero(live)
-    look = look_at(look_table(s, system.ramp), (age[live] / life[live]).astype(np.float32))
+    look = look_at(look_table(s, system.ramp), (age / life).astype(np.float32))
     brightness = variation(index, s.color_random, s.seed, "BRIGHTNESS") * np.float32(s.emission_strength)
     colors = np.concatenate([look[:, :3] * brightness[:, None], np.ones((len(index), 1), np.float32)], axis=1)
     radii = np.float32(s.size) * look[:, 3] * variation(index, s.size_random, s.seed, "SIZE")
-    return pos_age[live, :3], radii.astype(np.float32), colors.astype(np.float32)
+    return pos_age[index, :3], radii.astype(np.float32), colors.astype(np.float32)
 
 
 def emission_material():

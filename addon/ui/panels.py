@@ -37,10 +37,13 @@ SECTIONS = (
     ("Collision", ()),
     ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
               "particle_type", "stretch")),
+    ("Sprite", ("sprite_image", "flipbook_columns", "flipbook_rows", "flipbook_mode", "flipbook_rate",
+                "flipbook_random_start", "flipbook_blend", "flipbook_vectors", "flipbook_vector_strength", "rotation",
+                "rotation_random", "spin", "spin_random", "rotation_align")),
     ("Lighting", ("lighting", "albedo", "albedo_end", "density", "anisotropy", "shadow_density",
                   "shadow_resolution")),
     ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
-    ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "point_filter", "viewport_point_filter",
+    ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "soft_distance", "point_filter", "viewport_point_filter",
                        "point_mode", "cache_memory")),
     ("Glints", ("glints", "glint_threshold", "glint_intensity", "glint_length", "glint_rays", "glint_rotation",
                 "glint_tint")),
@@ -59,12 +62,19 @@ def _owner(context, name):
     return obj.gpu_particles.active_effect if obj is not None else None
 
 
+_IMAGE_NAMES = frozenset(f.name for f in EFFECT_FIELDS if f.kind == "string")
+
+
 def draw_fields(layout, context, names) -> None:
     layout.use_property_split = True
     layout.use_property_decorate = False
     for name in names:
         owner = _owner(context, name)
-        if owner is not None:
+        if owner is None:
+            continue
+        if name in _IMAGE_NAMES:  # a Blender image's name (or a file path, shown red, still read)
+            layout.prop_search(owner, name, bpy.data, "images")
+        else:
             layout.prop(owner, name)
 
 

@@ -10,7 +10,7 @@
  * set per footprint that reaches the block (s_block_bits), so its threads
  * visit only those, in list order (block_words), instead of testing every
  * footprint of the chunk.  Needs those images, sprite_shapes, sprite_streaks,
- * sprite_colors and target_size. */
+ * sprite_colors and target_size; SPRITE_TEXTURE: sprite_frames into s_frames. */
 
 /* Entry t of the chunk into s_shapes, s_streaks and s_colors: defined by the kernel, which knows what
  * its walk needs of a footprint (sprite_blend.glsl, bokeh_accumulate.glsl). */
@@ -107,6 +107,9 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
     SpriteShape shape = load_sprite_shape(texel);
     vec2 streak = imageLoad(sprite_streaks, texel).xy;
     share_footprint(t, shape, streak, imageLoad(sprite_colors, texel));
+#ifdef SPRITE_TEXTURE
+    s_frames[t] = imageLoad(sprite_frames, texel);
+#endif
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
     ivec4 rect = sprite_pixel_rect(shape, streak, target_size) - origin.xyxy;
     spans = tile_span_mask(rect.y, rect.w) << 16u | tile_span_mask(rect.x, rect.z);

@@ -24,10 +24,11 @@ def reaches(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
                                             focus if kind == "POINT" else None)
     w = clip[:, 3]
     look = look_at(look_table(settings, ramp), pos_age[index, 3] / vel_life[index, 3])
-    if kind == "SPRITE":
+    if kind != "POINT":
         world = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, "SIZE") \
             * F(pixels_per_unit)
-        radius = np.maximum(world / w, F(1)) + F(0.5)
+        square = np.sqrt(F(2)) if kind == "TEXTURED" else F(1)  # a sprite image's square reaches its corners
+        radius = np.maximum(square * (world / w), F(1)) + F(0.5)
     else:
         radius = np.where(spread > F(SPLAT_MAX_RADIUS), spread + F(0.5), spread + TAP_REACH)
     shows = F(settings.emission_strength) * look[:, :3].max(axis=1) > 0

@@ -15,6 +15,7 @@ from ..sprites import DEPTH_KEYS
 from ..tile_lists import TILE, TILE_CHUNK
 from . import binning
 from .exact import transform_points
+from .soft_particles import soft_fade
 from .tile_lists import TileLists, pixel_rects
 
 F = np.float32
@@ -88,10 +89,10 @@ def shared_footprints(shape, streak, color):
     return shape, along, color * (spread / (F(1) - RIM))[:, None]
 
 
-def blend(shape, streak, color, lists: TileLists, width, height, scene_depth=None):
+def blend(shape, streak, color, lists: TileLists, width, height, scene_depth=None, soft_depth=None):
     """sprite_blend: the layer (height, width, 4), every pixel's sprites under each other nearest first, the
     pixel stopping after a chunk of TILE_CHUNK that leaves it opaque (``scene_depth``: (height, width) window
-    depth that hides sprites behind it).  Also returns each pixel's bound of the rounding: the sum over the
+    depth that hides sprites behind it; ``soft_depth``: soft_particles.SOFT_DEPTH, sprites fading into it).  Also returns each pixel's bound of the rounding: the sum over the
     sprites the pixel tests (their rectangle holds it, not hidden, the pixel not stopped) of their largest
     folded color channel times the transmittance in front of them (what an error of theirs reaches it by)."""
     tiles_x = -(-width // TILE)
@@ -119,8 +120,9 @@ def blend(shape, streak, color, lists: TileLists, width, height, scene_depth=Non
             corner = offset * lanes["radius"][sprite]
             distance2 = corner[..., 0] * corner[..., 0] + corner[..., 1] * corner[..., 1]
             covers = reaches & (distance2 < 1)
+            fade = F(1) if soft_depth is None else soft_fade(lanes["depth"][sprite], scene, soft_depth)
             with np.errstate(over="ignore"):
-                value = folded[sprite] * (np.exp(-FALLOFF * distance2) - RIM)[..., None]
+                value = folded[sprite] * ((np.exp(-FALLOFF * distance2) - RIM) * fade)[..., None]
             rgb = np.where(covers[..., None], rgb + transmittance[..., None] * value[..., :3], rgb)
             transmittance = np.where(covers, transmittance * (F(1) - value[..., 3]), transmittance)
             if (k + 1) % TILE_CHUNK == 0:

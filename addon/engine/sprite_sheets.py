@@ -1,0 +1,204 @@
+"""Textured sprites: an image or a flipbook sheet as each sprite's color and alpha, turned by angle and spin.
+
+An effect whose ``sprite_image`` names an image (a Blender image or a file:
+``Host.sprite_image`` reads it) draws it instead of the soft round sprite, on
+both paths a sprite takes:
+
+* Alpha effects, the tile compositor (``sprites.py``): the textured
+  ``sprite_footprint`` writes each sprite's sheet slot, angle and flipbook
+  position into ``sprite_frames``, and the textured ``sprite_blend`` samples
+  the sheet of that slot where the sprite covers a pixel (a frame's textured
+  Alpha effects share one blend: up to SPRITE_SHEETS sheets, each a slot).
+* Add effects of the Sprite and Stretched types, the rasterized quads
+  (``raster.py``): the quad turns by the angle and samples the sheet.
+
+The texture spans the square of the sprite's size (its radius is half the
+square's side), so a textured footprint reaches sqrt(2) times the radius (the
+square's corners).  The pose is a function of the slot, the seed and the age
+(``sprite_pose.glsl``), the sampling ``flipbook.glsl``; their numpy reference
+is ``reference/sprite_sheets.py``, the tests ``tests/test_sprite_textures.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from .kernels import Constant, Image, Kernel, Raster, Sampler
+from .settings import SettingsError
+from .tables import FLIPBOOK_BLENDS, SIZES
+
+MAX_SHEETS = SIZES["SPRITE_SHEETS"]
+# Sheets wider or taller than this are refused (a 16K sheet is 4 GiB of float pixels to read and 2 GiB to upload):
+# 8x8 frames of 1024 pixels fit.  A GPU with a lower texture limit refuses from its limit.
+MAX_SHEET_SIZE = 8192
+SHEET_FORMAT = "RGBA16F"  # 8 bytes a texel: 8-bit and float images alike, HDR kept
+
+SHEET = Constant("VEC4", "sprite_sheet", components=(
+    ("sheet_slot", "x"),  # 1 + the sheet's slot in the frame's blend (0: the soft round sprite)
+    ("sheet_frames", "y"),  # rows x columns
+    ("sheet_rate", "z"),  # sheet frames per second; negative: once over the particle's life
+    ("sheet_random_start", "w"),  # flipbook_random_start
+))
+ROTATION = Constant("VEC4", "sprite_rotation", components=(
+    ("rotation_angle", "x"), ("rotation_random", "y"), ("spin_speed", "z"), ("spin_random", "w")))
+ALIGN = Constant("INT", "rotation_align")  # 1: turned to the screen velocity too
+GRID = Constant("VEC4", "sheet_grid", components=(
+    ("sheet_columns", "x"), ("sheet_rows", "y"), ("sheet_blend", "z"), ("vector_strength", "w")))
+GRIDS = Constant("VEC4", "sheet_grids", MAX_SHEETS)  # the blend's: each slot's GRID
+POSE_CONSTANTS = (SHEET, ROTATION, ALIGN)
+SPRITE_FRAMES = "sprite_frames"  # per sprite: (slot, cos, sin, flipbook position)
+
+
+@dataclass(frozen=True)
+class SheetImage:
+    """An image a host found for a sprite setting: ``key`` changes when its pixels may have (a new upload),
+    ``size`` (width, height) is known before ``read`` (linear: color managed to linear RGB) gives them."""
+
+    key: tuple
+    size: tuple[int, int]
+    read: Callable[[bool], np.ndarray]  # (height, width, 4) float32, bottom row first
+
+
+def is_textured(settings) -> bool:
+    """Whether the effect draws an image: it names one and draws sprites (Alpha effects always do)."""
+    return bool(settings.sprite_image) and (settings.blend_mode == "ALPHA" or settings.particle_type != "POINT")
+
+
+def check_sheet(source: str, size: tuple[int, int], settings, max_texture_size: int) -> None:
+    """Refuse an image the GPU cannot take or a grid that does not divide it, saying which and why."""
+    width, height = size
+    limit = min(MAX_SHEET_SIZE, max_texture_size)
+    if width <= 0 or height <= 0:
+        raise SettingsError(f"sprite image '{source}' has no pixels (is its file missing?)")
+    if width > limit or height > limit:
+        raise SettingsError(f"sprite image '{source}' is {width}x{height} pixels; sprite sheets may be at most "
+                            f"{limit} a side: scale it down")
+    columns, rows = settings.flipbook_columns, settings.flipbook_rows
+    if width % columns or height % rows:
+        raise SettingsError(f"sprite image '{source}' ({width}x{height} pixels) does not divide into "
+                            f"{columns} columns and {rows} rows of whole frames")
+
+
+def check_images(settings, host) -> None:
+    """What a draw of the effect would refuse of its images (missing, too large, frames not dividing), up front."""
+    if is_textured(settings):
+        for source in filter(None, (settings.sprite_image, settings.flipbook_vectors)):
+            check_sheet(source, host.sprite_image(source).size, settings, host.max_texture_size)
+
+
+def pose_values(settings, slot: int) -> dict:
+    """POSE_CONSTANTS, packed, for an effect drawing sheet ``slot`` (-1: none, the soft round sprite)."""
+    rate = settings.flipbook_rate if settings.flipbook_mode == "RATE" else -1.0
+    values = {
+        "sheet_slot": float(slot + 1), "sheet_frames": float(settings.flipbook_columns * settings.flipbook_rows),
+        "sheet_rate": rate, "sheet_random_start": settings.flipbook_random_start,
+        "rotation_angle": settings.rotation, "rotation_random": settings.rotation_random,
+        "spin_speed": settings.spin, "spin_random": settings.spin_random,
+        "rotation_align": int(settings.rotation_align == "VELOCITY"),
+    }
+    return {constant.name: constant.pack(values) for constant in POSE_CONSTANTS}
+
+
+def grid(settings) -> tuple[float, float, float, float]:
+    """GRID, packed: the sheet's frames across and down, how frames blend, the vectors' strength."""
+    blend = settings.flipbook_blend if settings.flipbook_vectors or settings.flipbook_blend != "MOTION_VECTORS" \
+        else "FRAMES"  # motion vectors without a vector sheet: frames mixed
+    return GRID.pack({"sheet_columns": settings.flipbook_columns, "sheet_rows": settings.flipbook_rows,
+                      "sheet_blend": FLIPBOOK_BLENDS[blend], "vector_strength": settings.flipbook_vector_strength})
+
+
+def _textured(kernel: Kernel, **changes) -> Kernel:
+    return dataclasses.replace(kernel, defines=(*kernel.defines, ("SPRITE_TEXTURE", "1")), **changes)
+
+
+@cache
+def posed(kernel: Kernel) -> Kernel:
+    """sprite_footprint writing each sprite's pose into SPRITE_FRAMES too."""
+    return _textured(kernel, images=(*kernel.images, Image(SPRITE_FRAMES, "RGBA32F", "WRITE")),
+                     constants=(*kernel.constants, *POSE_CONSTANTS),
+                     includes=(*kernel.includes, "sprite_pose.glsl"))
+
+
+SHEET_SAMPLERS = tuple(Sampler(f"sheet_{kind}_{slot}") for slot in range(MAX_SHEETS) for kind in ("image", "vectors"))
+
+
+def sheet_sampling(kernel: Kernel) -> Kernel:
+    """A tile blend (sprite_blend) sampling the frame's sheets where SPRITE_FRAMES says a sprite has one."""
+    return _textured(kernel, images=(*kernel.images, Image(SPRITE_FRAMES, "RGBA32F", "READ")),
+                     samplers=(*kernel.samplers, *SHEET_SAMPLERS), constants=(*kernel.constants, GRIDS),
+                     includes=(*kernel.includes, "flipbook.glsl"))
+
+
+@cache
+def textured_quads(kernel: Raster) -> Raster:
+    """raster_quads posed and sampling one sheet (an Add effect's)."""
+    return _textured(kernel, samplers=(*kernel.samplers, Sampler("sheet_image"), Sampler("sheet_vectors")),
+                     constants=(*kernel.constants, *POSE_CONSTANTS, GRID),
+                     includes=(*kernel.includes, "sprite_pose.glsl", "flipbook.glsl"),
+                     varyings=(*kernel.varyings, ("FLOAT", "v_frame")))
+
+
+class SpriteSheets:
+    """GPU copies of the images effects name, kept while the host's key for each is unchanged (a viewport
+    draw re-reads nothing), and which effect's sheet goes to which slot of a frame's blend."""
+
+    def __init__(self, host):
+        self.host = host
+        self._kept: dict[tuple[str, bool], tuple[tuple, object]] = {}  # (source, linear) -> (key, texture)
+        self.blank = host.texture("sprite_sheet_blank", 1, 1, SHEET_FORMAT, np.zeros(4, np.float32))
+
+    def texture(self, source: str, settings, linear: bool = True):
+        """The GPU texture of ``source`` (``linear``: colors; vectors are read as stored)."""
+        image = self.host.sprite_image(source)
+        kept = self._kept.get((source, linear))
+        if kept is not None and kept[0] == image.key:
+            return kept[1]
+        check_sheet(source, image.size, settings, self.host.max_texture_size)
+        pixels = image.read(linear)
+        texture = self.host.texture(f"sprite_sheet {source}", *image.size, SHEET_FORMAT, pixels)
+        self.host.sampling(texture, True)
+        self._kept[(source, linear)] = (image.key, texture)
+        return texture
+
+    def pair(self, settings) -> tuple:
+        """(sheet, vectors) textures of an effect (vectors: the blank one when it has none)."""
+        vectors = settings.flipbook_vectors
+        return (self.texture(settings.sprite_image, settings),
+                self.texture(vectors, settings, linear=False) if vectors else self.blank)
+
+    def quad_bindings(self, settings) -> tuple[dict, dict]:
+        """(textures, constants) a textured quad draw of one effect binds."""
+        sheet, vectors = self.pair(settings)
+        return {"sheet_image": sheet, "sheet_vectors": vectors}, {**pose_values(settings, 0), GRID.name: grid(settings)}
+
+    def blend_slots(self, settings_list) -> tuple[list[int], dict, np.ndarray] | None:
+        """Each effect's slot (-1: untextured), the blend's sampler bindings and GRIDS, for a frame's Alpha
+        effects; None when none is textured.  Effects naming the same images share a slot."""
+        slots, pairs, grids = [], {}, []
+        for settings in settings_list:
+            if not is_textured(settings):
+                slots.append(-1)
+                continue
+            key = (settings.sprite_image, settings.flipbook_vectors, grid(settings))
+            if key not in pairs:
+                if len(pairs) == MAX_SHEETS:
+                    raise SettingsError(f"at most {MAX_SHEETS} different sprite images can be drawn by the Alpha "
+                                        f"effects of one frame; {len(pairs) + 1} or more are")
+                pairs[key] = (len(pairs), self.pair(settings))
+                grids.append(key[2])
+            slots.append(pairs[key][0])
+        if not pairs:
+            return None
+        bindings = {}
+        for slot in range(MAX_SHEETS):
+            sheet, vectors = next((pair for s, pair in pairs.values() if s == slot), (self.blank, self.blank))
+            bindings[f"sheet_image_{slot}"], bindings[f"sheet_vectors_{slot}"] = sheet, vectors
+        grid_array = np.zeros((MAX_SHEETS, 4), np.float32)
+        grid_array[:len(grids)] = grids
+        grid_array[len(grids):, :2] = 1.0  # unused slots: a 1x1 grid
+        return slots, bindings, grid_array
