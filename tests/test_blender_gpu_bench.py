@@ -29,7 +29,7 @@ def test_quick_run_writes_every_suites_records(tmp_path):
         for record in json.loads(path.read_text()):
             found.setdefault(record["suite"], []).append(record)
     assert set(found) == set(REQUIRED), "--quick leaves the test suite out"
-    assert len(found["bake"]) == 5 and len(found["viewport"]) == 3 and len(found["end-to-end"]) == 1
+    assert len(found["bake"]) == 5 and len(found["viewport"]) == 4 and len(found["end-to-end"]) == 1
     assert [row["case"] for row in found["lighting"]] == ["36p-10K-lit-alpha", "36p-40K-lit-alpha",
                                                       "36p-10K-lit-alpha-smoke", "36p-40K-lit-alpha-smoke"]
     for suite, rows in found.items():
