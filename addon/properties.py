@@ -50,6 +50,8 @@ def blender_property(field: Field, update=None):
     if field.kind == "color":
         return FloatVectorProperty(default=field.default, min=field.min, max=field.max, soft_max=1.0, size=3,
                                    subtype="COLOR", **common)
+    if field.kind == "string":
+        return StringProperty(default=field.default, **common)
     if field.kind == "enum":
         items = [(item, item.replace("_", " ").title(), "") for item in field.items]
         return EnumProperty(items=items, default=field.default, **common)

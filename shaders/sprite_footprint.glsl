@@ -6,11 +6,6 @@
  * and the last key.  sweep_seconds > 0: the footprint is swept along the particle's
  * screen motion over that many seconds before now (motion blur). */
 
-/* Depth keys are the window depth in 24-bit fixed point (sprites.py: three radix passes, not four):
- * steps of 2^-24 of the depth range, ties kept in list order; hidden sprites sort after all. */
-const float DEPTH_KEY_SCALE = 16777215.0;
-const uint HIDDEN_KEY = 0xFFFFFFu;
-
 void main()
 {
   int slot = sprite_linear_index();

@@ -76,6 +76,7 @@ RANDOM_STREAMS = Table("STREAM", (
     ("BRIGHTNESS", 11),  # look: brightness variation
     ("SIZE", 12),  # look: size variation
     ("PERMEABILITY", 13),  # collisions: does the particle pass through (per particle and collider)
+    ("SPAWN_COUNT", 14),  # sub-emitters: how many a parent's event spawns (per parent particle, the child's seed)
     ("PER_SEED", 16),  # streams one seed owns: a seed's streams start at seed * STREAM_PER_SEED
 ), suffix="u")
 # The CSG samplers' streams (csg_generate.glsl, reference/csg.py): a seed's start at seed * CSG_STREAM_PER_SEED.
@@ -93,6 +94,8 @@ CSG_MODES = Table("CSG_MODE", (("ADD", 0), ("SUBTRACT", 1)))
 # Light kinds: the kind of a light record (records.LIGHT); an area light is a rectangle (square, rectangle) or a
 # disc (disk, ellipse), lighting.py says how each is approximated.
 LIGHT_TYPES = Table("LIGHT_TYPE", (("SUN", 0), ("POINT", 1), ("SPOT", 2), ("AREA_RECTANGLE", 3), ("AREA_DISC", 4)))
+# What gives a spawned effect its births (settings.spawn_on; the spawn kernels #define them: events.py).
+SPAWN_EVENTS = Table("SPAWN_ON", (("DEATH", 0), ("COLLISION", 1), ("RATE", 2)))
 # Bits of the simulate kernel's ``flags``.
 SIMULATE_FLAGS = Table("FLAG", (("RESPAWN", 1),))
 
