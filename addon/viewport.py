@@ -107,6 +107,7 @@ class Stats:
     overflow: int
     stage_ms: dict[str, float] = field(default_factory=dict)
     emax: float | None = None  # the Emax the next frame uses, when it follows the frames (AUTO)
+    spawn_lost: int = 0  # births the spawned effects lost to overflow since the start (events.Spawner)
 
 
 class _Stopwatch:
@@ -327,8 +328,9 @@ class Overlay:
             sdf = self.renderer.simulation.sdf
             if sdf is not None:
                 stopwatch.ms["SDF rebuild"] = sdf.rebuild_ms
+            lost = sum(system.spawner.read_overflow() for system in self.systems if system.spawner is not None)
             self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
-                               compositor.emax if auto else None)
+                               compositor.emax if auto else None, lost)
         return compositor.frame
 
 

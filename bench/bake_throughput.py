@@ -47,9 +47,11 @@ CASES = {
 
 
 def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple[int, int], out_dir: Path,
-                 file_format: str = "PNG", blend_mode: str | None = None, **effect_values):
+                 file_format: str = "PNG", blend_mode: str | None = None, spawned: dict | None = None,
+                 **effect_values):
     """The preset's stage and effect with ``count`` particles, as ``make bake`` builds it (add-on registered);
-    ``effect_values`` set more of the effect's settings (``lighting="EMISSION"``: the same effect unlit)."""
+    ``effect_values`` set more of the effect's settings (``lighting="EMISSION"``: the same effect unlit),
+    ``spawned`` ({label: values}) those of the preset's spawned effects (sub-emitters)."""
     import addon
     from addon.cli import add_preset_effect, build_scene
     from addon.engine.presets import load_preset
@@ -66,6 +68,9 @@ def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple
         effect.blend_mode = blend_mode
     for name, value in effect_values.items():
         setattr(effect, name, value)
+    for label, values in (spawned or {}).items():
+        for name, value in values.items():
+            setattr(emitter.gpu_particles.effects[label], name, value)
     return scene
 
 

@@ -25,6 +25,11 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
 * ``lighting``: the viewport draw (as ``viewport`` measures it) of the smoke preset's alpha sprites lit by its sun
   and a point light, both casting particle shadows: ``ms`` lit, ``peer_ms`` the same effect unlit (Emission) in the
   same run, ``lit_extra_ms`` the difference.
+* ``events``: issue 31's viewport draws (as ``viewport`` measures them): ``1080p-1M-trails32``: the comet
+  preset with 1M particles, each with a 32-point trail, additive, drawn by the compute splat (goal: ``ms`` <= 4
+  on an H100/H200; ``peer_ms``: the same as rasterized ribbons);
+  ``1080p-fireworks-4M``: the fireworks preset's sub-emitters, 100K rockets bursting into 4M spark slots
+  (and their crackle), the family's step included (goal: ``ms`` <= 3 on an H100).
 * ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
   (``bench/blender_way.py``: its particle system, EEVEE at one sample, instanced icospheres),
   the same count, emitter, lifetime, gravity and resolution; ours over a shot of ``--bake-frames``
@@ -80,6 +85,14 @@ POINT_LIGHT = {"type": "POINT", "name": "Bench Point", "power": 400.0, "color": 
                "location": (-2.0, -1.5, 2.0), "shadow": True}  # beside the smoke preset's sun
 SUN_LIGHT = {"type": "SUN", "name": "Bench Sun", "power": 4.0, "color": (1.0, 0.95, 0.9),
              "location": (-6.0, -4.0, 8.0), "target": (0.0, 0.0, 0.0), "shadow": True}
+TRAILS_PRESET = "comet"
+TRAILS_CASE = (1920, 1080, 1_000_000, 32)  # width, height, particles, trail points (issue 31)
+FIREWORKS_PRESET = "fireworks"
+FIREWORKS_CASE = (1920, 1080, 100_000, 4_000_000)  # width, height, rockets, sparks (issue 31)
+# Every rocket slot relaunched at once when it bursts, 40 sparks a burst, and 3 s simulated before the first
+# draw: the sparks near their 4M slots from the first timed frame (the crackle keeps the preset's ring).
+FIREWORKS_ROCKETS = {"rate": 0.0, "preroll": 3.0}
+FIREWORKS_SPARKS = {"spawn_count": 40}
 QUICK_SCALE, QUICK_COUNT_SCALE = 30, 100  # --quick: 1920x1080 -> 64x36, 1M -> 10K particles
 
 
@@ -152,10 +165,10 @@ class OffscreenView:
 
 
 def measure_viewport(count: int, width: int, height: int, blend_mode: str, draws: int, preset: str = PRESET,
-                     lights=(), render_values=None, **effect_values) -> dict:
+                     lights=(), render_values: dict | None = None, **effect_values) -> dict:
     """Playing, redrawing and playing with the Stats panel shown: median ms a draw, and what a draw asks of the GPU.
-    ``lights``: stage lights added to the preset's scene; ``render_values``: render settings set on the scene;
-    ``effect_values``: more of the effect's settings."""
+    ``lights``: stage lights added to the preset's scene; ``render_values``: the scene's render settings
+    (``trail_draw``, ...); ``effect_values``: more of the effect's settings."""
     with tempfile.TemporaryDirectory() as out:
         scene = effect_scene(preset, count, width, height, (1, 10 * draws + 10), Path(out), blend_mode=blend_mode,
                              **effect_values)
@@ -287,6 +300,41 @@ def lighting_suite(quick: bool, draws: int) -> list[dict]:
     return rows
 
 
+def trails_case(quick: bool, draws: int) -> dict:
+    """1M particles of the comet preset with 32-point trails, additive, in the viewport: ``ms`` the product's
+    compute splat of the segments (trail_draw Splat), ``peer_ms`` the same trails as rasterized ribbons."""
+    width, height, count, points = TRAILS_CASE
+    width, height, count = sized(width, height, count, quick)
+    case = f"{height}p-{count_label(count)}-trails{points}"
+    log(f"events {case}: {draws} draws playing, redrawing, with stats; then as rasterized ribbons")
+    splat = measure_viewport(count, width, height, "ADD", draws, TRAILS_PRESET, trail_points=points)
+    raster = measure_viewport(count, width, height, "ADD", draws, TRAILS_PRESET,
+                              render_values={"trail_draw": "RIBBONS"}, trail_points=points)
+    return {"case": case, **splat, "peer": "the same trails as rasterized ribbons (trail_draw Ribbons)",
+            "peer_ms": raster["ms"], "n": count, "trail_points": points, "width": width, "height": height,
+            "preset": TRAILS_PRESET}
+
+
+def fireworks_case(quick: bool, draws: int) -> dict:
+    """The fireworks preset's family (rockets -> sparks -> crackle, sub-emitters) with 100K rockets and 4M spark
+    slots: each draw steps the family a frame (events, scans, births) and draws it."""
+    full_width, full_height, rockets, sparks = FIREWORKS_CASE
+    width, height, rockets = sized(full_width, full_height, rockets, quick)
+    sparks = sized(full_width, full_height, sparks, quick)[2]
+    case = f"{height}p-fireworks-{count_label(sparks)}"
+    log(f"events {case}: {draws} draws playing, redrawing, with stats")
+    return {"case": case, **measure_viewport(rockets, width, height, "ADD", draws, FIREWORKS_PRESET,
+                                            spawned={"Sparks": {**FIREWORKS_SPARKS, "count": sparks}},
+                                            **FIREWORKS_ROCKETS),
+            "n": rockets + sparks, "parents": rockets, "children": sparks, "width": width, "height": height,
+            "preset": FIREWORKS_PRESET}
+
+
+def events_suite(quick: bool, draws: int) -> list[dict]:
+    """Issue 31's cases: trails, and the sub-emitters' fireworks."""
+    return [trails_case(quick, draws), fireworks_case(quick, draws)]
+
+
 def end_to_end_suite(quick: bool, frames: int, peer_frames: int, bakes: Bakes) -> list[dict]:
     """ms per finished frame of a ``frames``-frame shot of ours (as a shot is baked: the writer threads'
     last frames are inside the time; the bake suite's own measurement when it baked the same shot)
@@ -313,7 +361,7 @@ def main(argv=None) -> int:
                         help=f"sizes / {QUICK_SCALE}, counts / {QUICK_COUNT_SCALE} (1080p 1M: 64x36 10K), 2 frames, "
                              "3 draws, no tests: checks every path")
     parser.add_argument("--skip-tests", action="store_true", help="leave out the blender-tests suite")
-    parser.add_argument("--suites", default="blender-tests,bake,viewport,lighting,end-to-end")
+    parser.add_argument("--suites", default="blender-tests,bake,viewport,lighting,events,end-to-end")
     parser.add_argument("--bake-frames", type=int, help="timed frames per bake case and of our end-to-end shot "
                                                         "(48; --quick 2)")
     parser.add_argument("--draws", type=int, help="timed draws per viewport measurement (30; --quick 3)")
@@ -336,6 +384,7 @@ def main(argv=None) -> int:
             "bake": lambda: bake_suite(args.quick, args.bake_frames, bakes),
             "viewport": lambda: viewport_suite(args.quick, args.draws),
             "lighting": lambda: lighting_suite(args.quick, args.draws),
+            "events": lambda: events_suite(args.quick, args.draws),
             "end-to-end": lambda: end_to_end_suite(args.quick, args.bake_frames, args.peer_frames, bakes)}
     for suite in suites:
         log(f"suite {suite}")

@@ -13,8 +13,13 @@
  * The named constants (emitter_shape, lifetime, drag, ...) and the tables
  * (SHAPE_*, FIELD_*, COLLIDER_*, STREAM_*, ...) are #defined by the host from
  * simulation.py and tables.py; the records (Triangle, ForceField, Collider and
- * their load_*) come from records.py. */
+ * their load_*) come from records.py.
+ *
+ * Sub-emitters (events.py) compile two variants: EVENTS (the effect has children) records each particle's
+ * death or impact this step in event_position / event_velocity; SPAWNED (the effect is a child) takes its
+ * births' state from spawn_events.glsl, which wrote it, and draws only their lifetimes. */
 
+#ifndef SPAWNED /* a spawned effect's births come from spawn_events.glsl, not from its emitter */
 /* Area-weighted triangle pick: the first triangle whose cumulative area fraction exceeds u. */
 int find_triangle(float u)
 {
@@ -30,18 +35,6 @@ int find_triangle(float u)
     }
   }
   return low;
-}
-
-/* Unit vector at most acos(cos_max) away from `axis` (unit), uniform over the cap. */
-vec3 random_in_cone(vec3 axis, float cos_max, float u, float v)
-{
-  float cos_theta = 1.0 - u * (1.0 - cos_max);
-  float sin_theta = sqrt(max(0.0, 1.0 - cos_theta * cos_theta));
-  vec3 helper = abs(axis.z) < 0.9 ? vec3(0.0, 0.0, 1.0) : vec3(1.0, 0.0, 0.0);
-  vec3 tangent = normalize(cross(helper, axis));
-  vec3 bitangent = cross(axis, tangent);
-  float phi = 6.28318530718 * v;
-  return axis * cos_theta + (tangent * cos(phi) + bitangent * sin(phi)) * sin_theta;
 }
 
 /* Spawn state of a particle born `lived` seconds before the end of the step. */
@@ -92,6 +85,38 @@ void emit(int index, float lived, out vec3 position, out vec3 velocity, out floa
   precise float drawn_life = lifetime * (1.0 - lifetime_random * random_unit(i, step, stream + STREAM_LIFETIME));
   life = drawn_life;
 }
+#else
+/* A spawned birth's lifetime, drawn as emit() draws it; spawn_events.glsl wrote the rest of its state. */
+float spawned_life(int index)
+{
+  precise float drawn_life = lifetime * (1.0 - lifetime_random * random_unit(uint(index), uint(step_index),
+                                                                            uint(seed) * STREAM_PER_SEED + STREAM_LIFETIME));
+  return drawn_life;
+}
+#endif
+
+#ifdef EVENTS
+/* This step's events of the invocation's particle, for its children's spawn_count and spawn_events. */
+float died_over = -1.0; /* seconds before the step's end it died (-1: it did not) */
+vec3 death_position = vec3(0.0);
+vec3 death_velocity = vec3(0.0);
+float impact = 0.0; /* fastest speed into a collider it bounced off (0: none) */
+
+void died(float over, vec3 position, vec3 velocity)
+{
+  died_over = over;
+  death_position = position;
+  death_velocity = velocity;
+}
+
+/* Where and how fast the particle was at its death, else at the step's end (with its impact). */
+void record_events(ivec2 texel, vec3 position, vec3 velocity)
+{
+  bool dead = died_over >= 0.0;
+  imageStore(event_position, texel, vec4(dead ? death_position : position, died_over));
+  imageStore(event_velocity, texel, vec4(dead ? death_velocity : velocity, dead ? 0.0 : impact));
+}
+#endif
 
 /* The curl noise volume at `u` (in tiles), trilinear with wrap-around, by hand
  * so that every host and the numpy reference interpolate identically. */
@@ -391,6 +416,9 @@ bool collide(int index, float lived, vec3 previous, inout vec3 position, inout v
       vec3 relative = velocity - surface_velocity;
       vec3 v = vec3(dot(to_local[0].xyz, relative), dot(to_local[1].xyz, relative), dot(to_local[2].xyz, relative));
       float into = dot(v, normal);
+#ifdef EVENTS
+      impact = max(impact, -into);
+#endif
       bool changed = into < 0.0;
       if (changed) {
         /* Blender cancels the stickiness it added at the last contact before the bounce */
@@ -445,18 +473,28 @@ bool step_particle(ivec2 texel, int index)
   float life = vel_life_in.w;
 
   if (life > 0.0 && age >= life) {
+#ifdef EVENTS
+    died(age - life, position, velocity);
+#endif
     die(life, age - life, age, life); /* expired `age - life` seconds ago */
   }
   if (age < 0.0 || life < 0.0) {
     imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
     imageStore(vel_life, texel, vec4(velocity, life));
+#ifdef EVENTS
+    record_events(texel, position, velocity);
+#endif
     return true;
   }
 
   float lived = dt;
   if (life == 0.0) {
     lived = min(age, dt);
+#ifdef SPAWNED
+    life = spawned_life(index);
+#else
     emit(index, lived, position, velocity, life);
+#endif
     age = lived;
   }
 
@@ -479,11 +517,17 @@ bool step_particle(ivec2 texel, int index)
   }
 #endif
   if (collider_count > 0 && collide(index, lived, previous, position, velocity)) {
+#ifdef EVENTS
+    died(0.0, position, velocity);
+#endif
     die(age, 0.0, age, life); /* killed by a collider */
   }
 
   imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
   imageStore(vel_life, texel, vec4(clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
+#ifdef EVENTS
+  record_events(texel, position, velocity);
+#endif
   return true;
 }
 

@@ -7,11 +7,6 @@
  * screen motion over that many seconds before now (motion blur).  SPRITE_TEXTURE
  * (sprite_sheets.posed): each sprite's sheet slot and pose into sprite_frames too. */
 
-/* Depth keys are the window depth in 24-bit fixed point (sprites.py: three radix passes, not four):
- * steps of 2^-24 of the depth range, ties kept in list order; hidden sprites sort after all. */
-const float DEPTH_KEY_SCALE = 16777215.0;
-const uint HIDDEN_KEY = 0xFFFFFFu;
-
 void main()
 {
   int slot = sprite_linear_index();

@@ -13,6 +13,7 @@ REQUIRED = {
     "bake": ("fps",),
     "viewport": ("ms", "cpu_ms", "max_ms", "redraw_ms", "redraw_cpu_ms", "stats_ms", "dispatches", "draws", "waits"),
     "lighting": ("ms", "peer_ms", "lit_extra_ms"),
+    "events": ("ms", "cpu_ms", "draws"),
     "end-to-end": ("ms_per_frame", "peer", "peer_ms_per_frame", "frames"),
 }
 
@@ -32,6 +33,7 @@ def test_quick_run_writes_every_suites_records(tmp_path):
     assert len(found["bake"]) == 5 and len(found["viewport"]) == 4 and len(found["end-to-end"]) == 1
     assert [row["case"] for row in found["lighting"]] == ["36p-10K-lit-alpha", "36p-40K-lit-alpha",
                                                       "36p-10K-lit-alpha-smoke", "36p-40K-lit-alpha-smoke"]
+    assert {"36p-10K-trails32", "36p-fireworks-40K"} <= {row["case"] for row in found["events"]}
     for suite, rows in found.items():
         for row in rows:
             assert {"case", "device", "date", "command"} <= set(row) and row["device"]

@@ -167,9 +167,9 @@ def test_long_preroll_runs_in_pieces_can_stop_and_lands_in_the_cache(scene, tmp_
     job.close()
 
 
-def cli(*args):
+def cli(*args, preset="default"):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-m", "addon.cli", "bake", "--preset", "default", "--res", "64x36",
+    result = subprocess.run([sys.executable, "-m", "addon.cli", "bake", "--preset", preset, "--res", "64x36",
                              "--count", "4000", "--shot", "1-40", *args], cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr

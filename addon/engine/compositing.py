@@ -12,17 +12,37 @@ from functools import cache
 
 import numpy as np
 
-from . import raster, tables
+from . import raster, ribbons, tables
 from .bokeh import BokehLayer
 from .depth import TILE, SceneDepth
-from .footprint import FOOTPRINT_KINDS, SPLAT_MAX_RADIUS, Focus, Shutter, footprint_constants, footprint_kernel
+from .footprint import (
+    FOOTPRINT_KINDS,
+    SPLAT_MAX_RADIUS,
+    Focus,
+    Shutter,
+    footprint_constants,
+    footprint_kernel,
+    motion_variant,
+)
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .lighting import light_textures, lit_variant
-from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_SIZE, look_table, particle_values
+from .look import (
+    COLOR_END,
+    COLOR_START,
+    LOOK_RANDOM,
+    LOOK_SEED,
+    LOOK_SIZE,
+    LOOK_TABLE,
+    PARTICLE_STATE,
+    look_table,
+    particle_values,
+)
 from .records import FRAME_STATS
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
+from .sorting import linear_groups
 from .sprite_sheets import SpriteSheets
+from .trails import TRAIL_LAYOUT
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
 CHANNEL_MAX = np.array([tables.CHANNEL_MAX[c] for c in "RGB"], dtype=np.float64)
@@ -143,6 +163,18 @@ RESOLVE = Kernel(
 RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak", 256),),
                                    defines=(("MEASURE_PEAK", "1"),))
 
+
+# Trails of Add effects (trails.py): a segment an invocation, its pixels added into the accumulation.
+TRAIL_SPLAT = Kernel(
+    "trail_splat",
+    images=(*ACCUM_IMAGES, STATS, LOOK_TABLE),
+    samplers=(*PARTICLE_STATE, *ribbons.RING),
+    constants=(*SPLAT_CONSTANTS, TRAIL_LAYOUT, ribbons.TRAIL_LOOK, ribbons.TRAIL_TINT),
+    includes=("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl",
+              "particle_fetch.glsl", *ribbons.TRAIL_INCLUDES),
+)
+TRAIL_SPLAT_VARIANTS = tuple(splat_variant(kernel, depth, PAIRED) for kernel in (TRAIL_SPLAT, motion_variant(TRAIL_SPLAT))
+                             for depth in (False, True))
 
 # The footprint splats (footprint.py): naive atomics per tap, bilinear taps always, streak and disc on demand.
 FOOTPRINT_KERNELS = {(name, motion, dof): footprint_kernel(kernel, motion, dof)
@@ -306,6 +338,26 @@ class Compositor:
         else:
             raster.draw(self.host, system, camera, self._raster_target(camera),
                         self.depth.depth if self.depth else None, self.look_texture(system), self.sheets)
+        if system.trails is not None and self.render.trail_draw == "SPLAT":
+            self.splat_trails(system, camera)
+        elif system.trails is not None:
+            ribbons.draw_ribbons(self.host, system, camera, self._raster_target(camera),
+                                 self.depth.depth if self.depth else None, self.look_texture(system))
+
+    def splat_trails(self, system: ParticleSystem, camera: Camera) -> None:
+        """Add the effect's trails into the accumulation, a segment an invocation (trail_splat.glsl)."""
+        base = motion_variant(TRAIL_SPLAT) if camera.shutter is not None else TRAIL_SPLAT
+        kernel = lit_variant(splat_variant(base, depth=self.depth is not None, paired=self.paired),
+                             system.settings.lighting)
+        self.host.dispatch(
+            kernel, linear_groups(system.count * system.settings.trail_points),
+            {"pos_age": system.pos_age, "vel_life": system.vel_life, **system.trails.textures,
+             **self.accum_textures, "stats": self.stats, "look": self.look_texture(system),
+             **(self.depth.textures if self.depth else {}), **light_textures(system)},
+            {**ribbons.trail_values(system, camera, kernel), "count": system.count,
+             "target_size": (self.width, self.height), "view_proj": camera.view_proj, **particle_values(system),
+             "quantize": (*quantize_scale(self.emax), camera.pixels_per_unit)},
+        )
 
     def uses_footprint(self, camera: Camera) -> bool:
         """Points splat with a footprint (2x2, streak, disc) rather than into one pixel."""

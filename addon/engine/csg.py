@@ -260,6 +260,7 @@ class CloudParticles:
     layout = LAYOUTS["FULL"]  # world positions in RGBA32F (simulation.py's state layouts)
     origin = np.zeros(3, np.float32)
     ramp = None  # color_start to color_end (look.py)
+    trails = None  # no trails (trails.py)
 
     def __init__(self, cloud: PointCloud, settings):
         self.cloud = cloud

@@ -4,6 +4,7 @@ Reads like the algorithm::
 
     system.reset()                          # init_particles       (simulation.py)
     system.step(dt, emitter_prev, cur)      # simulate x substeps             (simulation.py)
+    step_family(root, dt, motion)           # sub-emitters: each substep parent, births, child (events.py)
     depth.build_coarse()                    # coarse_depth, after the mesh pre-pass (depth.py)
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
     cloud.update(primitives)                # the CSG cloud follows its primitives (csg.py)
@@ -31,6 +32,7 @@ import numpy as np
 
 from .compositing import Camera, Compositor
 from .csg import CloudParticles, Primitive
+from .events import step_family
 from .glints import GlintStage
 from .light_pass import camera_position, light_effects
 from .lighting import NO_LIGHTS, SceneLights, is_lit
@@ -41,9 +43,12 @@ from .sprites import SpriteLayer
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:
-    """One frame of simulation for every effect, each with its emitter's motion."""
-    for system, prev, cur in zip(systems, emitters_prev, emitters_cur):
-        system.step(dt, prev, cur)
+    """One frame of simulation for every effect, each with its emitter's motion; an effect spawned from another
+    steps with its parent, substep by substep (events.py)."""
+    motion = {id(system): pair for system, *pair in zip(systems, emitters_prev, emitters_cur)}
+    for system in systems:
+        if system.spawner is None:
+            step_family(system, dt, motion)
 
 
 @dataclass(frozen=True)

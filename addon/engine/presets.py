@@ -1,7 +1,10 @@
 """Effect presets: JSON files under ``presets/`` (shipped) or a user folder.
 
 A preset holds effect settings, render settings and an optional "stage" (a
-camera and emitter placement the command-line bake builds a scene from).
+camera and emitter placement the command-line bake builds a scene from).  A family
+of sub-emitters (events.py) lists its other effects under "spawned", each with a
+"label" and its "effect" settings, whose ``spawn_from`` names the preset's label or
+an earlier spawned label; they are added on the same object.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ class Preset:
     effect: EffectSettings
     render: RenderSettings
     stage: dict
+    spawned: tuple[tuple[str, EffectSettings], ...] = ()  # (label, settings) of the effects born from events
 
 
 def preset_dir() -> Path:
@@ -87,7 +91,27 @@ def parse_preset(path: Path) -> Preset:
     if not isinstance(stage, dict):
         raise PresetError(f"preset {path}: 'stage' must be an object")
     name = Path(path).stem
-    return Preset(name, str(data.get("label", name)), str(data.get("description", "")), effect, render, stage)
+    label = str(data.get("label", name))
+    return Preset(name, label, str(data.get("description", "")), effect, render, stage,
+                  _spawned(path, label, data.get("spawned", [])))
+
+
+def _spawned(path: Path, label: str, entries) -> tuple[tuple[str, EffectSettings], ...]:
+    """The preset's spawned effects, each spawning from the preset's effect or one listed before it."""
+    if not isinstance(entries, list) or not all(isinstance(e, dict) and "label" in e for e in entries):
+        raise PresetError(f"preset {path}: 'spawned' must be a list of objects with a label and an effect")
+    known, family = {label}, []
+    for entry in entries:
+        try:
+            settings = effect_settings(entry.get("effect", {}))
+        except SettingsError as error:
+            raise PresetError(f"preset {path}: spawned '{entry['label']}': {error}") from None
+        if settings.spawn_from not in known:
+            raise PresetError(f"preset {path}: spawned '{entry['label']}' spawns from '{settings.spawn_from}', "
+                              f"which is none of {', '.join(sorted(known))}")
+        known.add(str(entry["label"]))
+        family.append((str(entry["label"]), settings))
+    return tuple(family)
 
 
 def write_preset(path: Path, label: str, effect: EffectSettings, render: RenderSettings, description: str = "") -> None:

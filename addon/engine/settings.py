@@ -20,6 +20,8 @@ from .sort_schedule import MAX_SORT_PASSES
 # Particle slots are texels of 2D state images; this caps what any GPU gets
 # (2^28 particles = 8 GiB of full-precision state) before its texture limit.
 HARD_MAX_PARTICLES = 1 << 28
+# Particles one event of a parent particle gives birth to, at most (sub-emitters: events.py).
+MAX_SPAWN_COUNT = 4096
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,24 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("normal_velocity", "float", 0.0, -1e5, 1e5, "Speed along the surface normal (outward from the center for volumes)", unit="VELOCITY"),
     Field("cone_angle", "float", 0.0, 0.0, math.pi, "Initial velocity direction spread randomly within this cone", unit="ROTATION"),
     Field("inherit_velocity", "float", 0.0, 0.0, 10.0, "Fraction of the moving emitter's velocity passed on at birth"),
+    Field("spawn_from", "string", "",
+          description="Name of the effect (on any object; 'Object/Effect' where names repeat) whose events give "
+                      "birth to this one's particles, which then start from the event rather than this object; "
+                      "empty: emitted from this object. Spawned slots never respawn, and step with their parent "
+                      "at its substeps"),
+    Field("spawn_on", "enum", "DEATH", items=("DEATH", "COLLISION", "RATE"),
+          description="Spawned: the parent's event that gives birth: a parent particle's death, its impact on a "
+                      "collider, or a steady rate over its life"),
+    Field("spawn_count", "int", 10, 1, MAX_SPAWN_COUNT, "Spawned: particles born per event"),
+    Field("spawn_count_random", "float", 0.0, 0.0, 1.0, "Spawned: fraction by which each event's count is randomly lowered"),
+    Field("spawn_rate", "float", 10.0, 0.0, 1e4, "Spawned on Rate: events per second of each parent particle's life"),
+    Field("spawn_impact_speed", "float", 0.5, 0.0, 1e5,
+          "Spawned on Collision: slowest impact (speed into the surface) that spawns", unit="VELOCITY"),
+    Field("spawn_velocity", "float", 0.0, 0.0, 10.0, "Spawned: fraction of the parent particle's velocity inherited"),
+    Field("spawn_cone", "float", 0.0, 0.0, math.pi, "Spawned: the inherited velocity's direction spread within this cone",
+          unit="ROTATION"),
+    Field("spawn_offset", "vec3", (0.0, 0.0, 0.0), -1e4, 1e4, "Spawned: world offset of the births from the event",
+          unit="LENGTH"),
     Field("gravity", "vec3", (0.0, 0.0, -9.81), -1e5, 1e5, "Constant acceleration", unit="ACCELERATION"),
     Field("drag", "float", 0.1, 0.0, 1e3, "Linear air drag per second"),
     Field("turbulence_strength", "float", 0.0, 0.0, 1e5, "Acceleration of the curl-noise turbulence (0: off)", unit="ACCELERATION"),
@@ -103,6 +123,18 @@ EFFECT_FIELDS: tuple[Field, ...] = (
           "Fraction by which each particle's spin is randomly changed (above 1 some spin the other way)"),
     Field("rotation_align", "enum", "NONE", items=("NONE", "VELOCITY"),
           description="None: angle and spin alone; Velocity: turned to the particle's motion on screen too"),
+    Field("trail_points", "int", 0, 0, 64,
+          "Points of each particle's trail, drawn as a camera-facing ribbon through its last positions (0: no trail)"),
+    Field("trail_sampling", "enum", "SUBSTEP", items=("SUBSTEP", "DISTANCE"),
+          description="Substep: a trail point every simulation step (the trail spans points x step seconds); "
+                      "Distance: a point whenever the particle has moved the trail distance since the last one"),
+    Field("trail_distance", "float", 0.05, 1e-6, 1e4, "Distance sampling: world distance between trail points",
+          unit="LENGTH"),
+    Field("trail_width", "float", 1.0, 0.0, 1e3, "Ribbon width at the head as a multiple of the particle's size"),
+    Field("trail_width_end", "float", 0.0, 0.0, 1e3, "Ribbon width at the tail as a fraction of the head's width"),
+    Field("trail_color_end", "color", (1.0, 1.0, 1.0), 0.0, 1e4,
+          "Tint at the tail of the trail (the particle's own color at the head, tinted towards this)"),
+    Field("trail_fade", "float", 1.0, 0.0, 1.0, "How much the trail fades out towards its tail (0: no fade)"),
     Field("preroll", "float", 0.0, 0.0, 1e3, "Seconds simulated before the first frame", unit="TIME_ABSOLUTE"),
     Field("seed", "int", 0, 0, 2**31 - 1, "Random seed; the same seed gives the same particles"),
     Field("blend_mode", "enum", "ADD", items=("ADD", "ALPHA"),
@@ -154,6 +186,10 @@ RENDER_FIELDS: tuple[Field, ...] = (
     Field("point_mode", "enum", "ATOMIC", items=("ATOMIC", "GL_POINTS"),
           description="How point particles are composited: the atomic compute splat, or rasterized GL_POINTS "
                       "into a half-float target (the slower classic path, for comparison)"),
+    Field("trail_draw", "enum", "SPLAT", items=("SPLAT", "RIBBONS"),
+          description="How Add effects' trails are drawn: Splat: each segment's pixels added by compute, "
+                      "anti-aliased (the fastest for millions of thin trails); Ribbons: rasterized quads "
+                      "(for comparison, and wide ribbons close to the camera)"),
     Field("glints", "enum", "NONE", items=("NONE", "STAR", "FLARE"),
           description="After compositing, the brightest pixel of each 8x8 tile above the glint threshold gets a "
                       "sprite, added over the frame: Star: thin rays; Flare: rays with a soft halo and a ring; "

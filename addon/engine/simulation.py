@@ -44,6 +44,7 @@ packHalf2x16 into integer images; the bytes on the GPU are the same.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -65,6 +66,7 @@ from .effectors import (
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .settings import EffectSettings, SettingsError, check_for_gpu
 from .tables import EMITTER_SHAPES, SIMULATE_FLAGS, SIZES
+from .trails import TrailBuffer
 from .turbulence import check_resolution, curl_noise
 
 STATE_ROW_MULTIPLE = 256  # state image widths are multiples of one simulate workgroup
@@ -98,10 +100,32 @@ def _init_kernel(layout: StateLayout) -> Kernel:
     )
 
 
-def _simulate_kernel(layout: StateLayout) -> Kernel:
+EVENT_IMAGES = ("event_position", "event_velocity")  # a parent's events per slot (simulate.glsl, EVENTS)
+
+
+def event_images(access: str) -> tuple[Image, ...]:
+    return tuple(Image(name, "RGBA32F", access) for name in EVENT_IMAGES)
+
+
+# What only emit() reads: a spawned effect's variant binds none of it (spawn_events.glsl gives its births).
+EMIT_ONLY = frozenset(("triangles", "emitter_prev", "emitter_cur", "emit_shape", "emit_extent", "emit_velocity"))
+
+
+def _simulate_kernel(layout: StateLayout, events: bool = False, spawned: bool = False) -> Kernel:
+    """``events``: the effect has children (events.py) and records its particles' events; ``spawned``: it is a
+    child, born from its parent's events.  Neither: the kernel every other effect runs, untouched."""
+    kernel = _emitting_kernel(layout, events, spawned)
+    if not spawned:
+        return kernel
+    return dataclasses.replace(kernel, images=tuple(i for i in kernel.images if i.name not in EMIT_ONLY),
+                               constants=tuple(c for c in kernel.constants if c.name not in EMIT_ONLY))
+
+
+def _emitting_kernel(layout: StateLayout, events: bool, spawned: bool) -> Kernel:
     return Kernel(
         "simulate",
-        images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ")),
+        images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ"),
+                *(event_images("WRITE") if events else ())),
         samplers=(Sampler("noise", "FLOAT_3D"), Sampler("sdf_atlas", "FLOAT_3D")),  # sdf_atlas: R32F, sdf.SdfAtlas
         constants=(
             Constant("INT", "count"),
@@ -144,8 +168,9 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
             Constant("VEC4", "origin_out", components=(("stored_origin", "xyz"),)),  # state origin of the stored positions
             Constant("VEC4", "colliders", MAX_COLLIDERS * SIZES["COLLIDER_ROWS"]),  # effectors.collider_rows, tables.COLLIDER_ROW
         ),
-        includes=("common.glsl", "random.glsl"),
-        defines=(("STATE_LIMIT", layout.limit), ("SDF_TRACE_STEPS", str(SDF_TRACE_STEPS))),
+        includes=("common.glsl", "random.glsl", "cone.glsl"),
+        defines=(("STATE_LIMIT", layout.limit), ("SDF_TRACE_STEPS", str(SDF_TRACE_STEPS)),
+                 *((("EVENTS", "1"),) if events else ()), *((("SPAWNED", "1"),) if spawned else ())),
     )
 
 
@@ -178,6 +203,14 @@ SIMULATE_KERNELS = {name: _simulate_kernel(layout) for name, layout in LAYOUTS.i
 SDF_PASS_KERNELS = {name: _sdf_pass_kernels(layout) for name, layout in LAYOUTS.items()}
 COPY_STATE_KERNELS = {name: _copy_state_kernel(layout) for name, layout in LAYOUTS.items()}
 SIMULATE = SIMULATE_KERNELS["FULL"]
+# The sub-emitter variants (events.py): (layout, records events, spawned) -> kernel.
+SIMULATE_VARIANTS = {(name, events, spawned): _simulate_kernel(layout, events, spawned)
+                     for name, layout in LAYOUTS.items() for events in (False, True) for spawned in (False, True)
+                     if events or spawned}
+
+
+def simulate_kernel(layout: str, events: bool, spawned: bool) -> Kernel:
+    return SIMULATE_VARIANTS[layout, events, spawned] if events or spawned else SIMULATE_KERNELS[layout]
 
 
 def state_size(count: int, max_texture_size: int) -> tuple[int, int]:
@@ -243,7 +276,7 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
 def _simulate_packer(settings: EffectSettings, triangle_count: int):
     """The simulate constants an effect's settings decide, packed once (every step packs only the rest)."""
     s = settings
-    respawn = s.emission == "CONTINUOUS" or s.burst_interval > 0
+    respawn = (s.emission == "CONTINUOUS" or s.burst_interval > 0) and not s.spawn_from  # spawned: never
     return SIMULATE.packer({
         "count": s.count,
         "seed": s.seed,
@@ -274,6 +307,12 @@ def check_mesh(settings: EffectSettings, mesh: EmitterMesh | None) -> None:
         raise SettingsError("emitter_shape MESH needs an emitter mesh with at least one face")
 
 
+def check_spawned(settings: EffectSettings) -> None:
+    if settings.spawn_from and settings.emitter_shape not in ("POINT", "SPHERE"):
+        raise SettingsError(f"a spawned effect is born around its parent's events: emitter_shape POINT or SPHERE, "
+                            f"not {settings.emitter_shape}")
+
+
 def check_scene_inputs(fields: list, colliders: list) -> None:
     if len(fields) > MAX_FORCE_FIELDS:
         raise SettingsError(f"{len(fields)} force fields: at most {MAX_FORCE_FIELDS} act on one effect")
@@ -285,11 +324,13 @@ def check_scene_inputs(fields: list, colliders: list) -> None:
 class SystemState:
     """A copy of a system's state in host memory (a timeline checkpoint)."""
 
-    # pos_age, vel_life as stored (float16 for the compact layout), or copies on the GPU (Textures)
+    # pos_age, vel_life as stored (float16 for the compact layout), or copies on the GPU (Textures);
+    # then, with trails, the trail ring and heads (trails.TrailBuffer)
     arrays: tuple
     origin: np.ndarray
     step_index: int
     time: float
+    cursor: object = None  # a spawned effect's ring cursor (events.Spawner): an int, a 1x1 Texture, or None
 
 
 class ParticleSystem:
@@ -300,6 +341,7 @@ class ParticleSystem:
         check_for_gpu(settings, host.max_texture_size)
         check_resolution(settings.turbulence_resolution, host.max_texture_3d_size)
         check_mesh(settings, mesh)
+        check_spawned(settings)
         self.host = host
         self.settings = settings
         self.layout = LAYOUTS[settings.state_layout]
@@ -310,6 +352,7 @@ class ParticleSystem:
         self.pos_age = host.texture("pos_age", width, rows, self.layout.format)
         self.vel_life = host.texture("vel_life", width, rows, self.layout.format)
         self._live = LiveParticles(host, width, rows, self.count, self.layout.format)
+        self.trails = TrailBuffer(host, settings, width, rows) if settings.trail_points else None
         self._live_current = False  # _live holds the state's live slots (compacted since the last change)
         triangles, self.triangle_count = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
         self.triangles = host.texture("triangles", SIZES["TRIANGLE_ROW"], len(triangles), "RGBA32F", triangles)
@@ -323,6 +366,9 @@ class ParticleSystem:
         self.origin = np.zeros(3, np.float32)
         self.step_index = 0
         self.time = 0.0
+        self.spawner = None  # spawned and linked to its parent: events.Spawner (events.link_families)
+        self.children: list[ParticleSystem] = []  # the effects spawned from this one's events
+        self.events: dict | None = None  # with children: the event images simulate records (events.py)
         self.reset()
 
     @property
@@ -354,7 +400,19 @@ class ParticleSystem:
             INIT_KERNELS[self.layout.name], self.groups, self.textures,
             {"count": self.count, "birth_interval": birth_interval(self.settings)},
         )
+        if self.settings.spawn_from:  # born from events only: every slot starts dead for good (life -1)
+            self.host.clear(self.vel_life, -1.0)
+        if self.spawner is not None:
+            self.spawner.reset()
+        if self.trails is not None:
+            self.trails.reset()
         self.state_changed()
+
+    def record_events(self) -> None:
+        """From now on simulate records each particle's events for children (events.link_families)."""
+        if self.events is None:
+            width, rows = self.pos_age.width, self.pos_age.height
+            self.events = {name: self.host.texture(name, width, rows, "RGBA32F") for name in EVENT_IMAGES}
 
     def set_scene_inputs(self, fields: list[ForceField], colliders: list[Collider]) -> None:
         """Force fields and colliders for the next steps (the scene reads them every frame)."""
@@ -372,37 +430,47 @@ class ParticleSystem:
 
     def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
         """Advance one frame of ``dt`` seconds in ``substeps`` simulate dispatches (two each with an SDF
-        collider: the list and contact passes, SDF_PASS_KERNELS).
+        collider: the list and contact passes, SDF_PASS_KERNELS; this effect alone: a family of sub-emitters
+        steps substep by substep, events.step_family).
 
         The emitter's matrix is interpolated linearly across substeps.
         """
-        substeps = self.settings.substeps
+        for k in range(self.settings.substeps):
+            self.substep(dt, k, self.settings.substeps, emitter_prev, emitter_cur)
+
+    def substep(self, dt: float, k: int, substeps: int, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
+        """Simulate step ``k`` of a frame of ``dt`` seconds in ``substeps``."""
         h = dt / substeps
         prev = np.asarray(emitter_prev, dtype=np.float64)
         cur = np.asarray(emitter_cur, dtype=np.float64)
+        kernel = simulate_kernel(self.layout.name, self.events is not None, bool(self.settings.spawn_from))
         textures = {**self.textures, "triangles": self.triangles, "fields": self.field_texture, "noise": self.noise,
-                    "sdf_atlas": self.sdf_atlas}
-        passes = (SIMULATE_KERNELS[self.layout.name],)
-        if any(collider.type == "SDF" for collider in self.colliders):
-            passes = SDF_PASS_KERNELS[self.layout.name]
+                    "sdf_atlas": self.sdf_atlas, **(self.events or {})}
+        passes = (kernel,)
+        if kernel is SIMULATE_KERNELS[self.layout.name] and any(c.type == "SDF" for c in self.colliders):
+            passes = SDF_PASS_KERNELS[self.layout.name]  # effects with events step in one pass
             textures.update(zip(("contact_slots", "contact_count"), self._contact_list()))
-        for k in range(substeps):
-            start = prev + (cur - prev) * (k / substeps)
-            end = prev + (cur - prev) * ((k + 1) / substeps)
-            origin = state_origin(self.settings, end)
-            self.time += h
-            constants = simulate_constants(
-                self.settings, dt=h, step_index=self.step_index, time=self.time,
-                emitter_prev=start, emitter_cur=end, origin_in=self.origin, origin_out=origin,
-                triangle_count=self.triangle_count, field_count=len(self.fields), colliders=self.colliders,
-                substep=(k, substeps),
-            )
-            if len(passes) > 1:
-                self.host.clear(textures["contact_count"])
-            for kernel in passes:
-                self.host.dispatch(kernel, self.groups, textures, constants)
-            self.origin = origin
-            self.step_index += 1
+        start = prev + (cur - prev) * (k / substeps)
+        end = prev + (cur - prev) * ((k + 1) / substeps)
+        origin = state_origin(self.settings, end)
+        self.time += h
+        constants = simulate_constants(
+            self.settings, dt=h, step_index=self.step_index, time=self.time,
+            emitter_prev=start, emitter_cur=end, origin_in=self.origin, origin_out=origin,
+            triangle_count=self.triangle_count, field_count=len(self.fields), colliders=self.colliders,
+            substep=(k, substeps),
+        )
+        if self.settings.spawn_from:  # the SPAWNED variant binds none of emit()'s inputs
+            textures = {name: t for name, t in textures.items() if name not in EMIT_ONLY}
+            constants = {name: value for name, value in constants.items() if name not in EMIT_ONLY}
+        if len(passes) > 1:
+            self.host.clear(textures["contact_count"])
+        for simulate in passes:
+            self.host.dispatch(simulate, self.groups, textures, constants)
+        self.origin = origin
+        self.step_index += 1
+        if self.trails is not None:
+            self.trails.record(self)
         self.state_changed()
 
     def _contact_list(self) -> tuple:
@@ -417,25 +485,30 @@ class ParticleSystem:
     def snapshot_nbytes(self) -> int:
         """What ``snapshot()`` holds in host memory, known without reading the state back."""
         texels = self.pos_age.width * self.pos_age.height
-        return 2 * texels * 4 * (2 if self.layout.format == "RGBA16F" else 4)
+        trails = self.trails.nbytes if self.trails is not None else 0
+        return 2 * texels * 4 * (2 if self.layout.format == "RGBA16F" else 4) + trails
 
     def snapshot(self) -> SystemState:
         dtype = np.float16 if self.layout.format == "RGBA16F" else np.float32
         arrays = tuple(self.host.read(t).astype(dtype) for t in (self.pos_age, self.vel_life))
-        return SystemState(arrays, self.origin.copy(), self.step_index, self.time)
+        trails = self.trails.read() if self.trails is not None else ()
+        cursor = self.spawner.read_cursor() if self.spawner is not None else None
+        return SystemState((*arrays, *trails), self.origin.copy(), self.step_index, self.time, cursor)
 
     def snapshot_on_gpu(self, into: SystemState | None = None) -> SystemState:
         """A snapshot copied into GPU memory: taken (and restored) without waiting for a readback; into the
         textures of ``into`` (a GPU snapshot no longer kept) when they are this state's size and format."""
         width, rows = self.pos_age.width, self.pos_age.height
         if into is not None and all(not isinstance(t, np.ndarray) and t.shape == self.pos_age.shape
-                                    and t.format == self.layout.format for t in into.arrays):
-            copies = into.arrays
+                                    and t.format == self.layout.format for t in into.arrays[:2]):
+            copies = into.arrays[:2]
         else:
             copies = tuple(self.host.texture(name, width, rows, self.layout.format)
                            for name in ("pos_age", "vel_life"))
         self._copy_state(self.textures, copies)
-        return SystemState(copies, self.origin.copy(), self.step_index, self.time)
+        trails = self.trails.copy_on_gpu(into.arrays[2:] if into is not None else None) if self.trails else ()
+        cursor = self.spawner.copy_cursor(into.cursor if into is not None else None) if self.spawner else None
+        return SystemState((*copies, *trails), self.origin.copy(), self.step_index, self.time, cursor)
 
     def _copy_state(self, source: dict, copies: tuple) -> None:
         self.host.dispatch(COPY_STATE_KERNELS[self.layout.name], self.groups,
@@ -450,6 +523,10 @@ class ParticleSystem:
                 for name, array in zip(("pos_age", "vel_life"), state.arrays))
         else:  # kept on the GPU: copied back, the checkpoint stays as it was
             self._copy_state(dict(zip(("pos_age", "vel_life"), state.arrays)), (self.pos_age, self.vel_life))
+        if self.trails is not None:
+            self.trails.restore(state.arrays[2:])
+        if self.spawner is not None:
+            self.spawner.restore_cursor(state.cursor)
         self.origin, self.step_index, self.time = state.origin.copy(), state.step_index, state.time
         self.state_changed()
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from . import ribbons
 from .binning import DigitPasses
 from .compositing import Camera, Compositor
 from .kernels import Constant, Image, Kernel, Sampler, Shared
@@ -141,7 +142,7 @@ class SpriteLayer:
         needed: the order is exact per pixel.  ``shutter`` > 0 sweeps each
         sprite along its screen motion over that many seconds (motion blur).
         """
-        count = sum(system.count for system in systems)
+        count = sum(ribbons.sprite_entries(system) for system in systems)
         if count == 0:
             self.host.clear(self.target)
             return
@@ -153,7 +154,10 @@ class SpriteLayer:
         first = 0
         for system, slot in zip(systems, slots):
             self._footprints(system, compositor, camera, first, shutter, slot)
-            first += system.count
+            if system.trails is not None:
+                ribbons.draw_sprites(self.host, system, camera, sprites, compositor.look_texture(system),
+                                     first + system.count)
+            first += ribbons.sprite_entries(system)
         sprites.sort.run(sprites.keys, None, sprites.depth_keys, sprites.depth_sprites, count)
         items = {"depth_sprites": sprites.depth_sprites, "sprite_shapes": sprites.shapes,
                  "sprite_streaks": sprites.streaks}

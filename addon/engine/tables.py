@@ -78,6 +78,7 @@ RANDOM_STREAMS = Table("STREAM", (
     ("SIZE", 12),  # look: size variation
     ("PERMEABILITY", 13),  # collisions: does the particle pass through (per particle and collider)
     ("SPRITE", 14),  # textured sprites: the step is what is drawn (SPRITE_DRAWS)
+    ("SPAWN_COUNT", 15),  # sub-emitters: how many a parent's event spawns (per parent particle, the child's seed)
     ("PER_SEED", 16),  # streams one seed owns: a seed's streams start at seed * STREAM_PER_SEED
 ), suffix="u")
 # What a textured sprite draws from STREAM_SPRITE, as the step (sprite_texture.glsl, reference/sprite_sheets.py).
@@ -99,6 +100,8 @@ CSG_MODES = Table("CSG_MODE", (("ADD", 0), ("SUBTRACT", 1)))
 # Light kinds: the kind of a light record (records.LIGHT); an area light is a rectangle (square, rectangle) or a
 # disc (disk, ellipse), lighting.py says how each is approximated.
 LIGHT_TYPES = Table("LIGHT_TYPE", (("SUN", 0), ("POINT", 1), ("SPOT", 2), ("AREA_RECTANGLE", 3), ("AREA_DISC", 4)))
+# What gives a spawned effect its births (settings.spawn_on; the spawn kernels #define them: events.py).
+SPAWN_EVENTS = Table("SPAWN_ON", (("DEATH", 0), ("COLLISION", 1), ("RATE", 2)))
 # Bits of the simulate kernel's ``flags``.
 SIMULATE_FLAGS = Table("FLAG", (("RESPAWN", 1),))
 

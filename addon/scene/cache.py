@@ -162,7 +162,9 @@ class SimCache:
             if meta.get("key") != key or meta.get("frame") != frame:
                 raise CacheError(f"Cache file '{self._path(effect, frame)}' does not belong to this manifest "
                                  f"(another bake wrote it): Free the cache and bake again")
-            states.append(SystemState((arrays[0], arrays[1]), arrays[2], meta["step_index"], meta["time"]))
+            # the state arrays (with trails: their ring and heads), then the origin
+            states.append(SystemState(tuple(arrays[:-1]), arrays[-1], meta["step_index"], meta["time"],
+                                      meta.get("cursor")))
         return states
 
     def offer(self, frame: int, systems: list) -> None:
@@ -176,7 +178,8 @@ class SimCache:
         for effect, (system, key) in enumerate(zip(systems, keys)):
             state = system.snapshot()
             self._path(effect, frame).parent.mkdir(parents=True, exist_ok=True)
-            meta = {"frame": frame, "key": key, "step_index": state.step_index, "time": state.time}
+            meta = {"frame": frame, "key": key, "step_index": state.step_index, "time": state.time,
+                    "cursor": state.cursor}  # a spawned effect's ring cursor (events.Spawner), else None
             cache_format.write_atomic(self._path(effect, frame),
                                       cache_format.encode([*state.arrays, np.asarray(state.origin)], meta))
         frames = manifest["frames"]

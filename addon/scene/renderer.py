@@ -244,7 +244,8 @@ class SceneRenderer:
     @property
     def warnings(self) -> list[str]:
         sdf = self.simulation.sdf
-        return (self.lost + self.snapshot.rate_warnings() + list(self.simulation.inputs.warnings)
+        return (self.lost + self.snapshot.rate_warnings() + self.simulation.family_warnings
+                + self.simulation.spawn_overflows() + list(self.simulation.inputs.warnings)
                 + (list(sdf.warnings.values()) if sdf is not None else []) + self.cache_warnings
                 + list(self.light_warnings))
 

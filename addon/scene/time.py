@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from ..engine.events import link_families, step_family
 from ..engine.pipeline import advance
 from ..engine.simulation import ParticleSystem
 from ..engine.sorting import EffectSort
@@ -34,6 +35,9 @@ class SceneSimulation:
         self.host = host
         self._read_frame = read_frame
         self.systems = [ParticleSystem(host, e.settings, e.mesh) for e in snapshot.effects]
+        # Sub-emitters: each spawned effect linked to its parent; what was refused (a cycle, a parent not there).
+        self.family_warnings = link_families(host, self.systems, [(e.object_name, e.effect_name)
+                                                                  for e in snapshot.effects])
         self.sorts = [EffectSort(system) for system in self.systems]
         budget = int(snapshot.render.cache_memory * 2**20)
         # Checkpoints as GPU copies: a host copy waits for the GPU (60 ms a 1M-particle checkpoint in a bake).
@@ -43,6 +47,14 @@ class SceneSimulation:
         self.sdf_measure = False  # time SDF rebuilds with the GPU waited for (the Stats panel shows them)
         # The frame the systems were last stepped to; read now so that warnings are known before any frame.
         self.inputs: FrameInputs = self.read(snapshot.simulation_start)
+
+    def spawn_overflows(self) -> list[str]:
+        """A warning per spawned effect that lost births since the simulation start (a readback of one counter
+        each, as the Stats panel's Emax overflow)."""
+        lost = [(effect, system.spawner.read_overflow()) for effect, system in zip(self.snapshot.effects, self.systems)
+                if system.spawner is not None]
+        return [f"effect '{effect.effect_name}' on '{effect.object_name}': {count:,} spawned particles lost (more "
+                "were alive or born at once than its count): raise its count" for effect, count in lost if count]
 
     @property
     def start_frame(self) -> int:
@@ -62,7 +74,18 @@ class SceneSimulation:
             before = self._keys.get(frame - 1)
             if before is None:
                 return
-        self._keys[frame] = [digest(key, inputs.key(i)) for i, key in enumerate(before)]
+        keys: dict[int, bytes] = {}
+        for i in self._family_order():  # a spawned effect's history holds its parent's
+            parent = self.systems[i].spawner.parent if self.systems[i].spawner else None
+            keys[i] = digest(before[i], inputs.key(i), *([keys[self.systems.index(parent)]] if parent else []))
+        self._keys[frame] = [keys[i] for i in range(len(before))]
+
+    def _family_order(self) -> list[int]:
+        """The systems' indices, every parent before its children."""
+        order = [i for i, system in enumerate(self.systems) if system.spawner is None]
+        for i in order:  # grows while walked: children after their parent
+            order += [self.systems.index(child) for child in self.systems[i].children]
+        return order
 
     def history_keys(self, frame: int) -> list[bytes]:
         """Each effect's key for its history up to ``frame``: reads the frames not yet read (no simulating)."""
@@ -76,18 +99,22 @@ class SceneSimulation:
         of total) every ``PREROLL_CHUNK`` steps: a bake shows the progress and can stop in between."""
         self.inputs = inputs = self.read(self.start_frame)
         dt = self.snapshot.seconds_per_frame
-        counts = [round(system.settings.preroll / dt) for system in self.systems]
+        counts = [round(system.settings.preroll / dt) if system.spawner is None else 0 for system in self.systems]
         total, done = sum(counts), 0
         piece = PREROLL_CHUNK if total > PREROLL_AT_ONCE else total + 1
         self._hand_over(inputs)
-        for system, matrix, count in zip(self.systems, inputs.emitters, counts):
+        still = {id(system): (matrix, matrix) for system, matrix in zip(self.systems, inputs.emitters)}
+        for system in self.systems:
             system.reset()
+        for system, count in zip(self.systems, counts):
+            if system.spawner is not None:
+                continue  # steps with its parent, the family as long as the parent's preroll
             for _ in range(count):
-                system.step(dt, matrix, matrix)
+                step_family(system, dt, still)
                 done += 1
                 if done % piece == 0:
                     yield done, total
-            system.step(dt, matrix, matrix)
+            step_family(system, dt, still)
         for sort, matrix in zip(self.sorts, inputs.emitters):
             sort.reset()
             sort.after_step(0, matrix[:3, 3])

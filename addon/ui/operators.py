@@ -102,6 +102,7 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             assign(context.scene.gpu_particles, preset.render)
         obj.gpu_particles.active_index = len(effects) - 1
         if preset:
+            _add_spawned(obj, preset)  # after it: the preset's own effect stays the active one
             self._add_stage(context, obj, preset.stage)
         return {"FINISHED"}
 
@@ -132,6 +133,16 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             self.report({"INFO"}, f"Added {len(lit)} light(s) and shadowing object(s) the preset's look needs")
         if primitives or fields or colliders or lit:
             context.view_layer.objects.active = obj
+
+
+def _add_spawned(obj, preset) -> None:
+    """A family preset's other effects (sub-emitters), on ``obj`` after its first; each names its parent as
+    'Object/Effect', so a second copy of the preset elsewhere spawns from its own parent."""
+    for label, settings in preset.spawned:
+        effect = obj.gpu_particles.effects.add()
+        effect.name = label
+        assign(effect, settings)
+        effect.spawn_from = f"{obj.name}/{settings.spawn_from}"
 
 
 def _shift_to(stage: dict, location) -> list[float]:

@@ -35,16 +35,20 @@ SECTIONS = (
     ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
                 "turbulence_speed", "substeps", "state_layout")),
     ("Collision", ()),
+    ("Spawn", ("spawn_from", "spawn_on", "spawn_count", "spawn_count_random", "spawn_rate", "spawn_impact_speed",
+               "spawn_velocity", "spawn_cone", "spawn_offset")),
     ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
               "particle_type", "stretch")),
     ("Sprite", ("sprite_image", "flipbook_columns", "flipbook_rows", "flipbook_mode", "flipbook_rate",
                 "flipbook_random_start", "flipbook_blend", "flipbook_vectors", "flipbook_vector_strength", "rotation",
                 "rotation_random", "spin", "spin_random", "rotation_align")),
+    ("Trails", ("trail_points", "trail_sampling", "trail_distance", "trail_width", "trail_width_end",
+                "trail_color_end", "trail_fade")),
     ("Lighting", ("lighting", "albedo", "albedo_end", "density", "anisotropy", "shadow_density",
                   "shadow_resolution")),
     ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
     ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "soft_distance", "point_filter", "viewport_point_filter",
-                       "point_mode", "cache_memory")),
+                       "point_mode", "trail_draw", "cache_memory")),
     ("Glints", ("glints", "glint_threshold", "glint_intensity", "glint_length", "glint_rays", "glint_rotation",
                 "glint_tint")),
 )
@@ -299,6 +303,9 @@ class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
         column.label(text=f"Emax overflows: {stats.overflow:,}", icon="ERROR" if stats.overflow else "NONE")
         if stats.emax is not None:
             column.label(text=f"Automatic Emax: {stats.emax:.4g}")
+        if stats.spawn_lost:
+            column.label(text=f"Spawned particles lost: {stats.spawn_lost:,} (raise the spawned effect's count)",
+                         icon="ERROR")
 
 
 class GPU_PARTICLES_PT_collider(_SidebarPanel, bpy.types.Panel):

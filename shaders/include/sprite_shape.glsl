@@ -60,6 +60,11 @@ float disc_coverage(SpriteShape shape, vec2 stretch, vec2 at)
   return clamp(shape.radius - length(offset_from_path(shape, stretch, at)), 0.0, 1.0);
 }
 
+/* Depth keys of the sprite list are the window depth in 24-bit fixed point (sprites.py: three radix passes,
+ * not four): steps of 2^-24 of the depth range, ties kept in list order; hidden sprites sort after all. */
+const float DEPTH_KEY_SCALE = 16777215.0;
+const uint HIDDEN_KEY = 0xFFFFFFu;
+
 int sprite_linear_index()
 {
   return int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256 + int(gl_LocalInvocationIndex);

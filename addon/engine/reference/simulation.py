@@ -298,10 +298,11 @@ def started_inside(collider, start):
     return np.zeros(len(start), bool)
 
 
-def collide(previous, position, velocity, lived, c, inputs, hits=None):
+def collide(previous, position, velocity, lived, c, inputs, hits=None, impact=None):
     """collide() of simulate.glsl: (position, velocity, killed); ``hits``: a list that receives, per collider
     that something hit, its rows, which particles it pushed and reflected, their state and local point before
-    it and their pushed local point (gpu_rounding.py)."""
+    it and their pushed local point (gpu_rounding.py); ``impact``: an array that receives each particle's fastest
+    speed into a collider it did not die on (the EVENTS variant's)."""
     position, velocity = position.copy(), velocity.copy()
     killed = np.zeros(len(position), bool)
     index = np.arange(len(position), dtype=U)
@@ -366,6 +367,8 @@ def collide(previous, position, velocity, lived, c, inputs, hits=None):
         surface_velocity = _dot_rows(collider["surface_velocity"], p)
         v = ((velocity - surface_velocity) @ to_local[:, :3].T).astype(F)
         into = np.sum(v * normal, axis=1).astype(F)
+        if impact is not None:
+            impact[hit] = np.maximum(impact[hit], -into[hit])
         stickiness = collider["stickiness"]
         bounced = np.minimum(into + stickiness, F(0)) if stickiness > 0 else into
         tangential = v - normal * into[:, None]
@@ -405,10 +408,13 @@ def die(dying, lived_for, over, age, life, c):
     return np.where(dying, over - wait, age).astype(F), np.where(dying, F(0), life).astype(F)
 
 
-def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None, events: dict | None = None,
+             spawned: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """One ``simulate.glsl`` step with the constants ``simulate_constants`` builds.
 
-    ``trace``: a dict that receives the step's float32 values before they are stored (gpu_rounding.py)."""
+    ``trace``: a dict that receives the step's float32 values before they are stored (gpu_rounding.py);
+    ``events``: a dict that receives the EVENTS variant's event_position and event_velocity; ``spawned``: the
+    SPAWNED variant (births keep the state spawn_events wrote and draw only their lifetime)."""
     c = SIMULATE.named(c)
     dt = F(c["dt"])
     origin_in = np.asarray(c["loaded_origin"], F)
@@ -418,7 +424,10 @@ def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None) ->
     age = pos_age[:, 3] + dt
     life = vel_life[:, 3].copy()
 
-    age, life = die((life > 0) & (age >= life), life, age - life, age, life, c)
+    dying = (life > 0) & (age >= life)
+    died_over = np.where(dying, age - life, F(-1)).astype(F)
+    death_position, death_velocity = position.copy(), velocity.copy()
+    age, life = die(dying, life, age - life, age, life, c)
     active = (age >= 0) & (life >= 0)
 
     lived = np.full(len(age), dt, F)
@@ -427,7 +436,11 @@ def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None) ->
     index = np.flatnonzero(spawn)
     emission = {}
     loaded = position.copy() if trace is not None else None
-    if len(index):
+    if len(index) and spawned:
+        draw = random_unit(index.astype(U), c["step_index"], c["seed"] * STREAM["PER_SEED"] + STREAM["LIFETIME"])
+        life[index] = F(c["lifetime"]) * (F(1.0) - F(c["lifetime_random"]) * draw)
+        age[index] = lived[index]
+    elif len(index):
         p, v, new_life = _emit(index, lived[index], c, inputs, emission if trace is not None else None)
         position[index], velocity[index], life[index] = p, v, new_life
         age[index] = lived[index]
@@ -443,11 +456,20 @@ def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None) ->
         trace.update(c=c, lived=lived, active=active, born=index, emission=emission, loaded=loaded,
                      position=position, velocity=velocity, acceleration=acceleration, damping=damping[:, 0],
                      moved=moved, integrated=new_velocity, hits=hits)
+    impact = np.zeros(len(age), F)
     if inputs.collider_count:
-        moved, new_velocity, killed = collide(previous, moved, new_velocity, lived, c, inputs, hits)
+        moved, new_velocity, killed = collide(previous, moved, new_velocity, lived, c, inputs, hits, impact)
         age, life = die(active & killed, age, np.zeros_like(age), age, life, c)
+        killed &= active
+        died_over[killed], death_position[killed], death_velocity[killed] = 0, moved[killed], new_velocity[killed]
     position = np.where(active[:, None], moved, position)
     velocity = np.where(active[:, None], new_velocity, velocity)
+    if events is not None:
+        dead = (died_over >= 0)[:, None]
+        events["event_position"] = np.concatenate([np.where(dead, death_position, position), died_over[:, None]], 1)
+        events["event_velocity"] = np.concatenate([np.where(dead, death_velocity, velocity),
+                                                   np.where(dead[:, 0], F(0), np.where(active, impact, F(0)))[:, None]],
+                                                  1).astype(F)
     limit = HALF_MAX if inputs.compact else F(3.0e38)
     out_pos = np.concatenate([np.clip(position - origin_out, -limit, limit), age[:, None]], axis=1)
     velocity = np.where(active[:, None], np.clip(velocity, -limit, limit), velocity)

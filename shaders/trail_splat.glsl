@@ -1,0 +1,128 @@
+/* Trails of Add effects as anti-aliased ribbons added into the splat's
+ * integer accumulation (compositing.py, trail_draw SPLAT): an invocation a
+ * segment, ``index`` x trail_length + s, the same segments as trail_ribbons.glsl
+ * (trail_fetch.glsl; with MOTION_BLUR the head is where the splat's streak
+ * ends, at shutter close).  It visits the pixels of the segment's box and adds
+ * color x coverage to those whose centers project inside the segment (along
+ * in [0, 1): consecutive segments share no pixel) within its interpolated
+ * half width plus 1/2 (coverage 1 - 0 over the last pixel), with the splat's
+ * packed atomics and overflow count.  Segments whose box exceeds
+ * MAX_SEGMENT_PIXELS (a trail sweeping past the lens) are left out. */
+
+const int MAX_SEGMENT_PIXELS = 16384;
+
+#ifdef DEPTH_TEST
+bool hidden(ivec2 pixel, float depth)
+{
+  vec2 tile_range = texelFetch(coarse_depth, pixel / COARSE_TILE, 0).xy;
+  return depth > tile_range.y || (depth > tile_range.x && depth > texelFetch(scene_depth, pixel, 0).r);
+}
+#endif
+
+/* Adds integer color ``q`` at ``pixel`` as splat.glsl does; the overflows it caused. */
+uint add_color(ivec2 pixel, uvec3 q)
+{
+  uint add_hi = packed_hi(q);
+  uint add_lo = packed_lo(q);
+  uint old_hi = accum_add_hi(pixel, add_hi);
+  uint old_lo = accum_add_lo(pixel, add_lo);
+  uint overflows = uint((old_hi & LOW21) + q.r > LOW21) + uint((old_lo & LOW21) + q.b > LOW21) +
+                   uint(old_hi + add_hi < add_hi);
+  if (old_lo + add_lo < add_lo) {
+    uint old_carry = accum_add_hi(pixel, 1u << 21u);
+    overflows += uint(old_carry + (1u << 21u) < (1u << 21u));
+  }
+  return overflows;
+}
+
+void main()
+{
+  int entry = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x) * 256 + int(gl_LocalInvocationIndex);
+  int ring = int(trail_length);
+  if (entry >= count * ring) {
+    return;
+  }
+  int index = entry / ring;
+  int segment = entry - index * ring;
+  vec4 pos_age_in, vel_life_in;
+  if (!fetch_particle(index, pos_age_in, vel_life_in)) {
+    return;
+  }
+  ivec2 state_size = textureSize(trail_heads, 0);
+  vec4 ring_head = texelFetch(trail_heads, particle_texel(index, state_size.x), 0);
+  if (segment >= int(ring_head.y)) {
+    return;
+  }
+  vec3 head = pos_age_in.xyz;
+#ifdef MOTION_BLUR
+  if (is_finite(vel_life_in.xyz)) {
+    head += vel_life_in.xyz * shutter_close;
+  }
+#endif
+  int newest = int(ring_head.x);
+  vec4 near_end = transform_point(view_proj, trail_point(index, segment, head, newest, state_size));
+  vec4 far_end = transform_point(view_proj, trail_point(index, segment + 1, head, newest, state_size));
+  if (!(near_end.w > 0.0 && far_end.w > 0.0 && abs(near_end.z) <= near_end.w && abs(far_end.z) <= far_end.w)) {
+    return;
+  }
+  vec3 a = window_coordinates(near_end, target_size);
+  vec3 b = window_coordinates(far_end, target_size);
+#ifdef MOTION_BLUR
+  vec2 open_px, close_px; /* the head where the splat's streak ends */
+  if (segment == 0 && shutter_path(pos_age_in.xyz, vel_life_in.xyz, vec2(target_size), open_px, close_px)) {
+    a.xy = close_px;
+  }
+#endif
+  vec2 d = b.xy - a.xy;
+  float length2 = dot(d, d);
+  if (!(length2 > 0.0)) {
+    return;
+  }
+  vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+  float t_a = float(segment) / trail_length;
+  float t_b = float(segment + 1) / trail_length;
+  float half_a = particle_radius_px(index, look_now, pixel_scale, near_end.w) * trail_width *
+                 mix(1.0, trail_width_end, t_a);
+  float half_b = particle_radius_px(index, look_now, pixel_scale, far_end.w) * trail_width *
+                 mix(1.0, trail_width_end, t_b);
+  vec3 base = particle_color(index, look_now, 1.0);
+  vec3 color_a = base * trail_tint_at(t_a) * min(half_a * 2.0, 1.0); /* thinner than a pixel: fainter */
+  vec3 color_b = base * trail_tint_at(t_b) * min(half_b * 2.0, 1.0);
+  half_a = max(half_a, 0.5);
+  half_b = max(half_b, 0.5);
+  float reach = max(half_a, half_b) + 0.5;
+  ivec2 low = ivec2(clamp(floor(min(a.xy, b.xy) - reach), vec2(0.0), vec2(target_size)));
+  ivec2 high = ivec2(clamp(ceil(max(a.xy, b.xy) + reach), vec2(-1.0), vec2(target_size - 1)));
+  if (any(lessThan(high, low)) || (high.x - low.x + 1) * (high.y - low.y + 1) > MAX_SEGMENT_PIXELS) {
+    return;
+  }
+  float inverse_length = inversesqrt(length2);
+  uint overflows = 0u;
+  for (int y = low.y; y <= high.y; y++) {
+    for (int x = low.x; x <= high.x; x++) {
+      vec2 offset = vec2(float(x), float(y)) + 0.5 - a.xy;
+      float along = dot(offset, d) / length2;
+      if (along < 0.0 || along >= 1.0) {
+        continue;
+      }
+      float across = abs(offset.x * d.y - offset.y * d.x) * inverse_length;
+      float coverage = clamp(mix(half_a, half_b, along) + 0.5 - across, 0.0, 1.0);
+      if (coverage <= 0.0) {
+        continue;
+      }
+      ivec2 pixel = ivec2(x, y);
+#ifdef DEPTH_TEST
+      if (hidden(pixel, mix(a.z, b.z, along))) {
+        continue;
+      }
+#endif
+      uvec3 q = quantize_color(mix(color_a, color_b, along) * coverage, quantize_scale);
+      if (any(notEqual(q, uvec3(0u)))) {
+        overflows += add_color(pixel, q);
+      }
+    }
+  }
+  if (overflows != 0u) {
+    imageAtomicAdd(stats, ivec2(STAT_OVERFLOW, 0), overflows);
+  }
+}

@@ -1,0 +1,56 @@
+/* Trails of Alpha effects (addon/engine/trails.py): each segment a streak
+ * footprint in the frame's sprite list (sprite_footprint.glsl's outputs), so
+ * it is sorted, binned and blended with the sprites.  Entry first_sprite +
+ * index x trail_length + s holds segment s of particle ``index`` (from trail
+ * point s to s + 1, trail_fetch.glsl), at the depth of its middle.  The blend
+ * spreads a streak's opacity over its length (sprite_blend.glsl); a segment
+ * asks for that much more, up to opaque, so the ribbon keeps its opacity
+ * along its length.  Segments that do not show get radius 0 and the last key. */
+
+void main()
+{
+  int entry = sprite_linear_index();
+  int ring = int(trail_length);
+  if (entry >= count * ring) {
+    return;
+  }
+  int index = entry / ring;
+  int segment = entry - index * ring;
+  ivec2 size = ivec2(target_extent);
+  SpriteShape shape = sprite_shape_from(vec4(0.0));
+  vec4 stretch = vec4(0.0);
+  vec4 color = vec4(0.0);
+  uint key = HIDDEN_KEY;
+  vec4 pos_age_in, vel_life_in;
+  ivec2 state_size = textureSize(trail_heads, 0);
+  vec4 ring_head = texelFetch(trail_heads, particle_texel(index, state_size.x), 0);
+  if (fetch_particle(index, pos_age_in, vel_life_in) && segment < int(ring_head.y)) {
+    int newest = int(ring_head.x);
+    vec4 near_end = transform_point(view_proj, trail_point(index, segment, pos_age_in.xyz, newest, state_size));
+    vec4 far_end = transform_point(view_proj, trail_point(index, segment + 1, pos_age_in.xyz, newest, state_size));
+    if (near_end.w > 0.0 && far_end.w > 0.0) {
+      vec3 a = window_coordinates(near_end, size);
+      vec3 b = window_coordinates(far_end, size);
+      vec3 middle = 0.5 * (a + b);
+      if (middle.z >= 0.0 && middle.z <= 1.0) {
+        float t = (float(segment) + 0.5) / trail_length;
+        vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+        float radius_px = particle_radius_px(index, look_now, pixel_scale, 0.5 * (near_end.w + far_end.w)) *
+                          trail_width * mix(1.0, trail_width_end, t);
+        float alpha = opacity * pixel_coverage(radius_px) * (1.0 - trail_fade * t);
+        float radius = max(radius_px, 1.0);
+        stretch.xy = a.xy - b.xy;
+        float spread = radius / (radius + 0.5 * length(stretch.xy));
+        float boost = alpha > 0.0 ? min(1.0 / spread, 1.0 / alpha) : 0.0;
+        color = vec4(particle_color(index, look_now, 1.0) * mix(vec3(1.0), trail_color_end, t) * alpha, alpha) * boost;
+        shape = SpriteShape(middle.xy, radius, middle.z);
+        key = min(uint(middle.z * DEPTH_KEY_SCALE), HIDDEN_KEY - 1u);
+      }
+    }
+  }
+  ivec2 out_texel = particle_texel(first_sprite + entry, imageSize(sprite_shapes).x);
+  store_sprite_shape(out_texel, shape);
+  imageStore(sprite_streaks, out_texel, stretch);
+  imageStore(sprite_colors, out_texel, color);
+  imageStore(sprite_keys, out_texel, uvec4(key));
+}
