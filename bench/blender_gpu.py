@@ -300,39 +300,46 @@ def lighting_suite(quick: bool, draws: int) -> list[dict]:
     return rows
 
 
-def trails_case(quick: bool, draws: int) -> dict:
-    """1M particles of the comet preset with 32-point trails, additive, in the viewport: ``ms`` the product's
-    compute splat of the segments (trail_draw Splat), ``peer_ms`` the same trails as rasterized ribbons."""
+def events_cases(quick: bool):
+    """(case, width, height, count, blend mode, scene values) of issue 31's viewport cases, sized down for ``--quick``;
+    the scene values are ``measure_viewport``'s keyword arguments (preset, spawned effects, effect settings)."""
     width, height, count, points = TRAILS_CASE
     width, height, count = sized(width, height, count, quick)
-    case = f"{height}p-{count_label(count)}-trails{points}"
-    log(f"events {case}: {draws} draws playing, redrawing, with stats; then as rasterized ribbons")
-    splat = measure_viewport(count, width, height, "ADD", draws, TRAILS_PRESET, trail_points=points)
-    raster = measure_viewport(count, width, height, "ADD", draws, TRAILS_PRESET,
-                              render_values={"trail_draw": "RIBBONS"}, trail_points=points)
-    return {"case": case, **splat, "peer": "the same trails as rasterized ribbons (trail_draw Ribbons)",
-            "peer_ms": raster["ms"], "n": count, "trail_points": points, "width": width, "height": height,
-            "preset": TRAILS_PRESET}
-
-
-def fireworks_case(quick: bool, draws: int) -> dict:
-    """The fireworks preset's family (rockets -> sparks -> crackle, sub-emitters) with 100K rockets and 4M spark
-    slots: each draw steps the family a frame (events, scans, births) and draws it."""
+    yield (f"{height}p-{count_label(count)}-trails{points}", width, height, count, "ADD",
+           {"preset": TRAILS_PRESET, "trail_points": points})
     full_width, full_height, rockets, sparks = FIREWORKS_CASE
     width, height, rockets = sized(full_width, full_height, rockets, quick)
     sparks = sized(full_width, full_height, sparks, quick)[2]
-    case = f"{height}p-fireworks-{count_label(sparks)}"
+    yield (f"{height}p-fireworks-{count_label(sparks)}", width, height, rockets, "ADD",
+           {"preset": FIREWORKS_PRESET, "spawned": {"Sparks": {**FIREWORKS_SPARKS, "count": sparks}},
+            **FIREWORKS_ROCKETS})
+
+
+def trails_case(case: str, width: int, height: int, count: int, mode: str, values: dict, draws: int) -> dict:
+    """1M particles of the comet preset with 32-point trails, additive, in the viewport: ``ms`` the product's
+    compute splat of the segments (trail_draw Splat), ``peer_ms`` the same trails as rasterized ribbons."""
+    log(f"events {case}: {draws} draws playing, redrawing, with stats; then as rasterized ribbons")
+    splat = measure_viewport(count, width, height, mode, draws, **values)
+    raster = measure_viewport(count, width, height, mode, draws, render_values={"trail_draw": "RIBBONS"}, **values)
+    return {"case": case, **splat, "peer": "the same trails as rasterized ribbons (trail_draw Ribbons)",
+            "peer_ms": raster["ms"], "n": count, "trail_points": values["trail_points"], "width": width,
+            "height": height, "preset": values["preset"]}
+
+
+def fireworks_case(case: str, width: int, height: int, count: int, mode: str, values: dict, draws: int) -> dict:
+    """The fireworks preset's family (rockets -> sparks -> crackle, sub-emitters) with 100K rockets and 4M spark
+    slots: each draw steps the family a frame (events, scans, births) and draws it."""
     log(f"events {case}: {draws} draws playing, redrawing, with stats")
-    return {"case": case, **measure_viewport(rockets, width, height, "ADD", draws, FIREWORKS_PRESET,
-                                            spawned={"Sparks": {**FIREWORKS_SPARKS, "count": sparks}},
-                                            **FIREWORKS_ROCKETS),
-            "n": rockets + sparks, "parents": rockets, "children": sparks, "width": width, "height": height,
-            "preset": FIREWORKS_PRESET}
+    sparks = values["spawned"]["Sparks"]["count"]
+    return {"case": case, **measure_viewport(count, width, height, mode, draws, **values),
+            "n": count + sparks, "parents": count, "children": sparks, "width": width, "height": height,
+            "preset": values["preset"]}
 
 
 def events_suite(quick: bool, draws: int) -> list[dict]:
     """Issue 31's cases: trails, and the sub-emitters' fireworks."""
-    return [trails_case(quick, draws), fireworks_case(quick, draws)]
+    trails, fireworks = events_cases(quick)
+    return [trails_case(*trails, draws), fireworks_case(*fireworks, draws)]
 
 
 def end_to_end_suite(quick: bool, frames: int, peer_frames: int, bakes: Bakes) -> list[dict]:

@@ -4,7 +4,7 @@ Blender's Python API has no timer queries; the draw's GL context is current on t
 ``glQueryCounter`` reaches it through ctypes (``addon/hosts/gl_native.py``).
 Each dispatch and raster draw the host records gets a timestamp before and after (a timestamp is
 written once every earlier command has finished), and the CPU time of its call.  Per draw, for the
-viewport cases of ``bench/blender_gpu.py`` while playing:
+viewport and events cases of ``bench/blender_gpu.py`` while playing:
 
 * ``ms``: wall time, drained before and after (as ``blender_gpu.py`` measures it);
 * ``gpu_ms``: from the first command's start to the last command's end on the GPU;
@@ -136,13 +136,15 @@ def timeline(host: TimelineHost, cpu_start: float, gpu_start: int) -> dict:
             "gaps_ms": gaps, "starved_ms": starved, "commands": len(stamps), "per_kernel": dict(per_kernel)}
 
 
-def measure(count: int, width: int, height: int, blend_mode: str, draws: int) -> dict:
-    """Median figures of ``draws`` draws while playing (after three warm-up draws)."""
+def measure(count: int, width: int, height: int, blend_mode: str, draws: int, preset: str = blender_gpu.PRESET,
+            **effect_values) -> dict:
+    """Median figures of ``draws`` draws while playing (after three warm-up draws); ``effect_values``: more of the
+    effect's settings, or ``spawned`` effects' (as ``blender_gpu.measure_viewport`` takes them)."""
     from addon import viewport
 
     with tempfile.TemporaryDirectory() as out:
-        scene = blender_gpu.effect_scene(blender_gpu.PRESET, count, width, height, (1, draws + 10), Path(out),
-                                         blend_mode=blend_mode)
+        scene = blender_gpu.effect_scene(preset, count, width, height, (1, draws + 10), Path(out),
+                                         blend_mode=blend_mode, **effect_values)
         host = TimelineHost()
         viewport.free()
         viewport._overlay = viewport.Overlay(host)
@@ -172,8 +174,9 @@ def measure(count: int, width: int, height: int, blend_mode: str, draws: int) ->
 def main(argv=None) -> int:
     args, draws = blender_gpu.viewport_bench_arguments(__doc__, argv)
     rows = []
-    for case, width, height, count, mode in blender_gpu.viewport_cases(args.quick):
-        result = measure(count, width, height, mode, draws)
+    cases = [(*case, {}) for case in blender_gpu.viewport_cases(args.quick)]
+    for case, width, height, count, mode, values in [*cases, *blender_gpu.events_cases(args.quick)]:
+        result = measure(count, width, height, mode, draws, **values)
         rows.append({"case": case, **result, "n": count, "width": width, "height": height})
         top = ", ".join(f"{name} {ms:.3f}" for name, ms in result["top"].items())
         blender_gpu.log(f"{case}: {result['ms']:.3f} ms (cpu {result['cpu_ms']:.3f}, gpu {result['gpu_ms']:.3f}"
