@@ -49,15 +49,16 @@ vec4 sheet_fetch(int slot, bool vectors, vec2 uv)
   return vectors ? textureLod(sheet_vectors_3, uv, 0.0) : textureLod(sheet_image_3, uv, 0.0);
 }
 
-/* A textured sprite (s_frames[k]: slot + 1, cos and sin of its angle, flipbook position) over the square its
- * footprint's circle holds: `corner` is the pixel's offset over the footprint's radius, SQRT2 times the
- * square's half side; its texel's alpha shapes it, its color tints the sprite's. */
+/* A textured sprite (s_frames[k]: slot + 1, cos and sin of its angle, flipbook position) over its square:
+ * `corner` is the pixel's offset over the footprint's radius, sheet_reaches[slot] times the square's half
+ * side (sprite_sheets.sheet_reach); its texel's alpha shapes it, its color tints the sprite's. */
 void blend_textured(int k, vec2 corner, float fade, inout vec3 color, inout float transmittance)
 {
   vec4 frames = s_frames[k];
-  vec2 local = SQRT2 * vec2(frames.y * corner.x + frames.z * corner.y, frames.y * corner.y - frames.z * corner.x);
+  int slot = int(frames.x) - 1;
+  vec2 local = sheet_reaches[slot] *
+               vec2(frames.y * corner.x + frames.z * corner.y, frames.y * corner.y - frames.z * corner.x);
   if (max(abs(local.x), abs(local.y)) < 1.0) {
-    int slot = int(frames.x) - 1;
     vec4 texel = flipbook_texel(slot, sheet_grids[slot], frames.w, local * 0.5 + 0.5);
     vec4 sprite = s_colors[k] * ((1.0 - RIM) * texel.a * fade);
     color += transmittance * sprite.rgb * texel.rgb;

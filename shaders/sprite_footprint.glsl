@@ -47,7 +47,7 @@ void main()
       if (sheet_slot > 0.0) {
         float angle = sprite_angle(slot, pos_age_in.w, screen_velocity(clip, vel_life_in.xyz, target_extent));
         frames = vec4(sheet_slot, cos(angle), sin(angle), flipbook_position(slot, pos_age_in.w, vel_life_in.w));
-        shape.radius *= SQRT2; /* the texture's square reaches its corners */
+        shape.radius *= sheet_reach; /* as far as the sheet shows (at most its square's corners) */
       }
 #endif
     }

@@ -12,7 +12,7 @@ from addon.engine import compositing, simulation
 from addon.engine.footprint import Shutter
 from addon.engine.reference import sprite_sheets as ref
 from addon.engine.settings import SettingsError, effect_settings, render_settings
-from addon.engine.sprite_sheets import SheetImage, check_images
+from addon.engine.sprite_sheets import SheetImage, SpriteSheets, check_images, sheet_reach
 from addon.engine.sprites import SpriteLayer
 from addon.output.frame_writer import image_modules
 
@@ -314,3 +314,38 @@ def test_an_image_removed_while_used_is_named_and_the_layer_still_draws(host, rn
     sheet_image("removed", smooth_sheet(np.random.default_rng(0), 1, 1))
     layer.draw([system], target, camera)
     assert layer.read()[..., 3].max() > 0 and drawn[..., 3].max() > 0
+
+
+def test_sheet_reach_is_the_farthest_alpha_plus_a_texel():
+    disc = np.zeros((32, 64, 4), np.float32)  # 2x1 frames of 32 px, a disc of half the half side in each
+    y, x = np.mgrid[0:32, 0:64] + 0.5
+    disc[..., 3] = np.hypot(x % 32 - 16, y - 16) < 8
+    margin = math.hypot(2 / 32, 2 / 32)
+    farthest = max(np.hypot((x % 32 - 16) / 16, (y - 16) / 16)[disc[..., 3] > 0])
+    assert sheet_reach(disc, 2, 1) == pytest.approx(farthest + margin)
+    assert sheet_reach(disc, 2, 1, vector_strength=0.05) == pytest.approx(farthest + margin + 0.1 * math.sqrt(2))
+    assert sheet_reach(np.ones((8, 8, 4), np.float32), 1, 1) == pytest.approx(math.sqrt(2))
+    assert sheet_reach(np.zeros((8, 8, 4), np.float32), 1, 1) == pytest.approx(math.hypot(0.25, 0.25))
+
+
+def test_a_round_puff_bins_its_circle_and_draws_the_same(host, rng, monkeypatch):
+    """A sheet that shows a disc: the footprints reach the disc, not the square's corners, and the layer is the
+    one the corners' reach draws (what is left out sampled alpha 0)."""
+    y, x = np.mgrid[0:16, 0:16] + 0.5
+    puff = smooth_sheet(rng, 1, 1, 16)
+    puff[..., 3] *= np.hypot(x - 8, y - 8) < 7
+    sheet_image("puff", puff)
+    pos_age = np.column_stack([rng.uniform(8, 88, (40, 2)), rng.uniform(-1, 1, 40), np.full(40, 0.5)])
+
+    def drawn():
+        system = textured(host, pos_age, sprite_image="puff", rotation_random=3.0, size=20.0)
+        layer = draw_alpha(host, [system], size=96)
+        pairs = host.read(layer.list.instance_counts).ravel()[:40].sum()
+        return layer.read(), pairs
+
+    near, near_pairs = drawn()
+    monkeypatch.setattr(SpriteSheets, "reach", lambda self, settings: math.sqrt(2.0))
+    corners, corner_pairs = drawn()
+    np.testing.assert_allclose(near, corners, atol=1e-5)
+    assert near[..., 3].max() > 0.5
+    assert near_pairs < 0.8 * corner_pairs, (near_pairs, corner_pairs)

@@ -22,6 +22,7 @@ is ``reference/sprite_sheets.py``, the tests ``tests/test_sprite_textures.py``.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -50,6 +51,8 @@ ALIGN = Constant("INT", "rotation_align")  # 1: turned to the screen velocity to
 GRID = Constant("VEC4", "sheet_grid", components=(
     ("sheet_columns", "x"), ("sheet_rows", "y"), ("sheet_blend", "z"), ("vector_strength", "w")))
 GRIDS = Constant("VEC4", "sheet_grids", MAX_SHEETS)  # the blend's: each slot's GRID
+REACH = Constant("FLOAT", "sheet_reach")  # a textured footprint's radius over its square's half side (sheet_reach)
+REACHES = Constant("FLOAT", "sheet_reaches", MAX_SHEETS)  # the blend's: each slot's REACH
 POSE_CONSTANTS = (SHEET, ROTATION, ALIGN)
 SPRITE_FRAMES = "sprite_frames"  # per sprite: (slot, cos, sin, flipbook position)
 
@@ -112,6 +115,32 @@ def grid(settings) -> tuple[float, float, float, float]:
                       "sheet_blend": FLIPBOOK_BLENDS[blend], "vector_strength": settings.flipbook_vector_strength})
 
 
+def sheet_reach(pixels: np.ndarray, columns: int, rows: int, vector_strength: float | None = None) -> float:
+    """How far from a frame's center, in half sides of its square, the sheet can be seen: the farthest texel
+    with alpha, plus one texel's diagonal (bilinear sampling spreads it that far) and, with motion vectors of
+    ``vector_strength``, the farthest a vector moves a sample; at most sqrt(2), the square's corners.
+
+    A textured sprite's footprint reaches this far instead of the corners, so a round puff on a square sheet
+    bins into the tiles of its circle, not of the square's circumcircle (half the tile pairs): the pixels left
+    out sampled alpha 0 and changed nothing."""
+    height, width = pixels.shape[:2]
+    cell_w, cell_h = width // columns, height // rows
+    across2 = ((np.arange(width) % cell_w + 0.5) / cell_w * 2.0 - 1.0) ** 2  # (x from the frame's center)^2
+    up2 = ((np.arange(height) % cell_h + 0.5) / cell_h * 2.0 - 1.0) ** 2
+    farthest2 = -1.0
+    for start in range(0, height, 512):  # a row band at a time: an 8192^2 sheet without a 512 MB temporary
+        seen = pixels[start:start + 512, :, 3] > 0.0
+        if seen.any():
+            band = np.where(seen, across2[None, :], -1.0).max(axis=1)
+            farthest2 = max(farthest2, float((band + np.where(band >= 0.0, up2[start:start + 512], 0.0)).max()))
+    if farthest2 < 0.0:
+        farthest2 = 0.0  # nothing to see: the footprint shrinks to the margin
+    reach = math.sqrt(farthest2) + math.hypot(2.0 / cell_w, 2.0 / cell_h)
+    if vector_strength is not None:
+        reach += 2.0 * math.sqrt(2.0) * abs(vector_strength)  # a vector texel moves uv by up to strength x sqrt(2)
+    return min(reach, math.sqrt(2.0))
+
+
 def _textured(kernel: Kernel, **changes) -> Kernel:
     return dataclasses.replace(kernel, defines=(*kernel.defines, ("SPRITE_TEXTURE", "1")), **changes)
 
@@ -120,7 +149,7 @@ def _textured(kernel: Kernel, **changes) -> Kernel:
 def posed(kernel: Kernel) -> Kernel:
     """sprite_footprint writing each sprite's pose into SPRITE_FRAMES too."""
     return _textured(kernel, images=(*kernel.images, Image(SPRITE_FRAMES, "RGBA32F", "WRITE")),
-                     constants=(*kernel.constants, *POSE_CONSTANTS),
+                     constants=(*kernel.constants, *POSE_CONSTANTS, REACH),
                      includes=(*kernel.includes, "sprite_pose.glsl"))
 
 
@@ -130,7 +159,7 @@ SHEET_SAMPLERS = tuple(Sampler(f"sheet_{kind}_{slot}") for slot in range(MAX_SHE
 def sheet_sampling(kernel: Kernel) -> Kernel:
     """A tile blend (sprite_blend) sampling the frame's sheets where SPRITE_FRAMES says a sprite has one."""
     return _textured(kernel, images=(*kernel.images, Image(SPRITE_FRAMES, "RGBA32F", "READ")),
-                     samplers=(*kernel.samplers, *SHEET_SAMPLERS), constants=(*kernel.constants, GRIDS),
+                     samplers=(*kernel.samplers, *SHEET_SAMPLERS), constants=(*kernel.constants, GRIDS, REACHES),
                      includes=(*kernel.includes, "flipbook.glsl"))
 
 
@@ -150,6 +179,7 @@ class SpriteSheets:
     def __init__(self, host):
         self.host = host
         self._kept: dict[tuple[str, bool], tuple[tuple, object]] = {}  # (source, linear) -> (key, texture)
+        self._reaches: dict[tuple, float] = {}  # (source, its key, columns, rows) -> sheet_reach of its pixels
         self.blank = host.texture("sprite_sheet_blank", 1, 1, SHEET_FORMAT, np.zeros(4, np.float32))
 
     def texture(self, source: str, settings, linear: bool = True):
@@ -163,7 +193,22 @@ class SpriteSheets:
         texture = self.host.texture(f"sprite_sheet {source}", *image.size, SHEET_FORMAT, pixels)
         self.host.sampling(texture, True)
         self._kept[(source, linear)] = (image.key, texture)
+        if linear:
+            columns, rows = settings.flipbook_columns, settings.flipbook_rows
+            self._reaches[(source, image.key, columns, rows)] = sheet_reach(pixels, columns, rows)
         return texture
+
+    def reach(self, settings) -> float:
+        """REACH of an effect's sheet (its texture made first): its frames' reach, widened by its vectors'."""
+        self.texture(settings.sprite_image, settings)
+        key = self._kept[(settings.sprite_image, True)][0]
+        reach = self._reaches.get((settings.sprite_image, key, settings.flipbook_columns, settings.flipbook_rows))
+        if reach is None:  # the same image kept for another grid: its pixels read again
+            self._kept.pop((settings.sprite_image, True))
+            return self.reach(settings)
+        if grid(settings)[2] == FLIPBOOK_BLENDS["MOTION_VECTORS"]:
+            reach = min(reach + 2.0 * math.sqrt(2.0) * abs(settings.flipbook_vector_strength), math.sqrt(2.0))
+        return reach
 
     def pair(self, settings) -> tuple:
         """(sheet, vectors) textures of an effect (vectors: the blank one when it has none)."""
@@ -176,10 +221,10 @@ class SpriteSheets:
         sheet, vectors = self.pair(settings)
         return {"sheet_image": sheet, "sheet_vectors": vectors}, {**pose_values(settings, 0), GRID.name: grid(settings)}
 
-    def blend_slots(self, settings_list) -> tuple[list[int], dict, np.ndarray] | None:
-        """Each effect's slot (-1: untextured), the blend's sampler bindings and GRIDS, for a frame's Alpha
-        effects; None when none is textured.  Effects naming the same images share a slot."""
-        slots, pairs, grids = [], {}, []
+    def blend_slots(self, settings_list) -> tuple[list[int], dict, dict] | None:
+        """Each effect's slot (-1: untextured), the blend's sampler bindings and constants (GRIDS, REACHES), for
+        a frame's Alpha effects; None when none is textured.  Effects naming the same images share a slot."""
+        slots, pairs, grids, reaches = [], {}, [], []
         for settings in settings_list:
             if not is_textured(settings):
                 slots.append(-1)
@@ -191,6 +236,7 @@ class SpriteSheets:
                                         f"effects of one frame; {len(pairs) + 1} or more are")
                 pairs[key] = (len(pairs), self.pair(settings))
                 grids.append(key[2])
+                reaches.append(self.reach(settings))
             slots.append(pairs[key][0])
         if not pairs:
             return None
@@ -201,4 +247,6 @@ class SpriteSheets:
         grid_array = np.zeros((MAX_SHEETS, 4), np.float32)
         grid_array[:len(grids)] = grids
         grid_array[len(grids):, :2] = 1.0  # unused slots: a 1x1 grid
-        return slots, bindings, grid_array
+        reach_array = np.full((MAX_SHEETS, 1), math.sqrt(2.0), np.float32)  # (size, 1): a float array
+        reach_array[:len(reaches), 0] = reaches
+        return slots, bindings, {GRIDS.name: grid_array, REACHES.name: reach_array}

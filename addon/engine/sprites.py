@@ -36,7 +36,7 @@ from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PA
 from .scan import linear_size
 from .soft_particles import soft_depth, softened
 from .sorting import linear_groups
-from .sprite_sheets import SPRITE_FRAMES, pose_values, posed, sheet_sampling
+from .sprite_sheets import REACH, SPRITE_FRAMES, pose_values, posed, sheet_sampling
 from .tile_lists import (
     FOOTPRINT_OUTPUTS,
     SPRITE_WALK,
@@ -167,7 +167,7 @@ class SpriteLayer:
         sprites.scan.run(sprites.instance_counts, sprites.instance_offsets, count, total=self.kept.total)
         binned = self.kept.bin(items, sprites.instance_offsets, count, depth_order=True).binning
         depth = compositor.depth.depth if compositor.depth else None
-        textured, grids = ({SPRITE_FRAMES: sprites.frames, **sheets[1]}, {"sheet_grids": sheets[2]}) if sheets else ({}, {})
+        textured, grids = ({SPRITE_FRAMES: sprites.frames, **sheets[1]}, sheets[2]) if sheets else ({}, {})
         kernel = sprite_blend(depth is not None, self.walk, sheets is not None)
         soft = compositor.render.soft_distance if depth is not None else 0.0
         if soft > 0.0:
@@ -200,6 +200,8 @@ class SpriteLayer:
                 "sprite_params": (camera.pixels_per_unit, s.opacity, camera.width, camera.height),
                 "sweep_seconds": shutter,
                 **(pose_values(s, sheet_slot) if sheet_slot is not None else {}),
+                **({REACH.name: compositor.sheets.reach(s) if sheet_slot >= 0 else 0.0}
+                   if sheet_slot is not None else {}),
             },
         )
 

@@ -9,7 +9,6 @@
  * (records.SPRITE_SHAPE) holds center, radius and depth; SPRITE_TILE comes from tables.py. */
 
 const float SPRITE_FALLOFF = 4.0;
-const float SQRT2 = 1.41421356; /* a textured sprite's footprint over its square's half side (sprite_sheets.py) */
 
 /* Pixels whose centers the footprint may cover: (x0, y0, x1, y1), empty when x1 < x0. */
 ivec4 sprite_pixel_rect(SpriteShape shape, vec2 stretch, ivec2 size)
