@@ -62,10 +62,12 @@ def apply_lens(scene, motion_blur: float | None, dof: tuple[float, float] | None
 
 
 def _keyframe_orbit(obj, center, radius, seconds, frames, fps):
-    """Circle the emitter around ``center`` (radius in the XY plane) over the frame range."""
+    """Circle the emitter around ``center`` (radius in the XY plane), one turn per ``seconds``, at angle 0 on
+    frame 1 whatever part of the shot a run bakes: a bake of frame 30 alone puts the emitter where frame 30 of
+    the whole shot does (it was at angle 0 on the run's first frame)."""
     first, last = frames
     for frame in range(first - 1, last + 1):
-        angle = 2 * math.pi * (frame - first) / (seconds * fps)
+        angle = 2 * math.pi * (frame - 1) / (seconds * fps)
         obj.location = (center[0] + radius * math.cos(angle), center[1] + radius * math.sin(angle), center[2])
         obj.keyframe_insert("location", frame=frame)
 

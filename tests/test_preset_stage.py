@@ -56,3 +56,20 @@ def test_every_shipped_stage_builds(name, tmp_path):
     scene, _ = build_scene(preset, (1, 2), (32, 18), tmp_path)
     assert scene.render.use_motion_blur == ("motion_blur" in preset.stage)
     assert scene.camera.data.dof.use_dof == ("dof" in preset.stage.get("camera", {}))
+
+
+def test_an_orbit_is_the_same_path_whatever_frames_a_run_bakes(tmp_path):
+    """The comet baked alone at frame 30 has its emitter where frame 30 of the whole shot has it (it was at the
+    orbit's start, angle 0, on whichever frame a run began)."""
+    comet = load_preset("comet")
+
+    def path(frames, at):
+        scene, emitter = build_scene(comet, frames, (32, 18), tmp_path)
+        located = []
+        for frame in at:
+            scene.frame_set(frame)
+            located.extend(emitter.matrix_world.translation)
+        return located
+
+    assert path((30, 30), [30, 29]) == pytest.approx(path((1, 60), [30, 29]))
+    assert path((30, 30), [30]) != pytest.approx(path((1, 60), [1]))
