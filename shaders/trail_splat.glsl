@@ -97,9 +97,23 @@ void main()
     return;
   }
   float inverse_length = inversesqrt(length2);
+  /* Along the segment's longer screen axis, only the pixels of the band |across| <= reach in each line:
+   * its box holds many more along a diagonal (the same pixels get the same adds either way). */
+  bool rows_major = abs(d.y) > abs(d.x);
+  ivec2 lines = rows_major ? ivec2(low.y, high.y) : ivec2(low.x, high.x);
+  ivec2 spans = rows_major ? ivec2(low.x, high.x) : ivec2(low.y, high.y);
+  vec2 a_major = rows_major ? a.yx : a.xy;
+  vec2 d_major = rows_major ? d.yx : d.xy;
+  float slope = d_major.y / d_major.x;
+  float band = reach * sqrt(length2) / abs(d_major.x) + 1.0;
   uint overflows = 0u;
-  for (int y = low.y; y <= high.y; y++) {
-    for (int x = low.x; x <= high.x; x++) {
+  for (int line = lines.x; line <= lines.y; line++) {
+    float middle = a_major.y + (float(line) + 0.5 - a_major.x) * slope - 0.5;
+    int first = max(spans.x, int(floor(middle - band)));
+    int last = min(spans.y, int(ceil(middle + band)));
+    for (int step = first; step <= last; step++) {
+      int x = rows_major ? step : line;
+      int y = rows_major ? line : step;
       vec2 offset = vec2(float(x), float(y)) + 0.5 - a.xy;
       float along = dot(offset, d) / length2;
       if (along < 0.0 || along >= 1.0) {
