@@ -2,7 +2,8 @@
  * gl_InstanceID = particle, gl_VertexID = corner), round with a soft edge.
  * With a stretch time the quad spans the particle's screen motion over that
  * time behind it, and its brightness is spread over the longer streak; with
- * MOTION_BLUR its path over the shutter too (footprint.glsl).  SPRITE_TEXTURE
+ * MOTION_BLUR its path over the shutter too, with DEPTH_OF_FIELD it widens by
+ * its circle of confusion (footprint.glsl, footprint.focus_variant).  SPRITE_TEXTURE
  * (sprite_sheets.textured_quads): the effect's sprite image instead of the round falloff, turned by its pose. */
 
 #ifdef SPRITE_TEXTURE
@@ -54,6 +55,11 @@ void main()
   /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
   float coverage = pixel_coverage(radius_px);
   radius_px = max(radius_px, 1.0);
+#ifdef DEPTH_OF_FIELD
+  /* Out of focus: wider, dimmer, the same light (the falloff's light goes as radius^2).  A sprite image
+   * stretches over the wider quad: magnified, not blurred. */
+  radius_px = focus_blurred_px(radius_px, clip.w, coverage);
+#endif
   float streak = length(motion);
   vec2 along = streak > 1e-3 ? motion / streak : vec2(1.0, 0.0);
 #ifdef SPRITE_TEXTURE

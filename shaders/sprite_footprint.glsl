@@ -4,7 +4,8 @@
  * different effects interleave by depth).  Sprites that do not show (unborn,
  * dead, behind the camera, outside the depth range) get radius 0 (no tiles)
  * and the last key.  sweep_seconds > 0: the footprint is swept along the particle's
- * screen motion over that many seconds before now (motion blur).  SPRITE_TEXTURE
+ * screen motion over that many seconds before now (motion blur); DEPTH_OF_FIELD: widened by
+ * the circle of confusion (footprint.focus_variant).  SPRITE_TEXTURE
  * (sprite_sheets.posed): each sprite's sheet slot and pose into sprite_frames too. */
 
 void main()
@@ -32,6 +33,10 @@ void main()
       float radius_px = particle_radius_px(slot, look_now, pixel_scale, clip.w);
       /* Below one pixel the sprite stays one pixel and gets fainter. */
       float alpha = opacity * pixel_coverage(radius_px);
+      radius_px = max(radius_px, 1.0);
+#ifdef DEPTH_OF_FIELD
+      radius_px = focus_blurred_px(radius_px, clip.w, alpha); /* out of focus: wider, fainter, the same cover */
+#endif
       color = vec4(particle_color(slot, look_now, 1.0) * alpha, alpha);
       if (sweep_seconds > 0.0 && is_finite(vel_life_in.xyz)) {
         vec4 tail = transform_point(view_proj, pos_age_in.xyz - vel_life_in.xyz * sweep_seconds);
@@ -41,7 +46,7 @@ void main()
           window.xy -= 0.5 * motion; /* the streak's middle */
         }
       }
-      shape = SpriteShape(window.xy, max(radius_px, 1.0), window.z);
+      shape = SpriteShape(window.xy, radius_px, window.z);
       key = min(uint(window.z * DEPTH_KEY_SCALE), HIDDEN_KEY - 1u); /* near first; truncated, no rounding to fuse */
 #ifdef SPRITE_TEXTURE
       if (sheet_slot > 0.0) {

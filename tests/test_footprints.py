@@ -16,6 +16,7 @@ from addon.engine.compositing import Camera, Compositor
 from addon.engine.footprint import Focus, Shutter
 from addon.engine.reference import compositing as ref
 from addon.engine.reference import footprint as ref_footprint
+from addon.engine.reference import raster as ref_raster
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.simulation import ParticleSystem
 from addon.engine.sprites import SpriteLayer
@@ -229,6 +230,45 @@ def test_sprites_stretch_over_the_shutter(host, particle_type, blend_mode):
     assert moving >= still + 18
     if blend_mode == "ADD":
         assert frame_energy(frames[1]) == pytest.approx(frame_energy(frames[0]), rel=0.1)
+
+
+def quad_frame(host, camera, pos_age, **values):
+    """The resolved frame of additive round sprites (raster_quads) at ``pos_age``, standing still."""
+    s = effect_settings({"count": len(pos_age), **SETTINGS, "particle_type": "SPRITE", **values})
+    system = ParticleSystem(host, s)
+    vel_life = np.tile(np.array([[0.0, 0.0, 0.0, 1.0]], np.float32), (len(pos_age), 1))
+    system.write_state(pos_age, vel_life)
+    compositor = Compositor(host, camera.width, camera.height, render_settings({"emax": 64.0}))
+    compositor.add(system, camera)
+    compositor.resolve()
+    expected = ref_raster.round_quads(pos_age, vel_life, camera.view_proj, camera.width, camera.height, s,
+                                      camera.pixels_per_unit, camera.focus)
+    return compositor.read_frame()[..., :3], expected
+
+
+@pytest.mark.parametrize("focus", [None, Focus(20.0, 4.0), Focus(20.0, 1.0), Focus(6.0, 1.0)],
+                         ids=["off", "in focus", "far out", "near"])
+def test_sprites_widen_by_their_circle_of_confusion(host, focus):
+    """An additive sprite (6 px at w = 4) out of focus: sqrt(6^2 + c^2) wide, dimmer by the area ratio, its light
+    kept; focused exactly at it, the sprite itself.  GPU vs reference."""
+    camera = dataclasses.replace(deep_camera(), focus=focus)
+    pos_age = np.array([[64.25, 32.5, 12.0, 0.5]], np.float32)  # w = 4
+    frame, expected = quad_frame(host, camera, pos_age, size=24.0, size_random=0.0)
+    np.testing.assert_allclose(frame, expected, rtol=2e-3, atol=2e-4 * expected.max())
+    sharp, _ = quad_frame(host, deep_camera(), pos_age, size=24.0, size_random=0.0)
+    assert frame_energy(frame) == pytest.approx(frame_energy(sharp), rel=0.01)
+    lit = (frame.max(axis=-1) > 0).sum()
+    radius = 6.0 if focus is None else float(np.hypot(6.0, focus.radius_px(4.0)))
+    assert abs(lit - np.pi * radius**2) < 0.1 * np.pi * radius**2
+    if focus is not None and focus.distance == 4.0:
+        np.testing.assert_allclose(frame, sharp, rtol=1e-3, atol=1e-6)
+
+
+def test_sprites_blur_only_with_a_focus():
+    camera = Camera.pixel_grid(WIDTH, HEIGHT)
+    assert raster.quads(camera) is raster.QUADS
+    blurred = raster.quads(dataclasses.replace(camera, focus=Focus(2.0, 1.0)))
+    assert ("DEPTH_OF_FIELD", "1") in blurred.defines and blurred in registry.KERNELS
 
 
 def test_bokeh_sprites_spread_wide_circles(host):

@@ -122,7 +122,8 @@ def test_footprints_match_the_reference(host, rng, what, shutter, focus, speed):
 
 @pytest.mark.parametrize("particle_type, blend_mode, focus, image", [
     ("SPRITE", "ADD", None, ""), ("POINT", "ALPHA", None, ""),
-    ("POINT", "ALPHA", (12.0, 1.0), ""),  # depth of field on: sprites keep their own size (the fire preset's case)
+    ("POINT", "ALPHA", (12.0, 1.0), ""), ("SPRITE", "ADD", (12.0, 1.0), ""),  # depth of field: widened sprites
+    ("SPRITE", "ADD", (12.0, 1.0), "puff"), ("POINT", "ALPHA", (12.0, 1.0), "puff"),
     ("SPRITE", "ADD", None, "puff"), ("POINT", "ALPHA", None, "puff"),  # a sprite image's square: to its corners
 ])
 def test_sprites_mark_their_radius(host, rng, particle_type, blend_mode, focus, image):

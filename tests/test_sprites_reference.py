@@ -18,11 +18,14 @@ the stop of opaque pixels after a chunk moves the crowded case by 1.3e-4 of it: 
 not the other, by up to 1/4096 of what follows; the fixed seeds have none.)
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from addon.engine.compositing import Camera, Compositor, perspective
 from addon.engine.depth import SceneDepth
+from addon.engine.footprint import Focus
 from addon.engine.reference import sprites as ref
 from addon.engine.reference.tile_lists import tile_lists
 from addon.engine.settings import effect_settings, render_settings
@@ -95,7 +98,7 @@ def linear(host, texture, count, channels=1):
 def reference_footprints(effects, camera, shutter=0.0):
     """The frame's sprite list: every effect's footprints one after another, as the layer lists them."""
     parts = [ref.footprints(pos_age, vel_life, camera.view_proj, camera.width, camera.height, system.settings,
-                            camera.pixels_per_unit, shutter) for system, pos_age, vel_life in effects]
+                            camera.pixels_per_unit, shutter, focus=camera.focus) for system, pos_age, vel_life in effects]
     return [np.concatenate(values) for values in zip(*parts)]
 
 
@@ -161,6 +164,16 @@ def test_streaks_match_the_reference(host, rng):
     check(host, effects, pixel_grid(), shutter=SHUTTER)
     streak = reference_footprints(effects, pixel_grid(), SHUTTER)[1]
     assert np.abs(streak).max() > 1.5 * TILE and (streak == 0).all(axis=1).any(), "long streaks and round sprites"
+
+
+def test_out_of_focus_sprites_match_the_reference(host, rng):
+    """Depth of field: every sprite widened by a circle of confusion of 6 px, fainter by the area ratio."""
+    camera = dataclasses.replace(pixel_grid(), focus=Focus(12.0, 0.5))  # |w - 0.5| = 0.5: 6 px
+    effects = [effect(host, scene(rng))]
+    shape, *_ = check(host, effects, camera)
+    sharp = reference_footprints(effects, pixel_grid())[0]
+    shown = sharp[:, 2] > 0
+    assert (shape[shown, 2] >= 6.0).all() and (shape[shown, 2] > sharp[shown, 2]).all()
 
 
 def test_two_effects_interleave_in_one_list(host, rng):

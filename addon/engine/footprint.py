@@ -186,12 +186,29 @@ def footprint_constants(camera, disc: bool = True) -> dict:
     return values
 
 
+def _footprint_variant(kernel: Kernel, constants: tuple, define: str) -> Kernel:
+    includes = kernel.includes if "footprint.glsl" in kernel.includes else (*kernel.includes, "footprint.glsl")
+    return dataclasses.replace(kernel, constants=(*kernel.constants, *constants), includes=includes,
+                               defines=(*kernel.defines, (define, "1")))
+
+
+def declared_footprint_constants(camera, kernel: Kernel) -> dict:
+    """footprint_constants (without the disc) that ``kernel`` declares: a sprite program's shutter or focus."""
+    declared = {c.name for c in kernel.constants}
+    return {name: value for name, value in footprint_constants(camera, disc=False).items() if name in declared}
+
+
 @cache
 def motion_variant(kernel: Raster) -> Raster:
     """A sprite program (raster_quads, sprite_alpha) stretched over the shutter."""
-    includes = kernel.includes if "footprint.glsl" in kernel.includes else (*kernel.includes, "footprint.glsl")
-    return dataclasses.replace(kernel, constants=(*kernel.constants, *SHUTTER_CONSTANTS), includes=includes,
-                               defines=(*kernel.defines, ("MOTION_BLUR", "1")))
+    return _footprint_variant(kernel, SHUTTER_CONSTANTS, "MOTION_BLUR")
+
+
+@cache
+def focus_variant(kernel: Kernel) -> Kernel:
+    """A sprite program (raster_quads, sprite_footprint) widened by its circle of confusion (footprint.glsl's
+    focus_widened_px)."""
+    return _footprint_variant(kernel, (FOCUS,), "DEPTH_OF_FIELD")
 
 
 FOOTPRINT_KINDS = ((False, False), (True, False), (False, True), (True, True))  # (motion, dof)

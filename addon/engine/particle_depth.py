@@ -109,9 +109,7 @@ class ParticleDepth:
         """Every live particle of ``system`` (a ParticleSystem or CSG cloud), with its look table ``look``,
         over the footprint ``camera``'s shutter and focus give it."""
         kind = reach_kind(system.settings)
-        motion, dof = camera.shutter is not None, camera.focus is not None and kind == "POINT"
-        if camera.focus is not None and not dof:  # sprites keep their own size out of focus: no focus constant
-            camera = dataclasses.replace(camera, focus=None)
+        motion, dof = camera.shutter is not None, camera.focus is not None
         listed = motion or dof or kind != "POINT"  # only these can reach beyond DIRECT_REACH
         count = system.count
         images = {**system.textures, "particle_depth": self.image, "look": look, **light_textures(system)}

@@ -9,7 +9,7 @@ is one, with the same "hidden when farther" rule as the splat.
 
 from __future__ import annotations
 
-from .footprint import footprint_constants, motion_variant
+from .footprint import declared_footprint_constants, focus_variant, motion_variant
 from .kernels import Constant, Raster
 from .lighting import light_textures, lit_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
@@ -41,9 +41,7 @@ QUAD_VERTICES = 6  # two triangles per particle
 
 def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
     """``kernel``'s constants (the shutter's and focus too, where it declares them)."""
-    declared = {c.name for c in kernel.constants}
-    footprint = {name: value for name, value in footprint_constants(camera, disc=False).items() if name in declared}
-    return {**footprint, **{
+    return {**declared_footprint_constants(camera, kernel), **{
         "count": system.count,
         "view_proj": camera.view_proj,
         **particle_values(system),
@@ -69,7 +67,9 @@ def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None 
 
 
 def quads(camera, textured: bool = False) -> Raster:
-    """QUADS, stretched over the shutter when the camera has one (motion blur); ``textured``: drawing the
-    effect's sprite image, turned by its pose (sprite_sheets.textured_quads)."""
+    """QUADS, stretched over the shutter when the camera has one (motion blur) and widened by the circle of
+    confusion when it has a focus (depth of field); ``textured``: drawing the effect's sprite image, turned by
+    its pose (sprite_sheets.textured_quads)."""
     kernel = textured_quads(QUADS) if textured else QUADS
-    return motion_variant(kernel) if camera.shutter is not None else kernel
+    kernel = motion_variant(kernel) if camera.shutter is not None else kernel
+    return focus_variant(kernel) if camera.focus is not None else kernel

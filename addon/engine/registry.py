@@ -56,6 +56,7 @@ KERNELS: tuple[Kernel, ...] = (
     raster.POINTS,
     raster.QUADS,
     footprint.motion_variant(raster.QUADS),
+    *(footprint.focus_variant(kernel) for kernel in (raster.QUADS, footprint.motion_variant(raster.QUADS))),
     *bokeh.BOKEH_KERNELS,
     *sprites.SPRITE_KERNELS,
     tile_lists.tile_instances(False),

@@ -20,7 +20,8 @@ then by the sprite's place in the list for equal keys.  The instance lists keep 
 ``check_every`` draws (``tile_lists.KeptLists``; the viewport's first lists
 are sized for ESTIMATED_TILES_PER_SPRITE).  A footprint is a general screen-space shape
 (``sprite_shape.glsl``: center, radius, depth and a stretch vector), so a
-motion-blurred streak (``shutter`` > 0) bins and blends like a round sprite.
+motion-blurred streak (``shutter`` > 0) bins and blends like a round sprite; with the camera's depth of field
+a sprite widens by its circle of confusion and fades by the area ratio (``footprint.focus_variant``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from functools import cache
 from . import ribbons
 from .binning import DigitPasses
 from .compositing import Camera, Compositor
+from .footprint import declared_footprint_constants, focus_variant
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .lighting import light_textures, lit_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
@@ -101,7 +103,8 @@ ALPHA_OVER = Kernel(
     local_size=(16, 16, 1),
     includes=(),
 )
-SPRITE_KERNELS = (SPRITE_FOOTPRINT, posed(SPRITE_FOOTPRINT), SPRITE_TILE_COUNTS, tile_instances(True),
+_FOOTPRINTS = (SPRITE_FOOTPRINT, posed(SPRITE_FOOTPRINT))
+SPRITE_KERNELS = (*_FOOTPRINTS, *map(focus_variant, _FOOTPRINTS), SPRITE_TILE_COUNTS, tile_instances(True),
                   *(sprite_blend(depth_test, walk, textured) for depth_test in (False, True) for walk in WALKS
                     for textured in (False, True)),
                   *(softened(sprite_blend(True, SPRITE_WALK, textured)) for textured in (False, True)), ALPHA_OVER)
@@ -186,6 +189,7 @@ class SpriteLayer:
         s = system.settings
         sprites = self.list
         kernel = SPRITE_FOOTPRINT if sheet_slot is None else posed(SPRITE_FOOTPRINT)
+        kernel = focus_variant(kernel) if camera.focus is not None else kernel
         self.host.dispatch(
             lit_variant(kernel, s.lighting), linear_groups(system.count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system),
@@ -199,6 +203,7 @@ class SpriteLayer:
                 **particle_values(system),
                 "sprite_params": (camera.pixels_per_unit, s.opacity, camera.width, camera.height),
                 "sweep_seconds": shutter,
+                **declared_footprint_constants(camera, kernel),
                 **(pose_values(s, sheet_slot) if sheet_slot is not None else {}),
                 **({REACH.name: compositor.sheets.reach(s) if sheet_slot >= 0 else 0.0}
                    if sheet_slot is not None else {}),

@@ -60,6 +60,27 @@ float coc_radius_px(float clip_w)
   precise float spread = coc_scale * abs(clip_w - focus_depth);
   return div_rn(spread, clip_w);
 }
+
+/* A sprite of `radius_px` pixels seen through the lens at clip w: its disc
+ * convolved with the circle of confusion is about a disc of sqrt(r^2 + c^2)
+ * (their spreads add in quadrature), as wide as the two together.  In focus
+ * (c = 0): the sprite itself, exactly.  particle_depth.glsl marks this. */
+float focus_widened_px(float radius_px, float clip_w)
+{
+  float coc = coc_radius_px(clip_w);
+  precise float widened2 = radius_px * radius_px + coc * coc;
+  return coc > 0.0 ? sqrt(widened2) : radius_px;
+}
+
+/* The sprite out of focus as raster_quads.glsl and sprite_footprint.glsl draw
+ * it: focus_widened_px, with `light` (its coverage or alpha) dimmed by the
+ * area ratio, so the light it adds (or the cover it gives) is kept. */
+float focus_blurred_px(float radius_px, float clip_w, inout float light)
+{
+  float widened = focus_widened_px(radius_px, clip_w);
+  light *= (radius_px / widened) * (radius_px / widened);
+  return widened;
+}
 #endif
 
 /* Where a particle's light can land, "the pixels it covers": the pixels whose

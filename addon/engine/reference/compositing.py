@@ -56,11 +56,17 @@ def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
     return pixel, particle_colors(settings, ramp, t, index, w, pixels_per_unit)
 
 
+def particle_radii(settings, ramp, t, index, w, pixels_per_unit):
+    """particle_look.glsl's particle_radius_px of particles ``index`` at life fraction ``t`` and clip w."""
+    look = look_at(look_table(settings, ramp), t)
+    size_factor = variation(index, settings.size_random, settings.seed, "SIZE")
+    return F(settings.size) * look[:, 3] * size_factor * F(pixels_per_unit) / w
+
+
 def particle_colors(settings, ramp, t, index, w, pixels_per_unit):
     """particle_look.glsl: HDR color of particles ``index`` at life fraction ``t`` and clip w."""
     look = look_at(look_table(settings, ramp), t)
-    size_factor = variation(index, settings.size_random, settings.seed, "SIZE")
-    radius_px = F(settings.size) * look[:, 3] * size_factor * F(pixels_per_unit) / w
+    radius_px = particle_radii(settings, ramp, t, index, w, pixels_per_unit)
     coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
     brightness = variation(index, settings.color_random, settings.seed, "BRIGHTNESS")
     return look[:, :3] * (F(settings.emission_strength) * brightness * coverage)[:, None]

@@ -42,10 +42,19 @@ def paths(pos_age, vel_life, view_proj, width, height, shutter=None, focus=None)
             clip_close = _clip(shutter.view_proj_close, p + v * F(shutter.close))
             seen = (clip_open[:, 3] > 0) & (clip_close[:, 3] > 0) & np.isfinite(v).all(axis=1)
             start[seen], end[seen] = _screen(clip_open[seen], size), _screen(clip_close[seen], size)
-        spread = np.zeros(len(index), F)
-        if focus is not None:
-            spread = F(focus.scale_px) * np.abs(w - F(focus.distance)) / w
+        spread = np.zeros(len(index), F) if focus is None else circles_of_confusion(focus, w)
     return index, clip, start, end, spread
+
+
+def circles_of_confusion(focus, w):
+    """footprint.glsl's coc_radius_px at clip w (float32)."""
+    return F(focus.scale_px) * np.abs(w - F(focus.distance)) / w
+
+
+def widened(radius_px, spread):
+    """footprint.glsl's focus_widened_px: a sprite's radius out of focus (its spread the circle of confusion)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(spread > 0, np.sqrt(radius_px * radius_px + spread * spread), radius_px).astype(F)
 
 
 def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit,

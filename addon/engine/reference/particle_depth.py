@@ -10,7 +10,7 @@ from ..lighting import is_lit
 from ..look import look_at, look_table, variation
 from ..particle_depth import FAR
 from .compositing import F
-from .footprint import paths
+from .footprint import paths, widened
 
 TAP_REACH = F(1.5)
 
@@ -20,15 +20,15 @@ def reaches(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
     """(index, center, half_path, radius) of the particles that show (emit, or for a lit effect scatter, some
     light: ``particle_light`` (count, 4), the light pass's radiance a slot) in front of the camera and inside
     its depth range: the capsules of pixel centers their light covers (kind: particle_depth.reach_kind's)."""
-    index, clip, start, end, spread = paths(pos_age, vel_life, view_proj, width, height, shutter,
-                                            focus if kind == "POINT" else None)
+    index, clip, start, end, spread = paths(pos_age, vel_life, view_proj, width, height, shutter, focus)
     w = clip[:, 3]
     look = look_at(look_table(settings, ramp), pos_age[index, 3] / vel_life[index, 3])
     if kind != "POINT":
         world = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, "SIZE") \
             * F(pixels_per_unit)
+        sprite = world / w if focus is None else widened(np.maximum(world / w, F(1)), spread)  # out of focus: widened
         square = np.sqrt(F(2)) if kind == "TEXTURED" else F(1)  # a sprite image's square reaches its corners
-        radius = np.maximum(square * (world / w), F(1)) + F(0.5)
+        radius = np.maximum(square * sprite, F(1)) + F(0.5)
     else:
         radius = np.where(spread > F(SPLAT_MAX_RADIUS), spread + F(0.5), spread + TAP_REACH)
     shows = F(settings.emission_strength) * look[:, :3].max(axis=1) > 0

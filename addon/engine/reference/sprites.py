@@ -15,6 +15,7 @@ from ..sprites import DEPTH_KEYS
 from ..tile_lists import TILE, TILE_CHUNK
 from . import binning
 from .exact import transform_points
+from .footprint import circles_of_confusion, widened
 from .soft_particles import soft_fade
 from .tile_lists import TileLists, pixel_rects
 
@@ -35,10 +36,11 @@ def window_coordinates(clip, width, height) -> np.ndarray:
 
 
 def footprints(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, sweep_seconds=0.0,
-               origin=(0.0, 0.0, 0.0), ramp=None):
+               origin=(0.0, 0.0, 0.0), ramp=None, focus=None):
     """sprite_footprint of one effect's particles: (shape, streak, color, key) per slot, shape (n, 4) the
     records.SPRITE_SHAPE texels, streak (n, 2) pixels (head minus tail), color (n, 4) premultiplied,
-    key (n,) uint32 (HIDDEN_KEY and zeros elsewhere for a sprite that does not show)."""
+    key (n,) uint32 (HIDDEN_KEY and zeros elsewhere for a sprite that does not show); ``focus``: widened by
+    the circle of confusion, fainter by the area ratio."""
     n = len(pos_age)
     pos_age, vel_life = np.asarray(pos_age, F), np.asarray(vel_life, F)
     position, velocity = pos_age[:, :3] + np.asarray(origin, F), vel_life[:, :3]
@@ -55,6 +57,11 @@ def footprints(pos_age, vel_life, view_proj, width, height, settings, pixels_per
         size = variation(index, settings.size_random, settings.seed, "SIZE")
         radius_px = F(settings.size) * look[:, 3] * size * F(pixels_per_unit) / w
         alpha = F(settings.opacity) * np.minimum(F(3.14159265) * radius_px * radius_px, F(1))
+        sharp = np.maximum(radius_px, F(1))
+        radius_px = sharp
+        if focus is not None:
+            radius_px = widened(sharp, circles_of_confusion(focus, w))
+            alpha = alpha * ((sharp / radius_px) * (sharp / radius_px))
         brightness = variation(index, settings.color_random, settings.seed, "BRIGHTNESS")
         color[index, :3] = look[:, :3] * (F(settings.emission_strength) * brightness * F(1))[:, None] * alpha[:, None]
         color[index, 3] = alpha
@@ -64,7 +71,7 @@ def footprints(pos_age, vel_life, view_proj, width, height, settings, pixels_per
             motion = window[swept, :2] - window_coordinates(tail[swept], width, height)[:, :2]
             streak[index[swept]] = motion
             window[swept, :2] -= F(0.5) * motion
-        center[index], radius[index], depth[index] = window[:, :2], np.maximum(radius_px, F(1)), window[:, 2]
+        center[index], radius[index], depth[index] = window[:, :2], radius_px, window[:, 2]
         key[index] = np.minimum((window[:, 2] * DEPTH_KEY_SCALE).astype(U), HIDDEN_KEY - U(1))
     shape = SPRITE_SHAPE.pack({"center": center, "radius": radius, "depth": depth})
     return shape, streak, color, key
