@@ -1,5 +1,6 @@
-/* Larger particles: a camera-facing quad per particle (two triangles,
- * gl_InstanceID = particle, gl_VertexID = corner), round with a soft edge.
+/* Larger particles: a camera-facing quad per particle (two triangles), round with a soft edge; an instance
+ * draws QUADS_PER_INSTANCE particles in a row (gl_VertexID / 6 among them, gl_VertexID % 6 the corner): a
+ * 6-vertex instance a particle left most lanes of each vertex warp idle (raster.py).
  * With a stretch time the quad spans the particle's screen motion over that
  * time behind it, and its brightness is spread over the longer streak; with
  * MOTION_BLUR its path over the shutter too, with DEPTH_OF_FIELD it widens by
@@ -22,13 +23,14 @@ const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0
 void main()
 {
   v_color = vec3(0.0);
-  v_corner = CORNERS[gl_VertexID];
+  int particle = gl_InstanceID * QUADS_PER_INSTANCE + gl_VertexID / 6;
+  v_corner = CORNERS[gl_VertexID % 6];
 #ifdef SPRITE_TEXTURE
   v_frame = 0.0;
 #endif
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
   vec4 pos_age_in, vel_life_in;
-  if (!fetch_particle(gl_InstanceID, pos_age_in, vel_life_in)) {
+  if (particle >= count || !fetch_particle(particle, pos_age_in, vel_life_in)) {
     return;
   }
   vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
@@ -51,7 +53,7 @@ void main()
   }
 #endif
   vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
-  float radius_px = particle_radius_px(gl_InstanceID, look_now, pixel_scale, clip.w);
+  float radius_px = particle_radius_px(particle, look_now, pixel_scale, clip.w);
   /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
   float coverage = pixel_coverage(radius_px);
   radius_px = max(radius_px, 1.0);
@@ -64,9 +66,9 @@ void main()
   vec2 along = streak > 1e-3 ? motion / streak : vec2(1.0, 0.0);
 #ifdef SPRITE_TEXTURE
   /* A textured quad turns by its pose unless a streak already lays it along the motion. */
-  v_frame = flipbook_position(gl_InstanceID, pos_age_in.w, vel_life_in.w);
+  v_frame = flipbook_position(particle, pos_age_in.w, vel_life_in.w);
   if (!(streak > 1e-3)) {
-    float angle = sprite_angle(gl_InstanceID, pos_age_in.w, screen_velocity(clip, vel_life_in.xyz, size));
+    float angle = sprite_angle(particle, pos_age_in.w, screen_velocity(clip, vel_life_in.xyz, size));
     along = vec2(cos(angle), sin(angle));
   }
 #endif
@@ -74,7 +76,7 @@ void main()
   float half_length = radius_px + 0.5 * streak;
   vec2 center = head - 0.5 * motion;
   vec2 corner_px = center + along * (v_corner.x * half_length) + across * (v_corner.y * radius_px);
-  v_color = particle_color(gl_InstanceID, look_now, coverage) * (radius_px / half_length);
+  v_color = particle_color(particle, look_now, coverage) * (radius_px / half_length);
   gl_Position = vec4((corner_px / size * 2.0 - 1.0) * clip.w, clip.z, clip.w);
 }
 #endif

@@ -33,10 +33,13 @@ _INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "p
 
 POINTS = Raster("raster_points", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES,
                 varyings=(("VEC3", "v_color"),))
-QUADS = Raster("raster_quads", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES,
-               varyings=(("VEC3", "v_color"), ("VEC2", "v_corner")))
-
 QUAD_VERTICES = 6  # two triangles per particle
+# Particles an instance of the quads draws: vertex warps of 32 lanes filled (96 vertices), where one 6-vertex
+# instance a particle left 26 lanes idle; the triangles keep their order, so the blend adds in the same order.
+QUADS_PER_INSTANCE = 16
+QUADS = Raster("raster_quads", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES,
+               varyings=(("VEC3", "v_color"), ("VEC2", "v_corner")),
+               defines=(("QUADS_PER_INSTANCE", str(QUADS_PER_INSTANCE)),))
 
 
 def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
@@ -62,7 +65,8 @@ def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None 
         textured = sheets is not None and is_textured(system.settings)
         kernel = lit_variant(quads(camera, textured), lighting)
         sheet_textures, sheet_values = sheets.quad_bindings(system.settings) if textured else ({}, {})
-        host.draw(kernel, "TRIS", QUAD_VERTICES, system.count, target, depth, {**textures, **sheet_textures},
+        host.draw(kernel, "TRIS", QUAD_VERTICES * QUADS_PER_INSTANCE, -(-system.count // QUADS_PER_INSTANCE), target,
+                  depth, {**textures, **sheet_textures},
                   {**constants(system, camera, stretch, kernel), **sheet_values})
 
 
