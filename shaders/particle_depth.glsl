@@ -49,12 +49,7 @@ void main()
   if (read_particle(slot, index, pos_age_in, vel_life_in)) {
     vec4 clip = transform_point(view_proj, pos_age_in.xyz);
     vec4 look_now = look_at(div_rn(pos_age_in.w, vel_life_in.w));
-    bool shows = emission_strength * max(look_now.r, max(look_now.g, look_now.b)) > 0.0;
-#ifdef PARTICLE_LIGHT
-    vec3 radiance = lit_radiance(index, look_now); /* a lit effect shows the light it scatters */
-    shows = max(radiance.r, max(radiance.g, radiance.b)) > 0.0;
-#endif
-    if (in_depth_range(clip) && shows) {
+    if (in_depth_range(clip) && particle_shows(index, look_now)) {
       reach = particle_reach(index, pos_age_in, vel_life_in.xyz, clip, look_now);
       depth = max(dot(view_axis, pos_age_in.xyz) + view_offset, 0.0);
     }

@@ -34,13 +34,9 @@ void spawn(uint slot, vec3 at, vec3 parent_velocity, out vec3 position, out vec3
 
 void main()
 {
-  ivec2 texel = ivec2(gl_GlobalInvocationID.xy);
-  int index = texel.y * int(gl_NumWorkGroups.x * gl_WorkGroupSize.x) + texel.x;
-  if (index >= parent_count) {
-    return;
-  }
-  uint births = imageLoad(spawn_births, texel).x;
-  if (births == 0u) {
+  ivec2 texel;
+  uint births;
+  if (!parent_births(texel, births)) {
     return;
   }
   uint first = imageLoad(spawn_offsets, texel).x;

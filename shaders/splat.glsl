@@ -33,18 +33,7 @@ void main()
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
   uvec3 q = quantize_color(color, quantize_scale);
 
-  uint add_hi = packed_hi(q);
-  uint add_lo = packed_lo(q);
-  uint old_hi = accum_add_hi(pixel, add_hi);
-  uint old_lo = accum_add_lo(pixel, add_lo);
-
-  uint overflows = uint((old_hi & LOW21) + q.r > LOW21) + uint((old_lo & LOW21) + q.b > LOW21) +
-                   uint(old_hi + add_hi < add_hi);
-  if (old_lo + add_lo < add_lo) {
-    /* G_low wrapped off the top of accum_lo: carry one into G_high. */
-    uint old_carry = accum_add_hi(pixel, 1u << 21u);
-    overflows += uint(old_carry + (1u << 21u) < (1u << 21u));
-  }
+  uint overflows = accum_add_color(pixel, q);
   if (overflows != 0u) {
     imageAtomicAdd(stats, ivec2(STAT_OVERFLOW, 0), overflows);
   }

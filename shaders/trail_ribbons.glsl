@@ -37,26 +37,14 @@ void main()
   int segment = gl_VertexID / 6;
   vec2 corner = CORNERS[gl_VertexID % 6];
   vec4 pos_age_in, vel_life_in;
-  if (!fetch_particle(index, pos_age_in, vel_life_in)) {
+  Trail trail;
+  if (!fetch_trail(index, pos_age_in, vel_life_in, trail) || segment >= trail.filled) {
     return;
   }
-  ivec2 state_size = textureSize(trail_heads, 0);
-  vec4 ring_head = texelFetch(trail_heads, particle_texel(index, state_size.x), 0);
-  int filled = int(ring_head.y);
-  if (segment >= filled) {
-    return;
-  }
-  vec3 head = pos_age_in.xyz;
-#ifdef MOTION_BLUR
-  if (is_finite(vel_life_in.xyz)) {
-    head += vel_life_in.xyz * shutter_close;
-  }
-#endif
-  int newest = int(ring_head.x);
   int j = segment + int(corner.x);
-  vec4 here = view_proj * vec4(trail_point(index, j, head, newest, state_size), 1.0);
-  vec4 before = view_proj * vec4(trail_point(index, max(j - 1, 0), head, newest, state_size), 1.0);
-  vec4 after = view_proj * vec4(trail_point(index, min(j + 1, filled), head, newest, state_size), 1.0);
+  vec4 here = view_proj * vec4(trail_point(index, j, trail), 1.0);
+  vec4 before = view_proj * vec4(trail_point(index, max(j - 1, 0), trail), 1.0);
+  vec4 after = view_proj * vec4(trail_point(index, min(j + 1, trail.filled), trail), 1.0);
   vec4 other = corner.x == 0.0 ? after : before;
   if (!(here.w > 0.0 && other.w > 0.0)) {
     return;

@@ -22,12 +22,10 @@ void main()
   vec4 color = vec4(0.0);
   uint key = HIDDEN_KEY;
   vec4 pos_age_in, vel_life_in;
-  ivec2 state_size = textureSize(trail_heads, 0);
-  vec4 ring_head = texelFetch(trail_heads, particle_texel(index, state_size.x), 0);
-  if (fetch_particle(index, pos_age_in, vel_life_in) && segment < int(ring_head.y)) {
-    int newest = int(ring_head.x);
-    vec4 near_end = transform_point(view_proj, trail_point(index, segment, pos_age_in.xyz, newest, state_size));
-    vec4 far_end = transform_point(view_proj, trail_point(index, segment + 1, pos_age_in.xyz, newest, state_size));
+  Trail trail;
+  if (fetch_trail(index, pos_age_in, vel_life_in, trail) && segment < trail.filled) {
+    vec4 near_end = transform_point(view_proj, trail_point(index, segment, trail));
+    vec4 far_end = transform_point(view_proj, trail_point(index, segment + 1, trail));
     if (near_end.w > 0.0 && far_end.w > 0.0) {
       vec3 a = window_coordinates(near_end, size);
       vec3 b = window_coordinates(far_end, size);

@@ -60,6 +60,12 @@ def assert_matches(system, member) -> None:
     if system.spawner is not None:
         assert system.spawner.read_cursor() == member.cursor
         assert system.spawner.read_overflow() == member.lost
+    if member.tint is not None:
+        np.testing.assert_array_equal(host_tint(system), member.tint)
+
+
+def host_tint(system) -> np.ndarray:
+    return system.host.read(system.tint).reshape(-1, 4)[: system.count]
 
 
 def test_death_events_match_the_reference(host):
@@ -110,6 +116,63 @@ def test_rate_events_match_the_reference(host):
         assert_matches(system, member)
 
 
+TINTED_ROCKETS = {**ROCKETS, "color_start": (1.0, 0.1, 0.05), "color_end": (0.9, 0.8, 0.1)}
+TINTED_SPARKS = {**SPARKS, "spawn_inherit_color": 0.75, "color_start": (0.1, 0.2, 1.0), "color_end": (0.0, 0.0, 0.3)}
+
+
+@pytest.mark.parametrize("spawn_on", ["DEATH", "RATE"])
+def test_inherited_color_matches_the_reference(host, spawn_on):
+    """Each birth's tint is its parent's color at the event (the end of its look at death, its age / life at a
+    rate mark) and the fraction spawn_inherit_color; effects that do not inherit have no tint at all."""
+    sparks = {**TINTED_SPARKS, "spawn_on": spawn_on, "spawn_rate": 20.0}
+    systems, _ = build(host, [TINTED_ROCKETS, sparks], ["Rockets", "Sparks"])
+    assert systems[0].tint is None
+    run_gpu(systems, 8)
+    members = run_reference([TINTED_ROCKETS, sparks], [None, 0], 8)
+    tinted = members[1].tint[:, 3] > 0
+    assert tinted.sum() > 100 and (members[1].tint[tinted, 3] == np.float32(0.75)).all()
+    if spawn_on == "DEATH":  # every parent dies at the end of its look
+        assert (members[1].tint[tinted, :3] == np.float32(TINTED_ROCKETS["color_end"])).all()
+    else:  # rate marks fall all along the parents' lives
+        assert len(np.unique(members[1].tint[tinted, 1])) > 20
+    for system, member in zip(systems, members):
+        assert_matches(system, member)
+
+
+def test_a_tinted_particle_is_drawn_in_the_mix_of_its_and_its_parents_color(host, rng):
+    """The splat (particle_color, which every draw path shares) draws each slot in mix(its own color over life,
+    its tint's rgb, its tint's a), exactly as the reference."""
+    from addon.engine.compositing import Camera, Compositor
+    from addon.engine.reference import compositing as ref_compositing
+    from addon.engine.settings import render_settings
+
+    width, height, n = 64, 48, 2000
+    settings = effect_settings({**TINTED_SPARKS, "count": n, "emission_strength": 1.5})
+    system = simulation.ParticleSystem(host, settings)
+    pos_age = np.zeros((n, 4), np.float32)
+    pos_age[:, :2] = rng.uniform(0, [width, height], (n, 2))
+    pos_age[:, 3] = rng.uniform(0, 0.99, n)
+    vel_life = np.zeros((n, 4), np.float32)
+    vel_life[:, 3] = 1.0
+    system.write_state(pos_age, vel_life)
+    tint = np.zeros((system.tint.height * system.tint.width, 4), np.float32)
+    tint[:n, :3] = rng.uniform(0, 2, (n, 3))
+    tint[:n, 3] = rng.choice([0.0, 0.3, 1.0], n)
+    system.tint = host.texture("particle_tint", system.tint.width, system.tint.height, "RGBA32F",
+                               tint.reshape(system.tint.height, system.tint.width, 4))
+    camera = Camera.pixel_grid(width, height)
+    compositor = Compositor(host, width, height, render_settings({"emax": 8.0}))
+    compositor.splat(system, camera)
+    hi, lo = compositor.read_accum()
+    ref_hi, ref_lo, _ = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, settings, 8.0,
+                                              camera.pixels_per_unit, tint=tint[:n])
+    own_hi, _, _ = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, settings, 8.0,
+                                         camera.pixels_per_unit)
+    assert (ref_hi != own_hi).sum() > 100, "the tint changes the picture"
+    np.testing.assert_array_equal(hi, ref_hi)
+    np.testing.assert_array_equal(lo, ref_lo)
+
+
 def test_two_runs_are_byte_identical(host):
     def state():
         systems, _ = build(host, [ROCKETS, SPARKS, CRACKLE], ["Rockets", "Sparks", "Crackle"])
@@ -119,18 +182,23 @@ def test_two_runs_are_byte_identical(host):
     assert state() == state()
 
 
+def state_bytes(systems) -> list[bytes]:
+    return [s.host.read(t).tobytes() for s in systems for t in (s.pos_age, s.vel_life, s.tint) if t is not None]
+
+
 @pytest.mark.parametrize("on_gpu", [False, True])
 def test_a_checkpoint_replays_the_family_exactly(host, on_gpu):
-    """Restoring a checkpoint (cursor included) and stepping on repeats the first pass bit for bit."""
-    systems, _ = build(host, [ROCKETS, SPARKS, CRACKLE], ["Rockets", "Sparks", "Crackle"])
+    """Restoring a checkpoint (cursor and inherited tints included) and stepping on repeats the first pass bit for
+    bit."""
+    systems, _ = build(host, [ROCKETS, TINTED_SPARKS, CRACKLE], ["Rockets", "Sparks", "Crackle"])
     run_gpu(systems, 4)
     saved = [s.snapshot_on_gpu() if on_gpu else s.snapshot() for s in systems]
     run_gpu(systems, 5)
-    first = [host.read(t).tobytes() for s in systems for t in (s.pos_age, s.vel_life)]
+    first = state_bytes(systems)
     for system, state in zip(systems, saved):
         system.restore(state)
     run_gpu(systems, 5)
-    assert [host.read(t).tobytes() for s in systems for t in (s.pos_age, s.vel_life)] == first
+    assert state_bytes(systems) == first
 
 
 def test_effects_without_family_run_todays_kernel():

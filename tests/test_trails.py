@@ -8,7 +8,9 @@ from test_sim_cache import cli
 from addon.engine import ribbons, trails
 from addon.engine.compositing import Camera, Compositor, camera_view, perspective
 from addon.engine.footprint import Shutter
+from addon.engine.particle_depth import FAR, ParticleDepth, reach_kind, view_depth_row
 from addon.engine.reference import trails as ref
+from addon.engine.reference.particle_depth import mark_trails, nearest_depth
 from addon.engine.settings import SettingsError, effect_settings, render_settings
 from addon.engine.simulation import ParticleSystem
 from addon.engine.sprites import SpriteLayer
@@ -126,15 +128,18 @@ def test_bad_trail_settings_are_refused_with_the_limit(host):
         ParticleSystem(host, effect_settings({"count": 100, "trail_points": 4, "sort_order": "GRID_CELL"}))
 
 
-def one_trail_scene(host, **overrides):
-    """One particle whose ring holds a bent path in front of a camera, drawn at 96x64."""
+BENT_PATH = ((0.3, 0.0, 0.1), (0.0, 0.0, 0.0), (-0.3, 0.0, 0.2), (-0.6, 0.0, 0.2))  # newest first
+CAMERA_AT, CAMERA_AIM = (0, -3, 0.1), (0, 0, 0.1)  # view depth: y + 3
+
+
+def one_trail_scene(host, path=BENT_PATH, **overrides):
+    """One particle whose ring holds ``path`` (4 points, newest first) in front of a camera, drawn at 96x64."""
     settings = effect_settings({"count": 1, "trail_points": 4, "size": 0.15, "trail_width_end": 0.5,
                                 "trail_fade": 0.5, "trail_color_end": (0.2, 0.5, 1.0), "color_start": (1, 1, 1),
                                 "color_end": (1, 1, 1), **overrides})
     system = ParticleSystem(host, settings)
     system.write_state(np.array([[0.6, 0.0, 0.0, 0.5]], np.float32), np.array([[0.0, 0.0, 0.0, 1.0]], np.float32))
     ring = np.zeros((system.trails.points.height, system.trails.points.width, 4), np.float32)
-    path = [(0.3, 0.0, 0.1), (0.0, 0.0, 0.0), (-0.3, 0.0, 0.2), (-0.6, 0.0, 0.2)]  # newest first
     height = system.trails.heads.height
     for j, point in enumerate(path):  # newest at ring index 3, then 2, 1, 0
         ring[(3 - j) // system.trails.tiles_x * height, (3 - j) % system.trails.tiles_x * system.trails.heads.width, :3] = point
@@ -142,7 +147,7 @@ def one_trail_scene(host, **overrides):
     heads[0, 0] = (3, 4, 0.5, 0)
     system.trails.restore((ring, heads))
     width, height = 96, 64
-    view_proj = perspective(0.8, width / height, 0.1, 10.0) @ camera_view((0, -3, 0.1), (0, 0, 0.1))
+    view_proj = perspective(0.8, width / height, 0.1, 10.0) @ camera_view(CAMERA_AT, CAMERA_AIM)
     camera = Camera(view_proj, width, height)
     compositor = Compositor(host, width, height, render_settings({"emax": 16.0}))
     return system, camera, compositor
@@ -186,6 +191,37 @@ def test_trails_are_drawn_where_the_reference_puts_them(host, how):
     near = np.any([distance < half + 2.5 for _, distance, half, _, _ in reaches], axis=0)
     assert inside.sum() > 50, "the ribbon's core is wide enough to test"
     assert not image[~near].any(), "nothing beyond a pixel and a half of the ribbon's edge"
+
+
+@pytest.mark.parametrize("blend_mode", ["ADD", "ALPHA"])
+def test_trails_mark_the_particle_depth_so_geometry_hides_them(host, blend_mode):
+    """The particle depth (final renders' compositing over the scene) covers the trail's segments as the
+    reference does (trail_depth.glsl), with the depth along each segment: a wall across a trail that runs away
+    from the camera hides the part behind it, and only that part."""
+    path = ((0.3, -1.0, 0.1), (0.0, 0.0, 0.0), (-0.3, 1.0, 0.2), (-0.6, 2.0, 0.2))  # from depth 2 to 5
+    system, camera, compositor = one_trail_scene(host, path, blend_mode=blend_mode)
+    view = camera_view(CAMERA_AT, CAMERA_AIM)
+    layer = ParticleDepth(host, camera.width, camera.height)
+    layer.clear()
+    layer.add(system, camera, view, compositor.look_texture(system))
+    depth = layer.read()
+    pos_age, vel_life = system.read_state()
+    expected = nearest_depth(pos_age, vel_life, camera.view_proj, view_depth_row(view), camera.width, camera.height,
+                             system.settings, camera.pixels_per_unit, kind=reach_kind(system.settings))
+    head = (expected < FAR).sum()
+    mark_trails(expected, ref.ribbon_segments(system.settings, rings_of(system), pos_age, vel_life, camera.view_proj,
+                                              camera.width, camera.height, camera.pixels_per_unit),
+                view_depth_row(view))
+    marked, expected_marked = depth < FAR, expected < FAR
+    assert expected_marked.sum() > 2 * head, "the trail covers far more than its head"
+    assert (marked != expected_marked).sum() <= 4, "only pixel centers on an edge may round the other way"
+    both = marked & expected_marked
+    np.testing.assert_allclose(depth[both], expected[both], rtol=1e-4)
+    wall = 3.5  # a wall at y = 0.5: the scene's depth wherever it stands
+    hidden, expected_hidden = both & (depth >= wall), both & (expected >= wall)
+    on_edge = np.abs(expected - wall) < 1e-3
+    assert hidden.sum() > 20 and (both & ~hidden).sum() > 20, "the wall hides part of the trail, not all"
+    assert not (hidden != expected_hidden)[~on_edge].any()
 
 
 def test_a_trail_effect_composites_through_the_frame(host):

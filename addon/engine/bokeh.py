@@ -30,7 +30,7 @@ from functools import cache
 
 from .footprint import FOCUS, footprint_constants, motion_variant
 from .kernels import Constant, Image, Kernel
-from .lighting import light_textures, lit_variant
+from .lighting import look_textures, look_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sorting import linear_groups
 from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_kernel
@@ -96,10 +96,10 @@ class BokehLayer:
             self.discs = FootprintList(self.host, count)
         discs = self.discs
         self.host.dispatch(
-            lit_variant(bokeh_discs(camera.shutter is not None), system.settings.lighting), linear_groups(count),
+            look_variant(bokeh_discs(camera.shutter is not None), system.settings), linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, "sprite_shapes": discs.shapes,
              "sprite_streaks": discs.streaks, "sprite_colors": discs.colors, "instance_counts": discs.instance_counts,
-             **light_textures(system)},
+             **look_textures(system)},
             {
                 **footprint_constants(camera, disc=False),
                 "count": count,

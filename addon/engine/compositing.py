@@ -25,7 +25,7 @@ from .footprint import (
     motion_variant,
 )
 from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .lighting import light_textures, lit_variant
+from .lighting import look_textures, look_variant
 from .look import (
     COLOR_END,
     COLOR_START,
@@ -42,7 +42,6 @@ from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
 from .sorting import linear_groups
 from .sprite_sheets import SpriteSheets
-from .trails import TRAIL_LAYOUT
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
 CHANNEL_MAX = np.array([tables.CHANNEL_MAX[c] for c in "RGB"], dtype=np.float64)
@@ -169,7 +168,7 @@ TRAIL_SPLAT = Kernel(
     "trail_splat",
     images=(*ACCUM_IMAGES, STATS, LOOK_TABLE),
     samplers=(*PARTICLE_STATE, *ribbons.RING),
-    constants=(*SPLAT_CONSTANTS, TRAIL_LAYOUT, ribbons.TRAIL_LOOK, ribbons.TRAIL_TINT),
+    constants=(*SPLAT_CONSTANTS, *ribbons.TRAIL_CONSTANTS),
     includes=("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl",
               "particle_fetch.glsl", *ribbons.TRAIL_INCLUDES),
 )
@@ -347,13 +346,12 @@ class Compositor:
     def splat_trails(self, system: ParticleSystem, camera: Camera) -> None:
         """Add the effect's trails into the accumulation, a segment an invocation (trail_splat.glsl)."""
         base = motion_variant(TRAIL_SPLAT) if camera.shutter is not None else TRAIL_SPLAT
-        kernel = lit_variant(splat_variant(base, depth=self.depth is not None, paired=self.paired),
-                             system.settings.lighting)
+        kernel = look_variant(splat_variant(base, depth=self.depth is not None, paired=self.paired), system.settings)
         self.host.dispatch(
             kernel, linear_groups(system.count * system.settings.trail_points),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, **system.trails.textures,
              **self.accum_textures, "stats": self.stats, "look": self.look_texture(system),
-             **(self.depth.textures if self.depth else {}), **light_textures(system)},
+             **(self.depth.textures if self.depth else {}), **look_textures(system)},
             {**ribbons.trail_values(system, camera, kernel), "count": system.count,
              "target_size": (self.width, self.height), "view_proj": camera.view_proj, **particle_values(system),
              "quantize": (*quantize_scale(self.emax), camera.pixels_per_unit)},
@@ -380,13 +378,12 @@ class Compositor:
             base = FOOTPRINT_KERNELS[(layout, camera.shutter is not None, camera.focus is not None)]
         else:
             base = self.splat_kernels[layout]
-        kernel = lit_variant(splat_variant(base, depth=self.depth is not None, paired=self.paired),
-                             system.settings.lighting)
+        kernel = look_variant(splat_variant(base, depth=self.depth is not None, paired=self.paired), system.settings)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
             kernel, (groups_x, -(-rows // per_thread(kernel)), 1),
             {**system.textures, **self.accum_textures, "stats": self.stats,
-             "look": look, **(self.depth.textures if self.depth else {}), **light_textures(system)},
+             "look": look, **(self.depth.textures if self.depth else {}), **look_textures(system)},
             {
                 **(footprint_constants(camera) if footprint else {}),
                 "count": system.count,

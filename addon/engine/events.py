@@ -8,6 +8,7 @@ substep by substep, parent, then child, then grandchild (:func:`step_family`); f
     spawn_count(events -> births)            # per parent slot: its events x the count per event
     scan(births -> offsets, total)           # exclusive, on the GPU (scan.py, as compaction.py does)
     spawn_events(events, offsets -> child)   # parent slot i writes its births at cursor + offset_i, ...
+    spawn_tint(events, offsets -> tint)      # with spawn_inherit_color: the parent's color at the event per birth
     spawn_cursor(cursor, total -> cursor)    # the child's ring cursor moves past the births
     simulate (SPAWNED) of the child          # the births draw their lifetime and move from the event's instant
 
@@ -25,7 +26,10 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from .kernels import Constant, Image, Kernel
+import numpy as np
+
+from .kernels import Constant, Image, Kernel, Sampler
+from .look import LOOK_SIZE, PARTICLE_STATE, look_table
 from .scan import Scan
 from .settings import EffectSettings
 from .simulation import LAYOUTS, ParticleSystem, event_images
@@ -75,7 +79,7 @@ SPAWN_EVENTS_KERNELS = {
         *event_images("READ"), Image("spawn_births", "R32UI", "READ"), Image("spawn_offsets", "R32UI", "READ"),
         Image("spawn_cursor", "R32UI", "READ"), Image("child_pos_age", layout.format, "WRITE"),
         Image("child_vel_life", layout.format), Image("spawn_overflow", "R32UI", atomic=True),
-    ), constants=_CONSTANTS, includes=(*_INCLUDES, "cone.glsl"),
+    ), constants=_CONSTANTS, includes=(*_INCLUDES, "cone.glsl", "spawn_births.glsl"),
         defines=(*_DEFINES, ("STATE_LIMIT", layout.limit)))
     for name, layout in LAYOUTS.items()
 }
@@ -87,7 +91,17 @@ SPAWN_CURSOR = Kernel(
     local_size=(1, 1, 1),
     includes=(),
 )
-EVENT_KERNELS = (*SPAWN_COUNT_KERNELS.values(), *SPAWN_EVENTS_KERNELS.values(), SPAWN_CURSOR)
+# The parent's color at each birth's event, for a child that inherits it (look.inherits_color).
+SPAWN_TINT = Kernel(
+    "spawn_tint",
+    images=(Image("event_position", "RGBA32F", "READ"), Image("spawn_births", "R32UI", "READ"),
+            Image("spawn_offsets", "R32UI", "READ"), Image("spawn_cursor", "R32UI", "READ"),
+            Image("child_tint", "RGBA32F", "WRITE")),
+    samplers=(*PARTICLE_STATE, Sampler("parent_look")),  # the parent's state and look table
+    constants=(Constant("INT", "count"), Constant("INT", "parent_count"), Constant("FLOAT", "spawn_inherit_color")),
+    includes=("common.glsl", "spawn_births.glsl"),
+)
+EVENT_KERNELS = (*SPAWN_COUNT_KERNELS.values(), *SPAWN_EVENTS_KERNELS.values(), SPAWN_CURSOR, SPAWN_TINT)
 
 
 @lru_cache(maxsize=64)
@@ -131,6 +145,7 @@ class Spawner:
         self.cursor, self._next = (host.texture("spawn_cursor", 1, 1, "R32UI") for _ in range(2))
         self.overflow = host.texture("spawn_overflow", 1, 1, "R32UI")
         self.scan = Scan(host, parent.count)
+        self._look, self._look_key = None, None  # the parent's look table (spawn_tint), and what it follows from
         parent.record_events()
         self.reset()
 
@@ -151,8 +166,30 @@ class Spawner:
             **parent.events, "spawn_births": self.births, "spawn_offsets": self.offsets, "spawn_cursor": self.cursor,
             "child_pos_age": child.pos_age, "child_vel_life": child.vel_life, "spawn_overflow": self.overflow,
         }, constants)
+        if child.tint is not None:
+            self._inherit_color()
         self._move_cursor(self.cursor, self._next, advance=True)
         self.cursor, self._next = self._next, self.cursor
+
+    def _inherit_color(self) -> None:
+        """Each birth of this substep takes the parent's color at its event into the child's tint."""
+        parent, child = self.parent, self.child
+        self.host.dispatch(SPAWN_TINT, parent.groups, {
+            "event_position": parent.events["event_position"], "spawn_births": self.births,
+            "spawn_offsets": self.offsets, "spawn_cursor": self.cursor, "child_tint": child.tint,
+            "pos_age": parent.pos_age, "vel_life": parent.vel_life, "parent_look": self._parent_look(),
+        }, {"count": child.count, "parent_count": parent.count,
+            "spawn_inherit_color": child.settings.spawn_inherit_color})
+
+    def _parent_look(self):
+        """The parent's look table (look.py), made again when its settings or ramp change."""
+        ramp = self.parent.ramp
+        key = (self.parent.settings, None if ramp is None else np.asarray(ramp, np.float32).tobytes())
+        if key != self._look_key:
+            self._look = self.host.texture("parent_look", LOOK_SIZE, 1, "RGBA32F",
+                                           look_table(self.parent.settings, ramp))
+            self._look_key = key
+        return self._look
 
     def _move_cursor(self, cursor, into, advance: bool) -> None:
         self.host.dispatch(SPAWN_CURSOR, (1, 1, 1), {"spawn_cursor": cursor, "spawn_total": self.total,

@@ -51,6 +51,7 @@ from functools import cache
 import numpy as np
 
 from .kernels import Kernel, Sampler
+from .look import PARTICLE_TINT, inherits_color
 from .records import LIGHT
 from .tables import LIGHT_TYPES
 
@@ -227,3 +228,23 @@ def lit_variant(kernel: Kernel, lighting: str) -> Kernel:
 def light_textures(system) -> dict:
     """What a lit variant binds besides ``kernel``'s own: the system's particle_light (nothing when emissive)."""
     return {PARTICLE_LIGHT.name: system.particle_light} if is_lit(system.settings) else {}
+
+
+def tinted_variant(kernel: Kernel) -> Kernel:
+    """``kernel`` (one that colors particles through particle_look.glsl) mixing each slot's inherited tint into
+    the color over life (PARTICLE_TINT)."""
+    return dataclasses.replace(kernel, samplers=(*kernel.samplers, PARTICLE_TINT),
+                               defines=(*kernel.defines, ("PARTICLE_TINT", "1")))
+
+
+def look_variant(kernel: Kernel, settings) -> Kernel:
+    """``kernel`` drawing an effect with ``settings``: lit as the effect is (lit_variant), tinted by its parent's
+    color where it inherits it (tinted_variant)."""
+    kernel = lit_variant(kernel, settings.lighting)
+    return tinted_variant(kernel) if inherits_color(settings) else kernel
+
+
+def look_textures(system) -> dict:
+    """What a look_variant binds besides ``kernel``'s own: particle_light, particle_tint where it has them."""
+    tint = {PARTICLE_TINT.name: system.tint} if inherits_color(system.settings) else {}
+    return {**light_textures(system), **tint}

@@ -24,6 +24,14 @@ LOOK_SEED = Constant("INT", "look_seed")
 # What a kernel that works out particles' looks reads: the look table (look.glsl) and the system's state.
 LOOK_TABLE = Image("look", "RGBA32F", "READ")
 PARTICLE_STATE = (Sampler("pos_age"), Sampler("vel_life"))
+# A spawned effect's per-slot tint (spawn_tint.glsl writes it at birth, particle_color mixes it in): rgb the parent's
+# color at the event, a the fraction of it (spawn_inherit_color).
+PARTICLE_TINT = Sampler("particle_tint")
+
+
+def inherits_color(settings) -> bool:
+    """Whether an effect's particles take their parent's color (a tint a slot, only for those effects)."""
+    return bool(settings.spawn_from) and settings.spawn_inherit_color > 0.0
 
 
 def particle_values(system) -> dict:

@@ -12,7 +12,8 @@ marks the reaches up to DIRECT_REACH pixels from their center pixel by pixel;
 wider ones (long streaks, wide discs and sprites: a thread would loop over
 thousands of pixels) go into a footprint list, binned by screen tile like the
 bokeh discs, and one workgroup a tile marks them a thread a pixel
-(``particle_depth_tiles.glsl``).
+(``particle_depth_tiles.glsl``).  Trails mark their segments, a thread a segment (``trail_depth.glsl``), so
+a trail passing behind an object is hidden where it is behind.
 """
 
 from __future__ import annotations
@@ -21,12 +22,14 @@ import dataclasses
 
 import numpy as np
 
+from . import ribbons
 from .compositing import SPLAT_CONSTANTS, Camera
-from .footprint import FOCUS, SHUTTER_CONSTANTS, footprint_constants
+from .footprint import FOCUS, SHUTTER_CONSTANTS, footprint_constants, motion_variant
 from .kernels import Constant, Image, Kernel
-from .lighting import light_textures, lit_variant
-from .look import particle_values
+from .lighting import look_textures, look_variant
+from .look import LOOK_TABLE, PARTICLE_STATE, particle_values
 from .simulation import LAYOUTS
+from .sorting import linear_groups
 from .sprite_sheets import is_textured
 from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_kernel
 
@@ -41,13 +44,15 @@ REACH_KINDS = {"POINT": 0, "SPRITE": 1, "TEXTURED": 2}  # TEXTURED: a sprite ima
 ESTIMATED_TILES_PER_PARTICLE = 0.25  # most reaches are narrow and marked directly
 
 
+VIEW_DEPTH = Constant("VEC4", "view_depth", components=(  # world position to depth along the camera axis
+    ("view_axis", "xyz"), ("view_offset", "w")))
+DEPTH_IMAGE = Image("particle_depth", "R32UI", atomic=True)
+
+
 def _depth_kernel(layout, motion: bool, dof: bool, listed: bool) -> Kernel:
     """Over ``layout``'s state; ``motion``, ``dof``: along the shutter path, over the circle of confusion;
     ``listed``: wide reaches written to the footprint list (otherwise none can be wide)."""
-    constants = [*SPLAT_CONSTANTS,
-                 Constant("VEC4", "view_depth", components=(  # world position to depth along the camera axis
-                     ("view_axis", "xyz"), ("view_offset", "w"))),
-                 Constant("INT", "reach_kind")]
+    constants = [*SPLAT_CONSTANTS, VIEW_DEPTH, Constant("INT", "reach_kind")]
     defines = [("DIRECT_REACH", f"{DIRECT_REACH:.1f}"),
                *((f"REACH_{kind}", str(code)) for kind, code in REACH_KINDS.items())]
     if motion:
@@ -61,7 +66,7 @@ def _depth_kernel(layout, motion: bool, dof: bool, listed: bool) -> Kernel:
         defines.append(("WIDE_LIST", "1"))
     return Kernel(
         "particle_depth",
-        images=(*layout.images("READ"), Image("particle_depth", "R32UI", atomic=True), Image("look", "RGBA32F", "READ"),
+        images=(*layout.images("READ"), DEPTH_IMAGE, Image("look", "RGBA32F", "READ"),
                 *list_images),
         constants=tuple(constants),
         includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_read.glsl",
@@ -74,9 +79,20 @@ PARTICLE_DEPTH_KERNELS = {
     (name, motion, dof, listed): _depth_kernel(layout, motion, dof, listed)
     for name, layout in LAYOUTS.items() for motion in (False, True) for dof in (False, True) for listed in (False, True)
 }
-_TILES = tile_kernel("particle_depth_tiles", Image("particle_depth", "R32UI", atomic=True), False)
+_TILES = tile_kernel("particle_depth_tiles", DEPTH_IMAGE, False)
 PARTICLE_DEPTH_TILES = dataclasses.replace(_TILES, includes=(*_TILES.includes, "footprint.glsl"),
                                            defines=(*_TILES.defines, ("FAR_BITS", f"{FAR_BITS}u")))
+
+# Trails (ribbons.py): a segment an invocation; with motion blur the head at shutter close, as they are drawn.
+TRAIL_DEPTH = Kernel(
+    "trail_depth",
+    images=(DEPTH_IMAGE, LOOK_TABLE),
+    samplers=(*PARTICLE_STATE, *ribbons.RING),
+    constants=(*SPLAT_CONSTANTS, VIEW_DEPTH, *ribbons.TRAIL_CONSTANTS),
+    includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl",
+              *ribbons.TRAIL_INCLUDES),
+)
+TRAIL_DEPTH_KERNELS = (TRAIL_DEPTH, motion_variant(TRAIL_DEPTH))
 
 
 def view_depth_row(world_to_view: np.ndarray) -> np.ndarray:
@@ -112,7 +128,7 @@ class ParticleDepth:
         motion, dof = camera.shutter is not None, camera.focus is not None
         listed = motion or dof or kind != "POINT"  # only these can reach beyond DIRECT_REACH
         count = system.count
-        images = {**system.textures, "particle_depth": self.image, "look": look, **light_textures(system)}
+        images = {**system.textures, "particle_depth": self.image, "look": look, **look_textures(system)}
         if listed:
             if self.reaches is None or self.reaches.capacity < count:
                 self.reaches = FootprintList(self.host, count)
@@ -120,7 +136,7 @@ class ParticleDepth:
                           instance_counts=self.reaches.instance_counts)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
-            lit_variant(PARTICLE_DEPTH_KERNELS[(system.layout.name, motion, dof, listed)], system.settings.lighting),
+            look_variant(PARTICLE_DEPTH_KERNELS[(system.layout.name, motion, dof, listed)], system.settings),
             (groups_x, rows, 1), images,
             {
                 **footprint_constants(camera, disc=False),
@@ -135,6 +151,20 @@ class ParticleDepth:
         )
         if listed and count:
             self._mark_wide(count)
+        if getattr(system, "trails", None) is not None:
+            self._mark_trails(system, camera, world_to_view, look)
+
+    def _mark_trails(self, system, camera: Camera, world_to_view: np.ndarray, look) -> None:
+        """The segments of ``system``'s trails (trail_depth.glsl)."""
+        kernel = look_variant(TRAIL_DEPTH_KERNELS[camera.shutter is not None], system.settings)
+        self.host.dispatch(
+            kernel, linear_groups(system.count * system.settings.trail_points),
+            {"pos_age": system.pos_age, "vel_life": system.vel_life, **system.trails.textures,
+             "particle_depth": self.image, "look": look, **look_textures(system)},
+            {**ribbons.trail_values(system, camera, kernel), "count": system.count,
+             "target_size": (self.width, self.height), "view_proj": camera.view_proj, **particle_values(system),
+             "quantize": (0.0, 0.0, 0.0, camera.pixels_per_unit), "view_depth": view_depth_row(world_to_view)},
+        )
 
     def _mark_wide(self, count: int) -> None:
         """The listed wide reaches, binned by tile, marked a thread a pixel."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .footprint import declared_footprint_constants, focus_variant, motion_variant
 from .kernels import Constant, Raster
-from .lighting import light_textures, lit_variant
+from .lighting import look_textures, look_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sprite_sheets import SpriteSheets, is_textured, textured_quads
 
@@ -55,15 +55,15 @@ def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
 def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None = None) -> None:
     """Rasterize one effect additively into ``target`` by its particle type (``look``: its look table;
     ``sheets``: where a textured effect's sprite image is kept, sprite_sheets.py)."""
-    textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **light_textures(system)}
-    kind, lighting = system.settings.particle_type, system.settings.lighting
+    textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **look_textures(system)}
+    kind = system.settings.particle_type
     if kind == "POINT":
-        host.draw(lit_variant(POINTS, lighting), "POINTS", system.count, 1, target, depth, textures,
+        host.draw(look_variant(POINTS, system.settings), "POINTS", system.count, 1, target, depth, textures,
                   constants(system, camera, 0.0))
     else:
         stretch = system.settings.stretch if kind == "STRETCHED" else 0.0
         textured = sheets is not None and is_textured(system.settings)
-        kernel = lit_variant(quads(camera, textured), lighting)
+        kernel = look_variant(quads(camera, textured), system.settings)
         sheet_textures, sheet_values = sheets.quad_bindings(system.settings) if textured else ({}, {})
         host.draw(kernel, "TRIS", QUAD_VERTICES * QUADS_PER_INSTANCE, -(-system.count // QUADS_PER_INSTANCE), target,
                   depth, {**textures, **sheet_textures},

@@ -35,13 +35,14 @@ from . import (
     trails,
 )
 from .kernels import Kernel
-from .lighting import lit_variant
+from .lighting import lit_variant, tinted_variant
 
 KERNELS: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
     *simulation.SIMULATE_KERNELS.values(),
     *(kernel for passes in simulation.SDF_PASS_KERNELS.values() for kernel in passes),
     *simulation.COPY_STATE_KERNELS.values(),
+    simulation.COPY_TINT,
     *simulation.SIMULATE_VARIANTS.values(),
     *events.EVENT_KERNELS,
     *compaction.COMPACTION_KERNELS,
@@ -69,16 +70,19 @@ KERNELS: tuple[Kernel, ...] = (
     *trails.TRAIL_KERNELS,
     *ribbons.RIBBON_KERNELS,
     particle_depth.PARTICLE_DEPTH_TILES,
+    *particle_depth.TRAIL_DEPTH_KERNELS,
     readback.FRAME_OUT,
     readback.FRAME_OUT_HALF,
     *readback.FRAME_DISPLAY_VARIANTS.values(),
     *shadow_volume.SHADOW_KERNELS,
 )
-# The light pass, and every kernel that colors particles (particle_color) or asks what they show (lit_radiance, under
-# PARTICLE_LIGHT) as a lit effect draws it.
-KERNELS += (*light_pass.LIGHT_KERNELS.values(),
-            *(lit_variant(kernel, "LIT") for kernel in KERNELS
-              if "particle_color(" in kernel.path.read_text() or "PARTICLE_LIGHT" in kernel.path.read_text()))
+# The light pass, and every kernel that colors particles (particle_color) or asks what they show (particle_shows,
+# or lit_radiance under PARTICLE_LIGHT) as a lit effect draws it, and as a spawned effect that inherits its parent's
+# color (PARTICLE_TINT).
+_LOOKS = tuple(kernel for kernel in KERNELS
+               if any(word in kernel.path.read_text() for word in ("particle_color(", "particle_shows(", "PARTICLE_LIGHT")))
+KERNELS += (*light_pass.LIGHT_KERNELS.values(), *(lit_variant(kernel, "LIT") for kernel in _LOOKS),
+            *(tinted_variant(kernel) for kernel in _LOOKS))
 
 # Kept to measure the product's kernels against, dispatched only by the tests and benchmarks: the naive splat
 # (the aggregated splat replaced it, compositing.py) and the bitonic full sort (the radix sort replaced it,

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .footprint import footprint_constants, motion_variant
 from .kernels import Constant, Image, Kernel, Raster, Sampler
-from .lighting import light_textures, lit_variant
+from .lighting import look_textures, look_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sorting import linear_groups
 from .tile_lists import FOOTPRINT_OUTPUTS
@@ -33,6 +33,7 @@ TRAIL_LOOK = Constant("VEC4", "trail_look", components=(
     ("trail_fade", "z"),  # 1 - brightness at the tail
 ))
 TRAIL_TINT = Constant("VEC4", "trail_tint", components=(("trail_color_end", "xyz"),))
+TRAIL_CONSTANTS = (TRAIL_LAYOUT, TRAIL_LOOK, TRAIL_TINT)  # what trail_fetch.glsl reads
 RING = (Sampler("trail_points"), Sampler("trail_heads"))  # what the drawing kernels read of trails.TrailBuffer
 _DRAW_CONSTANTS = (
     Constant("INT", "count"),
@@ -47,9 +48,7 @@ _DRAW_CONSTANTS = (
     Constant("VEC4", "state_origin"),
     LOOK_RANDOM,
     LOOK_SEED,
-    TRAIL_LAYOUT,
-    TRAIL_LOOK,
-    TRAIL_TINT,
+    *TRAIL_CONSTANTS,
 )
 TRAIL_INCLUDES = ("trail.glsl", "trail_fetch.glsl")
 _DRAW_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl",
@@ -69,9 +68,9 @@ TRAIL_SPRITES = Kernel(
 RIBBON_KERNELS = (RIBBONS, motion_variant(RIBBONS), TRAIL_SPRITES)
 
 
-def ribbons_kernel(camera, lighting: str) -> Raster:
-    """RIBBONS, with the head at shutter close when the camera has a shutter, lit as the effect is."""
-    return lit_variant(motion_variant(RIBBONS) if camera.shutter is not None else RIBBONS, lighting)
+def ribbons_kernel(camera, settings) -> Raster:
+    """RIBBONS, with the head at shutter close when the camera has a shutter, lit and tinted as the effect is."""
+    return look_variant(motion_variant(RIBBONS) if camera.shutter is not None else RIBBONS, settings)
 
 
 def trail_values(system, camera, kernel: Kernel) -> dict:
@@ -92,9 +91,9 @@ def draw_constants(system, camera, kernel: Kernel) -> dict:
 
 def draw_ribbons(host, system, camera, target, depth, look) -> None:
     """Add each particle's trail to ``target`` (the raster layer): one instance a particle, a quad a segment."""
-    kernel = ribbons_kernel(camera, system.settings.lighting)
+    kernel = ribbons_kernel(camera, system.settings)
     textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
-                **light_textures(system)}
+                **look_textures(system)}
     host.draw(kernel, "TRIS", QUAD_VERTICES * system.settings.trail_points, system.count, target, depth, textures,
               draw_constants(system, camera, kernel))
 
@@ -110,9 +109,9 @@ def draw_sprites(host, system, camera, sprites, look, first: int) -> None:
     """An Alpha effect's trail segments as streak footprints at ``first`` on of the sprite list (sprites.SpriteList)."""
     entries = system.count * system.settings.trail_points
     host.dispatch(
-        lit_variant(TRAIL_SPRITES, system.settings.lighting), linear_groups(entries),
+        look_variant(TRAIL_SPRITES, system.settings), linear_groups(entries),
         {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
          "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-         "sprite_keys": sprites.keys, **light_textures(system)},
+         "sprite_keys": sprites.keys, **look_textures(system)},
         {**draw_constants(system, camera, TRAIL_SPRITES), "first_sprite": first},
     )

@@ -74,6 +74,8 @@ EFFECT_FIELDS: tuple[Field, ...] = (
           unit="ROTATION"),
     Field("spawn_offset", "vec3", (0.0, 0.0, 0.0), -1e4, 1e4, "Spawned: world offset of the births from the event",
           unit="LENGTH"),
+    Field("spawn_inherit_color", "float", 0.0, 0.0, 1.0,
+          "Spawned: fraction of the parent particle's color at the event mixed into this one's color over life"),
     Field("gravity", "vec3", (0.0, 0.0, -9.81), -1e5, 1e5, "Constant acceleration", unit="ACCELERATION"),
     Field("drag", "float", 0.1, 0.0, 1e3, "Linear air drag per second"),
     Field("turbulence_strength", "float", 0.0, 0.0, 1e5, "Acceleration of the curl-noise turbulence (0: off)", unit="ACCELERATION"),

@@ -64,6 +64,7 @@ from .effectors import (
     pack_triangles,
 )
 from .kernels import Constant, Image, Kernel, Sampler, Shared
+from .look import inherits_color
 from .settings import EffectSettings, SettingsError, check_for_gpu
 from .tables import EMITTER_SHAPES, SIMULATE_FLAGS, SIZES
 from .trails import TrailBuffer
@@ -202,6 +203,8 @@ INIT_KERNELS = {name: _init_kernel(layout) for name, layout in LAYOUTS.items()}
 SIMULATE_KERNELS = {name: _simulate_kernel(layout) for name, layout in LAYOUTS.items()}
 SDF_PASS_KERNELS = {name: _sdf_pass_kernels(layout) for name, layout in LAYOUTS.items()}
 COPY_STATE_KERNELS = {name: _copy_state_kernel(layout) for name, layout in LAYOUTS.items()}
+COPY_TINT = Kernel("copy_tint", images=(Image("particle_tint", "RGBA32F", "READ"), Image("copy_tint", "RGBA32F", "WRITE")),
+                   includes=())
 SIMULATE = SIMULATE_KERNELS["FULL"]
 # The sub-emitter variants (events.py): (layout, records events, spawned) -> kernel.
 SIMULATE_VARIANTS = {(name, events, spawned): _simulate_kernel(layout, events, spawned)
@@ -325,7 +328,7 @@ class SystemState:
     """A copy of a system's state in host memory (a timeline checkpoint)."""
 
     # pos_age, vel_life as stored (float16 for the compact layout), or copies on the GPU (Textures);
-    # then, with trails, the trail ring and heads (trails.TrailBuffer)
+    # then, with trails, the trail ring and heads (trails.TrailBuffer); then, inheriting color, the tint
     arrays: tuple
     origin: np.ndarray
     step_index: int
@@ -353,6 +356,8 @@ class ParticleSystem:
         self.vel_life = host.texture("vel_life", width, rows, self.layout.format)
         self._live = LiveParticles(host, width, rows, self.count, self.layout.format)
         self.trails = TrailBuffer(host, settings, width, rows) if settings.trail_points else None
+        # Spawned effects that inherit their parent's color: a tint a slot (look.PARTICLE_TINT), none for the others.
+        self.tint = host.texture("particle_tint", width, rows, "RGBA32F") if inherits_color(settings) else None
         self._live_current = False  # _live holds the state's live slots (compacted since the last change)
         triangles, self.triangle_count = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
         self.triangles = host.texture("triangles", SIZES["TRIANGLE_ROW"], len(triangles), "RGBA32F", triangles)
@@ -406,6 +411,8 @@ class ParticleSystem:
             self.spawner.reset()
         if self.trails is not None:
             self.trails.reset()
+        if self.tint is not None:
+            self.host.clear(self.tint)
         self.state_changed()
 
     def record_events(self) -> None:
@@ -486,14 +493,16 @@ class ParticleSystem:
         """What ``snapshot()`` holds in host memory, known without reading the state back."""
         texels = self.pos_age.width * self.pos_age.height
         trails = self.trails.nbytes if self.trails is not None else 0
-        return 2 * texels * 4 * (2 if self.layout.format == "RGBA16F" else 4) + trails
+        tint = texels * 16 if self.tint is not None else 0
+        return 2 * texels * 4 * (2 if self.layout.format == "RGBA16F" else 4) + trails + tint
 
     def snapshot(self) -> SystemState:
         dtype = np.float16 if self.layout.format == "RGBA16F" else np.float32
         arrays = tuple(self.host.read(t).astype(dtype) for t in (self.pos_age, self.vel_life))
         trails = self.trails.read() if self.trails is not None else ()
+        tint = (self.host.read(self.tint),) if self.tint is not None else ()
         cursor = self.spawner.read_cursor() if self.spawner is not None else None
-        return SystemState((*arrays, *trails), self.origin.copy(), self.step_index, self.time, cursor)
+        return SystemState((*arrays, *trails, *tint), self.origin.copy(), self.step_index, self.time, cursor)
 
     def snapshot_on_gpu(self, into: SystemState | None = None) -> SystemState:
         """A snapshot copied into GPU memory: taken (and restored) without waiting for a readback; into the
@@ -506,9 +515,19 @@ class ParticleSystem:
             copies = tuple(self.host.texture(name, width, rows, self.layout.format)
                            for name in ("pos_age", "vel_life"))
         self._copy_state(self.textures, copies)
-        trails = self.trails.copy_on_gpu(into.arrays[2:] if into is not None else None) if self.trails else ()
+        trails = self.trails.copy_on_gpu(into.arrays[2:4] if into is not None else None) if self.trails else ()
+        tint = (self._copy_tint(into.arrays[-1] if into is not None else None),) if self.tint is not None else ()
         cursor = self.spawner.copy_cursor(into.cursor if into is not None else None) if self.spawner else None
-        return SystemState((*copies, *trails), self.origin.copy(), self.step_index, self.time, cursor)
+        return SystemState((*copies, *trails, *tint), self.origin.copy(), self.step_index, self.time, cursor)
+
+    def _copy_tint(self, into=None, back: bool = False):
+        """The tint copied on the GPU into ``into`` (a new texture unless it is one of the tint's size); ``back``:
+        from ``into`` into the tint."""
+        if into is None or isinstance(into, np.ndarray) or into.shape != self.tint.shape:
+            into = self.host.texture("particle_tint", self.tint.width, self.tint.height, "RGBA32F")
+        source, target = (into, self.tint) if back else (self.tint, into)
+        self.host.dispatch(COPY_TINT, self.groups, {"particle_tint": source, "copy_tint": target}, {})
+        return into
 
     def _copy_state(self, source: dict, copies: tuple) -> None:
         self.host.dispatch(COPY_STATE_KERNELS[self.layout.name], self.groups,
@@ -524,11 +543,20 @@ class ParticleSystem:
         else:  # kept on the GPU: copied back, the checkpoint stays as it was
             self._copy_state(dict(zip(("pos_age", "vel_life"), state.arrays)), (self.pos_age, self.vel_life))
         if self.trails is not None:
-            self.trails.restore(state.arrays[2:])
+            self.trails.restore(state.arrays[2:4])
+        if self.tint is not None:
+            self._restore_tint(state.arrays[-1])
         if self.spawner is not None:
             self.spawner.restore_cursor(state.cursor)
         self.origin, self.step_index, self.time = state.origin.copy(), state.step_index, state.time
         self.state_changed()
+
+    def _restore_tint(self, tint) -> None:
+        if isinstance(tint, np.ndarray):
+            self.tint = self.host.texture("particle_tint", self.tint.width, self.tint.height, "RGBA32F",
+                                          np.asarray(tint, np.float32).reshape(self.tint.height, self.tint.width, 4))
+        else:
+            self._copy_tint(tint, back=True)
 
     def write_state(self, pos_age: np.ndarray, vel_life: np.ndarray) -> None:
         """Replace the first len(pos_age) slots' state with (n, 4) float32 arrays in world space

@@ -33,7 +33,7 @@ from .binning import DigitPasses
 from .compositing import Camera, Compositor
 from .footprint import declared_footprint_constants, focus_variant
 from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .lighting import light_textures, lit_variant
+from .lighting import look_textures, look_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .scan import linear_size
 from .soft_particles import soft_depth, softened
@@ -191,10 +191,10 @@ class SpriteLayer:
         kernel = SPRITE_FOOTPRINT if sheet_slot is None else posed(SPRITE_FOOTPRINT)
         kernel = focus_variant(kernel) if camera.focus is not None else kernel
         self.host.dispatch(
-            lit_variant(kernel, s.lighting), linear_groups(system.count),
+            look_variant(kernel, s), linear_groups(system.count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system),
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "sprite_keys": sprites.keys, **light_textures(system),
+             "sprite_keys": sprites.keys, **look_textures(system),
              **({SPRITE_FRAMES: sprites.frames} if sheet_slot is not None else {})},
             {
                 "count": system.count,

@@ -162,7 +162,7 @@ class SimCache:
             if meta.get("key") != key or meta.get("frame") != frame:
                 raise CacheError(f"Cache file '{self._path(effect, frame)}' does not belong to this manifest "
                                  f"(another bake wrote it): Free the cache and bake again")
-            # the state arrays (with trails: their ring and heads), then the origin
+            # the state arrays (with trails: their ring and heads; inheriting color: the tint), then the origin
             states.append(SystemState(tuple(arrays[:-1]), arrays[-1], meta["step_index"], meta["time"],
                                       meta.get("cursor")))
         return states

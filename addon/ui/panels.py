@@ -36,7 +36,7 @@ SECTIONS = (
                 "turbulence_speed", "substeps", "state_layout")),
     ("Collision", ()),
     ("Spawn", ("spawn_from", "spawn_on", "spawn_count", "spawn_count_random", "spawn_rate", "spawn_impact_speed",
-               "spawn_velocity", "spawn_cone", "spawn_offset")),
+               "spawn_velocity", "spawn_cone", "spawn_offset", "spawn_inherit_color")),
     ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
               "particle_type", "stretch")),
     ("Sprite", ("sprite_image", "flipbook_columns", "flipbook_rows", "flipbook_mode", "flipbook_rate",

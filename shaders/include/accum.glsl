@@ -42,3 +42,21 @@ uint accum_add_lo(ivec2 pixel, uint value)
 {
   return imageAtomicAdd(ACCUM_LO, ACCUM_LO_TEXEL(pixel), value);
 }
+
+/* Adds integer color ``q`` (quantize_color) at ``pixel`` with the two independent atomics and, when
+ * G_low wrapped off the top of the low word, the rare third carrying one into G_high; returns the
+ * overflows it caused (color_pack.glsl). */
+uint accum_add_color(ivec2 pixel, uvec3 q)
+{
+  uint add_hi = packed_hi(q);
+  uint add_lo = packed_lo(q);
+  uint old_hi = accum_add_hi(pixel, add_hi);
+  uint old_lo = accum_add_lo(pixel, add_lo);
+  uint overflows = uint((old_hi & LOW21) + q.r > LOW21) + uint((old_lo & LOW21) + q.b > LOW21) +
+                   uint(old_hi + add_hi < add_hi);
+  if (old_lo + add_lo < add_lo) {
+    uint old_carry = accum_add_hi(pixel, 1u << 21u);
+    overflows += uint(old_carry + (1u << 21u) < (1u << 21u));
+  }
+  return overflows;
+}

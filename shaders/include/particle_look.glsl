@@ -3,7 +3,8 @@
  *
  * Needs look.glsl (look_at, variation) and the look constants (look.py):
  * emission_strength, world_radius, brightness_random, size_random, look_seed;
- * with PARTICLE_LIGHT (lighting.lit_variant) the sampler particle_light. */
+ * with PARTICLE_LIGHT (lighting.lit_variant) the sampler particle_light; with
+ * PARTICLE_TINT (lighting.tinted_variant) the sampler particle_tint. */
 
 /* Born (age >= 0), not yet dead (age < life; life <= 0 never lived), finite.
  * NaN fails every comparison, so it is culled too. */
@@ -45,14 +46,42 @@ vec3 lit_radiance(int index, vec4 look_now)
 }
 #endif
 
-/* HDR color: the look's color times strength (lit: the light it scatters),
- * brightness variation and coverage. */
+#ifdef PARTICLE_TINT
+/* The look with a spawned particle's inherited color: its tint (spawn_tint.glsl: rgb the parent's color at the
+ * event, a the fraction inherited) mixed into its own color over life. */
+vec4 tinted(int index, vec4 look_now)
+{
+  vec4 tint = texelFetch(particle_tint, particle_texel(index, textureSize(particle_tint, 0).x), 0);
+  precise vec3 color = look_now.rgb + (tint.rgb - look_now.rgb) * tint.a;
+  return vec4(color, look_now.a);
+}
+#endif
+
+/* HDR color: the look's color (with PARTICLE_TINT: mixed with the parent's) times strength (lit: the light it
+ * scatters), brightness variation and coverage. */
 vec3 particle_color(int index, vec4 look_now, float coverage)
 {
+#ifdef PARTICLE_TINT
+  look_now = tinted(index, look_now);
+#endif
 #ifdef PARTICLE_LIGHT
   precise vec3 color = lit_radiance(index, look_now) * (variation(index, brightness_random, STREAM_BRIGHTNESS) * coverage);
 #else
   precise vec3 color = look_now.rgb * (emission_strength * variation(index, brightness_random, STREAM_BRIGHTNESS) * coverage);
 #endif
   return color;
+}
+
+/* Whether particle ``index`` adds any light (a lit one: scatters any): only those mark the particle depth. */
+bool particle_shows(int index, vec4 look_now)
+{
+#ifdef PARTICLE_TINT
+  look_now = tinted(index, look_now);
+#endif
+#ifdef PARTICLE_LIGHT
+  vec3 radiance = lit_radiance(index, look_now);
+  return max(radiance.r, max(radiance.g, radiance.b)) > 0.0;
+#else
+  return emission_strength * max(look_now.r, max(look_now.g, look_now.b)) > 0.0;
+#endif
 }

@@ -13,14 +13,16 @@ U = np.uint32
 LOW21 = U(CHANNEL_MAX[0])  # the low 21 bits of a word: R of accum_hi, B of accum_lo (color_pack.glsl)
 
 
-def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, ramp=None, scene_depth=None):
+def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_per_unit, ramp=None, scene_depth=None,
+          tint=None):
     """Integer accumulation images (hi, lo) and the overflow count, as the kernel leaves them.
 
     With ``scene_depth`` (height x width window depth) particles farther than
     the depth at their pixel are dropped; the kernel's tile test only skips
-    work and must agree with this full-resolution rule.
+    work and must agree with this full-resolution rule.  ``tint``: (n, 4) a spawned effect's inherited color.
     """
-    pixel, color = project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp, scene_depth)
+    pixel, color = project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp, scene_depth,
+                           tint)
     quantize = (CHANNEL_MAX / emax).astype(F)
     scaled = np.clip(color * quantize, F(0), CHANNEL_MAX.astype(F))
     q = (scaled + F(0.5)).astype(U)
@@ -45,7 +47,8 @@ def reaching(pos_age, vel_life, view_proj, width, height):
     return index, clip, w, t, pixel
 
 
-def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp=None, scene_depth=None):
+def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp=None, scene_depth=None,
+            tint=None):
     """Pixel and float color of every particle that reaches the target (before quantization)."""
     index, clip, w, t, pixel = reaching(pos_age, vel_life, view_proj, width, height)
     if scene_depth is not None:
@@ -53,7 +56,7 @@ def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
         visible = depth <= scene_depth[pixel[:, 1], pixel[:, 0]]
         clip, w, t, pixel, index = clip[visible], w[visible], t[visible], pixel[visible], index[visible]
 
-    return pixel, particle_colors(settings, ramp, t, index, w, pixels_per_unit)
+    return pixel, particle_colors(settings, ramp, t, index, w, pixels_per_unit, tint)
 
 
 def particle_radii(settings, ramp, t, index, w, pixels_per_unit):
@@ -63,9 +66,13 @@ def particle_radii(settings, ramp, t, index, w, pixels_per_unit):
     return F(settings.size) * look[:, 3] * size_factor * F(pixels_per_unit) / w
 
 
-def particle_colors(settings, ramp, t, index, w, pixels_per_unit):
-    """particle_look.glsl: HDR color of particles ``index`` at life fraction ``t`` and clip w."""
+def particle_colors(settings, ramp, t, index, w, pixels_per_unit, tint=None):
+    """particle_look.glsl: HDR color of particles ``index`` at life fraction ``t`` and clip w; ``tint``: (n, 4)
+    every slot's inherited color (rgb) and fraction of it (a), tinted() of PARTICLE_TINT."""
     look = look_at(look_table(settings, ramp), t)
+    if tint is not None:
+        mine = np.asarray(tint, F)[index]
+        look[:, :3] = look[:, :3] + (mine[:, :3] - look[:, :3]) * mine[:, 3:]
     radius_px = particle_radii(settings, ramp, t, index, w, pixels_per_unit)
     coverage = np.minimum(F(3.14159265) * radius_px * radius_px, F(1.0))
     brightness = variation(index, settings.color_random, settings.seed, "BRIGHTNESS")

@@ -1,5 +1,5 @@
-"""Reference of the sub-emitter kernels (spawn_count.glsl, spawn_events.glsl, spawn_cursor.glsl) and of
-``events.step_family``, in the kernels' float32 order."""
+"""Reference of the sub-emitter kernels (spawn_count.glsl, spawn_events.glsl, spawn_tint.glsl, spawn_cursor.glsl)
+and of ``events.step_family``, in the kernels' float32 order."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..events import MAX_RATE_EVENTS, SPAWN_EVENTS_KERNELS, spawn_constants
+from ..look import inherits_color, look_at, look_table
 from ..simulation import simulate_constants, state_origin
 from ..tables import EMITTER_SHAPES, SPAWN_EVENTS
 from ..tables import RANDOM_STREAMS as STREAM
@@ -61,17 +62,35 @@ def spawn_state(slot, at, parent_velocity, c) -> tuple[np.ndarray, np.ndarray]:
     return position.astype(F), velocity.astype(F)
 
 
+def birth_slots(births, cursor: int, count: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """(parent slot, child slot) of each birth that has a place this substep, and how many have none: the
+    exclusive scan puts parent slot i's births after those of slots 0..i-1, from the ring's ``cursor`` on."""
+    parent = np.repeat(np.arange(len(births)), births.astype(np.int64))
+    rank = np.arange(len(parent))
+    placed = rank < count
+    return parent[placed], (cursor + rank[placed]) % count, int((~placed).sum())
+
+
+def spawn_tint(births, events: dict, parent_pos_age, parent_vel_life, parent_look, tint, cursor: int, count: int,
+               fraction: float) -> np.ndarray:
+    """spawn_tint.glsl: ``tint`` with each placed birth's slot set to (the parent's color at the event, fraction):
+    its look table at age / life, at 1 for a parent that died."""
+    parent, slot, _ = birth_slots(births, cursor, count)
+    alive = events["event_position"][parent, 3] < 0
+    t = np.ones(len(parent), F)
+    t[alive] = parent_pos_age[parent[alive], 3].astype(F) / parent_vel_life[parent[alive], 3].astype(F)
+    tint = tint.copy()
+    tint[slot, :3] = look_at(parent_look, t)[:, :3]
+    tint[slot, 3] = F(fraction)
+    return tint
+
+
 def spawn_births(births, events: dict, child_pos_age, child_vel_life, cursor: int, c, compact: bool = False):
     """spawn_events.glsl then spawn_cursor.glsl: the child's state with the births written, its next cursor and
     the births lost (overflow)."""
     count = int(c["count"])
-    # The exclusive scan puts parent slot i's births after those of slots 0..i-1: their ranks are these.
-    parent = np.repeat(np.arange(len(births)), births.astype(np.int64))
-    rank = np.arange(len(parent))
-    placed = rank < count
-    parent, rank = parent[placed], rank[placed]
-    slot = (cursor + rank) % count
-    lost = int((~placed).sum()) + int((child_vel_life[slot, 3] >= 0).sum())
+    parent, slot, past = birth_slots(births, cursor, count)
+    lost = past + int((child_vel_life[slot, 3] >= 0).sum())
     at = events["event_position"][parent]
     over = np.minimum(at[:, 3], F(c["dt"])) if c["spawn_on"] == SPAWN_EVENTS["DEATH"] else np.zeros(len(slot), F)
     position, velocity = spawn_state(slot, at[:, :3], events["event_velocity"][parent, :3], c)
@@ -96,6 +115,7 @@ class Member:
     cursor: int = 0
     lost: int = 0
     events: dict | None = None
+    tint: np.ndarray | None = None  # (count, 4) where the effect inherits its parent's color
 
 
 def family(settings: list, parents: list[int | None], colliders=()) -> list[Member]:
@@ -105,7 +125,8 @@ def family(settings: list, parents: list[int | None], colliders=()) -> list[Memb
         pos_age, vel_life = init_particles(s)
         if s.spawn_from:
             vel_life[:] = -1
-        members.append(Member(s, parent, inputs_for(s, colliders=colliders), pos_age, vel_life))
+        tint = np.zeros((s.count, 4), F) if inherits_color(s) else None
+        members.append(Member(s, parent, inputs_for(s, colliders=colliders), pos_age, vel_life, tint=tint))
     return members
 
 
@@ -124,6 +145,10 @@ def step_family(members: list[Member], dt: float, emitter, colliders=()) -> None
                     m.settings, parent_count=parent.settings.count, step_index=m.clock.step_index, dt=h,
                     child_origin=m.clock.origin))
                 births = spawn_counts(parent.events, parent.pos_age, parent.vel_life, c)
+                if m.tint is not None:
+                    m.tint = spawn_tint(births, parent.events, parent.pos_age, parent.vel_life,
+                                        look_table(parent.settings), m.tint, m.cursor, m.settings.count,
+                                        m.settings.spawn_inherit_color)
                 m.pos_age, m.vel_life, m.cursor, lost = spawn_births(births, parent.events, m.pos_age, m.vel_life,
                                                                      m.cursor, c, m.inputs.compact)
                 m.lost += lost

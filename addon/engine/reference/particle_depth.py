@@ -1,5 +1,6 @@
 """Reference of particle_depth.glsl and particle_depth_tiles.glsl: the nearest lit particle's view depth over
-every pixel its light covers (footprint.glsl's Reach), in the kernels' float32 arithmetic."""
+every pixel its light covers (footprint.glsl's Reach), in the kernels' float32 arithmetic; and of
+trail_depth.glsl, the same over trail segments (in float64: the tests allow the kernel's rounding at edges)."""
 
 from __future__ import annotations
 
@@ -70,3 +71,25 @@ def nearest_depth(pos_age, vel_life, view_proj, view_depth, width, height, setti
         block = out[y0:y1 + 1, x0:x1 + 1]
         block[covers(c, h, r, x, y) & (d < block)] = d
     return out
+
+
+def mark_trails(out, segments, view_depth) -> None:
+    """trail_depth.glsl over ``segments`` (reference.trails.ribbon_segments): each that adds light marks the pixel
+    centers inside it (along in [0, 1]) within its half width (at least one pixel) plus 1/2 with the view depth
+    interpolated between its ends, the least depth kept in ``out`` (height, width)."""
+    height, width = out.shape
+    y, x = np.mgrid[0:height, 0:width] + 0.5
+    centers = np.stack([x, y], axis=-1)
+    for segment in segments:
+        a, b = segment.ends
+        d = b - a
+        length2 = d @ d
+        if not (length2 > 0 and segment.colors.max() > 0):  # a point, or no light
+            continue
+        offset = centers - a
+        along = offset @ d / length2
+        across = np.abs(offset[..., 0] * d[1] - offset[..., 1] * d[0]) / np.sqrt(length2)
+        reach = np.maximum(segment.half_px, 1.0) + 0.5
+        depth = np.maximum(segment.world @ np.asarray(view_depth[:3], np.float64) + view_depth[3], 0.0)
+        inside = (along >= 0) & (along <= 1) & (across < reach[0] + (reach[1] - reach[0]) * along)
+        out[inside] = np.minimum(out[inside], (depth[0] + (depth[1] - depth[0]) * along[inside]).astype(F))

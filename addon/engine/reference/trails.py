@@ -73,6 +73,7 @@ class Segment:
     ends: np.ndarray  # (2, 2)
     half_px: np.ndarray  # (2,)
     colors: np.ndarray  # (2, 3)
+    world: np.ndarray  # (2, 3): the ends' world positions
 
 
 def ribbon_segments(settings, rings: Rings, pos_age, vel_life, view_proj, width: int, height: int,
@@ -99,5 +100,6 @@ def ribbon_segments(settings, rings: Rings, pos_age, vel_life, view_proj, width:
         colors = look[:3] * brightness * faint[:, None] * tint
         for s in range(len(points) - 1):
             if clip[s, 3] > 0 and clip[s + 1, 3] > 0:
-                segments.append(Segment(screen[s:s + 2], np.maximum(half[s:s + 2], 0.5), colors[s:s + 2]))
+                segments.append(Segment(screen[s:s + 2], np.maximum(half[s:s + 2], 0.5), colors[s:s + 2],
+                                        points[s:s + 2]))
     return segments
