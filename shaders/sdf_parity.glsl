@@ -3,9 +3,10 @@
  * start, so bit 3 + axis of a voxel says whether a ray from outside the grid
  * to its centre crossed the surface an odd number of times.  A column that
  * crosses an odd number of times in all (through a hole, past an open
- * sheet) says nothing: the rays from its two ends disagree, so it leaves its
- * bits clear and the other two axes decide.  Only bits 3..5 are written
- * (imageAtomicOr); the flips in bits 0..2 stay as read. */
+ * sheet) says nothing: the rays from its two ends disagree, so it sets bit
+ * SDF_ABSTAIN_SHIFT + axis along the column instead and the axes that voted
+ * decide (sdf_write).  Only bits 3..8 are written (imageAtomicOr); the flips
+ * in bits 0..2 stay as read. */
 
 void main()
 {
@@ -25,6 +26,10 @@ void main()
     crossings ^= (imageLoad(sdf_parity, voxel).x >> uint(axis)) & 1u;
   }
   if (crossings != 0u) {
+    for (int i = 0; i < size[axis]; i++) {
+      voxel[axis] = i;
+      imageAtomicOr(sdf_parity, voxel, 1u << uint(SDF_ABSTAIN_SHIFT + axis));
+    }
     return;
   }
   uint inside = 0u;

@@ -54,6 +54,34 @@ def torus(major=1.0, minor=0.35, rings=24, sides=12):
     return vertices, np.concatenate([np.stack([a, b, c], -1).reshape(-1, 3), np.stack([a, c, d], -1).reshape(-1, 3)])
 
 
+def tunnelled_box(quads=3):
+    """A cube of ``quads`` x ``quads`` quads a face without the middle quad of its -x, +x and +y faces: x
+    columns through the middle run through two holes (an even count, wrongly "outside"), y columns through
+    one (odd: they abstain), so only z votes rightly there (the feature of Suzanne's eye sockets)."""
+    edges = np.linspace(-1.0, 1.0, quads + 1, dtype=np.float32)
+    vertices, triangles, middle = [], [], quads // 2
+    for axis in range(3):
+        u, w = (axis + 1) % 3, (axis + 2) % 3
+        for side in (-1.0, 1.0):
+            if axis == 0 or (axis == 1 and side > 0):
+                skip = (middle, middle)
+            else:
+                skip = None
+            for i in range(quads):
+                for j in range(quads):
+                    if (i, j) == skip:
+                        continue
+                    corners = np.zeros((4, 3), np.float32)
+                    corners[:, axis] = side
+                    corners[:, u] = edges[[i, i + 1, i + 1, i]]
+                    corners[:, w] = edges[[j, j, j + 1, j + 1]]
+                    base = len(vertices) * 4
+                    vertices.append(corners)
+                    quad = [(base, base + 1, base + 2), (base, base + 2, base + 3)]
+                    triangles += quad if side > 0 else [t[::-1] for t in quad]  # normals outwards
+    return np.concatenate(vertices), np.array(triangles)
+
+
 VOLUME_IMAGES = InlineKernel(
     "volume_images_for_test",
     images=(Image("counts", "R32UI", atomic=True, dimensions=3), Image("result", "R32F", "WRITE", dimensions=3)),
@@ -124,11 +152,11 @@ def assert_same_field(grid, values, expected):
 
 def check_against_exact(grid, values, vertices, triangles, holes=False):
     """|error| within half a voxel diagonal everywhere; the sign right wherever |d| > one voxel (with holes:
-    more than two voxels away from the surface, where the winding number is not near 1/2)."""
+    more than 1.5 voxels away from the surface, where the winding number is not near 1/2)."""
     exact = reference.exact_sdf(vertices, triangles, grid.centres().reshape(-1, 3)).reshape(values.shape)
     error = np.abs(np.abs(values) - np.abs(exact))
     assert error.max() <= 0.5 * np.sqrt(3) * grid.voxel, error.max() / grid.voxel
-    far = np.abs(exact) > (2.5 if holes else 1.0) * grid.voxel
+    far = np.abs(exact) > (1.5 if holes else 1.0) * grid.voxel
     wrong = far & (np.sign(values) != np.sign(exact))
     assert not wrong.any(), f"{wrong.sum()} voxels of {far.sum()} signed wrong"
     return exact
@@ -157,6 +185,14 @@ def test_mesh_with_holes_signs_right_away_from_the_surface(host):
     grid, values, _ = gpu_build(host, vertices, holed, 24)
     check_against_exact(grid, values, vertices, holed, holes=True)
     assert values[tuple(n // 2 for n in values.shape)] < 0
+
+
+def test_a_column_through_a_hole_abstains_and_a_tie_is_inside(host):
+    vertices, triangles = tunnelled_box()
+    grid, values, _ = gpu_build(host, vertices, triangles, 24)
+    check_against_reference(grid, values, sdf.mesh_triangles(vertices, triangles, grid))
+    check_against_exact(grid, values, vertices, triangles, holes=True)
+    assert values[tuple(n // 2 for n in values.shape)] < 0  # in the tunnel, under the hole: one vote each way
 
 
 def test_degenerate_triangles_are_dropped(host, rng):

@@ -10,7 +10,7 @@ texture, stacked along z (:class:`SdfAtlas`).  :class:`SdfBuilder` builds one gr
     sdf_crossings                       # each axis' columns of voxel centres that cross each triangle
     sdf_parity                          # running parity of the crossings along each column
     sdf_flood(jump = N/2 ... 1, 1)      # jump flooding of the nearest triangle over the whole grid
-    sdf_write                           # exact distance to that triangle, signed by a vote of the 3 axes
+    sdf_write                           # exact distance to that triangle, signed by the axes' vote
 
 Why this plan: the exact nearest triangle per voxel by brute force is O(voxels x triangles) (2M x 100K);
 a BVH per voxel is the CPU peer's way and branchy on a GPU.  The narrow band costs O(triangles) with a
@@ -22,13 +22,17 @@ four (recursively, on the CPU) before upload, so a ground-plane triangle does no
 looping over 256 x 256 voxels while the others wait; the split triangles cover the same surface.
 
 The sign comes from ray parity along x, y and z, counted exactly (edge functions with a top-left rule: a
-column through a shared edge or corner meets one triangle there), and a majority vote of the three axes.
+column through a shared edge or corner meets one triangle there), and a vote of the three axes.
 It reads no normals, so inward (flipped) normals and mirrored objects give the same field.  A column that
 crosses the surface an odd number of times in all (through a hole, past the rim of an open sheet)
 abstains, since the rays from its two ends disagree: a hole smaller than the mesh only silences the columns
-through it and the other two axes still decide; a single open sheet comes out unsigned (outside).  (Where
-a split triangle meets an unsplit neighbour, the midpoint on their edge is rounded: a column through that
-point, a float's width from the edge, is the rare one that may miscount; the vote absorbs it.)
+through it and the axes that voted decide, inside on a tie (one in, one out: an even column is wrong mostly
+where it passes an inner surface or a second hole, which makes it say outside; Suzanne's eye sockets).  A
+voxel where all three abstain, or none says inside, is outside: a single open sheet comes out unsigned.
+Parity is not a winding number: where shells overlap (Suzanne's eyes sink into its head), a voxel inside
+both is crossed twice and can come out outside a voxel or few deep.  (Where a split triangle meets an
+unsplit neighbour, the midpoint on their edge is rounded: a column through that point, a float's width from
+the edge, is the rare one that may miscount; the vote absorbs it.)
 Generalized winding numbers would be robust to any hole but cost O(voxels x triangles) (or a hierarchy we
 do not have on the GPU); the reference (reference/sdf.py) uses them as the ground truth of the tests.
 
@@ -57,11 +61,13 @@ TRIANGLE_WIDTH = 4096  # texels per row of the triangle image (3 per triangle)
 NO_TRIANGLE = 0xFFFFFFFF  # a voxel the flood has not reached
 BAND_THREADS = 64
 PARITY_SHIFT = 3  # bits 0..2 of sdf_parity: crossings per axis; bits 3..5: parity per axis
+ABSTAIN_SHIFT = 6  # bits 6..8: the axis' column crosses an odd number of times in all (no vote)
 STAGES = {"DISTANCE": 0, "NEAREST": 1}
 
 _DEFINES = (
     ("SDF_TRIANGLE_WIDTH", str(TRIANGLE_WIDTH)), ("SDF_NO_TRIANGLE", f"{NO_TRIANGLE}u"),
     ("SDF_BAND_THREADS", str(BAND_THREADS)), ("SDF_PARITY_SHIFT", str(PARITY_SHIFT)),
+    ("SDF_ABSTAIN_SHIFT", str(ABSTAIN_SHIFT)),
     *((f"SDF_STAGE_{name}", str(value)) for name, value in STAGES.items()),
 )
 _INCLUDES = ("common.glsl", "sdf_common.glsl")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..sdf import PARITY_SHIFT, SdfGrid, flood_jumps
+from ..sdf import ABSTAIN_SHIFT, PARITY_SHIFT, SdfGrid, flood_jumps
 
 F = np.float32
 
@@ -106,14 +106,25 @@ def crossings(corners: np.ndarray, dims: tuple[int, int, int]) -> np.ndarray:
 
 
 def parity(bits: np.ndarray) -> np.ndarray:
-    """sdf_parity: the running parity of each axis' crossings added in bits PARITY_SHIFT + axis, where the
-    column's crossings are even in all."""
+    """sdf_parity: the running parity of each axis' crossings added in bits PARITY_SHIFT + axis where the
+    column's crossings are even in all, bit ABSTAIN_SHIFT + axis along the columns where they are odd."""
     result = bits.copy()
     for axis in range(3):
         running = np.cumsum((bits >> axis) & 1, axis=2 - axis) & 1
-        even = np.take(np.cumsum((bits >> axis) & 1, axis=2 - axis), [-1], axis=2 - axis) % 2 == 0
-        result |= (running * even << (PARITY_SHIFT + axis)).astype(np.uint32)
+        odd = np.take(running, [-1], axis=2 - axis)
+        result |= (running * (1 - odd) << (PARITY_SHIFT + axis)).astype(np.uint32)
+        result |= np.broadcast_to(odd << (ABSTAIN_SHIFT + axis), bits.shape).astype(np.uint32)
     return result
+
+
+def inside(bits: np.ndarray) -> np.ndarray:
+    """sdf_write's vote: inside where the axes that voted say so, a tie included (one in, one out)."""
+    def axes(shift):
+        return sum((bits >> (shift + axis)) & 1 for axis in range(3)).astype(int)
+
+    inside_votes = axes(PARITY_SHIFT)
+    outside_votes = 3 - axes(ABSTAIN_SHIFT) - inside_votes
+    return (inside_votes > 0) & (inside_votes >= outside_votes)
 
 
 def flood(nearest: np.ndarray, corners: np.ndarray, jump: int) -> np.ndarray:
@@ -148,8 +159,7 @@ def build(corners: np.ndarray, grid: SdfGrid) -> np.ndarray:
     ids = nearest.ravel().astype(np.int64)
     distance = np.sqrt(triangle_distance2(centres, *(corners[ids, k] for k in range(3)))) * F(grid.voxel)
     bits = parity(crossings(corners, grid.dims)).ravel()
-    votes = sum((bits >> (PARITY_SHIFT + axis)) & 1 for axis in range(3))
-    return np.where(votes >= 2, -distance, distance).reshape(nearest.shape).astype(F)
+    return np.where(inside(bits), -distance, distance).reshape(nearest.shape).astype(F)
 
 
 def exact_sdf(vertices: np.ndarray, triangles: np.ndarray, points: np.ndarray, chunk: int = 2048) -> np.ndarray:
