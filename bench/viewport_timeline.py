@@ -137,14 +137,17 @@ def timeline(host: TimelineHost, cpu_start: float, gpu_start: int) -> dict:
 
 
 def measure(count: int, width: int, height: int, blend_mode: str, draws: int, preset: str = blender_gpu.PRESET,
-            **effect_values) -> dict:
-    """Median figures of ``draws`` draws while playing (after three warm-up draws); ``effect_values``: more of the
-    effect's settings, or ``spawned`` effects' (as ``blender_gpu.measure_viewport`` takes them)."""
+            render_values: dict | None = None, **effect_values) -> dict:
+    """Median figures of ``draws`` draws while playing (after three warm-up draws); ``render_values``: the
+    scene's render settings, ``effect_values``: more of the effect's settings, or ``spawned`` effects' (as
+    ``blender_gpu.measure_viewport`` takes them)."""
     from addon import viewport
 
     with tempfile.TemporaryDirectory() as out:
         scene = blender_gpu.effect_scene(preset, count, width, height, (1, draws + 10), Path(out),
                                          blend_mode=blend_mode, **effect_values)
+        for name, value in (render_values or {}).items():
+            setattr(scene.gpu_particles, name, value)
         host = TimelineHost()
         viewport.free()
         viewport._overlay = viewport.Overlay(host)
@@ -175,6 +178,9 @@ def main(argv=None) -> int:
     args, draws = blender_gpu.viewport_bench_arguments(__doc__, argv)
     rows = []
     cases = [(*case, {}) for case in blender_gpu.viewport_cases(args.quick)]
+    width, height, count = blender_gpu.sized(*blender_gpu.FLIPBOOK_CASE, args.quick)
+    cases.append((f"{height}p-{blender_gpu.count_label(count)}-flipbook", width, height, count, "ALPHA",
+                  {"render_values": blender_gpu.FLIPBOOK_RENDER, **blender_gpu.FLIPBOOK_VALUES}))
     for case, width, height, count, mode, values in [*cases, *blender_gpu.events_cases(args.quick)]:
         result = measure(count, width, height, mode, draws, **values)
         rows.append({"case": case, **result, "n": count, "width": width, "height": height})

@@ -121,20 +121,34 @@ def tube_depth(positions, major=1.0, minor=0.25):
     return minor - np.hypot(ring, positions[:, 2])
 
 
+def rain_scale():
+    """Issue 30's rain, 1M particles over 240 frames, on a GPU; 20K over 48 on a software renderer (the CI's)."""
+    import gpu
+
+    from addon.hosts.gl_native import software
+
+    return (20_000, 48) if software(gpu.platform.renderer_get()) else (1_000_000, 240)
+
+
 def test_rain_on_a_torus_never_sinks_into_the_tube(scene):
-    rain(scene, frames=(1, 48))
+    """A closed mesh (a torus) under rain: at every 24th frame no live particle is deeper in the tube than half a
+    voxel (the contact keeps them out by the thickness, 2 cm)."""
+    count, frames = rain_scale()
+    rain(scene, count=count, frames=(1, frames))
     torus("Torus", thickness_outer=0.02, damping_factor=0.5)
     renderer = SceneRenderer(scene, 16, 16)
-    renderer.advance_to(48)
-    pos_age, vel_life = renderer.simulation.systems[0].read_state()
-    alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)
-    sdf = renderer.simulation.sdf
-    voxel = next(c for c in renderer.simulation.systems[0].colliders if c.type == "SDF").sdf.voxel
-    depth = tube_depth(pos_age[alive, :3].astype(np.float64))
-    assert alive.sum() > 5000 and np.isfinite(pos_age).all()
-    assert (depth <= voxel / 2).all(), f"{(depth > voxel / 2).sum()} of {alive.sum()} inside the tube"
-    assert ((depth > -0.05) & (np.abs(pos_age[alive, 2]) < 0.3)).sum() > 20, "some touch the tube now"
-    assert sdf.rebuilds == 1, "a still collider is built once"
+    voxel, touching = None, 0
+    for frame in range(24, frames + 1, 24):
+        renderer.advance_to(frame)
+        pos_age, vel_life = renderer.simulation.systems[0].read_state()
+        alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)
+        voxel = next(c for c in renderer.simulation.systems[0].colliders if c.type == "SDF").sdf.voxel
+        depth = tube_depth(pos_age[alive, :3].astype(np.float64))
+        assert alive.sum() > count // 4 and np.isfinite(pos_age).all()
+        assert (depth <= voxel / 2).all(), f"frame {frame}: {(depth > voxel / 2).sum()} of {alive.sum()} in the tube"
+        touching = max(touching, ((depth > -0.05) & (np.abs(pos_age[alive, 2]) < 0.3)).sum())
+    assert touching > 20, "some touch the tube"
+    assert renderer.simulation.sdf.rebuilds == 1, "a still collider is built once"
 
 
 def test_a_moving_collider_is_not_rebuilt_and_a_deforming_one_is(scene):
