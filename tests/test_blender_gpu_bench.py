@@ -96,11 +96,13 @@ def test_viewport_timeline_times_every_dispatch_with_gl_timestamps(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (path,) = tmp_path.glob("*-viewport-timeline.json")
     rows = json.loads(path.read_text())
-    assert [row["case"] for row in rows] == ["36p-40K-add", "36p-10K-alpha", "36p-40K-alpha"]
+    assert [row["case"] for row in rows] == ["36p-40K-add", "36p-10K-alpha", "36p-40K-alpha", "36p-10K-flipbook",
+                                             "36p-10K-trails32", "36p-fireworks-40K"]
     for row in rows:
         assert row["commands"] > 0 and row["top"], row
         assert 0 < row["kernels_ms"] <= row["gpu_ms"] + 1e-3 and row["starved_ms"] <= row["gaps_ms"] + 1e-3
     assert "sprite_blend" in rows[1]["top"] and "sprite_blend" not in rows[0]["top"]
+    assert "trail_splat" in rows[4]["top"] and any(name.startswith("spawn_") for name in rows[5]["top"])
 
 
 @pytest.mark.slow
