@@ -292,6 +292,18 @@ vec3 step_start_local(Collider collider, vec3 previous, float lived)
   return vec3(dot(to_local[0], at), dot(to_local[1], at), dot(to_local[2], at));
 }
 
+/* The SDF broad phase: whether the step from world `previous` to `position` may meet SDF collider c's grid,
+ * from a world box around it (effectors.sdf_reach says why a step whose spread box misses it cannot meet the
+ * grid; an analytic collider's box is empty): a few compares with uniforms, where the exact test
+ * (meets_sdf_grid) first moves the step into the collider's space. */
+bool meets_sdf_reach(int c, vec3 previous, vec3 position)
+{
+  vec3 middle = 0.5 * (previous + position);
+  vec3 spread = mat3(sdf_reach_spread) * abs(0.5 * (position - previous));
+  return all(lessThanEqual(middle - spread, sdf_reach[c * SDF_REACH_ROWS + 1].xyz)) &&
+         all(greaterThanEqual(middle + spread, sdf_reach[c * SDF_REACH_ROWS].xyz));
+}
+
 /* Whether a step from shape-space `start` to `end` comes within the contact distance of an SDF collider's
  * grid box (outside it the surface is farther than the box: no contact). */
 bool meets_sdf_grid(Collider collider, vec3 start, vec3 end)
@@ -302,15 +314,16 @@ bool meets_sdf_grid(Collider collider, vec3 start, vec3 end)
 }
 
 #ifdef SDF_CONTACT_LIST
-/* Whether the step from world `previous` to `position` meets any SDF collider's grid (collide's test). */
+/* Whether the step from world `previous` to `position` meets any SDF collider's grid (collide's test), the
+ * exact test only for the colliders whose broad phase box it meets. */
 bool meets_any_sdf_grid(float lived, vec3 previous, vec3 position)
 {
   vec4 at = vec4(position, 1.0);
   for (int c = 0; c < collider_count; c++) {
-    Collider collider = load_collider(c);
-    if (int(collider.kind) != COLLIDER_SDF) {
+    if (!meets_sdf_reach(c, previous, position)) { /* an analytic collider's box is empty */
       continue;
     }
+    Collider collider = load_collider(c);
     vec4 to_local[3] = collider.to_local;
     vec3 p = vec3(dot(to_local[0], at), dot(to_local[1], at), dot(to_local[2], at));
     if (meets_sdf_grid(collider, step_start_local(collider, previous, lived), p)) {
@@ -390,6 +403,9 @@ bool collide(int index, float lived, vec3 previous, inout vec3 position, inout v
       break;
     }
     case COLLIDER_SDF: {
+      if (!meets_sdf_reach(c, previous, position)) {
+        break;
+      }
       vec3 start = step_start_local(collider, previous, lived);
       if (meets_sdf_grid(collider, start, p)) {
         sdf_contact(collider, start, p, p, normal, sdf_began_inside);
@@ -558,20 +574,23 @@ void list_contacts(bool listed, int index)
  * dispatch (no division, no image size query).
  *
  * With SDF colliders the step runs in two passes (simulation.py, ParticleSystem.step): SDF_CONTACT_LIST
- * steps every particle whose step meets no SDF grid and lists the others' slots; SDF_CONTACTS, dispatched
- * as large (no indirect dispatch), steps the listed ones, a thread each, the threads past the list's
- * length idle.  In slot order a few particles in contact would otherwise hold up the 31 others of their
- * warp for the length of the sphere trace; listed, they fill whole warps. */
+ * steps every particle whose step meets no SDF grid (the broad phase, meets_sdf_reach, spares most of them
+ * the exact test) and lists the others' slots; SDF_CONTACTS steps the listed ones (collide's sphere trace).
+ * With no indirect dispatch it is dispatched at the state's width and at most SDF_CONTACT_THREADS threads
+ * (simulation.py, contact_groups), each taking every so many entries, the threads past the list's length
+ * idle.  In slot order a few particles in contact would otherwise hold up the 31 others of their warp for
+ * the length of the sphere trace; listed, they fill whole warps. */
 void main()
 {
   int width = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);
 #ifdef SDF_CONTACTS
-  int entry = int(gl_GlobalInvocationID.y) * width + int(gl_GlobalInvocationID.x);
-  if (entry >= min(int(imageLoad(contact_count, ivec2(0)).x), count)) { /* a slot is listed once at most */
-    return;
+  int listed = min(int(imageLoad(contact_count, ivec2(0)).x), count); /* a slot is listed once at most */
+  int threads = int(gl_NumWorkGroups.y) * width;
+  for (int entry = int(gl_GlobalInvocationID.y) * width + int(gl_GlobalInvocationID.x); entry < listed;
+       entry += threads) {
+    int index = int(imageLoad(contact_slots, particle_texel(entry, imageSize(contact_slots).x)).x);
+    step_particle(particle_texel(index, width), index);
   }
-  int index = int(imageLoad(contact_slots, particle_texel(entry, imageSize(contact_slots).x)).x);
-  step_particle(particle_texel(index, width), index);
 #else
   ivec2 texel = ivec2(gl_GlobalInvocationID.xy);
   int index = texel.y * width + texel.x;

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from addon.engine import simulation
-from addon.engine.effectors import SDF_CONTACT_VOXELS, Collider
+from addon.engine.effectors import COLLIDER_ROWS, SDF_CONTACT_VOXELS, SDF_REACH_ROWS, Collider
+from addon.engine.records import COLLIDER
 from addon.engine.reference import simulation as ref
 from addon.engine.sdf import SdfAtlas, SdfGrid
 from addon.engine.settings import effect_settings
@@ -290,10 +291,14 @@ def test_particles_inside_are_pushed_out_without_nan(host, start):
         assert np.abs(gpu[0][:, :2]).max() < 1e-6 and gpu[0][:, 2].min() > 0
 
 
-def test_the_contact_pass_takes_exactly_the_steps_that_meet_an_sdf_grid(host, rng):
+@pytest.mark.parametrize("contact_threads", [simulation.SDF_CONTACT_THREADS, 256])
+def test_the_contact_pass_takes_exactly_the_steps_that_meet_an_sdf_grid(host, rng, monkeypatch, contact_threads):
     """simulate.glsl's two passes with SDF colliders: the list holds each slot whose step comes within the
-    contact distance of a grid box once (the others were stepped by the list pass), and both passes together
-    give the reference's step, in every slot."""
+    contact distance of a grid box once (the others were stepped by the list pass, most of them stopped by the
+    broad phase, effectors.sdf_reach, which passes every listed one), and both passes together give the
+    reference's step, in every slot; with fewer contact threads than listed slots too (each thread then steps
+    every so many)."""
+    monkeypatch.setattr(simulation, "SDF_CONTACT_THREADS", contact_threads)
     volume, (grid,) = atlas_of(SPHERE)
     count = 2000
     settings = effect_settings({"count": count, "emission": "BURST", "lifetime": 10.0, "gravity": (0, 0, 0),
@@ -301,7 +306,7 @@ def test_the_contact_pass_takes_exactly_the_steps_that_meet_an_sdf_grid(host, rn
     colliders = [sdf_collider(grid, STILL, bounce=0.5, thickness=0.02)]
     pos_age = np.zeros((count, 4), np.float32)
     vel_life = np.zeros((count, 4), np.float32)
-    pos_age[:, :3] = rng.uniform(-1.5, 1.5, (count, 3))
+    pos_age[:, :3] = rng.uniform(-1.0, 1.0, (count, 3))
     pos_age[:, 3] = 1.0
     vel_life[:, :3] = rng.normal(0.0, 3.0, (count, 3))
     vel_life[:, 3] = settings.lifetime
@@ -316,13 +321,53 @@ def test_the_contact_pass_takes_exactly_the_steps_that_meet_an_sdf_grid(host, rn
     high = low + np.asarray(grid[0].dims) * grid[0].voxel
     margin = max(0.02, SDF_CONTACT_VOXELS * grid[0].voxel)  # the contact distance (effectors._sdf_lanes)
     meets = np.all((np.minimum(start, end) - margin <= high) & (np.maximum(start, end) + margin >= low), axis=1)
+    constants = simulation.simulate_constants(
+        settings, dt=DT, step_index=0, time=DT, emitter_prev=STILL, emitter_cur=STILL, origin_in=np.zeros(3),
+        origin_out=np.zeros(3), colliders=colliders)
+    broad = ref.meets_sdf_reach(start, end, constants["sdf_reach"][:SDF_REACH_ROWS], constants["sdf_reach_spread"])
     slots, length = system.contact_list
     listed = host.read(slots).ravel()[: int(host.read(length)[0, 0])]
-    assert 0 < len(listed) < count
+    assert contact_threads < len(listed) < count or contact_threads > count
     np.testing.assert_array_equal(np.sort(listed), np.flatnonzero(meets))
+    assert broad[meets].all() and broad.sum() < 1.5 * meets.sum()
 
     inputs = ref.inputs_for(settings, colliders=colliders, sdf_atlas=volume)
-    reference = ref.simulate(pos_age, vel_life, simulation.simulate_constants(
-        settings, dt=DT, step_index=0, time=DT, emitter_prev=STILL, emitter_cur=STILL, origin_in=np.zeros(3),
-        origin_out=np.zeros(3), colliders=colliders), inputs)
+    reference = ref.simulate(pos_age, vel_life, constants, inputs)
     assert_close(system.read_state(), reference)
+
+
+def scaled(offset, angle, scale):
+    m = turned(offset, angle)
+    m[:3, :3] = m[:3, :3] @ np.diag(scale)
+    return m
+
+
+@pytest.mark.parametrize("motion", ["still", "moving", "scaled", "turning"])
+def test_the_sdf_broad_phase_keeps_every_step_that_meets_a_grid(rng, motion):
+    """effectors.sdf_reach (simulate.glsl meets_sdf_reach, a world box around each SDF collider) passes every
+    step that the exact test (meets_sdf_grid) passes, on random steps around turned, moving and scaled
+    colliders, in float32 as the kernel computes, and stops nearly all the others; a turning collider's motion
+    it does not bound: then every step goes on to the exact test."""
+    _, grids = atlas_of(SPHERE, BOX)
+    poses = {"still": (turned((1.0, 0, 0), 0.4), None), "moving": (turned((1.0, 0, 0), 0.4), turned((0.7, 0.2, 0), 0.4)),
+             "scaled": (scaled((1.0, 0, 0), 0.4, (0.8, 1.0, 1.25)), None),
+             "turning": (turned((1.0, 0, 0), 0.4), turned((1.0, 0, 0), 0.3))}[motion]
+    colliders = [sdf_collider(grids[0], *poses, thickness=0.05), sdf_collider(grids[1], translation((-2.0, 0.5, 1.0)))]
+    count = 200_000
+    previous = rng.uniform(-5.0, 5.0, (count, 3)).astype(np.float32)
+    position = (previous + rng.normal(0.0, 0.5, (count, 3))).astype(np.float32)
+    lived = np.where(rng.uniform(size=count) < 0.5, DT, rng.uniform(0.0, DT, count)).astype(np.float32)
+    settings = effect_settings({})
+    c = simulation.SIMULATE.named(simulation.simulate_constants(
+        settings, dt=DT, step_index=0, time=DT, emitter_prev=STILL, emitter_cur=STILL, origin_in=np.zeros(3),
+        origin_out=np.zeros(3), colliders=colliders, substep=(1, 3)))
+    rows = np.asarray(c["colliders"], np.float32).reshape(-1, COLLIDER_ROWS, 4)
+    reaches = np.asarray(c["sdf_reach"]).reshape(-1, SDF_REACH_ROWS, 4)
+    for number, (row, reach) in enumerate(zip(rows[: len(colliders)], reaches)):
+        collider = COLLIDER.read(row)
+        start, end = ref.step_start_local(collider, previous, lived), ref._dot_rows(collider["to_local"], position)
+        meets = (np.all(np.minimum(start, end) - collider["thickness"] <= collider["sdf_high"], axis=1)
+                 & np.all(np.maximum(start, end) + collider["thickness"] >= collider["sdf_low"], axis=1))
+        broad = ref.meets_sdf_reach(previous, position, reach, c["sdf_reach_spread"])
+        assert 0 < meets.sum() and broad[meets].all()
+        assert broad.all() if motion == "turning" and number == 0 else broad.mean() < 0.05  # of a 10 m cube's

@@ -134,6 +134,48 @@ def collider_rows(colliders: list[Collider], start: float, end: float, dt: float
     return rows.reshape(-1, 4).astype(np.float32)
 
 
+SDF_REACH_ROWS = 2  # uniform rows per collider of sdf_reach: its box's low and high corners
+_REACHES_NOTHING = ((1e30,) * 4, (-1e30,) * 4)  # an analytic collider's (and unused slots') box
+_REACHES_EVERYTHING = ((-1e30,) * 4, (1e30,) * 4)  # a turning or scaling SDF collider's
+
+
+def sdf_reach(colliders: list[Collider], start: float, end: float, dt: float) -> dict:
+    """The SDF broad phase's uniforms (simulate.glsl meets_sdf_reach): ``sdf_reach``, (MAX_COLLIDERS *
+    SDF_REACH_ROWS, 4) rows, per SDF collider a world box; ``sdf_reach_spread``, a 4x4 matrix whose 3x3 part
+    spreads a step's half extent, such that a step whose box (its midpoint +- spread x |half the step|)
+    misses a collider's box cannot meet that collider's grid (the exact test, meets_sdf_grid, would fail):
+    a few compares with uniforms instead of the exact test's matrix work, for the many particles far from it.
+
+    Why that holds: with to_world W and to_local L = W^-1 the exact test's local segment box maps to a
+    parallelepiped whose world box is its midpoint +- |W| |L| |half the step| (spread: the largest |W| |L|
+    of the colliders, the identity for axis-aligned ones), and the step's start moves with the collider's
+    motion over at most ``dt`` (step_start_local), which the collider's box takes in.  Only translating or
+    still colliders bound that motion: a turning or scaling one's box is everything (the exact test decides)."""
+    rows = np.array([_REACHES_NOTHING] * MAX_COLLIDERS, np.float64)
+    spread = np.identity(4)
+    for row, c in zip(rows, colliders):
+        if c.type != "SDF":
+            continue
+        now = np.asarray(c.matrix, np.float64)
+        before = now if c.previous is None else np.asarray(c.previous, np.float64)
+        if not np.array_equal(before[:3, :3], now[:3, :3]):
+            row[...] = _REACHES_EVERYTHING
+            continue
+        to_world = [before + (now - before) * s for s in (start, end)]
+        linear = to_world[1][:3, :3]
+        spreads = np.abs(linear) @ np.abs(np.linalg.inv(linear))
+        spread[:3, :3] = np.maximum(spread[:3, :3], spreads)
+        lanes = _sdf_lanes(c)
+        low, high = np.asarray(lanes["sdf_low"]), np.asarray(lanes["sdf_high"])
+        motion = np.abs(to_world[1][:3, 3] - to_world[0][:3, 3])  # over at most dt
+        half = np.abs(linear) @ ((high - low) / 2 + lanes["thickness"]) + (spreads + np.identity(3)) @ motion / 2
+        centre = linear @ ((low + high) / 2) + to_world[1][:3, 3]
+        pad = 1e-4 * (1.0 + np.abs(centre).max() + half.max())  # float32 rounding, on the safe side
+        row[0, :3], row[1, :3] = centre - half - pad, centre + half + pad
+    spread[:3, :3] *= 1 + 1e-4
+    return {"sdf_reach": rows.reshape(-1, 4).astype(np.float32), "sdf_reach_spread": spread}
+
+
 def _sdf_lanes(c: Collider) -> dict:
     """The thickness and grid lanes of a collider record (zero grid lanes for the analytic kinds)."""
     if c.type != "SDF":

@@ -55,6 +55,7 @@ from .compaction import LiveParticles
 from .effectors import (
     MAX_COLLIDERS,
     MAX_FORCE_FIELDS,
+    SDF_REACH_ROWS,
     SDF_TRACE_STEPS,
     Collider,
     EmitterMesh,
@@ -62,6 +63,7 @@ from .effectors import (
     collider_rows,
     pack_force_fields,
     pack_triangles,
+    sdf_reach,
 )
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .look import inherits_color
@@ -71,6 +73,9 @@ from .trails import TrailBuffer
 from .turbulence import check_resolution, curl_noise
 
 STATE_ROW_MULTIPLE = 256  # state image widths are multiples of one simulate workgroup
+# The SDF contact pass's threads at most (each steps every so many listed slots): enough to fill a large GPU,
+# few enough that a step with few contacts does not launch a workgroup for every slot of the state.
+SDF_CONTACT_THREADS = 1 << 19
 
 
 @dataclass(frozen=True)
@@ -168,17 +173,20 @@ def _emitting_kernel(layout: StateLayout, events: bool, spawned: bool) -> Kernel
             Constant("VEC4", "origin_in", components=(("loaded_origin", "xyz"),)),  # state origin of the loaded positions
             Constant("VEC4", "origin_out", components=(("stored_origin", "xyz"),)),  # state origin of the stored positions
             Constant("VEC4", "colliders", MAX_COLLIDERS * SIZES["COLLIDER_ROWS"]),  # effectors.collider_rows, tables.COLLIDER_ROW
+            Constant("VEC4", "sdf_reach", MAX_COLLIDERS * SDF_REACH_ROWS),  # effectors.sdf_reach
+            Constant("MAT4", "sdf_reach_spread"),
         ),
         includes=("common.glsl", "random.glsl", "cone.glsl"),
         defines=(("STATE_LIMIT", layout.limit), ("SDF_TRACE_STEPS", str(SDF_TRACE_STEPS)),
+                 ("SDF_REACH_ROWS", str(SDF_REACH_ROWS)),
                  *((("EVENTS", "1"),) if events else ()), *((("SPAWNED", "1"),) if spawned else ())),
     )
 
 
 def _sdf_pass_kernels(layout: StateLayout) -> tuple[Kernel, Kernel]:
     """The two passes of a step with SDF colliders (simulate.glsl's main): the list pass steps every particle
-    whose step meets no SDF grid and appends the others' slots to ``contact_slots`` (``contact_count`` their
-    number); the contact pass steps those, densely."""
+    whose step meets no SDF grid (most of them decided by the broad phase, effectors.sdf_reach) and appends the
+    others' slots to ``contact_slots`` (``contact_count`` their number); the contact pass steps those, densely."""
     base = _simulate_kernel(layout)
     listing = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "WRITE"),
                                     Image("contact_count", "R32UI", atomic=True)),
@@ -260,6 +268,7 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
     """The simulate kernel's constants for one step (the numpy reference takes the same dict).
 
     ``substep``: (k, substeps) of this frame, where the colliders' poses are interpolated."""
+    fractions = (substep[0] / substep[1], (substep[0] + 1) / substep[1])
     return _simulate_packer(settings, triangle_count)({
         "step_index": step_index,
         "field_count": field_count,
@@ -271,7 +280,8 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
         "noise_offset": np.asarray(settings.turbulence_speed, np.float64) * time / settings.turbulence_scale,
         "loaded_origin": origin_in,
         "stored_origin": origin_out,
-        "colliders": collider_rows(colliders, substep[0] / substep[1], (substep[0] + 1) / substep[1], dt),
+        "colliders": collider_rows(colliders, *fractions, dt),
+        **sdf_reach(colliders, *fractions, dt),
     })
 
 
@@ -397,6 +407,12 @@ class ParticleSystem:
     def groups(self) -> tuple[int, int, int]:
         return SIMULATE.groups_for(self.pos_age.width, self.pos_age.height)
 
+    @property
+    def contact_groups(self) -> tuple[int, int, int]:
+        """The SDF contact pass's dispatch: the state's width, as many rows as SDF_CONTACT_THREADS allows."""
+        x, rows, _ = self.groups
+        return x, min(rows, max(1, SDF_CONTACT_THREADS // self.pos_age.width)), 1
+
     def reset(self) -> None:
         self.step_index = 0
         self.time = 0.0
@@ -473,7 +489,8 @@ class ParticleSystem:
         if len(passes) > 1:
             self.host.clear(textures["contact_count"])
         for simulate in passes:
-            self.host.dispatch(simulate, self.groups, textures, constants)
+            groups = self.contact_groups if simulate is SDF_PASS_KERNELS[self.layout.name][1] else self.groups
+            self.host.dispatch(simulate, groups, textures, constants)
         self.origin = origin
         self.step_index += 1
         if self.trails is not None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..effectors import COLLIDER_ROWS, MAX_COLLIDERS, SDF_TRACE_STEPS, pack_force_fields, pack_triangles
+from ..effectors import COLLIDER_ROWS, MAX_COLLIDERS, SDF_REACH_ROWS, SDF_TRACE_STEPS, pack_force_fields, pack_triangles
 from ..records import COLLIDER, FORCE_FIELD, TRIANGLE
 from ..simulation import SIMULATE, birth_interval, simulate_constants, state_origin
 from ..tables import COLLIDER_TYPES, EMITTER_SHAPES, FIELD_TYPES, SIMULATE_FLAGS
@@ -288,6 +288,14 @@ def step_start_local(collider, previous, lived):
     return _dot_rows(collider["to_local"], moved.astype(F))
 
 
+def meets_sdf_reach(previous, position, reach, spread):
+    """meets_sdf_reach() of simulate.glsl: whether each step may meet an SDF collider's grid (the broad phase),
+    from that collider's two rows of effectors.sdf_reach and the spread matrix."""
+    middle = (F(0.5) * (previous + position)).astype(F)
+    extent = (np.abs(F(0.5) * (position - previous)) @ np.asarray(spread, F)[:3, :3].T).astype(F)
+    return np.all(middle - extent <= reach[1, :3], axis=1) & np.all(middle + extent >= reach[0, :3], axis=1)
+
+
 def started_inside(collider, start):
     """started_inside() of simulate.glsl (analytic kinds; an SDF's comes from sdf_contact)."""
     kind = collider["kind"]
@@ -339,7 +347,10 @@ def collide(previous, position, velocity, lived, c, inputs, hits=None, impact=No
         elif kind == COLLIDER_TYPES["SDF"]:
             start = step_start_local(collider, previous, lived)
             margin = collider["thickness"]
-            near = np.flatnonzero(np.all(np.minimum(start, p) - margin <= collider["sdf_high"], axis=1)
+            sdf_box = np.asarray(c["sdf_reach"], F).reshape(-1, SDF_REACH_ROWS, 4)[number]
+            broad = meets_sdf_reach(previous, position, sdf_box, c["sdf_reach_spread"])
+            near = np.flatnonzero(broad
+                                  & np.all(np.minimum(start, p) - margin <= collider["sdf_high"], axis=1)
                                   & np.all(np.maximum(start, p) + margin >= collider["sdf_low"], axis=1))
             touched, p[near], normal[near], sdf_began_inside[near] = sdf_contact(collider, inputs.sdf_atlas,
                                                                                  start[near], p[near])
