@@ -89,7 +89,7 @@ SPRITE_TILE_COUNTS = Kernel(
 def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK, textured: bool = False) -> Kernel:
     """The per-tile front-to-back blend; ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS;
     ``textured``: sprites with a sheet sample it (sprite_sheets.sheet_sampling)."""
-    frames = (Shared("vec4", "s_frames", TILE_CHUNK),) if textured else ()
+    frames = (Shared("vec4", "s_frames", TILE_CHUNK), Shared("vec4", "s_cells", TILE_CHUNK)) if textured else ()
     kernel = tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test,
                          (Shared("uint", "s_open", 1), *frames), walk)
     return sheet_sampling(kernel) if textured else kernel

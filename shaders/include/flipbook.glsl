@@ -8,35 +8,55 @@
  * its samplers (sprite_blend.glsl: one pair a slot; raster_quads.glsl: one pair). */
 vec4 sheet_fetch(int slot, bool vectors, vec2 uv);
 
-/* Where `uv` of frame `frame` is on the sheet; uv kept within the frame. */
-vec2 flipbook_uv(vec4 grid, int frame, vec2 uv)
+/* Frame `frame`'s cell on the sheet, in cells (frame 0 top left). */
+vec2 flipbook_cell(vec4 grid, int frame)
 {
   int columns = int(grid.x);
-  vec2 cell = vec2(float(frame % columns), grid.y - 1.0 - float(frame / columns));
+  return vec2(float(frame % columns), grid.y - 1.0 - float(frame / columns));
+}
+
+/* Where `uv` of the frame in `cell` is on the sheet; uv kept within the frame. */
+vec2 flipbook_uv(vec4 grid, vec2 cell, vec2 uv)
+{
   return (cell + clamp(uv, 0.0, 1.0)) / grid.xy;
 }
 
-/* The frame at `position` (FLIPBOOK_NONE), mixed with the next one by the fraction (FLIPBOOK_FRAMES), each
- * moved along the vector sheet's motion towards the time between them (FLIPBOOK_MOTION_VECTORS: frame a's
- * uv back by its vector times the fraction, frame b's forward by its vector times the rest; a vector texel's
- * RG is (offset / strength + 1) / 2). */
-vec4 flipbook_texel(int slot, vec4 grid, float position, vec2 uv)
+/* What a sprite's flipbook position picks, once per sprite rather than per pixel: the cells of frame a (xy)
+ * and of the next one, b (zw), and how far from a to b (0 with FLIPBOOK_NONE). */
+struct FlipbookFrames {
+  vec4 cells;
+  float mixed;
+};
+
+FlipbookFrames flipbook_frames(vec4 grid, float position)
 {
   int frames = int(grid.x * grid.y);
   int a = min(int(position), frames - 1);
-  int blend = int(grid.z);
-  float mixed = blend == FLIPBOOK_NONE ? 0.0 : position - float(a);
-  int b = (a + 1) % frames;
+  float mixed = int(grid.z) == FLIPBOOK_NONE ? 0.0 : position - float(a);
+  return FlipbookFrames(vec4(flipbook_cell(grid, a), flipbook_cell(grid, (a + 1) % frames)), mixed);
+}
+
+/* Frame a at `uv`, mixed with frame b by the fraction (FLIPBOOK_FRAMES), each moved along the vector sheet's
+ * motion towards the time between them (FLIPBOOK_MOTION_VECTORS: frame a's uv back by its vector times the
+ * fraction, frame b's forward by its vector times the rest; a vector texel's RG is (offset / strength + 1) / 2). */
+vec4 flipbook_texel_of(int slot, vec4 grid, FlipbookFrames f, vec2 uv)
+{
   vec2 uv_a = uv, uv_b = uv;
-  if (blend == FLIPBOOK_MOTION_VECTORS) {
-    vec2 flow_a = (sheet_fetch(slot, true, flipbook_uv(grid, a, uv)).rg * 2.0 - 1.0) * grid.w;
-    vec2 flow_b = (sheet_fetch(slot, true, flipbook_uv(grid, b, uv)).rg * 2.0 - 1.0) * grid.w;
-    uv_a -= flow_a * mixed;
-    uv_b += flow_b * (1.0 - mixed);
+  if (int(grid.z) == FLIPBOOK_MOTION_VECTORS) {
+    vec2 flow_a = (sheet_fetch(slot, true, flipbook_uv(grid, f.cells.xy, uv)).rg * 2.0 - 1.0) * grid.w;
+    vec2 flow_b = (sheet_fetch(slot, true, flipbook_uv(grid, f.cells.zw, uv)).rg * 2.0 - 1.0) * grid.w;
+    uv_a -= flow_a * f.mixed;
+    uv_b += flow_b * (1.0 - f.mixed);
   }
-  vec4 texel = sheet_fetch(slot, false, flipbook_uv(grid, a, uv_a));
-  if (mixed > 0.0) {
-    texel = mix(texel, sheet_fetch(slot, false, flipbook_uv(grid, b, uv_b)), mixed);
+  vec4 texel = sheet_fetch(slot, false, flipbook_uv(grid, f.cells.xy, uv_a));
+  if (f.mixed > 0.0) {
+    texel = mix(texel, sheet_fetch(slot, false, flipbook_uv(grid, f.cells.zw, uv_b)), f.mixed);
   }
   return texel;
+}
+
+/* The sheet at `uv` for flipbook position `position` (flipbook_frames, then flipbook_texel_of). */
+vec4 flipbook_texel(int slot, vec4 grid, float position, vec2 uv)
+{
+  return flipbook_texel_of(slot, grid, flipbook_frames(grid, position), uv);
 }

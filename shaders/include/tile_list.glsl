@@ -10,11 +10,15 @@
  * set per footprint that reaches the block (s_block_bits), so its threads
  * visit only those, in list order (block_words), instead of testing every
  * footprint of the chunk.  Needs those images, sprite_shapes, sprite_streaks,
- * sprite_colors and target_size; SPRITE_TEXTURE: sprite_frames into s_frames. */
+ * sprite_colors and target_size; SPRITE_TEXTURE: sprite_frames through share_frames. */
 
 /* Entry t of the chunk into s_shapes, s_streaks and s_colors: defined by the kernel, which knows what
  * its walk needs of a footprint (sprite_blend.glsl, bokeh_accumulate.glsl). */
 void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color);
+#ifdef SPRITE_TEXTURE
+/* Entry t's sheet pose (sprite_frames) into shared memory: defined by the kernel (sprite_blend.glsl). */
+void share_frames(int t, vec4 frames);
+#endif
 
 #ifdef BLOCK_WALK
 const int CHUNK_WORDS = TILE_CHUNK / 32; /* words of one block's bits in s_block_bits */
@@ -108,7 +112,7 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
     vec2 streak = imageLoad(sprite_streaks, texel).xy;
     share_footprint(t, shape, streak, imageLoad(sprite_colors, texel));
 #ifdef SPRITE_TEXTURE
-    s_frames[t] = imageLoad(sprite_frames, texel);
+    share_frames(t, imageLoad(sprite_frames, texel));
 #endif
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
     ivec4 rect = sprite_pixel_rect(shape, streak, target_size) - origin.xyxy;
