@@ -38,7 +38,7 @@ from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PA
 from .scan import linear_size
 from .soft_particles import soft_depth, softened
 from .sorting import linear_groups
-from .sprite_sheets import REACH, SPRITE_FRAMES, pose_values, posed, sheet_sampling
+from .sprite_sheets import REACH, REACHES, SPRITE_FRAMES, pose_values, posed, sheet_sampling
 from .tile_lists import (
     FOOTPRINT_OUTPUTS,
     SPRITE_WALK,
@@ -154,9 +154,11 @@ class SpriteLayer:
         sprites = self.list
         sheets = compositor.sheets.blend_slots([system.settings for system in systems])
         slots = sheets[0] if sheets is not None else [None] * len(systems)
+        reaches = sheets[2][REACHES.name][:, 0] if sheets is not None else None  # each slot's, from blend_slots
         first = 0
         for system, slot in zip(systems, slots):
-            self._footprints(system, compositor, camera, first, shutter, slot)
+            reach = float(reaches[slot]) if slot is not None and slot >= 0 else 0.0
+            self._footprints(system, compositor, camera, first, shutter, slot, reach)
             if system.trails is not None:
                 ribbons.draw_sprites(self.host, system, camera, sprites, compositor.look_texture(system),
                                      first + system.count)
@@ -184,8 +186,9 @@ class SpriteLayer:
         )
 
     def _footprints(self, system, compositor: Compositor, camera: Camera, first: int, shutter: float,
-                    sheet_slot: int | None) -> None:
-        """One effect's footprints; ``sheet_slot`` (a frame with textured sprites: -1 for none) posed too."""
+                    sheet_slot: int | None, reach: float = 0.0) -> None:
+        """One effect's footprints; ``sheet_slot`` (a frame with textured sprites: -1 for none) posed too, its
+        footprint reaching ``reach`` (sprite_sheets.REACH) of its square."""
         s = system.settings
         sprites = self.list
         kernel = SPRITE_FOOTPRINT if sheet_slot is None else posed(SPRITE_FOOTPRINT)
@@ -205,8 +208,7 @@ class SpriteLayer:
                 "sweep_seconds": shutter,
                 **declared_footprint_constants(camera, kernel),
                 **(pose_values(s, sheet_slot) if sheet_slot is not None else {}),
-                **({REACH.name: compositor.sheets.reach(s) if sheet_slot >= 0 else 0.0}
-                   if sheet_slot is not None else {}),
+                **({REACH.name: reach} if sheet_slot is not None else {}),
             },
         )
 
