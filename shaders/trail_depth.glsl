@@ -34,20 +34,19 @@ void main()
   float reach_b = max(particle_radius_px(index, look_now, pixel_scale, segment.far_end.w) * trail_width *
                       mix(1.0, trail_width_end, t_b), 1.0) + 0.5;
   float reach = max(reach_a, reach_b);
-  SegmentBand band;
-  if (!segment_band(a.xy, b.xy, reach, target_size, band)) {
+  ivec2 low = ivec2(clamp(floor(min(a.xy, b.xy) - reach), vec2(0.0), vec2(target_size)));
+  ivec2 high = ivec2(clamp(ceil(max(a.xy, b.xy) + reach), vec2(-1.0), vec2(target_size - 1)));
+  if (any(lessThan(high, low)) || (high.x - low.x + 1) * (high.y - low.y + 1) > MAX_SEGMENT_PIXELS) {
     return;
   }
   float inverse_length = inversesqrt(length2);
-  for (int line = band.lines.x; line <= band.lines.y; line++) {
-    ivec2 span = segment_span(band, line);
-    for (int step = span.x; step <= span.y; step++) {
-      ivec2 pixel = segment_pixel(band, line, step);
-      vec2 offset = vec2(pixel) + 0.5 - a.xy;
+  for (int y = low.y; y <= high.y; y++) {
+    for (int x = low.x; x <= high.x; x++) {
+      vec2 offset = vec2(float(x), float(y)) + 0.5 - a.xy;
       float along = dot(offset, d) / length2;
       float across = abs(offset.x * d.y - offset.y * d.x) * inverse_length;
       if (along >= 0.0 && along <= 1.0 && across < mix(reach_a, reach_b, along)) {
-        imageAtomicMin(particle_depth, pixel, floatBitsToUint(mix(depth_a, depth_b, along)));
+        imageAtomicMin(particle_depth, ivec2(x, y), floatBitsToUint(mix(depth_a, depth_b, along)));
       }
     }
   }

@@ -2,7 +2,7 @@
  * integer accumulation (compositing.py, trail_draw SPLAT): an invocation a
  * segment, ``index`` x trail_length + s, the same segments as trail_ribbons.glsl
  * (trail_fetch.glsl; with MOTION_BLUR the head is where the splat's streak
- * ends, at shutter close).  It visits the pixels of the segment's band (segment_band) and adds
+ * ends, at shutter close).  It visits the pixels of the segment's band and adds
  * color x coverage to those whose centers project inside the segment (along
  * in [0, 1): consecutive segments share no pixel) within its interpolated
  * half width plus 1/2 (coverage 1 - 0 over the last pixel), with the splat's
@@ -52,17 +52,30 @@ void main()
   half_a = max(half_a, 0.5);
   half_b = max(half_b, 0.5);
   float reach = max(half_a, half_b) + 0.5;
-  SegmentBand band;
-  if (!segment_band(a.xy, b.xy, reach, target_size, band)) {
+  ivec2 low = ivec2(clamp(floor(min(a.xy, b.xy) - reach), vec2(0.0), vec2(target_size)));
+  ivec2 high = ivec2(clamp(ceil(max(a.xy, b.xy) + reach), vec2(-1.0), vec2(target_size - 1)));
+  if (any(lessThan(high, low)) || (high.x - low.x + 1) * (high.y - low.y + 1) > MAX_SEGMENT_PIXELS) {
     return;
   }
   float inverse_length = inversesqrt(length2);
+  /* Along the segment's longer screen axis, only the pixels of the band |across| <= reach in each line:
+   * its box holds many more along a diagonal (the same pixels get the same adds either way). */
+  bool rows_major = abs(d.y) > abs(d.x);
+  ivec2 lines = rows_major ? ivec2(low.y, high.y) : ivec2(low.x, high.x);
+  ivec2 spans = rows_major ? ivec2(low.x, high.x) : ivec2(low.y, high.y);
+  vec2 a_major = rows_major ? a.yx : a.xy;
+  vec2 d_major = rows_major ? d.yx : d.xy;
+  float slope = d_major.y / d_major.x;
+  float band = reach * sqrt(length2) / abs(d_major.x) + 1.0;
   uint overflows = 0u;
-  for (int line = band.lines.x; line <= band.lines.y; line++) {
-    ivec2 span = segment_span(band, line);
-    for (int step = span.x; step <= span.y; step++) {
-      ivec2 pixel = segment_pixel(band, line, step);
-      vec2 offset = vec2(pixel) + 0.5 - a.xy;
+  for (int line = lines.x; line <= lines.y; line++) {
+    float middle = a_major.y + (float(line) + 0.5 - a_major.x) * slope - 0.5;
+    int first = max(spans.x, int(floor(middle - band)));
+    int last = min(spans.y, int(ceil(middle + band)));
+    for (int step = first; step <= last; step++) {
+      int x = rows_major ? step : line;
+      int y = rows_major ? line : step;
+      vec2 offset = vec2(float(x), float(y)) + 0.5 - a.xy;
       float along = dot(offset, d) / length2;
       if (along < 0.0 || along >= 1.0) {
         continue;
@@ -72,6 +85,7 @@ void main()
       if (coverage <= 0.0) {
         continue;
       }
+      ivec2 pixel = ivec2(x, y);
 #ifdef DEPTH_TEST
       if (hidden(pixel, mix(a.z, b.z, along))) {
         continue;

@@ -79,51 +79,6 @@ bool fetch_segment(int entry, out TrailSegment segment)
   return near_end.w > 0.0 && far_end.w > 0.0 && abs(near_end.z) <= near_end.w && abs(far_end.z) <= far_end.w;
 }
 
-/* The pixels a segment from window `a` to `b` may cover within `reach` of its line, walked line by line along
- * its longer screen axis (segment_band, then segment_span of each line): a diagonal segment's box holds several
- * times the pixels of this band, and both walks visit every pixel within `reach`. */
-struct SegmentBand {
-  bool rows_major; /* lines are rows (the segment is steeper than 45 degrees), else columns */
-  ivec2 lines; /* the first and last line */
-  ivec2 spans; /* the box across the lines */
-  vec2 a_major; /* `a` as (along the lines' axis, across) */
-  float slope; /* across over along */
-  float band; /* half the band's width across a line, plus a pixel */
-};
-
-/* The band of a segment of positive length; false when its box is off the `size` target or holds more than
- * MAX_SEGMENT_PIXELS (the segment is left out). */
-bool segment_band(vec2 a, vec2 b, float reach, ivec2 size, out SegmentBand band)
-{
-  ivec2 low = ivec2(clamp(floor(min(a, b) - reach), vec2(0.0), vec2(size)));
-  ivec2 high = ivec2(clamp(ceil(max(a, b) + reach), vec2(-1.0), vec2(size - 1)));
-  if (any(lessThan(high, low)) || (high.x - low.x + 1) * (high.y - low.y + 1) > MAX_SEGMENT_PIXELS) {
-    return false;
-  }
-  vec2 d = b - a;
-  band.rows_major = abs(d.y) > abs(d.x);
-  band.lines = band.rows_major ? ivec2(low.y, high.y) : ivec2(low.x, high.x);
-  band.spans = band.rows_major ? ivec2(low.x, high.x) : ivec2(low.y, high.y);
-  band.a_major = band.rows_major ? a.yx : a.xy;
-  vec2 d_major = band.rows_major ? d.yx : d.xy;
-  band.slope = d_major.y / d_major.x;
-  band.band = reach * sqrt(dot(d, d)) / abs(d_major.x) + 1.0;
-  return true;
-}
-
-/* The first and last pixel across line `line` of the band. */
-ivec2 segment_span(SegmentBand band, int line)
-{
-  float middle = band.a_major.y + (float(line) + 0.5 - band.a_major.x) * band.slope - 0.5;
-  return ivec2(max(band.spans.x, int(floor(middle - band.band))), min(band.spans.y, int(ceil(middle + band.band))));
-}
-
-/* The pixel `step` across line `line`. */
-ivec2 segment_pixel(SegmentBand band, int line, int step)
-{
-  return band.rows_major ? ivec2(step, line) : ivec2(line, step);
-}
-
 /* The tint of the trail at t (0: head, 1: tail): towards trail_color_end, faded by trail_fade. */
 vec3 trail_tint_at(float t)
 {
