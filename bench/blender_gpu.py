@@ -262,6 +262,7 @@ def viewport_bench_arguments(description: str, argv=None) -> tuple[argparse.Name
     parser.add_argument("--quick", action="store_true", help="64x36, 10K particles, 3 draws: checks the path")
     parser.add_argument("--draws", type=int, default=20)
     parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results/)")
+    parser.add_argument("--cases", default="", help="viewport_timeline.py: only the cases whose names hold one of these comma-separated parts")
     args = parser.parse_args(argv)
     return args, 3 if args.quick else args.draws
 

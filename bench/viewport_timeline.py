@@ -137,10 +137,10 @@ def timeline(host: TimelineHost, cpu_start: float, gpu_start: int) -> dict:
 
 
 def measure(count: int, width: int, height: int, blend_mode: str, draws: int, preset: str = blender_gpu.PRESET,
-            render_values: dict | None = None, **effect_values) -> dict:
-    """Median figures of ``draws`` draws while playing (after three warm-up draws); ``render_values``: the
-    scene's render settings, ``effect_values``: more of the effect's settings, or ``spawned`` effects' (as
-    ``blender_gpu.measure_viewport`` takes them)."""
+            lights=(), render_values: dict | None = None, **effect_values) -> dict:
+    """Median figures of ``draws`` draws while playing (after three warm-up draws); ``lights``: stage lights
+    added, ``render_values``: the scene's render settings, ``effect_values``: more of the effect's settings,
+    or ``spawned`` effects' (as ``blender_gpu.measure_viewport`` takes them)."""
     from addon import viewport
 
     with tempfile.TemporaryDirectory() as out:
@@ -148,6 +148,7 @@ def measure(count: int, width: int, height: int, blend_mode: str, draws: int, pr
                                          blend_mode=blend_mode, **effect_values)
         for name, value in (render_values or {}).items():
             setattr(scene.gpu_particles, name, value)
+        blender_gpu.add_stage_lights(lights, scene=scene)
         host = TimelineHost()
         viewport.free()
         viewport._overlay = viewport.Overlay(host)
@@ -181,7 +182,15 @@ def main(argv=None) -> int:
     width, height, count = blender_gpu.sized(*blender_gpu.FLIPBOOK_CASE, args.quick)
     cases.append((f"{height}p-{blender_gpu.count_label(count)}-flipbook", width, height, count, "ALPHA",
                   {"render_values": blender_gpu.FLIPBOOK_RENDER, **blender_gpu.FLIPBOOK_VALUES}))
+    width, height, count = blender_gpu.sized(*blender_gpu.LIGHTING_CASES[0], args.quick)  # the lighting suite's 1M
+    label = f"{height}p-{blender_gpu.count_label(count)}-lit-alpha"
+    cases.append((label, width, height, count, "ALPHA",
+                  {"lights": (blender_gpu.SUN_LIGHT, blender_gpu.POINT_LIGHT), "lighting": "LIT"}))
+    cases.append((f"{label}-smoke", width, height, count, "ALPHA",
+                  {"preset": blender_gpu.LIT_PRESET, "lights": (blender_gpu.POINT_LIGHT,), "lighting": "LIT"}))
     for case, width, height, count, mode, values in [*cases, *blender_gpu.events_cases(args.quick)]:
+        if args.cases and not any(part in case for part in args.cases.split(",")):
+            continue
         result = measure(count, width, height, mode, draws, **values)
         rows.append({"case": case, **result, "n": count, "width": width, "height": height})
         top = ", ".join(f"{name} {ms:.3f}" for name, ms in result["top"].items())
