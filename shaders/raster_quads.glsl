@@ -2,7 +2,7 @@
  * draws QUADS_PER_INSTANCE particles in a row (gl_VertexID / 6 among them, gl_VertexID % 6 the corner): a
  * 6-vertex instance a particle left most lanes of each vertex warp idle (raster.py).
  * With a stretch time the quad spans the particle's screen motion over that
- * time behind it, and its brightness is spread over the longer streak; with
+ * time behind it, and its light is the round sprite's averaged along that path (swept_falloff); with
  * MOTION_BLUR its path over the shutter too, with DEPTH_OF_FIELD it widens by
  * its circle of confusion (footprint.glsl, footprint.focus_variant).  SPRITE_TEXTURE
  * (sprite_sheets.textured_quads): the effect's sprite image instead of the round falloff, turned by its pose. */
@@ -23,6 +23,7 @@ const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0
 void main()
 {
   v_color = vec3(0.0);
+  v_sweep = vec2(1.0, 0.0);
   int particle = gl_InstanceID * QUADS_PER_INSTANCE + gl_VertexID / 6;
   v_corner = CORNERS[gl_VertexID % 6];
 #ifdef SPRITE_TEXTURE
@@ -62,6 +63,9 @@ void main()
    * stretches over the wider quad: magnified, not blurred. */
   radius_px = focus_blurred_px(radius_px, clip.w, coverage);
 #endif
+#ifndef SPRITE_TEXTURE
+  radius_px = quad_filtered_px(radius_px, coverage);
+#endif
   float streak = length(motion);
   vec2 along = streak > 1e-3 ? motion / streak : vec2(1.0, 0.0);
 #ifdef SPRITE_TEXTURE
@@ -76,12 +80,33 @@ void main()
   float half_length = radius_px + 0.5 * streak;
   vec2 center = head - 0.5 * motion;
   vec2 corner_px = center + along * (v_corner.x * half_length) + across * (v_corner.y * radius_px);
-  v_color = particle_color(particle, look_now, coverage) * (radius_px / half_length);
+#ifdef SPRITE_TEXTURE
+  v_color = particle_color(particle, look_now, coverage) * (radius_px / half_length); /* spread over the streak */
+#else
+  v_color = particle_color(particle, look_now, coverage);
+  v_sweep = vec2(half_length / radius_px, 0.5 * streak / radius_px);
+#endif
   gl_Position = vec4((corner_px / size * 2.0 - 1.0) * clip.w, clip.z, clip.w);
 }
 #endif
 
 #ifdef GPU_FRAGMENT_SHADER
+/* The round sprite's 1 - d^2 averaged along its path, at (u, v) radii from the path's middle (u along it, v
+ * across) for a path reaching `h` radii either way: what the sprite adds over the shutter (or the stretch)
+ * when it moves evenly, as a renderer's motion blur sees it (a streak's ends round and soft, its middle
+ * even; the quad's own ellipse tapered to points).  The integral of a^2 - (u - s)^2 over the path's s
+ * within a = sqrt(1 - v^2) of u, over the path's length 2h; 1 - u^2 - v^2 standing still. */
+float swept_falloff(float u, float v, float h)
+{
+  float a2 = 1.0 - v * v;
+  if (h < 1e-3 || a2 <= 0.0) {
+    return a2 - u * u;
+  }
+  float a = sqrt(a2);
+  float s0 = max(-h, u - a) - u, s1 = min(h, u + a) - u;
+  return s1 > s0 ? (a2 * (s1 - s0) - (s1 * s1 * s1 - s0 * s0 * s0) / 3.0) / (2.0 * h) : 0.0;
+}
+
 void main()
 {
 #ifdef SPRITE_TEXTURE
@@ -89,7 +114,7 @@ void main()
   vec4 texel = flipbook_texel(0, sheet_grid, v_frame, v_corner * 0.5 + 0.5);
   out_color = vec4(v_color * texel.rgb * texel.a, 0.0);
 #else
-  float falloff = 1.0 - dot(v_corner, v_corner);
+  float falloff = swept_falloff(v_corner.x * v_sweep.x, v_corner.y, v_sweep.y);
   if (falloff <= 0.0) {
     discard;
   }

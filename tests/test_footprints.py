@@ -232,18 +232,36 @@ def test_sprites_stretch_over_the_shutter(host, particle_type, blend_mode):
         assert frame_energy(frames[1]) == pytest.approx(frame_energy(frames[0]), rel=0.1)
 
 
-def quad_frame(host, camera, pos_age, **values):
-    """The resolved frame of additive round sprites (raster_quads) at ``pos_age``, standing still."""
+def quad_frame(host, camera, pos_age, velocity=(0.0, 0.0, 0.0), **values):
+    """The resolved frame of additive round sprites (raster_quads) at ``pos_age`` moving at ``velocity``
+    (a Stretched effect's ``stretch`` sweeps them), and the reference's."""
     s = effect_settings({"count": len(pos_age), **SETTINGS, "particle_type": "SPRITE", **values})
     system = ParticleSystem(host, s)
-    vel_life = np.tile(np.array([[0.0, 0.0, 0.0, 1.0]], np.float32), (len(pos_age), 1))
+    vel_life = np.tile(np.array([[*velocity, 1.0]], np.float32), (len(pos_age), 1))
     system.write_state(pos_age, vel_life)
     compositor = Compositor(host, camera.width, camera.height, render_settings({"emax": 64.0}))
     compositor.add(system, camera)
     compositor.resolve()
+    stretch = s.stretch if s.particle_type == "STRETCHED" else 0.0
     expected = ref_raster.round_quads(pos_age, vel_life, camera.view_proj, camera.width, camera.height, s,
-                                      camera.pixels_per_unit, camera.focus)
+                                      camera.pixels_per_unit, camera.focus, stretch_seconds=stretch)
     return compositor.read_frame()[..., :3], expected
+
+
+@pytest.mark.parametrize("velocity", [(80.0, 0.0, 0.0), (48.0, -36.0, 0.0), (2.0, 0.0, 0.0)],
+                         ids=["along x", "diagonal", "under a pixel"])
+def test_stretched_quads_sweep_the_round_sprite_along_their_path(host, velocity):
+    """A Stretched sprite (6 px at w = 4) is the round sprite averaged over where it was in the last
+    `stretch` seconds: GPU vs reference, the round sprite's light kept, as long as the path plus its width."""
+    pos_age = np.array([[64.25, 32.5, 12.0, 0.5]], np.float32)  # w = 4
+    values = {"size": 24.0, "size_random": 0.0, "particle_type": "STRETCHED", "stretch": 0.25}
+    frame, expected = quad_frame(host, deep_camera(), pos_age, velocity, **values)
+    np.testing.assert_allclose(frame, expected, rtol=2e-3, atol=2e-4 * expected.max())
+    still, _ = quad_frame(host, deep_camera(), pos_age, **values)
+    assert frame_energy(frame) == pytest.approx(frame_energy(still), rel=0.01)
+    lit = np.argwhere(frame.max(axis=-1) > 0)
+    reach = float(np.hypot(*velocity[:2])) * 0.25 / 4.0 + 2.0 * np.hypot(6.0, 1.0)  # path (w = 4) plus the disc
+    assert np.ptp(lit @ np.array(velocity[1::-1]) / np.hypot(*velocity[:2])) <= reach + 1.0
 
 
 @pytest.mark.parametrize("focus", [None, Focus(20.0, 4.0), Focus(20.0, 1.0), Focus(6.0, 1.0)],

@@ -3,9 +3,10 @@
 Each particle the splat would add (same cull, pixel, depth test and color: compositing.py) is blended
 into an RGBA16F target instead of quantized into integers: the picture is the float sums, and the
 target rounds each blend to half precision, so a kernel matches within that.
-``round_quads`` is raster_quads.glsl's round camera-facing sprite standing still, in and out of focus: its light
-falls off as 1 - d^2 inside its radius, so the quad's own edges (the GPU rasterizer's coverage) light nothing.
-(Stretched and textured quads have no reference.)
+``round_quads`` is raster_quads.glsl's round camera-facing sprite standing still, in and out of focus and widened
+by the pixel filter (quad_filtered_px): its light falls off as 1 - d^2 inside its radius, so the quad's own edges
+(the GPU rasterizer's coverage) light nothing.
+Stretched quads too (``stretch_seconds``); textured quads have no reference.
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from .compositing import F, float_accumulation, particle_colors, particle_radii, project, reaching
+from .exact import transform_points
 from .footprint import circles_of_confusion, widened
+
+PIXEL_FILTER_PX = 1.0  # particle_look.glsl's: a quad widened by the pixel filter
 
 
 def points(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp=None, scene_depth=None):
@@ -22,18 +26,42 @@ def points(pos_age, vel_life, view_proj, width, height, settings, pixels_per_uni
     return float_accumulation(pixel, color, width, height)
 
 
-def round_quads(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, focus=None, ramp=None):
-    """(height, width, 3) float64: the light raster_quads adds for still, untextured sprites whose centers are in
-    view: at least a pixel wide, widened by their circle of confusion under ``focus`` and dimmed by the area ratio."""
+def round_quads(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, focus=None, ramp=None,
+                stretch_seconds=0.0):
+    """(height, width, 3) float64: the light raster_quads adds for untextured sprites whose centers are in view:
+    at least a pixel wide, widened by their circle of confusion under ``focus`` and by the pixel filter, dimmed
+    by the area ratio; with ``stretch_seconds`` (the Stretched type's stretch) swept from where each was that
+    long ago to where it is (swept_falloff)."""
     index, clip, w, t, _ = reaching(pos_age, vel_life, view_proj, width, height)
     color = particle_colors(settings, ramp, t, index, w, pixels_per_unit).astype(np.float64)
     sharp = np.maximum(particle_radii(settings, ramp, t, index, w, pixels_per_unit), F(1))
     radius = sharp if focus is None else widened(sharp, circles_of_confusion(focus, w))
+    radius = np.sqrt(radius * radius + PIXEL_FILTER_PX * PIXEL_FILTER_PX).astype(F)  # quad_filtered_px
     color *= ((sharp / radius) ** 2)[:, None]
-    screen = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * np.array([width, height], F)
+    size = np.array([width, height], F)
+    head = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
+    tail_clip = transform_points(view_proj, pos_age[index, :3] - vel_life[index, :3] * F(stretch_seconds))
+    motion = head - (tail_clip[:, :2] / tail_clip[:, 3:] * F(0.5) + F(0.5)) * size
     y, x = np.mgrid[0:height, 0:width] + 0.5
     picture = np.zeros((height, width, 3))
-    for (cx, cy), r, c in zip(screen.astype(np.float64), radius.astype(np.float64), color):
-        falloff = 1.0 - ((x - cx) ** 2 + (y - cy) ** 2) / r**2
-        picture += np.maximum(falloff, 0.0)[..., None] * c
+    for (hx, hy), (mx, my), r, c in zip(head.astype(np.float64), motion.astype(np.float64), radius.astype(np.float64),
+                                        color):
+        streak = np.hypot(mx, my)
+        along = np.array([mx, my]) / streak if streak > 1e-3 else np.array([1.0, 0.0])
+        dx, dy = x - (hx - 0.5 * mx), y - (hy - 0.5 * my)
+        u, v = (dx * along[0] + dy * along[1]) / r, (dy * along[0] - dx * along[1]) / r
+        inside = np.abs(u) <= 1.0 + 0.5 * streak / r  # the quad's extent along the path
+        picture += np.where(inside, np.maximum(swept_falloff(u, v, 0.5 * streak / r), 0.0), 0.0)[..., None] * c
     return picture
+
+
+def swept_falloff(u, v, h):
+    """raster_quads.glsl's swept_falloff: 1 - d^2 averaged along a path of +-h radii, at (u, v) radii from its
+    middle (u along the path)."""
+    a2 = 1.0 - v * v
+    if h < 1e-3:
+        return a2 - u * u
+    a = np.sqrt(np.maximum(a2, 0.0))
+    s0, s1 = np.maximum(-h, u - a) - u, np.minimum(h, u + a) - u
+    value = (a2 * (s1 - s0) - (s1**3 - s0**3) / 3.0) / (2.0 * h)
+    return np.where((a2 > 0.0) & (s1 > s0), value, 0.0)
