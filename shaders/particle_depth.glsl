@@ -14,8 +14,9 @@
  * whose tiles particle_depth_tiles.glsl marks, a thread a pixel. */
 
 /* The reach of a particle of `reach_kind` (particle_depth.py: REACH_POINT, REACH_SPRITE, REACH_TEXTURED: a
- * textured sprite's square reaches sqrt(2) times its radius, sprite_sheets.py); with DEPTH_OF_FIELD a sprite's
- * radius is widened by its circle of confusion as raster_quads.glsl and sprite_footprint.glsl draw it. */
+ * textured sprite's square reaches sqrt(2) times its radius, sprite_sheets.py; REACH_QUAD: an additive quad
+ * widened by the pixel filter); with DEPTH_OF_FIELD a sprite's radius is widened by its circle of confusion as
+ * raster_quads.glsl and sprite_footprint.glsl draw it. */
 Reach particle_reach(int index, vec4 pos_age_in, vec3 velocity, vec4 clip, vec4 look_now)
 {
   vec2 size = vec2(target_size);
@@ -24,9 +25,17 @@ Reach particle_reach(int index, vec4 pos_age_in, vec3 velocity, vec4 clip, vec4 
   if (reach_kind != REACH_POINT) {
     float square = reach_kind == REACH_TEXTURED ? sqrt(2.0) : 1.0;
     float radius = particle_radius_px(index, look_now, pixel_scale, clip.w);
+    if (reach_kind == REACH_QUAD) {
+      float light = 1.0, inner;
+      radius = quad_filtered_px(max(radius, 1.0), light);
 #ifdef DEPTH_OF_FIELD
-    radius = focus_widened_px(max(radius, 1.0), clip.w); /* the sprite out of focus */
+      radius = quad_defocused_px(radius, clip.w, light, inner); /* the quad out of focus */
 #endif
+    } else {
+#ifdef DEPTH_OF_FIELD
+      radius = focus_widened_px(max(radius, 1.0), clip.w); /* the sprite out of focus */
+#endif
+    }
     return sprite_reach(start, end, square * radius);
   }
   float spread = 0.0;

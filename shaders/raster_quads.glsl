@@ -3,8 +3,8 @@
  * 6-vertex instance a particle left most lanes of each vertex warp idle (raster.py).
  * With a stretch time the quad spans the particle's screen motion over that
  * time behind it, and its light is the round sprite's averaged along that path (swept_falloff); with
- * MOTION_BLUR its path over the shutter too, with DEPTH_OF_FIELD it widens by
- * its circle of confusion (footprint.glsl, footprint.focus_variant).  SPRITE_TEXTURE
+ * MOTION_BLUR its path over the shutter too, with DEPTH_OF_FIELD it spreads over
+ * its circle of confusion (footprint.glsl's quad_defocused_px, footprint.focus_variant).  SPRITE_TEXTURE
  * (sprite_sheets.textured_quads): the effect's sprite image instead of the round falloff, turned by its pose. */
 
 #ifdef SPRITE_TEXTURE
@@ -23,7 +23,7 @@ const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0
 void main()
 {
   v_color = vec3(0.0);
-  v_sweep = vec2(1.0, 0.0);
+  v_sweep = vec3(1.0, 0.0, 0.0);
   int particle = gl_InstanceID * QUADS_PER_INSTANCE + gl_VertexID / 6;
   v_corner = CORNERS[gl_VertexID % 6];
 #ifdef SPRITE_TEXTURE
@@ -58,13 +58,18 @@ void main()
   /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
   float coverage = pixel_coverage(radius_px);
   radius_px = max(radius_px, 1.0);
-#ifdef DEPTH_OF_FIELD
+#ifdef SPRITE_TEXTURE
+#  ifdef DEPTH_OF_FIELD
   /* Out of focus: wider, dimmer, the same light (the falloff's light goes as radius^2).  A sprite image
    * stretches over the wider quad: magnified, not blurred. */
   radius_px = focus_blurred_px(radius_px, clip.w, coverage);
-#endif
-#ifndef SPRITE_TEXTURE
+#  endif
+#else
   radius_px = quad_filtered_px(radius_px, coverage);
+  float inner = 0.0; /* out of focus: the flat top's radius (quad_defocused_px) */
+#  ifdef DEPTH_OF_FIELD
+  radius_px = quad_defocused_px(radius_px, clip.w, coverage, inner);
+#  endif
 #endif
   float streak = length(motion);
   vec2 along = streak > 1e-3 ? motion / streak : vec2(1.0, 0.0);
@@ -84,7 +89,7 @@ void main()
   v_color = particle_color(particle, look_now, coverage) * (radius_px / half_length); /* spread over the streak */
 #else
   v_color = particle_color(particle, look_now, coverage);
-  v_sweep = vec2(half_length / radius_px, 0.5 * streak / radius_px);
+  v_sweep = vec3(half_length / radius_px, 0.5 * streak / radius_px, (inner / radius_px) * (inner / radius_px));
 #endif
   gl_Position = vec4((corner_px / size * 2.0 - 1.0) * clip.w, clip.z, clip.w);
 }
@@ -107,6 +112,18 @@ float swept_falloff(float u, float v, float h)
   return s1 > s0 ? (a2 * (s1 - s0) - (s1 * s1 * s1 - s0 * s0 * s0) / 3.0) / (2.0 * h) : 0.0;
 }
 
+/* swept_falloff of the falloff flat out to sqrt(inner2) radii and falling as 1 - d^2 beyond
+ * (quad_defocused_px): the difference of two bumps, 1 - d^2 and inner2 - d^2 where positive, over 1 - inner2. */
+float quad_falloff(float u, float v, float h, float inner2)
+{
+  float falloff = swept_falloff(u, v, h);
+  if (inner2 > 0.0) {
+    float scale = inversesqrt(inner2);
+    falloff = (falloff - inner2 * max(swept_falloff(u * scale, v * scale, h * scale), 0.0)) / (1.0 - inner2);
+  }
+  return falloff;
+}
+
 void main()
 {
 #ifdef SPRITE_TEXTURE
@@ -114,7 +131,7 @@ void main()
   vec4 texel = flipbook_texel(0, sheet_grid, v_frame, v_corner * 0.5 + 0.5);
   out_color = vec4(v_color * texel.rgb * texel.a, 0.0);
 #else
-  float falloff = swept_falloff(v_corner.x * v_sweep.x, v_corner.y, v_sweep.y);
+  float falloff = quad_falloff(v_corner.x * v_sweep.x, v_corner.y, v_sweep.y, v_sweep.z);
   if (falloff <= 0.0) {
     discard;
   }

@@ -267,8 +267,9 @@ def test_stretched_quads_sweep_the_round_sprite_along_their_path(host, velocity)
 @pytest.mark.parametrize("focus", [None, Focus(20.0, 4.0), Focus(20.0, 1.0), Focus(6.0, 1.0)],
                          ids=["off", "in focus", "far out", "near"])
 def test_sprites_widen_by_their_circle_of_confusion(host, focus):
-    """An additive sprite (6 px at w = 4) out of focus: sqrt(6^2 + c^2) wide, dimmer by the area ratio, its light
-    kept; focused exactly at it, the sprite itself.  GPU vs reference."""
+    """An additive sprite (6 px at w = 4, sqrt(6^2 + 1) with the pixel filter) out of focus: max(sqrt(r^2 + c^2),
+    c + 0.6 r) wide, dimmer by the area ratio, its light kept; focused exactly at it, the sprite itself.  GPU vs
+    reference."""
     camera = dataclasses.replace(deep_camera(), focus=focus)
     pos_age = np.array([[64.25, 32.5, 12.0, 0.5]], np.float32)  # w = 4
     frame, expected = quad_frame(host, camera, pos_age, size=24.0, size_random=0.0)
@@ -276,10 +277,28 @@ def test_sprites_widen_by_their_circle_of_confusion(host, focus):
     sharp, _ = quad_frame(host, deep_camera(), pos_age, size=24.0, size_random=0.0)
     assert frame_energy(frame) == pytest.approx(frame_energy(sharp), rel=0.01)
     lit = (frame.max(axis=-1) > 0).sum()
-    radius = 6.0 if focus is None else float(np.hypot(6.0, focus.radius_px(4.0)))
+    radius = filtered = float(np.hypot(6.0, 1.0))
+    if focus is not None:
+        coc = focus.radius_px(4.0)
+        radius = max(float(np.hypot(filtered, coc)), coc + 0.6 * filtered)
     assert abs(lit - np.pi * radius**2) < 0.1 * np.pi * radius**2
     if focus is not None and focus.distance == 4.0:
         np.testing.assert_allclose(frame, sharp, rtol=1e-3, atol=1e-6)
+    if focus is not None and coc > filtered:  # the lens's disc shows: flat out to c - 0.8 r
+        y, x = np.mgrid[0:frame.shape[0], 0:frame.shape[1]] + 0.5
+        top = np.hypot(x - 64.25, y - 32.5) < coc - 0.8 * filtered - 1.0
+        assert top.sum() > 50 and np.ptp(frame[top][:, 0]) <= 1e-3 * frame[top][:, 0].max()
+
+
+def test_moving_quads_out_of_focus_keep_their_light(host):
+    """A Stretched sprite far out of focus: swept flat-topped falloff, GPU vs reference, the still sprite's light."""
+    camera = dataclasses.replace(deep_camera(), focus=Focus(20.0, 1.0))
+    pos_age = np.array([[64.25, 32.5, 12.0, 0.5]], np.float32)
+    values = {"size": 24.0, "size_random": 0.0, "particle_type": "STRETCHED", "stretch": 0.25}
+    frame, expected = quad_frame(host, camera, pos_age, (60.0, 20.0, 0.0), **values)
+    np.testing.assert_allclose(frame, expected, rtol=2e-3, atol=2e-4 * expected.max())
+    still, _ = quad_frame(host, deep_camera(), pos_age, **values)
+    assert frame_energy(frame) == pytest.approx(frame_energy(still), rel=0.01)
 
 
 def test_sprites_blur_only_with_a_focus():

@@ -40,7 +40,8 @@ FAR_BITS = int(np.float32(FAR).view(np.uint32))
 DIRECT_REACH = 8.0  # pixels from its center (half path plus radius) a reach marked by its own thread spans at most
 # How a particle's light covers pixels (particle_depth.glsl's reach_kind): a point of the splat (its taps,
 # its streak and circle of confusion, a bokeh disc), or a sprite or quad of its own radius.
-REACH_KINDS = {"POINT": 0, "SPRITE": 1, "TEXTURED": 2}  # TEXTURED: a sprite image's square, sqrt(2) times wider
+REACH_KINDS = {"POINT": 0, "SPRITE": 1, "TEXTURED": 2, "QUAD": 3}  # TEXTURED: a sprite image's square, sqrt(2)
+# times wider; QUAD: an additive round quad, widened by the pixel filter and spread by its lens (raster_quads.glsl)
 ESTIMATED_TILES_PER_PARTICLE = 0.25  # most reaches are narrow and marked directly
 
 
@@ -101,11 +102,14 @@ def view_depth_row(world_to_view: np.ndarray) -> np.ndarray:
 
 
 def reach_kind(settings) -> str:
-    """How an effect's light covers pixels: alpha sprites and additive sprites or quads by their own
-    radius (a sprite image's square: TEXTURED), additive points by the splat's footprint."""
+    """How an effect's light covers pixels: alpha sprites by their own radius (a sprite image's square:
+    TEXTURED), additive round sprites and stretched quads as raster_quads draws them (QUAD), additive points
+    by the splat's footprint."""
     if is_textured(settings):
         return "TEXTURED"
-    return "POINT" if settings.particle_type == "POINT" and settings.blend_mode != "ALPHA" else "SPRITE"
+    if settings.blend_mode == "ALPHA":
+        return "SPRITE"
+    return "POINT" if settings.particle_type == "POINT" else "QUAD"
 
 
 class ParticleDepth:

@@ -39,7 +39,7 @@ QUAD_VERTICES = 6  # two triangles per particle
 # Measured on an H200 (fireworks, 4M stretched sparks): 90.1 -> 89.2 ms, within noise: their fill is the cost.
 QUADS_PER_INSTANCE = 16
 QUADS = Raster("raster_quads", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES,
-               varyings=(("VEC3", "v_color"), ("VEC2", "v_corner"), ("VEC2", "v_sweep")),
+               varyings=(("VEC3", "v_color"), ("VEC2", "v_corner"), ("VEC3", "v_sweep")),
                defines=(("QUADS_PER_INSTANCE", str(QUADS_PER_INSTANCE)),))
 
 

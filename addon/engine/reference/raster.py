@@ -4,8 +4,8 @@ Each particle the splat would add (same cull, pixel, depth test and color: compo
 into an RGBA16F target instead of quantized into integers: the picture is the float sums, and the
 target rounds each blend to half precision, so a kernel matches within that.
 ``round_quads`` is raster_quads.glsl's round camera-facing sprite standing still, in and out of focus and widened
-by the pixel filter (quad_filtered_px): its light falls off as 1 - d^2 inside its radius, so the quad's own edges
-(the GPU rasterizer's coverage) light nothing.
+by the pixel filter (quad_filtered_px): its light falls off as 1 - d^2 inside its radius (out of focus flat out to an
+inner radius first: quad_defocused_px), so the quad's own edges (the GPU rasterizer's coverage) light nothing.
 Stretched quads too (``stretch_seconds``); textured quads have no reference.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from .compositing import F, float_accumulation, particle_colors, particle_radii, project, reaching
 from .exact import transform_points
-from .footprint import circles_of_confusion, widened
+from .footprint import circles_of_confusion
 
 PIXEL_FILTER_PX = 1.0  # particle_look.glsl's: a quad widened by the pixel filter
 
@@ -35,24 +35,47 @@ def round_quads(pos_age, vel_life, view_proj, width, height, settings, pixels_pe
     index, clip, w, t, _ = reaching(pos_age, vel_life, view_proj, width, height)
     color = particle_colors(settings, ramp, t, index, w, pixels_per_unit).astype(np.float64)
     sharp = np.maximum(particle_radii(settings, ramp, t, index, w, pixels_per_unit), F(1))
-    radius = sharp if focus is None else widened(sharp, circles_of_confusion(focus, w))
-    radius = np.sqrt(radius * radius + PIXEL_FILTER_PX * PIXEL_FILTER_PX).astype(F)  # quad_filtered_px
-    color *= ((sharp / radius) ** 2)[:, None]
+    filtered = quad_filtered(sharp)
+    radius, inner = filtered, np.zeros_like(filtered)
+    if focus is not None:
+        radius, inner = quad_defocused(filtered, circles_of_confusion(focus, w))
+    color *= (sharp * sharp / (radius * radius + inner * inner))[:, None]
     size = np.array([width, height], F)
     head = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
     tail_clip = transform_points(view_proj, pos_age[index, :3] - vel_life[index, :3] * F(stretch_seconds))
     motion = head - (tail_clip[:, :2] / tail_clip[:, 3:] * F(0.5) + F(0.5)) * size
     y, x = np.mgrid[0:height, 0:width] + 0.5
     picture = np.zeros((height, width, 3))
-    for (hx, hy), (mx, my), r, c in zip(head.astype(np.float64), motion.astype(np.float64), radius.astype(np.float64),
-                                        color):
+    for (hx, hy), (mx, my), r, r_in, c in zip(head.astype(np.float64), motion.astype(np.float64),
+                                              radius.astype(np.float64), inner.astype(np.float64), color):
         streak = np.hypot(mx, my)
         along = np.array([mx, my]) / streak if streak > 1e-3 else np.array([1.0, 0.0])
         dx, dy = x - (hx - 0.5 * mx), y - (hy - 0.5 * my)
         u, v = (dx * along[0] + dy * along[1]) / r, (dy * along[0] - dx * along[1]) / r
         inside = np.abs(u) <= 1.0 + 0.5 * streak / r  # the quad's extent along the path
-        picture += np.where(inside, np.maximum(swept_falloff(u, v, 0.5 * streak / r), 0.0), 0.0)[..., None] * c
+        falloff = quad_falloff(u, v, 0.5 * streak / r, (r_in / r) ** 2)
+        picture += np.where(inside, np.maximum(falloff, 0.0), 0.0)[..., None] * c
     return picture
+
+
+def quad_filtered(radius_px):
+    """particle_look.glsl's quad_filtered_px: a quad's radius widened by the pixel filter."""
+    return np.sqrt(radius_px * radius_px + F(PIXEL_FILTER_PX * PIXEL_FILTER_PX)).astype(F)
+
+
+def quad_defocused(radius_px, coc):
+    """footprint.glsl's quad_defocused_px: (outer, inner) radii of a quad spread by its circle of confusion."""
+    outer = np.maximum(np.sqrt(radius_px * radius_px + coc * coc), coc + F(0.6) * radius_px)
+    return outer.astype(F), np.maximum(coc - F(0.8) * radius_px, F(0)).astype(F)
+
+
+def quad_falloff(u, v, h, inner2):
+    """raster_quads.glsl's quad_falloff: swept_falloff of the flat-topped falloff out of focus."""
+    falloff = swept_falloff(u, v, h)
+    if inner2 > 0.0:
+        scale = 1.0 / np.sqrt(inner2)
+        falloff = (falloff - inner2 * np.maximum(swept_falloff(u * scale, v * scale, h * scale), 0.0)) / (1.0 - inner2)
+    return falloff
 
 
 def swept_falloff(u, v, h):
