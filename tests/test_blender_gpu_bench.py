@@ -97,12 +97,23 @@ def test_viewport_timeline_times_every_dispatch_with_gl_timestamps(tmp_path):
     (path,) = tmp_path.glob("*-viewport-timeline.json")
     rows = json.loads(path.read_text())
     assert [row["case"] for row in rows] == ["36p-40K-add", "36p-10K-alpha", "36p-40K-alpha", "36p-10K-flipbook",
-                                             "36p-10K-trails32", "36p-fireworks-40K"]
+                                             "36p-10K-lit-alpha", "36p-10K-lit-alpha-smoke", "36p-10K-trails32",
+                                             "36p-fireworks-40K"]
     for row in rows:
         assert row["commands"] > 0 and row["top"], row
         assert 0 < row["kernels_ms"] <= row["gpu_ms"] + 1e-3 and row["starved_ms"] <= row["gaps_ms"] + 1e-3
     assert "sprite_blend" in rows[1]["top"] and "sprite_blend" not in rows[0]["top"]
-    assert "trail_splat" in rows[4]["top"] and any(name.startswith("spawn_") for name in rows[5]["top"])
+    assert "light_particles" in rows[4]["top"] or any(name.startswith("shadow_") for name in rows[4]["top"])
+    assert "trail_splat" in rows[6]["top"] and any(name.startswith("spawn_") for name in rows[7]["top"])
+
+
+def test_viewport_timeline_runs_only_the_cases_asked_for(tmp_path):
+    """--cases: only the cases whose names hold one of the parts given."""
+    result = subprocess.run([sys.executable, "bench/viewport_timeline.py", "--quick", "--cases", "flipbook,smoke",
+                             "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    (path,) = tmp_path.glob("*-viewport-timeline.json")
+    assert [row["case"] for row in json.loads(path.read_text())] == ["36p-10K-flipbook", "36p-10K-lit-alpha-smoke"]
 
 
 @pytest.mark.slow
