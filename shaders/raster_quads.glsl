@@ -1,10 +1,10 @@
 /* Larger particles: a camera-facing quad per particle (two triangles), round with a soft edge; an instance
  * draws QUADS_PER_INSTANCE particles in a row (gl_VertexID / 6 among them, gl_VertexID % 6 the corner): a
  * 6-vertex instance a particle left most lanes of each vertex warp idle (raster.py).
- * With a stretch time the quad spans the particle's screen motion over that
- * time behind it, and its brightness is spread over the longer streak; with
- * MOTION_BLUR its path over the shutter too, with DEPTH_OF_FIELD it widens by
- * its circle of confusion (footprint.glsl, footprint.focus_variant).  SPRITE_TEXTURE
+ * Its frame (quad_frame.glsl, shared with the tiled quads of quad_tiles.py): with a stretch time the quad
+ * spans the particle's screen motion over that time behind it, and its brightness is spread over the
+ * longer streak; with MOTION_BLUR its path over the shutter too, with DEPTH_OF_FIELD it widens by its
+ * circle of confusion (footprint.glsl, footprint.focus_variant).  SPRITE_TEXTURE
  * (sprite_sheets.textured_quads): the effect's sprite image instead of the round falloff, turned by its pose. */
 
 #ifdef SPRITE_TEXTURE
@@ -38,45 +38,19 @@ void main()
     return;
   }
   vec2 size = target_extent;
-  vec2 head = (clip.xy / clip.w * 0.5 + 0.5) * size;
-  vec2 motion = vec2(0.0);
-  vec4 tail_clip = view_proj * vec4(pos_age_in.xyz - vel_life_in.xyz * stretch_seconds, 1.0);
-  if (tail_clip.w > 0.0 && is_finite(vel_life_in.xyz)) {
-    motion = head - (tail_clip.xy / tail_clip.w * 0.5 + 0.5) * size;
-  }
-#ifdef MOTION_BLUR
-  /* Over the shutter: from where it is at open (less the stretch) to where it is at close. */
-  vec2 open_px, close_px;
-  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
-    motion += close_px - open_px;
-    head = close_px;
-  }
-#endif
-  vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
-  float radius_px = particle_radius_px(particle, look_now, pixel_scale, clip.w);
-  /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
-  float coverage = pixel_coverage(radius_px);
-  radius_px = max(radius_px, 1.0);
-#ifdef DEPTH_OF_FIELD
-  /* Out of focus: wider, dimmer, the same light (the falloff's light goes as radius^2).  A sprite image
-   * stretches over the wider quad: magnified, not blurred. */
-  radius_px = focus_blurred_px(radius_px, clip.w, coverage);
-#endif
-  float streak = length(motion);
-  vec2 along = streak > 1e-3 ? motion / streak : vec2(1.0, 0.0);
+  QuadFrame quad = quad_frame(particle, pos_age_in, vel_life_in, clip, size);
+  vec2 along = quad.along;
 #ifdef SPRITE_TEXTURE
   /* A textured quad turns by its pose unless a streak already lays it along the motion. */
   v_frame = flipbook_position(particle, pos_age_in.w, vel_life_in.w);
-  if (!(streak > 1e-3)) {
+  if (!(quad.streak > 1e-3)) {
     float angle = sprite_angle(particle, pos_age_in.w, screen_velocity(clip, vel_life_in.xyz, size));
     along = vec2(cos(angle), sin(angle));
   }
 #endif
   vec2 across = vec2(-along.y, along.x);
-  float half_length = radius_px + 0.5 * streak;
-  vec2 center = head - 0.5 * motion;
-  vec2 corner_px = center + along * (v_corner.x * half_length) + across * (v_corner.y * radius_px);
-  v_color = particle_color(particle, look_now, coverage) * (radius_px / half_length);
+  vec2 corner_px = quad.center + along * (v_corner.x * quad.half_length) + across * (v_corner.y * quad.radius_px);
+  v_color = quad.color;
   gl_Position = vec4((corner_px / size * 2.0 - 1.0) * clip.w, clip.z, clip.w);
 }
 #endif
@@ -89,7 +63,7 @@ void main()
   vec4 texel = flipbook_texel(0, sheet_grid, v_frame, v_corner * 0.5 + 0.5);
   out_color = vec4(v_color * texel.rgb * texel.a, 0.0);
 #else
-  float falloff = 1.0 - dot(v_corner, v_corner);
+  float falloff = quad_falloff(v_corner);
   if (falloff <= 0.0) {
     discard;
   }

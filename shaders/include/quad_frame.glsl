@@ -1,0 +1,59 @@
+/* An additive quad on the screen, shared by the rasterized quads (raster_quads.glsl's vertex stage) and
+ * the tiled ones (quad_footprint.glsl, quad_tiles.py), so both draw the same ellipse: centred between
+ * the particle's head and its tail (where it was stretch_seconds ago; with MOTION_BLUR its path over the
+ * shutter too), half_length along the streak, radius_px across, lit at a pixel by
+ * color * quad_falloff (quad_falloff.glsl) of the pixel's corner coordinates.  Needs the constants of
+ * raster.CONSTANTS. */
+
+#ifdef MOTION_BLUR
+bool shutter_path(vec3 position, vec3 velocity, vec2 size, out vec2 open_px, out vec2 close_px); /* footprint.glsl */
+#endif
+#ifdef DEPTH_OF_FIELD
+float focus_blurred_px(float radius_px, float clip_w, inout float light); /* footprint.glsl */
+#endif
+
+struct QuadFrame {
+  vec2 center;       /* pixels */
+  vec2 along;        /* unit: the streak's direction, (1, 0) without one */
+  float streak;      /* the streak's length in pixels */
+  float half_length; /* along: radius_px plus half the streak */
+  float radius_px;   /* across: at least a pixel, widened by the circle of confusion */
+  vec3 color;        /* at the centre: the brightness spread over the longer streak (radius_px / half_length) */
+};
+
+/* Particle ``particle``'s quad at clip position ``clip`` (w > 0) on a target of ``size`` pixels. */
+QuadFrame quad_frame(int particle, vec4 pos_age_in, vec4 vel_life_in, vec4 clip, vec2 size)
+{
+  vec2 head = (clip.xy / clip.w * 0.5 + 0.5) * size;
+  vec2 motion = vec2(0.0);
+  vec4 tail_clip = view_proj * vec4(pos_age_in.xyz - vel_life_in.xyz * stretch_seconds, 1.0);
+  if (tail_clip.w > 0.0 && is_finite(vel_life_in.xyz)) {
+    motion = head - (tail_clip.xy / tail_clip.w * 0.5 + 0.5) * size;
+  }
+#ifdef MOTION_BLUR
+  /* Over the shutter: from where it is at open (less the stretch) to where it is at close. */
+  vec2 open_px, close_px;
+  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
+    motion += close_px - open_px;
+    head = close_px;
+  }
+#endif
+  vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+  float radius_px = particle_radius_px(particle, look_now, pixel_scale, clip.w);
+  /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
+  float coverage = pixel_coverage(radius_px);
+  radius_px = max(radius_px, 1.0);
+#ifdef DEPTH_OF_FIELD
+  /* Out of focus: wider, dimmer, the same light (the falloff's light goes as radius^2).  A sprite image
+   * stretches over the wider quad: magnified, not blurred. */
+  radius_px = focus_blurred_px(radius_px, clip.w, coverage);
+#endif
+  QuadFrame quad;
+  quad.streak = length(motion);
+  quad.along = quad.streak > 1e-3 ? motion / quad.streak : vec2(1.0, 0.0);
+  quad.half_length = radius_px + 0.5 * quad.streak;
+  quad.radius_px = radius_px;
+  quad.center = head - 0.5 * motion;
+  quad.color = particle_color(particle, look_now, coverage) * (radius_px / quad.half_length);
+  return quad;
+}
