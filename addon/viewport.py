@@ -274,7 +274,7 @@ class Overlay:
         if target is None:
             compositor = Compositor(self.host, width, height, self.renderer.compositor.render)
             compositor.antialias = compositor.render.viewport_point_filter == "ANTIALIASED"
-            compositor.check_every = VIEWPORT_CHECK_EVERY  # the bokeh lists: a read-back only at checks
+            compositor.check_every = VIEWPORT_CHECK_EVERY  # the bokeh and quad lists: a read-back only at checks
             if self.renderer.prepass is not None:
                 compositor.use_depth(SceneDepth(self.host, width, height))
             target = _ViewTarget(compositor)

@@ -29,7 +29,8 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   preset with 1M particles, each with a 32-point trail, additive, drawn by the compute splat (goal: ``ms`` <= 4
   on an H100/H200; ``peer_ms``: the same as rasterized ribbons);
   ``1080p-fireworks-4M``: the fireworks preset's sub-emitters, 100K rockets bursting into 4M spark slots
-  (and their crackle), the family's step included (goal: ``ms`` <= 3 on an H100).
+  (and their crackle), the family's step included (goal: ``ms`` <= 3 on an H100; ``peer_ms``: the same with the
+  sparks' quads rasterized, bench/quad_peer.py, as before quad_tiles.py).
 * ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
   (``bench/blender_way.py``: its particle system, EEVEE at one sample, instanced icospheres),
   the same count, emitter, lifetime, gravity and resolution; ours over a shot of ``--bake-frames``
@@ -66,6 +67,7 @@ from bench import records  # noqa: E402
 from bench.bake_throughput import effect_scene, measure_bake  # noqa: E402
 from bench.blender_way import blender_way_ms  # noqa: E402
 from bench.counting import CountingHost  # noqa: E402
+from bench.quad_peer import rasterized_quads  # noqa: E402
 
 PRESET = "default"
 BAKE_CASES = (("PNG", 1920, 1080, 1_000_000, "ADD"), ("OPEN_EXR", 1920, 1080, 1_000_000, "ADD"),
@@ -330,11 +332,14 @@ def trails_case(case: str, width: int, height: int, count: int, mode: str, value
 def fireworks_case(case: str, width: int, height: int, count: int, mode: str, values: dict, draws: int) -> dict:
     """The fireworks preset's family (rockets -> sparks -> crackle, sub-emitters) with 100K rockets and 4M spark
     slots: each draw steps the family a frame (events, scans, births) and draws it."""
-    log(f"events {case}: {draws} draws playing, redrawing, with stats")
+    log(f"events {case}: {draws} draws playing, redrawing, with stats; then with the quads rasterized")
     sparks = values["spawned"]["Sparks"]["count"]
-    return {"case": case, **measure_viewport(count, width, height, mode, draws, **values),
-            "n": count + sparks, "parents": count, "children": sparks, "width": width, "height": height,
-            "preset": values["preset"]}
+    tiled = measure_viewport(count, width, height, mode, draws, **values)
+    with rasterized_quads():
+        rasterized = measure_viewport(count, width, height, mode, draws, **values)
+    return {"case": case, **tiled, "peer": "the same draw with the quads rasterized (bench/quad_peer.py)",
+            "peer_ms": rasterized["ms"], "n": count + sparks, "parents": count, "children": sparks, "width": width,
+            "height": height, "preset": values["preset"]}
 
 
 def events_suite(quick: bool, draws: int) -> list[dict]:

@@ -68,7 +68,7 @@ def bokeh_discs(motion: bool) -> Kernel:
 @cache
 def bokeh_accumulate(depth_test: bool) -> Kernel:
     """The per-tile sum of discs; ``depth_test``: against the scene's depth."""
-    return tile_kernel("bokeh_accumulate", Image("layer", "RGBA32F"), depth_test)
+    return tile_kernel("bokeh_accumulate", Image("layer", "RGBA32F"), depth_test, includes=("tile_sum.glsl",))
 
 
 BOKEH_KERNELS = (bokeh_discs(False), bokeh_discs(True), bokeh_accumulate(False), bokeh_accumulate(True))

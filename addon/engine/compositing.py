@@ -37,6 +37,7 @@ from .look import (
     look_table,
     particle_values,
 )
+from .quad_tiles import QuadLayer, is_tiled
 from .records import FRAME_STATS
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
@@ -319,7 +320,8 @@ class Compositor:
         # Points into the 2x2 pixels around them (footprint.py) rather than one; the bake turns it on.
         self.antialias = False
         self.bokeh: BokehLayer | None = None  # made at the first wide circle of confusion
-        self.check_every = 1  # draws between read-backs of the bokeh's instance total (the viewport's: rare)
+        self.quads: QuadLayer | None = None  # made at the first untextured quad effect (quad_tiles.py)
+        self.check_every = 1  # draws between read-backs of the bokeh's and quads' instance totals (the viewport's: rare)
         self._rasterized = False
         self._looks = {}  # (settings, ramp bytes) -> look texture
         self._sheets: SpriteSheets | None = None
@@ -331,9 +333,15 @@ class Compositor:
         self.depth = depth
 
     def add(self, system: ParticleSystem, camera: Camera) -> None:
-        """Composite one effect: points by the atomic splat (or GL_POINTS), sprites and quads rasterized."""
+        """Composite one effect: points by the atomic splat (or GL_POINTS), quads by tiles (quad_tiles.py),
+        textured ones rasterized."""
         if system.settings.particle_type == "POINT" and self.render.point_mode == "ATOMIC":
             self.splat(system, camera)
+        elif is_tiled(system.settings):
+            if self.quads is None:
+                self.quads = QuadLayer(self.host, self.width, self.height, self.check_every)
+            self.quads.draw(system, camera, self._raster_target(camera), self.depth.depth if self.depth else None,
+                            self.look_texture(system))
         else:
             raster.draw(self.host, system, camera, self._raster_target(camera),
                         self.depth.depth if self.depth else None, self.look_texture(system), self.sheets)

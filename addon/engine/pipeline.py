@@ -9,7 +9,7 @@ Reads like the algorithm::
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
     cloud.update(primitives)                # the CSG cloud follows its primitives (csg.py)
     light_effects(lit, lights, eye)         # shadow volume, then the light pass per lit effect (light_pass.py)
-    compositor.add(system, camera)          # splat, or raster, per Add effect (compositing.py, raster.py)
+    compositor.add(system, camera)          # splat, quads by tiles or raster, per Add effect (compositing.py)
     compositor.resolve()                    # resolve and clear    (compositing.py)
     sprites.draw(alpha_systems, ...)        # Alpha effects, binned into tiles, nearest first (sprites.py)
     sprites.over(compositor)                # over the frame       (sprites.py)

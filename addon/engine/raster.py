@@ -1,4 +1,9 @@
-"""Rasterized particles: GL_POINTS (the splat's classic peer), sprites, stretched quads.
+"""Rasterized particles: GL_POINTS (the splat's classic peer) and textured sprite quads.
+
+Untextured SPRITE and STRETCHED quads are drawn by tiles in compute
+(quad_tiles.py: the rasterizer's fill and blending were the cost on compute
+GPUs); ``draw`` still rasterizes them all, as that path's peer
+(bench/quad_peer.py) and the tests' measure of it.
 
 Every vertex pulls its particle from the state textures with texelFetch
 (gl_VertexID for points, gl_InstanceID for the 6-vertex quads), so nothing
@@ -15,7 +20,7 @@ from .lighting import look_textures, look_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sprite_sheets import SpriteSheets, is_textured, textured_quads
 
-_CONSTANTS = (
+CONSTANTS = (
     Constant("INT", "count"),
     Constant("MAT4", "view_proj"),
     COLOR_START,
@@ -29,16 +34,17 @@ _CONSTANTS = (
     LOOK_RANDOM,
     LOOK_SEED,
 )
-_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl")
+INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl")
 
-POINTS = Raster("raster_points", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES,
+POINTS = Raster("raster_points", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=CONSTANTS, includes=INCLUDES,
                 varyings=(("VEC3", "v_color"),))
 QUAD_VERTICES = 6  # two triangles per particle
 # Particles an instance of the quads draws: vertex warps of 32 lanes filled (96 vertices), where one 6-vertex
 # instance a particle can leave 26 lanes idle; the triangles keep their order, so the blend adds in the same order.
 # Measured on an H200 (fireworks, 4M stretched sparks): 90.1 -> 89.2 ms, within noise: their fill is the cost.
 QUADS_PER_INSTANCE = 16
-QUADS = Raster("raster_quads", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES,
+QUADS = Raster("raster_quads", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=CONSTANTS,
+               includes=(*INCLUDES, "quad_falloff.glsl", "quad_frame.glsl"),
                varyings=(("VEC3", "v_color"), ("VEC2", "v_corner"), ("VEC3", "v_sweep")),
                defines=(("QUADS_PER_INSTANCE", str(QUADS_PER_INSTANCE)),))
 

@@ -201,6 +201,14 @@ SPRITE_SHAPE = Record("SpriteShape", "sprite_shape", 1, (
 ), resource="sprite_shapes", fetch="imageLoad(sprite_shapes, index)", store="imageStore(sprite_shapes, index, {value})",
     index_type="ivec2")
 
+# An additive quad's frame (quad_tiles.py, quad_frame.glsl): the ellipse its falloff fills.
+QUAD_AXES = Record("QuadAxes", "quad_axes", 1, (
+    Lane("along", 0, "xy"),  # unit: the streak's direction
+    Lane("half_length", 0, "z"),  # pixels, along
+    Lane("radius", 0, "w"),  # pixels, across
+), resource="quad_axes", fetch="imageLoad(quad_axes, index)", store="imageStore(quad_axes, index, {value})",
+    index_type="ivec2")
+
 LIGHT = Record("Light", "light", SIZES["LIGHT_ROWS"], (
     Lane("position", 0, "xyz"),
     Lane("kind", 0, "w"),  # tables.LIGHT_TYPES
@@ -218,6 +226,6 @@ FRAME_STATS = Record("FrameStats", "frame_stats", 2, (
     Lane("peak", 1, "x"),  # float bits of the brightest accumulated channel
 ), resource="stats", channels=1)
 
-RECORDS = (FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, LIGHT)  # read through generated GLSL
+RECORDS = (FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, QUAD_AXES, LIGHT)  # read through generated GLSL
 # The stats image's texels by name (STAT_OVERFLOW: x of texel (STAT_OVERFLOW, 0)), #defined in every kernel.
 RECORD_DEFINES = tuple((f"STAT_{lane.name.upper()}", str(lane.texel)) for lane in FRAME_STATS.lanes)

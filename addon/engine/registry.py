@@ -22,6 +22,7 @@ from . import (
     glints,
     light_pass,
     particle_depth,
+    quad_tiles,
     raster,
     readback,
     ribbons,
@@ -59,6 +60,7 @@ KERNELS: tuple[Kernel, ...] = (
     footprint.motion_variant(raster.QUADS),
     *(footprint.focus_variant(kernel) for kernel in (raster.QUADS, footprint.motion_variant(raster.QUADS))),
     *bokeh.BOKEH_KERNELS,
+    *quad_tiles.QUAD_KERNELS,
     *sprites.SPRITE_KERNELS,
     tile_lists.tile_instances(False),
     *glints.EXTRACT_VARIANTS.values(),
@@ -78,9 +80,11 @@ KERNELS: tuple[Kernel, ...] = (
 )
 # The light pass, and every kernel that colors particles (particle_color) or asks what they show (particle_shows,
 # or lit_radiance under PARTICLE_LIGHT) as a lit effect draws it, and as a spawned effect that inherits its parent's
-# color (PARTICLE_TINT).
+# color (PARTICLE_TINT); or through an include that colors them (quad_frame.glsl: the rasterized and tiled quads).
+_COLORING_INCLUDES = ("quad_frame.glsl",)
 _LOOKS = tuple(kernel for kernel in KERNELS
-               if any(word in kernel.path.read_text() for word in ("particle_color(", "particle_shows(", "PARTICLE_LIGHT")))
+               if any(word in kernel.path.read_text() for word in ("particle_color(", "particle_shows(", "PARTICLE_LIGHT"))
+               or any(include in kernel.includes for include in _COLORING_INCLUDES))
 KERNELS += (*light_pass.LIGHT_KERNELS.values(), *(lit_variant(kernel, "LIT") for kernel in _LOOKS),
             *(tinted_variant(kernel) for kernel in _LOOKS))
 

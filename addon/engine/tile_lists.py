@@ -1,9 +1,9 @@
 """Screen-tile lists of footprints: (tile, item) instances in lists of a kept capacity, binned by tile.
 
-Shared by the two tile-binned compositors, the alpha sprites (``sprites.py``)
-and the bokeh discs (``bokeh.py``).  Both give every item a footprint
-(``sprite_shape.glsl``: center, reach, depth, stretch) and write how many
-16x16 tiles it touches; then, reading like the algorithm::
+Shared by the tile-binned compositors, the alpha sprites (``sprites.py``),
+the bokeh discs (``bokeh.py``) and the additive quads (``quad_tiles.py``).
+Each gives every item a footprint (``sprite_shape.glsl``: center, reach,
+depth, stretch) and writes how many 16x16 tiles it touches; then, reading like the algorithm::
 
     scan(tile counts -> every item's first instance, and the total)   # the total stays on the GPU
     sprite_instances(-> (tile, item), in list order)                   # into lists of a kept capacity
@@ -61,10 +61,11 @@ def tile_instances(depth_order: bool) -> Kernel:
     )
 
 
-def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), walk: str = "ALL") -> Kernel:
+def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), walk: str = "ALL",
+                includes: tuple = ()) -> Kernel:
     """A kernel that walks each tile's list (one workgroup per tile, ``tile_list.glsl``) into ``layer``;
     ``depth_test``: against the scene's depth; ``shared``: its own shared arrays besides the chunk;
-    ``walk``: one of WALKS."""
+    ``walk``: one of WALKS; ``includes``: its own after tile_list.glsl (tile_sum.glsl: the additive walk)."""
     blocks = walk == "BLOCKS"
     return Kernel(
         name,
@@ -78,7 +79,7 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
                 *((Shared("uint", "s_block_bits", TILE * TILE // 32 * TILE_CHUNK // 32),) if blocks else ()),
                 *shared),
         local_size=(TILE, TILE, 1),
-        includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl"),
+        includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl", *includes),
         defines=(("TILE_CHUNK", str(TILE_CHUNK)), *((("SPRITE_DEPTH_TEST", "1"),) if depth_test else ()),
                  *((("BLOCK_WALK", "1"),) if blocks else ())),
     )

@@ -10,7 +10,8 @@
  * set per footprint that reaches the block (s_block_bits), so its threads
  * visit only those, in list order (block_words), instead of testing every
  * footprint of the chunk.  Needs those images, sprite_shapes, sprite_streaks,
- * sprite_colors and target_size; SPRITE_TEXTURE: sprite_frames through share_frames. */
+ * sprite_colors and target_size; SPRITE_TEXTURE: sprite_frames through share_frames; QUAD_AXES: quad_axes
+ * through share_axes. */
 
 /* Entry t of the chunk into s_shapes, s_streaks and s_colors: defined by the kernel, which knows what
  * its walk needs of a footprint (sprite_blend.glsl, bokeh_accumulate.glsl). */
@@ -18,6 +19,10 @@ void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color);
 #ifdef SPRITE_TEXTURE
 /* Entry t's sheet pose (sprite_frames) into shared memory: defined by the kernel (sprite_blend.glsl). */
 void share_frames(int t, vec4 frames);
+#endif
+#ifdef QUAD_AXES
+/* Entry t's quad frame (records.QUAD_AXES) into shared memory: defined by the kernel (quad_accumulate.glsl). */
+void share_axes(int t, QuadAxes axes);
 #endif
 
 #ifdef BLOCK_WALK
@@ -113,6 +118,9 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
     share_footprint(t, shape, streak, imageLoad(sprite_colors, texel));
 #ifdef SPRITE_TEXTURE
     share_frames(t, imageLoad(sprite_frames, texel));
+#endif
+#ifdef QUAD_AXES
+    share_axes(t, load_quad_axes(texel));
 #endif
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
     ivec4 rect = sprite_pixel_rect(shape, streak, target_size) - origin.xyxy;

@@ -1,0 +1,38 @@
+/* The additive tile walk (tile_lists.py), shared by bokeh_accumulate.glsl and quad_accumulate.glsl: one
+ * workgroup per 16x16 tile, one thread per pixel, sums the tile's footprints into `layer`, each pixel read
+ * and written once, without atomics; the sum starts from what the layer holds and adds the footprints in
+ * list order (the binning is stable): the rasterizer's blending order, and the same result every run. */
+
+/* `sum` plus chunk entry k's footprint at pixel p (nothing where it misses p or is hidden there): defined
+ * by the kernel. */
+vec3 add_footprint(vec3 sum, int k, TilePixel p);
+
+void sum_tile()
+{
+  int t = int(gl_LocalInvocationIndex);
+  TilePixel p = tile_pixel();
+  ivec2 list = tile_list();
+  int n = list.y;
+  if (n == 0) {
+    return; /* uniform over the workgroup: no barrier is skipped by some threads only */
+  }
+  vec4 held = p.inside ? imageLoad(layer, p.pixel) : vec4(0.0);
+  vec3 sum = held.rgb;
+  for (int chunk = 0; chunk < n; chunk += TILE_CHUNK) {
+    share_tile_chunk(list, chunk, t);
+    int m = min(TILE_CHUNK, n - chunk);
+    /* Four entries an iteration (past the list their spans are 0: they add nothing): llvmpipe ends a
+     * shader's loops after 65535 iterations in all (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS), which cut a
+     * tile's sum short beyond about 65,000 discs (a quarter of an extreme depth of field's light). */
+    for (int k = 0; k < m; k += 4) {
+      sum = add_footprint(sum, k, p);
+      sum = add_footprint(sum, k + 1, p);
+      sum = add_footprint(sum, k + 2, p);
+      sum = add_footprint(sum, k + 3, p);
+    }
+    barrier();
+  }
+  if (p.inside) {
+    imageStore(layer, p.pixel, vec4(sum, held.a)); /* additive: coverage (alpha) unchanged */
+  }
+}
