@@ -4,7 +4,7 @@
 
 Case ``build-128-100k``: a deterministic (2, 3) torus knot tube of about ``triangles`` triangles, its SDF
 on a ``resolution``-voxel grid.  ``ms``: the build's dispatches (engine/sdf.py ``SdfBuilder.record``: band,
-crossings, parity, flooding, write) on the moderngl host, GL timer queries; ``prepare_ms``: the CPU side
+crossings, winding, flooding, write) on the moderngl host, GL timer queries; ``prepare_ms``: the CPU side
 before them (``mesh_triangles`` and the triangle upload), wall time.  With ``bpy`` importable also
 ``blender_ms``: Blender's whole ``build`` (prepare included), wall time bounded by a finish.  The peer,
 with ``mathutils`` (bpy): ``BVHTree.FromPolygons`` plus ``find_nearest`` per voxel centre on the CPU,

@@ -5,10 +5,10 @@
 void main()
 {
   ivec3 voxel = ivec3(gl_GlobalInvocationID);
-  if (any(greaterThanEqual(voxel, imageSize(sdf_parity)))) {
+  if (any(greaterThanEqual(voxel, imageSize(sdf_winding)))) {
     return;
   }
   imageStore(sdf_distance, voxel, uvec4(SDF_NO_TRIANGLE));
   imageStore(sdf_nearest, voxel, uvec4(SDF_NO_TRIANGLE));
-  imageStore(sdf_parity, voxel, uvec4(0u));
+  imageStore(sdf_winding, voxel, uvec4(0u));
 }

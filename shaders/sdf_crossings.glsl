@@ -1,9 +1,11 @@
-/* Ray parity, step one: for each axis, the columns of voxel centres along it
- * that cross this triangle (2D edge functions over the other two axes, with a
- * top-left rule so a column through a shared edge or corner meets exactly one
- * of the triangles there) flip that axis's bit in the voxel whose centre is
- * the first at or past the crossing.  sdf_parity then sums the flips along
- * each column.  No normals are read: a flipped winding gives the same bits. */
+/* Winding numbers along the axes, step one: for each axis, the columns of
+ * voxel centres along it that cross this triangle (2D edge functions over the
+ * other two axes, with a top-left rule so a column through a shared edge or
+ * corner meets exactly one of the triangles there) count one crossing in the
+ * voxel whose centre is the first at or past the crossing: in its axis'
+ * field, the low count if the triangle faces along the axis (its projected
+ * area is positive), the high count if it faces against it.  sdf_winding then
+ * sums them along each column. */
 
 /* Edge function of q against the edge p0 -> p1, evaluated with the edge's
  * corners in a fixed order so the two triangles sharing it get exactly
@@ -20,6 +22,22 @@ bool sdf_edge_covers(vec2 p0, vec2 p1, vec2 q)
   return value > 0.0 || (value == 0.0 && top_left);
 }
 
+/* One more crossing in a count of `sdf_winding` at `voxel`: a compare-and-swap
+ * that leaves a count at SDF_CROSSING_LIMIT as it is (a plain add would carry
+ * into the next count), so the count ends at min(crossings, limit) whatever
+ * the order. */
+void sdf_count_crossing(ivec3 voxel, uint shift)
+{
+  uint word = imageLoad(sdf_winding, voxel).x;
+  while (((word >> shift) & SDF_CROSSING_LIMIT) != SDF_CROSSING_LIMIT) {
+    uint seen = imageAtomicCompSwap(sdf_winding, voxel, word, word + (1u << shift));
+    if (seen == word) {
+      break;
+    }
+    word = seen;
+  }
+}
+
 void main()
 {
   int triangle = sdf_workgroup_triangle();
@@ -27,7 +45,7 @@ void main()
     return;
   }
   vec3 corners[3] = vec3[3](sdf_corner(triangle, 0), sdf_corner(triangle, 1), sdf_corner(triangle, 2));
-  ivec3 size = imageSize(sdf_parity);
+  ivec3 size = imageSize(sdf_winding);
   for (int axis = 0; axis < 3; axis++) {
     int u = (axis + 1) % 3, w = (axis + 2) % 3;
     vec2 a = vec2(corners[0][u], corners[0][w]);
@@ -38,6 +56,7 @@ void main()
       continue; /* edge-on to this axis: its neighbours cover the columns */
     }
     vec3 heights = vec3(corners[0][axis], corners[1][axis], corners[2][axis]);
+    uint shift = uint(SDF_AXIS_BITS * axis + (area > 0.0 ? 0 : SDF_CROSSING_BITS));
     if (area < 0.0) { /* counter-clockwise */
       vec2 swap = b; b = c; c = swap;
       heights = heights.xzy;
@@ -64,7 +83,7 @@ void main()
         voxel[axis] = first;
         voxel[u] = int(q.x);
         voxel[w] = int(q.y);
-        imageAtomicXor(sdf_parity, voxel, 1u << uint(axis));
+        sdf_count_crossing(voxel, shift);
       }
     }
   }

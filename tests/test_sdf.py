@@ -171,12 +171,49 @@ def test_closed_meshes_match_reference_and_exact(host, mesh):
     assert (exact < 0).any() and (exact > 0).any()
 
 
-def test_inward_normals_give_the_same_field(host):
+def overlapping_cubes():
+    """Two cubes as separate closed shells, overlapping in the middle (Suzanne's eyes sunk into its head): a
+    voxel in both is crossed twice along every axis, which parity would call outside."""
+    vertices, triangles = cube(0.6)
+    shells = [vertices + np.float32(offset) for offset in ((-0.3, -0.1, 0.0), (0.3, 0.1, 0.15))]
+    return np.concatenate(shells), np.concatenate([triangles, triangles + len(vertices)])
+
+
+def test_overlapping_shells_are_inside(host):
+    vertices, triangles = overlapping_cubes()
+    grid, values, _ = gpu_build(host, vertices, triangles, 20)
+    check_against_reference(grid, values, sdf.mesh_triangles(vertices, triangles, grid))
+    check_against_exact(grid, values, vertices, triangles)
+    assert values[tuple(n // 2 for n in values.shape)] < 0
+
+
+def test_inward_normals_and_mirrored_objects_give_the_same_field(host):
     vertices, triangles = icosphere()
     grid, outward, _ = gpu_build(host, vertices, triangles, 20)
     _, inward, _ = gpu_build(host, vertices, triangles[:, ::-1], 20)
     assert_same_field(grid, inward, outward)
     assert (np.sign(inward) == np.sign(outward)).all()
+    mirror = np.array([-1, 1, 1], np.float32)  # a negative-determinant matrix: every winding reversed
+    mirrored_grid, mirrored, _ = gpu_build(host, vertices * mirror, triangles, 20)
+    assert mirrored_grid.dims == grid.dims
+    assert_same_field(grid, mirrored[:, :, ::-1], outward)
+    shells, shell_triangles = overlapping_cubes()
+    shells_grid, shells_field, _ = gpu_build(host, shells, shell_triangles, 16)
+    _, inward_shells, _ = gpu_build(host, shells, shell_triangles[:, ::-1], 16)
+    assert (np.sign(inward_shells) == np.sign(shells_field)).all()
+
+
+def test_crossings_past_the_count_limit_abstain(host):
+    """Copies of one cube stacked in place cross each column that many times at one voxel: up to
+    CROSSING_LIMIT they wind that many times (inside); past it the count saturates and the columns abstain,
+    so the field comes out unsigned there, never corrupting a neighbouring count."""
+    vertices, triangles = cube()
+    for copies, inside in ((3, True), (sdf.CROSSING_LIMIT + 2, False)):
+        stacked = np.concatenate([triangles] * copies)
+        grid, values, _ = gpu_build(host, vertices, stacked, 12)
+        check_against_reference(grid, values, sdf.mesh_triangles(vertices, stacked, grid))
+        assert (values[tuple(n // 2 for n in values.shape)] < 0) == inside
+        assert inside or (values >= 0).all()
 
 
 def test_mesh_with_holes_signs_right_away_from_the_surface(host):

@@ -8,7 +8,7 @@ texture, stacked along z (:class:`SdfAtlas`).  :class:`SdfBuilder` builds one gr
     sdf_clear                           # scratch volumes: no distance, no triangle, no crossing
     sdf_band(stage DISTANCE, NEAREST)   # narrow band: exact distances near each triangle, nearest id
     sdf_crossings                       # each axis' columns of voxel centres that cross each triangle
-    sdf_parity                          # running parity of the crossings along each column
+    sdf_winding                         # running winding number of the crossings along each column
     sdf_flood(jump = N/2 ... 1, 1)      # jump flooding of the nearest triangle over the whole grid
     sdf_write                           # exact distance to that triangle, signed by the axes' vote
 
@@ -21,18 +21,25 @@ the triangle chosen.  Triangles whose bounding box spans more than ``SPLIT_VOXEL
 four (recursively, on the CPU) before upload, so a ground-plane triangle does not leave one workgroup
 looping over 256 x 256 voxels while the others wait; the split triangles cover the same surface.
 
-The sign comes from ray parity along x, y and z, counted exactly (edge functions with a top-left rule: a
-column through a shared edge or corner meets one triangle there), and a vote of the three axes.
-It reads no normals, so inward (flipped) normals and mirrored objects give the same field.  A column that
-crosses the surface an odd number of times in all (through a hole, past the rim of an open sheet)
-abstains, since the rays from its two ends disagree: a hole smaller than the mesh only silences the columns
-through it and the axes that voted decide, inside on a tie (one in, one out: an even column is wrong mostly
-where it passes an inner surface or a second hole, which makes it say outside; Suzanne's eye sockets).  A
+The sign comes from winding numbers along x, y and z, counted exactly (edge functions with a top-left rule: a
+column through a shared edge or corner meets one triangle there), and a vote of the three axes.  Each triangle
+a column crosses counts +1 or -1 by the way it faces along the axis (the sign of its projected area), so the
+sum along the column from the grid's start is the winding number of the ray to a voxel's centre, and a voxel
+is inside where it is not 0 (the nonzero rule).  Why not parity: where closed shells overlap (Suzanne's eyes
+sink into its head) a voxel inside both is crossed twice along every axis, and parity calls it outside; its
+winding number is 2.  Inward (flipped) normals and mirrored objects negate every winding number, so the
+nonzero rule gives the same field.  A column whose crossings do not sum to 0 in all (through a hole, past the
+rim of an open sheet) abstains, since the rays from its two ends disagree: a hole smaller than the mesh only
+silences the columns through it and the axes that voted decide, inside on a tie (one in, one out: a closed
+column is wrong mostly where it passes two holes, which makes it say outside; Suzanne's eye sockets).  A
 voxel where all three abstain, or none says inside, is outside: a single open sheet comes out unsigned.
-Parity is not a winding number: where shells overlap (Suzanne's eyes sink into its head), a voxel inside
-both is crossed twice and can come out outside a voxel or few deep.  (Where a split triangle meets an
-unsplit neighbour, the midpoint on their edge is rounded: a column through that point, a float's width from
-the edge, is the rare one that may miscount; the vote absorbs it.)
+The counts live in one R32UI word per voxel, ``AXIS_BITS`` per axis: crossings facing along the axis and
+those facing against it, ``CROSSING_BITS`` each, kept apart so they only grow and can saturate (a compare-and-
+swap stops a count at ``CROSSING_LIMIT`` instead of carrying into its neighbour): the counts come out the same
+in any order, and a column with a saturated count (31 layers of surface facing one way within one voxel)
+abstains.
+(Where a split triangle meets an unsplit neighbour, the midpoint on their edge is rounded: a column through
+that point, a float's width from the edge, is the rare one that may miscount; it then abstains.)
 Generalized winding numbers would be robust to any hole but cost O(voxels x triangles) (or a hierarchy we
 do not have on the GPU); the reference (reference/sdf.py) uses them as the ground truth of the tests.
 
@@ -60,15 +67,18 @@ SDF_MEMORY_BUDGET = 1 << 30  # bytes of the atlas of one effect
 TRIANGLE_WIDTH = 4096  # texels per row of the triangle image (3 per triangle)
 NO_TRIANGLE = 0xFFFFFFFF  # a voxel the flood has not reached
 BAND_THREADS = 64
-PARITY_SHIFT = 3  # bits 0..2 of sdf_parity: crossings per axis; bits 3..5: parity per axis
-ABSTAIN_SHIFT = 6  # bits 6..8: the axis' column crosses an odd number of times in all (no vote)
+AXIS_BITS = 10  # sdf_winding: axis a's field is bits 10a..10a+9 (see sdf_crossings.glsl and sdf_winding.glsl)
+CROSSING_BITS = 5  # a field's crossings facing along its axis (low 5 bits), then those facing against it
+CROSSING_LIMIT = (1 << CROSSING_BITS) - 1  # a count that reaches it stays (saturates): its column abstains
+VOTES = {"INSIDE": 1, "ABSTAIN": 2}  # a field once sdf_winding has run: its axis' vote at that voxel
 STAGES = {"DISTANCE": 0, "NEAREST": 1}
 
 _DEFINES = (
     ("SDF_TRIANGLE_WIDTH", str(TRIANGLE_WIDTH)), ("SDF_NO_TRIANGLE", f"{NO_TRIANGLE}u"),
-    ("SDF_BAND_THREADS", str(BAND_THREADS)), ("SDF_PARITY_SHIFT", str(PARITY_SHIFT)),
-    ("SDF_ABSTAIN_SHIFT", str(ABSTAIN_SHIFT)),
+    ("SDF_BAND_THREADS", str(BAND_THREADS)), ("SDF_AXIS_BITS", str(AXIS_BITS)),
+    ("SDF_CROSSING_BITS", str(CROSSING_BITS)), ("SDF_CROSSING_LIMIT", f"{CROSSING_LIMIT}u"),
     *((f"SDF_STAGE_{name}", str(value)) for name, value in STAGES.items()),
+    *((f"SDF_VOTE_{name}", f"{value}u") for name, value in VOTES.items()),
 )
 _INCLUDES = ("common.glsl", "sdf_common.glsl")
 _TRIANGLES = Image("sdf_triangles", "RGBA32F", "READ")
@@ -81,23 +91,23 @@ def _kernel(name, images, constants=(), local_size=(BAND_THREADS, 1, 1)) -> Kern
 
 
 SDF_CLEAR = Kernel("sdf_clear", images=tuple(Image(name, "R32UI", "WRITE", dimensions=3)
-                                             for name in ("sdf_distance", "sdf_nearest", "sdf_parity")),
+                                             for name in ("sdf_distance", "sdf_nearest", "sdf_winding")),
                    local_size=_VOLUME_GROUP, defines=_DEFINES)
 SDF_BAND = _kernel("sdf_band", (Image("sdf_distance", "R32UI", atomic=True, dimensions=3),
                                 Image("sdf_nearest", "R32UI", atomic=True, dimensions=3)),
                    (Constant("INT", "triangle_count"), Constant("INT", "stage")))
-SDF_CROSSINGS = _kernel("sdf_crossings", (Image("sdf_parity", "R32UI", atomic=True, dimensions=3),),
+SDF_CROSSINGS = _kernel("sdf_crossings", (Image("sdf_winding", "R32UI", atomic=True, dimensions=3),),
                         (Constant("INT", "triangle_count"),))
-SDF_PARITY = Kernel("sdf_parity", images=(Image("sdf_parity", "R32UI", atomic=True, dimensions=3),),
-                    local_size=(BAND_THREADS, 1, 1), defines=_DEFINES)
+SDF_WINDING = Kernel("sdf_winding", images=(Image("sdf_winding", "R32UI", atomic=True, dimensions=3),),
+                     local_size=(BAND_THREADS, 1, 1), defines=_DEFINES)
 SDF_FLOOD = _kernel("sdf_flood", (Image("flood_from", "R32UI", "READ", dimensions=3),
                                   Image("flood_to", "R32UI", "WRITE", dimensions=3)),
                     (Constant("INT", "jump"),), _VOLUME_GROUP)
 SDF_WRITE = _kernel("sdf_write", (Image("sdf_nearest", "R32UI", "READ", dimensions=3),
-                                  Image("sdf_parity", "R32UI", "READ", dimensions=3),
+                                  Image("sdf_winding", "R32UI", "READ", dimensions=3),
                                   Image("sdf_atlas", "R32F", "WRITE", dimensions=3)),
                     (Constant("INT", "z_offset"), Constant("FLOAT", "voxel_size")), _VOLUME_GROUP)
-SDF_KERNELS = (SDF_CLEAR, SDF_BAND, SDF_CROSSINGS, SDF_PARITY, SDF_FLOOD, SDF_WRITE)
+SDF_KERNELS = (SDF_CLEAR, SDF_BAND, SDF_CROSSINGS, SDF_WINDING, SDF_FLOOD, SDF_WRITE)
 
 
 @dataclass(frozen=True)
@@ -259,32 +269,32 @@ class SdfBuilder:
         scratch = self._volumes(grid.dims)
         volume_groups = tuple(-(-n // g) for n, g in zip(grid.dims, _VOLUME_GROUP))
         host.dispatch(SDF_CLEAR, volume_groups, {name: scratch[name] for name in ("sdf_distance", "sdf_nearest",
-                                                                                 "sdf_parity")}, {})
+                                                                                 "sdf_winding")}, {})
         per_triangle = _triangle_groups(count, host.max_work_group_count)
         band = {"sdf_triangles": triangles, "sdf_distance": scratch["sdf_distance"],
                 "sdf_nearest": scratch["sdf_nearest"]}
         for stage in STAGES.values():
             host.dispatch(SDF_BAND, per_triangle, band, {"triangle_count": count, "stage": stage})
-        parity = {"sdf_parity": scratch["sdf_parity"]}
-        host.dispatch(SDF_CROSSINGS, per_triangle, {"sdf_triangles": triangles, **parity},
+        winding = {"sdf_winding": scratch["sdf_winding"]}
+        host.dispatch(SDF_CROSSINGS, per_triangle, {"sdf_triangles": triangles, **winding},
                       {"triangle_count": count})
         nx, ny, nz = grid.dims
         columns = max(ny * nz, nz * nx, nx * ny)
-        host.dispatch(SDF_PARITY, (-(-columns // BAND_THREADS), 3, 1), parity, {})
+        host.dispatch(SDF_WINDING, (-(-columns // BAND_THREADS), 3, 1), winding, {})
         nearest, spare = scratch["sdf_nearest"], scratch["sdf_flood"]
         for jump in flood_jumps(grid.dims):
             host.dispatch(SDF_FLOOD, volume_groups, {"sdf_triangles": triangles, "flood_from": nearest,
                                                      "flood_to": spare}, {"jump": jump})
             nearest, spare = spare, nearest
         host.dispatch(SDF_WRITE, volume_groups,
-                      {"sdf_triangles": triangles, "sdf_nearest": nearest, **parity, "sdf_atlas": atlas},
+                      {"sdf_triangles": triangles, "sdf_nearest": nearest, **winding, "sdf_atlas": atlas},
                       {"z_offset": z_offset, "voxel_size": grid.voxel})
 
     def _volumes(self, dims: tuple[int, int, int]) -> dict:
         if dims not in self._scratch:
             shape = dims[::-1]
             self._scratch = {dims: {name: self.host.volume(name, shape=shape, format="R32UI")
-                                    for name in ("sdf_distance", "sdf_nearest", "sdf_flood", "sdf_parity")}}
+                                    for name in ("sdf_distance", "sdf_nearest", "sdf_flood", "sdf_winding")}}
         return self._scratch[dims]
 
 

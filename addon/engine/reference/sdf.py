@@ -1,11 +1,11 @@
-"""Reference of sdf.py: the same narrow band, crossings, parity, jump flooding and vote in numpy, and
+"""Reference of sdf.py: the same narrow band, crossings, winding numbers, jump flooding and vote in numpy, and
 ``exact_sdf``, the ground truth (brute-force distances, sign by generalized winding number)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..sdf import ABSTAIN_SHIFT, PARITY_SHIFT, SdfGrid, flood_jumps
+from ..sdf import AXIS_BITS, CROSSING_BITS, CROSSING_LIMIT, VOTES, SdfGrid, flood_jumps
 
 F = np.float32
 
@@ -75,8 +75,9 @@ def _covers(p0, p1, q) -> np.ndarray:
 
 
 def crossings(corners: np.ndarray, dims: tuple[int, int, int]) -> np.ndarray:
-    """sdf_crossings: (nz, ny, nx) uint32, bit ``axis`` flipped where a column along it crosses the surface."""
-    bits = np.zeros(dims[::-1], np.uint32)
+    """sdf_crossings: (nz, ny, nx) uint32 words, per axis the crossings of its columns facing along it and
+    those facing against it (each count saturating at CROSSING_LIMIT)."""
+    counts = np.zeros((3, 2, *dims[::-1]), np.int64)
     for tri in corners:
         for axis in range(3):
             u, w = (axis + 1) % 3, (axis + 2) % 3
@@ -85,6 +86,7 @@ def crossings(corners: np.ndarray, dims: tuple[int, int, int]) -> np.ndarray:
             area = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
             if area == 0:
                 continue
+            against = int(area < 0)
             if area < 0:
                 b, c, heights, area = c, b, heights[[0, 2, 1]], -area
             low = np.maximum(np.ceil(np.minimum(a, np.minimum(b, c))).astype(int), 0)
@@ -101,29 +103,36 @@ def crossings(corners: np.ndarray, dims: tuple[int, int, int]) -> np.ndarray:
             keep = first < dims[axis]
             voxel = np.zeros((keep.sum(), 3), int)
             voxel[:, axis], voxel[:, u], voxel[:, w] = first[keep], q[keep, 0], q[keep, 1]
-            np.bitwise_xor.at(bits, (voxel[:, 2], voxel[:, 1], voxel[:, 0]), np.uint32(1 << axis))
-    return bits
+            np.add.at(counts[axis, against], (voxel[:, 2], voxel[:, 1], voxel[:, 0]), 1)
+    counts = np.minimum(counts, CROSSING_LIMIT).astype(np.uint32)
+    return sum((counts[axis, 0] | counts[axis, 1] << CROSSING_BITS) << (AXIS_BITS * axis) for axis in range(3))
 
 
-def parity(bits: np.ndarray) -> np.ndarray:
-    """sdf_parity: the running parity of each axis' crossings added in bits PARITY_SHIFT + axis where the
-    column's crossings are even in all, bit ABSTAIN_SHIFT + axis along the columns where they are odd."""
-    result = bits.copy()
+def _fields(words: np.ndarray, axis: int) -> np.ndarray:
+    return (words >> (AXIS_BITS * axis)) & ((1 << AXIS_BITS) - 1)
+
+
+def winding(words: np.ndarray) -> np.ndarray:
+    """sdf_winding: each axis' field replaced by its vote (VOTES): inside where the winding number of the ray
+    from the grid's start is not 0, abstain along columns whose crossings do not sum to 0 or saturated."""
+    result = np.zeros_like(words)
     for axis in range(3):
-        running = np.cumsum((bits >> axis) & 1, axis=2 - axis) & 1
-        odd = np.take(running, [-1], axis=2 - axis)
-        result |= (running * (1 - odd) << (PARITY_SHIFT + axis)).astype(np.uint32)
-        result |= np.broadcast_to(odd << (ABSTAIN_SHIFT + axis), bits.shape).astype(np.uint32)
+        fields = _fields(words, axis).astype(np.int64)
+        along, against = fields & CROSSING_LIMIT, fields >> CROSSING_BITS
+        column = 2 - axis  # arrays are (z, y, x)
+        running = np.cumsum(against - along, axis=column)
+        saturated = ((along == CROSSING_LIMIT) | (against == CROSSING_LIMIT)).any(axis=column, keepdims=True)
+        abstains = (np.take(running, [-1], axis=column) != 0) | saturated
+        votes = np.where(abstains, VOTES["ABSTAIN"], np.where(running != 0, VOTES["INSIDE"], 0))
+        result |= (votes.astype(np.uint32) << (AXIS_BITS * axis)).astype(np.uint32)
     return result
 
 
-def inside(bits: np.ndarray) -> np.ndarray:
+def inside(votes: np.ndarray) -> np.ndarray:
     """sdf_write's vote: inside where the axes that voted say so, a tie included (one in, one out)."""
-    def axes(shift):
-        return sum((bits >> (shift + axis)) & 1 for axis in range(3)).astype(int)
-
-    inside_votes = axes(PARITY_SHIFT)
-    outside_votes = 3 - axes(ABSTAIN_SHIFT) - inside_votes
+    fields = [_fields(votes, axis) for axis in range(3)]
+    inside_votes = sum((f == VOTES["INSIDE"]).astype(int) for f in fields)
+    outside_votes = sum((f == 0).astype(int) for f in fields)
     return (inside_votes > 0) & (inside_votes >= outside_votes)
 
 
@@ -158,8 +167,8 @@ def build(corners: np.ndarray, grid: SdfGrid) -> np.ndarray:
     centres = centres.transpose(2, 1, 0, 3).reshape(-1, 3).astype(F)
     ids = nearest.ravel().astype(np.int64)
     distance = np.sqrt(triangle_distance2(centres, *(corners[ids, k] for k in range(3)))) * F(grid.voxel)
-    bits = parity(crossings(corners, grid.dims)).ravel()
-    return np.where(inside(bits), -distance, distance).reshape(nearest.shape).astype(F)
+    votes = winding(crossings(corners, grid.dims)).ravel()
+    return np.where(inside(votes), -distance, distance).reshape(nearest.shape).astype(F)
 
 
 def exact_sdf(vertices: np.ndarray, triangles: np.ndarray, points: np.ndarray, chunk: int = 2048) -> np.ndarray:
