@@ -49,46 +49,30 @@ vec4 sheet_fetch(int slot, bool vectors, vec2 uv)
   return vectors ? textureLod(sheet_vectors_3, uv, 0.0) : textureLod(sheet_image_3, uv, 0.0);
 }
 
-/* Entry t's pose and flipbook frames, worked out once for the chunk rather than per pixel (flipbook_frames):
- * s_frames[t] is (slot + 1, the cosine and sine of the angle times the slot's reach, the fraction from frame a
- * to b), s_cells[t] the two frames' cells on the sheet, divided by the grid (where each frame's square starts,
- * in sheet uv), so that a pixel turns, scales and offsets with a few multiply-adds. */
+/* Entry t's pose, its flipbook frames worked out once for the chunk (flipbook_frames): s_frames[t] is
+ * (slot + 1, cos and sin of the angle, the fraction from frame a to b), s_cells[t] the two frames' cells. */
 void share_frames(int t, vec4 frames)
 {
   if (frames.x > 0.0) {
-    int slot = int(frames.x) - 1;
-    vec4 grid = sheet_grids[slot];
-    FlipbookFrames f = flipbook_frames(grid, frames.w);
-    frames.yz *= sheet_reaches[slot];
+    FlipbookFrames f = flipbook_frames(sheet_grids[int(frames.x) - 1], frames.w);
     frames.w = f.mixed;
-    s_cells[t] = f.cells / grid.xyxy;
+    s_cells[t] = f.cells;
   }
   s_frames[t] = frames;
 }
 
 /* A textured sprite (s_frames[k], s_cells[k]: share_frames) over its square: `corner` is the pixel's offset
  * over the footprint's radius, sheet_reaches[slot] times the square's half side (sprite_sheets.sheet_reach);
- * its texel's alpha shapes it, its color tints the sprite's.  Within the square the uv needs no clamp; with
- * motion vectors the frames' uv move, and flipbook_texel_of clamps them to their frames. */
+ * its texel's alpha shapes it, its color tints the sprite's. */
 void blend_textured(int k, vec2 corner, float fade, inout vec3 color, inout float transmittance)
 {
   vec4 frames = s_frames[k];
-  vec2 local = vec2(frames.y * corner.x + frames.z * corner.y, frames.y * corner.y - frames.z * corner.x);
+  int slot = int(frames.x) - 1;
+  vec2 local = sheet_reaches[slot] *
+               vec2(frames.y * corner.x + frames.z * corner.y, frames.y * corner.y - frames.z * corner.x);
   if (max(abs(local.x), abs(local.y)) < 1.0) {
-    int slot = int(frames.x) - 1;
-    vec4 grid = sheet_grids[slot];
-    vec2 uv = local * 0.5 + 0.5;
-    vec4 cells = s_cells[k];
-    vec4 texel;
-    if (int(grid.z) == FLIPBOOK_MOTION_VECTORS) {
-      texel = flipbook_texel_of(slot, grid, FlipbookFrames(cells * grid.xyxy, frames.w), uv);
-    } else {
-      vec2 step = uv / grid.xy;
-      texel = sheet_fetch(slot, false, cells.xy + step);
-      if (frames.w > 0.0) {
-        texel = mix(texel, sheet_fetch(slot, false, cells.zw + step), frames.w);
-      }
-    }
+    FlipbookFrames f = FlipbookFrames(s_cells[k], frames.w);
+    vec4 texel = flipbook_texel_of(slot, sheet_grids[slot], f, local * 0.5 + 0.5);
     vec4 sprite = s_colors[k] * ((1.0 - RIM) * texel.a * fade);
     color += transmittance * sprite.rgb * texel.rgb;
     transmittance *= 1.0 - sprite.a;
