@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import records  # noqa: E402
 
 PRESETS = ("default", "snow", "embers")
+GPU_KINDS = ("OPTIX", "CUDA")  # Cycles' devices, tried in order (a fresh machine compiles OptiX's kernels: ~400 s)
 FRAME = 24
 SHUTTER = 0.5  # frames, for a preset whose stage has no motion blur
 FSTOP = 2.8  # for a preset whose stage has no depth of field: focused on the emitter
@@ -125,12 +126,12 @@ def additive_material():
     return material
 
 
-def cycles_device(scene) -> str:
-    """OptiX, else CUDA, else the CPU: what Cycles renders on."""
+def cycles_device(scene, kinds=GPU_KINDS) -> str:
+    """The first of ``kinds`` (OptiX, CUDA) that has a device, else the CPU: what Cycles renders on."""
     import bpy
 
     preferences = bpy.context.preferences.addons["cycles"].preferences
-    for kind in ("OPTIX", "CUDA"):
+    for kind in kinds:
         try:
             preferences.compute_device_type = kind
         except TypeError:
@@ -146,14 +147,14 @@ def cycles_device(scene) -> str:
     return "CPU"
 
 
-def cycles(scene, samples: int, folder: Path, seed: int = 0):
+def cycles(scene, samples: int, folder: Path, seed: int = 0, kinds=GPU_KINDS):
     """(Cycles' linear RGB frame, rows top to bottom; ms; the device) of the scene without our layer;
-    ``seed``: Cycles' sampling seed."""
+    ``seed``: Cycles' sampling seed; ``kinds``: the GPU devices to try (none: the CPU)."""
     import bpy
 
     scene.gpu_particles_output.use_render = False  # the point cloud only
     scene.render.engine = "CYCLES"
-    device = cycles_device(scene)
+    device = cycles_device(scene, kinds)
     scene.world = None  # black
     scene.render.film_transparent = False
     scene.cycles.samples, scene.cycles.seed = samples, seed
@@ -203,7 +204,7 @@ def flip(reference: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def measure(preset: str, width: int, height: int, samples: int, pictures: Path, folder: Path,
-            noise: bool = False) -> dict:
+            noise: bool = False, kinds=GPU_KINDS) -> dict:
     """The case's record; ``noise``: also ``flip_cycles_noise``, Cycles against itself with another seed (the
     part of ``flip_mean`` its sampling noise alone makes at this many samples)."""
     import addon
@@ -213,8 +214,8 @@ def measure(preset: str, width: int, height: int, samples: int, pictures: Path, 
     try:
         frame, renderer, ours_ms = ours(scene, width, height)
         export_cloud(scene, renderer, camera_of(scene, width, height))
-        reference, cycles_ms, device = cycles(scene, samples, folder)
-        again = cycles(scene, samples, folder, seed=1)[0] if noise else None
+        reference, cycles_ms, device = cycles(scene, samples, folder, kinds=kinds)
+        again = cycles(scene, samples, folder, seed=1, kinds=kinds)[0] if noise else None
     finally:
         addon.unregister()  # the next preset's scene registers it again
     error_map, mean = flip(reference, frame)
@@ -233,6 +234,8 @@ def main(argv=None) -> None:
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--out", type=Path, default=records.RESULTS, help="records folder")
     parser.add_argument("--noise", action="store_true", help="render Cycles twice: its own noise's FLIP too")
+    parser.add_argument("--cycles-cpu", action="store_true",
+                        help="Cycles on the CPU even where there is a card (no kernels to compile: a quick check)")
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.res.lower().split("x"))
 
@@ -246,7 +249,8 @@ def main(argv=None) -> None:
     rows = []
     for preset in args.presets.split(","):
         with tempfile.TemporaryDirectory() as folder:
-            rows.append(measure(preset, width, height, args.samples, pictures, Path(folder), args.noise))
+            rows.append(measure(preset, width, height, args.samples, pictures, Path(folder), args.noise,
+                                () if args.cycles_cpu else GPU_KINDS))
     records.write("fidelity", device, rows, results=args.out)
 
 

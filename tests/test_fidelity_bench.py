@@ -35,14 +35,16 @@ def test_exported_spheres_add_what_the_splat_adds():
 
 @pytest.mark.slow
 def test_tiny_run_writes_the_record_and_the_pictures(tmp_path):
+    # Cycles on the CPU: on a card's machine a first GPU render compiles OptiX's kernels (about 400 s).
     result = subprocess.run([sys.executable, "bench/fidelity.py", "--res", "64x36", "--samples", "2", "--presets",
-                             "embers", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+                             "embers", "--cycles-cpu", "--out", str(tmp_path)], cwd=ROOT, capture_output=True,
+                            text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (path,) = tmp_path.glob("*-fidelity.json")
     (record,) = json.loads(path.read_text())
     assert record["suite"] == "fidelity" and record["case"] == "embers" and record["samples"] == 2
     assert 0.0 <= record["flip_mean"] <= 1.0 and record["ours_ms"] > 0 and record["cycles_ms"] > 0
-    assert record["energy_ratio"] > 0 and record["cycles_device"] in ("OPTIX", "CUDA", "CPU")
+    assert record["energy_ratio"] > 0 and record["cycles_device"] == "CPU"
     stem = path.name.removesuffix(".json")
     for picture in ("flip", "ours", "cycles"):
         assert (tmp_path / f"{stem}-embers-{picture}.png").stat().st_size > 0
