@@ -109,3 +109,23 @@ def _collect_gpu_objects():
     Blender 5.2 on llvmpipe, intermittently)."""
     yield
     gc.collect()
+
+
+def screen_particles(rng, n, width, height, margin=-16.0, depths=(0.0, 4.0, 12.0, 28.0), speed=20.0, flat=False):
+    """Random screen positions for a deep_camera (world x, y spread by w around the center, which it divides by),
+    some off the width x height target by up to ``-margin`` pixels, at ``depths``; velocities normal with
+    ``speed`` per axis (``flat``: none along the view)."""
+    import numpy as np
+
+    pos_age = np.empty((n, 4), np.float32)
+    pos_age[:, 2] = rng.choice(np.array(depths, np.float32), n)
+    w = 1.0 + pos_age[:, 2] / 4.0
+    for axis, extent in enumerate((width, height)):
+        pos_age[:, axis] = extent / 2 + (rng.uniform(margin, extent - margin, n) - extent / 2) * w
+    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
+    vel_life = np.empty((n, 4), np.float32)
+    vel_life[:, :3] = rng.normal(0.0, speed, (n, 3))
+    if flat:
+        vel_life[:, 2] = 0.0
+    vel_life[:, 3] = 1.0
+    return pos_age, vel_life

@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conftest import screen_particles
 
 from addon.engine.bokeh import BokehLayer
 from addon.engine.compositing import Camera, Compositor
@@ -42,18 +43,8 @@ def deep_camera(scale=12.0, width=WIDTH, height=HEIGHT) -> Camera:
 
 
 def particles(rng, n, margin=-16.0, width=WIDTH, height=HEIGHT):
-    """Random screen positions, some off the target by up to ``-margin`` pixels, at the depths of deep_camera
-    (world x, y spread by w around the center, which deep_camera divides by)."""
-    pos_age = np.empty((n, 4), np.float32)
-    pos_age[:, 2] = rng.choice(np.array([0.0, 4.0, 12.0, 28.0], np.float32), n)
-    w = 1.0 + pos_age[:, 2] / 4.0
-    for axis, extent in enumerate((width, height)):
-        pos_age[:, axis] = extent / 2 + (rng.uniform(margin, extent - margin, n) - extent / 2) * w
-    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
-    vel_life = np.empty((n, 4), np.float32)
-    vel_life[:, :3] = rng.normal(0.0, 20.0, (n, 3))
-    vel_life[:, 3] = 1.0
-    return pos_age, vel_life
+    """Random screen positions, some off the target by up to ``-margin`` pixels, at the depths of deep_camera."""
+    return screen_particles(rng, n, width, height, margin)
 
 
 def layer(host, camera, pos_age, vel_life, bokeh=None, scene_depth=None):

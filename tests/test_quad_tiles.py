@@ -16,6 +16,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+from conftest import screen_particles
 
 from addon.engine import quad_tiles, raster, registry
 from addon.engine.compositing import Camera, Compositor
@@ -46,17 +47,7 @@ def deep_camera(width=WIDTH, height=HEIGHT) -> Camera:
 def particles(rng, n, margin=-12.0):
     """Random screen positions, some off the target by up to ``-margin`` pixels, at the depths of deep_camera,
     moving up to ~100 px/s on the screen."""
-    pos_age = np.empty((n, 4), np.float32)
-    pos_age[:, 2] = rng.choice(np.array([0.0, 4.0, 12.0], np.float32), n)
-    w = 1.0 + pos_age[:, 2] / 4.0
-    for axis, extent in enumerate((WIDTH, HEIGHT)):
-        pos_age[:, axis] = extent / 2 + (rng.uniform(margin, extent - margin, n) - extent / 2) * w
-    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
-    vel_life = np.empty((n, 4), np.float32)
-    vel_life[:, :3] = rng.normal(0.0, 60.0, (n, 3))
-    vel_life[:, 2] = 0.0
-    vel_life[:, 3] = 1.0
-    return pos_age, vel_life
+    return screen_particles(rng, n, WIDTH, HEIGHT, margin, depths=(0.0, 4.0, 12.0), speed=60.0, flat=True)
 
 
 def draw(host, camera, pos_age, vel_life, values=(), rasterized=False, scene_depth=None, check_every=1):
