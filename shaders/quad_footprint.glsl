@@ -1,7 +1,7 @@
 /* Additive quads by tiles, step 1 (quad_tiles.py): per particle, the quad the rasterized quads draw
  * (quad_frame.glsl): its frame (quad_axes), its color (and in w its inner2), and the footprint the tile lists bin
  * (sprite_shape.glsl: center, radius_px across, window depth; the streak, along the axis, 2 (half_length
- * - radius_px): the stadium around the ellipse) with how many 16x16 tiles it touches.  A particle the
+ * - radius_px): the capsule quad_falloff lights) with how many 16x16 tiles it touches.  A particle the
  * rasterizer draws nothing of (dead, behind the camera, past the near or far plane) gets radius 0: no
  * tiles. */
 

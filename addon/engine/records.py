@@ -201,7 +201,8 @@ SPRITE_SHAPE = Record("SpriteShape", "sprite_shape", 1, (
 ), resource="sprite_shapes", fetch="imageLoad(sprite_shapes, index)", store="imageStore(sprite_shapes, index, {value})",
     index_type="ivec2")
 
-# An additive quad's frame (quad_tiles.py, quad_frame.glsl): the ellipse its falloff fills.
+# An additive quad's frame (quad_tiles.py, quad_frame.glsl): the capsule quad_falloff lights (the round sprite swept
+# along its streak).
 QUAD_AXES = Record("QuadAxes", "quad_axes", 1, (
     Lane("along", 0, "xy"),  # unit: the streak's direction
     Lane("half_length", 0, "z"),  # pixels, along
