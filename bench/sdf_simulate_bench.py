@@ -8,7 +8,8 @@ and with Blender's collision settings on).  About 6% of the live particles are w
 slot order nearly every warp of 32 holds one of them.  Fields:
 ``ms`` (with the colliders), ``peer_ms`` (none), ``ratio`` (goal <= 1.25), ``near_share`` (live particles within
 a collider's grid box at the end: the share that samples an SDF), ``listed_share`` (slots the list pass
-left to the contact pass in the last step) and ``sunk`` (live particles deeper inside a
+left to the contact passes in the last step), ``deferred_share`` (slots the first contact pass left to the second:
+the traces longer than SDF_DEFER_STEPS samples) and ``sunk`` (live particles deeper inside a
 solid shape, the sphere, than its contact distance plus half a voxel: must be 0, a cheaper step that loses
 particles is a defect; the other three are permeable, and let some through on purpose).
 
@@ -26,7 +27,7 @@ the step without colliders (case ``simulate-<n>M-no-colliders``), the A/B of the
 with no collider; ``--label`` tells the two apart::
 
     python3 bench/sdf_simulate_bench.py [--count 4000000] [--repeats 30] [--root OTHER] [--label NAME] [--out DIR]
-    python3 bench/sdf_simulate_bench.py --count 100000 --repeats 3      # llvmpipe check
+    python3 bench/sdf_simulate_bench.py --quick      # llvmpipe check: --count 100000 --repeats 3
 """
 
 from __future__ import annotations
@@ -130,21 +131,25 @@ def shares(system, colliders) -> tuple[float, int]:
     return float(near.mean()) if len(points) else 0.0, int(sunk.sum())
 
 
-def listed_share(host, system) -> float:
-    """The share of the slots that the last step's list pass left to the contact pass (its broad phase's
-    reach: at least the steps that meet a grid box)."""
-    length = system.contact_list[1]
-    return int(host.read(length).ravel()[0]) / system.count
+def listed_share(host, system, listing="contact_list") -> float | None:
+    """The share of the slots that the last step's list pass left to the contact passes (its broad phase's
+    reach: at least the steps that meet a grid box); ``listing`` "deferred_list": that the first contact pass
+    left to the second (the traces longer than SDF_DEFER_STEPS samples; None for a checkout without it)."""
+    pair = getattr(system, listing, None)
+    return None if pair is None else int(host.read(pair[1]).ravel()[0]) / system.count
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--count", type=int, default=4_000_000)
-    parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--count", type=int, help="particles (default 4M, quick 100K)")
+    parser.add_argument("--repeats", type=int, help="timed runs per case (default 30, quick 3)")
+    parser.add_argument("--quick", action="store_true", help="small and few: a check of every case on llvmpipe")
     parser.add_argument("--root", type=Path, default=ROOT, help="checkout whose addon/ is timed (default: this one)")
     parser.add_argument("--label", default="", help="appended to each case (e.g. a commit)")
     parser.add_argument("--out", action="append", help="results folder (repeatable; default bench/results)")
     args = parser.parse_args(argv)
+    args.count = args.count or (100_000 if args.quick else 4_000_000)
+    args.repeats = args.repeats or (3 if args.quick else 30)
     sys.path[:0] = [str(args.root), str(ROOT)]
 
     from addon.engine import effectors
@@ -184,7 +189,7 @@ def main(argv=None) -> int:
             step()
         ms = timer.together(step)
         near, sunk = shares(system, colliders)
-        listed = listed_share(host, system)
+        listed, deferred = listed_share(host, system), listed_share(host, system, "deferred_list")
         sorter = ParticleSorter(system, "DIRECT")
         key = SortKey.grid_cell((0.0, 0.0, 0.0), GRID_CELL)
         sort_ms, sorted_ms = timer.median(lambda: sorter.full(key), step)
@@ -192,7 +197,8 @@ def main(argv=None) -> int:
         peer = "the same step without colliders"
         records += [
             common.record("sdf", f"simulate-{millions}-4sdf{suffix}", args.count, host.device, ms, peer=peer,
-                          peer_ms=peer_ms, ratio=ms / peer_ms, near_share=near, listed_share=listed, sunk=sunk,
+                          peer_ms=peer_ms, ratio=ms / peer_ms, near_share=near, listed_share=listed,
+                          deferred_share=deferred, sunk=sunk,
                           clock=clock,
                           resolution=RESOLUTION, note="4 SDF colliders (128 voxels) under the rain, slot order; "
                                                       "goal ratio <= 1.25"),

@@ -179,54 +179,12 @@ vec3 force_fields(vec3 position)
   return total;
 }
 
-/* An SDF collider's signed distance at shape-space point p, and its gradient:
- * trilinear between voxel centres by hand, like sample_noise, so the reference interpolates identically.
- * Outside the grid's box the surface is farther than the box (the field is padded): the distance is
- * then at least the way to the box, and at least the box's value less that way. */
-float sdf_sample(Collider collider, vec3 p, out vec3 gradient)
-{
-  vec3 q = clamp(p, collider.sdf_low, collider.sdf_high);
-  vec3 size = collider.sdf_size;
-  precise vec3 g = (q - collider.sdf_low) * collider.sdf_inverse_voxel - 0.5; /* voxel-centre coordinates */
-  g = clamp(g, vec3(0.0), size - 1.0);
-  vec3 cell = min(floor(g), size - 2.0);
-  vec3 w = g - cell;
-  ivec3 i0 = ivec3(cell) + ivec3(0, 0, int(collider.sdf_z_offset));
-  ivec3 i1 = i0 + 1;
-  float c000 = texelFetch(sdf_atlas, ivec3(i0.x, i0.y, i0.z), 0).x;
-  float c100 = texelFetch(sdf_atlas, ivec3(i1.x, i0.y, i0.z), 0).x;
-  float c010 = texelFetch(sdf_atlas, ivec3(i0.x, i1.y, i0.z), 0).x;
-  float c110 = texelFetch(sdf_atlas, ivec3(i1.x, i1.y, i0.z), 0).x;
-  float c001 = texelFetch(sdf_atlas, ivec3(i0.x, i0.y, i1.z), 0).x;
-  float c101 = texelFetch(sdf_atlas, ivec3(i1.x, i0.y, i1.z), 0).x;
-  float c011 = texelFetch(sdf_atlas, ivec3(i0.x, i1.y, i1.z), 0).x;
-  float c111 = texelFetch(sdf_atlas, ivec3(i1.x, i1.y, i1.z), 0).x;
-  float x00 = c100 - c000;
-  float x10 = c110 - c010;
-  float x01 = c101 - c001;
-  float x11 = c111 - c011;
-  float c00 = c000 + x00 * w.x;
-  float c10 = c010 + x10 * w.x;
-  float c01 = c001 + x01 * w.x;
-  float c11 = c011 + x11 * w.x;
-  float x0 = x00 + (x10 - x00) * w.y;
-  float x1 = x01 + (x11 - x01) * w.y;
-  float y0 = c10 - c00;
-  float y1 = c11 - c01;
-  float c0 = c00 + y0 * w.y;
-  float c1 = c01 + y1 * w.y;
-  gradient = vec3(x0 + (x1 - x0) * w.z, y0 + (y1 - y0) * w.z, c1 - c0) * collider.sdf_inverse_voxel;
-  float inside = c0 + (c1 - c0) * w.z;
-  float outside = length(p - q);
-  return outside > 0.0 ? max(outside, inside - outside) : inside;
-}
-
-/* The unit normal along an SDF's gradient; straight up where the gradient vanishes (a medial point). */
-vec3 sdf_normal(vec3 gradient)
-{
-  float size = length(gradient);
-  return size > 1.0e-4 ? gradient / size : vec3(0.0, 0.0, 1.0);
-}
+#ifdef SDF_DEFER_STEPS /* the first contact pass: a trace longer than that is left to the second */
+#define SDF_TRACE_LIMIT SDF_DEFER_STEPS
+bool sdf_deferred = false; /* this particle's step is left to the second contact pass */
+#else
+#define SDF_TRACE_LIMIT SDF_TRACE_STEPS
+#endif
 
 /* An SDF collider's contact along a particle's step in shape space, from `start` (where the particle was
  * relative to the collider when the step began) to `end`: sets `p` to where the particle stays and
@@ -239,12 +197,18 @@ vec3 sdf_normal(vec3 gradient)
  * (not into it), and is put back at the contact distance along the gradient.  A trace that runs out of
  * samples counts as touching where it got to (safe: never through a wall).  A particle that starts inside
  * (d < 0: born there, or the collider moved onto it) is pushed out from where it ended; `began_inside`
- * says so, for the permeability test (collide), which would otherwise sample the start again. */
+ * says so, for the permeability test (collide), which would otherwise sample the start again.
+ *
+ * The trace samples sdf_distance (one filtered fetch each); the normals and the push-out sample sdf_sample (the
+ * exact trilinear and its gradient), at the hit and where the particle ends, if that may be within the contact
+ * distance: so the push-out's decision and distance are sdf_sample's, whatever the filter's weights.  In the
+ * first contact pass (SDF_DEFER_STEPS) a trace still short of the end after that many samples gives up and
+ * sets sdf_deferred: the second contact pass steps the particle again, with the whole trace. */
 bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 normal, out bool began_inside)
 {
+  vec3 atlas_scale = 1.0 / vec3(textureSize(sdf_atlas, 0));
   float contact = collider.thickness;
-  vec3 gradient;
-  float d = sdf_sample(collider, start, gradient);
+  float d = sdf_distance(collider, start, atlas_scale);
   began_inside = d < 0.0;
   bool touched = false;
   p = end;
@@ -256,26 +220,34 @@ bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 n
     float level = min(contact, d - collider.sdf_slack);
     vec3 direction = delta / span;
     float along = 0.0;
-    for (int k = 0; k < SDF_TRACE_STEPS && along < span && !touched; k++) {
+    for (int k = 0; k < SDF_TRACE_LIMIT && along < span && !touched; k++) {
       along = min(along + max(d - level, collider.sdf_step), span);
-      d = sdf_sample(collider, start + direction * along, gradient);
+      d = sdf_distance(collider, start + direction * along, atlas_scale);
       touched = d < level;
     }
+#ifdef SDF_DEFER_STEPS
+    if (!touched && along < span) {
+      sdf_deferred = true;
+      return false;
+    }
+#endif
     touched = touched || along < span;
     if (touched) {
-      normal = sdf_normal(gradient);
       vec3 hit = start + direction * along;
+      normal = sdf_normal_at(collider, hit);
       vec3 rest = end - hit;
       p = hit + (rest - normal * min(dot(rest, normal), 0.0));
     }
   }
-  if (touched || !outside) { /* else d and gradient are the end's already */
+  /* else d is the end's already, filtered: it decides only whether the end needs the exact sample */
+  if (touched || !outside || (d - contact) * collider.sdf_inverse_voxel < SDF_FILTER_VOXELS) {
+    vec3 gradient;
     d = sdf_sample(collider, p, gradient);
-  }
-  if (d < contact) {
-    normal = sdf_normal(gradient);
-    p += normal * (contact - d);
-    touched = true;
+    if (d < contact) {
+      normal = sdf_normal(gradient);
+      p += normal * (contact - d);
+      touched = true;
+    }
   }
   return touched;
 }
@@ -409,6 +381,11 @@ bool collide(int index, float lived, vec3 previous, inout vec3 position, inout v
       vec3 start = step_start_local(collider, previous, lived);
       if (meets_sdf_grid(collider, start, p)) {
         sdf_contact(collider, start, p, p, normal, sdf_began_inside);
+#ifdef SDF_DEFER_STEPS
+        if (sdf_deferred) {
+          return false;
+        }
+#endif
       }
       break;
     }
@@ -477,10 +454,13 @@ void die(float lived_for, float over, inout float age, inout float life)
 }
 
 /* The step of the particle in slot `index` (state texel `texel`); false when the contact list pass
- * (SDF_CONTACT_LIST) leaves it, unwritten, to the contact pass (SDF_CONTACTS), which steps it from the
- * same loaded state. */
+ * (SDF_CONTACT_LIST) leaves it, unwritten, to the contact passes (SDF_CONTACTS), or the first of those
+ * (SDF_DEFER_STEPS) to the second, which step it from the same loaded state. */
 bool step_particle(ivec2 texel, int index)
 {
+#ifdef SDF_DEFER_STEPS
+  sdf_deferred = false;
+#endif
   vec4 pos_age_in = imageLoad(pos_age, texel);
   vec4 vel_life_in = imageLoad(vel_life, texel);
   vec3 position = pos_age_in.xyz + loaded_origin;
@@ -538,6 +518,11 @@ bool step_particle(ivec2 texel, int index)
 #endif
     die(age, 0.0, age, life); /* killed by a collider */
   }
+#ifdef SDF_DEFER_STEPS
+  if (sdf_deferred) {
+    return false;
+  }
+#endif
 
   imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
   imageStore(vel_life, texel, vec4(clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
@@ -547,8 +532,8 @@ bool step_particle(ivec2 texel, int index)
   return true;
 }
 
-#ifdef SDF_CONTACT_LIST
-/* Appends the slots this workgroup left to the contact pass to contact_slots: ranked in shared memory,
+#ifdef SDF_LISTS
+/* Appends the slots this workgroup left to the next pass to contact_slots: ranked in shared memory,
  * then one global atomic a workgroup (one a particle would queue on that one address).  The list's
  * order varies from run to run; the result does not (each particle steps on its own). */
 void list_contacts(bool listed, int index)
@@ -573,23 +558,31 @@ void list_contacts(bool listed, int index)
 /* Dispatched as (width / 256, rows): the invocation is the texel, and the row width comes from the
  * dispatch (no division, no image size query).
  *
- * With SDF colliders the step runs in two passes (simulation.py, ParticleSystem.step): SDF_CONTACT_LIST
+ * With SDF colliders the step runs in three passes (simulation.py, ParticleSystem.step): SDF_CONTACT_LIST
  * steps every particle whose step meets no SDF grid (the broad phase, meets_sdf_reach, spares most of them
- * the exact test) and lists the others' slots; SDF_CONTACTS steps the listed ones (collide's sphere trace).
- * With no indirect dispatch it is dispatched at the state's width and at most SDF_CONTACT_THREADS threads
- * (simulation.py, contact_groups), each taking every so many entries, the threads past the list's length
- * idle.  In slot order a few particles in contact would otherwise hold up the 31 others of their warp for
- * the length of the sphere trace; listed, they fill whole warps. */
+ * the exact test) and lists the others' slots; SDF_CONTACTS steps the listed ones (collide's sphere trace),
+ * twice: the first contact pass (SDF_DEFER_STEPS) leaves the steps whose trace runs past SDF_DEFER_STEPS
+ * samples, unwritten, to a second list, and the second steps those whole, from the same loaded state (the
+ * result is the one-pass step's).  With no indirect dispatch a contact pass is dispatched at the state's
+ * width and at most SDF_CONTACT_THREADS threads (simulation.py, contact_groups), each workgroup taking every
+ * so many runs of entries, the threads past the list's length idle.  In slot order a few particles in
+ * contact would otherwise hold up the 31 others of their warp for the length of the sphere trace; listed,
+ * they fill whole warps, and the few long traces, left to the second pass, hold up only one another. */
 void main()
 {
   int width = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);
 #ifdef SDF_CONTACTS
-  int listed = min(int(imageLoad(contact_count, ivec2(0)).x), count); /* a slot is listed once at most */
+  int listed = min(int(imageLoad(listed_count, ivec2(0)).x), count); /* a slot is listed once at most */
   int threads = int(gl_NumWorkGroups.y) * width;
-  for (int entry = int(gl_GlobalInvocationID.y) * width + int(gl_GlobalInvocationID.x); entry < listed;
-       entry += threads) {
-    int index = int(imageLoad(contact_slots, particle_texel(entry, imageSize(contact_slots).x)).x);
-    step_particle(particle_texel(index, width), index);
+  /* the workgroup's first entry bounds the loop: each of its invocations reaches list_contacts's barriers */
+  for (int run = int(gl_GlobalInvocationID.y) * width + int(gl_WorkGroupID.x * gl_WorkGroupSize.x); run < listed;
+       run += threads) {
+    int entry = run + int(gl_LocalInvocationIndex);
+    int index = entry < listed ? int(imageLoad(listed_slots, particle_texel(entry, imageSize(listed_slots).x)).x) : 0;
+    bool stepped = entry >= listed || step_particle(particle_texel(index, width), index);
+#ifdef SDF_DEFER_STEPS
+    list_contacts(!stepped, index);
+#endif
   }
 #else
   ivec2 texel = ivec2(gl_GlobalInvocationID.xy);

@@ -14,6 +14,8 @@ ZEROS, ONES, MAX, RANDOM, RANDOM_BYTE = range(5)
 
 @dataclass(frozen=True)
 class InlineKernel(Kernel):
+    """A test kernel whose body is ``source``, after the records it binds (records.py) and its includes."""
+
     source: str = ""
 
     def body(self) -> str:

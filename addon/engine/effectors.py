@@ -29,6 +29,15 @@ SDF_CONTACT_VOXELS = 0.75
 SDF_STEP_VOXELS = 0.25
 SDF_SLACK_VOXELS = 0.05
 SDF_TRACE_STEPS = 32  # sphere-trace samples along a step's segment, then the safe fallback
+SDF_DEFER_STEPS = 8  # samples of the first contact pass's traces; longer ones go to the second (simulate.glsl main)
+# The trace samples the distance through the texture unit's filter (simulate.glsl sdf_distance), whose weights
+# have few bits (8 on NVIDIA: off by up to 1/256 along each axis, so a 1-Lipschitz field by 3/256 voxel), and
+# every sample keeps SDF_EDGE_VOXELS inside the grid's outer voxel centres, more than the unit's rounding of a
+# coordinate (2^-24 of the atlas's depth, at most 4096 texels), so that it never blends in the next grid of the
+# atlas.  SDF_FILTER_VOXELS bounds the filtered distance's error (the 3/256 with a margin): an end of a step
+# filtered that close to the contact distance is sampled again exactly (sdf_sample) before the push-out.
+SDF_EDGE_VOXELS = 1 / 256
+SDF_FILTER_VOXELS = 1 / 64
 COLLIDER_ROWS = COLLIDER.texels  # uniform rows per collider (collider_rows)
 TRIANGLE_ROW = SIZES["TRIANGLE_ROW"]  # texels per row of the triangle image (1024 triangles)
 

@@ -55,6 +55,9 @@ from .compaction import LiveParticles
 from .effectors import (
     MAX_COLLIDERS,
     MAX_FORCE_FIELDS,
+    SDF_DEFER_STEPS,
+    SDF_EDGE_VOXELS,
+    SDF_FILTER_VOXELS,
     SDF_REACH_ROWS,
     SDF_TRACE_STEPS,
     Collider,
@@ -73,6 +76,8 @@ from .trails import TrailBuffer
 from .turbulence import check_resolution, curl_noise
 
 STATE_ROW_MULTIPLE = 256  # state image widths are multiples of one simulate workgroup
+# What shaders/include/sdf_sample.glsl needs #defined (effectors.py says why).
+SDF_SAMPLING = (("SDF_EDGE_VOXELS", repr(SDF_EDGE_VOXELS)), ("SDF_FILTER_VOXELS", repr(SDF_FILTER_VOXELS)))
 # The SDF contact pass's threads at most (each steps every so many listed slots): enough to fill a large GPU,
 # few enough that a step with few contacts does not launch a workgroup for every slot of the state.
 SDF_CONTACT_THREADS = 1 << 19
@@ -132,7 +137,8 @@ def _emitting_kernel(layout: StateLayout, events: bool, spawned: bool) -> Kernel
         "simulate",
         images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ"),
                 *(event_images("WRITE") if events else ())),
-        samplers=(Sampler("noise", "FLOAT_3D"), Sampler("sdf_atlas", "FLOAT_3D")),  # sdf_atlas: R32F, sdf.SdfAtlas
+        # sdf_atlas: R32F, sdf.SdfAtlas, sampled linearly (ParticleSystem.set_sdf_atlas)
+        samplers=(Sampler("noise", "FLOAT_3D"), Sampler("sdf_atlas", "FLOAT_3D")),
         constants=(
             Constant("INT", "count"),
             Constant("INT", "step_index"),
@@ -176,26 +182,36 @@ def _emitting_kernel(layout: StateLayout, events: bool, spawned: bool) -> Kernel
             Constant("VEC4", "sdf_reach", MAX_COLLIDERS * SDF_REACH_ROWS),  # effectors.sdf_reach
             Constant("MAT4", "sdf_reach_spread"),
         ),
-        includes=("common.glsl", "random.glsl", "cone.glsl"),
+        includes=("common.glsl", "random.glsl", "cone.glsl", "sdf_sample.glsl"),
         defines=(("STATE_LIMIT", layout.limit), ("SDF_TRACE_STEPS", str(SDF_TRACE_STEPS)),
-                 ("SDF_REACH_ROWS", str(SDF_REACH_ROWS)),
+                 ("SDF_REACH_ROWS", str(SDF_REACH_ROWS)), *SDF_SAMPLING,
                  *((("EVENTS", "1"),) if events else ()), *((("SPAWNED", "1"),) if spawned else ())),
     )
 
 
-def _sdf_pass_kernels(layout: StateLayout) -> tuple[Kernel, Kernel]:
-    """The two passes of a step with SDF colliders (simulate.glsl's main): the list pass steps every particle
+def _sdf_pass_kernels(layout: StateLayout) -> tuple[Kernel, Kernel, Kernel]:
+    """The three passes of a step with SDF colliders (simulate.glsl's main): the list pass steps every particle
     whose step meets no SDF grid (most of them decided by the broad phase, effectors.sdf_reach) and appends the
-    others' slots to ``contact_slots`` (``contact_count`` their number); the contact pass steps those, densely."""
+    others' slots to ``contact_slots`` (``contact_count`` their number); the two contact passes step those,
+    densely, from ``listed_slots``: the first leaves the steps whose sphere trace runs past SDF_DEFER_STEPS
+    samples to its ``contact_slots``, the second steps those whole."""
     base = _simulate_kernel(layout)
-    listing = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "WRITE"),
-                                    Image("contact_count", "R32UI", atomic=True)),
-                      shared=(Shared("uint", "s_listed", 1), Shared("uint", "s_list_first", 1)),
-                      defines=(*base.defines, ("SDF_CONTACT_LIST", "1")))
-    contacts = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "READ"),
-                                     Image("contact_count", "R32UI", "READ")),
-                       defines=(*base.defines, ("SDF_CONTACTS", "1")))
-    return listing, contacts
+    shared = (Shared("uint", "s_listed", 1), Shared("uint", "s_list_first", 1))
+    lists = (Image("contact_slots", "R32UI", "WRITE"), Image("contact_count", "R32UI", atomic=True))
+    listed = (Image("listed_slots", "R32UI", "READ"), Image("listed_count", "R32UI", "READ"))
+    listing = replace(base, images=(*base.images, *lists), shared=shared,
+                      defines=(*base.defines, ("SDF_CONTACT_LIST", "1"), ("SDF_LISTS", "1")))
+    first = replace(base, images=(*base.images, *listed, *lists), shared=shared,
+                    defines=(*base.defines, ("SDF_CONTACTS", "1"), ("SDF_DEFER_STEPS", str(SDF_DEFER_STEPS)),
+                             ("SDF_LISTS", "1")))
+    contacts = replace(base, images=(*base.images, *listed), defines=(*base.defines, ("SDF_CONTACTS", "1")))
+    return listing, first, contacts
+
+
+def _list_images(role: str, listing: tuple) -> dict:
+    """A list's (slots, count) textures under the names an SDF pass binds them by: ``contact`` (written),
+    ``listed`` (read)."""
+    return dict(zip((f"{role}_slots", f"{role}_count"), listing))
 
 
 def _copy_state_kernel(layout: StateLayout) -> Kernel:
@@ -378,6 +394,7 @@ class ParticleSystem:
         self.no_sdf = host.volume("sdf_atlas", np.zeros((1, 1, 1), np.float32))  # bound while no SDF collider
         self.sdf_atlas = self.no_sdf
         self.contact_list = None  # (contact_slots, contact_count) of the SDF passes, made on first use
+        self.deferred_list = None  # the same, of the slots the first contact pass leaves to the second
         self.origin = np.zeros(3, np.float32)
         self.step_index = 0
         self.time = 0.0
@@ -448,7 +465,11 @@ class ParticleSystem:
 
     def set_sdf_atlas(self, atlas=None) -> None:
         """The R32F 3D texture (host.volume) holding this effect's SDF colliders' grids at their
-        ``sdf_z_offset`` (sdf.SdfAtlas), for the next steps; None: no SDF collider (a 1x1x1 stand-in)."""
+        ``sdf_z_offset`` (sdf.SdfAtlas), for the next steps; None: no SDF collider (a 1x1x1 stand-in).
+        Set to sample linearly: the sphere trace's distances come from the texture unit (simulate.glsl
+        sdf_distance)."""
+        if atlas is not None:
+            self.host.sampling(atlas, linear=True)
         self.sdf_atlas = self.no_sdf if atlas is None else atlas
 
     def step(self, dt: float, emitter_prev: np.ndarray, emitter_cur: np.ndarray) -> None:
@@ -469,10 +490,10 @@ class ParticleSystem:
         kernel = simulate_kernel(self.layout.name, self.events is not None, bool(self.settings.spawn_from))
         textures = {**self.textures, "triangles": self.triangles, "fields": self.field_texture, "noise": self.noise,
                     "sdf_atlas": self.sdf_atlas, **(self.events or {})}
-        passes = (kernel,)
+        passes, lists = (kernel,), ({},)
         if kernel is SIMULATE_KERNELS[self.layout.name] and any(c.type == "SDF" for c in self.colliders):
             passes = SDF_PASS_KERNELS[self.layout.name]  # effects with events step in one pass
-            textures.update(zip(("contact_slots", "contact_count"), self._contact_list()))
+            lists = self._contact_lists()
         start = prev + (cur - prev) * (k / substeps)
         end = prev + (cur - prev) * ((k + 1) / substeps)
         origin = state_origin(self.settings, end)
@@ -486,24 +507,29 @@ class ParticleSystem:
         if self.settings.spawn_from:  # the SPAWNED variant binds none of emit()'s inputs
             textures = {name: t for name, t in textures.items() if name not in EMIT_ONLY}
             constants = {name: value for name, value in constants.items() if name not in EMIT_ONLY}
-        if len(passes) > 1:
-            self.host.clear(textures["contact_count"])
-        for simulate in passes:
-            groups = self.contact_groups if simulate is SDF_PASS_KERNELS[self.layout.name][1] else self.groups
-            self.host.dispatch(simulate, groups, textures, constants)
+        for listing in (self.contact_list, self.deferred_list) if len(passes) > 1 else ():
+            self.host.clear(listing[1])
+        for simulate, bound in zip(passes, lists):
+            groups = self.groups if simulate is passes[0] else self.contact_groups
+            self.host.dispatch(simulate, groups, {**textures, **bound}, constants)
         self.origin = origin
         self.step_index += 1
         if self.trails is not None:
             self.trails.record(self)
         self.state_changed()
 
-    def _contact_list(self) -> tuple:
-        """The SDF passes' list of slots (one entry a slot at most) and its length."""
+    def _contact_lists(self) -> tuple[dict, dict, dict]:
+        """The list images each SDF pass binds (SDF_PASS_KERNELS): the slots the list pass leaves to the contact
+        passes (``contact_list``: one entry a slot at most, and their number), and the slots the first contact
+        pass leaves to the second (``deferred_list``)."""
         if self.contact_list is None:
             width, rows = self.pos_age.width, self.pos_age.height
-            self.contact_list = (self.host.texture("contact_slots", width, rows, "R32UI"),
-                                 self.host.texture("contact_count", 1, 1, "R32UI"))
-        return self.contact_list
+            self.contact_list, self.deferred_list = ((self.host.texture("contact_slots", width, rows, "R32UI"),
+                                                      self.host.texture("contact_count", 1, 1, "R32UI"))
+                                                     for _ in range(2))
+        first, deferred = self.contact_list, self.deferred_list
+        return (_list_images("contact", first), {**_list_images("listed", first), **_list_images("contact", deferred)},
+                _list_images("listed", deferred))
 
     @property
     def snapshot_nbytes(self) -> int:

@@ -6,7 +6,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..effectors import COLLIDER_ROWS, MAX_COLLIDERS, SDF_REACH_ROWS, SDF_TRACE_STEPS, pack_force_fields, pack_triangles
+from ..effectors import (
+    COLLIDER_ROWS,
+    MAX_COLLIDERS,
+    SDF_EDGE_VOXELS,
+    SDF_FILTER_VOXELS,
+    SDF_REACH_ROWS,
+    SDF_TRACE_STEPS,
+    pack_force_fields,
+    pack_triangles,
+)
 from ..records import COLLIDER, FORCE_FIELD, TRIANGLE
 from ..simulation import SIMULATE, birth_interval, simulate_constants, state_origin
 from ..tables import COLLIDER_TYPES, EMITTER_SHAPES, FIELD_TYPES, SIMULATE_FLAGS
@@ -31,6 +40,7 @@ class Inputs:
     collider_count: int = 0
     half_rounding: str = "NEAREST"  # or "ZERO": OpenGL lets float-to-half conversion do either
     sdf_atlas: np.ndarray = field(default_factory=lambda: np.zeros((1, 1, 1), F))  # [z, y, x], sdf.SdfAtlas
+    sdf_weight_steps: int | None = None  # the texture unit's filter weights (sdf_distance): None exact, 256 NVIDIA's
 
 
 def inputs_for(settings, mesh=None, fields=(), colliders=(), half_rounding="NEAREST", sdf_atlas=None) -> Inputs:
@@ -207,15 +217,24 @@ def _dot_rows(rows, points):
     return (points @ rows[:, :3].T + rows[:, 3]).astype(F)
 
 
-def sdf_sample(collider, atlas, p):
-    """sdf_sample() of simulate.glsl: (distance, gradient) at shape-space points ``p``."""
-    low, high = collider["sdf_low"], collider["sdf_high"]
-    size = collider["sdf_size"]
+def sdf_voxel(collider, p):
+    """sdf_voxel() of simulate.glsl: (voxel-centre coordinates kept SDF_EDGE_VOXELS inside the grid, distance
+    outside the grid's box) of shape-space points ``p``."""
+    low, high, size = collider["sdf_low"], collider["sdf_high"], collider["sdf_size"]
     q = np.clip(p, low, high).astype(F)
     g = ((q - low) * collider["sdf_inverse_voxel"] - F(0.5)).astype(F)
-    g = np.clip(g, F(0), size - F(1))
-    cell = np.minimum(np.floor(g), size - F(2))
+    edge = F(SDF_EDGE_VOXELS)
+    return np.clip(g, edge, size - (F(1) + edge)).astype(F), np.linalg.norm(p - q, axis=1).astype(F)
+
+
+def sdf_sample(collider, atlas, p, weight_steps=None):
+    """sdf_sample() of simulate.glsl: (distance, gradient) at shape-space points ``p``, the trilinear between
+    voxel centres; ``weight_steps``: its weights cut to multiples of 1 / weight_steps (sdf_distance)."""
+    g, outside = sdf_voxel(collider, p)
+    cell = np.floor(g)
     w = (g - cell).astype(F)
+    if weight_steps is not None:
+        w = (np.floor(w * F(weight_steps)) / F(weight_steps)).astype(F)
     i0 = cell.astype(np.int64) + np.array([0, 0, int(collider["sdf_z_offset"])])
     i1 = i0 + 1
 
@@ -233,8 +252,14 @@ def sdf_sample(collider, atlas, p):
     gradient = (np.stack([x0 + (x1 - x0) * wz, y0 + (y1 - y0) * wz, c1 - c0], axis=1)
                 * collider["sdf_inverse_voxel"]).astype(F)
     inside = c0 + (c1 - c0) * wz
-    outside = np.linalg.norm(p - q, axis=1).astype(F)
     return np.where(outside > 0, np.maximum(outside, inside - outside), inside).astype(F), gradient
+
+
+def sdf_distance(collider, atlas, p, weight_steps=None):
+    """sdf_distance() of simulate.glsl, the texture unit's trilinear filter: with exact weights (llvmpipe's
+    float filter, up to its rounding); ``weight_steps`` 256: weights cut to 1/256, NVIDIA's 8-bit fractions at
+    their worst, for the tolerances the tests allow (effectors.SDF_FILTER_VOXELS)."""
+    return sdf_sample(collider, atlas, p, weight_steps)[0]
 
 
 def sdf_normal(gradient):
@@ -243,10 +268,15 @@ def sdf_normal(gradient):
                     F([0, 0, 1])).astype(F)
 
 
-def sdf_contact(collider, atlas, start, end):
-    """sdf_contact() of simulate.glsl, for arrays of segments: (touched, p, normal, began_inside)."""
+def sdf_contact(collider, atlas, start, end, weight_steps=None):
+    """sdf_contact() of simulate.glsl, for arrays of segments: (touched, p, normal, began_inside);
+    ``weight_steps``: sdf_distance's."""
     contact, step, slack = collider["thickness"], collider["sdf_step"], collider["sdf_slack"]
-    d, gradient = sdf_sample(collider, atlas, start)
+
+    def distance(points):
+        return sdf_distance(collider, atlas, points, weight_steps)
+
+    d = distance(start)
     began_inside = d < 0
     n = len(start)
     touched = np.zeros(n, bool)
@@ -263,20 +293,21 @@ def sdf_contact(collider, atlas, start, end):
         if not len(active):
             break
         along[active] = np.minimum(along[active] + np.maximum(d[active] - level[active], step), span[active])
-        d[active], gradient[active] = sdf_sample(collider, atlas, start[active] + direction[active] * along[active, None])
+        d[active] = distance(start[active] + direction[active] * along[active, None])
         touched[active] = d[active] < level[active]
     touched |= traced & (along < span)
     rows = np.flatnonzero(touched)
-    normal[rows] = sdf_normal(gradient[rows])
     hit = start[rows] + direction[rows] * along[rows, None]
+    normal[rows] = sdf_normal(sdf_sample(collider, atlas, hit)[1])
     rest = end[rows] - hit
     into = np.minimum(np.sum(rest * normal[rows], axis=1), F(0)).astype(F)
     p[rows] = hit + (rest - normal[rows] * into[:, None])
-    again = np.flatnonzero(touched | ~outside)  # the others' d and gradient are the end's already
-    d[again], gradient[again] = sdf_sample(collider, atlas, p[again])
-    push = np.flatnonzero(d < contact)
-    normal[push] = sdf_normal(gradient[push])
-    p[push] += normal[push] * (contact - d[push])[:, None]
+    # the others' filtered d is the end's: it decides only whether the end needs the exact sample
+    again = np.flatnonzero(touched | ~outside | ((d - contact) * collider["sdf_inverse_voxel"] < F(SDF_FILTER_VOXELS)))
+    exact, gradient = sdf_sample(collider, atlas, p[again])
+    push = again[exact < contact]
+    normal[push] = sdf_normal(gradient[exact < contact])
+    p[push] += normal[push] * (contact - exact[exact < contact])[:, None]
     touched[push] = True
     return touched, p, normal, began_inside
 
@@ -352,8 +383,8 @@ def collide(previous, position, velocity, lived, c, inputs, hits=None, impact=No
             near = np.flatnonzero(broad
                                   & np.all(np.minimum(start, p) - margin <= collider["sdf_high"], axis=1)
                                   & np.all(np.maximum(start, p) + margin >= collider["sdf_low"], axis=1))
-            touched, p[near], normal[near], sdf_began_inside[near] = sdf_contact(collider, inputs.sdf_atlas,
-                                                                                 start[near], p[near])
+            touched, p[near], normal[near], sdf_began_inside[near] = sdf_contact(
+                collider, inputs.sdf_atlas, start[near], p[near], inputs.sdf_weight_steps)
             normal[near[~touched]] = 0
         hit = np.any(normal != 0, axis=1)
         if collider["permeability"] > 0 and hit.any():
