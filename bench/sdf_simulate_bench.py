@@ -8,8 +8,7 @@ and with Blender's collision settings on).  About 6% of the live particles are w
 slot order nearly every warp of 32 holds one of them.  Fields:
 ``ms`` (with the colliders), ``peer_ms`` (none), ``ratio`` (goal <= 1.25), ``near_share`` (live particles within
 a collider's grid box at the end: the share that samples an SDF), ``listed_share`` (slots the list pass
-left to the contact passes in the last step), ``deferred_share`` (slots the first contact pass left to the second:
-the traces longer than SDF_DEFER_STEPS samples) and ``sunk`` (live particles deeper inside a
+left to the contact pass in the last step) and ``sunk`` (live particles deeper inside a
 solid shape, the sphere, than its contact distance plus half a voxel: must be 0, a cheaper step that loses
 particles is a defect; the other three are permeable, and let some through on purpose).
 
@@ -131,12 +130,11 @@ def shares(system, colliders) -> tuple[float, int]:
     return float(near.mean()) if len(points) else 0.0, int(sunk.sum())
 
 
-def listed_share(host, system, listing="contact_list") -> float | None:
-    """The share of the slots that the last step's list pass left to the contact passes (its broad phase's
-    reach: at least the steps that meet a grid box); ``listing`` "deferred_list": that the first contact pass
-    left to the second (the traces longer than SDF_DEFER_STEPS samples; None for a checkout without it)."""
-    pair = getattr(system, listing, None)
-    return None if pair is None else int(host.read(pair[1]).ravel()[0]) / system.count
+def listed_share(host, system) -> float:
+    """The share of the slots that the last step's list pass left to the contact pass (its broad phase's
+    reach: at least the steps that meet a grid box)."""
+    length = system.contact_list[1]
+    return int(host.read(length).ravel()[0]) / system.count
 
 
 def main(argv=None) -> int:
@@ -189,7 +187,7 @@ def main(argv=None) -> int:
             step()
         ms = timer.together(step)
         near, sunk = shares(system, colliders)
-        listed, deferred = listed_share(host, system), listed_share(host, system, "deferred_list")
+        listed = listed_share(host, system)
         sorter = ParticleSorter(system, "DIRECT")
         key = SortKey.grid_cell((0.0, 0.0, 0.0), GRID_CELL)
         sort_ms, sorted_ms = timer.median(lambda: sorter.full(key), step)
@@ -197,8 +195,7 @@ def main(argv=None) -> int:
         peer = "the same step without colliders"
         records += [
             common.record("sdf", f"simulate-{millions}-4sdf{suffix}", args.count, host.device, ms, peer=peer,
-                          peer_ms=peer_ms, ratio=ms / peer_ms, near_share=near, listed_share=listed,
-                          deferred_share=deferred, sunk=sunk,
+                          peer_ms=peer_ms, ratio=ms / peer_ms, near_share=near, listed_share=listed, sunk=sunk,
                           clock=clock,
                           resolution=RESOLUTION, note="4 SDF colliders (128 voxels) under the rain, slot order; "
                                                       "goal ratio <= 1.25"),

@@ -179,13 +179,6 @@ vec3 force_fields(vec3 position)
   return total;
 }
 
-#ifdef SDF_DEFER_STEPS /* the first contact pass: a trace longer than that is left to the second */
-#define SDF_TRACE_LIMIT SDF_DEFER_STEPS
-bool sdf_deferred = false; /* this particle's step is left to the second contact pass */
-#else
-#define SDF_TRACE_LIMIT SDF_TRACE_STEPS
-#endif
-
 /* An SDF collider's contact along a particle's step in shape space, from `start` (where the particle was
  * relative to the collider when the step began) to `end`: sets `p` to where the particle stays and
  * `normal` to the surface's there, and says whether it touched.
@@ -201,9 +194,7 @@ bool sdf_deferred = false; /* this particle's step is left to the second contact
  *
  * The trace samples sdf_distance (one filtered fetch each); the normals and the push-out sample sdf_sample (the
  * exact trilinear and its gradient), at the hit and where the particle ends, if that may be within the contact
- * distance: so the push-out's decision and distance are sdf_sample's, whatever the filter's weights.  In the
- * first contact pass (SDF_DEFER_STEPS) a trace still short of the end after that many samples gives up and
- * sets sdf_deferred: the second contact pass steps the particle again, with the whole trace. */
+ * distance: so the push-out's decision and distance are sdf_sample's, whatever the filter's weights. */
 bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 normal, out bool began_inside)
 {
   vec3 atlas_scale = 1.0 / vec3(textureSize(sdf_atlas, 0));
@@ -220,17 +211,11 @@ bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 n
     float level = min(contact, d - collider.sdf_slack);
     vec3 direction = delta / span;
     float along = 0.0;
-    for (int k = 0; k < SDF_TRACE_LIMIT && along < span && !touched; k++) {
+    for (int k = 0; k < SDF_TRACE_STEPS && along < span && !touched; k++) {
       along = min(along + max(d - level, collider.sdf_step), span);
       d = sdf_distance(collider, start + direction * along, atlas_scale);
       touched = d < level;
     }
-#ifdef SDF_DEFER_STEPS
-    if (!touched && along < span) {
-      sdf_deferred = true;
-      return false;
-    }
-#endif
     touched = touched || along < span;
     if (touched) {
       vec3 hit = start + direction * along;
@@ -381,11 +366,6 @@ bool collide(int index, float lived, vec3 previous, inout vec3 position, inout v
       vec3 start = step_start_local(collider, previous, lived);
       if (meets_sdf_grid(collider, start, p)) {
         sdf_contact(collider, start, p, p, normal, sdf_began_inside);
-#ifdef SDF_DEFER_STEPS
-        if (sdf_deferred) {
-          return false;
-        }
-#endif
       }
       break;
     }
@@ -454,13 +434,10 @@ void die(float lived_for, float over, inout float age, inout float life)
 }
 
 /* The step of the particle in slot `index` (state texel `texel`); false when the contact list pass
- * (SDF_CONTACT_LIST) leaves it, unwritten, to the contact passes (SDF_CONTACTS), or the first of those
- * (SDF_DEFER_STEPS) to the second, which step it from the same loaded state. */
+ * (SDF_CONTACT_LIST) leaves it, unwritten, to the contact pass (SDF_CONTACTS), which steps it from the
+ * same loaded state. */
 bool step_particle(ivec2 texel, int index)
 {
-#ifdef SDF_DEFER_STEPS
-  sdf_deferred = false;
-#endif
   vec4 pos_age_in = imageLoad(pos_age, texel);
   vec4 vel_life_in = imageLoad(vel_life, texel);
   vec3 position = pos_age_in.xyz + loaded_origin;
@@ -518,11 +495,6 @@ bool step_particle(ivec2 texel, int index)
 #endif
     die(age, 0.0, age, life); /* killed by a collider */
   }
-#ifdef SDF_DEFER_STEPS
-  if (sdf_deferred) {
-    return false;
-  }
-#endif
 
   imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
   imageStore(vel_life, texel, vec4(clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
@@ -532,8 +504,8 @@ bool step_particle(ivec2 texel, int index)
   return true;
 }
 
-#ifdef SDF_LISTS
-/* Appends the slots this workgroup left to the next pass to contact_slots: ranked in shared memory,
+#ifdef SDF_CONTACT_LIST
+/* Appends the slots this workgroup left to the contact pass to contact_slots: ranked in shared memory,
  * then one global atomic a workgroup (one a particle would queue on that one address).  The list's
  * order varies from run to run; the result does not (each particle steps on its own). */
 void list_contacts(bool listed, int index)
@@ -558,31 +530,23 @@ void list_contacts(bool listed, int index)
 /* Dispatched as (width / 256, rows): the invocation is the texel, and the row width comes from the
  * dispatch (no division, no image size query).
  *
- * With SDF colliders the step runs in three passes (simulation.py, ParticleSystem.step): SDF_CONTACT_LIST
+ * With SDF colliders the step runs in two passes (simulation.py, ParticleSystem.step): SDF_CONTACT_LIST
  * steps every particle whose step meets no SDF grid (the broad phase, meets_sdf_reach, spares most of them
- * the exact test) and lists the others' slots; SDF_CONTACTS steps the listed ones (collide's sphere trace),
- * twice: the first contact pass (SDF_DEFER_STEPS) leaves the steps whose trace runs past SDF_DEFER_STEPS
- * samples, unwritten, to a second list, and the second steps those whole, from the same loaded state (the
- * result is the one-pass step's).  With no indirect dispatch a contact pass is dispatched at the state's
- * width and at most SDF_CONTACT_THREADS threads (simulation.py, contact_groups), each workgroup taking every
- * so many runs of entries, the threads past the list's length idle.  In slot order a few particles in
- * contact would otherwise hold up the 31 others of their warp for the length of the sphere trace; listed,
- * they fill whole warps, and the few long traces, left to the second pass, hold up only one another. */
+ * the exact test) and lists the others' slots; SDF_CONTACTS steps the listed ones (collide's sphere trace).
+ * With no indirect dispatch it is dispatched at the state's width and at most SDF_CONTACT_THREADS threads
+ * (simulation.py, contact_groups), each taking every so many entries, the threads past the list's length
+ * idle.  In slot order a few particles in contact would otherwise hold up the 31 others of their warp for
+ * the length of the sphere trace; listed, they fill whole warps. */
 void main()
 {
   int width = int(gl_NumWorkGroups.x * gl_WorkGroupSize.x);
 #ifdef SDF_CONTACTS
-  int listed = min(int(imageLoad(listed_count, ivec2(0)).x), count); /* a slot is listed once at most */
+  int listed = min(int(imageLoad(contact_count, ivec2(0)).x), count); /* a slot is listed once at most */
   int threads = int(gl_NumWorkGroups.y) * width;
-  /* the workgroup's first entry bounds the loop: each of its invocations reaches list_contacts's barriers */
-  for (int run = int(gl_GlobalInvocationID.y) * width + int(gl_WorkGroupID.x * gl_WorkGroupSize.x); run < listed;
-       run += threads) {
-    int entry = run + int(gl_LocalInvocationIndex);
-    int index = entry < listed ? int(imageLoad(listed_slots, particle_texel(entry, imageSize(listed_slots).x)).x) : 0;
-    bool stepped = entry >= listed || step_particle(particle_texel(index, width), index);
-#ifdef SDF_DEFER_STEPS
-    list_contacts(!stepped, index);
-#endif
+  for (int entry = int(gl_GlobalInvocationID.y) * width + int(gl_GlobalInvocationID.x); entry < listed;
+       entry += threads) {
+    int index = int(imageLoad(contact_slots, particle_texel(entry, imageSize(contact_slots).x)).x);
+    step_particle(particle_texel(index, width), index);
   }
 #else
   ivec2 texel = ivec2(gl_GlobalInvocationID.xy);

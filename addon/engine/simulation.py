@@ -55,7 +55,6 @@ from .compaction import LiveParticles
 from .effectors import (
     MAX_COLLIDERS,
     MAX_FORCE_FIELDS,
-    SDF_DEFER_STEPS,
     SDF_EDGE_VOXELS,
     SDF_FILTER_VOXELS,
     SDF_REACH_ROWS,
@@ -189,29 +188,19 @@ def _emitting_kernel(layout: StateLayout, events: bool, spawned: bool) -> Kernel
     )
 
 
-def _sdf_pass_kernels(layout: StateLayout) -> tuple[Kernel, Kernel, Kernel]:
-    """The three passes of a step with SDF colliders (simulate.glsl's main): the list pass steps every particle
+def _sdf_pass_kernels(layout: StateLayout) -> tuple[Kernel, Kernel]:
+    """The two passes of a step with SDF colliders (simulate.glsl's main): the list pass steps every particle
     whose step meets no SDF grid (most of them decided by the broad phase, effectors.sdf_reach) and appends the
-    others' slots to ``contact_slots`` (``contact_count`` their number); the two contact passes step those,
-    densely, from ``listed_slots``: the first leaves the steps whose sphere trace runs past SDF_DEFER_STEPS
-    samples to its ``contact_slots``, the second steps those whole."""
+    others' slots to ``contact_slots`` (``contact_count`` their number); the contact pass steps those, densely."""
     base = _simulate_kernel(layout)
-    shared = (Shared("uint", "s_listed", 1), Shared("uint", "s_list_first", 1))
-    lists = (Image("contact_slots", "R32UI", "WRITE"), Image("contact_count", "R32UI", atomic=True))
-    listed = (Image("listed_slots", "R32UI", "READ"), Image("listed_count", "R32UI", "READ"))
-    listing = replace(base, images=(*base.images, *lists), shared=shared,
-                      defines=(*base.defines, ("SDF_CONTACT_LIST", "1"), ("SDF_LISTS", "1")))
-    first = replace(base, images=(*base.images, *listed, *lists), shared=shared,
-                    defines=(*base.defines, ("SDF_CONTACTS", "1"), ("SDF_DEFER_STEPS", str(SDF_DEFER_STEPS)),
-                             ("SDF_LISTS", "1")))
-    contacts = replace(base, images=(*base.images, *listed), defines=(*base.defines, ("SDF_CONTACTS", "1")))
-    return listing, first, contacts
-
-
-def _list_images(role: str, listing: tuple) -> dict:
-    """A list's (slots, count) textures under the names an SDF pass binds them by: ``contact`` (written),
-    ``listed`` (read)."""
-    return dict(zip((f"{role}_slots", f"{role}_count"), listing))
+    listing = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "WRITE"),
+                                    Image("contact_count", "R32UI", atomic=True)),
+                      shared=(Shared("uint", "s_listed", 1), Shared("uint", "s_list_first", 1)),
+                      defines=(*base.defines, ("SDF_CONTACT_LIST", "1")))
+    contacts = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "READ"),
+                                     Image("contact_count", "R32UI", "READ")),
+                       defines=(*base.defines, ("SDF_CONTACTS", "1")))
+    return listing, contacts
 
 
 def _copy_state_kernel(layout: StateLayout) -> Kernel:
@@ -394,7 +383,6 @@ class ParticleSystem:
         self.no_sdf = host.volume("sdf_atlas", np.zeros((1, 1, 1), np.float32))  # bound while no SDF collider
         self.sdf_atlas = self.no_sdf
         self.contact_list = None  # (contact_slots, contact_count) of the SDF passes, made on first use
-        self.deferred_list = None  # the same, of the slots the first contact pass leaves to the second
         self.origin = np.zeros(3, np.float32)
         self.step_index = 0
         self.time = 0.0
@@ -490,10 +478,10 @@ class ParticleSystem:
         kernel = simulate_kernel(self.layout.name, self.events is not None, bool(self.settings.spawn_from))
         textures = {**self.textures, "triangles": self.triangles, "fields": self.field_texture, "noise": self.noise,
                     "sdf_atlas": self.sdf_atlas, **(self.events or {})}
-        passes, lists = (kernel,), ({},)
+        passes = (kernel,)
         if kernel is SIMULATE_KERNELS[self.layout.name] and any(c.type == "SDF" for c in self.colliders):
             passes = SDF_PASS_KERNELS[self.layout.name]  # effects with events step in one pass
-            lists = self._contact_lists()
+            textures.update(zip(("contact_slots", "contact_count"), self._contact_list()))
         start = prev + (cur - prev) * (k / substeps)
         end = prev + (cur - prev) * ((k + 1) / substeps)
         origin = state_origin(self.settings, end)
@@ -507,29 +495,24 @@ class ParticleSystem:
         if self.settings.spawn_from:  # the SPAWNED variant binds none of emit()'s inputs
             textures = {name: t for name, t in textures.items() if name not in EMIT_ONLY}
             constants = {name: value for name, value in constants.items() if name not in EMIT_ONLY}
-        for listing in (self.contact_list, self.deferred_list) if len(passes) > 1 else ():
-            self.host.clear(listing[1])
-        for simulate, bound in zip(passes, lists):
-            groups = self.groups if simulate is passes[0] else self.contact_groups
-            self.host.dispatch(simulate, groups, {**textures, **bound}, constants)
+        if len(passes) > 1:
+            self.host.clear(textures["contact_count"])
+        for simulate in passes:
+            groups = self.contact_groups if simulate is SDF_PASS_KERNELS[self.layout.name][1] else self.groups
+            self.host.dispatch(simulate, groups, textures, constants)
         self.origin = origin
         self.step_index += 1
         if self.trails is not None:
             self.trails.record(self)
         self.state_changed()
 
-    def _contact_lists(self) -> tuple[dict, dict, dict]:
-        """The list images each SDF pass binds (SDF_PASS_KERNELS): the slots the list pass leaves to the contact
-        passes (``contact_list``: one entry a slot at most, and their number), and the slots the first contact
-        pass leaves to the second (``deferred_list``)."""
+    def _contact_list(self) -> tuple:
+        """The SDF passes' list of slots (one entry a slot at most) and its length."""
         if self.contact_list is None:
             width, rows = self.pos_age.width, self.pos_age.height
-            self.contact_list, self.deferred_list = ((self.host.texture("contact_slots", width, rows, "R32UI"),
-                                                      self.host.texture("contact_count", 1, 1, "R32UI"))
-                                                     for _ in range(2))
-        first, deferred = self.contact_list, self.deferred_list
-        return (_list_images("contact", first), {**_list_images("listed", first), **_list_images("contact", deferred)},
-                _list_images("listed", deferred))
+            self.contact_list = (self.host.texture("contact_slots", width, rows, "R32UI"),
+                                 self.host.texture("contact_count", 1, 1, "R32UI"))
+        return self.contact_list
 
     @property
     def snapshot_nbytes(self) -> int:
