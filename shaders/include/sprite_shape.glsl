@@ -101,16 +101,22 @@ ivec2 sprite_row_tiles(SpriteShape shape, vec2 stretch, ivec4 tiles, int ty, ive
   return ivec2(max(first / SPRITE_TILE, tiles.x), min(last / SPRITE_TILE, tiles.z));
 }
 
-/* How many tiles sprite_row_tiles gives the footprint, row by row. */
+/* How many tiles sprite_row_tiles gives the footprint: row by row for a streak, the rectangle's where every row
+ * is whole (a round footprint; WHOLE_ROWS): a loop over rows doubled the alpha sprites' count pass. */
 int sprite_tile_count(SpriteShape shape, vec2 stretch, ivec2 size)
 {
   ivec4 tiles = sprite_tile_rect(shape, stretch, size);
-  int count = 0;
-  for (int ty = tiles.y; ty <= tiles.w; ty++) {
-    ivec2 columns = sprite_row_tiles(shape, stretch, tiles, ty, size);
-    count += max(columns.y - columns.x + 1, 0);
+#ifndef WHOLE_ROWS
+  if (stretch != vec2(0.0)) {
+    int count = 0;
+    for (int ty = tiles.y; ty <= tiles.w; ty++) {
+      ivec2 columns = sprite_row_tiles(shape, stretch, tiles, ty, size);
+      count += max(columns.y - columns.x + 1, 0);
+    }
+    return count;
   }
-  return count;
+#endif
+  return max(tiles.z - tiles.x + 1, 0) * max(tiles.w - tiles.y + 1, 0);
 }
 
 /* From the nearest point of the footprint's path (its center swept along `stretch`) to `at`. */
