@@ -15,7 +15,7 @@
 
 /* The reach of a particle of `reach_kind` (particle_depth.py: REACH_POINT, REACH_SPRITE, REACH_TEXTURED: a
  * textured sprite's square reaches sqrt(2) times its radius, sprite_sheets.py; REACH_QUAD: an additive quad
- * widened by the pixel filter); with DEPTH_OF_FIELD a sprite's radius is widened by its circle of confusion as
+ * as far as its filter's tail reaches, quad_reach_px); with DEPTH_OF_FIELD a sprite's radius is widened by its circle of confusion as
  * raster_quads.glsl and sprite_footprint.glsl draw it. */
 Reach particle_reach(int index, vec4 pos_age_in, vec3 velocity, vec4 clip, vec4 look_now)
 {
@@ -26,11 +26,8 @@ Reach particle_reach(int index, vec4 pos_age_in, vec3 velocity, vec4 clip, vec4 
     float square = reach_kind == REACH_TEXTURED ? sqrt(2.0) : 1.0;
     float radius = particle_radius_px(index, look_now, pixel_scale, clip.w);
     if (reach_kind == REACH_QUAD) {
-      float light = 1.0, inner;
-      radius = quad_filtered_px(max(radius, 1.0), light);
-#ifdef DEPTH_OF_FIELD
-      radius = quad_defocused_px(radius, clip.w, light, inner); /* the quad out of focus */
-#endif
+      float light = 1.0, inner, core;
+      radius = quad_reach_px(max(radius, 1.0), clip.w, light, inner, core);
     } else {
 #ifdef DEPTH_OF_FIELD
       radius = focus_widened_px(max(radius, 1.0), clip.w); /* the sprite out of focus */

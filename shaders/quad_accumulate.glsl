@@ -25,8 +25,8 @@ vec3 add_footprint(vec3 sum, int k, TilePixel p)
     vec2 offset = p.at - shape.center;
     vec2 across = vec2(-axes.along.y, axes.along.x);
     vec4 color = s_colors[k]; /* w: inner2 */
-    float u = dot(offset, axes.along) / axes.radius, v = dot(offset, across) / axes.radius;
-    sum += color.rgb * max(quad_falloff(u, v, (axes.half_length - axes.radius) / axes.radius, color.w), 0.0);
+    float u = dot(offset, axes.along) / shape.radius, v = dot(offset, across) / shape.radius;
+    sum += color.rgb * quad_falloff(u, v, axes.sweep, color.w, axes.core);
   }
   return sum;
 }

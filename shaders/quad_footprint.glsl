@@ -12,7 +12,7 @@ void main()
     return;
   }
   SpriteShape shape = sprite_shape_from(vec4(0.0));
-  QuadAxes axes = quad_axes_from(vec4(1.0, 0.0, 1.0, 1.0));
+  QuadAxes axes = quad_axes_from(vec4(1.0, 0.0, 0.0, 1.0));
   vec2 streak = vec2(0.0);
   vec4 color = vec4(0.0); /* w: the quad's inner2 (quad_frame.glsl) */
   vec4 pos_age_in, vel_life_in;
@@ -23,7 +23,7 @@ void main()
       if (is_finite(vec3(quad.center, quad.half_length)) && is_finite(quad.color)) {
         shape = SpriteShape(quad.center, quad.radius_px, clip.z / clip.w * 0.5 + 0.5);
         streak = quad.along * (2.0 * (quad.half_length - quad.radius_px));
-        axes = QuadAxes(quad.along, quad.half_length, quad.radius_px);
+        axes = QuadAxes(quad.along, 0.5 * quad.streak / quad.radius_px, quad.core);
         color = vec4(quad.color, quad.inner2);
       }
     }

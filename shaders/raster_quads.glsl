@@ -23,7 +23,7 @@ const vec2 CORNERS[6] = vec2[6](vec2(-1.0, -1.0), vec2(1.0, -1.0), vec2(1.0, 1.0
 void main()
 {
   v_color = vec3(0.0);
-  v_sweep = vec3(1.0, 0.0, 0.0);
+  v_sweep = vec4(1.0, 0.0, 0.0, 1.0);
   int particle = gl_InstanceID * QUADS_PER_INSTANCE + gl_VertexID / 6;
   v_corner = CORNERS[gl_VertexID % 6];
 #ifdef SPRITE_TEXTURE
@@ -52,7 +52,7 @@ void main()
   vec2 across = vec2(-along.y, along.x);
   vec2 corner_px = quad.center + along * (v_corner.x * quad.half_length) + across * (v_corner.y * quad.radius_px);
   v_color = quad.color;
-  v_sweep = vec3(quad.half_length / quad.radius_px, 0.5 * quad.streak / quad.radius_px, quad.inner2);
+  v_sweep = vec4(quad.half_length / quad.radius_px, 0.5 * quad.streak / quad.radius_px, quad.inner2, quad.core);
   gl_Position = vec4((corner_px / size * 2.0 - 1.0) * clip.w, clip.z, clip.w);
 }
 #endif
@@ -65,7 +65,7 @@ void main()
   vec4 texel = flipbook_texel(0, sheet_grid, v_frame, v_corner * 0.5 + 0.5);
   out_color = vec4(v_color * texel.rgb * texel.a, 0.0);
 #else
-  float falloff = quad_falloff(v_corner.x * v_sweep.x, v_corner.y, v_sweep.y, v_sweep.z);
+  float falloff = quad_falloff(v_corner.x * v_sweep.x, v_corner.y, v_sweep.y, v_sweep.z, v_sweep.w);
   if (falloff <= 0.0) {
     discard;
   }

@@ -41,7 +41,7 @@ DIRECT_REACH = 8.0  # pixels from its center (half path plus radius) a reach mar
 # How a particle's light covers pixels (particle_depth.glsl's reach_kind): a point of the splat (its taps,
 # its streak and circle of confusion, a bokeh disc), or a sprite or quad of its own radius.
 REACH_KINDS = {"POINT": 0, "SPRITE": 1, "TEXTURED": 2, "QUAD": 3}  # TEXTURED: a sprite image's square, sqrt(2)
-# times wider; QUAD: an additive round quad, widened by the pixel filter and spread by its lens (raster_quads.glsl)
+# times wider; QUAD: an additive round quad, as far as its pixel filter's tail and its lens reach (raster_quads.glsl)
 ESTIMATED_TILES_PER_PARTICLE = 0.25  # most reaches are narrow and marked directly
 
 

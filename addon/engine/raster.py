@@ -45,7 +45,7 @@ QUAD_VERTICES = 6  # two triangles per particle
 QUADS_PER_INSTANCE = 16
 QUADS = Raster("raster_quads", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=CONSTANTS,
                includes=(*INCLUDES, "quad_falloff.glsl", "quad_frame.glsl"),
-               varyings=(("VEC3", "v_color"), ("VEC2", "v_corner"), ("VEC3", "v_sweep")),
+               varyings=(("VEC3", "v_color"), ("VEC2", "v_corner"), ("VEC4", "v_sweep")),
                defines=(("QUADS_PER_INSTANCE", str(QUADS_PER_INSTANCE)),))
 
 

@@ -205,8 +205,8 @@ SPRITE_SHAPE = Record("SpriteShape", "sprite_shape", 1, (
 # along its streak).
 QUAD_AXES = Record("QuadAxes", "quad_axes", 1, (
     Lane("along", 0, "xy"),  # unit: the streak's direction
-    Lane("half_length", 0, "z"),  # pixels, along
-    Lane("radius", 0, "w"),  # pixels, across
+    Lane("sweep", 0, "z"),  # half the streak over the radius (SPRITE_SHAPE's): the path's reach either way in radii
+    Lane("core", 0, "w"),  # the core's radius over the quad's (the pixel filter's tail lights the rest)
 ), resource="quad_axes", fetch="imageLoad(quad_axes, index)", store="imageStore(quad_axes, index, {value})",
     index_type="ivec2")
 

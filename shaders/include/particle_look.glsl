@@ -52,6 +52,39 @@ float quad_filtered_px(float radius_px, inout float light)
   return filtered;
 }
 
+/* The filter's tail: Cycles' Blackman-Harris reaches 1.5 px beyond what it filters, so its faint rim of light
+ * around a small or out-of-focus sprite reaches past the widened 1 - d^2 disc, and an HDR comparison (FLIP,
+ * whose exposures reach 2^20 on a dark frame) sees every pixel lit by one and not the other.  So a quad adds
+ * FILTER_TAIL_LIGHT (quad_falloff.glsl) of its light as a second, wider 1 - d^2 bump out to FILTER_TAIL_SCALE r + FILTER_TAIL_PX
+ * (plus the circle of confusion): r is the sharp radius, FILTER_TAIL_SCALE r the radius of the flat disc of
+ * the same light (bench/fidelity.py's QUAD_ENERGY).  Chosen against Cycles at 1080p (crops of snow and embers,
+ * mean FLIP 0.288 -> 0.170 and 0.175 -> 0.148; tails of 0.6 and 1.0 px or 2-20% of the light did worse). */
+const float FILTER_TAIL_SCALE = 0.70710678;
+const float FILTER_TAIL_PX = 0.8;
+
+#ifdef DEPTH_OF_FIELD
+float quad_defocused_px(float radius_px, float clip_w, inout float light, out float inner); /* footprint.glsl */
+float coc_radius_px(float clip_w); /* footprint.glsl */
+#endif
+
+/* An untextured additive quad's reach in pixels from its sharp radius (at least a pixel) at clip w `clip_w`:
+ * the core, widened by the pixel filter (and with DEPTH_OF_FIELD by the circle of confusion, flat out to
+ * `inner`: quad_defocused_px), is `core` of it, the filter's tail (quad_falloff) the rest; `light` is dimmed
+ * by the core's widening. */
+float quad_reach_px(float sharp_px, float clip_w, inout float light, out float inner, out float core)
+{
+  float radius = quad_filtered_px(sharp_px, light);
+  float tail = FILTER_TAIL_SCALE * sharp_px + FILTER_TAIL_PX;
+  inner = 0.0;
+#ifdef DEPTH_OF_FIELD
+  radius = quad_defocused_px(radius, clip_w, light, inner);
+  tail += coc_radius_px(clip_w);
+#endif
+  float reach = max(radius, tail);
+  core = radius / reach;
+  return reach;
+}
+
 #ifdef PARTICLE_LIGHT
 /* A lit effect's radiance: what the light pass wrote for slot ``index``
  * (light_particles.glsl) plus the emission (Lit effects pack an

@@ -10,7 +10,6 @@ bool shutter_path(vec3 position, vec3 velocity, vec2 size, out vec2 open_px, out
 #endif
 #ifdef DEPTH_OF_FIELD
 float focus_blurred_px(float radius_px, float clip_w, inout float light); /* footprint.glsl */
-float quad_defocused_px(float radius_px, float clip_w, inout float light, out float inner); /* footprint.glsl */
 #endif
 
 struct QuadFrame {
@@ -18,8 +17,10 @@ struct QuadFrame {
   vec2 along;        /* unit: the streak's direction, (1, 0) without one */
   float streak;      /* the streak's length in pixels */
   float half_length; /* along: radius_px plus half the streak */
-  float radius_px;   /* across: at least a pixel, widened by the pixel filter and the circle of confusion */
-  float inner2;      /* out of focus, the flat top's radius over radius_px, squared (quad_defocused_px); else 0 */
+  float radius_px;   /* across: at least a pixel, widened by the pixel filter, its tail and the circle of
+                      * confusion (quad_reach_px) */
+  float core;        /* the core's radius over radius_px (the filter's tail lights the rest: quad_falloff) */
+  float inner2;      /* out of focus, the flat top's radius over the core's, squared (quad_defocused_px); else 0 */
   vec3 color;        /* untextured: the round sprite's (quad_falloff sweeps it along the streak, light kept);
                       * textured: the brightness spread over the longer streak (radius_px / half_length) */
 };
@@ -46,7 +47,7 @@ QuadFrame quad_frame(int particle, vec4 pos_age_in, vec4 vel_life_in, vec4 clip,
   /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
   float coverage = pixel_coverage(radius_px);
   radius_px = max(radius_px, 1.0);
-  float inner = 0.0;
+  float inner = 0.0, core = 1.0;
 #ifdef SPRITE_TEXTURE
 #  ifdef DEPTH_OF_FIELD
   /* Out of focus: wider, dimmer, the same light (the falloff's light goes as radius^2).  A sprite image
@@ -54,10 +55,7 @@ QuadFrame quad_frame(int particle, vec4 pos_age_in, vec4 vel_life_in, vec4 clip,
   radius_px = focus_blurred_px(radius_px, clip.w, coverage);
 #  endif
 #else
-  radius_px = quad_filtered_px(radius_px, coverage);
-#  ifdef DEPTH_OF_FIELD
-  radius_px = quad_defocused_px(radius_px, clip.w, coverage, inner); /* out of focus: the lens's disc shows */
-#  endif
+  radius_px = quad_reach_px(radius_px, clip.w, coverage, inner, core); /* out of focus: the lens's disc shows */
 #endif
   QuadFrame quad;
   quad.streak = length(motion);
@@ -65,7 +63,8 @@ QuadFrame quad_frame(int particle, vec4 pos_age_in, vec4 vel_life_in, vec4 clip,
   quad.half_length = radius_px + 0.5 * quad.streak;
   quad.radius_px = radius_px;
   quad.center = head - 0.5 * motion;
-  quad.inner2 = (inner / radius_px) * (inner / radius_px);
+  quad.core = core;
+  quad.inner2 = (inner / (core * radius_px)) * (inner / (core * radius_px));
 #ifdef SPRITE_TEXTURE
   quad.color = particle_color(particle, look_now, coverage) * (radius_px / quad.half_length);
 #else

@@ -12,7 +12,7 @@ from ..look import look_at, look_table, variation
 from ..particle_depth import FAR
 from .compositing import F
 from .footprint import paths, widened
-from .raster import quad_defocused, quad_filtered
+from .raster import quad_reach
 
 TAP_REACH = F(1.5)
 
@@ -28,9 +28,8 @@ def reaches(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
     if kind != "POINT":
         world = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, "SIZE") \
             * F(pixels_per_unit)
-        if kind == "QUAD":  # raster_quads.glsl's quad: widened by the pixel filter, spread by the lens
-            sprite = quad_filtered(np.maximum(world / w, F(1)))
-            sprite = sprite if focus is None else quad_defocused(sprite, spread)[0]
+        if kind == "QUAD":  # raster_quads.glsl's quad: as far as the pixel filter's tail and the lens reach
+            sprite = quad_reach(np.maximum(world / w, F(1)), None if focus is None else spread)[0]
         else:
             sprite = world / w if focus is None else widened(np.maximum(world / w, F(1)), spread)  # out of focus
         square = np.sqrt(F(2)) if kind == "TEXTURED" else F(1)  # a sprite image's square reaches its corners

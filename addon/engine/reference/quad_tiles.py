@@ -3,7 +3,7 @@
 Takes the footprints quad_footprint wrote (records.SPRITE_SHAPE, the streak,
 records.QUAD_AXES, the color, its w the quad's inner2) and adds each quad's
 ``color * quad_falloff`` (``raster.quad_falloff``: the round sprite swept along
-its streak, flat-topped out of focus) where positive, at the pixel centre in
+its streak, flat-topped out of focus, with its filter's tail), at the pixel centre in
 the quad's (along, across) frame over its radius: what the rasterized quads'
 fragments add.
 The footprint itself (quad_frame.glsl) is held to raster_quads.glsl's vertex
@@ -33,10 +33,9 @@ def accumulate(layer, shape, streak, axes, color, scene_depth=None):
         y, x = np.mgrid[y0:y1 + 1, x0:x1 + 1] + 0.5
         dx, dy = x - shapes["center"][quad, 0], y - shapes["center"][quad, 1]
         ax, ay = frames["along"][quad].astype(np.float64)
-        radius = float(frames["radius"][quad])
+        radius = float(shapes["radius"][quad])
         u, v = (dx * ax + dy * ay) / radius, (dy * ax - dx * ay) / radius
-        h = (float(frames["half_length"][quad]) - radius) / radius
-        falloff = np.maximum(quad_falloff(u, v, h, float(color[quad, 3])), 0.0)
+        falloff = quad_falloff(u, v, float(frames["sweep"][quad]), float(color[quad, 3]), float(frames["core"][quad]))
         if scene_depth is not None:
             falloff = np.where(shapes["depth"][quad] <= scene_depth[y0:y1 + 1, x0:x1 + 1], falloff, 0.0)
         layer[y0:y1 + 1, x0:x1 + 1, :3] += falloff[..., None] * color[quad, :3]

@@ -5,7 +5,8 @@ into an RGBA16F target instead of quantized into integers: the picture is the fl
 target rounds each blend to half precision, so a kernel matches within that.
 ``round_quads`` is raster_quads.glsl's round camera-facing sprite standing still, in and out of focus and widened
 by the pixel filter (quad_filtered_px): its light falls off as 1 - d^2 inside its radius (out of focus flat out to an
-inner radius first: quad_defocused_px), so the quad's own edges (the GPU rasterizer's coverage) light nothing.
+inner radius first: quad_defocused_px), a share of it in the filter's wider tail (quad_reach_px), so the quad's own
+edges (the GPU rasterizer's coverage) light nothing.
 Stretched quads too (``stretch_seconds``); textured quads have no reference.
 """
 
@@ -18,6 +19,8 @@ from .exact import transform_points
 from .footprint import circles_of_confusion
 
 PIXEL_FILTER_PX = 1.0  # particle_look.glsl's: a quad widened by the pixel filter
+FILTER_TAIL_SCALE, FILTER_TAIL_PX = np.sqrt(0.5), 0.8  # particle_look.glsl's: the filter's tail's reach
+FILTER_TAIL_LIGHT = 0.1  # quad_falloff.glsl's: the share of the light in it
 
 
 def points(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit, ramp=None, scene_depth=None):
@@ -35,10 +38,9 @@ def round_quads(pos_age, vel_life, view_proj, width, height, settings, pixels_pe
     index, clip, w, t, _ = reaching(pos_age, vel_life, view_proj, width, height)
     color = particle_colors(settings, ramp, t, index, w, pixels_per_unit).astype(np.float64)
     sharp = np.maximum(particle_radii(settings, ramp, t, index, w, pixels_per_unit), F(1))
-    filtered = quad_filtered(sharp)
-    radius, inner = filtered, np.zeros_like(filtered)
-    if focus is not None:
-        radius, inner = quad_defocused(filtered, circles_of_confusion(focus, w))
+    coc = None if focus is None else circles_of_confusion(focus, w)
+    reach, inner, core = quad_reach(sharp, coc)
+    radius = core * reach
     color *= (sharp * sharp / (radius * radius + inner * inner))[:, None]
     size = np.array([width, height], F)
     head = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
@@ -46,15 +48,16 @@ def round_quads(pos_age, vel_life, view_proj, width, height, settings, pixels_pe
     motion = head - (tail_clip[:, :2] / tail_clip[:, 3:] * F(0.5) + F(0.5)) * size
     y, x = np.mgrid[0:height, 0:width] + 0.5
     picture = np.zeros((height, width, 3))
-    for (hx, hy), (mx, my), r, r_in, c in zip(head.astype(np.float64), motion.astype(np.float64),
-                                              radius.astype(np.float64), inner.astype(np.float64), color):
+    for (hx, hy), (mx, my), r, r_in, k, c in zip(head.astype(np.float64), motion.astype(np.float64),
+                                                 reach.astype(np.float64), inner.astype(np.float64),
+                                                 core.astype(np.float64), color):
         streak = np.hypot(mx, my)
         along = np.array([mx, my]) / streak if streak > 1e-3 else np.array([1.0, 0.0])
         dx, dy = x - (hx - 0.5 * mx), y - (hy - 0.5 * my)
         u, v = (dx * along[0] + dy * along[1]) / r, (dy * along[0] - dx * along[1]) / r
         inside = np.abs(u) <= 1.0 + 0.5 * streak / r  # the quad's extent along the path
-        falloff = quad_falloff(u, v, 0.5 * streak / r, (r_in / r) ** 2)
-        picture += np.where(inside, np.maximum(falloff, 0.0), 0.0)[..., None] * c
+        falloff = quad_falloff(u, v, 0.5 * streak / r, (r_in / (k * r)) ** 2, k)
+        picture += np.where(inside, falloff, 0.0)[..., None] * c
     return picture
 
 
@@ -69,13 +72,33 @@ def quad_defocused(radius_px, coc):
     return outer.astype(F), np.maximum(coc - F(0.8) * radius_px, F(0)).astype(F)
 
 
-def quad_falloff(u, v, h, inner2):
-    """raster_quads.glsl's quad_falloff: swept_falloff of the flat-topped falloff out of focus."""
+def quad_reach(sharp, coc=None):
+    """particle_look.glsl's quad_reach_px: (reach, inner, core) of quads of sharp radius ``sharp`` (px, at least
+    one), out of focus with circles of confusion ``coc``."""
+    radius, inner = quad_filtered(sharp), np.zeros_like(sharp)
+    tail = F(FILTER_TAIL_SCALE) * sharp + F(FILTER_TAIL_PX)
+    if coc is not None:
+        radius, inner = quad_defocused(radius, coc)
+        tail = tail + coc
+    reach = np.maximum(radius, tail).astype(F)
+    return reach, inner, (radius / reach).astype(F)
+
+
+def core_falloff(u, v, h, inner2):
+    """quad_falloff.glsl's core_falloff: swept_falloff of the flat-topped falloff out of focus."""
     falloff = swept_falloff(u, v, h)
     if inner2 > 0.0:
         scale = 1.0 / np.sqrt(inner2)
         falloff = (falloff - inner2 * np.maximum(swept_falloff(u * scale, v * scale, h * scale), 0.0)) / (1.0 - inner2)
     return falloff
+
+
+def quad_falloff(u, v, h, inner2, core):
+    """quad_falloff.glsl's quad_falloff: the core ``core`` radii wide, FILTER_TAIL_LIGHT of its light in the filter's
+    tail over the whole quad; 0 beyond."""
+    center = np.maximum(core_falloff(u / core, v / core, h / core, inner2), 0.0)
+    tail = np.maximum(swept_falloff(u, v, h), 0.0) * (1.0 + inner2) * core * core
+    return (1.0 - FILTER_TAIL_LIGHT) * center + FILTER_TAIL_LIGHT * tail
 
 
 def swept_falloff(u, v, h):
