@@ -7,11 +7,11 @@ and their velocities (Cycles' motion blur of points), rendered by Cycles from th
 shutter and lens on a black world; then mean FLIP (HDR, both linear) of ours against Cycles'.  Fields:
 ``flip_mean``, ``ours_ms`` (our draw and read-back of the frame, warm), ``cycles_ms`` (the Cycles render),
 ``energy_ratio`` (our frame's sum over Cycles'), with ``--noise`` ``flip_cycles_noise`` (Cycles against itself);
-beside the records, per preset, the FLIP error map and both frames as PNG
+beside the records, per preset, the FLIP error map and (unless ``--no-frames``) both frames as PNG
 (``<prefix>-fidelity-<preset>-{flip,ours,cycles}.png``).  Glints are off (Cycles has none).  Cycles renders on
 OptiX or CUDA where there is a card, else the CPU.
 
-    .venv/bin/python bench/fidelity.py                                   # 1920x1080, 1024 samples (GPU machine)
+    .venv/bin/python bench/fidelity.py --noise --no-frames               # 1920x1080, 1024 samples (GPU machine)
     .venv/bin/python bench/fidelity.py --res 320x180 --samples 16        # small, on a CPU
 """
 
@@ -204,9 +204,10 @@ def flip(reference: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def measure(preset: str, width: int, height: int, samples: int, pictures: Path, folder: Path,
-            noise: bool = False, kinds=GPU_KINDS) -> dict:
+            noise: bool = False, kinds=GPU_KINDS, frames: bool = True) -> dict:
     """The case's record; ``noise``: also ``flip_cycles_noise``, Cycles against itself with another seed (the
-    part of ``flip_mean`` its sampling noise alone makes at this many samples)."""
+    part of ``flip_mean`` its sampling noise alone makes at this many samples); ``frames``: both frames as PNG
+    beside the error map."""
     import addon
     from addon.scene.renderer import camera_of
 
@@ -219,7 +220,8 @@ def measure(preset: str, width: int, height: int, samples: int, pictures: Path, 
     finally:
         addon.unregister()  # the next preset's scene registers it again
     error_map, mean = flip(reference, frame)
-    for name, rgb, display in (("flip", error_map, False), ("ours", frame, True), ("cycles", reference, True)):
+    saved = (("flip", error_map, False), ("ours", frame, True), ("cycles", reference, True))[:3 if frames else 1]
+    for name, rgb, display in saved:
         save_png(pictures.with_name(f"{pictures.name}-{preset}-{name}.png"), rgb, display)
     return {"case": preset, "n": int(sum(system.count for system in renderer.simulation.systems)), "width": width,
             "height": height, "samples": samples, "flip_mean": mean, "ours_ms": ours_ms, "cycles_ms": cycles_ms,
@@ -234,6 +236,8 @@ def main(argv=None) -> None:
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--out", type=Path, default=records.RESULTS, help="records folder")
     parser.add_argument("--noise", action="store_true", help="render Cycles twice: its own noise's FLIP too")
+    parser.add_argument("--no-frames", action="store_true",
+                        help="save the error maps only (the GPU machine returns at most 8 files a call)")
     parser.add_argument("--cycles-cpu", action="store_true",
                         help="Cycles on the CPU even where there is a card (no kernels to compile: a quick check)")
     args = parser.parse_args(argv)
@@ -250,7 +254,7 @@ def main(argv=None) -> None:
     for preset in args.presets.split(","):
         with tempfile.TemporaryDirectory() as folder:
             rows.append(measure(preset, width, height, args.samples, pictures, Path(folder), args.noise,
-                                () if args.cycles_cpu else GPU_KINDS))
+                                () if args.cycles_cpu else GPU_KINDS, not args.no_frames))
     records.write("fidelity", device, rows, results=args.out)
 
 
