@@ -52,13 +52,13 @@ float quad_filtered_px(float radius_px, inout float light)
   return filtered;
 }
 
-/* The filter's tail: Cycles' Blackman-Harris reaches 1.5 px beyond what it filters, so its faint rim of light
- * around a small or out-of-focus sprite reaches past the widened 1 - d^2 disc, and an HDR comparison (FLIP,
- * whose exposures reach 2^20 on a dark frame) sees every pixel lit by one and not the other.  So a quad adds
- * FILTER_TAIL_LIGHT (quad_falloff.glsl) of its light as a second, wider 1 - d^2 bump out to FILTER_TAIL_SCALE r + FILTER_TAIL_PX
- * (plus the circle of confusion): r is the sharp radius, FILTER_TAIL_SCALE r the radius of the flat disc of
- * the same light (bench/fidelity.py's QUAD_ENERGY).  Chosen against Cycles at 1080p (crops of snow and embers,
- * mean FLIP 0.288 -> 0.170 and 0.175 -> 0.148; tails of 0.6 and 1.0 px or 2-20% of the light did worse). */
+/* The filter's tail: Cycles' Blackman-Harris reaches 1.5 px beyond what it filters, so its faint rim of light around a
+ * small or out-of-focus sprite reaches past the widened 1 - d^2 disc, and an HDR comparison (FLIP, whose exposures
+ * reach 2^24 on a dark frame) sees every pixel lit by one and not the other. So a quad adds FILTER_TAIL_LIGHT
+ * (quad_falloff.glsl) of its light as a second, wider 1 - d^2 bump out to FILTER_TAIL_SCALE r + FILTER_TAIL_PX (plus
+ * the circle of confusion): r is the sharp radius, FILTER_TAIL_SCALE r the radius of the flat disc of the same light
+ * (bench/fidelity.py's QUAD_ENERGY). Chosen against Cycles at 1080p (crops of snow and embers, mean FLIP 0.288 -> 0.170
+ * and 0.175 -> 0.148; tails of 0.6 and 1.0 px or 2-20% of the light did worse). */
 const float FILTER_TAIL_SCALE = 0.70710678;
 const float FILTER_TAIL_PX = 0.8;
 

@@ -38,9 +38,6 @@ float core_falloff(float u, float v, float h, float inner2)
  * along the path. */
 float quad_falloff(float u, float v, float h, float inner2, float core)
 {
-  if (core >= 1.0 && inner2 <= 0.0) { /* the tail reaches no farther than the core: the two bumps are one */
-    return max(swept_falloff(u, v, h), 0.0);
-  }
   float scale = 1.0 / core;
   float center = max(core_falloff(u * scale, v * scale, h * scale, inner2), 0.0);
   float tail = max(swept_falloff(u, v, h), 0.0) * (1.0 + inner2) * core * core;

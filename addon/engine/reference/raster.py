@@ -96,8 +96,6 @@ def core_falloff(u, v, h, inner2):
 def quad_falloff(u, v, h, inner2, core):
     """quad_falloff.glsl's quad_falloff: the core ``core`` radii wide, FILTER_TAIL_LIGHT of its light in the filter's
     tail over the whole quad; 0 beyond."""
-    if core >= 1.0 and inner2 <= 0.0:  # the tail reaches no farther than the core: the two bumps are one
-        return np.maximum(swept_falloff(u, v, h), 0.0)
     center = np.maximum(core_falloff(u / core, v / core, h / core, inner2), 0.0)
     tail = np.maximum(swept_falloff(u, v, h), 0.0) * (1.0 + inner2) * core * core
     return (1.0 - FILTER_TAIL_LIGHT) * center + FILTER_TAIL_LIGHT * tail
