@@ -1,8 +1,9 @@
 """Reference of the tile lists (tile_lists.py, sprite_shape.glsl's rectangles and rows, sprite_instances.glsl).
 
 Every footprint's pixel and tile rectangles, the columns of each tile row its
-capsule reaches (sprite_row_tiles), the tiles each item touches in list order, their exclusive scan, the (tile, item) instances and their stable
-binning by tile: all integers, which the GPU must match exactly.
+capsule reaches (sprite_row_tiles), the tiles each item touches in list order,
+their exclusive scan, the (tile, item) instances and their stable binning by
+tile: all integers, which the GPU must match exactly.
 """
 
 from __future__ import annotations
