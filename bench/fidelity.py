@@ -6,12 +6,15 @@ the same frame's live particles as a PointCloud (``output/export.py``) with the 
 and their velocities (Cycles' motion blur of points), rendered by Cycles from the same camera with the same
 shutter and lens on a black world; then mean FLIP (HDR, both linear) of ours against Cycles'.  Fields:
 ``flip_mean``, ``ours_ms`` (our draw and read-back of the frame, warm), ``cycles_ms`` (the Cycles render),
-``energy_ratio`` (our frame's sum over Cycles'), with ``--noise`` ``flip_cycles_noise`` (Cycles against itself);
+``energy_ratio`` (our frame's sum over Cycles'), with ``--noise`` ``flip_cycles_noise`` (Cycles against itself),
+with ``--converged N`` Cycles at N samples as a near-noise-free reference: ``flip_converged`` (ours against it)
+and ``flip_cycles_converged`` (the samples-per-pixel frame against it: what its noise alone scores);
 beside the records, per preset, the FLIP error map and (unless ``--no-frames``) both frames as PNG
 (``<prefix>-fidelity-<preset>-{flip,ours,cycles}.png``).  Glints are off (Cycles has none).  Cycles renders on
 OptiX or CUDA where there is a card, else the CPU.
 
     .venv/bin/python bench/fidelity.py --noise --no-frames               # 1920x1080, 1024 samples (GPU machine)
+    .venv/bin/python bench/fidelity.py --presets snow --converged 16384  # ... and against 16384 samples
     .venv/bin/python bench/fidelity.py --res 320x180 --samples 16        # small, on a CPU
 """
 
@@ -204,10 +207,11 @@ def flip(reference: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def measure(preset: str, width: int, height: int, samples: int, pictures: Path, folder: Path,
-            noise: bool = False, kinds=GPU_KINDS, frames: bool = True) -> dict:
+            noise: bool = False, kinds=GPU_KINDS, frames: bool = True, converged: int = 0) -> dict:
     """The case's record; ``noise``: also ``flip_cycles_noise``, Cycles against itself with another seed (the
-    part of ``flip_mean`` its sampling noise alone makes at this many samples); ``frames``: both frames as PNG
-    beside the error map."""
+    part of ``flip_mean`` its sampling noise alone makes at this many samples); ``converged``: also Cycles at
+    that many samples (a third seed) as the reference of ``flip_converged`` and ``flip_cycles_converged``;
+    ``frames``: both frames as PNG beside the error map."""
     import addon
     from addon.scene.renderer import camera_of
 
@@ -217,6 +221,7 @@ def measure(preset: str, width: int, height: int, samples: int, pictures: Path, 
         export_cloud(scene, renderer, camera_of(scene, width, height))
         reference, cycles_ms, device = cycles(scene, samples, folder, kinds=kinds)
         again = cycles(scene, samples, folder, seed=1, kinds=kinds)[0] if noise else None
+        truth = cycles(scene, converged, folder, seed=2, kinds=kinds)[0] if converged else None
     finally:
         addon.unregister()  # the next preset's scene registers it again
     error_map, mean = flip(reference, frame)
@@ -226,7 +231,9 @@ def measure(preset: str, width: int, height: int, samples: int, pictures: Path, 
     return {"case": preset, "n": int(sum(system.count for system in renderer.simulation.systems)), "width": width,
             "height": height, "samples": samples, "flip_mean": mean, "ours_ms": ours_ms, "cycles_ms": cycles_ms,
             "energy_ratio": float(frame.sum() / max(reference.sum(), 1e-30)), "cycles_device": device,
-            **({"flip_cycles_noise": flip(reference, again)[1]} if noise else {})}
+            **({"flip_cycles_noise": flip(reference, again)[1]} if noise else {}),
+            **({"converged_samples": converged, "flip_converged": flip(truth, frame)[1],
+                "flip_cycles_converged": flip(truth, reference)[1]} if converged else {})}
 
 
 def main(argv=None) -> None:
@@ -236,6 +243,8 @@ def main(argv=None) -> None:
     parser.add_argument("--presets", default=",".join(PRESETS))
     parser.add_argument("--out", type=Path, default=records.RESULTS, help="records folder")
     parser.add_argument("--noise", action="store_true", help="render Cycles twice: its own noise's FLIP too")
+    parser.add_argument("--converged", type=int, default=0, metavar="N",
+                        help="also score both against Cycles at N samples (a near-converged reference)")
     parser.add_argument("--no-frames", action="store_true",
                         help="save the error maps only (the GPU machine returns at most 8 files a call)")
     parser.add_argument("--cycles-cpu", action="store_true",
@@ -254,7 +263,7 @@ def main(argv=None) -> None:
     for preset in args.presets.split(","):
         with tempfile.TemporaryDirectory() as folder:
             rows.append(measure(preset, width, height, args.samples, pictures, Path(folder), args.noise,
-                                () if args.cycles_cpu else GPU_KINDS, not args.no_frames))
+                                () if args.cycles_cpu else GPU_KINDS, not args.no_frames, args.converged))
     records.write("fidelity", device, rows, results=args.out)
 
 
