@@ -6,9 +6,8 @@
  * color x coverage to those whose centers project inside the segment (along
  * in [0, 1): consecutive segments share no pixel) within its interpolated
  * half width plus 1/2 (coverage 1 - 0 over the last pixel), with the splat's
- * packed atomics and overflow count (accum_add_color); with a table (TABLE_SIZE) summed per workgroup first
- * (pixel_table.glsl: a segment adds to a pixel once, so a slot takes at most 256 adds).  Segments whose box
- * exceeds MAX_SEGMENT_PIXELS (a trail sweeping past the lens, trail_fetch.glsl) are left out. */
+ * packed atomics and overflow count (accum_add_color).  Segments whose box exceeds
+ * MAX_SEGMENT_PIXELS (a trail sweeping past the lens, trail_fetch.glsl) are left out. */
 
 #ifdef DEPTH_TEST
 bool hidden(ivec2 pixel, float depth)
@@ -18,24 +17,11 @@ bool hidden(ivec2 pixel, float depth)
 }
 #endif
 
-/* Adds q at `pixel`: into the workgroup's table where it finds a slot, else into the accumulation; returns the
- * overflows a direct add caused. */
-uint add_color(ivec2 pixel, uvec3 q)
-{
-#ifdef TABLE_SIZE
-  if (table_add(pixel, q, TABLE_PROBES)) {
-    return 0u;
-  }
-#endif
-  return accum_add_color(pixel, q);
-}
-
-/* Adds this invocation's segment; returns the overflows its direct adds caused. */
-uint add_segment()
+void main()
 {
   TrailSegment segment;
   if (!fetch_segment(SEGMENT_ENTRY, segment)) {
-    return 0u;
+    return;
   }
   int index = segment.index;
   vec4 pos_age_in = segment.pos_age, vel_life_in = segment.vel_life;
@@ -51,7 +37,7 @@ uint add_segment()
   vec2 d = b.xy - a.xy;
   float length2 = dot(d, d);
   if (!(length2 > 0.0)) {
-    return 0u;
+    return;
   }
   vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
   float t_a = float(segment.s) / trail_length;
@@ -69,7 +55,7 @@ uint add_segment()
   ivec2 low = ivec2(clamp(floor(min(a.xy, b.xy) - reach), vec2(0.0), vec2(target_size)));
   ivec2 high = ivec2(clamp(ceil(max(a.xy, b.xy) + reach), vec2(-1.0), vec2(target_size - 1)));
   if (any(lessThan(high, low)) || (high.x - low.x + 1) * (high.y - low.y + 1) > MAX_SEGMENT_PIXELS) {
-    return 0u;
+    return;
   }
   float inverse_length = inversesqrt(length2);
   /* Along the segment's longer screen axis, only the pixels of the band |across| <= reach in each line:
@@ -107,24 +93,10 @@ uint add_segment()
 #endif
       uvec3 q = quantize_color(mix(color_a, color_b, along) * coverage, quantize_scale);
       if (any(notEqual(q, uvec3(0u)))) {
-        overflows += add_color(pixel, q);
+        overflows += accum_add_color(pixel, q);
       }
     }
   }
-  return overflows;
-}
-
-void main()
-{
-#ifdef TABLE_SIZE
-  table_clear();
-  barrier();
-#endif
-  uint overflows = add_segment();
-#ifdef TABLE_SIZE
-  barrier();
-  overflows += table_flush();
-#endif
   if (overflows != 0u) {
     imageAtomicAdd(stats, ivec2(STAT_OVERFLOW, 0), overflows);
   }

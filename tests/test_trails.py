@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from test_sim_cache import cli
 
-from addon.engine import compositing, ribbons, trails
+from addon.engine import ribbons, trails
 from addon.engine.compositing import Camera, Compositor, camera_view, perspective
 from addon.engine.footprint import Shutter
 from addon.engine.particle_depth import FAR, ParticleDepth, reach_kind, view_depth_row
@@ -191,34 +191,6 @@ def test_trails_are_drawn_where_the_reference_puts_them(host, how):
     near = np.any([distance < half + 2.5 for _, distance, half, _, _ in reaches], axis=0)
     assert inside.sum() > 50, "the ribbon's core is wide enough to test"
     assert not image[~near].any(), "nothing beyond a pixel and a half of the ribbon's edge"
-
-
-@pytest.mark.parametrize("case", ["piled", "wide", "hot"])
-def test_trails_summed_per_workgroup_add_what_direct_adds_do(host, case):
-    """The product's trail splat sums a workgroup's adds per pixel in shared memory (pixel_table.glsl): the
-    accumulation is bit-identical to adding every pixel directly, where hundreds of segments pile on a pixel,
-    where a group's pixels outnumber the table's slots (the rest added directly), and past Emax (overflow
-    reported by both)."""
-    size = {"piled": 0.01, "wide": 0.2, "hot": 0.05}[case]
-    settings = trail_settings(count=3000, trail_points=8, size=size, velocity_random=0.3, turbulence_strength=0.5)
-    system = ParticleSystem(host, settings)
-    for _ in range(10):
-        system.step(DT, STILL, STILL)
-    width, height = 96, 64  # the trails fill a box of about 0.3 x 0.45 units, some 35 x 50 pixels here
-    camera = Camera(perspective(0.8, width / height, 0.1, 10.0) @ camera_view((0.0, -0.7, 0.15), (0.0, 0.0, 0.15)),
-                    width, height)
-    results = []
-    for kernel in (compositing.TRAIL_SPLAT, compositing.TRAIL_SPLAT_DIRECT):
-        compositor = Compositor(host, width, height, render_settings({"emax": 1.0 if case == "hot" else 4096.0}))
-        compositor.trail_splat = kernel
-        compositor.splat_trails(system, camera)
-        results.append((*compositor.read_accum(), compositor.take_stats().overflow))
-    (hi, lo, overflow), (direct_hi, direct_lo, direct_overflow) = results
-    covered = np.count_nonzero(direct_hi | direct_lo)
-    assert covered > (3000 if case == "wide" else 500), "wide: more pixels than a group's table has slots"
-    np.testing.assert_array_equal(hi, direct_hi)
-    np.testing.assert_array_equal(lo, direct_lo)
-    assert (overflow > 0) == (direct_overflow > 0) == (case == "hot")
 
 
 @pytest.mark.parametrize("blend_mode", ["ADD", "ALPHA"])

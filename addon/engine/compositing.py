@@ -88,17 +88,6 @@ def _splat_kernel(layout) -> Kernel:
 SPLAT_KERNELS = {name: _splat_kernel(layout) for name, layout in LAYOUTS.items()}
 SPLAT = SPLAT_KERNELS["FULL"]
 
-def pixel_table(bits: int, kernel: Kernel) -> Kernel:
-    """``kernel`` with pixel_table.glsl's shared table of 2^bits slots (16 bytes each) summing its adds."""
-    return dataclasses.replace(
-        kernel,
-        shared=(*kernel.shared, *(Shared("uint", table, 1 << bits) for table in ("table_key", "table_r", "table_g",
-                                                                                   "table_b"))),
-        includes=(*kernel.includes, "pixel_table.glsl"),
-        defines=(*kernel.defines, ("TABLE_BITS", f"{bits}u"), ("TABLE_SIZE", f"{1 << bits}u")),
-    )
-
-
 # The same splat with same-pixel adds summed per workgroup in shared memory first
 # (for clumps: one global add per distinct pixel and group); identical images.
 # The product default, chosen by measurement: bench/results/nvidia-h200-2026-11-21-splat-run1.json.
@@ -108,9 +97,13 @@ def aggregate_kernel(kernel: Kernel, per_thread: int = 1) -> Kernel:
     The shared table has twice as many slots as the group has particles
     (4 x 8 KiB at 4 per thread, within GL's 32 KiB minimum).
     """
-    kernel = dataclasses.replace(kernel, name="splat_aggregate",
-                                 defines=(*kernel.defines, ("PER_THREAD", str(per_thread))))
-    return pixel_table(9 + per_thread.bit_length() - 1, kernel)
+    bits = 9 + per_thread.bit_length() - 1
+    return dataclasses.replace(
+        kernel,
+        name="splat_aggregate",
+        shared=tuple(Shared("uint", table, 1 << bits) for table in ("table_key", "table_r", "table_g", "table_b")),
+        defines=(("TABLE_BITS", f"{bits}u"), ("TABLE_SIZE", f"{1 << bits}u"), ("PER_THREAD", str(per_thread))),
+    )
 
 
 def per_thread(kernel: Kernel) -> int:
@@ -172,7 +165,7 @@ RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak",
 
 
 # Trails of Add effects (trails.py): a segment an invocation, its pixels added into the accumulation.
-TRAIL_SPLAT_DIRECT = Kernel(
+TRAIL_SPLAT = Kernel(
     "trail_splat",
     images=(*ACCUM_IMAGES, STATS, LOOK_TABLE),
     samplers=(*PARTICLE_STATE, *ribbons.RING),
@@ -180,12 +173,7 @@ TRAIL_SPLAT_DIRECT = Kernel(
     includes=("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl",
               "particle_fetch.glsl", *ribbons.TRAIL_INCLUDES),
 )
-# The trails' adds summed per workgroup first (a comet's head piles thousands of segments on its pixels);
-# identical images.  2048 slots (32 KiB) for the ~10 pixels each of 256 segments; a pixel that finds no
-# slot within TABLE_PROBES adds directly.
-TRAIL_SPLAT = pixel_table(11, dataclasses.replace(TRAIL_SPLAT_DIRECT, defines=(("TABLE_PROBES", "8u"),)))
-TRAIL_SPLAT_VARIANTS = tuple(splat_variant(kernel, depth, PAIRED)
-                             for base in (TRAIL_SPLAT, TRAIL_SPLAT_DIRECT) for kernel in (base, motion_variant(base))
+TRAIL_SPLAT_VARIANTS = tuple(splat_variant(kernel, depth, PAIRED) for kernel in (TRAIL_SPLAT, motion_variant(TRAIL_SPLAT))
                              for depth in (False, True))
 
 # The footprint splats (footprint.py): naive atomics per tap, bilinear taps always, streak and disc on demand.
@@ -329,7 +317,6 @@ class Compositor:
         self.depth: SceneDepth | None = None
         # Splat kernel per state layout: aggregated (the product), or SPLAT_KERNELS, the naive one.
         self.splat_kernels = SPLAT_AGGREGATE_KERNELS
-        self.trail_splat = TRAIL_SPLAT  # summed per workgroup (the product), or TRAIL_SPLAT_DIRECT
         # Points into the 2x2 pixels around them (footprint.py) rather than one; the bake turns it on.
         self.antialias = False
         self.bokeh: BokehLayer | None = None  # made at the first wide circle of confusion
@@ -366,7 +353,7 @@ class Compositor:
 
     def splat_trails(self, system: ParticleSystem, camera: Camera) -> None:
         """Add the effect's trails into the accumulation, a segment an invocation (trail_splat.glsl)."""
-        base = motion_variant(self.trail_splat) if camera.shutter is not None else self.trail_splat
+        base = motion_variant(TRAIL_SPLAT) if camera.shutter is not None else TRAIL_SPLAT
         kernel = look_variant(splat_variant(base, depth=self.depth is not None, paired=self.paired), system.settings)
         self.host.dispatch(
             kernel, linear_groups(system.count * system.settings.trail_points),
