@@ -73,20 +73,26 @@ vec2 path_reach_x(SpriteShape shape, vec2 stretch, float reach, float y0, float 
   return left <= right ? vec2(left, right) : vec2(-NO_BOUND, NO_BOUND);
 }
 
+/* Whether a footprint takes its tile rectangle's whole rows: a round one (no stretch), and every one with
+ * WHOLE_ROWS (the alpha sprites' lists: tile_lists.WHOLE_ROWS says why). */
+bool whole_rows(vec2 stretch)
+{
+#ifdef WHOLE_ROWS
+  return true;
+#else
+  return stretch == vec2(0.0);
+#endif
+}
+
 /* The columns (tx0, tx1) of tile row `ty` of `tiles` (sprite_tile_rect) that the footprint may reach, empty
  * when tx1 < tx0: the tiles of the pixels whose centres path_reach_x gives over the row's pixel centres,
  * `radius` plus reach_margin from the path, so that a tile with a pixel centre nearer the path than `radius`
  * (where bokeh's disc_coverage, quad_falloff and footprint.glsl's reach_covers end) is never left out, and a
- * diagonal streak skips most of its rectangle.  A round footprint (no stretch) takes the rectangle's whole
- * row, and so does every one with WHOLE_ROWS (the alpha sprites' lists: tile_lists.WHOLE_ROWS says why).
- * Count (sprite_tile_count) and enumeration (sprite_instances.glsl) both come from here: they cannot
- * disagree. */
+ * diagonal streak skips most of its rectangle, or the rectangle's whole row (whole_rows).  Count
+ * (sprite_tile_count) and enumeration (sprite_instances.glsl) both come from here: they cannot disagree. */
 ivec2 sprite_row_tiles(SpriteShape shape, vec2 stretch, ivec4 tiles, int ty, ivec2 size)
 {
-#ifdef WHOLE_ROWS
-  return tiles.xz;
-#endif
-  if (stretch == vec2(0.0)) {
+  if (whole_rows(stretch)) {
     return tiles.xz;
   }
   precise float reach = shape.radius + reach_margin(shape, stretch);
@@ -102,12 +108,11 @@ ivec2 sprite_row_tiles(SpriteShape shape, vec2 stretch, ivec4 tiles, int ty, ive
 }
 
 /* How many tiles sprite_row_tiles gives the footprint: row by row for a streak, the rectangle's where every row
- * is whole (a round footprint; WHOLE_ROWS): a loop over rows doubled the alpha sprites' count pass. */
+ * is whole (whole_rows): a loop over rows doubled the alpha sprites' count pass. */
 int sprite_tile_count(SpriteShape shape, vec2 stretch, ivec2 size)
 {
   ivec4 tiles = sprite_tile_rect(shape, stretch, size);
-#ifndef WHOLE_ROWS
-  if (stretch != vec2(0.0)) {
+  if (!whole_rows(stretch)) {
     int count = 0;
     for (int ty = tiles.y; ty <= tiles.w; ty++) {
       ivec2 columns = sprite_row_tiles(shape, stretch, tiles, ty, size);
@@ -115,7 +120,6 @@ int sprite_tile_count(SpriteShape shape, vec2 stretch, ivec2 size)
     }
     return count;
   }
-#endif
   return max(tiles.z - tiles.x + 1, 0) * max(tiles.w - tiles.y + 1, 0);
 }
 
