@@ -1,7 +1,8 @@
 /* Turns the integer accumulation back into linear float color, adds what was
  * rasterized this frame (points, sprites, quads), writes premultiplied RGBA
  * with alpha 0 (light covers nothing: "over" adds it whole; alpha-blended
- * sprites bring their coverage later, in alpha_over), and clears the
+ * sprites bring their coverage: with SPRITES_OVER their layer, premultiplied,
+ * goes over it, frame = sprites + (1 - sprites.a) * light), and clears the
  * accumulation for the next frame (the words that are not zero).
  *
  * With MEASURE_PEAK (automatic Emax) it also measures the frame's brightest
@@ -23,7 +24,12 @@ void main()
     if (has_raster != 0) {
       color += texelFetch(raster, pixel, 0).rgb;
     }
-    imageStore(frame, pixel, vec4(color, 0.0));
+    vec4 resolved = vec4(color, 0.0);
+#ifdef SPRITES_OVER
+    vec4 over = texelFetch(sprites, pixel, 0);
+    resolved = over + (1.0 - over.a) * resolved;
+#endif
+    imageStore(frame, pixel, resolved);
     /* Words no particle touched are zero already: left unwritten, memory the
      * splat left clean (most of a sparse frame's) is only read, not written back. */
     if ((hi | lo) != 0u) {

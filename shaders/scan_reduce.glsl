@@ -9,16 +9,9 @@ void main()
   for (int round = 0; round < SCAN_RUN; round++) {
     sum += load_element(scan_element(round), count);
   }
-  thread_sums[t] = sum;
-  barrier();
-  for (int stride = SCAN_THREADS / 2; stride > 0; stride >>= 1) {
-    if (t < stride) {
-      thread_sums[t] += thread_sums[t + stride];
-    }
-    barrier();
-  }
+  uint total = workgroup_sum(sum);
   if (t == 0) {
     int block = scan_block_index();
-    imageStore(block_sums, particle_texel(block, imageSize(block_sums).x), uvec4(thread_sums[0]));
+    imageStore(block_sums, particle_texel(block, imageSize(block_sums).x), uvec4(total));
   }
 }

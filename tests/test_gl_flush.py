@@ -18,7 +18,7 @@ def test_opengl_on_a_hardware_gpu_gets_the_gl_librarys_flush_and_the_rest_none()
 
 def test_flushes_once_so_many_workgroups_wait():
     flushes = []
-    flusher = Flusher(lambda: flushes.append(1), groups=1000)
+    flusher = Flusher(lambda: flushes.append(1), groups=1000, clock=lambda: 0.0)  # no time passes
     flusher.dispatched((16384, 1, 1))  # a big dispatch goes at once
     assert len(flushes) == 1 and flusher.pending == 0
     for _ in range(9):
@@ -27,6 +27,20 @@ def test_flushes_once_so_many_workgroups_wait():
     flusher.dispatched((100, 1, 1))
     assert len(flushes) == 2 and flusher.pending == 0
     Flusher(None).dispatched((1 << 20, 1, 1))  # no GL: nothing to call
+
+
+def test_a_dispatch_long_after_the_last_flush_goes_at_once():
+    """A draw's first dispatch, however small, is not kept back for the workgroups of the ones after it."""
+    flushes, now = [], [10.0]
+    flusher = Flusher(lambda: flushes.append(now[0]), groups=1000, idle_s=1.0, clock=lambda: now[0])
+    flusher.dispatched((4, 1, 1))  # nothing flushed before: the GPU waits for this one
+    assert flushes == [10.0] and flusher.pending == 0
+    now[0] += 0.5
+    flusher.dispatched((4, 1, 1))  # soon after: kept with the next
+    assert flushes == [10.0] and flusher.pending == 4
+    now[0] += 0.5
+    flusher.dispatched((4, 1, 1))  # the last flush idle_s old
+    assert flushes == [10.0, 11.0] and flusher.pending == 0
 
 
 def test_the_blender_host_flushes_while_it_dispatches_and_results_stay_exact(host, monkeypatch):

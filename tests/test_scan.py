@@ -64,6 +64,17 @@ def test_scan_refuses_more_than_capacity(host):
         scan.Scan(host, 10).run(values, values, 64)
 
 
+@pytest.mark.parametrize("count, dispatches", [(512, 1), (513, 2), (262_144, 2), (262_145, 4)])
+def test_the_top_block_takes_no_dispatch_of_its_own(host, monkeypatch, count, dispatches):
+    """Every level is reduced and scanned once, but the top block: the level under it sums its totals."""
+    values = host.texture("values", *scan.linear_size(count, 4096), "R32UI")
+    kernels = []
+    dispatch = host.dispatch
+    monkeypatch.setattr(host, "dispatch", lambda kernel, *args: (kernels.append(kernel.name), dispatch(kernel, *args)))
+    scan.Scan(host, count, SMALL_RUN).run(values, values, count)
+    assert len(kernels) == dispatches and kernels[-1] == "scan_block"
+
+
 def test_level_counts():
     assert scan.level_counts(512, 512) == [512]
     assert scan.level_counts(512**2, 512) == [512**2, 512]

@@ -83,17 +83,19 @@ def test_hidden_particles_draw_nothing(host):
     assert not layer.read().any()
 
 
-def test_alpha_over_the_additive_frame(host, rng):
+def test_alpha_over_the_additive_frame(host):
+    """The resolve lays the layer over the additive light: frame = sprites + (1 - sprites.a) * light."""
     system = stacked_system(host, [0.0], [0.5], opacity=0.8)
     layer = SpriteLayer(host, SIZE, SIZE)
     layer.draw([system], compositor(host), ortho_camera())
-    target = compositor(host)
-    under = rng.random((SIZE, SIZE, 4), dtype=np.float32)
-    target.frame = host.texture("frame", SIZE, SIZE, "RGBA32F", under)
-    layer.over(target)
-    sprites = layer.read()
-    np.testing.assert_allclose(target.read_frame(), sprites + (1 - sprites[..., 3:]) * under, rtol=1e-6, atol=1e-6)
-    assert sprites[16, 16, 3] == pytest.approx(0.8)
+    light, lit = compositor(host), compositor(host)
+    for target in (light, lit):
+        target.add(system, ortho_camera())  # the same particle splatted under its sprite
+    light.resolve()
+    lit.resolve(layer.target)
+    sprites, under = layer.read(), light.read_frame()
+    assert under[16, 16, :3].all() and sprites[16, 16, 3] == pytest.approx(0.8)
+    np.testing.assert_allclose(lit.read_frame(), sprites + (1 - sprites[..., 3:]) * under, rtol=1e-6, atol=1e-6)
 
 
 def rasterized(host, systems, target_compositor, camera, width, height):

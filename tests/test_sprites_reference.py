@@ -228,11 +228,15 @@ def test_empty_frame(host, rng):
 
 
 def test_alpha_over_matches_the_reference(host, rng):
-    """frame = sprites over frame: one multiply-add a channel (1e-6: a contraction's one rounding less)."""
-    layer = draw(host, [effect(host, scene(rng))], pixel_grid())
-    compositor = Compositor(host, WIDTH, HEIGHT, render_settings())
-    under = (rng.random((HEIGHT, WIDTH, 4), dtype=np.float32) * 8).astype(np.float32)
-    compositor.frame = host.texture("frame", WIDTH, HEIGHT, "RGBA32F", under)
-    layer.over(compositor)
-    sprites = layer.read()
-    np.testing.assert_allclose(compositor.read_frame(), ref.alpha_over(sprites, under), rtol=1e-6, atol=1e-6)
+    """The resolve's frame = sprites over the additive light: one multiply-add a channel (1e-6: a contraction's
+    one rounding less)."""
+    effects = [effect(host, scene(rng))]
+    layer = draw(host, effects, pixel_grid())
+    light, lit = (Compositor(host, WIDTH, HEIGHT, render_settings()) for _ in range(2))
+    for target in (light, lit):
+        target.add(effects[0][0], pixel_grid())  # the same particles splatted under their sprites
+    light.resolve()
+    lit.resolve(layer.target)
+    under = light.read_frame()
+    assert under.any()
+    np.testing.assert_allclose(lit.read_frame(), ref.alpha_over(layer.read(), under), rtol=1e-6, atol=1e-6)

@@ -185,12 +185,16 @@ FOOTPRINT_VARIANTS = tuple(splat_variant(kernel, depth, PAIRED)
 
 
 @cache
-def resolve_kernel(peak: bool = False, paired: bool = False) -> Kernel:
-    """RESOLVE or RESOLVE_PEAK, reading the paired accumulation image when ``paired``."""
+def resolve_kernel(peak: bool = False, paired: bool = False, sprites_over: bool = False) -> Kernel:
+    """RESOLVE or RESOLVE_PEAK, reading the paired accumulation image when ``paired``; ``sprites_over``: the
+    alpha-blended sprite layer (sprites.py) laid over the frame in the same pass (no pass over the frame of its own)."""
     kernel = RESOLVE_PEAK if peak else RESOLVE
     if paired:
         kernel = dataclasses.replace(kernel, images=tuple(_paired_images(kernel.images)),
                                      defines=(*kernel.defines, *PAIRED_DEFINES))
+    if sprites_over:
+        kernel = dataclasses.replace(kernel, samplers=(*kernel.samplers, Sampler("sprites")),
+                                     defines=(*kernel.defines, ("SPRITES_OVER", "1")))
     return kernel
 
 _EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
@@ -443,12 +447,15 @@ class Compositor:
             self._looks.pop(next(iter(self._looks)))
         return texture
 
-    def resolve(self) -> None:
-        """Float RGBA of the splat plus what was rasterized; clears the accumulation."""
-        kernel = resolve_kernel(peak=self.render.emax_mode == "AUTO", paired=self.paired)
+    def resolve(self, sprites=None) -> None:
+        """Float RGBA of the splat plus what was rasterized, and ``sprites`` (the alpha-blended layer, premultiplied)
+        over it when given; clears the accumulation."""
+        kernel = resolve_kernel(peak=self.render.emax_mode == "AUTO", paired=self.paired,
+                                sprites_over=sprites is not None)
         self.host.dispatch(
             kernel, RESOLVE.groups_for(self.width, self.height),
-            {**self.accum_textures, "frame": self.frame, "stats": self.stats, "raster": self.raster},
+            {**self.accum_textures, "frame": self.frame, "stats": self.stats, "raster": self.raster,
+             **({"sprites": sprites} if sprites is not None else {})},
             {"target_size": (self.width, self.height), "dequantize": (*dequantize_scale(self.emax), 0.0),
              "has_raster": int(self._rasterized)},
         )

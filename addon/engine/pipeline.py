@@ -10,9 +10,8 @@ Reads like the algorithm::
     cloud.update(primitives)                # the CSG cloud follows its primitives (csg.py)
     light_effects(lit, lights, eye)         # shadow volume, then the light pass per lit effect (light_pass.py)
     compositor.add(system, camera)          # splat, quads by tiles or raster, per Add effect (compositing.py)
-    compositor.resolve()                    # resolve and clear    (compositing.py)
     sprites.draw(alpha_systems, ...)        # Alpha effects, binned into tiles, nearest first (sprites.py)
-    sprites.over(compositor)                # over the frame       (sprites.py)
+    compositor.resolve(sprites.target)      # resolve and clear, the sprites over it (compositing.py)
     glints.apply(compositor.frame)          # bright points -> star sprites, added (glints.py)
     compositor.take_stats()                 # overflows, peak -> auto Emax
 
@@ -144,11 +143,10 @@ def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera
     for system in systems:
         if system.settings.blend_mode != "ALPHA":
             compositor.add(system, camera)
-    compositor.resolve()
     if alpha:
         sweep = camera.shutter.close - camera.shutter.open if camera.shutter is not None else 0.0
         sprites.draw([system for system, _ in alpha], compositor, camera, [order for _, order in alpha], shutter=sweep)
-        sprites.over(compositor)
+    compositor.resolve(sprites.target if alpha else None)  # the sprites over the frame in the resolve's pass
 
 
 def composite(systems: list[ParticleSystem], compositor: Compositor, camera: Camera,

@@ -54,7 +54,7 @@ KERNELS: tuple[Kernel, ...] = (
     *compositing.SPLAT_VARIANTS,
     *compositing.FOOTPRINT_VARIANTS,
     *compositing.TRAIL_SPLAT_VARIANTS,
-    *(compositing.resolve_kernel(peak, compositing.PAIRED) for peak in (False, True)),
+    *(compositing.resolve_kernel(peak, compositing.PAIRED, over) for peak in (False, True) for over in (False, True)),
     raster.POINTS,
     raster.QUADS,
     footprint.motion_variant(raster.QUADS),

@@ -4,19 +4,22 @@ Reduce, then scan; reads like the algorithm::
 
     scan_reduce(values  -> sums[0])             # every block of 512 summed
     scan_reduce(sums[0] -> sums[1])             # the block totals summed the same way
-    ...                                         # until one block holds everything
-    scan_block(sums[k-1] -> offsets[k-1])       # the top block scanned (and the grand total kept)
-    scan_block(sums[k-2] -> offsets[k-2], + offsets[k-1])   # each level scanned again,
+    ...                                         # until one block holds everything (sums[k-1])
+    scan_block(sums[k-2] -> offsets[k-2], + the sums[k-1] before)   # each block adds up the top block's
+                                                                    # totals before it (the last: the grand total)
+    scan_block(sums[k-3] -> offsets[k-3], + offsets[k-2])   # each level scanned again,
     ...                                                     # plus its block's offset
-    scan_block(values -> out, + offsets[0])
+    scan_block(values -> out, + offsets[0])     # (one block of values: this alone, with the grand total)
 
 The input is read twice and the output written once (3 passes over the data,
-where scan-then-add needs 4).  One block holds 512 elements (128 threads of
-``SCAN_RUN`` = 4, loaded and stored in coalesced rounds), so two levels reach 512^2 (256K)
+where scan-then-add needs 4).  The top block is not scanned by a dispatch of its
+own: one workgroup's dispatch costs a big GPU more idle than its work (the level
+below reads and sums at most SCAN_BLOCK totals a block).  One block holds 512
+elements (128 threads of ``SCAN_RUN`` = 4, loaded and stored in coalesced rounds), so two levels reach 512^2 (256K)
 elements, three 128M and four 64G.  A scan whose capacity needs one level fewer with
 ``LONG_RUN`` (2048-element blocks: two levels reach 4M) takes those: two dispatches fewer,
 which is what a scan of up to a few million elements costs most.
-The single block of the top level writes the grand total, so a caller that
+The last block under the top (or the only block) writes the grand total, so a caller that
 passes ``total`` (a 1x1 R32UI image) gets the count of a compaction on the
 GPU without reading anything back.  Element i of every image lives at texel
 (i % width, i / width); sums wrap around modulo 2^32.
@@ -57,7 +60,9 @@ def scan_kernels(run: int = SCAN_RUN) -> tuple[Kernel, Kernel]:
         "scan_block",
         images=(Image("scan_in", "R32UI", "READ"), Image("scan_out", "R32UI", "WRITE"),
                 Image("block_offsets", "R32UI", "READ"), Image("scan_total", "R32UI", "WRITE")),
-        constants=(Constant("INT", "count"), Constant("INT", "inclusive"), Constant("INT", "top")),
+        # top: one block, no offsets; summed_offsets: block_offsets holds the (one block of) totals above
+        constants=(Constant("INT", "count"), Constant("INT", "inclusive"), Constant("INT", "top"),
+                   Constant("INT", "summed_offsets")),
         shared=(sums, Shared("uint", "block_values", block + block // 32)),  # padded: no bank conflicts
         local_size=(SCAN_THREADS, 1, 1),
         includes=_INCLUDES,
@@ -116,10 +121,9 @@ class Scan:
         self.reduce_kernel, self.block_kernel = scan_kernels(run)
         self.max_groups = min(host.max_work_group_count, 65535)
         self.unwanted_total = host.texture("scan_total", 1, 1, "R32UI")
-        self.scratch = []
-        for count in level_counts(max(capacity, 1), self.block)[1:]:
-            size = linear_size(count, host.max_texture_size)
-            self.scratch.append((host.texture("scan_sums", *size, "R32UI"), host.texture("scan_offsets", *size, "R32UI")))
+        sizes = [linear_size(count, host.max_texture_size) for count in level_counts(max(capacity, 1), self.block)[1:]]
+        self.sums = [host.texture("scan_sums", *size, "R32UI") for size in sizes]
+        self.offsets = [host.texture("scan_offsets", *size, "R32UI") for size in sizes[:-1]]  # the top: summed
 
     def run(self, values, out, count: int, inclusive: bool = False, total=None) -> None:
         """Scan the first ``count`` elements of ``values`` into ``out``; the sum into ``total``.
@@ -135,21 +139,19 @@ class Scan:
             return
         counts = level_counts(count, self.block)
         top = len(counts) - 1
-        sources, targets = [values], [out]
+        sources, targets = [values, *self.sums[:top]], [out, *self.offsets[:max(top - 1, 0)]]
         # Up: each level's block totals, one level up, until one block holds everything.
         for level in range(top):
-            sums, offsets = self.scratch[level]
             self.host.dispatch(self.reduce_kernel, block_groups(counts[level], self.max_groups, self.block),
-                               {"scan_in": sources[level], "block_sums": sums}, {"count": counts[level]})
-            sources.append(sums)
-            targets.append(offsets)
-        # Down: the top block, then every level below plus its block's offset.
-        for level in reversed(range(top + 1)):
-            is_top = level == top
+                               {"scan_in": sources[level], "block_sums": sources[level + 1]}, {"count": counts[level]})
+        # Down: every level below the top plus its block's offset; the top's totals summed, not scanned.
+        total = total if total is not None else self.unwanted_total
+        for level in reversed(range(max(top, 1))):
+            summed = level == top - 1
+            above = sources[level + 1] if summed else targets[level + 1] if top else out  # (top: not read)
             self.host.dispatch(
                 self.block_kernel, block_groups(counts[level], self.max_groups, self.block),
-                {"scan_in": sources[level], "scan_out": targets[level],
-                 "block_offsets": targets[level] if is_top else targets[level + 1],
-                 "scan_total": total if total is not None else self.unwanted_total},
-                {"count": counts[level], "inclusive": int(inclusive and level == 0), "top": int(is_top)},
+                {"scan_in": sources[level], "scan_out": targets[level], "block_offsets": above, "scan_total": total},
+                {"count": counts[level], "inclusive": int(inclusive and level == 0), "top": int(top == 0),
+                 "summed_offsets": int(summed)},
             )

@@ -199,12 +199,13 @@ class SpriteSheets:
         return texture
 
     def reach(self, settings) -> float:
-        """REACH of an effect's sheet (its texture made first): its frames' reach, widened by its vectors'."""
-        self.texture(settings.sprite_image, settings)
+        """REACH of an effect's sheet (its texture made first, by ``pair``: the image's key is not asked twice a
+        draw): its frames' reach, widened by its vectors'."""
         key = self._kept[(settings.sprite_image, True)][0]
         reach = self._reaches.get((settings.sprite_image, key, settings.flipbook_columns, settings.flipbook_rows))
         if reach is None:  # the same image kept for another grid: its pixels read again
             self._kept.pop((settings.sprite_image, True))
+            self.texture(settings.sprite_image, settings)
             return self.reach(settings)
         if grid(settings)[2] == FLIPBOOK_BLENDS["MOTION_VECTORS"]:
             reach = min(reach + 2.0 * math.sqrt(2.0) * abs(settings.flipbook_vector_strength), math.sqrt(2.0))

@@ -12,7 +12,7 @@ the algorithm::
     sprite_instances(-> (tile, sprite) in depth order)         # into lists of a kept capacity
     binning by tile (stable)                                   # binning.Binning: per-tile lists, nearest first
     sprite_blend(one workgroup per tile, front to back)        # stops a pixel once it is opaque
-    alpha_over(frame = sprites over frame)
+    resolve(frame = sprites over the resolved frame)           # compositing.py's resolve, SPRITES_OVER
 
 The order is exact per pixel: by window depth in 24-bit fixed point (2^-24 of
 the depth range: at 100 m with a 0.1 m near clip, sprites 6 mm apart still sort),
@@ -32,7 +32,7 @@ from . import ribbons
 from .binning import DigitPasses
 from .compositing import Camera, Compositor
 from .footprint import declared_footprint_constants, focus_variant
-from .kernels import Constant, Image, Kernel, Sampler, Shared
+from .kernels import Constant, Image, Kernel, Shared
 from .lighting import look_textures, look_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .scan import linear_size
@@ -97,19 +97,11 @@ def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK, textured: bool = Fal
     return sheet_sampling(kernel) if textured else kernel
 
 
-ALPHA_OVER = Kernel(
-    "alpha_over",
-    images=(Image("frame", "RGBA32F"),),
-    samplers=(Sampler("sprites"),),
-    constants=(Constant("IVEC2", "target_size"),),
-    local_size=(16, 16, 1),
-    includes=(),
-)
 _FOOTPRINTS = (SPRITE_FOOTPRINT, posed(SPRITE_FOOTPRINT))
 SPRITE_KERNELS = (*_FOOTPRINTS, *map(focus_variant, _FOOTPRINTS), SPRITE_TILE_COUNTS, tile_instances(True),
                   *(sprite_blend(depth_test, walk, textured) for depth_test in (False, True) for walk in WALKS
                     for textured in (False, True)),
-                  *(softened(sprite_blend(True, SPRITE_WALK, textured)) for textured in (False, True)), ALPHA_OVER)
+                  *(softened(sprite_blend(True, SPRITE_WALK, textured)) for textured in (False, True)))
 
 
 class SpriteList(FootprintList):
@@ -212,14 +204,6 @@ class SpriteLayer:
                 **(pose_values(s, sheet_slot) if sheet_slot is not None else {}),
                 **({REACH.name: reach} if sheet_slot is not None else {}),
             },
-        )
-
-    def over(self, compositor: Compositor) -> None:
-        """frame = sprites over frame (premultiplied)."""
-        self.host.dispatch(
-            ALPHA_OVER, ALPHA_OVER.groups_for(self.width, self.height),
-            {"frame": compositor.frame, "sprites": self.target},
-            {"target_size": (self.width, self.height)},
         )
 
     def read(self):

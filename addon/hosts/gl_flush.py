@@ -11,12 +11,17 @@ Metal) submit on their own terms and get no flush.
 
 from __future__ import annotations
 
+import math
 import sys
+import time
 from collections.abc import Callable
 
 from .gl_native import gl_function, gl_library, software
 
 FLUSH_GROUPS = 16384  # workgroups queued between flushes: a 4M-particle step (16K) goes at once (viewport_flush.py)
+# A dispatch this long after the last flush goes at once: a draw's first (its GPU idle since the last draw)
+# starts while Python records the rest, whatever the workgroups before the next flush by count.
+FLUSH_AFTER_IDLE_S = 0.001
 
 
 def gl_flush(backend: str, renderer: str, platform: str = sys.platform) -> Callable[[], None] | None:
@@ -31,15 +36,19 @@ def gl_flush(backend: str, renderer: str, platform: str = sys.platform) -> Calla
 class Flusher:
     """Counts the workgroups a host dispatches and flushes once ``groups`` of them wait unflushed: the big
     dispatches (a simulation step, a splat) go to the GPU at once, runs of small ones (a scan's levels)
-    together, so a flush's CPU cost (about 16 us) buys GPU time."""
+    together, so a flush's CPU cost (about 16 us) buys GPU time.  A dispatch ``idle_s`` after the last flush
+    (by ``clock``) goes at once too: the first of a draw does not wait for the workgroups of the ones after it."""
 
-    def __init__(self, flush: Callable[[], None] | None, groups: int = FLUSH_GROUPS):
-        self.flush, self.groups, self.pending = flush, groups, 0
+    def __init__(self, flush: Callable[[], None] | None, groups: int = FLUSH_GROUPS,
+                 idle_s: float = FLUSH_AFTER_IDLE_S, clock: Callable[[], float] = time.perf_counter):
+        self.flush, self.groups, self.idle_s, self.clock = flush, groups, idle_s, clock
+        self.pending, self.flushed_at = 0, -math.inf
 
     def dispatched(self, groups: tuple[int, int, int]) -> None:
         if self.flush is None:
             return
         self.pending += groups[0] * groups[1] * groups[2]
-        if self.pending >= self.groups:
-            self.pending = 0
+        now = self.clock()
+        if self.pending >= self.groups or now - self.flushed_at >= self.idle_s:
+            self.pending, self.flushed_at = 0, now
             self.flush()

@@ -19,3 +19,21 @@ uint load_element(int i, int count)
 {
   return i < count ? imageLoad(scan_in, particle_texel(i, imageSize(scan_in).x)).x : 0u;
 }
+
+/* Every thread's `sum` added up over the workgroup (a shared-memory tree over thread_sums), returned to every
+ * thread; thread_sums is free again once it returns. */
+uint workgroup_sum(uint sum)
+{
+  int t = int(gl_LocalInvocationID.x);
+  thread_sums[t] = sum;
+  barrier();
+  for (int stride = SCAN_THREADS / 2; stride > 0; stride >>= 1) {
+    if (t < stride) {
+      thread_sums[t] += thread_sums[t + stride];
+    }
+    barrier();
+  }
+  uint total = thread_sums[0];
+  barrier();
+  return total;
+}

@@ -139,6 +139,6 @@ def blend(shape, streak, color, lists: TileLists, width, height, scene_depth=Non
 
 
 def alpha_over(layer, frame) -> np.ndarray:
-    """alpha_over.glsl: the premultiplied layer over the frame."""
+    """resolve.glsl with SPRITES_OVER: the premultiplied layer over the frame."""
     layer = np.asarray(layer, F)
     return (layer + (F(1) - layer[..., 3:]) * np.asarray(frame, F)).astype(F)
