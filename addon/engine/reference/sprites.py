@@ -1,4 +1,5 @@
-"""Reference of the alpha sprites (sprites.py): sprite_footprint, the depth order, sprite_blend and alpha_over.
+"""Reference of the alpha sprites (sprites.py): sprite_footprint, the depth order, sprite_blend and the layer laid over
+the frame (alpha_over: resolve.glsl with SPRITES_OVER).
 
 In float32, in the kernels' order.  The tile lists between them (counts,
 scan, instances, binning) are ``reference.tile_lists``, taken in depth order.
