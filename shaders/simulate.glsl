@@ -436,38 +436,6 @@ void die(float lived_for, float over, inout float age, inout float life)
 /* The step of the particle in slot `index` (state texel `texel`); false when the contact list pass
  * (SDF_CONTACT_LIST) leaves it, unwritten, to the contact pass (SDF_CONTACTS), which steps it from the
  * same loaded state. */
-/* A particle's step up to its collisions: where it ends before them and its age (xyz, w), its velocity and
- * life, where it started and the seconds it moved (step_particle; with SDF colliders the list pass hands
- * this over to the contact pass, which only collides). */
-struct StepHandOver {
-  vec4 position_age;
-  vec4 velocity_life;
-  vec4 previous_lived;
-};
-
-/* The end of a particle's step: its collisions (a killing collider kills it), then the stored state. */
-void finish_step(ivec2 texel, int index, StepHandOver moved)
-{
-  vec3 position = moved.position_age.xyz, velocity = moved.velocity_life.xyz;
-  float age = moved.position_age.w, life = moved.velocity_life.w;
-  if (collider_count > 0 && collide(index, moved.previous_lived.w, moved.previous_lived.xyz, position, velocity)) {
-#ifdef EVENTS
-    died(0.0, position, velocity);
-#endif
-    die(age, 0.0, age, life); /* killed by a collider */
-  }
-
-  imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
-  imageStore(vel_life, texel, vec4(clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
-#ifdef EVENTS
-  record_events(texel, position, velocity);
-#endif
-}
-
-#ifdef SDF_CONTACT_LIST
-StepHandOver handed_over; /* the step a listed particle leaves to the contact pass (list_contacts stores it) */
-#endif
-
 bool step_particle(ivec2 texel, int index)
 {
   vec4 pos_age_in = imageLoad(pos_age, texel);
@@ -518,31 +486,25 @@ bool step_particle(ivec2 texel, int index)
   velocity += acceleration * lived - velocity * min(drag * lived, 1.0);
 #ifdef SDF_CONTACT_LIST
   if (collider_count > 0 && meets_any_sdf_grid(lived, previous, position)) {
-    handed_over = StepHandOver(vec4(position, age), vec4(velocity, life), vec4(previous, lived));
     return false;
   }
 #endif
-  finish_step(texel, index, StepHandOver(vec4(position, age), vec4(velocity, life), vec4(previous, lived)));
+  if (collider_count > 0 && collide(index, lived, previous, position, velocity)) {
+#ifdef EVENTS
+    died(0.0, position, velocity);
+#endif
+    die(age, 0.0, age, life); /* killed by a collider */
+  }
+
+  imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
+  imageStore(vel_life, texel, vec4(clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
+#ifdef EVENTS
+  record_events(texel, position, velocity);
+#endif
   return true;
 }
 
-#if defined(SDF_CONTACT_LIST) || defined(SDF_CONTACTS)
-/* A listed step's hand-over lives at its entry's texel of the contact list, in three rows of contact_steps
- * (rows 3y, 3y + 1, 3y + 2 for the list's row y): the contact pass reads it in list order. */
-ivec2 hand_over_texel(ivec2 at, int part)
-{
-  return ivec2(at.x, 3 * at.y + part);
-}
-#endif
-
 #ifdef SDF_CONTACT_LIST
-void store_hand_over(ivec2 at, StepHandOver moved)
-{
-  imageStore(contact_steps, hand_over_texel(at, 0), moved.position_age);
-  imageStore(contact_steps, hand_over_texel(at, 1), moved.velocity_life);
-  imageStore(contact_steps, hand_over_texel(at, 2), moved.previous_lived);
-}
-
 /* Appends the slots this workgroup left to the contact pass to contact_slots: ranked in shared memory,
  * then one global atomic a workgroup (one a particle would queue on that one address).  The list's
  * order varies from run to run; the result does not (each particle steps on its own). */
@@ -560,9 +522,7 @@ void list_contacts(bool listed, int index)
   barrier();
   if (listed) {
     int entry = int(s_list_first[0] + rank);
-    ivec2 at = particle_texel(entry, imageSize(contact_slots).x);
-    imageStore(contact_slots, at, uvec4(uint(index)));
-    store_hand_over(at, handed_over);
+    imageStore(contact_slots, particle_texel(entry, imageSize(contact_slots).x), uvec4(uint(index)));
   }
 }
 #endif
@@ -585,12 +545,8 @@ void main()
   int threads = int(gl_NumWorkGroups.y) * width;
   for (int entry = int(gl_GlobalInvocationID.y) * width + int(gl_GlobalInvocationID.x); entry < listed;
        entry += threads) {
-    ivec2 at = particle_texel(entry, imageSize(contact_slots).x);
-    int index = int(imageLoad(contact_slots, at).x);
-    finish_step(particle_texel(index, width), index,
-                StepHandOver(imageLoad(contact_steps, hand_over_texel(at, 0)),
-                             imageLoad(contact_steps, hand_over_texel(at, 1)),
-                             imageLoad(contact_steps, hand_over_texel(at, 2))));
+    int index = int(imageLoad(contact_slots, particle_texel(entry, imageSize(contact_slots).x)).x);
+    step_particle(particle_texel(index, width), index);
   }
 #else
   ivec2 texel = ivec2(gl_GlobalInvocationID.xy);

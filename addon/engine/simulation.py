@@ -191,16 +191,14 @@ def _emitting_kernel(layout: StateLayout, events: bool, spawned: bool) -> Kernel
 def _sdf_pass_kernels(layout: StateLayout) -> tuple[Kernel, Kernel]:
     """The two passes of a step with SDF colliders (simulate.glsl's main): the list pass steps every particle
     whose step meets no SDF grid (most of them decided by the broad phase, effectors.sdf_reach) and appends the
-    others' slots to ``contact_slots`` (``contact_count`` their number) with their steps up to the collisions
-    (``contact_steps``, three texels an entry); the contact pass collides those, densely."""
+    others' slots to ``contact_slots`` (``contact_count`` their number); the contact pass steps those, densely."""
     base = _simulate_kernel(layout)
     listing = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "WRITE"),
-                                    Image("contact_count", "R32UI", atomic=True),
-                                    Image("contact_steps", "RGBA32F", "WRITE")),
+                                    Image("contact_count", "R32UI", atomic=True)),
                       shared=(Shared("uint", "s_listed", 1), Shared("uint", "s_list_first", 1)),
                       defines=(*base.defines, ("SDF_CONTACT_LIST", "1")))
     contacts = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "READ"),
-                                     Image("contact_count", "R32UI", "READ"), Image("contact_steps", "RGBA32F", "READ")),
+                                     Image("contact_count", "R32UI", "READ")),
                        defines=(*base.defines, ("SDF_CONTACTS", "1")))
     return listing, contacts
 
@@ -384,7 +382,7 @@ class ParticleSystem:
         self.set_scene_inputs([], [])
         self.no_sdf = host.volume("sdf_atlas", np.zeros((1, 1, 1), np.float32))  # bound while no SDF collider
         self.sdf_atlas = self.no_sdf
-        self.contact_list = None  # (contact_slots, contact_count, contact_steps) of the SDF passes, made on first use
+        self.contact_list = None  # (contact_slots, contact_count) of the SDF passes, made on first use
         self.origin = np.zeros(3, np.float32)
         self.step_index = 0
         self.time = 0.0
@@ -483,7 +481,7 @@ class ParticleSystem:
         passes = (kernel,)
         if kernel is SIMULATE_KERNELS[self.layout.name] and any(c.type == "SDF" for c in self.colliders):
             passes = SDF_PASS_KERNELS[self.layout.name]  # effects with events step in one pass
-            textures.update(zip(("contact_slots", "contact_count", "contact_steps"), self._contact_list()))
+            textures.update(zip(("contact_slots", "contact_count"), self._contact_list()))
         start = prev + (cur - prev) * (k / substeps)
         end = prev + (cur - prev) * ((k + 1) / substeps)
         origin = state_origin(self.settings, end)
@@ -509,17 +507,11 @@ class ParticleSystem:
         self.state_changed()
 
     def _contact_list(self) -> tuple:
-        """The SDF passes' list of slots (one entry a slot at most), its length and its entries' steps (3 RGBA32F
-        texels an entry, 48 bytes a slot: the contact pass reads them in list order instead of stepping the
-        scattered slots again, which cost more than the whole step in slot order)."""
+        """The SDF passes' list of slots (one entry a slot at most) and its length."""
         if self.contact_list is None:
             width, rows = self.pos_age.width, self.pos_age.height
-            if 3 * rows > self.host.max_texture_size:
-                raise SettingsError(f"{self.settings.count:,} particles with SDF colliders need {3 * rows} rows of "
-                                    f"collision steps, past this GPU's {self.host.max_texture_size}: fewer particles")
             self.contact_list = (self.host.texture("contact_slots", width, rows, "R32UI"),
-                                 self.host.texture("contact_count", 1, 1, "R32UI"),
-                                 self.host.texture("contact_steps", width, 3 * rows, "RGBA32F"))
+                                 self.host.texture("contact_count", 1, 1, "R32UI"))
         return self.contact_list
 
     @property

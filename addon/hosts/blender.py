@@ -128,14 +128,6 @@ def _raster_stages(gpu, info, raster) -> None:
 _BLENDS = {"ADD": "ADDITIVE_PREMULT", "OVER": "ALPHA_PREMULT"}
 
 
-def _kept(shader, name: str) -> bool:
-    """Whether the compiled ``shader`` has the uniform ``name``."""
-    try:
-        return shader.uniform_from_name(name) >= 0
-    except ValueError:
-        return False
-
-
 class _Binding:
     """A kernel's shader with its bindings resolved once: what a dispatch does per resource, its constants
     grouped by how Blender takes them (a loop per kind, no call per constant to choose a conversion)."""
@@ -143,10 +135,8 @@ class _Binding:
     def __init__(self, kernel, shader):
         self.kernel, self.shader = kernel, shader
         self.images = tuple((i.name, i.format) for i in kernel.images)
-        # What the compiled shader kept: a driver drops the uniforms its code never reads (a pass of a kernel
-        # that takes part of its work, simulate.glsl's SDF contact pass), and Blender refuses to set those.
-        self.samplers = tuple(s.name for s in kernel.samplers if _kept(shader, s.name))
-        plain = [c for c in kernel.constants if not c.size and _kept(shader, c.name)]
+        self.samplers = tuple(s.name for s in kernel.samplers)
+        plain = [c for c in kernel.constants if not c.size]
         self.ints = tuple(c.name for c in plain if c.type == "INT")
         self.int_vectors = tuple(c.name for c in plain if c.type in _INT_TYPES and c.type != "INT")
         self.floats = tuple(c.name for c in plain if c.type == "FLOAT")
