@@ -6,8 +6,8 @@
 pixel adds over the GPU's rate of scattered atomic pairs (``bench/gpu_splat.py``, case ``atomic_pair_scattered``).
 Here the comet preset (the case's effect) is stepped to frame 24 at ``--count`` particles with 32-point trails,
 the segments the kernel draws come from the numpy reference (``reference.trails.ribbon_segments``), and each
-segment's band is counted as its length times its width plus a pixel; the sum scales with the count (each trail
-is its own), so it is given at 1M too.  Fields: ``segments``, ``pixel_adds``, ``pixel_adds_1m``, ``top10_share``
+segment on the target (by its middle) counts its band, its length times its widest width plus a pixel; the sum
+scales with the count (each trail is its own), so it is given at 1M too.  Fields: ``segments``, ``pixel_adds``, ``pixel_adds_1m``, ``top10_share``
 and ``top100_share`` (the adds in the 10 / 100 busiest 16x16 tiles), ``pairs_per_s`` when given (the device's
 measured rate) with ``floor_ms`` (``pixel_adds_1m`` at that rate).  Any machine (the count is small).
 
@@ -53,10 +53,10 @@ def coverage(count: int) -> dict:
     adds = 0.0
     for segment in segments:
         (a, b), half = segment.ends, segment.half_px
-        area = float(np.hypot(*(b - a))) * (2.0 * float(max(half)) + 1.0)
-        adds += area
         x, y = ((a + b) / 2 // 16).astype(int)
-        if 0 <= y < tiles.shape[0] and 0 <= x < tiles.shape[1]:
+        if 0 <= y < tiles.shape[0] and 0 <= x < tiles.shape[1]:  # on the target (by its middle): drawn
+            area = float(np.hypot(*(b - a))) * (2.0 * float(max(half)) + 1.0)
+            adds += area
             tiles[y, x] += area
     busiest = np.sort(tiles.ravel())[::-1]
     return {"segments": len(segments), "pixel_adds": adds, "pixel_adds_1m": adds * 1e6 / count,
