@@ -7,9 +7,10 @@ pixel adds over the GPU's rate of scattered atomic pairs (``bench/gpu_splat.py``
 Here the comet preset (the case's effect) is stepped to frame 24 at ``--count`` particles with 32-point trails,
 the segments the kernel draws come from the numpy reference (``reference.trails.ribbon_segments``), and each
 segment on the target (by its middle) counts its band, its length times its widest width plus a pixel; the sum
-scales with the count (each trail is its own), so it is given at 1M too.  Fields: ``segments``, ``pixel_adds``, ``pixel_adds_1m``, ``top10_share``
-and ``top100_share`` (the adds in the 10 / 100 busiest 16x16 tiles), ``pairs_per_s`` when given (the device's
-measured rate) with ``floor_ms`` (``pixel_adds_1m`` at that rate).  Any machine (the count is small).
+scales with the count (each trail is its own), so it is given at 1M too.  Fields: ``segments``, ``pixel_adds``,
+``pixel_adds_1m``, ``top10_share`` and ``top100_share`` (the adds in the 10 / 100 busiest 16x16 tiles),
+``pairs_per_s`` when given (the device's measured rate) with ``floor_ms`` (``pixel_adds_1m`` at that rate).  Any
+machine (the count is small).
 
     .venv/bin/python bench/trail_coverage.py --count 20000 [--pairs-per-s 3.3e10] [--out DIR]
 """
