@@ -29,7 +29,7 @@ SDF_CONTACT_VOXELS = 0.75
 SDF_STEP_VOXELS = 0.25
 SDF_SLACK_VOXELS = 0.05
 SDF_TRACE_STEPS = 32  # sphere-trace samples along a step's segment, then the safe fallback
-# The trace samples the distance through the texture unit's filter (simulate.glsl sdf_distance), whose weights
+# The trace samples the distance through the texture unit's filter (sdf_sample.glsl sdf_distance), whose weights
 # have few bits (8 on NVIDIA: off by up to 1/256 along each axis, so a 1-Lipschitz field by 3/256 voxel), and
 # every sample keeps SDF_EDGE_VOXELS inside the grid's outer voxel centres, more than the unit's rounding of a
 # coordinate (2^-24 of the atlas's depth, at most 4096 texels), so that it never blends in the next grid of the

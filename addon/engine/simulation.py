@@ -454,8 +454,8 @@ class ParticleSystem:
     def set_sdf_atlas(self, atlas=None) -> None:
         """The R32F 3D texture (host.volume) holding this effect's SDF colliders' grids at their
         ``sdf_z_offset`` (sdf.SdfAtlas), for the next steps; None: no SDF collider (a 1x1x1 stand-in).
-        Set to sample linearly: the sphere trace's distances come from the texture unit (simulate.glsl
-        sdf_distance)."""
+        Set to sample linearly: the sphere trace's distances come from the texture unit (sdf_distance,
+        shaders/include/sdf_sample.glsl)."""
         if atlas is not None:
             self.host.sampling(atlas, linear=True)
         self.sdf_atlas = self.no_sdf if atlas is None else atlas

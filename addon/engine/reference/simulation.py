@@ -218,7 +218,7 @@ def _dot_rows(rows, points):
 
 
 def sdf_voxel(collider, p):
-    """sdf_voxel() of simulate.glsl: (voxel-centre coordinates kept SDF_EDGE_VOXELS inside the grid, distance
+    """sdf_voxel() of sdf_sample.glsl: (voxel-centre coordinates kept SDF_EDGE_VOXELS inside the grid, distance
     outside the grid's box) of shape-space points ``p``."""
     low, high, size = collider["sdf_low"], collider["sdf_high"], collider["sdf_size"]
     q = np.clip(p, low, high).astype(F)
@@ -228,7 +228,7 @@ def sdf_voxel(collider, p):
 
 
 def sdf_sample(collider, atlas, p, weight_steps=None):
-    """sdf_sample() of simulate.glsl: (distance, gradient) at shape-space points ``p``, the trilinear between
+    """sdf_sample() of sdf_sample.glsl: (distance, gradient) at shape-space points ``p``, the trilinear between
     voxel centres; ``weight_steps``: its weights cut to multiples of 1 / weight_steps (sdf_distance)."""
     g, outside = sdf_voxel(collider, p)
     cell = np.floor(g)
@@ -256,7 +256,7 @@ def sdf_sample(collider, atlas, p, weight_steps=None):
 
 
 def sdf_distance(collider, atlas, p, weight_steps=None):
-    """sdf_distance() of simulate.glsl, the texture unit's trilinear filter: with exact weights (llvmpipe's
+    """sdf_distance() of sdf_sample.glsl, the texture unit's trilinear filter: with exact weights (llvmpipe's
     float filter, up to its rounding); ``weight_steps`` 256: weights cut to 1/256, NVIDIA's 8-bit fractions at
     their worst, for the tolerances the tests allow (effectors.SDF_FILTER_VOXELS)."""
     return sdf_sample(collider, atlas, p, weight_steps)[0]
