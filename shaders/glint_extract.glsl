@@ -1,6 +1,9 @@
 /* Bright points for glints: the brightest pixel of each 8x8 tile of the
- * composited frame whose luminance passes the threshold, appended to a list
- * through an atomic counter (one point per tile at most).
+ * composited frame whose luminance passes the threshold, in the tile's own
+ * slot of the list (an empty tile writes zero luminance there).  The seed
+ * appends through an atomic counter; in its order glint_sprites' additive
+ * half-float blends of overlapping stars rounded differently from run to
+ * run, in tile order they round alike.
  *
  * The four layouts of the seed ("Optimising a Compute Shader") share this
  * body; the defines pick one (glints.py declares them):
@@ -77,15 +80,18 @@ void sync_group()
 }
 #endif
 
-void append(Candidate best, ivec2 tile)
+/* The tile's slot: its point, or zero luminance where none passed the threshold. */
+void store_point(Candidate best, ivec2 tile)
 {
-  ivec2 pixel = tile * GLINT_TILE + ivec2(best.offset % GLINT_TILE, best.offset / GLINT_TILE);
-  uint index = imageAtomicAdd(glint_count, ivec2(0, 0), 1u);
-  if (index < uint(list_capacity)) {
-    ivec2 at = glint_texel(index);
-    imageStore(glint_list, at, best.color_lum);
-    imageStore(glint_list, at + ivec2(1, 0), vec4(vec2(pixel), 0.0, 0.0));
+  ivec2 tiles = (target_size + GLINT_TILE - 1) / GLINT_TILE;
+  if (any(greaterThanEqual(tile, tiles))) {
+    return; /* a thread of a workgroup past the frame's last tiles */
   }
+  ivec2 at = glint_texel(uint(tile.y * tiles.x + tile.x));
+  bool found = best.offset != NONE_OFFSET;
+  ivec2 pixel = tile * GLINT_TILE + ivec2(best.offset % GLINT_TILE, best.offset / GLINT_TILE);
+  imageStore(glint_list, at, found ? best.color_lum : vec4(0.0));
+  imageStore(glint_list, at + ivec2(1, 0), vec4(found ? vec2(pixel) : vec2(0.0), 0.0, 0.0));
 }
 
 void main()
@@ -127,7 +133,5 @@ void main()
   }
   best = slot(0u);
 #endif
-  if (best.offset != NONE_OFFSET) {
-    append(best, tile);
-  }
+  store_point(best, tile);
 }

@@ -1,8 +1,8 @@
 /* Glint sprites: a star (or a lens flare: a star with a soft halo and a ring)
- * drawn additively on every bright point glint_extract appended, into the
- * glint layer.  One instance per tile of the frame (the most points there
- * can be); instances past the GPU's count are clipped away, so the count
- * never travels to the CPU.
+ * drawn additively on every bright point glint_extract found, into the
+ * glint layer.  One instance per tile of the frame, in tile order (the
+ * additive half-float blends of overlapping stars round the same every run);
+ * a tile without a point (zero luminance in its slot) is clipped away.
  *
  * An instance is one quad per ray, thin and as long as the ray, plus a
  * quad for the core (for a flare, one covering the halo and the ring):
@@ -25,14 +25,13 @@ void main()
   v_offset = vec2(0.0);
   v_ray = vec2(0.0);
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
-  uint count = texelFetch(glint_count, ivec2(0, 0), 0).x;
-  if (uint(gl_InstanceID) >= min(count, uint(list_capacity))) {
-    return;
-  }
   ivec2 at = glint_texel(uint(gl_InstanceID));
   vec4 color_lum = texelFetch(glint_list, at, 0);
-  vec2 pixel = texelFetch(glint_list, at + ivec2(1, 0), 0).xy;
   float lum = color_lum.w;
+  if (!(lum > 0.0)) {
+    return; /* no point in this tile */
+  }
+  vec2 pixel = texelFetch(glint_list, at + ivec2(1, 0), 0).xy;
   float above = (lum - glint_threshold) / lum; /* the share of the pixel above the threshold */
   v_color = mix(vec3(lum), color_lum.rgb, glint_tint) * above * glint_intensity;
 

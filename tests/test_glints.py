@@ -1,8 +1,8 @@
 """Glints: bright-point extraction diffed exactly against the numpy reference, sprites over the frame.
 
 Every extraction layout (the seed's four) runs through Blender's ``gpu`` and
-must append exactly the reference's set of (tile, pixel, colour, luminance);
-the append order is the atomic counter's, so sets are compared.
+must write exactly the reference's points (tile, pixel, colour, luminance), in
+tile order: the slot of each tile, so the stars blend in the same order every run.
 """
 
 import numpy as np
@@ -45,6 +45,22 @@ def test_extraction_equals_reference(host, rng, variant, size):
     assert len(want.pixels) > 10
     assert len(got.pixels) == len(want.pixels), "one point per qualifying tile, none twice"
     assert got.as_set() == want.as_set()
+    tile_order = np.lexsort((got.pixels[:, 0] // glints.TILE, got.pixels[:, 1] // glints.TILE))
+    np.testing.assert_array_equal(tile_order, np.arange(len(got.pixels)), err_msg="the points in tile order")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_tile_without_a_point_empties_its_slot(host, rng, variant):
+    """Each frame writes every tile's slot: the points of the frame before do not stay (nothing clears the list)."""
+    frame = hdr_frame(rng, 40, 24)
+    height, width = frame.shape[:2]
+    stage = glints.GlintStage(host, width, height, render_settings(), glints.EXTRACT_VARIANTS[variant])
+    stage.extract(host.texture("frame", width, height, "RGBA32F", frame), 1.5)
+    assert len(stage.read_points().pixels) > 3
+    dark = frame.copy()
+    dark[:, : width // 2, :3] = 0.0  # the left half's tiles lose their points
+    stage.extract(host.texture("frame", width, height, "RGBA32F", dark), 1.5)
+    assert stage.read_points().as_set() == reference.extract(dark, 1.5).as_set()
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

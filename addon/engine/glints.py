@@ -2,13 +2,16 @@
 
 After compositing (``pipeline.composite_into``), three steps::
 
-    glint_extract   brightest pixel of each 8x8 tile above the threshold -> list (atomic counter)
-    glint_sprites   one additive star per listed point into the glint layer (instanced, count on the GPU)
+    glint_extract   brightest pixel of each 8x8 tile above the threshold -> the tile's slot of the list
+    glint_sprites   one additive star per point into the glint layer (an instance a tile, in tile order)
     glint_add       frame += glint layer
 
 The extraction is the seed's lens-flare reduction ("Optimising a Compute
 Shader"); its four layouts are all declared here (``EXTRACT_VARIANTS``) and
-give identical lists; the product runs the fastest, ``2x2-shared``.
+give identical lists; the product runs the fastest, ``2x2-shared``.  Where the
+seed appends through an atomic counter, each tile writes its own slot: in the
+counter's order (the GPU's, run to run) overlapping stars' additive half-float
+blends rounded differently; in tile order a bake gives the same frames every run.
 """
 
 from __future__ import annotations
@@ -29,13 +32,11 @@ _LIST_INCLUDE = ("glint_list.glsl",)  # the list's layout, shared by glint_extra
 _EXTRACT_IMAGES = (
     Image("frame", "RGBA32F", "READ"),
     Image("glint_list", "RGBA32F", "WRITE"),
-    Image("glint_count", "R32UI", atomic=True),
 )
 _EXTRACT_CONSTANTS = (
     Constant("IVEC2", "target_size"),
     Constant("FLOAT", "threshold"),
     Constant("INT", "list_width"),
-    Constant("INT", "list_capacity"),
 )
 
 
@@ -75,11 +76,10 @@ def extract_for(device: str) -> Kernel:
 
 SPRITES = Raster(
     "glint_sprites",
-    samplers=(Sampler("glint_list"), Sampler("glint_count", "UINT_2D")),
+    samplers=(Sampler("glint_list"),),
     constants=(
         Constant("IVEC2", "target_size"),
         Constant("INT", "list_width"),
-        Constant("INT", "list_capacity"),
         Constant("VEC4", "glint_shape", components=(  # ray length and thickness in pixels; flare: 1, star: 0
             ("ray_length", "x"), ("ray_rotation", "y"), ("ray_count", "z"), ("flare", "w"))),
         Constant("VEC4", "glint_look", components=(
@@ -110,7 +110,7 @@ def ray_thickness(height: int) -> float:
 
 @dataclass(frozen=True)
 class BrightPoints:
-    """What glint_extract appended, in the GPU's (atomic, arbitrary) order."""
+    """What glint_extract found, in tile order (row by row)."""
 
     pixels: np.ndarray  # (n, 2) int: x, y
     colors: np.ndarray  # (n, 4) float32: r, g, b, luminance
@@ -122,7 +122,7 @@ class BrightPoints:
 
 
 class GlintStage:
-    """The glint list, counter and layer for one frame size, and the three steps that use them.
+    """The glint list (a slot a tile) and layer for one frame size, and the three steps that use them.
 
     ``render``: the render settings whose glint fields it draws with (the viewport
     updates them between frames: tweaking a glint re-simulates nothing)."""
@@ -136,25 +136,18 @@ class GlintStage:
         self.capacity = tiles_x * tiles_y
         self.list_width = min(self.capacity, LIST_WIDTH)
         self.list = host.texture("glint_list", 2 * self.list_width, -(-self.capacity // self.list_width), "RGBA32F")
-        self.count = host.texture("glint_count", 1, 1, "R32UI")
         self.layer = host.texture("glints", width, height, "RGBA16F")
 
     def extract(self, frame, threshold: float) -> None:
-        """The bright points of ``frame`` (the compositor's RGBA32F frame), in a fresh list."""
-        self.host.clear(self.count)
-        self.append(frame, threshold)
-
-    def append(self, frame, threshold: float) -> None:
-        """Append the bright points of ``frame`` to the list (one dispatch: what the benchmark times)."""
+        """The bright points of ``frame`` (the compositor's RGBA32F frame) into the list: every tile writes its slot
+        (one dispatch: what the benchmark times)."""
         kernel = self.extract_kernel
         lx, ly, _ = kernel.local_size
         texels = int(dict(kernel.defines)["TEXELS"])
         groups = (-(-self.width // (lx * texels)), -(-self.height // (ly * texels)), 1)
         self.host.dispatch(
-            kernel, groups,
-            {"frame": frame, "glint_list": self.list, "glint_count": self.count},
-            {"target_size": (self.width, self.height), "threshold": float(threshold),
-             "list_width": self.list_width, "list_capacity": self.capacity},
+            kernel, groups, {"frame": frame, "glint_list": self.list},
+            {"target_size": (self.width, self.height), "threshold": float(threshold), "list_width": self.list_width},
         )
 
     def draw(self) -> None:
@@ -163,10 +156,10 @@ class GlintStage:
         self.host.clear(self.layer)
         self.host.draw(
             SPRITES, "TRIS", QUAD_VERTICES * (1 + render.glint_rays), self.capacity, self.layer, None,
-            {"glint_list": self.list, "glint_count": self.count},
+            {"glint_list": self.list},
             SPRITES.pack({
                 "target_size": (self.width, self.height), "list_width": self.list_width,
-                "list_capacity": self.capacity, "ray_length": render.glint_length * self.height,
+                "ray_length": render.glint_length * self.height,
                 "ray_rotation": render.glint_rotation, "ray_count": render.glint_rays,
                 "flare": 1.0 if render.glints == "FLARE" else 0.0, "glint_intensity": render.glint_intensity,
                 "glint_threshold": render.glint_threshold, "glint_tint": render.glint_tint,
@@ -184,9 +177,9 @@ class GlintStage:
         self.add_to(frame)
 
     def read_points(self) -> BrightPoints:
-        count = min(int(self.host.read(self.count)[0, 0]), self.capacity)
-        texels = self.host.read(self.list).reshape(-1, 2, 4)[:count]  # point i: texels 2i, 2i + 1 in row order
-        return BrightPoints(texels[:, 1, :2].astype(np.int64), texels[:, 0].astype(np.float32))
+        texels = self.host.read(self.list).reshape(-1, 2, 4)[:self.capacity]  # tile i: texels 2i, 2i + 1, row order
+        found = texels[:, 0, 3] > 0.0  # zero luminance: no point in the tile
+        return BrightPoints(texels[found, 1, :2].astype(np.int64), texels[found, 0].astype(np.float32))
 
 
 def wanted(render) -> bool:

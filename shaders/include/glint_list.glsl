@@ -1,5 +1,6 @@
-/* The glint list (glints.py): glint_extract appends, glint_sprites draws.
- * Point i takes two texels of row i / list_width: (rgb, luminance), then
+/* The glint list (glints.py): glint_extract writes, glint_sprites draws.
+ * Slot i (tile i of the frame, row by row) takes two texels of row
+ * i / list_width: (rgb, luminance; zero luminance: no point), then
  * (pixel x, pixel y, 0, 0).  GLINT_TILE (the tile each point stands for)
  * comes from glints.TILE. */
 
