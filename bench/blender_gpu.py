@@ -111,21 +111,31 @@ def count_label(count: int) -> str:
 
 
 def parse_pytest(output: str) -> dict:
-    """passed, failed, errors from pytest's summary line; the failing tests' ids from its -rfE lines."""
+    """passed, failed, skipped, errors from pytest's summary line; the failing tests' ids from its -rfE lines."""
     summary = next((line for line in reversed(output.splitlines()) if re.search(r"\d+ (passed|failed|error)", line)),
                    "")
-    counts = {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|errors?)\b", summary)}
-    return {"passed": counts.get("passed", 0), "failed": counts.get("failed", 0),
+    counts = {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed|skipped|errors?)\b", summary)}
+    return {"passed": counts.get("passed", 0), "failed": counts.get("failed", 0), "skipped": counts.get("skipped", 0),
             "errors": counts.get("errors", 0) + counts.get("error", 0),
             "failures": re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.MULTILINE), "summary": summary.strip(" =")}
 
 
-def run_tests() -> dict:
-    """The suite in a child process, as ``.venv/bin/python -m pytest tests -q`` runs it."""
+def run_tests(processes: int = 1) -> dict:
+    """The suite in child processes, as ``.venv/bin/python -m pytest tests -q`` runs it: with ``processes`` > 1 the
+    test files are dealt round robin to that many pytest processes side by side (a GPU machine's cores and GPU
+    are mostly idle under one), and their counts summed."""
     start = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "pytest", "tests", "-q", "-rfE", "-p", "no:cacheprovider"],
-                            cwd=ROOT, capture_output=True, text=True)
-    return {"case": "suite", **parse_pytest(result.stdout + result.stderr), "exit_code": result.returncode,
+    files = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "tests").glob("test_*.py"))
+    shares = [files[k::processes] for k in range(processes)] if processes > 1 else [["tests"]]
+    children = [subprocess.Popen([sys.executable, "-m", "pytest", *share, "-q", "-rfE", "-p", "no:cacheprovider"],
+                                 cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                for share in shares]
+    outputs = [child.communicate()[0] for child in children]
+    parts = [parse_pytest(output) for output in outputs]
+    summed = {key: sum(part[key] for part in parts) for key in ("passed", "failed", "skipped", "errors")}
+    return {"case": "suite", **summed, "failures": [name for part in parts for name in part["failures"]],
+            "summary": " | ".join(part["summary"] for part in parts), "processes": processes,
+            "exit_code": max(child.returncode for child in children),
             "seconds": round(time.perf_counter() - start, 1)}
 
 
@@ -374,6 +384,8 @@ def main(argv=None) -> int:
                         help=f"sizes / {QUICK_SCALE}, counts / {QUICK_COUNT_SCALE} (1080p 1M: 64x36 10K), 2 frames, "
                              "3 draws, no tests: checks every path")
     parser.add_argument("--skip-tests", action="store_true", help="leave out the blender-tests suite")
+    parser.add_argument("--test-processes", type=int, default=1,
+                        help="blender-tests: pytest processes side by side, the test files dealt among them")
     parser.add_argument("--suites", default="blender-tests,bake,viewport,lighting,events,end-to-end")
     parser.add_argument("--bake-frames", type=int, help="timed frames per bake case and of our end-to-end shot "
                                                         "(48; --quick 2)")
@@ -393,7 +405,7 @@ def main(argv=None) -> int:
     log(f"device: {device}; suites: {', '.join(suites)}")
     started = time.perf_counter()
     bakes = Bakes()
-    runs = {"blender-tests": lambda: [run_tests()],
+    runs = {"blender-tests": lambda: [run_tests(args.test_processes)],
             "bake": lambda: bake_suite(args.quick, args.bake_frames, bakes),
             "viewport": lambda: viewport_suite(args.quick, args.draws),
             "lighting": lambda: lighting_suite(args.quick, args.draws),

@@ -49,9 +49,9 @@ def test_pytest_summary_is_parsed():
 
     output = ("..F..E\nFAILED tests/test_look.py::test_x[a-b] - AssertionError: 2.4%\n"
               "ERROR tests/test_sorting.py::test_y - RuntimeError\n"
-              "==== 3 failed, 469 passed, 1 error in 80.12s (0:01:20) ====\n")
+              "==== 3 failed, 469 passed, 24 skipped, 1 error in 80.12s (0:01:20) ====\n")
     parsed = parse_pytest(output)
-    assert (parsed["passed"], parsed["failed"], parsed["errors"]) == (469, 3, 1)
+    assert (parsed["passed"], parsed["failed"], parsed["skipped"], parsed["errors"]) == (469, 3, 24, 1)
     assert parsed["failures"] == ["tests/test_look.py::test_x[a-b]", "tests/test_sorting.py::test_y"]
     assert parse_pytest("472 passed in 70.0s")["failed"] == 0
 
