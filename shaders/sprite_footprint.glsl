@@ -47,7 +47,7 @@ void main()
         }
       }
       shape = SpriteShape(window.xy, radius_px, window.z);
-      key = min(uint(window.z * DEPTH_KEY_SCALE), HIDDEN_KEY - 1u); /* near first; truncated, no rounding to fuse */
+      key = depth_key(view_proj, clip.w, window.z);
 #ifdef SPRITE_TEXTURE
       if (sheet_slot > 0.0) {
         float angle = sprite_angle(slot, pos_age_in.w, screen_velocity(clip, vel_life_in.xyz, target_extent));

@@ -33,7 +33,8 @@ void main()
       if (middle.z >= 0.0 && middle.z <= 1.0) {
         float t = (float(segment) + 0.5) / trail_length;
         vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
-        float radius_px = particle_radius_px(index, look_now, pixel_scale, 0.5 * (near_end.w + far_end.w)) *
+        float distance = 0.5 * (near_end.w + far_end.w);
+        float radius_px = particle_radius_px(index, look_now, pixel_scale, distance) *
                           trail_width * mix(1.0, trail_width_end, t);
         float alpha = opacity * pixel_coverage(radius_px) * (1.0 - trail_fade * t);
         float radius = max(radius_px, 1.0);
@@ -42,7 +43,7 @@ void main()
         float boost = alpha > 0.0 ? min(1.0 / spread, 1.0 / alpha) : 0.0;
         color = vec4(particle_color(index, look_now, 1.0) * mix(vec3(1.0), trail_color_end, t) * alpha, alpha) * boost;
         shape = SpriteShape(middle.xy, radius, middle.z);
-        key = min(uint(middle.z * DEPTH_KEY_SCALE), HIDDEN_KEY - 1u);
+        key = depth_key(view_proj, distance, middle.z);
       }
     }
   }

@@ -30,7 +30,7 @@ from addon.engine.reference import sprites as ref
 from addon.engine.reference.tile_lists import tile_lists
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.simulation import ParticleSystem
-from addon.engine.sprites import SpriteLayer
+from addon.engine.sprites import DEPTH_KEYS, SpriteLayer
 from addon.engine.tile_lists import TILE, TILE_CHUNK, WALKS
 
 WIDTH, HEIGHT = 64, 48
@@ -206,6 +206,26 @@ def test_perspective_and_scene_depth(host, rng):
     unhidden = check(host, effects, camera)[3]
     assert (want[:, WIDTH // 2:] != unhidden[:, WIDTH // 2:]).any() and (want[:, :WIDTH // 2] ==
                                                                           unhidden[:, :WIDTH // 2]).all()
+
+
+def test_depth_keys_order_sprites_by_distance_in_16_bits():
+    """sprite_shape.glsl's depth_key (the GPU's keys equal these in the tests above): a perspective camera's key
+    follows the view distance in steps of 1/2048 of it from 1/1024 unit to 2^22 units, an orthographic camera's
+    the window depth; every key below HIDDEN_KEY, so two radix passes sort them."""
+    view = np.eye(4)
+    view[2, 3] = -6.0
+    camera = perspective(0.9, 1.5, 0.1, 1000.0) @ view
+    distance = np.geomspace(1 / 1024, 2.0 ** 21.99, 20000).astype(np.float32)
+    keys = ref.depth_keys(camera, distance, np.zeros_like(distance))
+    assert (np.diff(keys.astype(np.int64)) >= 0).all() and keys[0] == 0 and keys[-1] < ref.HIDDEN_KEY
+    apart = ref.depth_keys(camera, distance * np.float32(1 + 1 / 1000), np.zeros_like(distance))
+    assert (apart > keys).all(), "a thousandth of the distance farther: a later key"
+    assert ref.depth_keys(camera, np.float32([0.0, 1e-6, 1e30]), np.zeros(3))[[0, 1, 2]].tolist() == [
+        0, 0, ref.HIDDEN_KEY - 1]
+    assert ref.HIDDEN_KEY == DEPTH_KEYS - 1 == 0xFFFF
+    window_depth = np.float32([0.0, 0.5, 1.0])
+    orthographic = Camera.pixel_grid(64, 36).view_proj
+    assert ref.depth_keys(orthographic, np.ones(3), window_depth).tolist() == [0, 32767, ref.HIDDEN_KEY - 1]
 
 
 def test_crowded_tile_stops_opaque_pixels(host, rng):

@@ -6,7 +6,7 @@ shares one sprite list, so their sprites interleave by depth.  Reads like
 the algorithm::
 
     sprite_footprint(state -> shapes, streaks, colors, keys)   # per effect, into the shared list
-    radix sort (keys, sprite) nearest first                    # binning.DigitPasses, 3 passes (24-bit keys)
+    radix sort (keys, sprite) nearest first                    # binning.DigitPasses, 2 passes (16-bit keys)
     sprite_tile_counts(depth order -> tiles per sprite)        # 16x16 tiles each footprint touches
     scan -> every sprite's first instance, and the total       # scan.py (the total stays on the GPU)
     sprite_instances(-> (tile, sprite) in depth order)         # into lists of a kept capacity
@@ -14,8 +14,8 @@ the algorithm::
     sprite_blend(one workgroup per tile, front to back)        # stops a pixel once it is opaque
     resolve(frame = sprites over the resolved frame)           # compositing.py's resolve, SPRITES_OVER
 
-The order is exact per pixel: by window depth in 24-bit fixed point (2^-24 of
-the depth range: at 100 m with a 0.1 m near clip, sprites 6 mm apart still sort),
+The order is exact per pixel: by view distance to 1/2048 of it (``sprite_shape.glsl``'s ``depth_key``: at
+10 m sprites 5 mm apart still sort; an orthographic camera's window depth to 2^-16 of its clip range),
 then by the sprite's place in the list for equal keys.  The instance lists keep a capacity and are checked every
 ``check_every`` draws (``tile_lists.KeptLists``; the viewport's first lists
 are sized for ESTIMATED_TILES_PER_SPRITE).  A footprint is a general screen-space shape
@@ -52,7 +52,7 @@ from .tile_lists import (
 )
 
 ESTIMATED_TILES_PER_SPRITE = 4  # sprites of about 16 pixels across; the first lists' capacity
-DEPTH_KEYS = 1 << 24  # sprite_footprint.glsl's depth keys (HIDDEN_KEY the last)
+DEPTH_KEYS = 1 << 16  # sprite_shape.glsl's depth_key: two radix passes (HIDDEN_KEY the last)
 _SPRITE_INCLUDES = ("common.glsl", "sprite_shape.glsl")
 _LIST = (Image("sprite_shapes", "RGBA32F", "READ"), Image("sprite_streaks", "RGBA32F", "READ"))
 _COUNT_SIZE = (Constant("INT", "count"), Constant("IVEC2", "target_size"))

@@ -141,10 +141,24 @@ float disc_coverage(SpriteShape shape, vec2 stretch, vec2 at)
   return clamp(shape.radius - length(offset_from_path(shape, stretch, at)), 0.0, 1.0);
 }
 
-/* Depth keys of the sprite list are the window depth in 24-bit fixed point (sprites.py: three radix passes,
- * not four): steps of 2^-24 of the depth range, ties kept in list order; hidden sprites sort after all. */
-const float DEPTH_KEY_SCALE = 16777215.0;
-const uint HIDDEN_KEY = 0xFFFFFFu;
+/* Depth keys of the sprite list: 16 bits, so its depth order takes two radix passes (sprites.py DEPTH_KEYS).
+ * Through a perspective camera a key is the view distance (clip w) as a float's top bits: its exponent and
+ * 11 bits of mantissa, steps of 1/2048 of the distance (5 mm at 10 units, finer than 24-bit window depth
+ * past 50 units with the near plane at 0.1), over 32 octaves from NEAREST_KEYED_DISTANCE (nearer sprites
+ * share key 0).  Through an orthographic camera (w is 1 everywhere: its view_proj's last row is 0 0 0 1)
+ * it is the window depth in 16-bit fixed point.  Ties keep list order; hidden sprites sort after all. */
+const uint HIDDEN_KEY = 0xFFFFu;
+const float NEAREST_KEYED_DISTANCE = 1.0 / 1024.0;
+const uint DISTANCE_KEY_SHIFT = 12u; /* of a float's 23 mantissa bits, 11 kept */
+
+uint depth_key(mat4 view_proj, float distance, float window_depth)
+{
+  bool orthographic = view_proj[0][3] == 0.0 && view_proj[1][3] == 0.0 && view_proj[2][3] == 0.0;
+  uint key = orthographic ? uint(window_depth * float(HIDDEN_KEY)) : /* truncated, no rounding to fuse */
+                 (floatBitsToUint(max(distance, NEAREST_KEYED_DISTANCE)) -
+                  floatBitsToUint(NEAREST_KEYED_DISTANCE)) >> DISTANCE_KEY_SHIFT;
+  return min(key, HIDDEN_KEY - 1u); /* near first */
+}
 
 int sprite_linear_index()
 {

@@ -22,8 +22,9 @@ from .tile_lists import TileLists, pixel_rects
 
 F = np.float32
 U = np.uint32
-HIDDEN_KEY = U(DEPTH_KEYS - 1)  # sprite_footprint.glsl: a hidden sprite's key, after every other
-DEPTH_KEY_SCALE = F(DEPTH_KEYS - 1)
+HIDDEN_KEY = U(DEPTH_KEYS - 1)  # sprite_shape.glsl: a hidden sprite's key, after every other
+NEAREST_KEYED_DISTANCE = F(1 / 1024)
+DISTANCE_KEY_SHIFT = 12
 FALLOFF = F(4.0)  # sprite_shape.glsl's SPRITE_FALLOFF
 RIM = np.exp(-FALLOFF)  # what the Gaussian has left at the radius (sprite_blend.glsl)
 OPAQUE_TRANSMITTANCE = F(1.0 / 4096.0)  # below it after a chunk, a pixel stops (sprite_blend.glsl)
@@ -73,9 +74,20 @@ def footprints(pos_age, vel_life, view_proj, width, height, settings, pixels_per
             streak[index[swept]] = motion
             window[swept, :2] -= F(0.5) * motion
         center[index], radius[index], depth[index] = window[:, :2], radius_px, window[:, 2]
-        key[index] = np.minimum((window[:, 2] * DEPTH_KEY_SCALE).astype(U), HIDDEN_KEY - U(1))
+        key[index] = depth_keys(view_proj, w, window[:, 2])
     shape = SPRITE_SHAPE.pack({"center": center, "radius": radius, "depth": depth})
     return shape, streak, color, key
+
+
+def depth_keys(view_proj, distance, window_depth) -> np.ndarray:
+    """sprite_shape.glsl's depth_key: a perspective camera's view distance as a float's exponent and top 11
+    mantissa bits, an orthographic camera's (last row 0 0 0 1) window depth in 16-bit fixed point."""
+    if not np.asarray(view_proj)[3, :3].any():
+        key = (np.asarray(window_depth, F) * F(HIDDEN_KEY)).astype(U)
+    else:
+        bits = np.maximum(np.asarray(distance, F), NEAREST_KEYED_DISTANCE).view(U)
+        key = (bits - NEAREST_KEYED_DISTANCE.view(U)) >> U(DISTANCE_KEY_SHIFT)
+    return np.minimum(key, HIDDEN_KEY - U(1))
 
 
 def depth_order(keys) -> np.ndarray:
