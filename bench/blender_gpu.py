@@ -120,17 +120,20 @@ def parse_pytest(output: str) -> dict:
             "failures": re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.MULTILINE), "summary": summary.strip(" =")}
 
 
-def run_tests(processes: int = 1) -> dict:
+def run_tests(processes: int = 1, log_path: Path | None = None, pattern: str = "test_*.py") -> dict:
     """The suite in child processes, as ``.venv/bin/python -m pytest tests -q`` runs it: with ``processes`` > 1 the
     test files are dealt round robin to that many pytest processes side by side (a GPU machine's cores and GPU
-    are mostly idle under one), and their counts summed."""
+    are mostly idle under one), and their counts summed; ``log_path``: their output, one after another;
+    ``pattern``: the test files (of ``tests/``) to run."""
     start = time.perf_counter()
-    files = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "tests").glob("test_*.py"))
-    shares = [files[k::processes] for k in range(processes)] if processes > 1 else [["tests"]]
+    files = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "tests").glob(pattern))
+    shares = [files[k::processes] for k in range(min(processes, len(files)))]
     children = [subprocess.Popen([sys.executable, "-m", "pytest", *share, "-q", "-rfE", "-p", "no:cacheprovider"],
                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
                 for share in shares]
     outputs = [child.communicate()[0] for child in children]
+    if log_path is not None:
+        log_path.write_text("".join(outputs))
     parts = [parse_pytest(output) for output in outputs]
     summed = {key: sum(part[key] for part in parts) for key in ("passed", "failed", "skipped", "errors")}
     return {"case": "suite", **summed, "failures": [name for part in parts for name in part["failures"]],
@@ -386,6 +389,7 @@ def main(argv=None) -> int:
     parser.add_argument("--skip-tests", action="store_true", help="leave out the blender-tests suite")
     parser.add_argument("--test-processes", type=int, default=1,
                         help="blender-tests: pytest processes side by side, the test files dealt among them")
+    parser.add_argument("--test-log", type=Path, help="blender-tests: write the pytest output here")
     parser.add_argument("--suites", default="blender-tests,bake,viewport,lighting,events,end-to-end")
     parser.add_argument("--bake-frames", type=int, help="timed frames per bake case and of our end-to-end shot "
                                                         "(48; --quick 2)")
@@ -405,7 +409,7 @@ def main(argv=None) -> int:
     log(f"device: {device}; suites: {', '.join(suites)}")
     started = time.perf_counter()
     bakes = Bakes()
-    runs = {"blender-tests": lambda: [run_tests(args.test_processes)],
+    runs = {"blender-tests": lambda: [run_tests(args.test_processes, args.test_log)],
             "bake": lambda: bake_suite(args.quick, args.bake_frames, bakes),
             "viewport": lambda: viewport_suite(args.quick, args.draws),
             "lighting": lambda: lighting_suite(args.quick, args.draws),
