@@ -1,7 +1,9 @@
-/* The additive tile walk (tile_lists.py), shared by bokeh_accumulate.glsl and quad_accumulate.glsl: one
- * workgroup per 16x16 tile, one thread per pixel, sums the tile's footprints into `layer`, each pixel read
- * and written once, without atomics; the sum starts from what the layer holds and adds the footprints in
- * list order (the binning is stable): the rasterizer's blending order, and the same result every run. */
+/* The additive tile walk (tile_lists.py), shared by bokeh_accumulate.glsl, quad_accumulate.glsl and
+ * trail_accumulate.glsl: one workgroup per 16x16 tile, one thread per pixel, sums the tile's footprints into
+ * `layer`, each pixel read and written once, without atomics; the sum starts from what the layer holds and
+ * adds the footprints in list order (the binning is stable): the rasterizer's blending order, and the same
+ * result every run.  BLOCK_WALK: each 8x4 block visits only the footprints that reach it (tile_list.glsl),
+ * the same sums. */
 
 /* `sum` plus chunk entry k's footprint at pixel p (nothing where it misses p or is hidden there): defined
  * by the kernel. */
@@ -20,6 +22,15 @@ void sum_tile()
   vec3 sum = held.rgb;
   for (int chunk = 0; chunk < n; chunk += TILE_CHUNK) {
     share_tile_chunk(list, chunk, t);
+#ifdef BLOCK_WALK
+    /* Word by word, bit by bit: one loop iteration a footprint visited (llvmpipe's loop limit: block_words). */
+    int words = block_words();
+    for (int word = 0; word < CHUNK_WORDS; word++) {
+      for (uint bits = s_block_bits[words + word]; bits != 0u; bits &= bits - 1u) {
+        sum = add_footprint(sum, word * 32 + findLSB(bits), p);
+      }
+    }
+#else
     int m = min(TILE_CHUNK, n - chunk);
     /* Four entries an iteration (past the list their spans are 0: they add nothing): llvmpipe ends a
      * shader's loops after 65535 iterations in all (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS), which cut a
@@ -30,6 +41,7 @@ void sum_tile()
       sum = add_footprint(sum, k + 2, p);
       sum = add_footprint(sum, k + 3, p);
     }
+#endif
     barrier();
   }
   if (p.inside) {
