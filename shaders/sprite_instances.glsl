@@ -1,7 +1,7 @@
 /* Tile-binned footprints (tile_lists.py): one (tile, item) instance per tile
- * the j-th item touches, at its scanned offset, so instances come out in
- * list order and the stable binning by tile keeps that order in every tile's
- * list.  DEPTH_ORDER: the j-th item is the j-th nearest alpha sprite
+ * the j-th item touches (sprite_row_tiles, row by row: what sprite_tile_count
+ * counted), at its scanned offset, so instances come out in list order and
+ * the stable binning by tile keeps that order in every tile's list.  DEPTH_ORDER: the j-th item is the j-th nearest alpha sprite
  * (depth_sprites), otherwise item j itself (additive bokeh discs).  The lists
  * hold `capacity` instances; those past it are dropped (KeptLists grows it),
  * and the binning takes the first min(capacity, total) of them, the total
@@ -20,11 +20,14 @@ void main()
   uint sprite = uint(j);
 #endif
   ivec2 texel = particle_texel(int(sprite), imageSize(sprite_shapes).x);
-  ivec4 tiles = sprite_tile_rect(load_sprite_shape(texel), imageLoad(sprite_streaks, texel).xy, target_size);
+  SpriteShape shape = load_sprite_shape(texel);
+  vec2 stretch = imageLoad(sprite_streaks, texel).xy;
+  ivec4 tiles = sprite_tile_rect(shape, stretch, target_size);
   int tiles_x = (target_size.x + SPRITE_TILE - 1) / SPRITE_TILE;
   int next = int(imageLoad(instance_offsets, particle_texel(j, imageSize(instance_offsets).x)).x);
   for (int ty = tiles.y; ty <= tiles.w; ty++) {
-    for (int tx = tiles.x; tx <= tiles.z && next < capacity; tx++) {
+    ivec2 columns = sprite_row_tiles(shape, stretch, tiles, ty, target_size);
+    for (int tx = columns.x; tx <= columns.y && next < capacity; tx++) {
       ivec2 out_texel = particle_texel(next, width);
       imageStore(instance_tiles, out_texel, uvec4(uint(ty * tiles_x + tx)));
       imageStore(instance_sprites, out_texel, uvec4(sprite));

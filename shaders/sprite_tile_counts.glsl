@@ -1,5 +1,5 @@
 /* Tile-binned alpha sprites, step 3: how many 16x16 tiles the j-th nearest
- * sprite touches, in depth order, so that their scan places every sprite's
+ * sprite touches (its whole rectangle: tile_lists.WHOLE_ROWS), in depth order, so that their scan places every sprite's
  * tile instances in depth order (sprite_instances). */
 
 void main()

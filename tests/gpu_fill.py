@@ -17,7 +17,7 @@ class InlineKernel(Kernel):
     source: str = ""
 
     def body(self) -> str:
-        return include_source(self.includes) + self.source
+        return self.records + include_source(self.includes) + self.source
 
 
 FILL = InlineKernel(

@@ -26,7 +26,7 @@ from addon.engine.reference import quad_tiles as ref
 from addon.engine.reference import raster as ref_raster
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.simulation import ParticleSystem
-from addon.engine.tile_lists import MIN_INSTANCES, TILE_CHUNK
+from addon.engine.tile_lists import MIN_INSTANCES, TILE_CHUNK, WALKS
 from bench.quad_peer import RasterQuads
 
 WIDTH, HEIGHT = 96, 64
@@ -50,8 +50,9 @@ def particles(rng, n, margin=-12.0):
     return screen_particles(rng, n, WIDTH, HEIGHT, margin, depths=(0.0, 4.0, 12.0), speed=60.0, flat=True)
 
 
-def draw(host, camera, pos_age, vel_life, values=(), rasterized=False, scene_depth=None, check_every=1):
-    """(compositor, layer, effect) after adding one effect of these particles (``rasterized``: by the peer)."""
+def draw(host, camera, pos_age, vel_life, values=(), rasterized=False, scene_depth=None, check_every=1, walk=None):
+    """(compositor, layer, effect) after adding one effect of these particles (``rasterized``: by the peer;
+    ``walk``: the quads' tile_lists.WALKS, else the product's)."""
     s = effect_settings({"count": len(pos_age), **SETTINGS, **dict(values)})
     system = ParticleSystem(host, s)
     system.write_state(pos_age, vel_life)
@@ -64,6 +65,8 @@ def draw(host, camera, pos_age, vel_life, values=(), rasterized=False, scene_dep
         compositor.use_depth(depth)
     if rasterized:
         compositor.quads = RasterQuads(host)
+    if walk is not None:
+        compositor.quads = quad_tiles.QuadLayer(host, camera.width, camera.height, check_every, walk)
     compositor.add(system, camera)
     return compositor, host.read(compositor.raster), system
 
@@ -155,6 +158,22 @@ def test_quads_behind_the_scene_are_hidden(host, rng):
     assert_like_rasterized(got, rasterized, bound)
 
 
+@pytest.mark.parametrize("name", ["stretched", "all"])
+def test_walks_agree_bit_for_bit(host, rng, name):
+    """A block that skips the quads passing it by (BLOCKS) adds what every pixel testing every quad (ALL) does:
+    those it skips add exactly 0.  Long streaks at every angle, some hidden behind the scene."""
+    case = CASES[name]
+    camera = camera_of(case)
+    values = {k: v for k, v in case.items() if k not in ("shutter", "focus")}
+    pos_age, vel_life = particles(rng, 300)
+    vel_life[:, :2] *= 4.0
+    scene = np.full((HEIGHT, WIDTH), 0.9, np.float32)
+    scene[HEIGHT // 2:] = 0.6
+    layers = {walk: draw(host, camera, pos_age, vel_life, values, scene_depth=scene, walk=walk)[1] for walk in WALKS}
+    assert layers["ALL"][..., :3].max() > 0
+    np.testing.assert_array_equal(layers["BLOCKS"], layers["ALL"])
+
+
 def test_off_screen_behind_and_empty(host):
     """Quads wholly off the frame, behind the camera, past the far plane or dead add nothing and list nothing."""
     pos_age = np.array([[-40.0, 20.0, 0.0, 0.5],  # left of the frame
@@ -172,9 +191,9 @@ def test_lists_grow_at_a_check(host, rng):
     instances past them on the first draw, and matches the reference from the check on."""
     pos_age, vel_life = particles(rng, 600, margin=0.0)
     pos_age[:, 2] = 0.0
-    vel_life[:, :2] = rng.normal(0.0, 800.0, (600, 2))  # long streaks: many tiles each
+    vel_life[:, :2] = rng.normal(0.0, 1600.0, (600, 2))  # long, wide streaks: many tiles each
     camera = deep_camera()
-    compositor, first, system = draw(host, camera, pos_age, vel_life, STRETCHED, check_every=2)
+    compositor, first, system = draw(host, camera, pos_age, vel_life, {**STRETCHED, "size": 12.0}, check_every=2)
     kept = compositor.quads.kept[system]
     assert int(host.read(kept.total)[0, 0]) > max(MIN_INSTANCES, quad_tiles.ESTIMATED_TILES_PER_PARTICLE * 600)
     want, _ = reference(host, compositor)

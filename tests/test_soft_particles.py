@@ -72,7 +72,7 @@ def blend(host, effects, camera, scene_depth, distance):
 
 def reference_blend(effects, camera, scene_depth, distance):
     shape, streak, color, key = reference_footprints(effects, camera)
-    lists = tile_lists(shape, streak, camera.width, camera.height, ref.depth_order(key))
+    lists = tile_lists(shape, streak, camera.width, camera.height, ref.depth_order(key), whole_rows=True)
     depth_map = soft_depth(camera.view_proj, distance) if distance > 0 else None
     return ref.blend(shape, streak, color, lists, camera.width, camera.height, scene_depth, depth_map)
 

@@ -119,7 +119,7 @@ def check(host, effects, camera, shutter=0.0, scene_depth=None, walk="BLOCKS", r
     order = ref.depth_order(key)
     np.testing.assert_array_equal(linear(host, sprites.depth_sprites, count), order)
 
-    lists = tile_lists(shape, streak, camera.width, camera.height, order)
+    lists = tile_lists(shape, streak, camera.width, camera.height, order, whole_rows=True)
     np.testing.assert_array_equal(linear(host, sprites.instance_counts, count), lists.item_counts)
     np.testing.assert_array_equal(linear(host, sprites.instance_offsets, count), lists.item_offsets)
     total = int(host.read(layer.kept.total)[0, 0])

@@ -7,6 +7,8 @@ draws wide discs.  Reads like the algorithm::
     scan, sprite_instances, binning by tile (stable)                           # tile_lists.py, as the bokeh's
     quad_accumulate(one workgroup per tile, a thread per pixel)               # the tile's quads in particle
                                                                               # order, into the additive layer
+                                                                              # (QUAD_WALK: a warp's 8x4 pixels
+                                                                              # visit the quads that reach them)
 
 Why tiles: a compute GPU's rasterizer is slow, and 4M sparks ~50 px long
 (issue 31's fireworks, 1080p) spent 83 of 88 ms in the rasterized quads' fill
@@ -35,10 +37,13 @@ from .raster import CONSTANTS, INCLUDES, constants
 from .records import QUAD_AXES
 from .sorting import linear_groups
 from .sprite_sheets import is_textured
-from .tile_lists import FOOTPRINT_OUTPUTS, TILE_CHUNK, FootprintList, KeptLists, tile_kernel
+from .tile_lists import FOOTPRINT_OUTPUTS, TILE_CHUNK, WALKS, FootprintList, KeptLists, tile_kernel
 
 ESTIMATED_TILES_PER_PARTICLE = 4.0  # a spark's streak across a few tiles
 QUAD_TYPES = ("SPRITE", "STRETCHED")  # the particle types drawn as quads
+# The quads' walk (tile_lists.WALKS): BLOCKS, so that a block skips the streaks that pass it by: quad_accumulate
+# 4.15 ms against ALL's 5.41 in 1080p-fireworks-4M (H100, bench/results/h100-2026-11-27-viewport-timeline-capsule-*).
+QUAD_WALK = "BLOCKS"
 
 QUAD_FOOTPRINT = Kernel(
     "quad_footprint",
@@ -59,17 +64,19 @@ def quad_footprint(motion: bool, focus: bool) -> Kernel:
 
 
 @cache
-def quad_accumulate(depth_test: bool, layer_format: str = "RGBA16F") -> Kernel:
+def quad_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str = QUAD_WALK) -> Kernel:
     """The per-tile sum of quads into a ``layer_format`` layer (compositing's raster target: RGBA16F, RGBA32F
-    with depth of field); ``depth_test``: against the scene's depth."""
+    with depth of field); ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS."""
     kernel = tile_kernel("quad_accumulate", Image("layer", layer_format), depth_test,
-                         shared=(Shared("vec4", "s_axes", TILE_CHUNK),), includes=("quad_falloff.glsl", "tile_sum.glsl"))
+                         shared=(Shared("vec4", "s_axes", TILE_CHUNK),), walk=walk,
+                         includes=("quad_falloff.glsl", "tile_sum.glsl"))
     return dataclasses.replace(kernel, images=(*kernel.images, Image(QUAD_AXES.resource, "RGBA32F", "READ")),
                                defines=(*kernel.defines, ("QUAD_AXES", "1")))
 
 
 QUAD_KERNELS = (*(quad_footprint(motion, focus) for motion in (False, True) for focus in (False, True)),
-                *(quad_accumulate(depth_test, layer) for depth_test in (False, True) for layer in ("RGBA16F", "RGBA32F")))
+                *(quad_accumulate(depth_test, layer, walk) for depth_test in (False, True)
+                  for layer in ("RGBA16F", "RGBA32F") for walk in WALKS))
 
 
 def is_tiled(settings) -> bool:
@@ -89,13 +96,15 @@ class QuadLayer:
     """Adds the untextured quads of a width x height frame into its additive layer.
 
     ``check_every``: draws between read-backs of the instance total (``tile_lists.KeptLists``), whose lists
-    each effect keeps (``kept``): shared, a check on a small effect would shrink a large one's.
+    each effect keeps (``kept``): shared, a check on a small effect would shrink a large one's; ``walk``: the
+    sum's (tile_lists.WALKS).
     """
 
-    def __init__(self, host, width: int, height: int, check_every: int = 1):
+    def __init__(self, host, width: int, height: int, check_every: int = 1, walk: str = QUAD_WALK):
         self.host = host
         self.width, self.height = width, height
         self.check_every = check_every
+        self.walk = walk
         self.kept = weakref.WeakKeyDictionary()  # ParticleSystem -> its KeptLists, dropped with it
         self.quads: QuadFootprints | None = None  # grown to the largest effect drawn
 
@@ -125,7 +134,7 @@ class QuadLayer:
         shapes = {"sprite_shapes": quads.shapes, "sprite_streaks": quads.streaks}
         binned = kept.bin(shapes, quads.instance_offsets, count, depth_order=False).binning
         self.host.dispatch(
-            quad_accumulate(depth is not None, target.format), (kept.tiles_x, kept.tiles_y, 1),
+            quad_accumulate(depth is not None, target.format, self.walk), (kept.tiles_x, kept.tiles_y, 1),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
              **shapes, "sprite_colors": quads.colors, QUAD_AXES.resource: quads.axes, "layer": target,
              **({"scene_depth": depth} if depth is not None else {})},

@@ -44,6 +44,7 @@ from .tile_lists import (
     SPRITE_WALK,
     TILE_CHUNK,
     WALKS,
+    WHOLE_ROWS,
     FootprintList,
     KeptLists,
     tile_instances,
@@ -84,6 +85,7 @@ SPRITE_TILE_COUNTS = Kernel(
     images=(Image("depth_sprites", "R32UI", "READ"), *_LIST, Image("instance_counts", "R32UI", "WRITE")),
     constants=_COUNT_SIZE,
     includes=_SPRITE_INCLUDES,
+    defines=(WHOLE_ROWS,),
 )
 @cache
 def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK, textured: bool = False) -> Kernel:

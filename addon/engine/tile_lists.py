@@ -3,7 +3,9 @@
 Shared by the tile-binned compositors, the alpha sprites (``sprites.py``),
 the bokeh discs (``bokeh.py``) and the additive quads (``quad_tiles.py``).
 Each gives every item a footprint (``sprite_shape.glsl``: center, reach,
-depth, stretch) and writes how many 16x16 tiles it touches; then, reading like the algorithm::
+depth, stretch: a capsule) and writes how many 16x16 tiles it touches (the
+tiles of its rectangle, row by row, the capsule reaches: ``sprite_row_tiles``);
+then, reading like the algorithm::
 
     scan(tile counts -> every item's first instance, and the total)   # the total stays on the GPU
     sprite_instances(-> (tile, item), in list order)                   # into lists of a kept capacity
@@ -37,18 +39,26 @@ FIRST_CHECK = 2
 MIN_INSTANCES = 1024
 TILE_CHUNK = 256  # footprints a tile's workgroup holds in shared memory at once (tile_list.glsl)
 # How a tile's pixels go through a chunk: ALL, every pixel tests every footprint; BLOCKS, the 32 pixels of
-# each 8x4 block visit only the footprints that reach the block (the same result; bench/sprite_bench.py
-# times both).
+# each 8x4 block visit only the footprints whose capsule reaches the block (the same result;
+# bench/sprite_bench.py times both for the sprites, bench/viewport_timeline.py the quads' QUAD_WALK).
 WALKS = ("ALL", "BLOCKS")
 # The alpha sprites' walk, chosen by measurement: bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-25-viewport-ab.json
 # and ...-2026-11-25-sprites.json (blocks_nowait_ms against all_ and row_pairs_nowait_ms).
 SPRITE_WALK = "BLOCKS"
 
 
+# The alpha sprites' lists keep every sprite's whole rectangle (sprite_shape.glsl's sprite_row_tiles): their
+# walk stops a pixel at the end of the chunk (TILE_CHUNK entries) that leaves it opaque, so which sprites share
+# a chunk shows in the frame (by up to 1/4096 of what follows; a few pixels of the smoke presets' streaks), and
+# leaving out the tiles a streak passes by would move the chunks' ends.
+WHOLE_ROWS = ("WHOLE_ROWS", "1")
+
+
 @cache
 def tile_instances(depth_order: bool) -> Kernel:
     """(tile, item) instances of every item; ``depth_order``: items visited through ``depth_sprites``
-    (the alpha sprites' nearest-first order), otherwise in list order (additive bokeh discs)."""
+    (the alpha sprites' nearest-first order, their WHOLE_ROWS), otherwise in list order (additive bokeh discs
+    and quads)."""
     order = (Image("depth_sprites", "R32UI", "READ"),) if depth_order else ()
     return Kernel(
         "sprite_instances",
@@ -57,7 +67,7 @@ def tile_instances(depth_order: bool) -> Kernel:
                 Image("instance_tiles", "R32UI", "WRITE"), Image("instance_sprites", "R32UI", "WRITE")),
         constants=(Constant("INT", "count"), Constant("IVEC2", "target_size"), Constant("INT", "capacity")),
         includes=("common.glsl", "sprite_shape.glsl"),
-        defines=(("DEPTH_ORDER", "1"),) if depth_order else (),
+        defines=(("DEPTH_ORDER", "1"), WHOLE_ROWS) if depth_order else (),
     )
 
 
@@ -76,7 +86,8 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
         constants=(Constant("IVEC2", "target_size"),),
         shared=(Shared("vec4", "s_shapes", TILE_CHUNK), Shared("vec4", "s_streaks", TILE_CHUNK),
                 Shared("vec4", "s_colors", TILE_CHUNK), Shared("uint", "s_spans", TILE_CHUNK),
-                *((Shared("uint", "s_block_bits", TILE * TILE // 32 * TILE_CHUNK // 32),) if blocks else ()),
+                *((Shared("uint", "s_blocks", TILE_CHUNK),
+                   Shared("uint", "s_block_bits", TILE * TILE // 32 * TILE_CHUNK // 32)) if blocks else ()),
                 *shared),
         local_size=(TILE, TILE, 1),
         includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl", *includes),

@@ -7,7 +7,8 @@
  * masks (s_spans), so a pixel skips a footprint that cannot cover it with
  * one test.  With BLOCK_WALK (a variant, tile_lists.WALKS), each group of 32
  * threads (one warp on NVIDIA) takes an 8x4 block of the tile and gets a bit
- * set per footprint that reaches the block (s_block_bits), so its threads
+ * set per footprint whose capsule reaches the block (block_reach: each
+ * entry's blocks in s_blocks, gathered into s_block_bits), so its threads
  * visit only those, in list order (block_words), instead of testing every
  * footprint of the chunk.  Needs those images, sprite_shapes, sprite_streaks,
  * sprite_colors and target_size; SPRITE_TEXTURE: sprite_frames through share_frames; QUAD_AXES: quad_axes
@@ -39,6 +40,26 @@ const int CHUNK_WORDS = TILE_CHUNK / 32; /* words of one block's bits in s_block
 uvec2 block_masks(int b)
 {
   return uvec2(0xFu << (16u + 4u * uint(b >> 1)), 0xFFu << (8u * uint(b & 1)));
+}
+
+/* The blocks (bit b: block_masks(b)) of the tile at `origin` that a footprint may reach: those its `spans`
+ * reach with a pixel centre its capsule may cover (path_reach_x, as sprite_row_tiles takes it), so a
+ * diagonal streak skips the blocks of its rectangle it passes by. */
+uint block_reach(SpriteShape shape, vec2 streak, uint spans, ivec2 origin)
+{
+  float reach = shape.radius + reach_margin(shape, streak);
+  uint blocks = 0u;
+  for (int b = 0; b < SPRITE_TILE * SPRITE_TILE / 32; b += 2) {
+    float top = float(origin.y + 2 * b) + 0.5;
+    vec2 x = path_reach_x(shape, streak, reach, top, top + 3.0) - (float(origin.x) + 0.5);
+    for (int column = 0; column < 2; column++) {
+      uvec2 masks = block_masks(b + column);
+      bool spanned = (spans & masks.x) != 0u && (spans & masks.y) != 0u;
+      bool met = x.x <= x.y && x.x <= float(8 * column + 7) && x.y >= float(8 * column);
+      blocks |= spanned && met ? 1u << uint(b + column) : 0u;
+    }
+  }
+  return blocks;
 }
 #endif
 
@@ -107,14 +128,14 @@ TilePixel tile_pixel()
   return p;
 }
 
-/* Chunk `chunk` of the list into shared memory (s_shapes, s_streaks, s_colors, s_spans; s_block_bits
- * with BLOCK_WALK), thread t its entry t (s_spans 0 past the list); visible to the whole workgroup
- * on return.  Uniform control flow (barriers); the caller's barrier after walking a chunk keeps the
+/* Chunk `chunk` of the list into shared memory (s_shapes, s_streaks, s_colors, s_spans; s_blocks and
+ * s_block_bits with BLOCK_WALK), thread t its entry t (s_spans 0 past the list); visible to the whole
+ * workgroup on return.  Uniform control flow (barriers); the caller's barrier after walking a chunk keeps the
  * next one from overwriting it early.  (Loading the next chunk while walking this one was measured no
  * faster on the H100: the walk is the cost.) */
 void share_tile_chunk(ivec2 list, int chunk, int t)
 {
-  uint spans = 0u;
+  uint spans = 0u, blocks = 0u;
   if (chunk + t < list.y) {
     uint item = imageLoad(binned_sprites, particle_texel(list.x + chunk + t, imageSize(binned_sprites).x)).x;
     ivec2 texel = particle_texel(int(item), imageSize(sprite_shapes).x);
@@ -134,19 +155,24 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
     ivec4 rect = sprite_pixel_rect(shape, streak, target_size) - origin.xyxy;
     spans = tile_span_mask(rect.y, rect.w) << 16u | tile_span_mask(rect.x, rect.z);
+#ifdef BLOCK_WALK
+    blocks = block_reach(shape, streak, spans, origin);
+#endif
   }
   s_spans[t] = spans; /* 0 past the list: it reaches no pixel */
+#ifdef BLOCK_WALK
+  s_blocks[t] = blocks;
+#endif
   barrier(); /* the chunk is shared */
 #ifdef BLOCK_WALK
   /* Thread t < 64 gathers one word: block t / CHUNK_WORDS, entries 32 * (t % CHUNK_WORDS) on.  (One
    * shared atomicOr per entry and block instead: every lane of a warp hits the same word.) */
   if (t < SPRITE_TILE * SPRITE_TILE / 32 * CHUNK_WORDS) {
-    uvec2 block = block_masks(t / CHUNK_WORDS);
+    uint block = uint(t / CHUNK_WORDS);
     int first = 32 * (t % CHUNK_WORDS);
     uint word = 0u;
     for (int j = 0; j < 32; j++) {
-      uint spans = s_spans[first + j];
-      word |= (spans & block.x) != 0u && (spans & block.y) != 0u ? 1u << uint(j) : 0u;
+      word |= ((s_blocks[first + j] >> block) & 1u) << uint(j);
     }
     s_block_bits[t] = word;
   }

@@ -1,13 +1,26 @@
-/* The additive tile walk (tile_lists.py), shared by bokeh_accumulate.glsl, quad_accumulate.glsl and
- * trail_accumulate.glsl: one workgroup per 16x16 tile, one thread per pixel, sums the tile's footprints into
- * `layer`, each pixel read and written once, without atomics; the sum starts from what the layer holds and
- * adds the footprints in list order (the binning is stable): the rasterizer's blending order, and the same
- * result every run.  BLOCK_WALK: each 8x4 block visits only the footprints that reach it (tile_list.glsl),
- * the same sums. */
+/* The additive tile walk (tile_lists.py), shared by bokeh_accumulate.glsl, quad_accumulate.glsl and trail_accumulate.glsl: one
+ * workgroup per 16x16 tile, one thread per pixel, sums the tile's footprints into `layer`, each pixel read
+ * and written once, without atomics; the sum starts from what the layer holds and adds the footprints in
+ * list order (the binning is stable): the rasterizer's blending order, and the same result every run.
+ * BLOCK_WALK: a block's pixels visit only the footprints that reach it (tile_list.glsl); those it skips would
+ * have added exactly 0 (the walks give the same bits). */
 
 /* `sum` plus chunk entry k's footprint at pixel p (nothing where it misses p or is hidden there): defined
  * by the kernel. */
 vec3 add_footprint(vec3 sum, int k, TilePixel p);
+
+#ifdef BLOCK_WALK
+/* `sum` plus the footprint of the lowest bit of `bits` (word `word` of the block's), which it clears; `sum`
+ * when none is left. */
+vec3 add_next(vec3 sum, int word, inout uint bits, TilePixel p)
+{
+  if (bits != 0u) {
+    sum = add_footprint(sum, word * 32 + findLSB(bits), p);
+    bits &= bits - 1u;
+  }
+  return sum;
+}
+#endif
 
 void sum_tile()
 {
@@ -22,20 +35,23 @@ void sum_tile()
   vec3 sum = held.rgb;
   for (int chunk = 0; chunk < n; chunk += TILE_CHUNK) {
     share_tile_chunk(list, chunk, t);
+    /* Four entries an iteration: llvmpipe ends a shader's loops after 65535 iterations in all (Mesa's
+     * LP_MAX_TGSI_LOOP_ITERATIONS), which cut a tile's sum short beyond about 65,000 discs (a quarter of an
+     * extreme depth of field's light). */
 #ifdef BLOCK_WALK
-    /* Word by word, bit by bit: one loop iteration a footprint visited (llvmpipe's loop limit: block_words). */
+    /* Only the entries that reach this thread's block, in list order. */
     int words = block_words();
     for (int word = 0; word < CHUNK_WORDS; word++) {
-      for (uint bits = s_block_bits[words + word]; bits != 0u; bits &= bits - 1u) {
-        sum = add_footprint(sum, word * 32 + findLSB(bits), p);
+      for (uint bits = s_block_bits[words + word]; bits != 0u;) {
+        sum = add_next(sum, word, bits, p);
+        sum = add_next(sum, word, bits, p);
+        sum = add_next(sum, word, bits, p);
+        sum = add_next(sum, word, bits, p);
       }
     }
 #else
     int m = min(TILE_CHUNK, n - chunk);
-    /* Four entries an iteration (past the list their spans are 0: they add nothing): llvmpipe ends a
-     * shader's loops after 65535 iterations in all (Mesa's LP_MAX_TGSI_LOOP_ITERATIONS), which cut a
-     * tile's sum short beyond about 65,000 discs (a quarter of an extreme depth of field's light). */
-    for (int k = 0; k < m; k += 4) {
+    for (int k = 0; k < m; k += 4) { /* past the list the spans are 0: those add nothing */
       sum = add_footprint(sum, k, p);
       sum = add_footprint(sum, k + 1, p);
       sum = add_footprint(sum, k + 2, p);
