@@ -13,19 +13,22 @@ import dataclasses
 
 import numpy as np
 import pytest
+from gpu_fill import upload
 from test_trails import CAMERA_AIM, CAMERA_AT, DT, STILL, one_trail_scene, rings_of
 
 from addon.engine import registry, trail_tiles
 from addon.engine.compositing import Camera, Compositor, camera_view, perspective
 from addon.engine.depth import SceneDepth
 from addon.engine.footprint import Shutter
+from addon.engine.reference import tile_lists as ref_lists
 from addon.engine.reference import trails as ref
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.simulation import ParticleSystem
-from addon.engine.tile_lists import MIN_INSTANCES, TILE_CHUNK, WALKS
+from addon.engine.tile_lists import MIN_INSTANCES, TILE, TILE_CHUNK, WALKS, TileSlices, slices_within
 
 WIDTH, HEIGHT = 96, 64
 HALF = 2.0**-10  # half float's ulp, relative: the conversion may truncate (llvmpipe does)
+SLICES = 4  # workgroups the slice tests split a long list over: all of them used by lists of a few chunks
 
 
 def camera_at(width=WIDTH, height=HEIGHT, at=CAMERA_AT, aim=CAMERA_AIM) -> Camera:
@@ -49,11 +52,13 @@ def fountain(host, frames=6, **overrides) -> ParticleSystem:
     return system
 
 
-def draw(host, system, camera, scene_depth=None, check_every=1, walk=trail_tiles.TRAIL_WALK):
-    """(compositor, layer) after adding ``system``'s trails by tiles, walked by ``walk`` (tile_lists.WALKS)."""
+def draw(host, system, camera, scene_depth=None, check_every=1, walk=trail_tiles.TRAIL_WALK,
+         slices=trail_tiles.TRAIL_SLICES):
+    """(compositor, layer) after adding ``system``'s trails by tiles, walked by ``walk`` (tile_lists.WALKS), a long
+    list split over ``slices`` workgroups."""
     compositor = Compositor(host, camera.width, camera.height, render_settings({"emax": 16.0}))
     compositor.check_every = check_every
-    compositor.trails = trail_tiles.TrailLayer(host, camera.width, camera.height, check_every, walk)
+    compositor.trails = trail_tiles.TrailLayer(host, camera.width, camera.height, check_every, walk, slices)
     if scene_depth is not None:
         compositor.use_depth(scene_depth_of(host, scene_depth))
     compositor.add_trails(system, camera)
@@ -79,13 +84,15 @@ def reference(system, camera, scene_depth=None, head_at_close=False):
     return ref.tiled_segments(segments, camera.width, camera.height, scene_depth)
 
 
-def assert_reference(got, want, edge):
+def assert_reference(got, want, edge, end_lines=0.05):
+    """``got`` within the tolerance of ``want`` but on ``edge``, which holds under ``end_lines`` of the pixels
+    covered."""
     assert want.max() > 0
     tolerance = HALF * np.abs(want).max(axis=-1) + 1e-5 * want.max()
     excess = np.abs(got[..., :3] - want).max(axis=-1) - tolerance
     excess[edge] = 0.0
     assert excess.max() <= 0, f"{np.count_nonzero(excess > 0)} pixels beyond the tolerance, worst {excess.max():.3g}"
-    assert np.count_nonzero(edge) < 0.05 * np.count_nonzero(want.any(axis=-1)), "few pixels on an end line"
+    assert np.count_nonzero(edge) < end_lines * np.count_nonzero(want.any(axis=-1)), "few pixels on an end line"
 
 
 @pytest.mark.parametrize("walk", WALKS)
@@ -213,6 +220,75 @@ def test_batches_add_up_to_the_whole(host, monkeypatch):
     assert compositor.trails.segments.capacity == 500
     assert (np.abs(batched - whole) <= 3 * HALF * np.abs(whole)).all()
     assert (batched != whole).mean() < 0.01
+
+
+@pytest.mark.parametrize("walk", WALKS)
+def test_long_lists_are_split_over_slices(host, walk):
+    """A dense fountain: lists of many chunks, each summed by SLICES workgroups into partial sums added in slice
+    order, match the reference and one workgroup a tile but for float32 grouping; a tile of up to a chunk gets
+    the same bits as summed straight into the layer."""
+    system = fountain(host, count=3000, velocity_random=0.3, turbulence_strength=1.0)
+    camera = fountain_camera()
+    compositor, got = draw(host, system, camera, walk=walk, slices=SLICES)
+    counts = host.read(compositor.trails.kept[system].lists.binning.counts).reshape(-1)
+    counts = counts[: compositor.trails.kept[system].tiles_x * compositor.trails.kept[system].tiles_y]
+    assert counts.max() > 2 * SLICES * TILE_CHUNK, "every slice sums runs of several chunks"
+    assert ((counts > 0) & (counts <= TILE_CHUNK)).any(), "and tiles of one chunk"
+    want, edge = reference(system, camera)
+    assert_reference(got, want, edge, end_lines=0.2)  # thousands of segments end in the emitter's tile
+    _, whole = draw(host, system, camera, walk=walk, slices=1)
+    assert (np.abs(got - whole) <= 3 * HALF * np.abs(whole)).all()
+    short = np.repeat(np.repeat((counts <= TILE_CHUNK).reshape(-1, WIDTH // TILE), TILE, 0), TILE, 1)
+    np.testing.assert_array_equal(got[short], whole[short])
+
+
+def test_slices_take_runs_of_whole_chunks():
+    """Every slice that has entries sums a run of whole chunks, in list order, up to SLICES of them: lists at and
+    around chunk boundaries."""
+    for n, used in ((0, 0), (1, 1), (TILE_CHUNK, 1), (TILE_CHUNK + 1, 2), (2 * TILE_CHUNK, 2),
+                    (SLICES * TILE_CHUNK, SLICES), (SLICES * TILE_CHUNK + 1, 3), (3 * SLICES * TILE_CHUNK, SLICES)):
+        runs = ref_lists.slice_runs(n, SLICES)
+        assert len(runs) == used, (n, runs)
+        assert [i for first, end in runs for i in range(first, end)] == list(range(n)), "the list, in order"
+        assert all(first % TILE_CHUNK == 0 for first, _ in runs)
+
+
+def test_combine_sums_partials_in_slice_order(host, rng):
+    """tile_combine: a tile with a list gets the float32 sum of its used slices' partial sums in slice order
+    (magnitudes whose sum depends on the order), its alpha kept; slices past the used ones (huge values here) and
+    tiles without a list are left alone; edge tiles overhang the layer."""
+    width, height, tiles_x, tiles_y = 4 * TILE - 5, 2 * TILE - 3, 4, 2
+    counts = np.array([0, 1, TILE_CHUNK, TILE_CHUNK + 1, 2 * TILE_CHUNK, SLICES * TILE_CHUNK + 1,
+                       3 * SLICES * TILE_CHUNK, 5 * TILE_CHUNK - 1], np.uint32)
+    shape = (tiles_x * tiles_y, SLICES, TILE, TILE, 4)
+    partials = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 8, shape)).astype(np.float32)
+    for tile, n in enumerate(counts):
+        partials[tile, len(ref_lists.slice_runs(int(n), SLICES)):] = 1e30
+    layer = rng.random((height, width, 4)).astype(np.float32)
+    slices = TileSlices(host, tiles_x, tiles_y, SLICES)
+    per_row = slices.partials.width // TILE
+    blocks = partials.reshape(-1, TILE, TILE, 4)
+    rows = -(-len(blocks) // per_row)
+    image = np.zeros((rows * per_row, TILE, TILE, 4), np.float32)
+    image[: len(blocks)] = blocks
+    image = image.reshape(rows, per_row, TILE, TILE, 4).transpose(0, 2, 1, 3, 4).reshape(rows * TILE, -1, 4)
+    slices.partials = host.texture("tile_partials", image.shape[1], image.shape[0], "RGBA32F", image)
+    target = host.texture("layer", width, height, "RGBA32F", layer)
+    slices.combine(upload(host, "tile_counts", counts), target, (width, height))
+    want = ref_lists.combine(layer, partials, counts, SLICES)
+    assert not np.array_equal(want, layer)
+    np.testing.assert_array_equal(host.read(target), want)
+
+
+def test_slices_fit_the_partial_sums_memory(host):
+    """32 slices at 1080p, fewer on larger targets (their partial sums within tile_lists.PARTIALS_MEMORY), at
+    least 1 (no split); partial sums past a texture are refused with a clear message."""
+    assert slices_within(host, 120 * 68, 32) == 32
+    assert slices_within(host, 240 * 135, 32) == 8
+    assert slices_within(host, 480 * 270, 32) == 2
+    assert slices_within(host, 1000 * 1000, 32) == 1
+    with pytest.raises(ValueError, match="fewer slices"):
+        TileSlices(host, 480, 270, 32)
 
 
 def test_kernels_registered():

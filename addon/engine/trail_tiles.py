@@ -9,7 +9,9 @@ Reads like the algorithm::
                                                                          # half widths and depths at both ends
     scan, sprite_instances, binning by tile (stable)                     # tile_lists.py, as the quads'
     trail_accumulate(one workgroup per tile, a thread per pixel)         # the tile's segments in particle and
-                                                                         # segment order, into the additive layer
+                                                                         # segment order, into the additive layer;
+                     (a long list: up to TRAIL_SLICES workgroups)        # or runs of its chunks into partial sums
+    tile_combine(partial sums -> the layer, in slice order)              # tile_lists.TileSlices
 
 Why tiles: a thread a segment adding each covered pixel with atomics into the
 splat's integer accumulation (trail_splat.glsl, which this replaced) spent ~25
@@ -39,7 +41,19 @@ from .look import LOOK_TABLE, PARTICLE_STATE
 from .records import TRAIL_END
 from .ribbons import DRAW_CONSTANTS, DRAW_INCLUDES, RING, draw_constants
 from .sorting import linear_groups
-from .tile_lists import FOOTPRINT_OUTPUTS, TILE_CHUNK, WALKS, FootprintList, KeptLists, tile_kernel
+from .tile_lists import (
+    FOOTPRINT_OUTPUTS,
+    TILE,
+    TILE_CHUNK,
+    TILE_PARTIALS,
+    WALKS,
+    FootprintList,
+    KeptLists,
+    TileSlices,
+    slices_within,
+    tile_combine,
+    tile_kernel,
+)
 
 ESTIMATED_TILES_PER_SEGMENT = 1.5  # a segment spans a few pixels: one tile, two where it crosses an edge
 # Segments footprinted, binned and added at once (72 bytes of scratch each: 2.4 GB); an effect with more (up to
@@ -48,6 +62,11 @@ MAX_BATCH_SEGMENTS = 1 << 25
 # How a tile's pixels go through its segments (tile_lists.WALKS): BLOCKS, as the alpha sprites, for footprints a
 # few pixels across in tiles of thousands (the comet's head).  Not yet measured against ALL on the GPU.
 TRAIL_WALK = "BLOCKS"
+# Workgroups a tile's list is split over when longer than a chunk (tile_lists.TileSlices): the comet's head puts
+# up to 9% of 1M particles' 30M segment instances into one tile and 92-97% into 100 of 8160 at 1080p, which one
+# workgroup a tile serialized (trail_accumulate 103 ms on an H100).  The partial sums cost 33 MB a slice at 1080p:
+# fewer slices where they would pass tile_lists.PARTIALS_MEMORY (8 at 4K).
+TRAIL_SLICES = 32
 
 TRAIL_FOOTPRINT = Kernel(
     "trail_footprint",
@@ -65,18 +84,22 @@ def trail_footprint(motion: bool) -> Kernel:
 
 
 @cache
-def trail_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str = TRAIL_WALK) -> Kernel:
+def trail_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str = TRAIL_WALK,
+                     slices: int = TRAIL_SLICES) -> Kernel:
     """The per-tile sum of segments into a ``layer_format`` layer (compositing's raster target: RGBA16F, RGBA32F
-    with depth of field); ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS."""
+    with depth of field); ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS; ``slices``:
+    workgroups a long list is split over (1: none)."""
     kernel = tile_kernel("trail_accumulate", Image("layer", layer_format), depth_test,
-                         shared=(Shared("vec4", "s_ends", TILE_CHUNK),), walk=walk, includes=("tile_sum.glsl",))
+                         shared=(Shared("vec4", "s_ends", TILE_CHUNK),), walk=walk, includes=("tile_sum.glsl",),
+                         slices=slices)
     return dataclasses.replace(kernel, images=(*kernel.images, Image(TRAIL_END.resource, "RGBA32F", "READ")),
                                defines=(*kernel.defines, ("TRAIL_END", "1")))
 
 
 TRAIL_TILE_KERNELS = (*(trail_footprint(motion) for motion in (False, True)),
                       *(trail_accumulate(depth_test, layer, walk) for depth_test in (False, True)
-                        for layer in ("RGBA16F", "RGBA32F") for walk in WALKS))
+                        for layer in ("RGBA16F", "RGBA32F") for walk in WALKS),
+                      *(tile_combine(layer, TRAIL_SLICES) for layer in ("RGBA16F", "RGBA32F")))
 
 
 class SegmentFootprints(FootprintList):
@@ -91,14 +114,19 @@ class TrailLayer:
     """Adds the trails of Add effects of a width x height frame into its additive layer.
 
     ``check_every``: draws between read-backs of the instance total (``tile_lists.KeptLists``), whose lists
-    each effect keeps (``kept``); ``walk``: tile_lists.WALKS.
+    each effect keeps (``kept``); ``walk``: tile_lists.WALKS; ``slices``: workgroups a long tile list is split
+    over (TRAIL_SLICES, fewer where their partial sums would take too much memory: tile_lists.slices_within;
+    1: none).
     """
 
-    def __init__(self, host, width: int, height: int, check_every: int = 1, walk: str = TRAIL_WALK):
+    def __init__(self, host, width: int, height: int, check_every: int = 1, walk: str = TRAIL_WALK,
+                 slices: int = TRAIL_SLICES):
         self.host = host
         self.width, self.height = width, height
         self.check_every = check_every
         self.walk = walk
+        self.slices = slices_within(host, -(-width // TILE) * -(-height // TILE), slices)
+        self.partials: TileSlices | None = None  # made on the first draw with slices
         self.kept = weakref.WeakKeyDictionary()  # ParticleSystem -> its KeptLists, dropped with it
         self.segments: SegmentFootprints | None = None  # grown to the largest batch drawn
 
@@ -134,9 +162,16 @@ class TrailLayer:
         )
         segments.scan.run(segments.instance_counts, segments.instance_offsets, count, total=kept.total)
         binned = kept.bin(shapes, segments.instance_offsets, count, depth_order=False).binning
+        sliced = self.slices > 1
+        if sliced and self.partials is None:
+            self.partials = TileSlices(self.host, kept.tiles_x, kept.tiles_y, self.slices)
         self.host.dispatch(
-            trail_accumulate(depth is not None, target.format, self.walk), (kept.tiles_x, kept.tiles_y, 1),
+            trail_accumulate(depth is not None, target.format, self.walk, self.slices),
+            (kept.tiles_x, kept.tiles_y, self.slices),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
-             **footprints, "layer": target, **({"scene_depth": depth} if depth is not None else {})},
+             **footprints, "layer": target, **({"scene_depth": depth} if depth is not None else {}),
+             **({TILE_PARTIALS: self.partials.partials} if sliced else {})},
             {"target_size": (self.width, self.height)},
         )
+        if sliced:
+            self.partials.combine(binned.counts, target, (self.width, self.height))

@@ -96,11 +96,16 @@ bool tile_spans(uint spans, uint pixel_bits)
   return (spans & pixel_bits) == pixel_bits;
 }
 
+/* This workgroup's tile, row by row. */
+int tile_index()
+{
+  return int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
+}
+
 /* This workgroup's tile list: (first entry, entries). */
 ivec2 tile_list()
 {
-  int tile = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
-  ivec2 texel = particle_texel(tile, imageSize(tile_offsets).x);
+  ivec2 texel = particle_texel(tile_index(), imageSize(tile_offsets).x);
   return ivec2(imageLoad(tile_offsets, texel).x, imageLoad(tile_counts, texel).x);
 }
 
