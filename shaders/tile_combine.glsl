@@ -1,6 +1,6 @@
-/* Long tile lists, step 2 (tile_lists.TileSlices): one workgroup per 16x16 tile, one thread per pixel, stores
- * the sum of the tile's partial sums (tile_slices.glsl) into `layer`, in slice order (the list's, grouped;
- * slice 0's began with what the layer held); a tile with an empty list is left alone. */
+/* Long tile lists, step 2 (tile_lists.TileSlices): one workgroup per 16x16 tile, one thread per pixel, adds
+ * the tile's partial sums (tile_slices.glsl) to what `layer` holds, in slice order (the list's, grouped); a tile
+ * with an empty list is left alone. */
 
 void main()
 {
@@ -11,9 +11,10 @@ void main()
   if (n == 0 || any(greaterThanEqual(pixel, target_size))) {
     return;
   }
-  vec3 sum = imageLoad(tile_partials, partial_texel(tile, 0, local)).rgb;
-  for (int slice = 1; slice < slices_used(n); slice++) {
+  vec4 held = imageLoad(layer, pixel);
+  vec3 sum = held.rgb;
+  for (int slice = 0; slice < slices_used(n); slice++) {
     sum += imageLoad(tile_partials, partial_texel(tile, slice, local)).rgb;
   }
-  imageStore(layer, pixel, vec4(sum, imageLoad(layer, pixel).a)); /* additive: coverage (alpha) unchanged */
+  imageStore(layer, pixel, vec4(sum, held.a)); /* additive: coverage (alpha) unchanged */
 }

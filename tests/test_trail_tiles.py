@@ -226,7 +226,7 @@ def test_batches_add_up_to_the_whole(host, monkeypatch):
 def test_long_lists_are_split_over_slices(host, walk):
     """A dense fountain: lists of many chunks, each summed by SLICES workgroups into partial sums added in slice
     order, match the reference and one workgroup a tile but for float32 grouping; a tile of up to a chunk gets
-    the same bits as summed straight into the layer."""
+    the same bits (its one partial sum added to an empty layer)."""
     system = fountain(host, count=3000, velocity_random=0.3, turbulence_strength=1.0)
     camera = fountain_camera()
     compositor, got = draw(host, system, camera, walk=walk, slices=SLICES)
@@ -254,8 +254,8 @@ def test_slices_take_runs_of_whole_chunks():
 
 
 def test_combine_sums_partials_in_slice_order(host, rng):
-    """tile_combine: a tile with a list gets the float32 sum of its used slices' partial sums in slice order
-    (magnitudes whose sum depends on the order), its alpha kept; slices past the used ones (huge values here) and
+    """tile_combine: a tile with a list gets its used slices' partial sums added to what it holds in float32 and
+    slice order (magnitudes whose sum depends on the order), its alpha kept; slices past the used ones (huge values here) and
     tiles without a list are left alone; edge tiles overhang the layer."""
     width, height, tiles_x, tiles_y = 4 * TILE - 5, 2 * TILE - 3, 4, 2
     counts = np.array([0, 1, TILE_CHUNK, TILE_CHUNK + 1, 2 * TILE_CHUNK, SLICES * TILE_CHUNK + 1,
@@ -282,13 +282,15 @@ def test_combine_sums_partials_in_slice_order(host, rng):
 
 def test_slices_fit_the_partial_sums_memory(host):
     """32 slices at 1080p, fewer on larger targets (their partial sums within tile_lists.PARTIALS_MEMORY), at
-    least 1 (no split); partial sums past a texture are refused with a clear message."""
+    least 1 (no split); partial sums past a texture (twice the blocks a square texture holds, on any GPU) are
+    refused with a clear message."""
     assert slices_within(host, 120 * 68, 32) == 32
     assert slices_within(host, 240 * 135, 32) == 8
     assert slices_within(host, 480 * 270, 32) == 2
     assert slices_within(host, 1000 * 1000, 32) == 1
+    side = host.max_texture_size // TILE
     with pytest.raises(ValueError, match="fewer slices"):
-        TileSlices(host, 480, 270, 32)
+        TileSlices(host, side, side, 2)
 
 
 def test_kernels_registered():

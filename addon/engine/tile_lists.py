@@ -83,7 +83,7 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
     ``depth_test``: against the scene's depth; ``shared``: its own shared arrays besides the chunk;
     ``walk``: one of WALKS; ``includes``: its own after tile_list.glsl (tile_sum.glsl: the additive walk);
     ``slices`` > 1: long lists split over that many workgroups into partial sums (TileSlices; tile_sum.glsl
-    only), the layer then read as a sampler (Blender binds at most 8 images a shader)."""
+    only), the layer then not bound: tile_combine adds them to it."""
     blocks = walk == "BLOCKS"
     sliced = slices > 1
     return Kernel(
@@ -92,7 +92,7 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
                 Image("tile_offsets", "R32UI", "READ"), Image("sprite_shapes", "RGBA32F", "READ"),
                 Image("sprite_streaks", "RGBA32F", "READ"), Image("sprite_colors", "RGBA32F", "READ"),
                 Image(TILE_PARTIALS, "RGBA32F", "WRITE") if sliced else layer),
-        samplers=(*((Sampler(layer.name),) if sliced else ()), *((Sampler("scene_depth"),) if depth_test else ())),
+        samplers=(Sampler("scene_depth"),) if depth_test else (),
         constants=(Constant("IVEC2", "target_size"),),
         shared=(Shared("vec4", "s_shapes", TILE_CHUNK), Shared("vec4", "s_streaks", TILE_CHUNK),
                 Shared("vec4", "s_colors", TILE_CHUNK), Shared("uint", "s_spans", TILE_CHUNK),
@@ -109,8 +109,7 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
 
 @cache
 def tile_combine(layer_format: str, slices: int) -> Kernel:
-    """Stores the sums of the tiles' partial sums of up to ``slices`` slices into a ``layer_format`` layer
-    (tile_combine.glsl)."""
+    """Adds the tiles' partial sums of up to ``slices`` slices to a ``layer_format`` layer (tile_combine.glsl)."""
     return Kernel(
         "tile_combine",
         images=(Image("tile_counts", "R32UI", "READ"), Image(TILE_PARTIALS, "RGBA32F", "READ"),
@@ -130,7 +129,7 @@ def slices_within(host, tiles: int, wanted: int) -> int:
 
 class TileSlices:
     """Partial sums of a tiles_x x tiles_y grid's tiles, each list summed by up to ``slices`` workgroups
-    (tile_slices.glsl), and their sum into the layer: RGBA32F, a 16x16 block per tile and slice (33 MB a
+    (tile_slices.glsl), and their addition to the layer: RGBA32F, a 16x16 block per tile and slice (33 MB a
     slice at 1080p; slices_within)."""
 
     def __init__(self, host, tiles_x: int, tiles_y: int, slices: int):
@@ -145,7 +144,7 @@ class TileSlices:
         self.partials = host.texture(TILE_PARTIALS, per_row * TILE, rows * TILE, "RGBA32F")
 
     def combine(self, counts, layer, target_size: tuple[int, int]) -> None:
-        """Store the sums of the partial sums of the tiles with a list (``counts``) into ``layer``."""
+        """Add the partial sums of the tiles with a list (``counts``) to ``layer``, in slice order."""
         self.host.dispatch(tile_combine(layer.format, self.slices), (self.tiles_x, self.tiles_y, 1),
                            {"tile_counts": counts, TILE_PARTIALS: self.partials, "layer": layer},
                            {"target_size": target_size})

@@ -88,7 +88,8 @@ def trail_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str 
                      slices: int = TRAIL_SLICES) -> Kernel:
     """The per-tile sum of segments into a ``layer_format`` layer (compositing's raster target: RGBA16F, RGBA32F
     with depth of field); ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS; ``slices``:
-    workgroups a long list is split over (1: none)."""
+    workgroups a long list is split over (1: none; more: into partial sums, the layer not bound, its format
+    then the combine's: tile_lists.tile_combine)."""
     kernel = tile_kernel("trail_accumulate", Image("layer", layer_format), depth_test,
                          shared=(Shared("vec4", "s_ends", TILE_CHUNK),), walk=walk, includes=("tile_sum.glsl",),
                          slices=slices)
@@ -96,10 +97,12 @@ def trail_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str 
                                defines=(*kernel.defines, ("TRAIL_END", "1")))
 
 
-TRAIL_TILE_KERNELS = (*(trail_footprint(motion) for motion in (False, True)),
-                      *(trail_accumulate(depth_test, layer, walk) for depth_test in (False, True)
-                        for layer in ("RGBA16F", "RGBA32F") for walk in WALKS),
-                      *(tile_combine(layer, TRAIL_SLICES) for layer in ("RGBA16F", "RGBA32F")))
+# Each kernel once: sliced, trail_accumulate does not bind the layer, so both formats declare the same one.
+TRAIL_TILE_KERNELS = tuple(dict.fromkeys((
+    *(trail_footprint(motion) for motion in (False, True)),
+    *(trail_accumulate(depth_test, layer, walk) for depth_test in (False, True)
+      for layer in ("RGBA16F", "RGBA32F") for walk in WALKS),
+    *(tile_combine(layer, TRAIL_SLICES) for layer in ("RGBA16F", "RGBA32F")))))
 
 
 class SegmentFootprints(FootprintList):
@@ -169,8 +172,8 @@ class TrailLayer:
             trail_accumulate(depth is not None, target.format, self.walk, self.slices),
             (kept.tiles_x, kept.tiles_y, self.slices),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
-             **footprints, "layer": target, **({"scene_depth": depth} if depth is not None else {}),
-             **({TILE_PARTIALS: self.partials.partials} if sliced else {})},
+             **footprints, **({TILE_PARTIALS: self.partials.partials} if sliced else {"layer": target}),
+             **({"scene_depth": depth} if depth is not None else {})},
             {"target_size": (self.width, self.height)},
         )
         if sliced:

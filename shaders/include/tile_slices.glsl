@@ -1,9 +1,10 @@
 /* Long tile lists split over TILE_SLICES workgroups (tile_lists.TileSlices): slice s of a tile sums its s-th
- * run of whole chunks (tile_sum.glsl), slice 0 from what the layer holds, each into its own partial sums
- * (tile_partials, float32), which tile_combine.glsl adds and stores into the layer in slice order: a dense
- * tile no longer serializes on one workgroup.  A list of up to TILE_CHUNK entries is one slice's: the same
- * bits as summed straight into the layer; a longer one the same sums but for their grouping, the same result
- * every run. */
+ * run of whole chunks (tile_sum.glsl) from 0 into its own partial sums (tile_partials, float32), which
+ * tile_combine.glsl adds to what the layer holds in slice order: a dense tile no longer serializes on one
+ * workgroup.  The same sums as one workgroup's walk but for their grouping (the layer's value joins the
+ * slices' sums, not the first footprint's), the same result every run.  Only tile_combine reads the layer, as an image: no kernel samples what the
+ * frame's earlier dispatches stored (a texture fetch after image stores needs a barrier the host may not
+ * issue). */
 
 /* Entries of a list of n that each slice sums: whole chunks, the fewest that spread its chunks over
  * TILE_SLICES. */

@@ -4,8 +4,8 @@
  * list order (the binning is stable): the rasterizer's blending order, and the same result every run.
  * BLOCK_WALK: a block's pixels visit only the footprints that reach it (tile_list.glsl); those it skips would
  * have added exactly 0 (the walks give the same bits).  TILE_SLICES: a long list is summed by several
- * workgroups (gl_WorkGroupID.z the slice), each its run of chunks into tile_partials (tile_slices.glsl), slice
- * 0 from what the layer holds (a sampler then: Blender binds at most 8 images a shader). */
+ * workgroups (gl_WorkGroupID.z the slice), each its run of chunks from 0 into tile_partials (tile_slices.glsl);
+ * the layer is not read here (tile_combine.glsl adds the partial sums to it). */
 
 /* `sum` plus chunk entry k's footprint at pixel p (nothing where it misses p or is hidden there): defined
  * by the kernel. */
@@ -46,11 +46,11 @@ void sum_tile()
   }
   TilePixel p = tile_pixel();
 #ifdef TILE_SLICES
-  vec4 held = entries.x == 0 && p.inside ? texelFetch(layer, p.pixel, 0) : vec4(0.0);
+  vec3 sum = vec3(0.0);
 #else
   vec4 held = p.inside ? imageLoad(layer, p.pixel) : vec4(0.0);
-#endif
   vec3 sum = held.rgb;
+#endif
   for (int chunk = entries.x; chunk < entries.y; chunk += TILE_CHUNK) {
     share_tile_chunk(list, chunk, t);
     /* Four entries an iteration: llvmpipe ends a shader's loops after 65535 iterations in all (Mesa's

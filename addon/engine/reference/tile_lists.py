@@ -132,19 +132,14 @@ def slice_runs(n: int, slices: int) -> list[tuple[int, int]]:
 
 def combine(layer, partials, counts, slices: int) -> np.ndarray:
     """tile_combine.glsl: ``layer`` (height, width, 4) with the pixels of each tile with a list (``counts``, row
-    by row) set to the float32 sum, in slice order, of its used slices' ``partials`` (tiles, slices, 16, 16, 4);
-    alpha kept."""
+    by row) plus, in float32 and slice order, its used slices' ``partials`` (tiles, slices, 16, 16, 4); alpha
+    kept."""
     out = np.array(layer, F)
     height, width = out.shape[:2]
     tiles_x = -(-width // TILE)
     for tile, n in enumerate(counts):
-        used = len(slice_runs(int(n), slices))
-        if used == 0:
-            continue
-        total = partials[tile, 0, ..., :3].astype(F)
-        for k in range(1, used):
-            total = total + partials[tile, k, ..., :3].astype(F)
         y, x = tile // tiles_x * TILE, tile % tiles_x * TILE
         rows, columns = min(TILE, height - y), min(TILE, width - x)
-        out[y:y + rows, x:x + columns, :3] = total[:rows, :columns]
+        for k in range(len(slice_runs(int(n), slices))):
+            out[y:y + rows, x:x + columns, :3] += partials[tile, k, :rows, :columns, :3].astype(F)
     return out
