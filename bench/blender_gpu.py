@@ -333,7 +333,8 @@ def events_cases(quick: bool):
 
 def trails_case(case: str, width: int, height: int, count: int, mode: str, values: dict, draws: int) -> dict:
     """1M particles of the comet preset with 32-point trails, additive, in the viewport: ``ms`` the product's
-    compute splat of the segments (trail_draw Splat), ``peer_ms`` the same trails as rasterized ribbons."""
+    segments added by screen tiles (trail_draw Splat: trail_tiles.py), ``peer_ms`` the same trails as rasterized
+    ribbons."""
     log(f"events {case}: {draws} draws playing, redrawing, with stats; then as rasterized ribbons")
     splat = measure_viewport(count, width, height, mode, draws, **values)
     raster = measure_viewport(count, width, height, mode, draws, render_values={"trail_draw": "RIBBONS"}, **values)

@@ -1,10 +1,10 @@
 /* The particle depth over trails (particle_depth.py): an invocation a segment, index x trail_length + s, the
- * segments trail_splat.glsl draws.  A segment marks, with particle_depth.glsl's atomic min on the float bits,
+ * segments trail_accumulate.glsl draws.  A segment marks, with particle_depth.glsl's atomic min on the float bits,
  * every pixel whose center projects inside it (along in [0, 1]) within its interpolated half width plus 1/2:
  * the splat's and the ribbons' coverage, at least one pixel wide as the alpha streaks are.  The depth is the
  * view depth interpolated between the segment's ends, as a head marks its own.  Segments that add no light
  * (their particle's or their tint at both ends is black), and those whose box exceeds MAX_SEGMENT_PIXELS, mark
- * nothing (trail_splat.glsl draws none). */
+ * nothing (trail_footprint.glsl gives them no tiles). */
 
 void main()
 {

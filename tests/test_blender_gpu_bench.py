@@ -104,7 +104,7 @@ def test_viewport_timeline_times_every_dispatch_with_gl_timestamps(tmp_path):
         assert 0 < row["kernels_ms"] <= row["gpu_ms"] + 1e-3 and row["starved_ms"] <= row["gaps_ms"] + 1e-3
     assert "sprite_blend" in rows[1]["top"] and "sprite_blend" not in rows[0]["top"]
     assert "light_particles" in rows[4]["top"] or any(name.startswith("shadow_") for name in rows[4]["top"])
-    assert "trail_splat" in rows[6]["top"] and any(name.startswith("spawn_") for name in rows[7]["top"])
+    assert "trail_accumulate" in rows[6]["top"] and any(name.startswith("spawn_") for name in rows[7]["top"])
 
 
 def test_viewport_timeline_runs_only_the_cases_asked_for(tmp_path):

@@ -158,7 +158,7 @@ def drawn(host, system, camera, compositor, how: str) -> np.ndarray:
     if how == "RIBBONS":
         ribbons.draw_ribbons(host, system, camera, compositor.raster, None, compositor.look_texture(system))
         return host.read(compositor.raster)[..., :3].astype(np.float64)
-    compositor.splat_trails(system, camera)
+    compositor.add_trails(system, camera)
     compositor.resolve()
     return compositor.read_frame()[..., :3].astype(np.float64)
 

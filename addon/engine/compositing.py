@@ -22,7 +22,6 @@ from .footprint import (
     Shutter,
     footprint_constants,
     footprint_kernel,
-    motion_variant,
 )
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .lighting import look_textures, look_variant
@@ -32,8 +31,6 @@ from .look import (
     LOOK_RANDOM,
     LOOK_SEED,
     LOOK_SIZE,
-    LOOK_TABLE,
-    PARTICLE_STATE,
     look_table,
     particle_values,
 )
@@ -41,8 +38,8 @@ from .quad_tiles import QuadLayer, is_tiled
 from .records import FRAME_STATS
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
 from .simulation import LAYOUTS, ParticleSystem
-from .sorting import linear_groups
 from .sprite_sheets import SpriteSheets
+from .trail_tiles import TrailLayer
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
 CHANNEL_MAX = np.array([tables.CHANNEL_MAX[c] for c in "RGB"], dtype=np.float64)
@@ -163,18 +160,6 @@ RESOLVE = Kernel(
 RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak", 256),),
                                    defines=(("MEASURE_PEAK", "1"),))
 
-
-# Trails of Add effects (trails.py): a segment an invocation, its pixels added into the accumulation.
-TRAIL_SPLAT = Kernel(
-    "trail_splat",
-    images=(*ACCUM_IMAGES, STATS, LOOK_TABLE),
-    samplers=(*PARTICLE_STATE, *ribbons.RING),
-    constants=(*SPLAT_CONSTANTS, *ribbons.TRAIL_CONSTANTS),
-    includes=("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl",
-              "particle_fetch.glsl", *ribbons.TRAIL_INCLUDES),
-)
-TRAIL_SPLAT_VARIANTS = tuple(splat_variant(kernel, depth, PAIRED) for kernel in (TRAIL_SPLAT, motion_variant(TRAIL_SPLAT))
-                             for depth in (False, True))
 
 # The footprint splats (footprint.py): naive atomics per tap, bilinear taps always, streak and disc on demand.
 FOOTPRINT_KERNELS = {(name, motion, dof): footprint_kernel(kernel, motion, dof)
@@ -325,7 +310,8 @@ class Compositor:
         self.antialias = False
         self.bokeh: BokehLayer | None = None  # made at the first wide circle of confusion
         self.quads: QuadLayer | None = None  # made at the first untextured quad effect (quad_tiles.py)
-        self.check_every = 1  # draws between read-backs of the bokeh's and quads' instance totals (the viewport's: rare)
+        self.trails: TrailLayer | None = None  # made at the first Add effect's trails (trail_tiles.py)
+        self.check_every = 1  # draws between read-backs of the tile lists' instance totals (the viewport's: rare)
         self._rasterized = False
         self._looks = {}  # (settings, ramp bytes) -> look texture
         self._sheets: SpriteSheets | None = None
@@ -338,7 +324,7 @@ class Compositor:
 
     def add(self, system: ParticleSystem, camera: Camera) -> None:
         """Composite one effect: points by the atomic splat (or GL_POINTS), quads by tiles (quad_tiles.py),
-        textured ones rasterized."""
+        textured ones rasterized; then its trails (add_trails)."""
         if system.settings.particle_type == "POINT" and self.render.point_mode == "ATOMIC":
             self.splat(system, camera)
         elif is_tiled(system.settings):
@@ -349,25 +335,20 @@ class Compositor:
         else:
             raster.draw(self.host, system, camera, self._raster_target(camera),
                         self.depth.depth if self.depth else None, self.look_texture(system), self.sheets)
-        if system.trails is not None and self.render.trail_draw == "SPLAT":
-            self.splat_trails(system, camera)
-        elif system.trails is not None:
-            ribbons.draw_ribbons(self.host, system, camera, self._raster_target(camera),
-                                 self.depth.depth if self.depth else None, self.look_texture(system))
+        if system.trails is not None:
+            self.add_trails(system, camera)
 
-    def splat_trails(self, system: ParticleSystem, camera: Camera) -> None:
-        """Add the effect's trails into the accumulation, a segment an invocation (trail_splat.glsl)."""
-        base = motion_variant(TRAIL_SPLAT) if camera.shutter is not None else TRAIL_SPLAT
-        kernel = look_variant(splat_variant(base, depth=self.depth is not None, paired=self.paired), system.settings)
-        self.host.dispatch(
-            kernel, linear_groups(system.count * system.settings.trail_points),
-            {"pos_age": system.pos_age, "vel_life": system.vel_life, **system.trails.textures,
-             **self.accum_textures, "stats": self.stats, "look": self.look_texture(system),
-             **(self.depth.textures if self.depth else {}), **look_textures(system)},
-            {**ribbons.trail_values(system, camera, kernel), "count": system.count,
-             "target_size": (self.width, self.height), "view_proj": camera.view_proj, **particle_values(system),
-             "quantize": (*quantize_scale(self.emax), camera.pixels_per_unit)},
-        )
+    def add_trails(self, system: ParticleSystem, camera: Camera) -> None:
+        """Add the effect's trails into the rasterized layer: by tiles (trail_tiles.py), or as rasterized
+        ribbons (render setting trail_draw)."""
+        depth = self.depth.depth if self.depth else None
+        if self.render.trail_draw == "SPLAT":
+            if self.trails is None:
+                self.trails = TrailLayer(self.host, self.width, self.height, self.check_every)
+            self.trails.draw(system, camera, self._raster_target(camera), depth, self.look_texture(system))
+        else:
+            ribbons.draw_ribbons(self.host, system, camera, self._raster_target(camera), depth,
+                                 self.look_texture(system))
 
     def uses_footprint(self, camera: Camera) -> bool:
         """Points splat with a footprint (2x2, streak, disc) rather than into one pixel."""

@@ -210,6 +210,14 @@ QUAD_AXES = Record("QuadAxes", "quad_axes", 1, (
 ), resource="quad_axes", fetch="imageLoad(quad_axes, index)", store="imageStore(quad_axes, index, {value})",
     index_type="ivec2")
 
+# An additive trail segment's far end (trail_tiles.py, trail_footprint.glsl); its near end's color and half width are
+# the footprint's sprite_colors.
+TRAIL_END = Record("TrailEnd", "trail_end", 1, (
+    Lane("color", 0, "xyz"),  # thin segments already dimmed by their width
+    Lane("half_width", 0, "w"),  # pixels, at least 1/2
+), resource="trail_ends", fetch="imageLoad(trail_ends, index)", store="imageStore(trail_ends, index, {value})",
+    index_type="ivec2")
+
 LIGHT = Record("Light", "light", SIZES["LIGHT_ROWS"], (
     Lane("position", 0, "xyz"),
     Lane("kind", 0, "w"),  # tables.LIGHT_TYPES
@@ -227,6 +235,7 @@ FRAME_STATS = Record("FrameStats", "frame_stats", 2, (
     Lane("peak", 1, "x"),  # float bits of the brightest accumulated channel
 ), resource="stats", channels=1)
 
-RECORDS = (FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, QUAD_AXES, LIGHT)  # read through generated GLSL
+# Read through generated GLSL.
+RECORDS = (FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, QUAD_AXES, TRAIL_END, LIGHT)
 # The stats image's texels by name (STAT_OVERFLOW: x of texel (STAT_OVERFLOW, 0)), #defined in every kernel.
 RECORD_DEFINES = tuple((f"STAT_{lane.name.upper()}", str(lane.texel)) for lane in FRAME_STATS.lanes)

@@ -33,6 +33,7 @@ from . import (
     sorting,
     sprites,
     tile_lists,
+    trail_tiles,
     trails,
 )
 from .kernels import Kernel
@@ -53,7 +54,6 @@ KERNELS: tuple[Kernel, ...] = (
     *sorting.SORT_KERNELS,
     *compositing.SPLAT_VARIANTS,
     *compositing.FOOTPRINT_VARIANTS,
-    *compositing.TRAIL_SPLAT_VARIANTS,
     *(compositing.resolve_kernel(peak, compositing.PAIRED, over) for peak in (False, True) for over in (False, True)),
     raster.POINTS,
     raster.QUADS,
@@ -61,6 +61,7 @@ KERNELS: tuple[Kernel, ...] = (
     *(footprint.focus_variant(kernel) for kernel in (raster.QUADS, footprint.motion_variant(raster.QUADS))),
     *bokeh.BOKEH_KERNELS,
     *quad_tiles.QUAD_KERNELS,
+    *trail_tiles.TRAIL_TILE_KERNELS,
     *sprites.SPRITE_KERNELS,
     tile_lists.tile_instances(False),
     *glints.EXTRACT_VARIANTS.values(),

@@ -2,7 +2,9 @@
 sprite list for Alpha effects.
 
 * Add: ``trail_ribbons.glsl`` rasterizes an instance a particle, a quad (6
-  vertices) a segment, into the raster layer the resolve adds to the splat.
+  vertices) a segment, into the raster layer the resolve adds to the splat
+  (render setting trail_draw RIBBONS; the default, SPLAT, adds the same
+  segments by screen tiles: trail_tiles.py, with this module's constants).
 * Alpha: ``trail_sprites.glsl`` writes each segment as a streak footprint
   (center, radius, depth, stretch) after the effect's sprites in the frame's
   sprite list, so segments are sorted, binned and blended with every sprite
@@ -35,7 +37,7 @@ TRAIL_LOOK = Constant("VEC4", "trail_look", components=(
 TRAIL_TINT = Constant("VEC4", "trail_tint", components=(("trail_color_end", "xyz"),))
 TRAIL_CONSTANTS = (TRAIL_LAYOUT, TRAIL_LOOK, TRAIL_TINT)  # what trail_fetch.glsl reads
 RING = (Sampler("trail_points"), Sampler("trail_heads"))  # what the drawing kernels read of trails.TrailBuffer
-_DRAW_CONSTANTS = (
+DRAW_CONSTANTS = (
     Constant("INT", "count"),
     Constant("MAT4", "view_proj"),
     COLOR_START,
@@ -51,19 +53,19 @@ _DRAW_CONSTANTS = (
     *TRAIL_CONSTANTS,
 )
 TRAIL_INCLUDES = ("trail.glsl", "trail_fetch.glsl")
-_DRAW_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl",
-                  *TRAIL_INCLUDES)
+DRAW_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl",
+                 *TRAIL_INCLUDES)
 
 
 RIBBONS = Raster("trail_ribbons", images=(LOOK_TABLE,), samplers=(*PARTICLE_STATE, *RING),
-                 constants=_DRAW_CONSTANTS, includes=_DRAW_INCLUDES,
+                 constants=DRAW_CONSTANTS, includes=DRAW_INCLUDES,
                  varyings=(("VEC3", "v_color"), ("FLOAT", "v_across"), ("FLOAT", "v_half")))
 TRAIL_SPRITES = Kernel(
     "trail_sprites",
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("sprite_keys", "R32UI", "WRITE")),
     samplers=(*PARTICLE_STATE, *RING),
-    constants=(*_DRAW_CONSTANTS, Constant("INT", "first_sprite")),  # where the effect's segments start in the list
-    includes=(*_DRAW_INCLUDES, "sprite_shape.glsl"),
+    constants=(*DRAW_CONSTANTS, Constant("INT", "first_sprite")),  # where the effect's segments start in the list
+    includes=(*DRAW_INCLUDES, "sprite_shape.glsl"),
 )
 RIBBON_KERNELS = (RIBBONS, motion_variant(RIBBONS), TRAIL_SPRITES)
 

@@ -189,9 +189,9 @@ RENDER_FIELDS: tuple[Field, ...] = (
           description="How point particles are composited: the atomic compute splat, or rasterized GL_POINTS "
                       "into a half-float target (the slower classic path, for comparison)"),
     Field("trail_draw", "enum", "SPLAT", items=("SPLAT", "RIBBONS"),
-          description="How Add effects' trails are drawn: Splat: each segment's pixels added by compute, "
-                      "anti-aliased (the fastest for millions of thin trails); Ribbons: rasterized quads "
-                      "(for comparison, and wide ribbons close to the camera)"),
+          description="How Add effects' trails are drawn: Splat: each segment added by compute over 16x16 "
+                      "screen tiles, anti-aliased (the fastest for millions of thin trails); Ribbons: rasterized "
+                      "quads (for comparison, and wide ribbons close to the camera)"),
     Field("glints", "enum", "NONE", items=("NONE", "STAR", "FLARE"),
           description="After compositing, the brightest pixel of each 8x8 tile above the glint threshold gets a "
                       "sprite, added over the frame: Star: thin rays; Flare: rays with a soft halo and a ring; "

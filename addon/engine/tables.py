@@ -52,6 +52,7 @@ SIZES = Table("", (
     ("TRIANGLE_ROW", 4096),  # texels per row of the triangle image (1024 triangles)
     ("CSG_SHAPE_COUNT", 2),  # CSG primitive codes: shape + CSG_SHAPE_COUNT * mode
     ("SPRITE_TILE", 16),  # pixels a side of the tiles the sprite and bokeh lists bin into (tile_lists.py)
+    ("MAX_SEGMENT_PIXELS", 16384),  # a trail segment whose box is larger (sweeping past the lens) is left out
     ("SPRITE_SHEETS", 4),  # textured Alpha effects one frame's sprite blend samples (sprite_sheets.py)
     ("GRID_CELLS", 256),  # cells per axis before the sort key's grid wraps: 8 bits each, 24-bit keys
     ("LIGHT_ROWS", 4),  # uniform rows per light (records.LIGHT)

@@ -12,7 +12,10 @@ then, reading like the algorithm::
     binning by tile (stable)                                           # per-tile lists, in list order,
                                                                        # of the instances the total counts
 
-and one workgroup per tile walks its list.  The lists keep a capacity, so a
+and one workgroup per tile walks its list (or, with TileSlices, up to a
+few dozen a long list, into partial sums added in order: the additive
+trails, whose dense heads put a large share of all instances into a few
+tiles).  The lists keep a capacity, so a
 draw needs no read-back: every ``check_every`` draws the total is read, and a
 draw whose instances did not fit gets lists with room for them before it
 bins (the bake checks every draw; the viewport, which must not wait for the
@@ -38,6 +41,9 @@ VIEWPORT_CHECK_EVERY = 30  # viewport draws between read-backs of the instance t
 FIRST_CHECK = 2
 MIN_INSTANCES = 1024
 TILE_CHUNK = 256  # footprints a tile's workgroup holds in shared memory at once (tile_list.glsl)
+TILE_PARTIALS = "tile_partials"  # the partial sums of long lists split over slices (TileSlices)
+PARTIALS_MEMORY = 1 << 30  # bytes TileSlices' partial sums may take: 32 slices at 1080p, 8 at 4K
+PARTIAL_BYTES = TILE * TILE * 16  # a tile's slice: 16x16 RGBA32F
 # How a tile's pixels go through a chunk: ALL, every pixel tests every footprint; BLOCKS, the 32 pixels of
 # each 8x4 block visit only the footprints whose capsule reaches the block (the same result;
 # bench/sprite_bench.py times both for the sprites, bench/viewport_timeline.py the quads' QUAD_WALK).
@@ -72,16 +78,20 @@ def tile_instances(depth_order: bool) -> Kernel:
 
 
 def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), walk: str = "ALL",
-                includes: tuple = ()) -> Kernel:
+                includes: tuple = (), slices: int = 1) -> Kernel:
     """A kernel that walks each tile's list (one workgroup per tile, ``tile_list.glsl``) into ``layer``;
     ``depth_test``: against the scene's depth; ``shared``: its own shared arrays besides the chunk;
-    ``walk``: one of WALKS; ``includes``: its own after tile_list.glsl (tile_sum.glsl: the additive walk)."""
+    ``walk``: one of WALKS; ``includes``: its own after tile_list.glsl (tile_sum.glsl: the additive walk);
+    ``slices`` > 1: long lists split over that many workgroups into partial sums (TileSlices; tile_sum.glsl
+    only), the layer then not bound: tile_combine adds them to it."""
     blocks = walk == "BLOCKS"
+    sliced = slices > 1
     return Kernel(
         name,
         images=(Image("binned_sprites", "R32UI", "READ"), Image("tile_counts", "R32UI", "READ"),
                 Image("tile_offsets", "R32UI", "READ"), Image("sprite_shapes", "RGBA32F", "READ"),
-                Image("sprite_streaks", "RGBA32F", "READ"), Image("sprite_colors", "RGBA32F", "READ"), layer),
+                Image("sprite_streaks", "RGBA32F", "READ"), Image("sprite_colors", "RGBA32F", "READ"),
+                Image(TILE_PARTIALS, "RGBA32F", "WRITE") if sliced else layer),
         samplers=(Sampler("scene_depth"),) if depth_test else (),
         constants=(Constant("IVEC2", "target_size"),),
         shared=(Shared("vec4", "s_shapes", TILE_CHUNK), Shared("vec4", "s_streaks", TILE_CHUNK),
@@ -90,10 +100,54 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
                    Shared("uint", "s_block_bits", TILE * TILE // 32 * TILE_CHUNK // 32)) if blocks else ()),
                 *shared),
         local_size=(TILE, TILE, 1),
-        includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl", *includes),
+        includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl", *(("tile_slices.glsl",) if sliced else ()),
+                  *includes),
         defines=(("TILE_CHUNK", str(TILE_CHUNK)), *((("SPRITE_DEPTH_TEST", "1"),) if depth_test else ()),
-                 *((("BLOCK_WALK", "1"),) if blocks else ())),
+                 *((("BLOCK_WALK", "1"),) if blocks else ()), *((("TILE_SLICES", str(slices)),) if sliced else ())),
     )
+
+
+@cache
+def tile_combine(layer_format: str, slices: int) -> Kernel:
+    """Adds the tiles' partial sums of up to ``slices`` slices to a ``layer_format`` layer (tile_combine.glsl)."""
+    return Kernel(
+        "tile_combine",
+        images=(Image("tile_counts", "R32UI", "READ"), Image(TILE_PARTIALS, "RGBA32F", "READ"),
+                Image("layer", layer_format)),
+        constants=(Constant("IVEC2", "target_size"),),
+        local_size=(TILE, TILE, 1),
+        includes=("common.glsl", "tile_slices.glsl"),
+        defines=(("TILE_CHUNK", str(TILE_CHUNK)), ("TILE_SLICES", str(slices))),
+    )
+
+
+def slices_within(host, tiles: int, wanted: int) -> int:
+    """Up to ``wanted`` slices whose partial sums of ``tiles`` tiles fit PARTIALS_MEMORY and a texture; 1: none."""
+    blocks = (host.max_texture_size // TILE) ** 2
+    return max(1, min(wanted, PARTIALS_MEMORY // (tiles * PARTIAL_BYTES), blocks // tiles))
+
+
+class TileSlices:
+    """Partial sums of a tiles_x x tiles_y grid's tiles, each list summed by up to ``slices`` workgroups
+    (tile_slices.glsl), and their addition to the layer: RGBA32F, a 16x16 block per tile and slice (33 MB a
+    slice at 1080p; slices_within)."""
+
+    def __init__(self, host, tiles_x: int, tiles_y: int, slices: int):
+        self.host = host
+        self.tiles_x, self.tiles_y, self.slices = tiles_x, tiles_y, slices
+        blocks = tiles_x * tiles_y * slices
+        per_row = min(blocks, host.max_texture_size // TILE)
+        rows = -(-blocks // per_row)
+        if rows * TILE > host.max_texture_size:
+            raise ValueError(f"{tiles_x * TILE}x{tiles_y * TILE} pixels in {slices} slices need {rows * TILE} "
+                             f"rows of partial sums, past the GPU's {host.max_texture_size}: fewer slices")
+        self.partials = host.texture(TILE_PARTIALS, per_row * TILE, rows * TILE, "RGBA32F")
+
+    def combine(self, counts, layer, target_size: tuple[int, int]) -> None:
+        """Add the partial sums of the tiles with a list (``counts``) to ``layer``, in slice order."""
+        self.host.dispatch(tile_combine(layer.format, self.slices), (self.tiles_x, self.tiles_y, 1),
+                           {"tile_counts": counts, TILE_PARTIALS: self.partials, "layer": layer},
+                           {"target_size": target_size})
 
 
 # What the footprint kernels (sprite_footprint, bokeh_discs) write into a FootprintList.

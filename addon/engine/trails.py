@@ -1,10 +1,11 @@
-"""Trails: each particle's last positions in a ring buffer on the GPU (ribbons.py draws them).
+"""Trails: each particle's last positions in a ring buffer on the GPU (trail_tiles.py and ribbons.py draw them).
 
 Reads like the algorithm::
 
     simulate (one substep)                                   # simulation.py
     trail_record(state -> ring point, head)                  # after every substep (TrailBuffer.record)
-    trail_ribbons(ring -> a quad per segment, added)         # Add effects (ribbons.draw_ribbons, raster layer)
+    trail_footprint, trail_accumulate(ring -> by tiles)      # Add effects (trail_tiles.py, raster layer)
+    trail_ribbons(ring -> a quad per segment, added)         # or rasterized (ribbons.draw_ribbons)
     trail_sprites(ring -> a streak per segment)              # Alpha effects: footprints of the sprite list
 
 The ring of particle i is ``trail_points`` points at ``TrailBuffer.points``:

@@ -12,7 +12,7 @@
  * visit only those, in list order (block_words), instead of testing every
  * footprint of the chunk.  Needs those images, sprite_shapes, sprite_streaks,
  * sprite_colors and target_size; SPRITE_TEXTURE: sprite_frames through share_frames; QUAD_AXES: quad_axes
- * through share_axes. */
+ * through share_axes; TRAIL_END: trail_ends and sprite_streaks zw through share_trail_end. */
 
 /* Entry t of the chunk into s_shapes, s_streaks and s_colors: defined by the kernel, which knows what
  * its walk needs of a footprint (sprite_blend.glsl, bokeh_accumulate.glsl). */
@@ -24,6 +24,11 @@ void share_frames(int t, vec4 frames);
 #ifdef QUAD_AXES
 /* Entry t's quad frame (records.QUAD_AXES) into shared memory: defined by the kernel (quad_accumulate.glsl). */
 void share_axes(int t, QuadAxes axes);
+#endif
+#ifdef TRAIL_END
+/* Entry t's far end (records.TRAIL_END) and its ends' depths (sprite_streaks zw) into shared memory: defined by
+ * the kernel (trail_accumulate.glsl). */
+void share_trail_end(int t, TrailEnd end, vec2 depths);
 #endif
 
 #ifdef BLOCK_WALK
@@ -91,11 +96,16 @@ bool tile_spans(uint spans, uint pixel_bits)
   return (spans & pixel_bits) == pixel_bits;
 }
 
+/* This workgroup's tile, row by row. */
+int tile_index()
+{
+  return int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
+}
+
 /* This workgroup's tile list: (first entry, entries). */
 ivec2 tile_list()
 {
-  int tile = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
-  ivec2 texel = particle_texel(tile, imageSize(tile_offsets).x);
+  ivec2 texel = particle_texel(tile_index(), imageSize(tile_offsets).x);
   return ivec2(imageLoad(tile_offsets, texel).x, imageLoad(tile_counts, texel).x);
 }
 
@@ -135,13 +145,17 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
     uint item = imageLoad(binned_sprites, particle_texel(list.x + chunk + t, imageSize(binned_sprites).x)).x;
     ivec2 texel = particle_texel(int(item), imageSize(sprite_shapes).x);
     SpriteShape shape = load_sprite_shape(texel);
-    vec2 streak = imageLoad(sprite_streaks, texel).xy;
+    vec4 streak_texel = imageLoad(sprite_streaks, texel);
+    vec2 streak = streak_texel.xy;
     share_footprint(t, shape, streak, imageLoad(sprite_colors, texel));
 #ifdef SPRITE_TEXTURE
     share_frames(t, imageLoad(sprite_frames, texel));
 #endif
 #ifdef QUAD_AXES
     share_axes(t, load_quad_axes(texel));
+#endif
+#ifdef TRAIL_END
+    share_trail_end(t, load_trail_end(texel), streak_texel.zw);
 #endif
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
     ivec4 rect = sprite_pixel_rect(shape, streak, target_size) - origin.xyxy;

@@ -1,9 +1,11 @@
-/* The additive tile walk (tile_lists.py), shared by bokeh_accumulate.glsl and quad_accumulate.glsl: one
+/* The additive tile walk (tile_lists.py), shared by bokeh_accumulate.glsl, quad_accumulate.glsl and trail_accumulate.glsl: one
  * workgroup per 16x16 tile, one thread per pixel, sums the tile's footprints into `layer`, each pixel read
  * and written once, without atomics; the sum starts from what the layer holds and adds the footprints in
  * list order (the binning is stable): the rasterizer's blending order, and the same result every run.
  * BLOCK_WALK: a block's pixels visit only the footprints that reach it (tile_list.glsl); those it skips would
- * have added exactly 0 (the walks give the same bits). */
+ * have added exactly 0 (the walks give the same bits).  TILE_SLICES: a long list is summed by several
+ * workgroups (gl_WorkGroupID.z the slice), each its run of chunks from 0 into tile_partials (tile_slices.glsl);
+ * the layer is not read here (tile_combine.glsl adds the partial sums to it). */
 
 /* `sum` plus chunk entry k's footprint at pixel p (nothing where it misses p or is hidden there): defined
  * by the kernel. */
@@ -22,18 +24,34 @@ vec3 add_next(vec3 sum, int word, inout uint bits, TilePixel p)
 }
 #endif
 
+/* The entries [x, y) of a list of n that this workgroup sums: all, or with TILE_SLICES its slice's. */
+ivec2 slice_entries(int n)
+{
+#ifdef TILE_SLICES
+  int first = int(gl_WorkGroupID.z) * slice_length(n);
+  return ivec2(min(first, n), min(first + slice_length(n), n));
+#else
+  return ivec2(0, n);
+#endif
+}
+
 void sum_tile()
 {
   int t = int(gl_LocalInvocationIndex);
-  TilePixel p = tile_pixel();
   ivec2 list = tile_list();
   int n = list.y;
-  if (n == 0) {
-    return; /* uniform over the workgroup: no barrier is skipped by some threads only */
+  ivec2 entries = slice_entries(n);
+  if (entries.x == entries.y) {
+    return; /* uniform over the workgroup: no barrier is skipped by some threads only; most slices end here */
   }
+  TilePixel p = tile_pixel();
+#ifdef TILE_SLICES
+  vec3 sum = vec3(0.0);
+#else
   vec4 held = p.inside ? imageLoad(layer, p.pixel) : vec4(0.0);
   vec3 sum = held.rgb;
-  for (int chunk = 0; chunk < n; chunk += TILE_CHUNK) {
+#endif
+  for (int chunk = entries.x; chunk < entries.y; chunk += TILE_CHUNK) {
     share_tile_chunk(list, chunk, t);
     /* Four entries an iteration: llvmpipe ends a shader's loops after 65535 iterations in all (Mesa's
      * LP_MAX_TGSI_LOOP_ITERATIONS), which cut a tile's sum short beyond about 65,000 discs (a quarter of an
@@ -60,7 +78,11 @@ void sum_tile()
 #endif
     barrier();
   }
+#ifdef TILE_SLICES
+  imageStore(tile_partials, partial_texel(tile_index(), int(gl_WorkGroupID.z), tile_local_pixel()), vec4(sum, 0.0));
+#else
   if (p.inside) {
     imageStore(layer, p.pixel, vec4(sum, held.a)); /* additive: coverage (alpha) unchanged */
   }
+#endif
 }

@@ -42,10 +42,8 @@ vec3 trail_point(int index, int j, Trail trail)
   return texelFetch(trail_points, trail_texel(index, point, trail.state_size), 0).xyz;
 }
 
-const int MAX_SEGMENT_PIXELS = 16384; /* a segment whose box is larger (sweeping past the lens) is left out */
-
 /* Segment s of particle ``index``'s trail (from trail point s to s + 1) for the kernels that run a segment an
- * invocation (trail_splat.glsl, trail_depth.glsl): the particle's state and trail, the ends in clip space. */
+ * invocation (trail_footprint.glsl, trail_depth.glsl): the particle's state and trail, the ends in clip space. */
 struct TrailSegment {
   int index;
   int s;

@@ -1,4 +1,5 @@
-"""Reference of the tile lists (tile_lists.py, sprite_shape.glsl's rectangles and rows, sprite_instances.glsl).
+"""Reference of the tile lists (tile_lists.py, sprite_shape.glsl's rectangles and rows, sprite_instances.glsl,
+tile_slices.glsl's runs and tile_combine.glsl's sum of them).
 
 Every footprint's pixel and tile rectangles, the columns of each tile row its
 capsule reaches (sprite_row_tiles), the tiles each item touches in list order,
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..records import SPRITE_SHAPE
-from ..tile_lists import TILE
+from ..tile_lists import TILE, TILE_CHUNK
 from . import binning, scan
 
 F = np.float32
@@ -120,3 +121,26 @@ def tile_lists(shape, stretch, width, height, order=None, capacity=None, whole_r
     tile_counts = binning.counts(tiles, bins)
     return TileLists(counts.astype(np.uint32), scan.scan(counts), tiles, items.astype(np.uint32), tile_counts,
                      scan.scan(tile_counts), items[binning.order(tiles, bins)].astype(np.uint32))
+
+
+def slice_runs(n: int, slices: int) -> list[tuple[int, int]]:
+    """tile_slices.glsl: the entries [first, end) of a list of ``n`` that each slice that has any sums, in
+    slice order: runs of whole chunks, the fewest that spread its chunks over ``slices``."""
+    chunks = -(-n // TILE_CHUNK)
+    length = -(-chunks // slices) * TILE_CHUNK
+    return [(first, min(first + length, n)) for first in range(0, n, length)] if n else []
+
+
+def combine(layer, partials, counts, slices: int) -> np.ndarray:
+    """tile_combine.glsl: ``layer`` (height, width, 4) with the pixels of each tile with a list (``counts``, row
+    by row) plus, in float32 and slice order, its used slices' ``partials`` (tiles, slices, 16, 16, 4); alpha
+    kept."""
+    out = np.array(layer, F)
+    height, width = out.shape[:2]
+    tiles_x = -(-width // TILE)
+    for tile, n in enumerate(counts):
+        y, x = tile // tiles_x * TILE, tile % tiles_x * TILE
+        rows, columns = min(TILE, height - y), min(TILE, width - x)
+        for k in range(len(slice_runs(int(n), slices))):
+            out[y:y + rows, x:x + columns, :3] += partials[tile, k, :rows, :columns, :3].astype(F)
+    return out

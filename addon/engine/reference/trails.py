@@ -1,6 +1,7 @@
 """numpy reference of the trails (addon/engine/trails.py): the ring buffer's record (trail_record.glsl, in the
-kernel's float32 order: bit for bit) and the ribbons' geometry (trail_ribbons.glsl: where each segment lies on
-screen, how wide, in what color; the tests compare the drawn pixels within the rasterizer's rounding)."""
+kernel's float32 order: bit for bit), the ribbons' geometry (trail_ribbons.glsl: where each segment lies on
+screen, how wide, in what color; the tests compare the drawn pixels within the rasterizer's rounding) and the
+pixels the tiles add of each segment (trail_tiles.py: trail_footprint.glsl and trail_accumulate.glsl, in float64)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..look import look_at, look_table, variation
+from ..tables import SIZES
 from .lighting import alive
 
 F = np.float32
@@ -74,6 +76,7 @@ class Segment:
     half_px: np.ndarray  # (2,)
     colors: np.ndarray  # (2, 3)
     world: np.ndarray  # (2, 3): the ends' world positions
+    depths: np.ndarray  # (2,): the ends' window depths (0 near .. 1 far)
 
 
 def ribbon_segments(settings, rings: Rings, pos_age, vel_life, view_proj, width: int, height: int,
@@ -101,5 +104,47 @@ def ribbon_segments(settings, rings: Rings, pos_age, vel_life, view_proj, width:
         for s in range(len(points) - 1):
             if clip[s, 3] > 0 and clip[s + 1, 3] > 0:
                 segments.append(Segment(screen[s:s + 2], np.maximum(half[s:s + 2], 0.5), colors[s:s + 2],
-                                        points[s:s + 2]))
+                                        points[s:s + 2], clip[s:s + 2, 2] / clip[s:s + 2, 3] * 0.5 + 0.5))
     return segments
+
+
+def tiled_segments(segments: list[Segment], width: int, height: int, scene_depth=None,
+                   edge_px: float = 1e-3) -> tuple[np.ndarray, np.ndarray]:
+    """What trail_accumulate adds of ``segments`` to a width x height layer, (height, width, 3), and where a
+    float32 kernel may decide a pixel either way: its center within ``edge_px`` of a segment's end line (along
+    0 or 1), or its depth at the scene's (``scene_depth``, (height, width) window depths: hidden behind it).
+
+    A segment adds to the pixels whose centers project inside it (along in [0, 1)) within its interpolated half
+    width plus 1/2, its interpolated color times that coverage (clamped to [0, 1]).  trail_footprint leaves out
+    segments with an end outside the depth range, of zero length, off the target or whose box holds more than
+    MAX_SEGMENT_PIXELS pixels."""
+    image = np.zeros((height, width, 3))
+    edge = np.zeros((height, width), bool)
+    size = np.array([width, height])
+    for segment in segments:
+        a, b = segment.ends
+        d = b - a
+        length2 = float(d @ d)
+        reach = float(segment.half_px.max()) + 0.5
+        low = np.clip(np.floor(np.minimum(a, b) - reach), 0, size).astype(int)
+        high = np.clip(np.ceil(np.maximum(a, b) + reach), -1, size - 1).astype(int)
+        if (not length2 > 0 or np.any(high < low) or np.prod(high - low + 1) > SIZES["MAX_SEGMENT_PIXELS"]
+                or np.any(np.abs(segment.depths - 0.5) > 0.5)):
+            continue
+        rows, columns = slice(low[1], high[1] + 1), slice(low[0], high[0] + 1)
+        y, x = np.mgrid[rows, columns] + 0.5
+        dx, dy = x - a[0], y - a[1]
+        along = (dx * d[0] + dy * d[1]) / length2
+        across = np.abs(dx * d[1] - dy * d[0]) / np.sqrt(length2)
+        half = segment.half_px[0] + (segment.half_px[1] - segment.half_px[0]) * along
+        coverage = np.clip(half + 0.5 - across, 0.0, 1.0) * ((along >= 0) & (along < 1))
+        near_end = (np.minimum(np.abs(along), np.abs(along - 1)) * np.sqrt(length2) < edge_px) & (across < reach)
+        if scene_depth is not None:
+            depth = segment.depths[0] + (segment.depths[1] - segment.depths[0]) * along
+            scene = scene_depth[rows, columns]
+            near_end |= (np.abs(depth - scene) < 1e-6) & (coverage > 0)
+            coverage = np.where(depth <= scene, coverage, 0.0)
+        color = segment.colors[0] + (segment.colors[1] - segment.colors[0]) * along[..., None]
+        image[rows, columns] += coverage[..., None] * color
+        edge[rows, columns] |= near_end
+    return image, edge
