@@ -1,9 +1,11 @@
 """What the events suite's trails case asks of the GPU: pixel adds per frame (suite ``events``, case
 ``1080p-1M-trails32-coverage``).
 
-``trail_splat.glsl`` adds each segment of each trail into every pixel of its band with one pair of returning
-32-bit atomics (two words a pixel: no 64-bit atomics in Blender 5.2), so the case's floor on that path is its
-pixel adds over the GPU's rate of scattered atomic pairs (``bench/gpu_splat.py``, case ``atomic_pair_scattered``).
+``trail_splat.glsl`` (the atomic path, replaced by trails by screen tiles: ``addon/engine/trail_tiles.py``) added
+each segment of each trail into every pixel of its band with one pair of returning 32-bit atomics (two words a
+pixel: no 64-bit atomics in Blender 5.2), so the case's floor on that path is its pixel adds over the GPU's rate
+of scattered atomic pairs (``bench/gpu_splat.py``, case ``atomic_pair_scattered``); the tiled path sums the same
+pixel adds without atomics, in the tiles' workgroups.
 Here the comet preset (the case's effect) is stepped to frame 24 at ``--count`` particles with 32-point trails,
 the segments the kernel draws come from the numpy reference (``reference.trails.ribbon_segments``), and each
 segment on the target (by its middle) counts its band, its length times its widest width plus a pixel; the sum
