@@ -3,6 +3,7 @@ through the alpha tile compositor and the additive quads; bad images refused wit
 
 import dataclasses
 import math
+import os
 
 import bpy
 import numpy as np
@@ -213,6 +214,15 @@ def test_textured_sprites_streak_under_motion_blur(host, rng):
         assert np.isfinite(drawn).all() and (row > 0).sum() >= 16, blend_mode
 
 
+def save_png(path, pixels):
+    """An 8-bit PNG of (h, w, 4) ``pixels`` at ``path``, through a Blender image removed afterwards."""
+    image = bpy.data.images.new("saved_png", pixels.shape[1], pixels.shape[0], alpha=True)
+    image.pixels.foreach_set(np.ascontiguousarray(pixels, np.float32).ravel())
+    image.filepath_raw, image.file_format = str(path), "PNG"
+    image.save()
+    bpy.data.images.remove(image)
+
+
 @pytest.mark.parametrize("kind", ["png", "exr", "packed"])
 def test_images_from_files_8_bit_float_or_packed(host, tmp_path, kind):
     """A flat 8-bit sRGB PNG draws its linear color, a premultiplied EXR its color unpremultiplied; a packed image
@@ -226,11 +236,7 @@ def test_images_from_files_8_bit_float_or_packed(host, tmp_path, kind):
         out.write_image(flat)  # premultiplied, as EXR keeps color: straight white at half alpha
         out.close()
     else:
-        image = bpy.data.images.new("flat_png", 8, 8, alpha=True)
-        image.pixels.foreach_set(flat.ravel())
-        image.filepath_raw, image.file_format = str(path), "PNG"
-        image.save()
-        bpy.data.images.remove(image)
+        save_png(path, flat)
     source = str(path)
     if kind == "packed":
         packed = bpy.data.images.load(source)
@@ -242,6 +248,27 @@ def test_images_from_files_8_bit_float_or_packed(host, tmp_path, kind):
     stored = round(0.5 * 255) / 255
     color, alpha = (1.0, 0.5) if kind == "exr" else (((stored + 0.055) / 1.055) ** 2.4, stored)
     np.testing.assert_allclose(center, [*(TINT * color * alpha), alpha], atol=2e-3)
+
+
+def test_an_image_file_is_remembered_yet_a_change_on_disk_or_its_removal_is_seen(host, tmp_path, monkeypatch):
+    """A file setting's image is found by searching the paths once: later draws stat its file once (not every
+    candidate path), a file changed on disk still gives a new key (its pixels read again), a removed one still its
+    clear message, and one put back is found again."""
+    path = tmp_path / "remembered.png"
+    save_png(path, np.full((4, 4, 4), 0.5, np.float32))
+    first = host.sprite_image(str(path))
+    stats = []
+    real_stat = os.stat
+    monkeypatch.setattr(os, "stat", lambda *args, **kwargs: stats.append(args[0]) or real_stat(*args, **kwargs))
+    assert host.sprite_image(str(path)).key == first.key
+    assert stats == [str(path)]
+    os.utime(path, (path.stat().st_atime, path.stat().st_mtime + 10))
+    assert host.sprite_image(str(path)).key != first.key
+    path.unlink()
+    with pytest.raises(SettingsError, match="no such image file"):
+        host.sprite_image(str(path))
+    save_png(path, np.full((4, 4, 4), 0.5, np.float32))
+    assert host.sprite_image(str(path)).size == (4, 4)
 
 
 # Bad input: a clear message, nothing lost.

@@ -227,6 +227,27 @@ def test_kept_meshes_are_read_again_only_when_they_may_have_changed(scene):
     assert read(rigid, 2) is not again, "forgotten when no longer an occluder"
 
 
+def test_keyed_settings_are_read_again_on_every_frame_from_the_edit_that_keys_them(scene):
+    """The effects' settings are read once per edit, and on every frame once a key sets one (whether one does is
+    asked once per edit too: keys come with an edit)."""
+    from addon.properties import scene_effects
+    from addon.scene.index import scene_edited
+    from addon.scene.snapshot import EffectsWatch
+
+    add_effect(count=100)
+    found = scene_effects(scene)
+    watch = EffectsWatch()
+    assert watch.effects(found, 1)[0][1].count == 100
+    effect = found[0][1]
+    for frame, count in ((1, 100), (5, 300)):
+        effect.count = count
+        effect.keyframe_insert("count", frame=frame)
+    scene_edited()
+    for frame, count in ((5, 300), (1, 100)):
+        scene.frame_set(frame)
+        assert watch.effects(found, frame)[0][1].count == count
+
+
 def test_kept_occluders_are_the_bakes_with_their_evaluated_matrices(scene):
     """The overlay's occluders (every matrix read at once from the scene's objects) are the ones the
     bake finds, each with its evaluated world matrix: rotated, scaled, parented, constrained."""

@@ -35,7 +35,7 @@ from __future__ import annotations
 import dataclasses
 from functools import cache
 
-from .kernels import Constant, Image, Kernel, Shared
+from .kernels import Constant, Image, Kernel, Plans, Shared
 from .scan import Scan, linear_size
 
 BIN_THREADS = 256
@@ -231,6 +231,7 @@ class DigitPasses:
         size = linear_size(capacity, host.max_texture_size)
         self.spare = (host.texture("bin_keys", *size, "R32UI"), host.texture("bin_values", *size, "R32UI"))
         self.digits = [pass_digits(bins, shift) for shift in self.shifts]
+        self._plans = Plans()
 
     def run(self, keys, values, out_keys, out_values, count: int, limit=None) -> None:
         """Pairs (keys, values) -> (out_keys, out_values) in key order; ``values`` None: the item indices.
@@ -240,11 +241,21 @@ class DigitPasses:
         """
         if count > self.capacity:
             raise ValueError(f"binning {count:,} items exceeds the capacity of {self.capacity:,}")
-        passes = len(self.shifts)
-        if keys is out_keys and passes % 2:
+        if keys is out_keys and len(self.shifts) % 2:
             raise ValueError("binning in place needs an even number of digit passes")
         if count <= 0:
             return
+        key = (id(keys), id(values), id(out_keys), id(out_values), count, id(limit))
+        for count_digits, scan, scatter in self._plans.of(key, self._plan, keys, values, out_keys, out_values, count,
+                                                          limit):
+            self.host.dispatch(*count_digits)
+            self.scan.run(*scan)
+            self.host.dispatch(*scatter)
+
+    def _plan(self, keys, values, out_keys, out_values, count: int, limit) -> tuple:
+        """Each pass of ``run``: its bin_digits dispatch, its scan's arguments, its bin_scatter dispatch."""
+        plan = []
+        passes = len(self.shifts)
         tiles = -(-count // self.tile)
         groups = tile_groups(count, self.tile)
         source = (keys, values if values is not None else keys)
@@ -252,16 +263,17 @@ class DigitPasses:
         for p, (shift, digits) in enumerate(zip(self.shifts, self.digits)):
             target = (out_keys, out_values) if (passes - 1 - p) % 2 == 0 else self.spare
             constants = {"count": count, "bins": self.bins, "shift": shift}
-            self.host.dispatch(bin_digits_kernel(self.tile, digits, bool(limits)), groups,
-                               {"keys": source[0], "digit_counts": self.digit_counts, **limits}, constants)
-            self.scan.run(self.digit_counts, self.digit_offsets, (digits + 1) * tiles)
-            self.host.dispatch(
-                bin_scatter_kernel(self.tile, digits, bool(limits)), groups,
-                {"keys": source[0], "values": source[1], "digit_offsets": self.digit_offsets,
-                 "sorted_keys": target[0], "sorted_values": target[1], **limits},
-                {**constants, "index_values": int(p == 0 and values is None)},
-            )
+            plan.append((
+                (bin_digits_kernel(self.tile, digits, bool(limits)), groups,
+                 {"keys": source[0], "digit_counts": self.digit_counts, **limits}, constants),
+                (self.digit_counts, self.digit_offsets, (digits + 1) * tiles),
+                (bin_scatter_kernel(self.tile, digits, bool(limits)), groups,
+                 {"keys": source[0], "values": source[1], "digit_offsets": self.digit_offsets,
+                  "sorted_keys": target[0], "sorted_values": target[1], **limits},
+                 {**constants, "index_values": int(p == 0 and values is None)}),
+            ))
             source = target
+        return tuple(plan)
 
 
 class Binning:

@@ -121,8 +121,11 @@ def collider_rows(colliders: list[Collider], start: float, end: float, dt: float
     ``start`` and ``end`` are fractions of the frame: each matrix is interpolated
     between the previous frame's and this frame's linearly in its entries (exact
     for moving colliders, approximate for turning or scaling ones).  Built once
-    per dispatch on the host, so the kernel does no per-particle matrix work.
+    per dispatch on the host, so the kernel does no per-particle matrix work.  Without colliders: one
+    read-only array of zeros, shared (a viewport draw packs these rows every step).
     """
+    if not colliders:
+        return _NO_COLLIDER_ROWS
     rows = np.zeros((MAX_COLLIDERS, COLLIDER_ROWS, 4), np.float64)
     for row, c in zip(rows, colliders):  # rows in float64 until every one is worked out
         now = np.asarray(c.matrix, np.float64)
@@ -158,7 +161,14 @@ def sdf_reach(colliders: list[Collider], start: float, end: float, dt: float) ->
     parallelepiped whose world box is its midpoint +- |W| |L| |half the step| (spread: the largest |W| |L|
     of the colliders, the identity for axis-aligned ones), and the step's start moves with the collider's
     motion over at most ``dt`` (step_start_local), which the collider's box takes in.  Only translating or
-    still colliders bound that motion: a turning or scaling one's box is everything (the exact test decides)."""
+    still colliders bound that motion: a turning or scaling one's box is everything (the exact test decides).
+    Without SDF colliders: the same read-only arrays every step (a viewport draw packs these every step)."""
+    if not any(c.type == "SDF" for c in colliders):
+        return dict(_NO_SDF_REACH)
+    return _sdf_reach(colliders, start, end, dt)
+
+
+def _sdf_reach(colliders: list[Collider], start: float, end: float, dt: float) -> dict:
     rows = np.array([_REACHES_NOTHING] * MAX_COLLIDERS, np.float64)
     spread = np.identity(4)
     for row, c in zip(rows, colliders):
@@ -182,6 +192,15 @@ def sdf_reach(colliders: list[Collider], start: float, end: float, dt: float) ->
         row[0, :3], row[1, :3] = centre - half - pad, centre + half + pad
     spread[:3, :3] *= 1 + 1e-4
     return {"sdf_reach": rows.reshape(-1, 4).astype(np.float32), "sdf_reach_spread": spread}
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+_NO_COLLIDER_ROWS = _read_only(np.zeros((MAX_COLLIDERS * COLLIDER_ROWS, 4), np.float32))
+_NO_SDF_REACH = {name: _read_only(array) for name, array in _sdf_reach([], 0.0, 1.0, 1.0).items()}
 
 
 def _sdf_lanes(c: Collider) -> dict:

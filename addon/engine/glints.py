@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -190,7 +191,9 @@ GLINT_FIELDS = tuple(f.name for f in RENDER_FIELDS if f.name.startswith("glint")
 _DEFAULTS = {f.name: f.default for f in RENDER_FIELDS if f.name in GLINT_FIELDS}
 
 
+@lru_cache(maxsize=8)
 def without_glints(render):
-    """``render`` with the glint fields at their defaults: what a simulation depends on."""
+    """``render`` with the glint fields at their defaults: what a simulation depends on (the viewport asks every
+    draw; settings are frozen, so the one made before stands)."""
     return dataclasses.replace(render, **_DEFAULTS)
 

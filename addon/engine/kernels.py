@@ -206,6 +206,24 @@ class Packer:
         return {**self.packed, **{c.name: c.pack(merged) for c in self.rest}}
 
 
+class Plans(dict):
+    """Parts of a recording (dispatches, bindings) worked out once per key and used again: a viewport draw records
+    the same scans, binnings and sheet bindings every draw.  Keys hold the ``id`` of the images a plan binds: the
+    plan holds the images, so no other image takes that id while it is kept.  The host gets the plan's own dicts
+    each time, to read only."""
+
+    LIMIT = 16  # plans kept; past it all are dropped (callers that bind ever-new images)
+
+    def of(self, key, make, *args) -> tuple:
+        """The plan kept for ``key``, else ``make(*args)``'s, kept."""
+        plan = self.get(key)
+        if plan is None:
+            if len(self) >= self.LIMIT:
+                self.clear()
+            plan = self[key] = make(*args)
+        return plan
+
+
 def _value_names(constant: Constant) -> set[str]:
     return {name for name, _ in constant.components} or {constant.name}
 

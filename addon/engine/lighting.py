@@ -230,9 +230,11 @@ def light_textures(system) -> dict:
     return {PARTICLE_LIGHT.name: system.particle_light} if is_lit(system.settings) else {}
 
 
+@cache
 def tinted_variant(kernel: Kernel) -> Kernel:
     """``kernel`` (one that colors particles through particle_look.glsl) mixing each slot's inherited tint into
-    the color over life (PARTICLE_TINT)."""
+    the color over life (PARTICLE_TINT); made once (a draw asks per effect: the host finds its shader by the
+    very kernel, not by comparing a new one field by field)."""
     return dataclasses.replace(kernel, samplers=(*kernel.samplers, PARTICLE_TINT),
                                defines=(*kernel.defines, ("PARTICLE_TINT", "1")))
 

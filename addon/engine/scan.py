@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from .kernels import Constant, Image, Kernel, Shared
+from .kernels import Constant, Image, Kernel, Plans, Shared
 
 SCAN_THREADS = 128
 # Elements per thread (a block is SCAN_RUN * SCAN_THREADS), chosen by measurement on the GPU:
@@ -124,6 +124,7 @@ class Scan:
         sizes = [linear_size(count, host.max_texture_size) for count in level_counts(max(capacity, 1), self.block)[1:]]
         self.sums = [host.texture("scan_sums", *size, "R32UI") for size in sizes]
         self.offsets = [host.texture("scan_offsets", *size, "R32UI") for size in sizes[:-1]]  # the top: summed
+        self._plans = Plans()
 
     def run(self, values, out, count: int, inclusive: bool = False, total=None) -> None:
         """Scan the first ``count`` elements of ``values`` into ``out``; the sum into ``total``.
@@ -137,21 +138,29 @@ class Scan:
             if total is not None:
                 self.host.clear(total)  # the sum of nothing
             return
+        key = (id(values), id(out), count, inclusive, id(total))
+        for dispatch in self._plans.of(key, self._plan, values, out, count, inclusive, total):
+            self.host.dispatch(*dispatch)
+
+    def _plan(self, values, out, count: int, inclusive: bool, total) -> tuple:
+        """The dispatches of ``run``, as (kernel, groups, textures, constants)."""
+        plan = []
         counts = level_counts(count, self.block)
         top = len(counts) - 1
         sources, targets = [values, *self.sums[:top]], [out, *self.offsets[:max(top - 1, 0)]]
         # Up: each level's block totals, one level up, until one block holds everything.
         for level in range(top):
-            self.host.dispatch(self.reduce_kernel, block_groups(counts[level], self.max_groups, self.block),
-                               {"scan_in": sources[level], "block_sums": sources[level + 1]}, {"count": counts[level]})
+            plan.append((self.reduce_kernel, block_groups(counts[level], self.max_groups, self.block),
+                         {"scan_in": sources[level], "block_sums": sources[level + 1]}, {"count": counts[level]}))
         # Down: every level below the top plus its block's offset; the top's totals summed, not scanned.
         total = total if total is not None else self.unwanted_total
         for level in reversed(range(max(top, 1))):
             summed = level == top - 1
             above = sources[level + 1] if summed else targets[level + 1] if top else out  # (top: not read)
-            self.host.dispatch(
+            plan.append((
                 self.block_kernel, block_groups(counts[level], self.max_groups, self.block),
                 {"scan_in": sources[level], "scan_out": targets[level], "block_offsets": above, "scan_total": total},
                 {"count": counts[level], "inclusive": int(inclusive and level == 0), "top": int(top == 0),
                  "summed_offsets": int(summed)},
-            )
+            ))
+        return tuple(plan)

@@ -29,7 +29,7 @@ from functools import cache
 
 import numpy as np
 
-from .kernels import Constant, Image, Kernel, Raster, Sampler
+from .kernels import Constant, Image, Kernel, Plans, Raster, Sampler
 from .settings import SettingsError
 from .tables import FLIPBOOK_BLENDS, SIZES
 
@@ -180,6 +180,7 @@ class SpriteSheets:
         self.host = host
         self._kept: dict[tuple[str, bool], tuple[tuple, object]] = {}  # (source, linear) -> (key, texture)
         self._reaches: dict[tuple, float] = {}  # (source, its key, columns, rows) -> sheet_reach of its pixels
+        self._blends = Plans()  # blend_slots' bindings and constants, by the textures, grids and reaches they hold
         self.blank = host.texture("sprite_sheet_blank", 1, 1, SHEET_FORMAT, np.zeros(4, np.float32))
 
     def texture(self, source: str, settings, linear: bool = True):
@@ -241,6 +242,11 @@ class SpriteSheets:
             slots.append(pairs[key][0])
         if not pairs:
             return None
+        key = (tuple(id(texture) for _, pair in pairs.values() for texture in pair), tuple(grids), tuple(reaches))
+        return (slots, *self._blends.of(key, self._blend, pairs, grids, reaches))
+
+    def _blend(self, pairs: dict, grids: list, reaches: list) -> tuple[dict, dict]:
+        """The blend's sampler bindings and constants (read-only: a draw binds the same ones again)."""
         bindings = {}
         for slot in range(MAX_SHEETS):
             sheet, vectors = next((pair for s, pair in pairs.values() if s == slot), (self.blank, self.blank))
@@ -250,4 +256,5 @@ class SpriteSheets:
         grid_array[len(grids):, :2] = 1.0  # unused slots: a 1x1 grid
         reach_array = np.full((MAX_SHEETS, 1), math.sqrt(2.0), np.float32)  # (size, 1): a float array
         reach_array[:len(reaches), 0] = reaches
-        return slots, bindings, {GRIDS.name: grid_array, REACHES.name: reach_array}
+        grid_array.flags.writeable = reach_array.flags.writeable = False
+        return bindings, {GRIDS.name: grid_array, REACHES.name: reach_array}

@@ -26,7 +26,7 @@ from .base import (
     compile_error,
     volume_layout,
 )
-from .blender_images import sprite_image
+from .blender_images import SpriteImages
 from .gl_flush import Flusher, gl_flush
 from .gl_readback import PixelPack, PixelPackBuffer
 
@@ -187,6 +187,7 @@ class BlenderHost(Host):
         self._batches = {}
         self._bindings = {}  # kernel -> _Binding (kernels hash once: kernels.hash_once)
         self._framebuffers = {}  # (id(color), id(depth)) -> GPUFrameBuffer
+        self._sprite_images = SpriteImages()
         self._fence = self.texture("fence", 1, 1, "R32F")
         backend = self.gpu.platform.backend_type_get()
         self._flusher = Flusher(gl_flush(backend, self.device))
@@ -232,7 +233,7 @@ class BlenderHost(Host):
         return texture
 
     def sprite_image(self, source):
-        return sprite_image(source)
+        return self._sprite_images(source)
 
     def sampling(self, texture, linear):
         texture.native.filter_mode(linear)

@@ -6,11 +6,14 @@ is tried against the .blend (``//``), then the shipped presets folder.  The
 key that keeps an upload (sprite_sheets.SpriteSheets) is what Blender tells
 without reading pixels: name, file, size, source, packing and whether it was
 edited since it was saved (an edit made while already unsaved shows once the
-image is saved or reloaded).
+image is saved or reloaded).  The host remembers which image a file setting
+loaded (:class:`SpriteImages`), so a draw finds it by name and stats its file
+once instead of trying every candidate path again.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -20,13 +23,38 @@ from ..engine.settings import SettingsError
 from ..engine.sprite_sheets import SheetImage
 
 
-def sprite_image(source: str) -> SheetImage:
-    import bpy
+class SpriteImages:
+    """``sprite_image`` of a host, remembering the image each file setting loaded: a viewport draw asks every
+    draw, and trying the candidate paths stats up to three files.  The remembered image stands while the .blend
+    is the same, the image keeps its name and unpacked file, and the file is there (the one stat the key's
+    modification time makes); else the candidates are tried again, so a missing file is named as before."""
 
-    image = bpy.data.images.get(source) or _load(bpy, source)
-    key = (image.name_full, image.filepath, tuple(image.size), image.source, image.packed_file is not None,
-           image.is_dirty, image.colorspace_settings.name, _modified(bpy, image))
-    return SheetImage(key, tuple(image.size), lambda linear: _pixels(image, linear))
+    def __init__(self):
+        self._loaded: dict[str, tuple[str, str, str]] = {}  # source -> (.blend path, image name, image filepath)
+
+    def __call__(self, source: str) -> SheetImage:
+        import bpy
+
+        image = bpy.data.images.get(source)
+        if image is not None:
+            return _sheet_image(image, _modified(bpy, image))
+        remembered = self._loaded.get(source)
+        if remembered is not None and remembered[0] == bpy.data.filepath:
+            image = bpy.data.images.get(remembered[1])
+            if image is not None and image.filepath == remembered[2] and image.packed_file is None:
+                modified = _modified(bpy, image)
+                if modified is not None:
+                    return _sheet_image(image, modified)
+        image = _load(bpy, source)
+        self._loaded[source] = (bpy.data.filepath, image.name_full, image.filepath)
+        return _sheet_image(image, _modified(bpy, image))
+
+
+def _sheet_image(image, modified: float | None) -> SheetImage:
+    size = tuple(image.size)  # (Blender acquires the image buffer to tell)
+    key = (image.name_full, image.filepath, size, image.source, image.packed_file is not None, image.is_dirty,
+           image.colorspace_settings.name, modified)
+    return SheetImage(key, size, lambda linear: _pixels(image, linear))
 
 
 def _load(bpy, source: str):
@@ -44,14 +72,15 @@ def _candidates(bpy, source: str) -> list[Path]:
     return [path] if path.is_absolute() else [path, resource_dir("presets") / source]
 
 
-def _modified(bpy, image) -> float:
-    """The file's modification time (a file changed on disk is read again once Blender reloads it), 0 without."""
+def _modified(bpy, image) -> float | None:
+    """The file's modification time (a file changed on disk is read again once Blender reloads it); 0 for a packed
+    or generated image, None when its file is missing."""
     if image.packed_file is not None or not image.filepath:
         return 0.0
     try:
-        return Path(bpy.path.abspath(image.filepath, library=image.library)).stat().st_mtime
+        return os.stat(bpy.path.abspath(image.filepath, library=image.library)).st_mtime
     except OSError:
-        return 0.0
+        return None
 
 
 def _pixels(image, linear: bool) -> np.ndarray:

@@ -199,12 +199,14 @@ class EffectsWatch:
     def __init__(self):
         self._key = None
         self._effects: list[tuple[str, EffectSettings]] = []
+        self._keyed = (None, False)  # (edits and effects, whether a key or driver sets a setting of them)
 
     def effects(self, found, frame: int) -> list[tuple[str, EffectSettings]]:
         """``found``: (object, effect) of every enabled effect (``properties.scene_effects``) now."""
-        carriers = {obj.name: obj for obj, _ in found}.values()
-        key = (edits(), tuple((obj.name, effect.as_pointer()) for obj, effect in found),
-               frame if any(map(keys_settings, carriers)) else None)
+        effects = (edits(), tuple((obj.name, effect.as_pointer()) for obj, effect in found))
+        if effects != self._keyed[0]:  # keys and drivers change only by an edit: asked once per edit
+            self._keyed = (effects, any(map(keys_settings, {obj.name: obj for obj, _ in found}.values())))
+        key = (*effects, frame if self._keyed[1] else None)
         if key != self._key:
             self._effects = [(obj.name, effect_settings_of(effect)) for obj, effect in found]
             self._key = key  # once read: a SettingsError is raised again on the next call
