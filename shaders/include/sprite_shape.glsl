@@ -143,8 +143,8 @@ float disc_coverage(SpriteShape shape, vec2 stretch, vec2 at)
 
 /* Depth keys of the sprite list: 16 bits, so its depth order takes two radix passes (sprites.py DEPTH_KEYS).
  * Through a perspective camera a key is the view distance (clip w) as a float's top bits: its exponent and
- * 11 bits of mantissa, steps of 1/2048 of the distance (5 mm at 10 units, finer than 24-bit window depth
- * past 50 units with the near plane at 0.1), over 32 octaves from NEAREST_KEYED_DISTANCE (nearer sprites
+ * 11 bits of mantissa, steps of 1/2048 of the distance (5 mm at 10 units, 5 cm at 100; 24-bit window depth
+ * with the near plane at 0.1 was finer up to ~800 units), over 32 octaves from NEAREST_KEYED_DISTANCE (nearer sprites
  * share key 0).  Through an orthographic camera (w is 1 everywhere: its view_proj's last row is 0 0 0 1)
  * it is the window depth in 16-bit fixed point.  Ties keep list order; hidden sprites sort after all. */
 const uint HIDDEN_KEY = 0xFFFFu;
