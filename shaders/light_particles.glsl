@@ -4,11 +4,19 @@
  * lit effect reads it in particle_color (particle_look.glsl); dead slots get 0.
  *
  * With SHADOW_VOLUME, each light with a shadow slot is attenuated by the
- * particles between it and this one (shadow_volume.glsl). */
+ * particles between it and this one (shadow_volume.glsl).  With
+ * LIGHT_DIRECTION (sprite_sheets.relief_lights), where the light comes from
+ * into particle_light_direction too: the lights' directions toward the light
+ * weighted by what each adds to the radiance (its luminance), over that and
+ * the ambient's, on the camera's right and up axes (lit_right, lit_up). */
+
+const vec3 LUMINANCE = vec3(0.2126, 0.7152, 0.0722); /* Rec. 709 */
 
 /* albedo x (ambient + sum of E / pi x phase x transmittance), at life
- * fraction t, for a particle of world radius ``radius``. */
-vec3 scattered_radiance(vec3 world, float t, float radius)
+ * fraction t, for a particle of world radius ``radius``; ``toward``: the lights'
+ * directions toward them weighted by their luminance in the sum (in world space),
+ * ``weight``: the sum's luminance. */
+vec3 scattered_radiance(vec3 world, float t, float radius, out vec3 toward, out float weight)
 {
   vec3 to_eye = eye - world;
   float eye_d2 = dot(to_eye, to_eye);
@@ -17,6 +25,7 @@ vec3 scattered_radiance(vec3 world, float t, float radius)
   vec4 shadow = shadow_transmittance(world);
 #endif
   vec3 sum = ambient;
+  toward = vec3(0.0);
   for (int i = 0; i < light_count; i++) {
     Light light = load_light(i);
     vec3 travel;
@@ -27,8 +36,11 @@ vec3 scattered_radiance(vec3 world, float t, float radius)
       transmittance = shadow[int(light.shadow_slot)];
     }
 #endif
-    sum += irradiance * (phase_hg(anisotropy, dot(travel, view)) * transmittance / PI);
+    vec3 scattered = irradiance * (phase_hg(anisotropy, dot(travel, view)) * transmittance / PI);
+    sum += scattered;
+    toward -= travel * dot(scattered, LUMINANCE);
   }
+  weight = dot(sum, LUMINANCE);
   vec3 albedo_now = albedo_birth + (albedo_death - albedo_birth) * clamp(t, 0.0, 1.0);
   return min(albedo_now * sum, vec3(RADIANCE_LIMIT));
 }
@@ -38,10 +50,15 @@ void main()
   int width = textureSize(pos_age, 0).x;
   int index = particle_index(width);
   vec4 pos_age_in, vel_life_in;
-  vec3 radiance = vec3(0.0);
+  vec3 radiance = vec3(0.0), toward = vec3(0.0);
+  float weight = 0.0;
   if (fetch_particle(index, pos_age_in, vel_life_in)) {
     float t = div_rn(pos_age_in.w, vel_life_in.w);
-    radiance = scattered_radiance(pos_age_in.xyz, t, particle_world_radius(index, look_at(t)));
+    radiance = scattered_radiance(pos_age_in.xyz, t, particle_world_radius(index, look_at(t)), toward, weight);
   }
   imageStore(particle_light, particle_texel(index, width), vec4(radiance, 0.0));
+#ifdef LIGHT_DIRECTION
+  vec2 seen = weight > 0.0 ? vec2(dot(toward, lit_right.xyz), dot(toward, lit_up.xyz)) / weight : vec2(0.0);
+  imageStore(particle_light_direction, particle_texel(index, width), vec4(seen, 0.0, 0.0));
+#endif
 }

@@ -49,6 +49,28 @@ vec4 sheet_fetch(int slot, bool vectors, vec2 uv)
   return vectors ? textureLod(sheet_vectors_3, uv, 0.0) : textureLod(sheet_image_3, uv, 0.0);
 }
 
+#ifdef SPRITE_RELIEF
+vec2 sheet_normal_fetch(int slot, vec2 uv)
+{
+  if (slot == 0) {
+    return textureLod(sheet_normals_0, uv, 0.0).xy;
+  }
+  if (slot == 1) {
+    return textureLod(sheet_normals_1, uv, 0.0).xy;
+  }
+  if (slot == 2) {
+    return textureLod(sheet_normals_2, uv, 0.0).xy;
+  }
+  return textureLod(sheet_normals_3, uv, 0.0).xy;
+}
+
+/* Entry t's light in its frame times its relief (sprite_sheets.SPRITE_LIGHTS; 0: lit evenly). */
+void share_lights(int t, vec2 lights)
+{
+  s_lights[t] = lights;
+}
+#endif
+
 /* Entry t's pose, its flipbook frames worked out once for the chunk (flipbook_frames): s_frames[t] is
  * (slot + 1, cos and sin of the angle, the fraction from frame a to b), s_cells[t] the two frames' cells. */
 void share_frames(int t, vec4 frames)
@@ -63,7 +85,8 @@ void share_frames(int t, vec4 frames)
 
 /* A textured sprite (s_frames[k], s_cells[k]: share_frames) over its square: `corner` is the pixel's offset
  * over the footprint's radius, sheet_reaches[slot] times the square's half side (sprite_sheets.sheet_reach);
- * its texel's alpha shapes it, its color tints the sprite's. */
+ * its texel's alpha shapes it, its color tints the sprite's; SPRITE_RELIEF: shaded by max(0, 1 + n . l), the
+ * sheet's normal there and the sprite's light (s_lights[k]). */
 void blend_textured(int k, vec2 corner, float fade, inout vec3 color, inout float transmittance)
 {
   vec4 frames = s_frames[k];
@@ -71,9 +94,12 @@ void blend_textured(int k, vec2 corner, float fade, inout vec3 color, inout floa
   vec2 local = sheet_reaches[slot] *
                vec2(frames.y * corner.x + frames.z * corner.y, frames.y * corner.y - frames.z * corner.x);
   if (max(abs(local.x), abs(local.y)) < 1.0) {
-    FlipbookFrames f = FlipbookFrames(s_cells[k], frames.w);
-    vec4 texel = flipbook_texel_of(slot, sheet_grids[slot], f, local * 0.5 + 0.5);
+    FlipbookUvs at = flipbook_uvs(slot, sheet_grids[slot], FlipbookFrames(s_cells[k], frames.w), local * 0.5 + 0.5);
+    vec4 texel = flipbook_sample(slot, at, frames.w);
     vec4 sprite = s_colors[k] * ((1.0 - RIM) * texel.a * fade);
+#ifdef SPRITE_RELIEF
+    sprite.rgb *= max(0.0, 1.0 + dot(flipbook_normal(slot, at, frames.w), s_lights[k]));
+#endif
     color += transmittance * sprite.rgb * texel.rgb;
     transmittance *= 1.0 - sprite.a;
   }

@@ -6,7 +6,9 @@
  * and the last key.  sweep_seconds > 0: the footprint is swept along the particle's
  * screen motion over that many seconds before now (motion blur); DEPTH_OF_FIELD: widened by
  * the circle of confusion (footprint.focus_variant).  SPRITE_TEXTURE
- * (sprite_sheets.posed): each sprite's sheet slot and pose into sprite_frames too. */
+ * (sprite_sheets.posed): each sprite's sheet slot and pose into sprite_frames too;
+ * SPRITE_RELIEF (sprite_sheets.relief_footprint): and where its light comes from
+ * (particle_light_direction), turned into its frame, times sprite_relief into sprite_lights. */
 
 void main()
 {
@@ -24,6 +26,9 @@ void main()
   uint key = HIDDEN_KEY;
 #ifdef SPRITE_TEXTURE
   vec4 frames = vec4(0.0); /* (sheet slot + 1, cos and sin of the angle, flipbook position); slot 0: round */
+#endif
+#ifdef SPRITE_RELIEF
+  vec2 lights = vec2(0.0); /* the light's direction in the sprite's frame times the relief */
 #endif
   vec4 clip = transform_point(view_proj, pos_age_in.xyz);
   if (alive && clip.w > 0.0) {
@@ -53,6 +58,13 @@ void main()
         float angle = sprite_angle(slot, pos_age_in.w, screen_velocity(clip, vel_life_in.xyz, target_extent));
         frames = vec4(sheet_slot, cos(angle), sin(angle), flipbook_position(slot, pos_age_in.w, vel_life_in.w));
         shape.radius *= sheet_reach; /* as far as the sheet shows (at most its square's corners) */
+#ifdef SPRITE_RELIEF
+        if (sprite_relief > 0.0) {
+          int width = textureSize(particle_light_direction, 0).x;
+          vec2 seen = texelFetch(particle_light_direction, particle_texel(slot, width), 0).xy * sprite_relief;
+          lights = vec2(frames.y * seen.x + frames.z * seen.y, frames.y * seen.y - frames.z * seen.x);
+        }
+#endif
       }
 #endif
     }
@@ -64,5 +76,8 @@ void main()
   imageStore(sprite_keys, out_texel, uvec4(key));
 #ifdef SPRITE_TEXTURE
   imageStore(sprite_frames, out_texel, frames);
+#endif
+#ifdef SPRITE_RELIEF
+  imageStore(sprite_lights, out_texel, vec4(lights, 0.0, 0.0));
 #endif
 }

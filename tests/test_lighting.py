@@ -48,9 +48,16 @@ def lit_system(host, pos_age, vel_life, **values):
     return system
 
 
+def view_from(eye):
+    """A world to view matrix of a camera at ``eye`` (turned as the world is)."""
+    view = np.eye(4)
+    view[:3, 3] = -np.asarray(eye, np.float64)
+    return view
+
+
 def gpu_light(host, system, lights, eye):
     compositor = Compositor(host, 4, 4, render_settings())
-    light_particles(host, system, lights, eye, compositor.look_texture(system))
+    light_particles(host, system, lights, view_from(eye), compositor.look_texture(system))
     return host.read(system.particle_light).reshape(-1, 4)[: system.count, :3]
 
 
@@ -114,7 +121,7 @@ def test_the_frame_draws_the_light_pass_radiance(host, mode):
     lights = SceneLights((Light("SUN", (1.0, 1.0, 1.0), math.pi, (0.0, 0.0, 0.0)),), (0.5, 0.5, 0.5))
     compositor = Compositor(host, width, height, render_settings({"emax": 8.0}))
     if mode != "EMISSION":
-        light_particles(host, system, lights, (0.0, 0.0, 10.0), compositor.look_texture(system))
+        light_particles(host, system, lights, view_from((0.0, 0.0, 10.0)), compositor.look_texture(system))
     want = ref.drawn_radiance(system.settings, np.array([1.5, 1.5, 1.5]), np.array([0.2, 0.1, 0.0]))
     for particle_type, blend in (("POINT", "ADD"), ("POINT", "ALPHA"), ("SPRITE", "ADD")):
         system.settings = dataclasses.replace(system.settings, particle_type=particle_type, blend_mode=blend,

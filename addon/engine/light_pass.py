@@ -20,6 +20,7 @@ from .lighting import MAX_LIGHTS, MIN_DISTANCE_SQUARED, RADIANCE_LIMIT, SceneLig
 from .look import COLOR_END, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .records import LIGHT
 from .shadow_volume import SHADOW_INCLUDES, SHADOW_RESOURCES
+from .sprite_sheets import PARTICLE_LIGHT_DIRECTION, has_relief
 
 PARTICLE_LIGHT_FORMAT = "RGBA16F"  # half floats: radiance to 65504 (lighting.RADIANCE_LIMIT)
 
@@ -42,21 +43,31 @@ _DEFINES = (("PI", f"{math.pi:.9f}"), ("RADIANCE_LIMIT", f"{RADIANCE_LIMIT:.1f}"
             ("MIN_DISTANCE_SQUARED", f"{MIN_DISTANCE_SQUARED:.1e}"), ("emission_strength", "0.0"))
 
 
-def _light_kernel(shadowed: bool) -> Kernel:
-    """The light pass; ``shadowed``: lights with a shadow slot read the shadow volume's transmittance."""
+# LIGHT_DIRECTION: where the light comes from, on the camera's axes (world space), for sprites with relief.
+_DIRECTION_CONSTANTS = (Constant("VEC4", "lit_right"), Constant("VEC4", "lit_up"))
+
+
+def _light_kernel(shadowed: bool, direction: bool) -> Kernel:
+    """The light pass; ``shadowed``: lights with a shadow slot read the shadow volume's transmittance;
+    ``direction``: where the light comes from into particle_light_direction too (an effect with relief)."""
     images = (LOOK_TABLE, Image("particle_light", PARTICLE_LIGHT_FORMAT, "WRITE"))
-    samplers = PARTICLE_STATE
+    samplers, constants = PARTICLE_STATE, _CONSTANTS
     includes, defines = _INCLUDES, _DEFINES
     if shadowed:
         images += tuple(r for r in SHADOW_RESOURCES if isinstance(r, Image))
         samplers += tuple(r for r in SHADOW_RESOURCES if not isinstance(r, Image))
         includes += SHADOW_INCLUDES
         defines += (("SHADOW_VOLUME", "1"),)
-    return Kernel("light_particles", images=images, samplers=samplers, constants=_CONSTANTS, includes=includes,
+    if direction:
+        images += (Image(PARTICLE_LIGHT_DIRECTION.name, PARTICLE_LIGHT_FORMAT, "WRITE"),)
+        constants += _DIRECTION_CONSTANTS
+        defines += (("LIGHT_DIRECTION", "1"),)
+    return Kernel("light_particles", images=images, samplers=samplers, constants=constants, includes=includes,
                   defines=defines)
 
 
-LIGHT_KERNELS = {shadowed: _light_kernel(shadowed) for shadowed in (False, True)}
+LIGHT_KERNELS = {(shadowed, direction): _light_kernel(shadowed, direction)
+                 for shadowed in (False, True) for direction in (False, True)}
 
 
 def camera_position(view: np.ndarray) -> np.ndarray:
@@ -64,22 +75,35 @@ def camera_position(view: np.ndarray) -> np.ndarray:
     return np.linalg.inv(np.asarray(view, np.float64))[:3, 3]
 
 
-def light_particles(host, system, lights: SceneLights, eye, look, shadows=None) -> None:
-    """Write ``system``'s ``particle_light`` (made on first use, like its state) lit by ``lights`` seen from
-    ``eye``; ``look``: its look table texture; ``shadows``: the frame's built shadow volume, or None (T = 1)."""
-    width, rows = system.pos_age.width, system.pos_age.height
-    if system.particle_light is None or system.particle_light.shape[:2] != system.pos_age.shape[:2]:
-        system.particle_light = host.texture("particle_light", width, rows, PARTICLE_LIGHT_FORMAT)
+def _particle_image(host, system, attribute: str):
+    """``system``'s per-slot light image ``attribute`` (made on first use and when its state grows)."""
+    image = getattr(system, attribute)
+    if image is None or image.shape[:2] != system.pos_age.shape[:2]:
+        image = host.texture(attribute, system.pos_age.width, system.pos_age.height, PARTICLE_LIGHT_FORMAT)
+        setattr(system, attribute, image)
+    return image
+
+
+def light_particles(host, system, lights: SceneLights, view, look, shadows=None) -> None:
+    """Write ``system``'s ``particle_light`` lit by ``lights`` seen through ``view`` (world to view), and, for an
+    effect with relief, its ``particle_light_direction``; ``look``: its look table texture; ``shadows``: the
+    frame's built shadow volume, or None (T = 1)."""
     shadowed = shadows is not None and bool(lights.shadowed)
+    direction = has_relief(system.settings)
     s = system.settings
+    view = np.asarray(view, np.float64)
+    images = {"particle_light": _particle_image(host, system, "particle_light")}
+    constants = {}
+    if direction:
+        images[PARTICLE_LIGHT_DIRECTION.name] = _particle_image(host, system, PARTICLE_LIGHT_DIRECTION.name)
+        constants = {"lit_right": (*view[0, :3], 0.0), "lit_up": (*view[1, :3], 0.0)}
     host.dispatch(
-        LIGHT_KERNELS[shadowed], system.groups,
-        {**system.textures, "look": look, "particle_light": system.particle_light,
-         **(shadows.bindings() if shadowed else {})},
+        LIGHT_KERNELS[shadowed, direction], system.groups,
+        {**system.textures, "look": look, **images, **(shadows.bindings() if shadowed else {})},
         {"count": system.count, **_without("color_start", particle_values(system)),
          "light_count": len(lights.lights), "lights": light_rows(lights.lights),
-         "lit_view": (*map(float, eye), s.anisotropy), "lit_albedo": (*s.albedo, 0.0),
-         "lit_albedo_end": (*s.albedo_end, 0.0), "lit_ambient": (*lights.ambient, 0.0)},
+         "lit_view": (*map(float, camera_position(view)), s.anisotropy), "lit_albedo": (*s.albedo, 0.0),
+         "lit_albedo_end": (*s.albedo_end, 0.0), "lit_ambient": (*lights.ambient, 0.0), **constants},
     )
 
 
@@ -87,13 +111,14 @@ def _without(name: str, values: dict) -> dict:
     return {key: value for key, value in values.items() if key != name}
 
 
-def light_effects(systems, lights: SceneLights, eye, compositor, shadows=None, occluders=None) -> None:
-    """The light pass of every lit system of a frame: the shadow volume through all of them first (``shadows``:
-    a ShadowVolume, None: unshadowed; ``occluders``: the scene's shadow maps for it), then each one's light."""
+def light_effects(systems, lights: SceneLights, view, compositor, shadows=None, occluders=None) -> None:
+    """The light pass of every lit system of a frame seen through ``view`` (world to view): the shadow volume
+    through all of them first (``shadows``: a ShadowVolume, None: unshadowed; ``occluders``: the scene's shadow
+    maps for it), then each one's light."""
     lit = [(system, compositor.look_texture(system)) for system in systems if is_lit(system.settings)]
     if not lit:
         return
     if shadows is not None:
         shadows.build(lit, lights.lights, occluders)
     for system, look in lit:
-        light_particles(compositor.host, system, lights, eye, look, shadows)
+        light_particles(compositor.host, system, lights, view, look, shadows)

@@ -8,7 +8,7 @@ Reads like the algorithm::
     depth.build_coarse()                    # coarse_depth, after the mesh pre-pass (depth.py)
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
     cloud.update(primitives)                # the CSG cloud follows its primitives (csg.py)
-    light_effects(lit, lights, eye)         # shadow volume, then the light pass per lit effect (light_pass.py)
+    light_effects(lit, lights, view)        # shadow volume, then the light pass per lit effect (light_pass.py)
     compositor.add(system, camera)          # splat, quads by tiles or raster, per Add effect (compositing.py)
     sprites.draw(alpha_systems, ...)        # Alpha effects, binned into tiles, nearest first (sprites.py)
     compositor.resolve(sprites.target)      # resolve and clear, the sprites over it (compositing.py)
@@ -33,7 +33,7 @@ from .compositing import Camera, Compositor
 from .csg import CloudParticles, Primitive
 from .events import step_family
 from .glints import GlintStage
-from .light_pass import camera_position, light_effects
+from .light_pass import light_effects
 from .lighting import NO_LIGHTS, SceneLights, is_lit
 from .shadow_volume import ShadowVolume
 from .simulation import ParticleSystem
@@ -123,7 +123,7 @@ def record_frame(systems: list[ParticleSystem], sorts: list[EffectSort], data: F
     if any(is_lit(system.settings) for system in systems):
         with lap("lighting"):
             occluders = draw_light_shadows(data.lights.lights) if shadows is not None and draw_light_shadows else None
-            light_effects(systems, data.lights, camera_position(view), compositor, shadows, occluders)
+            light_effects(systems, data.lights, view, compositor, shadows, occluders)
     with lap("splat and resolve"):
         composite_into(drawn, compositor, camera, targets.sprites, orders)
     if targets.glints is not None:

@@ -117,6 +117,9 @@ EFFECT_FIELDS: tuple[Field, ...] = (
           description="Motion Vectors blend: the motion vector sheet (a Blender image or file) of the same frames"),
     Field("flipbook_vector_strength", "float", 0.1, 0.0, 10.0,
           "Motion Vectors blend: a frame's UV offset at full vector (R or G at 0 or 1)"),
+    Field("sprite_normals", "string", "",
+          description="Lit sprites with Relief: a normal map sheet (a Blender image or file, tangent space, green up) "
+                      "of the same frames; empty: normals from the sprite's alpha, its edges sloping away"),
     Field("rotation", "float", 0.0, -2 * math.pi, 2 * math.pi, "Textured sprites: angle at birth", unit="ROTATION"),
     Field("rotation_random", "float", 0.0, 0.0, math.pi, "Largest random change of the angle at birth",
           unit="ROTATION"),
@@ -161,6 +164,9 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("anisotropy", "float", 0.0, -0.95, 0.95,
           "Lit: Henyey-Greenstein g: positive scatters forward (bright when looking into the light), "
           "negative backward, 0 evenly"),
+    Field("sprite_relief", "float", 0.0, 0.0, 4.0,
+          "Lit textured Alpha sprites: how strongly the lights shade each sprite across its face, from its normals "
+          "(the sheet's alpha or its normal map; 0: lit evenly)"),
     Field("shadow_density", "float", 1.0, 0.0, 1e6,
           "Lit: multiplies the extinction particles cast on each other (0: lit without self-shadowing)"),
 )

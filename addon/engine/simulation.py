@@ -366,6 +366,7 @@ class ParticleSystem:
         self.count = settings.count
         self.ramp = ramp
         self.particle_light = None  # lit effects: the light pass's radiance per slot (light_pass.py)
+        self.particle_light_direction = None  # lit effects with relief: where their light comes from
         width, rows = state_size(settings.count, host.max_texture_size)
         self.pos_age = host.texture("pos_age", width, rows, self.layout.format)
         self.vel_life = host.texture("vel_life", width, rows, self.layout.format)

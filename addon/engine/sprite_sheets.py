@@ -12,6 +12,14 @@ both paths a sprite takes:
 * Add effects of the Sprite and Stretched types, the rasterized quads
   (``raster.py``): the quad turns by the angle and samples the sheet.
 
+A lit Alpha effect with *Relief* (``has_relief``) is shaded across each sprite's face: the light pass writes
+where each particle's light comes from on the camera's axes (``PARTICLE_LIGHT_DIRECTION``), the footprint turns
+it into the sprite's frame times the relief (``SPRITE_LIGHTS``), and the blend multiplies the sprite's color by
+``max(0, 1 + n . l)``, n the normal's xy from the sheet's normals (``alpha_normals``: the alpha as a height,
+its edges sloping away; or a normal map sheet, ``decoded_normals``).  For a sprite whose alpha reaches 0 at its
+edge and is point symmetric, n . l averages to 0 over the alpha: relief moves light across the face and keeps
+its total.
+
 The texture spans the square of the sprite's size (its radius is half the
 square's side), so a textured footprint reaches sqrt(2) times the radius (the
 square's corners).  The pose is a function of the slot, the seed and the age
@@ -29,7 +37,8 @@ from functools import cache
 
 import numpy as np
 
-from .kernels import Constant, Image, Kernel, Plans, Raster, Sampler
+from .kernels import Constant, Image, Kernel, Plans, Raster, Sampler, Shared
+from .lighting import is_lit
 from .settings import SettingsError
 from .tables import FLIPBOOK_BLENDS, SIZES
 
@@ -55,6 +64,12 @@ REACH = Constant("FLOAT", "sheet_reach")  # a textured footprint's radius over i
 REACHES = Constant("FLOAT", "sheet_reaches", MAX_SHEETS)  # the blend's: each slot's REACH
 POSE_CONSTANTS = (SHEET, ROTATION, ALIGN)
 SPRITE_FRAMES = "sprite_frames"  # per sprite: (slot, cos, sin, flipbook position)
+# Relief: where a particle's light comes from (the light pass, per slot: xy on the camera's right and up axes,
+# weighted by each light's share of the radiance), and per sprite that in its frame times the relief.
+PARTICLE_LIGHT_DIRECTION = Sampler("particle_light_direction")
+SPRITE_LIGHTS = "sprite_lights"
+LIGHTS_FORMAT = "RGBA16F"
+RELIEF = Constant("FLOAT", "sprite_relief")
 
 
 @dataclass(frozen=True)
@@ -70,6 +85,13 @@ class SheetImage:
 def is_textured(settings) -> bool:
     """Whether the effect draws an image: it names one and draws sprites (Alpha effects always do)."""
     return bool(settings.sprite_image) and (settings.blend_mode == "ALPHA" or settings.particle_type != "POINT")
+
+
+def has_relief(settings) -> bool:
+    """Whether a textured Alpha effect's lights shade its sprites across their faces (Relief on a Lit or Both
+    effect)."""
+    return (settings.sprite_relief > 0.0 and settings.blend_mode == "ALPHA" and is_textured(settings)
+            and is_lit(settings))
 
 
 def check_sheet(source: str, size: tuple[int, int], settings, max_texture_size: int) -> None:
@@ -90,7 +112,7 @@ def check_sheet(source: str, size: tuple[int, int], settings, max_texture_size: 
 def check_images(settings, host) -> None:
     """What a draw of the effect would refuse of its images (missing, too large, frames not dividing), up front."""
     if is_textured(settings):
-        for source in filter(None, (settings.sprite_image, settings.flipbook_vectors)):
+        for source in filter(None, (settings.sprite_image, settings.flipbook_vectors, settings.sprite_normals)):
             check_sheet(source, host.sprite_image(source).size, settings, host.max_texture_size)
 
 
@@ -141,6 +163,34 @@ def sheet_reach(pixels: np.ndarray, columns: int, rows: int, vector_strength: fl
     return min(reach, math.sqrt(2.0))
 
 
+def alpha_normals(pixels: np.ndarray, columns: int, rows: int) -> np.ndarray:
+    """Normals of each frame of a sheet (h, w, 4: straight alpha in 3) taking its alpha as a height over the
+    frame's square (2 wide): (h, w, 4) float32 with the normal's x and y (its z the rest of a unit vector).
+
+    Central differences within each frame, one-sided at its edges (no frame leaks into the next); an edge
+    where alpha falls from 1 to 0 over half the square slopes at 45 degrees (n.xy of length 0.71)."""
+    height, width = pixels.shape[:2]
+    cell_w, cell_h = width // columns, height // rows
+    normals = np.zeros((height, width, 4), np.float32)
+    for row in range(rows):  # a row of frames at a time: an 8192^2 sheet without whole-sheet temporaries
+        band = pixels[row * cell_h:(row + 1) * cell_h, :, 3].astype(np.float32).reshape(cell_h, columns, cell_w)
+        dx = np.gradient(band, axis=2) * (cell_w / 2.0) if cell_w > 1 else np.zeros_like(band)
+        dy = np.gradient(band, axis=0) * (cell_h / 2.0) if cell_h > 1 else np.zeros_like(band)
+        scale = 1.0 / np.sqrt(1.0 + dx * dx + dy * dy)
+        normals[row * cell_h:(row + 1) * cell_h, :, 0] = (-dx * scale).reshape(cell_h, width)
+        normals[row * cell_h:(row + 1) * cell_h, :, 1] = (-dy * scale).reshape(cell_h, width)
+    return normals
+
+
+def decoded_normals(pixels: np.ndarray) -> np.ndarray:
+    """A tangent-space normal map's pixels (h, w, 4: RGB = (n + 1) / 2, green up) as alpha_normals' texels: the
+    normal made unit (a black texel: facing the camera), its x and y."""
+    n = pixels[..., :3].astype(np.float32) * 2.0 - 1.0
+    length = np.sqrt((n * n).sum(axis=-1, keepdims=True))
+    n = np.where(length > 1e-6, n / np.maximum(length, 1e-6), 0.0)
+    return np.concatenate([n[..., :2], np.zeros(n.shape[:2] + (2,), np.float32)], axis=-1).astype(np.float32)
+
+
 def _textured(kernel: Kernel, **changes) -> Kernel:
     return dataclasses.replace(kernel, defines=(*kernel.defines, ("SPRITE_TEXTURE", "1")), **changes)
 
@@ -153,7 +203,18 @@ def posed(kernel: Kernel) -> Kernel:
                      includes=(*kernel.includes, "sprite_pose.glsl"))
 
 
+@cache
+def relief_footprint(kernel: Kernel) -> Kernel:
+    """A posed sprite_footprint writing each sprite's light in its frame, times RELIEF, into SPRITE_LIGHTS."""
+    kernel = posed(kernel)
+    return dataclasses.replace(kernel, images=(*kernel.images, Image(SPRITE_LIGHTS, LIGHTS_FORMAT, "WRITE")),
+                               samplers=(*kernel.samplers, PARTICLE_LIGHT_DIRECTION),
+                               constants=(*kernel.constants, RELIEF),
+                               defines=(*kernel.defines, ("SPRITE_RELIEF", "1")))
+
+
 SHEET_SAMPLERS = tuple(Sampler(f"sheet_{kind}_{slot}") for slot in range(MAX_SHEETS) for kind in ("image", "vectors"))
+NORMAL_SAMPLERS = tuple(Sampler(f"sheet_normals_{slot}") for slot in range(MAX_SHEETS))
 
 
 def sheet_sampling(kernel: Kernel) -> Kernel:
@@ -161,6 +222,14 @@ def sheet_sampling(kernel: Kernel) -> Kernel:
     return _textured(kernel, images=(*kernel.images, Image(SPRITE_FRAMES, "RGBA32F", "READ")),
                      samplers=(*kernel.samplers, *SHEET_SAMPLERS), constants=(*kernel.constants, GRIDS, REACHES),
                      includes=(*kernel.includes, "flipbook.glsl"))
+
+
+def relief_sampling(kernel: Kernel, chunk: int) -> Kernel:
+    """A textured tile blend shading textured sprites by SPRITE_LIGHTS and their sheet's normals (``chunk``:
+    its shared entries); SPRITE_LIGHTS is read through a sampler (Blender binds at most 8 images a kernel)."""
+    return dataclasses.replace(kernel, samplers=(*kernel.samplers, Sampler(SPRITE_LIGHTS), *NORMAL_SAMPLERS),
+                               shared=(*kernel.shared, Shared("vec2", "s_lights", chunk)),
+                               defines=(*kernel.defines, ("SPRITE_RELIEF", "1")))
 
 
 @cache
@@ -180,6 +249,7 @@ class SpriteSheets:
         self.host = host
         self._kept: dict[tuple[str, bool], tuple[tuple, object]] = {}  # (source, linear) -> (key, texture)
         self._reaches: dict[tuple, float] = {}  # (source, its key, columns, rows) -> sheet_reach of its pixels
+        self._normals: dict[tuple, tuple[tuple, object]] = {}  # (source, normal map?, columns, rows) -> (key, texture)
         self._blends = Plans()  # blend_slots' bindings and constants, by the textures, grids and reaches they hold
         self.blank = host.texture("sprite_sheet_blank", 1, 1, SHEET_FORMAT, np.zeros(4, np.float32))
 
@@ -218,6 +288,23 @@ class SpriteSheets:
         return (self.texture(settings.sprite_image, settings),
                 self.texture(vectors, settings, linear=False) if vectors else self.blank)
 
+    def normals(self, settings):
+        """The texture of an effect's sheet normals: its normal map sheet's, or its image's alpha_normals."""
+        normal_map = bool(settings.sprite_normals)
+        source = settings.sprite_normals or settings.sprite_image
+        image = self.host.sprite_image(source)
+        slot = (source, normal_map, settings.flipbook_columns, settings.flipbook_rows)
+        kept = self._normals.get(slot)
+        if kept is not None and kept[0] == image.key:
+            return kept[1]
+        check_sheet(source, image.size, settings, self.host.max_texture_size)
+        pixels = image.read(not normal_map)
+        texels = decoded_normals(pixels) if normal_map else alpha_normals(pixels, *slot[2:])
+        texture = self.host.texture(f"sprite_normals {source}", *image.size, SHEET_FORMAT, texels)
+        self.host.sampling(texture, True)
+        self._normals[slot] = (image.key, texture)
+        return texture
+
     def quad_bindings(self, settings) -> tuple[dict, dict]:
         """(textures, constants) a textured quad draw of one effect binds."""
         sheet, vectors = self.pair(settings)
@@ -225,13 +312,15 @@ class SpriteSheets:
 
     def blend_slots(self, settings_list) -> tuple[list[int], dict, dict] | None:
         """Each effect's slot (-1: untextured), the blend's sampler bindings and constants (GRIDS, REACHES), for
-        a frame's Alpha effects; None when none is textured.  Effects naming the same images share a slot."""
-        slots, pairs, grids, reaches = [], {}, [], []
+        a frame's Alpha effects; None when none is textured.  Effects naming the same images share a slot.  When
+        one has relief (has_relief) the bindings hold every slot's normals too (NORMAL_SAMPLERS)."""
+        slots, pairs, grids, reaches, normals = [], {}, [], [], []
+        relief = any(map(has_relief, settings_list))
         for settings in settings_list:
             if not is_textured(settings):
                 slots.append(-1)
                 continue
-            key = (settings.sprite_image, settings.flipbook_vectors, grid(settings))
+            key = (settings.sprite_image, settings.flipbook_vectors, grid(settings), settings.sprite_normals)
             if key not in pairs:
                 if len(pairs) == MAX_SHEETS:
                     raise SettingsError(f"at most {MAX_SHEETS} different sprite images can be drawn by the Alpha "
@@ -239,18 +328,22 @@ class SpriteSheets:
                 pairs[key] = (len(pairs), self.pair(settings))
                 grids.append(key[2])
                 reaches.append(self.reach(settings))
+                normals.extend([self.normals(settings)] if relief else [])
             slots.append(pairs[key][0])
         if not pairs:
             return None
-        key = (tuple(id(texture) for _, pair in pairs.values() for texture in pair), tuple(grids), tuple(reaches))
-        return (slots, *self._blends.of(key, self._blend, pairs, grids, reaches))
+        key = (tuple(id(texture) for _, pair in pairs.values() for texture in pair), tuple(grids), tuple(reaches),
+               tuple(map(id, normals)))
+        return (slots, *self._blends.of(key, self._blend, pairs, grids, reaches, normals))
 
-    def _blend(self, pairs: dict, grids: list, reaches: list) -> tuple[dict, dict]:
+    def _blend(self, pairs: dict, grids: list, reaches: list, normals: list) -> tuple[dict, dict]:
         """The blend's sampler bindings and constants (read-only: a draw binds the same ones again)."""
         bindings = {}
         for slot in range(MAX_SHEETS):
             sheet, vectors = next((pair for s, pair in pairs.values() if s == slot), (self.blank, self.blank))
             bindings[f"sheet_image_{slot}"], bindings[f"sheet_vectors_{slot}"] = sheet, vectors
+            if normals:
+                bindings[NORMAL_SAMPLERS[slot].name] = normals[slot] if slot < len(normals) else self.blank
         grid_array = np.zeros((MAX_SHEETS, 4), np.float32)
         grid_array[:len(grids)] = grids
         grid_array[len(grids):, :2] = 1.0  # unused slots: a 1x1 grid

@@ -38,7 +38,21 @@ from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PA
 from .scan import linear_size
 from .soft_particles import soft_depth, softened
 from .sorting import linear_groups
-from .sprite_sheets import REACH, REACHES, SPRITE_FRAMES, pose_values, posed, sheet_sampling
+from .sprite_sheets import (
+    LIGHTS_FORMAT,
+    PARTICLE_LIGHT_DIRECTION,
+    REACH,
+    REACHES,
+    RELIEF,
+    SPRITE_FRAMES,
+    SPRITE_LIGHTS,
+    has_relief,
+    pose_values,
+    posed,
+    relief_footprint,
+    relief_sampling,
+    sheet_sampling,
+)
 from .tile_lists import (
     FOOTPRINT_OUTPUTS,
     SPRITE_WALK,
@@ -88,20 +102,25 @@ SPRITE_TILE_COUNTS = Kernel(
     defines=(WHOLE_ROWS,),
 )
 @cache
-def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK, textured: bool = False) -> Kernel:
+def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK, textured: bool = False, relief: bool = False) -> Kernel:
     """The per-tile front-to-back blend; ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS;
-    ``textured``: sprites with a sheet sample it (sprite_sheets.sheet_sampling)."""
+    ``textured``: sprites with a sheet sample it (sprite_sheets.sheet_sampling); ``relief``: and are shaded by
+    their lights across their faces (sprite_sheets.relief_sampling)."""
     frames = (Shared("vec4", "s_frames", TILE_CHUNK), Shared("vec4", "s_cells", TILE_CHUNK)) if textured else ()
     kernel = tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test,
                          (Shared("uint", "s_open", 1), *frames), walk)
-    return sheet_sampling(kernel) if textured else kernel
+    if not textured:
+        return kernel
+    kernel = sheet_sampling(kernel)
+    return relief_sampling(kernel, TILE_CHUNK) if relief else kernel
 
 
-_FOOTPRINTS = (SPRITE_FOOTPRINT, posed(SPRITE_FOOTPRINT))
+_FOOTPRINTS = (SPRITE_FOOTPRINT, posed(SPRITE_FOOTPRINT), relief_footprint(SPRITE_FOOTPRINT))
+_TEXTURES = ((False, False), (True, False), (True, True))  # sprite_blend's (textured, relief)
 SPRITE_KERNELS = (*_FOOTPRINTS, *map(focus_variant, _FOOTPRINTS), SPRITE_TILE_COUNTS, tile_instances(True),
-                  *(sprite_blend(depth_test, walk, textured) for depth_test in (False, True) for walk in WALKS
-                    for textured in (False, True)),
-                  *(softened(sprite_blend(True, SPRITE_WALK, textured)) for textured in (False, True)))
+                  *(sprite_blend(depth_test, walk, *texture) for depth_test in (False, True) for walk in WALKS
+                    for texture in _TEXTURES),
+                  *(softened(sprite_blend(True, SPRITE_WALK, *texture)) for texture in _TEXTURES))
 
 
 class SpriteList(FootprintList):
@@ -115,6 +134,14 @@ class SpriteList(FootprintList):
         self.depth_sprites = host.texture("sprite_depth_order", *size, "R32UI")
         self.frames = host.texture(SPRITE_FRAMES, *size, "RGBA32F")  # textured sprites' poses (sprite_sheets.py)
         self.sort = DigitPasses(host, capacity, DEPTH_KEYS)
+        self._host, self._size, self._lights = host, size, None
+
+    @property
+    def lights(self):
+        """Textured sprites' lights in their frames (sprite_sheets.SPRITE_LIGHTS), made when relief first asks."""
+        if self._lights is None:
+            self._lights = self._host.texture(SPRITE_LIGHTS, *self._size, LIGHTS_FORMAT)
+        return self._lights
 
 
 class SpriteLayer:
@@ -149,10 +176,11 @@ class SpriteLayer:
         sheets = compositor.sheets.blend_slots([system.settings for system in systems])
         slots = sheets[0] if sheets is not None else [None] * len(systems)
         reaches = sheets[2][REACHES.name][:, 0] if sheets is not None else None  # each slot's, from blend_slots
+        relief = any(has_relief(system.settings) for system in systems)
         first = 0
         for system, slot in zip(systems, slots):
             reach = float(reaches[slot]) if slot is not None and slot >= 0 else 0.0
-            self._footprints(system, compositor, camera, first, shutter, slot, reach)
+            self._footprints(system, compositor, camera, first, shutter, slot, reach, relief)
             if system.trails is not None:
                 ribbons.draw_sprites(self.host, system, camera, sprites, compositor.look_texture(system),
                                      first + system.count)
@@ -167,7 +195,9 @@ class SpriteLayer:
         binned = self.kept.bin(items, sprites.instance_offsets, count, depth_order=True).binning
         depth = compositor.depth.depth if compositor.depth else None
         textured, grids = ({SPRITE_FRAMES: sprites.frames, **sheets[1]}, sheets[2]) if sheets else ({}, {})
-        kernel = sprite_blend(depth is not None, self.walk, sheets is not None)
+        if relief:
+            textured = {**textured, SPRITE_LIGHTS: sprites.lights}
+        kernel = sprite_blend(depth is not None, self.walk, sheets is not None, relief)
         soft = compositor.render.soft_distance if depth is not None else 0.0
         if soft > 0.0:
             kernel, grids = softened(kernel), {**grids, "soft_depth": soft_depth(camera.view_proj, soft)}
@@ -180,19 +210,28 @@ class SpriteLayer:
         )
 
     def _footprints(self, system, compositor: Compositor, camera: Camera, first: int, shutter: float,
-                    sheet_slot: int | None, reach: float = 0.0) -> None:
+                    sheet_slot: int | None, reach: float = 0.0, relief: bool = False) -> None:
         """One effect's footprints; ``sheet_slot`` (a frame with textured sprites: -1 for none) posed too, its
-        footprint reaching ``reach`` (sprite_sheets.REACH) of its square."""
+        footprint reaching ``reach`` (sprite_sheets.REACH) of its square; ``relief`` (a frame with relief): its
+        sprites' lights written too (none without relief of its own)."""
         s = system.settings
         sprites = self.list
         kernel = SPRITE_FOOTPRINT if sheet_slot is None else posed(SPRITE_FOOTPRINT)
+        relief_textures, relief_values = {}, {}
+        if relief and sheet_slot is not None:
+            kernel = relief_footprint(SPRITE_FOOTPRINT)
+            own = has_relief(s)
+            direction = system.particle_light_direction if own else compositor.sheets.blank
+            relief_textures = {SPRITE_LIGHTS: sprites.lights, PARTICLE_LIGHT_DIRECTION.name: direction}
+            relief_values = {RELIEF.name: s.sprite_relief if own else 0.0}
         kernel = focus_variant(kernel) if camera.focus is not None else kernel
         self.host.dispatch(
             look_variant(kernel, s), linear_groups(system.count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system),
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
              "sprite_keys": sprites.keys, **look_textures(system),
-             **({SPRITE_FRAMES: sprites.frames} if sheet_slot is not None else {})},
+             **({SPRITE_FRAMES: sprites.frames} if sheet_slot is not None else {}),
+             **relief_textures},
             {
                 "count": system.count,
                 "first_sprite": first,
@@ -203,6 +242,7 @@ class SpriteLayer:
                 **declared_footprint_constants(camera, kernel),
                 **(pose_values(s, sheet_slot) if sheet_slot is not None else {}),
                 **({REACH.name: reach} if sheet_slot is not None else {}),
+                **relief_values,
             },
         )
 

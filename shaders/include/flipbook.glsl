@@ -36,10 +36,15 @@ FlipbookFrames flipbook_frames(vec4 grid, float position)
   return FlipbookFrames(vec4(flipbook_cell(grid, a), flipbook_cell(grid, (a + 1) % frames)), mixed);
 }
 
-/* Frame a at `uv`, mixed with frame b by the fraction (FLIPBOOK_FRAMES), each moved along the vector sheet's
- * motion towards the time between them (FLIPBOOK_MOTION_VECTORS: frame a's uv back by its vector times the
- * fraction, frame b's forward by its vector times the rest; a vector texel's RG is (offset / strength + 1) / 2). */
-vec4 flipbook_texel_of(int slot, vec4 grid, FlipbookFrames f, vec2 uv)
+/* Where frames a and b are read on the sheet for `uv` of the sprite: each moved along the vector sheet's motion
+ * towards the time between them (FLIPBOOK_MOTION_VECTORS: frame a's uv back by its vector times the fraction,
+ * frame b's forward by its vector times the rest; a vector texel's RG is (offset / strength + 1) / 2). */
+struct FlipbookUvs {
+  vec2 a;
+  vec2 b;
+};
+
+FlipbookUvs flipbook_uvs(int slot, vec4 grid, FlipbookFrames f, vec2 uv)
 {
   vec2 uv_a = uv, uv_b = uv;
   if (int(grid.z) == FLIPBOOK_MOTION_VECTORS) {
@@ -48,12 +53,40 @@ vec4 flipbook_texel_of(int slot, vec4 grid, FlipbookFrames f, vec2 uv)
     uv_a -= flow_a * f.mixed;
     uv_b += flow_b * (1.0 - f.mixed);
   }
-  vec4 texel = sheet_fetch(slot, false, flipbook_uv(grid, f.cells.xy, uv_a));
-  if (f.mixed > 0.0) {
-    texel = mix(texel, sheet_fetch(slot, false, flipbook_uv(grid, f.cells.zw, uv_b)), f.mixed);
+  return FlipbookUvs(flipbook_uv(grid, f.cells.xy, uv_a), flipbook_uv(grid, f.cells.zw, uv_b));
+}
+
+/* The sheet at frame a's place, mixed with frame b's by the fraction (FLIPBOOK_FRAMES). */
+vec4 flipbook_sample(int slot, FlipbookUvs at, float mixed)
+{
+  vec4 texel = sheet_fetch(slot, false, at.a);
+  if (mixed > 0.0) {
+    texel = mix(texel, sheet_fetch(slot, false, at.b), mixed);
   }
   return texel;
 }
+
+/* Frame a at `uv`, mixed with frame b (flipbook_uvs, flipbook_sample). */
+vec4 flipbook_texel_of(int slot, vec4 grid, FlipbookFrames f, vec2 uv)
+{
+  return flipbook_sample(slot, flipbook_uvs(slot, grid, f, uv), f.mixed);
+}
+
+#ifdef SPRITE_RELIEF
+/* Sheet `slot`'s normals (sprite_sheets.alpha_normals: the normal's xy) at `uv` of the whole sheet: defined by
+ * the kernel (sprite_blend.glsl). */
+vec2 sheet_normal_fetch(int slot, vec2 uv);
+
+/* The sheet's normal where flipbook_sample reads its color, mixed the same way. */
+vec2 flipbook_normal(int slot, FlipbookUvs at, float mixed)
+{
+  vec2 normal = sheet_normal_fetch(slot, at.a);
+  if (mixed > 0.0) {
+    normal = mix(normal, sheet_normal_fetch(slot, at.b), mixed);
+  }
+  return normal;
+}
+#endif
 
 /* The sheet at `uv` for flipbook position `position` (flipbook_frames, then flipbook_texel_of). */
 vec4 flipbook_texel(int slot, vec4 grid, float position, vec2 uv)

@@ -11,7 +11,8 @@
  * entry's blocks in s_blocks, gathered into s_block_bits), so its threads
  * visit only those, in list order (block_words), instead of testing every
  * footprint of the chunk.  Needs those images, sprite_shapes, sprite_streaks,
- * sprite_colors and target_size; SPRITE_TEXTURE: sprite_frames through share_frames; QUAD_AXES: quad_axes
+ * sprite_colors and target_size; SPRITE_TEXTURE: sprite_frames through share_frames (SPRITE_RELIEF:
+ * sprite_lights through share_lights); QUAD_AXES: quad_axes
  * through share_axes; TRAIL_END: trail_ends and sprite_streaks zw through share_trail_end. */
 
 /* Entry t of the chunk into s_shapes, s_streaks and s_colors: defined by the kernel, which knows what
@@ -20,6 +21,10 @@ void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color);
 #ifdef SPRITE_TEXTURE
 /* Entry t's sheet pose (sprite_frames) into shared memory: defined by the kernel (sprite_blend.glsl). */
 void share_frames(int t, vec4 frames);
+#endif
+#ifdef SPRITE_RELIEF
+/* Entry t's light in its frame (sprite_lights) into shared memory: defined by the kernel (sprite_blend.glsl). */
+void share_lights(int t, vec2 lights);
 #endif
 #ifdef QUAD_AXES
 /* Entry t's quad frame (records.QUAD_AXES) into shared memory: defined by the kernel (quad_accumulate.glsl). */
@@ -150,6 +155,9 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
     share_footprint(t, shape, streak, imageLoad(sprite_colors, texel));
 #ifdef SPRITE_TEXTURE
     share_frames(t, imageLoad(sprite_frames, texel));
+#endif
+#ifdef SPRITE_RELIEF
+    share_lights(t, texelFetch(sprite_lights, texel, 0).xy);
 #endif
 #ifdef QUAD_AXES
     share_axes(t, load_quad_axes(texel));

@@ -1,5 +1,6 @@
-"""Reference of textured sprites (sprite_sheets.py): sprite_pose.glsl's angle and flipbook position, and
-flipbook.glsl's sampling (bilinear, clamped to the edge, texel centers at half-integers, as OpenGL samples)."""
+"""Reference of textured sprites (sprite_sheets.py): sprite_pose.glsl's angle and flipbook position,
+flipbook.glsl's sampling (bilinear, clamped to the edge, texel centers at half-integers, as OpenGL samples) and
+sprite_blend.glsl's relief shading."""
 
 from __future__ import annotations
 
@@ -82,3 +83,18 @@ def flipbook_texel(sheet, vectors, settings, position, uv):
     texel_a = bilinear(sheet, flipbook_uv(settings, a, uv_a))
     texel_b = bilinear(sheet, flipbook_uv(settings, b, uv_b))
     return texel_a + (texel_b - texel_a) * mixed[:, None]
+
+
+def sprite_lights(light_direction, angle, relief):
+    """sprite_footprint's SPRITE_LIGHTS: (n, 2) light directions on screen turned into the sprites' frames by
+    ``angle`` (n,), times ``relief``."""
+    seen = np.asarray(light_direction, np.float64) * relief
+    c, s = np.cos(angle), np.sin(angle)
+    return np.column_stack([c * seen[:, 0] + s * seen[:, 1], c * seen[:, 1] - s * seen[:, 0]])
+
+
+def relief_shade(normals, vectors, settings, position, uv, lights):
+    """sprite_blend's relief factor max(0, 1 + n . l): ``normals`` (h, w, 4) the sheet's (sprite_sheets.alpha_normals
+    or decoded_normals) read where flipbook_texel reads the color, ``lights`` (n, 2) the sprites' (sprite_lights)."""
+    normal = flipbook_texel(normals, vectors, settings, position, uv)[:, :2]
+    return np.maximum(0.0, 1.0 + (normal * np.asarray(lights, np.float64)).sum(axis=1))
