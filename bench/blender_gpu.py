@@ -24,7 +24,8 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   (``FLIPBOOK_RENDER``), ``peer_ms`` the same draw with round sprites, ``texture_extra_ms`` the difference.
 * ``lighting``: the viewport draw (as ``viewport`` measures it) of the smoke preset's alpha sprites lit by its sun
   and a point light, both casting particle shadows: ``ms`` lit, ``peer_ms`` the same effect unlit (Emission) in the
-  same run, ``lit_extra_ms`` the difference.
+  same run, ``lit_extra_ms`` the difference; ``1080p-1M-flipbook-relief``: the viewport suite's flipbook lit by the
+  same lights with Relief 0.8 (``peer_ms``: lit without relief, ``relief_extra_ms`` the difference).
 * ``events``: issue 31's viewport draws (as ``viewport`` measures them): ``1080p-1M-trails32``: the comet
   preset with 1M particles, each with a 32-point trail, additive, drawn by the compute splat (goal: ``ms`` <= 4
   on an H100/H200; ``peer_ms``: the same as rasterized ribbons);
@@ -79,6 +80,7 @@ FLIPBOOK_CASE = (1920, 1080, 1_000_000)
 FLIPBOOK_VALUES = {"particle_type": "SPRITE", "sprite_image": "textures/smoke_puff_8x8.png", "flipbook_columns": 8,
                    "flipbook_rows": 8, "flipbook_blend": "FRAMES", "rotation_random": 3.14159, "spin": 1.0}
 FLIPBOOK_RENDER = {"soft_distance": 0.5}
+RELIEF = 0.8  # the lighting suite's flipbook with relief (issue 32): the Smoke Puffs preset's
 END_TO_END = (1920, 1080, 1_000_000)
 LIT_PRESET = "smoke"  # alpha sprites, lit by a sun, self-shadowed
 LIT_BAKE_CASE = ("OPEN_EXR", 1920, 1080, 1_000_000)
@@ -313,6 +315,17 @@ def lighting_suite(quick: bool, draws: int) -> list[dict]:
             rows.append({"case": case, **lit, "peer": "the same draw unlit (lighting Emission)",
                          "peer_ms": unlit["ms"], "lit_extra_ms": lit["ms"] - unlit["ms"], "n": count, "width": width,
                          "height": height, "preset": preset, "lights": "sun + point, both shadowed"})
+    width, height, count = sized(*FLIPBOOK_CASE, quick)
+    case = f"{height}p-{count_label(count)}-flipbook-relief"
+    log(f"lighting {case}: {draws} draws of the lit flipbook with relief, then without")
+    lit = {"lighting": "LIT", **FLIPBOOK_VALUES}
+    relief = measure_viewport(count, width, height, "ALPHA", draws, PRESET, (SUN_LIGHT, POINT_LIGHT), FLIPBOOK_RENDER,
+                              sprite_relief=RELIEF, **lit)
+    even = measure_viewport(count, width, height, "ALPHA", draws, PRESET, (SUN_LIGHT, POINT_LIGHT), FLIPBOOK_RENDER,
+                            **lit)
+    rows.append({"case": case, **relief, "peer": "the same lit flipbook without relief", "peer_ms": even["ms"],
+                 "relief_extra_ms": relief["ms"] - even["ms"], "n": count, "width": width, "height": height,
+                 "sprite_relief": RELIEF, **lit, **FLIPBOOK_RENDER, "lights": "sun + point, both shadowed"})
     return rows
 
 

@@ -188,6 +188,10 @@ def main(argv=None) -> int:
                   {"lights": (blender_gpu.SUN_LIGHT, blender_gpu.POINT_LIGHT), "lighting": "LIT"}))
     cases.append((f"{label}-smoke", width, height, count, "ALPHA",
                   {"preset": blender_gpu.LIT_PRESET, "lights": (blender_gpu.POINT_LIGHT,), "lighting": "LIT"}))
+    width, height, count = blender_gpu.sized(*blender_gpu.FLIPBOOK_CASE, args.quick)
+    cases.append((f"{height}p-{blender_gpu.count_label(count)}-flipbook-relief", width, height, count, "ALPHA",
+                  {"render_values": blender_gpu.FLIPBOOK_RENDER, "lights": (blender_gpu.SUN_LIGHT, blender_gpu.POINT_LIGHT),
+                   "lighting": "LIT", "sprite_relief": blender_gpu.RELIEF, **blender_gpu.FLIPBOOK_VALUES}))
     for case, width, height, count, mode, values in [*cases, *blender_gpu.events_cases(args.quick)]:
         if args.cases and not any(part in case for part in args.cases.split(",")):
             continue

@@ -32,7 +32,8 @@ def test_quick_run_writes_every_suites_records(tmp_path):
     assert set(found) == set(REQUIRED), "--quick leaves the test suite out"
     assert len(found["bake"]) == 5 and len(found["viewport"]) == 4 and len(found["end-to-end"]) == 1
     assert [row["case"] for row in found["lighting"]] == ["36p-10K-lit-alpha", "36p-40K-lit-alpha",
-                                                      "36p-10K-lit-alpha-smoke", "36p-40K-lit-alpha-smoke"]
+                                                      "36p-10K-lit-alpha-smoke", "36p-40K-lit-alpha-smoke",
+                                                      "36p-10K-flipbook-relief"]
     assert {"36p-10K-trails32", "36p-fireworks-40K"} <= {row["case"] for row in found["events"]}
     for suite, rows in found.items():
         for row in rows:
@@ -97,14 +98,14 @@ def test_viewport_timeline_times_every_dispatch_with_gl_timestamps(tmp_path):
     (path,) = tmp_path.glob("*-viewport-timeline.json")
     rows = json.loads(path.read_text())
     assert [row["case"] for row in rows] == ["36p-40K-add", "36p-10K-alpha", "36p-40K-alpha", "36p-10K-flipbook",
-                                             "36p-10K-lit-alpha", "36p-10K-lit-alpha-smoke", "36p-10K-trails32",
-                                             "36p-fireworks-40K"]
+                                             "36p-10K-lit-alpha", "36p-10K-lit-alpha-smoke", "36p-10K-flipbook-relief",
+                                             "36p-10K-trails32", "36p-fireworks-40K"]
     for row in rows:
         assert row["commands"] > 0 and row["top"], row
         assert 0 < row["kernels_ms"] <= row["gpu_ms"] + 1e-3 and row["starved_ms"] <= row["gaps_ms"] + 1e-3
     assert "sprite_blend" in rows[1]["top"] and "sprite_blend" not in rows[0]["top"]
     assert "light_particles" in rows[4]["top"] or any(name.startswith("shadow_") for name in rows[4]["top"])
-    assert "trail_accumulate" in rows[6]["top"] and any(name.startswith("spawn_") for name in rows[7]["top"])
+    assert "trail_accumulate" in rows[7]["top"] and any(name.startswith("spawn_") for name in rows[8]["top"])
 
 
 def test_viewport_timeline_runs_only_the_cases_asked_for(tmp_path):
@@ -113,7 +114,8 @@ def test_viewport_timeline_runs_only_the_cases_asked_for(tmp_path):
                              "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     (path,) = tmp_path.glob("*-viewport-timeline.json")
-    assert [row["case"] for row in json.loads(path.read_text())] == ["36p-10K-flipbook", "36p-10K-lit-alpha-smoke"]
+    assert [row["case"] for row in json.loads(path.read_text())] == ["36p-10K-flipbook", "36p-10K-lit-alpha-smoke",
+                                                                     "36p-10K-flipbook-relief"]
 
 
 @pytest.mark.slow

@@ -134,7 +134,7 @@ def test_lighting_panel_draws_its_settings_and_names_the_lights_that_cast_partic
                       {"type": "POINT", "name": "Lamp", "power": 50.0, "location": [1, 0, 0], "shadow": False}])
     log = lighting_panel_log()
     drawn = [entry[2] for entry in log if entry[0] == "prop"]
-    assert drawn == ["lighting", "albedo", "albedo_end", "density", "anisotropy", "shadow_density",
+    assert drawn == ["lighting", "albedo", "albedo_end", "density", "anisotropy", "sprite_relief", "shadow_density",
                      "shadow_resolution"]
     assert labels(log) == ["Particle shadows from: Sun", "Lighting without particle shadows: Lamp"]
     effect.lighting = "EMISSION"
