@@ -5,7 +5,9 @@
  * spans the particle's screen motion over that time behind it, and its brightness is spread over the
  * longer streak; with MOTION_BLUR its path over the shutter too, with DEPTH_OF_FIELD it widens by its
  * circle of confusion (footprint.glsl, footprint.focus_variant).  SPRITE_TEXTURE
- * (sprite_sheets.textured_quads): the effect's sprite image instead of the round falloff, turned by its pose. */
+ * (sprite_sheets.textured_quads): the effect's sprite image instead of the round falloff, turned by its pose;
+ * SPRITE_RELIEF (sprite_sheets.relief_quads): shaded by where its light comes from and the sheet's normals,
+ * as sprite_blend.glsl shades alpha sprites. */
 
 #ifdef SPRITE_TEXTURE
 /* flipbook.glsl's fetch: this effect's one sheet and its vectors (both stages: each links
@@ -13,6 +15,12 @@
 vec4 sheet_fetch(int slot, bool vectors, vec2 uv)
 {
   return vectors ? textureLod(sheet_vectors, uv, 0.0) : textureLod(sheet_image, uv, 0.0);
+}
+#endif
+#ifdef SPRITE_RELIEF
+vec2 sheet_normal_fetch(int slot, vec2 uv)
+{
+  return textureLod(sheet_normals, uv, 0.0).xy;
 }
 #endif
 
@@ -28,6 +36,9 @@ void main()
   v_corner = CORNERS[gl_VertexID % 6];
 #ifdef SPRITE_TEXTURE
   v_frame = 0.0;
+#endif
+#ifdef SPRITE_RELIEF
+  v_lights = vec2(0.0);
 #endif
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
   vec4 pos_age_in, vel_life_in;
@@ -49,6 +60,12 @@ void main()
     along = vec2(cos(angle), sin(angle));
   }
 #endif
+#ifdef SPRITE_RELIEF
+  /* Where the light comes from, on the quad's axes (along, across), times the relief. */
+  int width = textureSize(particle_light_direction, 0).x;
+  vec2 seen = texelFetch(particle_light_direction, particle_texel(particle, width), 0).xy * sprite_relief;
+  v_lights = vec2(along.x * seen.x + along.y * seen.y, along.x * seen.y - along.y * seen.x);
+#endif
   vec2 across = vec2(-along.y, along.x);
   vec2 corner_px = quad.center + along * (v_corner.x * quad.half_length) + across * (v_corner.y * quad.radius_px);
   v_color = quad.color;
@@ -62,7 +79,14 @@ void main()
 {
 #ifdef SPRITE_TEXTURE
   /* The sprite image over the quad (v_corner: -1 to 1 along and across), its alpha shaping the light added. */
+#ifdef SPRITE_RELIEF
+  FlipbookFrames f = flipbook_frames(sheet_grid, v_frame);
+  FlipbookUvs at = flipbook_uvs(0, sheet_grid, f, v_corner * 0.5 + 0.5);
+  vec4 texel = flipbook_sample(0, at, f.mixed);
+  texel.rgb *= max(0.0, 1.0 + dot(flipbook_normal(0, at, f.mixed), v_lights));
+#else
   vec4 texel = flipbook_texel(0, sheet_grid, v_frame, v_corner * 0.5 + 0.5);
+#endif
   out_color = vec4(v_color * texel.rgb * texel.a, 0.0);
 #else
   float falloff = quad_falloff(v_corner.x * v_sweep.x, v_corner.y, v_sweep.y, v_sweep.z, v_sweep.w);

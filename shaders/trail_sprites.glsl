@@ -5,7 +5,9 @@
  * point s to s + 1, trail_fetch.glsl), at the depth of its middle.  The blend
  * spreads a streak's opacity over its length (sprite_blend.glsl); a segment
  * asks for that much more, up to opaque, so the ribbon keeps its opacity
- * along its length.  Segments that do not show get radius 0 and the last key. */
+ * along its length.  Segments that do not show get radius 0 and the last key.
+ * SPRITE_TEXTURE (a frame with textured sprites: ribbons.TEXTURED_TRAIL_SPRITES): each segment's pose written
+ * as none into sprite_frames, which the blend reads for every entry. */
 
 void main()
 {
@@ -52,4 +54,7 @@ void main()
   imageStore(sprite_streaks, out_texel, stretch);
   imageStore(sprite_colors, out_texel, color);
   imageStore(sprite_keys, out_texel, uvec4(key));
+#ifdef SPRITE_TEXTURE
+  imageStore(sprite_frames, out_texel, vec4(0.0)); /* no sheet: the soft round sprite */
+#endif
 }

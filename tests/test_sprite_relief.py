@@ -167,6 +167,29 @@ def test_a_normal_map_sheet_shades_by_its_normals(host, tmp_path):
         np.testing.assert_allclose(got[16, 16, :3], even[16, 16, :3] * (1 + sign * 0.6 * 0.5), rtol=4e-3)
 
 
+def test_additive_quads_are_shaded_as_alpha_sprites(host):
+    """An Add effect's textured quad with relief: its normal map tilts every texel to the right by 0.6, so lit
+    from the right it adds 1 + 0.6 x relief of its even light, as the alpha blend shades it; turned a half turn,
+    its normals face left and it adds 1 - 0.6 x relief."""
+    sheet_image("relief_flat", np.ones((8, 8, 4), np.float32))
+    sheet_image("relief_normals", np.broadcast_to(np.float32([0.8, 0.5, 0.9, 1.0]), (8, 8, 4)).copy())
+
+    def added(relief, angle=0.0):
+        system = textured(host, [(16.0, 16.0, 0.0, 0.5)], blend_mode="ADD", lighting="LIT", albedo=WHITE,
+                          albedo_end=WHITE, sprite_image="relief_flat", sprite_normals="relief_normals",
+                          sprite_relief=relief, rotation=angle)
+        target = compositing.Compositor(host, SIZE, SIZE, render_settings())
+        light_particles(host, system, FROM_THE_RIGHT, np.eye(4), target.look_texture(system))
+        target.add(system, compositing.Camera.pixel_grid(SIZE, SIZE))
+        target.resolve()
+        return target.read_frame()[16, 16, :3]
+
+    even = added(0.0)
+    assert even.min() > 0.5
+    np.testing.assert_allclose(added(0.5), even * 1.3, rtol=4e-3)
+    np.testing.assert_allclose(added(0.5, math.pi), even * 0.7, rtol=4e-3)
+
+
 def test_a_sprite_without_relief_beside_one_with_it_draws_as_alone(host):
     """Two effects of one sheet, one with relief and one without, in one blend: the one without draws as it does
     alone (its sprites' lights are written as none)."""
@@ -183,10 +206,12 @@ def test_a_sprite_without_relief_beside_one_with_it_draws_as_alone(host):
     assert both[24, 26, 0] > 1.2 * both[24, 21, 0], "the other one lit from its right"
 
 
-def test_relief_asks_for_a_lit_textured_alpha_effect():
+def test_relief_asks_for_a_lit_textured_effect():
     base = {"sprite_image": "x", "lighting": "LIT", "sprite_relief": 1.0, "blend_mode": "ALPHA"}
     assert has_relief(effect_settings(base))
-    for change in ({"sprite_relief": 0.0}, {"lighting": "EMISSION"}, {"sprite_image": ""}, {"blend_mode": "ADD"}):
+    assert has_relief(effect_settings({**base, "blend_mode": "ADD", "particle_type": "SPRITE"}))
+    for change in ({"sprite_relief": 0.0}, {"lighting": "EMISSION"}, {"sprite_image": ""},
+                   {"blend_mode": "ADD", "particle_type": "POINT"}):
         assert not has_relief(effect_settings({**base, **change})), change
 
 

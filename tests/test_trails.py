@@ -253,6 +253,30 @@ def test_alpha_trails_are_segments_of_the_sprite_list(host):
     assert alpha[middle[1], middle[0]] > 0.3, "the ribbon is about as opaque as the effect along its length"
 
 
+def test_alpha_trails_beside_textured_sprites_draw_as_alone(host):
+    """A frame with textured sprites reads every entry's pose (sprite_frames): the segments write theirs as none,
+    whatever an earlier draw left there (here a textured effect's poses, where the segments go next)."""
+    from test_sprite_textures import sheet_image
+
+    system, camera, compositor = one_trail_scene(host, blend_mode="ALPHA", opacity=0.8)
+    compositor.resolve()
+    alone = SpriteLayer(host, 96, 64)
+    alone.draw([system], compositor, camera)
+    sheet_image("trail_neighbour", np.ones((8, 8, 4), np.float32))
+
+    def puffs(count, at):
+        puff = ParticleSystem(host, effect_settings({"count": count, "blend_mode": "ALPHA", "particle_type": "SPRITE",
+                                                     "sprite_image": "trail_neighbour", "size": 0.05}))
+        puff.write_state(np.tile(np.float32([*at, 0.5]), (count, 1)), np.tile(np.float32([0, 0, 0, 1]), (count, 1)))
+        return puff
+
+    layer = SpriteLayer(host, 96, 64)
+    layer.draw([puffs(32, (0.6, 0.0, 0.0))], compositor, camera)  # textured poses at entries 0-31
+    behind = 2 * np.asarray(CAMERA_AT) - np.asarray(CAMERA_AIM)  # makes the frame textured, draws nothing
+    layer.draw([system, puffs(1, behind)], compositor, camera)
+    np.testing.assert_array_equal(layer.read(), alone.read())
+
+
 @pytest.mark.slow
 def test_a_split_bake_with_trails_equals_a_whole_one(tmp_path):
     """Frames 9-16 baked from the cache's checkpoint in a fresh process: byte-identical to a whole bake's."""

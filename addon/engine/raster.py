@@ -18,7 +18,7 @@ from .footprint import declared_footprint_constants, focus_variant, motion_varia
 from .kernels import Constant, Raster
 from .lighting import look_textures, look_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
-from .sprite_sheets import SpriteSheets, is_textured, textured_quads
+from .sprite_sheets import SpriteSheets, has_relief, is_textured, relief_quads, textured_quads
 
 CONSTANTS = (
     Constant("INT", "count"),
@@ -70,17 +70,17 @@ def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None 
     else:
         stretch = system.settings.stretch if kind == "STRETCHED" else 0.0
         textured = sheets is not None and is_textured(system.settings)
-        kernel = look_variant(quads(camera, textured), system.settings)
-        sheet_textures, sheet_values = sheets.quad_bindings(system.settings) if textured else ({}, {})
+        kernel = look_variant(quads(camera, textured, has_relief(system.settings)), system.settings)
+        sheet_textures, sheet_values = sheets.quad_bindings(system) if textured else ({}, {})
         host.draw(kernel, "TRIS", QUAD_VERTICES * QUADS_PER_INSTANCE, -(-system.count // QUADS_PER_INSTANCE), target,
                   depth, {**textures, **sheet_textures},
                   {**constants(system, camera, stretch, kernel), **sheet_values})
 
 
-def quads(camera, textured: bool = False) -> Raster:
+def quads(camera, textured: bool = False, relief: bool = False) -> Raster:
     """QUADS, stretched over the shutter when the camera has one (motion blur) and widened by the circle of
     confusion when it has a focus (depth of field); ``textured``: drawing the effect's sprite image, turned by
-    its pose (sprite_sheets.textured_quads)."""
-    kernel = textured_quads(QUADS) if textured else QUADS
+    its pose (sprite_sheets.textured_quads); ``relief``: shaded by its lights too (sprite_sheets.relief_quads)."""
+    kernel = (relief_quads(QUADS) if relief else textured_quads(QUADS)) if textured else QUADS
     kernel = motion_variant(kernel) if camera.shutter is not None else kernel
     return focus_variant(kernel) if camera.focus is not None else kernel

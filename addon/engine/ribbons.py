@@ -19,11 +19,14 @@ the tail.
 
 from __future__ import annotations
 
+import dataclasses
+
 from .footprint import footprint_constants, motion_variant
 from .kernels import Constant, Image, Kernel, Raster, Sampler
 from .lighting import look_textures, look_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sorting import linear_groups
+from .sprite_sheets import SPRITE_FRAMES
 from .tile_lists import FOOTPRINT_OUTPUTS
 from .trails import TRAIL_LAYOUT
 
@@ -67,7 +70,12 @@ TRAIL_SPRITES = Kernel(
     constants=(*DRAW_CONSTANTS, Constant("INT", "first_sprite")),  # where the effect's segments start in the list
     includes=(*DRAW_INCLUDES, "sprite_shape.glsl"),
 )
-RIBBON_KERNELS = (RIBBONS, motion_variant(RIBBONS), TRAIL_SPRITES)
+# In a frame with textured sprites the blend reads every entry's pose (sprite_sheets.SPRITE_FRAMES): the segments
+# write theirs as none (the soft round sprite).
+TEXTURED_TRAIL_SPRITES = dataclasses.replace(
+    TRAIL_SPRITES, images=(*TRAIL_SPRITES.images, Image(SPRITE_FRAMES, "RGBA32F", "WRITE")),
+    defines=(*TRAIL_SPRITES.defines, ("SPRITE_TEXTURE", "1")))
+RIBBON_KERNELS = (RIBBONS, motion_variant(RIBBONS), TRAIL_SPRITES, TEXTURED_TRAIL_SPRITES)
 
 
 def ribbons_kernel(camera, settings) -> Raster:
@@ -107,13 +115,16 @@ def sprite_entries(system) -> int:
     return system.count * (1 + (trail.settings.trail_points if trail is not None else 0))
 
 
-def draw_sprites(host, system, camera, sprites, look, first: int) -> None:
-    """An Alpha effect's trail segments as streak footprints at ``first`` on of the sprite list (sprites.SpriteList)."""
+def draw_sprites(host, system, camera, sprites, look, first: int, textured: bool = False) -> None:
+    """An Alpha effect's trail segments as streak footprints at ``first`` on of the sprite list (sprites.SpriteList);
+    ``textured``: the frame has textured sprites, the segments' poses written as none."""
     entries = system.count * system.settings.trail_points
+    kernel = TEXTURED_TRAIL_SPRITES if textured else TRAIL_SPRITES
     host.dispatch(
-        look_variant(TRAIL_SPRITES, system.settings), linear_groups(entries),
+        look_variant(kernel, system.settings), linear_groups(entries),
         {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
          "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-         "sprite_keys": sprites.keys, **look_textures(system)},
-        {**draw_constants(system, camera, TRAIL_SPRITES), "first_sprite": first},
+         "sprite_keys": sprites.keys, **({SPRITE_FRAMES: sprites.frames} if textured else {}),
+         **look_textures(system)},
+        {**draw_constants(system, camera, kernel), "first_sprite": first},
     )

@@ -165,7 +165,7 @@ EFFECT_FIELDS: tuple[Field, ...] = (
           "Lit: Henyey-Greenstein g: positive scatters forward (bright when looking into the light), "
           "negative backward, 0 evenly"),
     Field("sprite_relief", "float", 0.0, 0.0, 4.0,
-          "Lit textured Alpha sprites: how strongly the lights shade each sprite across its face, from its normals "
+          "Lit textured sprites: how strongly the lights shade each sprite across its face, from its normals "
           "(the sheet's alpha or its normal map; 0: lit evenly)"),
     Field("shadow_density", "float", 1.0, 0.0, 1e6,
           "Lit: multiplies the extinction particles cast on each other (0: lit without self-shadowing)"),

@@ -10,11 +10,12 @@ both paths a sprite takes:
   the sheet of that slot where the sprite covers a pixel (a frame's textured
   Alpha effects share one blend: up to SPRITE_SHEETS sheets, each a slot).
 * Add effects of the Sprite and Stretched types, the rasterized quads
-  (``raster.py``): the quad turns by the angle and samples the sheet.
+  (``raster.py``): the quad turns by the angle and samples the sheet (``relief_quads``: and shades it).
 
-A lit Alpha effect with *Relief* (``has_relief``) is shaded across each sprite's face: the light pass writes
-where each particle's light comes from on the camera's axes (``PARTICLE_LIGHT_DIRECTION``), the footprint turns
-it into the sprite's frame times the relief (``SPRITE_LIGHTS``), and the blend multiplies the sprite's color by
+A lit textured effect with *Relief* (``has_relief``) is shaded across each sprite's face: the light pass writes
+where each particle's light comes from on the camera's axes (``PARTICLE_LIGHT_DIRECTION``), the footprint (an
+additive quad's vertex stage) turns it into the sprite's frame times the relief (``SPRITE_LIGHTS``), and the blend
+(the quad's fragment stage) multiplies the sprite's color by
 ``max(0, 1 + n . l)``, n the normal's xy from the sheet's normals (``alpha_normals``: the alpha as a height,
 its edges sloping away; or a normal map sheet, ``decoded_normals``).  For a sprite whose alpha reaches 0 at its
 edge and is point symmetric, n . l averages to 0 over the alpha: relief moves light across the face and keeps
@@ -88,10 +89,8 @@ def is_textured(settings) -> bool:
 
 
 def has_relief(settings) -> bool:
-    """Whether a textured Alpha effect's lights shade its sprites across their faces (Relief on a Lit or Both
-    effect)."""
-    return (settings.sprite_relief > 0.0 and settings.blend_mode == "ALPHA" and is_textured(settings)
-            and is_lit(settings))
+    """Whether a textured effect's lights shade its sprites across their faces (Relief on a Lit or Both effect)."""
+    return settings.sprite_relief > 0.0 and is_textured(settings) and is_lit(settings)
 
 
 def check_sheet(source: str, size: tuple[int, int], settings, max_texture_size: int) -> None:
@@ -241,6 +240,16 @@ def textured_quads(kernel: Raster) -> Raster:
                      varyings=(*kernel.varyings, ("FLOAT", "v_frame")))
 
 
+@cache
+def relief_quads(kernel: Raster) -> Raster:
+    """textured_quads shading the sheet by the particle's light (PARTICLE_LIGHT_DIRECTION, RELIEF) and the sheet's
+    normals (``sheet_normals``: SpriteSheets.normals)."""
+    kernel = textured_quads(kernel)
+    return dataclasses.replace(kernel, samplers=(*kernel.samplers, PARTICLE_LIGHT_DIRECTION, Sampler("sheet_normals")),
+                               constants=(*kernel.constants, RELIEF), varyings=(*kernel.varyings, ("VEC2", "v_lights")),
+                               defines=(*kernel.defines, ("SPRITE_RELIEF", "1")))
+
+
 class SpriteSheets:
     """GPU copies of the images effects name, kept while the host's key for each is unchanged (a viewport
     draw re-reads nothing), and which effect's sheet goes to which slot of a frame's blend."""
@@ -305,10 +314,17 @@ class SpriteSheets:
         self._normals[slot] = (image.key, texture)
         return texture
 
-    def quad_bindings(self, settings) -> tuple[dict, dict]:
-        """(textures, constants) a textured quad draw of one effect binds."""
+    def quad_bindings(self, system) -> tuple[dict, dict]:
+        """(textures, constants) a textured quad draw of one effect binds (relief_quads' too, with relief)."""
+        settings = system.settings
         sheet, vectors = self.pair(settings)
-        return {"sheet_image": sheet, "sheet_vectors": vectors}, {**pose_values(settings, 0), GRID.name: grid(settings)}
+        textures = {"sheet_image": sheet, "sheet_vectors": vectors}
+        values = {**pose_values(settings, 0), GRID.name: grid(settings)}
+        if has_relief(settings):
+            textures.update(sheet_normals=self.normals(settings),
+                            **{PARTICLE_LIGHT_DIRECTION.name: system.particle_light_direction})
+            values[RELIEF.name] = settings.sprite_relief
+        return textures, values
 
     def blend_slots(self, settings_list) -> tuple[list[int], dict, dict] | None:
         """Each effect's slot (-1: untextured), the blend's sampler bindings and constants (GRIDS, REACHES), for

@@ -183,7 +183,7 @@ class SpriteLayer:
             self._footprints(system, compositor, camera, first, shutter, slot, reach, relief)
             if system.trails is not None:
                 ribbons.draw_sprites(self.host, system, camera, sprites, compositor.look_texture(system),
-                                     first + system.count)
+                                     first + system.count, sheets is not None)
             first += ribbons.sprite_entries(system)
         sprites.sort.run(sprites.keys, None, sprites.depth_keys, sprites.depth_sprites, count)
         items = {"depth_sprites": sprites.depth_sprites, "sprite_shapes": sprites.shapes,
