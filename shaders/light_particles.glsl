@@ -5,8 +5,8 @@
  *
  * With SHADOW_VOLUME, each light with a shadow slot is attenuated by the
  * particles between it and this one (shadow_volume.glsl).  With
- * LIGHT_DIRECTION (sprite_sheets.relief_lights), where the light comes from
- * into particle_light_direction too: the lights' directions toward the light
+ * LIGHT_DIRECTION (light_pass.py, for effects with relief: sprite_sheets.has_relief),
+ * where the light comes from into particle_light_direction too: the lights' directions toward the light
  * weighted by what each adds to the radiance (its luminance), over that and
  * the ambient's, on the camera's right and up axes (lit_right, lit_up). */
 

@@ -19,7 +19,7 @@ additive quad's vertex stage) turns it into the sprite's frame times the relief 
 ``max(0, 1 + n . l)``, n the normal's xy from the sheet's normals (``alpha_normals``: the alpha as a height,
 its edges sloping away; or a normal map sheet, ``decoded_normals``).  For a sprite whose alpha reaches 0 at its
 edge and is point symmetric, n . l averages to 0 over the alpha: relief moves light across the face and keeps
-its total.
+its total.  (A Both effect's glow is shaded with its light: the footprint has their sum.)
 
 The texture spans the square of the sprite's size (its radius is half the
 square's side), so a textured footprint reaches sqrt(2) times the radius (the
@@ -302,16 +302,16 @@ class SpriteSheets:
         normal_map = bool(settings.sprite_normals)
         source = settings.sprite_normals or settings.sprite_image
         image = self.host.sprite_image(source)
-        slot = (source, normal_map, settings.flipbook_columns, settings.flipbook_rows)
-        kept = self._normals.get(slot)
+        entry = (source, normal_map, settings.flipbook_columns, settings.flipbook_rows)
+        kept = self._normals.get(entry)
         if kept is not None and kept[0] == image.key:
             return kept[1]
         check_sheet(source, image.size, settings, self.host.max_texture_size)
         pixels = image.read(not normal_map)
-        texels = decoded_normals(pixels) if normal_map else alpha_normals(pixels, *slot[2:])
+        texels = decoded_normals(pixels) if normal_map else alpha_normals(pixels, *entry[2:])
         texture = self.host.texture(f"sprite_normals {source}", *image.size, SHEET_FORMAT, texels)
         self.host.sampling(texture, True)
-        self._normals[slot] = (image.key, texture)
+        self._normals[entry] = (image.key, texture)
         return texture
 
     def quad_bindings(self, system) -> tuple[dict, dict]:
@@ -321,8 +321,8 @@ class SpriteSheets:
         textures = {"sheet_image": sheet, "sheet_vectors": vectors}
         values = {**pose_values(settings, 0), GRID.name: grid(settings)}
         if has_relief(settings):
-            textures.update(sheet_normals=self.normals(settings),
-                            **{PARTICLE_LIGHT_DIRECTION.name: system.particle_light_direction})
+            textures.update({"sheet_normals": self.normals(settings),
+                             PARTICLE_LIGHT_DIRECTION.name: system.particle_light_direction})
             values[RELIEF.name] = settings.sprite_relief
         return textures, values
 

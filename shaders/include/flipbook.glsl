@@ -74,7 +74,7 @@ vec4 flipbook_texel_of(int slot, vec4 grid, FlipbookFrames f, vec2 uv)
 
 #ifdef SPRITE_RELIEF
 /* Sheet `slot`'s normals (sprite_sheets.alpha_normals: the normal's xy) at `uv` of the whole sheet: defined by
- * the kernel (sprite_blend.glsl). */
+ * the kernel (sprite_blend.glsl: one a slot; raster_quads.glsl: one). */
 vec2 sheet_normal_fetch(int slot, vec2 uv);
 
 /* The sheet's normal where flipbook_sample reads its color, mixed the same way. */
