@@ -12,10 +12,11 @@ from conftest import ROOT
 REQUIRED = {
     "bake": ("fps",),
     "viewport": ("ms", "cpu_ms", "max_ms", "redraw_ms", "redraw_cpu_ms", "stats_ms", "dispatches", "draws", "waits"),
-    "lighting": ("ms", "peer_ms", "lit_extra_ms"),
+    "lighting": ("ms", "peer_ms"),  # and each case's own extra: lit_extra_ms, or relief_extra_ms (EXTRA)
     "events": ("ms", "cpu_ms", "draws"),
     "end-to-end": ("ms_per_frame", "peer", "peer_ms_per_frame", "frames"),
 }
+EXTRA = {"lighting": lambda case: "relief_extra_ms" if case.endswith("relief") else "lit_extra_ms"}
 
 
 @pytest.mark.slow
@@ -39,7 +40,7 @@ def test_quick_run_writes_every_suites_records(tmp_path):
         for row in rows:
             assert {"case", "device", "date", "command"} <= set(row) and row["device"]
             assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["date"]) and "blender_gpu.py --quick" in row["command"]
-            for name in REQUIRED[suite]:
+            for name in (*REQUIRED[suite], *([EXTRA[suite](row["case"])] if suite in EXTRA else [])):
                 value = row[name]
                 assert isinstance(value, str) or math.isfinite(value), (suite, row["case"], name)
     assert {path: path.stat().st_mtime for path in results.iterdir()} == before, "bench/results/ untouched"
