@@ -4,6 +4,7 @@ light comes from (the light pass), and the blend's shading across a sprite's fac
 import dataclasses
 import math
 
+import bpy
 import numpy as np
 import pytest
 from test_lighting import LIGHTS, cloud, view_from
@@ -224,3 +225,14 @@ def test_a_missing_or_misfit_normal_map_is_named(host):
     sheet_image("relief_misfit", np.ones((9, 8, 4), np.float32))
     with pytest.raises(SettingsError, match="relief_misfit.*does not divide"):
         check_images(dataclasses.replace(settings, sprite_normals="relief_misfit"), host)
+
+
+def test_a_normal_map_removed_while_used_is_named_and_comes_back(host):
+    sheet_image("relief_removed", np.broadcast_to(np.float32([0.8, 0.5, 0.9, 1.0]), (16, 16, 4)).copy())
+    first, *_ = lit_sprite(host, puff(16), sprite_relief=1.0, sprite_normals="relief_removed")
+    bpy.data.images.remove(bpy.data.images["relief_removed"])
+    with pytest.raises(SettingsError, match="'relief_removed': no image of that name"):
+        lit_sprite(host, puff(16), sprite_relief=1.0, sprite_normals="relief_removed")
+    sheet_image("relief_removed", np.broadcast_to(np.float32([0.8, 0.5, 0.9, 1.0]), (16, 16, 4)).copy())
+    again, *_ = lit_sprite(host, puff(16), sprite_relief=1.0, sprite_normals="relief_removed")
+    np.testing.assert_array_equal(again, first)
