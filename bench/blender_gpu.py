@@ -31,7 +31,9 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   on an H100/H200; ``peer_ms``: the same as rasterized ribbons);
   ``1080p-fireworks-4M``: the fireworks preset's sub-emitters, 100K rockets bursting into 4M spark slots
   (and their crackle), the family's step included (goal: ``ms`` <= 3 on an H100; ``peer_ms``: the same with the
-  sparks' quads rasterized, bench/quad_peer.py, as before quad_tiles.py).
+  sparks' quads rasterized, bench/quad_peer.py, as before quad_tiles.py); ``1080p-comet-as-shipped`` and
+  ``1080p-fireworks-as-shipped``: the two presets at their own counts (6000 particles; 16 rockets), with the
+  same peers: what an artist's frame of them costs, beside the cases' 167x and 6250x.
 * ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
   (``bench/blender_way.py``: its particle system, EEVEE at one sample, instanced icospheres),
   the same count, emitter, lifetime, gravity and resolution; ours over a shot of ``--bake-frames``
@@ -342,6 +344,10 @@ def events_cases(quick: bool):
     yield (f"{height}p-fireworks-{count_label(sparks)}", width, height, rockets, "ADD",
            {"preset": FIREWORKS_PRESET, "spawned": {"Sparks": {**FIREWORKS_SPARKS, "count": sparks}},
             **FIREWORKS_ROCKETS})
+    width, height, _ = sized(full_width, full_height, 0, quick)
+    for preset in (TRAILS_PRESET, FIREWORKS_PRESET):  # as shipped: what an artist's frame of them costs
+        yield (f"{height}p-{preset}-as-shipped", width, height, load_preset(preset).effect.count, "ADD",
+               {"preset": preset})
 
 
 def trails_case(case: str, width: int, height: int, count: int, mode: str, values: dict, draws: int) -> dict:
@@ -351,16 +357,18 @@ def trails_case(case: str, width: int, height: int, count: int, mode: str, value
     log(f"events {case}: {draws} draws playing, redrawing, with stats; then as rasterized ribbons")
     splat = measure_viewport(count, width, height, mode, draws, **values)
     raster = measure_viewport(count, width, height, mode, draws, render_values={"trail_draw": "RIBBONS"}, **values)
+    points = values.get("trail_points", load_preset(values["preset"]).effect.trail_points)
     return {"case": case, **splat, "peer": "the same trails as rasterized ribbons (trail_draw Ribbons)",
-            "peer_ms": raster["ms"], "n": count, "trail_points": values["trail_points"], "width": width,
-            "height": height, "preset": values["preset"]}
+            "peer_ms": raster["ms"], "n": count, "trail_points": points, "width": width, "height": height,
+            "preset": values["preset"]}
 
 
 def fireworks_case(case: str, width: int, height: int, count: int, mode: str, values: dict, draws: int) -> dict:
     """The fireworks preset's family (rockets -> sparks -> crackle, sub-emitters) with 100K rockets and 4M spark
     slots: each draw steps the family a frame (events, scans, births) and draws it."""
     log(f"events {case}: {draws} draws playing, redrawing, with stats; then with the quads rasterized")
-    sparks = values["spawned"]["Sparks"]["count"]
+    shipped = dict(load_preset(values["preset"]).spawned)["Sparks"].count
+    sparks = values.get("spawned", {}).get("Sparks", {}).get("count", shipped)
     tiled = measure_viewport(count, width, height, mode, draws, **values)
     with rasterized_quads():
         rasterized = measure_viewport(count, width, height, mode, draws, **values)
@@ -370,9 +378,9 @@ def fireworks_case(case: str, width: int, height: int, count: int, mode: str, va
 
 
 def events_suite(quick: bool, draws: int) -> list[dict]:
-    """Issue 31's cases: trails, and the sub-emitters' fireworks."""
-    trails, fireworks = events_cases(quick)
-    return [trails_case(*trails, draws), fireworks_case(*fireworks, draws)]
+    """Issue 31's cases: trails, and the sub-emitters' fireworks; then the comet and fireworks presets as shipped."""
+    return [(fireworks_case if case[5]["preset"] == FIREWORKS_PRESET else trails_case)(*case, draws)
+            for case in events_cases(quick)]
 
 
 def end_to_end_suite(quick: bool, frames: int, peer_frames: int, bakes: Bakes) -> list[dict]:

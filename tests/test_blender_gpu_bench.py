@@ -35,7 +35,8 @@ def test_quick_run_writes_every_suites_records(tmp_path):
     assert [row["case"] for row in found["lighting"]] == ["36p-10K-lit-alpha", "36p-40K-lit-alpha",
                                                       "36p-10K-lit-alpha-smoke", "36p-40K-lit-alpha-smoke",
                                                       "36p-10K-flipbook-relief"]
-    assert {"36p-10K-trails32", "36p-fireworks-40K"} <= {row["case"] for row in found["events"]}
+    assert [row["case"] for row in found["events"]] == ["36p-10K-trails32", "36p-fireworks-40K", "36p-comet-as-shipped",
+                                                       "36p-fireworks-as-shipped"]
     for suite, rows in found.items():
         for row in rows:
             assert {"case", "device", "date", "command"} <= set(row) and row["device"]
@@ -100,7 +101,8 @@ def test_viewport_timeline_times_every_dispatch_with_gl_timestamps(tmp_path):
     rows = json.loads(path.read_text())
     assert [row["case"] for row in rows] == ["36p-40K-add", "36p-10K-alpha", "36p-40K-alpha", "36p-10K-flipbook",
                                              "36p-10K-lit-alpha", "36p-10K-lit-alpha-smoke", "36p-10K-flipbook-relief",
-                                             "36p-10K-trails32", "36p-fireworks-40K"]
+                                             "36p-10K-trails32", "36p-fireworks-40K", "36p-comet-as-shipped",
+                                             "36p-fireworks-as-shipped"]
     for row in rows:
         assert row["commands"] > 0 and row["top"], row
         assert 0 < row["kernels_ms"] <= row["gpu_ms"] + 1e-3 and row["starved_ms"] <= row["gaps_ms"] + 1e-3
