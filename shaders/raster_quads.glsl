@@ -20,7 +20,7 @@ vec4 sheet_fetch(int slot, bool vectors, vec2 uv)
 #ifdef SPRITE_RELIEF
 vec2 sheet_normal_fetch(int slot, vec2 uv)
 {
-  return textureLod(sheet_normals, uv, 0.0).xy;
+  return normal_of(textureLod(sheet_normals, uv, 0.0));
 }
 #endif
 

@@ -53,15 +53,15 @@ vec4 sheet_fetch(int slot, bool vectors, vec2 uv)
 vec2 sheet_normal_fetch(int slot, vec2 uv)
 {
   if (slot == 0) {
-    return textureLod(sheet_normals_0, uv, 0.0).xy;
+    return normal_of(textureLod(sheet_normals_0, uv, 0.0));
   }
   if (slot == 1) {
-    return textureLod(sheet_normals_1, uv, 0.0).xy;
+    return normal_of(textureLod(sheet_normals_1, uv, 0.0));
   }
   if (slot == 2) {
-    return textureLod(sheet_normals_2, uv, 0.0).xy;
+    return normal_of(textureLod(sheet_normals_2, uv, 0.0));
   }
-  return textureLod(sheet_normals_3, uv, 0.0).xy;
+  return normal_of(textureLod(sheet_normals_3, uv, 0.0));
 }
 
 /* Entry t's light in its frame times its relief (sprite_sheets.SPRITE_LIGHTS; 0: lit evenly). */

@@ -254,3 +254,12 @@ def test_volumes_and_sdf_build(mgl_host):
     atlas = mgl_host.volume("sdf_atlas", shape=grid.dims[::-1])
     sdf.SdfBuilder(mgl_host).build(vertices, triangles, grid, atlas, 0)
     assert_same_field(grid, mgl_host.read(atlas), ref_sdf.build(sdf.mesh_triangles(vertices, triangles, grid), grid))
+
+
+@pytest.mark.parametrize("texture_format", ["RGBA8", "SRGB8_A8"])
+def test_8_bit_textures_keep_their_bytes(mgl_host, texture_format):
+    """8-bit textures (sprite sheets of 8-bit images, a sheet's normals) take [0, 1] values, keep them as bytes
+    and read back as stored, as Blender's do (test_sprite_textures)."""
+    values = np.array([0.0, 0.25, 0.5, 1.0] * 4, np.float32).reshape(2, 2, 4)
+    texture = mgl_host.texture("bytes", 2, 2, texture_format, values)
+    np.testing.assert_allclose(mgl_host.read(texture), np.rint(values * 255) / 255, atol=1e-6)

@@ -273,6 +273,33 @@ def test_an_image_file_is_remembered_yet_a_change_on_disk_or_its_removal_is_seen
 
 # Bad input: a clear message, nothing lost.
 
+@pytest.mark.parametrize("texture_format", ["RGBA8", "SRGB8_A8"])
+def test_8_bit_sheets_keep_their_bytes(host, texture_format):
+    """An 8-bit image's sheet keeps its bytes (SpriteSheets: SRGB8_A8 for sRGB colors, RGBA8 for the rest)."""
+    values = np.array([0.0, 0.25, 0.5, 1.0] * 4, np.float32).reshape(2, 2, 4)
+    texture = host.texture("bytes", 2, 2, texture_format, values)
+    np.testing.assert_allclose(host.read(texture), np.rint(values * 255) / 255, atol=1e-6)
+
+
+def test_an_8_bit_srgb_sheet_draws_as_its_linear_float_copy(host, tmp_path):
+    """The same 8-bit sRGB PNG drawn from its bytes (SRGB8_A8, decoded where sampled) and from a float image of its
+    linear colors (RGBA16F): the same layer within a half float's rounding."""
+    pixels = np.random.default_rng(5).uniform(0, 1, (16, 16, 4)).astype(np.float32)
+    pixels[..., 3] = np.clip(pixels[..., 3] + 0.3, 0, 1)
+    path = tmp_path / "bytes.png"
+    save_png(path, pixels)
+    system = textured(host, [(16.0, 16.0, 0.0, 0.5)], sprite_image=str(path))
+    from_bytes = draw_alpha(host, [system]).read()
+    stored = np.rint(pixels * 255) / 255
+    linear = stored.copy()
+    linear[..., :3] = np.where(stored[..., :3] <= 0.04045, stored[..., :3] / 12.92,
+                               ((stored[..., :3] + 0.055) / 1.055) ** 2.4)
+    sheet_image("bytes_linear", linear)
+    from_floats = draw_alpha(host, [textured(host, [(16.0, 16.0, 0.0, 0.5)], sprite_image="bytes_linear")]).read()
+    assert from_bytes[..., 3].max() > 0.5
+    np.testing.assert_allclose(from_bytes, from_floats, atol=3e-3)
+
+
 def test_a_missing_image_file_is_named(host):
     system = textured(host, [(16.0, 16.0, 0.0, 0.5)], sprite_image="/no/such/puff.png")
     with pytest.raises(SettingsError, match="'/no/such/puff.png'.*no such image file"):

@@ -47,7 +47,12 @@ MAX_SHEETS = SIZES["SPRITE_SHEETS"]
 # Sheets wider or taller than this are refused (a 16K sheet is 4 GiB of float pixels to read and 2 GiB to upload):
 # 8x8 frames of 1024 pixels fit.  A GPU with a lower texture limit refuses from its limit.
 MAX_SHEET_SIZE = 8192
-SHEET_FORMAT = "RGBA16F"  # 8 bytes a texel: 8-bit and float images alike, HDR kept
+SHEET_FORMAT = "RGBA16F"  # a float image's sheet: 8 bytes a texel, HDR kept
+# An 8-bit image's sheet keeps its bytes: an sRGB one's colors as SRGB8_A8 (the GPU decodes them to linear before
+# it filters), others (and vector sheets) as RGBA8: half the memory, and NVIDIA's texture units filter 4-byte
+# texels at twice the rate of 8-byte ones.
+SRGB_SHEET_FORMAT, BYTE_SHEET_FORMAT = "SRGB8_A8", "RGBA8"
+NORMALS_FORMAT = "RGBA8"  # a sheet's normals' x and y as bytes (encoded_normals)
 
 SHEET = Constant("VEC4", "sprite_sheet", components=(
     ("sheet_slot", "x"),  # 1 + the sheet's slot in the frame's blend (0: the soft round sprite)
@@ -76,11 +81,22 @@ RELIEF = Constant("FLOAT", "sprite_relief")
 @dataclass(frozen=True)
 class SheetImage:
     """An image a host found for a sprite setting: ``key`` changes when its pixels may have (a new upload),
-    ``size`` (width, height) is known before ``read`` (linear: color managed to linear RGB) gives them."""
+    ``size`` (width, height) is known before ``read`` (linear: color managed to linear RGB) gives them;
+    ``bytes``: 8 bits a channel, ``srgb``: those bytes sRGB-encoded colors (``read(False)`` gives them as stored)."""
 
     key: tuple
     size: tuple[int, int]
     read: Callable[[bool], np.ndarray]  # (height, width, 4) float32, bottom row first
+    bytes: bool = False
+    srgb: bool = False
+
+    def stored(self, linear: bool) -> tuple[str, bool]:
+        """(texture format, read linear) of this image's sheet, for colors (``linear``) or vectors."""
+        if not self.bytes:
+            return SHEET_FORMAT, linear
+        if linear and self.srgb:
+            return SRGB_SHEET_FORMAT, False  # decoded by the GPU
+        return BYTE_SHEET_FORMAT, linear
 
 
 def is_textured(settings) -> bool:
@@ -181,6 +197,21 @@ def alpha_normals(pixels: np.ndarray, columns: int, rows: int) -> np.ndarray:
     return normals
 
 
+def encoded_normals(normals: np.ndarray) -> np.ndarray:
+    """Normals' x and y (alpha_normals' texels) as NORMALS_FORMAT's [0, 1] values: byte 128 + 127 n, so that 0 is
+    a byte exactly (the shaders' normal_of decodes)."""
+    encoded = np.full(normals.shape, 128.0 / 255.0, np.float32)
+    encoded[..., :2] = (np.rint(np.clip(normals[..., :2], -1.0, 1.0) * 127.0) + 128.0) / 255.0
+    return encoded
+
+
+def stored_normals(normals: np.ndarray) -> np.ndarray:
+    """What a sheet's normals are once stored and decoded (encoded_normals to a byte and back)."""
+    stored = np.zeros(normals.shape, np.float32)
+    stored[..., :2] = np.rint(np.clip(normals[..., :2], -1.0, 1.0) * 127.0) / 127.0
+    return stored
+
+
 def decoded_normals(pixels: np.ndarray) -> np.ndarray:
     """A tangent-space normal map's pixels (h, w, 4: RGB = (n + 1) / 2, green up) as alpha_normals' texels: the
     normal made unit (a black texel: facing the camera), its x and y."""
@@ -261,6 +292,7 @@ class SpriteSheets:
         self._normals: dict[tuple, tuple[tuple, object]] = {}  # (source, normal map?, columns, rows) -> (key, texture)
         self._blends = Plans()  # blend_slots' bindings and constants, by the textures, grids and reaches they hold
         self.blank = host.texture("sprite_sheet_blank", 1, 1, SHEET_FORMAT, np.zeros(4, np.float32))
+        self.flat = host.texture("sprite_normals_flat", 1, 1, NORMALS_FORMAT, encoded_normals(np.zeros(4, np.float32)))
 
     def texture(self, source: str, settings, linear: bool = True):
         """The GPU texture of ``source`` (``linear``: colors; vectors are read as stored)."""
@@ -269,8 +301,9 @@ class SpriteSheets:
         if kept is not None and kept[0] == image.key:
             return kept[1]
         check_sheet(source, image.size, settings, self.host.max_texture_size)
-        pixels = image.read(linear)
-        texture = self.host.texture(f"sprite_sheet {source}", *image.size, SHEET_FORMAT, pixels)
+        texture_format, read_linear = image.stored(linear)
+        pixels = image.read(read_linear)
+        texture = self.host.texture(f"sprite_sheet {source}", *image.size, texture_format, pixels)
         self.host.sampling(texture, True)
         self._kept[(source, linear)] = (image.key, texture)
         if linear:
@@ -309,7 +342,7 @@ class SpriteSheets:
         check_sheet(source, image.size, settings, self.host.max_texture_size)
         pixels = image.read(not normal_map)
         texels = decoded_normals(pixels) if normal_map else alpha_normals(pixels, *entry[2:])
-        texture = self.host.texture(f"sprite_normals {source}", *image.size, SHEET_FORMAT, texels)
+        texture = self.host.texture(f"sprite_normals {source}", *image.size, NORMALS_FORMAT, encoded_normals(texels))
         self.host.sampling(texture, True)
         self._normals[entry] = (image.key, texture)
         return texture
@@ -359,7 +392,7 @@ class SpriteSheets:
             sheet, vectors = next((pair for s, pair in pairs.values() if s == slot), (self.blank, self.blank))
             bindings[f"sheet_image_{slot}"], bindings[f"sheet_vectors_{slot}"] = sheet, vectors
             if normals:
-                bindings[NORMAL_SAMPLERS[slot].name] = normals[slot] if slot < len(normals) else self.blank
+                bindings[NORMAL_SAMPLERS[slot].name] = normals[slot] if slot < len(normals) else self.flat
         grid_array = np.zeros((MAX_SHEETS, 4), np.float32)
         grid_array[:len(grids)] = grids
         grid_array[len(grids):, :2] = 1.0  # unused slots: a 1x1 grid

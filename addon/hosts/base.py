@@ -11,9 +11,13 @@ import numpy as np
 from ..engine.kernels import Kernel
 from ..engine.settings import SettingsError
 
-CHANNELS = {"RGBA32F": 4, "RGBA16F": 4, "R32F": 1, "R32UI": 1, "DEPTH32F": 1}
+CHANNELS = {"RGBA32F": 4, "RGBA16F": 4, "RGBA8": 4, "SRGB8_A8": 4, "R32F": 1, "R32UI": 1, "DEPTH32F": 1}
 # What read() returns and texture(data=) takes; RGBA16F is stored as halves but moves as float32.
-DTYPES = {"RGBA32F": np.float32, "RGBA16F": np.float32, "R32F": np.float32, "R32UI": np.uint32, "DEPTH32F": np.float32}
+DTYPES = {"RGBA32F": np.float32, "RGBA16F": np.float32, "RGBA8": np.float32, "SRGB8_A8": np.float32, "R32F": np.float32,
+          "R32UI": np.uint32, "DEPTH32F": np.float32}
+# 8-bit formats, sampled (sprite sheets and their normals): they move as float32 in [0, 1] as stored, SRGB8_A8's
+# values sRGB-encoded (the GPU decodes them to linear where it samples, before it filters).
+UNORM8 = frozenset(("RGBA8", "SRGB8_A8"))
 # OpenGL 4.3 (what Blender requires) guarantees 3D textures of at least this many texels a side.
 MIN_MAX_3D_TEXTURE_SIZE = 2048
 

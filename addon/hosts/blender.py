@@ -16,6 +16,7 @@ from .base import (
     CHANNELS,
     DTYPES,
     MIN_MAX_3D_TEXTURE_SIZE,
+    UNORM8,
     GPUMemoryError,
     Host,
     NoGPUError,
@@ -247,6 +248,9 @@ class BlenderHost(Host):
             texture.native.clear(format="FLOAT", value=(float(value),) * CHANNELS[texture.format])
 
     def read(self, texture):
+        if texture.format in UNORM8:  # Blender reads 8-bit textures as bytes
+            return (np.frombuffer(texture.native.read(), np.uint8).reshape(texture.shape) / np.float32(255)).astype(
+                np.float32)
         array = np.frombuffer(texture.native.read(), dtype=DTYPES[texture.format])
         return array.reshape(texture.shape).copy()
 

@@ -11,6 +11,7 @@ from ..engine.kernels import Kernel, Raster
 from .base import (
     CHANNELS,
     DTYPES,
+    UNORM8,
     Host,
     NoGPUError,
     ShaderCompileError,
@@ -29,12 +30,23 @@ _GLSL_TYPES = {
     "IVEC2": "ivec2", "IVEC3": "ivec3", "IVEC4": "ivec4", "MAT4": "mat4",
 }
 _SAMPLERS = {"FLOAT_2D": "sampler2D", "FLOAT_3D": "sampler3D", "UINT_2D": "usampler2D"}
-_STORED = {"RGBA32F": "f4", "RGBA16F": "f2", "R32F": "f4", "R32UI": "u4", "DEPTH32F": "f4"}  # numpy dtype as stored
+_STORED = {"RGBA32F": "f4", "RGBA16F": "f2", "RGBA8": "u1", "SRGB8_A8": "u1", "R32F": "f4", "R32UI": "u4",
+           "DEPTH32F": "f4"}  # numpy dtype as stored
+_MODERNGL_DTYPES = {"RGBA8": "f1", "SRGB8_A8": "f1"}  # moderngl's own where it differs (f1: normalized bytes)
+_INTERNAL_FORMATS = {"SRGB8_A8": 0x8C43}  # GL_SRGB8_ALPHA8
 _GLSL_VARYING_TYPES = {"FLOAT": "float", "VEC2": "vec2", "VEC3": "vec3", "VEC4": "vec4"}
 # glClearTexImage's (format, type) of a texel value per texture format (GL_RED_INTEGER, GL_RED, GL_RGBA,
 # GL_DEPTH_COMPONENT; GL_UNSIGNED_INT, GL_FLOAT).
 _CLEAR_FORMATS = {"R32UI": (0x8D94, 0x1405), "R32F": (0x1903, 0x1406), "RGBA32F": (0x1908, 0x1406),
-                  "RGBA16F": (0x1908, 0x1406), "DEPTH32F": (0x1902, 0x1406)}
+                  "RGBA16F": (0x1908, 0x1406), "RGBA8": (0x1908, 0x1406), "SRGB8_A8": (0x1908, 0x1406),
+                  "DEPTH32F": (0x1902, 0x1406)}
+
+
+def _stored(data, format: str) -> np.ndarray:
+    """``data`` (DTYPES[format]) as the texture stores it: 8-bit formats' [0, 1] values rounded to bytes."""
+    if format in UNORM8:
+        return np.rint(np.clip(np.asarray(data, np.float32), 0.0, 1.0) * 255.0).astype(np.uint8)
+    return np.ascontiguousarray(data, dtype=_STORED[format])
 
 
 def _clear_tex_image():
@@ -112,12 +124,13 @@ class ModernGLHost(Host):
             native = self.ctx.depth_texture((width, height))
             native.compare_func = ""  # sampled as plain float depth, like Blender's
         else:
-            native = self.ctx.texture((width, height), CHANNELS[format], dtype=_STORED[format])
+            native = self.ctx.texture((width, height), CHANNELS[format], dtype=_MODERNGL_DTYPES.get(format, _STORED[format]),
+                                      internal_format=_INTERNAL_FORMATS.get(format))
         texture = Texture(name, width, height, format, native)
         if data is None:
             self.clear(texture)
         else:
-            native.write(np.ascontiguousarray(data, dtype=_STORED[format]).tobytes())
+            native.write(_stored(data, format).tobytes())
         return texture
 
     def volume(self, name, data=None, *, shape=None, format="R32F"):
@@ -150,8 +163,8 @@ class ModernGLHost(Host):
         self._clear_texture(texture.native.glo, 0, gl_format, gl_type, texel.ctypes.data)
 
     def read(self, texture):
-        array = np.frombuffer(texture.native.read(), dtype=_STORED[texture.format])
-        return array.reshape(texture.shape).astype(DTYPES[texture.format])
+        array = np.frombuffer(texture.native.read(), dtype=_STORED[texture.format]).reshape(texture.shape)
+        return array / np.float32(255) if texture.format in UNORM8 else array.astype(DTYPES[texture.format])
 
     def compile(self, kernel: Kernel):
         program = self._programs.get(kernel)

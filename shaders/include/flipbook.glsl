@@ -73,6 +73,12 @@ vec4 flipbook_texel_of(int slot, vec4 grid, FlipbookFrames f, vec2 uv)
 }
 
 #ifdef SPRITE_RELIEF
+/* A normals texel's x and y (sprite_sheets.encoded_normals: byte 128 + 127 n). */
+vec2 normal_of(vec4 texel)
+{
+  return texel.xy * (255.0 / 127.0) - 128.0 / 127.0;
+}
+
 /* Sheet `slot`'s normals (sprite_sheets.alpha_normals: the normal's xy) at `uv` of the whole sheet: defined by
  * the kernel (sprite_blend.glsl: one a slot; raster_quads.glsl: one). */
 vec2 sheet_normal_fetch(int slot, vec2 uv);
