@@ -283,7 +283,9 @@ def test_8_bit_sheets_keep_their_bytes(host, texture_format):
 
 def test_an_8_bit_srgb_sheet_draws_as_its_linear_float_copy(host, tmp_path):
     """The same 8-bit sRGB PNG drawn from its bytes (SRGB8_A8, decoded where sampled) and from a float image of its
-    linear colors (RGBA16F): the same layer within a half float's rounding."""
+    linear colors (RGBA16F): the same layer within 1/128 anywhere (the GPU's decode and filter of sRGB texels are
+    its own: an H100 differs by 0.005 in one pixel of 4096) and 1/2000 on average; an undecoded sheet would be off
+    by tenths."""
     pixels = np.random.default_rng(5).uniform(0, 1, (16, 16, 4)).astype(np.float32)
     pixels[..., 3] = np.clip(pixels[..., 3] + 0.3, 0, 1)
     path = tmp_path / "bytes.png"
@@ -297,7 +299,8 @@ def test_an_8_bit_srgb_sheet_draws_as_its_linear_float_copy(host, tmp_path):
     sheet_image("bytes_linear", linear)
     from_floats = draw_alpha(host, [textured(host, [(16.0, 16.0, 0.0, 0.5)], sprite_image="bytes_linear")]).read()
     assert from_bytes[..., 3].max() > 0.5
-    np.testing.assert_allclose(from_bytes, from_floats, atol=3e-3)
+    np.testing.assert_allclose(from_bytes, from_floats, atol=1 / 128)
+    assert np.abs(from_bytes - from_floats).mean() < 5e-4
 
 
 def test_a_missing_image_file_is_named(host):
