@@ -82,17 +82,17 @@ RELIEF = Constant("FLOAT", "sprite_relief")
 class SheetImage:
     """An image a host found for a sprite setting: ``key`` changes when its pixels may have (a new upload),
     ``size`` (width, height) is known before ``read`` (linear: color managed to linear RGB) gives them;
-    ``bytes``: 8 bits a channel, ``srgb``: those bytes sRGB-encoded colors (``read(False)`` gives them as stored)."""
+    ``eight_bit``: a byte a channel, ``srgb``: those bytes sRGB-encoded colors (``read(False)`` gives them as stored)."""
 
     key: tuple
     size: tuple[int, int]
     read: Callable[[bool], np.ndarray]  # (height, width, 4) float32, bottom row first
-    bytes: bool = False
+    eight_bit: bool = False
     srgb: bool = False
 
     def stored(self, linear: bool) -> tuple[str, bool]:
         """(texture format, read linear) of this image's sheet, for colors (``linear``) or vectors."""
-        if not self.bytes:
+        if not self.eight_bit:
             return SHEET_FORMAT, linear
         if linear and self.srgb:
             return SRGB_SHEET_FORMAT, False  # decoded by the GPU

@@ -18,6 +18,7 @@ DTYPES = {"RGBA32F": np.float32, "RGBA16F": np.float32, "RGBA8": np.float32, "SR
 # 8-bit formats, sampled (sprite sheets and their normals): they move as float32 in [0, 1] as stored, SRGB8_A8's
 # values sRGB-encoded (the GPU decodes them to linear where it samples, before it filters).
 UNORM8 = frozenset(("RGBA8", "SRGB8_A8"))
+TEXEL_BYTES = {"RGBA32F": 16, "RGBA16F": 8, "RGBA8": 4, "SRGB8_A8": 4, "R32F": 4, "R32UI": 4, "DEPTH32F": 4}
 # OpenGL 4.3 (what Blender requires) guarantees 3D textures of at least this many texels a side.
 MIN_MAX_3D_TEXTURE_SIZE = 2048
 

@@ -16,6 +16,7 @@ from .base import (
     CHANNELS,
     DTYPES,
     MIN_MAX_3D_TEXTURE_SIZE,
+    TEXEL_BYTES,
     UNORM8,
     GPUMemoryError,
     Host,
@@ -206,7 +207,7 @@ class BlenderHost(Host):
             else:
                 native = gpu.types.GPUTexture((width, height), format=_TEXTURE_FORMATS.get(format, format))
         except RuntimeError as error:
-            megabytes = width * height * CHANNELS[format] * 4 / 2**20
+            megabytes = width * height * TEXEL_BYTES[format] / 2**20
             raise GPUMemoryError(
                 f"The GPU could not allocate '{name}' ({width}x{height} {format}, {megabytes:,.0f} MB): {error}"
             ) from None
@@ -225,7 +226,7 @@ class BlenderHost(Host):
                 native = self.gpu.types.GPUTexture((width, height, depth), format=format,
                                                    data=self.gpu.types.Buffer("FLOAT", flat.size, flat))
         except RuntimeError as error:
-            megabytes = width * height * depth * CHANNELS[format] * 4 / 2**20
+            megabytes = width * height * depth * TEXEL_BYTES[format] / 2**20
             raise GPUMemoryError(f"The GPU could not allocate '{name}' ({width}x{height}x{depth} {format}, "
                                  f"{megabytes:,.0f} MB): {error}") from None
         texture = Texture(name, width, height, format, native, depth, dimensions=3)

@@ -54,7 +54,7 @@ def _sheet_image(image, modified: float | None) -> SheetImage:
     size = tuple(image.size)  # (Blender acquires the image buffer to tell)
     key = (image.name_full, image.filepath, size, image.source, image.packed_file is not None, image.is_dirty,
            image.colorspace_settings.name, modified)
-    return SheetImage(key, size, lambda linear: _pixels(image, linear), bytes=not image.is_float,
+    return SheetImage(key, size, lambda linear: _pixels(image, linear), eight_bit=not image.is_float,
                       srgb=not image.is_float and image.colorspace_settings.name == "sRGB")
 
 
