@@ -331,14 +331,17 @@ class SpriteSheets:
                 self.texture(vectors, settings, linear=False) if vectors else self.blank)
 
     def normals(self, settings):
-        """The texture of an effect's sheet normals: its normal map sheet's, or its image's alpha_normals."""
+        """The texture of an effect's sheet normals: its normal map sheet's, or its image's alpha_normals (its
+        sheet made first, by ``pair``: the image's key is not asked twice a draw)."""
         normal_map = bool(settings.sprite_normals)
         source = settings.sprite_normals or settings.sprite_image
-        image = self.host.sprite_image(source)
+        image = self.host.sprite_image(source) if normal_map else None
+        key = image.key if normal_map else self._kept[(source, True)][0]
         entry = (source, normal_map, settings.flipbook_columns, settings.flipbook_rows)
         kept = self._normals.get(entry)
-        if kept is not None and kept[0] == image.key:
+        if kept is not None and kept[0] == key:
             return kept[1]
+        image = image or self.host.sprite_image(source)
         check_sheet(source, image.size, settings, self.host.max_texture_size)
         pixels = image.read(not normal_map)
         texels = decoded_normals(pixels) if normal_map else alpha_normals(pixels, *entry[2:])
