@@ -23,6 +23,7 @@ from bpy.props import (
 from .engine.glints import GLINT_FIELDS
 from .engine.settings import (
     EFFECT_FIELDS,
+    LOOK_FIELDS,
     RENDER_FIELDS,
     Field,
     effect_settings,
@@ -60,12 +61,20 @@ def blender_property(field: Field, update=None):
 
 # Called with no arguments whenever a setting changes (the viewport marks its simulation stale).
 ON_CHANGE: list = []
+# Called instead for effect settings that change only the look (settings.LOOK_FIELDS): validated again and redrawn
+# with the simulated history kept.
+ON_LOOK: list = []
 # Called instead for settings read only when drawing (glints): the viewport redraws, nothing re-simulates.
 ON_REDRAW: list = []
 
 
 def _settings_changed(self, context):
     for hook in ON_CHANGE:
+        hook()
+
+
+def _look_changed(self, context):
+    for hook in ON_LOOK:
         hook()
 
 
@@ -89,8 +98,14 @@ def _follows_scene_until_set(name: str, label: str, scene_frame: str, descriptio
 
 
 def _annotations(fields) -> dict:
-    return {field.name: blender_property(field, update=_drawing_changed if field.name in GLINT_FIELDS else _settings_changed)
-            for field in fields}
+    return {field.name: blender_property(field, update=_update_of(field)) for field in fields}
+
+
+def _update_of(field: Field):
+    """What an edit of ``field`` sets off: a redraw (glints), a redraw in the new look, or a new simulation."""
+    if field.name in GLINT_FIELDS:
+        return _drawing_changed
+    return _look_changed if field.name in LOOK_FIELDS else _settings_changed
 
 
 def _values(group, fields) -> dict:

@@ -29,12 +29,12 @@ from .engine.settings import RenderSettings
 from .engine.sprites import SpriteLayer
 from .engine.tile_lists import VIEWPORT_CHECK_EVERY
 from .hosts.blender import BlenderHost
-from .properties import ON_CHANGE, ON_REDRAW, has_effects, render_settings_of, scene_effects
+from .properties import ON_CHANGE, ON_LOOK, ON_REDRAW, has_effects, render_settings_of, scene_effects
 from .scene.csg import is_primitive, scene_has_cloud
 from .scene.depth_prepass import DepthPrepass, KeptMeshes
 from .scene.index import SceneIndex, scene_edited
 from .scene.renderer import SceneRenderer, with_lens
-from .scene.snapshot import EffectsWatch
+from .scene.snapshot import EffectsWatch, read_snapshot
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 SCENE_INDEX = SceneIndex()  # which objects emit, push, collide, build the cloud or occlude: kept until an edit
@@ -232,14 +232,22 @@ class Overlay:
             getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
         render = render_settings_of(scene)
         key = (scene.name, effects, without_glints(render), cloud_key)
-        if key != self.key:
-            self.targets.clear()
-        if key != self.key or self.stale:
+        if key != self.key and not self.stale and self._look_edited(key):
+            self.key = key  # the same simulation, drawn with the effects' new look
+        elif key != self.key or self.stale:
+            if key != self.key:
+                self.targets.clear()
             self.key, self.stale = key, False
             self.renderer = ViewportRenderer(scene, self.host, self.kept_meshes)
             self.preroll = None
         self.renderer.drawn_effects = found
         return render
+
+    def _look_edited(self, key) -> bool:
+        """Whether only the effects' look changed since ``self.key`` (the renderer takes it, keeping its history)."""
+        if self.key is None or self.renderer is None or key[0] != self.key[0] or key[2:] != self.key[2:]:
+            return False
+        return self.renderer.relook(read_snapshot(self.renderer.scene))
 
     def _emitter_moved(self) -> bool:
         """An emitter moved by hand since the step to this frame: its history changed."""
@@ -469,6 +477,12 @@ def _on_settings_change():
     tag_redraw()
 
 
+def _on_look_change():
+    """A look setting's edit: validated again and redrawn; the overlay keeps its simulation (Overlay._sync)."""
+    scene_edited()
+    tag_redraw()
+
+
 _on_edit = bpy.app.handlers.persistent(scene_edited)  # kept objects and occluder meshes are read again
 HANDLERS = ((bpy.app.handlers.frame_change_post, _on_frame_change), (bpy.app.handlers.load_post, _on_load),
             *((handlers, _on_edit) for handlers in (bpy.app.handlers.depsgraph_update_post,
@@ -490,6 +504,7 @@ def register() -> None:
     for handlers, function in HANDLERS:
         handlers.append(function)
     ON_CHANGE.append(_on_settings_change)
+    ON_LOOK.append(_on_look_change)
     ON_REDRAW.append(tag_redraw)
 
 
@@ -503,6 +518,8 @@ def unregister() -> None:
             handlers.remove(function)
     while _on_settings_change in ON_CHANGE:
         ON_CHANGE.remove(_on_settings_change)
+    while _on_look_change in ON_LOOK:
+        ON_LOOK.remove(_on_look_change)
     while tag_redraw in ON_REDRAW:
         ON_REDRAW.remove(tag_redraw)
     free()

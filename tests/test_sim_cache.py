@@ -106,6 +106,19 @@ def test_an_edit_invalidates_what_it_changes(scene, tmp_path):
     assert json.loads((folder / "manifest.json").read_text())["frames"].keys() == {"1", "3", "5"}
 
 
+def test_a_look_edit_keeps_the_cache(scene, tmp_path):
+    """Colors, sprites and lighting are not in the history key (settings.LOOK_FIELDS): the baked checkpoints stand."""
+    from addon.ui.cache_panel import cache_status
+
+    cached_scene(scene, tmp_path)
+    assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
+    effect = bpy.context.active_object.gpu_particles.active_effect
+    effect.color_start, effect.particle_type, effect.lighting = (0.1, 0.2, 1.0), "SPRITE", "LIT"
+    renderer, _ = state_at(scene, 4)
+    assert renderer.simulation.timeline.steps_run == 1, "restored frame 3 from disk, one step to 4"
+    assert cache_status(scene) == "Cached frames 1-3 (2 checkpoint(s))"
+
+
 def test_another_version_or_a_corrupt_file_is_refused_not_used(scene, tmp_path):
     folder = cached_scene(scene, tmp_path)
     assert bpy.ops.gpu_particles.bake() == {"FINISHED"}

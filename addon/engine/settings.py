@@ -171,6 +171,20 @@ EFFECT_FIELDS: tuple[Field, ...] = (
           "Lit: multiplies the extinction particles cast on each other (0: lit without self-shadowing)"),
 )
 
+# Effect settings that change only how particles are drawn, never where they are born, how they move, die or
+# spawn: an edit of one redraws the simulated history (and keeps the disk cache) instead of simulating it again.
+# SceneSnapshot.effect_key leaves them out, except the colors a spawned effect inherits from its parent
+# (spawn_tint); tests/test_look_edits.py steps effects with every one of them changed and finds the same state.
+LOOK_FIELDS = frozenset({
+    "color_start", "color_end", "emission_strength", "color_random", "size_end", "size_random",
+    "particle_type", "stretch", "blend_mode", "opacity",
+    "sprite_image", "sprite_normals", "flipbook_columns", "flipbook_rows", "flipbook_mode", "flipbook_rate",
+    "flipbook_random_start", "flipbook_blend", "flipbook_vectors", "flipbook_vector_strength",
+    "rotation", "rotation_random", "spin", "spin_random", "rotation_align",
+    "trail_width", "trail_width_end", "trail_color_end", "trail_fade",
+    "lighting", "albedo", "albedo_end", "density", "anisotropy", "sprite_relief", "shadow_density",
+})
+
 RENDER_FIELDS: tuple[Field, ...] = (
     Field("emax", "float", 8.0, 1e-6, 1e9,
           "Brightest value one pixel can accumulate before it overflows; lower keeps more precision in dim areas"),
@@ -309,6 +323,11 @@ def render_settings(values: dict[str, Any] | None = None) -> RenderSettings:
 
 def as_dict(settings) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(settings).items()}
+
+
+def simulated(settings) -> dict[str, Any]:
+    """The effect settings that shape its simulation (all but LOOK_FIELDS), as :func:`as_dict` gives them."""
+    return {name: value for name, value in as_dict(settings).items() if name not in LOOK_FIELDS}
 
 
 def max_particles(max_texture_size: int) -> int:

@@ -212,6 +212,21 @@ class SceneRenderer:
             self.scene.frame_set(current)
         self.simulation.timeline.store = self._store(interval)
 
+    def relook(self, snapshot: SceneSnapshot) -> bool:
+        """Take ``snapshot``'s effects if they differ from the simulated ones in look alone (SceneSimulation.relook):
+        the next frame draws them with the history kept; False, nothing taken, otherwise."""
+        if not self.simulation.relook(snapshot):
+            return False
+        self.snapshot, self.effects = snapshot, snapshot.named_settings
+        return True
+
+    def _follow_edits(self) -> None:
+        """The effects as set now: a look edit keeps the simulation, any other edit starts a fresh one."""
+        if self._effects() != self.effects:
+            snapshot = read_snapshot(self.scene)
+            if not self.relook(snapshot):
+                self._build(snapshot)
+
     def _store(self, interval: int) -> SimCache | None:
         """The disk cache this renderer reads (and fills, for bakes); a cache it must refuse is a warning
         here and an error for a bake."""
@@ -258,14 +273,12 @@ class SceneRenderer:
 
     def prepare(self, frame: int):
         """Steps (preroll progress) to run before rendering ``frame`` from a fresh start; see SceneSimulation."""
-        if self._effects() != self.effects:
-            self._build()
+        self._follow_edits()
         return self.simulation.prepare(max(frame, self.simulation.start_frame))
 
     def advance_to(self, frame: int) -> None:
-        """Simulate up to ``frame``; changed settings re-simulate from the start."""
-        if self._effects() != self.effects:
-            self._build()
+        """Simulate up to ``frame``; changed settings re-simulate from the start, unless only their look changed."""
+        self._follow_edits()
         self.simulation.seek(frame)
         if self.scene.frame_current != frame:
             self.scene.frame_set(frame)

@@ -16,13 +16,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
 from ..engine.effectors import Collider, EmitterMesh, ForceField
+from ..engine.events import family_parents
 from ..engine.lighting import NO_LIGHTS, SceneLights, is_lit
+from ..engine.look import inherits_color
 from ..engine.pipeline import FrameData
-from ..engine.settings import EffectSettings, RenderSettings, SettingsError, as_dict
+from ..engine.settings import EffectSettings, RenderSettings, SettingsError, simulated
 from ..engine.simulation import rate_warning
 from ..properties import effect_settings_of, render_settings_of, scene_effects, simulation_range
 from .csg import cloud_frame
@@ -54,11 +57,27 @@ class SceneSnapshot:
         return [(e.object_name, e.settings) for e in self.effects]
 
     def effect_key(self, index: int) -> bytes:
-        """Everything of one effect that holds for the whole range (settings, mesh, time step, simulation start)."""
+        """Everything of one effect that holds for the whole range and shapes its simulation (the settings but
+        their look, settings.LOOK_FIELDS; the mesh, time step and simulation start; the colors it inherits):
+        an edit that leaves it keeps the simulated history and the disk cache."""
         effect = self.effects[index]
         mesh = (effect.mesh.vertices, effect.mesh.triangles) if effect.mesh is not None else ()
-        return digest(effect.object_name, as_dict(effect.settings), *mesh, self.seconds_per_frame,
-                      self.simulation_start)
+        return digest(effect.object_name, simulated(effect.settings), *mesh, self.seconds_per_frame,
+                      self.simulation_start, self._inherited_colors(index))
+
+    @cached_property
+    def parents(self) -> list[int | None]:
+        """Each effect's parent index (events.family_parents), None where it is emitted or refused."""
+        return family_parents([e.settings.spawn_from for e in self.effects],
+                              [(e.object_name, e.effect_name) for e in self.effects])[0]
+
+    def _inherited_colors(self, index: int) -> list:
+        """The parent's colors an effect that inherits them mixes into its births' tint (part of its history)."""
+        parent = self.parents[index]
+        if parent is None or not inherits_color(self.effects[index].settings):
+            return []
+        settings = self.effects[parent].settings
+        return [settings.color_start, settings.color_end]
 
     def rate_warnings(self) -> list[str]:
         return [f"effect on '{e.object_name}': {w}" for e in self.effects if (w := rate_warning(e.settings))]

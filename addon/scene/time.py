@@ -48,6 +48,21 @@ class SceneSimulation:
         # The frame the systems were last stepped to; read now so that warnings are known before any frame.
         self.inputs: FrameInputs = self.read(snapshot.simulation_start)
 
+    def relook(self, snapshot: SceneSnapshot) -> bool:
+        """Take ``snapshot``'s effects when they differ from this simulation's in look alone (the same effects
+        and history keys): the simulated history, its checkpoints and the disk cache stand, the systems draw
+        with the new settings.  False, nothing taken, when any history would differ."""
+        old = self.snapshot
+        if [(e.object_name, e.effect_name) for e in old.effects] != [(e.object_name, e.effect_name)
+                                                                     for e in snapshot.effects]:
+            return False
+        if any(old.effect_key(i) != snapshot.effect_key(i) for i in range(len(old.effects))):
+            return False
+        self.snapshot = snapshot
+        for system, effect in zip(self.systems, snapshot.effects):
+            system.settings = effect.settings
+        return True
+
     def spawn_overflows(self) -> list[str]:
         """A warning per spawned effect that lost births since the simulation start (a readback of one counter
         each, as the Stats panel's Emax overflow)."""

@@ -1,0 +1,145 @@
+"""Look edits: a setting of settings.LOOK_FIELDS changes how particles are drawn, never their simulation, so an
+edit of one keeps the simulated history (viewport, renders, disk cache) and draws what a fresh simulation would."""
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import add_effect
+
+from addon import viewport
+from addon.engine.settings import EFFECT_FIELDS, LOOK_FIELDS, effect_settings
+from addon.scene.renderer import SceneRenderer, camera_of
+from addon.scene.snapshot import EffectInput, SceneSnapshot
+
+ROOT = Path(__file__).resolve().parent.parent
+W, H = 64, 36
+
+# A value unlike the default for every look field: all of them at once must leave the simulation as it was.
+LOOK_EDITS = {
+    "color_start": (0.1, 0.9, 0.3), "color_end": (0.0, 0.2, 1.5), "emission_strength": 7.0, "color_random": 0.6,
+    "size_end": 0.3, "size_random": 0.4, "particle_type": "STRETCHED", "stretch": 0.2, "blend_mode": "ALPHA",
+    "opacity": 0.9, "sprite_image": str(ROOT / "presets" / "textures" / "smoke_puff_8x8.png"),
+    "sprite_normals": "normals.png", "flipbook_columns": 8, "flipbook_rows": 8, "flipbook_mode": "RATE",
+    "flipbook_rate": 12.0, "flipbook_random_start": 0.5, "flipbook_blend": "NONE", "flipbook_vectors": "vectors.png",
+    "flipbook_vector_strength": 0.3, "rotation": 0.5, "rotation_random": 1.0, "spin": 2.0, "spin_random": 0.5,
+    "rotation_align": "VELOCITY", "trail_width": 3.0, "trail_width_end": 0.5, "trail_color_end": (0.2, 0.3, 0.4),
+    "trail_fade": 0.2, "lighting": "BOTH", "albedo": (0.2, 0.5, 0.7), "albedo_end": (0.9, 0.1, 0.1),
+    "density": 4.0, "anisotropy": 0.5, "sprite_relief": 1.0, "shadow_density": 0.3,
+}
+
+
+def test_every_look_field_is_an_effect_field_with_an_edit_here():
+    names = {f.name for f in EFFECT_FIELDS}
+    assert LOOK_FIELDS <= names
+    assert set(LOOK_EDITS) == LOOK_FIELDS
+    defaults = effect_settings()
+    edited = effect_settings(LOOK_EDITS)  # every edit is a valid value
+    assert all(getattr(edited, name) != getattr(defaults, name) for name in LOOK_FIELDS)
+
+
+def _snapshot(*settings, names=None) -> SceneSnapshot:
+    names = names or [(f"Emitter{i}", f"Effect{i}") for i in range(len(settings))]
+    effects = tuple(EffectInput(obj, effect, s, None) for (obj, effect), s in zip(names, settings))
+    return SceneSnapshot(effects, None, 1, 250, 1 / 24)
+
+
+def _another_value(field):
+    """A valid value of ``field`` unlike its default."""
+    if field.kind == "enum":
+        return next(item for item in field.items if item != field.default)
+    if field.kind == "string":
+        return "Other"
+    if field.kind in ("vec3", "color"):
+        return tuple(min(v + 0.25, field.max) if v + 0.25 <= field.max else v - 0.25 for v in field.default)
+    step = 1 if field.kind == "int" else 0.25 * max(abs(field.default), 1e-3)
+    return field.default + step if field.max is None or field.default + step <= field.max else field.default - step
+
+
+@pytest.mark.parametrize("field", EFFECT_FIELDS, ids=lambda f: f.name)
+def test_the_history_key_follows_every_setting_but_the_look(field):
+    base = effect_settings()
+    edited = dataclasses.replace(base, **{field.name: _another_value(field)})
+    same = _snapshot(base).effect_key(0) == _snapshot(edited).effect_key(0)
+    assert same == (field.name in LOOK_FIELDS)
+
+
+def test_a_child_that_inherits_colors_is_keyed_by_its_parents_colors():
+    names = [("Rocket", "Rockets"), ("Rocket", "Sparks")]
+    parent = effect_settings()
+    recolored = dataclasses.replace(parent, color_start=(0.0, 1.0, 0.0), color_end=(0.0, 0.0, 1.0))
+    for inherit in (0.0, 0.5):
+        child = effect_settings({"spawn_from": "Rockets", "spawn_inherit_color": inherit})
+        before, after = _snapshot(parent, child, names=names), _snapshot(recolored, child, names=names)
+        assert before.effect_key(0) == after.effect_key(0), "the parent's own history has no colors"
+        assert (before.effect_key(1) == after.effect_key(1)) == (inherit == 0.0)
+
+
+def _family(scene):
+    """A trailed parent in turbulence whose deaths spawn trailed sparks: every kind of state a look could touch."""
+    parent = add_effect(count=1500, lifetime=0.3, lifetime_random=0.5, trail_points=6, turbulence_strength=3.0,
+                        velocity=(0.0, 0.0, 3.0))
+    parent.name = "Rockets"
+    child = add_effect(count=4000, spawn_from="Rockets", spawn_count=3, trail_points=4, emitter_shape="POINT",
+                       lifetime=0.5)
+    return parent, child
+
+
+def _states(scene, frame):
+    renderer = SceneRenderer(scene, 16, 16)
+    renderer.advance_to(frame)
+    states = []
+    for system in renderer.simulation.systems:
+        states += [*system.read_state(), *system.trails.read()]
+    return states
+
+
+def test_every_look_edit_leaves_the_simulation_alone(scene):
+    effects = _family(scene)
+    before = _states(scene, 9)
+    assert sum(int((pos_age[:, 3] >= 0).sum()) for pos_age in before[4::4]) > 0, "sparks were spawned"
+    for effect in effects:
+        for name, value in LOOK_EDITS.items():
+            setattr(effect, name, value)
+    after = _states(scene, 9)
+    for a, b in zip(before, after):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_look_edit_keeps_the_simulation_and_draws_like_a_fresh_one(scene):
+    effect = add_effect(count=3000, emission_strength=3.0, size=0.03)
+    renderer = SceneRenderer(scene, W, H)
+    renderer.render(6)
+    simulation, steps = renderer.simulation, renderer.simulation.timeline.steps_run
+    effect.color_start, effect.particle_type, effect.blend_mode = (0.2, 1.0, 0.4), "SPRITE", "ALPHA"
+    edited = renderer.render(6)
+    assert renderer.simulation is simulation
+    assert renderer.simulation.timeline.steps_run == steps, "no step since the edit"
+    np.testing.assert_array_equal(edited, SceneRenderer(scene, W, H).render(6))
+    effect.drag = 0.5  # shapes the motion: a fresh simulation
+    renderer.render(6)
+    assert renderer.simulation is not simulation
+
+
+def test_the_overlay_redraws_a_look_edit_without_simulating_again(scene):
+    viewport.free()
+    effect = add_effect(count=3000)
+    camera = camera_of(scene, W, H)
+    view = np.array(scene.camera.matrix_world.inverted())
+    scene.frame_set(5)
+    overlay = viewport.overlay()
+
+    def draw(o):
+        return o.host.read(o.composite(scene, camera.view_proj, view, W, H))
+
+    before = draw(overlay)
+    renderer = overlay.renderer
+    effect.color_start = (0.1, 0.2, 1.0)
+    assert not overlay.stale
+    edited = draw(overlay)
+    assert overlay.renderer is renderer
+    assert not np.array_equal(before, edited)
+    viewport.free()
+    np.testing.assert_array_equal(draw(viewport.overlay()), edited)
+    viewport.free()
