@@ -6,8 +6,9 @@
  * the segments added in particle and segment order; SPRITE_DEPTH_TEST: a segment behind the scene's depth at
  * a pixel (its ends' depths interpolated) is hidden there. */
 
-/* Chunk entry t as the walk reads it: s_shapes the start a (xy) and the ends' depths (zw); s_streaks b - a,
- * 1 / its squared length and 1 / its length; s_colors a's color and half width; s_ends b's. */
+/* Chunk entry t as the walk reads it: s_shapes the start a (xy), a's depth (z) and b's less a's (w); s_streaks
+ * b - a, 1 / its squared length and 1 / its length; s_colors a's color and half width; s_ends b's less a's (each
+ * a pixel's interpolation one multiply-add). */
 void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color)
 {
   float length2 = dot(streak, streak);
@@ -16,26 +17,31 @@ void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color)
   s_colors[t] = color;
 }
 
+/* After share_footprint (the same entry's start). */
 void share_trail_end(int t, TrailEnd end, vec2 depths)
 {
-  s_shapes[t].zw = depths;
-  s_ends[t] = vec4(end.color, end.half_width);
+  s_shapes[t].zw = vec2(depths.x, depths.y - depths.x);
+  s_ends[t] = vec4(end.color, end.half_width) - s_colors[t];
 }
 
-/* `sum` plus chunk entry k's segment at pixel p, unless it misses p or is behind the scene there. */
+/* `sum` plus chunk entry k's segment at pixel p, unless it misses p or is behind the scene there.  The block
+ * walk skips the spans' test: it visits only entries that reach the pixel's block, and past the segment's
+ * rectangle its coverage is exactly 0; the walk over all entries needs it (entries past the list are stale). */
 vec3 add_footprint(vec3 sum, int k, TilePixel p)
 {
-  if (tile_spans(s_spans[k], p.bits)) {
-    vec4 start = s_shapes[k];
-    vec4 d = s_streaks[k];
-    vec2 offset = p.at - start.xy;
-    float along = dot(offset, d.xy) * d.z;
-    if (along >= 0.0 && along < 1.0 && mix(start.z, start.w, along) <= p.scene) {
-      vec4 a = s_colors[k], b = s_ends[k];
-      float across = abs(offset.x * d.y - offset.y * d.x) * d.w;
-      float coverage = clamp(mix(a.w, b.w, along) + 0.5 - across, 0.0, 1.0);
-      sum += mix(a.rgb, b.rgb, along) * coverage;
-    }
+#ifndef BLOCK_WALK
+  if (!tile_spans(s_spans[k], p.bits)) {
+    return sum;
+  }
+#endif
+  vec4 start = s_shapes[k];
+  vec4 d = s_streaks[k];
+  vec2 offset = p.at - start.xy;
+  float along = dot(offset, d.xy) * d.z;
+  if (along >= 0.0 && along < 1.0 && start.z + start.w * along <= p.scene) {
+    vec4 at = s_colors[k] + s_ends[k] * along; /* color and half width */
+    float across = abs(offset.x * d.y - offset.y * d.x) * d.w;
+    sum += at.rgb * clamp(at.w + 0.5 - across, 0.0, 1.0);
   }
   return sum;
 }
