@@ -25,6 +25,7 @@ from .engine.settings import (
     EFFECT_FIELDS,
     LOOK_FIELDS,
     RENDER_FIELDS,
+    RENDER_SIMULATION_FIELDS,
     Field,
     effect_settings,
     render_settings,
@@ -61,8 +62,8 @@ def blender_property(field: Field, update=None):
 
 # Called with no arguments whenever a setting changes (the viewport marks its simulation stale).
 ON_CHANGE: list = []
-# Called instead for effect settings that change only the look (settings.LOOK_FIELDS): validated again and redrawn
-# with the simulated history kept.
+# Called instead for settings that change only how the simulated history draws (settings.LOOK_FIELDS, the render
+# settings but RENDER_SIMULATION_FIELDS): validated again and redrawn with the simulation kept.
 ON_LOOK: list = []
 # Called instead for settings read only when drawing (glints): the viewport redraws, nothing re-simulates.
 ON_REDRAW: list = []
@@ -102,10 +103,13 @@ def _annotations(fields) -> dict:
 
 
 def _update_of(field: Field):
-    """What an edit of ``field`` sets off: a redraw (glints), a redraw in the new look, or a new simulation."""
+    """What an edit of ``field`` sets off: a redraw (glints), a redraw in the new look or render settings with
+    the simulation kept, or a new simulation."""
     if field.name in GLINT_FIELDS:
         return _drawing_changed
-    return _look_changed if field.name in LOOK_FIELDS else _settings_changed
+    if field.name in LOOK_FIELDS or (field in RENDER_FIELDS and field.name not in RENDER_SIMULATION_FIELDS):
+        return _look_changed
+    return _settings_changed
 
 
 def _values(group, fields) -> dict:

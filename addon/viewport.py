@@ -233,7 +233,9 @@ class Overlay:
         render = render_settings_of(scene)
         key = (scene.name, effects, without_glints(render), cloud_key)
         if key != self.key and not self.stale and self._look_edited(key):
-            self.key = key  # the same simulation, drawn with the effects' new look
+            if key[2] != self.key[2]:
+                self.targets.clear()  # the views' compositors follow the new render settings
+            self.key = key  # the same simulation, drawn with the new look or render settings
         elif key != self.key or self.stale:
             if key != self.key:
                 self.targets.clear()
@@ -244,8 +246,9 @@ class Overlay:
         return render
 
     def _look_edited(self, key) -> bool:
-        """Whether only the effects' look changed since ``self.key`` (the renderer takes it, keeping its history)."""
-        if self.key is None or self.renderer is None or key[0] != self.key[0] or key[2:] != self.key[2:]:
+        """Whether only how the effects draw changed since ``self.key`` (their look, the render settings): the
+        renderer takes the edit, keeping its history."""
+        if self.key is None or self.renderer is None or key[0] != self.key[0] or key[3] != self.key[3]:
             return False
         return self.renderer.relook(read_snapshot(self.renderer.scene))
 

@@ -4,8 +4,8 @@ relief: settings.LOOK_FIELDS) redraws the simulated history, where until 5e7c8c1
 Per case, the viewport (``viewport.draw_view`` into an offscreen target, as ``blender_gpu.py``'s viewport suite)
 plays a preset from frame 1 to ``FRAME``, then alternately, ``--rounds`` times each:
 
-* ``ms``: a look edit through its Blender property (its update callback runs), then the next draw of that frame,
-  the GPU drained before and after;
+* ``ms``: a look edit (of an effect or of the scene's render settings) through its Blender property (its update
+  callback runs), then the next draw of that frame, the GPU drained before and after;
 * ``peer_ms``: the same edit as every edit was handled before: the overlay marked stale (what the settings'
   update callback does), so the draw simulates from the start again (with a long preroll, the draws until the
   frame shows);
@@ -36,12 +36,15 @@ from bench.bake_throughput import effect_scene  # noqa: E402
 from bench.blender_gpu import OffscreenView, log  # noqa: E402
 
 FRAME = 120
-# (case, preset, count (None: the preset's), the effect edited (None: the active one), the look edit's two values)
+# (case, preset, count (None: the preset's), what is edited (None: the active effect; an effect's label; SCENE: the
+# scene's render settings), the setting, its two values)
 CASES = (
     ("1080p-1M-default-color", "default", 1_000_000, None, "color_start", ((1.0, 0.6, 0.2), (0.2, 0.6, 1.0))),
     ("1080p-smoke_puffs-relief", "smoke_puffs", None, None, "sprite_relief", (0.8, 1.5)),
     ("1080p-fireworks-crackle-color", "fireworks", None, "Crackle", "color_start", ((1.0, 1.0, 1.0), (0.3, 1.0, 0.3))),
+    ("1080p-smoke_puffs-soft-distance", "smoke_puffs", None, "SCENE", "soft_distance", (0.0, 0.3)),
 )
+SCENE = "SCENE"
 
 
 def until_drawn(view: OffscreenView, frame: int) -> float:
@@ -58,8 +61,10 @@ def measure(preset: str, count: int, label: str | None, name: str, values: tuple
     with tempfile.TemporaryDirectory() as out:
         scene = effect_scene(preset, count, width, height, (1, frame + 10), Path(out))
         emitter = next(o for o in scene.objects if o.gpu_particles.effects)
-        effect = emitter.gpu_particles.effects[label] if label else emitter.gpu_particles.active_effect
+        effect = emitter.gpu_particles.effects[label] if label not in (None, SCENE) else \
+            emitter.gpu_particles.active_effect
         count = effect.count
+        edited = scene.gpu_particles if label == SCENE else effect
         viewport.free()
         viewport._overlay = viewport.Overlay(BlenderHost())
         view = OffscreenView(scene, width, height)
@@ -69,11 +74,11 @@ def measure(preset: str, count: int, label: str | None, name: str, values: tuple
             simulation = viewport._overlay.renderer.simulation
             look, peer, redraw = [], [], []
             for _ in range(rounds):
-                setattr(effect, name, values[1])
+                setattr(edited, name, values[1])
                 look.append(until_drawn(view, frame))
                 assert viewport._overlay.renderer.simulation is simulation, "a look edit kept the simulation"
                 redraw.append(view.timed_draw(frame)[0])
-                setattr(effect, name, values[0])
+                setattr(edited, name, values[0])
                 viewport._overlay.mark_stale()  # as every edit was handled before
                 peer.append(until_drawn(view, frame))
                 simulation = viewport._overlay.renderer.simulation

@@ -143,3 +143,31 @@ def test_the_overlay_redraws_a_look_edit_without_simulating_again(scene):
     viewport.free()
     np.testing.assert_array_equal(draw(viewport.overlay()), edited)
     viewport.free()
+
+
+def test_a_render_edit_keeps_the_simulation_and_the_memory_one_does_not(scene):
+    """Render settings only draw (emax, occlusion...), but for the checkpoints' memory the timeline is made with."""
+    viewport.free()
+    add_effect(count=3000, emission_strength=6.0)
+    camera = camera_of(scene, W, H)
+    view = np.array(scene.camera.matrix_world.inverted())
+    scene.frame_set(5)
+    overlay = viewport.overlay()
+
+    def draw(o):
+        return o.host.read(o.composite(scene, camera.view_proj, view, W, H))
+
+    before = draw(overlay)
+    renderer = overlay.renderer
+    scene.gpu_particles.emax, scene.gpu_particles.occlusion = 0.05, "NONE"
+    assert not overlay.stale
+    edited = draw(overlay)
+    assert overlay.renderer is renderer and renderer.prepass is None
+    assert not np.array_equal(before, edited)
+    viewport.free()
+    np.testing.assert_array_equal(draw(viewport.overlay()), edited)
+    renderer = viewport.overlay().renderer
+    scene.gpu_particles.cache_memory = 64.0
+    draw(viewport.overlay())
+    assert viewport.overlay().renderer is not renderer
+    viewport.free()

@@ -230,6 +230,11 @@ RENDER_FIELDS: tuple[Field, ...] = (
           "(higher: sharper shadows, slower)"),
 )
 
+# The one render setting a simulation is made for: the memory its checkpoints may take.  Every other render
+# setting only draws (compositing, occlusion, glints, shadows' resolution): an edit redraws the simulated history.
+RENDER_SIMULATION_FIELDS = frozenset({"cache_memory"})
+
+
 class SettingsError(ValueError):
     """Settings a user gave that cannot be simulated; the message says which and why."""
 

@@ -160,15 +160,7 @@ class SceneRenderer:
         self.host = host or BlenderHost()
         self.width, self.height = width, height
         snapshot = snapshot or read_snapshot(scene)
-        self.compositor = Compositor(self.host, width, height, snapshot.render)
-        render = self.compositor.render
-        self.compositor.antialias = render.point_filter == "ANTIALIASED"
-        self.glints = GlintStage(self.host, width, height, render) if wanted(render) else None
-        if self.compositor.render.occlusion == "SCENE":
-            self.prepass = self._depth_prepass()
-            self.compositor.use_depth(SceneDepth(self.host, width, height))
-        else:
-            self.prepass = None
+        self._use_render(snapshot.render)
         self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
         self.cloud_warnings = []
         self.shadows = None  # the lit effects' shadow volume, made when an effect is first lit
@@ -180,6 +172,17 @@ class SceneRenderer:
         self.watch = EffectsWatch()
         self.frame_stats = None  # FrameStats of the last rendered frame (overflows, peak)
         self._build(snapshot)
+
+    def _use_render(self, render) -> None:
+        """The compositor, glints and occluders' pre-pass for the render settings ``render``."""
+        self.compositor = Compositor(self.host, self.width, self.height, render)
+        self.compositor.antialias = render.point_filter == "ANTIALIASED"
+        self.glints = GlintStage(self.host, self.width, self.height, render) if wanted(render) else None
+        if render.occlusion == "SCENE":
+            self.prepass = self._depth_prepass()
+            self.compositor.use_depth(SceneDepth(self.host, self.width, self.height))
+        else:
+            self.prepass = None
 
     def _depth_prepass(self) -> DepthPrepass:
         """The pre-pass of the scene's occluders: a bake reads their meshes each frame."""
@@ -213,10 +216,13 @@ class SceneRenderer:
         self.simulation.timeline.store = self._store(interval)
 
     def relook(self, snapshot: SceneSnapshot) -> bool:
-        """Take ``snapshot``'s effects if they differ from the simulated ones in look alone (SceneSimulation.relook):
-        the next frame draws them with the history kept; False, nothing taken, otherwise."""
+        """Take ``snapshot``'s effects and render settings if they differ from the simulated ones in how they draw
+        alone (SceneSimulation.relook): the next frame draws them with the history kept; False, nothing taken,
+        otherwise."""
         if not self.simulation.relook(snapshot):
             return False
+        if snapshot.render != self.snapshot.render:
+            self._use_render(snapshot.render)
         self.snapshot, self.effects = snapshot, snapshot.named_settings
         return True
 

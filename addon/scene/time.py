@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 
 from ..engine.events import link_families, step_family
 from ..engine.pipeline import advance
+from ..engine.settings import RENDER_SIMULATION_FIELDS
 from ..engine.simulation import ParticleSystem
 from ..engine.sorting import EffectSort
 from ..engine.timeline import Timeline
@@ -50,12 +51,14 @@ class SceneSimulation:
 
     def relook(self, snapshot: SceneSnapshot) -> bool:
         """Take ``snapshot``'s effects when they differ from this simulation's in look alone (the same effects
-        and history keys): the simulated history, its checkpoints and the disk cache stand, the systems draw
-        with the new settings.  False, nothing taken, when any history would differ."""
+        and history keys, the same checkpoint memory): the simulated history, its checkpoints and the disk cache
+        stand, the systems draw with the new settings.  False, nothing taken, when any history would differ."""
         old = self.snapshot
         if [(e.object_name, e.effect_name) for e in old.effects] != [(e.object_name, e.effect_name)
                                                                      for e in snapshot.effects]:
             return False
+        if any(getattr(old.render, name) != getattr(snapshot.render, name) for name in RENDER_SIMULATION_FIELDS):
+            return False  # the checkpoints' memory the timeline was made with
         if any(old.effect_key(i) != snapshot.effect_key(i) for i in range(len(old.effects))):
             return False
         self.snapshot = snapshot
