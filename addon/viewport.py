@@ -223,8 +223,9 @@ class Overlay:
         self.stale = True
 
     def _sync(self, scene) -> RenderSettings:
-        """A fresh simulation when effects, settings or the scene changed, or a setting was edited; the
-        render settings as read (the glints' apply from this frame on, without re-simulating)."""
+        """A fresh simulation when effects, settings or the scene changed, or a setting was edited, but for edits
+        of how the history draws (looks, render settings: the renderer takes them, _look_edited); the render
+        settings as read (the glints' apply from this frame on, without re-simulating)."""
         found = _indexed_effects(scene)
         effects = tuple(self.watch.effects(found, scene.frame_current))
         csg = scene.gpu_particles_csg
@@ -481,7 +482,8 @@ def _on_settings_change():
 
 
 def _on_look_change():
-    """A look setting's edit: validated again and redrawn; the overlay keeps its simulation (Overlay._sync)."""
+    """An edit of how the simulation draws (a look or render setting): the effects validated again and redrawn;
+    the overlay keeps its simulation (Overlay._sync)."""
     scene_edited()
     tag_redraw()
 
