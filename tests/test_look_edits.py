@@ -122,52 +122,48 @@ def test_a_look_edit_keeps_the_simulation_and_draws_like_a_fresh_one(scene):
     assert renderer.simulation is not simulation
 
 
-def test_the_overlay_redraws_a_look_edit_without_simulating_again(scene):
+def _edited_in_the_overlay(scene, edit):
+    """The overlay's frame 5 after ``edit()`` (asserted to keep its renderer and change the frame), a fresh
+    overlay's frame (to compare) and the kept renderer; the overlay is left fresh."""
     viewport.free()
-    effect = add_effect(count=3000)
     camera = camera_of(scene, W, H)
     view = np.array(scene.camera.matrix_world.inverted())
     scene.frame_set(5)
-    overlay = viewport.overlay()
 
     def draw(o):
         return o.host.read(o.composite(scene, camera.view_proj, view, W, H))
 
-    before = draw(overlay)
-    renderer = overlay.renderer
-    effect.color_start = (0.1, 0.2, 1.0)
+    overlay = viewport.overlay()
+    before, renderer = draw(overlay), overlay.renderer
+    edit()
     assert not overlay.stale
     edited = draw(overlay)
-    assert overlay.renderer is renderer
+    assert overlay.renderer is renderer, "the simulation kept"
     assert not np.array_equal(before, edited)
     viewport.free()
-    np.testing.assert_array_equal(draw(viewport.overlay()), edited)
+    return edited, draw(viewport.overlay()), renderer
+
+
+def test_the_overlay_redraws_a_look_edit_without_simulating_again(scene):
+    effect = add_effect(count=3000)
+    edited, fresh, _ = _edited_in_the_overlay(scene, lambda: setattr(effect, "color_start", (0.1, 0.2, 1.0)))
+    np.testing.assert_array_equal(fresh, edited)
     viewport.free()
 
 
 def test_a_render_edit_keeps_the_simulation_and_the_memory_one_does_not(scene):
     """Render settings only draw (emax, occlusion...), but for the checkpoints' memory the timeline is made with."""
-    viewport.free()
     add_effect(count=3000, emission_strength=6.0)
-    camera = camera_of(scene, W, H)
-    view = np.array(scene.camera.matrix_world.inverted())
-    scene.frame_set(5)
+
+    def edit():
+        scene.gpu_particles.emax, scene.gpu_particles.occlusion = 0.05, "NONE"
+
+    edited, fresh, kept = _edited_in_the_overlay(scene, edit)
+    np.testing.assert_array_equal(fresh, edited)
+    assert kept.prepass is None, "the kept renderer follows the occlusion"
     overlay = viewport.overlay()
-
-    def draw(o):
-        return o.host.read(o.composite(scene, camera.view_proj, view, W, H))
-
-    before = draw(overlay)
     renderer = overlay.renderer
-    scene.gpu_particles.emax, scene.gpu_particles.occlusion = 0.05, "NONE"
-    assert not overlay.stale
-    edited = draw(overlay)
-    assert overlay.renderer is renderer and renderer.prepass is None
-    assert not np.array_equal(before, edited)
-    viewport.free()
-    np.testing.assert_array_equal(draw(viewport.overlay()), edited)
-    renderer = viewport.overlay().renderer
     scene.gpu_particles.cache_memory = 64.0
-    draw(viewport.overlay())
-    assert viewport.overlay().renderer is not renderer
+    overlay.composite(scene, camera_of(scene, W, H).view_proj, np.array(scene.camera.matrix_world.inverted()), W, H)
+    assert overlay.renderer is not renderer
     viewport.free()
