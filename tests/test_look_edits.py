@@ -4,11 +4,13 @@ edit of one keeps the simulated history (viewport, renders, disk cache) and draw
 import dataclasses
 from pathlib import Path
 
+import bpy
 import numpy as np
 import pytest
 from conftest import add_effect
 
 from addon import viewport
+from addon.engine.look import LOOK_SIZE
 from addon.engine.settings import EFFECT_FIELDS, LOOK_FIELDS, effect_settings
 from addon.scene.renderer import SceneRenderer, camera_of
 from addon.scene.snapshot import EffectInput, SceneSnapshot
@@ -167,3 +169,51 @@ def test_a_render_edit_keeps_the_simulation_and_the_memory_one_does_not(scene):
     overlay.composite(scene, camera_of(scene, W, H).view_proj, np.array(scene.camera.matrix_world.inverted()), W, H)
     assert overlay.renderer is not renderer
     viewport.free()
+
+
+def test_a_child_inheriting_colors_is_keyed_by_its_parents_ramp():
+    names = [("Rocket", "Rockets"), ("Rocket", "Sparks")]
+    parent, child = effect_settings(), effect_settings({"spawn_from": "Rockets", "spawn_inherit_color": 1.0})
+    green = np.tile(np.float32([0.0, 1.0, 0.0]), (LOOK_SIZE, 1))
+
+    def keys(ramp):
+        effects = (EffectInput(*names[0], parent, None, ramp), EffectInput(*names[1], child, None))
+        snapshot = SceneSnapshot(effects, None, 1, 250, 1 / 24)
+        return snapshot.effect_key(0), snapshot.effect_key(1)
+
+    plain, ramped = keys(None), keys(green)
+    assert plain[0] == ramped[0] and plain[1] != ramped[1]
+
+
+def _inherited_tints(renderer):
+    child = renderer.simulation.systems[1]
+    tint = child.host.read(child.tint).reshape(-1, 4)[: child.count]
+    return tint[tint[:, 3] > 0, :3]
+
+
+def test_births_inherit_the_ramp_the_simulation_was_made_with(scene):
+    """From the first step (before any draw), and after a draw with the ramp edited: the births' tints are the
+    history the simulation's key names; a fresh simulation takes the edited ramp."""
+    parent = add_effect(count=100, lifetime=0.1, lifetime_random=0.0, color_start=(1.0, 0.0, 0.0),
+                        color_end=(1.0, 0.0, 0.0))
+    parent.name = "Rockets"
+    assert bpy.ops.gpu_particles.add_color_ramp() == {"FINISHED"}
+    for element in parent.ramp_texture.color_ramp.elements:
+        element.color = (0.0, 1.0, 0.0, 1.0)
+    add_effect(count=5000, spawn_from="Rockets", spawn_count=2, spawn_inherit_color=1.0, lifetime=1.0)
+    renderer = SceneRenderer(scene, 16, 16)
+    renderer.advance_to(6)
+    green, blue = np.float32([0.0, 1.0, 0.0]), np.float32([0.0, 0.0, 1.0])
+    assert len(_inherited_tints(renderer)) > 0
+    np.testing.assert_allclose(_inherited_tints(renderer), np.broadcast_to(green, _inherited_tints(renderer).shape))
+    for element in parent.ramp_texture.color_ramp.elements:
+        element.color = (0.0, 0.0, 1.0, 1.0)
+    renderer.render(9)  # draws the edited ramp
+    before = len(_inherited_tints(renderer))
+    renderer.advance_to(12)  # steps after that draw
+    tints = _inherited_tints(renderer)
+    assert len(tints) > before, "births after the draw"
+    np.testing.assert_allclose(tints, np.broadcast_to(green, tints.shape))
+    fresh = SceneRenderer(scene, 16, 16)
+    fresh.advance_to(12)
+    np.testing.assert_allclose(_inherited_tints(fresh), np.broadcast_to(blue, _inherited_tints(fresh).shape))

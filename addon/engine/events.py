@@ -182,8 +182,9 @@ class Spawner:
             "spawn_inherit_color": child.settings.spawn_inherit_color})
 
     def _parent_look(self):
-        """The parent's look table (look.py), made again when its settings or ramp change."""
-        ramp = self.parent.ramp
+        """The parent's look table (look.py) with the ramp its simulation was made with (``tint_ramp``: a draw's
+        ramp edit does not reach the births), made again when its settings change."""
+        ramp = self.parent.tint_ramp
         key = (self.parent.settings, None if ramp is None else np.asarray(ramp, np.float32).tobytes())
         if key != self._look_key:
             self._look = self.host.texture("parent_look", LOOK_SIZE, 1, "RGBA32F",

@@ -355,7 +355,9 @@ class ParticleSystem:
     """One effect's particle state on the GPU and the steps that advance it."""
 
     def __init__(self, host, settings: EffectSettings, mesh: EmitterMesh | None = None, ramp: np.ndarray | None = None):
-        """``ramp``: colors over life sampled at look.LOOK_SIZE points (a Blender color ramp), or None."""
+        """``ramp``: colors over life sampled at look.LOOK_SIZE points (a Blender color ramp), or None: the one
+        spawned children inherit (``tint_ramp``, fixed for the simulation: part of their history) and the first
+        one drawn (``ramp``, which a draw replaces with the ramp as edited)."""
         check_for_gpu(settings, host.max_texture_size)
         check_resolution(settings.turbulence_resolution, host.max_texture_3d_size)
         check_mesh(settings, mesh)
@@ -365,6 +367,7 @@ class ParticleSystem:
         self.layout = LAYOUTS[settings.state_layout]
         self.count = settings.count
         self.ramp = ramp
+        self.tint_ramp = ramp
         self.particle_light = None  # lit effects: the light pass's radiance per slot (light_pass.py)
         self.particle_light_direction = None  # lit effects with relief: where their light comes from
         width, rows = state_size(settings.count, host.max_texture_size)

@@ -41,6 +41,7 @@ class EffectInput:
     effect_name: str
     settings: EffectSettings
     mesh: EmitterMesh | None  # the evaluated emitter mesh when the shape is MESH
+    ramp: np.ndarray | None = None  # its color ramp as read with the settings (inputs.ramp_colors), or None
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,14 @@ class SceneSnapshot:
                               [(e.object_name, e.effect_name) for e in self.effects])[0]
 
     def _inherited_colors(self, index: int) -> list:
-        """The parent's colors an effect that inherits them mixes into its births' tint (part of its history)."""
+        """The parent's colors (start and end, its ramp) an effect that inherits them mixes into its births' tint
+        (part of its history)."""
         parent = self.parents[index]
         if parent is None or not inherits_color(self.effects[index].settings):
             return []
-        settings = self.effects[parent].settings
-        return [settings.color_start, settings.color_end]
+        effect = self.effects[parent]
+        ramp = [] if effect.ramp is None else [effect.ramp]
+        return [effect.settings.color_start, effect.settings.color_end, *ramp]
 
     def rate_warnings(self) -> list[str]:
         return [f"effect on '{e.object_name}': {w}" for e in self.effects if (w := rate_warning(e.settings))]
@@ -149,7 +152,7 @@ def read_snapshot(scene) -> SceneSnapshot:
             mesh = emitter_mesh(obj, depsgraph) if settings.emitter_shape == "MESH" else None
         except SettingsError as error:
             raise SettingsError(f"Effect '{effect.name}' on '{obj.name}': {error}") from None
-        effects.append(EffectInput(obj.name, effect.name, settings, mesh))
+        effects.append(EffectInput(obj.name, effect.name, settings, mesh, ramp_colors(effect)))
     return SceneSnapshot(tuple(effects), render_settings_of(scene), *simulation_range(scene),
                          scene_seconds_per_frame(scene))
 

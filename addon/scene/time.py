@@ -35,7 +35,7 @@ class SceneSimulation:
         self.snapshot = snapshot
         self.host = host
         self._read_frame = read_frame
-        self.systems = [ParticleSystem(host, e.settings, e.mesh) for e in snapshot.effects]
+        self.systems = [ParticleSystem(host, e.settings, e.mesh, e.ramp) for e in snapshot.effects]
         # Sub-emitters: each spawned effect linked to its parent; what was refused (a cycle, a parent not there).
         self.family_warnings = link_families(host, self.systems, [(e.object_name, e.effect_name)
                                                                   for e in snapshot.effects])
