@@ -34,7 +34,7 @@ from .scene.csg import is_primitive, scene_has_cloud
 from .scene.depth_prepass import DepthPrepass, KeptMeshes
 from .scene.index import SceneIndex, scene_edited
 from .scene.renderer import SceneRenderer, with_lens
-from .scene.snapshot import EffectsWatch, read_snapshot
+from .scene.snapshot import EffectsWatch, inherited_ramps, read_snapshot
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 SCENE_INDEX = SceneIndex()  # which objects emit, push, collide, build the cloud or occlude: kept until an edit
@@ -232,7 +232,7 @@ class Overlay:
         cloud_key = _indexed_has_cloud(scene) and tuple(
             getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
         render = render_settings_of(scene)
-        key = (scene.name, effects, without_glints(render), cloud_key)
+        key = (scene.name, effects, without_glints(render), cloud_key, inherited_ramps(found))
         if key != self.key and not self.stale and self._look_edited(key):
             if key[2] != self.key[2]:
                 self.targets.clear()  # the views' compositors follow the new render settings
@@ -249,7 +249,7 @@ class Overlay:
     def _look_edited(self, key) -> bool:
         """Whether only how the effects draw changed since ``self.key`` (their look, the render settings): the
         renderer takes the edit, keeping its history."""
-        if self.key is None or self.renderer is None or key[0] != self.key[0] or key[3] != self.key[3]:
+        if self.key is None or self.renderer is None or key[0] != self.key[0] or key[3:] != self.key[3:]:
             return False
         return self.renderer.relook(read_snapshot(self.renderer.scene))
 

@@ -185,6 +185,35 @@ def test_a_child_inheriting_colors_is_keyed_by_its_parents_ramp():
     assert plain[0] == ramped[0] and plain[1] != ramped[1]
 
 
+def _ramped_family():
+    """Red rockets with a green color ramp whose deaths spawn sparks inheriting their color; the rockets."""
+    parent = add_effect(count=100, lifetime=0.1, lifetime_random=0.0, color_start=(1.0, 0.0, 0.0),
+                        color_end=(1.0, 0.0, 0.0))
+    parent.name = "Rockets"
+    assert bpy.ops.gpu_particles.add_color_ramp() == {"FINISHED"}
+    for element in parent.ramp_texture.color_ramp.elements:
+        element.color = (0.0, 1.0, 0.0, 1.0)
+    add_effect(count=5000, spawn_from="Rockets", spawn_count=2, spawn_inherit_color=1.0, lifetime=1.0)
+    return parent
+
+
+def test_the_overlay_simulates_again_when_an_inherited_ramp_is_edited(scene):
+    viewport.free()
+    parent = _ramped_family()
+    scene.frame_set(5)
+    camera = camera_of(scene, W, H)
+    view = np.array(scene.camera.matrix_world.inverted())
+    overlay = viewport.overlay()
+    overlay.composite(scene, camera.view_proj, view, W, H)
+    renderer = overlay.renderer
+    overlay.composite(scene, camera.view_proj, view, W, H)
+    assert overlay.renderer is renderer
+    parent.ramp_texture.color_ramp.elements[0].color = (0.0, 0.0, 1.0, 1.0)
+    overlay.composite(scene, camera.view_proj, view, W, H)
+    assert overlay.renderer is not renderer, "the sparks' history changed"
+    viewport.free()
+
+
 def _inherited_tints(renderer):
     child = renderer.simulation.systems[1]
     tint = child.host.read(child.tint).reshape(-1, 4)[: child.count]
@@ -194,13 +223,7 @@ def _inherited_tints(renderer):
 def test_births_inherit_the_ramp_the_simulation_was_made_with(scene):
     """From the first step (before any draw), and after a draw with the ramp edited: the births' tints are the
     history the simulation's key names; a fresh simulation takes the edited ramp."""
-    parent = add_effect(count=100, lifetime=0.1, lifetime_random=0.0, color_start=(1.0, 0.0, 0.0),
-                        color_end=(1.0, 0.0, 0.0))
-    parent.name = "Rockets"
-    assert bpy.ops.gpu_particles.add_color_ramp() == {"FINISHED"}
-    for element in parent.ramp_texture.color_ramp.elements:
-        element.color = (0.0, 1.0, 0.0, 1.0)
-    add_effect(count=5000, spawn_from="Rockets", spawn_count=2, spawn_inherit_color=1.0, lifetime=1.0)
+    parent = _ramped_family()
     renderer = SceneRenderer(scene, 16, 16)
     renderer.advance_to(6)
     green, blue = np.float32([0.0, 1.0, 0.0]), np.float32([0.0, 0.0, 1.0])

@@ -157,6 +157,17 @@ def read_snapshot(scene) -> SceneSnapshot:
                          scene_seconds_per_frame(scene))
 
 
+def inherited_ramps(found) -> tuple[bytes, ...]:
+    """The color ramps spawned effects inherit colors from (their parents' ramps as read now; ``found``: the
+    (object, effect) pairs of the scene's effects): an edit of one changes those children's history, which the
+    effects' settings alone do not show."""
+    parents, _ = family_parents([effect.spawn_from for _, effect in found],
+                                [(obj.name, effect.name) for obj, effect in found])
+    ramps = [ramp_colors(found[parent][1]) for (_, effect), parent in zip(found, parents)
+             if parent is not None and effect.spawn_inherit_color > 0.0]
+    return tuple(b"" if ramp is None else ramp.tobytes() for ramp in ramps)
+
+
 def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInputs | None,
                objects_of) -> FrameInputs:
     """Fields and colliders of ``scene`` as it is now (at ``frame``), colliders moving from ``previous``;
