@@ -240,3 +240,21 @@ def test_births_inherit_the_ramp_the_simulation_was_made_with(scene):
     fresh = SceneRenderer(scene, 16, 16)
     fresh.advance_to(12)
     np.testing.assert_allclose(_inherited_tints(fresh), np.broadcast_to(blue, _inherited_tints(fresh).shape))
+
+
+def test_a_keyed_color_animates_a_bake_without_simulating_again(scene):
+    """A look setting keyed over the shot changes every frame: each frame redraws the same simulation."""
+    from addon.scene.index import scene_edited
+
+    effect = add_effect(count=3000, emission_strength=3.0)
+    for frame, color in ((1, (1.0, 0.0, 0.0)), (8, (0.0, 1.0, 0.0))):
+        effect.color_start = effect.color_end = color
+        effect.keyframe_insert("color_start", frame=frame)
+        effect.keyframe_insert("color_end", frame=frame)
+    scene_edited()
+    renderer = SceneRenderer(scene, W, H)
+    first = renderer.render(2)
+    simulation = renderer.simulation
+    last = renderer.render(8)
+    assert renderer.simulation is simulation and simulation.timeline.steps_run == 7, "one step a frame"
+    assert first[..., 0].max() > 0 and last[..., 0].max() == 0 and last[..., 1].max() > 0, "red, then green"

@@ -226,12 +226,15 @@ class SceneRenderer:
         self.snapshot, self.effects = snapshot, snapshot.named_settings
         return True
 
-    def _follow_edits(self) -> None:
-        """The effects as set now: a look edit keeps the simulation, any other edit starts a fresh one."""
-        if self._effects() != self.effects:
-            snapshot = read_snapshot(self.scene)
-            if not self.relook(snapshot):
-                self._build(snapshot)
+    def _follow_edits(self) -> bool:
+        """The effects as set now: a look edit keeps the simulation, any other edit starts a fresh one (True)."""
+        if self._effects() == self.effects:
+            return False
+        snapshot = read_snapshot(self.scene)
+        if self.relook(snapshot):
+            return False
+        self._build(snapshot)
+        return True
 
     def _store(self, interval: int) -> SimCache | None:
         """The disk cache this renderer reads (and fills, for bakes); a cache it must refuse is a warning
@@ -283,11 +286,15 @@ class SceneRenderer:
         return self.simulation.prepare(max(frame, self.simulation.start_frame))
 
     def advance_to(self, frame: int) -> None:
-        """Simulate up to ``frame``; changed settings re-simulate from the start, unless only their look changed."""
+        """Simulate up to ``frame``; changed settings re-simulate from the start, unless only their look changed.
+        Settings keyed over the shot are read again at ``frame`` once the scene is there: a keyed look draws at
+        its frame's value."""
         self._follow_edits()
         self.simulation.seek(frame)
         if self.scene.frame_current != frame:
             self.scene.frame_set(frame)
+        if self._follow_edits():
+            self.simulation.seek(frame)
 
     def update_ramps(self) -> None:
         """Color ramps are read when compositing: editing one recolors without re-simulating."""
