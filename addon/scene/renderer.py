@@ -293,7 +293,7 @@ class SceneRenderer:
         self.simulation.seek(frame)
         if self.scene.frame_current != frame:
             self.scene.frame_set(frame)
-        if self._follow_edits():
+        if self.watch.keyed and self._follow_edits():
             self.simulation.seek(frame)
 
     def update_ramps(self) -> None:

@@ -234,6 +234,11 @@ class EffectsWatch:
         self._effects: list[tuple[str, EffectSettings]] = []
         self._keyed = (None, False)  # (edits and effects, whether a key or driver sets a setting of them)
 
+    @property
+    def keyed(self) -> bool:
+        """Whether a key or driver sets a setting of the effects last read (they change with the frame)."""
+        return self._keyed[1]
+
     def effects(self, found, frame: int) -> list[tuple[str, EffectSettings]]:
         """``found``: (object, effect) of every enabled effect (``properties.scene_effects``) now."""
         effects = (edits(), tuple((obj.name, effect.as_pointer()) for obj, effect in found))
