@@ -61,10 +61,18 @@ class SceneSnapshot:
         """Everything of one effect that holds for the whole range and shapes its simulation (the settings but
         their look, settings.LOOK_FIELDS; the mesh, time step and simulation start; the colors it inherits):
         an edit that leaves it keeps the simulated history and the disk cache."""
-        effect = self.effects[index]
-        mesh = (effect.mesh.vertices, effect.mesh.triangles) if effect.mesh is not None else ()
-        return digest(effect.object_name, simulated(effect.settings), *mesh, self.seconds_per_frame,
-                      self.simulation_start, self._inherited_colors(index))
+        return self._effect_keys[index]
+
+    @cached_property
+    def _effect_keys(self) -> tuple[bytes, ...]:
+        """Every effect's key, hashed once a snapshot (a look edit compares the simulated snapshot's with a new
+        one's: its emitter meshes are not hashed again)."""
+        keys = []
+        for index, effect in enumerate(self.effects):
+            mesh = (effect.mesh.vertices, effect.mesh.triangles) if effect.mesh is not None else ()
+            keys.append(digest(effect.object_name, simulated(effect.settings), *mesh, self.seconds_per_frame,
+                               self.simulation_start, self._inherited_colors(index)))
+        return tuple(keys)
 
     @cached_property
     def parents(self) -> list[int | None]:
