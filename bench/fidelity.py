@@ -9,8 +9,8 @@ shutter and lens on a black world; then mean FLIP (HDR, both linear) of ours aga
 ``energy_ratio`` (our frame's sum over Cycles'), with ``--noise`` ``flip_cycles_noise`` (Cycles against itself),
 with ``--converged N`` Cycles at N samples as a near-noise-free reference: ``flip_converged`` (ours against it)
 and ``flip_cycles_converged`` (the samples-per-pixel frame against it: what its noise alone scores);
-beside the records, per preset, the FLIP error map and (unless ``--no-frames``) both frames as PNG
-(``<prefix>-fidelity-<preset>-{flip,ours,cycles}.png``).  Glints are off (Cycles has none).  Cycles renders on
+beside the records, per preset, the FLIP error map and (unless ``--no-frames``) both frames as JPEG
+(``<prefix>-fidelity-<preset>-{flip,ours,cycles}.jpg``, ``bench/pictures.py``).  Glints are off (Cycles has none).  Cycles renders on
 OptiX or CUDA where there is a card, else the CPU.
 
     .venv/bin/python bench/fidelity.py --noise --no-frames               # 1920x1080, 1024 samples (GPU machine)
@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import records  # noqa: E402
+from pictures import save_rgb  # noqa: E402
 
 PRESETS = ("default", "snow", "embers")
 GPU_KINDS = ("OPTIX", "CUDA")  # Cycles' devices, tried in order (a fresh machine compiles OptiX's kernels: ~400 s)
@@ -181,22 +182,6 @@ def cycles(scene, samples: int, folder: Path, seed: int = 0, kinds=GPU_KINDS):
     return pixels.reshape(height, width, 4)[::-1, :, :3].astype(np.float64), ms, device
 
 
-def save_png(path: Path, rgb: np.ndarray, display: bool = True) -> None:
-    """``rgb`` (rows top to bottom) as an 8-bit PNG; ``display``: linear values through sRGB's curve, clipped."""
-    import bpy
-
-    height, width = rgb.shape[:2]
-    values = np.clip(rgb, 0.0, 1.0)
-    if display:
-        values = np.where(values <= 0.0031308, 12.92 * values, 1.055 * values ** (1 / 2.4) - 0.055)
-    image = bpy.data.images.new(path.stem, width, height, alpha=True)
-    pixels = np.concatenate([values[::-1], np.ones((height, width, 1))], axis=-1).astype(np.float32)
-    image.pixels.foreach_set(pixels.ravel())
-    image.filepath_raw, image.file_format = str(path), "PNG"
-    image.save()
-    bpy.data.images.remove(image)
-
-
 def flip(reference: np.ndarray, test: np.ndarray) -> tuple[np.ndarray, float]:
     """(the magma error map, mean FLIP) of ``test`` against ``reference``, both linear HDR."""
     import flip_evaluator
@@ -211,7 +196,7 @@ def measure(preset: str, width: int, height: int, samples: int, pictures: Path, 
     """The case's record; ``noise``: also ``flip_cycles_noise``, Cycles against itself with another seed (the
     part of ``flip_mean`` its sampling noise alone makes at this many samples); ``converged``: also Cycles at
     that many samples (a third seed) as the reference of ``flip_converged`` and ``flip_cycles_converged``;
-    ``frames``: both frames as PNG beside the error map."""
+    ``frames``: both frames as JPEG beside the error map."""
     import addon
     from addon.scene.renderer import camera_of
 
@@ -227,7 +212,7 @@ def measure(preset: str, width: int, height: int, samples: int, pictures: Path, 
     error_map, mean = flip(reference, frame)
     saved = (("flip", error_map, False), ("ours", frame, True), ("cycles", reference, True))[:3 if frames else 1]
     for name, rgb, display in saved:
-        save_png(pictures.with_name(f"{pictures.name}-{preset}-{name}.png"), rgb, display)
+        save_rgb(pictures.with_name(f"{pictures.name}-{preset}-{name}.jpg"), rgb, display)
     return {"case": preset, "n": int(sum(system.count for system in renderer.simulation.systems)), "width": width,
             "height": height, "samples": samples, "flip_mean": mean, "ours_ms": ours_ms, "cycles_ms": cycles_ms,
             "energy_ratio": float(frame.sum() / max(reference.sum(), 1e-30)), "cycles_device": device,

@@ -20,7 +20,7 @@ one shown: Points to Volume runs) + ``bpy.ops.render.render`` writing the PNG, a
 particles are not simulated (ours are), which favours it. A comparable look, not the same pixels: overlapping
 spheres give the volume their union, not their sum.
 
-Both images are saved beside the record, ``<out>/lit-end-to-end-ours.png`` and ``-blender.png``, for a look.
+Both images are saved beside the record, ``<out>/lit-end-to-end-ours.jpg`` and ``-blender.jpg`` (``bench/pictures.py``), for a look.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from bench import records  # noqa: E402
 from bench.bake_throughput import effect_scene, measure_bake  # noqa: E402
 from bench.blender_gpu import count_label, log, sized  # noqa: E402
 from bench.blender_way import eevee_engine  # noqa: E402
+from bench.pictures import save_file  # noqa: E402
 
 PRESET = "smoke"
 CASE = (1920, 1080, 1_000_000)
@@ -134,10 +135,10 @@ def measure(quick: bool, frames: int, short_frames: int, peer_frames: int, sampl
         scene = effect_scene(PRESET, count, width, height, (1, 1 + peer_frames), scratch)
         effect = scene.objects["Emitter"].gpu_particles.active_effect
         out.mkdir(parents=True, exist_ok=True)
-        shutil.copy(bake_ours(scene, scratch), out / "lit-end-to-end-ours.png")
+        save_file(bake_ours(scene, scratch), out / "lit-end-to-end-ours.jpg")
         log(f"end-to-end {case}: Points to Volume + EEVEE volumetric shadows, {peer_frames} frames after a warm-up")
         peer = blender_way(scene, effect, peer_frames, samples, scratch)
-        shutil.copy(peer.pop("image"), out / "lit-end-to-end-blender.png")
+        save_file(peer.pop("image"), out / "lit-end-to-end-blender.jpg")
     finally:
         addon.unregister()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -146,7 +147,7 @@ def measure(quick: bool, frames: int, short_frames: int, peer_frames: int, sampl
             **peer, "speedup": peer["peer_ms_per_frame"] / ms, "peer_samples": samples, "voxel_amount": VOXEL_AMOUNT,
             "frames": frames, "short_frames": short_frames, "short_ms_per_frame": 1e3 / short["fps"],
             "stages": {key: value for key, value in ours.items() if key.endswith(" ms")}, "peer_frames": peer_frames, "n": count, "width": width, "height": height,
-            "preset": PRESET, "startup": "excluded", "images": ["lit-end-to-end-ours.png", "lit-end-to-end-blender.png"]}
+            "preset": PRESET, "startup": "excluded", "images": ["lit-end-to-end-ours.jpg", "lit-end-to-end-blender.jpg"]}
 
 
 def main(argv=None) -> int:

@@ -47,6 +47,6 @@ def test_tiny_run_writes_the_record_and_the_pictures(tmp_path, frames):
     assert 0.0 <= record["flip_mean"] <= 1.0 and record["ours_ms"] > 0 and record["cycles_ms"] > 0
     assert record["energy_ratio"] > 0 and record["cycles_device"] == "CPU"
     stem = path.name.removesuffix(".json")
-    assert (tmp_path / f"{stem}-embers-flip.png").stat().st_size > 0
+    assert (tmp_path / f"{stem}-embers-flip.jpg").stat().st_size > 0
     for picture in ("ours", "cycles"):
-        assert (tmp_path / f"{stem}-embers-{picture}.png").exists() == frames
+        assert (tmp_path / f"{stem}-embers-{picture}.jpg").exists() == frames
