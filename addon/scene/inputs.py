@@ -21,6 +21,8 @@ from .sdf_colliders import ColliderMesh, polar
 SUPPORTED_FIELDS = ("WIND", "VORTEX", "FORCE", "TURBULENCE")
 _SPHERE_TOLERANCE = 0.02  # relative spread of vertex distances a sphere mesh may have
 _CORNER_TOLERANCE = 1e-4
+# What reading one collider's evaluated mesh may raise (Blender's data API, numpy): that collider alone is left out
+READ_ERRORS = (KeyError, AttributeError, TypeError, ValueError, RuntimeError, MemoryError)
 
 
 def emitter_mesh(obj, depsgraph) -> EmitterMesh:
@@ -165,17 +167,22 @@ class KeptShapes:
         self._sdf = {}  # name_full -> (P, resolution, ColliderMesh or a warning)
 
     @staticmethod
-    def _key(obj, frame: int):
-        mesh = obj.original.data  # read through its attributes: 0.5 ms for 250K faces, 67 ms through vertices/loops
+    def _key(obj, frame: int, depsgraph):
+        """A hash of the evaluated mesh's positions and face corners (a Geometry Nodes collider's original
+        mesh may be empty), with the frame where the geometry changes over time."""
+        mesh = (obj.evaluated_get(depsgraph) if depsgraph is not None else obj).data
         positions = np.empty(len(mesh.vertices) * 3, np.float32)
-        mesh.attributes["position"].data.foreach_get("vector", positions)
         corners = np.empty(len(mesh.loops), np.int32)
-        mesh.attributes[".corner_vert"].data.foreach_get("value", corners)
-        stored = hashlib.blake2b(positions.tobytes() + corners.tobytes(), digest_size=16).digest()
-        return stored, frame if changes_over_time(obj) else None
+        for values, name, field in ((positions, "position", "vector"), (corners, ".corner_vert", "value")):
+            if len(values):  # read through its attributes: 0.5 ms for 250K faces, 67 ms through vertices/loops
+                mesh.attributes[name].data.foreach_get(field, values)  # (absent from a mesh with no such element)
+        stored = hashlib.blake2b(digest_size=16)
+        for values in (np.int64(len(positions)), positions, corners):
+            stored.update(values.tobytes())
+        return stored.digest(), frame if changes_over_time(obj) else None
 
     def shape(self, obj, frame: int, depsgraph):
-        key = self._key(obj, frame)
+        key = self._key(obj, frame, depsgraph)
         kept = self._shapes.get(obj.name_full)
         if kept is None or kept[0] != key:
             kept = self._shapes[obj.name_full] = (key, _read_shape(obj, depsgraph))
@@ -215,6 +222,25 @@ def _read_shape(obj, depsgraph):
     return shape, box, vertices, triangles
 
 
+def _collider(obj, matrix: np.ndarray, previous, frame: int, depsgraph):
+    """(Collider, its ColliderMesh or None) of a mesh object with collision, or a warning why it is ignored."""
+    kept = KEPT_SHAPES.shape(obj, frame, depsgraph)
+    if isinstance(kept, str):
+        return kept
+    shape, box, vertices, triangles = kept
+    if box is not None:
+        matrix = matrix @ box
+    if shape is not None:
+        kind, center, half = shape
+        return Collider(kind, matrix, tuple(center), tuple(half), previous=previous, name=obj.name,
+                        **response_of(obj)), None
+    made = KEPT_SHAPES.sdf(obj, vertices, triangles, matrix)
+    if isinstance(made, str):
+        return made
+    rigid, mesh = made
+    return Collider("SDF", rigid, previous=previous, name=obj.name, **response_of(obj)), mesh
+
+
 def colliders(scene, previous: dict | None = None, objects=None, depsgraph=None
               ) -> tuple[list[Collider], list[ColliderMesh], list[str]]:
     """Objects with Blender collision physics: planes, spheres and (oriented) boxes as themselves, every
@@ -237,26 +263,16 @@ def colliders(scene, previous: dict | None = None, objects=None, depsgraph=None
         if len(found) == MAX_COLLIDERS:
             warnings.append(f"more than {MAX_COLLIDERS} colliders: '{obj.name}' and later ones are ignored")
             break
-        kept = KEPT_SHAPES.shape(obj, scene.frame_current, depsgraph)
-        if isinstance(kept, str):
-            warnings.append(kept)
-            continue
-        shape, box, vertices, triangles = kept
-        if box is not None:
-            matrix = matrix @ box
-        if shape is not None:
-            kind, center, half = shape
-            found.append(Collider(kind, matrix, tuple(center), tuple(half), previous=(previous or {}).get(obj.name),
-                                  name=obj.name, **response_of(obj)))
-            continue
-        made = KEPT_SHAPES.sdf(obj, vertices, triangles, matrix)
+        try:
+            made = _collider(obj, matrix, (previous or {}).get(obj.name), scene.frame_current, depsgraph)
+        except READ_ERRORS as error:
+            made = f"collider '{obj.name}' cannot be read ({type(error).__name__}: {error}): GPU particles ignore it"
         if isinstance(made, str):
             warnings.append(made)
             continue
-        rigid, mesh = made
-        found.append(Collider("SDF", rigid, previous=(previous or {}).get(obj.name), name=obj.name,
-                              **response_of(obj)))
-        meshes.append(mesh)
+        found.append(made[0])
+        if made[1] is not None:
+            meshes.append(made[1])
     return found, meshes, warnings
 
 
