@@ -123,6 +123,20 @@ def test_a_geometry_nodes_collider_follows_its_nodes_frame_by_frame(scene):
     assert halves[0] == pytest.approx(0.5) and halves[2] == pytest.approx(1.5) and halves[0] < halves[1] < halves[2]
 
 
+def test_a_collider_reading_is_kept_until_its_evaluated_mesh_changes(scene):
+    """Read twice at a frame, a Geometry Nodes cube is analysed once; a changed node input is a new mesh at the
+    same frame (only the modifier changed: the original mesh stays empty)."""
+    built = node_collider("Kept", "GeometryNodeMeshCube")
+    bpy.context.view_layer.update()
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    first = inputs.KEPT_SHAPES.shape(built, scene.frame_current, depsgraph)
+    assert inputs.KEPT_SHAPES.shape(built, scene.frame_current, depsgraph) is first
+    built.modifiers["Nodes"].node_group.nodes["Cube"].inputs["Size"].default_value = (3.0, 3.0, 3.0)
+    bpy.context.view_layer.update()
+    changed = inputs.KEPT_SHAPES.shape(built, scene.frame_current, depsgraph)
+    assert changed is not first and tuple(changed[0][2]) == pytest.approx((1.5, 1.5, 1.5))
+
+
 def test_faceless_colliders_are_skipped_with_their_names_and_the_cube_still_holds_the_rain(scene):
     faceless_scene(scene, count=5000, frames=(1, 20))
     renderer, state = state_at(scene, 20)
