@@ -195,6 +195,27 @@ def test_bake_simulation_with_faceless_colliders_fills_the_cache(scene, tmp_path
     assert renderer.simulation.timeline.steps_run == 1, "frame 3 restored from the cache, one step to 4"
 
 
+def test_the_viewport_overlay_draws_the_particles_past_faceless_colliders(scene):
+    from test_viewport import H, W, draw_offscreen, live_positions, projected_pixels
+
+    from addon import viewport
+    from addon.scene.renderer import camera_of
+
+    faceless_scene(scene)
+    viewport.free()
+    overlay = viewport.overlay()
+    try:
+        scene.frame_set(4)
+        view_proj = camera_of(scene, W, H).view_proj
+        pixels = draw_offscreen(scene, view_proj)
+        lit = {(int(x), int(y)) for y, x in zip(*np.nonzero(pixels[..., :3].max(axis=-1) > 0))}
+        assert len(lit) > 20 and lit <= projected_pixels(view_proj, live_positions(overlay), W, H)
+        messages = " | ".join(overlay.renderer.warnings)
+        assert all(expected in messages for expected in FACELESS)
+    finally:
+        viewport.free()
+
+
 def test_the_collision_panel_lists_the_cube_and_names_the_faceless_colliders(scene):
     faceless_scene(scene)
     node_collider("GN Cube", "GeometryNodeMeshCube", Size=(2.0, 2.0, 2.0)).location.x = 5.0
