@@ -35,6 +35,22 @@ def node_collider(name, node_type, collision=None, **inputs_):
     return with_collision(obj, **collision or {})
 
 
+def instances_collider(name):
+    """An empty mesh object whose Geometry Nodes put a cube instance on a point (instances, no realized mesh),
+    with Collision physics."""
+    tree = bpy.data.node_groups.new(name, "GeometryNodeTree")
+    tree.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    nodes, links = tree.nodes, tree.links
+    instance = nodes.new("GeometryNodeInstanceOnPoints")
+    links.new(nodes.new("GeometryNodePoints").outputs["Points"], instance.inputs["Points"])
+    links.new(nodes.new("GeometryNodeMeshCube").outputs["Mesh"], instance.inputs["Instance"])
+    links.new(instance.outputs["Instances"], nodes.new("NodeGroupOutput").inputs[0])
+    obj = bpy.data.objects.new(name, bpy.data.meshes.new(name))
+    bpy.context.scene.collection.objects.link(obj)
+    obj.modifiers.new("Nodes", "NODES").node_group = tree
+    return with_collision(obj)
+
+
 def edges_collider(name):
     """A mesh of two edges and no faces (``from_pydata`` stores no face corners at all), with Collision physics."""
     mesh = bpy.data.meshes.new(name)
@@ -55,8 +71,8 @@ def cube_collider(name, size=2.0, location=(0.0, 0.0, 0.0)):
 
 
 def faceless_scene(scene, count=3000, frames=(1, 4)):
-    """Rain over a 2 m cube whose top is at z = 0, beside an edges-only collider, a Geometry Nodes collider that
-    makes a line (edges, no faces) and one that makes nothing; the emitter stays the active object."""
+    """Rain over a 2 m cube whose top is at z = 0, beside an edges-only collider and Geometry Nodes colliders
+    that make a line (edges, no faces), a lone vertex and an instance; the emitter stays the active object."""
     rain(scene, count=count, frames=frames)
     emitter = bpy.context.view_layer.objects.active
     cube_collider("Ground Cube", location=(0.0, 0.0, -1.0))
@@ -64,12 +80,14 @@ def faceless_scene(scene, count=3000, frames=(1, 4)):
     node_collider("GN Line", "GeometryNodeMeshLine", Count=4)
     node_collider("GN Nothing", "GeometryNodeMeshCube", **{"Size": (0.0, 0.0, 0.0), "Vertices X": 1,
                                                             "Vertices Y": 1, "Vertices Z": 1})
+    instances_collider("GN Instances")
     bpy.context.view_layer.objects.active = emitter
     bpy.context.view_layer.update()
     return emitter
 
 
-FACELESS = ("'Edges Only' has no faces", "'GN Line' has no faces", "'GN Nothing' has no faces")
+FACELESS = ("'Edges Only' has no faces: ", "'GN Line' has no faces (", "'GN Nothing' has no faces (",
+            "'GN Instances' has no faces (its Geometry Nodes make none; instances collide once realized): ")
 
 
 def assert_held_by_the_cube(pos_age, vel_life, top=0.0, half=1.0):
@@ -223,8 +241,8 @@ def test_the_collision_panel_lists_the_cube_and_names_the_faceless_colliders(sce
     collision = dict(zip([t for t, _ in panels.SECTIONS], panels.SECTION_PANELS))["Collision"]
     labels = [text for kind, text, *_ in draw(collision) if kind == "label"]
     assert labels[:2] == ["Ground Cube: box, bounce 0.00, friction 0.00", "GN Cube: box, bounce 1.00, friction 0.00"]
-    assert [next(label for label in labels if name in label) for name in FACELESS] == [
-        f"collider {name}: GPU particles ignore it" for name in FACELESS]
+    assert all(any(label.startswith(f"collider {name}") and label.endswith("GPU particles ignore it")
+                   for label in labels) for name in FACELESS)
     bpy.context.view_layer.objects.active = bpy.data.objects["GN Line"]
     assert ("prop", bpy.data.objects["GN Line"].gpu_particles_collider, "resolution") in draw(
         panels.GPU_PARTICLES_PT_collider)

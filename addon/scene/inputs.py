@@ -209,7 +209,9 @@ def _read_shape(obj, depsgraph):
     """(analytic shape or None, a turned box's frame or None, vertices, triangles with area), or why not."""
     vertices, triangles = evaluated_triangles(obj, depsgraph)
     if len(triangles) == 0:
-        return f"collider '{obj.name}' has no faces: GPU particles ignore it"
+        nodes = any(modifier.type == "NODES" for modifier in obj.original.modifiers)
+        return (f"collider '{obj.name}' has no faces"
+                f"{' (its Geometry Nodes make none; instances collide once realized)' if nodes else ''}: GPU particles ignore it")
     triangles = with_area(vertices, triangles)
     if len(triangles) == 0:
         return f"collider '{obj.name}' has only degenerate faces (no area): GPU particles ignore it"
