@@ -277,6 +277,24 @@ def test_a_failed_layer_is_the_render_untouched_and_reported(scene, tmp_path, mo
     assert len(errors) == 1 and "frame 30" in errors[0] and "no GPU memory left" in errors[0], "shown in the panel"
 
 
+def test_colliders_without_faces_leave_the_particles_in_the_render(scene, tmp_path):
+    """F12 with an edges-only collider and a Geometry Nodes collider that makes no faces: the particles are
+    there, nothing is reported failed, and the light node names no error."""
+    from test_evaluated_colliders import edges_collider, node_collider
+
+    from addon.output import render_integration
+
+    add_effect(count=3000)
+    emitter = bpy.context.active_object
+    edges_collider("Edges Only")
+    node_collider("GN Line", "GeometryNodeMeshLine", Count=4)
+    bpy.context.view_layer.objects.active = emitter
+    scene.render.engine = "BLENDER_WORKBENCH"
+    assert lit(*plain_render(scene, tmp_path / "f20", 20)) > 50
+    assert light_label(scene) == f"{compositor_nodes.PREFIX}frame 20's particles"
+    assert render_integration.last_errors[scene.name] == []
+
+
 def test_a_file_opened_without_the_add_on_renders_clean(scene, tmp_path):
     import addon
 

@@ -6,7 +6,6 @@ cannot follow is skipped with a warning the bake and the panel show.
 
 from __future__ import annotations
 
-import hashlib
 from itertools import combinations, product
 
 import numpy as np
@@ -21,6 +20,8 @@ from .sdf_colliders import ColliderMesh, polar
 SUPPORTED_FIELDS = ("WIND", "VORTEX", "FORCE", "TURBULENCE")
 _SPHERE_TOLERANCE = 0.02  # relative spread of vertex distances a sphere mesh may have
 _CORNER_TOLERANCE = 1e-4
+# What reading one collider's evaluated mesh may raise (Blender's data API, numpy): that collider alone is left out
+READ_ERRORS = (KeyError, AttributeError, TypeError, ValueError, RuntimeError, MemoryError)
 
 
 def emitter_mesh(obj, depsgraph) -> EmitterMesh:
@@ -155,29 +156,32 @@ def sdf_mesh(obj, vertices: np.ndarray, triangles: np.ndarray, stretch: np.ndarr
 
 class KeptShapes:
     """Each collider's reading of its evaluated mesh (triangles with area; an analytic shape, a turned box,
-    or the SDF's shape-space mesh), kept while its mesh data is the same (a hash of the stored vertices and
-    faces: an edit from a script counts too) and, for geometry that changes over time, within a frame; the
-    SDF mesh also while its scale stays.  Reading and analysing a 100K-triangle mesh again every frame cost
-    most of a 146 ms frame (bench/sdf_end_to_end.py)."""
+    or the SDF's shape-space mesh), kept while its evaluated mesh is the same (its vertices and face corners,
+    kept and compared as they are: an edit from a script counts too) and, for geometry that changes over time,
+    within a frame; the SDF mesh also while its scale stays.  Reading and analysing a 100K-triangle mesh again
+    every frame cost most of a 146 ms frame (bench/sdf_end_to_end.py)."""
 
     def __init__(self):
         self._shapes = {}  # name_full -> (key, (shape, box frame, vertices, triangles) or a warning)
         self._sdf = {}  # name_full -> (P, resolution, ColliderMesh or a warning)
 
     @staticmethod
-    def _key(obj, frame: int):
-        mesh = obj.original.data  # read through its attributes: 0.5 ms for 250K faces, 67 ms through vertices/loops
+    def _key(obj, frame: int, depsgraph):
+        """(the frame where the geometry changes over time, else None; the evaluated mesh's positions and face
+        corners as int32): a Geometry Nodes collider's original mesh may be empty.  Kept and compared, they
+        cost a sixth of hashing them (a 250K-face collider's kept shape: 9 ms a call, against 57 for the hash)."""
+        mesh = (obj.evaluated_get(depsgraph) if depsgraph is not None else obj).data
         positions = np.empty(len(mesh.vertices) * 3, np.float32)
-        mesh.attributes["position"].data.foreach_get("vector", positions)
         corners = np.empty(len(mesh.loops), np.int32)
-        mesh.attributes[".corner_vert"].data.foreach_get("value", corners)
-        stored = hashlib.blake2b(positions.tobytes() + corners.tobytes(), digest_size=16).digest()
-        return stored, frame if changes_over_time(obj) else None
+        for values, name, field in ((positions, "position", "vector"), (corners, ".corner_vert", "value")):
+            if len(values):  # read through its attributes: 0.5 ms for 250K faces, 67 ms through vertices/loops
+                mesh.attributes[name].data.foreach_get(field, values)  # (absent from a mesh with no such element)
+        return frame if changes_over_time(obj) else None, positions.view(np.int32), corners  # bits: NaN == NaN
 
     def shape(self, obj, frame: int, depsgraph):
-        key = self._key(obj, frame)
+        key = self._key(obj, frame, depsgraph)
         kept = self._shapes.get(obj.name_full)
-        if kept is None or kept[0] != key:
+        if kept is None or kept[0][0] != key[0] or not all(map(np.array_equal, kept[0][1:], key[1:])):
             kept = self._shapes[obj.name_full] = (key, _read_shape(obj, depsgraph))
             self._sdf.pop(obj.name_full, None)
         return kept[1]
@@ -205,7 +209,9 @@ def _read_shape(obj, depsgraph):
     """(analytic shape or None, a turned box's frame or None, vertices, triangles with area), or why not."""
     vertices, triangles = evaluated_triangles(obj, depsgraph)
     if len(triangles) == 0:
-        return f"collider '{obj.name}' has no faces: GPU particles ignore it"
+        nodes = any(modifier.type == "NODES" for modifier in obj.original.modifiers)
+        return (f"collider '{obj.name}' has no faces"
+                f"{' (its Geometry Nodes make none; instances collide once realized)' if nodes else ''}: GPU particles ignore it")
     triangles = with_area(vertices, triangles)
     if len(triangles) == 0:
         return f"collider '{obj.name}' has only degenerate faces (no area): GPU particles ignore it"
@@ -213,6 +219,25 @@ def _read_shape(obj, depsgraph):
     if shape is None and (turned := oriented_box(vertices)) is not None:
         shape, box = ("BOX", np.zeros(3), turned[1]), turned[0]
     return shape, box, vertices, triangles
+
+
+def _collider(obj, matrix: np.ndarray, previous, frame: int, depsgraph):
+    """(Collider, its ColliderMesh or None) of a mesh object with collision, or a warning why it is ignored."""
+    kept = KEPT_SHAPES.shape(obj, frame, depsgraph)
+    if isinstance(kept, str):
+        return kept
+    shape, box, vertices, triangles = kept
+    if box is not None:
+        matrix = matrix @ box
+    if shape is not None:
+        kind, center, half = shape
+        return Collider(kind, matrix, tuple(center), tuple(half), previous=previous, name=obj.name,
+                        **response_of(obj)), None
+    made = KEPT_SHAPES.sdf(obj, vertices, triangles, matrix)
+    if isinstance(made, str):
+        return made
+    rigid, mesh = made
+    return Collider("SDF", rigid, previous=previous, name=obj.name, **response_of(obj)), mesh
 
 
 def colliders(scene, previous: dict | None = None, objects=None, depsgraph=None
@@ -237,26 +262,16 @@ def colliders(scene, previous: dict | None = None, objects=None, depsgraph=None
         if len(found) == MAX_COLLIDERS:
             warnings.append(f"more than {MAX_COLLIDERS} colliders: '{obj.name}' and later ones are ignored")
             break
-        kept = KEPT_SHAPES.shape(obj, scene.frame_current, depsgraph)
-        if isinstance(kept, str):
-            warnings.append(kept)
-            continue
-        shape, box, vertices, triangles = kept
-        if box is not None:
-            matrix = matrix @ box
-        if shape is not None:
-            kind, center, half = shape
-            found.append(Collider(kind, matrix, tuple(center), tuple(half), previous=(previous or {}).get(obj.name),
-                                  name=obj.name, **response_of(obj)))
-            continue
-        made = KEPT_SHAPES.sdf(obj, vertices, triangles, matrix)
+        try:
+            made = _collider(obj, matrix, (previous or {}).get(obj.name), scene.frame_current, depsgraph)
+        except READ_ERRORS as error:
+            made = f"collider '{obj.name}' cannot be read ({type(error).__name__}: {error}): GPU particles ignore it"
         if isinstance(made, str):
             warnings.append(made)
             continue
-        rigid, mesh = made
-        found.append(Collider("SDF", rigid, previous=(previous or {}).get(obj.name), name=obj.name,
-                              **response_of(obj)))
-        meshes.append(mesh)
+        found.append(made[0])
+        if made[1] is not None:
+            meshes.append(made[1])
     return found, meshes, warnings
 
 
