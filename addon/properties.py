@@ -125,6 +125,13 @@ def _set_spawn_from(self, value: str) -> None:
     _settings_changed(self, None)
 
 
+def _spawn_object_changed(self, context) -> None:
+    """Another object picked: its effect is picked next (the one of the object before is no longer the parent)."""
+    if self.spawn_effect and families.parent_of(self) is None:
+        self.spawn_effect = ""
+    _settings_changed(self, context)
+
+
 def _parent_effect_name(self) -> str:
     found = families.parent_of(self)
     return found[1].name if found is not None else ""
@@ -161,7 +168,7 @@ GPU_PARTICLES_PG_effect = type(
                                   description="This effect's own id, which children refer to (kept by renames)"),
             "spawn_object": PointerProperty(
                 type=bpy.types.Object, name="Spawn From", poll=lambda self, obj: has_effects(obj),
-                update=_settings_changed,
+                update=_spawn_object_changed,
                 description="Object of the effect whose events give birth to this one's particles (empty: emitted "
                             "from this object); a copy of this object made with its parent's object spawns from "
                             "the copy"),

@@ -109,6 +109,24 @@ def test_a_file_from_before_references_links_its_named_parents_on_load(scene, tm
     assert [e.spawn_from for e in effects] == ["", "Emitter/Rockets", "Emitter/Sparks"]
 
 
+def test_picking_a_parent_in_the_panel_takes_an_object_then_one_of_its_effects(scene):
+    obj = add_fireworks()
+    other = bpy.data.objects.new("Other", None)
+    scene.collection.objects.link(other)
+    bpy.context.view_layer.objects.active = other
+    add_effect().name = "Rain"
+    sparks = obj.gpu_particles.effects["Sparks"]
+    sparks.spawn_object = other
+    assert sparks.spawn_from == "Other/(no effect picked)", "still spawned, from no effect yet"
+    sparks.spawn_effect_name = "Rain"
+    assert sparks.spawn_from == "Other/Rain" and sparks.spawn_effect == other.gpu_particles.effects["Rain"].uid
+    sparks.spawn_object = None  # this object
+    sparks.spawn_effect_name = "Fireworks"
+    assert sparks.spawn_from == "Emitter/Fireworks" and sparks.spawn_object == obj
+    sparks.spawn_effect_name = ""
+    assert sparks.spawn_from == "" and sparks.spawn_object is None
+
+
 @pytest.fixture
 def user_dir(tmp_path, monkeypatch):
     folder = tmp_path / "user_presets"
@@ -139,6 +157,20 @@ def test_a_user_preset_of_the_fireworks_family_round_trips(scene, user_dir):
         old, new = (simulated(effect_settings_of(e)) for e in (saved, restored))
         assert {k: v for k, v in old.items() if k != "spawn_from"} == \
             {k: v for k, v in new.items() if k != "spawn_from"}
+
+
+def test_applying_a_family_preset_to_an_effect_adds_its_children_spawned_from_it(scene, user_dir):
+    obj = add_fireworks()
+    assert bpy.ops.gpu_particles.save_preset(name="My Show") == {"FINISHED"}
+    target = bpy.data.objects.new("Other", None)
+    scene.collection.objects.link(target)
+    bpy.context.view_layer.objects.active = target
+    add_effect().name = "Mine"
+    assert bpy.ops.gpu_particles.apply_preset(preset="my_show") == {"FINISHED"}
+    effects = target.gpu_particles.effects
+    assert [(e.name, e.spawn_from) for e in effects] == [("Mine", ""), ("Sparks", "Other/Mine"),
+                                                         ("Crackle", "Other/Sparks")]
+    assert effects["Mine"].count == obj.gpu_particles.effects["Fireworks"].count
 
 
 def test_saving_a_child_saves_it_and_its_children_as_an_emitted_preset(scene, user_dir):

@@ -50,9 +50,11 @@ def spawn_from_name(effect) -> str:
     found = parent_of(effect)
     if found is not None:
         return f"{found[0].name}/{found[1].name}"
+    obj = effect.spawn_object
     if effect.spawn_effect:
-        obj = effect.spawn_object
         return f"{obj.name}/(deleted effect)" if obj is not None else "(deleted object)"
+    if obj is not None:
+        return f"{obj.name}/(no effect picked)"
     return str(effect.get(PENDING, ""))
 
 

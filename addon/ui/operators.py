@@ -105,7 +105,7 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             assign(context.scene.gpu_particles, preset.render)
         obj.gpu_particles.active_index = len(effects) - 1
         if preset:
-            _add_spawned(obj, preset)  # after it: the preset's own effect stays the active one
+            _add_spawned(obj, len(effects) - 1, preset)  # after it: the preset's own effect stays the active one
             self._add_stage(context, obj, preset.stage)
         return {"FINISHED"}
 
@@ -138,17 +138,19 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             context.view_layer.objects.active = obj
 
 
-def _add_spawned(obj, preset) -> None:
-    """A family preset's other effects (sub-emitters), on ``obj`` after its first (the last added); each refers to
-    its parent among them (scene/families.py), so a second copy of the preset spawns from its own parent."""
+def _add_spawned(obj, root: int, preset) -> int:
+    """A family preset's other effects (sub-emitters), on ``obj`` after its others, the preset's own effect at
+    place ``root``; each refers to its parent among them (scene/families.py), so a second copy of the preset
+    spawns from its own parent.  How many were added."""
     effects = obj.gpu_particles.effects
-    added = {preset.label: len(effects) - 1}  # places, not items: an add() moves the collection's items
+    added = {preset.label: root}  # places, not items: an add() moves the collection's items
     for label, settings in preset.spawned:
         effect = effects.add()
         effect.name = unique_name(obj, label)
         assign(effect, settings)
         link(effect, obj, effects[added[settings.spawn_from]])
         added[label] = len(effects) - 1
+    return len(preset.spawned)
 
 
 def unique_name(obj, label: str) -> str:
@@ -193,7 +195,7 @@ class GPU_PARTICLES_OT_remove(ActiveEffectOperator):
 
 
 class GPU_PARTICLES_OT_apply_preset(bpy.types.Operator):
-    """Apply a preset to the active effect (and its render settings to the scene)"""
+    """Apply a preset to the active effect (its render settings to the scene, a family's other effects beside it)"""
 
     bl_idname = "gpu_particles.apply_preset"
     bl_label = "Apply Preset"
@@ -215,7 +217,10 @@ class GPU_PARTICLES_OT_apply_preset(bpy.types.Operator):
             return {"CANCELLED"}
         assign(_active_effect(context), preset.effect)
         assign(context.scene.gpu_particles, preset.render)
-        self.report({"INFO"}, f"Applied preset '{preset.label}'")
+        obj = context.active_object
+        spawned = _add_spawned(obj, obj.gpu_particles.active_index, preset)
+        self.report({"INFO"}, f"Applied preset '{preset.label}'" +
+                    (f", with {spawned} effect(s) spawned from it" if spawned else ""))
         return {"FINISHED"}
 
 
