@@ -96,7 +96,8 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
         effects = obj.gpu_particles.effects
-        name = unique_name(obj, preset.label if preset else "Effect")
+        name = preset.label if preset else "Effect"
+        name = unique_name(obj, name) if preset and preset.spawned else name  # a family: parents named once
         effect = effects.add()
         fix_simulation_range(context.scene)  # the scene's range now: rendering part of it later keeps its start
         effect.name = name
@@ -155,7 +156,7 @@ def _add_spawned(obj, root: int, preset) -> int:
 
 def unique_name(obj, label: str) -> str:
     """``label``, or ``label.001``, ... where ``obj`` has an effect of that name (as Blender names copies): each
-    effect of a family added twice keeps a name of its own."""
+    effect of a family added twice keeps a name of its own ('Object/Effect' names one parent for the engine)."""
     names = {effect.name for effect in obj.gpu_particles.effects}
     return next(name for name in (label, *(f"{label}.{i:03d}" for i in range(1, len(names) + 2)))
                 if name not in names)
