@@ -30,6 +30,7 @@ from .engine.settings import (
     effect_settings,
     render_settings,
 )
+from .scene import families
 
 _VECTOR_SUBTYPES = {"VELOCITY": "VELOCITY", "ACCELERATION": "ACCELERATION"}
 _INT32_MAX = 2**31 - 1
@@ -116,6 +117,37 @@ def _values(group, fields) -> dict:
     return {f.name: tuple(getattr(group, f.name)) if f.kind in ("vec3", "color") else getattr(group, f.name) for f in fields}
 
 
+_SPAWN_FROM = next(field for field in EFFECT_FIELDS if field.name == "spawn_from")
+
+
+def _set_spawn_from(self, value: str) -> None:
+    families.set_spawn_from(self, value)
+    _settings_changed(self, None)
+
+
+def _spawn_object_changed(self, context) -> None:
+    """Another object picked: its effect is picked next (the one of the object before is no longer the parent)."""
+    if self.spawn_effect and families.parent_of(self) is None:
+        self.spawn_effect = ""
+    _settings_changed(self, context)
+
+
+def _parent_effect_name(self) -> str:
+    found = families.parent_of(self)
+    return found[1].name if found is not None else ""
+
+
+def _set_parent_effect(self, name: str) -> None:
+    """The parent picked by its name among the effects of Spawn From's object (this object while it is empty)."""
+    obj = self.spawn_object or self.id_data
+    parent = next((effect for effect in obj.gpu_particles.effects if effect.name == name and effect != self), None)
+    if parent is None:
+        families.unlink(self)
+    else:
+        families.link(self, obj, parent)
+    _settings_changed(self, None)
+
+
 GPU_PARTICLES_PG_effect = type(
     "GPU_PARTICLES_PG_effect",
     (bpy.types.PropertyGroup,),
@@ -128,6 +160,23 @@ GPU_PARTICLES_PG_effect = type(
             "ramp_texture": PointerProperty(type=bpy.types.Texture, name="Color Ramp",
                                             description="A texture whose color ramp gives the color over life (replaces start and end)"),
             **_annotations(EFFECT_FIELDS),
+            # The parent of a spawned effect, by reference (scene/families.py); spawn_from reads it as names.
+            "spawn_from": StringProperty(
+                name="Spawn From", description=_SPAWN_FROM.description,
+                get=families.spawn_from_name, set=_set_spawn_from),
+            "uid": StringProperty(name="Effect ID", options={"HIDDEN"},
+                                  description="This effect's own id, which children refer to (kept by renames)"),
+            "spawn_object": PointerProperty(
+                type=bpy.types.Object, name="Spawn From", poll=lambda self, obj: has_effects(obj),
+                update=_spawn_object_changed,
+                description="Object of the effect whose events give birth to this one's particles (empty: emitted "
+                            "from this object); a copy of this object made with its parent's object spawns from "
+                            "the copy"),
+            "spawn_effect": StringProperty(name="Parent Effect ID", options={"HIDDEN"}, update=_settings_changed,
+                                           description="The uid of the parent effect on Spawn From's object"),
+            "spawn_effect_name": StringProperty(
+                name="Effect", get=_parent_effect_name, set=_set_parent_effect,
+                description="The effect of the Spawn From object whose events give birth to this one's particles"),
         },
     },
 )
@@ -270,4 +319,5 @@ register, unregister = register_factory(CLASSES, ((bpy.types.Object, "gpu_partic
                                                   (bpy.types.Object, "gpu_particles_collider",
                                                    GPU_PARTICLES_PG_collider),
                                                   (bpy.types.Scene, "gpu_particles", GPU_PARTICLES_PG_scene)),
-                                        ((bpy.app.handlers.load_post, _fix_loaded_ranges),))
+                                        ((bpy.app.handlers.load_post, _fix_loaded_ranges),
+                                         (bpy.app.handlers.load_post, families.link_loaded)))

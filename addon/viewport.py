@@ -168,7 +168,9 @@ class ViewportRenderer(SceneRenderer):
         self.drawn_effects = None
 
     def _scene_effects(self):
-        return self.drawn_effects if self.drawn_effects is not None else super()._scene_effects()
+        if self.drawn_effects is None:
+            return super()._scene_effects()
+        return self.snapshot.runnable(self.drawn_effects)
 
     def _effects(self):
         """The effects as this draw's ``Overlay._sync`` read them: it makes a new simulation when they change."""

@@ -3,7 +3,8 @@
  * spawn_births, so slots go in parent slot order, the same every run), at most one substep's worth of
  * child slots; births past that, and births onto a child still alive, count in spawn_overflow.
  *
- * A birth starts where the event was (plus spawn_offset and a point of the child's emitter shape around it),
+ * A birth starts where the event was (plus spawn_offset and a point of the child's emitter shape around it: a
+ * point, a sphere or a box),
  * with the parent's velocity times spawn_velocity spread within the spawn cone, plus the child's own velocity,
  * its speed along the shape's normal and its random jitter.  The child's simulate (SPAWNED variant) then finds
  * it with life 0 and age `over` (how long before the step's end the event was), draws its lifetime and moves it
@@ -18,6 +19,11 @@ void spawn(uint slot, vec3 at, vec3 parent_velocity, out vec3 position, out vec3
   vec3 local = vec3(0.0);
   if (int(emitter_shape) == SHAPE_SPHERE) {
     local = normal * (emitter_extent * pow(random_unit(slot, step, stream + STREAM_SHAPE_U), 1.0 / 3.0));
+  }
+  else if (int(emitter_shape) == SHAPE_BOX) { /* as emit()'s box: the normal points out from the event */
+    local = (vec3(random_unit(slot, step, stream + STREAM_SHAPE_U), random_unit(slot, step, stream + STREAM_SHAPE_V),
+                  random_unit(slot, step, stream + STREAM_SHAPE_W)) * 2.0 - 1.0) * emitter_extent;
+    normal = length(local) > 0.0 ? normalize(local) : normal;
   }
   position = at + spawn_offset + local;
   vec3 inherited = parent_velocity * spawn_velocity;

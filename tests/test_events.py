@@ -239,9 +239,22 @@ def test_children_per_event_out_of_range_are_refused(count, message):
         effect_settings({"spawn_count": count})
 
 
-def test_a_spawned_effect_takes_a_point_or_sphere_shape(host):
-    with pytest.raises(SettingsError, match="POINT or SPHERE, not BOX"):
-        simulation.ParticleSystem(host, effect_settings({**SPARKS, "emitter_shape": "BOX"}))
+def test_a_box_shaped_child_is_born_in_a_box_around_each_event_as_the_reference(host):
+    """A child's shape is where its births fall around each event (the parent's shape plays no part): a box of
+    the child's extent, its normal speed out from the event."""
+    box = {**SPARKS, "emitter_shape": "BOX", "emitter_radius": 0.1, "emitter_scale": (3.0, 1.0, 0.5)}
+    systems, warnings = build(host, [ROCKETS, box], ["Rockets", "Sparks"])
+    assert warnings == []
+    run_gpu(systems, 8)
+    members = run_reference([ROCKETS, box], [None, 0], 8)
+    assert (members[1].vel_life[:, 3] > 0).sum() > 100, "sparks were born"
+    for system, member in zip(systems, members):
+        assert_matches(system, member)
+
+
+def test_a_spawned_effect_refuses_a_mesh_shape():
+    with pytest.raises(SettingsError, match="POINT, SPHERE or BOX, not MESH"):
+        simulation.check_spawned(effect_settings({**SPARKS, "emitter_shape": "MESH"}))
 
 
 @pytest.mark.slow
@@ -265,9 +278,10 @@ def test_a_split_bake_from_the_cache_equals_the_whole(tmp_path):
     assert [e["effect"] for e in manifest["effects"]] == ["Fireworks", "Sparks", "Crackle"]
 
 
-def test_the_fireworks_family_in_a_scene_and_a_parent_renamed(scene):
-    """The preset adds its family on one object, the children naming their parents as 'Object/Effect'; sparks
-    burst in the scene; renaming the parent leaves the sparks without births and says why, the rest renders."""
+def test_the_fireworks_family_in_a_scene_and_a_parent_deleted(scene):
+    """The preset adds its family on one object, the children referring to their parents (read as 'Object/Effect');
+    sparks burst in the scene; deleting the parent leaves the sparks without births and says why, the rest
+    renders."""
     import bpy
 
     from addon.scene.renderer import SceneRenderer
@@ -285,11 +299,14 @@ def test_the_fireworks_family_in_a_scene_and_a_parent_renamed(scene):
         "spawned particles lost (more were alive or born at once than its count): raise its count" in \
         renderer.warnings[0], "a 2,000-spark burst into 3,000 slots overflows, and says so"
     assert renderer.stats()["live_particles"][1] > 0, "rockets burst into sparks"
-    effects["Fireworks"].name = "Rockets"
+    effects.remove(0)
+    assert [e.spawn_from for e in effects] == ["Emitter/(deleted effect)", "Emitter/Sparks"]
+    bpy.ops.gpu_particles.add(preset="default")
     renderer = SceneRenderer(scene, 48, 27)
     pixels = renderer.render(36)
-    assert any("spawns from 'Emitter/Fireworks', which is not an enabled effect" in w for w in renderer.warnings)
-    assert renderer.stats()["live_particles"][1:] == [0, 0] and pixels[..., :3].max() > 0, "the rockets still fly"
+    assert any("spawns from 'Emitter/(deleted effect)', which is not an enabled effect" in w
+               for w in renderer.warnings)
+    assert renderer.stats()["live_particles"][:2] == [0, 0] and pixels[..., :3].max() > 0, "the default still flies"
 
 
 def test_the_stats_panel_shows_spawned_particles_lost(scene):

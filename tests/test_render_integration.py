@@ -295,6 +295,20 @@ def test_colliders_without_faces_leave_the_particles_in_the_render(scene, tmp_pa
     assert render_integration.last_errors[scene.name] == []
 
 
+def test_a_broken_effect_beside_a_good_one_renders_the_good_one_and_names_the_broken(scene, tmp_path):
+    """F12 with an effect that cannot run (a Mesh emitter on an Empty): the other effect's particles are in the
+    frame, and the render's messages name the one skipped."""
+    from addon.output import render_integration
+
+    add_effect(count=3000).name = "Good"
+    add_effect(count=3000, emitter_shape="MESH").name = "Broken"
+    scene.render.engine = "BLENDER_WORKBENCH"
+    assert lit(*plain_render(scene, tmp_path / "f20", 20)) > 50, "the good effect renders"
+    errors = render_integration.last_errors[scene.name]
+    assert len(errors) == 1 and "effect 'Broken' on 'Emitter' skipped: emitter 'Emitter' (Empty) has no surface" \
+        in errors[0] and "the other effects render" in errors[0]
+
+
 def test_a_file_opened_without_the_add_on_renders_clean(scene, tmp_path):
     import addon
 

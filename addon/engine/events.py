@@ -55,7 +55,7 @@ _CONSTANTS = (
         ("impact_speed", "x"),  # slowest impact that spawns
         ("spawn_velocity", "y"),  # fraction of the parent's velocity inherited
         ("spawn_cone_cos", "z"),
-        ("emitter_shape", "w"),  # POINT or SPHERE around the event
+        ("emitter_shape", "w"),  # POINT, SPHERE or BOX around the event
     )),
     Constant("VEC4", "spawn_place", components=(("spawn_offset", "xyz"),)),
     Constant("VEC4", "spawn_extent", components=(("emitter_extent", "xyz"), ("velocity_random", "w"))),
@@ -118,7 +118,7 @@ def _spawn_packer(settings: EffectSettings):
         "impact_speed": s.spawn_impact_speed,
         "spawn_velocity": s.spawn_velocity,
         "spawn_cone_cos": math.cos(s.spawn_cone),
-        "emitter_shape": EMITTER_SHAPES[s.emitter_shape],  # POINT or SPHERE (simulation.check_spawned)
+        "emitter_shape": EMITTER_SHAPES[s.emitter_shape],  # POINT, SPHERE or BOX (simulation.check_spawned)
         "spawn_offset": s.spawn_offset,
         "emitter_extent": tuple(s.emitter_radius * axis for axis in s.emitter_scale),
         "velocity_random": s.velocity_random,

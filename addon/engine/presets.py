@@ -114,13 +114,18 @@ def _spawned(path: Path, label: str, entries) -> tuple[tuple[str, EffectSettings
     return tuple(family)
 
 
-def write_preset(path: Path, label: str, effect: EffectSettings, render: RenderSettings, description: str = "") -> None:
+def write_preset(path: Path, label: str, effect: EffectSettings, render: RenderSettings, description: str = "",
+                 spawned: tuple[tuple[str, EffectSettings], ...] = ()) -> None:
+    """``spawned``: the family's other effects as :class:`Preset` holds them, each ``spawn_from`` naming
+    ``label`` or a label before it."""
     data = {
         "format_version": FORMAT_VERSION,
         "label": label,
         "description": description,
         "effect": as_dict(effect),
         "render": as_dict(render),
+        **({"spawned": [{"label": name, "effect": as_dict(settings)} for name, settings in spawned]}
+           if spawned else {}),
     }
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -57,10 +57,10 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("cone_angle", "float", 0.0, 0.0, math.pi, "Initial velocity direction spread randomly within this cone", unit="ROTATION"),
     Field("inherit_velocity", "float", 0.0, 0.0, 10.0, "Fraction of the moving emitter's velocity passed on at birth"),
     Field("spawn_from", "string", "",
-          description="Name of the effect (on any object; 'Object/Effect' where names repeat) whose events give "
-                      "birth to this one's particles, which then start from the event rather than this object; "
-                      "empty: emitted from this object. Spawned slots never respawn, and step with their parent "
-                      "at its substeps"),
+          description="The effect whose events give birth to this one's particles, which then start from the "
+                      "event rather than this object (in a preset its label, here 'Object/Effect' or an effect name; "
+                      "in Blender a reference that follows renames and copies); empty: emitted from this object. "
+                      "Spawned slots never respawn, and step with their parent at its substeps"),
     Field("spawn_on", "enum", "DEATH", items=("DEATH", "COLLISION", "RATE"),
           description="Spawned: the parent's event that gives birth: a parent particle's death, its impact on a "
                       "collider, or a steady rate over its life"),

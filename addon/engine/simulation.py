@@ -326,9 +326,11 @@ def check_mesh(settings: EffectSettings, mesh: EmitterMesh | None) -> None:
 
 
 def check_spawned(settings: EffectSettings) -> None:
-    if settings.spawn_from and settings.emitter_shape not in ("POINT", "SPHERE"):
-        raise SettingsError(f"a spawned effect is born around its parent's events: emitter_shape POINT or SPHERE, "
-                            f"not {settings.emitter_shape}")
+    """A spawned effect's shape is where its births fall around each event of its parent (whatever the parent's
+    own shape): a point, a sphere or a box; no mesh."""
+    if settings.spawn_from and settings.emitter_shape == "MESH":
+        raise SettingsError("a spawned effect is born around its parent's events: emitter_shape POINT, SPHERE or "
+                            "BOX, not MESH")
 
 
 def check_scene_inputs(fields: list, colliders: list) -> None:

@@ -89,6 +89,8 @@ def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
     except SettingsError as error:
         raise BakeError(str(error)) from None
     if not snapshot.effects and not has_cloud:
+        if snapshot.skipped:
+            raise BakeError(f"Nothing to bake: {'; '.join(skipped.warning for skipped in snapshot.skipped)}")
         raise BakeError("No enabled GPU Particles effects in the scene: add one with Add Effect")
     for effect in snapshot.effects:
         try:

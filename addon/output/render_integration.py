@@ -224,6 +224,9 @@ def _composite_frame(scene, frame: int) -> None:
         if _session.layer is None or _session.layer.scene != scene:
             _free()
             _session.layer = ParticleLayer(scene)
+            for skipped in _session.layer.renderer.snapshot.skipped:  # the others render: said once a render
+                _session.errors.append(f"GPU Particles: '{scene.name}': {skipped.warning}; the other effects render")
+                print(_session.errors[-1])
         pixels = _session.layer.layer(frame)
         if scene.frame_current != frame:  # the simulation may have stepped the scene through earlier frames
             scene.frame_set(frame)

@@ -194,8 +194,8 @@ class SceneRenderer:
         return self.scene.objects
 
     def _scene_effects(self):
-        """(object, effect) of every enabled effect of the scene as it is now."""
-        return scene_effects(self.scene, self._objects(has_effects))
+        """(object, effect) of every enabled effect of the scene as it is now, but those the snapshot skipped."""
+        return self.snapshot.runnable(scene_effects(self.scene, self._objects(has_effects)))
 
     def _effects(self):
         """The effects' settings as they are now (validated again only when they may have changed)."""
@@ -268,7 +268,8 @@ class SceneRenderer:
     @property
     def warnings(self) -> list[str]:
         sdf = self.simulation.sdf
-        return (self.lost + self.snapshot.rate_warnings() + self.simulation.family_warnings
+        return (self.lost + [skipped.warning for skipped in self.snapshot.skipped] + self.snapshot.rate_warnings()
+                + self.simulation.family_warnings
                 + self.simulation.spawn_overflows() + list(self.simulation.inputs.warnings)
                 + (list(sdf.warnings.values()) if sdf is not None else []) + self.cache_warnings
                 + list(self.light_warnings))

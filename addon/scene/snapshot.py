@@ -26,7 +26,7 @@ from ..engine.lighting import NO_LIGHTS, SceneLights, is_lit
 from ..engine.look import inherits_color
 from ..engine.pipeline import FrameData
 from ..engine.settings import EffectSettings, RenderSettings, SettingsError, simulated
-from ..engine.simulation import rate_warning
+from ..engine.simulation import check_mesh, check_spawned, rate_warning
 from ..properties import effect_settings_of, render_settings_of, scene_effects, simulation_range
 from .csg import cloud_frame
 from .index import edits
@@ -45,12 +45,33 @@ class EffectInput:
 
 
 @dataclass(frozen=True)
+class SkippedEffect:
+    """An enabled effect that cannot run (its settings, its mesh): left out, every other effect runs."""
+
+    place: int  # among the scene's enabled effects (properties.scene_effects)
+    object_name: str
+    effect_name: str
+    reason: str
+
+    @property
+    def warning(self) -> str:
+        return f"effect '{self.effect_name}' on '{self.object_name}' skipped: {self.reason}"
+
+
+@dataclass(frozen=True)
 class SceneSnapshot:
     effects: tuple[EffectInput, ...]
     render: RenderSettings
     simulation_start: int  # properties.simulation_range: not the scene's render range
     simulation_end: int
     seconds_per_frame: float
+    skipped: tuple[SkippedEffect, ...] = ()  # the scene's enabled effects left out, with why
+
+    def runnable(self, found: list) -> list:
+        """Of ``found``, the scene's enabled effects as read with this snapshot, those it holds (all but the
+        skipped): what lines up with its effects."""
+        places = {skipped.place for skipped in self.skipped}
+        return [pair for place, pair in enumerate(found) if place not in places] if places else found
 
     @property
     def named_settings(self) -> list[tuple[str, EffectSettings]]:
@@ -151,18 +172,22 @@ def scene_depsgraph(scene):
 
 
 def read_snapshot(scene) -> SceneSnapshot:
-    """Every enabled effect's settings and mesh and the render settings, once (SettingsError says which)."""
+    """Every enabled effect's settings and mesh and the render settings, once; an effect that cannot run is
+    skipped, named with why (``SceneSnapshot.skipped``), and the others run."""
     depsgraph = scene_depsgraph(scene)
-    effects = []
-    for obj, effect in scene_effects(scene):
+    effects, skipped = [], []
+    for place, (obj, effect) in enumerate(scene_effects(scene)):
         try:
             settings = effect_settings_of(effect)
+            check_spawned(settings)
             mesh = emitter_mesh(obj, depsgraph) if settings.emitter_shape == "MESH" else None
+            check_mesh(settings, mesh)
         except SettingsError as error:
-            raise SettingsError(f"Effect '{effect.name}' on '{obj.name}': {error}") from None
+            skipped.append(SkippedEffect(place, obj.name, effect.name, str(error)))
+            continue
         effects.append(EffectInput(obj.name, effect.name, settings, mesh, ramp_colors(effect)))
     return SceneSnapshot(tuple(effects), render_settings_of(scene), *simulation_range(scene),
-                         scene_seconds_per_frame(scene))
+                         scene_seconds_per_frame(scene), tuple(skipped))
 
 
 def inherited_ramps(found) -> tuple[bytes, ...]:

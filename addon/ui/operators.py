@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import bpy
@@ -22,6 +23,7 @@ from ..output.bake import BakeError, BakeJob
 from ..output.export import export_frame, export_range
 from ..properties import assign, effect_settings_of, fix_simulation_range, render_settings_of, scene_effects
 from ..scene.csg import add_stage_primitives, scene_primitives
+from ..scene.families import descendants, link
 from ..scene.stage_colliders import add_stage_colliders, scene_has_colliders
 from ..scene.stage_fields import add_stage_fields, scene_has_fields
 from ..scene.stage_lights import add_stage_light_setup
@@ -94,15 +96,17 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
         effects = obj.gpu_particles.effects
+        name = preset.label if preset else "Effect"
+        name = unique_name(obj, name) if preset and preset.spawned else name  # a family: parents named once
         effect = effects.add()
         fix_simulation_range(context.scene)  # the scene's range now: rendering part of it later keeps its start
-        effect.name = preset.label if preset else "Effect"
+        effect.name = name
         if preset:
             assign(effect, preset.effect)
             assign(context.scene.gpu_particles, preset.render)
         obj.gpu_particles.active_index = len(effects) - 1
         if preset:
-            _add_spawned(obj, preset)  # after it: the preset's own effect stays the active one
+            _add_spawned(obj, len(effects) - 1, preset)  # after it: the preset's own effect stays the active one
             self._add_stage(context, obj, preset.stage)
         return {"FINISHED"}
 
@@ -135,14 +139,27 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             context.view_layer.objects.active = obj
 
 
-def _add_spawned(obj, preset) -> None:
-    """A family preset's other effects (sub-emitters), on ``obj`` after its first; each names its parent as
-    'Object/Effect', so a second copy of the preset elsewhere spawns from its own parent."""
+def _add_spawned(obj, root: int, preset) -> int:
+    """A family preset's other effects (sub-emitters), on ``obj`` after its others, the preset's own effect at
+    place ``root``; each refers to its parent among them (scene/families.py), so a second copy of the preset
+    spawns from its own parent.  How many were added."""
+    effects = obj.gpu_particles.effects
+    added = {preset.label: root}  # places, not items: an add() moves the collection's items
     for label, settings in preset.spawned:
-        effect = obj.gpu_particles.effects.add()
-        effect.name = label
+        effect = effects.add()
+        effect.name = unique_name(obj, label)
         assign(effect, settings)
-        effect.spawn_from = f"{obj.name}/{settings.spawn_from}"
+        link(effect, obj, effects[added[settings.spawn_from]])
+        added[label] = len(effects) - 1
+    return len(preset.spawned)
+
+
+def unique_name(obj, label: str) -> str:
+    """``label``, or ``label.001``, ... where ``obj`` has an effect of that name (as Blender names copies): each
+    effect of a family added twice keeps a name of its own ('Object/Effect' names one parent for the engine)."""
+    names = {effect.name for effect in obj.gpu_particles.effects}
+    return next(name for name in (label, *(f"{label}.{i:03d}" for i in range(1, len(names) + 2)))
+                if name not in names)
 
 
 def _shift_to(stage: dict, location) -> list[float]:
@@ -179,7 +196,7 @@ class GPU_PARTICLES_OT_remove(ActiveEffectOperator):
 
 
 class GPU_PARTICLES_OT_apply_preset(bpy.types.Operator):
-    """Apply a preset to the active effect (and its render settings to the scene)"""
+    """Apply a preset to the active effect (its render settings to the scene, a family's other effects beside it)"""
 
     bl_idname = "gpu_particles.apply_preset"
     bl_label = "Apply Preset"
@@ -201,12 +218,15 @@ class GPU_PARTICLES_OT_apply_preset(bpy.types.Operator):
             return {"CANCELLED"}
         assign(_active_effect(context), preset.effect)
         assign(context.scene.gpu_particles, preset.render)
-        self.report({"INFO"}, f"Applied preset '{preset.label}'")
+        obj = context.active_object
+        spawned = _add_spawned(obj, obj.gpu_particles.active_index, preset)
+        self.report({"INFO"}, f"Applied preset '{preset.label}'" +
+                    (f", with {spawned} effect(s) spawned from it" if spawned else ""))
         return {"FINISHED"}
 
 
 class GPU_PARTICLES_OT_save_preset(bpy.types.Operator):
-    """Save the active effect's settings as a preset of your own"""
+    """Save the active effect's settings, and the effects spawned from it, as a preset of your own"""
 
     bl_idname = "gpu_particles.save_preset"
     bl_label = "Save Preset"
@@ -237,13 +257,27 @@ class GPU_PARTICLES_OT_save_preset(bpy.types.Operator):
             self.report({"ERROR"}, f"A preset named '{stem}' exists; enable Overwrite to replace it")
             return {"CANCELLED"}
         try:
-            write_preset(path, self.name.strip(), effect_settings_of(_active_effect(context)),
-                         render_settings_of(context.scene), self.description)
+            effect, spawned = _family_settings(context.active_object, _active_effect(context), self.name.strip())
+            write_preset(path, self.name.strip(), effect, render_settings_of(context.scene), self.description,
+                         spawned)
         except (OSError, ValueError) as error:
             self.report({"ERROR"}, f"Could not save preset '{stem}': {error}")
             return {"CANCELLED"}
         self.report({"INFO"}, f"Saved preset '{self.name.strip()}' to {path}")
         return {"FINISHED"}
+
+
+def _family_settings(obj, effect, label: str):
+    """The settings of ``effect`` (emitted: the preset's own) and (label, settings) of every effect spawned from
+    it, children's children after them, each ``spawn_from`` naming its parent's label in the preset."""
+    labels = {effect.as_pointer(): label}
+    spawned = []
+    for _, child, parent in descendants(obj, effect):
+        name = next(name for name in (child.name, *(f"{child.name} {i}" for i in range(2, len(labels) + 2)))
+                    if name not in labels.values())
+        labels[child.as_pointer()] = name
+        spawned.append((name, replace(effect_settings_of(child), spawn_from=labels[parent.as_pointer()])))
+    return replace(effect_settings_of(effect), spawn_from=""), tuple(spawned)
 
 
 class GPU_PARTICLES_OT_remove_preset(bpy.types.Operator):

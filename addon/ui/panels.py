@@ -76,10 +76,19 @@ def draw_fields(layout, context, names) -> None:
         owner = _owner(context, name)
         if owner is None:
             continue
-        if name in _IMAGE_NAMES:  # a Blender image's name (or a file path, shown red, still read)
+        if name == "spawn_from":
+            draw_spawn_from(layout, owner)
+        elif name in _IMAGE_NAMES:  # a Blender image's name (or a file path, shown red, still read)
             layout.prop_search(owner, name, bpy.data, "images")
         else:
             layout.prop(owner, name)
+
+
+def draw_spawn_from(layout, effect) -> None:
+    """The parent by reference (scene/families.py): its object (empty: this one), then one of its effects."""
+    layout.prop(effect, "spawn_object", text="Spawn From", placeholder="This Object")
+    layout.prop_search(effect, "spawn_effect_name", (effect.spawn_object or effect.id_data).gpu_particles, "effects",
+                       text="Effect")
 
 
 class GPU_PARTICLES_UL_effects(bpy.types.UIList):

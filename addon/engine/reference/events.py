@@ -13,7 +13,7 @@ from ..simulation import simulate_constants, state_origin
 from ..tables import EMITTER_SHAPES, SPAWN_EVENTS
 from ..tables import RANDOM_STREAMS as STREAM
 from .random import random_direction, random_unit
-from .simulation import Clock, Inputs, init_particles, inputs_for, random_in_cone, simulate, store
+from .simulation import Clock, Inputs, box_point, init_particles, inputs_for, random_in_cone, simulate, store
 
 F = np.float32
 U = np.uint32
@@ -45,9 +45,11 @@ def spawn_state(slot, at, parent_velocity, c) -> tuple[np.ndarray, np.ndarray]:
 
     normal = random_direction(draw("NORMAL_U"), draw("NORMAL_V"))
     local = np.zeros_like(normal)
+    extent = np.asarray(c["emitter_extent"], F)
     if c["emitter_shape"] == EMITTER_SHAPES["SPHERE"]:
-        extent = np.asarray(c["emitter_extent"], F)
         local = normal * (extent[None, :] * np.power(draw("SHAPE_U"), F(1.0) / F(3.0))[:, None])
+    elif c["emitter_shape"] == EMITTER_SHAPES["BOX"]:
+        local, normal = box_point(draw, extent, normal)
     position = (at + np.asarray(c["spawn_offset"], F)) + local
     inherited = (parent_velocity * F(c["spawn_velocity"])).astype(F)
     speed = np.linalg.norm(inherited, axis=1).astype(F)

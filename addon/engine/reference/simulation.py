@@ -110,6 +110,14 @@ def find_triangles(cumulative, u, count):
     return low
 
 
+def box_point(draw, extent, normal) -> tuple[np.ndarray, np.ndarray]:
+    """A point of the box emitter (``extent``: half sizes) and its normal, out from the center (``normal`` where
+    the point is the center): emit()'s box, and spawn_events.glsl's around an event."""
+    u = np.stack([draw("SHAPE_U"), draw("SHAPE_V"), draw("SHAPE_W")], axis=1)
+    local = ((u * F(2.0) - F(1.0)) * extent).astype(F)
+    return local, np.where((np.linalg.norm(local, axis=1) > 0)[:, None], _normalize(local), normal)
+
+
 def _emit(index, lived, c, inputs, trace=None):
     """emit() of simulate.glsl; ``c``: the constants by name (``SIMULATE.named``).
 
@@ -128,9 +136,7 @@ def _emit(index, lived, c, inputs, trace=None):
     if shape == EMITTER_SHAPES["SPHERE"]:
         local = normal * (extent[None, :] * np.power(draw("SHAPE_U"), F(1.0) / F(3.0))[:, None])
     elif shape == EMITTER_SHAPES["BOX"]:
-        u = np.stack([draw("SHAPE_U"), draw("SHAPE_V"), draw("SHAPE_W")], axis=1)
-        local = ((u * F(2.0) - F(1.0)) * extent).astype(F)
-        normal = np.where((np.linalg.norm(local, axis=1) > 0)[:, None], _normalize(local), normal)
+        local, normal = box_point(draw, extent, normal)
     elif shape == EMITTER_SHAPES["MESH"]:
         tri = TRIANGLE.read(inputs.triangles.reshape(-1, TRIANGLE.texels, 4))
         t = find_triangles(tri["cumulative_area"], draw("SHAPE_U"), int(c["triangle_count"]))
