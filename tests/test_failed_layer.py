@@ -7,6 +7,7 @@ farm's does; the frames must be the plain render's bytes, RGB and alpha.
 """
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import bpy
 import numpy as np
+import pytest
 from conftest import add_effect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,3 +108,17 @@ def test_a_failed_layer_on_f12_in_a_fresh_process_leaves_the_still_as_blender_re
     assert still["result"] == ["FINISHED"] and len(still["errors"]) == 1 and SPRITE in still["errors"][0], still
     assert plain["errors"] == []
     np.testing.assert_array_equal(frame(tmp_path / "still", 2), frame(tmp_path / "plain", 2))
+
+
+def test_a_layer_and_a_bake_name_the_effect_whose_sprite_image_is_missing(scene, host):
+    from addon.engine.settings import SettingsError
+    from addon.output.bake import BakeError, plan_bake
+    from addon.output.render_layer import ParticleLayer
+
+    add_effect(count=3000)
+    add_effect(count=3000, blend_mode="ALPHA", sprite_image="/no/such/spark.png").name = "Sparks"
+    named = "Effect 'Sparks' on 'Emitter': sprite image '/no/such/spark.png'"
+    with pytest.raises(SettingsError, match=re.escape(named)):
+        ParticleLayer(scene)
+    with pytest.raises(BakeError, match=re.escape(named)):
+        plan_bake(scene, host)

@@ -343,7 +343,6 @@ def ensure_compositing(scene, repair: bool = False):
     layers = rendered_layers(scene)
     for view_layer in layers:
         view_layer.use_pass_z = True  # each layer's own depth decides what hides the particles
-    scene.render.use_compositing = True
     output = _group_output(tree)
     previous = _remove_previous_chain(tree)
     light = _node(tree, LIGHT, "CompositorNodeImage", (0, -300))
