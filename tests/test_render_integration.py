@@ -314,6 +314,7 @@ def test_a_file_opened_without_the_add_on_renders_clean(scene, tmp_path):
 
     add_effect(count=3000)
     scene.render.engine = "BLENDER_WORKBENCH"
+    scene.world = bpy.data.worlds.new("Opaque")  # alpha 1 everywhere: layer images reloaded 1x1 made it 0
     assert lit(*plain_render(scene, tmp_path / "f20", 20)) > 50
     bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
     addon.unregister()
@@ -325,6 +326,29 @@ def test_a_file_opened_without_the_add_on_renders_clean(scene, tmp_path):
         np.testing.assert_array_equal(result, plain)
     finally:
         addon.register()
+
+
+def test_unticked_compositing_stays_off_on_f12_and_the_panel_says_why_with_a_button(scene, tmp_path):
+    from test_panels import RecordingLayout
+
+    from addon.output.render_integration import COMPOSITING_OFF, draw_settings
+
+    add_effect(count=3000)
+    scene.render.engine = "BLENDER_WORKBENCH"
+    scene.render.use_compositing = False  # the artist's choice
+    without = render_still(scene, tmp_path / "off", 8)
+    assert not scene.render.use_compositing, "F12 left it off"
+    layout = RecordingLayout()
+    draw_settings(layout, scene)
+    assert ("label", f"No particles in renders: {COMPOSITING_OFF}") in layout.log
+    assert ("operator", "gpu_particles.use_compositing") in layout.log
+    assert bpy.ops.gpu_particles.use_compositing() == {"FINISHED"} and scene.render.use_compositing
+    layout = RecordingLayout()
+    draw_settings(layout, scene)
+    assert not any(COMPOSITING_OFF in str(entry) for entry in layout.log), "on again: nothing to say"
+    with_particles, plain = plain_render(scene, tmp_path / "on", 8)
+    np.testing.assert_array_equal(without, plain, err_msg="off: the render untouched")
+    assert lit(with_particles, plain) > 50, "on: the particles are composited"
 
 
 def test_transparent_film_keeps_the_glow_with_its_coverage(scene, tmp_path):

@@ -21,15 +21,13 @@ import bpy
 
 from ..engine.cache_format import CacheError
 from ..engine.readback import FrameReadback
-from ..engine.settings import SettingsError, as_dict, check_for_gpu
-from ..engine.sprite_sheets import check_images
-from ..engine.turbulence import check_resolution
+from ..engine.settings import SettingsError, as_dict
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from ..hosts.blender import BlenderHost
 from ..scene.cache import UnsavedBlendError, addon_version
 from ..scene.csg import check_scene_cloud, scene_has_cloud
 from ..scene.job import FrameJob
-from ..scene.renderer import SceneRenderer, check_camera, lens_summary
+from ..scene.renderer import SceneRenderer, check_camera, check_effects, lens_summary
 from ..scene.snapshot import SceneSnapshot, read_snapshot
 from .display_shader import display_cache, display_shader
 from .formats import KINDS, file_extension, frame_format, supported_formats
@@ -92,13 +90,10 @@ def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
         if snapshot.skipped:
             raise BakeError(f"Nothing to bake: {'; '.join(skipped.warning for skipped in snapshot.skipped)}")
         raise BakeError("No enabled GPU Particles effects in the scene: add one with Add Effect")
-    for effect in snapshot.effects:
-        try:
-            check_for_gpu(effect.settings, host.max_texture_size)
-            check_resolution(effect.settings.turbulence_resolution, host.max_texture_3d_size)
-            check_images(effect.settings, host)
-        except SettingsError as error:
-            raise BakeError(f"Effect '{effect.effect_name}' on '{effect.object_name}': {error}") from None
+    try:
+        check_effects(snapshot.effects, host)
+    except SettingsError as error:
+        raise BakeError(str(error)) from None
     if scene.frame_end < scene.frame_start:
         raise BakeError(f"Frame range runs backwards: {scene.frame_start} to {scene.frame_end}")
     width, height = render_size(scene)  # Blender's size, so a bake lines up with the render's plates

@@ -56,6 +56,7 @@ import bpy
 import numpy as np
 
 from ..engine.particle_depth import FAR
+from .render_layer import layer_size
 
 GROUP_NAME = "GPU Particles Compositing"
 PREFIX = "GPU Particles: "
@@ -81,7 +82,8 @@ def layer_image_names(scene) -> tuple[str, str]:
 
 def _layer_image(name: str, width: int, height: int):
     """An in-memory float image the compositor reads (never a file: nothing stale survives a reload); resized
-    in place, because a render in progress holds the datablock."""
+    in place, because a render in progress holds the datablock, by its generated size, so that a reload (a file
+    opened without the add-on) gives a blank image of the render's size too."""
     image = bpy.data.images.get(name)
     if image is None:
         image = bpy.data.images.new(name, width, height, alpha=True, float_buffer=True)
@@ -89,7 +91,7 @@ def _layer_image(name: str, width: int, height: int):
         image.colorspace_settings.name = "Non-Color"  # linear light and depth as handed over, never converted
         image.alpha_mode = "PREMUL"
     elif tuple(image.size) != (width, height):
-        image.scale(width, height)
+        image.generated_width, image.generated_height = width, height  # generated again, blank
     return image
 
 
@@ -131,13 +133,16 @@ def show_layer(scene, light, depth, label: str) -> None:
 def empty_layer(scene, label: str | None = None) -> None:
     """No particles in what the scene's render composites next: every particle infinitely far, covering
     nothing, which makes the chain an exact pass-through whatever the light image holds; ``label`` says why
-    (kept when None)."""
-    depth = bpy.data.images.get(layer_image_names(scene)[1])
-    if depth is not None and depth.name in _filled:
-        nothing = np.empty((len(depth.pixels) // 4, 4), np.float32)
-        nothing[:] = (FAR, 0.0, 0.0, 1.0)  # (pixels.foreach_set takes no strided view)
-        depth.pixels.foreach_set(nothing.ravel())
-        _filled.discard(depth.name)
+    (kept when None).  The images take the size of the layer the render composites, as a frame's own layer
+    does: the compositor lays an image of another size centred with nothing around it, and the first failed
+    layer of a process (1x1 images, none rendered yet) gave every frame alpha 0."""
+    if all(name in bpy.data.images for name in layer_image_names(scene)):  # (else no node of ours reads them)
+        _, depth = layer_images(scene, *layer_size(scene))
+        if depth.name in _filled:
+            nothing = np.empty((len(depth.pixels) // 4, 4), np.float32)
+            nothing[:] = (FAR, 0.0, 0.0, 1.0)  # (pixels.foreach_set takes no strided view)
+            depth.pixels.foreach_set(nothing.ravel())
+            _filled.discard(depth.name)
     if label is not None and has_nodes(scene):
         _label(scene, label)
 
@@ -338,7 +343,6 @@ def ensure_compositing(scene, repair: bool = False):
     layers = rendered_layers(scene)
     for view_layer in layers:
         view_layer.use_pass_z = True  # each layer's own depth decides what hides the particles
-    scene.render.use_compositing = True
     output = _group_output(tree)
     previous = _remove_previous_chain(tree)
     light = _node(tree, LIGHT, "CompositorNodeImage", (0, -300))

@@ -13,7 +13,9 @@ empty, which passes the render through untouched, and the Light node's label
 says why.  The images are emptied again when a render ends, and their pixels
 are never saved, so a .blend opened without the add-on renders clean.  Failures are collected per
 render and shown: printed (a farm's log), in the panel (``draw_settings``),
-and in a pop-up where there is a window.
+and in a pop-up where there is a window.  *Post Processing > Compositing* is the
+artist's: never ticked on here; off, renders get no particles and the panel says
+why, with a button that ticks it.
 
 Where the GPU work runs, and why before the frame rather than in it:
 
@@ -60,6 +62,7 @@ from .render_layer import ParticleLayer, free_scratch
 MAIN_THREAD_WAIT = 600.0  # seconds a render thread waits for the main thread before giving up
 DRAIN_INTERVAL = 0.01  # seconds between the main thread's looks for work from a render thread
 GPU_COMPOSITOR = "Render Properties > Performance > Compositor: GPU"  # the setting that keeps a context bound
+COMPOSITING_OFF = "Post Processing > Compositing is off"  # (Render Properties) then Blender composites nothing
 LAYER_ERRORS = (SettingsError, NoGPUError, GPUMemoryError, ShaderCompileError, OSError, RuntimeError, ValueError)
 
 
@@ -90,6 +93,8 @@ def why_not(scene) -> str | None:
         return "no enabled effect in the scene"
     if scene.camera is None:
         return "the scene has no camera"
+    if not scene.render.use_compositing:  # the artist's choice, never ticked behind their back
+        return COMPOSITING_OFF
     return None
 
 
@@ -257,7 +262,10 @@ def _publish_errors(scene) -> None:
 def on_render_init(scene, *_):
     _session.cancelled.clear()
     _session.errors = []
-    if why_not(scene) is None:
+    why = why_not(scene)
+    if why == COMPOSITING_OFF:  # likely an oversight: said in a farm's log too
+        print(f"GPU Particles: '{scene.name}' renders without particles: {why}")
+    if why is None:
         try:
             _on_main_thread(lambda: _prepare(scene))
         except (RenderCancelled, TimeoutError) as error:
@@ -318,6 +326,19 @@ class GPU_PARTICLES_OT_setup_compositing(bpy.types.Operator):
         return {"FINISHED"}
 
 
+class GPU_PARTICLES_OT_use_compositing(bpy.types.Operator):
+    """Turn Render Properties > Post Processing > Compositing on, so that renders composite the particles"""
+
+    bl_idname = "gpu_particles.use_compositing"
+    bl_label = "Turn On Compositing"
+    bl_options = {"REGISTER", "UNDO"}
+
+    def execute(self, context):
+        context.scene.render.use_compositing = True
+        self.report({"INFO"}, "Compositing is on: renders composite the particles")
+        return {"FINISHED"}
+
+
 def draw_settings(layout, scene) -> None:
     """The output settings in the panel's Render & Bake section."""
     output = scene.gpu_particles_output
@@ -330,6 +351,9 @@ def draw_settings(layout, scene) -> None:
     row.active = output.write_layer_files
     row.prop(output, "layer_path")
     column.operator(GPU_PARTICLES_OT_setup_compositing.bl_idname, icon="NODE_COMPOSITING")
+    if output.use_render and not scene.render.use_compositing:
+        column.label(text=f"No particles in renders: {COMPOSITING_OFF}", icon="ERROR")
+        column.operator(GPU_PARTICLES_OT_use_compositing.bl_idname, icon="NODE_COMPOSITING")
     errors = last_errors.get(scene.name, [])
     for line in errors[:3]:
         layout.label(text=line.removeprefix("GPU Particles: "), icon="ERROR")
@@ -337,7 +361,7 @@ def draw_settings(layout, scene) -> None:
         layout.label(text=f"... and {len(errors) - 3} more frames without particles (see the console)")
 
 
-CLASSES = (GPU_PARTICLES_PG_output, GPU_PARTICLES_OT_setup_compositing)
+CLASSES = (GPU_PARTICLES_PG_output, GPU_PARTICLES_OT_setup_compositing, GPU_PARTICLES_OT_use_compositing)
 _register_classes, _unregister_classes = register_factory(
     CLASSES, ((bpy.types.Scene, "gpu_particles_output", GPU_PARTICLES_PG_output),))
 _HANDLERS = (("render_init", on_render_init), ("render_pre", on_render_pre),

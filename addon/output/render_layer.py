@@ -35,8 +35,10 @@ import bpy
 import numpy as np
 
 from ..engine.particle_depth import FAR, ParticleDepth
+from ..hosts.blender import BlenderHost
 from ..scene.cache import blend_path
-from ..scene.renderer import SceneRenderer, camera_of
+from ..scene.renderer import SceneRenderer, camera_of, check_effects
+from ..scene.snapshot import read_snapshot
 
 _SCRATCH = "GPU Particles Layer (scratch)"
 
@@ -79,14 +81,27 @@ def border_region(scene, width: int, height: int) -> tuple[slice, slice] | None:
             slice(int(render.border_min_x * width), int(render.border_max_x * width)))
 
 
+def layer_size(scene) -> tuple[int, int]:
+    """(width, height) of the layer a render of ``scene`` composites: the render's, or its border's when
+    cropped to it (:meth:`ParticleLayer.layer`)."""
+    width, height = render_size(scene)
+    region = border_region(scene, width, height)
+    if region is None or not scene.render.use_crop_to_border:
+        return width, height
+    rows, columns = region
+    return columns.stop - columns.start, rows.stop - rows.start
+
+
 class ParticleLayer:
     """Renders a scene's particle layer frame by frame (simulation follows, as in the bake)."""
 
     def __init__(self, scene):
         self.scene = scene
         self.width, self.height = render_size(scene)
-        self.renderer = SceneRenderer(scene, self.width, self.height, exact_sort=True)
-        host = self.renderer.host
+        host = BlenderHost()
+        snapshot = read_snapshot(scene)
+        check_effects(snapshot.effects, host)  # an effect that cannot draw is named, before any GPU work
+        self.renderer = SceneRenderer(scene, self.width, self.height, host=host, exact_sort=True, snapshot=snapshot)
         self.depth = ParticleDepth(host, self.width, self.height)
         # Reused host memory the two images are read into, both copies queued before either is waited for
         # (GL pixel-pack buffers where the host has them: bench/final_render.py, layer_ms).

@@ -21,9 +21,11 @@ from ..engine.footprint import Focus, Shutter
 from ..engine.glints import GlintStage, wanted
 from ..engine.lighting import is_lit
 from ..engine.pipeline import FrameData, Targets, record_frame
-from ..engine.settings import SettingsError
+from ..engine.settings import SettingsError, check_for_gpu
 from ..engine.shadow_volume import ShadowVolume
+from ..engine.sprite_sheets import check_images
 from ..engine.sprites import SpriteLayer
+from ..engine.turbulence import check_resolution
 from ..hosts.blender import BlenderHost
 from ..properties import has_effects, scene_effects
 from .cache import SimCache, cache_folder
@@ -59,6 +61,18 @@ def check_camera(camera) -> None:
                             f"sensor {data.sensor_width}x{data.sensor_height} mm, lens {data.lens} mm")
     if not abs(camera.matrix_world.determinant()) > 1e-12:
         raise SettingsError(f"Camera '{camera.name}' is scaled to zero: its view cannot be inverted")
+
+
+def check_effects(effects, host) -> None:
+    """What a draw of the snapshot's ``effects`` would refuse (beyond the GPU's limits, a missing or unfit
+    sprite image), up front, naming the effect."""
+    for effect in effects:
+        try:
+            check_for_gpu(effect.settings, host.max_texture_size)
+            check_resolution(effect.settings.turbulence_resolution, host.max_texture_3d_size)
+            check_images(effect.settings, host)
+        except SettingsError as error:
+            raise SettingsError(f"Effect '{effect.effect_name}' on '{effect.object_name}': {error}") from None
 
 
 def camera_of(scene, width: int, height: int, camera_matrix_at=None) -> Camera:
