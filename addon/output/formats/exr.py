@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...engine.readback import HALF_RGBA, ReadbackLayout
-from ..frame_writer import image_modules, lower_priority
-from .base import FrameFormat
+from ..display import image_modules
+from .base import FrameFormat, lower_priority
 
 # ZIP (Blender's default codec) at deflate level 1, not OpenEXR's 4 that Blender writes: the same lossless pixels,
 # and on a frame covered by lit smoke (1M, 1080p, 98% of pixels and alpha non-zero) the product bake ran
