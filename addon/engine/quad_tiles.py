@@ -41,8 +41,8 @@ from .tile_lists import FOOTPRINT_OUTPUTS, TILE_CHUNK, WALKS, FootprintList, Kep
 
 ESTIMATED_TILES_PER_PARTICLE = 4.0  # a spark's streak across a few tiles
 QUAD_TYPES = ("SPRITE", "STRETCHED")  # the particle types drawn as quads
-# The quads' walk (tile_lists.WALKS): BLOCKS, so that a block skips the streaks that pass it by: quad_accumulate
-# 4.15 ms against ALL's 5.41 in 1080p-fireworks-4M (H100, bench/results/h100-2026-11-27-viewport-timeline-capsule-*).
+# The quads' walk (tile_lists.WALKS): BLOCKS, so that a block skips the streaks that pass it by: faster than ALL in
+# 1080p-fireworks-4M (bench/results/h100-2026-11-27-viewport-timeline-capsule-{blocks,all}.json).
 QUAD_WALK = "BLOCKS"
 
 QUAD_FOOTPRINT = Kernel(

@@ -60,13 +60,14 @@ ESTIMATED_TILES_PER_SEGMENT = 1.5  # a segment spans a few pixels: one tile, two
 # trails.TRAIL_MEMORY_LIMIT's 512M) is drawn in batches, in order: the same sums, the layer rounding once a batch.
 MAX_BATCH_SEGMENTS = 1 << 25
 # How a tile's pixels go through its segments (tile_lists.WALKS): BLOCKS, as the alpha sprites, for footprints a
-# few pixels across in tiles of thousands (the comet's head).  H100, 1080p-1M-trails32, alternating: trail_accumulate
-# 11.93 / 11.96 ms against ALL's 13.93 / 13.87 (records h100-2026-11-27-viewport-timeline-trail-walk-*).
+# few pixels across in tiles of thousands (the comet's head): faster than ALL at 1080p-1M-trails32, alternating on
+# one machine (bench/results/h100-2026-11-27-viewport-timeline-trail-walk-{blocks,all}*.json).
 TRAIL_WALK = "BLOCKS"
 # Workgroups a tile's list is split over when longer than a chunk (tile_lists.TileSlices): the comet's head puts
-# up to 9% of 1M particles' 30M segment instances into one tile and 92-97% into 100 of 8160 at 1080p, which one
-# workgroup a tile serialized (trail_accumulate 103 ms on an H100).  The partial sums cost 33 MB a slice at 1080p:
-# fewer slices where they would pass tile_lists.PARTIALS_MEMORY (8 at 4K).
+# most of its segment instances into a few of the frame's tiles (counted in
+# bench/results/llvmpipe-2026-11-27-events-trail-coverage.json), which one workgroup a tile serialized
+# (h100-2026-11-27-events-trail-tiles.json, against h100-2026-11-27-events-trail-slices.json).  The partial sums
+# cost 33 MB a slice at 1080p: fewer slices where they would pass tile_lists.PARTIALS_MEMORY (8 at 4K).
 TRAIL_SLICES = 32
 
 TRAIL_FOOTPRINT = Kernel(

@@ -105,8 +105,8 @@ def display_pixels(pixels: np.ndarray, processor, alpha: bool) -> np.ndarray:
 
 
 def quantize(pixels: np.ndarray, channels: int, dtype: np.dtype) -> np.ndarray:
-    """Float [0, 1] (scaled in place) to ``dtype``'s full range, the first ``channels`` kept:
-    19 ms a 1080p frame here, against 100 ms for OpenImageIO's own float to uint8 conversion."""
+    """Float [0, 1] (scaled in place) to ``dtype``'s full range, the first ``channels`` kept: numpy in place,
+    faster than OpenImageIO's own float to uint8 conversion."""
     top = np.iinfo(dtype).max
     np.multiply(pixels, top, out=pixels)
     np.add(pixels, 0.5, out=pixels)
