@@ -11,8 +11,10 @@ draws wide discs.  Reads like the algorithm::
                                                                               # visit the quads that reach them)
 
 Why tiles: a compute GPU's rasterizer is slow, and 4M sparks ~50 px long
-(issue 31's fireworks, 1080p) spent 83 of 88 ms in the rasterized quads' fill
-and blending (packing 16 quads an instance changed nothing).  Binned, every
+(issue 31's fireworks, 1080p) spent nearly all their draw in the rasterized
+quads' fill and blending, and packing 16 quads an instance changed nothing
+(the figures: bench/results/h200-2026-11-26-viewport-timeline-e762060.json
+and h200-2026-11-26-events-59585ef.json).  Binned, every
 pixel is one thread summing its tile's quads from shared memory: each pixel
 read and written once, without atomics.  Additive quads need no depth order:
 the lists stay in particle order, the rasterizer's blending order, and a pixel

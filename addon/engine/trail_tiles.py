@@ -14,11 +14,13 @@ Reads like the algorithm::
     tile_combine(partial sums -> the layer, in slice order)              # tile_lists.TileSlices
 
 Why tiles: a thread a segment adding each covered pixel with atomics into the
-splat's integer accumulation (trail_splat.glsl, which this replaced) spent ~25
-of 32 ms on 1M particles' 32-point trails at 1080p (issue 31) in returning
+splat's integer accumulation (trail_splat.glsl, which this replaced) spent
+most of 1M particles' 32-point trails' draw at 1080p (issue 31) in returning
 atomic pairs over a high coverage, and overflowed its channels in a dense
-comet's head.  Binned, every pixel is one thread summing its tile's segments
-from shared memory in float32, read and written once, without atomics, into
+comet's head (the figures:
+bench/results/h100-2026-11-27-viewport-timeline-trail-table-base.json).
+Binned, every pixel is one thread summing its tile's segments from shared
+memory in float32, read and written once, without atomics, into
 the layer the resolve adds to the splat (compositing's raster target: half
 floats, rounded once a draw).  A segment's footprint is the capsule its band
 fills (sprite_shape.glsl: center, reach, streak b - a), so a segment of zero
