@@ -5,7 +5,7 @@ The map sits between two markers in docs/features.md, and only that part is rewr
 stays hand-written while the list of modules cannot fall behind the code (tests/test_docs.py fails when it has).
 Pure Python: it reads the files, it imports nothing of the add-on.
 
-    python tools/module_map.py           # rewrite the map in docs/features.md
+    python tools/module_map.py           # rewrite the map in docs/features.md (make module-map)
     python tools/module_map.py --check   # exit 1, saying so, when the map is stale
 """
 
