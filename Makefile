@@ -17,7 +17,7 @@ BENCH_ARGS ?=
 PRESETS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test demo bake presets package bench bench-gpu lint contact-sheet previews kernel kernels clean
+.PHONY: help setup test demo bake presets package bench bench-gpu lint module-map contact-sheet previews kernel kernels clean
 
 help:
 	@echo "GPU Particles targets:"
@@ -32,6 +32,7 @@ help:
 	@echo "  make bench     run the CPU benchmark"
 	@echo "  make bench-gpu the GPU host's benchmark in Blender: tests, bake, viewport, end-to-end (BENCH_ARGS=--skip-tests ...)"
 	@echo "  make lint      ruff check addon tests bench tools farm"
+	@echo "  make module-map  rewrite docs/features.md's module map from the modules' docstrings"
 	@echo "  make contact-sheet  render every preset at 1080p into docs/presets.png (crops)"
 	@echo "                 [PRESETS=\"fire snow\"]: only those presets' cells, the others kept"
 	@echo "  make previews  render a short MP4 of every preset into docs/previews/ [PRESETS=\"fire snow\"]"
@@ -65,6 +66,9 @@ bench-gpu: setup
 
 lint: setup
 	$(PY) -m ruff check addon tests bench tools farm
+
+module-map: setup
+	$(PY) tools/module_map.py
 
 contact-sheet: setup
 	$(PY) tools/contact_sheet.py --out docs/presets.png$(if $(PRESETS), --update --presets $(PRESETS))

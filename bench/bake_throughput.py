@@ -127,8 +127,9 @@ def writer_scaling(file_format: str, frames: int, width: int = 1920, height: int
     the calls they make must release the GIL for this to grow with the thread count."""
     import bpy
 
+    from addon.output.display import display_pixels, display_processor, quantize
     from addon.output.formats import frame_format
-    from addon.output.frame_writer import FrameWriter, display_pixels, display_processor, quantize
+    from addon.output.frame_writer import FrameWriter
 
     bpy.ops.wm.read_factory_settings(use_empty=True)
     scene = bpy.context.scene

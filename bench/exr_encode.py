@@ -50,8 +50,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 import records  # noqa: E402
 from bake_throughput import cpu_seconds, effect_scene, measure_bake  # noqa: E402
 
+from addon.output.display import image_modules  # noqa: E402
 from addon.output.formats.exr import ZIP_LEVEL, ExrFormat, ExrThreads  # noqa: E402
-from addon.output.frame_writer import WRITER_NICE, FrameWriter, image_modules  # noqa: E402
+from addon.output.frame_writer import WRITER_NICE, FrameWriter  # noqa: E402
 
 EXR = ExrFormat(compression=f"zip:{ZIP_LEVEL}")  # the product's, for the scene's default codec
 SIZES = {"1080p": (1920, 1080), "2160p": (3840, 2160)}
@@ -285,8 +286,9 @@ def _process_writer(pipe, block_name, shape, frame_format, nice, site, root):
     """A writer process: OpenEXR's pool off, niced; writes the shared block to each path it is sent
     (temporary name, then rename, as FrameWriter does)."""
     sys.path[:0] = [root, site]
+    from addon.output.formats.base import lower_priority
     from addon.output.formats.exr import ExrThreads
-    from addon.output.frame_writer import encode, lower_priority
+    from addon.output.frame_writer import encode
 
     lower_priority(nice)
     ExrThreads(-1)

@@ -3,12 +3,11 @@
 
 void main()
 {
-  int width = imageSize(keep).x;
-  int index = particle_index(width);
-  if (index >= count) {
+  int index;
+  ivec2 texel;
+  if (!particle_slot(imageSize(keep).x, count, index, texel)) {
     return;
   }
-  ivec2 texel = particle_texel(index, width);
   if (imageLoad(keep, texel).x != 0u) {
     int slot = int(imageLoad(offsets, texel).x);
     imageStore(live_index, particle_texel(slot, imageSize(live_index).x), uvec4(uint(index)));

@@ -4,11 +4,11 @@
 void main()
 {
   int width = imageSize(sample_pos).x;
-  int index = particle_index(width);
-  if (index >= bound) {
+  int index;
+  ivec2 texel;
+  if (!particle_slot(width, bound, index, texel)) {
     return;
   }
-  ivec2 texel = particle_texel(index, width);
   if (imageLoad(keep_flags, texel).x != 0u) {
     ivec2 slot = particle_texel(int(imageLoad(offsets, texel).x), width);
     imageStore(kept_pos, slot, imageLoad(sample_pos, texel));

@@ -8,12 +8,11 @@
 
 void main()
 {
-  int width = imageSize(sample_pos).x;
-  int index = particle_index(width);
-  if (index >= bound) {
+  int index;
+  ivec2 texel;
+  if (!particle_slot(imageSize(sample_pos).x, bound, index, texel)) {
     return;
   }
-  ivec2 texel = particle_texel(index, width);
   int kept_before = int(imageLoad(sample_count, ivec2(0)).x);
   int added = (last - first) * samples_per_primitive;
   bool keep = false;

@@ -5,12 +5,11 @@
 
 void main()
 {
-  int width = imageSize(sample_pos).x;
-  int index = particle_index(width);
-  if (index >= bound) {
+  int index;
+  ivec2 texel;
+  if (!particle_slot(imageSize(sample_pos).x, bound, index, texel)) {
     return;
   }
-  ivec2 texel = particle_texel(index, width);
   if (index >= int(imageLoad(sample_count, ivec2(0)).x)) {
     imageStore(vel_life, texel, vec4(0.0));
     return;

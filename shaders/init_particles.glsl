@@ -4,12 +4,11 @@
 
 void main()
 {
-  int width = imageSize(pos_age).x;
-  int index = particle_index(width);
-  if (index >= count) {
+  int index;
+  ivec2 texel;
+  if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
     return;
   }
-  ivec2 texel = particle_texel(index, width);
   imageStore(pos_age, texel, vec4(0.0, 0.0, 0.0, -birth_interval * float(index)));
   imageStore(vel_life, texel, vec4(0.0));
 }

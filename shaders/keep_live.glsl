@@ -3,12 +3,11 @@
 
 void main()
 {
-  int width = imageSize(pos_age).x;
-  int index = particle_index(width);
-  if (index >= count) {
+  int index;
+  ivec2 texel;
+  if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
     return;
   }
-  ivec2 texel = particle_texel(index, width);
   vec4 pos_age_in = imageLoad(pos_age, texel);
   float life = imageLoad(vel_life, texel).w;
   bool live = pos_age_in.w >= 0.0 && pos_age_in.w < life && is_finite(pos_age_in.xyz);

@@ -4,11 +4,11 @@
 void main()
 {
   int width = imageSize(pos_age).x;
-  int slot = particle_index(width);
-  if (slot >= count) {
+  int slot;
+  ivec2 texel;
+  if (!particle_slot(width, count, slot, texel)) {
     return;
   }
-  ivec2 texel = particle_texel(slot, width);
   ivec2 source = particle_texel(int(imageLoad(indices, texel).x), width);
   imageStore(sorted_pos_age, texel, imageLoad(pos_age, source));
   imageStore(sorted_vel_life, texel, imageLoad(vel_life, source));

@@ -3,12 +3,11 @@
 
 void main()
 {
-  int width = imageSize(keys).x;
-  int slot = particle_index(width);
-  if (slot >= count) {
+  int slot;
+  ivec2 texel;
+  if (!particle_slot(imageSize(keys).x, count, slot, texel)) {
     return;
   }
-  ivec2 texel = particle_texel(slot, width);
   uint index = reset_indices != 0 ? uint(slot) : imageLoad(indices, texel).x;
   ivec2 source = particle_texel(int(index), imageSize(pos_age).x);
   uint key = particle_key(imageLoad(pos_age, source), imageLoad(vel_life, source).w);

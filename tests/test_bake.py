@@ -101,8 +101,8 @@ def test_two_bakes_are_byte_identical(scene, tmp_path):
 def test_png_bake_converts_on_the_gpu_as_the_cpu_path_does(scene, tmp_path, monkeypatch, depth):
     """The bake's PNG frames (display transform on the GPU, RGB values read back) against the same bake
     with the frames converted on the CPU (OpenColorIO's CPU processor, as BW PNG still is)."""
+    from addon.output.display import image_modules
     from addon.output.formats.png import PngFormat
-    from addon.output.frame_writer import image_modules
 
     add_effect(count=30_000)
     scene.view_settings.view_transform, scene.view_settings.look = "AgX", "AgX - Punchy"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from addon.engine.readback import FrameReadback, ReadbackLayout
-from addon.output.display_shader import display_shader, ocio_config_path
-from addon.output.frame_writer import DisplaySettings, display_pixels, display_processor, quantize
+from addon.output.display import DisplaySettings, display_pixels, display_processor, ocio_config_path, quantize
+from addon.output.display_shader import display_shader
 
 # (view, look, exposure, gamma): each kind of OpenColorIO GPU resource and op Blender's config has
 VIEWS = [

@@ -9,8 +9,8 @@ import pytest
 from test_frame_writer import HEIGHT, WIDTH, sample_frame, write_frame
 
 from addon.engine.readback import ReadbackLayout
+from addon.output.display import image_modules
 from addon.output.formats import KINDS, FrameFormat, file_extension, frame_format, supported_formats
-from addon.output.frame_writer import image_modules
 
 # Blender's names that the bake writes, and what OpenImageIO calls the file it reads back
 FILE_KINDS = {"PNG": "png", "OPEN_EXR": "openexr", "OPEN_EXR_MULTILAYER": "openexr"}

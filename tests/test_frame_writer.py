@@ -10,11 +10,12 @@ import pytest
 
 from addon.engine.readback import FLOAT_RGBA, HALF_RGBA, FrameReadback
 from addon.hosts.gl_readback import ENVIRONMENT, PixelPack, PixelPackBuffer
+from addon.output.display import image_modules
 from addon.output.display_shader import display_shader
 from addon.output.formats import frame_format as frame_format_of_scene
 from addon.output.formats.exr import ZIP_LEVEL, ExrFormat
 from addon.output.formats.png import PNG_CHANNELS, PngFormat
-from addon.output.frame_writer import FrameWriteError, FrameWriter, encode, image_modules
+from addon.output.frame_writer import FrameWriteError, FrameWriter, encode
 
 WIDTH, HEIGHT = 48, 32
 

@@ -15,7 +15,7 @@ from addon.engine.reference import sprite_sheets as ref
 from addon.engine.settings import SettingsError, effect_settings, render_settings
 from addon.engine.sprite_sheets import SheetImage, SpriteSheets, check_images, sheet_reach
 from addon.engine.sprites import SpriteLayer
-from addon.output.frame_writer import image_modules
+from addon.output.display import image_modules
 
 SIZE = 32
 TINT = np.array([1.0, 0.5, 0.25])

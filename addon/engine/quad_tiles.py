@@ -11,8 +11,10 @@ draws wide discs.  Reads like the algorithm::
                                                                               # visit the quads that reach them)
 
 Why tiles: a compute GPU's rasterizer is slow, and 4M sparks ~50 px long
-(issue 31's fireworks, 1080p) spent 83 of 88 ms in the rasterized quads' fill
-and blending (packing 16 quads an instance changed nothing).  Binned, every
+(issue 31's fireworks, 1080p) spent nearly all their draw in the rasterized
+quads' fill and blending, and packing 16 quads an instance changed nothing
+(the figures: bench/results/h200-2026-11-26-viewport-timeline-e762060.json
+and h200-2026-11-26-events-59585ef.json).  Binned, every
 pixel is one thread summing its tile's quads from shared memory: each pixel
 read and written once, without atomics.  Additive quads need no depth order:
 the lists stay in particle order, the rasterizer's blending order, and a pixel
@@ -41,8 +43,8 @@ from .tile_lists import FOOTPRINT_OUTPUTS, TILE_CHUNK, WALKS, FootprintList, Kep
 
 ESTIMATED_TILES_PER_PARTICLE = 4.0  # a spark's streak across a few tiles
 QUAD_TYPES = ("SPRITE", "STRETCHED")  # the particle types drawn as quads
-# The quads' walk (tile_lists.WALKS): BLOCKS, so that a block skips the streaks that pass it by: quad_accumulate
-# 4.15 ms against ALL's 5.41 in 1080p-fireworks-4M (H100, bench/results/h100-2026-11-27-viewport-timeline-capsule-*).
+# The quads' walk (tile_lists.WALKS): BLOCKS, so that a block skips the streaks that pass it by: faster than ALL in
+# 1080p-fireworks-4M (bench/results/h100-2026-11-27-viewport-timeline-capsule-{blocks,all}.json).
 QUAD_WALK = "BLOCKS"
 
 QUAD_FOOTPRINT = Kernel(

@@ -41,7 +41,8 @@ POINTS = Raster("raster_points", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, 
 QUAD_VERTICES = 6  # two triangles per particle
 # Particles an instance of the quads draws: vertex warps of 32 lanes filled (96 vertices), where one 6-vertex
 # instance a particle can leave 26 lanes idle; the triangles keep their order, so the blend adds in the same order.
-# Measured on an H200 (fireworks, 4M stretched sparks): 90.1 -> 89.2 ms, within noise: their fill is the cost.
+# Within noise of one quad an instance for 4M stretched sparks, whose fill is the cost
+# (bench/results/h200-2026-11-26-events-59585ef.json; bench/README.md's dated logs hold the run before).
 QUADS_PER_INSTANCE = 16
 QUADS = Raster("raster_quads", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=CONSTANTS,
                includes=(*INCLUDES, "quad_falloff.glsl", "quad_frame.glsl"),

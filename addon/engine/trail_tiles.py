@@ -14,11 +14,13 @@ Reads like the algorithm::
     tile_combine(partial sums -> the layer, in slice order)              # tile_lists.TileSlices
 
 Why tiles: a thread a segment adding each covered pixel with atomics into the
-splat's integer accumulation (trail_splat.glsl, which this replaced) spent ~25
-of 32 ms on 1M particles' 32-point trails at 1080p (issue 31) in returning
+splat's integer accumulation (trail_splat.glsl, which this replaced) spent
+most of 1M particles' 32-point trails' draw at 1080p (issue 31) in returning
 atomic pairs over a high coverage, and overflowed its channels in a dense
-comet's head.  Binned, every pixel is one thread summing its tile's segments
-from shared memory in float32, read and written once, without atomics, into
+comet's head (the figures:
+bench/results/h100-2026-11-27-viewport-timeline-trail-table-base.json).
+Binned, every pixel is one thread summing its tile's segments from shared
+memory in float32, read and written once, without atomics, into
 the layer the resolve adds to the splat (compositing's raster target: half
 floats, rounded once a draw).  A segment's footprint is the capsule its band
 fills (sprite_shape.glsl: center, reach, streak b - a), so a segment of zero
@@ -60,13 +62,14 @@ ESTIMATED_TILES_PER_SEGMENT = 1.5  # a segment spans a few pixels: one tile, two
 # trails.TRAIL_MEMORY_LIMIT's 512M) is drawn in batches, in order: the same sums, the layer rounding once a batch.
 MAX_BATCH_SEGMENTS = 1 << 25
 # How a tile's pixels go through its segments (tile_lists.WALKS): BLOCKS, as the alpha sprites, for footprints a
-# few pixels across in tiles of thousands (the comet's head).  H100, 1080p-1M-trails32, alternating: trail_accumulate
-# 11.93 / 11.96 ms against ALL's 13.93 / 13.87 (records h100-2026-11-27-viewport-timeline-trail-walk-*).
+# few pixels across in tiles of thousands (the comet's head): faster than ALL at 1080p-1M-trails32, alternating on
+# one machine (bench/results/h100-2026-11-27-viewport-timeline-trail-walk-{blocks,all}*.json).
 TRAIL_WALK = "BLOCKS"
 # Workgroups a tile's list is split over when longer than a chunk (tile_lists.TileSlices): the comet's head puts
-# up to 9% of 1M particles' 30M segment instances into one tile and 92-97% into 100 of 8160 at 1080p, which one
-# workgroup a tile serialized (trail_accumulate 103 ms on an H100).  The partial sums cost 33 MB a slice at 1080p:
-# fewer slices where they would pass tile_lists.PARTIALS_MEMORY (8 at 4K).
+# most of its segment instances into a few of the frame's tiles (counted in
+# bench/results/llvmpipe-2026-11-27-events-trail-coverage.json), which one workgroup a tile serialized
+# (h100-2026-11-27-events-trail-tiles.json, against h100-2026-11-27-events-trail-slices.json).  The partial sums
+# cost 33 MB a slice at 1080p: fewer slices where they would pass tile_lists.PARTIALS_MEMORY (8 at 4K).
 TRAIL_SLICES = 32
 
 TRAIL_FOOTPRINT = Kernel(

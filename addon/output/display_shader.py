@@ -1,6 +1,6 @@
 """The scene's display transform as GLSL, for the bake's ``frame_display`` kernel (engine/readback.py).
 
-The same OpenColorIO transform the CPU path applies (``frame_writer.display_group``),
+The same OpenColorIO transform the CPU path applies (``display.display_group``),
 turned into a shader function by OpenColorIO itself, as Blender does for its
 viewport: for AgX that is matrices, log2, a 57^3 3D LUT with tetrahedral
 interpolation, an exponent and the sRGB curve.  OpenColorIO declares the
@@ -23,7 +23,7 @@ import numpy as np
 
 from ..engine.kernels import Sampler
 from ..engine.readback import DisplayLut, DisplayShader
-from .frame_writer import DisplaySettings, check_display, display_group, image_modules
+from .display import DisplaySettings, blender_ocio_config, check_display, display_group, image_modules
 
 FUNCTION = "display_transform"  # what frame_display.glsl calls
 _SAMPLER_DECLARATION = re.compile(r"^[ \t]*uniform[ \t]+sampler[23]D[ \t]+\w+[ \t]*;[ \t]*\n", re.M)
@@ -41,20 +41,6 @@ def display_shader(display: DisplaySettings, cache: Path | None = None) -> Displ
         if path is not None:
             _write(path, shader)
     return shader
-
-
-def ocio_config_path() -> str:
-    """The OpenColorIO config Blender uses: $OCIO when it names a file, else the one Blender ships."""
-    configured = os.environ.get("OCIO", "")
-    if configured and Path(configured).is_file():
-        return configured
-    return blender_ocio_config()
-
-
-def blender_ocio_config() -> str:
-    import bpy  # here, not above: benchmark writer processes import the formats without Blender's session
-
-    return str(Path(bpy.utils.system_resource("DATAFILES", path="colormanagement")) / "config.ocio")
 
 
 def display_cache(display: DisplaySettings) -> Path | None:

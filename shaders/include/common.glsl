@@ -18,6 +18,16 @@ int particle_index(int width)
 {
   return int(gl_GlobalInvocationID.y) * width + int(gl_GlobalInvocationID.x);
 }
+
+/* The opening of a kernel a thread a slot: this invocation's slot and its
+ * texel in images `width` texels wide; false past `bound`, where the dispatch,
+ * rounded up to whole workgroups, runs beyond the last slot. */
+bool particle_slot(int width, int bound, out int index, out ivec2 texel)
+{
+  index = particle_index(width);
+  texel = particle_texel(index, width);
+  return index < bound;
+}
 #endif
 
 bool is_finite(vec3 v)

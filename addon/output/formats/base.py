@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import threading
 from abc import ABC, abstractmethod
 from concurrent.futures import Executor, Future
 from typing import ClassVar
@@ -9,7 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...engine.readback import ReadbackLayout
-from ..frame_writer import DisplaySettings
+from ..display import DisplaySettings
 
 
 class FrameFormat(ABC):
@@ -59,3 +62,16 @@ class FrameFormat(ABC):
         arrays slowly: a flipped view cost 60 ms more per 1080p EXR here).  By default the values as read back:
         a copy only where an RGB row ends inside a word (readback.py)."""
         return np.ascontiguousarray(pixels)
+
+
+def lower_priority(niceness: int) -> None:
+    """Raise the calling thread's nice value by ``niceness``; threads it starts inherit it.  Linux only (where
+    nice is per thread; elsewhere it would slow the whole process, main thread included).  Anyone may lower
+    their own priority; where the OS refuses, the thread keeps its own."""
+    if niceness <= 0 or sys.platform != "linux":
+        return
+    thread = threading.get_native_id()
+    try:
+        os.setpriority(os.PRIO_PROCESS, thread, min(19, os.getpriority(os.PRIO_PROCESS, thread) + niceness))
+    except OSError:
+        pass

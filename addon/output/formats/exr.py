@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from ...engine.readback import HALF_RGBA, ReadbackLayout
-from ..frame_writer import image_modules, lower_priority
-from .base import FrameFormat
+from ..display import image_modules
+from .base import FrameFormat, lower_priority
 
 # ZIP (Blender's default codec) at deflate level 1, not OpenEXR's 4 that Blender writes: the same lossless pixels,
-# and on a frame covered by lit smoke (1M, 1080p, 98% of pixels and alpha non-zero) the product bake ran
-# 48.7-52.2 -> 77.3-79.5 frames/s (encode+write 286 -> 189 ms a frame, 16 writers, H200 host) for files 5.5%
-# larger; the default preset's sparse frames cost the same at either level (95-106 / 109-114 frames/s, same bytes).
+# a faster bake of frames covered by lit smoke for slightly larger files, and sparse frames cost the same at either
+# level (bench/README.md, "EXR encoding"; the levels' CPU cost on a sparse frame:
+# bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-25-exr-encode.json).
 ZIP_LEVEL = 1
 
 

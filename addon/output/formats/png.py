@@ -16,8 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from ...engine.readback import FLOAT_RGBA, ReadbackLayout
-from ..display_shader import ocio_config_path
-from ..frame_writer import DisplaySettings, check_display, display_pixels, display_processor, quantize
+from ..display import DisplaySettings, check_display, display_pixels, display_processor, ocio_config_path, quantize
 from .base import FrameFormat
 
 PNG_DEPTHS = {"8": "uint8", "16": "uint16"}
