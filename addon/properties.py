@@ -100,10 +100,12 @@ def _annotations(fields) -> dict:
     return {field.name: blender_property(field, update=_update_of(field)) for field in fields}
 
 
+_UPDATES = {Edit.REDRAW: _drawing_changed, Edit.RELOOK: _look_changed, Edit.RESIMULATE: _settings_changed}
+
+
 def _update_of(field: Field):
     """What an edit of ``field`` sets off, by what it costs (edits.cost_of)."""
-    return {Edit.REDRAW: _drawing_changed, Edit.RELOOK: _look_changed, Edit.RESIMULATE: _settings_changed}[
-        cost_of(field)]
+    return _UPDATES[cost_of(field)]
 
 
 def _values(group, fields) -> dict:

@@ -61,6 +61,29 @@ def test_an_edit_of_a_setting_calls_the_hook_of_its_cost(field):
     assert properties._update_of(field) is hooks[cost_of(field)]
 
 
+def test_an_edit_in_blender_calls_the_hooks_of_its_cost(scene):
+    from addon import properties
+
+    effect = add_effect(count=100)
+    called = []
+    hooks = ((properties.ON_REDRAW, Edit.REDRAW), (properties.ON_LOOK, Edit.RELOOK),
+             (properties.ON_CHANGE, Edit.RESIMULATE))
+    for hooked, cost in hooks:
+        hooked.append(lambda cost=cost: called.append(cost))
+    try:
+        for owner, name, value, cost in ((scene.gpu_particles, "glint_rays", 6, Edit.REDRAW),
+                                         (scene.gpu_particles, "emax", 3.0, Edit.RELOOK),
+                                         (effect, "opacity", 0.25, Edit.RELOOK),
+                                         (effect, "drag", 0.5, Edit.RESIMULATE),
+                                         (scene.gpu_particles, "cache_memory", 64.0, Edit.RESIMULATE)):
+            called.clear()
+            setattr(owner, name, value)
+            assert called == [cost], name
+    finally:
+        for hooked, _ in hooks:
+            del hooked[-1]
+
+
 def _snapshot(parent=None, child=None, render=None, mesh=None, ramp=None, cloud=None, start=1, end=250, fps=24):
     """Rockets (on a mesh, with a ramp) and Sparks spawned from them, inheriting their colors."""
     parent = effect_settings(parent or {})
