@@ -20,17 +20,15 @@ from bpy.props import (
     StringProperty,
 )
 
-from .engine.glints import GLINT_FIELDS
 from .engine.settings import (
     EFFECT_FIELDS,
-    LOOK_FIELDS,
     RENDER_FIELDS,
-    RENDER_SIMULATION_FIELDS,
     Field,
     effect_settings,
     render_settings,
 )
 from .scene import families
+from .scene.edits import Edit, cost_of
 
 _VECTOR_SUBTYPES = {"VELOCITY": "VELOCITY", "ACCELERATION": "ACCELERATION"}
 _INT32_MAX = 2**31 - 1
@@ -63,10 +61,10 @@ def blender_property(field: Field, update=None):
 
 # Called with no arguments whenever a setting changes (the viewport marks its simulation stale).
 ON_CHANGE: list = []
-# Called instead for settings that change only how the simulated history draws (settings.LOOK_FIELDS, the render
-# settings but RENDER_SIMULATION_FIELDS): validated again and redrawn with the simulation kept.
+# Called instead for settings whose edit is an Edit.RELOOK (scene/edits.py): validated again and redrawn with the
+# simulation kept.
 ON_LOOK: list = []
-# Called instead for settings read only when drawing (glints): the viewport redraws, nothing re-simulates.
+# Called instead for settings whose edit is an Edit.REDRAW (glints, read at each draw): the viewport redraws.
 ON_REDRAW: list = []
 
 
@@ -103,14 +101,12 @@ def _annotations(fields) -> dict:
     return {field.name: blender_property(field, update=_update_of(field)) for field in fields}
 
 
+_UPDATES = {Edit.REDRAW: _drawing_changed, Edit.RELOOK: _look_changed, Edit.RESIMULATE: _settings_changed}
+
+
 def _update_of(field: Field):
-    """What an edit of ``field`` sets off: a redraw (glints), a redraw in the new look or render settings with
-    the simulation kept, or a new simulation."""
-    if field.name in GLINT_FIELDS:
-        return _drawing_changed
-    if field.name in LOOK_FIELDS or (field in RENDER_FIELDS and field.name not in RENDER_SIMULATION_FIELDS):
-        return _look_changed
-    return _settings_changed
+    """What an edit of ``field`` sets off, by what it costs (edits.cost_of)."""
+    return _UPDATES[cost_of(field)]
 
 
 def _values(group, fields) -> dict:

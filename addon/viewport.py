@@ -23,18 +23,19 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
-from .engine.glints import GlintStage, wanted, without_glints
+from .engine.glints import GlintStage, wanted
 from .engine.pipeline import Targets
 from .engine.settings import RenderSettings
 from .engine.sprites import SpriteLayer
 from .engine.tile_lists import VIEWPORT_CHECK_EVERY
 from .hosts.blender import BlenderHost
-from .properties import ON_CHANGE, ON_LOOK, ON_REDRAW, has_effects, render_settings_of, scene_effects
+from .properties import ON_CHANGE, ON_LOOK, ON_REDRAW, has_effects, scene_effects
 from .scene.csg import is_primitive, scene_has_cloud
 from .scene.depth_prepass import DepthPrepass, KeptMeshes
+from .scene.edits import Edit, edit_between, emitters_edit, render_edit
 from .scene.index import SceneIndex, scene_edited
 from .scene.renderer import SceneRenderer, with_lens
-from .scene.snapshot import EffectsWatch, inherited_ramps, read_snapshot
+from .scene.snapshot import EffectsWatch, SceneSnapshot
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 SCENE_INDEX = SceneIndex()  # which objects emit, push, collide, build the cloud or occlude: kept until an edit
@@ -148,11 +149,11 @@ class ViewportRenderer(SceneRenderer):
     """The bake's renderer (same steps, preroll, restarts and GPU checkpoints), with emitters read from
     their F-curves."""
 
-    def __init__(self, scene, host, kept_meshes: KeptMeshes):
+    def __init__(self, scene, host, kept_meshes: KeptMeshes, snapshot: SceneSnapshot | None = None):
         self._matrices = {}  # frame -> the emitters' matrices there, read once a draw
         self.drawn_effects = None  # (object, effect) pairs as this draw's Overlay._sync found them
         self._kept_meshes = kept_meshes
-        super().__init__(_FrameCursor(scene), 1, 1, host)
+        super().__init__(_FrameCursor(scene), 1, 1, host, snapshot=snapshot)
 
     def _depth_prepass(self) -> DepthPrepass:
         """The occluders' triangles kept between draws (the overlay's, across simulations)."""
@@ -171,10 +172,6 @@ class ViewportRenderer(SceneRenderer):
         if self.drawn_effects is None:
             return super()._scene_effects()
         return self.snapshot.runnable(self.drawn_effects)
-
-    def _effects(self):
-        """The effects as this draw's ``Overlay._sync`` read them: it makes a new simulation when they change."""
-        return self.effects
 
     def _emitter_matrices(self):
         """Each emitter's matrix at the cursor's frame (a draw asks up to three times: read once)."""
@@ -199,7 +196,6 @@ class Overlay:
 
     def __init__(self, host=None):
         self.host = host or BlenderHost()
-        self.key = None
         self.renderer: ViewportRenderer | None = None
         self.watch = EffectsWatch()  # the effects' settings, validated again only after an edit
         self.targets: dict[tuple[int, int], _ViewTarget] = {}
@@ -225,41 +221,32 @@ class Overlay:
         self.stale = True
 
     def _sync(self, scene) -> RenderSettings:
-        """A fresh simulation when effects, settings or the scene changed, or a setting was edited, but for edits
-        of how the history draws (looks, render settings: the renderer takes them, _look_edited); the render
+        """A fresh simulation when the edit since the simulated snapshot costs one (edits.edit_between), or a
+        setting's update marked it stale; else the renderer takes the edit, keeping its history.  The render
         settings as read (the glints' apply from this frame on, without re-simulating)."""
         found = _indexed_effects(scene)
-        effects = tuple(self.watch.effects(found, scene.frame_current))
-        csg = scene.gpu_particles_csg
-        cloud_key = _indexed_has_cloud(scene) and tuple(
-            getattr(csg, p.identifier) for p in csg.bl_rna.properties if p.identifier != "rna_type")
-        render = render_settings_of(scene)
-        key = (scene.name, effects, without_glints(render), cloud_key, inherited_ramps(found))
-        if key != self.key and not self.stale and self._look_edited(key):
-            if key[2] != self.key[2]:
-                self.targets.clear()  # the views' compositors follow the new render settings
-            self.key = key  # the same simulation, drawn with the new look or render settings
-        elif key != self.key or self.stale:
-            if key != self.key:
+        renderer = self.renderer if self.renderer is not None and self.renderer.scene.name == scene.name else None
+        now = self.watch.snapshot(scene, found, scene.frame_current,
+                                  None if self.stale or renderer is None else renderer.snapshot,
+                                  SCENE_INDEX.objects(scene, is_primitive))
+        edit = Edit.RESIMULATE if renderer is None else edit_between(renderer.snapshot, now)
+        if self.stale or edit is Edit.RESIMULATE:
+            if edit >= Edit.RELOOK:
                 self.targets.clear()
-            self.key, self.stale = key, False
-            self.renderer = ViewportRenderer(scene, self.host, self.kept_meshes)
+            self.stale = False
+            self.renderer = ViewportRenderer(scene, self.host, self.kept_meshes, now)
             self.preroll = None
+        elif edit is not Edit.NONE:
+            if render_edit(renderer.snapshot.render, now.render) >= Edit.RELOOK:
+                self.targets.clear()  # the views' compositors follow the new render settings
+            renderer.follow(now)
         self.renderer.drawn_effects = found
-        return render
-
-    def _look_edited(self, key) -> bool:
-        """Whether only how the effects draw changed since ``self.key`` (their look, the render settings): the
-        renderer takes the edit, keeping its history."""
-        if self.key is None or self.renderer is None or key[0] != self.key[0] or key[3:] != self.key[3:]:
-            return False
-        return self.renderer.relook(read_snapshot(self.renderer.scene))
+        return now.render
 
     def _emitter_moved(self) -> bool:
-        """An emitter moved by hand since the step to this frame: its history changed."""
+        """An emitter moved by hand since the step to this frame (edits.emitters_edit)."""
         renderer = self.renderer
-        return any(not (np.array_equal(m, c) or np.allclose(m, c))
-                   for m, c in zip(renderer.simulation.inputs.emitters, renderer._emitter_matrices()))
+        return emitters_edit(renderer.simulation.inputs.emitters, renderer._emitter_matrices()) is Edit.RESIMULATE
 
     def advance_to(self, scene, frame: int, stopwatch=None) -> RenderSettings | None:
         """Bring every effect to ``frame``: forward steps, or a restart from the start frame (or the disk

@@ -16,9 +16,7 @@ blends rounded differently; in tile order a bake gives the same frames every run
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
@@ -187,13 +185,5 @@ def wanted(render) -> bool:
     return render.glints != "NONE"
 
 
-GLINT_FIELDS = tuple(f.name for f in RENDER_FIELDS if f.name.startswith("glint"))
-_DEFAULTS = {f.name: f.default for f in RENDER_FIELDS if f.name in GLINT_FIELDS}
-
-
-@lru_cache(maxsize=8)
-def without_glints(render):
-    """``render`` with the glint fields at their defaults: what a simulation depends on (the viewport asks every
-    draw; settings are frozen, so the one made before stands)."""
-    return dataclasses.replace(render, **_DEFAULTS)
+GLINT_FIELDS = tuple(f.name for f in RENDER_FIELDS if f.affects == "glints")
 

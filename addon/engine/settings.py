@@ -24,6 +24,15 @@ HARD_MAX_PARTICLES = 1 << 28
 MAX_SPAWN_COUNT = 4096
 
 
+# What an edit of a setting touches (``Field.affects``); scene/edits.py says what each costs.
+AFFECTS = (
+    "simulation",  # where particles are born, how they move, die or spawn: their history
+    "look",  # how an effect's particles are drawn, never their history
+    "render",  # how the scene's particles are composited (compositor, occlusion, shadows' resolution)
+    "glints",  # the glints laid over the composited frame, read at every draw
+)
+
+
 @dataclass(frozen=True)
 class Field:
     name: str
@@ -34,6 +43,11 @@ class Field:
     description: str = ""
     items: tuple[str, ...] = ()
     unit: str = "NONE"  # Blender property unit: 'NONE', 'LENGTH', 'TIME_ABSOLUTE', 'VELOCITY', 'ACCELERATION'
+    affects: str = "simulation"  # one of AFFECTS
+
+    def __post_init__(self):
+        if self.affects not in AFFECTS:
+            raise ValueError(f"field {self.name}: affects must be one of {', '.join(AFFECTS)}, not {self.affects!r}")
 
 
 EFFECT_FIELDS: tuple[Field, ...] = (
@@ -86,48 +100,48 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("respawn_skip", "float", 0.0, 0.0, 1e4, "Continuous emission: seconds a dead particle stays hidden before it respawns", unit="TIME_ABSOLUTE"),
     Field("state_layout", "enum", "FULL", items=("FULL", "COMPACT"),
           description="Full: 32 bytes per particle in float32; Compact: 16 bytes in half floats around the emitter (half the memory, less precise far from it)"),
-    Field("color_start", "color", (1.0, 0.6, 0.2), 0.0, 1e4, "Color at birth (linear, HDR)"),
-    Field("color_end", "color", (0.8, 0.1, 0.02), 0.0, 1e4, "Color at death (linear, HDR)"),
-    Field("emission_strength", "float", 1.0, 0.0, 1e6, "Brightness multiplier of the particle color"),
+    Field("color_start", "color", (1.0, 0.6, 0.2), 0.0, 1e4, "Color at birth (linear, HDR)", affects="look"),
+    Field("color_end", "color", (0.8, 0.1, 0.02), 0.0, 1e4, "Color at death (linear, HDR)", affects="look"),
+    Field("emission_strength", "float", 1.0, 0.0, 1e6, "Brightness multiplier of the particle color", affects="look"),
     Field("size", "float", 0.005, 1e-7, 1e3, "Particle radius in world units; below one pixel particles get darker", unit="LENGTH"),
-    Field("size_end", "float", 1.0, 0.0, 1e3, "Size at death as a fraction of the size at birth (linear over life)"),
-    Field("color_random", "float", 0.0, 0.0, 1.0, "Fraction by which each particle's brightness is randomly lowered"),
-    Field("size_random", "float", 0.0, 0.0, 1.0, "Fraction by which each particle's size is randomly lowered"),
+    Field("size_end", "float", 1.0, 0.0, 1e3, "Size at death as a fraction of the size at birth (linear over life)", affects="look"),
+    Field("color_random", "float", 0.0, 0.0, 1.0, "Fraction by which each particle's brightness is randomly lowered", affects="look"),
+    Field("size_random", "float", 0.0, 0.0, 1.0, "Fraction by which each particle's size is randomly lowered", affects="look"),
     Field("particle_type", "enum", "POINT", items=("POINT", "SPRITE", "STRETCHED"),
           description="Point: one pixel, splatted with atomics; Sprite: a round camera-facing quad; "
-                      "Stretched: a quad stretched along the velocity"),
+                      "Stretched: a quad stretched along the velocity", affects="look"),
     Field("stretch", "float", 0.05, 0.0, 1e2, "Seconds of motion a stretched quad spans behind the particle",
-          unit="TIME_ABSOLUTE"),
+          unit="TIME_ABSOLUTE", affects="look"),
     Field("sprite_image", "string", "",
           description="Sprite and Stretched: a Blender image (its name) or an image file (a path; a preset's is "
                       "relative to presets/) giving each sprite its color and alpha, tinted by the color over life "
-                      "(empty: the soft round sprite)"),
+                      "(empty: the soft round sprite)", affects="look"),
     Field("flipbook_columns", "int", 1, 1, 256, "Frames across the sprite image (a sheet read left to right, "
-          "top to bottom)"),
-    Field("flipbook_rows", "int", 1, 1, 256, "Frames down the sprite image"),
+          "top to bottom)", affects="look"),
+    Field("flipbook_rows", "int", 1, 1, 256, "Frames down the sprite image", affects="look"),
     Field("flipbook_mode", "enum", "LIFE", items=("LIFE", "RATE"),
-          description="Life: the sheet plays once over each particle's life; Rate: at Flipbook Rate, looping"),
-    Field("flipbook_rate", "float", 24.0, 0.0, 1e4, "Rate mode: sheet frames per second"),
+          description="Life: the sheet plays once over each particle's life; Rate: at Flipbook Rate, looping", affects="look"),
+    Field("flipbook_rate", "float", 24.0, 0.0, 1e4, "Rate mode: sheet frames per second", affects="look"),
     Field("flipbook_random_start", "float", 0.0, 0.0, 1.0,
-          "Fraction of the sheet by which each particle's first frame is randomly advanced (1: any frame)"),
+          "Fraction of the sheet by which each particle's first frame is randomly advanced (1: any frame)", affects="look"),
     Field("flipbook_blend", "enum", "FRAMES", items=("NONE", "FRAMES", "MOTION_VECTORS"),
           description="None: each frame held; Frames: the two nearest frames mixed; Motion Vectors: mixed along "
-                      "the motion of the vector sheet (EmberGen's: RG the UV offset, 0.5 still)"),
+                      "the motion of the vector sheet (EmberGen's: RG the UV offset, 0.5 still)", affects="look"),
     Field("flipbook_vectors", "string", "",
-          description="Motion Vectors blend: the motion vector sheet (a Blender image or file) of the same frames"),
+          description="Motion Vectors blend: the motion vector sheet (a Blender image or file) of the same frames", affects="look"),
     Field("flipbook_vector_strength", "float", 0.1, 0.0, 10.0,
-          "Motion Vectors blend: a frame's UV offset at full vector (R or G at 0 or 1)"),
+          "Motion Vectors blend: a frame's UV offset at full vector (R or G at 0 or 1)", affects="look"),
     Field("sprite_normals", "string", "",
           description="Lit sprites with Relief: a normal map sheet (a Blender image or file, tangent space, green up) "
-                      "of the same frames; empty: normals from the sprite's alpha, its edges sloping away"),
-    Field("rotation", "float", 0.0, -2 * math.pi, 2 * math.pi, "Textured sprites: angle at birth", unit="ROTATION"),
+                      "of the same frames; empty: normals from the sprite's alpha, its edges sloping away", affects="look"),
+    Field("rotation", "float", 0.0, -2 * math.pi, 2 * math.pi, "Textured sprites: angle at birth", unit="ROTATION", affects="look"),
     Field("rotation_random", "float", 0.0, 0.0, math.pi, "Largest random change of the angle at birth",
-          unit="ROTATION"),
-    Field("spin", "float", 0.0, -1e3, 1e3, "Textured sprites: angular velocity in radians per second"),
+          unit="ROTATION", affects="look"),
+    Field("spin", "float", 0.0, -1e3, 1e3, "Textured sprites: angular velocity in radians per second", affects="look"),
     Field("spin_random", "float", 0.0, 0.0, 2.0,
-          "Fraction by which each particle's spin is randomly changed (above 1 some spin the other way)"),
+          "Fraction by which each particle's spin is randomly changed (above 1 some spin the other way)", affects="look"),
     Field("rotation_align", "enum", "NONE", items=("NONE", "VELOCITY"),
-          description="None: angle and spin alone; Velocity: turned to the particle's motion on screen too"),
+          description="None: angle and spin alone; Velocity: turned to the particle's motion on screen too", affects="look"),
     Field("trail_points", "int", 0, 0, 64,
           "Points of each particle's trail, drawn as a camera-facing ribbon through its last positions (0: no trail)"),
     Field("trail_sampling", "enum", "SUBSTEP", items=("SUBSTEP", "DISTANCE"),
@@ -135,17 +149,17 @@ EFFECT_FIELDS: tuple[Field, ...] = (
                       "Distance: a point whenever the particle has moved the trail distance since the last one"),
     Field("trail_distance", "float", 0.05, 1e-6, 1e4, "Distance sampling: world distance between trail points",
           unit="LENGTH"),
-    Field("trail_width", "float", 1.0, 0.0, 1e3, "Ribbon width at the head as a multiple of the particle's size"),
-    Field("trail_width_end", "float", 0.0, 0.0, 1e3, "Ribbon width at the tail as a fraction of the head's width"),
+    Field("trail_width", "float", 1.0, 0.0, 1e3, "Ribbon width at the head as a multiple of the particle's size", affects="look"),
+    Field("trail_width_end", "float", 0.0, 0.0, 1e3, "Ribbon width at the tail as a fraction of the head's width", affects="look"),
     Field("trail_color_end", "color", (1.0, 1.0, 1.0), 0.0, 1e4,
-          "Tint at the tail of the trail (the particle's own color at the head, tinted towards this)"),
-    Field("trail_fade", "float", 1.0, 0.0, 1.0, "How much the trail fades out towards its tail (0: no fade)"),
+          "Tint at the tail of the trail (the particle's own color at the head, tinted towards this)", affects="look"),
+    Field("trail_fade", "float", 1.0, 0.0, 1.0, "How much the trail fades out towards its tail (0: no fade)", affects="look"),
     Field("preroll", "float", 0.0, 0.0, 1e3, "Seconds simulated before the first frame", unit="TIME_ABSOLUTE"),
     Field("seed", "int", 0, 0, 2**31 - 1, "Random seed; the same seed gives the same particles"),
     Field("blend_mode", "enum", "ADD", items=("ADD", "ALPHA"),
           description="Add: particles add light (fire, sparks), order does not matter; "
-                      "Alpha: soft sprites composited nearest first per pixel, in screen tiles (smoke, dust)"),
-    Field("opacity", "float", 0.5, 0.0, 1.0, "Alpha mode: opacity at the center of each soft sprite"),
+                      "Alpha: soft sprites composited nearest first per pixel, in screen tiles (smoke, dust)", affects="look"),
+    Field("opacity", "float", 0.5, 0.0, 1.0, "Alpha mode: opacity at the center of each soft sprite", affects="look"),
     Field("sort_order", "enum", "AUTO", items=("AUTO", "NONE", "BACK_TO_FRONT", "GRID_CELL"),
           description="Auto: none (Alpha sprites are ordered per pixel without it); "
                       "Back to Front: keep a drawing order by view depth; "
@@ -156,83 +170,75 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("sort_cell_size", "float", 0.05, 1e-4, 1e4, "Grid Cell sort: edge of one grid cell", unit="LENGTH"),
     Field("lighting", "enum", "EMISSION", items=("EMISSION", "LIT", "BOTH"),
           description="Emission: particles glow in their own color; Lit: the scene's lights and the World light "
-                      "them (albedo), shadowed by the particles between them and each light; Both: the two added"),
-    Field("albedo", "color", (0.8, 0.8, 0.8), 0.0, 1.0, "Lit: fraction of the light a particle scatters, at birth"),
-    Field("albedo_end", "color", (0.8, 0.8, 0.8), 0.0, 1.0, "Lit: albedo at death (linear over life)"),
+                      "them (albedo), shadowed by the particles between them and each light; Both: the two added", affects="look"),
+    Field("albedo", "color", (0.8, 0.8, 0.8), 0.0, 1.0, "Lit: fraction of the light a particle scatters, at birth", affects="look"),
+    Field("albedo_end", "color", (0.8, 0.8, 0.8), 0.0, 1.0, "Lit: albedo at death (linear over life)", affects="look"),
     Field("density", "float", 1.0, 0.0, 1e6,
-          "Lit: extinction cross-section of a particle as a multiple of its disc (pi r^2): how much light it stops"),
+          "Lit: extinction cross-section of a particle as a multiple of its disc (pi r^2): how much light it stops", affects="look"),
     Field("anisotropy", "float", 0.0, -0.95, 0.95,
           "Lit: Henyey-Greenstein g: positive scatters forward (bright when looking into the light), "
-          "negative backward, 0 evenly"),
+          "negative backward, 0 evenly", affects="look"),
     Field("sprite_relief", "float", 0.0, 0.0, 4.0,
           "Lit textured sprites: how strongly the lights shade each sprite across its face, from its normals "
-          "(the sheet's alpha or its normal map; 0: lit evenly)"),
+          "(the sheet's alpha or its normal map; 0: lit evenly)", affects="look"),
     Field("shadow_density", "float", 1.0, 0.0, 1e6,
-          "Lit: multiplies the extinction particles cast on each other (0: lit without self-shadowing)"),
+          "Lit: multiplies the extinction particles cast on each other (0: lit without self-shadowing)", affects="look"),
 )
 
-# Effect settings that change only how particles are drawn, never where they are born, how they move, die or
-# spawn: an edit of one redraws the simulated history (and keeps the disk cache) instead of simulating it again.
-# SceneSnapshot.effect_key leaves them out, except the colors a spawned effect inherits from its parent
-# (spawn_tint); tests/test_look_edits.py steps effects with every one of them changed and finds the same state.
-LOOK_FIELDS = frozenset({
-    "color_start", "color_end", "emission_strength", "color_random", "size_end", "size_random",
-    "particle_type", "stretch", "blend_mode", "opacity",
-    "sprite_image", "sprite_normals", "flipbook_columns", "flipbook_rows", "flipbook_mode", "flipbook_rate",
-    "flipbook_random_start", "flipbook_blend", "flipbook_vectors", "flipbook_vector_strength",
-    "rotation", "rotation_random", "spin", "spin_random", "rotation_align",
-    "trail_width", "trail_width_end", "trail_color_end", "trail_fade",
-    "lighting", "albedo", "albedo_end", "density", "anisotropy", "sprite_relief", "shadow_density",
-})
+# Effect settings that change only how particles are drawn (tagged "look"): an edit of one redraws the simulated
+# history (and keeps the disk cache) instead of simulating it again.  SceneSnapshot.effect_key leaves them out,
+# except the colors a spawned effect inherits from its parent (spawn_tint); tests/test_look_edits.py steps effects
+# with every one of them changed and finds the same state.
+LOOK_FIELDS = frozenset(f.name for f in EFFECT_FIELDS if f.affects == "look")
 
 RENDER_FIELDS: tuple[Field, ...] = (
     Field("emax", "float", 8.0, 1e-6, 1e9,
-          "Brightest value one pixel can accumulate before it overflows; lower keeps more precision in dim areas"),
+          "Brightest value one pixel can accumulate before it overflows; lower keeps more precision in dim areas", affects="render"),
     Field("cache_memory", "float", 512.0, 0.0, 1e6,
           "Megabytes of GPU memory for simulation checkpoints, kept for scrubbing the timeline back (0: re-simulate from the start)"),
     Field("emax_mode", "enum", "MANUAL", items=("MANUAL", "AUTO"),
           description="Manual: Emax as set; Auto: the previous frame's brightest pixel times the headroom "
-                      "(grows fourfold after a frame that overflowed)"),
-    Field("emax_headroom", "float", 2.0, 1.0, 1e3, "Auto Emax: how far above the last frame's brightest pixel"),
+                      "(grows fourfold after a frame that overflowed)", affects="render"),
+    Field("emax_headroom", "float", 2.0, 1.0, 1e3, "Auto Emax: how far above the last frame's brightest pixel", affects="render"),
     Field("occlusion", "enum", "SCENE", items=("SCENE", "NONE"),
-          description="Scene: particles behind the scene's opaque meshes are hidden; None: drawn over everything"),
+          description="Scene: particles behind the scene's opaque meshes are hidden; None: drawn over everything", affects="render"),
     Field("soft_distance", "float", 0.0, 0.0, 1e6,
           "Alpha sprites fade over this distance before the scene's opaque meshes instead of cutting a hard line "
-          "(soft particles; needs Occlusion: Scene; 0: off)", unit="LENGTH"),
+          "(soft particles; needs Occlusion: Scene; 0: off)", unit="LENGTH", affects="render"),
     Field("point_filter", "enum", "ANTIALIASED", items=("ANTIALIASED", "ONE_PIXEL"),
           description="Bakes and the command line: Antialiased: each point's light goes to the 2x2 pixels around "
-                      "its exact position (no shimmer on moving shots); One Pixel: all into the pixel it falls in (faster)"),
+                      "its exact position (no shimmer on moving shots); One Pixel: all into the pixel it falls in (faster)", affects="render"),
     Field("viewport_point_filter", "enum", "ONE_PIXEL", items=("ANTIALIASED", "ONE_PIXEL"),
           description="The viewport overlay: Antialiased: each point's light goes to the 2x2 pixels around its "
-                      "exact position; One Pixel: all into the pixel it falls in (the fastest)"),
+                      "exact position; One Pixel: all into the pixel it falls in (the fastest)", affects="render"),
     Field("point_mode", "enum", "ATOMIC", items=("ATOMIC", "GL_POINTS"),
           description="How point particles are composited: the atomic compute splat, or rasterized GL_POINTS "
-                      "into a half-float target (the slower classic path, for comparison)"),
+                      "into a half-float target (the slower classic path, for comparison)", affects="render"),
     Field("trail_draw", "enum", "SPLAT", items=("SPLAT", "RIBBONS"),
           description="How Add effects' trails are drawn: Splat: each segment added by compute over 16x16 "
                       "screen tiles, anti-aliased (the fastest for millions of thin trails); Ribbons: rasterized "
-                      "quads (for comparison, and wide ribbons close to the camera)"),
+                      "quads (for comparison, and wide ribbons close to the camera)", affects="render"),
     Field("glints", "enum", "NONE", items=("NONE", "STAR", "FLARE"),
           description="After compositing, the brightest pixel of each 8x8 tile above the glint threshold gets a "
                       "sprite, added over the frame: Star: thin rays; Flare: rays with a soft halo and a ring; "
-                      "None: off"),
+                      "None: off", affects="glints"),
     Field("glint_threshold", "float", 2.0, 0.0, 1e6,
-          "Luminance a pixel must pass to get a glint; only the part above it lights the glint"),
-    Field("glint_intensity", "float", 1.0, 0.0, 1e4, "Brightness of the glints"),
-    Field("glint_length", "float", 0.04, 1e-3, 1.0, "Length of the rays as a fraction of the frame height"),
-    Field("glint_rays", "int", 4, 2, 16, "Number of rays of each star"),
+          "Luminance a pixel must pass to get a glint; only the part above it lights the glint", affects="glints"),
+    Field("glint_intensity", "float", 1.0, 0.0, 1e4, "Brightness of the glints", affects="glints"),
+    Field("glint_length", "float", 0.04, 1e-3, 1.0, "Length of the rays as a fraction of the frame height", affects="glints"),
+    Field("glint_rays", "int", 4, 2, 16, "Number of rays of each star", affects="glints"),
     Field("glint_rotation", "float", math.pi / 4, -2 * math.pi, 2 * math.pi, "Angle of the first ray",
-          unit="ROTATION"),
+          unit="ROTATION", affects="glints"),
     Field("glint_tint", "float", 1.0, 0.0, 1.0,
-          "How much the bright pixel's color tints its glint (0: white, 1: the pixel's color)"),
+          "How much the bright pixel's color tints its glint (0: white, 1: the pixel's color)", affects="glints"),
     Field("shadow_resolution", "int", 64, 16, 256,
           "Lit effects: voxels along the longest side of the volume the particles' shadows are worked out in "
-          "(higher: sharper shadows, slower)"),
+          "(higher: sharper shadows, slower)", affects="render"),
 )
 
-# The one render setting a simulation is made for: the memory its checkpoints may take.  Every other render
-# setting only draws (compositing, occlusion, glints, shadows' resolution): an edit redraws the simulated history.
-RENDER_SIMULATION_FIELDS = frozenset({"cache_memory"})
+# The render settings a simulation is made for (tagged "simulation"): the memory its checkpoints may take.  Every
+# other render setting only draws (compositing, occlusion, glints, shadows' resolution).
+RENDER_SIMULATION_FIELDS = frozenset(f.name for f in RENDER_FIELDS if f.affects == "simulation")
 
 
 class SettingsError(ValueError):

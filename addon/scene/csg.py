@@ -98,6 +98,16 @@ def scene_has_cloud(scene, objects=None) -> bool:
     return scene.gpu_particles_csg.enabled and any(map(is_primitive, scene.objects if objects is None else objects))
 
 
+def cloud_settings(scene, objects=None) -> tuple | None:
+    """The scene cloud's settings (values, not Blender's live arrays), None without a cloud
+    (:func:`scene_has_cloud`, ``objects`` as it takes them): the snapshot's part an edit of builds the cloud again."""
+    if not scene_has_cloud(scene, objects):
+        return None
+    s = scene.gpu_particles_csg
+    values = (getattr(s, p.identifier) for p in s.bl_rna.properties if p.identifier != "rna_type")
+    return tuple(value if isinstance(value, (bool, int, float, str)) else tuple(value) for value in values)
+
+
 def scene_cloud(scene, host) -> SceneCloud | None:
     """The scene's cloud, or None when it is switched off or has no primitives."""
     return SceneCloud(scene, host) if scene_has_cloud(scene) else None

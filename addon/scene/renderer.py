@@ -31,6 +31,7 @@ from ..properties import has_effects, scene_effects
 from .cache import SimCache, cache_folder
 from .csg import is_primitive, scene_cloud
 from .depth_prepass import DepthPrepass
+from .edits import Edit, edit_between, render_edit
 from .inputs import ramp_colors
 from .light_shadows import LightShadowMaps, scene_occluders
 from .lights import is_light
@@ -175,7 +176,7 @@ class SceneRenderer:
         self.width, self.height = width, height
         snapshot = snapshot or read_snapshot(scene)
         self._use_render(snapshot.render)
-        self.cloud = scene_cloud(scene, self.host)  # the CSG point cloud, None without primitives
+        self.cloud = self._cloud(snapshot)
         self.cloud_warnings = []
         self.shadows = None  # the lit effects' shadow volume, made when an effect is first lit
         self.light_shadow_maps = None  # the scene's occluders seen from the shadowed lights, made on first use
@@ -198,6 +199,19 @@ class SceneRenderer:
         else:
             self.prepass = None
 
+    def _use_glints(self, render) -> None:
+        """The glint stage for ``render`` whose other settings are the compositor's (an edit of glints alone)."""
+        if not wanted(render):
+            self.glints = None
+        elif self.glints is None:
+            self.glints = GlintStage(self.host, self.width, self.height, render)
+        else:
+            self.glints.render = render
+
+    def _cloud(self, snapshot: SceneSnapshot):
+        """The CSG point cloud of ``snapshot``'s cloud settings, None without primitives."""
+        return scene_cloud(self.scene, self.host) if snapshot.cloud is not None else None
+
     def _depth_prepass(self) -> DepthPrepass:
         """The pre-pass of the scene's occluders: a bake reads their meshes each frame."""
         return DepthPrepass()
@@ -210,10 +224,6 @@ class SceneRenderer:
     def _scene_effects(self):
         """(object, effect) of every enabled effect of the scene as it is now, but those the snapshot skipped."""
         return self.snapshot.runnable(scene_effects(self.scene, self._objects(has_effects)))
-
-    def _effects(self):
-        """The effects' settings as they are now (validated again only when they may have changed)."""
-        return self.watch.effects(self._scene_effects(), self.scene.frame_current)
 
     def _build(self, snapshot: SceneSnapshot | None = None) -> None:
         """Systems for the scene's effects as they are set now, and an empty timeline."""
@@ -229,26 +239,30 @@ class SceneRenderer:
             self.scene.frame_set(current)
         self.simulation.timeline.store = self._store(interval)
 
-    def relook(self, snapshot: SceneSnapshot) -> bool:
-        """Take ``snapshot``'s effects and render settings if they differ from the simulated ones in how they draw
-        alone (SceneSimulation.relook): the next frame draws them with the history kept; False, nothing taken,
-        otherwise."""
-        if not self.simulation.relook(snapshot):
-            return False
-        if snapshot.render != self.snapshot.render:
-            self._use_render(snapshot.render)
-        self.snapshot, self.effects = snapshot, snapshot.named_settings
-        return True
+    def follow(self, now: SceneSnapshot) -> Edit:
+        """Take the scene as read in ``now`` at what edits.edit_between says the edit costs: a new simulation
+        (RESIMULATE), or the next frame drawn from the simulated history with the new settings."""
+        edit = edit_between(self.snapshot, now)
+        if edit is Edit.RESIMULATE:
+            if now.cloud != self.snapshot.cloud:
+                self.cloud = self._cloud(now)
+            self._build(now)
+            return edit
+        if edit is Edit.NONE:
+            return edit
+        if render_edit(self.snapshot.render, now.render) is Edit.RELOOK:
+            self._use_render(now.render)
+        elif now.render != self.snapshot.render:
+            self._use_glints(now.render)
+        self.simulation.relook(now)
+        self.snapshot, self.effects = now, now.named_settings
+        return edit
 
     def _follow_edits(self) -> bool:
-        """The effects as set now: a look edit keeps the simulation, any other edit starts a fresh one (True)."""
-        if self._effects() == self.effects:
-            return False
-        snapshot = read_snapshot(self.scene)
-        if self.relook(snapshot):
-            return False
-        self._build(snapshot)
-        return True
+        """The effects as set now (validated again only when they may have changed): True when the edit
+        started a fresh simulation."""
+        now = self.watch.snapshot(self.scene, self._scene_effects(), self.scene.frame_current, self.snapshot)
+        return self.follow(now) is Edit.RESIMULATE
 
     def _store(self, interval: int) -> SimCache | None:
         """The disk cache this renderer reads (and fills, for bakes); a cache it must refuse is a warning

@@ -28,7 +28,7 @@ from ..engine.pipeline import FrameData
 from ..engine.settings import EffectSettings, RenderSettings, SettingsError, simulated
 from ..engine.simulation import check_mesh, check_spawned, rate_warning
 from ..properties import effect_settings_of, render_settings_of, scene_effects, simulation_range
-from .csg import cloud_frame
+from .csg import cloud_frame, cloud_settings
 from .index import edits
 from .inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field, ramp_colors
 from .lights import scene_lights
@@ -65,6 +65,7 @@ class SceneSnapshot:
     simulation_start: int  # properties.simulation_range: not the scene's render range
     simulation_end: int
     seconds_per_frame: float
+    cloud: tuple | None = None  # the CSG cloud's settings (csg.cloud_settings), None without a cloud
     skipped: tuple[SkippedEffect, ...] = ()  # the scene's enabled effects left out, with why
 
     def runnable(self, found: list) -> list:
@@ -110,6 +111,13 @@ class SceneSnapshot:
         effect = self.effects[parent]
         ramp = [] if effect.ramp is None else [effect.ramp]
         return [effect.settings.color_start, effect.settings.color_end, *ramp]
+
+    @property
+    def inherited_ramps(self) -> tuple[bytes, ...]:
+        """The color ramps its spawned effects inherit colors from, as :func:`inherited_ramps` reads them."""
+        return tuple(b"" if self.effects[parent].ramp is None else self.effects[parent].ramp.tobytes()
+                     for effect, parent in zip(self.effects, self.parents)
+                     if parent is not None and effect.settings.spawn_inherit_color > 0.0)
 
     def rate_warnings(self) -> list[str]:
         return [f"effect on '{e.object_name}': {w}" for e in self.effects if (w := rate_warning(e.settings))]
@@ -187,7 +195,7 @@ def read_snapshot(scene) -> SceneSnapshot:
             continue
         effects.append(EffectInput(obj.name, effect.name, settings, mesh, ramp_colors(effect)))
     return SceneSnapshot(tuple(effects), render_settings_of(scene), *simulation_range(scene),
-                         scene_seconds_per_frame(scene), tuple(skipped))
+                         scene_seconds_per_frame(scene), cloud=cloud_settings(scene), skipped=tuple(skipped))
 
 
 def inherited_ramps(found) -> tuple[bytes, ...]:
@@ -260,7 +268,8 @@ class EffectsWatch:
     """(emitter name, validated settings) of the scene's effects, read again only when they may have changed:
     after an edit (``index.scene_edited``: the viewport's handlers and a setting's update), when the effects
     themselves changed (added, removed, switched off, their object deleted) or, where a key or driver sets
-    a setting, on another frame."""
+    a setting, on another frame; and the scene as a snapshot, read again only when what the watch sees of it
+    changed (what that costs: edits.edit_between)."""
 
     def __init__(self):
         self._key = None
@@ -282,3 +291,14 @@ class EffectsWatch:
             self._effects = [(obj.name, effect_settings_of(effect)) for obj, effect in found]
             self._key = key  # once read: a SettingsError is raised again on the next call
         return self._effects
+
+    def snapshot(self, scene, found, frame: int, kept: SceneSnapshot | None, cloud_objects=None) -> SceneSnapshot:
+        """The scene now: ``kept`` (a simulation's snapshot, or None) while the effects' settings are as it holds
+        them, else read again.  ``cloud_objects`` (a draw's: the objects that may be CSG primitives): a draw also
+        sees the render settings, the CSG cloud's and the ramps spawned effects inherit, all read anyway."""
+        effects = self.effects(found, frame)
+        if kept is not None and effects == kept.named_settings and (cloud_objects is None or (
+                render_settings_of(scene) == kept.render and cloud_settings(scene, cloud_objects) == kept.cloud
+                and inherited_ramps(found) == kept.inherited_ramps)):
+            return kept
+        return read_snapshot(scene)

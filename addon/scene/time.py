@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterator
 
 from ..engine.events import link_families, step_family
 from ..engine.pipeline import advance
-from ..engine.settings import RENDER_SIMULATION_FIELDS
 from ..engine.simulation import ParticleSystem
 from ..engine.sorting import EffectSort
 from ..engine.timeline import Timeline
+from .edits import Edit, edit_between
 from .sdf_colliders import SdfColliders
 from .snapshot import FrameInputs, SceneSnapshot, digest
 
@@ -49,22 +49,16 @@ class SceneSimulation:
         # The frame the systems were last stepped to; read now so that warnings are known before any frame.
         self.inputs: FrameInputs = self.read(snapshot.simulation_start)
 
-    def relook(self, snapshot: SceneSnapshot) -> bool:
-        """Take ``snapshot``'s effects when they differ from this simulation's in look alone (the same effects
-        and history keys, the same checkpoint memory): the simulated history, its checkpoints and the disk cache
-        stand, the systems draw with the new settings.  False, nothing taken, when any history would differ."""
-        old = self.snapshot
-        if [(e.object_name, e.effect_name) for e in old.effects] != [(e.object_name, e.effect_name)
-                                                                     for e in snapshot.effects]:
-            return False
-        if any(getattr(old.render, name) != getattr(snapshot.render, name) for name in RENDER_SIMULATION_FIELDS):
-            return False  # the checkpoints' memory the timeline was made with
-        if any(old.effect_key(i) != snapshot.effect_key(i) for i in range(len(old.effects))):
-            return False
+    def relook(self, snapshot: SceneSnapshot) -> None:
+        """Take ``snapshot``'s effects, whose edit from this simulation's costs less than a new simulation
+        (edits.edit_between): the simulated history, its checkpoints and the disk cache stand, the systems draw
+        with the new settings."""
+        if edit_between(self.snapshot, snapshot) is Edit.RESIMULATE:
+            raise ValueError("a snapshot whose history differs from the simulated one cannot be taken: "
+                             "simulate it afresh")
         self.snapshot = snapshot
         for system, effect in zip(self.systems, snapshot.effects):
             system.settings = effect.settings
-        return True
 
     def spawn_overflows(self) -> list[str]:
         """A warning per spawned effect that lost births since the simulation start (a readback of one counter
