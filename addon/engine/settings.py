@@ -35,6 +35,11 @@ class Field:
     items: tuple[str, ...] = ()
     unit: str = "NONE"  # Blender property unit: 'NONE', 'LENGTH', 'TIME_ABSOLUTE', 'VELOCITY', 'ACCELERATION'
 
+    @property
+    def label(self) -> str:
+        """The name the panel shows (and messages use): ``spawn_count`` is Spawn Count."""
+        return self.name.replace("_", " ").title()
+
 
 EFFECT_FIELDS: tuple[Field, ...] = (
     Field("count", "int", 200_000, 1, HARD_MAX_PARTICLES, "Number of particle slots; every slot respawns when it dies"),
@@ -299,6 +304,45 @@ def _to_bounds(field: Field, part: float) -> float:
     for bound in (field.min, field.max):
         if bound is not None and abs(part - bound) <= 1e-6 * abs(bound) and np.float32(part) == np.float32(bound):
             return float(bound)
+    return part
+
+
+def clamped(fields: tuple[Field, ...], values: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``values`` with every number outside its field's bounds moved to the bound, and a message per setting
+    moved ("Spawn Count 0 raised to 1"): a Blender property keeps what a script, an old file or a preset gave it,
+    and reading it clamps and says so.  What is not a number in range's reach (text, NaN) is left to validation."""
+    by_name = {f.name: f for f in fields}
+    values, messages = dict(values), []
+    for name, value in values.items():
+        field = by_name.get(name)
+        if field is None or field.kind not in ("int", "float", "vec3", "color"):
+            continue
+        try:
+            parts = tuple(_to_bounds(field, float(v)) for v in (value if field.kind in ("vec3", "color") else (value,)))
+        except (TypeError, ValueError):
+            continue
+        inside = tuple(_inside(field, part) for part in parts)
+        if inside == parts:
+            continue
+        moved = [(part, to) for part, to in zip(parts, inside) if to != part]
+        verb = "raised" if all(to > part for part, to in moved) else \
+            "lowered" if all(to < part for part, to in moved) else "clamped"
+        values[name] = inside if field.kind in ("vec3", "color") else int(inside[0]) if field.kind == "int" else inside[0]
+        messages.append(f"{field.label} {_numbers(field, parts)} {verb} to {_numbers(field, inside)}")
+    return values, tuple(messages)
+
+
+def _numbers(field: Field, parts: tuple[float, ...]) -> str:
+    shown = [_number(int(p) if field.kind == "int" and p.is_integer() else p) for p in parts]
+    return shown[0] if len(shown) == 1 else f"({', '.join(shown)})"
+
+
+def _inside(field: Field, part: float) -> float:
+    """``part`` within the field's bounds (NaN stays NaN: validation names it)."""
+    if field.min is not None and part < field.min:
+        return float(field.min)
+    if field.max is not None and part > field.max:
+        return float(field.max)
     return part
 
 

@@ -27,7 +27,14 @@ from ..engine.look import inherits_color
 from ..engine.pipeline import FrameData
 from ..engine.settings import EffectSettings, RenderSettings, SettingsError, simulated
 from ..engine.simulation import rate_warning
-from ..properties import effect_settings_of, render_settings_of, scene_effects, simulation_range
+from ..properties import (
+    effect_clamps,
+    effect_settings_of,
+    render_clamps,
+    render_settings_of,
+    scene_effects,
+    simulation_range,
+)
 from .csg import cloud_frame
 from .index import edits
 from .inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field, ramp_colors
@@ -51,6 +58,7 @@ class SceneSnapshot:
     simulation_start: int  # properties.simulation_range: not the scene's render range
     simulation_end: int
     seconds_per_frame: float
+    clamps: tuple[str, ...] = ()  # settings read past their bounds, clamped: "Emitter/Crackle: Spawn Count 0 raised to 1"
 
     @property
     def named_settings(self) -> list[tuple[str, EffectSettings]]:
@@ -153,7 +161,7 @@ def scene_depsgraph(scene):
 def read_snapshot(scene) -> SceneSnapshot:
     """Every enabled effect's settings and mesh and the render settings, once (SettingsError says which)."""
     depsgraph = scene_depsgraph(scene)
-    effects = []
+    effects, clamps = [], [f"scene '{scene.name}': {clamp}" for clamp in render_clamps(scene)]
     for obj, effect in scene_effects(scene):
         try:
             settings = effect_settings_of(effect)
@@ -161,8 +169,9 @@ def read_snapshot(scene) -> SceneSnapshot:
         except SettingsError as error:
             raise SettingsError(f"Effect '{effect.name}' on '{obj.name}': {error}") from None
         effects.append(EffectInput(obj.name, effect.name, settings, mesh, ramp_colors(effect)))
+        clamps += [f"{obj.name}/{effect.name}: {clamp}" for clamp in effect_clamps(effect)]
     return SceneSnapshot(tuple(effects), render_settings_of(scene), *simulation_range(scene),
-                         scene_seconds_per_frame(scene))
+                         scene_seconds_per_frame(scene), tuple(clamps))
 
 
 def inherited_ramps(found) -> tuple[bytes, ...]:

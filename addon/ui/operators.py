@@ -297,18 +297,24 @@ class GPU_PARTICLES_OT_bake(ModalJobOperator):
         return BakeJob(scene, (self.frame_start if props.is_property_set("frame_start") else scene.frame_start,
                                self.frame_end if props.is_property_set("frame_end") else scene.frame_end))
 
+    _reported = 0  # the job's warnings reported so far
+
     def started(self):
-        for warning in self._job.renderer.warnings:
+        self._report_warnings(self._job)
+
+    def _report_warnings(self, job):
+        """The bake's warnings not reported yet: those known before the first frame at once, the rest at the end,
+        each once (BakeJob.warnings, also in the sidecar)."""
+        for warning in job.warnings[self._reported:]:
             self.report({"WARNING"}, warning)
+        self._reported = len(job.warnings)
 
     def _finish(self, cancelled=False):
         job, self._job = self._job, None
         job.close(cancelled=cancelled)
         verb = "Cancelled after" if cancelled else "Baked"
         self.report({"WARNING"} if cancelled else {"INFO"}, f"{verb} {job.done} frame(s) to {job.plan.output_dir}")
-        if job.overflow:
-            self.report({"WARNING"}, f"{sum(job.overflow.values()):,} particle adds overflowed in {len(job.overflow)} "
-                                     f"frame(s): raise Emax or use Auto Emax")
+        self._report_warnings(job)
 
 
 class GPU_PARTICLES_OT_export_pointcloud(bpy.types.Operator):
