@@ -1,0 +1,88 @@
+"""Every warning of a bake where the artist looks: once each in the bake operator's report, on the command line's
+stderr and in the bake's sidecar (``gpu_particles_bake.json``)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import bpy
+from conftest import add_effect
+from test_bake_modal import fake_operator
+
+ROOT = Path(__file__).resolve().parent.parent
+NO_LIGHT = "lit with no light: the lit effects on 'Emitter' are black"
+
+
+def bake(scene, frames=None):
+    """The bake operator run as a script runs it (blocking); (its reports, the sidecar's warnings)."""
+    operator = fake_operator()
+    if frames is not None:
+        operator.properties = SimpleNamespace(is_property_set=lambda name: True)
+        operator.frame_start, operator.frame_end = frames
+    assert operator.execute(SimpleNamespace(scene=scene)) == {"FINISHED"}, operator.reports
+    record = json.loads((Path(bpy.path.abspath(scene.render.filepath)).parent / "gpu_particles_bake.json").read_text())
+    return [message for kind, message in operator.reports if kind == {"WARNING"}], record["warnings"]
+
+
+def test_a_lit_effect_without_light_warns_once_in_the_report_and_the_sidecar(scene):
+    add_effect(lighting="LIT")
+    reports, recorded = bake(scene)
+    assert reports == recorded, "the report and the sidecar say the same, in the same order"
+    assert [w for w in reports if w.startswith(NO_LIGHT)] == [reports[0]] and len(reports) == 1, reports
+
+
+def test_a_lit_effect_without_light_warns_once_on_the_command_lines_stderr(tmp_path):
+    """The Smoke preset's stage without its lights and World: the command line's own bake of a lit effect in a
+    dark scene."""
+    script = ("import dataclasses, sys\n"
+              "from addon import cli\n"
+              "from addon.engine import presets\n"
+              "smoke = presets.load_preset('smoke')\n"
+              "dark = dataclasses.replace(smoke, stage={k: v for k, v in smoke.stage.items() "
+              "if k not in ('lights', 'world')})\n"
+              "presets.load_preset = lambda name, *args, **kwargs: dark\n"
+              "sys.exit(cli.main(sys.argv[1:]))\n")
+    out = tmp_path / "dark"
+    result = subprocess.run([sys.executable, "-c", script, "bake", "--preset", "smoke", "--frames", "1-3", "--res",
+                             "64x36", "--count", "2000", "--out", str(out)], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if line.startswith("gpu_particles bake: ")]
+    assert [line for line in said if NO_LIGHT in line] == [f"gpu_particles bake: {NO_LIGHT} (add a light, brighten "
+                                                           "the World, or set Lighting to Emission)"], result.stderr
+    record = json.loads((out / "gpu_particles_bake.json").read_text())
+    assert [w for w in record["warnings"] if w.startswith(NO_LIGHT)] == [said[-1].removeprefix("gpu_particles bake: ")]
+
+
+def test_settings_past_their_bounds_are_clamped_and_the_bake_names_each_with_its_numbers(scene):
+    """A script (as an old file, or a preset applied before) sets values the fields do not allow: the effect keeps
+    them, the bake clamps them and says which effect, which setting, from what to what."""
+    few = add_effect(count=500, spawn_count=0, flipbook_columns=0, trail_points=65)
+    few.name = "Few"
+    many = add_effect(count=500, spawn_count=1_000_000)
+    many.name = "Many"
+    assert (few.spawn_count, few.flipbook_columns, few.trail_points, many.spawn_count) == (0, 0, 65, 1_000_000)
+    reports, recorded = bake(scene)
+    assert reports == recorded
+    assert {"Emitter/Few: Spawn Count 0 raised to 1", "Emitter/Few: Flipbook Columns 0 raised to 1",
+            "Emitter/Few: Trail Points 65 lowered to 64", "Emitter/Many: Spawn Count 1,000,000 lowered to 4,096"} \
+        <= set(reports), reports
+    assert len(reports) == len(set(reports)) == 4, "each once, not once a frame"
+    assert (few.spawn_count, many.spawn_count) == (0, 1_000_000), "the bake changed none of them"
+
+
+def test_lost_spawned_children_reach_the_bake_warnings(scene):
+    """The fireworks family with 3,000 slots for a 2,000-spark burst per rocket loses sparks by frame 36: the
+    bake of frame 36 (simulated from the start) says how many, once."""
+    bpy.ops.gpu_particles.add(preset="fireworks")
+    effects = bpy.context.active_object.gpu_particles.effects
+    effects["Sparks"].count = effects["Crackle"].count = 3000
+    scene.frame_end = 36
+    reports, recorded = bake(scene, (36, 36))
+    assert reports == recorded
+    lost = [w for w in reports if "spawned particles lost" in w]
+    assert len(lost) == 1 and lost[0].startswith("effect 'Sparks' on 'Emitter': ") and \
+        int(lost[0].split(": ")[1].split(" ")[0].replace(",", "")) > 0, reports
