@@ -38,8 +38,8 @@ _INT32_MAX = 2**31 - 1
 
 def blender_property(field: Field, update=None):
     """The bpy property for one engine field: same default, bounds and description.  The bounds are soft: a value
-    past them (typed, set by a script, read from an old file or a preset) is kept as given and clamped where it is
-    read, saying so (``settings.clamped``), instead of Blender clamping it silently."""
+    past them (typed, set by a script, read from an old file) is kept as given and clamped where it is read, saying
+    so (``settings.clamped``), instead of Blender clamping it silently."""
     common = {"name": field.label, "description": field.description, "update": update}
     if field.kind == "int":
         return IntProperty(default=field.default, soft_min=int(field.min), soft_max=min(int(field.max), _INT32_MAX),
@@ -210,27 +210,27 @@ def _fix_loaded_ranges(*args) -> None:
 def effect_settings_of(effect):
     """Validated engine settings of an effect, numbers past their bounds clamped (``effect_clamps`` says which;
     raises SettingsError with the reason for what no clamp mends)."""
-    return _validated(effect_settings, EFFECT_FIELDS, tuple(_values(effect, EFFECT_FIELDS).items()))[0]
+    return _validated(effect_settings, tuple(_values(effect, EFFECT_FIELDS).items()))[0]
 
 
 def effect_clamps(effect) -> tuple[str, ...]:
     """What reading an effect clamps ("Spawn Count 0 raised to 1"): its stored values stay as given."""
-    return _validated(effect_settings, EFFECT_FIELDS, tuple(_values(effect, EFFECT_FIELDS).items()))[1]
+    return _validated(effect_settings, tuple(_values(effect, EFFECT_FIELDS).items()))[1]
 
 
 def render_settings_of(scene):
-    return _validated(render_settings, RENDER_FIELDS, tuple(_values(scene.gpu_particles, RENDER_FIELDS).items()))[0]
+    return _validated(render_settings, tuple(_values(scene.gpu_particles, RENDER_FIELDS).items()))[0]
 
 
 def render_clamps(scene) -> tuple[str, ...]:
-    return _validated(render_settings, RENDER_FIELDS, tuple(_values(scene.gpu_particles, RENDER_FIELDS).items()))[1]
+    return _validated(render_settings, tuple(_values(scene.gpu_particles, RENDER_FIELDS).items()))[1]
 
 
 @functools.lru_cache(maxsize=256)
-def _validated(build, fields, items: tuple):
+def _validated(build, items: tuple):
     """(settings, clamps): settings are frozen, so equal values give the one object built before: the viewport and
     the bake read every effect each frame, and validating 40 fields cost 0.3 ms a read (errors are not cached)."""
-    values, clamps = clamped(fields, dict(items))
+    values, clamps = clamped(EFFECT_FIELDS if build is effect_settings else RENDER_FIELDS, dict(items))
     return build(values), clamps
 
 

@@ -309,7 +309,7 @@ def _to_bounds(field: Field, part: float) -> float:
 
 def clamped(fields: tuple[Field, ...], values: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
     """``values`` with every number outside its field's bounds moved to the bound, and a message per setting
-    moved ("Spawn Count 0 raised to 1"): a Blender property keeps what a script, an old file or a preset gave it,
+    moved ("Spawn Count 0 raised to 1"): a Blender property keeps what the panel, a script or an old file gave it,
     and reading it clamps and says so.  What is not a number in range's reach (text, NaN) is left to validation."""
     by_name = {f.name: f for f in fields}
     values, messages = dict(values), []
@@ -328,12 +328,12 @@ def clamped(fields: tuple[Field, ...], values: dict[str, Any]) -> tuple[dict[str
         verb = "raised" if all(to > part for part, to in moved) else \
             "lowered" if all(to < part for part, to in moved) else "clamped"
         values[name] = inside if field.kind in ("vec3", "color") else int(inside[0]) if field.kind == "int" else inside[0]
-        messages.append(f"{field.label} {_numbers(field, parts)} {verb} to {_numbers(field, inside)}")
+        messages.append(f"{field.label} {_numbers(parts)} {verb} to {_numbers(inside)}")
     return values, tuple(messages)
 
 
-def _numbers(field: Field, parts: tuple[float, ...]) -> str:
-    shown = [_number(int(p) if field.kind == "int" and p.is_integer() else p) for p in parts]
+def _numbers(parts: tuple[float, ...]) -> str:
+    shown = [_number(int(p) if p.is_integer() and abs(p) < 1e15 else p) for p in parts]
     return shown[0] if len(shown) == 1 else f"({', '.join(shown)})"
 
 
