@@ -144,7 +144,7 @@ class BakeJob(FrameJob):
                                               cache="WRITE", snapshot=self.plan.snapshot)
                 self.preroll = self.renderer.prepare(self.plan.frames[0])
                 self.warnings: list[str] = []  # every warning of the bake once, in the order found (the sidecar's)
-                self.note_warnings(self.renderer.warnings)
+                self.note_warnings(self.renderer.frame_warnings)  # the births lost are read once, at the end
                 started = clock.add("set-up: renderer", started)
                 display = _display_result(building)
                 started = clock.add("set-up: display transform (waited for)", started)
