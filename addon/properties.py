@@ -218,12 +218,23 @@ def effect_clamps(effect) -> tuple[str, ...]:
     return _validated(effect_settings, tuple(_values(effect, EFFECT_FIELDS).items()))[1]
 
 
+def named_clamps(obj, effect) -> list[str]:
+    """``effect_clamps`` as the panel's neighbours, the bake and the command line name them:
+    "Emitter/Crackle: Spawn Count 0 raised to 1"."""
+    return [f"{obj.name}/{effect.name}: {clamp}" for clamp in effect_clamps(effect)]
+
+
 def render_settings_of(scene):
     return _validated(render_settings, tuple(_values(scene.gpu_particles, RENDER_FIELDS).items()))[0]
 
 
 def render_clamps(scene) -> tuple[str, ...]:
     return _validated(render_settings, tuple(_values(scene.gpu_particles, RENDER_FIELDS).items()))[1]
+
+
+def scene_clamps(scene) -> list[str]:
+    """``render_clamps`` named as ``named_clamps`` names an effect's: "scene 'Scene': Emax 0 raised to 1e-06"."""
+    return [f"scene '{scene.name}': {clamp}" for clamp in render_clamps(scene)]
 
 
 @functools.lru_cache(maxsize=256)

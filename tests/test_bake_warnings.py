@@ -74,6 +74,41 @@ def test_settings_past_their_bounds_are_clamped_and_the_bake_names_each_with_its
     assert (few.spawn_count, many.spawn_count) == (0, 1_000_000), "the bake changed none of them"
 
 
+def test_a_preset_past_the_bounds_is_applied_as_given_and_each_clamp_is_reported(scene, tmp_path, monkeypatch):
+    """A preset file (a family: Crackle spawned from Fireworks) with numbers past their bounds: adding it keeps them
+    on the effects and warns, naming effect, setting and numbers; applying it to an effect does the same; a bake
+    names them again."""
+    from addon.ui import operators
+
+    fireworks = json.loads((ROOT / "presets" / "fireworks.json").read_text())
+    fireworks["effect"]["trail_points"] = 65
+    crackle = next(entry for entry in fireworks["spawned"] if entry["label"] == "Crackle")
+    crackle["effect"]["spawn_count"] = 0
+    fireworks["render"]["emax"] = 0
+    monkeypatch.setattr(operators, "user_preset_dir", lambda: tmp_path)
+    (tmp_path / "loud.json").write_text(json.dumps(fireworks))
+    context = bpy.context
+    operator = fake_operator(operators.GPU_PARTICLES_OT_add)
+    operator.preset = "loud"
+    assert operator.execute(SimpleNamespace(scene=scene, active_object=context.active_object,
+                                            view_layer=context.view_layer,
+                                            selected_objects=context.selected_objects)) == {"FINISHED"}
+    effects = context.active_object.gpu_particles.effects
+    assert (effects["Fireworks"].trail_points, effects["Crackle"].spawn_count) == (65, 0)
+    clamps = ["scene 'Scene': Emax 0 raised to 1e-06", "Emitter/Fireworks: Trail Points 65 lowered to 64",
+              "Emitter/Crackle: Spawn Count 0 raised to 1"]
+    assert [m for kind, m in operator.reports if kind == {"WARNING"}] == clamps
+    operator = fake_operator(operators.GPU_PARTICLES_OT_apply_preset)
+    operator.filepath, effects["Fireworks"].trail_points = str(tmp_path / "loud.json"), 8
+    assert operator.execute(SimpleNamespace(scene=scene, active_object=bpy.context.active_object)) == {"FINISHED"}
+    assert [m for kind, m in operator.reports if kind == {"WARNING"}] == clamps[:2]
+    assert effects["Fireworks"].trail_points == 65
+    for effect in effects:
+        effect.count = min(effect.count, 300)
+    reports, _ = bake(scene, (1, 1))
+    assert [w for w in reports if " raised to " in w or " lowered to " in w] == clamps
+
+
 def test_lost_spawned_children_reach_the_bake_warnings(scene):
     """The fireworks family with 3,000 slots for a 2,000-spark burst per rocket loses sparks by frame 36: the
     bake of frame 36 (simulated from the start) says how many, once."""

@@ -67,7 +67,8 @@ def test_numbers_past_their_bounds_are_clamped_saying_from_what_to_what(values, 
 
 
 def test_clamping_leaves_values_in_bounds_and_what_only_validation_can_name():
-    values = {"lifetime_random": 0.99900001, "seed": 5, "sprite_image": "x", "count": float("nan"), "drag": "much"}
+    values = {"lifetime_random": 0.99900001, "seed": 5, "sprite_image": "x", "count": float("nan"), "drag": "much",
+              "size": float("inf"), "substeps": "0", "velocity": (1, "up", 3)}
     assert clamped(EFFECT_FIELDS, values) == (values, ())  # float32's 0.999 is the bound itself
     assert clamped(RENDER_FIELDS, {"emax": -1.0})[1] == ("Emax -1 raised to 1e-06",)
 
@@ -115,7 +116,7 @@ def test_preset_round_trip(tmp_path):
         ("[1, 2]", "must be a JSON object"),
         (json.dumps({"effect": {}}), "no valid format_version"),
         (json.dumps({"format_version": FORMAT_VERSION + 1}), "newer than this GPU Particles reads"),
-        (json.dumps({"format_version": 1, "effect": {"count": -3}}), "count must be at least 1"),
+        (json.dumps({"format_version": 1, "effect": {"count": "-3"}}), "count must be a number"),
     ],
 )
 def test_malformed_presets_are_refused(tmp_path, content, message):
@@ -123,6 +124,19 @@ def test_malformed_presets_are_refused(tmp_path, content, message):
     path.write_text(content)
     with pytest.raises(PresetError, match=message):
         parse_preset(path)
+
+
+def test_a_preset_past_the_bounds_holds_them_clamped_and_keeps_them_as_given(tmp_path):
+    path = tmp_path / "loud.json"
+    path.write_text(json.dumps({"format_version": 1, "label": "Loud", "effect": {"count": -3, "trail_points": 65},
+                                "render": {"emax": 0},
+                                "spawned": [{"label": "Crackle", "effect": {"spawn_from": "Loud", "spawn_count": 10**6,
+                                                                            "emitter_shape": "POINT"}}]}))
+    preset = parse_preset(path)
+    assert (preset.effect.count, preset.effect.trail_points, preset.render.emax) == (1, 64, 1e-6)
+    assert preset.spawned[0][1].spawn_count == 4096
+    assert preset.beyond == (("effect", "count", -3), ("effect", "trail_points", 65), ("render", "emax", 0),
+                             ("spawned Crackle", "spawn_count", 1_000_000))
 
 
 def test_frame_and_resolution_parsing():

@@ -310,17 +310,17 @@ def _to_bounds(field: Field, part: float) -> float:
 def clamped(fields: tuple[Field, ...], values: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
     """``values`` with every number outside its field's bounds moved to the bound, and a message per setting
     moved ("Spawn Count 0 raised to 1"): a Blender property keeps what the panel, a script or an old file gave it,
-    and reading it clamps and says so.  What is not a number in range's reach (text, NaN) is left to validation."""
+    and reading it clamps and says so.  What is not a finite number (text, NaN, infinity) is left to validation."""
     by_name = {f.name: f for f in fields}
     values, messages = dict(values), []
     for name, value in values.items():
         field = by_name.get(name)
         if field is None or field.kind not in ("int", "float", "vec3", "color"):
             continue
-        try:
-            parts = tuple(_to_bounds(field, float(v)) for v in (value if field.kind in ("vec3", "color") else (value,)))
-        except (TypeError, ValueError):
+        given = tuple(value) if field.kind in ("vec3", "color") and isinstance(value, (list, tuple)) else (value,)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in given):
             continue
+        parts = tuple(_to_bounds(field, float(v)) for v in given)
         inside = tuple(_inside(field, part) for part in parts)
         if inside == parts:
             continue
@@ -338,7 +338,9 @@ def _numbers(parts: tuple[float, ...]) -> str:
 
 
 def _inside(field: Field, part: float) -> float:
-    """``part`` within the field's bounds (NaN stays NaN: validation names it)."""
+    """``part`` within the field's bounds (NaN and infinities stay: validation names them)."""
+    if not math.isfinite(part):
+        return part
     if field.min is not None and part < field.min:
         return float(field.min)
     if field.max is not None and part > field.max:

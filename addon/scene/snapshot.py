@@ -28,10 +28,10 @@ from ..engine.pipeline import FrameData
 from ..engine.settings import EffectSettings, RenderSettings, SettingsError, simulated
 from ..engine.simulation import rate_warning
 from ..properties import (
-    effect_clamps,
     effect_settings_of,
-    render_clamps,
+    named_clamps,
     render_settings_of,
+    scene_clamps,
     scene_effects,
     simulation_range,
 )
@@ -161,7 +161,7 @@ def scene_depsgraph(scene):
 def read_snapshot(scene) -> SceneSnapshot:
     """Every enabled effect's settings and mesh and the render settings, once (SettingsError says which)."""
     depsgraph = scene_depsgraph(scene)
-    effects, clamps = [], [f"scene '{scene.name}': {clamp}" for clamp in render_clamps(scene)]
+    effects, clamps = [], scene_clamps(scene)
     for obj, effect in scene_effects(scene):
         try:
             settings = effect_settings_of(effect)
@@ -169,7 +169,7 @@ def read_snapshot(scene) -> SceneSnapshot:
         except SettingsError as error:
             raise SettingsError(f"Effect '{effect.name}' on '{obj.name}': {error}") from None
         effects.append(EffectInput(obj.name, effect.name, settings, mesh, ramp_colors(effect)))
-        clamps += [f"{obj.name}/{effect.name}: {clamp}" for clamp in effect_clamps(effect)]
+        clamps += named_clamps(obj, effect)
     return SceneSnapshot(tuple(effects), render_settings_of(scene), *simulation_range(scene),
                          scene_seconds_per_frame(scene), tuple(clamps))
 

@@ -15,12 +15,21 @@ from ..engine.presets import (
     preset_dir,
     preset_file_name,
     preset_names,
+    spawned_owner,
     write_preset,
 )
 from ..hosts.base import GPUMemoryError, NoGPUError
 from ..output.bake import BakeError, BakeJob
 from ..output.export import export_frame, export_range
-from ..properties import assign, effect_settings_of, fix_simulation_range, render_settings_of, scene_effects
+from ..properties import (
+    assign,
+    effect_settings_of,
+    fix_simulation_range,
+    named_clamps,
+    render_settings_of,
+    scene_clamps,
+    scene_effects,
+)
 from ..scene.csg import add_stage_primitives, scene_primitives
 from ..scene.stage_colliders import add_stage_colliders, scene_has_colliders
 from ..scene.stage_fields import add_stage_fields, scene_has_fields
@@ -98,12 +107,13 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
         fix_simulation_range(context.scene)  # the scene's range now: rendering part of it later keeps its start
         effect.name = preset.label if preset else "Effect"
         if preset:
-            assign(effect, preset.effect)
-            assign(context.scene.gpu_particles, preset.render)
+            apply_preset_values(effect, preset.effect, preset, "effect")
+            apply_preset_values(context.scene.gpu_particles, preset.render, preset, "render")
         obj.gpu_particles.active_index = len(effects) - 1
         if preset:
-            _add_spawned(obj, preset)  # after it: the preset's own effect stays the active one
+            added = _add_spawned(obj, preset)  # after it: the preset's own effect stays the active one
             self._add_stage(context, obj, preset.stage)
+            report_clamps(self, context.scene, [(obj, e) for e in (effect, *added)])
         return {"FINISHED"}
 
     def _add_stage(self, context, obj, stage: dict) -> None:
@@ -135,14 +145,33 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             context.view_layer.objects.active = obj
 
 
-def _add_spawned(obj, preset) -> None:
+def _add_spawned(obj, preset) -> list:
     """A family preset's other effects (sub-emitters), on ``obj`` after its first; each names its parent as
     'Object/Effect', so a second copy of the preset elsewhere spawns from its own parent."""
+    added = []
     for label, settings in preset.spawned:
         effect = obj.gpu_particles.effects.add()
         effect.name = label
-        assign(effect, settings)
+        apply_preset_values(effect, settings, preset, spawned_owner(label))
         effect.spawn_from = f"{obj.name}/{settings.spawn_from}"
+        added.append(effect)
+    return added
+
+
+def apply_preset_values(group, settings, preset, owner: str) -> None:
+    """A preset's ``settings`` onto a property group, then the numbers the file gives past their bounds for
+    ``owner`` as given (``Preset.beyond``): the group keeps them, and reading it clamps them and says so."""
+    assign(group, settings)
+    for where, name, value in preset.beyond:
+        if where == owner:
+            setattr(group, name, value)
+
+
+def report_clamps(operator, scene, effects) -> None:
+    """A warning per setting of ``effects`` ((object, effect) pairs) and the scene's render settings that reading
+    clamps, as the panel and a bake name them."""
+    for clamp in [*scene_clamps(scene), *(message for obj, effect in effects for message in named_clamps(obj, effect))]:
+        operator.report({"WARNING"}, clamp)
 
 
 def _shift_to(stage: dict, location) -> list[float]:
@@ -199,9 +228,10 @@ class GPU_PARTICLES_OT_apply_preset(bpy.types.Operator):
         except PresetError as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
-        assign(_active_effect(context), preset.effect)
-        assign(context.scene.gpu_particles, preset.render)
+        apply_preset_values(_active_effect(context), preset.effect, preset, "effect")
+        apply_preset_values(context.scene.gpu_particles, preset.render, preset, "render")
         self.report({"INFO"}, f"Applied preset '{preset.label}'")
+        report_clamps(self, context.scene, [(context.active_object, _active_effect(context))])
         return {"FINISHED"}
 
 
