@@ -107,13 +107,13 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
         fix_simulation_range(context.scene)  # the scene's range now: rendering part of it later keeps its start
         effect.name = preset.label if preset else "Effect"
         if preset:
-            apply_preset_values(effect, preset.effect, preset, "effect")
-            apply_preset_values(context.scene.gpu_particles, preset.render, preset, "render")
+            _apply_preset_values(effect, preset.effect, preset, "effect")
+            _apply_preset_values(context.scene.gpu_particles, preset.render, preset, "render")
         obj.gpu_particles.active_index = len(effects) - 1
         if preset:
             added = _add_spawned(obj, preset)  # after it: the preset's own effect stays the active one
             self._add_stage(context, obj, preset.stage)
-            report_clamps(self, context.scene, [(obj, e) for e in (effect, *added)])
+            _report_clamps(self, context.scene, [(obj, e) for e in (effect, *added)])
         return {"FINISHED"}
 
     def _add_stage(self, context, obj, stage: dict) -> None:
@@ -152,13 +152,13 @@ def _add_spawned(obj, preset) -> list:
     for label, settings in preset.spawned:
         effect = obj.gpu_particles.effects.add()
         effect.name = label
-        apply_preset_values(effect, settings, preset, spawned_owner(label))
+        _apply_preset_values(effect, settings, preset, spawned_owner(label))
         effect.spawn_from = f"{obj.name}/{settings.spawn_from}"
         added.append(effect)
     return added
 
 
-def apply_preset_values(group, settings, preset, owner: str) -> None:
+def _apply_preset_values(group, settings, preset, owner: str) -> None:
     """A preset's ``settings`` onto a property group, then the numbers the file gives past their bounds for
     ``owner`` as given (``Preset.beyond``): the group keeps them, and reading it clamps them and says so."""
     assign(group, settings)
@@ -167,7 +167,7 @@ def apply_preset_values(group, settings, preset, owner: str) -> None:
             setattr(group, name, value)
 
 
-def report_clamps(operator, scene, effects) -> None:
+def _report_clamps(operator, scene, effects) -> None:
     """A warning per setting of ``effects`` ((object, effect) pairs) and the scene's render settings that reading
     clamps, as the panel and a bake name them."""
     for clamp in [*scene_clamps(scene), *(message for obj, effect in effects for message in named_clamps(obj, effect))]:
@@ -228,10 +228,10 @@ class GPU_PARTICLES_OT_apply_preset(bpy.types.Operator):
         except PresetError as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
-        apply_preset_values(_active_effect(context), preset.effect, preset, "effect")
-        apply_preset_values(context.scene.gpu_particles, preset.render, preset, "render")
+        _apply_preset_values(_active_effect(context), preset.effect, preset, "effect")
+        _apply_preset_values(context.scene.gpu_particles, preset.render, preset, "render")
         self.report({"INFO"}, f"Applied preset '{preset.label}'")
-        report_clamps(self, context.scene, [(context.active_object, _active_effect(context))])
+        _report_clamps(self, context.scene, [(context.active_object, _active_effect(context))])
         return {"FINISHED"}
 
 
