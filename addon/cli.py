@@ -26,6 +26,11 @@ class UsageError(ValueError):
     pass
 
 
+# The first frame of the scene the command line builds without --shot (Blender's own default start): a bake of
+# frames 58-60 simulates from here, as F12 on those frames of a whole shot does, so it gives the whole bake's frames.
+SHOT_START = 1
+
+
 def parse_frames(text: str) -> tuple[int, int]:
     """``first-last``, or one frame ``n``."""
     match = re.fullmatch(r"\s*(-?\d+)\s*(?:-\s*(-?\d+)\s*)?", text)
@@ -250,7 +255,7 @@ def _bake(args, lap: Laps, probe: GPUProbe) -> int:
     try:
         preset = load_preset(args.preset)
         frames = parse_frames(args.frames)
-        shot = parse_frames(args.shot) if args.shot else frames
+        shot = parse_frames(args.shot) if args.shot else (min(SHOT_START, frames[0]), frames[1])
         if not shot[0] <= frames[0] <= frames[1] <= shot[1]:
             raise UsageError(f"frames {args.frames} are not inside the shot {shot[0]}-{shot[1]}")
         if args.simulate_only and not args.cache:
@@ -366,7 +371,8 @@ def main(argv=None) -> int:
     bake_parser.add_argument("--glints", choices=("NONE", "STAR", "FLARE"),
                              help="star or flare sprites on the brightest points (the preset's choice by default)")
     bake_parser.add_argument("--shot", help="the scene's frame range, first-last, when --frames renders part of it "
-                                            "(the simulation starts at the shot's first frame)")
+                                            "(the simulation starts at the shot's first frame; default: frame "
+                                            f"{SHOT_START} to the last of --frames)")
     bake_parser.add_argument("--cache", help="simulation cache folder: filled as frames are simulated, and a bake "
                                              "starts from its latest checkpoint at or before the first frame")
     bake_parser.add_argument("--simulate-only", action="store_true",

@@ -24,6 +24,7 @@ from .engine.settings import (
     EFFECT_FIELDS,
     RENDER_FIELDS,
     Field,
+    clamped,
     effect_settings,
     render_settings,
 )
@@ -34,22 +35,21 @@ _VECTOR_SUBTYPES = {"VELOCITY": "VELOCITY", "ACCELERATION": "ACCELERATION"}
 _INT32_MAX = 2**31 - 1
 
 
-def _label(field: Field) -> str:
-    return field.name.replace("_", " ").title()
-
-
 def blender_property(field: Field, update=None):
-    """The bpy property for one engine field: same default, bounds and description."""
-    common = {"name": _label(field), "description": field.description, "update": update}
+    """The bpy property for one engine field: same default, bounds and description.  The bounds are soft: a value
+    past them (typed, set by a script, read from an old file) is kept as given and clamped where it is read, saying
+    so (``settings.clamped``), instead of Blender clamping it silently."""
+    common = {"name": field.label, "description": field.description, "update": update}
     if field.kind == "int":
-        return IntProperty(default=field.default, min=int(field.min), max=min(int(field.max), _INT32_MAX), **common)
+        return IntProperty(default=field.default, soft_min=int(field.min), soft_max=min(int(field.max), _INT32_MAX),
+                           **common)
     if field.kind == "float":
-        return FloatProperty(default=field.default, min=field.min, max=field.max, unit=field.unit, **common)
+        return FloatProperty(default=field.default, soft_min=field.min, soft_max=field.max, unit=field.unit, **common)
     if field.kind == "vec3":
-        return FloatVectorProperty(default=field.default, min=field.min, max=field.max, size=3,
+        return FloatVectorProperty(default=field.default, soft_min=field.min, soft_max=field.max, size=3,
                                    subtype=_VECTOR_SUBTYPES.get(field.unit, "XYZ"), **common)
     if field.kind == "color":
-        return FloatVectorProperty(default=field.default, min=field.min, max=field.max, soft_max=1.0, size=3,
+        return FloatVectorProperty(default=field.default, soft_min=field.min, soft_max=min(field.max, 1.0), size=3,
                                    subtype="COLOR", **common)
     if field.kind == "string":
         return StringProperty(default=field.default, **common)
@@ -253,19 +253,41 @@ def _fix_loaded_ranges(*args) -> None:
 
 
 def effect_settings_of(effect):
-    """Validated engine settings of an effect (raises SettingsError with the reason)."""
-    return _validated(effect_settings, tuple(_values(effect, EFFECT_FIELDS).items()))
+    """Validated engine settings of an effect, numbers past their bounds clamped (``effect_clamps`` says which;
+    raises SettingsError with the reason for what no clamp mends)."""
+    return _validated(effect_settings, tuple(_values(effect, EFFECT_FIELDS).items()))[0]
+
+
+def effect_clamps(effect) -> tuple[str, ...]:
+    """What reading an effect clamps ("Spawn Count 0 raised to 1"): its stored values stay as given."""
+    return _validated(effect_settings, tuple(_values(effect, EFFECT_FIELDS).items()))[1]
+
+
+def named_clamps(obj, effect) -> list[str]:
+    """``effect_clamps`` as the panel's neighbours, the bake and the command line name them:
+    "Emitter/Crackle: Spawn Count 0 raised to 1"."""
+    return [f"{obj.name}/{effect.name}: {clamp}" for clamp in effect_clamps(effect)]
 
 
 def render_settings_of(scene):
-    return _validated(render_settings, tuple(_values(scene.gpu_particles, RENDER_FIELDS).items()))
+    return _validated(render_settings, tuple(_values(scene.gpu_particles, RENDER_FIELDS).items()))[0]
+
+
+def render_clamps(scene) -> tuple[str, ...]:
+    return _validated(render_settings, tuple(_values(scene.gpu_particles, RENDER_FIELDS).items()))[1]
+
+
+def scene_clamps(scene) -> list[str]:
+    """``render_clamps`` named as ``named_clamps`` names an effect's: "scene 'Scene': Emax 0 raised to 1e-06"."""
+    return [f"scene '{scene.name}': {clamp}" for clamp in render_clamps(scene)]
 
 
 @functools.lru_cache(maxsize=256)
 def _validated(build, items: tuple):
-    """Settings are frozen, so equal values give the one object built before: the viewport and the bake
-    read every effect each frame, and validating 40 fields cost 0.3 ms a read (errors are not cached)."""
-    return build(dict(items))
+    """(settings, clamps): settings are frozen, so equal values give the one object built before: the viewport and
+    the bake read every effect each frame, and validating 40 fields cost 0.3 ms a read (errors are not cached)."""
+    values, clamps = clamped(EFFECT_FIELDS if build is effect_settings else RENDER_FIELDS, dict(items))
+    return build(values), clamps
 
 
 def assign(group, settings) -> None:

@@ -40,15 +40,16 @@ def test_add_without_active_object_reports(scene):
 
 def test_property_bounds_match_engine_fields(scene):
     from addon.engine.settings import EFFECT_FIELDS
-    from addon.properties import GPU_PARTICLES_PG_effect
+    from addon.properties import GPU_PARTICLES_PG_effect, effect_clamps, effect_settings_of
 
     rna = GPU_PARTICLES_PG_effect.bl_rna.properties
     for field in EFFECT_FIELDS:
         if field.kind in ("int", "float"):
-            assert rna[field.name].hard_min == pytest.approx(field.min)
+            assert rna[field.name].soft_min == pytest.approx(field.min)
     effect = add_effect()
-    effect.count = -10  # clamped by the property, never reaches the GPU
-    assert effect.count == 1
+    effect.count = -10  # kept as set; reading clamps it and says so, so it never reaches the GPU
+    assert effect.count == -10
+    assert effect_settings_of(effect).count == 1 and effect_clamps(effect) == ("Count -10 raised to 1",)
 
 
 def pixels_of(image) -> np.ndarray:

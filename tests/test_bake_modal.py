@@ -39,9 +39,9 @@ class FakeWindowManager:
         self.calls.append(("modal_handler_add",))
 
 
-def fake_operator():
-    """An object carrying the bake operator's own methods (bpy operators cannot be instantiated)."""
-    own = [c for c in reversed(GPU_PARTICLES_OT_bake.__mro__) if c.__module__.startswith("addon")]
+def fake_operator(operator_class=GPU_PARTICLES_OT_bake):
+    """An object carrying an operator's own methods, the bake's by default (bpy operators cannot be instantiated)."""
+    own = [c for c in reversed(operator_class.__mro__) if c.__module__.startswith("addon")]
     members = {k: v for c in own for k, v in vars(c).items() if not k.startswith("__")}
     fake = type("FakeBake", (), members)()
     fake.properties = SimpleNamespace(is_property_set=lambda name: False)

@@ -168,3 +168,19 @@ def test_no_gpu_is_a_clear_error_not_a_crash(tmp_path):
     assert "no GPU context could be created (eglGetDisplay(EGL_DEFAULT_DISPLAY) failed: EGL_BAD_PARAMETER)" \
         in result.stderr, result.stderr
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_a_range_without_a_shot_simulates_from_the_simulation_start(tmp_path):
+    """FRAMES=58-60 alone builds the scene from frame 1 (its Simulation Start), as F12 on those frames of a whole
+    shot does: frame 60 is the whole bake's frame 60 byte for byte, not one rocket launched at 58."""
+    shared = ("bake", "--preset", "fireworks", "--res", "64x36", "--count", "64")
+    for frames, name in (("1-60", "whole"), ("58-60", "part")):
+        result = cli(*shared, "--frames", frames, "--out", str(tmp_path / name))
+        assert result.returncode == 0, result.stderr
+    part = sorted((tmp_path / "part").glob("*.png"))
+    assert [p.name for p in part] == ["frame_0058.png", "frame_0059.png", "frame_0060.png"]
+    for frame in part:
+        assert frame.read_bytes() == (tmp_path / "whole" / frame.name).read_bytes(), frame.name
+    record = json.loads((tmp_path / "part" / "gpu_particles_bake.json").read_text())
+    assert record["frames"] == [58, 60]

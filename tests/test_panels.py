@@ -98,6 +98,16 @@ def test_main_panel_lists_effects_and_the_preset_menu(scene):
     assert ("menu", "GPU_PARTICLES_MT_presets") in header and ("operator", "gpu_particles.save_preset") in header
 
 
+def test_the_panels_name_each_setting_read_past_its_bounds(scene):
+    effect = add_effect(trail_points=65)
+    scene.gpu_particles.emax = 0.0
+    assert ("label", "Trail Points 65 lowered to 64") in draw(panels.GPU_PARTICLES_PT_effects)
+    render = dict(zip([t for t, _ in panels.SECTIONS], panels.SECTION_PANELS))["Render & Bake"]
+    assert ("label", "Emax 0 raised to 1e-06") in draw(render)
+    effect.trail_points = 64
+    assert not [entry for entry in draw(panels.GPU_PARTICLES_PT_effects) if entry[0] == "label"]
+
+
 def test_preset_menu_lists_every_shipped_preset(scene, tmp_path, monkeypatch):
     from addon.engine.presets import preset_names
     from addon.ui import operators

@@ -82,9 +82,9 @@ def test_save_refuses_shipped_names_and_silent_overwrites(scene, user_dir):
         ("[1, 2]", "must be a JSON object"),
         (json.dumps({"effect": {}}), "no valid format_version"),
         (json.dumps({"format_version": FORMAT_VERSION + 1, "effect": {}}), "newer than this GPU Particles reads"),
-        (json.dumps({"format_version": 1, "effect": {"count": -3}}), "count must be at least 1"),
+        (json.dumps({"format_version": 1, "effect": {"count": 2.5}}), "count must be a whole number"),
         (json.dumps({"format_version": 1, "effect": {"warp_drive": 1}}), "unknown effect setting"),
-        (json.dumps({"format_version": 1, "render": {"emax": 0}}), "emax must be at least"),
+        (json.dumps({"format_version": 1, "render": {"emax": float("nan")}}), "emax must be finite"),
     ],
 )
 def test_bad_preset_is_refused_and_changes_nothing(scene, user_dir, content, message):

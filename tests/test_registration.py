@@ -73,9 +73,10 @@ def test_hundred_register_cycles_leave_nothing_behind(host, tmp_path):
     assert not hasattr(bpy.types, "GPU_PARTICLES_PT_effects") and not hasattr(bpy.types, "GPU_PARTICLES_OT_bake")
 
 
-def hard_max(field):
-    """Blender's IntProperty holds int32: larger integer bounds are clamped there."""
-    return min(field.max, 2**31 - 1) if field.kind == "int" else field.max
+def soft_max(field):
+    """Blender's IntProperty holds int32: larger integer bounds are clamped there; a color's slider ends at 1."""
+    return min(field.max, 2**31 - 1) if field.kind == "int" else min(field.max, 1.0) if field.kind == "color" \
+        else field.max
 
 
 def test_property_defaults_and_bounds_come_from_the_field_tables(scene):
@@ -93,17 +94,21 @@ def test_property_defaults_and_bounds_come_from_the_field_tables(scene):
                 continue
             default = tuple(prop.default_array) if field.kind in ("vec3", "color") else prop.default
             assert default == pytest.approx(field.default), field.name
-            assert prop.hard_min == pytest.approx(field.min), field.name
-            assert prop.hard_max == pytest.approx(hard_max(field)), field.name
+            assert prop.soft_min == pytest.approx(field.min), field.name
+            assert prop.soft_max == pytest.approx(soft_max(field)), field.name
             assert prop.description == field.description
 
 
-def test_every_setting_is_bounded_in_blender(scene):
-    """Out-of-range values typed into the panel are clamped by the property itself."""
+def test_every_setting_out_of_range_is_kept_and_read_clamped_saying_so(scene):
+    """A value past a field's bounds (typed, from a script or an old file) stays as given in the property; reading
+    the settings clamps it to the bound and names the setting, the value and the bound."""
+    from addon.properties import effect_clamps, effect_settings_of, render_clamps, render_settings_of
+
     bpy.ops.gpu_particles.add()
     effect = bpy.context.active_object.gpu_particles.active_effect
     for field in EFFECT_FIELDS + RENDER_FIELDS:
-        owner = scene.gpu_particles if field in RENDER_FIELDS else effect
+        render = field in RENDER_FIELDS
+        owner = scene.gpu_particles if render else effect
         if field.kind == "enum":
             with pytest.raises(TypeError):
                 setattr(owner, field.name, "NOT_AN_ITEM")
@@ -113,11 +118,16 @@ def test_every_setting_is_bounded_in_blender(scene):
         low, high = field.min - 1e9, field.max * 10 + 1e12
         if field.kind == "int":
             low, high = -(2**31), 2**31 - 1
-        for value, bound in ((low, field.min), (high, hard_max(field))):
+        for value, bound, verb in ((low, field.min, "raised"), (high, field.max, "lowered")):
             setattr(owner, field.name, (value,) * 3 if field.kind in ("vec3", "color") else value)
-            got = getattr(owner, field.name)
-            for part in (got if field.kind in ("vec3", "color") else (got,)):
+            stored = getattr(owner, field.name)
+            assert (stored[0] if field.kind in ("vec3", "color") else stored) == pytest.approx(value, rel=1e-6)
+            read = getattr(render_settings_of(scene) if render else effect_settings_of(effect), field.name)
+            for part in (read if field.kind in ("vec3", "color") else (read,)):
                 assert part == pytest.approx(bound, rel=1e-6), (field.name, value)
+            clamps = render_clamps(scene) if render else effect_clamps(effect)
+            assert value == bound or any(c.startswith(f"{field.label} ") and f" {verb} to " in c for c in clamps), (field.name, clamps)
+        setattr(owner, field.name, field.default)
 
 
 def test_panel_sections_cover_every_field_and_register_a_sub_panel_each(scene):

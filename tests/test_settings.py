@@ -9,8 +9,10 @@ from addon.engine.presets import FORMAT_VERSION, PresetError, load_preset, parse
 from addon.engine.settings import (
     EFFECT_FIELDS,
     HARD_MAX_PARTICLES,
+    RENDER_FIELDS,
     SettingsError,
     check_for_gpu,
+    clamped,
     effect_settings,
     max_particles,
     render_settings,
@@ -44,6 +46,31 @@ def test_defaults_are_valid_and_complete():
 def test_bad_settings_are_refused_with_the_reason(values, message):
     with pytest.raises(SettingsError, match=message):
         effect_settings(values)
+
+
+@pytest.mark.parametrize("values, clamp", [
+    ({"spawn_count": 0}, "Spawn Count 0 raised to 1"),
+    ({"spawn_count": 1_000_000}, "Spawn Count 1,000,000 lowered to 4,096"),
+    ({"flipbook_columns": 0}, "Flipbook Columns 0 raised to 1"),
+    ({"trail_points": 65}, "Trail Points 65 lowered to 64"),
+    ({"lifetime": 0.0}, "Lifetime 0 raised to 0.001"),
+    ({"emitter_scale": (-1.0, 1.0, 2e4)}, "Emitter Scale (-1, 1, 20,000) clamped to (0, 1, 10,000)"),
+])
+def test_numbers_past_their_bounds_are_clamped_saying_from_what_to_what(values, clamp):
+    fixed, said = clamped(EFFECT_FIELDS, values)
+    assert said == (clamp,)
+    settings = effect_settings(fixed)  # valid once clamped
+    name = next(iter(values))
+    field = next(f for f in EFFECT_FIELDS if f.name == name)
+    assert all(field.min <= part <= field.max for part in (getattr(settings, name) if field.kind == "vec3"
+                                                           else (getattr(settings, name),)))
+
+
+def test_clamping_leaves_values_in_bounds_and_what_only_validation_can_name():
+    values = {"lifetime_random": 0.99900001, "seed": 5, "sprite_image": "x", "count": float("nan"), "drag": "much",
+              "size": float("inf"), "substeps": "0", "velocity": (1, "up", 3)}
+    assert clamped(EFFECT_FIELDS, values) == (values, ())  # float32's 0.999 is the bound itself
+    assert clamped(RENDER_FIELDS, {"emax": -1.0})[1] == ("Emax -1 raised to 1e-06",)
 
 
 def test_all_problems_reported_at_once():
@@ -89,7 +116,7 @@ def test_preset_round_trip(tmp_path):
         ("[1, 2]", "must be a JSON object"),
         (json.dumps({"effect": {}}), "no valid format_version"),
         (json.dumps({"format_version": FORMAT_VERSION + 1}), "newer than this GPU Particles reads"),
-        (json.dumps({"format_version": 1, "effect": {"count": -3}}), "count must be at least 1"),
+        (json.dumps({"format_version": 1, "effect": {"count": "-3"}}), "count must be a number"),
     ],
 )
 def test_malformed_presets_are_refused(tmp_path, content, message):
@@ -97,6 +124,19 @@ def test_malformed_presets_are_refused(tmp_path, content, message):
     path.write_text(content)
     with pytest.raises(PresetError, match=message):
         parse_preset(path)
+
+
+def test_a_preset_past_the_bounds_holds_them_clamped_and_keeps_them_as_given(tmp_path):
+    path = tmp_path / "loud.json"
+    path.write_text(json.dumps({"format_version": 1, "label": "Loud", "effect": {"count": -3, "trail_points": 65},
+                                "render": {"emax": 0},
+                                "spawned": [{"label": "Crackle", "effect": {"spawn_from": "Loud", "spawn_count": 10**6,
+                                                                            "emitter_shape": "POINT"}}]}))
+    preset = parse_preset(path)
+    assert (preset.effect.count, preset.effect.trail_points, preset.render.emax) == (1, 64, 1e-6)
+    assert preset.spawned[0][1].spawn_count == 4096
+    assert preset.beyond == (("effect", "count", -3), ("effect", "trail_points", 65), ("render", "emax", 0),
+                             ("spawned Crackle", "spawn_count", 1_000_000))
 
 
 def test_frame_and_resolution_parsing():

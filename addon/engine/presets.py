@@ -12,18 +12,23 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .resources import resource_dir
 from .settings import (
+    EFFECT_FIELDS,
+    RENDER_FIELDS,
     EffectSettings,
     RenderSettings,
     SettingsError,
     as_dict,
+    clamped,
     effect_settings,
     render_settings,
 )
 
 FORMAT_VERSION = 1
+_INT32 = 2**31  # Blender's IntProperty holds -2^31 .. 2^31 - 1
 
 
 class PresetError(ValueError):
@@ -39,6 +44,10 @@ class Preset:
     render: RenderSettings
     stage: dict
     spawned: tuple[tuple[str, EffectSettings], ...] = ()  # (label, settings) of the effects born from events
+    # Numbers the file gives past their fields' bounds, as given: (owner: "effect", "render" or spawned_owner(label),
+    # setting, value).  The settings above hold them clamped; applied, an effect keeps them as given, and reading
+    # it clamps them and says so (settings.clamped), as for a value a script sets.
+    beyond: tuple[tuple[str, str, Any], ...] = ()
 
 
 def preset_dir() -> Path:
@@ -83,8 +92,8 @@ def parse_preset(path: Path) -> Preset:
             f"preset {path} is format {version}, newer than this GPU Particles reads ({FORMAT_VERSION}); update the extension"
         )
     try:
-        effect = effect_settings(data.get("effect", {}))
-        render = render_settings(data.get("render", {}))
+        effect, beyond = _settings(effect_settings, EFFECT_FIELDS, data.get("effect", {}), "effect")
+        render, render_beyond = _settings(render_settings, RENDER_FIELDS, data.get("render", {}), "render")
     except SettingsError as error:
         raise PresetError(f"preset {path}: {error}") from None
     stage = data.get("stage", {})
@@ -92,18 +101,37 @@ def parse_preset(path: Path) -> Preset:
         raise PresetError(f"preset {path}: 'stage' must be an object")
     name = Path(path).stem
     label = str(data.get("label", name))
-    return Preset(name, label, str(data.get("description", "")), effect, render, stage,
-                  _spawned(path, label, data.get("spawned", [])))
+    spawned, spawned_beyond = _spawned(path, label, data.get("spawned", []))
+    return Preset(name, label, str(data.get("description", "")), effect, render, stage, spawned,
+                  beyond + render_beyond + spawned_beyond)
 
 
-def _spawned(path: Path, label: str, entries) -> tuple[tuple[str, EffectSettings], ...]:
-    """The preset's spawned effects, each spawning from the preset's effect or one listed before it."""
+def spawned_owner(label: str) -> str:
+    """A spawned effect's owner in ``Preset.beyond``."""
+    return f"spawned {label}"
+
+
+def _settings(build, fields, values, owner: str):
+    """Settings from a preset's values with numbers past their bounds clamped, and those numbers as given
+    (``Preset.beyond``; an integer as far as Blender's int32 property holds)."""
+    fixed, _ = clamped(fields, values)
+    settings = build(fixed)
+    kinds = {f.name: f.kind for f in fields}
+    beyond = tuple((owner, name, max(-_INT32, min(_INT32 - 1, int(value))) if kinds[name] == "int" else value)
+                   for name, value in values.items() if fixed[name] != value)
+    return settings, beyond
+
+
+def _spawned(path: Path, label: str, entries) -> tuple[tuple[tuple[str, EffectSettings], ...], tuple]:
+    """The preset's spawned effects, each spawning from the preset's effect or one listed before it, and their
+    numbers past bounds (``Preset.beyond``)."""
     if not isinstance(entries, list) or not all(isinstance(e, dict) and "label" in e for e in entries):
         raise PresetError(f"preset {path}: 'spawned' must be a list of objects with a label and an effect")
-    known, family = {label}, []
+    known, family, beyond = {label}, [], ()
     for entry in entries:
         try:
-            settings = effect_settings(entry.get("effect", {}))
+            settings, given = _settings(effect_settings, EFFECT_FIELDS, entry.get("effect", {}),
+                                        spawned_owner(str(entry["label"])))
         except SettingsError as error:
             raise PresetError(f"preset {path}: spawned '{entry['label']}': {error}") from None
         if settings.spawn_from not in known:
@@ -111,7 +139,8 @@ def _spawned(path: Path, label: str, entries) -> tuple[tuple[str, EffectSettings
                               f"which is none of {', '.join(sorted(known))}")
         known.add(str(entry["label"]))
         family.append((str(entry["label"]), settings))
-    return tuple(family)
+        beyond += given
+    return tuple(family), beyond
 
 
 def write_preset(path: Path, label: str, effect: EffectSettings, render: RenderSettings, description: str = "",

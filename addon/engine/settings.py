@@ -49,6 +49,11 @@ class Field:
         if self.affects not in AFFECTS:
             raise ValueError(f"field {self.name}: affects must be one of {', '.join(AFFECTS)}, not {self.affects!r}")
 
+    @property
+    def label(self) -> str:
+        """The name the panel shows (and messages use): ``spawn_count`` is Spawn Count."""
+        return self.name.replace("_", " ").title()
+
 
 EFFECT_FIELDS: tuple[Field, ...] = (
     Field("count", "int", 200_000, 1, HARD_MAX_PARTICLES, "Number of particle slots; every slot respawns when it dies"),
@@ -305,6 +310,47 @@ def _to_bounds(field: Field, part: float) -> float:
     for bound in (field.min, field.max):
         if bound is not None and abs(part - bound) <= 1e-6 * abs(bound) and np.float32(part) == np.float32(bound):
             return float(bound)
+    return part
+
+
+def clamped(fields: tuple[Field, ...], values: dict[str, Any]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``values`` with every number outside its field's bounds moved to the bound, and a message per setting
+    moved ("Spawn Count 0 raised to 1"): a Blender property keeps what the panel, a script or an old file gave it,
+    and reading it clamps and says so.  What is not a finite number (text, NaN, infinity) is left to validation."""
+    by_name = {f.name: f for f in fields}
+    values, messages = dict(values), []
+    for name, value in values.items():
+        field = by_name.get(name)
+        if field is None or field.kind not in ("int", "float", "vec3", "color"):
+            continue
+        given = tuple(value) if field.kind in ("vec3", "color") and isinstance(value, (list, tuple)) else (value,)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in given):
+            continue
+        parts = tuple(_to_bounds(field, float(v)) for v in given)
+        inside = tuple(_inside(field, part) for part in parts)
+        if inside == parts:
+            continue
+        moved = [(part, to) for part, to in zip(parts, inside) if to != part]
+        verb = "raised" if all(to > part for part, to in moved) else \
+            "lowered" if all(to < part for part, to in moved) else "clamped"
+        values[name] = inside if field.kind in ("vec3", "color") else int(inside[0]) if field.kind == "int" else inside[0]
+        messages.append(f"{field.label} {_numbers(parts)} {verb} to {_numbers(inside)}")
+    return values, tuple(messages)
+
+
+def _numbers(parts: tuple[float, ...]) -> str:
+    shown = [_number(int(p) if p.is_integer() and abs(p) < 1e15 else p) for p in parts]
+    return shown[0] if len(shown) == 1 else f"({', '.join(shown)})"
+
+
+def _inside(field: Field, part: float) -> float:
+    """``part`` within the field's bounds (NaN and infinities stay: validation names them)."""
+    if not math.isfinite(part):
+        return part
+    if field.min is not None and part < field.min:
+        return float(field.min)
+    if field.max is not None and part > field.max:
+        return float(field.max)
     return part
 
 

@@ -140,6 +140,8 @@ class BakeJob(FrameJob):
                 self.renderer = SceneRenderer(scene, self.plan.width, self.plan.height, host, exact_sort=True,
                                               cache="WRITE", snapshot=self.plan.snapshot)
                 self.preroll = self.renderer.prepare(self.plan.frames[0])
+                self.warnings: list[str] = []  # every warning of the bake once, in the order found (the sidecar's)
+                self.note_warnings(self.renderer.frame_warnings)  # the births lost are read once, at the end
                 started = clock.add("set-up: renderer", started)
                 display = _display_result(building)
                 started = clock.add("set-up: display transform (waited for)", started)
@@ -200,6 +202,7 @@ class BakeJob(FrameJob):
             self.renderer.draw(frame)
         except (SettingsError, CacheError) as error:  # e.g. a CSG primitive animated to a zero size, a full disk
             raise BakeError(f"Frame {frame}: {error}") from None
+        self.note_warnings(self.renderer.frame_warnings)
         started = self.clock.add("draw", started)
         stats = self._store_stats(frame)
         started = self.clock.add("stats", started)
@@ -229,6 +232,10 @@ class BakeJob(FrameJob):
         self.renderer.take_stats()
         self._note_overflow(frame, self.renderer.frame_stats)
         return None
+
+    def note_warnings(self, warnings) -> None:
+        """Keep each warning once, however many frames give it."""
+        self.warnings += [warning for warning in dict.fromkeys(warnings) if warning not in self.warnings]
 
     def _note_overflow(self, frame: int, stats) -> None:
         if stats.overflow:
@@ -282,6 +289,10 @@ class BakeJob(FrameJob):
             self.renderer.host.free_readback_buffer(buffer)
         self._buffers.clear()
         self._stats_buffers.clear()
+        self.note_warnings(self.renderer.simulation.spawn_overflows())  # lost births so far: one readback a bake
+        if self.overflow:
+            self.note_warnings([f"{sum(self.overflow.values()):,} particle adds overflowed in {len(self.overflow)} "
+                                "frame(s): raise Emax or use Auto Emax"])
         if not self.written:
             return None
         sidecar = self.plan.output_dir / "gpu_particles_bake.json"
@@ -298,6 +309,7 @@ class BakeJob(FrameJob):
             "lens": lens_summary(self.scene),  # Blender's motion blur and depth of field, as applied
             "emax": self.emax,
             "overflow": {str(frame): count for frame, count in self.overflow.items()},
+            "warnings": self.warnings,
             "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],
             "files": [p.name for p in self.written],
             "last_frame": self.renderer.stats(),

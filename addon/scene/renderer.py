@@ -295,12 +295,18 @@ class SceneRenderer:
 
     @property
     def warnings(self) -> list[str]:
+        """Everything wrong now, the spawned effects' lost births included (a readback each)."""
+        return self.frame_warnings + self.simulation.spawn_overflows()
+
+    @property
+    def frame_warnings(self) -> list[str]:
+        """What is wrong as of the frame drawn last, read without waiting for the GPU: a bake gathers them every
+        frame (a light animated to no power, a collider deformed past use show on their frames only)."""
         sdf = self.simulation.sdf
-        return (self.lost + [skipped.warning for skipped in self.snapshot.skipped] + self.snapshot.rate_warnings()
-                + self.simulation.family_warnings
-                + self.simulation.spawn_overflows() + list(self.simulation.inputs.warnings)
+        return (list(self.snapshot.clamps) + self.lost + [skipped.warning for skipped in self.snapshot.skipped]
+                + self.snapshot.rate_warnings() + self.simulation.family_warnings + list(self.simulation.inputs.warnings)
                 + (list(sdf.warnings.values()) if sdf is not None else []) + self.cache_warnings
-                + list(self.light_warnings))
+                + list(self.light_warnings) + list(self.cloud_warnings))
 
     def cache_record(self) -> dict | None:
         """Where the disk cache is and what this renderer took from it and added (the bake's sidecar)."""

@@ -27,7 +27,14 @@ from ..engine.look import inherits_color
 from ..engine.pipeline import FrameData
 from ..engine.settings import EffectSettings, RenderSettings, SettingsError, simulated
 from ..engine.simulation import check_mesh, check_spawned, rate_warning
-from ..properties import effect_settings_of, render_settings_of, scene_effects, simulation_range
+from ..properties import (
+    effect_settings_of,
+    named_clamps,
+    render_settings_of,
+    scene_clamps,
+    scene_effects,
+    simulation_range,
+)
 from .csg import cloud_frame, cloud_settings
 from .index import edits
 from .inputs import colliders, emitter_mesh, force_fields, has_collision, is_force_field, ramp_colors
@@ -67,6 +74,7 @@ class SceneSnapshot:
     seconds_per_frame: float
     cloud: tuple | None = None  # the CSG cloud's settings (csg.cloud_settings), None without a cloud
     skipped: tuple[SkippedEffect, ...] = ()  # the scene's enabled effects left out, with why
+    clamps: tuple[str, ...] = ()  # settings read past their bounds, clamped: "Emitter/Crackle: Spawn Count 0 raised to 1"
 
     def runnable(self, found: list) -> list:
         """Of ``found``, the scene's enabled effects as read with this snapshot, those it holds (all but the
@@ -183,7 +191,7 @@ def read_snapshot(scene) -> SceneSnapshot:
     """Every enabled effect's settings and mesh and the render settings, once; an effect that cannot run is
     skipped, named with why (``SceneSnapshot.skipped``), and the others run."""
     depsgraph = scene_depsgraph(scene)
-    effects, skipped = [], []
+    effects, skipped, clamps = [], [], scene_clamps(scene)
     for place, (obj, effect) in enumerate(scene_effects(scene)):
         try:
             settings = effect_settings_of(effect)
@@ -194,8 +202,10 @@ def read_snapshot(scene) -> SceneSnapshot:
             skipped.append(SkippedEffect(place, obj.name, effect.name, str(error)))
             continue
         effects.append(EffectInput(obj.name, effect.name, settings, mesh, ramp_colors(effect)))
+        clamps += named_clamps(obj, effect)
     return SceneSnapshot(tuple(effects), render_settings_of(scene), *simulation_range(scene),
-                         scene_seconds_per_frame(scene), cloud=cloud_settings(scene), skipped=tuple(skipped))
+                         scene_seconds_per_frame(scene), cloud=cloud_settings(scene), skipped=tuple(skipped),
+                         clamps=tuple(clamps))
 
 
 def inherited_ramps(found) -> tuple[bytes, ...]:

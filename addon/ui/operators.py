@@ -16,12 +16,21 @@ from ..engine.presets import (
     preset_dir,
     preset_file_name,
     preset_names,
+    spawned_owner,
     write_preset,
 )
 from ..hosts.base import GPUMemoryError, NoGPUError
 from ..output.bake import BakeError, BakeJob
 from ..output.export import export_frame, export_range
-from ..properties import assign, effect_settings_of, fix_simulation_range, render_settings_of, scene_effects
+from ..properties import (
+    assign,
+    effect_settings_of,
+    fix_simulation_range,
+    named_clamps,
+    render_settings_of,
+    scene_clamps,
+    scene_effects,
+)
 from ..scene.csg import add_stage_primitives, scene_primitives
 from ..scene.families import descendants, link
 from ..scene.stage_colliders import add_stage_colliders, scene_has_colliders
@@ -102,12 +111,14 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
         fix_simulation_range(context.scene)  # the scene's range now: rendering part of it later keeps its start
         effect.name = name
         if preset:
-            assign(effect, preset.effect)
-            assign(context.scene.gpu_particles, preset.render)
+            _apply_preset_values(effect, preset.effect, preset, "effect")
+            _apply_preset_values(context.scene.gpu_particles, preset.render, preset, "render")
         obj.gpu_particles.active_index = len(effects) - 1
         if preset:
-            _add_spawned(obj, len(effects) - 1, preset)  # after it: the preset's own effect stays the active one
+            root = obj.gpu_particles.active_index
+            added = _add_spawned(obj, root, preset)  # after it: the preset's own effect stays the active one
             self._add_stage(context, obj, preset.stage)
+            _report_clamps(self, context.scene, [(obj, e) for e in (effects[root], *added)])
         return {"FINISHED"}
 
     def _add_stage(self, context, obj, stage: dict) -> None:
@@ -139,19 +150,19 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
             context.view_layer.objects.active = obj
 
 
-def _add_spawned(obj, root: int, preset) -> int:
+def _add_spawned(obj, root: int, preset) -> list:
     """A family preset's other effects (sub-emitters), on ``obj`` after its others, the preset's own effect at
     place ``root``; each refers to its parent among them (scene/families.py), so a second copy of the preset
-    spawns from its own parent.  How many were added."""
+    spawns from its own parent.  The effects added."""
     effects = obj.gpu_particles.effects
-    added = {preset.label: root}  # places, not items: an add() moves the collection's items
+    places = {preset.label: root}  # places, not items: an add() moves the collection's items
     for label, settings in preset.spawned:
         effect = effects.add()
         effect.name = unique_name(obj, label)
-        assign(effect, settings)
-        link(effect, obj, effects[added[settings.spawn_from]])
-        added[label] = len(effects) - 1
-    return len(preset.spawned)
+        _apply_preset_values(effect, settings, preset, spawned_owner(label))
+        link(effect, obj, effects[places[settings.spawn_from]])
+        places[label] = len(effects) - 1
+    return [effects[place] for label, place in places.items() if label != preset.label]
 
 
 def unique_name(obj, label: str) -> str:
@@ -160,6 +171,22 @@ def unique_name(obj, label: str) -> str:
     names = {effect.name for effect in obj.gpu_particles.effects}
     return next(name for name in (label, *(f"{label}.{i:03d}" for i in range(1, len(names) + 2)))
                 if name not in names)
+
+
+def _apply_preset_values(group, settings, preset, owner: str) -> None:
+    """A preset's ``settings`` onto a property group, then the numbers the file gives past their bounds for
+    ``owner`` as given (``Preset.beyond``): the group keeps them, and reading it clamps them and says so."""
+    assign(group, settings)
+    for where, name, value in preset.beyond:
+        if where == owner:
+            setattr(group, name, value)
+
+
+def _report_clamps(operator, scene, effects) -> None:
+    """A warning per setting of ``effects`` ((object, effect) pairs) and the scene's render settings that reading
+    clamps, as the panel and a bake name them."""
+    for clamp in [*scene_clamps(scene), *(message for obj, effect in effects for message in named_clamps(obj, effect))]:
+        operator.report({"WARNING"}, clamp)
 
 
 def _shift_to(stage: dict, location) -> list[float]:
@@ -216,12 +243,14 @@ class GPU_PARTICLES_OT_apply_preset(bpy.types.Operator):
         except PresetError as error:
             self.report({"ERROR"}, str(error))
             return {"CANCELLED"}
-        assign(_active_effect(context), preset.effect)
-        assign(context.scene.gpu_particles, preset.render)
+        _apply_preset_values(_active_effect(context), preset.effect, preset, "effect")
+        _apply_preset_values(context.scene.gpu_particles, preset.render, preset, "render")
         obj = context.active_object
-        spawned = _add_spawned(obj, obj.gpu_particles.active_index, preset)
+        root = obj.gpu_particles.active_index
+        added = _add_spawned(obj, root, preset)
         self.report({"INFO"}, f"Applied preset '{preset.label}'" +
-                    (f", with {spawned} effect(s) spawned from it" if spawned else ""))
+                    (f", with {len(added)} effect(s) spawned from it" if added else ""))
+        _report_clamps(self, context.scene, [(obj, e) for e in (obj.gpu_particles.effects[root], *added)])
         return {"FINISHED"}
 
 
@@ -331,18 +360,24 @@ class GPU_PARTICLES_OT_bake(ModalJobOperator):
         return BakeJob(scene, (self.frame_start if props.is_property_set("frame_start") else scene.frame_start,
                                self.frame_end if props.is_property_set("frame_end") else scene.frame_end))
 
+    _reported = 0  # the job's warnings reported so far
+
     def started(self):
-        for warning in self._job.renderer.warnings:
+        self._report_warnings(self._job)
+
+    def _report_warnings(self, job):
+        """The bake's warnings not reported yet: those known before the first frame at once, the rest at the end,
+        each once (BakeJob.warnings, also in the sidecar)."""
+        for warning in job.warnings[self._reported:]:
             self.report({"WARNING"}, warning)
+        self._reported = len(job.warnings)
 
     def _finish(self, cancelled=False):
         job, self._job = self._job, None
         job.close(cancelled=cancelled)
         verb = "Cancelled after" if cancelled else "Baked"
         self.report({"WARNING"} if cancelled else {"INFO"}, f"{verb} {job.done} frame(s) to {job.plan.output_dir}")
-        if job.overflow:
-            self.report({"WARNING"}, f"{sum(job.overflow.values()):,} particle adds overflowed in {len(job.overflow)} "
-                                     f"frame(s): raise Emax or use Auto Emax")
+        self._report_warnings(job)
 
 
 class GPU_PARTICLES_OT_export_pointcloud(bpy.types.Operator):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
 from ..engine.simulation import LAYOUTS, rate_warning
-from ..properties import effect_settings_of
+from ..properties import effect_clamps, effect_settings_of, render_clamps
 from ..scene.inputs import colliders, force_fields, has_collision
 from ..scene.sdf_colliders import BUILT
 from .operators import (
@@ -146,6 +146,8 @@ class GPU_PARTICLES_PT_effects(_SidebarPanel, bpy.types.Panel):
         column.operator_menu_enum(GPU_PARTICLES_OT_add.bl_idname, "preset", text="", icon="ADD")
         column.operator(GPU_PARTICLES_OT_remove.bl_idname, text="", icon="REMOVE")
         layout.prop(context.scene.gpu_particles, "show_overlay")
+        if obj.gpu_particles.active_effect is not None:
+            _draw_clamps(layout, effect_clamps, obj.gpu_particles.active_effect)
 
 
 def _section_panel(index: int, title: str, names: tuple[str, ...]):
@@ -213,6 +215,16 @@ def _draw_rate_warning(layout, context):
         layout.label(text=warning, icon="ERROR")
 
 
+def _draw_clamps(layout, clamps_of, owner) -> None:
+    """The settings of ``owner`` past their bounds, as reading them clamps them (and a bake reports them)."""
+    try:
+        clamps = clamps_of(owner)
+    except SettingsError:  # a value no clamp mends: the Emission section says which
+        return
+    for clamp in clamps:
+        layout.label(text=clamp, icon="ERROR")
+
+
 def _draw_color_ramp(layout, context):
     """The color-over-life ramp when the effect has one, else the button that adds it."""
     effect = _active_effect(context)
@@ -271,6 +283,7 @@ def _draw_render_and_bake(layout, context):
     scene = context.scene
     from ..output.render_integration import draw_settings
 
+    _draw_clamps(layout, render_clamps, scene)
     hints = layout.column(align=True)
     for line in lens_summary(scene):  # Blender's own settings drive these: shown, not copied
         hints.label(text=line, icon="INFO")
