@@ -237,3 +237,26 @@ def test_the_overlay_follows_viewport_visibility(effect_and_cube, scene):
         assert not lit_pixels(draw_offscreen(scene, view_proj)), "the emitter hidden: its particles are too"
     finally:
         viewport.free()
+
+
+def test_every_mesh_that_renders_shadows_the_particles_but_only_those_the_camera_sees_hide_them(scene):
+    """In Cycles: a holdout hides and shadows, an indirect-only mesh shadows only, a mesh hidden in the viewport
+    does both, a mesh disabled in renders neither."""
+    from addon.scene.depth_prepass import occluders
+    from addon.scene.light_shadows import scene_occluders
+
+    cubes = {name: add_cube((float(x), 0.0, 0.0), 1.0) for x, name in enumerate(
+        ("plain", "holdout", "indirect", "viewport hidden", "render disabled"))}
+    cubes["holdout"].is_holdout = True
+    layer_collection(in_collection(cubes["indirect"], "Indirect").name).indirect_only = True
+    cubes["viewport hidden"].hide_set(True)
+    cubes["render disabled"].hide_render = True
+    scene.render.engine = "CYCLES"
+    bpy.context.view_layer.update()
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    names = {obj.name: name for name, obj in cubes.items()}
+    assert {names[obj.name] for obj in occluders(scene, depsgraph)} == {"plain", "holdout", "viewport hidden"}
+    meshes, models = scene_occluders(scene, depsgraph)
+    shadowing = [obj for obj in scene.objects if obj.type == "MESH" and obj.name != cubes["render disabled"].name]
+    np.testing.assert_allclose(models, [np.array(obj.matrix_world) for obj in shadowing])
+    assert len(meshes) == 4

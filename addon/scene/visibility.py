@@ -78,15 +78,14 @@ class RenderVisibility:
 
 
 class ViewportVisibility:
-    """What the 3D viewport of ``view_layer`` shows (None: the context's): the overlay's rule for everything."""
+    """What the 3D viewport of ``view_layer`` shows (None: the context's), for the overlay's emitters (its
+    occluders and shadows: ``depth_prepass.may_occlude``, the same rule kept between edits)."""
 
     def __init__(self, view_layer=None):
         self.view_layer = view_layer
 
     def shows_particles(self, obj) -> bool:
         return obj.original.visible_get(view_layer=self.view_layer)
-
-    occludes = shadows = shows_particles
 
 
 def render_visibility(scene, depsgraph) -> RenderVisibility:
