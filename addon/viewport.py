@@ -36,6 +36,7 @@ from .scene.edits import Edit, edit_between, emitters_edit, render_edit
 from .scene.index import SceneIndex, scene_edited
 from .scene.renderer import SceneRenderer, with_lens
 from .scene.snapshot import EffectsWatch, SceneSnapshot
+from .scene.visibility import ViewportVisibility
 
 MAX_VIEW_TARGETS = 4  # compositor targets kept for differently sized viewports
 SCENE_INDEX = SceneIndex()  # which objects emit, push, collide, build the cloud or occlude: kept until an edit
@@ -158,6 +159,10 @@ class ViewportRenderer(SceneRenderer):
     def _depth_prepass(self) -> DepthPrepass:
         """The occluders' triangles kept between draws (the overlay's, across simulations)."""
         return DepthPrepass(self._kept_meshes)
+
+    def visibility(self, depsgraph) -> ViewportVisibility:
+        """The overlay shows what the viewport shows (its occluders: ``depth_prepass.may_occlude``)."""
+        return ViewportVisibility(depsgraph.view_layer)
 
     def _objects(self, test):
         """The objects that may pass ``test``, kept between edits (Blender evaluates edits before it redraws)."""

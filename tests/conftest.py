@@ -82,13 +82,13 @@ def pytest_configure(config):
 # Files whose tests run in a child process of their own (test_own_process.py sets this variable there):
 # - test_moderngl_host.py and test_sort_moderngl.py make moderngl's EGL display, a second llvmpipe screen, and
 #   leave no GL context current when they end: Blender's calls in a later test would fail;
-# - test_render_integration.py and test_compositor_migration.py render through Blender's pipeline, whose
+# - test_render_integration.py, test_compositor_migration.py and test_render_visibility.py render through Blender's pipeline, whose
 #   render_pre draws segfaulted inside Mesa llvmpipe (depth pre-pass batch.draw, once gpu.compute.dispatch) late
 #   in long loaded runs of the whole suite, intermittently, with or without the moderngl display; the cause is not
 #   found yet.
 OWN_PROCESS = "GPU_PARTICLES_TEST_OWN_PROCESS"
 OWN_PROCESS_FILES = ("test_moderngl_host.py", "test_sort_moderngl.py", "test_render_integration.py",
-                     "test_chunked_render.py", "test_compositor_migration.py")
+                     "test_chunked_render.py", "test_compositor_migration.py", "test_render_visibility.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -265,7 +265,8 @@ def test_kept_occluders_are_the_bakes_with_their_evaluated_matrices(scene):
     material.surface_render_method = "BLENDED"
     blended.data.materials.append(material)
     hidden = add_cube(scene, (-4.0, 0.0, 0.0), 1.0)
-    hidden.hide_render = True
+    hidden.hide_render = True  # the bake's rule (scene/visibility.py)
+    hidden.hide_set(True)  # the overlay's
     bpy.context.view_layer.update()
     depsgraph = bpy.context.evaluated_depsgraph_get()
     meshes, models = KeptMeshes(SceneIndex()).occluders(scene, depsgraph)

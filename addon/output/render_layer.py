@@ -117,7 +117,7 @@ class ParticleLayer:
         self.depth.clear()
         camera = camera_of(self.scene, self.width, self.height)
         world_to_view = np.array(self.scene.camera.matrix_world.inverted())
-        systems = list(renderer.simulation.systems)
+        systems = list(renderer.drawn)  # the effects whose emitter the render sees
         if renderer.cloud is not None:
             systems.append(renderer.cloud.points)
         for system in systems:

@@ -1,7 +1,8 @@
 """Depth pre-pass: the scene's opaque meshes drawn into the splat's scene depth.
 
 Blender glue for :mod:`addon.engine.depth`: evaluated mesh triangles of every
-mesh object that renders and is not blended-transparent, drawn by the
+mesh object the camera sees (``visibility.py``: render visibility in renders and
+bakes, viewport visibility in the overlay) and is not blended-transparent, drawn by the
 add-on's own depth-only shader with the particle camera's matrix.  The
 viewport keeps each occluder's triangles between draws (:class:`KeptMeshes`):
 reading a heavy mesh every draw (``to_mesh``) would cost more than the particles.
@@ -22,6 +23,7 @@ from ..engine.depth import DEPTH_PREPASS
 from ..hosts.base import column_major
 from ..hosts.blender import shader_info
 from .index import SceneIndex, changes_over_time, edits
+from .visibility import render_visibility
 
 
 def _shader():
@@ -37,14 +39,18 @@ def _is_opaque(obj) -> bool:
 
 
 def may_occlude(obj) -> bool:
-    """A mesh object that renders, is visible and whose materials hide what is behind it."""
-    return obj.type == "MESH" and not obj.hide_render and obj.visible_get() and _is_opaque(obj)
+    """The overlay's occluders: a mesh object the viewport shows (``visible_get``, the context's view layer)
+    whose materials hide what is behind it."""
+    return obj.type == "MESH" and obj.visible_get() and _is_opaque(obj)
 
 
-def occluders(scene, depsgraph):
-    """Evaluated mesh objects that render and hide what is behind them."""
+def occluders(scene, depsgraph, shadows: bool = False):
+    """Evaluated mesh objects a render of ``depsgraph``'s view layer sees hiding what is behind them
+    (``shadows``: every mesh that renders, which casts shadows on the particles), whatever the viewport shows."""
+    visibility = render_visibility(scene, depsgraph)
+    renders = visibility.shadows if shadows else visibility.occludes
     for obj in scene.objects:
-        if may_occlude(obj):
+        if obj.type == "MESH" and renders(obj) and _is_opaque(obj):
             yield obj.evaluated_get(depsgraph)
 
 

@@ -89,7 +89,7 @@ def scene_occluders(scene, depsgraph, kept=None) -> tuple[list, np.ndarray]:
     """Every occluder's (positions, triangles) and world matrix, as the depth pre-pass reads them."""
     if kept is not None:
         return kept.occluders(scene, depsgraph)
-    found = list(occluders(scene, depsgraph))
+    found = list(occluders(scene, depsgraph, shadows=True))
     return [mesh_triangles(obj) for obj in found], np.array([obj.matrix_world for obj in found]).reshape(-1, 4, 4)
 
 

@@ -46,6 +46,7 @@ from .snapshot import (
     scene_seconds_per_frame,
 )
 from .time import SceneSimulation
+from .visibility import layer_depsgraph, render_view_layer, render_visibility
 
 
 def check_camera(camera) -> None:
@@ -184,6 +185,7 @@ class SceneRenderer:
         self.cache_warnings: list[str] = []
         self.lost: list[str] = []  # emitters deleted while rendering
         self.effects = []
+        self.drawn = []  # the systems the last composite_view drew: those whose emitter the view sees
         self.watch = EffectsWatch()
         self.frame_stats = None  # FrameStats of the last rendered frame (overflows, peak)
         self._build(snapshot)
@@ -350,10 +352,17 @@ class SceneRenderer:
     def needs_sprites(self) -> bool:
         return any(system.settings.blend_mode == "ALPHA" for system in self.simulation.systems)
 
-    def frame_data(self, frame: int) -> FrameData:
-        """What drawing ``frame`` takes from the scene, read once (the scene is at ``frame`` now)."""
-        return read_drawing(self.scene, frame, self._emitter_matrices(), self._scene_effects(),
+    def frame_data(self, frame: int, shown: list[bool]) -> FrameData:
+        """What drawing ``frame`` takes from the scene for the effects ``shown`` (one flag per effect), read
+        once (the scene is at ``frame`` now)."""
+        emitters = [m for m, keep in zip(self._emitter_matrices(), shown) if keep]
+        effects = [e for e, keep in zip(self._scene_effects(), shown) if keep]
+        return read_drawing(self.scene, frame, emitters, effects,
                             self._objects(is_primitive) if self.cloud is not None else None, self._objects(is_light))
+
+    def visibility(self, depsgraph):
+        """What of the scene this view sees (scene/visibility.py): a render of ``depsgraph``'s view layer."""
+        return render_visibility(self.scene, depsgraph)
 
     def shadow_volume(self) -> ShadowVolume | None:
         """The shadow volume the lit effects' particles shadow each other in (None while no effect is lit);
@@ -369,10 +378,14 @@ class SceneRenderer:
         """Everything after simulating, for one view into ``targets`` (the frame stays on the GPU):
         :func:`~..engine.pipeline.record_frame` with this frame's data, sorting from ``view`` (world to view).
 
-        The bake draws the scene camera's view; the viewport overlay each 3D view's.
+        The bake draws the scene camera's view; the viewport overlay each 3D view's.  Only the effects whose
+        emitter the view sees draw (``visibility``; hidden ones keep simulating), in front of the occluders it sees;
+        ``depsgraph``: the view layer's (None: the one a render of the scene follows, ``render_view_layer``).
         ``lap(stage)`` (a context manager) times the stages for the Stats panel.
         """
-        depsgraph = depsgraph or scene_depsgraph(self.scene)
+        depsgraph = depsgraph or layer_depsgraph(render_view_layer(self.scene))
+        visibility = self.visibility(depsgraph)
+        shown = [visibility.shows_particles(self._emitter(name)) for name, _ in self.effects]
 
         def draw_depth(view_proj, scene_depth):
             self.prepass.draw(self.scene, depsgraph, view_proj, scene_depth)
@@ -384,10 +397,12 @@ class SceneRenderer:
             return self.light_shadow_maps.draw(meshes, models, lights)
 
         simulation = self.simulation
-        data = self.frame_data(frame)
+        data = self.frame_data(frame, shown)
+        self.drawn = [system for system, keep in zip(simulation.systems, shown) if keep]
+        sorts = [sort for sort, keep in zip(simulation.sorts, shown) if keep]
         self.light_warnings = data.lights.warnings
         self.cloud_warnings = record_frame(
-            simulation.systems, simulation.sorts, data, camera, np.asarray(view), targets,
+            self.drawn, sorts, data, camera, np.asarray(view), targets,
             self.cloud.points if self.cloud is not None else None,
             draw_depth if self.prepass is not None else None, self.exact_sort, lap, self.shadow_volume(),
             draw_light_shadows)
