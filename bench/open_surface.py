@@ -131,6 +131,11 @@ def rain(args) -> None:
         over = np.isfinite(height)
         below = over & (points[:, 2] < np.where(over, height, 0.0))
     sdf = next(c for c in renderer.simulation.systems[0].colliders if c.type == "SDF").sdf
+    if below.any() and not args.closed:
+        depth = np.where(over, height, 0.0)[below] - points[below, 2]
+        rim = 2.0 - np.abs(points[below, :2]).max(axis=1)
+        print(f"below: depth {np.percentile(depth, [0, 50, 100]).round(4)} m, from the rim "
+              f"{np.percentile(rim, [0, 50, 100]).round(4)} m (voxel {sdf.voxel:.4f} m)")
     print(f"{'torus' if args.closed else 'grid'} substeps {args.substeps} resolution {args.resolution or 'Auto'} "
           f"({max(sdf.dims)} voxels) thickness {args.thickness}: {below.sum()} of {over.sum()} live particles over "
           f"the collider below its surface ({100 * below.sum() / max(over.sum(), 1):.2f}%)")
