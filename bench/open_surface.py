@@ -181,14 +181,27 @@ def first_frame(args) -> None:
     obj.data.vertices[0].co.x += 1e-4  # a new mesh: read, hashed and built again on the next frame
     obj.data.update()
     renderer.simulation.sdf.measure = True
+    host, kernels = renderer.simulation.sdf.builder.host, {}
+    dispatch = host.dispatch
+
+    def timed(kernel, *rest, **named):  # each SDF kernel waited for: where the build's time goes
+        host.finish()
+        began = time.perf_counter()
+        dispatch(kernel, *rest, **named)
+        host.finish()
+        kernels[kernel.name] = kernels.get(kernel.name, 0.0) + time.perf_counter() - began
+
+    host.dispatch = timed
     profile = cProfile.Profile()
     start = time.perf_counter()
     profile.enable()
     renderer.advance_to(2)
     profile.disable()
     total = time.perf_counter() - start
+    host.dispatch = dispatch
     print(f"{'closed' if args.closed else 'open'} collider, {triangles:,} triangles: first frame {total:.2f} s, "
           f"SDF build (GPU, waited for) {renderer.simulation.sdf.rebuild_ms / 1000:.2f} s")
+    print("kernels (s): " + ", ".join(f"{name} {seconds:.2f}" for name, seconds in kernels.items()))
     pstats.Stats(profile).sort_stats("cumulative").print_stats(args.top)
 
 

@@ -2,14 +2,13 @@
 numpy reference (within what the texture unit's filter weights allow: filter_share), and the invariants they must
 keep: no tunnelling, no sinking, kill, stick, permeate."""
 
-import dataclasses
 import math
 
 import numpy as np
 import pytest
 from gpu_fill import InlineKernel
 
-from addon.engine import simulation
+from addon.engine import sdf, simulation
 from addon.engine.effectors import (
     COLLIDER_ROWS,
     SDF_CONTACT_VOXELS,
@@ -20,6 +19,7 @@ from addon.engine.effectors import (
 )
 from addon.engine.kernels import Constant, Image, Sampler
 from addon.engine.records import COLLIDER
+from addon.engine.reference import sdf as sdf_reference
 from addon.engine.reference import simulation as ref
 from addon.engine.sdf import SURFACE_SHELL_VOXELS, SdfAtlas, SdfGrid
 from addon.engine.settings import effect_settings
@@ -59,16 +59,13 @@ def slab_distance(width):
     return lambda p: np.abs(p[..., 2]) - width / 2
 
 
-def sheet_distance(half, voxel):
-    """An open square sheet z = 0, |x|, |y| <= half, facing up, as sdf_write builds an open surface's field: the
-    distance in front, the signed distance to the slab SURFACE_SHELL_VOXELS thick behind it (below)."""
-    shell = SURFACE_SHELL_VOXELS * voxel
-
-    def distance(p):
-        beyond = np.maximum(np.abs(p[..., :2]) - half, 0)
-        d = np.sqrt(p[..., 2] ** 2 + (beyond ** 2).sum(axis=-1))
-        return np.where(p[..., 2] < 0, np.where(d < shell, -np.minimum(d, shell - d), d - shell), d)
-    return distance
+def open_square(half=0.8, resolution=48):
+    """A square of two triangles at z = 0, |x|, |y| <= half, facing up: an open surface's grid and its field as
+    the numpy reference builds it (sdf.py: the distance in front, the slab behind)."""
+    vertices = np.array([(-half, -half, 0), (half, -half, 0), (half, half, 0), (-half, half, 0)], np.float32)
+    triangles = np.array([(0, 1, 2), (0, 2, 3)])
+    grid = sdf.sdf_grid(vertices, resolution, surface=True)
+    return grid, lambda centres: sdf_reference.build(sdf.mesh_triangles(vertices, triangles, grid), grid)
 
 
 def grid_around(low, high, voxel) -> SdfGrid:
@@ -181,8 +178,7 @@ def probe_sdf(host, atlas, collider, points):
 
 
 SPHERE = (grid_around((-0.5,) * 3, (0.5,) * 3, 0.04), sphere_distance(0.5))
-SHEET = (dataclasses.replace(grid_around((-0.88, -0.88, -0.08), (0.88, 0.88, 0.08), 0.04), surface=True),
-         sheet_distance(0.8, 0.04))  # sdf.SURFACE_MARGIN_VOXELS: 4 voxels of margin
+SHEET = open_square()
 BOX = (grid_around((-0.6, -0.6, -0.2), (0.6, 0.6, 0.2), 0.03), box_distance(np.array([0.6, 0.6, 0.2])))
 WALL = (grid_around((-1, -1, -0.005), (1, 1, 0.005), 0.0123), slab_distance(0.01))
 
@@ -273,7 +269,7 @@ def test_sdf_collisions_match_the_reference(host, shape, filter_share):
 
 
 def test_an_open_surface_keeps_each_step_on_the_side_it_started(rng):
-    """sdf_contact's reference on an open sheet (the slab behind it, sdf.py): steps that cross it in one go, down
+    """sdf_contact's reference on an open square (the slab behind it, sdf.py): steps that cross it in one go, down
     from above or up from below (from beyond the slab, or within the contact distance of its back face), end on
     the side they started on, at least the contact distance from the sheet or the slab; steps within the grid that
     do not come near it keep their ends."""
@@ -292,7 +288,9 @@ def test_an_open_surface_keeps_each_step_on_the_side_it_started(rng):
     assert (p[above, 2] > 0).all() and (p[~above, 2] < -shell).all(), "each on the side it started on"
     inner = (np.abs(p[:, :2]) < 0.8 - grid[0].voxel).all(axis=1)
     assert (p[above & inner, 2] >= contact * (1 - 1e-4)).all() and (p[~above & inner, 2] <= -shell - contact * (1 - 1e-4)).all()
-    assert (SHEET[1](p) >= contact - 0.25 * grid[0].voxel).all(), "by the rim, the contact less a rounding"
+    beyond = np.maximum(np.abs(p[:, :2]) - 0.8, 0)
+    from_sheet = np.sqrt(np.where(above, p[:, 2], p[:, 2] + shell) ** 2 + (beyond ** 2).sum(axis=1))
+    assert (from_sheet >= contact - 0.25 * grid[0].voxel).all(), "by the rim, the contact less a rounding"
     crossed = np.sign(end[:, 2]) != np.sign(start[:, 2])
     assert touched[crossed].all() and crossed[:count].sum() > 1000 and crossed[count:].sum() > 1000
     boxed = np.abs(start[:, 2]) < grid[0].dims[2] * grid[0].voxel / 2  # beyond, the field is a lower bound

@@ -193,7 +193,7 @@ def mesh_triangles(vertices: np.ndarray, triangles: np.ndarray, grid: SdfGrid, n
     corners = np.take(grid.to_grid(np.asarray(vertices, np.float32).reshape(-1, 3)), indices, axis=0).reshape(-1, 3, 3)
     if not np.isfinite(corners).all():
         raise SettingsError(f"Collider '{name}': its mesh has non-finite vertices (zero or huge scale?)")
-    with_area = _doubled_area(corners) > 1e-12
+    with_area = doubled_area(corners[:, 0], corners[:, 1], corners[:, 2]) > 1e-12
     if not with_area.all():  # copies only where something is dropped (a deforming mesh rebuilds every frame)
         corners = corners[with_area]
     if not len(corners):
@@ -215,9 +215,10 @@ def mesh_triangles(vertices: np.ndarray, triangles: np.ndarray, grid: SdfGrid, n
     return kept[0] if len(kept) == 1 else np.concatenate(kept)
 
 
-def _doubled_area(corners: np.ndarray) -> np.ndarray:
-    """|(b - a) x (c - a)| per triangle, written out (np.cross and reductions over an axis of 3 are slow)."""
-    u, v = corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]
+def doubled_area(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """|(b - a) x (c - a)| per triangle of corner rows a, b, c, written out (np.cross and reductions over an
+    axis of 3 are slow)."""
+    u, v = b - a, c - a
     x = u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1]
     y = u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2]
     z = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
@@ -288,10 +289,9 @@ class SdfBuilder:
 
     def upload(self, corners: np.ndarray):
         """The triangle image of (T, 3, 3) grid-space corners."""
-        texels = np.zeros((len(corners) * 3, 4), np.float32)
-        texels[:, :3] = corners.reshape(-1, 3)
-        rows = -(-len(texels) // TRIANGLE_WIDTH)
-        texels = np.concatenate([texels, np.zeros((rows * TRIANGLE_WIDTH - len(texels), 4), np.float32)])
+        rows = -(-len(corners) * 3 // TRIANGLE_WIDTH)
+        texels = np.zeros((rows * TRIANGLE_WIDTH, 4), np.float32)  # one array, padded: 1M triangles copied once
+        texels[:len(corners) * 3, :3] = corners.reshape(-1, 3)
         return self.host.texture("sdf_triangles", TRIANGLE_WIDTH, rows, "RGBA32F", texels)
 
     def record(self, triangles, count: int, grid: SdfGrid, atlas, z_offset: int) -> None:
