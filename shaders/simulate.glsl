@@ -191,10 +191,28 @@ vec3 force_fields(vec3 position)
  * samples counts as touching where it got to (safe: never through a wall).  A particle that starts inside
  * (d < 0: born there, or the collider moved onto it) is pushed out from where it ended; `began_inside`
  * says so, for the permeability test (collide), which would otherwise sample the start again.
+ * An open surface (sdf_surface: the thin slab behind it, sdf.py) has the slide traced as well.
  *
  * The trace samples sdf_distance (one filtered fetch each); the normals and the push-out sample sdf_sample (the
  * exact trilinear and its gradient), at the hit and where the particle ends, if that may be within the contact
  * distance: so the push-out's decision and distance are sdf_sample's, whatever the filter's weights. */
+/* sdf_contact's sphere trace from `start` along unit `direction` for `span`: how far it got, `touched`
+ * where it first sampled closer than `level` (or ran out of samples before the end); `d` comes in as the
+ * distance at `start` and goes out as the last sample. */
+float sdf_trace(Collider collider, vec3 start, vec3 direction, float span, float level, vec3 atlas_scale,
+                inout float d, out bool touched)
+{
+  float along = 0.0;
+  touched = false;
+  for (int k = 0; k < SDF_TRACE_STEPS && along < span && !touched; k++) {
+    along = min(along + max(d - level, collider.sdf_step), span);
+    d = sdf_distance(collider, start + direction * along, atlas_scale);
+    touched = d < level;
+  }
+  touched = touched || along < span;
+  return along;
+}
+
 bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 normal, out bool began_inside)
 {
   vec3 atlas_scale = 1.0 / vec3(textureSize(sdf_atlas, 0));
@@ -208,20 +226,25 @@ bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 n
   float span = length(delta);
   bool outside = d >= 0.0;
   if (outside && span > 0.0) {
-    float level = min(contact, d - collider.sdf_slack);
     vec3 direction = delta / span;
-    float along = 0.0;
-    for (int k = 0; k < SDF_TRACE_STEPS && along < span && !touched; k++) {
-      along = min(along + max(d - level, collider.sdf_step), span);
-      d = sdf_distance(collider, start + direction * along, atlas_scale);
-      touched = d < level;
-    }
-    touched = touched || along < span;
+    float along = sdf_trace(collider, start, direction, span, min(contact, d - collider.sdf_slack), atlas_scale, d,
+                            touched);
     if (touched) {
       vec3 hit = start + direction * along;
       normal = sdf_normal_at(collider, hit);
       vec3 rest = end - hit;
       p = hit + (rest - normal * min(dot(rest, normal), 0.0));
+      float slide = length(p - hit);
+      if (collider.sdf_surface > 0.0 && slide > 0.0) {
+        /* an open surface's slab is thin: a slide along the tangent plane could pass through where the
+         * surface curves (a valley), so it is traced too, and ends where it comes closer than the hit */
+        float at_hit = d;
+        bool again;
+        vec3 along_slide = (p - hit) / slide;
+        float slid = sdf_trace(collider, hit, along_slide, slide, min(contact, at_hit - collider.sdf_slack),
+                               atlas_scale, d, again);
+        p = again ? hit + along_slide * slid : p;
+      }
     }
   }
   /* else d is the end's already, filtered: it decides only whether the end needs the exact sample */

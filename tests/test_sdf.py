@@ -82,6 +82,31 @@ def tunnelled_box(quads=3):
     return np.concatenate(vertices), np.array(triangles)
 
 
+def terrain_height(x, y):
+    return 0.3 * np.sin(2.0 * x + 0.4) * np.cos(1.5 * y)
+
+
+def terrain(cuts=12, size=2.0):
+    """A ``cuts`` x ``cuts`` quad grid ``size`` wide with its z displaced (terrain: an open sheet, faces up);
+    quad (i, j)'s triangles share its diagonal from corner (i, j) to (i + 1, j + 1)."""
+    edges = np.linspace(-size / 2, size / 2, cuts + 1)
+    x, y = np.meshgrid(edges, edges, indexing="ij")
+    vertices = np.stack([x, y, terrain_height(x, y)], -1).reshape(-1, 3).astype(np.float32)
+    i, j = np.meshgrid(np.arange(cuts), np.arange(cuts), indexing="ij")
+    a, b, c, d = i * (cuts + 1) + j, (i + 1) * (cuts + 1) + j, (i + 1) * (cuts + 1) + j + 1, i * (cuts + 1) + j + 1
+    return vertices, np.concatenate([np.stack([a, b, c], -1).reshape(-1, 3), np.stack([a, c, d], -1).reshape(-1, 3)])
+
+
+def height_over(vertices, cuts, size, points):
+    """terrain()'s height under each point (x, y) within its square: the plane of the triangle it is over."""
+    heights = vertices[:, 2].astype(np.float64).reshape(cuts + 1, cuts + 1)
+    cell = (points[:, :2] + size / 2) / (size / cuts)
+    i, j = (np.clip(np.floor(cell[:, k]).astype(int), 0, cuts - 1) for k in (0, 1))
+    u, v = cell[:, 0] - i, cell[:, 1] - j
+    ha, hb, hc, hd = heights[i, j], heights[i + 1, j], heights[i + 1, j + 1], heights[i, j + 1]
+    return np.where(u >= v, ha + u * (hb - ha) + v * (hc - hb), ha + u * (hc - hd) + v * (hd - ha))
+
+
 VOLUME_IMAGES = InlineKernel(
     "volume_images_for_test",
     images=(Image("counts", "R32UI", atomic=True, dimensions=3), Image("result", "R32F", "WRITE", dimensions=3)),
@@ -127,8 +152,8 @@ def test_volumes(host):
     check_volumes(host)
 
 
-def gpu_build(host, vertices, triangles, resolution, atlas_shape=None, z_offset=0):
-    grid = sdf.sdf_grid(vertices, resolution)
+def gpu_build(host, vertices, triangles, resolution, atlas_shape=None, z_offset=0, surface=False):
+    grid = sdf.sdf_grid(vertices, resolution, surface=surface)
     atlas = host.volume("sdf_atlas", shape=atlas_shape or grid.dims[::-1])
     sdf.SdfBuilder(host).build(vertices, triangles, grid, atlas, z_offset)
     values = host.read(atlas)
@@ -250,6 +275,35 @@ def test_single_open_triangle_is_unsigned_distance(host):
     exact = reference.exact_sdf(vertices, triangles, grid.centres().reshape(-1, 3)).reshape(values.shape)
     assert (exact >= 0).all() and (values >= 0).all()
     assert np.abs(values - exact).max() <= 0.5 * np.sqrt(3) * grid.voxel
+
+
+def test_a_boundary_edge_makes_a_mesh_open():
+    assert sdf.is_open(terrain()[1]) and sdf.is_open(np.delete(icosphere(1)[1], 3, axis=0))
+    for _, triangles in (cube(), icosphere(1), torus()):
+        assert not sdf.is_open(triangles) and not sdf.is_open(triangles[:, ::-1]), "either winding"
+    assert not sdf.is_open(np.zeros((0, 3), int))
+
+
+def test_an_open_surface_is_the_slab_behind_it_and_matches_the_reference(host):
+    """A terrain's field: the exact distance above the sheet; below it, the signed distance to the slab
+    SURFACE_SHELL_VOXELS thick under it (negative only within it); the GPU's as the reference's."""
+    vertices, triangles = terrain()
+    grid, values, _ = gpu_build(host, vertices, triangles, 24, surface=True)
+    assert grid.surface
+    check_against_reference(grid, values, sdf.mesh_triangles(vertices, triangles, grid))
+    centres = grid.centres().reshape(-1, 3)
+    exact = np.abs(reference.exact_sdf(vertices, triangles, centres))
+    values = values.ravel()
+    shell = sdf.SURFACE_SHELL_VOXELS * grid.voxel
+    into = np.where(exact < shell, -np.minimum(exact, shell - exact), exact - shell)
+    over = (np.abs(centres[:, :2]) < 1.0).all(axis=1)
+    below = centres[:, 2] < height_over(vertices, 12, 2.0, centres)
+    expected = np.where(below, into, exact)
+    assert np.abs(values - expected)[over].max() <= 0.5 * np.sqrt(3) * grid.voxel
+    signed = over & (np.abs(expected) > 0.01 * grid.voxel)
+    assert (np.sign(values) == np.sign(expected))[signed].all()
+    assert (values[exact > shell + 0.01 * grid.voxel] > 0).all(), "negative only within the slab, past the rim too"
+    assert (values < 0).sum() > 100
 
 
 def test_large_triangles_are_split_and_keep_the_surface():

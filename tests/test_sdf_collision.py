@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from gpu_fill import InlineKernel
 
-from addon.engine import simulation
+from addon.engine import sdf, simulation
 from addon.engine.effectors import (
     COLLIDER_ROWS,
     SDF_CONTACT_VOXELS,
@@ -19,8 +19,9 @@ from addon.engine.effectors import (
 )
 from addon.engine.kernels import Constant, Image, Sampler
 from addon.engine.records import COLLIDER
+from addon.engine.reference import sdf as sdf_reference
 from addon.engine.reference import simulation as ref
-from addon.engine.sdf import SdfAtlas, SdfGrid
+from addon.engine.sdf import SURFACE_SHELL_VOXELS, SdfAtlas, SdfGrid
 from addon.engine.settings import effect_settings
 
 DT = 1 / 24
@@ -56,6 +57,15 @@ def box_distance(half):
 def slab_distance(width):
     """A wall |z| <= width / 2, unbounded in x and y."""
     return lambda p: np.abs(p[..., 2]) - width / 2
+
+
+def open_square(half=0.8, resolution=48):
+    """A square of two triangles at z = 0, |x|, |y| <= half, facing up: an open surface's grid and its field as
+    the numpy reference builds it (sdf.py: the distance in front, the slab behind)."""
+    vertices = np.array([(-half, -half, 0), (half, -half, 0), (half, half, 0), (-half, half, 0)], np.float32)
+    triangles = np.array([(0, 1, 2), (0, 2, 3)])
+    grid = sdf.sdf_grid(vertices, resolution, surface=True)
+    return grid, lambda centres: sdf_reference.build(sdf.mesh_triangles(vertices, triangles, grid), grid)
 
 
 def grid_around(low, high, voxel) -> SdfGrid:
@@ -168,6 +178,7 @@ def probe_sdf(host, atlas, collider, points):
 
 
 SPHERE = (grid_around((-0.5,) * 3, (0.5,) * 3, 0.04), sphere_distance(0.5))
+SHEET = open_square()
 BOX = (grid_around((-0.6, -0.6, -0.2), (0.6, 0.6, 0.2), 0.03), box_distance(np.array([0.6, 0.6, 0.2])))
 WALL = (grid_around((-1, -1, -0.005), (1, 1, 0.005), 0.0123), slab_distance(0.01))
 
@@ -255,6 +266,54 @@ def test_sdf_collisions_match_the_reference(host, shape, filter_share):
         colliders = [sdf_collider(grid, matrix, previous=turned((0.0, 0, 0.1), 0.25), bounce=0.3, friction=0.1)]
     gpu, reference = run_both(host, settings, 10, colliders, volume)
     assert_close(gpu, reference, share=0.002, filtered=filter_share)
+
+
+def test_an_open_surface_keeps_each_step_on_the_side_it_started(rng):
+    """sdf_contact's reference on an open square (the slab behind it, sdf.py): steps that cross it in one go, down
+    from above or up from below (from beyond the slab, or within the contact distance of its back face), end on
+    the side they started on, at least the contact distance from the sheet or the slab; steps within the grid that
+    do not come near it keep their ends."""
+    volume, (grid,) = atlas_of(SHEET)
+    row = COLLIDER.read(collider_rows([sdf_collider(grid, STILL)], 0.0, 1.0, DT)[:COLLIDER_ROWS])
+    contact, shell = (voxels * grid[0].voxel for voxels in (SDF_CONTACT_VOXELS, SURFACE_SHELL_VOXELS))
+    count = 3000
+    heights = np.concatenate([rng.uniform(0.001, 0.3, count), -shell - rng.uniform(0.001, 0.3, count)])
+    start = np.concatenate([rng.uniform(-0.7, 0.7, (2 * count, 2)), heights[:, None]], axis=1).astype(np.float32)
+    end = (start + np.concatenate([rng.uniform(-0.1, 0.1, (2 * count, 2)),
+                                   -np.sign(heights)[:, None] * rng.uniform(0.0, 0.6, (2 * count, 1))], axis=1))
+    end = end.astype(np.float32)
+    touched, p, _, began_inside = ref.sdf_contact(row, volume, start, end)
+    above = start[:, 2] > 0
+    assert not began_inside.any()
+    assert (p[above, 2] > 0).all() and (p[~above, 2] < -shell).all(), "each on the side it started on"
+    inner = (np.abs(p[:, :2]) < 0.8 - grid[0].voxel).all(axis=1)
+    assert (p[above & inner, 2] >= contact * (1 - 1e-4)).all() and (p[~above & inner, 2] <= -shell - contact * (1 - 1e-4)).all()
+    beyond = np.maximum(np.abs(p[:, :2]) - 0.8, 0)
+    from_sheet = np.sqrt(np.where(above, p[:, 2], p[:, 2] + shell) ** 2 + (beyond ** 2).sum(axis=1))
+    assert (from_sheet >= contact - 0.25 * grid[0].voxel).all(), "by the rim, the contact less a rounding"
+    crossed = np.sign(end[:, 2]) != np.sign(start[:, 2])
+    assert touched[crossed].all() and crossed[:count].sum() > 1000 and crossed[count:].sum() > 1000
+    boxed = np.abs(start[:, 2]) < grid[0].dims[2] * grid[0].voxel / 2  # beyond, the field is a lower bound
+    clear = boxed & ((end[:, 2] > 2 * contact) & above | (end[:, 2] < -shell - 2 * contact) & ~above)
+    assert (p[clear] == end[clear]).all() and clear.sum() > 50
+
+
+@pytest.mark.parametrize("direction", ["down", "up"])
+def test_open_surface_collisions_match_the_reference_and_never_cross(host, direction, filter_share):
+    """Rain onto a turned open sheet from above, or fountains up into it from below, over several frames with
+    substeps: the GPU's state is the reference's, and no particle over the sheet ends on its other side."""
+    volume, (grid,) = atlas_of(SHEET)
+    matrix = turned((0.1, 0, 0.2), 0.3)
+    up = direction == "up"
+    settings = rain(substeps=2, velocity=(0, 0, 7) if up else (0, 0, -6), velocity_random=0.3, emitter_radius=0.4)
+    emitter = (translation((0, 0, -1.2 if up else 1.5)),) * 2
+    colliders = [sdf_collider(grid, matrix, bounce=0.4, friction=0.2, thickness=0.02, stickiness=0.1)]
+    gpu, reference = run_both(host, settings, 10, colliders, volume, emitter=emitter)
+    assert_close(gpu, reference, share=0.002, filtered=filter_share)
+    local = shape_points(matrix, gpu[0][alive(*gpu), :3])
+    over = (np.abs(local[:, :2]) < 0.8).all(axis=1)
+    assert (over & (np.abs(local[:, 2]) < 0.2)).sum() > 50, "particles reach the sheet"
+    assert ((local[over, 2] < 0) if up else (local[over, 2] > 0)).all()
 
 
 def test_rain_on_an_sdf_sphere_never_sinks_in(host):

@@ -207,7 +207,7 @@ def _sdf_lanes(c: Collider) -> dict:
     """The thickness and grid lanes of a collider record (zero grid lanes for the analytic kinds)."""
     if c.type != "SDF":
         return {"thickness": c.thickness, "sdf_low": 0.0, "sdf_inverse_voxel": 0.0, "sdf_high": 0.0,
-                "sdf_z_offset": 0.0, "sdf_size": 0.0, "sdf_step": 0.0, "sdf_slack": 0.0}
+                "sdf_z_offset": 0.0, "sdf_size": 0.0, "sdf_step": 0.0, "sdf_slack": 0.0, "sdf_surface": 0.0}
     grid = c.sdf
     if grid is None or min(grid.dims) < 2 or not grid.voxel > 0 or any(c.center):
         raise ValueError(f"SDF collider {c.name!r}: needs a grid of at least 2 voxels a side and a centre at zero")
@@ -215,7 +215,7 @@ def _sdf_lanes(c: Collider) -> dict:
     return {"thickness": max(c.thickness, SDF_CONTACT_VOXELS * grid.voxel), "sdf_low": low,
             "sdf_inverse_voxel": 1.0 / grid.voxel, "sdf_high": low + np.asarray(grid.dims) * grid.voxel,
             "sdf_z_offset": c.sdf_z_offset, "sdf_size": grid.dims, "sdf_step": SDF_STEP_VOXELS * grid.voxel,
-            "sdf_slack": SDF_SLACK_VOXELS * grid.voxel}
+            "sdf_slack": SDF_SLACK_VOXELS * grid.voxel, "sdf_surface": float(grid.surface)}
 
 
 @dataclass(frozen=True)

@@ -175,6 +175,7 @@ COLLIDER = Record("Collider", "collider", SIZES["COLLIDER_ROWS"], (
     Lane("permeability", 15, "x"),  # chance that a particle passes through
     Lane("kill", 15, "y"),  # 1: particles die at the contact
     Lane("sdf_slack", 15, "z"),  # how much closer than it started a particle must come to touch
+    Lane("sdf_surface", 15, "w"),  # 1: an open mesh's slab (sdf.py): sdf_contact traces the slide too
 ), resource="colliders", fetch=f"colliders[index * {SIZES['COLLIDER_ROWS']} + {{texel}}]")
 
 _TRIANGLE_TEXEL = f"(index * {SIZES['TRIANGLE_TEXELS']} + {{texel}})"

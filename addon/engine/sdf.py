@@ -7,10 +7,11 @@ texture, stacked along z (:class:`SdfAtlas`).  :class:`SdfBuilder` builds one gr
 
     sdf_clear                           # scratch volumes: no distance, no triangle, no crossing
     sdf_band(stage DISTANCE, NEAREST)   # narrow band: exact distances near each triangle, nearest id
-    sdf_crossings                       # each axis' columns of voxel centres that cross each triangle
-    sdf_winding                         # running winding number of the crossings along each column
+    sdf_crossings                       # each axis' columns of voxel centres that cross each triangle (closed)
+    sdf_winding                         # running winding number of the crossings along each column (closed)
     sdf_flood(jump = N/2 ... 1, 1)      # jump flooding of the nearest triangle over the whole grid
-    sdf_write                           # exact distance to that triangle, signed by the axes' vote
+    sdf_write                           # exact distance to that triangle, signed by the axes' vote (closed)
+                                        # or by its side: the slab behind an open surface
 
 Why this plan: the exact nearest triangle per voxel by brute force is O(voxels x triangles) (2M x 100K);
 a BVH per voxel is the CPU peer's way and branchy on a GPU.  The narrow band costs O(triangles) with a
@@ -40,6 +41,18 @@ in any order, and a column with a saturated count (31 layers of surface facing o
 abstains.
 (Where a split triangle meets an unsplit neighbour, the midpoint on their edge is rounded: a column through
 that point, a float's width from the edge, is the rare one that may miscount; it then abstains.)
+An open mesh (a boundary edge: a terrain, a sheet, a mesh with holes; :func:`is_open`) encloses nothing, so its
+winding numbers mean nothing and an unsigned distance would be a valley at the sheet (its trilinear samples half
+a voxel off, its gradient pointing through the sheet): it is built as a thin solid, the slab within
+``SURFACE_SHELL_VOXELS`` behind its faces (``SdfGrid.surface``; the build skips sdf_crossings and sdf_winding).
+sdf_write takes the side of the nearest triangle's plane: in front, the distance; behind, the signed distance to
+the slab (negative within it, the shell less the distance beyond it).  The field is then continuous and
+1-Lipschitz across the sheet, so simulate.glsl collides it as any closed mesh: a particle in front is stopped
+before it reaches the surface, one behind the slab before it reaches the slab's back face, and neither crosses
+within a step (the trace, as for a 1 cm wall at 100 m/s); a particle inside the slab is pushed out of its
+nearer face.  Past a sheet's rim the plane's side is arbitrary: behind the plane's extension the field drops by
+the shell, a lip of at most the shell around the rim.  Its grid has SURFACE_MARGIN_VOXELS of margin, so that
+the slab's back face, like any surface, lies MARGIN_VOXELS inside the grid's box.
 Generalized winding numbers would be robust to any hole but cost O(voxels x triangles) (or a hierarchy we
 do not have on the GPU); the reference (reference/sdf.py) uses them as the ground truth of the tests.
 
@@ -70,6 +83,8 @@ BAND_THREADS = 64
 AXIS_BITS = 10  # sdf_winding: axis a's field is bits 10a..10a+9 (see sdf_crossings.glsl and sdf_winding.glsl)
 CROSSING_BITS = 5  # a field's crossings facing along its axis (low 5 bits), then those facing against it
 CROSSING_LIMIT = (1 << CROSSING_BITS) - 1  # a count that reaches it stays (saturates): its column abstains
+SURFACE_SHELL_VOXELS = 2.0  # an open surface's slab behind its faces (sdf_write)
+SURFACE_MARGIN_VOXELS = MARGIN_VOXELS + 2  # an open surface's: MARGIN_VOXELS around its slab too
 VOTES = {"INSIDE": 1, "ABSTAIN": 2}  # a field once sdf_winding has run: its axis' vote at that voxel
 STAGES = {"DISTANCE": 0, "NEAREST": 1}
 
@@ -77,6 +92,7 @@ _DEFINES = (
     ("SDF_TRIANGLE_WIDTH", str(TRIANGLE_WIDTH)), ("SDF_NO_TRIANGLE", f"{NO_TRIANGLE}u"),
     ("SDF_BAND_THREADS", str(BAND_THREADS)), ("SDF_AXIS_BITS", str(AXIS_BITS)),
     ("SDF_CROSSING_BITS", str(CROSSING_BITS)), ("SDF_CROSSING_LIMIT", f"{CROSSING_LIMIT}u"),
+    ("SDF_SURFACE_SHELL", repr(SURFACE_SHELL_VOXELS)),
     *((f"SDF_STAGE_{name}", str(value)) for name, value in STAGES.items()),
     *((f"SDF_VOTE_{name}", f"{value}u") for name, value in VOTES.items()),
 )
@@ -106,7 +122,8 @@ SDF_FLOOD = _kernel("sdf_flood", (Image("flood_from", "R32UI", "READ", dimension
 SDF_WRITE = _kernel("sdf_write", (Image("sdf_nearest", "R32UI", "READ", dimensions=3),
                                   Image("sdf_winding", "R32UI", "READ", dimensions=3),
                                   Image("sdf_atlas", "R32F", "WRITE", dimensions=3)),
-                    (Constant("INT", "z_offset"), Constant("FLOAT", "voxel_size")), _VOLUME_GROUP)
+                    (Constant("INT", "z_offset"), Constant("FLOAT", "voxel_size"), Constant("INT", "surface")),
+                    _VOLUME_GROUP)
 SDF_KERNELS = (SDF_CLEAR, SDF_BAND, SDF_CROSSINGS, SDF_WINDING, SDF_FLOOD, SDF_WRITE)
 
 
@@ -117,6 +134,7 @@ class SdfGrid:
     origin: tuple[float, float, float]
     voxel: float
     dims: tuple[int, int, int]
+    surface: bool = False  # an open mesh: built as the slab behind its faces (module docstring)
 
     def to_grid(self, points: np.ndarray) -> np.ndarray:
         """Shape-space points in voxel-centre coordinates (voxel (i, j, k)'s centre is (i, j, k)), float32."""
@@ -136,12 +154,25 @@ def default_resolution(extent: float, particle_size: float) -> int:
     return int(np.clip(math.ceil(extent / particle_size), MIN_RESOLUTION, MAX_RESOLUTION))
 
 
-def sdf_grid(vertices: np.ndarray, resolution: int, name: str = "the mesh") -> SdfGrid:
+def is_open(triangles: np.ndarray) -> bool:
+    """Whether a mesh has a boundary edge (one that a single triangle uses): it encloses nothing, so it is
+    built as a surface (module docstring).  Edges count by vertex index, either way round (a mirror winds back)."""
+    triangles = np.asarray(triangles, np.int64).reshape(-1, 3)
+    if not len(triangles):
+        return False
+    start, end = triangles.ravel(), triangles[:, [1, 2, 0]].ravel()
+    edges = np.sort(np.minimum(start, end) * (int(triangles.max()) + 1) + np.maximum(start, end))
+    runs = np.diff(np.flatnonzero(np.concatenate([[True], edges[1:] != edges[:-1], [True]])))
+    return bool((runs == 1).any())
+
+
+def sdf_grid(vertices: np.ndarray, resolution: int, name: str = "the mesh", surface: bool = False) -> SdfGrid:
     """The grid around shape-space ``vertices`` with ``resolution`` voxels along its longest side (margins
-    included; the product keeps it in [MIN_RESOLUTION, MAX_RESOLUTION], tests go lower); a clear error for
-    bounds that are not finite or are a single point."""
-    if resolution <= 2 * MARGIN_VOXELS:
-        raise ValueError(f"an SDF grid needs more than {2 * MARGIN_VOXELS} voxels a side, not {resolution}")
+    included; the product keeps it in [MIN_RESOLUTION, MAX_RESOLUTION], tests go lower), of an open mesh's
+    ``surface`` or not; a clear error for bounds that are not finite or are a single point."""
+    margin = SURFACE_MARGIN_VOXELS if surface else MARGIN_VOXELS
+    if resolution <= 2 * margin:
+        raise ValueError(f"an SDF grid needs more than {2 * margin} voxels a side, not {resolution}")
     vertices = np.asarray(vertices, np.float64).reshape(-1, 3)
     if not len(vertices) or not np.isfinite(vertices).all():
         raise SettingsError(f"Collider '{name}': its mesh has no vertices or non-finite ones (zero scale?)")
@@ -149,10 +180,10 @@ def sdf_grid(vertices: np.ndarray, resolution: int, name: str = "the mesh") -> S
     longest = float((high - low).max())
     if not longest > 1e-7 * max(1.0, float(np.abs(vertices).max())):
         raise SettingsError(f"Collider '{name}': its mesh has zero size (zero scale?): no SDF to build")
-    voxel = longest / (resolution - 2 * MARGIN_VOXELS)
-    dims = np.maximum(np.ceil((high - low) / voxel - 1e-6).astype(int), 1) + 2 * MARGIN_VOXELS
-    origin = low - MARGIN_VOXELS * voxel
-    return SdfGrid(tuple(map(float, origin)), voxel, tuple(int(n) for n in np.minimum(dims, resolution)))
+    voxel = longest / (resolution - 2 * margin)
+    dims = np.maximum(np.ceil((high - low) / voxel - 1e-6).astype(int), 1) + 2 * margin
+    origin = low - margin * voxel
+    return SdfGrid(tuple(map(float, origin)), voxel, tuple(int(n) for n in np.minimum(dims, resolution)), surface)
 
 
 def mesh_triangles(vertices: np.ndarray, triangles: np.ndarray, grid: SdfGrid, name: str = "the mesh") -> np.ndarray:
@@ -162,7 +193,7 @@ def mesh_triangles(vertices: np.ndarray, triangles: np.ndarray, grid: SdfGrid, n
     corners = np.take(grid.to_grid(np.asarray(vertices, np.float32).reshape(-1, 3)), indices, axis=0).reshape(-1, 3, 3)
     if not np.isfinite(corners).all():
         raise SettingsError(f"Collider '{name}': its mesh has non-finite vertices (zero or huge scale?)")
-    with_area = _doubled_area(corners) > 1e-12
+    with_area = doubled_area(corners[:, 0], corners[:, 1], corners[:, 2]) > 1e-12
     if not with_area.all():  # copies only where something is dropped (a deforming mesh rebuilds every frame)
         corners = corners[with_area]
     if not len(corners):
@@ -184,9 +215,10 @@ def mesh_triangles(vertices: np.ndarray, triangles: np.ndarray, grid: SdfGrid, n
     return kept[0] if len(kept) == 1 else np.concatenate(kept)
 
 
-def _doubled_area(corners: np.ndarray) -> np.ndarray:
-    """|(b - a) x (c - a)| per triangle, written out (np.cross and reductions over an axis of 3 are slow)."""
-    u, v = corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]
+def doubled_area(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """|(b - a) x (c - a)| per triangle of corner rows a, b, c, written out (np.cross and reductions over an
+    axis of 3 are slow)."""
+    u, v = b - a, c - a
     x = u[:, 1] * v[:, 2] - u[:, 2] * v[:, 1]
     y = u[:, 2] * v[:, 0] - u[:, 0] * v[:, 2]
     z = u[:, 0] * v[:, 1] - u[:, 1] * v[:, 0]
@@ -257,10 +289,9 @@ class SdfBuilder:
 
     def upload(self, corners: np.ndarray):
         """The triangle image of (T, 3, 3) grid-space corners."""
-        texels = np.zeros((len(corners) * 3, 4), np.float32)
-        texels[:, :3] = corners.reshape(-1, 3)
-        rows = -(-len(texels) // TRIANGLE_WIDTH)
-        texels = np.concatenate([texels, np.zeros((rows * TRIANGLE_WIDTH - len(texels), 4), np.float32)])
+        rows = -(-len(corners) * 3 // TRIANGLE_WIDTH)
+        texels = np.zeros((rows * TRIANGLE_WIDTH, 4), np.float32)  # one array, padded: 1M triangles copied once
+        texels[:len(corners) * 3, :3] = corners.reshape(-1, 3)
         return self.host.texture("sdf_triangles", TRIANGLE_WIDTH, rows, "RGBA32F", texels)
 
     def record(self, triangles, count: int, grid: SdfGrid, atlas, z_offset: int) -> None:
@@ -276,11 +307,12 @@ class SdfBuilder:
         for stage in STAGES.values():
             host.dispatch(SDF_BAND, per_triangle, band, {"triangle_count": count, "stage": stage})
         winding = {"sdf_winding": scratch["sdf_winding"]}
-        host.dispatch(SDF_CROSSINGS, per_triangle, {"sdf_triangles": triangles, **winding},
-                      {"triangle_count": count})
-        nx, ny, nz = grid.dims
-        columns = max(ny * nz, nz * nx, nx * ny)
-        host.dispatch(SDF_WINDING, (-(-columns // BAND_THREADS), 3, 1), winding, {})
+        if not grid.surface:  # an open surface's winding numbers mean nothing: sdf_write signs it by its faces
+            host.dispatch(SDF_CROSSINGS, per_triangle, {"sdf_triangles": triangles, **winding},
+                          {"triangle_count": count})
+            nx, ny, nz = grid.dims
+            columns = max(ny * nz, nz * nx, nx * ny)
+            host.dispatch(SDF_WINDING, (-(-columns // BAND_THREADS), 3, 1), winding, {})
         nearest, spare = scratch["sdf_nearest"], scratch["sdf_flood"]
         for jump in flood_jumps(grid.dims):
             host.dispatch(SDF_FLOOD, volume_groups, {"sdf_triangles": triangles, "flood_from": nearest,
@@ -288,7 +320,7 @@ class SdfBuilder:
             nearest, spare = spare, nearest
         host.dispatch(SDF_WRITE, volume_groups,
                       {"sdf_triangles": triangles, "sdf_nearest": nearest, **winding, "sdf_atlas": atlas},
-                      {"z_offset": z_offset, "voxel_size": grid.voxel})
+                      {"z_offset": z_offset, "voxel_size": grid.voxel, "surface": int(grid.surface)})
 
     def _volumes(self, dims: tuple[int, int, int]) -> dict:
         if dims not in self._scratch:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..engine.effectors import MAX_COLLIDERS, MAX_FORCE_FIELDS, Collider, EmitterMesh, ForceField
 from ..engine.look import LOOK_SIZE
-from ..engine.sdf import MAX_TRIANGLES
+from ..engine.sdf import MAX_TRIANGLES, doubled_area
 from ..engine.settings import SettingsError
 from .index import changes_over_time
 from .sdf_colliders import ColliderMesh, polar
@@ -85,6 +85,8 @@ def collider_shape(vertices: np.ndarray) -> tuple[str, np.ndarray, np.ndarray] |
 def oriented_box(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(frame, half size) of a box mesh turned any way in object space: ``frame`` (4x4) maps the box's own
     centered axes to object space; None unless the mesh's distinct vertices are the 8 corners of a box."""
+    if len(np.unique(np.round(vertices[:, 0], 6))) > 8:  # a box's corners: 8 x values at most (a 1D sort is
+        return None  # a tenth of the rows' one, which took 2.7 s of a 1M-triangle collider's first frame)
     corners = np.unique(np.round(vertices, 6), axis=0)
     if len(corners) != 8:
         return None
@@ -138,9 +140,8 @@ def response_of(obj) -> dict:
 
 def with_area(vertices: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     """The triangles that are not degenerate (area above a hair of the mesh's size squared)."""
-    corners = vertices[triangles]
-    area = np.linalg.norm(np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0]), axis=1)
-    return triangles[area > 1e-12 * max(np.ptp(vertices, axis=0).max(), 1e-30) ** 2]
+    a, b, c = (vertices[triangles[:, k]] for k in range(3))
+    return triangles[doubled_area(a, b, c) > 1e-12 * max(np.ptp(vertices, axis=0).max(), 1e-30) ** 2]
 
 
 def sdf_mesh(obj, vertices: np.ndarray, triangles: np.ndarray, stretch: np.ndarray, resolution: int):

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.effectors import Collider
-from ..engine.sdf import SdfAtlas, SdfBuilder, SdfGrid, default_resolution, mesh_triangles, sdf_grid
+from ..engine.sdf import SdfAtlas, SdfBuilder, SdfGrid, default_resolution, is_open, mesh_triangles, sdf_grid
 from ..engine.settings import SettingsError
 
 
@@ -32,6 +32,7 @@ class ColliderMesh:
     triangles: np.ndarray  # (t, 3) int32, wound as in the object (flipped back under a mirror)
     resolution: int  # the object's setting: voxels along the longest side, 0 = Auto
     fingerprint: bytes  # of vertices, triangles and resolution: equal fingerprints, equal grids
+    open: bool  # a boundary edge: collided as a surface (sdf.is_open)
 
     @classmethod
     def of(cls, name: str, vertices: np.ndarray, triangles: np.ndarray, resolution: int) -> ColliderMesh:
@@ -41,7 +42,7 @@ class ColliderMesh:
         for part in (vertices, triangles, np.int32(resolution)):
             h.update(np.asarray(part).tobytes())
         h.update(str(vertices.shape).encode())
-        return cls(name, vertices, triangles, resolution, h.digest())
+        return cls(name, vertices, triangles, resolution, h.digest(), is_open(triangles))
 
     @property
     def extent(self) -> float:
@@ -147,7 +148,7 @@ class SdfColliders:
         if kept is not None and kept[0] == mesh.fingerprint:
             return kept
         try:
-            grid = sdf_grid(mesh.vertices, self.resolution(mesh), mesh.name)
+            grid = sdf_grid(mesh.vertices, self.resolution(mesh), mesh.name, surface=mesh.open)
             corners[mesh.name] = mesh_triangles(mesh.vertices, mesh.triangles, grid, mesh.name)
         except SettingsError as error:
             self.warnings[mesh.name] = f"{error}: GPU particles ignore it"

@@ -1,11 +1,12 @@
-"""Reference of sdf.py: the same narrow band, crossings, winding numbers, jump flooding and vote in numpy, and
+"""Reference of sdf.py: the same narrow band, crossings, winding numbers, jump flooding and vote (an open
+surface: the slab behind its faces) in numpy, and
 ``exact_sdf``, the ground truth (brute-force distances, sign by generalized winding number)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..sdf import AXIS_BITS, CROSSING_BITS, CROSSING_LIMIT, VOTES, SdfGrid, flood_jumps
+from ..sdf import AXIS_BITS, CROSSING_BITS, CROSSING_LIMIT, SURFACE_SHELL_VOXELS, VOTES, SdfGrid, flood_jumps
 
 F = np.float32
 
@@ -136,6 +137,17 @@ def inside(votes: np.ndarray) -> np.ndarray:
     return (inside_votes > 0) & (inside_votes >= outside_votes)
 
 
+def slab(centres: np.ndarray, corners: np.ndarray, voxels: np.ndarray) -> np.ndarray:
+    """sdf_write's field of an open surface, in voxels: ``voxels`` (the distance to the nearest triangle,
+    ``corners`` rows paired with ``centres``) in front of that triangle's plane; behind it, the signed distance to
+    the slab SURFACE_SHELL_VOXELS thick there."""
+    a, b, c = corners[:, 0], corners[:, 1], corners[:, 2]
+    behind = np.einsum("ij,ij->i", centres - a, np.cross(b - a, c - a)).astype(F) < 0
+    shell = F(SURFACE_SHELL_VOXELS)
+    into = np.where(voxels < shell, -np.minimum(voxels, shell - voxels), voxels - shell)
+    return np.where(behind, into, voxels).astype(F)
+
+
 def flood(nearest: np.ndarray, corners: np.ndarray, jump: int) -> np.ndarray:
     """One sdf_flood step (every voxel reads the previous step's ids)."""
     nz, ny, nx = nearest.shape
@@ -166,7 +178,10 @@ def build(corners: np.ndarray, grid: SdfGrid) -> np.ndarray:
     centres = np.stack(np.meshgrid(*(np.arange(n) for n in grid.dims), indexing="ij"), -1)
     centres = centres.transpose(2, 1, 0, 3).reshape(-1, 3).astype(F)
     ids = nearest.ravel().astype(np.int64)
-    distance = np.sqrt(triangle_distance2(centres, *(corners[ids, k] for k in range(3)))) * F(grid.voxel)
+    voxels = np.sqrt(triangle_distance2(centres, *(corners[ids, k] for k in range(3))))
+    if grid.surface:
+        return (slab(centres, corners[ids], voxels) * F(grid.voxel)).reshape(nearest.shape)
+    distance = voxels * F(grid.voxel)
     votes = winding(crossings(corners, grid.dims)).ravel()
     return np.where(inside(votes), -distance, distance).reshape(nearest.shape).astype(F)
 

@@ -274,6 +274,21 @@ def sdf_normal(gradient):
                     F([0, 0, 1])).astype(F)
 
 
+def trace(distance, step, start, direction, span, level, d, touched, traced):
+    """sdf_trace() of simulate.glsl for the ``traced`` rows: how far each got; ``d`` (the distances at
+    ``start`` in, the last samples out) and ``touched`` are updated in place."""
+    along = np.zeros(len(start), F)
+    for _ in range(SDF_TRACE_STEPS):
+        active = np.flatnonzero(traced & (along < span) & ~touched)
+        if not len(active):
+            break
+        along[active] = np.minimum(along[active] + np.maximum(d[active] - level[active], step), span[active])
+        d[active] = distance(start[active] + direction[active] * along[active, None])
+        touched[active] = d[active] < level[active]
+    touched |= traced & (along < span)
+    return along
+
+
 def sdf_contact(collider, atlas, start, end, weight_steps=None):
     """sdf_contact() of simulate.glsl, for arrays of segments: (touched, p, normal, began_inside);
     ``weight_steps``: sdf_distance's."""
@@ -291,23 +306,23 @@ def sdf_contact(collider, atlas, start, end, weight_steps=None):
     span = np.linalg.norm(delta, axis=1).astype(F)
     outside = d >= 0
     traced = outside & (span > 0)
-    level = np.minimum(contact, d - slack).astype(F)
     direction = (delta / np.where(span > 0, span, F(1))[:, None]).astype(F)
-    along = np.zeros(n, F)
-    for _ in range(SDF_TRACE_STEPS):
-        active = np.flatnonzero(traced & (along < span) & ~touched)
-        if not len(active):
-            break
-        along[active] = np.minimum(along[active] + np.maximum(d[active] - level[active], step), span[active])
-        d[active] = distance(start[active] + direction[active] * along[active, None])
-        touched[active] = d[active] < level[active]
-    touched |= traced & (along < span)
+    along = trace(distance, step, start, direction, span, np.minimum(contact, d - slack).astype(F), d, touched, traced)
     rows = np.flatnonzero(touched)
     hit = start[rows] + direction[rows] * along[rows, None]
     normal[rows] = sdf_normal(sdf_sample(collider, atlas, hit)[1])
     rest = end[rows] - hit
     into = np.minimum(np.sum(rest * normal[rows], axis=1), F(0)).astype(F)
     p[rows] = hit + (rest - normal[rows] * into[:, None])
+    slide = np.linalg.norm(p[rows] - hit, axis=1).astype(F)
+    if collider["sdf_surface"] > 0:  # the slide over an open surface's thin slab is traced too
+        sliding = slide > 0
+        at = rows[sliding]
+        along_slide = ((p[at] - hit[sliding]) / slide[sliding, None]).astype(F)
+        again = np.zeros(len(at), bool)
+        slid = trace(distance, step, hit[sliding], along_slide, slide[sliding],
+                     np.minimum(contact, d[at] - slack).astype(F), d[at], again, np.ones(len(at), bool))
+        p[at[again]] = hit[sliding][again] + along_slide[again] * slid[again, None]
     # the others' filtered d is the end's: it decides only whether the end needs the exact sample
     again = np.flatnonzero(touched | ~outside | ((d - contact) * collider["sdf_inverse_voxel"] < F(SDF_FILTER_VOXELS)))
     exact, gradient = sdf_sample(collider, atlas, p[again])
