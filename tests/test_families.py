@@ -3,6 +3,7 @@ Shift+D, saving and user presets keep a family whole; a child may take any shape
 cannot run is skipped by name while the others still simulate and bake."""
 
 import json
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -10,6 +11,8 @@ import pytest
 from conftest import add_effect
 
 from addon.ui import operators
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def add_fireworks(sparks=6000, crackle=3000):
@@ -223,3 +226,23 @@ def test_a_bake_of_broken_effects_alone_names_them(scene):
     add_effect(count=1000, emitter_shape="MESH").name = "Broken"
     with pytest.raises(BakeError, match="Nothing to bake: effect 'Broken' on 'Emitter' skipped: emitter 'Emitter' \\(Empty\\) has no surface"):
         BakeJob(scene)
+
+
+def test_a_family_preset_applied_again_sets_its_children_instead_of_adding_more(scene):
+    """Apply Preset of Fireworks on the Fireworks effect it made: the children it has take the preset's settings,
+    none is added, and each still spawns from the parent."""
+    from addon.scene.families import parent_of
+
+    bpy.ops.gpu_particles.add(preset="fireworks")
+    obj = bpy.context.active_object
+    effects = obj.gpu_particles.effects
+    names = sorted(effect.name for effect in effects)
+    crackle = next(effect for effect in effects if effect.name.startswith("Crackle"))
+    crackle.spawn_count = 3
+    obj.gpu_particles.active_index = next(i for i, effect in enumerate(effects) if parent_of(effect) is None
+                                          and effect.name.startswith("Fireworks"))
+    assert bpy.ops.gpu_particles.apply_preset(filepath=str(ROOT / "presets" / "fireworks.json")) == {"FINISHED"}
+    assert sorted(effect.name for effect in effects) == names
+    assert crackle.spawn_count != 3, "the preset's value"
+    assert all(parent_of(effect) is not None for effect in effects if effect.name != "Fireworks"
+               and not effect.name.startswith("Fireworks"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -32,7 +33,7 @@ from ..properties import (
     scene_effects,
 )
 from ..scene.csg import add_stage_primitives, scene_primitives
-from ..scene.families import descendants, link
+from ..scene.families import descendants, link, parent_of
 from ..scene.stage_colliders import add_stage_colliders, scene_has_colliders
 from ..scene.stage_fields import add_stage_fields, scene_has_fields
 from ..scene.stage_lights import add_stage_light_setup
@@ -153,16 +154,29 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
 def _add_spawned(obj, root: int, preset) -> list:
     """A family preset's other effects (sub-emitters), on ``obj`` after its others, the preset's own effect at
     place ``root``; each refers to its parent among them (scene/families.py), so a second copy of the preset
-    spawns from its own parent.  The effects added."""
+    spawns from its own parent.  A child of the same name the parent already has takes the preset's settings
+    instead (a preset applied again does not double the family).  The effects set."""
     effects = obj.gpu_particles.effects
     places = {preset.label: root}  # places, not items: an add() moves the collection's items
     for label, settings in preset.spawned:
-        effect = effects.add()
-        effect.name = unique_name(obj, label)
-        _apply_preset_values(effect, settings, preset, spawned_owner(label))
-        link(effect, obj, effects[places[settings.spawn_from]])
-        places[label] = len(effects) - 1
+        parent = effects[places[settings.spawn_from]]
+        place = _child_place(obj, parent, label)
+        if place is None:
+            effects.add().name = unique_name(obj, label)
+            place = len(effects) - 1
+        _apply_preset_values(effects[place], settings, preset, spawned_owner(label))
+        link(effects[place], obj, effects[places[settings.spawn_from]])
+        places[label] = place
     return [effects[place] for label, place in places.items() if label != preset.label]
+
+
+def _child_place(obj, parent, label: str) -> int | None:
+    """Where on ``obj`` an effect called ``label`` (or ``label.001``, ...) spawned from ``parent`` is, or None."""
+    for place, effect in enumerate(obj.gpu_particles.effects):
+        found = parent_of(effect)
+        if found is not None and found[1] == parent and re.fullmatch(re.escape(label) + r"(\.\d{3})?", effect.name):
+            return place
+    return None
 
 
 def unique_name(obj, label: str) -> str:
