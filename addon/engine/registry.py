@@ -44,6 +44,7 @@ KERNELS: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
     *simulation.SIMULATE_KERNELS.values(),
     *(kernel for passes in simulation.SDF_PASS_KERNELS.values() for kernel in passes),
+    *(contacts for _, contacts in simulation.SDF_OPEN_PASS_KERNELS.values()),  # the list pass is the same
     *simulation.COPY_STATE_KERNELS.values(),
     simulation.COPY_TINT,
     *simulation.SIMULATE_VARIANTS.values(),

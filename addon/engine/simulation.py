@@ -184,14 +184,18 @@ def _emitting_kernel(layout: StateLayout, events: bool, spawned: bool) -> Kernel
         includes=("common.glsl", "random.glsl", "cone.glsl", "sdf_sample.glsl"),
         defines=(("STATE_LIMIT", layout.limit), ("SDF_TRACE_STEPS", str(SDF_TRACE_STEPS)),
                  ("SDF_REACH_ROWS", str(SDF_REACH_ROWS)), *SDF_SAMPLING,
-                 *((("EVENTS", "1"),) if events else ()), *((("SPAWNED", "1"),) if spawned else ())),
+                 *((("EVENTS", "1"),) if events else ()), *((("SPAWNED", "1"),) if spawned else ()),
+                 *((("SDF_OPEN_SURFACES", "1"),) if events or spawned else ())),  # one pass: any collider
     )
 
 
-def _sdf_pass_kernels(layout: StateLayout) -> tuple[Kernel, Kernel]:
+def _sdf_pass_kernels(layout: StateLayout, open_surfaces: bool = False) -> tuple[Kernel, Kernel]:
     """The two passes of a step with SDF colliders (simulate.glsl's main): the list pass steps every particle
     whose step meets no SDF grid (most of them decided by the broad phase, effectors.sdf_reach) and appends the
-    others' slots to ``contact_slots`` (``contact_count`` their number); the contact pass steps those, densely."""
+    others' slots to ``contact_slots`` (``contact_count`` their number); the contact pass steps those, densely.
+    ``open_surfaces``: a collider is an open mesh's slab (sdf.py), whose slides the contact pass traces too; the
+    closed-only contact pass leaves that code out (it cost 2-3% of the step compiled in:
+    bench/results/h200-2026-12-02-sdf-open-surface-ab.json)."""
     base = _simulate_kernel(layout)
     listing = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "WRITE"),
                                     Image("contact_count", "R32UI", atomic=True)),
@@ -199,7 +203,8 @@ def _sdf_pass_kernels(layout: StateLayout) -> tuple[Kernel, Kernel]:
                       defines=(*base.defines, ("SDF_CONTACT_LIST", "1")))
     contacts = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "READ"),
                                      Image("contact_count", "R32UI", "READ")),
-                       defines=(*base.defines, ("SDF_CONTACTS", "1")))
+                       defines=(*base.defines, ("SDF_CONTACTS", "1"),
+                                *((("SDF_OPEN_SURFACES", "1"),) if open_surfaces else ())))
     return listing, contacts
 
 
@@ -215,6 +220,7 @@ def _copy_state_kernel(layout: StateLayout) -> Kernel:
 INIT_KERNELS = {name: _init_kernel(layout) for name, layout in LAYOUTS.items()}
 SIMULATE_KERNELS = {name: _simulate_kernel(layout) for name, layout in LAYOUTS.items()}
 SDF_PASS_KERNELS = {name: _sdf_pass_kernels(layout) for name, layout in LAYOUTS.items()}
+SDF_OPEN_PASS_KERNELS = {name: _sdf_pass_kernels(layout, open_surfaces=True) for name, layout in LAYOUTS.items()}
 COPY_STATE_KERNELS = {name: _copy_state_kernel(layout) for name, layout in LAYOUTS.items()}
 COPY_TINT = Kernel("copy_tint", images=(Image("particle_tint", "RGBA32F", "READ"), Image("copy_tint", "RGBA32F", "WRITE")),
                    includes=())
@@ -486,7 +492,9 @@ class ParticleSystem:
                     "sdf_atlas": self.sdf_atlas, **(self.events or {})}
         passes = (kernel,)
         if kernel is SIMULATE_KERNELS[self.layout.name] and any(c.type == "SDF" for c in self.colliders):
-            passes = SDF_PASS_KERNELS[self.layout.name]  # effects with events step in one pass
+            # effects with events step in one pass
+            passes = (SDF_OPEN_PASS_KERNELS if any(c.type == "SDF" and c.sdf.surface for c in self.colliders)
+                      else SDF_PASS_KERNELS)[self.layout.name]
             textures.update(zip(("contact_slots", "contact_count"), self._contact_list()))
         start = prev + (cur - prev) * (k / substeps)
         end = prev + (cur - prev) * ((k + 1) / substeps)
@@ -504,7 +512,7 @@ class ParticleSystem:
         if len(passes) > 1:
             self.host.clear(textures["contact_count"])
         for simulate in passes:
-            groups = self.contact_groups if simulate is SDF_PASS_KERNELS[self.layout.name][1] else self.groups
+            groups = self.contact_groups if len(passes) > 1 and simulate is passes[1] else self.groups
             self.host.dispatch(simulate, groups, textures, constants)
         self.origin = origin
         self.step_index += 1
