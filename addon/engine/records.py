@@ -83,6 +83,8 @@ class Record:
     store: str = ""
     index_type: str = "int"
     channels: int = 4
+    images: tuple[str, ...] = ()  # a record spread over images, one texel in each: texel t is in images[t]
+    sample: str = ""  # as ``fetch``, where the kernel binds the resource as a sampler
 
     def __post_init__(self):
         taken = [(lane.texel + r, c) for lane in self.lanes for r in range(lane.rows) for c in lane.channels]
@@ -94,8 +96,13 @@ class Record:
         """One texel: packed as (..., channels), without a texel axis."""
         return self.texels == 1
 
-    def glsl(self, readable: bool = True, writable: bool = False) -> str:
-        """The struct, ``<name>_from`` and, as the kernel binds ``resource``, its load and store."""
+    def image_of(self, texel: int) -> str:
+        """The image or uniform array that holds ``texel``."""
+        return self.images[texel] if self.images else self.resource
+
+    def glsl(self, readable: bool = True, writable: bool = False, sampled: bool = False) -> str:
+        """The struct, ``<name>_from`` and, as the kernel binds ``resource`` (an image, a uniform array or a
+        sampler), its load and store."""
         members = "".join(f"  {lane.glsl_member};\n" for lane in self.lanes)
         texels = ", ".join(f"vec4 t{t}" for t in range(self.texels))
         values = ", ".join(lane.glsl_value() for lane in self.lanes)
@@ -103,18 +110,21 @@ class Record:
                 f"{self.type} {self.name}_from({texels})\n{{\n  return {self.type}({values});\n}}\n")
         if self.single:
             text += f"\nvec4 {self.name}_texel({self.type} r)\n{{\n  return {self._texel_of('r')};\n}}\n"
-        if readable and self.fetch:
-            fetched = ",\n    ".join(self.fetch.format(texel=t) for t in range(self.texels))
+        fetch = self.sample if sampled else self.fetch
+        if readable and fetch:
+            fetched = ",\n    ".join(fetch.format(texel=t, image=self.image_of(t)) for t in range(self.texels))
             text += (f"\n{self.type} load_{self.name}({self.index_type} index)\n{{\n"
                      f"  return {self.name}_from(\n    {fetched});\n}}\n")
         if writable and self.store:
-            stored = self.store.format(value=f"{self.name}_texel(r)")
-            text += f"\nvoid store_{self.name}({self.index_type} index, {self.type} r)\n{{\n  {stored};\n}}\n"
+            values = [f"{self.name}_texel(r)"] if self.single else [self._texel_of("r", t) for t in range(self.texels)]
+            stored = "".join(f"  {self.store.format(value=value, image=self.image_of(t))};\n"
+                             for t, value in enumerate(values))
+            text += f"\nvoid store_{self.name}({self.index_type} index, {self.type} r)\n{{\n{stored}}}\n"
         return text
 
-    def _texel_of(self, record: str) -> str:
-        """vec4(...) of a one-texel record's lanes in channel order (the lanes cover x, y, z, w)."""
-        lanes = sorted(self.lanes, key=lambda lane: lane.channels[0])
+    def _texel_of(self, record: str, texel: int = 0) -> str:
+        """vec4(...) of the lanes of texel ``texel`` in channel order (the lanes cover x, y, z, w)."""
+        lanes = sorted((lane for lane in self.lanes if lane.texel == texel), key=lambda lane: lane.channels[0])
         return f"vec4({', '.join(f'{record}.{lane.name}' for lane in lanes)})"
 
     def pack(self, values: dict, dtype=np.float32) -> np.ndarray:
@@ -144,6 +154,21 @@ class Record:
         """Each lane of texels (..., texels, channels) by name (views)."""
         return {lane.name: texels[lane.index(self.single)] for lane in self.lanes}
 
+    def read_images(self, *images: np.ndarray) -> dict[str, np.ndarray]:
+        """Each lane by name of a record spread over ``images`` (one texel in each, (..., channels)): views."""
+        return {lane.name: images[lane.texel][lane.index(True)] for lane in self.lanes}
+
+
+# A particle's state (simulation.py): one texel in each state image at its slot's texel.  Both layouts load
+# the same struct: COMPACT's RGBA16F halves load as floats through the image format, and its stores round to
+# halves (the kernel clamps what it stores to the layout's STATE_LIMIT).
+PARTICLE = Record("Particle", "particle", 2, (
+    Lane("position", 0, "xyz"),  # relative to the state origin (world coordinates in the FULL layout)
+    Lane("age", 0, "w"),  # seconds; negative: not born yet, or waiting to respawn
+    Lane("velocity", 1, "xyz"),  # world units per second
+    Lane("life", 1, "w"),  # lifetime in seconds; 0: not (re)born, negative: died and will not respawn
+), resource="pos_age", images=("pos_age", "vel_life"), fetch="imageLoad({image}, index)",
+    sample="texelFetch({image}, index, 0)", store="imageStore({image}, index, {value})", index_type="ivec2")
 
 FORCE_FIELD = Record("ForceField", "force_field", SIZES["FIELD_TEXELS"], (
     Lane("kind", 0, "x"),  # tables.FIELD_TYPES
@@ -236,6 +261,6 @@ FRAME_STATS = Record("FrameStats", "frame_stats", 2, (
 ), resource="stats", channels=1)
 
 # Read through generated GLSL.
-RECORDS = (FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, QUAD_AXES, TRAIL_END, LIGHT)
+RECORDS = (PARTICLE, FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, QUAD_AXES, TRAIL_END, LIGHT)
 # The stats image's texels by name (STAT_OVERFLOW: x of texel (STAT_OVERFLOW, 0)), #defined in every kernel.
 RECORD_DEFINES = tuple((f"STAT_{lane.name.upper()}", str(lane.texel)) for lane in FRAME_STATS.lanes)
