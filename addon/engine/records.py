@@ -154,6 +154,11 @@ class Record:
         """Each lane of texels (..., texels, channels) by name (views)."""
         return {lane.name: texels[lane.index(self.single)] for lane in self.lanes}
 
+    def pack_images(self, values: dict, dtype=np.float32) -> tuple[np.ndarray, ...]:
+        """``pack`` for a record spread over images: one (..., channels) array an image (views)."""
+        texels = self.pack(values, dtype)
+        return tuple(texels[..., t, :] for t in range(self.texels))
+
     def read_images(self, *images: np.ndarray) -> dict[str, np.ndarray]:
         """Each lane by name of a record spread over ``images`` (one texel in each, (..., channels)): views."""
         return {lane.name: images[lane.texel][lane.index(True)] for lane in self.lanes}
