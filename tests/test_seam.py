@@ -406,3 +406,7 @@ def test_a_particle_reads_by_name_from_its_two_state_images():
     assert (particle["velocity"][1] == [-4, -5, -6]).all() and (particle["life"] == [-3, -7]).all()
     particle["age"][0] = 9  # views: writes go to the state
     assert pos_age[0, 3] == 9
+    packed = records.PARTICLE.pack_images({name: lane.astype(np.float32) for name, lane in particle.items()})
+    assert all(p.flags.c_contiguous for p in packed)
+    np.testing.assert_array_equal(packed[0], pos_age)
+    np.testing.assert_array_equal(packed[1], vel_life)

@@ -1,17 +1,20 @@
 """Records that cross the Python/GLSL seam in texels, their lanes named once.
 
-A force field, a collider, an emitter triangle, a CSG primitive or a sprite's
-screen footprint travels as a few RGBA texels (image texels or uniform rows).
+A particle's state, a force field, a collider, an emitter triangle, a CSG
+primitive or a sprite's screen footprint travels as a few RGBA texels (image
+texels, uniform rows, or one texel in each of several images: ``images``).
 Each is declared here as a ``Record`` of named ``Lane`` s (texel + swizzle);
 from that one declaration come
 
 - the GLSL both hosts compile (``Record.glsl``, put at the start of the body
   of every kernel that binds the record's ``resource``: ``Kernel.body``): a
   struct of the lanes, ``<name>_from(t0, t1, ...)`` that names the texels'
-  lanes, ``load_<name>(index)`` where the kernel reads the resource and
-  ``store_<name>(index, record)`` (one-texel records) where it writes it;
+  lanes, ``load_<name>(index)`` where the kernel reads the resource (an
+  image, a uniform array or a sampler) and ``store_<name>(index, record)``
+  (one-texel records and records spread over images) where it writes it;
 - the numpy side: ``Record.pack`` lays named values out as texels and
-  ``Record.read`` names the lanes of texels again (views, no copies).
+  ``Record.read`` names the lanes of texels again (views, no copies);
+  ``pack_images``/``read_images`` do the same one image a texel.
 
 A kernel reads a record through these only, never by texel position
 (tests/test_seam.py).  ``FRAME_STATS`` is a record of single uint texels that
@@ -155,9 +158,9 @@ class Record:
         return {lane.name: texels[lane.index(self.single)] for lane in self.lanes}
 
     def pack_images(self, values: dict, dtype=np.float32) -> tuple[np.ndarray, ...]:
-        """``pack`` for a record spread over images: one (..., channels) array an image (views)."""
+        """``pack`` for a record spread over images: one contiguous (..., channels) array an image."""
         texels = self.pack(values, dtype)
-        return tuple(texels[..., t, :] for t in range(self.texels))
+        return tuple(np.ascontiguousarray(texels[..., t, :]) for t in range(self.texels))
 
     def read_images(self, *images: np.ndarray) -> dict[str, np.ndarray]:
         """Each lane by name of a record spread over ``images`` (one texel in each, (..., channels)): views."""
