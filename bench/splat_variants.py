@@ -44,7 +44,7 @@ layout(std430, binding = 0) buffer Accum64 { uint64_t accum64[]; };
 def bench_program(host, kernel: Kernel, file_name: str, extra_header: str = ""):
     """A bench-only kernel: the add-on's include files plus a file from bench/shaders."""
     first, rest = declarations(kernel).split("\n", 1)
-    body = include_source(kernel.includes)
+    body = kernel.records + include_source(kernel.includes)
     return host.ctx.compute_shader(first + "\n" + extra_header + rest + body + (BENCH_SHADERS / file_name).read_text())
 
 

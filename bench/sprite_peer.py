@@ -24,7 +24,7 @@ class BenchRaster(Raster):
     """A raster program whose own file lives in bench/shaders (``<name>.glsl``)."""
 
     def body(self) -> str:
-        return include_source(self.includes) + (SHADERS / f"{self.name}.glsl").read_text()
+        return self.records + include_source(self.includes) + (SHADERS / f"{self.name}.glsl").read_text()
 
     def source_lines(self):
         return [(f"bench/shaders/{self.name}.glsl", n + 1) for n in range(self.body().count("\n"))]

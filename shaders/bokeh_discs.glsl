@@ -13,27 +13,25 @@ void main()
   if (slot >= count) {
     return;
   }
-  ivec2 texel = particle_texel(slot, textureSize(pos_age, 0).x);
-  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
-  pos_age_in.xyz += state_origin.xyz;
-  vec4 vel_life_in = texelFetch(vel_life, texel, 0);
+  Particle particle = load_particle(particle_texel(slot, textureSize(pos_age, 0).x));
+  particle.position += state_origin.xyz;
   ivec2 size = ivec2(target_extent);
 
   SpriteShape shape = sprite_shape_from(vec4(0.0));
   vec2 path = vec2(0.0);
   vec3 color = vec3(0.0);
-  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
+  vec4 clip = transform_point(view_proj, particle.position);
   float radius = 0.0;
-  if (particle_alive(pos_age_in, vel_life_in.w) && clip.w > 0.0 && abs(clip.z) <= clip.w) {
+  if (particle_alive(particle) && clip.w > 0.0 && abs(clip.z) <= clip.w) {
     radius = coc_radius_px(clip.w);
   }
   if (radius > splat_max_radius) {
     vec3 window = window_coordinates(clip, size);
     vec2 start, end;
-    screen_path(pos_age_in.xyz, vel_life_in.xyz, window.xy, target_extent, start, end);
+    screen_path(particle.position, particle.velocity, window.xy, target_extent, start, end);
     if (is_finite(vec3(start, 0.0)) && is_finite(vec3(end, 0.0))) {
       float half_path = 0.5 * length(end - start);
-      vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+      vec4 look_now = look_at(particle.age / particle.life);
       float coverage = pixel_coverage(particle_radius_px(slot, look_now, pixel_scale, clip.w));
       /* Area under the rim's ramp: pi (r^2 + 1/12) for the disc, 2 r per pixel of path. */
       float area = 3.14159265 * (radius * radius + 1.0 / 12.0) + 4.0 * radius * half_path;

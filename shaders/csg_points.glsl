@@ -19,6 +19,5 @@ void main()
   float phase = 6.28318530718 * random_unit(uint(index), uint(p.w), CSG_STREAM_GLITTER);
   vec3 position = p.xyz + normal * (glitter_amount * sin(glitter_speed * time + phase));
   float shade = 0.5 - 0.4999 * dot(normal, light.xyz);
-  imageStore(pos_age, texel, vec4(position, shade));
-  imageStore(vel_life, texel, vec4(0.0, 0.0, 0.0, 1.0));
+  store_particle(texel, Particle(position, shade, vec3(0.0), 1.0));
 }

@@ -9,6 +9,5 @@ void main()
   if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
     return;
   }
-  imageStore(pos_age, texel, vec4(0.0, 0.0, 0.0, -birth_interval * float(index)));
-  imageStore(vel_life, texel, vec4(0.0));
+  store_particle(texel, Particle(vec3(0.0), -birth_interval * float(index), vec3(0.0), 0.0));
 }

@@ -8,8 +8,7 @@ void main()
   if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
     return;
   }
-  vec4 pos_age_in = imageLoad(pos_age, texel);
-  float life = imageLoad(vel_life, texel).w;
-  bool live = pos_age_in.w >= 0.0 && pos_age_in.w < life && is_finite(pos_age_in.xyz);
+  Particle particle = load_particle(texel);
+  bool live = particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position);
   imageStore(keep, texel, uvec4(live ? 1u : 0u));
 }

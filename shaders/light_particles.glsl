@@ -49,12 +49,12 @@ void main()
 {
   int width = textureSize(pos_age, 0).x;
   int index = particle_index(width);
-  vec4 pos_age_in, vel_life_in;
+  Particle particle;
   vec3 radiance = vec3(0.0), toward = vec3(0.0);
   float weight = 0.0;
-  if (fetch_particle(index, pos_age_in, vel_life_in)) {
-    float t = div_rn(pos_age_in.w, vel_life_in.w);
-    radiance = scattered_radiance(pos_age_in.xyz, t, particle_world_radius(index, look_at(t)), toward, weight);
+  if (fetch_particle(index, particle)) {
+    float t = div_rn(particle.age, particle.life);
+    radiance = scattered_radiance(particle.position, t, particle_world_radius(index, look_at(t)), toward, weight);
   }
   imageStore(particle_light, particle_texel(index, width), vec4(radiance, 0.0));
 #ifdef LIGHT_DIRECTION

@@ -17,11 +17,11 @@
  * textured sprite's square reaches sqrt(2) times its radius, sprite_sheets.py; REACH_QUAD: an additive quad
  * as far as its filter's tail reaches, quad_reach_px); with DEPTH_OF_FIELD a sprite's radius is widened by its circle of confusion as
  * raster_quads.glsl and sprite_footprint.glsl draw it. */
-Reach particle_reach(int index, vec4 pos_age_in, vec3 velocity, vec4 clip, vec4 look_now)
+Reach particle_reach(int index, vec3 position, vec3 velocity, vec4 clip, vec4 look_now)
 {
   vec2 size = vec2(target_size);
   vec2 start, end;
-  screen_path(pos_age_in.xyz, velocity, window_coordinates(clip, target_size).xy, size, start, end);
+  screen_path(position, velocity, window_coordinates(clip, target_size).xy, size, start, end);
   if (reach_kind != REACH_POINT) {
     float square = reach_kind == REACH_TEXTURED ? sqrt(2.0) : 1.0;
     float radius = particle_radius_px(index, look_now, pixel_scale, clip.w);
@@ -49,15 +49,15 @@ void main()
     return;
   }
   int index;
-  vec4 pos_age_in, vel_life_in;
+  Particle particle;
   Reach reach = Reach(vec2(0.0), vec2(0.0), 0.0);
   precise float depth = 0.0;
-  if (read_particle(slot, index, pos_age_in, vel_life_in)) {
-    vec4 clip = transform_point(view_proj, pos_age_in.xyz);
-    vec4 look_now = look_at(div_rn(pos_age_in.w, vel_life_in.w));
+  if (read_particle(slot, index, particle)) {
+    vec4 clip = transform_point(view_proj, particle.position);
+    vec4 look_now = look_at(div_rn(particle.age, particle.life));
     if (in_depth_range(clip) && particle_shows(index, look_now)) {
-      reach = particle_reach(index, pos_age_in, vel_life_in.xyz, clip, look_now);
-      depth = max(dot(view_axis, pos_age_in.xyz) + view_offset, 0.0);
+      reach = particle_reach(index, particle.position, particle.velocity, clip, look_now);
+      depth = max(dot(view_axis, particle.position) + view_offset, 0.0);
     }
   }
   bool wide = reach.radius + max(abs(reach.half_path.x), abs(reach.half_path.y)) > DIRECT_REACH;

@@ -15,11 +15,11 @@ void main()
   QuadAxes axes = quad_axes_from(vec4(1.0, 0.0, 0.0, 1.0));
   vec2 streak = vec2(0.0);
   vec4 color = vec4(0.0); /* w: the quad's inner2 (quad_frame.glsl) */
-  vec4 pos_age_in, vel_life_in;
-  if (fetch_particle(slot, pos_age_in, vel_life_in)) {
-    vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  Particle particle;
+  if (fetch_particle(slot, particle)) {
+    vec4 clip = view_proj * vec4(particle.position, 1.0);
     if (clip.w > 0.0 && abs(clip.z) <= clip.w) { /* the rasterizer's clipping: every corner at this z and w */
-      QuadFrame quad = quad_frame(slot, pos_age_in, vel_life_in, clip, target_extent);
+      QuadFrame quad = quad_frame(slot, particle, clip, target_extent);
       if (is_finite(vec3(quad.center, quad.half_length)) && is_finite(quad.color)) {
         shape = SpriteShape(quad.center, quad.radius_px, clip.z / clip.w * 0.5 + 0.5);
         streak = quad.along * (2.0 * (quad.half_length - quad.radius_px));

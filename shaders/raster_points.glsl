@@ -7,14 +7,14 @@ void main()
 {
   v_color = vec3(0.0);
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
-  vec4 pos_age_in, vel_life_in;
-  if (!fetch_particle(gl_VertexID, pos_age_in, vel_life_in)) {
+  Particle particle;
+  if (!fetch_particle(gl_VertexID, particle)) {
     return;
   }
-  float life = vel_life_in.w;
-  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  float life = particle.life;
+  vec4 clip = view_proj * vec4(particle.position, 1.0);
   if (clip.w > 0.0) {
-    vec4 look_now = look_at(pos_age_in.w / life);
+    vec4 look_now = look_at(particle.age / life);
     float radius_px = particle_radius_px(gl_VertexID, look_now, pixel_scale, clip.w);
     v_color = particle_color(gl_VertexID, look_now, pixel_coverage(radius_px));
     gl_Position = clip;

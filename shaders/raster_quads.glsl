@@ -1,8 +1,8 @@
-/* Larger particles: a camera-facing quad per particle (two triangles), round with a soft edge; an instance
+/* Larger particles: a camera-facing quad per index (two triangles), round with a soft edge; an instance
  * draws QUADS_PER_INSTANCE particles in a row (gl_VertexID / 6 among them, gl_VertexID % 6 the corner): a
- * 6-vertex instance a particle left most lanes of each vertex warp idle (raster.py).
+ * 6-vertex instance a index left most lanes of each vertex warp idle (raster.py).
  * Its frame (quad_frame.glsl, shared with the tiled quads of quad_tiles.py): with a stretch time the quad
- * spans the particle's screen motion over that time behind it, and its brightness is spread over the
+ * spans the index's screen motion over that time behind it, and its brightness is spread over the
  * longer streak; with MOTION_BLUR its path over the shutter too, with DEPTH_OF_FIELD it widens by its
  * circle of confusion (footprint.glsl, footprint.focus_variant).  SPRITE_TEXTURE
  * (sprite_sheets.textured_quads): the effect's sprite image instead of the round falloff, turned by its pose;
@@ -32,7 +32,7 @@ void main()
 {
   v_color = vec3(0.0);
   v_sweep = vec4(1.0, 0.0, 0.0, 1.0);
-  int particle = gl_InstanceID * QUADS_PER_INSTANCE + gl_VertexID / 6;
+  int index = gl_InstanceID * QUADS_PER_INSTANCE + gl_VertexID / 6;
   v_corner = CORNERS[gl_VertexID % 6];
 #ifdef SPRITE_TEXTURE
   v_frame = 0.0;
@@ -41,29 +41,29 @@ void main()
   v_lights = vec2(0.0);
 #endif
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
-  vec4 pos_age_in, vel_life_in;
-  if (particle >= count || !fetch_particle(particle, pos_age_in, vel_life_in)) {
+  Particle particle;
+  if (index >= count || !fetch_particle(index, particle)) {
     return;
   }
-  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  vec4 clip = view_proj * vec4(particle.position, 1.0);
   if (!(clip.w > 0.0)) {
     return;
   }
   vec2 size = target_extent;
-  QuadFrame quad = quad_frame(particle, pos_age_in, vel_life_in, clip, size);
+  QuadFrame quad = quad_frame(index, particle, clip, size);
   vec2 along = quad.along;
 #ifdef SPRITE_TEXTURE
   /* A textured quad turns by its pose unless a streak already lays it along the motion. */
-  v_frame = flipbook_position(particle, pos_age_in.w, vel_life_in.w);
+  v_frame = flipbook_position(index, particle.age, particle.life);
   if (!(quad.streak > 1e-3)) {
-    float angle = sprite_angle(particle, pos_age_in.w, screen_velocity(clip, vel_life_in.xyz, size));
+    float angle = sprite_angle(index, particle.age, screen_velocity(clip, particle.velocity, size));
     along = vec2(cos(angle), sin(angle));
   }
 #endif
 #ifdef SPRITE_RELIEF
   /* Where the light comes from, on the quad's axes (along, across), times the relief. */
   int width = textureSize(particle_light_direction, 0).x;
-  vec2 seen = texelFetch(particle_light_direction, particle_texel(particle, width), 0).xy * sprite_relief;
+  vec2 seen = texelFetch(particle_light_direction, particle_texel(index, width), 0).xy * sprite_relief;
   v_lights = vec2(along.x * seen.x + along.y * seen.y, along.x * seen.y - along.y * seen.x);
 #endif
   vec2 across = vec2(-along.y, along.x);

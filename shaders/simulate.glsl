@@ -464,12 +464,11 @@ void die(float lived_for, float over, inout float age, inout float life)
  * same loaded state. */
 bool step_particle(ivec2 texel, int index)
 {
-  vec4 pos_age_in = imageLoad(pos_age, texel);
-  vec4 vel_life_in = imageLoad(vel_life, texel);
-  vec3 position = pos_age_in.xyz + loaded_origin;
-  vec3 velocity = vel_life_in.xyz;
-  float age = pos_age_in.w + dt;
-  float life = vel_life_in.w;
+  Particle particle = load_particle(texel);
+  vec3 position = particle.position + loaded_origin;
+  vec3 velocity = particle.velocity;
+  float age = particle.age + dt;
+  float life = particle.life;
 
   if (life > 0.0 && age >= life) {
 #ifdef EVENTS
@@ -478,8 +477,7 @@ bool step_particle(ivec2 texel, int index)
     die(life, age - life, age, life); /* expired `age - life` seconds ago */
   }
   if (age < 0.0 || life < 0.0) {
-    imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
-    imageStore(vel_life, texel, vec4(velocity, life));
+    store_particle(texel, Particle(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age, velocity, life));
 #ifdef EVENTS
     record_events(texel, position, velocity);
 #endif
@@ -522,8 +520,8 @@ bool step_particle(ivec2 texel, int index)
     die(age, 0.0, age, life); /* killed by a collider */
   }
 
-  imageStore(pos_age, texel, vec4(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age));
-  imageStore(vel_life, texel, vec4(clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
+  store_particle(texel, Particle(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age,
+                                 clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
 #ifdef EVENTS
   record_events(texel, position, velocity);
 #endif

@@ -10,7 +10,7 @@ void main()
   }
   uint index = reset_indices != 0 ? uint(slot) : imageLoad(indices, texel).x;
   ivec2 source = particle_texel(int(index), imageSize(pos_age).x);
-  uint key = particle_key(imageLoad(pos_age, source), imageLoad(vel_life, source).w);
+  uint key = particle_key(load_particle(source));
   imageStore(keys, texel, uvec4(key));
   imageStore(indices, texel, uvec4(index));
 }

@@ -31,13 +31,10 @@ void main()
 #ifdef SORT_DIRECT
   int width = imageSize(pos_age).x;
   ivec2 texel_lo = particle_texel(lower, width), texel_hi = particle_texel(upper, width);
-  vec4 pos_lo = imageLoad(pos_age, texel_lo), pos_hi = imageLoad(pos_age, texel_hi);
-  vec4 vel_lo = imageLoad(vel_life, texel_lo), vel_hi = imageLoad(vel_life, texel_hi);
-  if (particle_key(pos_lo, vel_lo.w) > particle_key(pos_hi, vel_hi.w)) {
-    imageStore(pos_age, texel_lo, pos_hi);
-    imageStore(pos_age, texel_hi, pos_lo);
-    imageStore(vel_life, texel_lo, vel_hi);
-    imageStore(vel_life, texel_hi, vel_lo);
+  Particle lo = load_particle(texel_lo), hi = load_particle(texel_hi);
+  if (particle_key(lo) > particle_key(hi)) {
+    store_particle(texel_lo, hi);
+    store_particle(texel_hi, lo);
   }
 #else
   int width = imageSize(keys).x;

@@ -19,8 +19,9 @@ void main()
     events = imageLoad(event_velocity, texel).w > impact_speed ? 1u : 0u;
     break;
   case SPAWN_ON_RATE: {
-    float age = imageLoad(pos_age, texel).w;
-    if (imageLoad(vel_life, texel).w > 0.0 && age >= 0.0) {
+    Particle particle = load_particle(texel);
+    float age = particle.age;
+    if (particle.life > 0.0 && age >= 0.0) {
       /* marks are integers: computed unfused, as in the reference */
       precise float marks = floor(age * spawn_rate) - floor(max(age - dt, 0.0) * spawn_rate);
       events = uint(min(marks, float(MAX_RATE_EVENTS)));

@@ -12,7 +12,8 @@ void main()
   }
   float t = 1.0;
   if (imageLoad(event_position, texel).w < 0.0) { /* alive: an impact or a rate mark */
-    t = div_rn(texelFetch(pos_age, texel, 0).w, texelFetch(vel_life, texel, 0).w);
+    Particle particle = load_particle(texel);
+    t = div_rn(particle.age, particle.life);
   }
   /* look_at() of look.glsl over the parent's table, in its arithmetic */
   int last = textureSize(parent_look, 0).x - 1;

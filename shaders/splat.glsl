@@ -10,8 +10,9 @@
 void main()
 {
   int index;
-  vec4 pos_age_in, vel_life_in, clip;
-  if (!read_visible_particle(invocation_slot(), index, pos_age_in, vel_life_in, clip)) {
+  Particle particle;
+  vec4 clip;
+  if (!read_visible_particle(invocation_slot(), index, particle, clip)) {
     return;
   }
   vec3 window = window_coordinates(clip, target_size);
@@ -28,7 +29,7 @@ void main()
   }
 #endif
 
-  vec4 look_now = look_at(div_rn(pos_age_in.w, vel_life_in.w));
+  vec4 look_now = look_at(div_rn(particle.age, particle.life));
   float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
   uvec3 q = quantize_color(color, quantize_scale);

@@ -30,9 +30,10 @@ void main()
   for (int k = 0; k < PER_THREAD; k++) {
     int particle_slot = (int(gl_WorkGroupID.y) * PER_THREAD + k) * width + int(gl_GlobalInvocationID.x);
     int index;
-    vec4 pos_age_in, vel_life_in, clip;
-    bool visible = read_visible_particle(particle_slot, index, pos_age_in, vel_life_in, clip);
-    float life = vel_life_in.w;
+    Particle particle;
+  vec4 clip;
+    bool visible = read_visible_particle(particle_slot, index, particle, clip);
+    float life = particle.life;
     ivec2 pixel = ivec2(0);
     if (visible) {
       vec3 window = window_coordinates(clip, target_size);
@@ -46,7 +47,7 @@ void main()
 #endif
     }
     if (visible) {
-      vec4 look_now = look_at(div_rn(pos_age_in.w, life));
+      vec4 look_now = look_at(div_rn(particle.age, life));
       float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
       vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
       uvec3 q = quantize_color(color, quantize_scale);

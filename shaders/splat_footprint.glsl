@@ -104,18 +104,18 @@ bool wanted(ivec2 pixel, uvec3 add, float depth)
 void main()
 {
   int index;
-  vec4 pos_age_in, vel_life_in;
-  if (!read_particle(invocation_slot(), index, pos_age_in, vel_life_in)) {
+  Particle particle;
+  if (!read_particle(invocation_slot(), index, particle)) {
     return;
   }
-  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
+  vec4 clip = transform_point(view_proj, particle.position);
   if (!in_depth_range(clip)) {
     return;
   }
   vec2 size = vec2(target_size);
   vec3 window = window_coordinates(clip, target_size);
   vec2 start, end;
-  screen_path(pos_age_in.xyz, vel_life_in.xyz, window.xy, size, start, end);
+  screen_path(particle.position, particle.velocity, window.xy, size, start, end);
   float spread = 0.0;
 #ifdef DEPTH_OF_FIELD
   spread = coc_radius_px(clip.w);
@@ -131,7 +131,7 @@ void main()
 
   float depth = window.z; /* (for DEPTH_TEST) */
 
-  vec4 look_now = look_at(div_rn(pos_age_in.w, vel_life_in.w));
+  vec4 look_now = look_at(div_rn(particle.age, particle.life));
   float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
   uvec3 q = quantize_color(color, quantize_scale);

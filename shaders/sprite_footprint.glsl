@@ -16,8 +16,8 @@ void main()
   if (slot >= count) {
     return;
   }
-  vec4 pos_age_in, vel_life_in;
-  bool alive = fetch_particle(slot, pos_age_in, vel_life_in);
+  Particle particle;
+  bool alive = fetch_particle(slot, particle);
   ivec2 size = ivec2(target_extent);
 
   SpriteShape shape = sprite_shape_from(vec4(0.0));
@@ -30,11 +30,11 @@ void main()
 #ifdef SPRITE_RELIEF
   vec2 lights = vec2(0.0); /* the light's direction in the sprite's frame times the relief */
 #endif
-  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
+  vec4 clip = transform_point(view_proj, particle.position);
   if (alive && clip.w > 0.0) {
     vec3 window = window_coordinates(clip, size);
     if (window.z >= 0.0 && window.z <= 1.0) {
-      vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+      vec4 look_now = look_at(particle.age / particle.life);
       float radius_px = particle_radius_px(slot, look_now, pixel_scale, clip.w);
       /* Below one pixel the sprite stays one pixel and gets fainter. */
       float alpha = opacity * pixel_coverage(radius_px);
@@ -43,8 +43,8 @@ void main()
       radius_px = focus_blurred_px(radius_px, clip.w, alpha); /* out of focus: wider, fainter, the same cover */
 #endif
       color = vec4(particle_color(slot, look_now, 1.0) * alpha, alpha);
-      if (sweep_seconds > 0.0 && is_finite(vel_life_in.xyz)) {
-        vec4 tail = transform_point(view_proj, pos_age_in.xyz - vel_life_in.xyz * sweep_seconds);
+      if (sweep_seconds > 0.0 && is_finite(particle.velocity)) {
+        vec4 tail = transform_point(view_proj, particle.position - particle.velocity * sweep_seconds);
         if (tail.w > 0.0) {
           vec2 motion = window.xy - window_coordinates(tail, size).xy;
           stretch.xy = motion;
@@ -55,8 +55,8 @@ void main()
       key = depth_key(view_proj, clip.w, window.z);
 #ifdef SPRITE_TEXTURE
       if (sheet_slot > 0.0) {
-        float angle = sprite_angle(slot, pos_age_in.w, screen_velocity(clip, vel_life_in.xyz, target_extent));
-        frames = vec4(sheet_slot, cos(angle), sin(angle), flipbook_position(slot, pos_age_in.w, vel_life_in.w));
+        float angle = sprite_angle(slot, particle.age, screen_velocity(clip, particle.velocity, target_extent));
+        frames = vec4(sheet_slot, cos(angle), sin(angle), flipbook_position(slot, particle.age, particle.life));
         shape.radius *= sheet_reach; /* as far as the sheet shows (at most its square's corners) */
 #ifdef SPRITE_RELIEF
         if (sprite_relief > 0.0) {

@@ -32,17 +32,17 @@ void main()
   TrailSegment segment;
   if (fetch_segment(entry, segment)) {
     int index = segment.index;
-    vec4 pos_age_in = segment.pos_age, vel_life_in = segment.vel_life;
+    Particle particle = segment.particle;
     vec3 a = window_coordinates(segment.near_end, size);
     vec3 b = window_coordinates(segment.far_end, size);
 #ifdef MOTION_BLUR
     vec2 open_px, close_px;
-    if (segment.s == 0 && shutter_path(pos_age_in.xyz, vel_life_in.xyz, vec2(size), open_px, close_px)) {
+    if (segment.s == 0 && shutter_path(particle.position, particle.velocity, vec2(size), open_px, close_px)) {
       a.xy = close_px;
     }
 #endif
     vec2 d = b.xy - a.xy;
-    vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+    vec4 look_now = look_at(particle.age / particle.life);
     float t_a = float(segment.s) / trail_length;
     float t_b = float(segment.s + 1) / trail_length;
     float half_a = particle_radius_px(index, look_now, pixel_scale, segment.near_end.w) * trail_width *

@@ -14,11 +14,10 @@ void main()
     return;
   }
   ivec2 texel = particle_texel(index, size.x);
-  vec4 pos_age_in = imageLoad(pos_age, texel);
-  vec4 vel_life_in = imageLoad(vel_life, texel);
-  precise vec3 position = pos_age_in.xyz + state_origin.xyz;
-  float age = pos_age_in.w;
-  if (!(age >= 0.0 && age < vel_life_in.w && is_finite(position))) {
+  Particle particle = load_particle(texel);
+  precise vec3 position = particle.position + state_origin.xyz;
+  float age = particle.age;
+  if (!(age >= 0.0 && age < particle.life && is_finite(position))) {
     imageStore(trail_heads, texel, vec4(0.0));
     return;
   }
@@ -27,7 +26,7 @@ void main()
   int filled = int(head.y);
   vec3 last;
   if (filled == 0 || age < head.z) {
-    precise vec3 birth = position - vel_life_in.xyz * age;
+    precise vec3 birth = position - particle.velocity * age;
     newest = 0;
     filled = 1;
     last = birth;

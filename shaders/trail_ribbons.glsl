@@ -36,9 +36,9 @@ void main()
   int index = gl_InstanceID;
   int segment = gl_VertexID / 6;
   vec2 corner = CORNERS[gl_VertexID % 6];
-  vec4 pos_age_in, vel_life_in;
+  Particle particle;
   Trail trail;
-  if (!fetch_trail(index, pos_age_in, vel_life_in, trail) || segment >= trail.filled) {
+  if (!fetch_trail(index, particle, trail) || segment >= trail.filled) {
     return;
   }
   int j = segment + int(corner.x);
@@ -51,7 +51,7 @@ void main()
   }
 #ifdef MOTION_BLUR
   vec2 open_px;
-  head_streaked = shutter_path(pos_age_in.xyz, vel_life_in.xyz, target_extent, open_px, head_px);
+  head_streaked = shutter_path(particle.position, particle.velocity, target_extent, open_px, head_px);
 #endif
   vec2 here_px = point_px(j, here);
   vec2 tangent = (after.w > 0.0 ? point_px(j + 1, after) : here_px) -
@@ -61,7 +61,7 @@ void main()
   vec2 across = vec2(-along.y, along.x);
 
   float t = float(j) / trail_length;
-  vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+  vec4 look_now = look_at(particle.age / particle.life);
   float half_px = particle_radius_px(index, look_now, pixel_scale, here.w) * trail_width *
                   mix(1.0, trail_width_end, t);
   float faint = min(half_px * 2.0, 1.0); /* thinner than a pixel: a pixel wide, fainter */

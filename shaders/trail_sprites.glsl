@@ -23,9 +23,9 @@ void main()
   vec4 stretch = vec4(0.0);
   vec4 color = vec4(0.0);
   uint key = HIDDEN_KEY;
-  vec4 pos_age_in, vel_life_in;
+  Particle particle;
   Trail trail;
-  if (fetch_trail(index, pos_age_in, vel_life_in, trail) && segment < trail.filled) {
+  if (fetch_trail(index, particle, trail) && segment < trail.filled) {
     vec4 near_end = transform_point(view_proj, trail_point(index, segment, trail));
     vec4 far_end = transform_point(view_proj, trail_point(index, segment + 1, trail));
     if (near_end.w > 0.0 && far_end.w > 0.0) {
@@ -34,7 +34,7 @@ void main()
       vec3 middle = 0.5 * (a + b);
       if (middle.z >= 0.0 && middle.z <= 1.0) {
         float t = (float(segment) + 0.5) / trail_length;
-        vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+        vec4 look_now = look_at(particle.age / particle.life);
         float distance = 0.5 * (near_end.w + far_end.w);
         float radius_px = particle_radius_px(index, look_now, pixel_scale, distance) *
                           trail_width * mix(1.0, trail_width_end, t);

@@ -117,15 +117,18 @@ def screen_particles(rng, n, width, height, margin=-16.0, depths=(0.0, 4.0, 12.0
     ``speed`` per axis (``flat``: none along the view)."""
     import numpy as np
 
-    pos_age = np.empty((n, 4), np.float32)
-    pos_age[:, 2] = rng.choice(np.array(depths, np.float32), n)
-    w = 1.0 + pos_age[:, 2] / 4.0
+    from addon.engine.records import PARTICLE
+
+    pos_age, vel_life = np.empty((n, 4), np.float32), np.empty((n, 4), np.float32)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    position = particle["position"]
+    position[:, 2] = rng.choice(np.array(depths, np.float32), n)
+    w = 1.0 + position[:, 2] / 4.0
     for axis, extent in enumerate((width, height)):
-        pos_age[:, axis] = extent / 2 + (rng.uniform(margin, extent - margin, n) - extent / 2) * w
-    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
-    vel_life = np.empty((n, 4), np.float32)
-    vel_life[:, :3] = rng.normal(0.0, speed, (n, 3))
+        position[:, axis] = extent / 2 + (rng.uniform(margin, extent - margin, n) - extent / 2) * w
+    particle["age"][:] = rng.random(n, dtype=np.float32) * 0.99
+    particle["velocity"][:] = rng.normal(0.0, speed, (n, 3))
     if flat:
-        vel_life[:, 2] = 0.0
-    vel_life[:, 3] = 1.0
+        particle["velocity"][:, 2] = 0.0
+    particle["life"][:] = 1.0
     return pos_age, vel_life

@@ -5,6 +5,7 @@ import pytest
 from test_kernels import moving_emitter, splat_case
 
 from addon.engine import simulation
+from addon.engine.records import PARTICLE
 from addon.engine.reference import compaction as ref_compaction
 from addon.engine.settings import effect_settings
 from addon.engine.sorting import ParticleSorter, SortKey
@@ -28,8 +29,9 @@ def test_live_index_follows_the_simulation(host, overrides):
 def test_compaction_drops_nan_unborn_and_dead(host, rng):
     width, height, n = 64, 32, 700
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 8.0)
-    pos_age[::3, 3] = -0.5  # unborn
-    vel_life[1::7, 3] = -1.0  # dead
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["age"][::3] = -0.5  # unborn
+    particle["life"][1::7] = -1.0  # dead
     pos_age[5, 0] = np.nan
     system.write_state(pos_age, vel_life)
     np.testing.assert_array_equal(system.live.read_index(), ref_compaction.live_index(pos_age, vel_life))

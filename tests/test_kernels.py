@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from addon.engine import compositing, kernels, simulation
+from addon.engine.records import PARTICLE
 from addon.engine.reference import compositing as ref_compositing
 from addon.engine.reference import simulation as ref_simulation
 from addon.engine.settings import effect_settings, render_settings
@@ -47,7 +48,8 @@ def test_simulate_matches_reference(host, overrides):
     pos_age, vel_life = system.read_state()
     ref_pos_age, ref_vel_life = ref_simulation.run_steps(s, 20, dt, prev, cur)
     # Same births and deaths everywhere (exact lifetime bookkeeping) ...
-    np.testing.assert_array_equal(np.sign(vel_life[:, 3]), np.sign(ref_vel_life[:, 3]))
+    np.testing.assert_array_equal(np.sign(PARTICLE.read_images(pos_age, vel_life)["life"]),
+                                  np.sign(PARTICLE.read_images(ref_pos_age, ref_vel_life)["life"]))
     # ... and float state within a few ulps of accumulated float32 rounding.
     np.testing.assert_allclose(pos_age, ref_pos_age, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(vel_life, ref_vel_life, rtol=1e-4, atol=1e-4)
@@ -78,7 +80,7 @@ def splat_case(host, rng, n, width, height, emax, hot_pixels=None):
     system = simulation.ParticleSystem(host, s)
     pos_age = np.concatenate([positions, np.full((n, 1), 0.5, np.float32)], axis=1)
     vel_life = np.zeros((n, 4), np.float32)
-    vel_life[:, 3] = 1.0
+    PARTICLE.read_images(pos_age, vel_life)["life"][:] = 1.0
     compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
     compositor.splat_kernels = {"FULL": compositing.SPLAT}  # the naive splat: overflow counts per particle add
     return camera, system, compositor, pos_age, vel_life, s
@@ -91,7 +93,7 @@ def test_splat_and_resolve_exact(host, rng):
     s = effect_settings({**{k: getattr(s, k) for k in ("count", "size")}, "color_start": (3.0, 0.2, 1.0),
                          "color_end": (0.1, 2.5, 0.01), "emission_strength": 1.3})
     system.settings = s
-    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
+    PARTICLE.read_images(pos_age, vel_life)["age"][:] = rng.random(n, dtype=np.float32) * 0.99
     system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
@@ -132,7 +134,7 @@ def test_splat_culls_nan_and_outside_frustum(host, rng):
     pos_age[1, 1] = np.inf
     pos_age[2, 0] = -1.0  # left of the frustum
     pos_age[3, 2] = 50.0  # beyond the far plane
-    pos_age[4, 3] = -0.1  # not born yet
+    PARTICLE.read_images(pos_age, vel_life)["age"][4] = -0.1  # not born yet
     system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     hi = compositor.read_accum()[0]

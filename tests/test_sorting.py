@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from addon.engine import simulation
 from addon.engine import sort_schedule as ss
+from addon.engine.records import PARTICLE
 from addon.engine.reference import sorting as ref
 from addon.engine.settings import effect_settings
 from addon.engine.sorting import KENDALL_SAMPLES, KeyIndexPairs, ParticleSorter, SortKey
@@ -28,14 +29,9 @@ def system_with_depths(host, depths, rng, ages=0.5):
     """A system whose particles sit at z = depths (x random, y their number), alive at ``ages``."""
     count = len(depths)
     system = simulation.ParticleSystem(host, effect_settings({"count": count}))
-    pos_age = np.zeros((count, 4), np.float32)
-    pos_age[:, 0] = rng.random(count)
-    pos_age[:, 1] = np.arange(count)  # identifies the particle
-    pos_age[:, 2] = depths
-    pos_age[:, 3] = ages
-    vel_life = np.zeros((count, 4), np.float32)
-    vel_life[:, :3] = rng.random((count, 3))
-    vel_life[:, 3] = 1.0
+    pos_age, vel_life = PARTICLE.pack_images({
+        "position": np.column_stack([rng.random(count), np.arange(count), depths]),  # y identifies the particle
+        "age": ages, "velocity": rng.random((count, 3)), "life": np.ones(count)})
     width, rows = system.pos_age.width, system.pos_age.height
     for name, values in (("pos_age", pos_age), ("vel_life", vel_life)):
         padded = np.zeros((rows * width, 4), np.float32)
@@ -188,7 +184,7 @@ def test_sortedness_matches_reference(host, rng, count):
 def test_grid_cell_keys_match_reference(host, rng):
     count = 4000
     system, pos_age, vel_life = system_with_depths(host, np.zeros(count, np.float32), rng)
-    pos_age[:, :3] = rng.uniform(-300, 300, (count, 3)).astype(np.float32)
+    PARTICLE.read_images(pos_age, vel_life)["position"][:] = rng.uniform(-300, 300, (count, 3)).astype(np.float32)
     pos_age[5, 0] = np.inf
     system, _, _ = system_with_depths(host, np.zeros(count, np.float32), rng)
     upload = np.zeros((system.pos_age.height * system.pos_age.width, 4), np.float32)
@@ -284,10 +280,11 @@ def test_compact_layout_sorts_by_world_depth(host, method):
     assert sorter.sortedness(key) == (1.0, 1.0)
     pos_age, vel_life = system.read_state()  # world positions
     order = np.arange(s.count) if method == "DIRECT" else read_pairs(host, sorter.pairs)[1]
-    shows = (pos_age[order, 3] >= 0) & (pos_age[order, 3] < vel_life[order, 3])
-    depth = pos_age[order][shows, :3] @ view[2, :3]
+    particle = PARTICLE.read_images(pos_age[order], vel_life[order])
+    shows = (particle["age"] >= 0) & (particle["age"] < particle["life"])
+    depth = particle["position"][shows] @ view[2, :3]
     assert shows.sum() > 100 and np.all(np.diff(depth) >= -1e-3)
-    waiting = (vel_life[order, 3] == 0) & (pos_age[order, 3] < 0)
+    waiting = (particle["life"] == 0) & (particle["age"] < 0)
     keys = read_pairs(host, sorter.pairs)[0]
     if method == "KEY_INDEX" and waiting.any():
         assert (keys[waiting] < 0xFFFFFFFF).all(), "waiting particles are keyed at the emitter"
@@ -299,8 +296,9 @@ def test_waiting_particles_are_keyed_at_the_spawn_point(host, rng):
     spawn_key = SortKey.view_depth(np.identity(4), spawn=(0.0, 0.0, 0.25))
     pairs = KeyIndexPairs(host, system.pos_age.width, system.pos_age.height, count)
     # Waiting (age < 0, life 0) particles take the spawn's key; dead ones (life < 0) sort last.
-    pos_age[:100, 3], vel_life[:100, 3] = -0.2, 0.0
-    vel_life[100:150, 3] = -1.0
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["age"][:100], particle["life"][:100] = -0.2, 0.0
+    particle["life"][100:150] = -1.0
     width, rows = system.pos_age.width, system.pos_age.height
     for name, values in (("pos_age", pos_age), ("vel_life", vel_life)):
         padded = np.zeros((rows * width, 4), np.float32)

@@ -136,8 +136,9 @@ class Kernel:
     def records(self) -> str:
         """The GLSL of the records (records.py) in what this kernel binds: loads where it reads, stores where
         it writes; the start of its body."""
-        bound = {c.name: (True, False) for c in self.constants}
-        bound.update((i.name, (i.access != "WRITE", i.access != "READ")) for i in self.images)
+        bound = {c.name: (True, False, False) for c in self.constants}
+        bound.update((s.name, (True, False, True)) for s in self.samplers)
+        bound.update((i.name, (i.access != "WRITE", i.access != "READ", False)) for i in self.images)
         return "\n".join(r.glsl(*bound[r.resource]) for r in RECORDS if r.resource in bound)
 
     @cached_property

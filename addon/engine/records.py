@@ -1,17 +1,20 @@
 """Records that cross the Python/GLSL seam in texels, their lanes named once.
 
-A force field, a collider, an emitter triangle, a CSG primitive or a sprite's
-screen footprint travels as a few RGBA texels (image texels or uniform rows).
+A particle's state, a force field, a collider, an emitter triangle, a CSG
+primitive or a sprite's screen footprint travels as a few RGBA texels (image
+texels, uniform rows, or one texel in each of several images: ``images``).
 Each is declared here as a ``Record`` of named ``Lane`` s (texel + swizzle);
 from that one declaration come
 
 - the GLSL both hosts compile (``Record.glsl``, put at the start of the body
   of every kernel that binds the record's ``resource``: ``Kernel.body``): a
   struct of the lanes, ``<name>_from(t0, t1, ...)`` that names the texels'
-  lanes, ``load_<name>(index)`` where the kernel reads the resource and
-  ``store_<name>(index, record)`` (one-texel records) where it writes it;
+  lanes, ``load_<name>(index)`` where the kernel reads the resource (an
+  image, a uniform array or a sampler) and ``store_<name>(index, record)``
+  (one-texel records and records spread over images) where it writes it;
 - the numpy side: ``Record.pack`` lays named values out as texels and
-  ``Record.read`` names the lanes of texels again (views, no copies).
+  ``Record.read`` names the lanes of texels again (views, no copies);
+  ``pack_images``/``read_images`` do the same one image a texel.
 
 A kernel reads a record through these only, never by texel position
 (tests/test_seam.py).  ``FRAME_STATS`` is a record of single uint texels that
@@ -83,6 +86,8 @@ class Record:
     store: str = ""
     index_type: str = "int"
     channels: int = 4
+    images: tuple[str, ...] = ()  # a record spread over images, one texel in each: texel t is in images[t]
+    sample: str = ""  # as ``fetch``, where the kernel binds the resource as a sampler
 
     def __post_init__(self):
         taken = [(lane.texel + r, c) for lane in self.lanes for r in range(lane.rows) for c in lane.channels]
@@ -94,8 +99,13 @@ class Record:
         """One texel: packed as (..., channels), without a texel axis."""
         return self.texels == 1
 
-    def glsl(self, readable: bool = True, writable: bool = False) -> str:
-        """The struct, ``<name>_from`` and, as the kernel binds ``resource``, its load and store."""
+    def image_of(self, texel: int) -> str:
+        """The image or uniform array that holds ``texel``."""
+        return self.images[texel] if self.images else self.resource
+
+    def glsl(self, readable: bool = True, writable: bool = False, sampled: bool = False) -> str:
+        """The struct, ``<name>_from`` and, as the kernel binds ``resource`` (an image, a uniform array or a
+        sampler), its load and store."""
         members = "".join(f"  {lane.glsl_member};\n" for lane in self.lanes)
         texels = ", ".join(f"vec4 t{t}" for t in range(self.texels))
         values = ", ".join(lane.glsl_value() for lane in self.lanes)
@@ -103,18 +113,21 @@ class Record:
                 f"{self.type} {self.name}_from({texels})\n{{\n  return {self.type}({values});\n}}\n")
         if self.single:
             text += f"\nvec4 {self.name}_texel({self.type} r)\n{{\n  return {self._texel_of('r')};\n}}\n"
-        if readable and self.fetch:
-            fetched = ",\n    ".join(self.fetch.format(texel=t) for t in range(self.texels))
+        fetch = self.sample if sampled else self.fetch
+        if readable and fetch:
+            fetched = ",\n    ".join(fetch.format(texel=t, image=self.image_of(t)) for t in range(self.texels))
             text += (f"\n{self.type} load_{self.name}({self.index_type} index)\n{{\n"
                      f"  return {self.name}_from(\n    {fetched});\n}}\n")
         if writable and self.store:
-            stored = self.store.format(value=f"{self.name}_texel(r)")
-            text += f"\nvoid store_{self.name}({self.index_type} index, {self.type} r)\n{{\n  {stored};\n}}\n"
+            values = [f"{self.name}_texel(r)"] if self.single else [self._texel_of("r", t) for t in range(self.texels)]
+            stored = "".join(f"  {self.store.format(value=value, image=self.image_of(t))};\n"
+                             for t, value in enumerate(values))
+            text += f"\nvoid store_{self.name}({self.index_type} index, {self.type} r)\n{{\n{stored}}}\n"
         return text
 
-    def _texel_of(self, record: str) -> str:
-        """vec4(...) of a one-texel record's lanes in channel order (the lanes cover x, y, z, w)."""
-        lanes = sorted(self.lanes, key=lambda lane: lane.channels[0])
+    def _texel_of(self, record: str, texel: int = 0) -> str:
+        """vec4(...) of the lanes of texel ``texel`` in channel order (the lanes cover x, y, z, w)."""
+        lanes = sorted((lane for lane in self.lanes if lane.texel == texel), key=lambda lane: lane.channels[0])
         return f"vec4({', '.join(f'{record}.{lane.name}' for lane in lanes)})"
 
     def pack(self, values: dict, dtype=np.float32) -> np.ndarray:
@@ -144,6 +157,26 @@ class Record:
         """Each lane of texels (..., texels, channels) by name (views)."""
         return {lane.name: texels[lane.index(self.single)] for lane in self.lanes}
 
+    def pack_images(self, values: dict, dtype=np.float32) -> tuple[np.ndarray, ...]:
+        """``pack`` for a record spread over images: one contiguous (..., channels) array an image."""
+        texels = self.pack(values, dtype)
+        return tuple(np.ascontiguousarray(texels[..., t, :]) for t in range(self.texels))
+
+    def read_images(self, *images: np.ndarray) -> dict[str, np.ndarray]:
+        """Each lane by name of a record spread over ``images`` (one texel in each, (..., channels)): views."""
+        return {lane.name: images[lane.texel][lane.index(True)] for lane in self.lanes}
+
+
+# A particle's state (simulation.py): one texel in each state image at its slot's texel.  Both layouts load
+# the same struct: COMPACT's RGBA16F halves load as floats through the image format, and its stores round to
+# halves (the kernel clamps what it stores to the layout's STATE_LIMIT).
+PARTICLE = Record("Particle", "particle", 2, (
+    Lane("position", 0, "xyz"),  # relative to the state origin (world coordinates in the FULL layout)
+    Lane("age", 0, "w"),  # seconds; negative: not born yet, or waiting to respawn
+    Lane("velocity", 1, "xyz"),  # world units per second
+    Lane("life", 1, "w"),  # lifetime in seconds; 0: not (re)born, negative: died and will not respawn
+), resource="pos_age", images=("pos_age", "vel_life"), fetch="imageLoad({image}, index)",
+    sample="texelFetch({image}, index, 0)", store="imageStore({image}, index, {value})", index_type="ivec2")
 
 FORCE_FIELD = Record("ForceField", "force_field", SIZES["FIELD_TEXELS"], (
     Lane("kind", 0, "x"),  # tables.FIELD_TYPES
@@ -237,6 +270,6 @@ FRAME_STATS = Record("FrameStats", "frame_stats", 2, (
 ), resource="stats", channels=1)
 
 # Read through generated GLSL.
-RECORDS = (FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, QUAD_AXES, TRAIL_END, LIGHT)
+RECORDS = (PARTICLE, FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, QUAD_AXES, TRAIL_END, LIGHT)
 # The stats image's texels by name (STAT_OVERFLOW: x of texel (STAT_OVERFLOW, 0)), #defined in every kernel.
 RECORD_DEFINES = tuple((f"STAT_{lane.name.upper()}", str(lane.texel)) for lane in FRAME_STATS.lanes)

@@ -69,6 +69,7 @@ from .effectors import (
 )
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .look import inherits_color
+from .records import PARTICLE
 from .settings import EffectSettings, SettingsError, check_for_gpu
 from .tables import EMITTER_SHAPES, SIMULATE_FLAGS, SIZES
 from .trails import TrailBuffer
@@ -615,5 +616,5 @@ class ParticleSystem:
     def read_state(self) -> tuple[np.ndarray, np.ndarray]:
         """(pos_age, vel_life) of the live slots as (count, 4) float32 arrays, positions in world space."""
         pos_age, vel_life = (self.host.read(t).reshape(-1, 4)[: self.count] for t in (self.pos_age, self.vel_life))
-        pos_age[:, :3] += self.origin
+        PARTICLE.read_images(pos_age, vel_life)["position"][:] += self.origin
         return pos_age, vel_life

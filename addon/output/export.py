@@ -11,6 +11,7 @@ import bpy
 import numpy as np
 
 from ..engine.look import look_at, look_table, variation
+from ..engine.records import PARTICLE
 from ..scene.renderer import SceneRenderer
 
 MATERIAL_NAME = "GPU Particles Emission"
@@ -21,9 +22,10 @@ CACHE_COLLECTION = "GPU Particles Cache"
 def live_slots(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(pos_age, vel_life, the indices of the live slots) of one system's state."""
     pos_age, vel_life = system.read_state()
-    age, life = pos_age[:, 3], vel_life[:, 3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
     with np.errstate(invalid="ignore"):
-        live = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
+        age, life = particle["age"], particle["life"]
+        live = (age >= 0) & (age < life) & np.isfinite(particle["position"]).all(axis=1)
     return pos_age, vel_life, np.flatnonzero(live)
 
 
@@ -35,13 +37,14 @@ def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     the color is not scaled by pixel coverage (the renderer sees the radius).
     """
     pos_age, vel_life, index = live_slots(system)
-    age, life = pos_age[index, 3], vel_life[index, 3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    age, life = particle["age"][index], particle["life"][index]
     s = system.settings
     look = look_at(look_table(s, system.ramp), (age / life).astype(np.float32))
     brightness = variation(index, s.color_random, s.seed, "BRIGHTNESS") * np.float32(s.emission_strength)
     colors = np.concatenate([look[:, :3] * brightness[:, None], np.ones((len(index), 1), np.float32)], axis=1)
     radii = np.float32(s.size) * look[:, 3] * variation(index, s.size_random, s.seed, "SIZE")
-    return pos_age[index, :3], radii.astype(np.float32), colors.astype(np.float32)
+    return particle["position"][index], radii.astype(np.float32), colors.astype(np.float32)
 
 
 def emission_material():

@@ -27,11 +27,11 @@ void main()
   v_local = vec2(0.0);
   v_shape = vec2(0.0);
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
-  vec4 pos_age_in, vel_life_in;
-  if (!fetch_particle(gl_InstanceID, pos_age_in, vel_life_in)) {
+  Particle particle;
+  if (!fetch_particle(gl_InstanceID, particle)) {
     return;
   }
-  vec4 clip = transform_point(view_proj, pos_age_in.xyz);
+  vec4 clip = transform_point(view_proj, particle.position);
   if (!in_depth_range(clip)) {
     return;
   }
@@ -41,12 +41,12 @@ void main()
   }
   vec2 size = target_extent;
   vec2 start, end;
-  screen_path(pos_age_in.xyz, vel_life_in.xyz, screen_of(clip, size), size, start, end);
+  screen_path(particle.position, particle.velocity, screen_of(clip, size), size, start, end);
   float half_path = 0.5 * length(end - start);
   float reach = radius + 0.5; /* where the rim's ramp ends: no fragment past it adds anything */
   v_local = vec2(corner.x * (reach + half_path), corner.y * reach);
   v_shape = vec2(half_path, radius);
-  vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
+  vec4 look_now = look_at(particle.age / particle.life);
   float coverage = pixel_coverage(particle_radius_px(gl_InstanceID, look_now, pixel_scale, clip.w));
   /* Area under the rim's ramp: pi (r^2 + 1/12) for the disc, 2 r per pixel of path. */
   float area = 3.14159265 * (radius * radius + 1.0 / 12.0) + 4.0 * radius * half_path;

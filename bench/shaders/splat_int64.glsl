@@ -12,19 +12,18 @@ void main()
     return;
   }
   ivec2 texel = particle_texel(index, width);
-  vec4 pos_age_in = imageLoad(pos_age, texel);
-  pos_age_in.xyz += state_origin.xyz;
-  float life = imageLoad(vel_life, texel).w;
-  if (!particle_alive(pos_age_in, life)) {
+  Particle particle = load_particle(texel);
+  particle.position += state_origin.xyz;
+  if (!particle_alive(particle)) {
     return;
   }
-  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  vec4 clip = view_proj * vec4(particle.position, 1.0);
   if (!(clip.w > 0.0 && all(lessThanEqual(abs(clip.xyz), vec3(clip.w))))) {
     return;
   }
   precise vec2 screen = (clip.xy / clip.w * 0.5 + 0.5) * vec2(target_size);
   ivec2 pixel = min(ivec2(screen), target_size - 1);
-  vec4 look_now = look_at(pos_age_in.w / life);
+  vec4 look_now = look_at(particle.age / particle.life);
   float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
   vec3 scaled = clamp(color * quantize_scale, vec3(0.0), vec3(float(R_MAX), float(G_MAX), float(R_MAX)));

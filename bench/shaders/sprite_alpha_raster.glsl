@@ -18,20 +18,19 @@ void main()
   slot = int(texelFetch(indices, particle_texel(slot, width), 0).x);
 #endif
   ivec2 texel = particle_texel(slot, width);
-  vec4 pos_age_in = texelFetch(pos_age, texel, 0);
-  pos_age_in.xyz += state_origin.xyz;
-  float life = texelFetch(vel_life, texel, 0).w;
+  Particle particle = load_particle(texel);
+  particle.position += state_origin.xyz;
   v_color = vec4(0.0);
   v_corner = CORNERS[gl_VertexID];
   gl_Position = vec4(2.0, 2.0, 2.0, 1.0); /* outside: clipped */
-  if (gl_InstanceID >= count || !particle_alive(pos_age_in, life)) {
+  if (gl_InstanceID >= count || !particle_alive(particle)) {
     return;
   }
-  vec4 clip = view_proj * vec4(pos_age_in.xyz, 1.0);
+  vec4 clip = view_proj * vec4(particle.position, 1.0);
   if (!(clip.w > 0.0)) {
     return;
   }
-  vec4 look_now = look_at(pos_age_in.w / life);
+  vec4 look_now = look_at(particle.age / particle.life);
   float radius_px = particle_radius_px(slot, look_now, pixel_scale, clip.w);
   /* Below one pixel the sprite stays one pixel and gets fainter. */
   float coverage = pixel_coverage(radius_px);
@@ -41,7 +40,7 @@ void main()
 #ifdef MOTION_BLUR
   /* Stretched along its path over the shutter (footprint.glsl), the same alpha spread over the length. */
   vec2 open_px, close_px;
-  if (shutter_path(pos_age_in.xyz, texelFetch(vel_life, texel, 0).xyz, target_extent, open_px, close_px)) {
+  if (shutter_path(particle.position, particle.velocity, target_extent, open_px, close_px)) {
     v_color *= radius_px / (radius_px + 0.5 * length(close_px - open_px));
     vec2 corner_px = capsule_corner(open_px, close_px, radius_px, v_corner);
     gl_Position = vec4((corner_px / target_extent * 2.0 - 1.0) * clip.w, clip.z, clip.w);

@@ -32,11 +32,11 @@ uint ordered_key(float x)
   return (bits & 0x80000000u) != 0u ? ~bits : bits | 0x80000000u;
 }
 
-uint particle_key(vec4 pos_age, float life)
+uint particle_key(Particle particle)
 {
-  bool waiting = spawn_keyed != 0.0 && life == 0.0 && pos_age.w < 0.0;
-  vec3 position = flush_denormals(waiting ? spawn_position : pos_age.xyz);
-  if (!(waiting || (pos_age.w >= 0.0 && pos_age.w < life)) || !is_finite(position)) {
+  bool waiting = spawn_keyed != 0.0 && particle.life == 0.0 && particle.age < 0.0;
+  vec3 position = flush_denormals(waiting ? spawn_position : particle.position);
+  if (!(waiting || (particle.age >= 0.0 && particle.age < particle.life)) || !is_finite(position)) {
     return KEY_LAST;
   }
   switch (key_mode) {

@@ -8,9 +8,9 @@
 
 /* Born (age >= 0), not yet dead (age < life; life <= 0 never lived), finite.
  * NaN fails every comparison, so it is culled too. */
-bool particle_alive(vec4 pos_age, float life)
+bool particle_alive(Particle particle)
 {
-  return pos_age.w >= 0.0 && pos_age.w < life && is_finite(pos_age.xyz);
+  return particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position);
 }
 
 /* World radius of particle ``index`` at its age (the shadow volume splats its cross-section). */

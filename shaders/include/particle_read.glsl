@@ -1,6 +1,6 @@
 /* The particle a splat-like kernel draws, read as every one of them reads it.
  *
- * Needs the state images pos_age and vel_life, the constants count,
+ * Needs the state images pos_age and vel_life (load_particle: records.PARTICLE), the constants count,
  * state_origin and view_proj, and particle_alive (particle_look.glsl). */
 
 /* This invocation's slot, dispatched as (width / 256, rows) over the state images. */
@@ -9,19 +9,17 @@ int invocation_slot()
   return particle_index(imageSize(pos_age).x);
 }
 
-/* The particle of ``slot``: its index, world position with age, velocity
- * with life.  False past the count and when not alive. */
-bool read_particle(int slot, out int index, out vec4 pos_age_in, out vec4 vel_life_in)
+/* The particle of ``slot``: its index and state, its position in world
+ * space.  False past the count and when not alive. */
+bool read_particle(int slot, out int index, out Particle particle)
 {
   if (slot >= count) {
     return false;
   }
   index = slot;
-  ivec2 texel = particle_texel(index, imageSize(pos_age).x);
-  pos_age_in = imageLoad(pos_age, texel);
-  pos_age_in.xyz += state_origin.xyz;
-  vel_life_in = imageLoad(vel_life, texel);
-  return particle_alive(pos_age_in, vel_life_in.w);
+  particle = load_particle(particle_texel(index, imageSize(pos_age).x));
+  particle.position += state_origin.xyz;
+  return particle_alive(particle);
 }
 
 /* Inside the view volume: culled in clip space, before the divide. */
@@ -32,12 +30,12 @@ bool in_view(vec4 clip)
 
 /* read_particle, and the particle's clip position (view_proj); false also
  * outside the view volume (in_view). */
-bool read_visible_particle(int slot, out int index, out vec4 pos_age_in, out vec4 vel_life_in, out vec4 clip)
+bool read_visible_particle(int slot, out int index, out Particle particle, out vec4 clip)
 {
   clip = vec4(0.0);
-  if (!read_particle(slot, index, pos_age_in, vel_life_in)) {
+  if (!read_particle(slot, index, particle)) {
     return false;
   }
-  clip = transform_point(view_proj, pos_age_in.xyz);
+  clip = transform_point(view_proj, particle.position);
   return in_view(clip);
 }

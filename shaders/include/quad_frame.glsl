@@ -25,25 +25,25 @@ struct QuadFrame {
                       * textured: the brightness spread over the longer streak (radius_px / half_length) */
 };
 
-/* Particle ``particle``'s quad at clip position ``clip`` (w > 0) on a target of ``size`` pixels. */
-QuadFrame quad_frame(int particle, vec4 pos_age_in, vec4 vel_life_in, vec4 clip, vec2 size)
+/* Particle ``index``'s quad at clip position ``clip`` (w > 0) on a target of ``size`` pixels. */
+QuadFrame quad_frame(int index, Particle particle, vec4 clip, vec2 size)
 {
   vec2 head = (clip.xy / clip.w * 0.5 + 0.5) * size;
   vec2 motion = vec2(0.0);
-  vec4 tail_clip = view_proj * vec4(pos_age_in.xyz - vel_life_in.xyz * stretch_seconds, 1.0);
-  if (tail_clip.w > 0.0 && is_finite(vel_life_in.xyz)) {
+  vec4 tail_clip = view_proj * vec4(particle.position - particle.velocity * stretch_seconds, 1.0);
+  if (tail_clip.w > 0.0 && is_finite(particle.velocity)) {
     motion = head - (tail_clip.xy / tail_clip.w * 0.5 + 0.5) * size;
   }
 #ifdef MOTION_BLUR
   /* Over the shutter: from where it is at open (less the stretch) to where it is at close. */
   vec2 open_px, close_px;
-  if (shutter_path(pos_age_in.xyz, vel_life_in.xyz, size, open_px, close_px)) {
+  if (shutter_path(particle.position, particle.velocity, size, open_px, close_px)) {
     motion += close_px - open_px;
     head = close_px;
   }
 #endif
-  vec4 look_now = look_at(pos_age_in.w / vel_life_in.w);
-  float radius_px = particle_radius_px(particle, look_now, pixel_scale, clip.w);
+  vec4 look_now = look_at(particle.age / particle.life);
+  float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
   /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
   float coverage = pixel_coverage(radius_px);
   radius_px = max(radius_px, 1.0);
@@ -66,9 +66,9 @@ QuadFrame quad_frame(int particle, vec4 pos_age_in, vec4 vel_life_in, vec4 clip,
   quad.core = core;
   quad.inner2 = (inner / (core * radius_px)) * (inner / (core * radius_px));
 #ifdef SPRITE_TEXTURE
-  quad.color = particle_color(particle, look_now, coverage) * (radius_px / quad.half_length);
+  quad.color = particle_color(index, look_now, coverage) * (radius_px / quad.half_length);
 #else
-  quad.color = particle_color(particle, look_now, coverage);
+  quad.color = particle_color(index, look_now, coverage);
 #endif
   return quad;
 }

@@ -12,19 +12,19 @@ struct Trail {
 };
 
 /* Particle ``index``'s state and the start of its trail; false when the particle is not alive. */
-bool fetch_trail(int index, out vec4 pos_age, out vec4 vel_life, out Trail trail)
+bool fetch_trail(int index, out Particle particle, out Trail trail)
 {
-  if (!fetch_particle(index, pos_age, vel_life)) {
+  if (!fetch_particle(index, particle)) {
     return false;
   }
   trail.state_size = textureSize(trail_heads, 0);
   vec4 ring_head = texelFetch(trail_heads, particle_texel(index, trail.state_size.x), 0);
   trail.newest = int(ring_head.x);
   trail.filled = int(ring_head.y);
-  trail.head = pos_age.xyz;
+  trail.head = particle.position;
 #ifdef MOTION_BLUR
-  if (is_finite(vel_life.xyz)) {
-    trail.head += vel_life.xyz * shutter_close;
+  if (is_finite(particle.velocity)) {
+    trail.head += particle.velocity * shutter_close;
   }
 #endif
   return true;
@@ -47,8 +47,7 @@ vec3 trail_point(int index, int j, Trail trail)
 struct TrailSegment {
   int index;
   int s;
-  vec4 pos_age;
-  vec4 vel_life;
+  Particle particle;
   Trail trail;
   vec4 near_end;
   vec4 far_end;
@@ -67,7 +66,7 @@ bool fetch_segment(int entry, out TrailSegment segment)
   }
   segment.index = entry / ring;
   segment.s = entry - segment.index * ring;
-  if (!fetch_trail(segment.index, segment.pos_age, segment.vel_life, segment.trail) ||
+  if (!fetch_trail(segment.index, segment.particle, segment.trail) ||
       segment.s >= segment.trail.filled) {
     return false;
   }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..footprint import SPLAT_MAX_RADIUS
-from ..records import SPRITE_SHAPE
+from ..records import PARTICLE, SPRITE_SHAPE
 from .compositing import particle_colors
 from .footprint import paths
 from .tile_lists import pixel_rects
@@ -22,7 +22,8 @@ def discs(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit
     w = clip[:, 3]
     half_path = F(0.5) * np.hypot(*(end - start).T).astype(F)
     area = F(3.14159265) * (radius * radius + F(1.0 / 12.0)) + F(4) * radius * half_path
-    t = pos_age[index, 3] / vel_life[index, 3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    t = particle["age"][index] / particle["life"][index]
     color = particle_colors(settings, ramp, t, index, w, pixels_per_unit) / area[:, None]
     shape = SPRITE_SHAPE.pack({"center": F(0.5) * (start + end), "radius": radius + F(0.5),
                                "depth": clip[:, 2] / w * F(0.5) + F(0.5)})

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .lighting import alive
+
 
 def keep_live(pos_age: np.ndarray, vel_life: np.ndarray) -> np.ndarray:
-    age, life = pos_age[:, 3], vel_life[:, 3]
-    with np.errstate(invalid="ignore"):
-        return ((age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)).astype(np.uint32)
+    return alive(pos_age, vel_life).astype(np.uint32)
 
 
 def live_index(pos_age: np.ndarray, vel_life: np.ndarray) -> np.ndarray:

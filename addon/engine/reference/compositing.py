@@ -6,7 +6,9 @@ import numpy as np
 
 from ..compositing import CHANNEL_MAX
 from ..look import look_at, look_table, variation
+from ..records import PARTICLE
 from .exact import transform_points
+from .lighting import alive
 
 F = np.float32
 U = np.uint32
@@ -31,16 +33,17 @@ def splat(pos_age, vel_life, view_proj, width, height, settings, emax, pixels_pe
 
 def reaching(pos_age, vel_life, view_proj, width, height):
     """(index, clip, w, t = age / life, pixel) of the live particles inside the view, the splat's cull and pixel."""
-    age, life = pos_age[:, 3], vel_life[:, 3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    age, life = particle["age"], particle["life"]
+    live = alive(pos_age, vel_life)
     with np.errstate(invalid="ignore"):
-        alive = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
-        p = pos_age[alive, :3]
+        p = particle["position"][live]
         clip = transform_points(view_proj, p)
         w = clip[:, 3]
         inside = (w > 0) & (np.abs(clip[:, :3]) <= w[:, None]).all(axis=1)
     clip, w = clip[inside], w[inside]
-    t = (age[alive] / life[alive])[inside]
-    index = np.flatnonzero(alive)[inside]
+    t = (age[live] / life[live])[inside]
+    index = np.flatnonzero(live)[inside]
     size = np.array([width, height], F)
     screen = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
     pixel = np.minimum(screen.astype(np.int32), np.array([width - 1, height - 1]))

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..events import MAX_RATE_EVENTS, SPAWN_EVENTS_KERNELS, spawn_constants
 from ..look import inherits_color, look_at, look_table
+from ..records import PARTICLE
 from ..simulation import simulate_constants, state_origin
 from ..tables import EMITTER_SHAPES, SPAWN_EVENTS
 from ..tables import RANDOM_STREAMS as STREAM
@@ -27,9 +28,10 @@ def spawn_counts(events: dict, parent_pos_age, parent_vel_life, c) -> np.ndarray
     elif on == SPAWN_EVENTS["COLLISION"]:
         n = (events["event_velocity"][:, 3] > F(c["impact_speed"])).astype(U)
     else:
-        age, rate, dt = parent_pos_age[:, 3].astype(F), F(c["spawn_rate"]), F(c["dt"])
+        parent = PARTICLE.read_images(parent_pos_age, parent_vel_life)
+        age, rate, dt = parent["age"].astype(F), F(c["spawn_rate"]), F(c["dt"])
         marks = np.floor(age * rate) - np.floor(np.maximum(age - dt, F(0)) * rate)
-        n = np.where((parent_vel_life[:, 3] > 0) & (age >= 0), np.minimum(marks, F(MAX_RATE_EVENTS)), F(0)).astype(U)
+        n = np.where((parent["life"] > 0) & (age >= 0), np.minimum(marks, F(MAX_RATE_EVENTS)), F(0)).astype(U)
     index = np.arange(len(n), dtype=U)
     u = random_unit(index, c["step_index"], c["seed"] * STREAM["PER_SEED"] + STREAM["SPAWN_COUNT"])
     fewer = (F(c["spawn_count"]) * F(c["spawn_count_random"]) * u).astype(F)
@@ -80,7 +82,8 @@ def spawn_tint(births, events: dict, parent_pos_age, parent_vel_life, parent_loo
     parent, slot, _ = birth_slots(births, cursor, count)
     alive = events["event_position"][parent, 3] < 0
     t = np.ones(len(parent), F)
-    t[alive] = parent_pos_age[parent[alive], 3].astype(F) / parent_vel_life[parent[alive], 3].astype(F)
+    state = PARTICLE.read_images(parent_pos_age, parent_vel_life)
+    t[alive] = state["age"][parent[alive]].astype(F) / state["life"][parent[alive]].astype(F)
     tint = tint.copy()
     tint[slot, :3] = look_at(parent_look, t)[:, :3]
     tint[slot, 3] = F(fraction)
@@ -92,15 +95,16 @@ def spawn_births(births, events: dict, child_pos_age, child_vel_life, cursor: in
     the births lost (overflow)."""
     count = int(c["count"])
     parent, slot, past = birth_slots(births, cursor, count)
-    lost = past + int((child_vel_life[slot, 3] >= 0).sum())
+    lost = past + int((PARTICLE.read_images(child_pos_age, child_vel_life)["life"][slot] >= 0).sum())
     at = events["event_position"][parent]
     over = np.minimum(at[:, 3], F(c["dt"])) if c["spawn_on"] == SPAWN_EVENTS["DEATH"] else np.zeros(len(slot), F)
     position, velocity = spawn_state(slot, at[:, :3], events["event_velocity"][parent, :3], c)
     limit = F(65504.0) if compact else F(3.0e38)
     pos_age, vel_life = child_pos_age.copy(), child_vel_life.copy()
-    pos_age[slot] = store(np.concatenate([np.clip(position - np.asarray(c["child_origin"], F), -limit, limit),
-                                          (over - F(c["dt"]))[:, None]], 1), compact)
-    vel_life[slot] = store(np.concatenate([np.clip(velocity, -limit, limit), np.zeros((len(slot), 1), F)], 1), compact)
+    born = PARTICLE.pack_images({"position": np.clip(position - np.asarray(c["child_origin"], F), -limit, limit),
+                                 "age": over - F(c["dt"]), "velocity": np.clip(velocity, -limit, limit),
+                                 "life": np.zeros(len(slot), F)})
+    pos_age[slot], vel_life[slot] = (store(texels, compact) for texels in born)
     return pos_age, vel_life, (cursor + min(int(births.sum()), count)) % count, lost
 
 

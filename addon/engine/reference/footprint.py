@@ -6,8 +6,10 @@ import numpy as np
 
 from ..compositing import CHANNEL_MAX
 from ..footprint import DISC, DISC_LEVELS, MAX_SAMPLES, SPLAT_MAX_RADIUS
+from ..records import PARTICLE
 from .compositing import accumulate, particle_colors
 from .exact import transform_points
+from .lighting import alive
 
 F = np.float32
 U = np.uint32
@@ -26,11 +28,10 @@ def paths(pos_age, vel_life, view_proj, width, height, shutter=None, focus=None)
     their clip positions, screen positions at shutter open and close (both here without a shutter) and circles
     of confusion in pixels (zero without a focus), as footprint.glsl computes them."""
     size = np.array([width, height], F)
-    age, life = pos_age[:, 3], vel_life[:, 3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        keep = (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
-        index = np.flatnonzero(keep)
-        p, v = pos_age[index, :3], vel_life[index, :3]
+        index = np.flatnonzero(alive(pos_age, vel_life))
+        p, v = particle["position"][index], particle["velocity"][index]
         clip = _clip(view_proj, p)
         w = clip[:, 3]
         keep = (w > 0) & (np.abs(clip[:, 2]) <= w)
@@ -63,7 +64,8 @@ def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, 
     (m,) number of the particle (among those drawn) each belongs to.  The kernel merges a particle's taps on
     one pixel into one atomic; the accumulation is the same."""
     size = np.array([width, height], F)
-    age, life = pos_age[:, 3], vel_life[:, 3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    age, life = particle["age"], particle["life"]
     index, clip, start, end, spread = paths(pos_age, vel_life, view_proj, width, height, shutter, focus)
     w = clip[:, 3]
     with np.errstate(invalid="ignore", over="ignore"):

@@ -12,12 +12,15 @@ import numpy as np
 
 from ..lighting import RADIANCE_LIMIT, SceneLights, irradiance, phase
 from ..look import look_at, look_table, variation
+from ..records import PARTICLE
 
 
 def alive(pos_age: np.ndarray, vel_life: np.ndarray) -> np.ndarray:
     """particle_alive() of particle_look.glsl per row of (n, 4) states."""
+    particle = PARTICLE.read_images(pos_age, vel_life)
     with np.errstate(invalid="ignore"):
-        return (pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3]) & np.isfinite(pos_age[:, :3]).all(axis=1)
+        age, life = particle["age"], particle["life"]
+        return (age >= 0) & (age < life) & np.isfinite(particle["position"]).all(axis=1)
 
 
 LUMINANCE = np.array([0.2126, 0.7152, 0.0722])  # light_particles.glsl's weights of the lights' directions
@@ -26,13 +29,13 @@ LUMINANCE = np.array([0.2126, 0.7152, 0.0722])  # light_particles.glsl's weights
 def _scattered(settings, lights: SceneLights, eye, pos_age, vel_life, transmittance):
     """(live, ambient, terms) of (n, 4) states: which particles are alive, the ambient (m, 3) at the m live ones
     and per light its E / pi x phase x T (m, 3) there with the direction it travels (m, 3)."""
-    live = alive(pos_age, vel_life)
-    points = pos_age[live, :3]
+    live, particle = alive(pos_age, vel_life), PARTICLE.read_images(pos_age, vel_life)
+    points = particle["position"][live]
     to_eye = np.asarray(eye, np.float64) - points
     length = np.linalg.norm(to_eye, axis=1, keepdims=True)
     view = np.divide(to_eye, length, out=np.zeros_like(to_eye), where=length > 0)
     index = np.flatnonzero(live)
-    t = np.clip(pos_age[live, 3] / vel_life[live, 3], 0.0, 1.0)
+    t = np.clip(particle["age"][live] / particle["life"][live], 0.0, 1.0)
     radius = (settings.size * look_at(look_table(settings), t.astype(np.float32))[:, 3]
               * variation(index, settings.size_random, settings.seed, "SIZE"))
     terms = []
@@ -52,7 +55,8 @@ def particle_light(settings, lights: SceneLights, eye, pos_age, vel_life, transm
     pos_age, vel_life = np.asarray(pos_age, np.float64), np.asarray(vel_life, np.float64)
     live, ambient, terms = _scattered(settings, lights, eye, pos_age, vel_life, transmittance)
     total = ambient + sum(scattered for scattered, _ in terms)
-    t = np.clip(pos_age[live, 3] / vel_life[live, 3], 0.0, 1.0)[:, None]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    t = np.clip(particle["age"][live] / particle["life"][live], 0.0, 1.0)[:, None]
     start, end = np.asarray(settings.albedo, np.float64), np.asarray(settings.albedo_end, np.float64)
     radiance = np.zeros((len(pos_age), 3))
     radiance[live] = np.minimum((start + (end - start) * t) * total, RADIANCE_LIMIT)

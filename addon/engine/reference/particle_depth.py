@@ -10,6 +10,7 @@ from ..footprint import SPLAT_MAX_RADIUS
 from ..lighting import is_lit
 from ..look import look_at, look_table, variation
 from ..particle_depth import FAR
+from ..records import PARTICLE
 from .compositing import F
 from .footprint import paths, widened
 from .raster import quad_reach
@@ -24,7 +25,8 @@ def reaches(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
     its depth range: the capsules of pixel centers their light covers (kind: particle_depth.reach_kind's)."""
     index, clip, start, end, spread = paths(pos_age, vel_life, view_proj, width, height, shutter, focus)
     w = clip[:, 3]
-    look = look_at(look_table(settings, ramp), pos_age[index, 3] / vel_life[index, 3])
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    look = look_at(look_table(settings, ramp), particle["age"][index] / particle["life"][index])
     if kind != "POINT":
         world = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, "SIZE") \
             * F(pixels_per_unit)
@@ -63,7 +65,8 @@ def nearest_depth(pos_age, vel_life, view_proj, view_depth, width, height, setti
     """(height, width) float32: the least depth of the particles covering each pixel, FAR elsewhere."""
     index, center, half_path, radius = reaches(pos_age, vel_life, view_proj, width, height, settings,
                                                pixels_per_unit, kind, shutter, focus, ramp, particle_light)
-    depth = np.maximum(pos_age[index, :3].astype(np.float64) @ view_depth[:3] + view_depth[3], 0).astype(F)
+    position = PARTICLE.read_images(pos_age, vel_life)["position"][index]
+    depth = np.maximum(position.astype(np.float64) @ view_depth[:3] + view_depth[3], 0).astype(F)
     out = np.full((height, width), F(FAR), F)
     extent = np.abs(half_path) + radius[:, None]
     low = np.clip(np.floor(center - extent - F(0.5)), 0, [width, height]).astype(np.int64)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..records import PARTICLE
 from .compositing import F, float_accumulation, particle_colors, particle_radii, project, reaching
 from .exact import transform_points
 from .footprint import circles_of_confusion
@@ -44,7 +45,8 @@ def round_quads(pos_age, vel_life, view_proj, width, height, settings, pixels_pe
     color *= (sharp * sharp / (radius * radius + inner * inner))[:, None]
     size = np.array([width, height], F)
     head = (clip[:, :2] / w[:, None] * F(0.5) + F(0.5)) * size
-    tail_clip = transform_points(view_proj, pos_age[index, :3] - vel_life[index, :3] * F(stretch_seconds))
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    tail_clip = transform_points(view_proj, particle["position"][index] - particle["velocity"][index] * F(stretch_seconds))
     motion = head - (tail_clip[:, :2] / tail_clip[:, 3:] * F(0.5) + F(0.5)) * size
     y, x = np.mgrid[0:height, 0:width] + 0.5
     picture = np.zeros((height, width, 3))

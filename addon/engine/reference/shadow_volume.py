@@ -15,6 +15,7 @@ import numpy as np
 
 from ..look import look_at, variation
 from ..random import random_unit
+from ..records import PARTICLE
 from ..shadow_volume import (
     BLUR_TAPS,
     DENSITY_SCALE,
@@ -27,6 +28,7 @@ from ..shadow_volume import (
     sublevel_level,
     sublevel_sizes,
 )
+from .lighting import alive
 
 F = np.float32
 
@@ -34,12 +36,11 @@ F = np.float32
 def particles(pos_age, vel_life, settings, table):
     """(centers, radii) of the live particles among (n, 4) world states, and their slots, as the kernels
     read them (shadow_particle.glsl)."""
-    life = vel_life[:, 3]
-    alive = (pos_age[:, 3] >= 0) & (pos_age[:, 3] < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
-    slots = np.flatnonzero(alive)
-    t = (pos_age[slots, 3] / life[slots]).astype(F)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    slots = np.flatnonzero(alive(pos_age, vel_life))
+    t = (particle["age"][slots] / particle["life"][slots]).astype(F)
     radii = (F(settings.size) * look_at(table, t)[:, 3] * variation(slots, settings.size_random, settings.seed, "SIZE"))
-    return pos_age[slots, :3].astype(F), radii.astype(F), slots
+    return particle["position"][slots].astype(F), radii.astype(F), slots
 
 
 def place(lower, upper, resolution: int) -> np.ndarray:

@@ -16,7 +16,7 @@ from ..effectors import (
     pack_force_fields,
     pack_triangles,
 )
-from ..records import COLLIDER, FORCE_FIELD, TRIANGLE
+from ..records import COLLIDER, FORCE_FIELD, PARTICLE, TRIANGLE
 from ..simulation import SIMULATE, birth_interval, simulate_constants, state_origin
 from ..tables import COLLIDER_TYPES, EMITTER_SHAPES, FIELD_TYPES, SIMULATE_FLAGS
 from ..tables import RANDOM_STREAMS as STREAM
@@ -57,9 +57,9 @@ def inputs_for(settings, mesh=None, fields=(), colliders=(), half_rounding="NEAR
 
 def init_particles(settings, half_rounding="NEAREST") -> tuple[np.ndarray, np.ndarray]:
     count = settings.count
-    pos_age = np.zeros((count, 4), F)
-    pos_age[:, 3] = -F(birth_interval(settings)) * np.arange(count, dtype=F)
-    return store(pos_age, settings.state_layout == "COMPACT", half_rounding), np.zeros((count, 4), F)
+    pos_age, vel_life = np.zeros((count, 4), F), np.zeros((count, 4), F)
+    PARTICLE.read_images(pos_age, vel_life)["age"][:] = -F(birth_interval(settings)) * np.arange(count, dtype=F)
+    return store(pos_age, settings.state_layout == "COMPACT", half_rounding), vel_life
 
 
 def store(values: np.ndarray, compact: bool, half_rounding: str = "NEAREST") -> np.ndarray:
@@ -482,10 +482,11 @@ def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None, ev
     dt = F(c["dt"])
     origin_in = np.asarray(c["loaded_origin"], F)
     origin_out = np.asarray(c["stored_origin"], F)
-    position = (pos_age[:, :3] + origin_in).astype(F)
-    velocity = vel_life[:, :3].copy()
-    age = pos_age[:, 3] + dt
-    life = vel_life[:, 3].copy()
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    position = (particle["position"] + origin_in).astype(F)
+    velocity = particle["velocity"].copy()
+    age = particle["age"] + dt
+    life = particle["life"].copy()
 
     dying = (life > 0) & (age >= life)
     died_over = np.where(dying, age - life, F(-1)).astype(F)
@@ -534,11 +535,12 @@ def simulate(pos_age, vel_life, c, inputs: Inputs, trace: dict | None = None, ev
                                                    np.where(dead[:, 0], F(0), np.where(active, impact, F(0)))[:, None]],
                                                   1).astype(F)
     limit = HALF_MAX if inputs.compact else F(3.0e38)
-    out_pos = np.concatenate([np.clip(position - origin_out, -limit, limit), age[:, None]], axis=1)
+    stored_position = np.clip(position - origin_out, -limit, limit)
     velocity = np.where(active[:, None], np.clip(velocity, -limit, limit), velocity)
-    out_vel = np.concatenate([velocity, life[:, None]], axis=1)
+    out_pos, out_vel = PARTICLE.pack_images({"position": stored_position, "age": age, "velocity": velocity,
+                                             "life": life})
     if trace is not None:
-        trace.update(stored_position=out_pos[:, :3], stored_velocity=velocity)
+        trace.update(stored_position=stored_position, stored_velocity=velocity)
     return store(out_pos, inputs.compact, inputs.half_rounding), store(out_vel, inputs.compact, inputs.half_rounding)
 
 
@@ -587,5 +589,5 @@ def run_steps(settings, frames: int, dt: float, emitter_prev, emitter_cur, mesh=
         pos_age, vel_life = step_frame(pos_age, vel_life, settings, inputs, clock, dt, emitter_prev, emitter_cur,
                                        triangle_count, colliders)
     pos_age = pos_age.copy()
-    pos_age[:, :3] += clock.origin
+    PARTICLE.read_images(pos_age, vel_life)["position"][:] += clock.origin
     return pos_age, vel_life

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..records import PARTICLE
 from ..sorting import KEY_CONSTANTS
 from ..tables import SIZES, SORT_KEY_MODES
 from .exact import flush_denormals
@@ -41,7 +42,8 @@ def particle_keys(pos_age: np.ndarray, vel_life: np.ndarray, key, origin=(0.0, 0
     c = key.constants(origin)
     for constant in KEY_CONSTANTS:
         c.update(constant.unpack(c[constant.name]))
-    position, age, life = pos_age[:, :3].astype(F), pos_age[:, 3], vel_life[:, 3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    position, age, life = particle["position"].astype(F), particle["age"], particle["life"]
     waiting = (F(c["spawn_keyed"]) != 0) & (life == 0) & (age < 0)
     position = flush_denormals(np.where(waiting[:, None], np.asarray(c["spawn_position"], dtype=F), position))
     with np.errstate(invalid="ignore", over="ignore"):

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..binning import ALL_KEYS
 from ..look import look_at, look_table, variation
-from ..records import SPRITE_SHAPE
+from ..records import PARTICLE, SPRITE_SHAPE
 from ..sprites import DEPTH_KEYS
 from ..tile_lists import TILE, TILE_CHUNK
 from . import binning
@@ -45,8 +45,9 @@ def footprints(pos_age, vel_life, view_proj, width, height, settings, pixels_per
     the circle of confusion, fainter by the area ratio."""
     n = len(pos_age)
     pos_age, vel_life = np.asarray(pos_age, F), np.asarray(vel_life, F)
-    position, velocity = pos_age[:, :3] + np.asarray(origin, F), vel_life[:, :3]
-    age, life = pos_age[:, 3], vel_life[:, 3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    position, velocity = particle["position"] + np.asarray(origin, F), particle["velocity"]
+    age, life = particle["age"], particle["life"]
     center, streak, color = np.zeros((n, 2), F), np.zeros((n, 2), F), np.zeros((n, 4), F)
     radius, depth, key = np.zeros(n, F), np.zeros(n, F), np.full(n, HIDDEN_KEY, U)
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):

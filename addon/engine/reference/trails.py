@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..look import look_at, look_table, variation
+from ..records import PARTICLE
 from ..tables import SIZES
 from .lighting import alive
 
@@ -50,12 +51,13 @@ def record(rings: Rings, pos_age: np.ndarray, vel_life: np.ndarray, origin, spac
     pos_age, vel_life = np.asarray(pos_age, F), np.asarray(vel_life, F)
     length = rings.points.shape[1]
     slot = np.arange(len(pos_age))
-    position = pos_age[:, :3] + np.asarray(origin, F)[:3]
-    age = pos_age[:, 3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    position = particle["position"] + np.asarray(origin, F)[:3]
+    age = particle["age"]
     live = alive(np.column_stack([position, age]), vel_life)
     newest, filled = rings.heads[:, 0].astype(np.int64), rings.heads[:, 1].astype(np.int64)
     born = live & ((filled == 0) | (age < rings.heads[:, 2]))
-    birth = position - vel_life[:, :3] * age[:, None]
+    birth = position - particle["velocity"] * age[:, None]
     newest[born], filled[born] = 0, 1
     rings.points[born, 0] = np.column_stack([birth[born], np.zeros(born.sum(), F)])
     last = np.where(born[:, None], birth, rings.points[slot, newest, :3])
@@ -85,15 +87,15 @@ def ribbon_segments(settings, rings: Rings, pos_age, vel_life, view_proj, width:
     pos_age, vel_life = np.asarray(pos_age, np.float64), np.asarray(vel_life, np.float64)
     view_proj = np.asarray(view_proj, np.float64)
     table = look_table(settings, ramp)
-    live = alive(pos_age, vel_life)
+    live, particle = alive(pos_age, vel_life), PARTICLE.read_images(pos_age, vel_life)
     segments = []
     for slot in np.flatnonzero(live):
-        t_life = F(pos_age[slot, 3] / vel_life[slot, 3])
+        t_life = F(particle["age"][slot] / particle["life"][slot])
         look = look_at(table, np.array([t_life], F))[0].astype(np.float64)
         radius = settings.size * look[3] * float(variation(slot, settings.size_random, settings.seed, "SIZE"))
         brightness = settings.emission_strength * float(variation(slot, settings.color_random, settings.seed,
                                                                   "BRIGHTNESS"))
-        points = np.vstack([pos_age[slot, :3], rings.newest_first(slot)]).astype(np.float64)
+        points = np.vstack([particle["position"][slot], rings.newest_first(slot)]).astype(np.float64)
         clip = np.column_stack([points, np.ones(len(points))]) @ view_proj.T
         screen = (clip[:, :2] / clip[:, 3:] * 0.5 + 0.5) * (width, height)
         t = np.arange(len(points)) / settings.trail_points
