@@ -26,7 +26,7 @@ from addon.engine import compositing, depth, raster
 from addon.engine.kernels import Image, Kernel, include_source
 from addon.engine.reference import compositing as reference
 from addon.engine.settings import render_settings
-from addon.engine.simulation import STATE_READ
+from addon.engine.state import STATE_READ
 from addon.hosts.moderngl import declarations
 from bench import cases, common
 

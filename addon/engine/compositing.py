@@ -37,8 +37,9 @@ from .look import (
 from .quad_tiles import QuadLayer, is_tiled
 from .records import FRAME_STATS
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
-from .simulation import LAYOUTS, ParticleSystem
+from .simulation import ParticleSystem
 from .sprite_sheets import SpriteSheets
+from .state import LAYOUTS
 from .trail_tiles import TrailLayer
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
