@@ -141,7 +141,7 @@ def reference_copies(source: str) -> list[str]:
 REFERENCE = SHADERS.parent / "addon" / "engine" / "reference"
 
 
-@pytest.mark.parametrize("path", sorted(REFERENCE.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(REFERENCE.rglob("*.py")), ids=lambda p: p.relative_to(REFERENCE).as_posix())
 def test_the_reference_names_table_numbers(path):
     assert reference_copies(path.read_text()) == []
 
