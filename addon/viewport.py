@@ -23,6 +23,7 @@ from mathutils import Euler, Matrix, Quaternion, Vector
 
 from .engine.compositing import Camera, Compositor
 from .engine.depth import SceneDepth
+from .engine.frame_resources import FrameResources
 from .engine.glints import GlintStage, wanted
 from .engine.pipeline import Targets
 from .engine.settings import RenderSettings
@@ -278,11 +279,12 @@ class Overlay:
         """The compositor (with its scene depth when occlusion is on) for a view of this size."""
         target = self.targets.pop((width, height), None)
         if target is None:
-            compositor = Compositor(self.host, width, height, self.renderer.compositor.render)
+            resources = FrameResources(self.host, width, height)
+            compositor = Compositor(resources, self.renderer.compositor.render)
             compositor.antialias = compositor.render.viewport_point_filter == "ANTIALIASED"
             compositor.check_every = VIEWPORT_CHECK_EVERY  # the bokeh and quad lists: a read-back only at checks
             if self.renderer.prepass is not None:
-                compositor.use_depth(SceneDepth(self.host, width, height))
+                resources.use_depth(SceneDepth(self.host, width, height))
             target = _ViewTarget(compositor)
             while len(self.targets) >= MAX_VIEW_TARGETS:
                 self.targets.pop(next(iter(self.targets)))
@@ -337,7 +339,7 @@ class Overlay:
             lost = sum(system.spawner.read_overflow() for system in self.systems if system.spawner is not None)
             self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
                                compositor.emax if auto else None, lost)
-        return compositor.frame
+        return compositor.resources.frame
 
 
 _overlay: Overlay | None = None

@@ -29,6 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from addon.engine import binning, compositing  # noqa: E402
+from addon.engine.frame_resources import FrameResources  # noqa: E402
 from addon.engine.scan import Scan, linear_size  # noqa: E402
 from addon.engine.settings import render_settings  # noqa: E402
 from addon.engine.sorting import KeyIndexPairs  # noqa: E402
@@ -104,12 +105,12 @@ def binned(host, count: int, bins: int, rng):
 
 def sprites(host, count: int, width: int, height: int, rng):
     system = smoke_system(host, count, width, height, rng)
-    compositor = compositing.Compositor(host, width, height, render_settings())
+    compositor = compositing.Compositor(FrameResources(host, width, height), render_settings())
     camera = compositing.Camera.pixel_grid(width, height)
     layer = SpriteLayer(host, width, height)
-    layer.draw([system], compositor, camera)  # lists grown to fit
+    layer.draw([system], compositor.resources, camera)  # lists grown to fit
     layer.check_every = 1 << 30  # the viewport's way: no read-back of the total
-    return lambda: layer.draw([system], compositor, camera)
+    return lambda: layer.draw([system], compositor.resources, camera)
 
 
 def workloads(host, quick: bool, rng) -> dict:

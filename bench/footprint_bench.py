@@ -60,6 +60,7 @@ import numpy as np  # noqa: E402
 
 from addon.engine.compositing import Camera, Compositor  # noqa: E402
 from addon.engine.footprint import SPLAT_MAX_RADIUS, Focus, Shutter  # noqa: E402
+from addon.engine.frame_resources import FrameResources  # noqa: E402
 from addon.engine.reference import compositing as reference  # noqa: E402
 from addon.engine.reference import footprint as ref_footprint  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
@@ -201,7 +202,7 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
     for name, (camera, antialias) in footprint_cameras(width, height).items():
         if names is not None and name not in names:
             continue
-        compositor = Compositor(host, width, height, cases.render(emax))
+        compositor = Compositor(FrameResources(host, width, height), cases.render(emax))
         compositor.antialias = antialias
 
         def splat(compositor=compositor, camera=camera):
@@ -217,7 +218,7 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
         compositor.resolve()
         touched = int(np.count_nonzero(hi | lo))
         resolve_bytes = 24 * width * height + 8 * touched  # accumulation read, frame written; touched words cleared
-        frame = host.read(compositor.frame)
+        frame = host.read(compositor.resources.frame)
         adds_total, adds = footprint_adds(pos_age, vel_life, camera, system.settings, emax)
         radii = bokeh_radii(pos_age, camera) + 0.5  # to the rim ramp's end
         covered = min(float(np.pi * (radii**2).sum()), float(width * height))  # discs' pixels, once each at most
@@ -246,7 +247,7 @@ def measure(host, timer, device, case, n, width, height, system, pos_age, vel_li
             f" one-pixel {ms_one_pixel:.4f},"
             f" gl_points {peer_ms:.3f} ({peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f}"
             f" ({ms / bound_ms:.1f}x){bound_note}, {adds:.1f} adds a particle")
-        for texture in (*compositor.accum_textures.values(), compositor.frame, compositor.raster, compositor.stats):
+        for texture in (*compositor.accum_textures.values(), compositor.resources.frame, compositor.resources.raster, compositor.stats):
             texture.native.release()
     return records
 
@@ -259,7 +260,7 @@ def raster_peer(host, timer, device, case, n, compositor, splat, frame, radii, l
         ms = timer.fed(splat, compositor.resolve)
         splat_ms, resolve_ms = timer.median(splat, compositor.resolve)
         compositor.take_stats()
-        rasterized = host.read(compositor.frame)
+        rasterized = host.read(compositor.resources.frame)
     finally:
         compositor.bokeh = product
     fragments = float((4.0 * radii**2).sum())  # the quads' pixels
@@ -285,7 +286,7 @@ def checks(host, device, rng, n, width, height, log) -> list[dict]:
     for name, (camera, antialias) in footprint_cameras(width, height).items():
         if name not in CHECKED:
             continue
-        compositor = Compositor(host, width, height, cases.render(emax))
+        compositor = Compositor(FrameResources(host, width, height), cases.render(emax))
         compositor.antialias = antialias
         compositor.splat(system, camera)
         hi, lo = compositor.read_accum()
@@ -301,7 +302,7 @@ def checks(host, device, rng, n, width, height, log) -> list[dict]:
         records.append(common.record("check", f"footprint_{name}", n, device, None, width=width, height=height,
                                      result="PASS" if passed else "FAIL", note="PASS" if passed else "FAIL",
                                      detail=detail))
-        for texture in (*compositor.accum_textures.values(), compositor.frame, compositor.raster, compositor.stats):
+        for texture in (*compositor.accum_textures.values(), compositor.resources.frame, compositor.resources.raster, compositor.stats):
             texture.native.release()
     for texture in (system.pos_age, system.vel_life):
         texture.native.release()
@@ -348,15 +349,15 @@ def main(argv=None) -> int:
         emax = cases.fitted_emax(cases.pixel_counts(xyz, width, height))
         system = ParticleSystem(host, cases.settings(n))
         system.write_state(pos_age, vel_life)
-        compositor = Compositor(host, width, height, cases.render(emax))
+        compositor = Compositor(FrameResources(host, width, height), cases.render(emax))
         one_pixel_ms = timer.fed(lambda c=compositor, s=system: c.splat(s, camera), compositor.resolve)
         peer.target(width, height)
         peer.prepare(system, camera)
         peer_ms = timer.fed(peer.draw)
         records += measure(host, timer, device, case, n, width, height, system, pos_age, vel_life, emax,
                            one_pixel_ms, peer_ms, bandwidth_gbps, rates, log, names=WIDE)
-        gl_timing.release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.frame,
-                          compositor.stats, compositor.raster)
+        gl_timing.release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.resources.frame,
+                          compositor.stats, compositor.resources.raster)
     log(f"total {time.perf_counter() - start:.1f} s")
     common.finish(records, common.device_slug(device), args.out)
     return 0

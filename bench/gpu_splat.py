@@ -57,6 +57,7 @@ import numpy as np  # noqa: E402
 
 from addon.engine import compositing, kernels  # noqa: E402,F401  (the declarations the host compiles)
 from addon.engine.compositing import CHANNEL_MAX, RESOLVE, SPLAT, Camera, Compositor  # noqa: E402
+from addon.engine.frame_resources import FrameResources  # noqa: E402
 from addon.engine.reference import compositing as reference  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost, declarations  # noqa: E402
@@ -125,7 +126,7 @@ def check(host, device, name, case, n, width, height, rng, varied, kernel=compos
         emax /= 64  # force G carries and R/B overflow in the busy pixels
     system = ParticleSystem(host, s)
     system.write_state(pos_age, vel_life)
-    compositor = Compositor(host, width, height, cases.render(emax))
+    compositor = Compositor(FrameResources(host, width, height), cases.render(emax))
     compositor.splat_kernels = {"FULL": kernel}
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
@@ -150,8 +151,8 @@ def check(host, device, name, case, n, width, height, rng, varied, kernel=compos
         fused = np.array_equal(hi, fused_hi) and np.array_equal(lo, fused_lo)
         detail += f"; equal to a reference with the color ramp fused into one FMA: {fused}"
     log(f"check {name}: {'PASS' if passed else 'FAIL'} ({detail})")
-    release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.frame,
-            compositor.stats, compositor.raster)
+    release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.resources.frame,
+            compositor.stats, compositor.resources.raster)
     return common.record("check", name, n, device, None, width=width, height=height, result="PASS" if passed else "FAIL",
                          note=("PASS" if passed else "FAIL") + (" (FMA)" if "FMA: True" in detail else ""),
                          detail=detail)
@@ -187,7 +188,7 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
     s = cases.settings(n)
     system = ParticleSystem(host, s)
     system.write_state(pos_age, vel_life)
-    compositor = Compositor(host, width, height, cases.render(emax))
+    compositor = Compositor(FrameResources(host, width, height), cases.render(emax))
 
     def splat():
         compositor.splat(system, camera)
@@ -202,7 +203,7 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
     splat_ms, resolve_ms = timer.median(splat, resolve)
     frames = timer.calls
     overflow = compositor.take_stats().overflow
-    rgb = host.read(compositor.frame).reshape(-1, 4)[:, :3].astype(np.float64).sum(axis=0)
+    rgb = host.read(compositor.resources.frame).reshape(-1, 4)[:, :3].astype(np.float64).sum(axis=0)
 
     records = []
     if variant is not None:
@@ -273,8 +274,8 @@ def bench_splat(host, timer, peer, device, case, n, width, height, rng, bandwidt
         f" (single {peer_single_ms:.3f}; {peer_ms / max(ms, 1e-6):.1f}x), bound {bound_ms:.4f} ms ({ms / bound_ms:.2f}x),"
         f" max/pixel {counts.max()},"
         f" sum err {sum_err:.1e} / peer {peer_sum_err:.1e}  [{time.perf_counter() - t0:.1f} s]")
-    release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.frame,
-            compositor.stats, compositor.raster)
+    release(system.pos_age, system.vel_life, *compositor.accum_textures.values(), compositor.resources.frame,
+            compositor.stats, compositor.resources.raster)
     return [rec, *records]
 
 

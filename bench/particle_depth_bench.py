@@ -32,6 +32,7 @@ def main(argv=None) -> int:
     import numpy as np
 
     from addon.engine.compositing import Compositor
+    from addon.engine.frame_resources import FrameResources
     from addon.engine.particle_depth import ParticleDepth
     from addon.engine.simulation import ParticleSystem
     from addon.hosts.moderngl import ModernGLHost
@@ -53,9 +54,9 @@ def main(argv=None) -> int:
         pos_age, vel_life = cases.state(xyz, rng)
         system = ParticleSystem(host, cases.settings(n))
         system.write_state(pos_age, vel_life)
-        compositor = Compositor(host, width, height, cases.render(1.0))
+        compositor = Compositor(FrameResources(host, width, height), cases.render(1.0))
         depth = ParticleDepth(host, width, height)
-        look, world_to_view = compositor.look_texture(system), np.eye(4)
+        look, world_to_view = compositor.resources.look_texture(system), np.eye(4)
         for name, (camera, _) in footprint_cameras(width, height).items():
             def add(camera=camera, depth=depth, system=system, look=look, world_to_view=world_to_view):
                 depth.add(system, camera, world_to_view, look)

@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 from addon.engine.compositing import Camera, Compositor, camera_view, perspective  # noqa: E402
+from addon.engine.frame_resources import FrameResources  # noqa: E402
 from addon.engine.settings import effect_settings, render_settings  # noqa: E402
 from addon.engine.simulation import ParticleSystem  # noqa: E402
 from bench import common  # noqa: E402
@@ -101,7 +102,7 @@ def main(argv=None):
         for width, height in TARGETS:
             camera = camera_for(width, height)
             alive, visible = visible_fraction(system, camera)
-            compositor = Compositor(host, width, height, render_settings({}))
+            compositor = Compositor(FrameResources(host, width, height), render_settings({}))
             parts = {"splat": partial(compositor.splat, system, camera), "resolve": compositor.resolve}
             samples = {name: [] for name in parts}
             for fn in parts.values():  # warm-up (compiles), then alternate so every splat is resolved

@@ -66,9 +66,10 @@ def shimmer(renders: list[np.ndarray], shifts=SHIFTS, border=BORDER) -> tuple[fl
 def render_shifted(host, system, width, height, antialias: bool, emax: float) -> list[np.ndarray]:
     """The R + G + B of the splat + resolve at each camera shift (the product's kernels)."""
     from addon.engine.compositing import Camera, Compositor
+    from addon.engine.frame_resources import FrameResources
 
     base = Camera.pixel_grid(width, height)
-    compositor = Compositor(host, width, height, cases.render(emax))
+    compositor = Compositor(FrameResources(host, width, height), cases.render(emax))
     compositor.antialias = antialias
     renders = []
     for s in SHIFTS:

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 from addon.engine import sort_schedule  # noqa: E402
 from addon.engine.kernels import Constant, Kernel, Sampler  # noqa: E402
 from addon.engine.settings import effect_settings  # noqa: E402
-from addon.engine.simulation import STATE_IMAGES, ParticleSystem  # noqa: E402
+from addon.engine.simulation import ParticleSystem  # noqa: E402
 from addon.engine.sorting import (  # noqa: E402
     FUSED_STRIDES,
     SORT_BLOCK,
@@ -53,6 +53,7 @@ from addon.engine.sorting import (  # noqa: E402
     full_sort_dispatches,
     odd_even_pass,
 )
+from addon.engine.state import STATE_IMAGES  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
 
@@ -131,7 +132,7 @@ def state_system(host, count: int, positions: np.ndarray, settings=None, life: f
 
 def bench_full(host, rows, count, repeat, rng, variants=((SORT_BLOCK, FUSED_STRIDES),)):
     """The product's full sort, and other (block, fused strides) shapes as full_variant."""
-    from addon.engine.simulation import state_size
+    from addon.engine.state import state_size
 
     floats = rng.standard_normal(count).astype(np.float32)
     keys = ordered_keys(floats)

@@ -23,10 +23,11 @@ from pathlib import Path
 import numpy as np
 
 from addon.engine import compositing, depth, raster
+from addon.engine.frame_resources import FrameResources
 from addon.engine.kernels import Image, Kernel, include_source
 from addon.engine.reference import compositing as reference
 from addon.engine.settings import render_settings
-from addon.engine.simulation import STATE_READ
+from addon.engine.state import STATE_READ
 from addon.hosts.moderngl import declarations
 from bench import cases, common
 
@@ -111,7 +112,7 @@ LAYOUT_VARIANTS = {  # name: (splat kernel, paired accumulation); the product's 
 def layouts(host, timer, width, height, system, camera, compositor, emax, bound_ms, ref_hi, ref_lo, variant):
     """Every splat kernel x accumulation layout: splat + resolve, each part, and exactness against the reference."""
     for name, (kernel, paired) in LAYOUT_VARIANTS.items():
-        target = compositing.Compositor(host, width, height, compositor.render, paired=paired)
+        target = compositing.Compositor(FrameResources(host, width, height), compositor.render, paired=paired)
         target.splat_kernels = {"FULL": kernel}
 
         def splat(target=target):
@@ -127,7 +128,7 @@ def layouts(host, timer, width, height, system, camera, compositor, emax, bound_
         variant(name, ms_variant, splat_ms=splat_ms, resolve_ms=resolve_ms, exact=exact, paired=paired,
                 per_thread=compositing.per_thread(kernel), aggregated=kernel.name == "splat_aggregate",
                 bound_ms=bound_ms, product=(kernel == compositor.splat_kernels["FULL"] and paired == compositor.paired))
-        for texture in (*target.accum_textures.values(), target.frame, target.raster, target.stats):
+        for texture in (*target.accum_textures.values(), target.resources.frame, target.resources.raster, target.stats):
             texture.native.release()
 
 
@@ -161,21 +162,21 @@ def measure(host, timer, device, case, n, width, height, system, camera, composi
 
     scene_depth = wall_depth(host, width, height)
     coarse_ms = timer.fed(scene_depth.build_coarse)
-    compositor.use_depth(scene_depth)
+    compositor.resources.use_depth(scene_depth)
     depth_ms = timer.fed(scene_depth.build_coarse, splat, compositor.resolve)
-    compositor.use_depth(None)
+    compositor.resources.use_depth(None)
     depth_bytes = bytes_total + 4 * width * height  # + the depth read by the coarse pass
     variant("depth", depth_ms, coarse_ms=coarse_ms, bound_ms=depth_bytes / (bandwidth_gbps * 1e6),
             note="coarse depth + depth-tested splat + resolve; right half behind a wall")
     for texture in (scene_depth.depth, scene_depth.coarse):
         texture.native.release()
 
-    target = host.ctx.framebuffer(color_attachments=[compositor.raster.native])
-    look = compositor.look_texture(system)
+    target = host.ctx.framebuffer(color_attachments=[compositor.resources.raster.native])
+    look = compositor.resources.look_texture(system)
 
     def addon_points():
         target.clear(0.0, 0.0, 0.0, 0.0)
-        raster.draw(host, system, camera, compositor.raster, None, look)
+        raster.draw(host, system, camera, compositor.resources.raster, None, look)
 
     variant("addon_gl_points", timer.fed(addon_points), note="the add-on's GL_POINTS mode (point_mode)")
     target.release()

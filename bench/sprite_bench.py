@@ -37,6 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from addon.engine import compositing, simulation  # noqa: E402
+from addon.engine.frame_resources import FrameResources  # noqa: E402
 from addon.engine.settings import effect_settings, render_settings  # noqa: E402
 from addon.engine.sorting import ParticleSorter, SortKey  # noqa: E402
 from addon.engine.sprites import SpriteLayer  # noqa: E402
@@ -81,30 +82,30 @@ def timings(host, work, repeats: int, warmup_s: float) -> tuple[float, float]:
 
 def bench_size(host, count: int, width: int, height: int, repeats: int, warmup_s: float, rng) -> dict:
     system = smoke_system(host, count, width, height, rng)
-    compositor = compositing.Compositor(host, width, height, render_settings())
+    compositor = compositing.Compositor(FrameResources(host, width, height), render_settings())
     camera = compositing.Camera.pixel_grid(width, height)  # larger world z is farther
     layer = SpriteLayer(host, width, height)
-    layer.draw([system], compositor, camera)
+    layer.draw([system], compositor.resources, camera)
     ours = layer.read()
     sorter = ParticleSorter(system, "KEY_INDEX")
     key = SortKey.view_depth(np.diag([1.0, 1.0, -1.0, 1.0]))  # back to front under pixel_grid
     sorter.full(key)
     peer_target = host.texture("raster_sprites", width, height, "RGBA32F")
-    draw_rasterized(host, peer_target, [system], compositor, camera, [sorter.indices])
+    draw_rasterized(host, peer_target, [system], compositor.resources, camera, [sorter.indices])
     max_diff = float(np.abs(host.read(peer_target) - ours).max())
     if max_diff > 1.5 / 255:
         raise SystemExit(f"{count:,} sprites: the tile compositor and the rasterized sprites differ by {max_diff:.4f}")
-    ms, wall = timings(host, lambda: layer.draw([system], compositor, camera), repeats, warmup_s)
+    ms, wall = timings(host, lambda: layer.draw([system], compositor.resources, camera), repeats, warmup_s)
     layer.kept.check_every = 1 << 30  # the viewport's way: lists already grown, no read-back in the draw
-    nowait_ms, nowait_wall = timings(host, lambda: layer.draw([system], compositor, camera), repeats, warmup_s)
+    nowait_ms, nowait_wall = timings(host, lambda: layer.draw([system], compositor.resources, camera), repeats, warmup_s)
     walks = {f"{layer.walk.lower()}_max_diff": 0.0, f"{layer.walk.lower()}_nowait_ms": nowait_ms}  # that draw
     for walk in (w for w in WALKS if w != layer.walk):
         walked = SpriteLayer(host, width, height, check_every=1 << 30, walk=walk)
-        walked.draw([system], compositor, camera)
+        walked.draw([system], compositor.resources, camera)
         walks[f"{walk.lower()}_max_diff"] = float(np.abs(walked.read() - ours).max())
         walks[f"{walk.lower()}_nowait_ms"] = timings(host, partial(walked.draw, [system], compositor, camera),
                                                      repeats, warmup_s)[0]
-    peer_ms, _ = timings(host, lambda: draw_rasterized(host, peer_target, [system], compositor, camera,
+    peer_ms, _ = timings(host, lambda: draw_rasterized(host, peer_target, [system], compositor.resources, camera,
                                                        [sorter.indices]), repeats, warmup_s)
     sort_ms, _ = timings(host, lambda: sorter.full(key), repeats, warmup_s)
     label = f"{count // 1_000_000}M" if count >= 1_000_000 else f"{count // 1000}K"

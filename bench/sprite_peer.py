@@ -45,15 +45,14 @@ RASTER_SPRITES = BenchRaster(
 )
 
 
-def draw_rasterized(host, target, systems, compositor, camera, indices) -> None:
+def draw_rasterized(host, target, systems, resources, camera, indices) -> None:
     """Each system's sprites through its sorted ``indices``, back to front, over a cleared ``target``."""
     host.clear(target)
-    depth = compositor.depth.depth if compositor.depth else None
     for system, order in zip(systems, indices):
         s = system.settings
         host.draw(
-            RASTER_SPRITES, "TRIS", QUAD_VERTICES, system.count, target, depth,
-            {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system),
+            RASTER_SPRITES, "TRIS", QUAD_VERTICES, system.count, target, resources.depth_image,
+            {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": resources.look_texture(system),
              "indices": order},
             {
                 "count": system.count, "view_proj": camera.view_proj,

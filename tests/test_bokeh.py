@@ -1,7 +1,7 @@
 """Bokeh discs (addon/engine/bokeh.py): GPU vs the numpy reference, and vs the rasterized sprites they replaced.
 
 The discs go through the product's path (Compositor.splat with a focus), and
-the layer they add into (``compositor.raster``) is read back.  GPU and
+the layer they add into (``compositor.resources.raster``) is read back.  GPU and
 reference add the same discs in the same order per pixel; they may differ
 only in how a pixel's distance from a disc rounds (the GPU's sqrt and
 contractions against numpy's float32): a few ulp of a distance under 200
@@ -20,6 +20,7 @@ from addon.engine.bokeh import BokehLayer
 from addon.engine.compositing import Camera, Compositor
 from addon.engine.depth import SceneDepth
 from addon.engine.footprint import Focus, Shutter
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import bokeh as ref
 from addon.engine.reference.tile_lists import tile_lists
 from addon.engine.settings import effect_settings, render_settings
@@ -52,15 +53,15 @@ def layer(host, camera, pos_age, vel_life, bokeh=None, scene_depth=None):
     s = effect_settings({"count": len(pos_age), **SETTINGS})
     system = ParticleSystem(host, s)
     system.write_state(pos_age, vel_life)
-    compositor = Compositor(host, camera.width, camera.height, render_settings({"emax": 64.0}))
+    compositor = Compositor(FrameResources(host, camera.width, camera.height), render_settings({"emax": 64.0}))
     if scene_depth is not None:
         depth = SceneDepth(host, camera.width, camera.height)
         depth.depth = host.texture("scene_depth", camera.width, camera.height, "DEPTH32F", scene_depth)
         depth.build_coarse()
-        compositor.use_depth(depth)
+        compositor.resources.use_depth(depth)
     compositor.bokeh = bokeh(host, camera) if bokeh else None
     compositor.splat(system, camera)
-    return s, compositor, host.read(compositor.raster)
+    return s, compositor, host.read(compositor.resources.raster)
 
 
 def reference(s, camera, pos_age, vel_life, scene_depth=None):
@@ -200,13 +201,13 @@ def test_lists_grow_at_a_check(host, rng):
     s = effect_settings({"count": len(pos_age), **SETTINGS})
     system = ParticleSystem(host, s)
     system.write_state(pos_age, vel_life)
-    compositor = Compositor(host, WIDTH, HEIGHT, render_settings({"emax": 64.0}))
+    compositor = Compositor(FrameResources(host, WIDTH, HEIGHT), render_settings({"emax": 64.0}))
     compositor.bokeh = BokehLayer(host, WIDTH, HEIGHT, check_every=2)
     want, bound = reference(s, camera, pos_age, vel_life)
     draws = []
     for _ in range(2):
         compositor.splat(system, camera)
-        draws.append(host.read(compositor.raster))
+        draws.append(host.read(compositor.resources.raster))
         compositor.resolve()
     kept = compositor.bokeh.kept
     assert int(host.read(kept.total)[0, 0]) > 1024, "more instances than the first lists hold"

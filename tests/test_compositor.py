@@ -5,6 +5,7 @@ import pytest
 from test_kernels import splat_case
 
 from addon.engine import compositing, depth, registry
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import compositing as ref
 from addon.engine.reference import depth as ref_depth
 from addon.engine.reference import raster as ref_raster
@@ -70,7 +71,7 @@ def test_splat_hides_particles_behind_scene_depth(host, rng, kernel):
     target = depth.SceneDepth(host, width, height)
     target.depth = host.texture("scene_depth", width, height, "DEPTH32F", scene_depth)
     target.build_coarse()
-    compositor.use_depth(target)
+    compositor.resources.use_depth(target)
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
     ref_hi, ref_lo, _ = ref.splat(pos_age, vel_life, camera.view_proj, width, height, s, 64.0,
@@ -119,7 +120,7 @@ def test_sprites_and_stretched_quads_draw_alongside_the_splat(host, kind):
     state_of(host, quads, np.array([[20.0, 24.0, 0.0], [1e9, np.nan, 0.0]]), np.array([[12.0, 0.0, 0.0]] * 2))
     dots = compositing.ParticleSystem(host, effect_settings({"count": 1, "size": 10.0}))
     state_of(host, dots, np.array([[50.5, 10.5, 0.0]]), np.zeros((1, 3)))
-    compositor = compositing.Compositor(host, width, height, render_settings({"emax": 64.0}))
+    compositor = compositing.Compositor(FrameResources(host, width, height), render_settings({"emax": 64.0}))
     compositor.add(quads, camera)
     compositor.add(dots, camera)
     compositor.resolve()
@@ -146,8 +147,8 @@ def test_raster_is_hidden_behind_scene_depth(host):
     target = depth.SceneDepth(host, width, height)
     target.depth = host.texture("scene_depth", width, height, "DEPTH32F", scene_depth)
     target.build_coarse()
-    compositor = compositing.Compositor(host, width, height, render_settings({"emax": 64.0}))
-    compositor.use_depth(target)
+    compositor = compositing.Compositor(FrameResources(host, width, height), render_settings({"emax": 64.0}))
+    compositor.resources.use_depth(target)
     compositor.add(system, camera)
     compositor.resolve()
     frame = compositor.read_frame()
@@ -165,14 +166,14 @@ def test_every_kernel_and_raster_compiles(host):
 def test_bad_targets_are_refused(host):
     render = render_settings({"emax": 1.0})
     with pytest.raises(SettingsError, match="texture limit"):
-        compositing.Compositor(host, host.max_texture_size + 1, 4, render)
+        compositing.Compositor(FrameResources(host, host.max_texture_size + 1, 4), render)
     with pytest.raises(SettingsError, match="texture limit"):
-        compositing.Compositor(host, 0, 4, render)
+        compositing.Compositor(FrameResources(host, 0, 4), render)
     side = host.max_texture_size  # within the texture limit, but more words than rows of the accumulation
     with pytest.raises(SettingsError, match="more pixels than this GPU's accumulation image can hold"):
-        compositing.Compositor(host, side, side, render)
+        compositing.Compositor(FrameResources(host, side, side), render)
     with pytest.raises(SettingsError, match="emax must be positive"):
-        compositing.Compositor(host, 4, 4, compositing.RenderSettings(emax=0.0))
+        compositing.Compositor(FrameResources(host, 4, 4), compositing.RenderSettings(emax=0.0))
     with pytest.raises(SettingsError, match="emax"):
         render_settings({"emax": -1.0})
 

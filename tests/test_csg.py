@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from addon.engine import csg
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import csg as ref_csg
 
 
@@ -122,7 +123,7 @@ def test_cloud_draws_through_the_splat(host):
     first = host.read(cloud.samples["pos"]).reshape(-1, 4)[:n, 3] == 0
     radius = np.linalg.norm(pos_age[:n][first, :3] - (32, 16, 0), axis=1)
     assert np.abs(radius - 5.0).max() <= 0.0101  # noise moves samples along their normal
-    compositor = compositing.Compositor(host, 64, 32, render_settings({"emax": 8.0}))
+    compositor = compositing.Compositor(FrameResources(host, 64, 32), render_settings({"emax": 8.0}))
     compositor.splat(points, compositing.Camera.pixel_grid(64, 32))
     hi = compositor.read_accum()[0]
     ys, xs = np.nonzero(hi)

@@ -9,6 +9,7 @@ from gpu_fill import InlineKernel
 
 from addon.engine import simulation
 from addon.engine.compositing import Compositor
+from addon.engine.frame_resources import FrameResources
 from addon.engine.kernels import Constant, Image, Kernel, Sampler
 from addon.engine.settings import effect_settings, render_settings
 from addon.engine.simulation import ParticleSystem
@@ -118,15 +119,15 @@ def test_simulate_constants_follow_every_setting(changes):
 
 
 def test_look_texture_follows_settings_and_ramp(host):
-    compositor = Compositor(host, 8, 8, render_settings())
+    compositor = Compositor(FrameResources(host, 8, 8), render_settings())
     system = ParticleSystem(host, effect_settings({"count": 256}))
-    first = compositor.look_texture(system)
-    assert compositor.look_texture(system) is first, "nothing changed: the same texture"
+    first = compositor.resources.look_texture(system)
+    assert compositor.resources.look_texture(system) is first, "nothing changed: the same texture"
     system.settings = effect_settings({"count": 256, "color_start": (0.0, 1.0, 0.0)})
-    recolored = compositor.look_texture(system)
+    recolored = compositor.resources.look_texture(system)
     assert recolored is not first and host.read(recolored)[0, 0, 1] == 1.0
     system.ramp = np.tile(np.float32([0.25, 0.5, 0.75]), (64, 1))
-    ramped = compositor.look_texture(system)
+    ramped = compositor.resources.look_texture(system)
     np.testing.assert_array_equal(host.read(ramped)[0, 0, :3], [0.25, 0.5, 0.75])
     system.ramp = system.ramp * 2
-    np.testing.assert_array_equal(host.read(compositor.look_texture(system))[0, 0, :3], [0.5, 1.0, 1.5])
+    np.testing.assert_array_equal(host.read(compositor.resources.look_texture(system))[0, 0, :3], [0.5, 1.0, 1.5])

@@ -10,6 +10,7 @@ import pytest
 
 from addon.engine import events, simulation
 from addon.engine.effectors import Collider
+from addon.engine.frame_resources import FrameResources
 from addon.engine.pipeline import advance
 from addon.engine.records import PARTICLE
 from addon.engine.reference import events as ref
@@ -168,7 +169,7 @@ def test_a_tinted_particle_is_drawn_in_the_mix_of_its_and_its_parents_color(host
     system.tint = host.texture("particle_tint", system.tint.width, system.tint.height, "RGBA32F",
                                tint.reshape(system.tint.height, system.tint.width, 4))
     camera = Camera.pixel_grid(width, height)
-    compositor = Compositor(host, width, height, render_settings({"emax": 8.0}))
+    compositor = Compositor(FrameResources(host, width, height), render_settings({"emax": 8.0}))
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
     ref_hi, ref_lo, _ = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, settings, 8.0,

@@ -14,6 +14,7 @@ from addon.engine import compositing, footprint, pipeline, raster, registry
 from addon.engine.bokeh import BokehLayer
 from addon.engine.compositing import Camera, Compositor
 from addon.engine.footprint import Focus, Shutter
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import compositing as ref
 from addon.engine.reference import footprint as ref_footprint
 from addon.engine.reference import raster as ref_raster
@@ -64,10 +65,10 @@ def run(host, camera, pos_age, vel_life, emax=64.0, antialias=True, paired=True,
     s = effect_settings({"count": len(pos_age), **SETTINGS})
     system = ParticleSystem(host, s)
     system.write_state(pos_age, vel_life)
-    compositor = Compositor(host, camera.width, camera.height, render_settings({"emax": emax}), paired=paired)
+    compositor = Compositor(FrameResources(host, camera.width, camera.height), render_settings({"emax": emax}), paired=paired)
     compositor.antialias = antialias
     if depth is not None:
-        compositor.use_depth(depth)
+        compositor.resources.use_depth(depth)
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
     overflow = compositor.take_stats().overflow
@@ -197,7 +198,7 @@ def test_off_is_todays_splat(host, rng):
     s, hi, lo, _, frame = run(host, camera, pos_age, vel_life, antialias=False)
     ref_hi, ref_lo, _ = ref.splat(pos_age, vel_life, camera.view_proj, WIDTH, HEIGHT, s, 64.0, camera.pixels_per_unit)
     np.testing.assert_array_equal(frame, ref.resolve(ref_hi, ref_lo, 64.0))
-    compositor = Compositor(host, WIDTH, HEIGHT, render_settings({"emax": 8.0}))
+    compositor = Compositor(FrameResources(host, WIDTH, HEIGHT), render_settings({"emax": 8.0}))
     assert not compositor.uses_footprint(camera)
     assert raster.quads(camera) is raster.QUADS
 
@@ -223,7 +224,7 @@ def test_sprites_stretch_over_the_shutter(host, particle_type, blend_mode):
     system.write_state(np.array([[64.0, 32.0, 0.0, 0.5]], np.float32), np.array([[80.0, 0.0, 0.0, 1.0]], np.float32))
     frames = []
     for cam in (camera, blurred):
-        compositor = Compositor(host, WIDTH, HEIGHT, render_settings({"emax": 8.0}))
+        compositor = Compositor(FrameResources(host, WIDTH, HEIGHT), render_settings({"emax": 8.0}))
         pipeline.composite_into([system], compositor, cam, SpriteLayer(host, WIDTH, HEIGHT), [None])
         frames.append(compositor.read_frame())
     still, moving = ((f.max(axis=-1) > 1e-3).any(axis=0).sum() for f in frames)  # light or coverage
@@ -239,7 +240,7 @@ def quad_frame(host, camera, pos_age, velocity=(0.0, 0.0, 0.0), **values):
     system = ParticleSystem(host, s)
     vel_life = np.tile(np.array([[*velocity, 1.0]], np.float32), (len(pos_age), 1))
     system.write_state(pos_age, vel_life)
-    compositor = Compositor(host, camera.width, camera.height, render_settings({"emax": 64.0}))
+    compositor = Compositor(FrameResources(host, camera.width, camera.height), render_settings({"emax": 64.0}))
     compositor.add(system, camera)
     compositor.resolve()
     stretch = s.stretch if s.particle_type == "STRETCHED" else 0.0

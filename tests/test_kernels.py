@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from addon.engine import compositing, kernels, simulation
+from addon.engine.frame_resources import FrameResources
 from addon.engine.records import PARTICLE
 from addon.engine.reference import compositing as ref_compositing
 from addon.engine.reference import simulation as ref_simulation
@@ -81,7 +82,7 @@ def splat_case(host, rng, n, width, height, emax, hot_pixels=None):
     pos_age = np.concatenate([positions, np.full((n, 1), 0.5, np.float32)], axis=1)
     vel_life = np.zeros((n, 4), np.float32)
     PARTICLE.read_images(pos_age, vel_life)["life"][:] = 1.0
-    compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
+    compositor = compositing.Compositor(FrameResources(host, width, height), render_settings({"emax": emax}))
     compositor.splat_kernels = {"FULL": compositing.SPLAT}  # the naive splat: overflow counts per particle add
     return camera, system, compositor, pos_age, vel_life, s
 

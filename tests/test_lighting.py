@@ -10,6 +10,7 @@ import pytest
 
 from addon.engine import lighting, pipeline, sprites
 from addon.engine.compositing import Camera, Compositor
+from addon.engine.frame_resources import FrameResources
 from addon.engine.light_pass import light_particles
 from addon.engine.lighting import Light, SceneLights
 from addon.engine.reference import lighting as ref
@@ -56,8 +57,8 @@ def view_from(eye):
 
 
 def gpu_light(host, system, lights, eye):
-    compositor = Compositor(host, 4, 4, render_settings())
-    light_particles(host, system, lights, view_from(eye), compositor.look_texture(system))
+    compositor = Compositor(FrameResources(host, 4, 4), render_settings())
+    light_particles(host, system, lights, view_from(eye), compositor.resources.look_texture(system))
     return host.read(system.particle_light).reshape(-1, 4)[: system.count, :3]
 
 
@@ -119,9 +120,9 @@ def test_the_frame_draws_the_light_pass_radiance(host, mode):
               "albedo_end": (1.0, 1.0, 1.0)}
     system = lit_system(host, pos_age, vel_life, **values, lighting=mode)
     lights = SceneLights((Light("SUN", (1.0, 1.0, 1.0), math.pi, (0.0, 0.0, 0.0)),), (0.5, 0.5, 0.5))
-    compositor = Compositor(host, width, height, render_settings({"emax": 8.0}))
+    compositor = Compositor(FrameResources(host, width, height), render_settings({"emax": 8.0}))
     if mode != "EMISSION":
-        light_particles(host, system, lights, view_from((0.0, 0.0, 10.0)), compositor.look_texture(system))
+        light_particles(host, system, lights, view_from((0.0, 0.0, 10.0)), compositor.resources.look_texture(system))
     want = ref.drawn_radiance(system.settings, np.array([1.5, 1.5, 1.5]), np.array([0.2, 0.1, 0.0]))
     for particle_type, blend in (("POINT", "ADD"), ("POINT", "ALPHA"), ("SPRITE", "ADD")):
         system.settings = dataclasses.replace(system.settings, particle_type=particle_type, blend_mode=blend,

@@ -14,6 +14,7 @@ from conftest import OWN_PROCESS_FILES
 
 from addon.engine import compositing, glints, kernels, simulation
 from addon.engine.effectors import Collider
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import compositing as ref_compositing
 from addon.engine.reference import glints as ref_glints
 from addon.engine.reference import simulation as ref_simulation
@@ -67,7 +68,7 @@ def splat_against_reference(host, s, pos_age, vel_life, width, height, emax, ker
     camera = compositing.Camera.pixel_grid(width, height)
     system = simulation.ParticleSystem(host, s)
     system.write_state(pos_age, vel_life)
-    compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}))
+    compositor = compositing.Compositor(FrameResources(host, width, height), render_settings({"emax": emax}))
     compositor.splat_kernels = {"FULL": kernel}
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()
@@ -163,7 +164,7 @@ def test_full_frame_through_pipeline(mgl_host):
         advance([system], 1 / 24, [np.identity(4)], [np.identity(4)])
     view = compositing.camera_view((0.0, -6.0, 1.0), (0.0, 0.0, 0.6))
     camera = compositing.Camera(compositing.perspective(0.7, 16 / 9, 0.1, 100.0) @ view, 160, 90)
-    compositor = compositing.Compositor(mgl_host, 160, 90, render_settings({}))
+    compositor = compositing.Compositor(FrameResources(mgl_host, 160, 90), render_settings({}))
     frame = composite([system], compositor, camera)
     pos_age, vel_life = system.read_state()
     ref_pos_age, ref_vel_life = ref_simulation.run_steps(s, 24, 1 / 24, np.identity(4), np.identity(4))

@@ -9,6 +9,7 @@ import pytest
 
 from addon.engine.compositing import Camera, Compositor
 from addon.engine.footprint import Focus, Shutter
+from addon.engine.frame_resources import FrameResources
 from addon.engine.particle_depth import FAR, ParticleDepth, reach_kind
 from addon.engine.reference.particle_depth import nearest_depth
 from addon.engine.settings import effect_settings, render_settings
@@ -39,7 +40,7 @@ def depth_case(host, pos_age, vel_life, camera=None, view=None, **values):
     view = np.identity(4) if view is None else view  # identity: world = view, depth is -z
     layer = ParticleDepth(host, camera.width, camera.height)
     layer.clear()
-    layer.add(system, camera, view, Compositor(host, camera.width, camera.height, render_settings()).look_texture(system))
+    layer.add(system, camera, view, FrameResources(host, camera.width, camera.height).look_texture(system))
     expected = nearest_depth(pos_age, vel_life, camera.view_proj, -view[2], camera.width, camera.height, settings,
                              camera.pixels_per_unit, kind=reach_kind(settings), shutter=camera.shutter,
                              focus=camera.focus)
@@ -69,7 +70,7 @@ def test_lit_particles_mark_where_they_scatter_light(host, rng):
         system.particle_light = host.texture("particle_light", width, rows, "RGBA16F", padded.reshape(rows, width, 4))
         layer = ParticleDepth(host, W, H)
         layer.clear()
-        layer.add(system, camera, np.identity(4), Compositor(host, W, H, render_settings()).look_texture(system))
+        layer.add(system, camera, np.identity(4), FrameResources(host, W, H).look_texture(system))
         expected = nearest_depth(pos_age, vel_life, camera.view_proj, -np.identity(4)[2], W, H, settings,
                                  camera.pixels_per_unit, particle_light=padded[:n])
         np.testing.assert_array_equal(layer.read(), expected)
@@ -157,13 +158,13 @@ def lit_and_depth(host, camera, pos_age, vel_life, **values):
     settings = effect_settings({"count": len(pos_age), "emission_strength": 1.0, **values})
     system = ParticleSystem(host, settings)
     system.write_state(pos_age, vel_life)
-    compositor = Compositor(host, camera.width, camera.height, render_settings())
+    compositor = Compositor(FrameResources(host, camera.width, camera.height), render_settings())
     compositor.antialias = True
     compositor.add(system, camera)
     compositor.resolve()
     depth = ParticleDepth(host, camera.width, camera.height)
     depth.clear()
-    depth.add(system, camera, DEEP_VIEW, compositor.look_texture(system))
+    depth.add(system, camera, DEEP_VIEW, compositor.resources.look_texture(system))
     return compositor.read_frame(), depth.read()
 
 

@@ -4,6 +4,7 @@ import numpy as np
 
 from addon.engine import csg, pipeline
 from addon.engine.compositing import Camera, Compositor
+from addon.engine.frame_resources import FrameResources
 from addon.engine.look import LOOK_SIZE
 from addon.engine.reference import compositing as ref
 from addon.engine.settings import effect_settings, render_settings
@@ -39,7 +40,7 @@ def test_recording_from_plain_data_matches_the_reference(host, rng):
                                 effect_settings({"size": 1.0, "color_start": (1, 1, 1), "color_end": (0, 0, 1)}))
     data = pipeline.FrameData(1, (np.identity(4), np.identity(4)), (None, ramp),
                               pipeline.CloudFrame((csg.sphere((32, 24, 0), 5.0),), 0.5, 0.0, 0.0))
-    compositor = Compositor(host, WIDTH, HEIGHT, render_settings({"emax": EMAX}))
+    compositor = Compositor(FrameResources(host, WIDTH, HEIGHT), render_settings({"emax": EMAX}))
 
     warnings = pipeline.record_frame(systems, [EffectSort(system) for system in systems], data, camera,
                                      np.identity(4), pipeline.Targets(compositor), points)

@@ -1,7 +1,7 @@
 """Additive quads by tiles (addon/engine/quad_tiles.py): GPU vs the numpy reference, and vs the rasterized quads.
 
 The quads go through the product's path (``Compositor.add`` of an additive
-SPRITE or STRETCHED effect) and the layer they add into (``compositor.raster``)
+SPRITE or STRETCHED effect) and the layer they add into (``compositor.resources.raster``)
 is read back.  Against the reference (``reference.quad_tiles.accumulate`` of
 the footprints the GPU wrote): the same quads in the same order per pixel, a
 float32 sum against float64, held to 1e-5 of the largest sum its quads could
@@ -22,6 +22,7 @@ from addon.engine import quad_tiles, raster, registry
 from addon.engine.compositing import Camera, Compositor
 from addon.engine.depth import SceneDepth
 from addon.engine.footprint import Focus, Shutter
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import quad_tiles as ref
 from addon.engine.reference import raster as ref_raster
 from addon.engine.settings import effect_settings, render_settings
@@ -56,19 +57,19 @@ def draw(host, camera, pos_age, vel_life, values=(), rasterized=False, scene_dep
     s = effect_settings({"count": len(pos_age), **SETTINGS, **dict(values)})
     system = ParticleSystem(host, s)
     system.write_state(pos_age, vel_life)
-    compositor = Compositor(host, camera.width, camera.height, render_settings({"emax": 64.0}))
+    compositor = Compositor(FrameResources(host, camera.width, camera.height), render_settings({"emax": 64.0}))
     compositor.check_every = check_every
     if scene_depth is not None:
         depth = SceneDepth(host, camera.width, camera.height)
         depth.depth = host.texture("scene_depth", camera.width, camera.height, "DEPTH32F", scene_depth)
         depth.build_coarse()
-        compositor.use_depth(depth)
+        compositor.resources.use_depth(depth)
     if rasterized:
         compositor.quads = RasterQuads(host)
     if walk is not None:
         compositor.quads = quad_tiles.QuadLayer(host, camera.width, camera.height, check_every, walk)
     compositor.add(system, camera)
-    return compositor, host.read(compositor.raster), system
+    return compositor, host.read(compositor.resources.raster), system
 
 
 def reference(host, compositor, scene_depth=None):
@@ -83,7 +84,7 @@ def reference(host, compositor, scene_depth=None):
 def assert_reference(host, compositor, got, scene_depth=None):
     want, bound = reference(host, compositor, scene_depth)
     assert want[..., :3].max() > 0
-    rounding = HALF if compositor.raster.format == "RGBA16F" else 2.0**-22
+    rounding = HALF if compositor.resources.raster.format == "RGBA16F" else 2.0**-22
     tolerance = 1e-5 * bound + rounding * np.abs(want[..., :3]).max(axis=-1)
     excess = np.abs(got[..., :3] - want[..., :3]).max(axis=-1) - tolerance
     assert excess.max() <= 0, f"{np.count_nonzero(excess > 0)} pixels beyond the tolerance"
@@ -200,7 +201,7 @@ def test_lists_grow_at_a_check(host, rng):
     assert np.abs(first - want).max() > 0.01 * want.max(), "instances beyond the first lists are dropped"
     compositor.resolve()
     compositor.add(system, camera)
-    assert_reference(host, compositor, host.read(compositor.raster))
+    assert_reference(host, compositor, host.read(compositor.resources.raster))
 
 
 def test_kernels_registered():
@@ -228,7 +229,7 @@ def test_dense_faint_quads_keep_their_light(host, rng):
     compositor, got, system = draw(host, deep_camera(), pos_age, vel_life, values)
     full = host.texture("raster_full", WIDTH, HEIGHT, "RGBA32F")
     host.clear(full)
-    raster.draw(host, system, deep_camera(), full, None, compositor.look_texture(system))
+    raster.draw(host, system, deep_camera(), full, None, compositor.resources.look_texture(system))
     rasterized = host.read(full)
     assert np.abs(got - rasterized)[..., :3].max() <= 2 * HALF * rasterized.max()
     assert got[..., :3].sum() == pytest.approx(rasterized[..., :3].sum(), rel=1e-3)

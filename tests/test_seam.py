@@ -10,7 +10,7 @@ import re
 import numpy as np
 import pytest
 
-from addon.engine import records, registry, simulation, tables
+from addon.engine import records, registry, simulation, state, tables
 from addon.engine.kernels import Constant, Kernel
 from addon.engine.resources import resource_dir
 from addon.engine.settings import effect_settings
@@ -174,7 +174,7 @@ def reference_copies(source: str) -> list[str]:
 REFERENCE = SHADERS.parent / "addon" / "engine" / "reference"
 
 
-@pytest.mark.parametrize("path", sorted(REFERENCE.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(REFERENCE.rglob("*.py")), ids=lambda p: p.relative_to(REFERENCE).as_posix())
 def test_the_reference_names_table_numbers(path):
     assert reference_copies(path.read_text()) == []
 
@@ -388,7 +388,7 @@ def test_record_glsl_follows_what_a_kernel_binds():
 def test_a_particle_loads_from_both_state_images_as_images_or_samplers_in_either_layout():
     from addon.engine import raster
 
-    for layout in simulation.LAYOUTS:
+    for layout in state.LAYOUTS:
         simulate = simulation.SIMULATE_KERNELS[layout].body()
         assert "imageLoad(pos_age, index),\n    imageLoad(vel_life, index));" in simulate
         assert "imageStore(pos_age, index, vec4(r.position, r.age));" in simulate

@@ -11,6 +11,7 @@ from test_sprites_reference import BLEND_TOLERANCE, HEIGHT, WIDTH, assert_blend_
 
 from addon.engine.compositing import Camera, Compositor, camera_view, perspective
 from addon.engine.depth import SceneDepth
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import sprites as ref
 from addon.engine.reference.soft_particles import soft_fade
 from addon.engine.reference.tile_lists import tile_lists
@@ -60,13 +61,13 @@ def soft_scene(host):
 
 
 def blend(host, effects, camera, scene_depth, distance):
-    compositor = Compositor(host, camera.width, camera.height, render_settings({"soft_distance": distance}))
+    compositor = Compositor(FrameResources(host, camera.width, camera.height), render_settings({"soft_distance": distance}))
     depth = SceneDepth(host, camera.width, camera.height)
     depth.depth = host.texture("scene_depth", camera.width, camera.height, "DEPTH32F", scene_depth)
     depth.build_coarse()
-    compositor.use_depth(depth)
+    compositor.resources.use_depth(depth)
     layer = SpriteLayer(host, camera.width, camera.height)
-    layer.draw([system for system, _, _ in effects], compositor, camera)
+    layer.draw([system for system, _, _ in effects], compositor.resources, camera, soft_distance=distance)
     return layer.read()
 
 
@@ -92,7 +93,7 @@ def test_sprites_fade_into_the_scene_as_the_reference(host):
 def test_off_is_the_hard_depth_test_exactly(host):
     """soft_distance 0 draws with the same kernel as before: the layer is the hard-edged one bit for bit."""
     camera, effects, scene_depth = soft_scene(host)
-    compositor = Compositor(host, WIDTH, HEIGHT, render_settings())
+    compositor = Compositor(FrameResources(host, WIDTH, HEIGHT), render_settings())
     assert compositor.render.soft_distance == 0.0
     got = blend(host, effects, camera, scene_depth, 0.0)
     want, bound = reference_blend(effects, camera, scene_depth, 0.0)

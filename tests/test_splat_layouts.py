@@ -11,6 +11,7 @@ from test_compositor import random_depth
 from test_kernels import splat_case
 
 from addon.engine import compositing, depth
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import compositing as ref
 from addon.engine.settings import effect_settings, render_settings
 
@@ -21,7 +22,7 @@ COMBINATIONS = [(name, paired) for name in KERNELS for paired in (False, True)]
 
 def layout_case(host, rng, n, width, height, emax, name, paired, hot_pixels=None):
     camera, system, _, pos_age, vel_life, s = splat_case(host, rng, n, width, height, emax, hot_pixels)
-    compositor = compositing.Compositor(host, width, height, render_settings({"emax": emax}), paired=paired)
+    compositor = compositing.Compositor(FrameResources(host, width, height), render_settings({"emax": emax}), paired=paired)
     compositor.splat_kernels = {"FULL": KERNELS[name]}
     return camera, system, compositor, pos_age, vel_life, s
 
@@ -78,7 +79,7 @@ def test_paired_with_scene_depth(host, rng, name):
     target = depth.SceneDepth(host, width, height)
     target.depth = host.texture("scene_depth", width, height, "DEPTH32F", scene_depth)
     target.build_coarse()
-    compositor.use_depth(target)
+    compositor.resources.use_depth(target)
     ref_hi, _ = check_against_reference(compositor, system, camera, pos_age, vel_life, s, 64.0, name,
                                         scene_depth=scene_depth)
     assert not ref_hi[:16, :16].any()

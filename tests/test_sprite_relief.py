@@ -12,6 +12,7 @@ from test_sprite_textures import SIZE, draw_alpha, sheet_image, smooth_sheet, te
 
 from addon.engine import compositing
 from addon.engine.compositing import camera_view
+from addon.engine.frame_resources import FrameResources
 from addon.engine.light_pass import light_particles
 from addon.engine.lighting import Light, SceneLights
 from addon.engine.reference import lighting as ref_lighting
@@ -76,8 +77,7 @@ def test_the_light_pass_writes_where_the_light_comes_from(host, rng):
     system.write_state(pos_age, vel_life)
     lights = SceneLights(LIGHTS, (0.05, 0.04, 0.03))
     view = camera_view((3.0, -4.0, 2.0), (0.0, 0.0, 0.0))
-    light_particles(host, system, lights, view, compositing.Compositor(host, 4, 4, render_settings())
-                    .look_texture(system))
+    light_particles(host, system, lights, view, FrameResources(host, 4, 4).look_texture(system))
     got = host.read(system.particle_light_direction).reshape(-1, 4)[:system.count]
     want = ref_lighting.light_direction(settings, lights, view, pos_age, vel_life)
     np.testing.assert_allclose(got[:, :2], want, atol=4 * HALF)
@@ -109,8 +109,8 @@ def lit_sprite(host, pixels, lights=FROM_THE_RIGHT, angle=0.0, age=0.5, **values
     values = {"lighting": "LIT", "albedo": WHITE, "albedo_end": WHITE, "sprite_image": "relief", "rotation": angle,
               **values}
     system = textured(host, [(16.0, 16.0, 0.0, age)], **values)
-    compositor = compositing.Compositor(host, SIZE, SIZE, render_settings())
-    light_particles(host, system, lights, np.eye(4), compositor.look_texture(system))
+    compositor = compositing.Compositor(FrameResources(host, SIZE, SIZE), render_settings())
+    light_particles(host, system, lights, np.eye(4), compositor.resources.look_texture(system))
     radiance = host.read(system.particle_light).reshape(-1, 4)[0, :3]
     direction = host.read(system.particle_light_direction).reshape(-1, 4)[0, :2] if has_relief(system.settings) \
         else np.zeros(2)
@@ -186,8 +186,8 @@ def test_additive_quads_are_shaded_as_alpha_sprites(host):
         system = textured(host, [(16.0, 16.0, 0.0, 0.5)], blend_mode="ADD", lighting="LIT", albedo=WHITE,
                           albedo_end=WHITE, sprite_image="relief_flat", sprite_normals="relief_normals",
                           sprite_relief=relief, rotation=angle)
-        target = compositing.Compositor(host, SIZE, SIZE, render_settings())
-        light_particles(host, system, FROM_THE_RIGHT, np.eye(4), target.look_texture(system))
+        target = compositing.Compositor(FrameResources(host, SIZE, SIZE), render_settings())
+        light_particles(host, system, FROM_THE_RIGHT, np.eye(4), target.resources.look_texture(system))
         target.add(system, compositing.Camera.pixel_grid(SIZE, SIZE))
         target.resolve()
         return target.read_frame()[16, 16, :3]
@@ -205,9 +205,9 @@ def test_a_sprite_without_relief_beside_one_with_it_draws_as_alone(host):
     values = {"lighting": "LIT", "sprite_image": "shared_relief"}
     plain = textured(host, [(8.0, 8.0, 0.0, 0.5)], **values)
     shaded = textured(host, [(24.0, 24.0, 0.0, 0.5)], sprite_relief=2.0, **values)
-    compositor = compositing.Compositor(host, SIZE, SIZE, render_settings())
+    compositor = compositing.Compositor(FrameResources(host, SIZE, SIZE), render_settings())
     for system in (plain, shaded):
-        light_particles(host, system, FROM_THE_RIGHT, np.eye(4), compositor.look_texture(system))
+        light_particles(host, system, FROM_THE_RIGHT, np.eye(4), compositor.resources.look_texture(system))
     alone = draw_alpha(host, [plain]).read()
     both = draw_alpha(host, [plain, shaded]).read()
     np.testing.assert_array_equal(both[:14, :14], alone[:14, :14])

@@ -11,6 +11,7 @@ import pytest
 
 from addon.engine import compositing, simulation
 from addon.engine.footprint import Shutter
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import sprite_sheets as ref
 from addon.engine.settings import SettingsError, effect_settings, render_settings
 from addon.engine.sprite_sheets import SheetImage, SpriteSheets, check_images, sheet_reach
@@ -58,8 +59,7 @@ def textured(host, pos_age, vel_life=None, blend_mode="ALPHA", **values):
 
 def draw_alpha(host, systems, size=SIZE):
     layer = SpriteLayer(host, size, size)
-    target = compositing.Compositor(host, size, size, render_settings())
-    layer.draw(systems, target, compositing.Camera.pixel_grid(size, size))
+    layer.draw(systems, FrameResources(host, size, size), compositing.Camera.pixel_grid(size, size))
     return layer
 
 
@@ -184,7 +184,7 @@ def test_additive_quads_draw_the_texture(host, rng):
     sheet[:, :4, 3] = 0.0  # the left half transparent
     sheet_image("additive", sheet)
     system = textured(host, [(16.0, 16.0, 0.0, 0.5)], blend_mode="ADD", sprite_image="additive")
-    target = compositing.Compositor(host, SIZE, SIZE, render_settings())
+    target = compositing.Compositor(FrameResources(host, SIZE, SIZE), render_settings())
     target.add(system, compositing.Camera.pixel_grid(SIZE, SIZE))
     target.resolve()
     frame = target.read_frame()
@@ -201,14 +201,14 @@ def test_textured_sprites_streak_under_motion_blur(host, rng):
     for blend_mode in ("ADD", "ALPHA"):
         system = textured(host, [(16.0, 16.0, 0.0, 0.5)], vel_life, blend_mode=blend_mode, sprite_image="streaked",
                           size=2.0)
-        target = compositing.Compositor(host, SIZE, SIZE, render_settings())
+        target = compositing.Compositor(FrameResources(host, SIZE, SIZE), render_settings())
         if blend_mode == "ADD":
             target.add(system, camera)
             target.resolve()
             drawn = target.read_frame()
         else:
             layer = SpriteLayer(host, SIZE, SIZE)
-            layer.draw([system], target, camera, shutter=1.0)
+            layer.draw([system], target.resources, camera, shutter=1.0)
             drawn = layer.read()
         row = drawn[16, :, 3 if blend_mode == "ALPHA" else 0]
         assert np.isfinite(drawn).all() and (row > 0).sum() >= 16, blend_mode
@@ -351,25 +351,25 @@ class HugeImages:
 def test_a_16k_image_is_refused_before_it_is_read(host):
     system = textured(host, [(16.0, 16.0, 0.0, 0.5)], sprite_image="huge")
     layer = SpriteLayer(host, SIZE, SIZE)
-    target = compositing.Compositor(HugeImages(host), SIZE, SIZE, render_settings())
+    target = compositing.Compositor(FrameResources(HugeImages(host), SIZE, SIZE), render_settings())
     with pytest.raises(SettingsError, match="16384x16384 pixels; sprite sheets may be at most 8192 a side"):
-        layer.draw([system], target, compositing.Camera.pixel_grid(SIZE, SIZE))
+        layer.draw([system], target.resources, compositing.Camera.pixel_grid(SIZE, SIZE))
 
 
 def test_an_image_removed_while_used_is_named_and_the_layer_still_draws(host, rng):
     sheet_image("removed", smooth_sheet(rng, 1, 1))
     system = textured(host, [(16.0, 16.0, 0.0, 0.5)], sprite_image="removed")
     layer = SpriteLayer(host, SIZE, SIZE)
-    target = compositing.Compositor(host, SIZE, SIZE, render_settings())
+    target = compositing.Compositor(FrameResources(host, SIZE, SIZE), render_settings())
     camera = compositing.Camera.pixel_grid(SIZE, SIZE)
-    layer.draw([system], target, camera)
+    layer.draw([system], target.resources, camera)
     drawn = layer.read()
     bpy.data.images.remove(bpy.data.images["removed"])
     with pytest.raises(SettingsError, match="'removed': no image of that name"):
-        layer.draw([system], target, camera)
+        layer.draw([system], target.resources, camera)
     assert system.settings.sprite_image == "removed"  # the setting is kept: bring the image back and it draws
     sheet_image("removed", smooth_sheet(np.random.default_rng(0), 1, 1))
-    layer.draw([system], target, camera)
+    layer.draw([system], target.resources, camera)
     assert layer.read()[..., 3].max() > 0 and drawn[..., 3].max() > 0
 
 

@@ -26,6 +26,7 @@ import pytest
 from addon.engine.compositing import Camera, Compositor, perspective
 from addon.engine.depth import SceneDepth
 from addon.engine.footprint import Focus
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import sprites as ref
 from addon.engine.reference.tile_lists import tile_lists
 from addon.engine.settings import effect_settings, render_settings
@@ -78,14 +79,14 @@ def velocities(rng, n):
 
 
 def draw(host, effects, camera, shutter=0.0, scene_depth=None, walk="BLOCKS"):
-    compositor = Compositor(host, camera.width, camera.height, render_settings())
+    compositor = Compositor(FrameResources(host, camera.width, camera.height), render_settings())
     if scene_depth is not None:
         depth = SceneDepth(host, camera.width, camera.height)
         depth.depth = host.texture("scene_depth", camera.width, camera.height, "DEPTH32F", scene_depth)
         depth.build_coarse()
-        compositor.use_depth(depth)
+        compositor.resources.use_depth(depth)
     layer = SpriteLayer(host, camera.width, camera.height, walk=walk)
-    layer.draw([system for system, _, _ in effects], compositor, camera, shutter=shutter)
+    layer.draw([system for system, _, _ in effects], compositor.resources, camera, shutter=shutter)
     return layer
 
 
@@ -252,7 +253,7 @@ def test_alpha_over_matches_the_reference(host, rng):
     one rounding less)."""
     effects = [effect(host, scene(rng))]
     layer = draw(host, effects, pixel_grid())
-    light, lit = (Compositor(host, WIDTH, HEIGHT, render_settings()) for _ in range(2))
+    light, lit = (Compositor(FrameResources(host, WIDTH, HEIGHT), render_settings()) for _ in range(2))
     for target in (light, lit):
         target.add(effects[0][0], pixel_grid())  # the same particles splatted under their sprites
     light.resolve()

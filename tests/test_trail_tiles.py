@@ -1,7 +1,7 @@
 """Additive trails by tiles (addon/engine/trail_tiles.py): GPU vs the numpy reference per pixel.
 
 The trails go through the product's path (``Compositor.add_trails``, render
-setting trail_draw SPLAT) and the layer they add into (``compositor.raster``,
+setting trail_draw SPLAT) and the layer they add into (``compositor.resources.raster``,
 half floats) is read back.  Against ``reference.trails.tiled_segments`` of the
 reference's segments (``ribbon_segments``, float64 from the state and the
 rings): the same coverage and colors, within the layer's half-float rounding
@@ -20,6 +20,7 @@ from addon.engine import registry, trail_tiles
 from addon.engine.compositing import Camera, Compositor, camera_view, perspective
 from addon.engine.depth import SceneDepth
 from addon.engine.footprint import Shutter
+from addon.engine.frame_resources import FrameResources
 from addon.engine.reference import tile_lists as ref_lists
 from addon.engine.reference import trails as ref
 from addon.engine.settings import effect_settings, render_settings
@@ -56,13 +57,13 @@ def draw(host, system, camera, scene_depth=None, check_every=1, walk=trail_tiles
          slices=trail_tiles.TRAIL_SLICES):
     """(compositor, layer) after adding ``system``'s trails by tiles, walked by ``walk`` (tile_lists.WALKS), a long
     list split over ``slices`` workgroups."""
-    compositor = Compositor(host, camera.width, camera.height, render_settings({"emax": 16.0}))
+    compositor = Compositor(FrameResources(host, camera.width, camera.height), render_settings({"emax": 16.0}))
     compositor.check_every = check_every
     compositor.trails = trail_tiles.TrailLayer(host, camera.width, camera.height, check_every, walk, slices)
     if scene_depth is not None:
-        compositor.use_depth(scene_depth_of(host, scene_depth))
+        compositor.resources.use_depth(scene_depth_of(host, scene_depth))
     compositor.add_trails(system, camera)
-    return compositor, host.read(compositor.raster)
+    return compositor, host.read(compositor.resources.raster)
 
 
 def scene_depth_of(host, window_depths) -> SceneDepth:
@@ -192,7 +193,7 @@ def test_lists_grow_at_a_check(host):
     assert np.abs(first - exact).max() > 0.01 * exact.max(), "instances beyond the first lists are dropped"
     compositor.resolve()
     compositor.add_trails(system, camera)
-    np.testing.assert_array_equal(host.read(compositor.raster), exact)
+    np.testing.assert_array_equal(host.read(compositor.resources.raster), exact)
     assert host.read(kept.lists.binning.counts).max() > TILE_CHUNK, "a tile's list longer than a chunk"
 
 

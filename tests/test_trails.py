@@ -8,6 +8,7 @@ from test_sim_cache import cli
 from addon.engine import ribbons, trails
 from addon.engine.compositing import Camera, Compositor, camera_view, perspective
 from addon.engine.footprint import Shutter
+from addon.engine.frame_resources import FrameResources
 from addon.engine.particle_depth import FAR, ParticleDepth, reach_kind, view_depth_row
 from addon.engine.reference import trails as ref
 from addon.engine.reference.particle_depth import mark_trails, nearest_depth
@@ -149,15 +150,15 @@ def one_trail_scene(host, path=BENT_PATH, **overrides):
     width, height = 96, 64
     view_proj = perspective(0.8, width / height, 0.1, 10.0) @ camera_view(CAMERA_AT, CAMERA_AIM)
     camera = Camera(view_proj, width, height)
-    compositor = Compositor(host, width, height, render_settings({"emax": 16.0}))
+    compositor = Compositor(FrameResources(host, width, height), render_settings({"emax": 16.0}))
     return system, camera, compositor
 
 
 def drawn(host, system, camera, compositor, how: str) -> np.ndarray:
     """The trail alone, drawn by ``how`` (render setting trail_draw), as (height, width, 3) float."""
     if how == "RIBBONS":
-        ribbons.draw_ribbons(host, system, camera, compositor.raster, None, compositor.look_texture(system))
-        return host.read(compositor.raster)[..., :3].astype(np.float64)
+        ribbons.draw_ribbons(host, system, camera, compositor.resources.raster, None, compositor.resources.look_texture(system))
+        return host.read(compositor.resources.raster)[..., :3].astype(np.float64)
     compositor.add_trails(system, camera)
     compositor.resolve()
     return compositor.read_frame()[..., :3].astype(np.float64)
@@ -203,7 +204,7 @@ def test_trails_mark_the_particle_depth_so_geometry_hides_them(host, blend_mode)
     view = camera_view(CAMERA_AT, CAMERA_AIM)
     layer = ParticleDepth(host, camera.width, camera.height)
     layer.clear()
-    layer.add(system, camera, view, compositor.look_texture(system))
+    layer.add(system, camera, view, compositor.resources.look_texture(system))
     depth = layer.read()
     pos_age, vel_life = system.read_state()
     expected = nearest_depth(pos_age, vel_life, camera.view_proj, view_depth_row(view), camera.width, camera.height,
@@ -238,7 +239,7 @@ def test_alpha_trails_are_segments_of_the_sprite_list(host):
     system, camera, compositor = one_trail_scene(host, blend_mode="ALPHA", opacity=0.8)
     layer = SpriteLayer(host, 96, 64)
     compositor.resolve()
-    layer.draw([system], compositor, camera)
+    layer.draw([system], compositor.resources, camera)
     shapes, streaks = (host.read(t).reshape(-1, 4) for t in (layer.list.shapes, layer.list.streaks))
     pos_age, vel_life = system.read_state()
     segments = ref.ribbon_segments(system.settings, rings_of(system), pos_age, vel_life, camera.view_proj,
@@ -261,7 +262,7 @@ def test_alpha_trails_beside_textured_sprites_draw_as_alone(host):
     system, camera, compositor = one_trail_scene(host, blend_mode="ALPHA", opacity=0.8)
     compositor.resolve()
     alone = SpriteLayer(host, 96, 64)
-    alone.draw([system], compositor, camera)
+    alone.draw([system], compositor.resources, camera)
     sheet_image("trail_neighbour", np.ones((8, 8, 4), np.float32))
 
     def puffs(count, at):
@@ -271,9 +272,9 @@ def test_alpha_trails_beside_textured_sprites_draw_as_alone(host):
         return puff
 
     layer = SpriteLayer(host, 96, 64)
-    layer.draw([puffs(32, (0.6, 0.0, 0.0))], compositor, camera)  # textured poses at entries 0-31
+    layer.draw([puffs(32, (0.6, 0.0, 0.0))], compositor.resources, camera)  # textured poses at entries 0-31
     behind = 2 * np.asarray(CAMERA_AT) - np.asarray(CAMERA_AIM)  # makes the frame textured, draws nothing
-    layer.draw([system, puffs(1, behind)], compositor, camera)
+    layer.draw([system, puffs(1, behind)], compositor.resources, camera)
     np.testing.assert_array_equal(layer.read(), alone.read())
 
 

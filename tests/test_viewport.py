@@ -422,7 +422,7 @@ def drawn_over_grey(scene, overlay):
             viewport.draw_view(scene, view_proj, scene_view(scene), W, H)
         pixels = np.array(framebuffer.read_color(0, 0, W, H, 4, 0, "FLOAT").to_list(), np.float32).reshape(H, W, 4)
     offscreen.free()
-    return pixels, overlay.host.read(overlay.targets[(W, H)].compositor.frame)
+    return pixels, overlay.host.read(overlay.targets[(W, H)].compositor.resources.frame)
 
 
 def test_alpha_sprites_cover_the_view_premultiplied(scene, overlay):

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import raster, ribbons, tables
 from .bokeh import BokehLayer
-from .depth import TILE, SceneDepth
+from .depth import TILE
 from .footprint import (
     FOOTPRINT_KINDS,
     SPLAT_MAX_RADIUS,
@@ -23,6 +23,7 @@ from .footprint import (
     footprint_constants,
     footprint_kernel,
 )
+from .frame_resources import FrameResources
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .lighting import look_textures, look_variant
 from .look import (
@@ -30,15 +31,13 @@ from .look import (
     COLOR_START,
     LOOK_RANDOM,
     LOOK_SEED,
-    LOOK_SIZE,
-    look_table,
     particle_values,
 )
 from .quad_tiles import QuadLayer, is_tiled
 from .records import FRAME_STATS
 from .settings import RENDER_FIELDS, RenderSettings, SettingsError
-from .simulation import LAYOUTS, ParticleSystem
-from .sprite_sheets import SpriteSheets
+from .simulation import ParticleSystem
+from .state import LAYOUTS
 from .trail_tiles import TrailLayer
 
 # Integer range of each packed channel: R and B have 21 bits, G has 22.
@@ -183,7 +182,6 @@ def resolve_kernel(peak: bool = False, paired: bool = False, sprites_over: bool 
     return kernel
 
 _EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
-MAX_LOOK_TEXTURES = 16  # look tables kept on the GPU per compositor (one per effect and ramp)
 
 
 @dataclass(frozen=True)
@@ -276,13 +274,14 @@ def next_emax(emax: float, stats: FrameStats, headroom: float) -> float:
 
 
 class Compositor:
-    """The atomic splat target: the R32UI accumulation (one paired image or two, accum.glsl) and a float frame."""
+    """The Add layer: the atomic splat into the R32UI accumulation (one paired image or two, accum.glsl), the
+    quads, trails and bokeh into the frame's rasterized layer, resolved into the frame (``resources``)."""
 
-    def __init__(self, host, width: int, height: int, render: RenderSettings, paired: bool = PAIRED):
-        if not (1 <= width <= host.max_texture_size and 1 <= height <= host.max_texture_size):
-            raise SettingsError(f"resolution {width}x{height} is beyond this GPU's texture limit of {host.max_texture_size}")
+    def __init__(self, resources: FrameResources, render: RenderSettings, paired: bool = PAIRED):
         if not render.emax > 0:
             raise SettingsError(f"emax must be positive, not {render.emax}")
+        host, width, height = resources.host, resources.width, resources.height
+        self.resources = resources
         self.host = host
         self.width, self.height = width, height
         self.render = render
@@ -300,10 +299,7 @@ class Compositor:
             self.accum_hi = host.texture("accum_hi", width, height, "R32UI")
             self.accum_lo = host.texture("accum_lo", width, height, "R32UI")
             self.accum_textures = {"accum_hi": self.accum_hi, "accum_lo": self.accum_lo}
-        self.frame = host.texture("frame", width, height, "RGBA32F")
-        self.raster = host.texture("raster", width, height, "RGBA16F")
         self.stats = host.texture("stats", 2, 1, "R32UI")
-        self.depth: SceneDepth | None = None
         # Splat kernel per state layout: aggregated (the product), or SPLAT_KERNELS, the naive one.
         self.splat_kernels = SPLAT_AGGREGATE_KERNELS
         # Points into the 2x2 pixels around them (footprint.py) rather than one; the bake turns it on.
@@ -312,43 +308,36 @@ class Compositor:
         self.quads: QuadLayer | None = None  # made at the first untextured quad effect (quad_tiles.py)
         self.trails: TrailLayer | None = None  # made at the first Add effect's trails (trail_tiles.py)
         self.check_every = 1  # draws between read-backs of the tile lists' instance totals (the viewport's: rare)
-        self._rasterized = False
-        self._looks = {}  # (settings, ramp bytes) -> look texture
-        self._sheets: SpriteSheets | None = None
-
-    def use_depth(self, depth: SceneDepth | None) -> None:
-        """Test particles against this scene depth from now on (its coarse range must be built)."""
-        if depth is not None and (depth.width, depth.height) != (self.width, self.height):
-            raise ValueError(f"depth {depth.width}x{depth.height} does not match the target {self.width}x{self.height}")
-        self.depth = depth
 
     def add(self, system: ParticleSystem, camera: Camera) -> None:
         """Composite one effect: points by the atomic splat (or GL_POINTS), quads by tiles (quad_tiles.py),
         textured ones rasterized; then its trails (add_trails)."""
+        resources = self.resources
         if system.settings.particle_type == "POINT" and self.render.point_mode == "ATOMIC":
             self.splat(system, camera)
         elif is_tiled(system.settings):
             if self.quads is None:
                 self.quads = QuadLayer(self.host, self.width, self.height, self.check_every)
-            self.quads.draw(system, camera, self._raster_target(camera), self.depth.depth if self.depth else None,
-                            self.look_texture(system))
+            self.quads.draw(system, camera, resources.raster_target(camera), resources.depth_image,
+                            resources.look_texture(system))
         else:
-            raster.draw(self.host, system, camera, self._raster_target(camera),
-                        self.depth.depth if self.depth else None, self.look_texture(system), self.sheets)
+            raster.draw(self.host, system, camera, resources.raster_target(camera), resources.depth_image,
+                        resources.look_texture(system), resources.sheets)
         if system.trails is not None:
             self.add_trails(system, camera)
 
     def add_trails(self, system: ParticleSystem, camera: Camera) -> None:
         """Add the effect's trails into the rasterized layer: by tiles (trail_tiles.py), or as rasterized
         ribbons (render setting trail_draw)."""
-        depth = self.depth.depth if self.depth else None
+        resources = self.resources
         if self.render.trail_draw == "SPLAT":
             if self.trails is None:
                 self.trails = TrailLayer(self.host, self.width, self.height, self.check_every)
-            self.trails.draw(system, camera, self._raster_target(camera), depth, self.look_texture(system))
+            self.trails.draw(system, camera, resources.raster_target(camera), resources.depth_image,
+                             resources.look_texture(system))
         else:
-            ribbons.draw_ribbons(self.host, system, camera, self._raster_target(camera), depth,
-                                 self.look_texture(system))
+            ribbons.draw_ribbons(self.host, system, camera, resources.raster_target(camera), resources.depth_image,
+                                 resources.look_texture(system))
 
     def uses_footprint(self, camera: Camera) -> bool:
         """Points splat with a footprint (2x2, streak, disc) rather than into one pixel."""
@@ -363,20 +352,21 @@ class Compositor:
         (bokeh.py), unless none in view can be that wide (the pass would visit
         every particle for nothing).
         """
+        resources = self.resources
         q = quantize_scale(self.emax)
-        look = self.look_texture(system)
+        look = resources.look_texture(system)
         layout = system.layout.name
         footprint = self.uses_footprint(camera)
         if footprint:
             base = FOOTPRINT_KERNELS[(layout, camera.shutter is not None, camera.focus is not None)]
         else:
             base = self.splat_kernels[layout]
-        kernel = look_variant(splat_variant(base, depth=self.depth is not None, paired=self.paired), system.settings)
+        kernel = look_variant(splat_variant(base, depth=resources.depth is not None, paired=self.paired), system.settings)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
             kernel, (groups_x, -(-rows // per_thread(kernel)), 1),
             {**system.textures, **self.accum_textures, "stats": self.stats,
-             "look": look, **(self.depth.textures if self.depth else {}), **look_textures(system)},
+             "look": look, **(resources.depth.textures if resources.depth else {}), **look_textures(system)},
             {
                 **(footprint_constants(camera) if footprint else {}),
                 "count": system.count,
@@ -390,57 +380,22 @@ class Compositor:
         if camera.focus is not None and camera.focus.widest_px(camera.view_proj) > 0.999 * SPLAT_MAX_RADIUS:
             if self.bokeh is None:
                 self.bokeh = BokehLayer(self.host, self.width, self.height, self.check_every)
-            self.bokeh.draw(system, camera, self._raster_target(camera), self.depth.depth if self.depth else None,
-                            look)
-
-    def _raster_target(self, camera: Camera):
-        """The rasterized layer, cleared before the frame's first draw into it.
-
-        Half floats, or full floats in frames with depth of field: a bokeh disc
-        (an image the bokeh pass reads and writes: RGBA32F) spreads a particle thinly over many pixels, and half floats would round
-        most of those small adds away where discs pile up.
-        """
-        if not self._rasterized:
-            wanted = "RGBA32F" if camera.focus is not None else "RGBA16F"
-            if self.raster.format != wanted:
-                self.raster = self.host.texture("raster", self.width, self.height, wanted)
-            self.host.clear(self.raster)
-            self._rasterized = True
-        return self.raster
-
-    @property
-    def sheets(self) -> SpriteSheets:
-        """The sprite images effects name, on the GPU (sprite_sheets.py), made at the first use."""
-        if self._sheets is None:
-            self._sheets = SpriteSheets(self.host)
-        return self._sheets
-
-    def look_texture(self, system):
-        """The effect's look table as a texture (look.py), made again only when what it follows from changes:
-        the settings and the ramp (looked up on every draw, the table not worked out each time)."""
-        ramp = system.ramp
-        key = (system.settings, None if ramp is None else np.asarray(ramp, np.float32).tobytes())
-        texture = self._looks.pop(key, None)
-        if texture is None:
-            texture = self.host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(system.settings, ramp))
-        self._looks[key] = texture  # most recently used last
-        while len(self._looks) > MAX_LOOK_TEXTURES:
-            self._looks.pop(next(iter(self._looks)))
-        return texture
+            self.bokeh.draw(system, camera, resources.raster_target(camera), resources.depth_image, look)
 
     def resolve(self, sprites=None) -> None:
-        """Float RGBA of the splat plus what was rasterized, and ``sprites`` (the alpha-blended layer, premultiplied)
-        over it when given; clears the accumulation."""
+        """The frame's float RGBA: the splat plus what was rasterized, and ``sprites`` (the alpha-blended layer,
+        premultiplied) over it when given; clears the accumulation."""
+        resources = self.resources
         kernel = resolve_kernel(peak=self.render.emax_mode == "AUTO", paired=self.paired,
                                 sprites_over=sprites is not None)
         self.host.dispatch(
             kernel, RESOLVE.groups_for(self.width, self.height),
-            {**self.accum_textures, "frame": self.frame, "stats": self.stats, "raster": self.raster,
+            {**self.accum_textures, "frame": resources.frame, "stats": self.stats, "raster": resources.raster,
              **({"sprites": sprites} if sprites is not None else {})},
             {"target_size": (self.width, self.height), "dequantize": (*dequantize_scale(self.emax), 0.0),
-             "has_raster": int(self._rasterized)},
+             "has_raster": int(resources.rasterized)},
         )
-        self._rasterized = False
+        resources.rasterized = False
 
     def read_accum(self) -> tuple[np.ndarray, np.ndarray]:
         """The accumulation words (hi, lo), each height x width, whichever the layout."""
@@ -451,7 +406,7 @@ class Compositor:
         return self.host.read(self.accum_hi), self.host.read(self.accum_lo)
 
     def read_frame(self) -> np.ndarray:
-        return self.host.read(self.frame)
+        return self.host.read(self.resources.frame)
 
     def discard_stats(self) -> None:
         """Reset the overflow and peak counters unread (no GPU wait: nobody looks at this frame's)."""

@@ -23,7 +23,7 @@ from .kernels import Constant, Image, Kernel
 from .records import CSG_PRIMITIVE
 from .scan import Scan
 from .settings import SettingsError
-from .simulation import LAYOUTS
+from .state import LAYOUTS
 from .tables import CSG_MODES, CSG_SHAPES, SIZES
 
 MAX_PRIMITIVES = 1024  # each new sample loops over the primitives before it

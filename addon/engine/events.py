@@ -32,7 +32,8 @@ from .kernels import Constant, Image, Kernel, Sampler
 from .look import LOOK_SIZE, PARTICLE_STATE, look_table
 from .scan import Scan
 from .settings import EffectSettings
-from .simulation import LAYOUTS, ParticleSystem, event_images
+from .simulation import ParticleSystem, event_images
+from .state import LAYOUTS
 from .tables import EMITTER_SHAPES, SPAWN_EVENTS
 
 MAX_RATE_EVENTS = 16  # rate events one parent particle gives in one substep, at most

@@ -111,14 +111,14 @@ def _without(name: str, values: dict) -> dict:
     return {key: value for key, value in values.items() if key != name}
 
 
-def light_effects(systems, lights: SceneLights, view, compositor, shadows=None, occluders=None) -> None:
+def light_effects(systems, lights: SceneLights, view, resources, shadows=None, occluders=None) -> None:
     """The light pass of every lit system of a frame seen through ``view`` (world to view): the shadow volume
     through all of them first (``shadows``: a ShadowVolume, None: unshadowed; ``occluders``: the scene's shadow
-    maps for it), then each one's light."""
-    lit = [(system, compositor.look_texture(system)) for system in systems if is_lit(system.settings)]
+    maps for it), then each one's light; ``resources``: the frame's FrameResources (look textures)."""
+    lit = [(system, resources.look_texture(system)) for system in systems if is_lit(system.settings)]
     if not lit:
         return
     if shadows is not None:
         shadows.build(lit, lights.lights, occluders)
     for system, look in lit:
-        light_particles(compositor.host, system, lights, view, look, shadows)
+        light_particles(resources.host, system, lights, view, look, shadows)

@@ -28,9 +28,9 @@ from .footprint import FOCUS, SHUTTER_CONSTANTS, footprint_constants, motion_var
 from .kernels import Constant, Image, Kernel
 from .lighting import look_textures, look_variant
 from .look import LOOK_TABLE, PARTICLE_STATE, particle_values
-from .simulation import LAYOUTS
 from .sorting import linear_groups
 from .sprite_sheets import is_textured
+from .state import LAYOUTS
 from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_kernel
 
 # Depth where no particle is: beyond Blender's own "nothing hit" depth (1e10).  2^34's bit pattern is

@@ -8,12 +8,16 @@ Reads like the algorithm::
     depth.build_coarse()                    # coarse_depth, after the mesh pre-pass (depth.py)
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
     cloud.update(primitives)                # the CSG cloud follows its primitives (csg.py)
-    light_effects(lit, lights, view)        # shadow volume, then the light pass per lit effect (light_pass.py)
+    light_effects(lit, lights, view, res)   # shadow volume, then the light pass per lit effect (light_pass.py)
     compositor.add(system, camera)          # splat, quads by tiles or raster, per Add effect (compositing.py)
-    sprites.draw(alpha_systems, ...)        # Alpha effects, binned into tiles, nearest first (sprites.py)
-    compositor.resolve(sprites.target)      # resolve and clear, the sprites over it (compositing.py)
-    glints.apply(compositor.frame)          # bright points -> star sprites, added (glints.py)
+    sprites.draw(alpha_systems, res, ...)   # Alpha effects, binned into tiles, nearest first (sprites.py)
+    compositor.resolve(sprites.target)      # resolve and clear into res.frame, the sprites over it (compositing.py)
+    glints.apply(res.frame)                 # bright points -> star sprites, added (glints.py)
     compositor.take_stats()                 # overflows, peak -> auto Emax
+
+``res`` is the frame's :class:`FrameResources` (frame_resources.py): the look
+textures, sprite sheets, scene depth and targets every stage shares, made once
+per target size by the owner of the compositor, which is only the Add layer.
 
 :func:`advance` steps the simulation; :func:`record_frame` draws one frame from
 plain data (:class:`FrameData`, a camera, :class:`Targets`), so whoever reads
@@ -104,10 +108,10 @@ def record_frame(systems: list[ParticleSystem], sorts: list[EffectSort], data: F
     None), which the shadow volume multiplies in.
     """
     lap = lap or (lambda stage: nullcontext())
-    compositor = targets.compositor
-    if compositor.depth is not None and draw_depth is not None:
+    compositor, resources = targets.compositor, targets.compositor.resources
+    if resources.depth is not None and draw_depth is not None:
         with lap("depth"):
-            draw_depth(camera.view_proj, compositor.depth)
+            draw_depth(camera.view_proj, resources.depth)
     for system, ramp in zip(systems, data.ramps):
         system.ramp = ramp
     with lap("sort"):
@@ -123,12 +127,12 @@ def record_frame(systems: list[ParticleSystem], sorts: list[EffectSort], data: F
     if any(is_lit(system.settings) for system in systems):
         with lap("lighting"):
             occluders = draw_light_shadows(data.lights.lights) if shadows is not None and draw_light_shadows else None
-            light_effects(systems, data.lights, view, compositor, shadows, occluders)
+            light_effects(systems, data.lights, view, resources, shadows, occluders)
     with lap("splat and resolve"):
         composite_into(drawn, compositor, camera, targets.sprites, orders)
     if targets.glints is not None:
         with lap("glints"):
-            targets.glints.apply(compositor.frame)
+            targets.glints.apply(resources.frame)
     return warnings
 
 
@@ -136,7 +140,8 @@ def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera
                    sprites: SpriteLayer | None = None, orders=None) -> None:
     """Composite every Add effect into the shared target, resolve, and lay the Alpha
     effects over it (each drawn in its ``orders`` entry: sorted indices, or None
-    for slot order); the frame stays on the GPU (``compositor.frame``) for the glints
+    for slot order) from the compositor's FrameResources; the frame stays on the GPU
+    (``compositor.resources.frame``) for the glints
     (``GlintStage.apply``, when the scene has them on)."""
     orders = orders or [None] * len(systems)
     alpha = [(system, order) for system, order in zip(systems, orders) if system.settings.blend_mode == "ALPHA"]
@@ -145,7 +150,8 @@ def composite_into(systems: list[ParticleSystem], compositor: Compositor, camera
             compositor.add(system, camera)
     if alpha:
         sweep = camera.shutter.close - camera.shutter.open if camera.shutter is not None else 0.0
-        sprites.draw([system for system, _ in alpha], compositor, camera, [order for _, order in alpha], shutter=sweep)
+        sprites.draw([system for system, _ in alpha], compositor.resources, camera, [order for _, order in alpha],
+                     shutter=sweep, soft_distance=compositor.render.soft_distance)
     compositor.resolve(sprites.target if alpha else None)  # the sprites over the frame in the resolve's pass
 
 

@@ -7,7 +7,7 @@ packager copies them inside the package.  Both layouts are searched.
 from functools import cache
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = next(p for p in Path(__file__).resolve().parents if p.name == "engine").parent  # holds engine/, at any depth
 
 
 @cache

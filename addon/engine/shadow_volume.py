@@ -84,7 +84,7 @@ import numpy as np
 
 from .kernels import Constant, Image, Kernel, Sampler, Shared
 from .look import COLOR_END, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, particle_values
-from .simulation import LAYOUTS
+from .state import LAYOUTS
 
 MAX_SHADOW_SLOTS = 4
 DENSITY_SCALE = 256.0  # fixed-point units per optical depth across one voxel edge

@@ -32,8 +32,8 @@ import numpy as np
 
 from .binning import ALL_KEYS, BINNING_KERNELS, DigitPasses, digit_shifts
 from .kernels import Constant, Image, Kernel, Shared
-from .simulation import LAYOUTS
 from .sort_schedule import SortStep, comparator_slots, stages
+from .state import LAYOUTS
 from .tables import SIZES, SORT_KEY_MODES
 
 KEY_DEPTH, KEY_GRID = SORT_KEY_MODES["DEPTH"], SORT_KEY_MODES["GRID"]
@@ -86,7 +86,7 @@ def _sort_gather_kernel(layout) -> Kernel:
     )
 
 
-# One per state layout (simulation.LAYOUTS), like the simulation's own kernels.
+# One per state layout (state.LAYOUTS), like the simulation's own kernels.
 SORT_KEYS_KERNELS = {name: _sort_keys_kernel(layout) for name, layout in LAYOUTS.items()}
 SORT_PASS_DIRECT_KERNELS = {name: _sort_pass_direct_kernel(layout) for name, layout in LAYOUTS.items()}
 SORT_GATHER_KERNELS = {name: _sort_gather_kernel(layout) for name, layout in LAYOUTS.items()}

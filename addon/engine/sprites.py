@@ -30,8 +30,9 @@ from functools import cache
 
 from . import ribbons
 from .binning import DigitPasses
-from .compositing import Camera, Compositor
+from .compositing import Camera
 from .footprint import declared_footprint_constants, focus_variant
+from .frame_resources import FrameResources
 from .kernels import Constant, Image, Kernel, Shared
 from .lighting import look_textures, look_variant
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
@@ -145,7 +146,7 @@ class SpriteList(FootprintList):
 
 
 class SpriteLayer:
-    """The alpha-blended layer of a frame: a float target the size of the compositor's.
+    """The alpha-blended layer of a frame: a float target the size of the frame's.
 
     ``check_every``: draws between read-backs of the instance total (``tile_lists.KeptLists``); ``walk``:
     how the blend goes through a tile's sprites (``tile_lists.WALKS``).
@@ -159,12 +160,14 @@ class SpriteLayer:
         self.kept = KeptLists(host, width, height, check_every, ESTIMATED_TILES_PER_SPRITE)
         self.list = None  # grown to the frame's sprite count
 
-    def draw(self, systems, compositor: Compositor, camera: Camera, indices=None, shutter: float = 0.0) -> None:
+    def draw(self, systems, resources: FrameResources, camera: Camera, indices=None, shutter: float = 0.0,
+             soft_distance: float = 0.0) -> None:
         """Composite every system's sprites, nearest first per pixel, into ``target``.
 
         ``indices`` (the sorted drawing orders of the rasterized path) are not
         needed: the order is exact per pixel.  ``shutter`` > 0 sweeps each
         sprite along its screen motion over that many seconds (motion blur).
+        ``soft_distance`` > 0 fades sprites where they near the scene depth (soft_particles.py).
         """
         count = sum(ribbons.sprite_entries(system) for system in systems)
         if count == 0:
@@ -173,16 +176,16 @@ class SpriteLayer:
         if self.list is None or self.list.capacity < count:
             self.list = SpriteList(self.host, count)
         sprites = self.list
-        sheets = compositor.sheets.blend_slots([system.settings for system in systems])
+        sheets = resources.sheets.blend_slots([system.settings for system in systems])
         slots = sheets[0] if sheets is not None else [None] * len(systems)
         reaches = sheets[2][REACHES.name][:, 0] if sheets is not None else None  # each slot's, from blend_slots
         relief = any(has_relief(system.settings) for system in systems)
         first = 0
         for system, slot in zip(systems, slots):
             reach = float(reaches[slot]) if slot is not None and slot >= 0 else 0.0
-            self._footprints(system, compositor, camera, first, shutter, slot, reach, relief)
+            self._footprints(system, resources, camera, first, shutter, slot, reach, relief)
             if system.trails is not None:
-                ribbons.draw_sprites(self.host, system, camera, sprites, compositor.look_texture(system),
+                ribbons.draw_sprites(self.host, system, camera, sprites, resources.look_texture(system),
                                      first + system.count, sheets is not None)
             first += ribbons.sprite_entries(system)
         sprites.sort.run(sprites.keys, None, sprites.depth_keys, sprites.depth_sprites, count)
@@ -193,12 +196,12 @@ class SpriteLayer:
                            {"count": count, "target_size": (self.width, self.height)})
         sprites.scan.run(sprites.instance_counts, sprites.instance_offsets, count, total=self.kept.total)
         binned = self.kept.bin(items, sprites.instance_offsets, count, depth_order=True).binning
-        depth = compositor.depth.depth if compositor.depth else None
+        depth = resources.depth_image
         textured, grids = ({SPRITE_FRAMES: sprites.frames, **sheets[1]}, sheets[2]) if sheets else ({}, {})
         if relief:
             textured = {**textured, SPRITE_LIGHTS: sprites.lights}
         kernel = sprite_blend(depth is not None, self.walk, sheets is not None, relief)
-        soft = compositor.render.soft_distance if depth is not None else 0.0
+        soft = soft_distance if depth is not None else 0.0
         if soft > 0.0:
             kernel, grids = softened(kernel), {**grids, "soft_depth": soft_depth(camera.view_proj, soft)}
         self.host.dispatch(
@@ -209,7 +212,7 @@ class SpriteLayer:
             {"target_size": (self.width, self.height), **grids},
         )
 
-    def _footprints(self, system, compositor: Compositor, camera: Camera, first: int, shutter: float,
+    def _footprints(self, system, resources: FrameResources, camera: Camera, first: int, shutter: float,
                     sheet_slot: int | None, reach: float = 0.0, relief: bool = False) -> None:
         """One effect's footprints; ``sheet_slot`` (a frame with textured sprites: -1 for none) posed too, its
         footprint reaching ``reach`` (sprite_sheets.REACH) of its square; ``relief`` (a frame with relief): its
@@ -221,13 +224,13 @@ class SpriteLayer:
         if relief and sheet_slot is not None:
             kernel = relief_footprint(SPRITE_FOOTPRINT)
             own = has_relief(s)
-            direction = system.particle_light_direction if own else compositor.sheets.blank
+            direction = system.particle_light_direction if own else resources.sheets.blank
             relief_textures = {SPRITE_LIGHTS: sprites.lights, PARTICLE_LIGHT_DIRECTION.name: direction}
             relief_values = {RELIEF.name: s.sprite_relief if own else 0.0}
         kernel = focus_variant(kernel) if camera.focus is not None else kernel
         self.host.dispatch(
             look_variant(kernel, s), linear_groups(system.count),
-            {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system),
+            {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": resources.look_texture(system),
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
              "sprite_keys": sprites.keys, **look_textures(system),
              **({SPRITE_FRAMES: sprites.frames} if sheet_slot is not None else {}),

@@ -45,7 +45,7 @@ TRAIL_LAYOUT = Constant("VEC4", "trail_layout", components=(
 ))
 @cache
 def record_kernel(state_format: str) -> Kernel:
-    """trail_record over state images of ``state_format`` (simulation.LAYOUTS)."""
+    """trail_record over state images of ``state_format`` (state.LAYOUTS)."""
     return Kernel(
         "trail_record",
         images=(Image("pos_age", state_format, "READ"), Image("vel_life", state_format, "READ"),

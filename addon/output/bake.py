@@ -208,7 +208,7 @@ class BakeJob(FrameJob):
         started = self.clock.add("stats", started)
         buffer = self._free_buffer()
         started = self.clock.add("wait for a writer", started)
-        pending = self.readback.store(self.renderer.compositor.frame, buffer)
+        pending = self.readback.store(self.renderer.resources.frame, buffer)
         self.clock.add("draw", started)
         self._read_drawn()
         self._drawn = (frame, pending, stats)

@@ -105,7 +105,7 @@ class ParticleLayer:
         self.depth = ParticleDepth(host, self.width, self.height)
         # Reused host memory the two images are read into, both copies queued before either is waited for
         # (GL pixel-pack buffers where the host has them: bench/final_render.py, layer_ms).
-        self.buffers = (host.readback_buffer(self.renderer.compositor.frame), host.readback_buffer(self.depth.image))
+        self.buffers = (host.readback_buffer(self.renderer.resources.frame), host.readback_buffer(self.depth.image))
         self.planes = np.zeros((self.height, self.width, 4), np.float32)  # the depth as RGBA: G, B, A never change
         self.planes[..., 3] = 1.0
 
@@ -121,8 +121,8 @@ class ParticleLayer:
         if renderer.cloud is not None:
             systems.append(renderer.cloud.points)
         for system in systems:
-            self.depth.add(system, camera, world_to_view, renderer.compositor.look_texture(system))
-        host, images = renderer.host, (renderer.compositor.frame, self.depth.image)
+            self.depth.add(system, camera, world_to_view, renderer.resources.look_texture(system))
+        host, images = renderer.host, (renderer.resources.frame, self.depth.image)
         for image, buffer in zip(images, self.buffers):
             host.read_start(image, buffer)
         light, depth_bits = (host.read_finish(image, buffer) for image, buffer in zip(images, self.buffers))

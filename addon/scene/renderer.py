@@ -18,6 +18,7 @@ from ..engine.cache_format import CacheError
 from ..engine.compositing import Camera, Compositor
 from ..engine.depth import SceneDepth
 from ..engine.footprint import Focus, Shutter
+from ..engine.frame_resources import FrameResources
 from ..engine.glints import GlintStage, wanted
 from ..engine.lighting import is_lit
 from ..engine.pipeline import FrameData, Targets, record_frame
@@ -175,6 +176,7 @@ class SceneRenderer:
         self.sprites = None  # made when an effect first draws in Alpha mode
         self.host = host or BlenderHost()
         self.width, self.height = width, height
+        self.resources = FrameResources(self.host, width, height)  # the frame's targets, looks and sheets
         snapshot = snapshot or read_snapshot(scene)
         self._use_render(snapshot.render)
         self.cloud = self._cloud(snapshot)
@@ -192,14 +194,15 @@ class SceneRenderer:
 
     def _use_render(self, render) -> None:
         """The compositor, glints and occluders' pre-pass for the render settings ``render``."""
-        self.compositor = Compositor(self.host, self.width, self.height, render)
+        self.compositor = Compositor(self.resources, render)
         self.compositor.antialias = render.point_filter == "ANTIALIASED"
         self.glints = GlintStage(self.host, self.width, self.height, render) if wanted(render) else None
         if render.occlusion == "SCENE":
             self.prepass = self._depth_prepass()
-            self.compositor.use_depth(SceneDepth(self.host, self.width, self.height))
+            self.resources.use_depth(SceneDepth(self.host, self.width, self.height))
         else:
             self.prepass = None
+            self.resources.use_depth(None)
 
     def _use_glints(self, render) -> None:
         """The glint stage for ``render`` whose other settings are the compositor's (an edit of glints alone)."""
@@ -408,7 +411,7 @@ class SceneRenderer:
             draw_light_shadows)
 
     def draw(self, frame: int) -> None:
-        """Simulate to ``frame`` and composite it from the scene camera into ``compositor.frame`` (no readback)."""
+        """Simulate to ``frame`` and composite it from the scene camera into ``resources.frame`` (no readback)."""
         self.advance_to(frame)
         if self.sprites is None and self.needs_sprites():
             self.sprites = SpriteLayer(self.host, self.width, self.height)

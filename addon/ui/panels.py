@@ -12,7 +12,8 @@ import bpy
 import numpy as np
 
 from ..engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
-from ..engine.simulation import LAYOUTS, rate_warning
+from ..engine.simulation import rate_warning
+from ..engine.state import LAYOUTS
 from ..properties import effect_clamps, effect_settings_of, render_clamps
 from ..scene.inputs import colliders, force_fields, has_collision
 from ..scene.sdf_colliders import BUILT
