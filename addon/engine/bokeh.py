@@ -30,7 +30,7 @@ from functools import cache
 
 from .footprint import FOCUS, footprint_constants, motion_variant
 from .kernels import Constant, Image, Kernel
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sorting import linear_groups
 from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_kernel
@@ -39,6 +39,7 @@ ESTIMATED_TILES_PER_PARTICLE = 1.0  # most particles are splatted; a wide disc t
 
 BOKEH_DISCS = Kernel(
     "bokeh_discs",
+    features=LOOK_FEATURES,
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("instance_counts", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
     constants=(
@@ -95,11 +96,12 @@ class BokehLayer:
         if self.discs is None or self.discs.capacity < count:
             self.discs = FootprintList(self.host, count)
         discs = self.discs
+        kernel = bokeh_discs(camera.shutter is not None).for_effect(system.settings)
         self.host.dispatch(
-            look_variant(bokeh_discs(camera.shutter is not None), system.settings), linear_groups(count),
+            kernel, linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, "sprite_shapes": discs.shapes,
              "sprite_streaks": discs.streaks, "sprite_colors": discs.colors, "instance_counts": discs.instance_counts,
-             **look_textures(system)},
+             **kernel.bindings(system)},
             {
                 **footprint_constants(camera, disc=False),
                 "count": count,

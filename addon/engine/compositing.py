@@ -24,7 +24,7 @@ from .footprint import (
     footprint_kernel,
 )
 from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import (
     COLOR_END,
     COLOR_START,
@@ -78,6 +78,7 @@ def _splat_kernel(layout) -> Kernel:
         images=(*layout.images("READ"), *ACCUM_IMAGES, STATS, Image("look", "RGBA32F", "READ")),
         constants=SPLAT_CONSTANTS,
         includes=SPLAT_INCLUDES,
+        features=LOOK_FEATURES,
     )
 
 
@@ -371,12 +372,12 @@ class Compositor:
             base = FOOTPRINT_KERNELS[(layout, camera.shutter is not None, camera.focus is not None)]
         else:
             base = self.splat_kernels[layout]
-        kernel = look_variant(splat_variant(base, depth=self.depth is not None, paired=self.paired), system.settings)
+        kernel = splat_variant(base, depth=self.depth is not None, paired=self.paired).for_effect(system.settings)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
             kernel, (groups_x, -(-rows // per_thread(kernel)), 1),
             {**system.textures, **self.accum_textures, "stats": self.stats,
-             "look": look, **(self.depth.textures if self.depth else {}), **look_textures(system)},
+             "look": look, **(self.depth.textures if self.depth else {}), **kernel.bindings(system)},
             {
                 **(footprint_constants(camera) if footprint else {}),
                 "count": system.count,

@@ -4,7 +4,7 @@ Per frame (``light_effects``, from ``pipeline.record_frame`` before anything is 
 lit effects' particles toward the shadowed lights (shadow_volume.py), then per lit effect ``light_particles``:
 ``shaders/light_particles.glsl`` writes the radiance each particle scatters toward the camera (lighting.py's
 formula) into the effect's ``particle_light`` image, laid out like its state.  The drawing kernels (splat,
-points, quads, sprites, bokeh) read it in ``particle_color`` (their ``lighting.lit_variant``), so every path
+points, quads, sprites, bokeh) read it in ``particle_color`` (their ``lighting.LIT`` feature), so every path
 (viewport, bake, final render) draws the same lit particles.  The phase function depends on the view: the pass
 runs for each view it is drawn from.
 """

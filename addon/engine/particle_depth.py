@@ -26,7 +26,7 @@ from . import ribbons
 from .compositing import SPLAT_CONSTANTS, Camera
 from .footprint import FOCUS, SHUTTER_CONSTANTS, footprint_constants, motion_variant
 from .kernels import Constant, Image, Kernel
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import LOOK_TABLE, PARTICLE_STATE, particle_values
 from .simulation import LAYOUTS
 from .sorting import linear_groups
@@ -67,6 +67,7 @@ def _depth_kernel(layout, motion: bool, dof: bool, listed: bool) -> Kernel:
         defines.append(("WIDE_LIST", "1"))
     return Kernel(
         "particle_depth",
+        features=LOOK_FEATURES,
         images=(*layout.images("READ"), DEPTH_IMAGE, Image("look", "RGBA32F", "READ"),
                 *list_images),
         constants=tuple(constants),
@@ -87,6 +88,7 @@ PARTICLE_DEPTH_TILES = dataclasses.replace(_TILES, includes=(*_TILES.includes, "
 # Trails (ribbons.py): a segment an invocation; with motion blur the head at shutter close, as they are drawn.
 TRAIL_DEPTH = Kernel(
     "trail_depth",
+    features=LOOK_FEATURES,
     images=(DEPTH_IMAGE, LOOK_TABLE),
     samplers=(*PARTICLE_STATE, *ribbons.RING),
     constants=(*SPLAT_CONSTANTS, VIEW_DEPTH, *ribbons.TRAIL_CONSTANTS),
@@ -132,7 +134,8 @@ class ParticleDepth:
         motion, dof = camera.shutter is not None, camera.focus is not None
         listed = motion or dof or kind != "POINT"  # only these can reach beyond DIRECT_REACH
         count = system.count
-        images = {**system.textures, "particle_depth": self.image, "look": look, **look_textures(system)}
+        kernel = PARTICLE_DEPTH_KERNELS[(system.layout.name, motion, dof, listed)].for_effect(system.settings)
+        images = {**system.textures, "particle_depth": self.image, "look": look, **kernel.bindings(system)}
         if listed:
             if self.reaches is None or self.reaches.capacity < count:
                 self.reaches = FootprintList(self.host, count)
@@ -140,8 +143,7 @@ class ParticleDepth:
                           instance_counts=self.reaches.instance_counts)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
-            look_variant(PARTICLE_DEPTH_KERNELS[(system.layout.name, motion, dof, listed)], system.settings),
-            (groups_x, rows, 1), images,
+            kernel, (groups_x, rows, 1), images,
             {
                 **footprint_constants(camera, disc=False),
                 "count": count,
@@ -160,11 +162,11 @@ class ParticleDepth:
 
     def _mark_trails(self, system, camera: Camera, world_to_view: np.ndarray, look) -> None:
         """The segments of ``system``'s trails (trail_depth.glsl)."""
-        kernel = look_variant(TRAIL_DEPTH_KERNELS[camera.shutter is not None], system.settings)
+        kernel = TRAIL_DEPTH_KERNELS[camera.shutter is not None].for_effect(system.settings)
         self.host.dispatch(
             kernel, linear_groups(system.count * system.settings.trail_points),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, **system.trails.textures,
-             "particle_depth": self.image, "look": look, **look_textures(system)},
+             "particle_depth": self.image, "look": look, **kernel.bindings(system)},
             {**ribbons.trail_values(system, camera, kernel), "count": system.count,
              "target_size": (self.width, self.height), "view_proj": camera.view_proj, **particle_values(system),
              "quantize": (0.0, 0.0, 0.0, camera.pixels_per_unit), "view_depth": view_depth_row(world_to_view)},

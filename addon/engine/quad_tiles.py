@@ -33,7 +33,7 @@ from functools import cache
 
 from .footprint import declared_footprint_constants, focus_variant, motion_variant
 from .kernels import Image, Kernel, Shared
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import LOOK_TABLE, PARTICLE_STATE
 from .raster import CONSTANTS, INCLUDES, constants
 from .records import QUAD_AXES
@@ -49,6 +49,7 @@ QUAD_WALK = "BLOCKS"
 
 QUAD_FOOTPRINT = Kernel(
     "quad_footprint",
+    features=LOOK_FEATURES,
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image(QUAD_AXES.resource, "RGBA32F", "WRITE"),
             Image("instance_counts", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
@@ -123,13 +124,13 @@ class QuadLayer:
         if kept is None:
             kept = self.kept[system] = KeptLists(self.host, self.width, self.height, self.check_every,
                                                  ESTIMATED_TILES_PER_PARTICLE)
-        kernel = look_variant(quad_footprint(camera.shutter is not None, camera.focus is not None), system.settings)
+        kernel = quad_footprint(camera.shutter is not None, camera.focus is not None).for_effect(system.settings)
         stretch = system.settings.stretch if system.settings.particle_type == "STRETCHED" else 0.0
         self.host.dispatch(
             kernel, linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, "sprite_shapes": quads.shapes,
              "sprite_streaks": quads.streaks, "sprite_colors": quads.colors, QUAD_AXES.resource: quads.axes,
-             "instance_counts": quads.instance_counts, **look_textures(system)},
+             "instance_counts": quads.instance_counts, **kernel.bindings(system)},
             {**constants(system, camera, stretch, kernel), **declared_footprint_constants(camera, kernel)},
         )
         quads.scan.run(quads.instance_counts, quads.instance_offsets, count, total=kept.total)

@@ -3,7 +3,8 @@
 Each kernel is declared (resources, constants, defines) in the engine module
 that records its dispatches, next to that recording; this module gathers the
 declarations, every variant included (state layouts, splat paths, sort
-shapes), so a kernel that exists is a kernel that is tested on both hosts.
+shapes, and each combination of the features a kernel accepts: ``Kernel.variants``;
+no GLSL text is read), so a kernel that exists is a kernel that is tested on both hosts.
 A new ``shaders/<name>.glsl`` with a ``main()`` must appear here
 (tests/test_kernels.py fails otherwise).  Kernels only the tests and benchmarks
 dispatch are named in ``LAB_KERNELS``: the extension zip leaves their files out.
@@ -38,7 +39,6 @@ from . import (
     trails,
 )
 from .kernels import Kernel
-from .lighting import lit_variant, tinted_variant
 
 KERNELS: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
@@ -82,15 +82,9 @@ KERNELS: tuple[Kernel, ...] = (
     *readback.FRAME_DISPLAY_VARIANTS.values(),
     *shadow_volume.SHADOW_KERNELS,
 )
-# The light pass, and every kernel that colors particles (particle_color) or asks what they show (particle_shows,
-# or lit_radiance under PARTICLE_LIGHT) as a lit effect draws it, and as a spawned effect that inherits its parent's
-# color (PARTICLE_TINT); or through an include that colors them (quad_frame.glsl: the rasterized and tiled quads).
-_COLORING_INCLUDES = ("quad_frame.glsl",)
-_LOOKS = tuple(kernel for kernel in KERNELS
-               if any(word in kernel.path.read_text() for word in ("particle_color(", "particle_shows(", "PARTICLE_LIGHT"))
-               or any(include in kernel.includes for include in _COLORING_INCLUDES))
-KERNELS += (*light_pass.LIGHT_KERNELS.values(), *(lit_variant(kernel, "LIT") for kernel in _LOOKS),
-            *(tinted_variant(kernel) for kernel in _LOOKS))
+# Every variant of each: the combinations of the features it accepts (kernels.Feature), e.g. the look features
+# (lighting.LOOK_FEATURES) of every kernel that colors particles.
+KERNELS = (*(variant for kernel in (*KERNELS, *light_pass.LIGHT_KERNELS.values()) for variant in kernel.variants()),)
 
 # Kept to measure the product's kernels against, dispatched only by the tests and benchmarks: the naive splat
 # (the aggregated splat replaced it, compositing.py) and the bitonic full sort (the radix sort replaced it,

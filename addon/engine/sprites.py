@@ -33,7 +33,7 @@ from .binning import DigitPasses
 from .compositing import Camera, Compositor
 from .footprint import declared_footprint_constants, focus_variant
 from .kernels import Constant, Image, Kernel, Shared
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .scan import linear_size
 from .soft_particles import soft_depth, softened
@@ -73,6 +73,7 @@ _COUNT_SIZE = (Constant("INT", "count"), Constant("IVEC2", "target_size"))
 
 SPRITE_FOOTPRINT = Kernel(
     "sprite_footprint",
+    features=LOOK_FEATURES,
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("sprite_keys", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
     constants=(
@@ -224,12 +225,12 @@ class SpriteLayer:
             direction = system.particle_light_direction if own else compositor.sheets.blank
             relief_textures = {SPRITE_LIGHTS: sprites.lights, PARTICLE_LIGHT_DIRECTION.name: direction}
             relief_values = {RELIEF.name: s.sprite_relief if own else 0.0}
-        kernel = focus_variant(kernel) if camera.focus is not None else kernel
+        kernel = (focus_variant(kernel) if camera.focus is not None else kernel).for_effect(s)
         self.host.dispatch(
-            look_variant(kernel, s), linear_groups(system.count),
+            kernel, linear_groups(system.count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system),
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "sprite_keys": sprites.keys, **look_textures(system),
+             "sprite_keys": sprites.keys, **kernel.bindings(system),
              **({SPRITE_FRAMES: sprites.frames} if sheet_slot is not None else {}),
              **relief_textures},
             {

@@ -38,7 +38,7 @@ from functools import cache
 
 from .footprint import motion_variant
 from .kernels import Constant, Image, Kernel, Shared
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import LOOK_TABLE, PARTICLE_STATE
 from .records import TRAIL_END
 from .ribbons import DRAW_CONSTANTS, DRAW_INCLUDES, RING, draw_constants
@@ -74,6 +74,7 @@ TRAIL_SLICES = 32
 
 TRAIL_FOOTPRINT = Kernel(
     "trail_footprint",
+    features=LOOK_FEATURES,
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image(TRAIL_END.resource, "RGBA32F", "WRITE"),
             Image("instance_counts", "R32UI", "WRITE")),
     samplers=(*PARTICLE_STATE, *RING),
@@ -150,7 +151,7 @@ class TrailLayer:
         if kept is None:
             kept = self.kept[system] = KeptLists(self.host, self.width, self.height, self.check_every,
                                                  ESTIMATED_TILES_PER_SEGMENT)
-        kernel = look_variant(trail_footprint(camera.shutter is not None), system.settings)
+        kernel = trail_footprint(camera.shutter is not None).for_effect(system.settings)
         values = draw_constants(system, camera, kernel)
         for first in range(0, total, batch):
             self._add_batch(system, kernel, {**values, "first_segment": first}, min(batch, total - first), kept,
@@ -164,7 +165,7 @@ class TrailLayer:
         self.host.dispatch(
             kernel, linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
-             **footprints, "instance_counts": segments.instance_counts, **look_textures(system)},
+             **footprints, "instance_counts": segments.instance_counts, **kernel.bindings(system)},
             values,
         )
         segments.scan.run(segments.instance_counts, segments.instance_offsets, count, total=kept.total)
