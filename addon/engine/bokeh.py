@@ -101,7 +101,7 @@ class BokehLayer:
             kernel, linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, "sprite_shapes": discs.shapes,
              "sprite_streaks": discs.streaks, "sprite_colors": discs.colors, "instance_counts": discs.instance_counts,
-             **kernel.bindings(system)},
+             **kernel.bindings(system=system)},
             {
                 **footprint_constants(camera, disc=False),
                 "count": count,

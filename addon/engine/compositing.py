@@ -23,7 +23,7 @@ from .footprint import (
     footprint_constants,
     footprint_kernel,
 )
-from .kernels import Constant, Image, Kernel, Sampler, Shared
+from .kernels import Constant, Feature, Image, Kernel, Sampler, Shared
 from .lighting import LOOK_FEATURES
 from .look import (
     COLOR_END,
@@ -113,22 +113,21 @@ SPLAT_AGGREGATE_KERNELS = {name: aggregate_kernel(kernel) for name, kernel in SP
 SPLAT_AGGREGATE = SPLAT_AGGREGATE_KERNELS["FULL"]
 
 
-@cache
-def splat_variant(base: Kernel, depth: bool = False, paired: bool = False) -> Kernel:
-    """``base`` (a naive or aggregated splat) testing the scene depth and/or adding into the paired image.
+# A splat testing the scene depth (SceneDepth.textures): the coarse tile range first, the full-resolution depth
+# inside it; samplers, not images: Blender binds at most 8 images a shader.
+DEPTH_TEST = Feature("depth_test", defines=(("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE))),
+                     samplers=(Sampler("coarse_depth"), Sampler("scene_depth")),
+                     wants=lambda settings, frame: frame["depth"], binds=lambda depth: depth.textures, source="depth")
 
-    Depth: the coarse tile range first, the full-resolution depth inside it.
-    Paired: both accumulation words in one image (accum.glsl).
-    """
-    images, samplers, defines = list(base.images), list(base.samplers), list(base.defines)
+
+@cache
+def splat_variant(base: Kernel, paired: bool = False) -> Kernel:
+    """``base`` (a naive, aggregated or footprint splat) adding into the paired image when ``paired`` (both
+    accumulation words in one image: accum.glsl); its features DEPTH_TEST and then ``base``'s (the look's)."""
     if paired:
-        images = _paired_images(images)
-        defines += PAIRED_DEFINES
-    if depth:
-        # Samplers, not images: Blender binds at most 8 images a shader.
-        samplers += [Sampler("coarse_depth"), Sampler("scene_depth")]
-        defines += [("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE))]
-    return dataclasses.replace(base, images=tuple(images), samplers=tuple(samplers), defines=tuple(defines))
+        base = dataclasses.replace(base, images=tuple(_paired_images(base.images)),
+                                   defines=(*base.defines, *PAIRED_DEFINES))
+    return dataclasses.replace(base, features=(DEPTH_TEST, *base.features))
 
 
 def _paired_images(images):
@@ -140,9 +139,8 @@ def _paired_images(images):
 # Chosen by measurement: bench/results/h200-2026-11-21.json (splat_variant *_aggregate1[_paired]) and
 # bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-25-splat-layout-ab.json.
 PAIRED = True
-SPLAT_VARIANTS = tuple(splat_variant(base, depth, PAIRED)
-                       for kernels in (SPLAT_KERNELS, SPLAT_AGGREGATE_KERNELS) for base in kernels.values()
-                       for depth in (False, True))
+SPLAT_VARIANTS = tuple(splat_variant(base, PAIRED) for kernels in (SPLAT_KERNELS, SPLAT_AGGREGATE_KERNELS)
+                       for base in kernels.values())
 
 RESOLVE = Kernel(
     "resolve",
@@ -165,9 +163,8 @@ RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak",
 # The footprint splats (footprint.py): naive atomics per tap, bilinear taps always, streak and disc on demand.
 FOOTPRINT_KERNELS = {(name, motion, dof): footprint_kernel(kernel, motion, dof)
                      for name, kernel in SPLAT_KERNELS.items() for motion, dof in FOOTPRINT_KINDS}
-# What the product dispatches: with or without the scene depth.
-FOOTPRINT_VARIANTS = tuple(splat_variant(kernel, depth, PAIRED)
-                           for kernel in FOOTPRINT_KERNELS.values() for depth in (False, True))
+# What the product dispatches (with or without the scene depth: their features).
+FOOTPRINT_VARIANTS = tuple(splat_variant(kernel, PAIRED) for kernel in FOOTPRINT_KERNELS.values())
 
 
 @cache
@@ -372,12 +369,12 @@ class Compositor:
             base = FOOTPRINT_KERNELS[(layout, camera.shutter is not None, camera.focus is not None)]
         else:
             base = self.splat_kernels[layout]
-        kernel = splat_variant(base, depth=self.depth is not None, paired=self.paired).for_effect(system.settings)
+        kernel = splat_variant(base, self.paired).for_effect(system.settings, depth=self.depth is not None)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
             kernel, (groups_x, -(-rows // per_thread(kernel)), 1),
             {**system.textures, **self.accum_textures, "stats": self.stats,
-             "look": look, **(self.depth.textures if self.depth else {}), **kernel.bindings(system)},
+             "look": look, **kernel.bindings(system=system, depth=self.depth)},
             {
                 **(footprint_constants(camera) if footprint else {}),
                 "count": system.count,

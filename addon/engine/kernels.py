@@ -132,10 +132,10 @@ class Feature:
     kernel's order of features), the resources it drops, what a dispatch binds for it, and when it is wanted.
 
     ``wants(settings, frame)``: whether an effect's settings (and the dispatch's facts about the frame, the
-    keywords of ``Kernel.for_effect``) ask for it; ``binds(source)``: the textures it binds, from what the
-    dispatch draws (a particle system for the look features); ``requires``: features it is added after, never
-    without; ``alone``: the registry compiles it with none of the kernel's other features (the look features:
-    one ``#ifdef`` each in particle_look.glsl's color, whose pairs dispatches do combine).
+    keywords of ``Kernel.for_effect``) ask for it; ``binds(source)``: the textures it binds, from the dispatch's
+    source named ``source`` (``Kernel.bindings``: the particle system for the look features); ``requires``:
+    features it is added after, never without; ``group``: the registry compiles one feature of a group at a
+    time (the look group: one ``#ifdef`` each in particle_look.glsl's color, which dispatches do combine).
     """
 
     name: str
@@ -148,8 +148,9 @@ class Feature:
     drops: frozenset[str] = frozenset()  # images and constants (by name) the variant no longer binds
     wants: Callable[[object, dict], bool] = _never
     binds: Callable[[object], dict] = _nothing
+    source: str = "system"
     requires: tuple[str, ...] = ()
-    alone: bool = False
+    group: str = ""
 
     def add_to(self, kernel: Kernel) -> Kernel:
         """``kernel`` with this feature: its drops left out, its defines and resources appended."""
@@ -182,26 +183,33 @@ class Kernel:
     def with_features(self, *names: str) -> Kernel:
         """This kernel with the named features of those it accepts, added in its order; made once per set (the
         hosts find a shader by the very kernel)."""
-        return _with_features(self, frozenset(names))
+        return _with_features(self, frozenset(names)) if names else self
 
     def for_effect(self, settings, **frame) -> Kernel:
         """The variant a dispatch for an effect with ``settings`` uses: every accepted feature that ``settings``
-        and the ``frame`` facts want."""
-        return self.with_features(*(f.name for f in self.features if f.wants(settings, frame)))
+        and the ``frame`` facts want and whose required features it has."""
+        chosen: list[str] = []
+        for feature in self.features:
+            if set(feature.requires) <= set(chosen) and feature.wants(settings, frame):
+                chosen.append(feature.name)
+        return self.with_features(*chosen)
 
-    def bindings(self, source) -> dict:
-        """The textures this variant's features bind, from ``source`` (what the dispatch draws)."""
-        return {name: texture for f in self.features if f.name in self.chosen for name, texture in f.binds(source).items()}
+    def bindings(self, **sources) -> dict:
+        """The textures this variant's features bind, each from the one of ``sources`` it names (Feature.source)."""
+        return {name: texture for f in self.features if f.name in self.chosen
+                for name, texture in f.binds(sources[f.source]).items()}
 
     def variants(self) -> tuple[Kernel, ...]:
-        """Every variant its features make: each combination whose features' requirements are in it (an
-        ``alone`` feature only on its own), none first."""
+        """Every variant its features make: each combination whose features' requirements are in it, with at
+        most one feature of a group; none first."""
         names = [f.name for f in self.features]
         combos = [set(c) for n in range(len(names) + 1) for c in itertools.combinations(names, n)]
-        alone = {f.name for f in self.features if f.alone}
-        return tuple(self.with_features(*combo) for combo in combos
-                     if all(set(f.requires) <= combo for f in self.features if f.name in combo)
-                     and (len(combo) < 2 or not combo & alone))
+        return tuple(self.with_features(*combo) for combo in combos if self._compiled(combo))
+
+    def _compiled(self, combo: set[str]) -> bool:
+        chosen = [f for f in self.features if f.name in combo]
+        groups = [f.group for f in chosen if f.group]
+        return all(set(f.requires) <= combo for f in chosen) and len(groups) == len(set(groups))
 
     @property
     def path(self):

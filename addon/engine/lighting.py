@@ -226,7 +226,7 @@ def _tint(system) -> dict:
 # effect's emission strength is packed as 0: look.particle_values); a spawned effect that inherits its parent's
 # color mixes each slot's tint into the color over life (PARTICLE_TINT).
 LIT = Feature("lit", defines=(("PARTICLE_LIGHT", "1"),), samplers=(PARTICLE_LIGHT,),
-              wants=lambda settings, frame: is_lit(settings), binds=_lit_light, alone=True)
+              wants=lambda settings, frame: is_lit(settings), binds=_lit_light, group="look")
 TINTED = Feature("tinted", defines=(("PARTICLE_TINT", "1"),), samplers=(PARTICLE_TINT,),
-                 wants=lambda settings, frame: inherits_color(settings), binds=_tint, alone=True)
+                 wants=lambda settings, frame: inherits_color(settings), binds=_tint, group="look")
 LOOK_FEATURES = (LIT, TINTED)

@@ -135,7 +135,7 @@ class ParticleDepth:
         listed = motion or dof or kind != "POINT"  # only these can reach beyond DIRECT_REACH
         count = system.count
         kernel = PARTICLE_DEPTH_KERNELS[(system.layout.name, motion, dof, listed)].for_effect(system.settings)
-        images = {**system.textures, "particle_depth": self.image, "look": look, **kernel.bindings(system)}
+        images = {**system.textures, "particle_depth": self.image, "look": look, **kernel.bindings(system=system)}
         if listed:
             if self.reaches is None or self.reaches.capacity < count:
                 self.reaches = FootprintList(self.host, count)
@@ -166,7 +166,7 @@ class ParticleDepth:
         self.host.dispatch(
             kernel, linear_groups(system.count * system.settings.trail_points),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, **system.trails.textures,
-             "particle_depth": self.image, "look": look, **kernel.bindings(system)},
+             "particle_depth": self.image, "look": look, **kernel.bindings(system=system)},
             {**ribbons.trail_values(system, camera, kernel), "count": system.count,
              "target_size": (self.width, self.height), "view_proj": camera.view_proj, **particle_values(system),
              "quantize": (0.0, 0.0, 0.0, camera.pixels_per_unit), "view_depth": view_depth_row(world_to_view)},

@@ -130,7 +130,7 @@ class QuadLayer:
             kernel, linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, "sprite_shapes": quads.shapes,
              "sprite_streaks": quads.streaks, "sprite_colors": quads.colors, QUAD_AXES.resource: quads.axes,
-             "instance_counts": quads.instance_counts, **kernel.bindings(system)},
+             "instance_counts": quads.instance_counts, **kernel.bindings(system=system)},
             {**constants(system, camera, stretch, kernel), **declared_footprint_constants(camera, kernel)},
         )
         quads.scan.run(quads.instance_counts, quads.instance_offsets, count, total=kept.total)

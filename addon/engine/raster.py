@@ -67,7 +67,7 @@ def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None 
     kind = system.settings.particle_type
     if kind == "POINT":
         kernel = POINTS.for_effect(system.settings)
-        host.draw(kernel, "POINTS", system.count, 1, target, depth, {**textures, **kernel.bindings(system)},
+        host.draw(kernel, "POINTS", system.count, 1, target, depth, {**textures, **kernel.bindings(system=system)},
                   constants(system, camera, 0.0))
     else:
         stretch = system.settings.stretch if kind == "STRETCHED" else 0.0
@@ -75,7 +75,7 @@ def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None 
         kernel = quads(camera, textured, has_relief(system.settings)).for_effect(system.settings)
         sheet_textures, sheet_values = sheets.quad_bindings(system) if textured else ({}, {})
         host.draw(kernel, "TRIS", QUAD_VERTICES * QUADS_PER_INSTANCE, -(-system.count // QUADS_PER_INSTANCE), target,
-                  depth, {**textures, **kernel.bindings(system), **sheet_textures},
+                  depth, {**textures, **kernel.bindings(system=system), **sheet_textures},
                   {**constants(system, camera, stretch, kernel), **sheet_values})
 
 

@@ -40,13 +40,12 @@ from . import (
 )
 from .kernels import Kernel
 
-KERNELS: tuple[Kernel, ...] = (
+DECLARED: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
     *simulation.SIMULATE_KERNELS.values(),
     *(kernel for passes in simulation.SDF_PASS_KERNELS.values() for kernel in passes),
     *simulation.COPY_STATE_KERNELS.values(),
     simulation.COPY_TINT,
-    *simulation.SIMULATE_VARIANTS.values(),
     *events.EVENT_KERNELS,
     *compaction.COMPACTION_KERNELS,
     *scan.SCAN_KERNELS,
@@ -81,10 +80,11 @@ KERNELS: tuple[Kernel, ...] = (
     readback.FRAME_OUT_HALF,
     *readback.FRAME_DISPLAY_VARIANTS.values(),
     *shadow_volume.SHADOW_KERNELS,
+    light_pass.LIGHT_PARTICLES,
 )
-# Every variant of each: the combinations of the features it accepts (kernels.Feature), e.g. the look features
-# (lighting.LOOK_FEATURES) of every kernel that colors particles.
-KERNELS = (*(variant for kernel in (*KERNELS, *light_pass.LIGHT_KERNELS.values()) for variant in kernel.variants()),)
+# Every variant of each declared kernel: the combinations of the features it accepts (kernels.Feature), e.g. the
+# look features (lighting.LOOK_FEATURES) of every kernel that colors particles.
+KERNELS: tuple[Kernel, ...] = tuple(variant for kernel in DECLARED for variant in kernel.variants())
 
 # Kept to measure the product's kernels against, dispatched only by the tests and benchmarks: the naive splat
 # (the aggregated splat replaced it, compositing.py) and the bitonic full sort (the radix sort replaced it,
@@ -108,6 +108,12 @@ def by_file() -> dict[str, tuple[Kernel, ...]]:
     for kernel in KERNELS:
         files.setdefault(kernel.name, []).append(kernel)
     return {name: tuple(variants) for name, variants in files.items()}
+
+
+def declared(name: str) -> tuple[Kernel, ...]:
+    """The kernels declared for ``shaders/<name>.glsl``, before their features (each has ``variants()``)."""
+    variants(name)
+    return tuple(kernel for kernel in DECLARED if kernel.name == name)
 
 
 def variants(name: str) -> tuple[Kernel, ...]:

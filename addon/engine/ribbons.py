@@ -104,7 +104,7 @@ def draw_ribbons(host, system, camera, target, depth, look) -> None:
     """Add each particle's trail to ``target`` (the raster layer): one instance a particle, a quad a segment."""
     kernel = ribbons_kernel(camera, system.settings)
     textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
-                **kernel.bindings(system)}
+                **kernel.bindings(system=system)}
     host.draw(kernel, "TRIS", QUAD_VERTICES * system.settings.trail_points, system.count, target, depth, textures,
               draw_constants(system, camera, kernel))
 
@@ -126,6 +126,6 @@ def draw_sprites(host, system, camera, sprites, look, first: int, textured: bool
         {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
          "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
          "sprite_keys": sprites.keys, **({SPRITE_FRAMES: sprites.frames} if textured else {}),
-         **kernel.bindings(system)},
+         **kernel.bindings(system=system)},
         {**draw_constants(system, camera, kernel), "first_sprite": first},
     )

@@ -165,7 +165,7 @@ class TrailLayer:
         self.host.dispatch(
             kernel, linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
-             **footprints, "instance_counts": segments.instance_counts, **kernel.bindings(system)},
+             **footprints, "instance_counts": segments.instance_counts, **kernel.bindings(system=system)},
             values,
         )
         segments.scan.run(segments.instance_counts, segments.instance_offsets, count, total=kept.total)
