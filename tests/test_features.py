@@ -31,7 +31,7 @@ def test_the_registry_is_every_declared_kernel_with_each_combination_of_its_feat
 
 
 def test_a_kernel_without_features_is_its_only_variant():
-    kernel = registry.declared("resolve")[0]
+    kernel = registry.declared("copy_tint")[0]
     assert kernel.variants() == (kernel,) and kernel.for_effect(effect_settings()) is kernel
 
 
@@ -123,3 +123,15 @@ def test_features_prints_one_list_of_what_sprite_blend_can_become(capsys):
     assert all(f"  {name} " in text for name in ("textured", "relief", "soft"))
     assert "textured + relief + soft" in text
     assert main(["features", "sprite_blend"]) == 0 and capsys.readouterr().out == text
+
+
+def test_a_feature_that_binds_nothing_asks_for_no_source():
+    kernel = sprites.sprite_blend(True).for_effect(render_settings({"soft_distance": 0.5}), sheets=None, relief=False)
+    assert kernel.chosen == ("soft",) and kernel.bindings(blend=None) == {}
+
+
+def test_the_resolve_lays_the_sprite_layer_over_the_frame_when_there_is_one():
+    base = compositing.resolve_kernel(True, compositing.PAIRED)
+    over = base.for_effect(render_settings(), sprites="layer")
+    assert added_defines(over, base) == ["SPRITES_OVER"] and over.bindings(sprites="layer") == {"sprites": "layer"}
+    assert base.for_effect(render_settings(), sprites=None) is base and over in registry.KERNELS

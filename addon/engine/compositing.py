@@ -167,18 +167,21 @@ FOOTPRINT_KERNELS = {(name, motion, dof): footprint_kernel(kernel, motion, dof)
 FOOTPRINT_VARIANTS = tuple(splat_variant(kernel, PAIRED) for kernel in FOOTPRINT_KERNELS.values())
 
 
+# The alpha-blended sprite layer (sprites.py) laid over the frame in the resolve (no pass over the frame of its own).
+SPRITES_OVER = Feature("sprites_over", defines=(("SPRITES_OVER", "1"),), samplers=(Sampler("sprites"),),
+                       wants=lambda render, frame: frame["sprites"] is not None,
+                       binds=lambda sprites: {"sprites": sprites}, source="sprites")
+
+
 @cache
-def resolve_kernel(peak: bool = False, paired: bool = False, sprites_over: bool = False) -> Kernel:
-    """RESOLVE or RESOLVE_PEAK, reading the paired accumulation image when ``paired``; ``sprites_over``: the
-    alpha-blended sprite layer (sprites.py) laid over the frame in the same pass (no pass over the frame of its own)."""
+def resolve_kernel(peak: bool = False, paired: bool = False) -> Kernel:
+    """RESOLVE or RESOLVE_PEAK, reading the paired accumulation image when ``paired``; its feature SPRITES_OVER."""
     kernel = RESOLVE_PEAK if peak else RESOLVE
     if paired:
         kernel = dataclasses.replace(kernel, images=tuple(_paired_images(kernel.images)),
                                      defines=(*kernel.defines, *PAIRED_DEFINES))
-    if sprites_over:
-        kernel = dataclasses.replace(kernel, samplers=(*kernel.samplers, Sampler("sprites")),
-                                     defines=(*kernel.defines, ("SPRITES_OVER", "1")))
-    return kernel
+    return dataclasses.replace(kernel, features=(SPRITES_OVER,))
+
 
 _EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
 MAX_LOOK_TEXTURES = 16  # look tables kept on the GPU per compositor (one per effect and ramp)
@@ -429,12 +432,11 @@ class Compositor:
     def resolve(self, sprites=None) -> None:
         """Float RGBA of the splat plus what was rasterized, and ``sprites`` (the alpha-blended layer, premultiplied)
         over it when given; clears the accumulation."""
-        kernel = resolve_kernel(peak=self.render.emax_mode == "AUTO", paired=self.paired,
-                                sprites_over=sprites is not None)
+        kernel = resolve_kernel(self.render.emax_mode == "AUTO", self.paired).for_effect(self.render, sprites=sprites)
         self.host.dispatch(
             kernel, RESOLVE.groups_for(self.width, self.height),
             {**self.accum_textures, "frame": self.frame, "stats": self.stats, "raster": self.raster,
-             **({"sprites": sprites} if sprites is not None else {})},
+             **kernel.bindings(sprites=sprites)},
             {"target_size": (self.width, self.height), "dequantize": (*dequantize_scale(self.emax), 0.0),
              "has_raster": int(self._rasterized)},
         )

@@ -122,10 +122,6 @@ def _never(settings, frame) -> bool:
     return False
 
 
-def _nothing(source) -> dict:
-    return {}
-
-
 @dataclass(frozen=True)
 class Feature:
     """One way a kernel varies, declared: what it adds to the kernel (appended after the kernel's own, in the
@@ -147,7 +143,7 @@ class Feature:
     includes: tuple[str, ...] = ()
     drops: frozenset[str] = frozenset()  # images and constants (by name) the variant no longer binds
     wants: Callable[[object, dict], bool] = _never
-    binds: Callable[[object], dict] = _nothing
+    binds: Callable[[object], dict] | None = None  # None: it binds nothing of its own
     source: str = "system"
     requires: tuple[str, ...] = ()
     group: str = ""
@@ -196,7 +192,7 @@ class Kernel:
 
     def bindings(self, **sources) -> dict:
         """The textures this variant's features bind, each from the one of ``sources`` it names (Feature.source)."""
-        return {name: texture for f in self.features if f.name in self.chosen
+        return {name: texture for f in self.features if f.name in self.chosen and f.binds is not None
                 for name, texture in f.binds(sources[f.source]).items()}
 
     def variants(self) -> tuple[Kernel, ...]:

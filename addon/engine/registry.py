@@ -54,7 +54,7 @@ DECLARED: tuple[Kernel, ...] = (
     *sorting.SORT_KERNELS,
     *compositing.SPLAT_VARIANTS,
     *compositing.FOOTPRINT_VARIANTS,
-    *(compositing.resolve_kernel(peak, compositing.PAIRED, over) for peak in (False, True) for over in (False, True)),
+    *(compositing.resolve_kernel(peak, compositing.PAIRED) for peak in (False, True)),
     raster.POINTS,
     raster.QUADS,
     footprint.motion_variant(raster.QUADS),
