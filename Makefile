@@ -17,7 +17,8 @@ BENCH_ARGS ?=
 PRESETS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test demo bake presets package bench bench-gpu lint module-map contact-sheet previews kernel kernels features clean
+.PHONY: help setup test demo bake presets package bench bench-gpu lint module-map contact-sheet previews kernel kernels \
+        features clean
 
 help:
 	@echo "GPU Particles targets:"

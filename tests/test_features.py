@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from addon.engine import compositing, light_pass, registry, simulation, sprites
+from addon.engine import compositing, light_pass, particle_depth, registry, simulation, sprites
 from addon.engine.kernels import Feature, Kernel
 from addon.engine.lighting import LIT, TINTED
 from addon.engine.settings import effect_settings, render_settings
@@ -135,3 +135,14 @@ def test_the_resolve_lays_the_sprite_layer_over_the_frame_when_there_is_one():
     over = base.for_effect(render_settings(), sprites="layer")
     assert added_defines(over, base) == ["SPRITES_OVER"] and over.bindings(sprites="layer") == {"sprites": "layer"}
     assert base.for_effect(render_settings(), sprites=None) is base and over in registry.KERNELS
+
+
+@pytest.mark.parametrize("shutter,particle_type,expected", [
+    (None, "POINT", []), ("open", "POINT", ["MOTION_BLUR", "WIDE_LIST"]), (None, "SPRITE", ["WIDE_LIST"]),
+])
+def test_the_particle_depth_lists_wide_reaches_only_where_the_camera_or_the_sprite_makes_them(
+        shutter, particle_type, expected):
+    base = particle_depth.PARTICLE_DEPTH_KERNELS["FULL"]
+    camera = SimpleNamespace(shutter=shutter, focus=None)
+    kernel = base.for_effect(effect_settings({"particle_type": particle_type}), camera=camera)
+    assert added_defines(kernel, base) == expected and kernel in registry.KERNELS

@@ -27,7 +27,7 @@ from functools import cache
 
 import numpy as np
 
-from .kernels import Constant, Kernel, Raster
+from .kernels import Constant, Feature, Kernel, Raster
 
 MAX_SAMPLES = 128  # samples along a streak (one per pixel of its longer axis, then spaced wider); a power of two
 SPLAT_MAX_RADIUS = 4.0  # circles of confusion up to this radius in pixels are splatted; wider ones are bokeh discs
@@ -186,10 +186,20 @@ def footprint_constants(camera, disc: bool = True) -> dict:
     return values
 
 
-def _footprint_variant(kernel: Kernel, constants: tuple, define: str) -> Kernel:
-    includes = kernel.includes if "footprint.glsl" in kernel.includes else (*kernel.includes, "footprint.glsl")
-    return dataclasses.replace(kernel, constants=(*kernel.constants, *constants), includes=includes,
-                               defines=(*kernel.defines, (define, "1")))
+# The camera's features of the kernels that draw particles' footprints (``for_effect(settings, camera=...)``):
+# stretched over its shutter (motion blur), widened by its circle of confusion (depth of field).
+MOTION_BLUR = Feature("motion", defines=(("MOTION_BLUR", "1"),), constants=SHUTTER_CONSTANTS,
+                      wants=lambda settings, frame: frame["camera"].shutter is not None)
+DEPTH_OF_FIELD = Feature("focus", defines=(("DEPTH_OF_FIELD", "1"),), constants=(FOCUS,),
+                         wants=lambda settings, frame: frame["camera"].focus is not None)
+
+
+def _footprint_variant(kernel: Kernel, feature: Feature) -> Kernel:
+    """``kernel`` with ``feature`` and footprint.glsl (a kernel whose own includes lack it, so it lists no camera
+    features: the sprite programs)."""
+    if "footprint.glsl" not in kernel.includes:
+        kernel = dataclasses.replace(kernel, includes=(*kernel.includes, "footprint.glsl"))
+    return feature.add_to(kernel)
 
 
 def declared_footprint_constants(camera, kernel: Kernel) -> dict:
@@ -201,14 +211,14 @@ def declared_footprint_constants(camera, kernel: Kernel) -> dict:
 @cache
 def motion_variant(kernel: Raster) -> Raster:
     """A sprite program (raster_quads, sprite_alpha) stretched over the shutter."""
-    return _footprint_variant(kernel, SHUTTER_CONSTANTS, "MOTION_BLUR")
+    return _footprint_variant(kernel, MOTION_BLUR)
 
 
 @cache
 def focus_variant(kernel: Kernel) -> Kernel:
     """A sprite program (raster_quads, sprite_footprint) widened by its circle of confusion (footprint.glsl's
     focus_widened_px)."""
-    return _footprint_variant(kernel, (FOCUS,), "DEPTH_OF_FIELD")
+    return _footprint_variant(kernel, DEPTH_OF_FIELD)
 
 
 FOOTPRINT_KINDS = ((False, False), (True, False), (False, True), (True, True))  # (motion, dof)

@@ -47,7 +47,8 @@ _DEFINES = (("PI", f"{math.pi:.9f}"), ("RADIANCE_LIMIT", f"{RADIANCE_LIMIT:.1f}"
 SHADOWED = Feature("shadowed", defines=(("SHADOW_VOLUME", "1"),),
                    images=tuple(r for r in SHADOW_RESOURCES if isinstance(r, Image)),
                    samplers=tuple(r for r in SHADOW_RESOURCES if not isinstance(r, Image)), includes=SHADOW_INCLUDES,
-                   wants=lambda settings, frame: frame["shadowed"], binds=lambda shadows: shadows.bindings(), source="shadows")
+                   wants=lambda settings, frame: frame["shadowed"], binds=lambda shadows: shadows.bindings(),
+                   source="shadows")
 # Where the light comes from, on the camera's axes (world space), into particle_light_direction too: an effect
 # with relief.
 DIRECTION = Feature("direction", defines=(("LIGHT_DIRECTION", "1"),),
@@ -56,9 +57,9 @@ DIRECTION = Feature("direction", defines=(("LIGHT_DIRECTION", "1"),),
                     wants=lambda settings, frame: has_relief(settings),
                     binds=lambda draw: {PARTICLE_LIGHT_DIRECTION.name: _particle_image(
                         *draw, PARTICLE_LIGHT_DIRECTION.name)}, source="draw")  # draw: (host, system)
-LIGHT_PARTICLES = Kernel("light_particles", images=(LOOK_TABLE, Image("particle_light", PARTICLE_LIGHT_FORMAT, "WRITE")),
-                         samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES, defines=_DEFINES,
-                         features=(SHADOWED, DIRECTION))
+LIGHT_PARTICLES = Kernel(
+    "light_particles", images=(LOOK_TABLE, Image("particle_light", PARTICLE_LIGHT_FORMAT, "WRITE")),
+    samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES, defines=_DEFINES, features=(SHADOWED, DIRECTION))
 
 
 def camera_position(view: np.ndarray) -> np.ndarray:
@@ -82,7 +83,8 @@ def light_particles(host, system, lights: SceneLights, view, look, shadows=None)
     s = system.settings
     kernel = LIGHT_PARTICLES.for_effect(s, shadowed=shadows is not None and bool(lights.shadowed))
     view = np.asarray(view, np.float64)
-    direction = {"lit_right": (*view[0, :3], 0.0), "lit_up": (*view[1, :3], 0.0)} if DIRECTION.name in kernel.chosen else {}
+    directed = DIRECTION.name in kernel.chosen
+    direction = {"lit_right": (*view[0, :3], 0.0), "lit_up": (*view[1, :3], 0.0)} if directed else {}
     host.dispatch(
         kernel, system.groups,
         {**system.textures, "look": look, "particle_light": _particle_image(host, system, "particle_light"),

@@ -111,14 +111,17 @@ def by_file() -> dict[str, tuple[Kernel, ...]]:
 
 
 def declared(name: str) -> tuple[Kernel, ...]:
-    """The kernels declared for ``shaders/<name>.glsl``, before their features (each has ``variants()``)."""
-    variants(name)
-    return tuple(kernel for kernel in DECLARED if kernel.name == name)
+    """The kernels declared for ``shaders/<name>.glsl``, before their features (each has ``variants()``); a clear
+    error for an unknown name."""
+    return _known(name, tuple(kernel for kernel in DECLARED if kernel.name == name))
 
 
 def variants(name: str) -> tuple[Kernel, ...]:
     """The declared variants of ``shaders/<name>.glsl``; a clear error for an unknown name."""
-    files = by_file()
-    if name not in files:
-        raise KeyError(f"no kernel '{name}'; declared: {', '.join(sorted(files))}")
-    return files[name]
+    return _known(name, by_file().get(name, ()))
+
+
+def _known(name: str, kernels: tuple[Kernel, ...]) -> tuple[Kernel, ...]:
+    if not kernels:
+        raise KeyError(f"no kernel '{name}'; declared: {', '.join(sorted(by_file()))}")
+    return kernels

@@ -84,7 +84,8 @@ def features(name: str) -> str:
     """What ``shaders/<name>.glsl`` can become: its declared kernels, their features, every variant by number."""
     declared = registry.declared(name)
     accepted = {feature.name: feature for kernel in declared for feature in kernel.features}
-    lines = [f"{name}.glsl: {len(registry.variants(name))} variants of {len(declared)} declared kernels "
+    lines = [f"{name}.glsl: {len(registry.variants(name))} variants of {len(declared)} declared "
+             f"kernel{'s' if len(declared) > 1 else ''} "
              f"(python -m addon.hosts show {name} --variant N)", "features:" if accepted else "features: none"]
     lines += [_feature_line(feature) for feature in accepted.values()]
     number = 0
