@@ -10,13 +10,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from addon.engine import compositing, light_pass, particle_depth, registry, simulation, sprites
+from addon.engine import compositing, light_pass, particle_depth, quad_tiles, registry, simulation, sprites
 from addon.engine.kernels import Feature, Kernel
 from addon.engine.lighting import LIT, TINTED
 from addon.engine.settings import effect_settings, render_settings
 from addon.hosts.__main__ import features, main
 
 SHEETS = ([0], {}, {})  # SpriteSheets.blend_slots' answer for a frame with a textured effect
+STILL = SimpleNamespace(shutter=None, focus=None)  # a camera without motion blur or depth of field
 TEXTURED_RELIEF = {"sprite_image": "smoke.png", "sprite_relief": 1.0, "lighting": "LIT", "blend_mode": "ALPHA"}
 
 
@@ -50,7 +51,7 @@ def test_an_unknown_feature_is_refused_by_name():
 
 def test_variants_are_made_once_so_hosts_find_their_shader_by_the_very_kernel():
     s = effect_settings({"lighting": "LIT"})
-    assert sprites.SPRITE_FOOTPRINT.for_effect(s) is sprites.SPRITE_FOOTPRINT.for_effect(s)
+    assert sprites.SPRITE_FOOTPRINT.for_effect(s, camera=STILL) is sprites.SPRITE_FOOTPRINT.for_effect(s, camera=STILL)
 
 
 def test_a_spawned_child_with_children_steps_with_events_and_without_emit_inputs():
@@ -75,7 +76,7 @@ def test_the_events_feature_binds_the_systems_event_images():
 ])
 def test_the_look_features_follow_the_effects_lighting_and_inherited_color(lighting, inherit, expected):
     s = effect_settings({"lighting": lighting, "spawn_from": "Rockets", "spawn_inherit_color": inherit})
-    kernel = sprites.SPRITE_FOOTPRINT.for_effect(s)
+    kernel = sprites.SPRITE_FOOTPRINT.for_effect(s, camera=STILL)
     assert added_defines(kernel, sprites.SPRITE_FOOTPRINT) == expected
     system = SimpleNamespace(particle_light="light", tint="tint")
     assert kernel.bindings(system=system) == {n: v for n, v in (("particle_light", "light"), ("particle_tint", "tint"))
@@ -84,7 +85,7 @@ def test_the_look_features_follow_the_effects_lighting_and_inherited_color(light
 
 def test_the_registry_compiles_one_look_feature_at_a_time():
     names = [variant.chosen for variant in sprites.SPRITE_FOOTPRINT.variants()]
-    assert names == [(), (LIT.name,), (TINTED.name,)]
+    assert names == [(), ("focus",), (LIT.name,), (TINTED.name,), ("focus", LIT.name), ("focus", TINTED.name)]
 
 
 def test_a_lit_splat_over_the_scene_depth_tests_it_then_reads_the_light():
@@ -146,3 +147,11 @@ def test_the_particle_depth_lists_wide_reaches_only_where_the_camera_or_the_spri
     camera = SimpleNamespace(shutter=shutter, focus=None)
     kernel = base.for_effect(effect_settings({"particle_type": particle_type}), camera=camera)
     assert added_defines(kernel, base) == expected and kernel in registry.KERNELS
+
+
+def test_a_lit_quad_under_a_shutter_and_a_focus_is_swept_then_widened_then_lit_with_one_footprint_include():
+    camera = SimpleNamespace(shutter="open", focus="near")
+    base = quad_tiles.QUAD_FOOTPRINT
+    kernel = base.for_effect(effect_settings({"lighting": "LIT"}), camera=camera)
+    assert added_defines(kernel, base) == ["MOTION_BLUR", "DEPTH_OF_FIELD", "PARTICLE_LIGHT"]
+    assert kernel.includes.count("footprint.glsl") == 1 and kernel in registry.KERNELS

@@ -189,17 +189,9 @@ def footprint_constants(camera, disc: bool = True) -> dict:
 # The camera's features of the kernels that draw particles' footprints (``for_effect(settings, camera=...)``):
 # stretched over its shutter (motion blur), widened by its circle of confusion (depth of field).
 MOTION_BLUR = Feature("motion", defines=(("MOTION_BLUR", "1"),), constants=SHUTTER_CONSTANTS,
-                      wants=lambda settings, frame: frame["camera"].shutter is not None)
-DEPTH_OF_FIELD = Feature("focus", defines=(("DEPTH_OF_FIELD", "1"),), constants=(FOCUS,),
+                      includes=("footprint.glsl",), wants=lambda settings, frame: frame["camera"].shutter is not None)
+DEPTH_OF_FIELD = Feature("focus", defines=(("DEPTH_OF_FIELD", "1"),), constants=(FOCUS,), includes=("footprint.glsl",),
                          wants=lambda settings, frame: frame["camera"].focus is not None)
-
-
-def _footprint_variant(kernel: Kernel, feature: Feature) -> Kernel:
-    """``kernel`` with ``feature`` and footprint.glsl (a kernel whose own includes lack it, so it lists no camera
-    features: the sprite programs)."""
-    if "footprint.glsl" not in kernel.includes:
-        kernel = dataclasses.replace(kernel, includes=(*kernel.includes, "footprint.glsl"))
-    return feature.add_to(kernel)
 
 
 def declared_footprint_constants(camera, kernel: Kernel) -> dict:
@@ -210,15 +202,16 @@ def declared_footprint_constants(camera, kernel: Kernel) -> dict:
 
 @cache
 def motion_variant(kernel: Raster) -> Raster:
-    """A sprite program (raster_quads, sprite_alpha) stretched over the shutter."""
-    return _footprint_variant(kernel, MOTION_BLUR)
+    """A kernel that does not list MOTION_BLUR among its features (raster_quads, whose textured variants are not
+    all compiled with it) stretched over the shutter."""
+    return MOTION_BLUR.add_to(kernel)
 
 
 @cache
 def focus_variant(kernel: Kernel) -> Kernel:
     """A sprite program (raster_quads, sprite_footprint) widened by its circle of confusion (footprint.glsl's
     focus_widened_px)."""
-    return _footprint_variant(kernel, DEPTH_OF_FIELD)
+    return DEPTH_OF_FIELD.add_to(kernel)
 
 
 FOOTPRINT_KINDS = ((False, False), (True, False), (False, True), (True, True))  # (motion, dof)

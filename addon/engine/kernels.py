@@ -125,7 +125,8 @@ def _never(settings, frame) -> bool:
 @dataclass(frozen=True)
 class Feature:
     """One way a kernel varies, declared: what it adds to the kernel (appended after the kernel's own, in the
-    kernel's order of features), the resources it drops, what a dispatch binds for it, and when it is wanted.
+    kernel's order of features; an include only where the kernel lacks it), the resources it drops, what a
+    dispatch binds for it, and when it is wanted.
 
     ``wants(settings, frame)``: whether an effect's settings (and the dispatch's facts about the frame, the
     keywords of ``Kernel.for_effect``) ask for it; ``binds(source)``: the textures it binds, from the dispatch's
@@ -155,7 +156,8 @@ class Feature:
             images=(*(i for i in kernel.images if i.name not in self.drops), *self.images),
             constants=(*(c for c in kernel.constants if c.name not in self.drops), *self.constants),
             samplers=(*kernel.samplers, *self.samplers), shared=(*kernel.shared, *self.shared),
-            includes=(*kernel.includes, *self.includes), defines=(*kernel.defines, *self.defines),
+            includes=(*kernel.includes, *(i for i in self.includes if i not in kernel.includes)),
+            defines=(*kernel.defines, *self.defines),
             chosen=(*kernel.chosen, self.name))
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import ribbons
 from .compositing import SPLAT_CONSTANTS, Camera
-from .footprint import DEPTH_OF_FIELD, MOTION_BLUR, footprint_constants, motion_variant
+from .footprint import DEPTH_OF_FIELD, MOTION_BLUR, footprint_constants
 from .kernels import Constant, Feature, Image, Kernel
 from .lighting import LOOK_FEATURES
 from .look import LOOK_TABLE, PARTICLE_STATE, particle_values
@@ -86,14 +86,13 @@ PARTICLE_DEPTH_TILES = dataclasses.replace(_TILES, includes=(*_TILES.includes, "
 # Trails (ribbons.py): a segment an invocation; with motion blur the head at shutter close, as they are drawn.
 TRAIL_DEPTH = Kernel(
     "trail_depth",
-    features=LOOK_FEATURES,
+    features=(MOTION_BLUR, *LOOK_FEATURES),
     images=(DEPTH_IMAGE, LOOK_TABLE),
     samplers=(*PARTICLE_STATE, *ribbons.RING),
     constants=(*SPLAT_CONSTANTS, VIEW_DEPTH, *ribbons.TRAIL_CONSTANTS),
     includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl",
               *ribbons.TRAIL_INCLUDES),
 )
-TRAIL_DEPTH_KERNELS = (TRAIL_DEPTH, motion_variant(TRAIL_DEPTH))
 
 
 def view_depth_row(world_to_view: np.ndarray) -> np.ndarray:
@@ -156,7 +155,7 @@ class ParticleDepth:
 
     def _mark_trails(self, system, camera: Camera, world_to_view: np.ndarray, look) -> None:
         """The segments of ``system``'s trails (trail_depth.glsl)."""
-        kernel = TRAIL_DEPTH_KERNELS[camera.shutter is not None].for_effect(system.settings)
+        kernel = TRAIL_DEPTH.for_effect(system.settings, camera=camera)
         self.host.dispatch(
             kernel, linear_groups(system.count * system.settings.trail_points),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, **system.trails.textures,

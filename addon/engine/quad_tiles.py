@@ -31,7 +31,7 @@ import dataclasses
 import weakref
 from functools import cache
 
-from .footprint import declared_footprint_constants, focus_variant, motion_variant
+from .footprint import DEPTH_OF_FIELD, MOTION_BLUR, declared_footprint_constants
 from .kernels import Image, Kernel, Shared
 from .lighting import LOOK_FEATURES
 from .look import LOOK_TABLE, PARTICLE_STATE
@@ -49,21 +49,13 @@ QUAD_WALK = "BLOCKS"
 
 QUAD_FOOTPRINT = Kernel(
     "quad_footprint",
-    features=LOOK_FEATURES,
+    features=(MOTION_BLUR, DEPTH_OF_FIELD, *LOOK_FEATURES),  # the rasterized quads' (raster.quads)
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image(QUAD_AXES.resource, "RGBA32F", "WRITE"),
             Image("instance_counts", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
     constants=CONSTANTS,
     includes=(*INCLUDES, "quad_frame.glsl", "sprite_shape.glsl"),
 )
-
-
-@cache
-def quad_footprint(motion: bool, focus: bool) -> Kernel:
-    """QUAD_FOOTPRINT, stretched over the shutter with ``motion``, widened by the circle of confusion with
-    ``focus`` (the rasterized quads' variants: raster.quads)."""
-    kernel = motion_variant(QUAD_FOOTPRINT) if motion else QUAD_FOOTPRINT
-    return focus_variant(kernel) if focus else kernel
 
 
 @cache
@@ -77,7 +69,7 @@ def quad_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str =
                                defines=(*kernel.defines, ("QUAD_AXES", "1")))
 
 
-QUAD_KERNELS = (*(quad_footprint(motion, focus) for motion in (False, True) for focus in (False, True)),
+QUAD_KERNELS = (QUAD_FOOTPRINT,
                 *(quad_accumulate(depth_test, layer, walk) for depth_test in (False, True)
                   for layer in ("RGBA16F", "RGBA32F") for walk in WALKS))
 
@@ -124,7 +116,7 @@ class QuadLayer:
         if kept is None:
             kept = self.kept[system] = KeptLists(self.host, self.width, self.height, self.check_every,
                                                  ESTIMATED_TILES_PER_PARTICLE)
-        kernel = quad_footprint(camera.shutter is not None, camera.focus is not None).for_effect(system.settings)
+        kernel = QUAD_FOOTPRINT.for_effect(system.settings, camera=camera)
         stretch = system.settings.stretch if system.settings.particle_type == "STRETCHED" else 0.0
         self.host.dispatch(
             kernel, linear_groups(count),

@@ -75,7 +75,7 @@ DECLARED: tuple[Kernel, ...] = (
     *trails.TRAIL_KERNELS,
     *ribbons.RIBBON_KERNELS,
     particle_depth.PARTICLE_DEPTH_TILES,
-    *particle_depth.TRAIL_DEPTH_KERNELS,
+    particle_depth.TRAIL_DEPTH,
     readback.FRAME_OUT,
     readback.FRAME_OUT_HALF,
     *readback.FRAME_DISPLAY_VARIANTS.values(),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .footprint import footprint_constants, motion_variant
+from .footprint import MOTION_BLUR, footprint_constants
 from .kernels import Constant, Image, Kernel, Raster, Sampler
 from .lighting import LOOK_FEATURES
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
@@ -61,7 +61,7 @@ DRAW_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl"
 
 
 RIBBONS = Raster("trail_ribbons", images=(LOOK_TABLE,), samplers=(*PARTICLE_STATE, *RING),
-                 constants=DRAW_CONSTANTS, includes=DRAW_INCLUDES, features=LOOK_FEATURES,
+                 constants=DRAW_CONSTANTS, includes=DRAW_INCLUDES, features=(MOTION_BLUR, *LOOK_FEATURES),
                  varyings=(("VEC3", "v_color"), ("FLOAT", "v_across"), ("FLOAT", "v_half")))
 TRAIL_SPRITES = Kernel(
     "trail_sprites",
@@ -76,12 +76,7 @@ TRAIL_SPRITES = Kernel(
 TEXTURED_TRAIL_SPRITES = dataclasses.replace(
     TRAIL_SPRITES, images=(*TRAIL_SPRITES.images, Image(SPRITE_FRAMES, "RGBA32F", "WRITE")),
     defines=(*TRAIL_SPRITES.defines, ("SPRITE_TEXTURE", "1")))
-RIBBON_KERNELS = (RIBBONS, motion_variant(RIBBONS), TRAIL_SPRITES, TEXTURED_TRAIL_SPRITES)
-
-
-def ribbons_kernel(camera, settings) -> Raster:
-    """RIBBONS, with the head at shutter close when the camera has a shutter, lit and tinted as the effect is."""
-    return (motion_variant(RIBBONS) if camera.shutter is not None else RIBBONS).for_effect(settings)
+RIBBON_KERNELS = (RIBBONS, TRAIL_SPRITES, TEXTURED_TRAIL_SPRITES)
 
 
 def trail_values(system, camera, kernel: Kernel) -> dict:
@@ -102,7 +97,7 @@ def draw_constants(system, camera, kernel: Kernel) -> dict:
 
 def draw_ribbons(host, system, camera, target, depth, look) -> None:
     """Add each particle's trail to ``target`` (the raster layer): one instance a particle, a quad a segment."""
-    kernel = ribbons_kernel(camera, system.settings)
+    kernel = RIBBONS.for_effect(system.settings, camera=camera)  # the head at shutter close with a shutter
     textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
                 **kernel.bindings(system=system)}
     host.draw(kernel, "TRIS", QUAD_VERTICES * system.settings.trail_points, system.count, target, depth, textures,

@@ -21,7 +21,7 @@ then by the sprite's place in the list for equal keys.  The instance lists keep 
 are sized for ESTIMATED_TILES_PER_SPRITE).  A footprint is a general screen-space shape
 (``sprite_shape.glsl``: center, radius, depth and a stretch vector), so a
 motion-blurred streak (``shutter`` > 0) bins and blends like a round sprite; with the camera's depth of field
-a sprite widens by its circle of confusion and fades by the area ratio (``footprint.focus_variant``).
+a sprite widens by its circle of confusion and fades by the area ratio (``footprint.DEPTH_OF_FIELD``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import NamedTuple
 from . import ribbons
 from .binning import DigitPasses
 from .compositing import Camera, Compositor
-from .footprint import declared_footprint_constants, focus_variant
+from .footprint import DEPTH_OF_FIELD, declared_footprint_constants
 from .kernels import Constant, Feature, Image, Kernel, Sampler, Shared
 from .lighting import LOOK_FEATURES
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
@@ -76,7 +76,7 @@ _COUNT_SIZE = (Constant("INT", "count"), Constant("IVEC2", "target_size"))
 
 SPRITE_FOOTPRINT = Kernel(
     "sprite_footprint",
-    features=LOOK_FEATURES,
+    features=(DEPTH_OF_FIELD, *LOOK_FEATURES),  # widened by the camera's circle of confusion
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("sprite_keys", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
     constants=(
@@ -143,7 +143,7 @@ def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK) -> Kernel:
 
 
 _FOOTPRINTS = (SPRITE_FOOTPRINT, posed(SPRITE_FOOTPRINT), relief_footprint(SPRITE_FOOTPRINT))
-SPRITE_KERNELS = (*_FOOTPRINTS, *map(focus_variant, _FOOTPRINTS), SPRITE_TILE_COUNTS, tile_instances(True),
+SPRITE_KERNELS = (*_FOOTPRINTS, SPRITE_TILE_COUNTS, tile_instances(True),
                   *(sprite_blend(depth_test, walk) for depth_test in (False, True) for walk in WALKS))
 
 
@@ -246,7 +246,7 @@ class SpriteLayer:
             direction = system.particle_light_direction if own else compositor.sheets.blank
             relief_textures = {SPRITE_LIGHTS: sprites.lights, PARTICLE_LIGHT_DIRECTION.name: direction}
             relief_values = {RELIEF.name: s.sprite_relief if own else 0.0}
-        kernel = (focus_variant(kernel) if camera.focus is not None else kernel).for_effect(s)
+        kernel = kernel.for_effect(s, camera=camera)
         self.host.dispatch(
             kernel, linear_groups(system.count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": compositor.look_texture(system),
