@@ -17,7 +17,8 @@ BENCH_ARGS ?=
 PRESETS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test demo bake presets package bench bench-gpu lint module-map contact-sheet previews kernel kernels clean
+.PHONY: help setup test demo bake presets package bench bench-gpu lint module-map contact-sheet previews kernel kernels \
+        features clean
 
 help:
 	@echo "GPU Particles targets:"
@@ -38,6 +39,7 @@ help:
 	@echo "  make previews  render a short MP4 of every preset into docs/previews/ [PRESETS=\"fire snow\"]"
 	@echo "  make kernel    print KERNEL=$(KERNEL) as HOST=blender|moderngl compiles it [VARIANT=n]"
 	@echo "  make kernels   list every declared kernel (addon/engine/registry.py)"
+	@echo "  make features  list what KERNEL=$(KERNEL) can become: its features and every variant"
 	@echo "  make clean     remove dist/ and out/ (keeps .venv)"
 
 setup:
@@ -81,6 +83,9 @@ kernel: setup
 
 kernels: setup
 	@$(PY) -m addon.hosts list
+
+features: setup
+	@$(PY) -m addon.hosts features $(KERNEL)
 
 clean:
 	rm -rf dist/ out/

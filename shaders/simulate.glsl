@@ -192,7 +192,7 @@ vec3 force_fields(vec3 position)
  * (d < 0: born there, or the collider moved onto it) is pushed out from where it ended; `began_inside`
  * says so, for the permeability test (collide), which would otherwise sample the start again.
  * An open surface (sdf_surface: the thin slab behind it, sdf.py) has the slide traced as well, in the variants
- * that may meet one (SDF_OPEN_SURFACES: simulation.py, _sdf_pass_kernels).
+ * that may meet one (SDF_OPEN_SURFACES: simulation.py, _sdf_pass_kernels; the families' one-pass variants).
  *
  * The trace samples sdf_distance (one filtered fetch each); the normals and the push-out sample sdf_sample (the
  * exact trilinear and its gradient), at the hit and where the particle ends, if that may be within the contact
@@ -235,7 +235,7 @@ bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 n
       normal = sdf_normal_at(collider, hit);
       vec3 rest = end - hit;
       p = hit + (rest - normal * min(dot(rest, normal), 0.0));
-#ifdef SDF_OPEN_SURFACES
+#if defined(SDF_OPEN_SURFACES) || defined(EVENTS) || defined(SPAWNED) /* one pass: any collider */
       float slide = length(p - hit);
       if (collider.sdf_surface > 0.0 && slide > 0.0) {
         /* an open surface's slab is thin: a slide along the tangent plane could pass through where the

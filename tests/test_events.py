@@ -14,7 +14,7 @@ from addon.engine.frame_resources import FrameResources
 from addon.engine.pipeline import advance
 from addon.engine.records import PARTICLE
 from addon.engine.reference import events as ref
-from addon.engine.settings import SettingsError, effect_settings
+from addon.engine.settings import EffectSettings, SettingsError, effect_settings
 
 DT = 1 / 24
 STILL = np.identity(4)
@@ -210,7 +210,8 @@ def test_a_checkpoint_replays_the_family_exactly(host, on_gpu):
 
 
 def test_effects_without_family_run_todays_kernel():
-    assert simulation.simulate_kernel("FULL", False, False) is simulation.SIMULATE_KERNELS["FULL"]
+    settings = EffectSettings()
+    assert simulation.SIMULATE.for_effect(settings, events=False) is simulation.SIMULATE_KERNELS["FULL"]
     assert "EVENTS" not in dict(simulation.SIMULATE.defines) and "SPAWNED" not in dict(simulation.SIMULATE.defines)
 
 

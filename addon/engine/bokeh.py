@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from .footprint import FOCUS, footprint_constants, motion_variant
+from .footprint import FOCUS, MOTION_BLUR, footprint_constants
 from .kernels import Constant, Image, Kernel
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sorting import linear_groups
 from .tile_lists import FOOTPRINT_OUTPUTS, FootprintList, KeptLists, tile_kernel
@@ -39,6 +39,7 @@ ESTIMATED_TILES_PER_PARTICLE = 1.0  # most particles are splatted; a wide disc t
 
 BOKEH_DISCS = Kernel(
     "bokeh_discs",
+    features=(MOTION_BLUR, *LOOK_FEATURES),  # swept over the camera's shutter
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("instance_counts", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
     constants=(
@@ -60,18 +61,13 @@ BOKEH_DISCS = Kernel(
 )
 
 
-def bokeh_discs(motion: bool) -> Kernel:
-    """BOKEH_DISCS, swept over the shutter with ``motion``."""
-    return motion_variant(BOKEH_DISCS) if motion else BOKEH_DISCS
-
-
 @cache
 def bokeh_accumulate(depth_test: bool) -> Kernel:
     """The per-tile sum of discs; ``depth_test``: against the scene's depth."""
     return tile_kernel("bokeh_accumulate", Image("layer", "RGBA32F"), depth_test, includes=("tile_sum.glsl",))
 
 
-BOKEH_KERNELS = (bokeh_discs(False), bokeh_discs(True), bokeh_accumulate(False), bokeh_accumulate(True))
+BOKEH_KERNELS = (BOKEH_DISCS, bokeh_accumulate(False), bokeh_accumulate(True))
 
 
 class BokehLayer:
@@ -95,11 +91,12 @@ class BokehLayer:
         if self.discs is None or self.discs.capacity < count:
             self.discs = FootprintList(self.host, count)
         discs = self.discs
+        kernel = BOKEH_DISCS.for_effect(system.settings, camera=camera)
         self.host.dispatch(
-            look_variant(bokeh_discs(camera.shutter is not None), system.settings), linear_groups(count),
+            kernel, linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, "sprite_shapes": discs.shapes,
              "sprite_streaks": discs.streaks, "sprite_colors": discs.colors, "instance_counts": discs.instance_counts,
-             **look_textures(system)},
+             **kernel.bindings(system=system)},
             {
                 **footprint_constants(camera, disc=False),
                 "count": count,

@@ -24,8 +24,8 @@ from .footprint import (
     footprint_kernel,
 )
 from .frame_resources import FrameResources
-from .kernels import Constant, Image, Kernel, Sampler, Shared
-from .lighting import look_textures, look_variant
+from .kernels import Constant, Feature, Image, Kernel, Sampler, Shared
+from .lighting import LOOK_FEATURES
 from .look import (
     COLOR_END,
     COLOR_START,
@@ -77,6 +77,7 @@ def _splat_kernel(layout) -> Kernel:
         images=(*layout.images("READ"), *ACCUM_IMAGES, STATS, Image("look", "RGBA32F", "READ")),
         constants=SPLAT_CONSTANTS,
         includes=SPLAT_INCLUDES,
+        features=LOOK_FEATURES,
     )
 
 
@@ -111,22 +112,21 @@ SPLAT_AGGREGATE_KERNELS = {name: aggregate_kernel(kernel) for name, kernel in SP
 SPLAT_AGGREGATE = SPLAT_AGGREGATE_KERNELS["FULL"]
 
 
-@cache
-def splat_variant(base: Kernel, depth: bool = False, paired: bool = False) -> Kernel:
-    """``base`` (a naive or aggregated splat) testing the scene depth and/or adding into the paired image.
+# A splat testing the scene depth (SceneDepth.textures): the coarse tile range first, the full-resolution depth
+# inside it; samplers, not images: Blender binds at most 8 images a shader.
+DEPTH_TEST = Feature("depth_test", defines=(("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE))),
+                     samplers=(Sampler("coarse_depth"), Sampler("scene_depth")),
+                     wants=lambda settings, frame: frame["depth"], binds=lambda depth: depth.textures, source="depth")
 
-    Depth: the coarse tile range first, the full-resolution depth inside it.
-    Paired: both accumulation words in one image (accum.glsl).
-    """
-    images, samplers, defines = list(base.images), list(base.samplers), list(base.defines)
+
+@cache
+def splat_variant(base: Kernel, paired: bool = False) -> Kernel:
+    """``base`` (a naive, aggregated or footprint splat) adding into the paired image when ``paired`` (both
+    accumulation words in one image: accum.glsl); its features DEPTH_TEST and then ``base``'s (the look's)."""
     if paired:
-        images = _paired_images(images)
-        defines += PAIRED_DEFINES
-    if depth:
-        # Samplers, not images: Blender binds at most 8 images a shader.
-        samplers += [Sampler("coarse_depth"), Sampler("scene_depth")]
-        defines += [("DEPTH_TEST", "1"), ("COARSE_TILE", str(TILE))]
-    return dataclasses.replace(base, images=tuple(images), samplers=tuple(samplers), defines=tuple(defines))
+        base = dataclasses.replace(base, images=tuple(_paired_images(base.images)),
+                                   defines=(*base.defines, *PAIRED_DEFINES))
+    return dataclasses.replace(base, features=(DEPTH_TEST, *base.features))
 
 
 def _paired_images(images):
@@ -138,9 +138,8 @@ def _paired_images(images):
 # Chosen by measurement: bench/results/h200-2026-11-21.json (splat_variant *_aggregate1[_paired]) and
 # bench/results/nvidia-h100-80gb-hbm3-pcie-sse2-2026-11-25-splat-layout-ab.json.
 PAIRED = True
-SPLAT_VARIANTS = tuple(splat_variant(base, depth, PAIRED)
-                       for kernels in (SPLAT_KERNELS, SPLAT_AGGREGATE_KERNELS) for base in kernels.values()
-                       for depth in (False, True))
+SPLAT_VARIANTS = tuple(splat_variant(base, PAIRED) for kernels in (SPLAT_KERNELS, SPLAT_AGGREGATE_KERNELS)
+                       for base in kernels.values())
 
 RESOLVE = Kernel(
     "resolve",
@@ -163,23 +162,25 @@ RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak",
 # The footprint splats (footprint.py): naive atomics per tap, bilinear taps always, streak and disc on demand.
 FOOTPRINT_KERNELS = {(name, motion, dof): footprint_kernel(kernel, motion, dof)
                      for name, kernel in SPLAT_KERNELS.items() for motion, dof in FOOTPRINT_KINDS}
-# What the product dispatches: with or without the scene depth.
-FOOTPRINT_VARIANTS = tuple(splat_variant(kernel, depth, PAIRED)
-                           for kernel in FOOTPRINT_KERNELS.values() for depth in (False, True))
+# What the product dispatches (with or without the scene depth: their features).
+FOOTPRINT_VARIANTS = tuple(splat_variant(kernel, PAIRED) for kernel in FOOTPRINT_KERNELS.values())
+
+
+# The alpha-blended sprite layer (sprites.py) laid over the frame in the resolve (no pass over the frame of its own).
+SPRITES_OVER = Feature("sprites_over", defines=(("SPRITES_OVER", "1"),), samplers=(Sampler("sprites"),),
+                       wants=lambda render, frame: frame["sprites"] is not None,
+                       binds=lambda sprites: {"sprites": sprites}, source="sprites")
 
 
 @cache
-def resolve_kernel(peak: bool = False, paired: bool = False, sprites_over: bool = False) -> Kernel:
-    """RESOLVE or RESOLVE_PEAK, reading the paired accumulation image when ``paired``; ``sprites_over``: the
-    alpha-blended sprite layer (sprites.py) laid over the frame in the same pass (no pass over the frame of its own)."""
+def resolve_kernel(peak: bool = False, paired: bool = False) -> Kernel:
+    """RESOLVE or RESOLVE_PEAK, reading the paired accumulation image when ``paired``; its feature SPRITES_OVER."""
     kernel = RESOLVE_PEAK if peak else RESOLVE
     if paired:
         kernel = dataclasses.replace(kernel, images=tuple(_paired_images(kernel.images)),
                                      defines=(*kernel.defines, *PAIRED_DEFINES))
-    if sprites_over:
-        kernel = dataclasses.replace(kernel, samplers=(*kernel.samplers, Sampler("sprites")),
-                                     defines=(*kernel.defines, ("SPRITES_OVER", "1")))
-    return kernel
+    return dataclasses.replace(kernel, features=(SPRITES_OVER,))
+
 
 _EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
 
@@ -361,12 +362,12 @@ class Compositor:
             base = FOOTPRINT_KERNELS[(layout, camera.shutter is not None, camera.focus is not None)]
         else:
             base = self.splat_kernels[layout]
-        kernel = look_variant(splat_variant(base, depth=resources.depth is not None, paired=self.paired), system.settings)
+        kernel = splat_variant(base, self.paired).for_effect(system.settings, depth=resources.depth is not None)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
             kernel, (groups_x, -(-rows // per_thread(kernel)), 1),
             {**system.textures, **self.accum_textures, "stats": self.stats,
-             "look": look, **(resources.depth.textures if resources.depth else {}), **look_textures(system)},
+             "look": look, **kernel.bindings(system=system, depth=resources.depth)},
             {
                 **(footprint_constants(camera) if footprint else {}),
                 "count": system.count,
@@ -386,12 +387,11 @@ class Compositor:
         """The frame's float RGBA: the splat plus what was rasterized, and ``sprites`` (the alpha-blended layer,
         premultiplied) over it when given; clears the accumulation."""
         resources = self.resources
-        kernel = resolve_kernel(peak=self.render.emax_mode == "AUTO", paired=self.paired,
-                                sprites_over=sprites is not None)
+        kernel = resolve_kernel(self.render.emax_mode == "AUTO", self.paired).for_effect(self.render, sprites=sprites)
         self.host.dispatch(
             kernel, RESOLVE.groups_for(self.width, self.height),
             {**self.accum_textures, "frame": resources.frame, "stats": self.stats, "raster": resources.raster,
-             **({"sprites": sprites} if sprites is not None else {})},
+             **kernel.bindings(sprites=sprites)},
             {"target_size": (self.width, self.height), "dequantize": (*dequantize_scale(self.emax), 0.0),
              "has_raster": int(resources.rasterized)},
         )

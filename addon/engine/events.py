@@ -18,7 +18,8 @@ on the GPU (no readback, no indirect dispatch: spawn_events runs over the parent
 without births return).  The child's slots are a ring: the cursor (a 1x1 image, kept in every checkpoint) moves
 past each substep's births; a birth onto a child still alive, or past the child's slot count in one substep,
 counts as overflow (:meth:`Spawner.read_overflow`).  An effect without children or parent runs the simulate
-kernel it always ran: the event code is compiled in only for families (simulation.simulate_kernel).
+kernel it always ran: the event code is compiled in only for families (the simulate kernel's features
+simulation.EVENTS and SPAWNED).
 """
 
 from __future__ import annotations

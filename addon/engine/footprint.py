@@ -27,7 +27,7 @@ from functools import cache
 
 import numpy as np
 
-from .kernels import Constant, Kernel, Raster
+from .kernels import Constant, Feature, Kernel, Raster
 
 MAX_SAMPLES = 128  # samples along a streak (one per pixel of its longer axis, then spaced wider); a power of two
 SPLAT_MAX_RADIUS = 4.0  # circles of confusion up to this radius in pixels are splatted; wider ones are bokeh discs
@@ -186,10 +186,12 @@ def footprint_constants(camera, disc: bool = True) -> dict:
     return values
 
 
-def _footprint_variant(kernel: Kernel, constants: tuple, define: str) -> Kernel:
-    includes = kernel.includes if "footprint.glsl" in kernel.includes else (*kernel.includes, "footprint.glsl")
-    return dataclasses.replace(kernel, constants=(*kernel.constants, *constants), includes=includes,
-                               defines=(*kernel.defines, (define, "1")))
+# The camera's features of the kernels that draw particles' footprints (``for_effect(settings, camera=...)``):
+# stretched over its shutter (motion blur), widened by its circle of confusion (depth of field).
+MOTION_BLUR = Feature("motion", defines=(("MOTION_BLUR", "1"),), constants=SHUTTER_CONSTANTS,
+                      includes=("footprint.glsl",), wants=lambda settings, frame: frame["camera"].shutter is not None)
+DEPTH_OF_FIELD = Feature("focus", defines=(("DEPTH_OF_FIELD", "1"),), constants=(FOCUS,), includes=("footprint.glsl",),
+                         wants=lambda settings, frame: frame["camera"].focus is not None)
 
 
 def declared_footprint_constants(camera, kernel: Kernel) -> dict:
@@ -200,15 +202,16 @@ def declared_footprint_constants(camera, kernel: Kernel) -> dict:
 
 @cache
 def motion_variant(kernel: Raster) -> Raster:
-    """A sprite program (raster_quads, sprite_alpha) stretched over the shutter."""
-    return _footprint_variant(kernel, SHUTTER_CONSTANTS, "MOTION_BLUR")
+    """A kernel that does not list MOTION_BLUR among its features (raster_quads, whose textured variants are not
+    all compiled with it) stretched over the shutter."""
+    return MOTION_BLUR.add_to(kernel)
 
 
 @cache
 def focus_variant(kernel: Kernel) -> Kernel:
     """A sprite program (raster_quads, sprite_footprint) widened by its circle of confusion (footprint.glsl's
     focus_widened_px)."""
-    return _footprint_variant(kernel, (FOCUS,), "DEPTH_OF_FIELD")
+    return DEPTH_OF_FIELD.add_to(kernel)
 
 
 FOOTPRINT_KINDS = ((False, False), (True, False), (False, True), (True, True))  # (motion, dof)

@@ -12,14 +12,24 @@ and both hosts ``#define`` each name as its swizzle, so GLSL reads
 it back by the same name (``Kernel.named``).  The shared integer tables
 (``tables.py``) are defined in every kernel the same way.
 
+A kernel's variants are declared features (``Feature``: the defines and
+resources one adds, what a dispatch binds for it, when an effect asks for it);
+a kernel lists the features it accepts (``Kernel.features``), a dispatch asks
+``kernel.for_effect(settings, **frame)`` for its variant and binds what the
+chosen features say (``Kernel.bindings``), and ``Kernel.variants`` is every
+combination, which ``registry.py`` compiles.
+
 Each kernel is declared in the engine module that records its dispatches;
-``registry.py`` lists them all, and ``python -m addon.engine.kernels show
-NAME --host blender|moderngl`` prints one as a host compiles it.
+``registry.py`` lists them all, and ``python -m addon.hosts show
+NAME --host blender|moderngl`` prints one as a host compiles it
+(``python -m addon.hosts features NAME``: what it can become).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, cached_property
 
@@ -108,6 +118,49 @@ class Shared:
     size: int
 
 
+def _never(settings, frame) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One way a kernel varies, declared: what it adds to the kernel (appended after the kernel's own, in the
+    kernel's order of features; an include only where the kernel lacks it), the resources it drops, what a
+    dispatch binds for it, and when it is wanted.
+
+    ``wants(settings, frame)``: whether an effect's settings (and the dispatch's facts about the frame, the
+    keywords of ``Kernel.for_effect``) ask for it; ``binds(source)``: the textures it binds, from the dispatch's
+    source named ``source`` (``Kernel.bindings``: the particle system for the look features); ``requires``:
+    features it is added after, never without; ``group``: the registry compiles one feature of a group at a
+    time (the look group: one ``#ifdef`` each in particle_look.glsl's color, which dispatches do combine).
+    """
+
+    name: str
+    defines: tuple[tuple[str, str], ...] = ()
+    images: tuple[Image, ...] = ()
+    samplers: tuple[Sampler, ...] = ()
+    constants: tuple[Constant, ...] = ()
+    shared: tuple[Shared, ...] = ()
+    includes: tuple[str, ...] = ()
+    drops: frozenset[str] = frozenset()  # images and constants (by name) the variant no longer binds
+    wants: Callable[[object, dict], bool] = _never
+    binds: Callable[[object], dict] | None = None  # None: it binds nothing of its own
+    source: str = "system"
+    requires: tuple[str, ...] = ()
+    group: str = ""
+
+    def add_to(self, kernel: Kernel) -> Kernel:
+        """``kernel`` with this feature: its drops left out, its defines and resources appended."""
+        return dataclasses.replace(
+            kernel,
+            images=(*(i for i in kernel.images if i.name not in self.drops), *self.images),
+            constants=(*(c for c in kernel.constants if c.name not in self.drops), *self.constants),
+            samplers=(*kernel.samplers, *self.samplers), shared=(*kernel.shared, *self.shared),
+            includes=(*kernel.includes, *(i for i in self.includes if i not in kernel.includes)),
+            defines=(*kernel.defines, *self.defines),
+            chosen=(*kernel.chosen, self.name))
+
+
 @dataclass(frozen=True)
 class Kernel:
     name: str
@@ -120,8 +173,41 @@ class Kernel:
     defines: tuple[tuple[str, str], ...] = field(default=())
     extensions: tuple[str, ...] = ()  # GLSL extensions: the moderngl host enables them, Blender 5.2 cannot
     generated: str = ""  # GLSL made at run time (OpenColorIO's display function), between includes and the file
+    features: tuple[Feature, ...] = ()  # the features it accepts, in the order they are added
+    chosen: tuple[str, ...] = ()  # the features this variant has (Kernel.with_features)
 
     __hash__ = hash_once
+
+    def with_features(self, *names: str) -> Kernel:
+        """This kernel with the named features of those it accepts, added in its order; made once per set (the
+        hosts find a shader by the very kernel)."""
+        return _with_features(self, frozenset(names)) if names else self
+
+    def for_effect(self, settings, **frame) -> Kernel:
+        """The variant a dispatch for an effect with ``settings`` uses: every accepted feature that ``settings``
+        and the ``frame`` facts want and whose required features it has."""
+        chosen: list[str] = []
+        for feature in self.features:
+            if set(feature.requires) <= set(chosen) and feature.wants(settings, frame):
+                chosen.append(feature.name)
+        return self.with_features(*chosen)
+
+    def bindings(self, **sources) -> dict:
+        """The textures this variant's features bind, each from the one of ``sources`` it names (Feature.source)."""
+        return {name: texture for f in self.features if f.name in self.chosen and f.binds is not None
+                for name, texture in f.binds(sources[f.source]).items()}
+
+    def variants(self) -> tuple[Kernel, ...]:
+        """Every variant its features make: each combination whose features' requirements are in it, with at
+        most one feature of a group; none first."""
+        names = [f.name for f in self.features]
+        combos = [set(c) for n in range(len(names) + 1) for c in itertools.combinations(names, n)]
+        return tuple(self.with_features(*combo) for combo in combos if self._compiled(combo))
+
+    def _compiled(self, combo: set[str]) -> bool:
+        chosen = [f for f in self.features if f.name in combo]
+        groups = [f.group for f in chosen if f.group]
+        return all(set(f.requires) <= combo for f in chosen) and len(groups) == len(set(groups))
 
     @property
     def path(self):
@@ -271,6 +357,17 @@ def _text_of(file_name: str, generated: str) -> str:
 def _read(file_name: str) -> str:
     text = (resource_dir("shaders") / file_name).read_text()
     return text if text.endswith("\n") else text + "\n"
+
+
+@cache
+def _with_features(kernel: Kernel, names: frozenset[str]) -> Kernel:
+    unknown = names - {f.name for f in kernel.features}
+    if unknown:
+        raise KeyError(f"{kernel.name} accepts {[f.name for f in kernel.features]}, not {sorted(unknown)}")
+    for feature in kernel.features:
+        if feature.name in names:
+            kernel = feature.add_to(kernel)
+    return kernel
 
 
 @cache

@@ -4,7 +4,7 @@ Per frame (``light_effects``, from ``pipeline.record_frame`` before anything is 
 lit effects' particles toward the shadowed lights (shadow_volume.py), then per lit effect ``light_particles``:
 ``shaders/light_particles.glsl`` writes the radiance each particle scatters toward the camera (lighting.py's
 formula) into the effect's ``particle_light`` image, laid out like its state.  The drawing kernels (splat,
-points, quads, sprites, bokeh) read it in ``particle_color`` (their ``lighting.lit_variant``), so every path
+points, quads, sprites, bokeh) read it in ``particle_color`` (their ``lighting.LIT`` feature), so every path
 (viewport, bake, final render) draws the same lit particles.  The phase function depends on the view: the pass
 runs for each view it is drawn from.
 """
@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from .kernels import Constant, Image, Kernel
+from .kernels import Constant, Feature, Image, Kernel
 from .lighting import MAX_LIGHTS, MIN_DISTANCE_SQUARED, RADIANCE_LIMIT, SceneLights, is_lit, light_rows
 from .look import COLOR_END, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .records import LIGHT
@@ -43,31 +43,23 @@ _DEFINES = (("PI", f"{math.pi:.9f}"), ("RADIANCE_LIMIT", f"{RADIANCE_LIMIT:.1f}"
             ("MIN_DISTANCE_SQUARED", f"{MIN_DISTANCE_SQUARED:.1e}"), ("emission_strength", "0.0"))
 
 
-# LIGHT_DIRECTION: where the light comes from, on the camera's axes (world space), for sprites with relief.
-_DIRECTION_CONSTANTS = (Constant("VEC4", "lit_right"), Constant("VEC4", "lit_up"))
-
-
-def _light_kernel(shadowed: bool, direction: bool) -> Kernel:
-    """The light pass; ``shadowed``: lights with a shadow slot read the shadow volume's transmittance;
-    ``direction``: where the light comes from into particle_light_direction too (an effect with relief)."""
-    images = (LOOK_TABLE, Image("particle_light", PARTICLE_LIGHT_FORMAT, "WRITE"))
-    samplers, constants = PARTICLE_STATE, _CONSTANTS
-    includes, defines = _INCLUDES, _DEFINES
-    if shadowed:
-        images += tuple(r for r in SHADOW_RESOURCES if isinstance(r, Image))
-        samplers += tuple(r for r in SHADOW_RESOURCES if not isinstance(r, Image))
-        includes += SHADOW_INCLUDES
-        defines += (("SHADOW_VOLUME", "1"),)
-    if direction:
-        images += (Image(PARTICLE_LIGHT_DIRECTION.name, PARTICLE_LIGHT_FORMAT, "WRITE"),)
-        constants += _DIRECTION_CONSTANTS
-        defines += (("LIGHT_DIRECTION", "1"),)
-    return Kernel("light_particles", images=images, samplers=samplers, constants=constants, includes=includes,
-                  defines=defines)
-
-
-LIGHT_KERNELS = {(shadowed, direction): _light_kernel(shadowed, direction)
-                 for shadowed in (False, True) for direction in (False, True)}
+# Lights with a shadow slot read the shadow volume's transmittance (the frame has one, with shadowed lights).
+SHADOWED = Feature("shadowed", defines=(("SHADOW_VOLUME", "1"),),
+                   images=tuple(r for r in SHADOW_RESOURCES if isinstance(r, Image)),
+                   samplers=tuple(r for r in SHADOW_RESOURCES if not isinstance(r, Image)), includes=SHADOW_INCLUDES,
+                   wants=lambda settings, frame: frame["shadowed"], binds=lambda shadows: shadows.bindings(),
+                   source="shadows")
+# Where the light comes from, on the camera's axes (world space), into particle_light_direction too: an effect
+# with relief.
+DIRECTION = Feature("direction", defines=(("LIGHT_DIRECTION", "1"),),
+                    images=(Image(PARTICLE_LIGHT_DIRECTION.name, PARTICLE_LIGHT_FORMAT, "WRITE"),),
+                    constants=(Constant("VEC4", "lit_right"), Constant("VEC4", "lit_up")),
+                    wants=lambda settings, frame: has_relief(settings),
+                    binds=lambda draw: {PARTICLE_LIGHT_DIRECTION.name: _particle_image(
+                        *draw, PARTICLE_LIGHT_DIRECTION.name)}, source="draw")  # draw: (host, system)
+LIGHT_PARTICLES = Kernel(
+    "light_particles", images=(LOOK_TABLE, Image("particle_light", PARTICLE_LIGHT_FORMAT, "WRITE")),
+    samplers=PARTICLE_STATE, constants=_CONSTANTS, includes=_INCLUDES, defines=_DEFINES, features=(SHADOWED, DIRECTION))
 
 
 def camera_position(view: np.ndarray) -> np.ndarray:
@@ -88,22 +80,19 @@ def light_particles(host, system, lights: SceneLights, view, look, shadows=None)
     """Write ``system``'s ``particle_light`` lit by ``lights`` seen through ``view`` (world to view), and, for an
     effect with relief, its ``particle_light_direction``; ``look``: its look table texture; ``shadows``: the
     frame's built shadow volume, or None (T = 1)."""
-    shadowed = shadows is not None and bool(lights.shadowed)
-    direction = has_relief(system.settings)
     s = system.settings
+    kernel = LIGHT_PARTICLES.for_effect(s, shadowed=shadows is not None and bool(lights.shadowed))
     view = np.asarray(view, np.float64)
-    images = {"particle_light": _particle_image(host, system, "particle_light")}
-    constants = {}
-    if direction:
-        images[PARTICLE_LIGHT_DIRECTION.name] = _particle_image(host, system, PARTICLE_LIGHT_DIRECTION.name)
-        constants = {"lit_right": (*view[0, :3], 0.0), "lit_up": (*view[1, :3], 0.0)}
+    directed = DIRECTION.name in kernel.chosen
+    direction = {"lit_right": (*view[0, :3], 0.0), "lit_up": (*view[1, :3], 0.0)} if directed else {}
     host.dispatch(
-        LIGHT_KERNELS[shadowed, direction], system.groups,
-        {**system.textures, "look": look, **images, **(shadows.bindings() if shadowed else {})},
+        kernel, system.groups,
+        {**system.textures, "look": look, "particle_light": _particle_image(host, system, "particle_light"),
+         **kernel.bindings(draw=(host, system), shadows=shadows)},
         {"count": system.count, **_without("color_start", particle_values(system)),
          "light_count": len(lights.lights), "lights": light_rows(lights.lights),
          "lit_view": (*map(float, camera_position(view)), s.anisotropy), "lit_albedo": (*s.albedo, 0.0),
-         "lit_albedo_end": (*s.albedo_end, 0.0), "lit_ambient": (*lights.ambient, 0.0), **constants},
+         "lit_albedo_end": (*s.albedo_end, 0.0), "lit_ambient": (*lights.ambient, 0.0), **direction},
     )
 
 

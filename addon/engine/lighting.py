@@ -46,11 +46,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
-from .kernels import Kernel, Sampler
+from .kernels import Feature, Sampler
 from .look import PARTICLE_TINT, inherits_color
 from .records import LIGHT
 from .tables import LIGHT_TYPES
@@ -214,39 +213,20 @@ def is_lit(settings) -> bool:
     return settings.lighting != "EMISSION"
 
 
-@cache
-def lit_variant(kernel: Kernel, lighting: str) -> Kernel:
-    """``kernel`` (one that draws particles through particle_look.glsl) drawing a ``lighting`` effect: Lit and Both
-    add the light pass's radiance (PARTICLE_LIGHT) to the emission in particle_color (a Lit effect's emission
-    strength is packed as 0: look.particle_values)."""
-    if lighting == "EMISSION":
-        return kernel
-    return dataclasses.replace(kernel, samplers=(*kernel.samplers, PARTICLE_LIGHT),
-                               defines=(*kernel.defines, ("PARTICLE_LIGHT", "1")))
+def _lit_light(system) -> dict:
+    return {PARTICLE_LIGHT.name: system.particle_light}
 
 
-def light_textures(system) -> dict:
-    """What a lit variant binds besides ``kernel``'s own: the system's particle_light (nothing when emissive)."""
-    return {PARTICLE_LIGHT.name: system.particle_light} if is_lit(system.settings) else {}
+def _tint(system) -> dict:
+    return {PARTICLE_TINT.name: system.tint}
 
 
-@cache
-def tinted_variant(kernel: Kernel) -> Kernel:
-    """``kernel`` (one that colors particles through particle_look.glsl) mixing each slot's inherited tint into
-    the color over life (PARTICLE_TINT); made once (a draw asks per effect: the host finds its shader by the
-    very kernel, not by comparing a new one field by field)."""
-    return dataclasses.replace(kernel, samplers=(*kernel.samplers, PARTICLE_TINT),
-                               defines=(*kernel.defines, ("PARTICLE_TINT", "1")))
-
-
-def look_variant(kernel: Kernel, settings) -> Kernel:
-    """``kernel`` drawing an effect with ``settings``: lit as the effect is (lit_variant), tinted by its parent's
-    color where it inherits it (tinted_variant)."""
-    kernel = lit_variant(kernel, settings.lighting)
-    return tinted_variant(kernel) if inherits_color(settings) else kernel
-
-
-def look_textures(system) -> dict:
-    """What a look_variant binds besides ``kernel``'s own: particle_light, particle_tint where it has them."""
-    tint = {PARTICLE_TINT.name: system.tint} if inherits_color(system.settings) else {}
-    return {**light_textures(system), **tint}
+# The look features of every kernel that colors particles through particle_look.glsl (particle_color, or
+# particle_shows, lit_radiance): Lit and Both add the light pass's radiance (PARTICLE_LIGHT) to the emission (a Lit
+# effect's emission strength is packed as 0: look.particle_values); a spawned effect that inherits its parent's
+# color mixes each slot's tint into the color over life (PARTICLE_TINT).
+LIT = Feature("lit", defines=(("PARTICLE_LIGHT", "1"),), samplers=(PARTICLE_LIGHT,),
+              wants=lambda settings, frame: is_lit(settings), binds=_lit_light, group="look")
+TINTED = Feature("tinted", defines=(("PARTICLE_TINT", "1"),), samplers=(PARTICLE_TINT,),
+                 wants=lambda settings, frame: inherits_color(settings), binds=_tint, group="look")
+LOOK_FEATURES = (LIT, TINTED)

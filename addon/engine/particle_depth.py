@@ -24,9 +24,9 @@ import numpy as np
 
 from . import ribbons
 from .compositing import SPLAT_CONSTANTS, Camera
-from .footprint import FOCUS, SHUTTER_CONSTANTS, footprint_constants, motion_variant
-from .kernels import Constant, Image, Kernel
-from .lighting import look_textures, look_variant
+from .footprint import DEPTH_OF_FIELD, MOTION_BLUR, footprint_constants
+from .kernels import Constant, Feature, Image, Kernel
+from .lighting import LOOK_FEATURES
 from .look import LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sorting import linear_groups
 from .sprite_sheets import is_textured
@@ -50,36 +50,35 @@ VIEW_DEPTH = Constant("VEC4", "view_depth", components=(  # world position to de
 DEPTH_IMAGE = Image("particle_depth", "R32UI", atomic=True)
 
 
-def _depth_kernel(layout, motion: bool, dof: bool, listed: bool) -> Kernel:
-    """Over ``layout``'s state; ``motion``, ``dof``: along the shutter path, over the circle of confusion;
-    ``listed``: wide reaches written to the footprint list (otherwise none can be wide)."""
-    constants = [*SPLAT_CONSTANTS, VIEW_DEPTH, Constant("INT", "reach_kind")]
-    defines = [("DIRECT_REACH", f"{DIRECT_REACH:.1f}"),
-               *((f"REACH_{kind}", str(code)) for kind, code in REACH_KINDS.items())]
-    if motion:
-        constants += SHUTTER_CONSTANTS
-        defines.append(("MOTION_BLUR", "1"))
-    if dof:
-        constants.append(FOCUS)
-        defines.append(("DEPTH_OF_FIELD", "1"))
-    list_images = (*FOOTPRINT_OUTPUTS[:2], Image("instance_counts", "R32UI", "WRITE")) if listed else ()
-    if listed:
-        defines.append(("WIDE_LIST", "1"))
+# A particle whose light can reach beyond DIRECT_REACH (the camera's motion blur or depth of field, or a sprite's
+# or quad's own size) writes its reach to the footprint list (otherwise none can be wide).
+WIDE_LIST = Feature("wide_list", defines=(("WIDE_LIST", "1"),),
+                    images=(*FOOTPRINT_OUTPUTS[:2], Image("instance_counts", "R32UI", "WRITE")),
+                    includes=("sprite_shape.glsl",),
+                    wants=lambda settings, frame: _reaches_wide(settings, frame["camera"]),
+                    binds=lambda reaches: {"sprite_shapes": reaches.shapes, "sprite_streaks": reaches.streaks,
+                                           "instance_counts": reaches.instance_counts}, source="reaches")
+
+
+def _reaches_wide(settings, camera) -> bool:
+    return camera.shutter is not None or camera.focus is not None or reach_kind(settings) != "POINT"
+
+
+def _depth_kernel(layout) -> Kernel:
+    """Over ``layout``'s state; its features the camera's (MOTION_BLUR, DEPTH_OF_FIELD), WIDE_LIST, the look's."""
     return Kernel(
         "particle_depth",
-        images=(*layout.images("READ"), DEPTH_IMAGE, Image("look", "RGBA32F", "READ"),
-                *list_images),
-        constants=tuple(constants),
+        features=(MOTION_BLUR, DEPTH_OF_FIELD, WIDE_LIST, *LOOK_FEATURES),
+        images=(*layout.images("READ"), DEPTH_IMAGE, Image("look", "RGBA32F", "READ")),
+        constants=(*SPLAT_CONSTANTS, VIEW_DEPTH, Constant("INT", "reach_kind")),
         includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_read.glsl",
-                  "footprint.glsl", *(("sprite_shape.glsl",) if listed else ())),
-        defines=tuple(defines),
+                  "footprint.glsl"),
+        defines=(("DIRECT_REACH", f"{DIRECT_REACH:.1f}"),
+                 *((f"REACH_{kind}", str(code)) for kind, code in REACH_KINDS.items())),
     )
 
 
-PARTICLE_DEPTH_KERNELS = {
-    (name, motion, dof, listed): _depth_kernel(layout, motion, dof, listed)
-    for name, layout in LAYOUTS.items() for motion in (False, True) for dof in (False, True) for listed in (False, True)
-}
+PARTICLE_DEPTH_KERNELS = {name: _depth_kernel(layout) for name, layout in LAYOUTS.items()}
 _TILES = tile_kernel("particle_depth_tiles", DEPTH_IMAGE, False)
 PARTICLE_DEPTH_TILES = dataclasses.replace(_TILES, includes=(*_TILES.includes, "footprint.glsl"),
                                            defines=(*_TILES.defines, ("FAR_BITS", f"{FAR_BITS}u")))
@@ -87,13 +86,13 @@ PARTICLE_DEPTH_TILES = dataclasses.replace(_TILES, includes=(*_TILES.includes, "
 # Trails (ribbons.py): a segment an invocation; with motion blur the head at shutter close, as they are drawn.
 TRAIL_DEPTH = Kernel(
     "trail_depth",
+    features=(MOTION_BLUR, *LOOK_FEATURES),
     images=(DEPTH_IMAGE, LOOK_TABLE),
     samplers=(*PARTICLE_STATE, *ribbons.RING),
     constants=(*SPLAT_CONSTANTS, VIEW_DEPTH, *ribbons.TRAIL_CONSTANTS),
     includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl",
               *ribbons.TRAIL_INCLUDES),
 )
-TRAIL_DEPTH_KERNELS = (TRAIL_DEPTH, motion_variant(TRAIL_DEPTH))
 
 
 def view_depth_row(world_to_view: np.ndarray) -> np.ndarray:
@@ -128,20 +127,16 @@ class ParticleDepth:
     def add(self, system, camera: Camera, world_to_view: np.ndarray, look) -> None:
         """Every live particle of ``system`` (a ParticleSystem or CSG cloud), with its look table ``look``,
         over the footprint ``camera``'s shutter and focus give it."""
-        kind = reach_kind(system.settings)
-        motion, dof = camera.shutter is not None, camera.focus is not None
-        listed = motion or dof or kind != "POINT"  # only these can reach beyond DIRECT_REACH
         count = system.count
-        images = {**system.textures, "particle_depth": self.image, "look": look, **look_textures(system)}
-        if listed:
-            if self.reaches is None or self.reaches.capacity < count:
-                self.reaches = FootprintList(self.host, count)
-            images.update(sprite_shapes=self.reaches.shapes, sprite_streaks=self.reaches.streaks,
-                          instance_counts=self.reaches.instance_counts)
+        kernel = PARTICLE_DEPTH_KERNELS[system.layout.name].for_effect(system.settings, camera=camera)
+        listed = WIDE_LIST.name in kernel.chosen
+        if listed and (self.reaches is None or self.reaches.capacity < count):
+            self.reaches = FootprintList(self.host, count)
+        images = {**system.textures, "particle_depth": self.image, "look": look,
+                  **kernel.bindings(system=system, reaches=self.reaches)}
         groups_x, rows, _ = system.groups
         self.host.dispatch(
-            look_variant(PARTICLE_DEPTH_KERNELS[(system.layout.name, motion, dof, listed)], system.settings),
-            (groups_x, rows, 1), images,
+            kernel, (groups_x, rows, 1), images,
             {
                 **footprint_constants(camera, disc=False),
                 "count": count,
@@ -150,7 +145,7 @@ class ParticleDepth:
                 **particle_values(system),
                 "quantize": (0.0, 0.0, 0.0, camera.pixels_per_unit),
                 "view_depth": view_depth_row(world_to_view),
-                "reach_kind": REACH_KINDS[kind],
+                "reach_kind": REACH_KINDS[reach_kind(system.settings)],
             },
         )
         if listed and count:
@@ -160,11 +155,11 @@ class ParticleDepth:
 
     def _mark_trails(self, system, camera: Camera, world_to_view: np.ndarray, look) -> None:
         """The segments of ``system``'s trails (trail_depth.glsl)."""
-        kernel = look_variant(TRAIL_DEPTH_KERNELS[camera.shutter is not None], system.settings)
+        kernel = TRAIL_DEPTH.for_effect(system.settings, camera=camera)
         self.host.dispatch(
             kernel, linear_groups(system.count * system.settings.trail_points),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, **system.trails.textures,
-             "particle_depth": self.image, "look": look, **look_textures(system)},
+             "particle_depth": self.image, "look": look, **kernel.bindings(system=system)},
             {**ribbons.trail_values(system, camera, kernel), "count": system.count,
              "target_size": (self.width, self.height), "view_proj": camera.view_proj, **particle_values(system),
              "quantize": (0.0, 0.0, 0.0, camera.pixels_per_unit), "view_depth": view_depth_row(world_to_view)},

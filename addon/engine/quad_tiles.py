@@ -31,9 +31,9 @@ import dataclasses
 import weakref
 from functools import cache
 
-from .footprint import declared_footprint_constants, focus_variant, motion_variant
+from .footprint import DEPTH_OF_FIELD, MOTION_BLUR, declared_footprint_constants
 from .kernels import Image, Kernel, Shared
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import LOOK_TABLE, PARTICLE_STATE
 from .raster import CONSTANTS, INCLUDES, constants
 from .records import QUAD_AXES
@@ -49,20 +49,13 @@ QUAD_WALK = "BLOCKS"
 
 QUAD_FOOTPRINT = Kernel(
     "quad_footprint",
+    features=(MOTION_BLUR, DEPTH_OF_FIELD, *LOOK_FEATURES),  # the rasterized quads' (raster.quads)
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image(QUAD_AXES.resource, "RGBA32F", "WRITE"),
             Image("instance_counts", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
     constants=CONSTANTS,
     includes=(*INCLUDES, "quad_frame.glsl", "sprite_shape.glsl"),
 )
-
-
-@cache
-def quad_footprint(motion: bool, focus: bool) -> Kernel:
-    """QUAD_FOOTPRINT, stretched over the shutter with ``motion``, widened by the circle of confusion with
-    ``focus`` (the rasterized quads' variants: raster.quads)."""
-    kernel = motion_variant(QUAD_FOOTPRINT) if motion else QUAD_FOOTPRINT
-    return focus_variant(kernel) if focus else kernel
 
 
 @cache
@@ -76,7 +69,7 @@ def quad_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str =
                                defines=(*kernel.defines, ("QUAD_AXES", "1")))
 
 
-QUAD_KERNELS = (*(quad_footprint(motion, focus) for motion in (False, True) for focus in (False, True)),
+QUAD_KERNELS = (QUAD_FOOTPRINT,
                 *(quad_accumulate(depth_test, layer, walk) for depth_test in (False, True)
                   for layer in ("RGBA16F", "RGBA32F") for walk in WALKS))
 
@@ -123,13 +116,13 @@ class QuadLayer:
         if kept is None:
             kept = self.kept[system] = KeptLists(self.host, self.width, self.height, self.check_every,
                                                  ESTIMATED_TILES_PER_PARTICLE)
-        kernel = look_variant(quad_footprint(camera.shutter is not None, camera.focus is not None), system.settings)
+        kernel = QUAD_FOOTPRINT.for_effect(system.settings, camera=camera)
         stretch = system.settings.stretch if system.settings.particle_type == "STRETCHED" else 0.0
         self.host.dispatch(
             kernel, linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, "sprite_shapes": quads.shapes,
              "sprite_streaks": quads.streaks, "sprite_colors": quads.colors, QUAD_AXES.resource: quads.axes,
-             "instance_counts": quads.instance_counts, **look_textures(system)},
+             "instance_counts": quads.instance_counts, **kernel.bindings(system=system)},
             {**constants(system, camera, stretch, kernel), **declared_footprint_constants(camera, kernel)},
         )
         quads.scan.run(quads.instance_counts, quads.instance_offsets, count, total=kept.total)

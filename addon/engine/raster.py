@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from .footprint import declared_footprint_constants, focus_variant, motion_variant
 from .kernels import Constant, Raster
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sprite_sheets import SpriteSheets, has_relief, is_textured, relief_quads, textured_quads
 
@@ -37,7 +37,7 @@ CONSTANTS = (
 INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl")
 
 POINTS = Raster("raster_points", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=CONSTANTS, includes=INCLUDES,
-                varyings=(("VEC3", "v_color"),))
+                varyings=(("VEC3", "v_color"),), features=LOOK_FEATURES)
 QUAD_VERTICES = 6  # two triangles per particle
 # Particles an instance of the quads draws: vertex warps of 32 lanes filled (96 vertices), where one 6-vertex
 # instance a particle can leave 26 lanes idle; the triangles keep their order, so the blend adds in the same order.
@@ -47,7 +47,7 @@ QUADS_PER_INSTANCE = 16
 QUADS = Raster("raster_quads", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=CONSTANTS,
                includes=(*INCLUDES, "quad_falloff.glsl", "quad_frame.glsl"),
                varyings=(("VEC3", "v_color"), ("VEC2", "v_corner"), ("VEC4", "v_sweep")),
-               defines=(("QUADS_PER_INSTANCE", str(QUADS_PER_INSTANCE)),))
+               defines=(("QUADS_PER_INSTANCE", str(QUADS_PER_INSTANCE)),), features=LOOK_FEATURES)
 
 
 def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
@@ -63,18 +63,19 @@ def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
 def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None = None) -> None:
     """Rasterize one effect additively into ``target`` by its particle type (``look``: its look table;
     ``sheets``: where a textured effect's sprite image is kept, sprite_sheets.py)."""
-    textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **look_textures(system)}
+    textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look}
     kind = system.settings.particle_type
     if kind == "POINT":
-        host.draw(look_variant(POINTS, system.settings), "POINTS", system.count, 1, target, depth, textures,
+        kernel = POINTS.for_effect(system.settings)
+        host.draw(kernel, "POINTS", system.count, 1, target, depth, {**textures, **kernel.bindings(system=system)},
                   constants(system, camera, 0.0))
     else:
         stretch = system.settings.stretch if kind == "STRETCHED" else 0.0
         textured = sheets is not None and is_textured(system.settings)
-        kernel = look_variant(quads(camera, textured, has_relief(system.settings)), system.settings)
+        kernel = quads(camera, textured, has_relief(system.settings)).for_effect(system.settings)
         sheet_textures, sheet_values = sheets.quad_bindings(system) if textured else ({}, {})
         host.draw(kernel, "TRIS", QUAD_VERTICES * QUADS_PER_INSTANCE, -(-system.count // QUADS_PER_INSTANCE), target,
-                  depth, {**textures, **sheet_textures},
+                  depth, {**textures, **kernel.bindings(system=system), **sheet_textures},
                   {**constants(system, camera, stretch, kernel), **sheet_values})
 
 

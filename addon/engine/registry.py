@@ -3,7 +3,8 @@
 Each kernel is declared (resources, constants, defines) in the engine module
 that records its dispatches, next to that recording; this module gathers the
 declarations, every variant included (state layouts, splat paths, sort
-shapes), so a kernel that exists is a kernel that is tested on both hosts.
+shapes, and each combination of the features a kernel accepts: ``Kernel.variants``;
+no GLSL text is read), so a kernel that exists is a kernel that is tested on both hosts.
 A new ``shaders/<name>.glsl`` with a ``main()`` must appear here
 (tests/test_kernels.py fails otherwise).  Kernels only the tests and benchmarks
 dispatch are named in ``LAB_KERNELS``: the extension zip leaves their files out.
@@ -38,16 +39,14 @@ from . import (
     trails,
 )
 from .kernels import Kernel
-from .lighting import lit_variant, tinted_variant
 
-KERNELS: tuple[Kernel, ...] = (
+DECLARED: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
     *simulation.SIMULATE_KERNELS.values(),
     *(kernel for passes in simulation.SDF_PASS_KERNELS.values() for kernel in passes),
     *(contacts for _, contacts in simulation.SDF_OPEN_PASS_KERNELS.values()),  # the list pass is the same
     *simulation.COPY_STATE_KERNELS.values(),
     simulation.COPY_TINT,
-    *simulation.SIMULATE_VARIANTS.values(),
     *events.EVENT_KERNELS,
     *compaction.COMPACTION_KERNELS,
     *scan.SCAN_KERNELS,
@@ -56,7 +55,7 @@ KERNELS: tuple[Kernel, ...] = (
     *sorting.SORT_KERNELS,
     *compositing.SPLAT_VARIANTS,
     *compositing.FOOTPRINT_VARIANTS,
-    *(compositing.resolve_kernel(peak, compositing.PAIRED, over) for peak in (False, True) for over in (False, True)),
+    *(compositing.resolve_kernel(peak, compositing.PAIRED) for peak in (False, True)),
     raster.POINTS,
     raster.QUADS,
     footprint.motion_variant(raster.QUADS),
@@ -77,21 +76,16 @@ KERNELS: tuple[Kernel, ...] = (
     *trails.TRAIL_KERNELS,
     *ribbons.RIBBON_KERNELS,
     particle_depth.PARTICLE_DEPTH_TILES,
-    *particle_depth.TRAIL_DEPTH_KERNELS,
+    particle_depth.TRAIL_DEPTH,
     readback.FRAME_OUT,
     readback.FRAME_OUT_HALF,
     *readback.FRAME_DISPLAY_VARIANTS.values(),
     *shadow_volume.SHADOW_KERNELS,
+    light_pass.LIGHT_PARTICLES,
 )
-# The light pass, and every kernel that colors particles (particle_color) or asks what they show (particle_shows,
-# or lit_radiance under PARTICLE_LIGHT) as a lit effect draws it, and as a spawned effect that inherits its parent's
-# color (PARTICLE_TINT); or through an include that colors them (quad_frame.glsl: the rasterized and tiled quads).
-_COLORING_INCLUDES = ("quad_frame.glsl",)
-_LOOKS = tuple(kernel for kernel in KERNELS
-               if any(word in kernel.path.read_text() for word in ("particle_color(", "particle_shows(", "PARTICLE_LIGHT"))
-               or any(include in kernel.includes for include in _COLORING_INCLUDES))
-KERNELS += (*light_pass.LIGHT_KERNELS.values(), *(lit_variant(kernel, "LIT") for kernel in _LOOKS),
-            *(tinted_variant(kernel) for kernel in _LOOKS))
+# Every variant of each declared kernel: the combinations of the features it accepts (kernels.Feature), e.g. the
+# look features (lighting.LOOK_FEATURES) of every kernel that colors particles.
+KERNELS: tuple[Kernel, ...] = tuple(variant for kernel in DECLARED for variant in kernel.variants())
 
 # Kept to measure the product's kernels against, dispatched only by the tests and benchmarks: the naive splat
 # (the aggregated splat replaced it, compositing.py) and the bitonic full sort (the radix sort replaced it,
@@ -117,9 +111,18 @@ def by_file() -> dict[str, tuple[Kernel, ...]]:
     return {name: tuple(variants) for name, variants in files.items()}
 
 
+def declared(name: str) -> tuple[Kernel, ...]:
+    """The kernels declared for ``shaders/<name>.glsl``, before their features (each has ``variants()``); a clear
+    error for an unknown name."""
+    return _known(name, tuple(kernel for kernel in DECLARED if kernel.name == name))
+
+
 def variants(name: str) -> tuple[Kernel, ...]:
     """The declared variants of ``shaders/<name>.glsl``; a clear error for an unknown name."""
-    files = by_file()
-    if name not in files:
-        raise KeyError(f"no kernel '{name}'; declared: {', '.join(sorted(files))}")
-    return files[name]
+    return _known(name, by_file().get(name, ()))
+
+
+def _known(name: str, kernels: tuple[Kernel, ...]) -> tuple[Kernel, ...]:
+    if not kernels:
+        raise KeyError(f"no kernel '{name}'; declared: {', '.join(sorted(by_file()))}")
+    return kernels

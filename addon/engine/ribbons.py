@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from .footprint import footprint_constants, motion_variant
+from .footprint import MOTION_BLUR, footprint_constants
 from .kernels import Constant, Image, Kernel, Raster, Sampler
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .sorting import linear_groups
 from .sprite_sheets import SPRITE_FRAMES
@@ -61,10 +61,11 @@ DRAW_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl"
 
 
 RIBBONS = Raster("trail_ribbons", images=(LOOK_TABLE,), samplers=(*PARTICLE_STATE, *RING),
-                 constants=DRAW_CONSTANTS, includes=DRAW_INCLUDES,
+                 constants=DRAW_CONSTANTS, includes=DRAW_INCLUDES, features=(MOTION_BLUR, *LOOK_FEATURES),
                  varyings=(("VEC3", "v_color"), ("FLOAT", "v_across"), ("FLOAT", "v_half")))
 TRAIL_SPRITES = Kernel(
     "trail_sprites",
+    features=LOOK_FEATURES,
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("sprite_keys", "R32UI", "WRITE")),
     samplers=(*PARTICLE_STATE, *RING),
     constants=(*DRAW_CONSTANTS, Constant("INT", "first_sprite")),  # where the effect's segments start in the list
@@ -75,12 +76,7 @@ TRAIL_SPRITES = Kernel(
 TEXTURED_TRAIL_SPRITES = dataclasses.replace(
     TRAIL_SPRITES, images=(*TRAIL_SPRITES.images, Image(SPRITE_FRAMES, "RGBA32F", "WRITE")),
     defines=(*TRAIL_SPRITES.defines, ("SPRITE_TEXTURE", "1")))
-RIBBON_KERNELS = (RIBBONS, motion_variant(RIBBONS), TRAIL_SPRITES, TEXTURED_TRAIL_SPRITES)
-
-
-def ribbons_kernel(camera, settings) -> Raster:
-    """RIBBONS, with the head at shutter close when the camera has a shutter, lit and tinted as the effect is."""
-    return look_variant(motion_variant(RIBBONS) if camera.shutter is not None else RIBBONS, settings)
+RIBBON_KERNELS = (RIBBONS, TRAIL_SPRITES, TEXTURED_TRAIL_SPRITES)
 
 
 def trail_values(system, camera, kernel: Kernel) -> dict:
@@ -101,9 +97,9 @@ def draw_constants(system, camera, kernel: Kernel) -> dict:
 
 def draw_ribbons(host, system, camera, target, depth, look) -> None:
     """Add each particle's trail to ``target`` (the raster layer): one instance a particle, a quad a segment."""
-    kernel = ribbons_kernel(camera, system.settings)
+    kernel = RIBBONS.for_effect(system.settings, camera=camera)  # the head at shutter close with a shutter
     textures = {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
-                **look_textures(system)}
+                **kernel.bindings(system=system)}
     host.draw(kernel, "TRIS", QUAD_VERTICES * system.settings.trail_points, system.count, target, depth, textures,
               draw_constants(system, camera, kernel))
 
@@ -119,12 +115,12 @@ def draw_sprites(host, system, camera, sprites, look, first: int, textured: bool
     """An Alpha effect's trail segments as streak footprints at ``first`` on of the sprite list (sprites.SpriteList);
     ``textured``: the frame has textured sprites, the segments' poses written as none."""
     entries = system.count * system.settings.trail_points
-    kernel = TEXTURED_TRAIL_SPRITES if textured else TRAIL_SPRITES
+    kernel = (TEXTURED_TRAIL_SPRITES if textured else TRAIL_SPRITES).for_effect(system.settings)
     host.dispatch(
-        look_variant(kernel, system.settings), linear_groups(entries),
+        kernel, linear_groups(entries),
         {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
          "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
          "sprite_keys": sprites.keys, **({SPRITE_FRAMES: sprites.frames} if textured else {}),
-         **look_textures(system)},
+         **kernel.bindings(system=system)},
         {**draw_constants(system, camera, kernel), "first_sprite": first},
     )

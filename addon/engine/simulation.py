@@ -5,7 +5,6 @@ The particle state (two images, two layouts) is described in ``state.py``.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -28,7 +27,7 @@ from .effectors import (
     pack_triangles,
     sdf_reach,
 )
-from .kernels import Constant, Image, Kernel, Sampler, Shared
+from .kernels import Constant, Feature, Image, Kernel, Sampler, Shared
 from .look import inherits_color
 from .records import PARTICLE
 from .settings import EffectSettings, SettingsError, check_for_gpu
@@ -65,21 +64,19 @@ def event_images(access: str) -> tuple[Image, ...]:
 EMIT_ONLY = frozenset(("triangles", "emitter_prev", "emitter_cur", "emit_shape", "emit_extent", "emit_velocity"))
 
 
-def _simulate_kernel(layout: StateLayout, events: bool = False, spawned: bool = False) -> Kernel:
-    """``events``: the effect has children (events.py) and records its particles' events; ``spawned``: it is a
-    child, born from its parent's events.  Neither: the kernel every other effect runs, untouched."""
-    kernel = _emitting_kernel(layout, events, spawned)
-    if not spawned:
-        return kernel
-    return dataclasses.replace(kernel, images=tuple(i for i in kernel.images if i.name not in EMIT_ONLY),
-                               constants=tuple(c for c in kernel.constants if c.name not in EMIT_ONLY))
+# The effect has children (events.py) and records its particles' events.
+EVENTS = Feature("events", defines=(("EVENTS", "1"),), images=event_images("WRITE"),
+                 wants=lambda settings, frame: frame["events"], binds=lambda system: system.events)
+# It is a child, born from its parent's events: it binds none of emit()'s inputs.
+SPAWNED = Feature("spawned", defines=(("SPAWNED", "1"),), drops=EMIT_ONLY,
+                  wants=lambda settings, frame: bool(settings.spawn_from))
 
 
-def _emitting_kernel(layout: StateLayout, events: bool, spawned: bool) -> Kernel:
+def _simulate_kernel(layout: StateLayout) -> Kernel:
+    """The kernel every effect runs; its features EVENTS and SPAWNED for the families of sub-emitters."""
     return Kernel(
         "simulate",
-        images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ"),
-                *(event_images("WRITE") if events else ())),
+        images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ")),
         # sdf_atlas: R32F, sdf.SdfAtlas, sampled linearly (ParticleSystem.set_sdf_atlas)
         samplers=(Sampler("noise", "FLOAT_3D"), Sampler("sdf_atlas", "FLOAT_3D")),
         constants=(
@@ -127,9 +124,8 @@ def _emitting_kernel(layout: StateLayout, events: bool, spawned: bool) -> Kernel
         ),
         includes=("common.glsl", "random.glsl", "cone.glsl", "sdf_sample.glsl"),
         defines=(("STATE_LIMIT", layout.limit), ("SDF_TRACE_STEPS", str(SDF_TRACE_STEPS)),
-                 ("SDF_REACH_ROWS", str(SDF_REACH_ROWS)), *SDF_SAMPLING,
-                 *((("EVENTS", "1"),) if events else ()), *((("SPAWNED", "1"),) if spawned else ()),
-                 *((("SDF_OPEN_SURFACES", "1"),) if events or spawned else ())),  # one pass: any collider
+                 ("SDF_REACH_ROWS", str(SDF_REACH_ROWS)), *SDF_SAMPLING),
+        features=(EVENTS, SPAWNED),
     )
 
 
@@ -140,7 +136,7 @@ def _sdf_pass_kernels(layout: StateLayout, open_surfaces: bool = False) -> tuple
     ``open_surfaces``: a collider is an open mesh's slab (sdf.py), whose slides the contact pass traces too; the
     closed-only contact pass leaves that code out (it cost 2-3% of the step compiled in:
     bench/results/h200-2026-12-02-sdf-open-surface-ab.json)."""
-    base = _simulate_kernel(layout)
+    base = replace(_simulate_kernel(layout), features=())
     listing = replace(base, images=(*base.images, Image("contact_slots", "R32UI", "WRITE"),
                                     Image("contact_count", "R32UI", atomic=True)),
                       shared=(Shared("uint", "s_listed", 1), Shared("uint", "s_list_first", 1)),
@@ -169,15 +165,6 @@ COPY_STATE_KERNELS = {name: _copy_state_kernel(layout) for name, layout in LAYOU
 COPY_TINT = Kernel("copy_tint", images=(Image("particle_tint", "RGBA32F", "READ"), Image("copy_tint", "RGBA32F", "WRITE")),
                    includes=())
 SIMULATE = SIMULATE_KERNELS["FULL"]
-# The sub-emitter variants (events.py): (layout, records events, spawned) -> kernel.
-SIMULATE_VARIANTS = {(name, events, spawned): _simulate_kernel(layout, events, spawned)
-                     for name, layout in LAYOUTS.items() for events in (False, True) for spawned in (False, True)
-                     if events or spawned}
-
-
-def simulate_kernel(layout: str, events: bool, spawned: bool) -> Kernel:
-    return SIMULATE_VARIANTS[layout, events, spawned] if events or spawned else SIMULATE_KERNELS[layout]
-
 
 
 def birth_interval(settings: EffectSettings) -> float:
@@ -424,9 +411,9 @@ class ParticleSystem:
         h = dt / substeps
         prev = np.asarray(emitter_prev, dtype=np.float64)
         cur = np.asarray(emitter_cur, dtype=np.float64)
-        kernel = simulate_kernel(self.layout.name, self.events is not None, bool(self.settings.spawn_from))
+        kernel = SIMULATE_KERNELS[self.layout.name].for_effect(self.settings, events=self.events is not None)
         textures = {**self.textures, "triangles": self.triangles, "fields": self.field_texture, "noise": self.noise,
-                    "sdf_atlas": self.sdf_atlas, **(self.events or {})}
+                    "sdf_atlas": self.sdf_atlas, **kernel.bindings(system=self)}
         passes = (kernel,)
         if kernel is SIMULATE_KERNELS[self.layout.name] and any(c.type == "SDF" for c in self.colliders):
             # effects with events step in one pass
@@ -443,9 +430,9 @@ class ParticleSystem:
             triangle_count=self.triangle_count, field_count=len(self.fields), colliders=self.colliders,
             substep=(k, substeps),
         )
-        if self.settings.spawn_from:  # the SPAWNED variant binds none of emit()'s inputs
-            textures = {name: t for name, t in textures.items() if name not in EMIT_ONLY}
-            constants = {name: value for name, value in constants.items() if name not in EMIT_ONLY}
+        if SPAWNED.name in kernel.chosen:
+            textures = {name: t for name, t in textures.items() if name not in SPAWNED.drops}
+            constants = {name: value for name, value in constants.items() if name not in SPAWNED.drops}
         if len(passes) > 1:
             self.host.clear(textures["contact_count"])
         for simulate in passes:

@@ -13,12 +13,9 @@ distance into one rational map of window depth, so the kernel does one division 
 
 from __future__ import annotations
 
-import dataclasses
-from functools import cache
-
 import numpy as np
 
-from .kernels import Constant, Kernel
+from .kernels import Constant
 
 SOFT_DEPTH = Constant("VEC4", "soft_depth", components=(  # soft_view(d) = numerator . (d, 1) / denominator . (d, 1)
     ("soft_numerator", "xy"), ("soft_denominator", "zw")))
@@ -38,13 +35,3 @@ def soft_depth(view_proj: np.ndarray, distance: float) -> tuple[float, float, fl
         beta = float(r2[3] - alpha * r3[3])
         return 0.0, 0.5 * beta / distance, 1.0, -0.5 * (1.0 + alpha)
     return 2.0 / (float(np.linalg.norm(r2[:3])) * distance), 0.0, 0.0, 1.0
-
-
-@cache
-def softened(kernel: Kernel) -> Kernel:
-    """A tile blend with a scene depth (sprite_blend) whose sprites fade into it (SOFT_PARTICLES); made once (a
-    draw asks: the host finds its shader by the very kernel, not by comparing a new one field by field)."""
-    return dataclasses.replace(kernel, constants=(*kernel.constants, SOFT_DEPTH),
-                               includes=(*kernel.includes, "soft_particles.glsl"),
-                               defines=(*kernel.defines, ("SOFT_PARTICLES", "1")))
-

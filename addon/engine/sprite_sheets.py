@@ -38,7 +38,7 @@ from functools import cache
 
 import numpy as np
 
-from .kernels import Constant, Image, Kernel, Plans, Raster, Sampler, Shared
+from .kernels import Constant, Image, Kernel, Plans, Raster, Sampler
 from .lighting import is_lit
 from .settings import SettingsError
 from .tables import FLIPBOOK_BLENDS, SIZES
@@ -245,21 +245,6 @@ def relief_footprint(kernel: Kernel) -> Kernel:
 
 SHEET_SAMPLERS = tuple(Sampler(f"sheet_{kind}_{slot}") for slot in range(MAX_SHEETS) for kind in ("image", "vectors"))
 NORMAL_SAMPLERS = tuple(Sampler(f"sheet_normals_{slot}") for slot in range(MAX_SHEETS))
-
-
-def sheet_sampling(kernel: Kernel) -> Kernel:
-    """A tile blend (sprite_blend) sampling the frame's sheets where SPRITE_FRAMES says a sprite has one."""
-    return _textured(kernel, images=(*kernel.images, Image(SPRITE_FRAMES, "RGBA32F", "READ")),
-                     samplers=(*kernel.samplers, *SHEET_SAMPLERS), constants=(*kernel.constants, GRIDS, REACHES),
-                     includes=(*kernel.includes, "flipbook.glsl"))
-
-
-def relief_sampling(kernel: Kernel, chunk: int) -> Kernel:
-    """A textured tile blend shading textured sprites by SPRITE_LIGHTS and their sheet's normals (``chunk``:
-    its shared entries); SPRITE_LIGHTS is read through a sampler (Blender binds at most 8 images a kernel)."""
-    return dataclasses.replace(kernel, samplers=(*kernel.samplers, Sampler(SPRITE_LIGHTS), *NORMAL_SAMPLERS),
-                               shared=(*kernel.shared, Shared("vec2", "s_lights", chunk)),
-                               defines=(*kernel.defines, ("SPRITE_RELIEF", "1")))
 
 
 @cache

@@ -21,38 +21,41 @@ then by the sprite's place in the list for equal keys.  The instance lists keep 
 are sized for ESTIMATED_TILES_PER_SPRITE).  A footprint is a general screen-space shape
 (``sprite_shape.glsl``: center, radius, depth and a stretch vector), so a
 motion-blurred streak (``shutter`` > 0) bins and blends like a round sprite; with the camera's depth of field
-a sprite widens by its circle of confusion and fades by the area ratio (``footprint.focus_variant``).
+a sprite widens by its circle of confusion and fades by the area ratio (``footprint.DEPTH_OF_FIELD``).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
+from typing import NamedTuple
 
 from . import ribbons
 from .binning import DigitPasses
 from .compositing import Camera
-from .footprint import declared_footprint_constants, focus_variant
+from .footprint import DEPTH_OF_FIELD, declared_footprint_constants
 from .frame_resources import FrameResources
-from .kernels import Constant, Image, Kernel, Shared
-from .lighting import look_textures, look_variant
+from .kernels import Constant, Feature, Image, Kernel, Sampler, Shared
+from .lighting import LOOK_FEATURES
 from .look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from .scan import linear_size
-from .soft_particles import soft_depth, softened
+from .soft_particles import SOFT_DEPTH, soft_depth
 from .sorting import linear_groups
 from .sprite_sheets import (
+    GRIDS,
     LIGHTS_FORMAT,
+    NORMAL_SAMPLERS,
     PARTICLE_LIGHT_DIRECTION,
     REACH,
     REACHES,
     RELIEF,
+    SHEET_SAMPLERS,
     SPRITE_FRAMES,
     SPRITE_LIGHTS,
     has_relief,
     pose_values,
     posed,
     relief_footprint,
-    relief_sampling,
-    sheet_sampling,
 )
 from .tile_lists import (
     FOOTPRINT_OUTPUTS,
@@ -74,6 +77,7 @@ _COUNT_SIZE = (Constant("INT", "count"), Constant("IVEC2", "target_size"))
 
 SPRITE_FOOTPRINT = Kernel(
     "sprite_footprint",
+    features=(DEPTH_OF_FIELD, *LOOK_FEATURES),  # widened by the camera's circle of confusion
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("sprite_keys", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
     constants=(
@@ -102,26 +106,46 @@ SPRITE_TILE_COUNTS = Kernel(
     includes=_SPRITE_INCLUDES,
     defines=(WHOLE_ROWS,),
 )
+# sprite_blend's features (a frame's: ``Kernel.for_effect(None, sheets=, relief=, soft_distance=)``).
+# Sprites with a sheet sample it where SPRITE_FRAMES says they have one (sprite_sheets.SpriteSheets.blend_slots).
+TEXTURED_BLEND = Feature(
+    "textured", defines=(("SPRITE_TEXTURE", "1"),), images=(Image(SPRITE_FRAMES, "RGBA32F", "READ"),),
+    samplers=SHEET_SAMPLERS, constants=(GRIDS, REACHES), includes=("flipbook.glsl",),
+    shared=(Shared("vec4", "s_frames", TILE_CHUNK), Shared("vec4", "s_cells", TILE_CHUNK)),
+    wants=lambda settings, frame: frame["sheets"] is not None,
+    binds=lambda blend: {SPRITE_FRAMES: blend.sprites.frames, **blend.sheets[1]}, source="blend")
+# Textured sprites shaded by SPRITE_LIGHTS and their sheet's normals; SPRITE_LIGHTS is read through a sampler
+# (Blender binds at most 8 images a kernel).
+RELIEF_BLEND = Feature(
+    "relief", defines=(("SPRITE_RELIEF", "1"),), samplers=(Sampler(SPRITE_LIGHTS), *NORMAL_SAMPLERS),
+    shared=(Shared("vec2", "s_lights", TILE_CHUNK),), requires=(TEXTURED_BLEND.name,),
+    wants=lambda settings, frame: frame["relief"], binds=lambda blend: {SPRITE_LIGHTS: blend.sprites.lights},
+    source="blend")
+# Sprites fading into the scene's depth (soft_particles.py; the SPRITE_WALK blend with a depth test only).
+SOFT_BLEND = Feature(
+    "soft", defines=(("SOFT_PARTICLES", "1"),), constants=(SOFT_DEPTH,), includes=("soft_particles.glsl",),
+    wants=lambda settings, frame: frame["soft_distance"] > 0.0)
+
+
+class BlendDraw(NamedTuple):
+    """What a frame's sprite_blend draws from: its features' bindings come from it (Kernel.bindings)."""
+
+    sprites: SpriteList
+    sheets: tuple | None  # SpriteSheets.blend_slots'
+
+
 @cache
-def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK, textured: bool = False, relief: bool = False) -> Kernel:
-    """The per-tile front-to-back blend; ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS;
-    ``textured``: sprites with a sheet sample it (sprite_sheets.sheet_sampling); ``relief``: and are shaded by
-    their lights across their faces (sprite_sheets.relief_sampling)."""
-    frames = (Shared("vec4", "s_frames", TILE_CHUNK), Shared("vec4", "s_cells", TILE_CHUNK)) if textured else ()
-    kernel = tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test,
-                         (Shared("uint", "s_open", 1), *frames), walk)
-    if not textured:
-        return kernel
-    kernel = sheet_sampling(kernel)
-    return relief_sampling(kernel, TILE_CHUNK) if relief else kernel
+def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK) -> Kernel:
+    """The per-tile front-to-back blend; ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS.
+    Its features: TEXTURED_BLEND, RELIEF_BLEND, and SOFT_BLEND where it tests the depth on the SPRITE_WALK."""
+    soft = (SOFT_BLEND,) if depth_test and walk == SPRITE_WALK else ()
+    return replace(tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test,
+                               (Shared("uint", "s_open", 1),), walk), features=(TEXTURED_BLEND, RELIEF_BLEND, *soft))
 
 
 _FOOTPRINTS = (SPRITE_FOOTPRINT, posed(SPRITE_FOOTPRINT), relief_footprint(SPRITE_FOOTPRINT))
-_TEXTURES = ((False, False), (True, False), (True, True))  # sprite_blend's (textured, relief)
-SPRITE_KERNELS = (*_FOOTPRINTS, *map(focus_variant, _FOOTPRINTS), SPRITE_TILE_COUNTS, tile_instances(True),
-                  *(sprite_blend(depth_test, walk, *texture) for depth_test in (False, True) for walk in WALKS
-                    for texture in _TEXTURES),
-                  *(softened(sprite_blend(True, SPRITE_WALK, *texture)) for texture in _TEXTURES))
+SPRITE_KERNELS = (*_FOOTPRINTS, SPRITE_TILE_COUNTS, tile_instances(True),
+                  *(sprite_blend(depth_test, walk) for depth_test in (False, True) for walk in WALKS))
 
 
 class SpriteList(FootprintList):
@@ -197,18 +221,17 @@ class SpriteLayer:
         sprites.scan.run(sprites.instance_counts, sprites.instance_offsets, count, total=self.kept.total)
         binned = self.kept.bin(items, sprites.instance_offsets, count, depth_order=True).binning
         depth = resources.depth_image
-        textured, grids = ({SPRITE_FRAMES: sprites.frames, **sheets[1]}, sheets[2]) if sheets else ({}, {})
-        if relief:
-            textured = {**textured, SPRITE_LIGHTS: sprites.lights}
-        kernel = sprite_blend(depth is not None, self.walk, sheets is not None, relief)
-        soft = soft_distance if depth is not None else 0.0
-        if soft > 0.0:
-            kernel, grids = softened(kernel), {**grids, "soft_depth": soft_depth(camera.view_proj, soft)}
+        kernel = sprite_blend(depth is not None, self.walk).for_effect(None, sheets=sheets, relief=relief,
+                                                                       soft_distance=soft_distance)
+        grids = sheets[2] if sheets else {}
+        if SOFT_BLEND.name in kernel.chosen:
+            grids = {**grids, "soft_depth": soft_depth(camera.view_proj, soft_distance)}
         self.host.dispatch(
             kernel, (self.kept.tiles_x, self.kept.tiles_y, 1),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "layer": self.target, **({"scene_depth": depth} if depth is not None else {}), **textured},
+             "layer": self.target, **({"scene_depth": depth} if depth is not None else {}),
+             **kernel.bindings(blend=BlendDraw(sprites, sheets))},
             {"target_size": (self.width, self.height), **grids},
         )
 
@@ -227,12 +250,12 @@ class SpriteLayer:
             direction = system.particle_light_direction if own else resources.sheets.blank
             relief_textures = {SPRITE_LIGHTS: sprites.lights, PARTICLE_LIGHT_DIRECTION.name: direction}
             relief_values = {RELIEF.name: s.sprite_relief if own else 0.0}
-        kernel = focus_variant(kernel) if camera.focus is not None else kernel
+        kernel = kernel.for_effect(s, camera=camera)
         self.host.dispatch(
-            look_variant(kernel, s), linear_groups(system.count),
+            kernel, linear_groups(system.count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": resources.look_texture(system),
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "sprite_keys": sprites.keys, **look_textures(system),
+             "sprite_keys": sprites.keys, **kernel.bindings(system=system),
              **({SPRITE_FRAMES: sprites.frames} if sheet_slot is not None else {}),
              **relief_textures},
             {

@@ -36,9 +36,9 @@ import dataclasses
 import weakref
 from functools import cache
 
-from .footprint import motion_variant
+from .footprint import MOTION_BLUR
 from .kernels import Constant, Image, Kernel, Shared
-from .lighting import look_textures, look_variant
+from .lighting import LOOK_FEATURES
 from .look import LOOK_TABLE, PARTICLE_STATE
 from .records import TRAIL_END
 from .ribbons import DRAW_CONSTANTS, DRAW_INCLUDES, RING, draw_constants
@@ -74,17 +74,13 @@ TRAIL_SLICES = 32
 
 TRAIL_FOOTPRINT = Kernel(
     "trail_footprint",
+    features=(MOTION_BLUR, *LOOK_FEATURES),  # the head at shutter close (where the splat's streak ends)
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image(TRAIL_END.resource, "RGBA32F", "WRITE"),
             Image("instance_counts", "R32UI", "WRITE")),
     samplers=(*PARTICLE_STATE, *RING),
     constants=(*DRAW_CONSTANTS, Constant("INT", "first_segment")),  # the batch's first
     includes=(*DRAW_INCLUDES, "sprite_shape.glsl"),
 )
-
-
-def trail_footprint(motion: bool) -> Kernel:
-    """TRAIL_FOOTPRINT, with the head at shutter close with ``motion`` (where the splat's streak ends)."""
-    return motion_variant(TRAIL_FOOTPRINT) if motion else TRAIL_FOOTPRINT
 
 
 @cache
@@ -103,7 +99,7 @@ def trail_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str 
 
 # Each kernel once: sliced, trail_accumulate does not bind the layer, so both formats declare the same one.
 TRAIL_TILE_KERNELS = tuple(dict.fromkeys((
-    *(trail_footprint(motion) for motion in (False, True)),
+    TRAIL_FOOTPRINT,
     *(trail_accumulate(depth_test, layer, walk) for depth_test in (False, True)
       for layer in ("RGBA16F", "RGBA32F") for walk in WALKS),
     *(tile_combine(layer, TRAIL_SLICES) for layer in ("RGBA16F", "RGBA32F")))))
@@ -150,7 +146,7 @@ class TrailLayer:
         if kept is None:
             kept = self.kept[system] = KeptLists(self.host, self.width, self.height, self.check_every,
                                                  ESTIMATED_TILES_PER_SEGMENT)
-        kernel = look_variant(trail_footprint(camera.shutter is not None), system.settings)
+        kernel = TRAIL_FOOTPRINT.for_effect(system.settings, camera=camera)
         values = draw_constants(system, camera, kernel)
         for first in range(0, total, batch):
             self._add_batch(system, kernel, {**values, "first_segment": first}, min(batch, total - first), kept,
@@ -164,7 +160,7 @@ class TrailLayer:
         self.host.dispatch(
             kernel, linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
-             **footprints, "instance_counts": segments.instance_counts, **look_textures(system)},
+             **footprints, "instance_counts": segments.instance_counts, **kernel.bindings(system=system)},
             values,
         )
         segments.scan.run(segments.instance_counts, segments.instance_offsets, count, total=kept.total)

@@ -2,11 +2,14 @@
 
     python -m addon.hosts show simulate --host blender|moderngl [--variant N]
     python -m addon.hosts list
+    python -m addon.hosts features sprite_blend
 
 ``blender`` prints the ``GPUShaderCreateInfo`` calls that ``hosts.blender.shader_info``
 makes (recorded, so no GPU or bpy is needed); ``moderngl`` prints the
 ``#version 430`` header it prepends.  A file declared in several variants
-(state layouts, splat paths) shows variant 0 unless ``--variant`` says which.
+(state layouts, splat paths) shows variant 0 unless ``--variant`` says which;
+``features`` lists what a file can become: its declared kernels, the features
+each accepts (kernels.Feature), and every variant by number.
 """
 
 from __future__ import annotations
@@ -65,6 +68,36 @@ def show(name: str, host: str, variant: int = 0) -> str:
     return f"// {name}.glsl, variant {variant} of {len(variants)}, as the {host} host compiles it\n" + text
 
 
+def _feature_line(feature) -> str:
+    parts = [f"{name}={value}" for name, value in feature.defines]
+    for kind in ("images", "samplers", "constants", "shared"):
+        names = [resource.name for resource in getattr(feature, kind)]
+        parts += [f"+{kind} {', '.join(names)}"] if names else []
+    parts += [f"+includes {', '.join(feature.includes)}"] if feature.includes else []
+    parts += [f"-{', '.join(sorted(feature.drops))}"] if feature.drops else []
+    parts += [f"requires {', '.join(feature.requires)}"] if feature.requires else []
+    parts += [f"one of group '{feature.group}' in the registry"] if feature.group else []
+    return f"  {feature.name:12} {'; '.join(parts)}"
+
+
+def features(name: str) -> str:
+    """What ``shaders/<name>.glsl`` can become: its declared kernels, their features, every variant by number."""
+    declared = registry.declared(name)
+    accepted = {feature.name: feature for kernel in declared for feature in kernel.features}
+    lines = [f"{name}.glsl: {len(registry.variants(name))} variants of {len(declared)} declared "
+             f"kernel{'s' if len(declared) > 1 else ''} "
+             f"(python -m addon.hosts show {name} --variant N)", "features:" if accepted else "features: none"]
+    lines += [_feature_line(feature) for feature in accepted.values()]
+    number = 0
+    for kernel in declared:
+        own = " ".join(f"{key}={value}" for key, value in kernel.defines) or "no defines"
+        lines.append(f"declared: {own}; accepts {', '.join(f.name for f in kernel.features) or 'nothing'}")
+        for variant in kernel.variants():
+            lines.append(f"  {number:3}  {' + '.join(variant.chosen) or '-'}")
+            number += 1
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m addon.hosts", description=__doc__.split("\n\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -73,13 +106,15 @@ def main(argv=None) -> int:
     show_parser.add_argument("--host", choices=("blender", "moderngl"), default="blender")
     show_parser.add_argument("--variant", type=int, default=0)
     commands.add_parser("list", help="every declared kernel and its number of variants")
+    features_parser = commands.add_parser("features", help="what a kernel can become: its features and variants")
+    features_parser.add_argument("name", help="shader file name without .glsl (see 'list')")
     args = parser.parse_args(argv)
     if args.command == "list":
         for name, variants in registry.by_file().items():
             print(f"{name:20} {len(variants)} variant{'s' if len(variants) > 1 else ''}")
         return 0
     try:
-        print(show(args.name, args.host, args.variant), end="")
+        print(features(args.name) if args.command == "features" else show(args.name, args.host, args.variant), end="")
     except KeyError as error:
         print(error.args[0], file=sys.stderr)
         return 2
