@@ -248,8 +248,8 @@ def bake(args) -> int:
 
 
 def _bake(args, lap: Laps, probe: GPUProbe) -> int:
-    from .engine.presets import PresetError, load_preset
-    from .engine.settings import SettingsError, check_count, effect_settings
+    from .engine.settings.presets import PresetError, load_preset
+    from .engine.settings.settings import SettingsError, check_count, effect_settings
     from .hosts.base import NoGPUError
 
     try:
@@ -381,7 +381,7 @@ def main(argv=None) -> int:
                              help="seconds per stage, start-up included: on stderr, or as JSON into FILE")
     args = parser.parse_args(argv)
     if args.command == "presets":
-        from .engine.presets import preset_names
+        from .engine.settings.presets import preset_names
 
         print("\n".join(preset_names()))
         return 0

@@ -20,7 +20,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from .engine.settings import (
+from .engine.settings.settings import (
     EFFECT_FIELDS,
     RENDER_FIELDS,
     Field,

@@ -21,14 +21,14 @@ import bpy
 import numpy as np
 from mathutils import Euler, Matrix, Quaternion, Vector
 
-from .engine.compositing import Camera, Compositor
-from .engine.depth import SceneDepth
-from .engine.frame_resources import FrameResources
-from .engine.glints import GlintStage, wanted
+from .engine.draw.compositing import Camera, Compositor
+from .engine.draw.depth import SceneDepth
+from .engine.draw.frame_resources import FrameResources
+from .engine.draw.glints import GlintStage, wanted
+from .engine.draw.sprites import SpriteLayer
+from .engine.order.tile_lists import VIEWPORT_CHECK_EVERY
 from .engine.pipeline import Targets
-from .engine.settings import RenderSettings
-from .engine.sprites import SpriteLayer
-from .engine.tile_lists import VIEWPORT_CHECK_EVERY
+from .engine.settings.settings import RenderSettings
 from .hosts.blender import BlenderHost
 from .properties import ON_CHANGE, ON_LOOK, ON_REDRAW, has_effects, scene_effects
 from .scene.csg import is_primitive, scene_has_cloud

@@ -54,7 +54,7 @@ def effect_scene(preset: str, count: int, width: int, height: int, frames: tuple
     ``spawned`` ({label: values}) those of the preset's spawned effects (sub-emitters)."""
     import addon
     from addon.cli import add_preset_effect, build_scene
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
 
     loaded = load_preset(preset)
     scene, emitter = build_scene(loaded, frames, (width, height), out_dir)

@@ -44,10 +44,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine import binning  # noqa: E402
-from addon.engine.reference import binning as reference  # noqa: E402
-from addon.engine.scan import linear_size  # noqa: E402
-from addon.engine.sorting import KeyIndexPairs  # noqa: E402
+from addon.engine.order.sorting import KeyIndexPairs  # noqa: E402
+from addon.engine.primitives import binning  # noqa: E402
+from addon.engine.primitives.scan import linear_size  # noqa: E402
+from addon.engine.reference.primitives import binning as reference  # noqa: E402
 from addon.hosts.base import ShaderCompileError  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
@@ -151,8 +151,8 @@ def bench_sort(host, timer, count: int, repeats: int, rng) -> list[dict]:
 
 def bench_coherence(host, timer, count: int, volume: int, rng) -> list[dict]:
     """Turbulence step in slot order vs grid-cell order, and what each way of ordering costs."""
-    from addon.engine.settings import effect_settings
-    from addon.engine.sorting import ParticleSorter, SortKey
+    from addon.engine.order.sorting import ParticleSorter, SortKey
+    from addon.engine.settings.settings import effect_settings
     from bench.sort_bench import state_system
 
     settings = effect_settings({"count": count, "turbulence_strength": 1.0, "turbulence_scale": 2.0,

@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine import binning  # noqa: E402
-from addon.engine.kernels import Constant, Image, Kernel, _read  # noqa: E402
-from addon.engine.reference.random import pcg_hash  # noqa: E402
+from addon.engine.primitives import binning  # noqa: E402
+from addon.engine.reference.seam.random import pcg_hash  # noqa: E402
+from addon.engine.seam.kernels import Constant, Image, Kernel, _read  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
 from bench import records  # noqa: E402
 from bench.binning_bench import BIN_COUNTS  # noqa: E402

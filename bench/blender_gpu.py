@@ -62,7 +62,7 @@ from mathutils import Matrix  # noqa: E402
 
 import addon  # noqa: E402
 from addon import viewport  # noqa: E402
-from addon.engine.presets import load_preset  # noqa: E402
+from addon.engine.settings.presets import load_preset  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
 from addon.scene.renderer import camera_of  # noqa: E402
 from addon.scene.stage_lights import add_stage_lights  # noqa: E402

@@ -1,4 +1,4 @@
-"""The rasterized bokeh sprites the compute bokeh discs replaced (addon/engine/bokeh.py): the peer of their look and speed.
+"""The rasterized bokeh sprites the compute bokeh discs replaced (addon/engine/draw/bokeh.py): the peer of their look and speed.
 
 One instanced quad per particle around its circle of confusion, swept over
 the shutter with motion blur (``bench/shaders/raster_bokeh.glsl``), added
@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 from functools import cache
 
-from addon.engine import raster
-from addon.engine.footprint import FOCUS, motion_variant
+from addon.engine.draw import raster
+from addon.engine.draw.footprint import FOCUS, motion_variant
 from bench.sprite_peer import QUAD_VERTICES, BenchRaster
 
 

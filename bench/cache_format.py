@@ -2,7 +2,7 @@
 
 Simulates a preset (full and compact layouts) to a frame with the product's
 simulation, snapshots the state as a cache checkpoint does, and times
-encode/decode (``addon/engine/cache_format.py``) per codec, with and without
+encode/decode (``addon/engine/simulate/cache_format.py``) per codec, with and without
 the byte shuffle.  ``python bench/cache_format.py [--count N] [--frames F]``.
 """
 
@@ -21,9 +21,9 @@ from bench.records import write  # noqa: E402
 
 
 def checkpoint(layout: str, count: int, frames: int):
-    from addon.engine.presets import load_preset
-    from addon.engine.settings import effect_settings
-    from addon.engine.simulation import ParticleSystem
+    from addon.engine.settings.presets import load_preset
+    from addon.engine.settings.settings import effect_settings
+    from addon.engine.simulate.simulation import ParticleSystem
     from addon.hosts.blender import BlenderHost
 
     host = BlenderHost()
@@ -48,7 +48,7 @@ def timed(function, *args, repeats=3) -> float:
 
 
 def main(argv=None) -> None:
-    from addon.engine import cache_format
+    from addon.engine.simulate import cache_format
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--count", type=int, default=1_000_000)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from addon.engine.settings import effect_settings, render_settings
+from addon.engine.settings.settings import effect_settings, render_settings
 
 CASES = ("normal", "spread", "clumpy")
 COLOR_START = (1.0, 0.6, 0.2)

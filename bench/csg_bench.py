@@ -19,8 +19,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine import csg  # noqa: E402
-from addon.engine.reference.random import random_direction  # noqa: E402
+from addon.engine.reference.seam.random import random_direction  # noqa: E402
+from addon.engine.simulate import csg  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
 

@@ -28,12 +28,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine import binning, compositing  # noqa: E402
-from addon.engine.frame_resources import FrameResources  # noqa: E402
-from addon.engine.scan import Scan, linear_size  # noqa: E402
-from addon.engine.settings import render_settings  # noqa: E402
-from addon.engine.sorting import KeyIndexPairs  # noqa: E402
-from addon.engine.sprites import SpriteLayer  # noqa: E402
+from addon.engine.draw import compositing  # noqa: E402
+from addon.engine.draw.frame_resources import FrameResources  # noqa: E402
+from addon.engine.draw.sprites import SpriteLayer  # noqa: E402
+from addon.engine.order.sorting import KeyIndexPairs  # noqa: E402
+from addon.engine.primitives import binning  # noqa: E402
+from addon.engine.primitives.scan import Scan, linear_size  # noqa: E402
+from addon.engine.settings.settings import render_settings  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
 from bench.binning_bench import bin_keys, upload  # noqa: E402

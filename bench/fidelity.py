@@ -50,7 +50,7 @@ def preset_scene(preset: str, width: int, height: int, out: Path):
     from bake_throughput import effect_scene
 
     from addon.cli import apply_lens
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
 
     scene = effect_scene(preset, load_preset(preset).effect.count, width, height, (1, FRAME), out)
     camera = scene.camera

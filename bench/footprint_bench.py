@@ -8,7 +8,7 @@ splat + resolve with a footprint, under the same timer as the one-pixel splat:
 * ``streak``: motion blur, shutter 8 s wide over the cases' 1 px/s velocities
   (camera still): a streak of about 9 px, one sample a pixel, 2x2 each;
 * ``disc``: depth of field with a 2 px circle of confusion everywhere (32 samples, 2x2 each);
-* ``bokeh``: circles of 8 px, added as bokeh discs binned by tile (addon/engine/bokeh.py);
+* ``bokeh``: circles of 8 px, added as bokeh discs binned by tile (addon/engine/draw/bokeh.py);
 * ``disc_mixed``: depth of field as a scene has it, circles growing with the
   distance from the focus (clip w = 1 + 0.6 z over the cases' z): every disc
   level in one splat and ~2% of the particles as bokeh discs, so the bokeh
@@ -41,7 +41,7 @@ the rate of returning hi + lo pairs on hashed pixels of the same target
 (``atomic_pair_scattered``), plus the resolve: what adds landing where
 particles land can cost, the bound the footprints are held to.
 
-``checks`` diffs each footprint with ``addon.engine.reference.footprint`` on a
+``checks`` diffs each footprint with ``addon.engine.reference.draw.footprint`` on a
 small case first (exact integers; a driver dividing less exactly than IEEE
 may move single units, which ``detail`` then counts, energy still exact).
 """
@@ -58,12 +58,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from addon.engine.compositing import Camera, Compositor  # noqa: E402
-from addon.engine.footprint import SPLAT_MAX_RADIUS, Focus, Shutter  # noqa: E402
-from addon.engine.frame_resources import FrameResources  # noqa: E402
-from addon.engine.reference import compositing as reference  # noqa: E402
-from addon.engine.reference import footprint as ref_footprint  # noqa: E402
-from addon.engine.simulation import ParticleSystem  # noqa: E402
+from addon.engine.draw.compositing import Camera, Compositor  # noqa: E402
+from addon.engine.draw.footprint import SPLAT_MAX_RADIUS, Focus, Shutter  # noqa: E402
+from addon.engine.draw.frame_resources import FrameResources  # noqa: E402
+from addon.engine.reference.draw import compositing as reference  # noqa: E402
+from addon.engine.reference.draw import footprint as ref_footprint  # noqa: E402
+from addon.engine.simulate.simulation import ParticleSystem  # noqa: E402
 from bench import cases, common, gl_timing  # noqa: E402
 from bench.bokeh_peer import RasterBokeh  # noqa: E402
 

@@ -3,7 +3,7 @@
     .venv/bin/python bench/glint_bench.py --out $OUT  # on the GPU machine (after `source /tmp/bgpu/env`)
     .venv/bin/python bench/glint_bench.py --quick    # here, on llvmpipe: small frames, a smoke test
 
-Runs the product's kernels (``addon.engine.glints``) through
+Runs the product's kernels (``addon.engine.draw.glints``) through
 ``addon.hosts.moderngl.ModernGLHost`` on an EGL context, so the GLSL is
 Blender's byte for byte, timed with GL timer queries (host clock around
 ``ctx.finish()`` on llvmpipe, whose queries do not see compute work).
@@ -35,9 +35,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine import glints  # noqa: E402
-from addon.engine.reference import glints as reference  # noqa: E402
-from addon.engine.settings import render_settings  # noqa: E402
+from addon.engine.draw import glints  # noqa: E402
+from addon.engine.reference.draw import glints as reference  # noqa: E402
+from addon.engine.settings.settings import render_settings  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
 from bench.gl_timing import Timer  # noqa: E402

@@ -55,11 +55,12 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from addon.engine import compositing, kernels  # noqa: E402,F401  (the declarations the host compiles)
-from addon.engine.compositing import CHANNEL_MAX, RESOLVE, SPLAT, Camera, Compositor  # noqa: E402
-from addon.engine.frame_resources import FrameResources  # noqa: E402
-from addon.engine.reference import compositing as reference  # noqa: E402
-from addon.engine.simulation import ParticleSystem  # noqa: E402
+from addon.engine.draw import compositing  # noqa: E402,F401  (the declarations the host compiles)
+from addon.engine.draw.compositing import CHANNEL_MAX, RESOLVE, SPLAT, Camera, Compositor  # noqa: E402
+from addon.engine.draw.frame_resources import FrameResources  # noqa: E402
+from addon.engine.reference.draw import compositing as reference  # noqa: E402
+from addon.engine.seam import kernels  # noqa: E402,F401  (the declarations the host compiles)
+from addon.engine.simulate.simulation import ParticleSystem  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost, declarations  # noqa: E402
 from bench import cases, common, footprint_bench, splat_variants  # noqa: E402
 from bench.gl_timing import FULL, QUICK, GLPoints, Timer, fed_note, log, measure_bandwidth, release  # noqa: E402

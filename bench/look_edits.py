@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import addon  # noqa: E402
 from addon import viewport  # noqa: E402
-from addon.engine.presets import load_preset  # noqa: E402
+from addon.engine.settings.presets import load_preset  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
 from bench import records  # noqa: E402
 from bench.bake_throughput import effect_scene  # noqa: E402

@@ -82,7 +82,7 @@ def rain_scene(count: int, frames: int, substeps: int, resolution: int, thicknes
 
     import addon
     from addon.cli import build_scene
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
 
     build_scene(load_preset("default"), (1, frames), (64, 36), Path(tempfile.mkdtemp()) / "f")
     addon.register()
@@ -149,7 +149,7 @@ def first_frame(args) -> None:
     gpu.init()
     import addon
     from addon.cli import build_scene
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
     from addon.scene.renderer import SceneRenderer
 
     build_scene(load_preset("default"), (1, 2), (64, 36), Path(tempfile.mkdtemp()) / "f")

@@ -1,4 +1,4 @@
-"""The particle layer's depth (``addon/engine/particle_depth.py``) on its own: GPU time of one frame's
+"""The particle layer's depth (``addon/engine/draw/particle_depth.py``) on its own: GPU time of one frame's
 ``clear`` + ``add`` for the footprints the render integration marks, through moderngl with GL timer queries.
 
 Suite ``particle-depth``, cases ``<distribution>-<footprint>`` (the splat benchmark's distributions,
@@ -31,10 +31,10 @@ def main(argv=None) -> int:
     import moderngl
     import numpy as np
 
-    from addon.engine.compositing import Compositor
-    from addon.engine.frame_resources import FrameResources
-    from addon.engine.particle_depth import ParticleDepth
-    from addon.engine.simulation import ParticleSystem
+    from addon.engine.draw.compositing import Compositor
+    from addon.engine.draw.frame_resources import FrameResources
+    from addon.engine.draw.particle_depth import ParticleDepth
+    from addon.engine.simulate.simulation import ParticleSystem
     from addon.hosts.moderngl import ModernGLHost
     from bench import cases, common, gl_timing
     from bench.footprint_bench import footprint_cameras

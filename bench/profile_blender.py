@@ -193,9 +193,9 @@ def dispatch_overhead(repeats: int) -> None:
     itself a no-op, for a small kernel and the simulate kernel (the most constants)."""
     import numpy as np
 
-    from addon.engine.readback import FRAME_OUT
-    from addon.engine.settings import EffectSettings
-    from addon.engine.simulation import SIMULATE, simulate_constants
+    from addon.engine.draw.readback import FRAME_OUT
+    from addon.engine.settings.settings import EffectSettings
+    from addon.engine.simulate.simulation import SIMULATE, simulate_constants
 
     host = BlenderHost()
     frame, target = host.texture("frame", 64, 64, "RGBA32F"), host.texture("target", 64, 64, "RGBA32F")

@@ -1,4 +1,4 @@
-"""The rasterized additive quads the tiled ones replaced (addon/engine/quad_tiles.py): the peer of their look and speed.
+"""The rasterized additive quads the tiled ones replaced (addon/engine/draw/quad_tiles.py): the peer of their look and speed.
 
 ``RasterQuads`` draws like ``QuadLayer`` through ``raster.draw`` (raster_quads.glsl, the product's path for
 textured quads), so a Compositor given one (``compositor.quads``) draws its untextured quads the old way:
@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 
-from addon.engine import compositing, raster
+from addon.engine.draw import compositing, raster
 
 
 @dataclasses.dataclass

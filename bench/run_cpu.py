@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from addon.engine.compositing import Camera, Compositor, camera_view, perspective  # noqa: E402
-from addon.engine.frame_resources import FrameResources  # noqa: E402
-from addon.engine.settings import effect_settings, render_settings  # noqa: E402
-from addon.engine.simulation import ParticleSystem  # noqa: E402
+from addon.engine.draw.compositing import Camera, Compositor, camera_view, perspective  # noqa: E402
+from addon.engine.draw.frame_resources import FrameResources  # noqa: E402
+from addon.engine.settings.settings import effect_settings, render_settings  # noqa: E402
+from addon.engine.simulate.simulation import ParticleSystem  # noqa: E402
 from bench import common  # noqa: E402
 
 COUNTS = (100_000, 1_000_000)

@@ -17,8 +17,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine.reference.scan import scan as reference_scan  # noqa: E402
-from addon.engine.scan import SCAN_RUN, Scan  # noqa: E402
+from addon.engine.primitives.scan import SCAN_RUN, Scan  # noqa: E402
+from addon.engine.reference.primitives.scan import scan as reference_scan  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
 from bench.gl_timing import Timer  # noqa: E402

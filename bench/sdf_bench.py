@@ -3,7 +3,7 @@
     python3 bench/sdf_bench.py [--triangles 100000] [--resolution 128] [--repeats 20] [--peer-samples 20000]
 
 Case ``build-128-100k``: a deterministic (2, 3) torus knot tube of about ``triangles`` triangles, its SDF
-on a ``resolution``-voxel grid.  ``ms``: the build's dispatches (engine/sdf.py ``SdfBuilder.record``: band,
+on a ``resolution``-voxel grid.  ``ms``: the build's dispatches (engine/simulate/sdf.py ``SdfBuilder.record``: band,
 crossings, winding, flooding, write) on the moderngl host, GL timer queries; ``prepare_ms``: the CPU side
 before them (``mesh_triangles`` and the triangle upload), wall time.  With ``bpy`` importable also
 ``blender_ms``: Blender's whole ``build`` (prepare included), wall time bounded by a finish.  The peer,
@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine import sdf  # noqa: E402
+from addon.engine.simulate import sdf  # noqa: E402
 from bench import records  # noqa: E402
 
 

@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="results folder (default bench/results/)")
     args = parser.parse_args()
     from addon.cli import parse_resolution
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
 
     preset = load_preset(PRESET)
     out_dir = Path(tempfile.mkdtemp(prefix="gpu_particles_sdf_"))

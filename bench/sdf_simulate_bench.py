@@ -111,7 +111,7 @@ def moved(colliders, offset) -> list:
 def shares(system, colliders) -> tuple[float, int]:
     """(live particles within a collider's grid box / live particles, live particles sunk into a solid shape
     deeper than its contact distance plus half a voxel), from the exact shapes."""
-    from addon.engine.effectors import SDF_CONTACT_VOXELS
+    from addon.engine.simulate.effectors import SDF_CONTACT_VOXELS
 
     pos_age, vel_life = system.read_state()
     live = (pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3])
@@ -150,9 +150,9 @@ def main(argv=None) -> int:
     args.repeats = args.repeats or (3 if args.quick else 30)
     sys.path[:0] = [str(args.root), str(ROOT)]
 
-    from addon.engine import effectors
-    from addon.engine.settings import effect_settings
-    from addon.engine.simulation import ParticleSystem
+    from addon.engine.settings.settings import effect_settings
+    from addon.engine.simulate import effectors
+    from addon.engine.simulate.simulation import ParticleSystem
     from addon.hosts.moderngl import ModernGLHost
     from bench import common, gl_timing
 
@@ -175,8 +175,8 @@ def main(argv=None) -> int:
     records = [common.record("sdf", f"simulate-{millions}-no-colliders{suffix}", args.count, host.device, peer_ms,
                              clock=clock, note=f"the rain step without colliders; addon from {args.root}")]
     if hasattr(system, "set_sdf_atlas"):
-        from addon.engine import sdf
-        from addon.engine.sorting import ParticleSorter, SortKey
+        from addon.engine.order.sorting import ParticleSorter, SortKey
+        from addon.engine.simulate import sdf
 
         colliders, atlas = colliders_and_atlas(host, sdf, effectors.Collider)
         system.set_sdf_atlas(atlas)

@@ -1,4 +1,4 @@
-"""Suite ``shadow-volume``: the self-shadowing volume's GPU time (engine/shadow_volume.py) under moderngl.
+"""Suite ``shadow-volume``: the self-shadowing volume's GPU time (engine/light/shadow_volume.py) under moderngl.
 
 Cases ``<grid>-<lights>`` at 1M and 4M particles (a smoke-like Gaussian cloud, sizes as a smoke preset's):
 the whole ``ShadowVolume.build`` (bounds, place, splat, blur, resolve, march) with 1 or 4 shadowed lights, and its
@@ -20,9 +20,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine import shadow_volume, simulation  # noqa: E402
-from addon.engine.look import LOOK_SIZE, look_table  # noqa: E402
-from addon.engine.settings import effect_settings  # noqa: E402
+from addon.engine.light import shadow_volume  # noqa: E402
+from addon.engine.look.look import LOOK_SIZE, look_table  # noqa: E402
+from addon.engine.settings.settings import effect_settings  # noqa: E402
+from addon.engine.simulate import simulation  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench.common import device_slug, finish, record  # noqa: E402
 

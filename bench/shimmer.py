@@ -65,8 +65,8 @@ def shimmer(renders: list[np.ndarray], shifts=SHIFTS, border=BORDER) -> tuple[fl
 
 def render_shifted(host, system, width, height, antialias: bool, emax: float) -> list[np.ndarray]:
     """The R + G + B of the splat + resolve at each camera shift (the product's kernels)."""
-    from addon.engine.compositing import Camera, Compositor
-    from addon.engine.frame_resources import FrameResources
+    from addon.engine.draw.compositing import Camera, Compositor
+    from addon.engine.draw.frame_resources import FrameResources
 
     base = Camera.pixel_grid(width, height)
     compositor = Compositor(FrameResources(host, width, height), cases.render(emax))
@@ -99,7 +99,7 @@ def main(argv=None) -> int:
     parser.add_argument("--out", action="append", help="folder for <device>-<date>.json (default bench/results)")
     args = parser.parse_args(argv)
     n, width, height = (200_000, 640, 360) if args.quick else (2_000_000, 1920, 1080)
-    from addon.engine.simulation import ParticleSystem
+    from addon.engine.simulate.simulation import ParticleSystem
 
     host = make_host(args.host)
     device = getattr(host, "device", host.name)

@@ -24,8 +24,8 @@ sys.path.insert(0, str(ROOT))
 
 import bpy  # noqa: E402
 
-from addon.engine.settings import effect_settings  # noqa: E402
-from addon.engine.simulation import ParticleSystem  # noqa: E402
+from addon.engine.settings.settings import effect_settings  # noqa: E402
+from addon.engine.simulate.simulation import ParticleSystem  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
 from addon.scene.inputs import emitter_mesh  # noqa: E402
 from bench import common  # noqa: E402

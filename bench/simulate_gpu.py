@@ -29,10 +29,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from addon.engine.effectors import Collider  # noqa: E402
-from addon.engine.settings import effect_settings  # noqa: E402
-from addon.engine.simulation import SIMULATE_KERNELS, ParticleSystem, simulate_constants  # noqa: E402
-from addon.engine.state import LAYOUTS  # noqa: E402
+from addon.engine.seam.state import LAYOUTS  # noqa: E402
+from addon.engine.settings.settings import effect_settings  # noqa: E402
+from addon.engine.simulate.effectors import Collider  # noqa: E402
+from addon.engine.simulate.simulation import SIMULATE_KERNELS, ParticleSystem, simulate_constants  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import common  # noqa: E402
 from bench.gl_timing import Timer, measure_bandwidth  # noqa: E402

@@ -30,8 +30,8 @@ from bench.records import write  # noqa: E402
 
 
 def soak_frames(frames: int, count: int) -> dict:
-    from addon.engine.settings import effect_settings
-    from addon.engine.simulation import ParticleSystem, birth_interval
+    from addon.engine.settings.settings import effect_settings
+    from addon.engine.simulate.simulation import ParticleSystem, birth_interval
     from addon.hosts.blender import BlenderHost
 
     host = BlenderHost()
@@ -65,7 +65,7 @@ def soak_cycles(cycles: int) -> dict:
 
     import addon
     from addon.cli import build_scene
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
     from addon.hosts.blender import BlenderHost
     from addon.scene.renderer import SceneRenderer
 
@@ -100,8 +100,8 @@ def soak_preroll(count: int) -> dict:
 
     import addon
     from addon.cli import build_scene
-    from addon.engine.presets import load_preset
-    from addon.engine.settings import EFFECT_FIELDS
+    from addon.engine.settings.presets import load_preset
+    from addon.engine.settings.settings import EFFECT_FIELDS
     from addon.output.bake import BakeJob
 
     longest = next(f.max for f in EFFECT_FIELDS if f.name == "preroll")

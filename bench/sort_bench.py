@@ -39,11 +39,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from addon.engine import sort_schedule  # noqa: E402
-from addon.engine.kernels import Constant, Kernel, Sampler  # noqa: E402
-from addon.engine.settings import effect_settings  # noqa: E402
-from addon.engine.simulation import ParticleSystem  # noqa: E402
-from addon.engine.sorting import (  # noqa: E402
+from addon.engine.order.sorting import (  # noqa: E402
     FUSED_STRIDES,
     SORT_BLOCK,
     SORT_PASS_DIRECT_KERNELS,
@@ -53,7 +49,11 @@ from addon.engine.sorting import (  # noqa: E402
     full_sort_dispatches,
     odd_even_pass,
 )
-from addon.engine.state import STATE_IMAGES  # noqa: E402
+from addon.engine.primitives import sort_schedule  # noqa: E402
+from addon.engine.seam.kernels import Constant, Kernel, Sampler  # noqa: E402
+from addon.engine.seam.state import STATE_IMAGES  # noqa: E402
+from addon.engine.settings.settings import effect_settings  # noqa: E402
+from addon.engine.simulate.simulation import ParticleSystem  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
 
@@ -132,7 +132,7 @@ def state_system(host, count: int, positions: np.ndarray, settings=None, life: f
 
 def bench_full(host, rows, count, repeat, rng, variants=((SORT_BLOCK, FUSED_STRIDES),)):
     """The product's full sort, and other (block, fused strides) shapes as full_variant."""
-    from addon.engine.state import state_size
+    from addon.engine.seam.state import state_size
 
     floats = rng.standard_normal(count).astype(np.float32)
     keys = ordered_keys(floats)
@@ -181,7 +181,7 @@ def bench_passes(host, rows, count, repeat, rng):
 
 
 def orbit_view(angle: float, radius: float = 6.0, height: float = 2.0) -> np.ndarray:
-    from addon.engine.compositing import camera_view
+    from addon.engine.draw.compositing import camera_view
 
     eye = (radius * np.cos(angle), radius * np.sin(angle), height)
     return camera_view(eye, (0.0, 0.0, 1.5))
@@ -256,7 +256,7 @@ class InlineKernel(Kernel):
     """A bench-only kernel whose body is given inline (the product keeps one file per kernel)."""
 
     def body(self) -> str:
-        from addon.engine.kernels import include_source
+        from addon.engine.seam.kernels import include_source
 
         return include_source(self.includes) + TURBULENCE_STANDIN
 

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from addon.engine import compositing, depth, raster
-from addon.engine.frame_resources import FrameResources
-from addon.engine.kernels import Image, Kernel, include_source
-from addon.engine.reference import compositing as reference
-from addon.engine.settings import render_settings
-from addon.engine.state import STATE_READ
+from addon.engine.draw import compositing, depth, raster
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.reference.draw import compositing as reference
+from addon.engine.seam.kernels import Image, Kernel, include_source
+from addon.engine.seam.state import STATE_READ
+from addon.engine.settings.settings import render_settings
 from addon.hosts.moderngl import declarations
 from bench import cases, common
 

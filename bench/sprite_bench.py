@@ -36,12 +36,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine import compositing, simulation  # noqa: E402
-from addon.engine.frame_resources import FrameResources  # noqa: E402
-from addon.engine.settings import effect_settings, render_settings  # noqa: E402
-from addon.engine.sorting import ParticleSorter, SortKey  # noqa: E402
-from addon.engine.sprites import SpriteLayer  # noqa: E402
-from addon.engine.tile_lists import WALKS  # noqa: E402
+from addon.engine.draw import compositing  # noqa: E402
+from addon.engine.draw.frame_resources import FrameResources  # noqa: E402
+from addon.engine.draw.sprites import SpriteLayer  # noqa: E402
+from addon.engine.order.sorting import ParticleSorter, SortKey  # noqa: E402
+from addon.engine.order.tile_lists import WALKS  # noqa: E402
+from addon.engine.settings.settings import effect_settings, render_settings  # noqa: E402
+from addon.engine.simulate import simulation  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
 from bench.sprite_peer import draw_rasterized  # noqa: E402

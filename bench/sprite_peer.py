@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from addon.engine.kernels import Constant, Image, Raster, Sampler, include_source
-from addon.engine.look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
-from addon.engine.sprites import SPRITE_FOOTPRINT
+from addon.engine.draw.sprites import SPRITE_FOOTPRINT
+from addon.engine.look.look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, particle_values
+from addon.engine.seam.kernels import Constant, Image, Raster, Sampler, include_source
 
 SHADERS = Path(__file__).resolve().parent / "shaders"
 QUAD_VERTICES = 6

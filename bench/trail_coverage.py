@@ -1,7 +1,7 @@
 """What the events suite's trails case asks of the GPU: pixel adds per frame (suite ``events``, case
 ``1080p-1M-trails32-coverage``).
 
-``trail_splat.glsl`` (the atomic path, replaced by trails by screen tiles: ``addon/engine/trail_tiles.py``) added
+``trail_splat.glsl`` (the atomic path, replaced by trails by screen tiles: ``addon/engine/draw/trail_tiles.py``) added
 each segment of each trail into every pixel of its band with one pair of returning 32-bit atomics (two words a
 pixel: no 64-bit atomics in Blender 5.2), so the case's floor on that path is its pixel adds over the GPU's rate
 of scattered atomic pairs (``bench/gpu_splat.py``, case ``atomic_pair_scattered``); the tiled path sums the same
@@ -38,7 +38,7 @@ def coverage(count: int) -> dict:
     """The case's segments and pixel adds at ``count`` particles."""
     from bake_throughput import effect_scene
 
-    from addon.engine.reference import trails as ref
+    from addon.engine.reference.simulate import trails as ref
     from addon.scene.renderer import SceneRenderer, camera_of
 
     with tempfile.TemporaryDirectory() as out:

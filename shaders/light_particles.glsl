@@ -1,5 +1,5 @@
 /* The light pass: the radiance each live particle scatters toward the camera
- * (addon/engine/lighting.py states it), one RGB per particle slot into
+ * (addon/engine/look/lighting.py states it), one RGB per particle slot into
  * particle_light, laid out like the state images.  Every kernel that draws a
  * lit effect reads it in particle_color (particle_look.glsl); dead slots get 0.
  *

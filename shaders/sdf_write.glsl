@@ -1,10 +1,10 @@
 /* The signed distance of each voxel into its collider's part of the atlas:
  * the exact distance to the nearest triangle jump flooding found, in world
  * units, negative where the axes that voted say inside, a tie included
- * (sdf_winding: columns that are not closed abstain; engine/sdf.py says why a
+ * (sdf_winding: columns that are not closed abstain; engine/simulate/sdf.py says why a
  * tie is inside and no vote outside).  An open surface (`surface`): the slab
  * SDF_SURFACE_SHELL voxels thick behind its faces, by the side of that
- * triangle's plane the centre is on (engine/sdf.py says why). */
+ * triangle's plane the centre is on (engine/simulate/sdf.py says why). */
 
 void main()
 {

@@ -1,7 +1,7 @@
 /* One pass of a sorting network: each invocation owns one comparator and
  * swaps its pair when the lower key is greater (ties stay), so a pass is one
  * dispatch with no races.  Pass (p, k) of the odd-even merge sort merges runs
- * of p with comparators of stride k; addon/engine/sort_schedule.py has the
+ * of p with comparators of stride k; addon/engine/primitives/sort_schedule.py has the
  * schedule and the same arithmetic in numpy.
  *
  * Comparators whose upper element lies at or beyond count are left out: the

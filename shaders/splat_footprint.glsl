@@ -1,4 +1,4 @@
-/* The splat with a footprint (addon/engine/footprint.py): each particle is
+/* The splat with a footprint (addon/engine/draw/footprint.py): each particle is
  * ``n`` samples along its screen path over the shutter (MOTION_BLUR) and over
  * its circle of confusion (DEPTH_OF_FIELD), one sample without either, and
  * each sample adds into the 2x2 pixels around it with bilinear weights.

@@ -1,5 +1,5 @@
 /* After a simulate step: each live particle's position into its trail ring
- * (addon/engine/trails.py).  A particle seen for the first time since it was
+ * (addon/engine/simulate/trails.py).  A particle seen for the first time since it was
  * (re)born (no points yet, or an age lower than at the last record) starts its
  * ring over at its birth position (position - velocity x age); then the
  * newest point moves on to the position every step (trail_spacing 0) or once

@@ -1,4 +1,4 @@
-/* Trails as camera-facing ribbons (addon/engine/trails.py), added into the
+/* Trails as camera-facing ribbons (addon/engine/simulate/trails.py), added into the
  * raster layer: an instance a particle, a quad (6 vertices) a segment.
  * Segment s joins trail point s and s + 1: point 0 is the particle (at shutter
  * close with MOTION_BLUR), point j >= 1 the ring's (j - 1)th newest.  A

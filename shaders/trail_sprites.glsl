@@ -1,4 +1,4 @@
-/* Trails of Alpha effects (addon/engine/trails.py): each segment a streak
+/* Trails of Alpha effects (addon/engine/simulate/trails.py): each segment a streak
  * footprint in the frame's sprite list (sprite_footprint.glsl's outputs), so
  * it is sorted, binned and blended with the sprites.  Entry first_sprite +
  * index x trail_length + s holds segment s of particle ``index`` (from trail

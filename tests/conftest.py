@@ -52,7 +52,7 @@ def scene(host, tmp_path):
 
     import addon
     from addon.cli import build_scene
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
 
     preset = load_preset("default")
     bpy_scene, emitter = build_scene(preset, (1, 4), (64, 36), tmp_path / "frames")
@@ -117,7 +117,7 @@ def screen_particles(rng, n, width, height, margin=-16.0, depths=(0.0, 4.0, 12.0
     ``speed`` per axis (``flat``: none along the view)."""
     import numpy as np
 
-    from addon.engine.records import PARTICLE
+    from addon.engine.seam.records import PARTICLE
 
     pos_age, vel_life = np.empty((n, 4), np.float32), np.empty((n, 4), np.float32)
     particle = PARTICLE.read_images(pos_age, vel_life)

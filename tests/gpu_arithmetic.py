@@ -25,8 +25,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from addon.engine.reference import gpu_rounding  # noqa: E402
-from addon.engine.reference import simulation as ref  # noqa: E402
+from addon.engine.reference.simulate import gpu_rounding  # noqa: E402
+from addon.engine.reference.simulate import simulation as ref  # noqa: E402
 
 F = np.float32
 ULPS = {"divide": 2, "sqrt": 2, "power": 4}

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from addon.engine.kernels import Constant, Image, Kernel, include_source
-from addon.engine.reference.random import pcg_hash
+from addon.engine.reference.seam.random import pcg_hash
+from addon.engine.seam.kernels import Constant, Image, Kernel, include_source
 
 ZEROS, ONES, MAX, RANDOM, RANDOM_BYTE = range(5)
 

@@ -39,7 +39,7 @@ def test_add_without_active_object_reports(scene):
 
 
 def test_property_bounds_match_engine_fields(scene):
-    from addon.engine.settings import EFFECT_FIELDS
+    from addon.engine.settings.settings import EFFECT_FIELDS
     from addon.properties import GPU_PARTICLES_PG_effect, effect_clamps, effect_settings_of
 
     rna = GPU_PARTICLES_PG_effect.bl_rna.properties

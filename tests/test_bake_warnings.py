@@ -39,7 +39,7 @@ def test_a_lit_effect_without_light_warns_once_on_the_command_lines_stderr(tmp_p
     dark scene."""
     script = ("import dataclasses, sys\n"
               "from addon import cli\n"
-              "from addon.engine import presets\n"
+              "from addon.engine.settings import presets\n"
               "smoke = presets.load_preset('smoke')\n"
               "dark = dataclasses.replace(smoke, stage={k: v for k, v in smoke.stage.items() "
               "if k not in ('lights', 'world')})\n"

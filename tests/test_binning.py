@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from gpu_fill import RANDOM_BYTE, expected, fill, upload
 
-from addon.engine import binning
-from addon.engine.reference import binning as ref
-from addon.engine.reference import scan as ref_scan
+from addon.engine.primitives import binning
+from addon.engine.reference.primitives import binning as ref
+from addon.engine.reference.primitives import scan as ref_scan
 
 
 def bin_on_gpu(host, keys, bins, count=None, values=None, mode="AGGREGATED"):

@@ -1,4 +1,4 @@
-"""Bokeh discs (addon/engine/bokeh.py): GPU vs the numpy reference, and vs the rasterized sprites they replaced.
+"""Bokeh discs (addon/engine/draw/bokeh.py): GPU vs the numpy reference, and vs the rasterized sprites they replaced.
 
 The discs go through the product's path (Compositor.splat with a focus), and
 the layer they add into (``compositor.resources.raster``) is read back.  GPU and
@@ -16,16 +16,16 @@ import numpy as np
 import pytest
 from conftest import screen_particles
 
-from addon.engine.bokeh import BokehLayer
-from addon.engine.compositing import Camera, Compositor
-from addon.engine.depth import SceneDepth
-from addon.engine.footprint import Focus, Shutter
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import bokeh as ref
-from addon.engine.reference.tile_lists import tile_lists
-from addon.engine.settings import effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
-from addon.engine.tile_lists import TILE
+from addon.engine.draw.bokeh import BokehLayer
+from addon.engine.draw.compositing import Camera, Compositor
+from addon.engine.draw.depth import SceneDepth
+from addon.engine.draw.footprint import Focus, Shutter
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.order.tile_lists import TILE
+from addon.engine.reference.draw import bokeh as ref
+from addon.engine.reference.order.tile_lists import tile_lists
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate.simulation import ParticleSystem
 from bench.bokeh_peer import RasterBokeh
 
 WIDTH, HEIGHT = 128, 64

@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 from test_kernels import moving_emitter, splat_case
 
-from addon.engine import simulation
-from addon.engine.records import PARTICLE
-from addon.engine.reference import compaction as ref_compaction
-from addon.engine.settings import effect_settings
-from addon.engine.sorting import ParticleSorter, SortKey
+from addon.engine.order.sorting import ParticleSorter, SortKey
+from addon.engine.reference.primitives import compaction as ref_compaction
+from addon.engine.seam.records import PARTICLE
+from addon.engine.settings.settings import effect_settings
+from addon.engine.simulate import simulation
 
 
 @pytest.mark.parametrize("overrides", [{}, {"emission": "BURST", "lifetime": 0.3, "lifetime_random": 0.9}])

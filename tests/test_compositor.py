@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 from test_kernels import splat_case
 
-from addon.engine import compositing, depth, registry
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import compositing as ref
-from addon.engine.reference import depth as ref_depth
-from addon.engine.reference import raster as ref_raster
-from addon.engine.settings import SettingsError, effect_settings, render_settings
+from addon.engine import registry
+from addon.engine.draw import compositing, depth
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.reference.draw import compositing as ref
+from addon.engine.reference.draw import depth as ref_depth
+from addon.engine.reference.draw import raster as ref_raster
+from addon.engine.settings.settings import SettingsError, effect_settings, render_settings
 
 
 def test_next_emax_follows_peak_and_grows_after_overflow():

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from addon.engine import csg
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import csg as ref_csg
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.reference.simulate import csg as ref_csg
+from addon.engine.simulate import csg
 
 
 def random_stack(rng, n):
@@ -105,8 +105,8 @@ def test_sample_budget_beyond_capacity_or_texture_limits(host):
 def test_cloud_draws_through_the_splat(host):
     """Kept samples become splat particles; slots past the count (after a rebuild) stay dark."""
 
-    from addon.engine import compositing
-    from addon.engine.settings import effect_settings, render_settings
+    from addon.engine.draw import compositing
+    from addon.engine.settings.settings import effect_settings, render_settings
 
     cloud = csg.PointCloud(host, 20_000, 3000)
     cloud.update([csg.sphere((32, 16, 0), 10.0), csg.sphere((40, 16, 0), 6.0, "SUBTRACT")])

@@ -4,7 +4,7 @@ import bpy
 import numpy as np
 import pytest
 
-from addon.engine import csg
+from addon.engine.simulate import csg
 from addon.scene.csg import add_stage_primitives, scene_primitives
 
 STAGE = {

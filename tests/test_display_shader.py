@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from addon.engine.readback import FrameReadback, ReadbackLayout
+from addon.engine.draw.readback import FrameReadback, ReadbackLayout
 from addon.output.display import DisplaySettings, display_pixels, display_processor, ocio_config_path, quantize
 from addon.output.display_shader import display_shader
 
@@ -147,8 +147,8 @@ import numpy as np
 sys.path[:0] = [{root!r}]
 from addon.hosts.base import NoGPUError
 from addon.hosts.moderngl import ModernGLHost
-from addon.engine.kernels import Sampler
-from addon.engine.readback import DisplayLut, DisplayShader, FrameReadback, ReadbackLayout
+from addon.engine.seam.kernels import Sampler
+from addon.engine.draw.readback import DisplayLut, DisplayShader, FrameReadback, ReadbackLayout
 try:
     host = ModernGLHost()
 except NoGPUError as error:

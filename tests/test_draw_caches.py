@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from gpu_fill import InlineKernel
 
-from addon.engine import simulation
-from addon.engine.compositing import Compositor
-from addon.engine.frame_resources import FrameResources
-from addon.engine.kernels import Constant, Image, Kernel, Sampler
-from addon.engine.settings import effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
+from addon.engine.draw.compositing import Compositor
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.seam.kernels import Constant, Image, Kernel, Sampler
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate import simulation
+from addon.engine.simulate.simulation import ParticleSystem
 
 # Every constant kind the Blender host sets, written back as bits (a float's sign of zero included).
 ECHO = InlineKernel(

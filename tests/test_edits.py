@@ -10,10 +10,9 @@ import pytest
 from conftest import add_effect
 
 from addon import viewport
-from addon.engine.effectors import EmitterMesh
-from addon.engine.glints import GLINT_FIELDS
-from addon.engine.look import LOOK_SIZE
-from addon.engine.settings import (
+from addon.engine.draw.glints import GLINT_FIELDS
+from addon.engine.look.look import LOOK_SIZE
+from addon.engine.settings.settings import (
     AFFECTS,
     EFFECT_FIELDS,
     LOOK_FIELDS,
@@ -23,6 +22,7 @@ from addon.engine.settings import (
     effect_settings,
     render_settings,
 )
+from addon.engine.simulate.effectors import EmitterMesh
 from addon.scene.edits import COSTS, Edit, changes, cost_of, edit_between, emitters_edit
 from addon.scene.renderer import camera_of
 from addon.scene.snapshot import EffectInput, EffectsWatch, SceneSnapshot, read_snapshot

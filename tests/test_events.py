@@ -1,4 +1,4 @@
-"""Sub-emitters (GPU events, events.py) on the GPU against their numpy reference (reference/events.py):
+"""Sub-emitters (GPU events, events.py) on the GPU against their numpy reference (reference/simulate/events.py):
 births per event exact, each child's state from its parent's event and the random streams, overflow,
 chains, determinism, checkpoints, and what is refused."""
 
@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from addon.engine import events, simulation
-from addon.engine.effectors import Collider
-from addon.engine.frame_resources import FrameResources
+from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.pipeline import advance
-from addon.engine.records import PARTICLE
-from addon.engine.reference import events as ref
-from addon.engine.settings import EffectSettings, SettingsError, effect_settings
+from addon.engine.reference.simulate import events as ref
+from addon.engine.seam.records import PARTICLE
+from addon.engine.settings.settings import EffectSettings, SettingsError, effect_settings
+from addon.engine.simulate import events, simulation
+from addon.engine.simulate.effectors import Collider
 
 DT = 1 / 24
 STILL = np.identity(4)
@@ -150,9 +150,9 @@ def test_inherited_color_matches_the_reference(host, spawn_on):
 def test_a_tinted_particle_is_drawn_in_the_mix_of_its_and_its_parents_color(host, rng):
     """The splat (particle_color, which every draw path shares) draws each slot in mix(its own color over life,
     its tint's rgb, its tint's a), exactly as the reference."""
-    from addon.engine.compositing import Camera, Compositor
-    from addon.engine.reference import compositing as ref_compositing
-    from addon.engine.settings import render_settings
+    from addon.engine.draw.compositing import Camera, Compositor
+    from addon.engine.reference.draw import compositing as ref_compositing
+    from addon.engine.settings.settings import render_settings
 
     width, height, n = 64, 48, 2000
     settings = effect_settings({**TINTED_SPARKS, "count": n, "emission_strength": 1.5})

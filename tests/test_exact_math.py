@@ -3,8 +3,8 @@
 import numpy as np
 from gpu_fill import InlineKernel
 
-from addon.engine.kernels import Constant, Image
-from addon.engine.reference.exact import transform_points
+from addon.engine.reference.seam.exact import transform_points
+from addon.engine.seam.kernels import Constant, Image
 
 F = np.float32
 

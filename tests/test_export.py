@@ -95,8 +95,8 @@ def test_cycles_renders_the_exported_points(scene, tmp_path):
 
 def test_export_follows_the_look_over_life_and_randomness(scene):
     """Radius and color per point as the splat's look gives them (size_end, color and size randomness)."""
-    from addon.engine.look import look_table
-    from addon.engine.reference.compositing import look_at, variation
+    from addon.engine.look.look import look_table
+    from addon.engine.reference.draw.compositing import look_at, variation
 
     add_effect(count=3000, size=0.02, size_end=0.25, color_random=0.6, size_random=0.5, emission_strength=3.0)
     scene.frame_set(4)

@@ -111,7 +111,7 @@ def test_a_failed_layer_on_f12_in_a_fresh_process_leaves_the_still_as_blender_re
 
 
 def test_a_layer_and_a_bake_name_the_effect_whose_sprite_image_is_missing(scene, host):
-    from addon.engine.settings import SettingsError
+    from addon.engine.settings.settings import SettingsError
     from addon.output.bake import BakeError, plan_bake
     from addon.output.render_layer import ParticleLayer
 

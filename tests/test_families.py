@@ -139,7 +139,7 @@ def user_dir(tmp_path, monkeypatch):
 
 
 def test_a_user_preset_of_the_fireworks_family_round_trips(scene, user_dir):
-    from addon.engine.settings import simulated
+    from addon.engine.settings.settings import simulated
     from addon.properties import effect_settings_of
 
     obj = add_fireworks()

@@ -10,10 +10,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from addon.engine import compositing, light_pass, particle_depth, quad_tiles, registry, simulation, sprites
-from addon.engine.kernels import Feature, Kernel
-from addon.engine.lighting import LIT, TINTED
-from addon.engine.settings import effect_settings, render_settings
+from addon.engine import registry
+from addon.engine.draw import compositing, particle_depth, quad_tiles, sprites
+from addon.engine.light import light_pass
+from addon.engine.look.lighting import LIT, TINTED
+from addon.engine.seam.kernels import Feature, Kernel
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate import simulation
 from addon.hosts.__main__ import features, main
 
 SHEETS = ([0], {}, {})  # SpriteSheets.blend_slots' answer for a frame with a textured effect

@@ -14,7 +14,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from fidelity import splat_radii  # noqa: E402
 
-from addon.engine.compositing import Camera  # noqa: E402
+from addon.engine.draw.compositing import Camera  # noqa: E402
 
 
 def test_exported_spheres_add_what_the_splat_adds():

@@ -2,7 +2,7 @@
 
 Targets are powers of two wide and high so that the pixel-grid camera's
 products are exact; the footprint splat is diffed word for word against
-``reference/footprint.py``, energy is checked against the one-pixel splat.
+``reference/draw/footprint.py``, energy is checked against the one-pixel splat.
 """
 
 import dataclasses
@@ -10,17 +10,18 @@ import dataclasses
 import numpy as np
 import pytest
 
-from addon.engine import compositing, footprint, pipeline, raster, registry
-from addon.engine.bokeh import BokehLayer
-from addon.engine.compositing import Camera, Compositor
-from addon.engine.footprint import Focus, Shutter
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import compositing as ref
-from addon.engine.reference import footprint as ref_footprint
-from addon.engine.reference import raster as ref_raster
-from addon.engine.settings import effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
-from addon.engine.sprites import SpriteLayer
+from addon.engine import pipeline, registry
+from addon.engine.draw import compositing, footprint, raster
+from addon.engine.draw.bokeh import BokehLayer
+from addon.engine.draw.compositing import Camera, Compositor
+from addon.engine.draw.footprint import Focus, Shutter
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.draw.sprites import SpriteLayer
+from addon.engine.reference.draw import compositing as ref
+from addon.engine.reference.draw import footprint as ref_footprint
+from addon.engine.reference.draw import raster as ref_raster
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate.simulation import ParticleSystem
 
 WIDTH, HEIGHT = 128, 64
 
@@ -79,7 +80,7 @@ def run(host, camera, pos_age, vel_life, emax=64.0, antialias=True, paired=True,
 def check_exact(host, camera, pos_age, vel_life, emax=64.0, paired=True, scene_depth=None):
     depth = None
     if scene_depth is not None:
-        from addon.engine.depth import SceneDepth
+        from addon.engine.draw.depth import SceneDepth
 
         depth = SceneDepth(host, camera.width, camera.height)
         depth.depth = host.texture("scene_depth", camera.width, camera.height, "DEPTH32F", scene_depth)

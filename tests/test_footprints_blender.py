@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon.engine.footprint import Focus
+from addon.engine.draw.footprint import Focus
 from addon.scene.renderer import SceneRenderer, camera_of, lens_summary
 from addon.scene.snapshot import scene_seconds_per_frame
 

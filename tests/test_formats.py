@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from test_frame_writer import HEIGHT, WIDTH, sample_frame, write_frame
 
-from addon.engine.readback import ReadbackLayout
+from addon.engine.draw.readback import ReadbackLayout
 from addon.output.display import image_modules
 from addon.output.formats import KINDS, FrameFormat, file_extension, frame_format, supported_formats
 

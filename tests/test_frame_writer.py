@@ -8,7 +8,7 @@ import bpy
 import numpy as np
 import pytest
 
-from addon.engine.readback import FLOAT_RGBA, HALF_RGBA, FrameReadback
+from addon.engine.draw.readback import FLOAT_RGBA, HALF_RGBA, FrameReadback
 from addon.hosts.gl_readback import ENVIRONMENT, PixelPack, PixelPackBuffer
 from addon.output.display import image_modules
 from addon.output.display_shader import display_shader

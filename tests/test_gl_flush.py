@@ -5,7 +5,7 @@ import numpy as np
 from gpu_fill import RANDOM, expected
 from test_scan import run_scan
 
-from addon.engine.reference import scan as ref_scan
+from addon.engine.reference.primitives import scan as ref_scan
 from addon.hosts.gl_flush import Flusher, gl_flush
 
 

@@ -8,9 +8,9 @@ tile order: the slot of each tile, so the stars blend in the same order every ru
 import numpy as np
 import pytest
 
-from addon.engine import glints
-from addon.engine.reference import glints as reference
-from addon.engine.settings import render_settings
+from addon.engine.draw import glints
+from addon.engine.reference.draw import glints as reference
+from addon.engine.settings.settings import render_settings
 
 VARIANTS = list(glints.EXTRACT_VARIANTS)
 

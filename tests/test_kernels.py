@@ -3,12 +3,14 @@
 import numpy as np
 import pytest
 
-from addon.engine import compositing, kernels, simulation
-from addon.engine.frame_resources import FrameResources
-from addon.engine.records import PARTICLE
-from addon.engine.reference import compositing as ref_compositing
-from addon.engine.reference import simulation as ref_simulation
-from addon.engine.settings import effect_settings, render_settings
+from addon.engine.draw import compositing
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.reference.draw import compositing as ref_compositing
+from addon.engine.reference.simulate import simulation as ref_simulation
+from addon.engine.seam import kernels
+from addon.engine.seam.records import PARTICLE
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate import simulation
 from addon.hosts.base import ShaderCompileError
 
 IDENTITY = np.identity(4)

@@ -8,14 +8,16 @@ import math
 import numpy as np
 import pytest
 
-from addon.engine import lighting, pipeline, sprites
-from addon.engine.compositing import Camera, Compositor
-from addon.engine.frame_resources import FrameResources
-from addon.engine.light_pass import light_particles
-from addon.engine.lighting import Light, SceneLights
-from addon.engine.reference import lighting as ref
-from addon.engine.settings import effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
+from addon.engine import pipeline
+from addon.engine.draw import sprites
+from addon.engine.draw.compositing import Camera, Compositor
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.light.light_pass import light_particles
+from addon.engine.look import lighting
+from addon.engine.look.lighting import Light, SceneLights
+from addon.engine.reference.look import lighting as ref
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate.simulation import ParticleSystem
 
 HALF = 2.0**-10  # relative rounding of the RGBA16F particle_light, with float32 arithmetic before it
 

@@ -8,7 +8,7 @@ from conftest import add_effect
 from mathutils import Vector
 
 from addon.cli import build_scene
-from addon.engine.presets import load_preset, preset_names
+from addon.engine.settings.presets import load_preset, preset_names
 from addon.scene.stage_lights import OCCLUDER_PROPERTY, add_stage_light_setup
 
 LIT_PRESETS = ("smoke", "explosion", "dust")

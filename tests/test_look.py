@@ -5,9 +5,9 @@ import numpy as np
 from conftest import add_effect
 from test_kernels import splat_case
 
-from addon.engine.look import LOOK_SIZE, look_table
-from addon.engine.reference import compositing as ref_compositing
-from addon.engine.settings import effect_settings
+from addon.engine.look.look import LOOK_SIZE, look_table
+from addon.engine.reference.draw import compositing as ref_compositing
+from addon.engine.settings.settings import effect_settings
 
 
 def test_look_table_from_colors_and_size_end():

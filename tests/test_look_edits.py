@@ -10,8 +10,8 @@ import pytest
 from conftest import add_effect
 
 from addon import viewport
-from addon.engine.look import LOOK_SIZE
-from addon.engine.settings import EFFECT_FIELDS, LOOK_FIELDS, effect_settings
+from addon.engine.look.look import LOOK_SIZE
+from addon.engine.settings.settings import EFFECT_FIELDS, LOOK_FIELDS, effect_settings
 from addon.scene.renderer import SceneRenderer, camera_of
 from addon.scene.snapshot import EffectInput, SceneSnapshot
 

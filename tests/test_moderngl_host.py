@@ -12,14 +12,16 @@ import numpy as np
 import pytest
 from conftest import OWN_PROCESS_FILES
 
-from addon.engine import compositing, glints, kernels, simulation
-from addon.engine.effectors import Collider
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import compositing as ref_compositing
-from addon.engine.reference import glints as ref_glints
-from addon.engine.reference import simulation as ref_simulation
+from addon.engine.draw import compositing, glints
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.reference.draw import compositing as ref_compositing
+from addon.engine.reference.draw import glints as ref_glints
+from addon.engine.reference.simulate import simulation as ref_simulation
 from addon.engine.registry import KERNELS
-from addon.engine.settings import effect_settings, render_settings
+from addon.engine.seam import kernels
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate import simulation
+from addon.engine.simulate.effectors import Collider
 from addon.hosts.base import NoGPUError
 
 
@@ -246,8 +248,8 @@ def test_volumes_and_sdf_build(mgl_host):
     """3D images and Host.volume on this host (test_sdf.py's checks), and an SDF build against the reference."""
     from test_sdf import assert_same_field, check_volumes, torus
 
-    from addon.engine import sdf
-    from addon.engine.reference import sdf as ref_sdf
+    from addon.engine.reference.simulate import sdf as ref_sdf
+    from addon.engine.simulate import sdf
 
     check_volumes(mgl_host)
     vertices, triangles = torus()

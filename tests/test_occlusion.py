@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon.engine.compositing import Compositor
-from addon.engine.settings import SettingsError
+from addon.engine.draw.compositing import Compositor
+from addon.engine.settings.settings import SettingsError
 from addon.scene.renderer import SceneRenderer
 
 

@@ -49,7 +49,7 @@ def _imported(name: str, source: str):
 
 def test_zip_leaves_the_lab_out(names):
     assert not [n for n in names if n.startswith(package.LAB_MODULES)]
-    assert {"engine/reference/compositing.py", "hosts/moderngl.py"} & names == set()
+    assert {"engine/reference/draw/compositing.py", "hosts/moderngl.py"} & names == set()
     assert {f"shaders/{kernel}.glsl" for kernel in registry.LAB_KERNELS} & names == set()
 
 

@@ -4,7 +4,7 @@ import bpy
 import pytest
 from conftest import add_effect
 
-from addon.engine.settings import max_particles
+from addon.engine.settings.settings import max_particles
 
 
 def test_csg_sculpture_from_the_add_menu_builds_its_primitives(scene):

@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import bpy
 from conftest import add_effect
 
-from addon.engine.settings import RENDER_FIELDS
+from addon.engine.settings.settings import RENDER_FIELDS
 from addon.ui import panels
 
 RENDER_NAMES = {f.name for f in RENDER_FIELDS}
@@ -109,7 +109,7 @@ def test_the_panels_name_each_setting_read_past_its_bounds(scene):
 
 
 def test_preset_menu_lists_every_shipped_preset(scene, tmp_path, monkeypatch):
-    from addon.engine.presets import preset_names
+    from addon.engine.settings.presets import preset_names
     from addon.ui import operators
 
     monkeypatch.setattr(operators, "user_preset_dir", lambda: tmp_path)

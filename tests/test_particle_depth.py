@@ -7,13 +7,13 @@ of a wide footprint hides exactly that part in the render's compositor."""
 import numpy as np
 import pytest
 
-from addon.engine.compositing import Camera, Compositor
-from addon.engine.footprint import Focus, Shutter
-from addon.engine.frame_resources import FrameResources
-from addon.engine.particle_depth import FAR, ParticleDepth, reach_kind
-from addon.engine.reference.particle_depth import nearest_depth
-from addon.engine.settings import effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
+from addon.engine.draw.compositing import Camera, Compositor
+from addon.engine.draw.footprint import Focus, Shutter
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.draw.particle_depth import FAR, ParticleDepth, reach_kind
+from addon.engine.reference.draw.particle_depth import nearest_depth
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate.simulation import ParticleSystem
 
 W, H = 40, 24
 WIDE_W, WIDE_H = 96, 48  # several tiles: wide reaches go through the tile lists

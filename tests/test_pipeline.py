@@ -2,14 +2,15 @@
 
 import numpy as np
 
-from addon.engine import csg, pipeline
-from addon.engine.compositing import Camera, Compositor
-from addon.engine.frame_resources import FrameResources
-from addon.engine.look import LOOK_SIZE
-from addon.engine.reference import compositing as ref
-from addon.engine.settings import effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
-from addon.engine.sorting import EffectSort
+from addon.engine import pipeline
+from addon.engine.draw.compositing import Camera, Compositor
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.look.look import LOOK_SIZE
+from addon.engine.order.sorting import EffectSort
+from addon.engine.reference.draw import compositing as ref
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate import csg
+from addon.engine.simulate.simulation import ParticleSystem
 
 WIDTH, HEIGHT, EMAX = 64, 32, 256.0
 

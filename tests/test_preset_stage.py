@@ -3,8 +3,8 @@
 import pytest
 
 from addon.cli import build_scene
-from addon.engine.presets import Preset, load_preset, preset_names
-from addon.engine.settings import effect_settings, render_settings
+from addon.engine.settings.presets import Preset, load_preset, preset_names
+from addon.engine.settings.settings import effect_settings, render_settings
 
 
 def stage_preset(stage):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon.engine.presets import FORMAT_VERSION, load_preset, preset_names
+from addon.engine.settings.presets import FORMAT_VERSION, load_preset, preset_names
 from addon.properties import effect_settings_of, render_settings_of
 from addon.scene.renderer import SceneRenderer
 from addon.ui import operators

@@ -1,4 +1,4 @@
-"""Additive quads by tiles (addon/engine/quad_tiles.py): GPU vs the numpy reference, and vs the rasterized quads.
+"""Additive quads by tiles (addon/engine/draw/quad_tiles.py): GPU vs the numpy reference, and vs the rasterized quads.
 
 The quads go through the product's path (``Compositor.add`` of an additive
 SPRITE or STRETCHED effect) and the layer they add into (``compositor.resources.raster``)
@@ -18,16 +18,17 @@ import numpy as np
 import pytest
 from conftest import screen_particles
 
-from addon.engine import quad_tiles, raster, registry
-from addon.engine.compositing import Camera, Compositor
-from addon.engine.depth import SceneDepth
-from addon.engine.footprint import Focus, Shutter
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import quad_tiles as ref
-from addon.engine.reference import raster as ref_raster
-from addon.engine.settings import effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
-from addon.engine.tile_lists import MIN_INSTANCES, TILE_CHUNK, WALKS
+from addon.engine import registry
+from addon.engine.draw import quad_tiles, raster
+from addon.engine.draw.compositing import Camera, Compositor
+from addon.engine.draw.depth import SceneDepth
+from addon.engine.draw.footprint import Focus, Shutter
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.order.tile_lists import MIN_INSTANCES, TILE_CHUNK, WALKS
+from addon.engine.reference.draw import quad_tiles as ref
+from addon.engine.reference.draw import raster as ref_raster
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate.simulation import ParticleSystem
 from bench.quad_peer import RasterQuads
 
 WIDTH, HEIGHT = 96, 64

@@ -1,4 +1,4 @@
-"""frame_out and frame_out_half (addon/engine/readback.py) against reference/readback.py, on edge values.
+"""frame_out and frame_out_half (addon/engine/draw/readback.py) against reference/draw/readback.py, on edge values.
 
 Both are copies (a flip, and a cast to half floats), so they are held to the reference bit for bit: every
 float32 bit pattern the frame holds (NaN payloads aside: only NaN-ness is compared) comes back as it was,
@@ -8,8 +8,8 @@ and every half float is the IEEE round-to-nearest-even of its value.
 import numpy as np
 import pytest
 
-from addon.engine.readback import FLOAT_RGBA, HALF_RGBA, FrameReadback
-from addon.engine.reference import readback as ref
+from addon.engine.draw.readback import FLOAT_RGBA, HALF_RGBA, FrameReadback
+from addon.engine.reference.draw import readback as ref
 
 WIDTH, HEIGHT = 19, 7  # not a multiple of the 16x16 workgroups: edge groups overhang the frame
 HALF_MAX = 65504.0

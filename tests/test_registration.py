@@ -8,7 +8,7 @@ import pytest
 
 import addon
 from addon import viewport
-from addon.engine.settings import EFFECT_FIELDS, RENDER_FIELDS
+from addon.engine.settings.settings import EFFECT_FIELDS, RENDER_FIELDS
 from addon.hosts.base import Texture
 
 
@@ -38,7 +38,7 @@ def test_hundred_register_cycles_leave_nothing_behind(host, tmp_path):
     from test_viewport import draw_offscreen
 
     from addon.cli import build_scene
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
     from addon.scene.renderer import camera_of
 
     scene, _ = build_scene(load_preset("default"), (1, 4), (32, 18), tmp_path)

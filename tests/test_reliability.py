@@ -15,7 +15,7 @@ from conftest import add_effect
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from addon.engine.settings import EFFECT_FIELDS
+from addon.engine.settings.settings import EFFECT_FIELDS
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

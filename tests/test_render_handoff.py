@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon.engine.particle_depth import FAR
+from addon.engine.draw.particle_depth import FAR
 from addon.hosts.blender import BlenderHost
 from addon.output import compositor_nodes, render_integration
 from addon.output.render_layer import ParticleLayer

@@ -13,7 +13,7 @@ import pytest
 from conftest import add_effect
 from test_occlusion import add_cube
 
-from addon.engine.particle_depth import FAR
+from addon.engine.draw.particle_depth import FAR
 from addon.output import compositor_nodes
 from addon.output.render_layer import frame_file, layer_files
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from gpu_fill import MAX, ONES, RANDOM, ZEROS, expected, fill
 
-from addon.engine import scan
-from addon.engine.reference import scan as ref_scan
+from addon.engine.primitives import scan
+from addon.engine.reference.primitives import scan as ref_scan
 
 SMALL_RUN = 4  # 512-element blocks: the level boundaries below (512, 512^2, 512^3) come within reach
 

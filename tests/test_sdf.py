@@ -1,13 +1,13 @@
-"""The SDF build (engine/sdf.py) on the GPU against its numpy reference and against exact signed distances."""
+"""The SDF build (engine/simulate/sdf.py) on the GPU against its numpy reference and against exact signed distances."""
 
 import numpy as np
 import pytest
 from gpu_fill import InlineKernel
 
-from addon.engine import sdf
-from addon.engine.kernels import Constant, Image, Sampler
-from addon.engine.reference import sdf as reference
-from addon.engine.settings import SettingsError
+from addon.engine.reference.simulate import sdf as reference
+from addon.engine.seam.kernels import Constant, Image, Sampler
+from addon.engine.settings.settings import SettingsError
+from addon.engine.simulate import sdf
 
 
 def cube(half=1.0):

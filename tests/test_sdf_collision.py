@@ -8,8 +8,13 @@ import numpy as np
 import pytest
 from gpu_fill import InlineKernel
 
-from addon.engine import sdf, simulation
-from addon.engine.effectors import (
+from addon.engine.reference.simulate import sdf as sdf_reference
+from addon.engine.reference.simulate import simulation as ref
+from addon.engine.seam.kernels import Constant, Image, Sampler
+from addon.engine.seam.records import COLLIDER
+from addon.engine.settings.settings import effect_settings
+from addon.engine.simulate import sdf, simulation
+from addon.engine.simulate.effectors import (
     COLLIDER_ROWS,
     SDF_CONTACT_VOXELS,
     SDF_FILTER_VOXELS,
@@ -17,12 +22,7 @@ from addon.engine.effectors import (
     Collider,
     collider_rows,
 )
-from addon.engine.kernels import Constant, Image, Sampler
-from addon.engine.records import COLLIDER
-from addon.engine.reference import sdf as sdf_reference
-from addon.engine.reference import simulation as ref
-from addon.engine.sdf import SURFACE_SHELL_VOXELS, SdfAtlas, SdfGrid
-from addon.engine.settings import effect_settings
+from addon.engine.simulate.sdf import SURFACE_SHELL_VOXELS, SdfAtlas, SdfGrid
 
 DT = 1 / 24
 STILL = np.identity(4)

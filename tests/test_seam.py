@@ -10,10 +10,12 @@ import re
 import numpy as np
 import pytest
 
-from addon.engine import records, registry, simulation, state, tables
-from addon.engine.kernels import Constant, Kernel
-from addon.engine.resources import resource_dir
-from addon.engine.settings import effect_settings
+from addon.engine import registry
+from addon.engine.seam import records, state, tables
+from addon.engine.seam.kernels import Constant, Kernel
+from addon.engine.seam.resources import resource_dir
+from addon.engine.settings.settings import effect_settings
+from addon.engine.simulate import simulation
 
 SHADERS = resource_dir("shaders")
 
@@ -373,7 +375,7 @@ def test_records_pack_and_read_lanes_by_name():
 def test_record_glsl_follows_what_a_kernel_binds():
     """A kernel gets a record's struct where it binds its resource: a load where it reads, a store where it
     writes; the same body for both hosts (the body is host-independent)."""
-    from addon.engine import sprites
+    from addon.engine.draw import sprites
 
     writes, reads = sprites.SPRITE_FOOTPRINT.body(), sprites.SPRITE_TILE_COUNTS.body()
     assert "struct SpriteShape" in writes and "void store_sprite_shape(" in writes and "load_sprite_shape(" not in writes
@@ -386,7 +388,7 @@ def test_record_glsl_follows_what_a_kernel_binds():
 
 
 def test_a_particle_loads_from_both_state_images_as_images_or_samplers_in_either_layout():
-    from addon.engine import raster
+    from addon.engine.draw import raster
 
     for layout in state.LAYOUTS:
         simulate = simulation.SIMULATE_KERNELS[layout].body()

@@ -5,8 +5,15 @@ import json
 import pytest
 
 from addon.cli import UsageError, parse_frames, parse_resolution
-from addon.engine.presets import FORMAT_VERSION, PresetError, load_preset, parse_preset, preset_names, write_preset
-from addon.engine.settings import (
+from addon.engine.settings.presets import (
+    FORMAT_VERSION,
+    PresetError,
+    load_preset,
+    parse_preset,
+    preset_names,
+    write_preset,
+)
+from addon.engine.settings.settings import (
     EFFECT_FIELDS,
     HARD_MAX_PARTICLES,
     RENDER_FIELDS,

@@ -1,4 +1,4 @@
-"""The shadow volume (engine/shadow_volume.py): its kernels against the numpy reference of the same algorithm,
+"""The shadow volume (engine/light/shadow_volume.py): its kernels against the numpy reference of the same algorithm,
 the transmittance at each particle against the exact transmittance of the particle density model, and the edge
 cases (no density, a light inside the cloud, determinism, no crawl as the cloud moves)."""
 
@@ -7,10 +7,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from addon.engine import shadow_volume, simulation
-from addon.engine.look import LOOK_SIZE, look_table
-from addon.engine.reference import shadow_volume as ref
-from addon.engine.settings import effect_settings
+from addon.engine.light import shadow_volume
+from addon.engine.look.look import LOOK_SIZE, look_table
+from addon.engine.reference.light import shadow_volume as ref
+from addon.engine.settings.settings import effect_settings
+from addon.engine.simulate import simulation
 
 SUN = SimpleNamespace(type="SUN", direction=(0.3, -0.2, -1.0), position=(0.0, 0.0, 0.0), shadow_slot=0)
 ABOVE = SimpleNamespace(type="POINT", direction=(0.0, 0.0, -1.0), position=(0.8, 0.4, 1.5), shadow_slot=1)

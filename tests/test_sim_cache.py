@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon.engine import cache_format
-from addon.engine.cache_format import CacheError
+from addon.engine.simulate import cache_format
+from addon.engine.simulate.cache_format import CacheError
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,11 +6,11 @@ import gpu_arithmetic
 import numpy as np
 import pytest
 
-from addon.engine import simulation
-from addon.engine.effectors import Collider, EmitterMesh, ForceField, pack_triangles
-from addon.engine.reference import gpu_rounding
-from addon.engine.reference import simulation as ref
-from addon.engine.settings import SettingsError, effect_settings
+from addon.engine.reference.simulate import gpu_rounding
+from addon.engine.reference.simulate import simulation as ref
+from addon.engine.settings.settings import SettingsError, effect_settings
+from addon.engine.simulate import simulation
+from addon.engine.simulate.effectors import Collider, EmitterMesh, ForceField, pack_triangles
 
 DT = 1 / 24
 
@@ -491,7 +491,7 @@ def test_moderngl_host_runs_the_same_kernels(host, layout, tmp_path):
 @pytest.mark.parametrize("layout", ["FULL", "COMPACT"])
 def test_extreme_settings_never_give_nan(host, layout):
     """Every setting at a bound, strong fields and colliders: particles stay finite."""
-    from addon.engine.settings import EFFECT_FIELDS
+    from addon.engine.settings.settings import EFFECT_FIELDS
 
     extreme = {f.name: (f.max if f.kind in ("int", "float") else (f.max,) * 3)
                for f in EFFECT_FIELDS if f.kind in ("int", "float", "vec3")}
@@ -507,7 +507,7 @@ def test_extreme_settings_never_give_nan(host, layout):
 
 
 def test_curl_noise_is_divergence_free_and_unit_rms():
-    from addon.engine.turbulence import curl_noise
+    from addon.engine.simulate.turbulence import curl_noise
 
     n = 24
     field = curl_noise(n, 3)[..., :3].astype(np.float64)

@@ -1,4 +1,4 @@
-"""Soft particles (addon/engine/soft_particles.py): alpha sprites fade over soft_distance before the scene's depth.
+"""Soft particles (addon/engine/draw/soft_particles.py): alpha sprites fade over soft_distance before the scene's depth.
 
 The depth map against distances worked out in float64; then the blend through the product's path
 (SpriteLayer with a scene depth) against ``reference.sprites.blend`` with the same fade
@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from test_sprites_reference import BLEND_TOLERANCE, HEIGHT, WIDTH, assert_blend_close, effect, reference_footprints
 
-from addon.engine.compositing import Camera, Compositor, camera_view, perspective
-from addon.engine.depth import SceneDepth
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import sprites as ref
-from addon.engine.reference.soft_particles import soft_fade
-from addon.engine.reference.tile_lists import tile_lists
-from addon.engine.settings import SettingsError, render_settings
-from addon.engine.soft_particles import soft_depth
-from addon.engine.sprites import SpriteLayer
+from addon.engine.draw.compositing import Camera, Compositor, camera_view, perspective
+from addon.engine.draw.depth import SceneDepth
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.draw.soft_particles import soft_depth
+from addon.engine.draw.sprites import SpriteLayer
+from addon.engine.reference.draw import sprites as ref
+from addon.engine.reference.draw.soft_particles import soft_fade
+from addon.engine.reference.order.tile_lists import tile_lists
+from addon.engine.settings.settings import SettingsError, render_settings
 
 
 def window_depth(view_proj, points):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from addon.engine.sorting import KeyIndexPairs, ParticleSorter
-from addon.engine.sprites import SpriteLayer
+from addon.engine.draw.sprites import SpriteLayer
+from addon.engine.order.sorting import KeyIndexPairs, ParticleSorter
 from tests import test_sorting, test_sprites
 from tests.test_moderngl_host import mgl_host  # noqa: F401  (the fixture)
 

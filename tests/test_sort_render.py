@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from addon.engine.reference import sorting as ref
-from addon.engine.settings import SettingsError, effect_settings
-from addon.engine.sort_schedule import MAX_SORT_PASSES
-from addon.engine.sorting import KEY_DEPTH, KEY_GRID, SortKey, is_camera_cut, sort_key_for
+from addon.engine.order.sorting import KEY_DEPTH, KEY_GRID, SortKey, is_camera_cut, sort_key_for
+from addon.engine.primitives.sort_schedule import MAX_SORT_PASSES
+from addon.engine.reference.order import sorting as ref
+from addon.engine.settings.settings import SettingsError, effect_settings
 from tests.conftest import add_effect
 
 
@@ -94,7 +94,7 @@ def test_one_particle_sorts(scene):
 
 
 def test_passes_covering_the_schedule_run_the_full_sort(scene, monkeypatch):
-    from addon.engine import sorting
+    from addon.engine.order import sorting
 
     calls = []
     monkeypatch.setattr(sorting.ParticleSorter, "full", lambda self, key: calls.append("full"))

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from addon.engine import sort_schedule as ss
+from addon.engine.primitives import sort_schedule as ss
 
 
 def run_network(keys, passes, comparators):
@@ -106,7 +106,7 @@ def test_inversions_and_adjacent_metric():
 @pytest.mark.parametrize(("block", "fused"), [(2, 1), (64, 1), (64, 3), (1024, 2), (4096, 3)])
 def test_full_sort_dispatches_cover_the_bitonic_network(count, block, fused):
     """The grouped dispatches run exactly bitonic_passes, in order."""
-    from addon.engine.sorting import full_sort_dispatches
+    from addon.engine.order.sorting import full_sort_dispatches
 
     covered = []
     padded = 1 << ss.stages(count)

@@ -5,12 +5,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from addon.engine import simulation
-from addon.engine import sort_schedule as ss
-from addon.engine.records import PARTICLE
-from addon.engine.reference import sorting as ref
-from addon.engine.settings import effect_settings
-from addon.engine.sorting import KENDALL_SAMPLES, KeyIndexPairs, ParticleSorter, SortKey
+from addon.engine.order.sorting import KENDALL_SAMPLES, KeyIndexPairs, ParticleSorter, SortKey
+from addon.engine.primitives import sort_schedule as ss
+from addon.engine.reference.order import sorting as ref
+from addon.engine.seam.records import PARTICLE
+from addon.engine.settings.settings import effect_settings
+from addon.engine.simulate import simulation
 
 DEPTH = SortKey.view_depth(np.identity(4))  # key = ordered(z): exact on every GPU
 

@@ -10,10 +10,10 @@ import pytest
 from test_compositor import random_depth
 from test_kernels import splat_case
 
-from addon.engine import compositing, depth
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import compositing as ref
-from addon.engine.settings import effect_settings, render_settings
+from addon.engine.draw import compositing, depth
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.reference.draw import compositing as ref
+from addon.engine.settings.settings import effect_settings, render_settings
 
 KERNELS = {"naive": compositing.SPLAT, **{f"aggregate{k}": compositing.aggregate_kernel(compositing.SPLAT, k)
                                           for k in (1, 2, 4)}}

@@ -10,22 +10,22 @@ import pytest
 from test_lighting import LIGHTS, cloud, view_from
 from test_sprite_textures import SIZE, draw_alpha, sheet_image, smooth_sheet, textured
 
-from addon.engine import compositing
-from addon.engine.compositing import camera_view
-from addon.engine.frame_resources import FrameResources
-from addon.engine.light_pass import light_particles
-from addon.engine.lighting import Light, SceneLights
-from addon.engine.reference import lighting as ref_lighting
-from addon.engine.reference import sprite_sheets as ref
-from addon.engine.settings import SettingsError, effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
-from addon.engine.sprite_sheets import (
+from addon.engine.draw import compositing
+from addon.engine.draw.compositing import camera_view
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.light.light_pass import light_particles
+from addon.engine.look.lighting import Light, SceneLights
+from addon.engine.look.sprite_sheets import (
     alpha_normals,
     check_images,
     decoded_normals,
     has_relief,
     stored_normals,
 )
+from addon.engine.reference.look import lighting as ref_lighting
+from addon.engine.reference.look import sprite_sheets as ref
+from addon.engine.settings.settings import SettingsError, effect_settings, render_settings
+from addon.engine.simulate.simulation import ParticleSystem
 
 HALF = 2.0**-10
 WHITE = (1.0, 1.0, 1.0)

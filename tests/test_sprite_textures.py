@@ -9,13 +9,14 @@ import bpy
 import numpy as np
 import pytest
 
-from addon.engine import compositing, simulation
-from addon.engine.footprint import Shutter
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import sprite_sheets as ref
-from addon.engine.settings import SettingsError, effect_settings, render_settings
-from addon.engine.sprite_sheets import SheetImage, SpriteSheets, check_images, sheet_reach
-from addon.engine.sprites import SpriteLayer
+from addon.engine.draw import compositing
+from addon.engine.draw.footprint import Shutter
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.draw.sprites import SpriteLayer
+from addon.engine.look.sprite_sheets import SheetImage, SpriteSheets, check_images, sheet_reach
+from addon.engine.reference.look import sprite_sheets as ref
+from addon.engine.settings.settings import SettingsError, effect_settings, render_settings
+from addon.engine.simulate import simulation
 from addon.output.display import image_modules
 
 SIZE = 32

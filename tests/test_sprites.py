@@ -3,12 +3,13 @@
 import numpy as np
 import pytest
 
-from addon.engine import compositing, simulation
-from addon.engine.frame_resources import FrameResources
-from addon.engine.settings import effect_settings, render_settings
-from addon.engine.sorting import ParticleSorter, SortKey
-from addon.engine.sprites import SpriteLayer
-from addon.engine.tile_lists import VIEWPORT_CHECK_EVERY, WALKS
+from addon.engine.draw import compositing
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.draw.sprites import SpriteLayer
+from addon.engine.order.sorting import ParticleSorter, SortKey
+from addon.engine.order.tile_lists import VIEWPORT_CHECK_EVERY, WALKS
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate import simulation
 from bench.sprite_peer import draw_rasterized
 
 SIZE = 32

@@ -1,5 +1,5 @@
-"""Alpha sprites (addon/engine/sprites.py) through the product's path against reference/sprites.py and
-reference/tile_lists.py: every intermediate buffer, then the blended layer and the frame under it.
+"""Alpha sprites (addon/engine/draw/sprites.py) through the product's path against reference/draw/sprites.py and
+reference/order/tile_lists.py: every intermediate buffer, then the blended layer and the frame under it.
 
 The footprints come from `precise` arithmetic (window coordinates through div_rn, the radius, the look)
 and the sweep here is half a second (velocity * 0.5 is exact, so a fused multiply-add changes nothing):
@@ -23,16 +23,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from addon.engine.compositing import Camera, Compositor, perspective
-from addon.engine.depth import SceneDepth
-from addon.engine.footprint import Focus
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import sprites as ref
-from addon.engine.reference.tile_lists import tile_lists
-from addon.engine.settings import effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
-from addon.engine.sprites import DEPTH_KEYS, SpriteLayer
-from addon.engine.tile_lists import TILE, TILE_CHUNK, WALKS
+from addon.engine.draw.compositing import Camera, Compositor, perspective
+from addon.engine.draw.depth import SceneDepth
+from addon.engine.draw.footprint import Focus
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.draw.sprites import DEPTH_KEYS, SpriteLayer
+from addon.engine.order.tile_lists import TILE, TILE_CHUNK, WALKS
+from addon.engine.reference.draw import sprites as ref
+from addon.engine.reference.order.tile_lists import tile_lists
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate.simulation import ParticleSystem
 
 WIDTH, HEIGHT = 64, 48
 SHUTTER = 0.5  # velocity * SHUTTER is exact

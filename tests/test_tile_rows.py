@@ -1,5 +1,5 @@
 """The tiles a footprint is binned into (sprite_shape.glsl's sprite_row_tiles, through sprite_tile_count and
-sprite_instances): GPU against reference/tile_lists.py, integer for integer, and both against brute force.
+sprite_instances): GPU against reference/order/tile_lists.py, integer for integer, and both against brute force.
 
 A footprint is a disc of ``radius`` swept along its streak (a capsule).  Every tile with a pixel centre nearer
 the path than the radius (where every kernel's coverage ends: bokeh's disc_coverage, the sprites' Gaussian,
@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from gpu_fill import InlineKernel, upload
 
-from addon.engine.kernels import Constant, Image
-from addon.engine.records import SPRITE_SHAPE
-from addon.engine.reference.tile_lists import pixel_rects, reach_margin, tile_lists, tile_rects
-from addon.engine.scan import linear_size
-from addon.engine.sorting import linear_groups
-from addon.engine.sprites import SPRITE_TILE_COUNTS
-from addon.engine.tile_lists import TILE, FootprintList, KeptLists
+from addon.engine.draw.sprites import SPRITE_TILE_COUNTS
+from addon.engine.order.sorting import linear_groups
+from addon.engine.order.tile_lists import TILE, FootprintList, KeptLists
+from addon.engine.primitives.scan import linear_size
+from addon.engine.reference.order.tile_lists import pixel_rects, reach_margin, tile_lists, tile_rects
+from addon.engine.seam.kernels import Constant, Image
+from addon.engine.seam.records import SPRITE_SHAPE
 
 WIDTH, HEIGHT = 100, 70  # 7 x 5 tiles, the last column and row overhanging the target
 TILES_X, TILES_Y = -(-WIDTH // TILE), -(-HEIGHT // TILE)

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon.engine import simulation
-from addon.engine.settings import effect_settings
-from addon.engine.timeline import Timeline
+from addon.engine.settings.settings import effect_settings
+from addon.engine.simulate import simulation
+from addon.engine.simulate.timeline import Timeline
 
 DT = 1 / 24
 

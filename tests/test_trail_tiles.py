@@ -1,4 +1,4 @@
-"""Additive trails by tiles (addon/engine/trail_tiles.py): GPU vs the numpy reference per pixel.
+"""Additive trails by tiles (addon/engine/draw/trail_tiles.py): GPU vs the numpy reference per pixel.
 
 The trails go through the product's path (``Compositor.add_trails``, render
 setting trail_draw SPLAT) and the layer they add into (``compositor.resources.raster``,
@@ -16,16 +16,17 @@ import pytest
 from gpu_fill import upload
 from test_trails import CAMERA_AIM, CAMERA_AT, DT, STILL, one_trail_scene, rings_of
 
-from addon.engine import registry, trail_tiles
-from addon.engine.compositing import Camera, Compositor, camera_view, perspective
-from addon.engine.depth import SceneDepth
-from addon.engine.footprint import Shutter
-from addon.engine.frame_resources import FrameResources
-from addon.engine.reference import tile_lists as ref_lists
-from addon.engine.reference import trails as ref
-from addon.engine.settings import effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
-from addon.engine.tile_lists import MIN_INSTANCES, TILE, TILE_CHUNK, WALKS, TileSlices, slices_within
+from addon.engine import registry
+from addon.engine.draw import trail_tiles
+from addon.engine.draw.compositing import Camera, Compositor, camera_view, perspective
+from addon.engine.draw.depth import SceneDepth
+from addon.engine.draw.footprint import Shutter
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.order.tile_lists import MIN_INSTANCES, TILE, TILE_CHUNK, WALKS, TileSlices, slices_within
+from addon.engine.reference.order import tile_lists as ref_lists
+from addon.engine.reference.simulate import trails as ref
+from addon.engine.settings.settings import effect_settings, render_settings
+from addon.engine.simulate.simulation import ParticleSystem
 
 WIDTH, HEIGHT = 96, 64
 HALF = 2.0**-10  # half float's ulp, relative: the conversion may truncate (llvmpipe does)

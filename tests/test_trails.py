@@ -1,20 +1,21 @@
-"""Trails (addon/engine/trails.py): the ring buffer against its numpy reference, bit for bit; births restart a
+"""Trails (addon/engine/simulate/trails.py): the ring buffer against its numpy reference, bit for bit; births restart a
 ring; checkpoints keep trails; ribbons drawn where the reference puts them; bad settings refused clearly."""
 
 import numpy as np
 import pytest
 from test_sim_cache import cli
 
-from addon.engine import ribbons, trails
-from addon.engine.compositing import Camera, Compositor, camera_view, perspective
-from addon.engine.footprint import Shutter
-from addon.engine.frame_resources import FrameResources
-from addon.engine.particle_depth import FAR, ParticleDepth, reach_kind, view_depth_row
-from addon.engine.reference import trails as ref
-from addon.engine.reference.particle_depth import mark_trails, nearest_depth
-from addon.engine.settings import SettingsError, effect_settings, render_settings
-from addon.engine.simulation import ParticleSystem
-from addon.engine.sprites import SpriteLayer
+from addon.engine.draw import ribbons
+from addon.engine.draw.compositing import Camera, Compositor, camera_view, perspective
+from addon.engine.draw.footprint import Shutter
+from addon.engine.draw.frame_resources import FrameResources
+from addon.engine.draw.particle_depth import FAR, ParticleDepth, reach_kind, view_depth_row
+from addon.engine.draw.sprites import SpriteLayer
+from addon.engine.reference.draw.particle_depth import mark_trails, nearest_depth
+from addon.engine.reference.simulate import trails as ref
+from addon.engine.settings.settings import SettingsError, effect_settings, render_settings
+from addon.engine.simulate import trails
+from addon.engine.simulate.simulation import ParticleSystem
 
 DT = 1 / 24
 STILL = np.eye(4)

@@ -280,7 +280,7 @@ def test_draw_region_uses_the_views_own_matrices(scene, overlay):
     """A 3D view looking at the emitter from the side: particles land where its matrices put them."""
     from types import SimpleNamespace
 
-    from addon.engine.compositing import camera_view, perspective
+    from addon.engine.draw.compositing import camera_view, perspective
 
     add_effect(count=3000, emission_strength=4.0)
     scene.frame_set(3)

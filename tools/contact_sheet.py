@@ -34,7 +34,7 @@ def preset_scene(name: str, size, frames, scratch: Path):
     Registers the add-on; the caller unregisters (``addon.unregister()``)."""
     import addon
     from addon.cli import add_preset_effect, build_scene
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
 
     preset = load_preset(name)
     scene, _ = build_scene(preset, frames, size, scratch)
@@ -50,7 +50,7 @@ def poster_frame(preset) -> int:
 def render_frame(name: str, size=RENDER):
     """(preset, linear RGBA poster frame (height, width, 4), rows bottom to top) of one preset."""
     import addon
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
     from addon.scene.renderer import SceneRenderer
 
     poster = poster_frame(load_preset(name))
@@ -185,7 +185,7 @@ def save_png(pixels, path: Path) -> None:
 
 
 def main(argv=None) -> int:
-    from addon.engine.presets import preset_names
+    from addon.engine.settings.presets import preset_names
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "presets.png"))

@@ -32,7 +32,7 @@ def render(name: str, size, variant):
     """The linear RGBA poster frame of preset ``name`` under one variant, rows bottom to top."""
     import addon
     from addon.cli import add_preset_effect, apply_lens, build_scene
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
     from addon.scene.renderer import SceneRenderer
 
     _, point_filter, shutter, dof = variant

@@ -41,7 +41,7 @@ def render_to_pngs(name: str, size, folder: Path) -> tuple[list[Path], object]:
     import bpy
 
     import addon
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
     from addon.scene.renderer import SceneRenderer
 
     first, last = preview_frames(load_preset(name))
@@ -106,7 +106,7 @@ def write_movie(frames: list[Path], size, out: Path, quality: str = QUALITIES[0]
 
 
 def main(argv=None) -> int:
-    from addon.engine.presets import preset_names
+    from addon.engine.settings.presets import preset_names
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default=str(ROOT / "docs" / "previews"), help="folder for <preset>.mp4")

@@ -60,7 +60,7 @@ def main(argv=None) -> int:
 
     import addon
     from addon.cli import add_preset_effect, build_scene
-    from addon.engine.presets import load_preset
+    from addon.engine.settings.presets import load_preset
     from addon.output.compositor_nodes import ensure_compositing
 
     preset = load_preset(args.preset)

@@ -33,16 +33,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .compositing import Camera, Compositor
-from .csg import CloudParticles, Primitive
-from .events import step_family
-from .glints import GlintStage
-from .light_pass import light_effects
-from .lighting import NO_LIGHTS, SceneLights, is_lit
-from .shadow_volume import ShadowVolume
-from .simulation import ParticleSystem
-from .sorting import EffectSort
-from .sprites import SpriteLayer
+from .draw.compositing import Camera, Compositor
+from .draw.glints import GlintStage
+from .draw.sprites import SpriteLayer
+from .light.light_pass import light_effects
+from .light.shadow_volume import ShadowVolume
+from .look.lighting import NO_LIGHTS, SceneLights, is_lit
+from .order.sorting import EffectSort
+from .simulate.csg import CloudParticles, Primitive
+from .simulate.events import step_family
+from .simulate.simulation import ParticleSystem
 
 
 def advance(systems: list[ParticleSystem], dt: float, emitters_prev, emitters_cur) -> None:

@@ -12,33 +12,26 @@ dispatch are named in ``LAB_KERNELS``: the extension zip leaves their files out.
 
 from __future__ import annotations
 
-from . import (
+from .draw import (
     bokeh,
-    compaction,
     compositing,
-    csg,
     depth,
-    events,
     footprint,
     glints,
-    light_pass,
     particle_depth,
     quad_tiles,
     raster,
     readback,
     ribbons,
-    scan,
-    sdf,
-    shadow_volume,
-    simulation,
-    sorting,
-    sprite_sheets,
     sprites,
-    tile_lists,
     trail_tiles,
-    trails,
 )
-from .kernels import Kernel
+from .light import light_pass, shadow_volume
+from .look import sprite_sheets
+from .order import sorting, tile_lists
+from .primitives import compaction, scan
+from .seam.kernels import Kernel
+from .simulate import csg, events, sdf, simulation, trails
 
 DECLARED: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),

@@ -19,7 +19,7 @@ import sys
 from types import SimpleNamespace
 
 from ..engine import registry
-from ..engine.kernels import Kernel, Raster
+from ..engine.seam.kernels import Kernel, Raster
 from .blender import shader_info
 from .moderngl import declarations, stage_declarations
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.kernels import Kernel
-from ..engine.settings import SettingsError
+from ..engine.seam.kernels import Kernel
+from ..engine.settings.settings import SettingsError
 
 CHANNELS = {"RGBA32F": 4, "RGBA16F": 4, "RGBA8": 4, "SRGB8_A8": 4, "R32F": 1, "R32UI": 1, "DEPTH32F": 1}
 # What read() returns and texture(data=) takes; RGBA16F is stored as halves but moves as float32.

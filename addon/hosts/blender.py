@@ -11,7 +11,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..engine.kernels import Kernel, Raster
+from ..engine.seam.kernels import Kernel, Raster
 from .base import (
     CHANNELS,
     DTYPES,

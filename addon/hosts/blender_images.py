@@ -18,9 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.resources import resource_dir
-from ..engine.settings import SettingsError
-from ..engine.sprite_sheets import SheetImage
+from ..engine.look.sprite_sheets import SheetImage
+from ..engine.seam.resources import resource_dir
+from ..engine.settings.settings import SettingsError
 
 
 class SpriteImages:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..engine.kernels import Kernel, Raster
+from ..engine.seam.kernels import Kernel, Raster
 from .base import (
     CHANNELS,
     DTYPES,

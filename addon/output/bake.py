@@ -19,9 +19,9 @@ from pathlib import Path
 
 import bpy
 
-from ..engine.cache_format import CacheError
-from ..engine.readback import FrameReadback
-from ..engine.settings import SettingsError, as_dict
+from ..engine.draw.readback import FrameReadback
+from ..engine.settings.settings import SettingsError, as_dict
+from ..engine.simulate.cache_format import CacheError
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from ..hosts.blender import BlenderHost
 from ..scene.cache import UnsavedBlendError, addon_version

@@ -55,7 +55,7 @@ import re
 import bpy
 import numpy as np
 
-from ..engine.particle_depth import FAR
+from ..engine.draw.particle_depth import FAR
 from .render_layer import layer_size
 
 GROUP_NAME = "GPU Particles Compositing"

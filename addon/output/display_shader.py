@@ -1,4 +1,4 @@
-"""The scene's display transform as GLSL, for the bake's ``frame_display`` kernel (engine/readback.py).
+"""The scene's display transform as GLSL, for the bake's ``frame_display`` kernel (engine/draw/readback.py).
 
 The same OpenColorIO transform the CPU path applies (``display.display_group``),
 turned into a shader function by OpenColorIO itself, as Blender does for its
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.kernels import Sampler
-from ..engine.readback import DisplayLut, DisplayShader
+from ..engine.draw.readback import DisplayLut, DisplayShader
+from ..engine.seam.kernels import Sampler
 from .display import DisplaySettings, blender_ocio_config, check_display, display_group, image_modules
 
 FUNCTION = "display_transform"  # what frame_display.glsl calls

@@ -10,8 +10,8 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ..engine.look import look_at, look_table, variation
-from ..engine.records import PARTICLE
+from ..engine.look.look import look_at, look_table, variation
+from ..engine.seam.records import PARTICLE
 from ..scene.renderer import SceneRenderer
 
 MATERIAL_NAME = "GPU Particles Emission"
@@ -33,7 +33,7 @@ def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(positions (n, 3), radii (n,), RGBA colors (n, 4)) of one system's live particles.
 
     Color and radius follow the splat's look (color ramp or start to end, size
-    over life, per-particle randomness), computed as look.glsl does (engine/look.py);
+    over life, per-particle randomness), computed as look.glsl does (engine/look/look.py);
     the color is not scaled by pixel coverage (the renderer sees the radius).
     """
     pos_age, vel_life, index = live_slots(system)

@@ -52,7 +52,7 @@ import bpy
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, StringProperty
 
-from ..engine.settings import SettingsError
+from ..engine.settings.settings import SettingsError
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from ..hosts.blender import gpu_context_bound
 from ..properties import register_factory, scene_effects

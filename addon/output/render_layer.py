@@ -34,7 +34,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from ..engine.particle_depth import FAR, ParticleDepth
+from ..engine.draw.particle_depth import FAR, ParticleDepth
 from ..hosts.blender import BlenderHost
 from ..scene.cache import blend_path
 from ..scene.renderer import SceneRenderer, camera_of, check_effects

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine import cache_format
-from ..engine.cache_format import CacheError
-from ..engine.simulation import SystemState
+from ..engine.simulate import cache_format
+from ..engine.simulate.cache_format import CacheError
+from ..engine.simulate.simulation import SystemState
 
 MANIFEST = "manifest.json"
 DEFAULT_FOLDER = "//gpu_particles_cache/"

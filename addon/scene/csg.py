@@ -15,9 +15,9 @@ import bpy
 import numpy as np
 from bpy.props import BoolProperty, EnumProperty, FloatProperty, FloatVectorProperty, IntProperty
 
-from ..engine import csg
 from ..engine.pipeline import CloudFrame, follow_cloud
-from ..engine.settings import effect_settings
+from ..engine.settings.settings import effect_settings
+from ..engine.simulate import csg
 from ..properties import register_factory
 
 

@@ -1,6 +1,6 @@
 """Depth pre-pass: the scene's opaque meshes drawn into the splat's scene depth.
 
-Blender glue for :mod:`addon.engine.depth`: evaluated mesh triangles of every
+Blender glue for :mod:`addon.engine.draw.depth`: evaluated mesh triangles of every
 mesh object the camera sees (``visibility.py``: render visibility in renders and
 bakes, viewport visibility in the overlay) and is not blended-transparent, drawn by the
 add-on's own depth-only shader with the particle camera's matrix.  The
@@ -19,7 +19,7 @@ import gpu
 import numpy as np
 from gpu_extras.batch import batch_for_shader
 
-from ..engine.depth import DEPTH_PREPASS
+from ..engine.draw.depth import DEPTH_PREPASS
 from ..hosts.base import column_major
 from ..hosts.blender import shader_info
 from .index import SceneIndex, changes_over_time, edits
@@ -168,7 +168,7 @@ def draw_depths(shader, framebuffer, meshes, models, views) -> None:
 
 
 class DepthPrepass:
-    """Draws a scene's occluders into a :class:`~addon.engine.depth.SceneDepth` and builds its tiles.
+    """Draws a scene's occluders into a :class:`~addon.engine.draw.depth.SceneDepth` and builds its tiles.
 
     ``kept``: a :class:`KeptMeshes` to take the occluders' triangles from (the viewport's, whose
     handlers report edits), or None: read every draw (a bake reads each frame once)."""

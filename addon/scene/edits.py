@@ -2,7 +2,7 @@
 new simulation.
 
 Every part of a :class:`~.snapshot.SceneSnapshot` has a cost in ``COSTS``; a setting's part is its
-``Field.affects`` tag (engine/settings.py).  :func:`edit_between` compares the snapshot a simulation was made
+``Field.affects`` tag (engine/settings/settings.py).  :func:`edit_between` compares the snapshot a simulation was made
 from with the scene as read now and gives the dearest cost of what differs (:func:`changes` says what that
 is); :func:`emitters_edit` does the same for the emitters at the simulated frame, which a snapshot (the same
 for every frame) does not hold.  The viewport overlay, the renderer (viewport, F12 and bakes), the simulation's
@@ -16,7 +16,7 @@ from enum import IntEnum
 
 import numpy as np
 
-from ..engine.settings import EFFECT_FIELDS, RENDER_FIELDS, Field
+from ..engine.settings.settings import EFFECT_FIELDS, RENDER_FIELDS, Field
 
 
 class Edit(IntEnum):

@@ -10,10 +10,10 @@ from itertools import combinations, product
 
 import numpy as np
 
-from ..engine.effectors import MAX_COLLIDERS, MAX_FORCE_FIELDS, Collider, EmitterMesh, ForceField
-from ..engine.look import LOOK_SIZE
-from ..engine.sdf import MAX_TRIANGLES, doubled_area
-from ..engine.settings import SettingsError
+from ..engine.look.look import LOOK_SIZE
+from ..engine.settings.settings import SettingsError
+from ..engine.simulate.effectors import MAX_COLLIDERS, MAX_FORCE_FIELDS, Collider, EmitterMesh, ForceField
+from ..engine.simulate.sdf import MAX_TRIANGLES, doubled_area
 from .index import changes_over_time
 from .sdf_colliders import ColliderMesh, polar
 

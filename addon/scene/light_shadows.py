@@ -1,6 +1,6 @@
 """The scene's shadows on the particles: depth maps of the occluders from each shadow slot's light.
 
-Blender glue for :class:`addon.engine.shadow_volume.OccluderMaps`: the meshes the depth pre-pass draws
+Blender glue for :class:`addon.engine.light.shadow_volume.OccluderMaps`: the meshes the depth pre-pass draws
 (``depth_prepass.py``: its occluders, kept triangles and depth-only shader) drawn again from each light into
 one tile of a DEPTH32F atlas; the shadow volume's march compares every voxel with them (3x3 taps, soft).
 A sun's map is orthographic over the occluders' extent across its direction (a particle beside it has no
@@ -14,8 +14,8 @@ from __future__ import annotations
 import gpu
 import numpy as np
 
-from ..engine.depth import DEPTH_PREPASS
-from ..engine.shadow_volume import MAX_SHADOW_SLOTS, OccluderMaps
+from ..engine.draw.depth import DEPTH_PREPASS
+from ..engine.light.shadow_volume import MAX_SHADOW_SLOTS, OccluderMaps
 from ..hosts.blender import shader_info
 from .depth_prepass import draw_depths, mesh_triangles, occluders
 

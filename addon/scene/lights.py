@@ -1,4 +1,4 @@
-"""The scene's lights and World as lit particles see them (engine/lighting.py has the radiometry).
+"""The scene's lights and World as lit particles see them (engine/look/lighting.py has the radiometry).
 
 Read every drawn frame (lights animate): each light object that renders (``hide_render`` off) with its
 world matrix (a light shines along its local -Z), Blender's power (``energy``: watts, a sun's W/m^2) times
@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..engine.lighting import MAX_POWER, Light, SceneLights, assign_shadow_slots
+from ..engine.look.lighting import MAX_POWER, Light, SceneLights, assign_shadow_slots
 
 
 def is_light(obj) -> bool:

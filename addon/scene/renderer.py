@@ -14,19 +14,19 @@ import math
 
 import numpy as np
 
-from ..engine.cache_format import CacheError
-from ..engine.compositing import Camera, Compositor
-from ..engine.depth import SceneDepth
-from ..engine.footprint import Focus, Shutter
-from ..engine.frame_resources import FrameResources
-from ..engine.glints import GlintStage, wanted
-from ..engine.lighting import is_lit
+from ..engine.draw.compositing import Camera, Compositor
+from ..engine.draw.depth import SceneDepth
+from ..engine.draw.footprint import Focus, Shutter
+from ..engine.draw.frame_resources import FrameResources
+from ..engine.draw.glints import GlintStage, wanted
+from ..engine.draw.sprites import SpriteLayer
+from ..engine.light.shadow_volume import ShadowVolume
+from ..engine.look.lighting import is_lit
+from ..engine.look.sprite_sheets import check_images
 from ..engine.pipeline import FrameData, Targets, record_frame
-from ..engine.settings import SettingsError, check_for_gpu
-from ..engine.shadow_volume import ShadowVolume
-from ..engine.sprite_sheets import check_images
-from ..engine.sprites import SpriteLayer
-from ..engine.turbulence import check_resolution
+from ..engine.settings.settings import SettingsError, check_for_gpu
+from ..engine.simulate.cache_format import CacheError
+from ..engine.simulate.turbulence import check_resolution
 from ..hosts.blender import BlenderHost
 from ..properties import has_effects, scene_effects
 from .cache import SimCache, cache_folder

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine.effectors import Collider
-from ..engine.sdf import SdfAtlas, SdfBuilder, SdfGrid, default_resolution, is_open, mesh_triangles, sdf_grid
-from ..engine.settings import SettingsError
+from ..engine.settings.settings import SettingsError
+from ..engine.simulate.effectors import Collider
+from ..engine.simulate.sdf import SdfAtlas, SdfBuilder, SdfGrid, default_resolution, is_open, mesh_triangles, sdf_grid
 
 
 @dataclass(frozen=True)

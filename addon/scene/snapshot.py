@@ -20,13 +20,13 @@ from functools import cached_property
 
 import numpy as np
 
-from ..engine.effectors import Collider, EmitterMesh, ForceField
-from ..engine.events import family_parents
-from ..engine.lighting import NO_LIGHTS, SceneLights, is_lit
-from ..engine.look import inherits_color
+from ..engine.look.lighting import NO_LIGHTS, SceneLights, is_lit
+from ..engine.look.look import inherits_color
 from ..engine.pipeline import FrameData
-from ..engine.settings import EffectSettings, RenderSettings, SettingsError, simulated
-from ..engine.simulation import check_mesh, check_spawned, rate_warning
+from ..engine.settings.settings import EffectSettings, RenderSettings, SettingsError, simulated
+from ..engine.simulate.effectors import Collider, EmitterMesh, ForceField
+from ..engine.simulate.events import family_parents
+from ..engine.simulate.simulation import check_mesh, check_spawned, rate_warning
 from ..properties import (
     effect_settings_of,
     named_clamps,

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from ..engine.events import link_families, step_family
+from ..engine.order.sorting import EffectSort
 from ..engine.pipeline import advance
-from ..engine.simulation import ParticleSystem
-from ..engine.sorting import EffectSort
-from ..engine.timeline import Timeline
+from ..engine.simulate.events import link_families, step_family
+from ..engine.simulate.simulation import ParticleSystem
+from ..engine.simulate.timeline import Timeline
 from .edits import Edit, edit_between
 from .sdf_colliders import SdfColliders
 from .snapshot import FrameInputs, SceneSnapshot, digest

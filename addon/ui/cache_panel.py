@@ -6,8 +6,8 @@ from pathlib import Path
 
 import bpy
 
-from ..engine.cache_format import CacheError
-from ..engine.settings import SettingsError
+from ..engine.settings.settings import SettingsError
+from ..engine.simulate.cache_format import CacheError
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from ..properties import simulation_range
 from ..scene.cache import cache_folder, cached_frames, effect_folder, free, read_manifest

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import bpy
 
-from ..engine.settings import SettingsError
+from ..engine.settings.settings import SettingsError
 from ..scene.csg import SceneCloud, point_cloud_object, scene_primitives
 
 

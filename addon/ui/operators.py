@@ -10,7 +10,7 @@ from pathlib import Path
 import bpy
 from bpy.props import BoolProperty, EnumProperty, IntProperty, StringProperty
 
-from ..engine.presets import (
+from ..engine.settings.presets import (
     PresetError,
     load_preset,
     parse_preset,

@@ -11,9 +11,9 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ..engine.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
-from ..engine.simulation import rate_warning
-from ..engine.state import LAYOUTS
+from ..engine.seam.state import LAYOUTS
+from ..engine.settings.settings import EFFECT_FIELDS, RENDER_FIELDS, SettingsError, max_particles
+from ..engine.simulate.simulation import rate_warning
 from ..properties import effect_clamps, effect_settings_of, render_clamps
 from ..scene.inputs import colliders, force_fields, has_collision
 from ..scene.sdf_colliders import BUILT

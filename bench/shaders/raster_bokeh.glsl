@@ -1,4 +1,4 @@
-/* The benchmark's peer of the bokeh discs (addon/engine/bokeh.py), the product's
+/* The benchmark's peer of the bokeh discs (addon/engine/draw/bokeh.py), the product's
  * path before them: circles of confusion wider than the footprint splat takes
  * (splat_max_radius pixels) rasterized, one soft disc per particle (a quad, gl_InstanceID = particle), swept along
  * its shutter path with MOTION_BLUR.  Its energy is the splat's color spread

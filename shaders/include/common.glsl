@@ -38,7 +38,7 @@ bool is_finite(vec3 v)
 /* Exact float arithmetic where a float becomes a pixel, a sort key or an
  * integer color.  GPU compilers may fuse a * b + c into one rounding, reorder
  * sums and divide through an approximate reciprocal (GLSL allows 2.5 ulp);
- * the numpy reference (reference/exact.py) rounds every operation as IEEE
+ * the numpy reference (reference/seam/exact.py) rounds every operation as IEEE
  * float32 does.  One ulp apart is enough to move a value across a pixel edge
  * or a rounding boundary of the integer colors, so these paths are written
  * out in a fixed order and marked `precise`. */

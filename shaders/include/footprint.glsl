@@ -1,4 +1,4 @@
-/* Footprints (addon/engine/footprint.py): where a particle is over the
+/* Footprints (addon/engine/draw/footprint.py): where a particle is over the
  * shutter and how wide the lens spreads it.  Shared by the footprint splat,
  * the rasterized sprites and the bokeh discs; MOTION_BLUR needs the constants shutter,
  * view_proj_open and view_proj_close, DEPTH_OF_FIELD the constant focus (coc_scale, focus_depth, splat_max_radius).

@@ -1,4 +1,4 @@
-/* Blender's lights as the particles see them (addon/engine/lighting.py states
+/* Blender's lights as the particles see them (addon/engine/look/lighting.py states
  * the formulas and how they were checked against Blender's renders).
  *
  * Needs PI, MIN_DISTANCE_SQUARED and the Light record (records.LIGHT). */

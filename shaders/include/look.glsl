@@ -1,4 +1,4 @@
-/* Look over lifetime from the look table (addon/engine/look.py): color and
+/* Look over lifetime from the look table (addon/engine/look/look.py): color and
  * size factor at t = age / lifetime, linear between texels; and a per-particle
  * random factor (1 - amount * u), keyed by the particle index and the seed. */
 

@@ -1,4 +1,4 @@
-/* Shared by the SDF build kernels (addon/engine/sdf.py).  Triangles live in
+/* Shared by the SDF build kernels (addon/engine/simulate/sdf.py).  Triangles live in
  * `sdf_triangles`, three texels each (corners a, b, c in voxel-centre grid
  * coordinates: voxel (i, j, k)'s centre is the point (i, j, k)), so every
  * distance here is in voxels; sdf_write scales it to world units. */
@@ -10,7 +10,7 @@ vec3 sdf_corner(int triangle, int corner)
 
 /* Squared distance from p to the closest point of triangle abc (Ericson,
  * Real-Time Collision Detection 5.1.5: Voronoi regions of the corners and
- * edges, else the face).  The numpy reference (reference/sdf.py) follows the
+ * edges, else the face).  The numpy reference (reference/simulate/sdf.py) follows the
  * same branches. */
 float sdf_triangle_distance2(vec3 p, vec3 a, vec3 b, vec3 c)
 {

@@ -1,4 +1,4 @@
-/* Where the shadow volume lies this frame (addon/engine/shadow_volume.py):
+/* Where the shadow volume lies this frame (addon/engine/light/shadow_volume.py):
  * shadow_place.glsl writes texel 0 of the RGBA32F image shadow_grid, the
  * world position of the grid's lowest corner (xyz) and the edge of a voxel
  * (w; 0: no grid this frame, nothing shadowed).  Voxel (i, j, k) is centered

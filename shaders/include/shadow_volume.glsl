@@ -1,5 +1,5 @@
 /* The transmittance toward each shadowed light at a world position: what the
- * light pass multiplies each light's irradiance by (addon/engine/lighting.py).
+ * light pass multiplies each light's irradiance by (addon/engine/look/lighting.py).
  * Channel k is shadow slot k (Light.shadow_slot).
  *
  * Needs shadow_grid.glsl before it, the image shadow_grid and the sampler

@@ -1,4 +1,4 @@
-/* Soft particles (addon/engine/soft_particles.py): a sprite fades over the
+/* Soft particles (addon/engine/draw/soft_particles.py): a sprite fades over the
  * last soft_distance before the scene's depth.  soft_depth maps a window
  * depth to its distance along the camera axis over soft_distance (plus a
  * constant the difference drops). */

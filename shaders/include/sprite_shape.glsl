@@ -51,7 +51,7 @@ float reach_margin(SpriteShape shape, vec2 stretch)
 /* The x extent (left, right) of the points within `reach` of the footprint's path with y from y0 to y1: its
  * path clipped to y0 - reach .. y1 + reach, widened by `reach` (a little wider than the capsule's own extent
  * there, never narrower); left > right when the path passes above or below, (-NO_BOUND, NO_BOUND) when the
- * arithmetic is not finite.  Unfused, IEEE division (div_rn): reference/tile_lists.py decides alike. */
+ * arithmetic is not finite.  Unfused, IEEE division (div_rn): reference/order/tile_lists.py decides alike. */
 vec2 path_reach_x(SpriteShape shape, vec2 stretch, float reach, float y0, float y1)
 {
   precise vec2 tail = shape.center - 0.5 * stretch;

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...engine.readback import ReadbackLayout
+from ...engine.draw.readback import ReadbackLayout
 from ..display import DisplaySettings
 
 
@@ -33,7 +33,7 @@ class FrameFormat(ABC):
     @property
     @abstractmethod
     def readback(self) -> ReadbackLayout:
-        """How frames come back from the GPU for this file (engine/readback.py)."""
+        """How frames come back from the GPU for this file (engine/draw/readback.py)."""
 
     @abstractmethod
     def attributes(self) -> dict[str, object]:

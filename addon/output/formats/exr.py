@@ -11,7 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ...engine.readback import HALF_RGBA, ReadbackLayout
+from ...engine.draw.readback import HALF_RGBA, ReadbackLayout
 from ..display import image_modules
 from .base import FrameFormat, lower_priority
 

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...engine.readback import FLOAT_RGBA, ReadbackLayout
+from ...engine.draw.readback import FLOAT_RGBA, ReadbackLayout
 from ..display import DisplaySettings, check_display, display_pixels, display_processor, ocio_config_path, quantize
 from .base import FrameFormat
 

@@ -1,0 +1,1 @@
+"""Drawing a frame: scene depth, the Add layer, quads, trails, bokeh, sprites, glints, readback."""

@@ -1,0 +1,1 @@
+"""Drawing orders: sorting particles by depth and screen-tile lists."""

@@ -1,0 +1,1 @@
+"""GPU building blocks without particles: scan, binning, compaction, sort schedules."""

@@ -1,0 +1,1 @@
+"""References (numpy) of the draw room's kernels."""

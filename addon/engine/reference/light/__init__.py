@@ -1,0 +1,1 @@
+"""References (numpy) of the light room's kernels."""

@@ -1,0 +1,1 @@
+"""References (numpy) of the look room's kernels."""

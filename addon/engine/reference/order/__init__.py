@@ -1,0 +1,1 @@
+"""References (numpy) of the order room's kernels."""

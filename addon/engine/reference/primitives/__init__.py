@@ -1,0 +1,1 @@
+"""References (numpy) of the primitives room's kernels."""

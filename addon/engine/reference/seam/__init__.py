@@ -1,0 +1,1 @@
+"""References (numpy) of the seam room's kernels."""

@@ -1,0 +1,1 @@
+"""References (numpy) of the simulate room's kernels."""

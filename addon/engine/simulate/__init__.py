@@ -1,0 +1,1 @@
+"""The simulation: emission, forces, colliders, sub-emitters, trails, the CSG cloud, the timeline."""
