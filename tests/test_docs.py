@@ -144,3 +144,45 @@ def test_the_addon_imports_go_one_way():
                     seen.add(target)
                     stack.append((target, (*trail, target)))
     assert not cycles, "addon/ imports in a circle: " + "; ".join(sorted(cycles))
+
+
+# addon/engine/'s rooms, lowest first, in the order a frame reads them (each room's __init__.py says what it holds):
+# a module imports from its own room or a lower one, and no room imports the top floor (pipeline.py,
+# registry.py).  reference/ mirrors the rooms under the same rule.
+ENGINE_ROOMS = ("seam", "primitives", "settings", "look", "simulate", "order", "light", "draw")
+TOP_FLOOR_MOST = 12  # modules on engine/'s top floor
+
+
+def engine_floor(name: str) -> int:
+    """The rank of a module under addon/ ('engine.draw.sprites'): its room's index, one past the last room on
+    engine/'s top floor (reference/ itself included)."""
+    parts = name.split(".")[1:]
+    if parts[:1] == ["reference"]:
+        parts = parts[1:]
+    return ENGINE_ROOMS.index(parts[0]) if len(parts) > 1 and parts[0] in ENGINE_ROOMS else len(ENGINE_ROOMS)
+
+
+def test_the_engine_rooms_are_the_declared_ones_and_reference_mirrors_them():
+    engine = ROOT / "addon" / "engine"
+    assert {p.parent.name for p in engine.glob("*/__init__.py")} == {*ENGINE_ROOMS, "reference"}
+    assert {p.parent.name for p in (engine / "reference").glob("*/__init__.py")} <= set(ENGINE_ROOMS)
+    assert not list((engine / "reference").glob("[!_]*.py")), "a reference module lies outside the rooms"
+
+
+def test_no_engine_import_climbs_back_up_a_room():
+    addon = ROOT / "addon"
+    climbs = []
+    for path in (addon / "engine").rglob("*.py"):
+        name = ".".join(path.relative_to(addon).with_suffix("").parts).removesuffix(".__init__")
+        floor = engine_floor(name)
+        if floor == len(ENGINE_ROOMS):
+            continue
+        climbs += [f"{name} -> {target}" for target in relative_imports(path, addon)
+                   if target.startswith("engine.") and engine_floor(target) > floor]
+    assert not climbs, "imports that climb back up (rooms, lowest first: " + ", ".join(ENGINE_ROOMS) + "): " \
+        + "; ".join(sorted(climbs))
+
+
+def test_the_engine_top_floor_holds_at_most_twelve_modules():
+    top = sorted(path.name for path in (ROOT / "addon" / "engine").glob("*.py"))
+    assert len(top) <= TOP_FLOOR_MOST, top
