@@ -61,13 +61,13 @@ def soft_scene(host):
 
 
 def blend(host, effects, camera, scene_depth, distance):
-    compositor = Compositor(FrameResources(host, camera.width, camera.height), render_settings({"soft_distance": distance}))
+    resources = FrameResources(host, camera.width, camera.height)
     depth = SceneDepth(host, camera.width, camera.height)
     depth.depth = host.texture("scene_depth", camera.width, camera.height, "DEPTH32F", scene_depth)
     depth.build_coarse()
-    compositor.resources.use_depth(depth)
+    resources.use_depth(depth)
     layer = SpriteLayer(host, camera.width, camera.height)
-    layer.draw([system for system, _, _ in effects], compositor.resources, camera, soft_distance=distance)
+    layer.draw([system for system, _, _ in effects], resources, camera, soft_distance=distance)
     return layer.read()
 
 

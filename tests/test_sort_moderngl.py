@@ -36,6 +36,6 @@ def test_sprites_blend_back_to_front(mgl_host):  # noqa: F811
     depths, ages = [0.3, -0.2, 0.1], [0.0, 0.5, 0.9]
     system = test_sprites.stacked_system(mgl_host, depths, ages)
     layer = SpriteLayer(mgl_host, test_sprites.SIZE, test_sprites.SIZE)
-    layer.draw([system], test_sprites.compositor(mgl_host).resources, test_sprites.ortho_camera())
+    layer.draw([system], test_sprites.resources(mgl_host), test_sprites.ortho_camera())
     back_to_front = np.argsort(depths)[::-1]  # larger z is farther under ortho_camera
     np.testing.assert_allclose(layer.read()[16, 16], test_sprites.over_in_order(ages, back_to_front, 0.6), atol=1e-5)

@@ -16,8 +16,12 @@ SIZE = 32
 START, END = np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.2, 1.0])
 
 
+def resources(host, width=SIZE, height=SIZE):
+    return FrameResources(host, width, height)
+
+
 def compositor(host, width=SIZE, height=SIZE):
-    return compositing.Compositor(FrameResources(host, width, height), render_settings())
+    return compositing.Compositor(resources(host, width, height), render_settings())
 
 
 def ortho_camera(width=SIZE, height=SIZE):
@@ -60,7 +64,7 @@ def over_in_order(ages, order, opacity):
 def test_sprites_blend_nearest_first_whatever_the_slot_order(host):
     depths, ages = [0.3, -0.2, 0.1, 0.25], [0.0, 0.5, 0.9, 0.2]
     layer = SpriteLayer(host, SIZE, SIZE)
-    layer.draw([stacked_system(host, depths, ages)], compositor(host).resources, ortho_camera())
+    layer.draw([stacked_system(host, depths, ages)], resources(host), ortho_camera())
     got = layer.read()
     back_to_front = np.argsort(depths)[::-1]  # larger z is farther
     np.testing.assert_allclose(got[16, 16], over_in_order(ages, back_to_front, 0.6), atol=1e-5)
@@ -73,7 +77,7 @@ def test_two_effects_interleave_by_depth(host):
     near_and_far = stacked_system(host, [-0.3, 0.3], [0.0, 0.0])
     middle = stacked_system(host, [0.0], [0.9])
     layer = SpriteLayer(host, SIZE, SIZE)
-    layer.draw([near_and_far, middle], compositor(host).resources, ortho_camera())
+    layer.draw([near_and_far, middle], resources(host), ortho_camera())
     want = over_in_order([0.0, 0.9, 0.0], [2, 1, 0], 0.6)  # ages of near, middle, far; drawn far first
     np.testing.assert_allclose(layer.read()[16, 16], want, atol=1e-5)
 
@@ -81,7 +85,7 @@ def test_two_effects_interleave_by_depth(host):
 def test_hidden_particles_draw_nothing(host):
     system = stacked_system(host, [0.0, 0.1], [-0.5, 1.5])  # not born yet; past its life
     layer = SpriteLayer(host, SIZE, SIZE)
-    layer.draw([system], compositor(host).resources, ortho_camera())
+    layer.draw([system], resources(host), ortho_camera())
     assert not layer.read().any()
 
 
@@ -89,7 +93,7 @@ def test_alpha_over_the_additive_frame(host):
     """The resolve lays the layer over the additive light: frame = sprites + (1 - sprites.a) * light."""
     system = stacked_system(host, [0.0], [0.5], opacity=0.8)
     layer = SpriteLayer(host, SIZE, SIZE)
-    layer.draw([system], compositor(host).resources, ortho_camera())
+    layer.draw([system], resources(host), ortho_camera())
     light, lit = compositor(host), compositor(host)
     for target in (light, lit):
         target.add(system, ortho_camera())  # the same particle splatted under its sprite
@@ -100,7 +104,7 @@ def test_alpha_over_the_additive_frame(host):
     np.testing.assert_allclose(lit.read_frame(), sprites + (1 - sprites[..., 3:]) * under, rtol=1e-6, atol=1e-6)
 
 
-def rasterized(host, systems, target_compositor, camera, width, height):
+def rasterized(host, systems, target_resources, camera, width, height):
     """Today's sprites: each system fully sorted back to front, rasterized in that order."""
     indices = []
     for system in systems:
@@ -108,7 +112,7 @@ def rasterized(host, systems, target_compositor, camera, width, height):
         sorter.full(SortKey.view_depth(VIEW))
         indices.append(sorter.indices)
     target = host.texture("raster_sprites", width, height, "RGBA32F")
-    draw_rasterized(host, target, systems, target_compositor.resources, camera, indices)
+    draw_rasterized(host, target, systems, target_resources, camera, indices)
     return host.read(target)
 
 
@@ -124,10 +128,10 @@ def test_look_matches_the_rasterized_sprites(host, rng, case):
     depths = rng.permutation(count) / count - 0.5
     pos_age = np.column_stack([xy, depths, rng.uniform(0, 0.99, count)])
     system = system_at(host, pos_age, opacity=0.35, size=3.0, size_random=0.97, color_random=0.5)
-    target = compositor(host, width, height)
+    target = resources(host, width, height)
     camera = ortho_camera(width, height)
     layer = SpriteLayer(host, width, height)
-    layer.draw([system], target.resources, camera)
+    layer.draw([system], target, camera)
     got = layer.read()
     want = rasterized(host, [system], target, camera, width, height)
     assert want[..., 3].max() > 0.5, "a scene worth comparing"
@@ -147,7 +151,7 @@ def test_block_walk_blends_the_same_layer(host, rng, shutter):
     layers = []
     for walk in WALKS:
         layer = SpriteLayer(host, width, height, walk=walk)
-        layer.draw([system], compositor(host, width, height).resources, ortho_camera(width, height), shutter=shutter)
+        layer.draw([system], resources(host, width, height), ortho_camera(width, height), shutter=shutter)
         layers.append(layer.read())
     assert layers[0][..., 3].max() > 0.9 and (layers[0][..., 3] == 0).any()
     for layer in layers[1:]:
@@ -160,9 +164,9 @@ def test_stretched_sprites_streak_along_their_motion(host):
     vel_life = [(8.0, 0.0, 0.0, 1.0)]  # 8 pixels a second along +x
     system = system_at(host, pos_age, vel_life, opacity=0.8, size=2.0)
     layer = SpriteLayer(host, SIZE, SIZE)
-    layer.draw([system], compositor(host).resources, ortho_camera())
+    layer.draw([system], resources(host), ortho_camera())
     round_alpha = layer.read()[16, :, 3]
-    layer.draw([system], compositor(host).resources, ortho_camera(), shutter=1.0)
+    layer.draw([system], resources(host), ortho_camera(), shutter=1.0)
     streak = layer.read()[16, :, 3]
     assert round_alpha[10] == 0 and streak[10] > 0, "the streak reaches back to where it was"
     assert streak[22] == 0 and streak.max() < round_alpha.max(), "spread over the streak, not ahead of it"
@@ -176,13 +180,13 @@ def test_instance_lists_fit_from_the_second_draw(host, rng):
     n = 60  # about 2000 instances: more than the first lists' 1024
     pos_age = np.column_stack([rng.uniform(30, 98, (n, 2)), rng.permutation(n) / n - 0.5, np.full(n, 0.5)])
     system = system_at(host, pos_age, opacity=0.5, size=40.0)
-    target, camera = compositor(host, width, height), ortho_camera(width, height)
+    target, camera = resources(host, width, height), ortho_camera(width, height)
     want = rasterized(host, [system], target, camera, width, height)
     layer = SpriteLayer(host, width, height, check_every=VIEWPORT_CHECK_EVERY)
-    layer.draw([system], target.resources, camera)
+    layer.draw([system], target, camera)
     assert np.abs(layer.read() - want).max() > 0.1, "instances beyond the first lists are dropped"
     for _ in range(2):
-        layer.draw([system], target.resources, camera)
+        layer.draw([system], target, camera)
         np.testing.assert_allclose(layer.read(), want, atol=1 / 255)
     assert layer.kept.lists.capacity >= int(host.read(layer.kept.total)[0, 0]) > 1024
 
@@ -194,11 +198,11 @@ def test_instance_lists_shrink_to_what_the_sprites_need(host, rng):
     pos_age = np.column_stack([rng.uniform(8, 120, (n, 2)) // 16 * 16 + 8, rng.permutation(n) / n - 0.5,
                                np.full(n, 0.5)])
     system = system_at(host, pos_age, opacity=0.5, size=1.0)
-    target, camera = compositor(host, 128, 128), ortho_camera(128, 128)
+    target, camera = resources(host, 128, 128), ortho_camera(128, 128)
     layer = SpriteLayer(host, 128, 128, check_every=VIEWPORT_CHECK_EVERY)
-    layer.draw([system], target.resources, camera)
+    layer.draw([system], target, camera)
     assert layer.kept.lists.capacity == 4 * n
-    layer.draw([system], target.resources, camera)
+    layer.draw([system], target, camera)
     assert int(host.read(layer.kept.total)[0, 0]) == n
     assert layer.kept.lists.capacity == n * 5 // 4
 
@@ -216,7 +220,7 @@ def test_a_tile_of_tens_of_thousands_of_faint_sprites_blends_every_one(host, rng
     layers = []
     for walk in WALKS:
         layer = SpriteLayer(host, 16, 16, walk=walk)
-        layer.draw([system], compositor(host, 16, 16).resources, ortho_camera(16, 16))
+        layer.draw([system], resources(host, 16, 16), ortho_camera(16, 16))
         layers.append(layer.read())
     alpha = layers[0][..., 3]
     assert 0.25 < alpha[8, 8] < 1.0 - 1 / 4096, "the centre pixel stays open through the whole list"
