@@ -7,8 +7,8 @@ import numpy as np
 from ...draw.compositing import CHANNEL_MAX
 from ...look.look import look_at, look_table, variation
 from ...seam.records import PARTICLE
-from ..look.lighting import alive
 from ..seam.exact import transform_points
+from ..seam.state import alive
 
 F = np.float32
 U = np.uint32

@@ -7,8 +7,8 @@ import numpy as np
 from ...draw.compositing import CHANNEL_MAX
 from ...draw.footprint import DISC, DISC_LEVELS, MAX_SAMPLES, SPLAT_MAX_RADIUS
 from ...seam.records import PARTICLE
-from ..look.lighting import alive
 from ..seam.exact import transform_points
+from ..seam.state import alive
 from .compositing import accumulate, particle_colors
 
 F = np.float32

@@ -28,7 +28,7 @@ from ...light.shadow_volume import (
 from ...look.look import look_at, variation
 from ...seam.random import random_unit
 from ...seam.records import PARTICLE
-from ..look.lighting import alive
+from ..seam.state import alive
 
 F = np.float32
 

@@ -13,15 +13,7 @@ import numpy as np
 from ...look.lighting import RADIANCE_LIMIT, SceneLights, irradiance, phase
 from ...look.look import look_at, look_table, variation
 from ...seam.records import PARTICLE
-
-
-def alive(pos_age: np.ndarray, vel_life: np.ndarray) -> np.ndarray:
-    """particle_alive() of particle_look.glsl per row of (n, 4) states."""
-    particle = PARTICLE.read_images(pos_age, vel_life)
-    with np.errstate(invalid="ignore"):
-        age, life = particle["age"], particle["life"]
-        return (age >= 0) & (age < life) & np.isfinite(particle["position"]).all(axis=1)
-
+from ..seam.state import alive
 
 LUMINANCE = np.array([0.2126, 0.7152, 0.0722])  # light_particles.glsl's weights of the lights' directions
 

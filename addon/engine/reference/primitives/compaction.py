@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..look.lighting import alive
+from ..seam.state import alive
 
 
 def keep_live(pos_age: np.ndarray, vel_life: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 from ...look.look import look_at, look_table, variation
 from ...seam.records import PARTICLE
 from ...seam.tables import SIZES
-from ..look.lighting import alive
+from ..seam.state import alive
 
 F = np.float32
 
