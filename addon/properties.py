@@ -285,7 +285,8 @@ def scene_clamps(scene) -> list[str]:
 @functools.lru_cache(maxsize=256)
 def _validated(build, items: tuple):
     """(settings, clamps): settings are frozen, so equal values give the one object built before: the viewport and
-    the bake read every effect each frame, and validating 40 fields cost 0.3 ms a read (errors are not cached)."""
+    the bake read every effect each frame, and validating every field again on each read would add up (errors
+    are not cached)."""
     values, clamps = clamped(EFFECT_FIELDS if build is effect_settings else RENDER_FIELDS, dict(items))
     return build(values), clamps
 

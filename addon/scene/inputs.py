@@ -159,8 +159,8 @@ class KeptShapes:
     """Each collider's reading of its evaluated mesh (triangles with area; an analytic shape, a turned box,
     or the SDF's shape-space mesh), kept while its evaluated mesh is the same (its vertices and face corners,
     kept and compared as they are: an edit from a script counts too) and, for geometry that changes over time,
-    within a frame; the SDF mesh also while its scale stays.  Reading and analysing a 100K-triangle mesh again
-    every frame cost most of a 146 ms frame (bench/sdf_end_to_end.py)."""
+    within a frame; the SDF mesh also while its scale stays: reading and analysing a large mesh again every
+    frame was most of a mesh collider's frame (bench/sdf_end_to_end.py measures it)."""
 
     def __init__(self):
         self._shapes = {}  # name_full -> (key, (shape, box frame, vertices, triangles) or a warning)
@@ -169,13 +169,13 @@ class KeptShapes:
     @staticmethod
     def _key(obj, frame: int, depsgraph):
         """(the frame where the geometry changes over time, else None; the evaluated mesh's positions and face
-        corners as int32): a Geometry Nodes collider's original mesh may be empty.  Kept and compared, they
-        cost a sixth of hashing them (a 250K-face collider's kept shape: 9 ms a call, against 57 for the hash)."""
+        corners as int32): a Geometry Nodes collider's original mesh may be empty.  Kept and compared rather
+        than hashed: a comparison is cheaper than the hash it replaced (issue 44's closing note has the figures)."""
         mesh = (obj.evaluated_get(depsgraph) if depsgraph is not None else obj).data
         positions = np.empty(len(mesh.vertices) * 3, np.float32)
         corners = np.empty(len(mesh.loops), np.int32)
         for values, name, field in ((positions, "position", "vector"), (corners, ".corner_vert", "value")):
-            if len(values):  # read through its attributes: 0.5 ms for 250K faces, 67 ms through vertices/loops
+            if len(values):  # through its attributes: far cheaper than through vertices/loops
                 mesh.attributes[name].data.foreach_get(field, values)  # (absent from a mesh with no such element)
         return frame if changes_over_time(obj) else None, positions.view(np.int32), corners  # bits: NaN == NaN
 

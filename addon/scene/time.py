@@ -41,7 +41,7 @@ class SceneSimulation:
                                                                   for e in snapshot.effects])
         self.sorts = [EffectSort(system) for system in self.systems]
         budget = int(snapshot.render.cache_memory * 2**20)
-        # Checkpoints as GPU copies: a host copy waits for the GPU (60 ms a 1M-particle checkpoint in a bake).
+        # Checkpoints as GPU copies: a host copy would wait for the GPU in the middle of a bake.
         self.timeline = Timeline(self.systems, self._start, self._step_to, budget, interval, on_gpu=True)
         self._keys: dict[int, list[bytes]] = {}  # each effect's history key at each frame read
         self.sdf: SdfColliders | None = None  # made when a mesh collider first appears
