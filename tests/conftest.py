@@ -63,6 +63,17 @@ def scene(host, tmp_path):
     addon.unregister()
 
 
+@pytest.fixture
+def user_dir(tmp_path, monkeypatch):
+    """User presets go to (and are read from) a folder of the test's own."""
+    from addon.ui import operators
+
+    folder = tmp_path / "user_presets"
+    folder.mkdir()
+    monkeypatch.setattr(operators, "user_preset_dir", lambda: folder)
+    return folder
+
+
 def add_effect(count=2000, **values):
     """Add an effect to the active object through the operator, then override settings."""
     import bpy

@@ -10,8 +10,6 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
-from addon.ui import operators
-
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -128,14 +126,6 @@ def test_picking_a_parent_in_the_panel_takes_an_object_then_one_of_its_effects(s
     assert sparks.spawn_from == "Emitter/Fireworks" and sparks.spawn_object == obj
     sparks.spawn_effect_name = ""
     assert sparks.spawn_from == "" and sparks.spawn_object is None
-
-
-@pytest.fixture
-def user_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "user_presets"
-    folder.mkdir()
-    monkeypatch.setattr(operators, "user_preset_dir", lambda: folder)
-    return folder
 
 
 def test_a_user_preset_of_the_fireworks_family_round_trips(scene, user_dir):

@@ -16,14 +16,6 @@ from addon.ui import operators
 LOOKS = ("fire", "smoke", "explosion", "fountain", "galaxy_vortex", "snow", "embers", "magic_dust")
 
 
-@pytest.fixture
-def user_dir(tmp_path, monkeypatch):
-    folder = tmp_path / "user_presets"
-    folder.mkdir()
-    monkeypatch.setattr(operators, "user_preset_dir", lambda: folder)
-    return folder
-
-
 def test_every_look_is_shipped():
     assert set(LOOKS) | {"default"} <= set(preset_names())
     descriptions = {load_preset(name).description for name in preset_names()}
