@@ -121,3 +121,17 @@ def test_lost_spawned_children_reach_the_bake_warnings(scene):
     lost = [w for w in reports if "spawned particles lost" in w]
     assert len(lost) == 1 and lost[0].startswith("effect 'Sparks' on 'Emitter': ") and \
         int(lost[0].split(": ")[1].split(" ")[0].replace(",", "")) > 0, reports
+
+
+def test_a_light_keyed_past_the_power_limit_warns_once_over_the_bake(scene):
+    """A point light whose power is keyed above lighting.MAX_POWER and changes every frame: one warning for the
+    bake, not one a frame."""
+    add_effect(lighting="LIT")
+    light = bpy.data.objects.new("Blinding", bpy.data.lights.new("Blinding", "POINT"))
+    scene.collection.objects.link(light)
+    for frame, power in ((1, 1e13), (4, 4e13)):
+        light.data.energy = power
+        light.data.keyframe_insert("energy", frame=frame)
+    reports, recorded = bake(scene, (1, 4))
+    clamped = [w for w in reports if w.startswith("light 'Blinding': its power is above")]
+    assert len(clamped) == 1 and clamped == [w for w in recorded if "'Blinding'" in w], reports

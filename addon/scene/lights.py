@@ -56,7 +56,8 @@ def read_light(obj) -> tuple[Light | None, str | None]:
         return None, f"{name} has {'no' if power == 0.0 or not color.any() else 'negative'} power: it lights no particles"
     warning = None
     if power > MAX_POWER:
-        warning = f"{name}: its power {power:g} is clamped to {MAX_POWER:g} for the particles"
+        # the same words whatever the frame's power: a bake lists each warning once
+        warning = f"{name}: its power is above {MAX_POWER:g} and clamped to it for the particles"
         power = MAX_POWER
     matrix = np.array(obj.matrix_world, np.float64)
     direction = -matrix[:3, 2]
