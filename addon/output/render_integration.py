@@ -254,7 +254,7 @@ def _publish_errors(scene) -> None:
         def draw(menu, _context):
             for line in errors[:8]:
                 menu.layout.label(text=line)
-        window_manager.popup_menu(draw, title=f"GPU Particles: {len(errors)} frame(s) without particles",
+        window_manager.popup_menu(draw, title=f"GPU Particles: {len(errors)} problem(s) in this render",
                                   icon="ERROR")
 
 
