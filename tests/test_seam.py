@@ -422,6 +422,7 @@ def test_a_sprite_entry_packs_into_its_images_and_reads_back_by_name():
     assert len(images) == len(records.SPRITE_ENTRY.images) and images[3][:, 0].tolist() == [1, 2, 3]
     named = records.SPRITE_ENTRY.read_images(*images)
     assert (named["radius"] == np.arange(3)).all() and (named["lights"] == 1).all()
+    assert records.SPRITE_ENTRY.read_image("sprite_keys", images[3]).keys() == {"key"}
 
 
 def test_a_particle_loads_from_both_state_images_as_images_or_samplers_in_either_layout():

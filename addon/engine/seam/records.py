@@ -177,6 +177,11 @@ class Record:
         """Each lane by name of a record spread over ``images`` (one texel in each, (..., channels)): views."""
         return {lane.name: images[lane.texel][lane.index(True)] for lane in self.lanes}
 
+    def read_image(self, image: str, texels: np.ndarray) -> dict[str, np.ndarray]:
+        """The lanes one of ``images`` holds, by name, from its texels (..., channels): views."""
+        texel = self.images.index(image)
+        return {lane.name: texels[lane.index(True)] for lane in self.lanes if lane.texel == texel}
+
 
 # A particle's state (simulation.py): one texel in each state image at its slot's texel.  Both layouts load
 # the same struct: COMPACT's RGBA16F halves load as floats through the image format, and its stores round to
