@@ -20,16 +20,7 @@ void main()
   bool alive = fetch_particle(slot, particle);
   ivec2 size = ivec2(target_extent);
 
-  SpriteShape shape = sprite_shape_from(vec4(0.0));
-  vec4 stretch = vec4(0.0);
-  vec4 color = vec4(0.0);
-  uint key = HIDDEN_KEY;
-#ifdef SPRITE_TEXTURE
-  vec4 frames = vec4(0.0); /* (sheet slot + 1, cos and sin of the angle, flipbook position); slot 0: round */
-#endif
-#ifdef SPRITE_RELIEF
-  vec2 lights = vec2(0.0); /* the light's direction in the sprite's frame times the relief */
-#endif
+  SpriteEntry entry = sprite_entry_from(vec4(0.0), vec4(0.0), vec4(0.0), uvec4(HIDDEN_KEY), vec4(0.0), vec4(0.0));
   vec4 clip = transform_point(view_proj, particle.position);
   if (alive && clip.w > 0.0) {
     vec3 window = window_coordinates(clip, size);
@@ -42,27 +33,32 @@ void main()
 #ifdef DEPTH_OF_FIELD
       radius_px = focus_blurred_px(radius_px, clip.w, alpha); /* out of focus: wider, fainter, the same cover */
 #endif
-      color = vec4(particle_color(slot, look_now, 1.0) * alpha, alpha);
+      entry.color = vec4(particle_color(slot, look_now, 1.0) * alpha, alpha);
       if (sweep_seconds > 0.0 && is_finite(particle.velocity)) {
         vec4 tail = transform_point(view_proj, particle.position - particle.velocity * sweep_seconds);
         if (tail.w > 0.0) {
           vec2 motion = window.xy - window_coordinates(tail, size).xy;
-          stretch.xy = motion;
+          entry.streak = motion;
           window.xy -= 0.5 * motion; /* the streak's middle */
         }
       }
-      shape = SpriteShape(window.xy, radius_px, window.z);
-      key = depth_key(view_proj, clip.w, window.z);
+      entry.center = window.xy;
+      entry.radius = radius_px;
+      entry.depth = window.z;
+      entry.key = depth_key(view_proj, clip.w, window.z);
 #ifdef SPRITE_TEXTURE
       if (sheet_slot > 0.0) {
         float angle = sprite_angle(slot, particle.age, screen_velocity(clip, particle.velocity, target_extent));
-        frames = vec4(sheet_slot, cos(angle), sin(angle), flipbook_position(slot, particle.age, particle.life));
-        shape.radius *= sheet_reach; /* as far as the sheet shows (at most its square's corners) */
+        entry.sheet = sheet_slot;
+        entry.turn = vec2(cos(angle), sin(angle));
+        entry.flipbook = flipbook_position(slot, particle.age, particle.life);
+        entry.radius *= sheet_reach; /* as far as the sheet shows (at most its square's corners) */
 #ifdef SPRITE_RELIEF
         if (sprite_relief > 0.0) {
           int width = textureSize(particle_light_direction, 0).x;
           vec2 seen = texelFetch(particle_light_direction, particle_texel(slot, width), 0).xy * sprite_relief;
-          lights = vec2(frames.y * seen.x + frames.z * seen.y, frames.y * seen.y - frames.z * seen.x);
+          vec2 turn = entry.turn;
+          entry.lights = vec2(turn.x * seen.x + turn.y * seen.y, turn.x * seen.y - turn.y * seen.x);
         }
 #endif
       }
@@ -70,14 +66,5 @@ void main()
     }
   }
   ivec2 out_texel = particle_texel(first_sprite + slot, imageSize(sprite_shapes).x);
-  store_sprite_shape(out_texel, shape);
-  imageStore(sprite_streaks, out_texel, stretch);
-  imageStore(sprite_colors, out_texel, color);
-  imageStore(sprite_keys, out_texel, uvec4(key));
-#ifdef SPRITE_TEXTURE
-  imageStore(sprite_frames, out_texel, frames);
-#endif
-#ifdef SPRITE_RELIEF
-  imageStore(sprite_lights, out_texel, vec4(lights, 0.0, 0.0));
-#endif
+  store_sprite_entry(out_texel, entry);
 }

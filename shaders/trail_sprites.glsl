@@ -7,7 +7,7 @@
  * asks for that much more, up to opaque, so the ribbon keeps its opacity
  * along its length.  Segments that do not show get radius 0 and the last key.
  * SPRITE_TEXTURE (a frame with textured sprites: ribbons.TEXTURED_TRAIL_SPRITES): each segment's pose written
- * as none into sprite_frames, which the blend reads for every entry. */
+ * as none into sprite_frames (store_sprite_entry), which the blend reads for every entry. */
 
 void main()
 {
@@ -19,10 +19,7 @@ void main()
   int index = entry / ring;
   int segment = entry - index * ring;
   ivec2 size = ivec2(target_extent);
-  SpriteShape shape = sprite_shape_from(vec4(0.0));
-  vec4 stretch = vec4(0.0);
-  vec4 color = vec4(0.0);
-  uint key = HIDDEN_KEY;
+  SpriteEntry sprite = sprite_entry_from(vec4(0.0), vec4(0.0), vec4(0.0), uvec4(HIDDEN_KEY), vec4(0.0), vec4(0.0));
   Particle particle;
   Trail trail;
   if (fetch_trail(index, particle, trail) && segment < trail.filled) {
@@ -40,21 +37,17 @@ void main()
                           trail_width * mix(1.0, trail_width_end, t);
         float alpha = opacity * pixel_coverage(radius_px) * (1.0 - trail_fade * t);
         float radius = max(radius_px, 1.0);
-        stretch.xy = a.xy - b.xy;
-        float spread = radius / (radius + 0.5 * length(stretch.xy));
+        sprite.streak = a.xy - b.xy;
+        float spread = radius / (radius + 0.5 * length(sprite.streak));
         float boost = alpha > 0.0 ? min(1.0 / spread, 1.0 / alpha) : 0.0;
-        color = vec4(particle_color(index, look_now, 1.0) * mix(vec3(1.0), trail_color_end, t) * alpha, alpha) * boost;
-        shape = SpriteShape(middle.xy, radius, middle.z);
-        key = depth_key(view_proj, distance, middle.z);
+        sprite.color = vec4(particle_color(index, look_now, 1.0) * mix(vec3(1.0), trail_color_end, t) * alpha, alpha) * boost;
+        sprite.center = middle.xy;
+        sprite.radius = radius;
+        sprite.depth = middle.z;
+        sprite.key = depth_key(view_proj, distance, middle.z);
       }
     }
   }
   ivec2 out_texel = particle_texel(first_sprite + entry, imageSize(sprite_shapes).x);
-  store_sprite_shape(out_texel, shape);
-  imageStore(sprite_streaks, out_texel, stretch);
-  imageStore(sprite_colors, out_texel, color);
-  imageStore(sprite_keys, out_texel, uvec4(key));
-#ifdef SPRITE_TEXTURE
-  imageStore(sprite_frames, out_texel, vec4(0.0)); /* no sheet: the soft round sprite */
-#endif
+  store_sprite_entry(out_texel, sprite);
 }

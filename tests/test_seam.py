@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from addon.engine import registry
+from addon.engine.order.tile_lists import FOOTPRINT_OUTPUTS
 from addon.engine.seam import records, state, tables
 from addon.engine.seam.kernels import Constant, Kernel
 from addon.engine.seam.resources import resource_dir
@@ -83,12 +84,21 @@ def copied_numbers(code: str) -> list[str]:
     return problems
 
 
+# The footprint images every footprint list writes (quads, trail segments, bokeh, the depth pass: tile_lists), not
+# only the alpha sprite list whose entries records.SPRITE_ENTRY names; sprite_shapes is records.SPRITE_SHAPE's.
+SHARED_FOOTPRINT = {image.name for image in FOOTPRINT_OUTPUTS} - {records.SPRITE_SHAPE.resource}
+
+
 def record_reads(code: str) -> list[str]:
-    """A record's texels read or written by position instead of through its generated load_/store_ (records.py)."""
+    """A record's texels read or written by position instead of through its generated load_/store_ (records.py):
+    read, where the record has a load."""
     problems = []
     for record in records.RECORDS:
         for r in record.images or (record.resource,):
-            if re.search(rf"\b(?:imageLoad|texelFetch)\s*\(\s*{r}\b|(?<![\w.]){r}\s*\[", code):
+            if r in SHARED_FOOTPRINT and record is records.SPRITE_ENTRY:
+                continue
+            if (record.fetch and
+                    re.search(rf"\b(?:imageLoad|texelFetch)\s*\(\s*{r}\b|(?<![\w.]){r}\s*\[", code)):
                 problems.append(f"{r} read by position: load_{record.name}() names its lanes (records.{record.type})")
             if re.search(rf"\bimageStore\s*\(\s*{r}\b", code):
                 problems.append(f"{r} written by position: store_{record.name}() (records.{record.type})")
@@ -385,6 +395,34 @@ def test_record_glsl_follows_what_a_kernel_binds():
                                                                     records.TRIANGLE))
     assert "CsgPrimitive" not in simulate
     assert dict(simulation.SIMULATE.all_defines())["STAT_PEAK"] == "1"
+
+
+def test_both_sprite_list_writers_store_one_entry_into_only_the_images_their_variant_binds():
+    from addon.engine.draw import ribbons, sprites
+    from addon.engine.look import sprite_sheets
+
+    def stored(kernel):
+        return set(re.findall(r"imageStore\((\w+), index", kernel.body().split("void store_sprite_entry(")[1]))
+
+    entry = set(records.SPRITE_ENTRY.images)
+    assert stored(sprites.SPRITE_FOOTPRINT) == entry - {sprite_sheets.SPRITE_FRAMES, sprite_sheets.SPRITE_LIGHTS}
+    assert stored(sprite_sheets.posed(sprites.SPRITE_FOOTPRINT)) == entry - {sprite_sheets.SPRITE_LIGHTS}
+    assert stored(sprite_sheets.relief_footprint(sprites.SPRITE_FOOTPRINT)) == entry
+    assert stored(ribbons.TRAIL_SPRITES) == stored(sprites.SPRITE_FOOTPRINT)
+    assert stored(ribbons.TEXTURED_TRAIL_SPRITES) == entry - {sprite_sheets.SPRITE_LIGHTS}
+    assert "uvec4(r.key, 0u, 0u, 0u)" in sprites.SPRITE_FOOTPRINT.body()
+    assert record_reads("imageStore(sprite_keys, texel, uvec4(key));") != []
+
+
+def test_a_sprite_entry_packs_into_its_images_and_reads_back_by_name():
+    entry = {"center": np.ones((3, 2)), "radius": np.arange(3), "depth": np.zeros(3), "streak": np.zeros((3, 2)),
+             "color": np.full((3, 4), 0.5), "key": np.array([1, 2, 3]), "sheet": np.zeros(3),
+             "turn": np.zeros((3, 2)), "flipbook": np.zeros(3), "lights": np.ones((3, 2))}
+    images = records.SPRITE_ENTRY.pack_images(entry)
+    assert len(images) == len(records.SPRITE_ENTRY.images) and images[3][:, 0].tolist() == [1, 2, 3]
+    named = records.SPRITE_ENTRY.read_images(*images)
+    assert (named["radius"] == np.arange(3)).all() and (named["lights"] == 1).all()
+    assert records.SPRITE_ENTRY.read_image("sprite_keys", images[3]).keys() == {"key"}
 
 
 def test_a_particle_loads_from_both_state_images_as_images_or_samplers_in_either_layout():

@@ -13,8 +13,9 @@ from addon.engine.draw import compositing
 from addon.engine.draw.footprint import Shutter
 from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.draw.sprites import SpriteLayer
-from addon.engine.look.sprite_sheets import SheetImage, SpriteSheets, check_images, sheet_reach
+from addon.engine.look.sprite_sheets import SPRITE_FRAMES, SheetImage, SpriteSheets, check_images, sheet_reach
 from addon.engine.reference.look import sprite_sheets as ref
+from addon.engine.seam import records
 from addon.engine.settings.settings import SettingsError, effect_settings, render_settings
 from addon.engine.simulate import simulation
 from addon.output.display import image_modules
@@ -66,8 +67,8 @@ def draw_alpha(host, systems, size=SIZE):
 
 def poses(host, layer, count):
     """(cos, sin, flipbook position) the footprints wrote for the first ``count`` sprites."""
-    frames = host.read(layer.list.frames).reshape(-1, 4)[:count]
-    return frames[:, 1], frames[:, 2], frames[:, 3]
+    pose = records.SPRITE_ENTRY.read_image(SPRITE_FRAMES, host.read(layer.list.frames).reshape(-1, 4)[:count])
+    return pose["turn"][:, 0], pose["turn"][:, 1], pose["flipbook"]
 
 
 def test_rotation_and_flipbook_frames_match_the_reference(host, rng):

@@ -31,6 +31,7 @@ from addon.engine.draw.sprites import DEPTH_KEYS, SpriteLayer
 from addon.engine.order.tile_lists import TILE, TILE_CHUNK, WALKS
 from addon.engine.reference.draw import sprites as ref
 from addon.engine.reference.order.tile_lists import tile_lists
+from addon.engine.seam import records
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate.simulation import ParticleSystem
 
@@ -115,8 +116,11 @@ def check(host, effects, camera, shutter=0.0, scene_depth=None, walk="BLOCKS", r
     np.testing.assert_allclose(gpu_shape, shape, rtol=rtol, atol=0)
     np.testing.assert_allclose(gpu_color, color, rtol=rtol, atol=0)
     shape, color = gpu_shape, gpu_color
-    np.testing.assert_array_equal(linear(host, sprites.streaks, count, 4)[:, :2], streak)
-    np.testing.assert_array_equal(linear(host, sprites.keys, count), key)
+    entry = records.SPRITE_ENTRY
+    np.testing.assert_array_equal(entry.read_image("sprite_streaks", linear(host, sprites.streaks, count, 4))["streak"],
+                                  streak)
+    np.testing.assert_array_equal(entry.read_image("sprite_keys", host.read(sprites.keys).reshape(-1, 1)[:count])["key"],
+                                  key)
     order = ref.depth_order(key)
     np.testing.assert_array_equal(linear(host, sprites.depth_sprites, count), order)
 

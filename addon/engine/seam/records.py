@@ -1,7 +1,7 @@
 """Records that cross the Python/GLSL seam in texels, their lanes named once.
 
 A particle's state, a force field, a collider, an emitter triangle, a CSG
-primitive or a sprite's screen footprint travels as a few RGBA texels (image
+primitive, a sprite's screen footprint or an entry of the sprite list travels as a few RGBA texels (image
 texels, uniform rows, or one texel in each of several images: ``images``).
 Each is declared here as a ``Record`` of named ``Lane`` s (texel + swizzle);
 from that one declaration come
@@ -41,11 +41,12 @@ class Lane:
     texel: int
     swizzle: str = "xyzw"
     rows: int = 1
+    scalar: str = "float"  # "uint": a lane of an unsigned-integer image (one channel)
 
     @property
     def glsl_type(self) -> str:
         width = len(self.swizzle)
-        return "float" if width == 1 else f"vec{width}"
+        return self.scalar if width == 1 else f"vec{width}"
 
     @property
     def glsl_member(self) -> str:
@@ -103,11 +104,14 @@ class Record:
         """The image or uniform array that holds ``texel``."""
         return self.images[texel] if self.images else self.resource
 
-    def glsl(self, readable: bool = True, writable: bool = False, sampled: bool = False) -> str:
+    def glsl(self, readable: bool = True, writable: bool = False, sampled: bool = False,
+             bound: frozenset[str] | None = None) -> str:
         """The struct, ``<name>_from`` and, as the kernel binds ``resource`` (an image, a uniform array or a
-        sampler), its load and store."""
+        sampler), its load and store; a record spread over images stores only to the images in ``bound`` (a
+        variant's optional images)."""
         members = "".join(f"  {lane.glsl_member};\n" for lane in self.lanes)
-        texels = ", ".join(f"vec4 t{t}" for t in range(self.texels))
+        uint = {lane.texel for lane in self.lanes if lane.scalar == "uint"}
+        texels = ", ".join(f"{'uvec4' if t in uint else 'vec4'} t{t}" for t in range(self.texels))
         values = ", ".join(lane.glsl_value() for lane in self.lanes)
         text = (f"struct {self.type}\n{{\n{members}}};\n\n"
                 f"{self.type} {self.name}_from({texels})\n{{\n  return {self.type}({values});\n}}\n")
@@ -121,14 +125,21 @@ class Record:
         if writable and self.store:
             values = [f"{self.name}_texel(r)"] if self.single else [self._texel_of("r", t) for t in range(self.texels)]
             stored = "".join(f"  {self.store.format(value=value, image=self.image_of(t))};\n"
-                             for t, value in enumerate(values))
+                             for t, value in enumerate(values) if bound is None or self.image_of(t) in bound)
             text += f"\nvoid store_{self.name}({self.index_type} index, {self.type} r)\n{{\n{stored}}}\n"
         return text
 
     def _texel_of(self, record: str, texel: int = 0) -> str:
-        """vec4(...) of the lanes of texel ``texel`` in channel order (the lanes cover x, y, z, w)."""
-        lanes = sorted((lane for lane in self.lanes if lane.texel == texel), key=lambda lane: lane.channels[0])
-        return f"vec4({', '.join(f'{record}.{lane.name}' for lane in lanes)})"
+        """vec4(...) (uvec4 for uint lanes) of the lanes of texel ``texel`` in channel order, zero where no lane
+        is."""
+        lanes = {lane.channels[0]: lane for lane in self.lanes if lane.texel == texel}
+        uint = any(lane.scalar == "uint" for lane in lanes.values())
+        parts, channel = [], 0
+        while channel < 4:
+            lane = lanes.get(channel)
+            parts.append(f"{record}.{lane.name}" if lane else ("0u" if uint else "0.0"))
+            channel += len(lane.swizzle) if lane else 1
+        return f"{'uvec4' if uint else 'vec4'}({', '.join(parts)})"
 
     def pack(self, values: dict, dtype=np.float32) -> np.ndarray:
         """Texels (..., texels, channels) ((..., channels) for one texel) from every lane's value by name, with
@@ -165,6 +176,11 @@ class Record:
     def read_images(self, *images: np.ndarray) -> dict[str, np.ndarray]:
         """Each lane by name of a record spread over ``images`` (one texel in each, (..., channels)): views."""
         return {lane.name: images[lane.texel][lane.index(True)] for lane in self.lanes}
+
+    def read_image(self, image: str, texels: np.ndarray) -> dict[str, np.ndarray]:
+        """The lanes one of ``images`` holds, by name, from its texels (..., channels): views."""
+        texel = self.images.index(image)
+        return {lane.name: texels[lane.index(True)] for lane in self.lanes if lane.texel == texel}
 
 
 # A particle's state (simulation.py): one texel in each state image at its slot's texel.  Both layouts load
@@ -235,6 +251,21 @@ SPRITE_SHAPE = Record("SpriteShape", "sprite_shape", 1, (
 ), resource="sprite_shapes", fetch="imageLoad(sprite_shapes, index)", store="imageStore(sprite_shapes, index, {value})",
     index_type="ivec2")
 
+# An entry of the frame's alpha sprite list (sprite_footprint.glsl, trail_sprites.glsl): one texel in each list image
+# at the entry's texel; a variant without textured sprites binds neither sprite_frames nor sprite_lights, and its
+# store_sprite_entry leaves them out (sprite_sheets.SPRITE_FRAMES, SPRITE_LIGHTS).
+SPRITE_ENTRY = Record("SpriteEntry", "sprite_entry", 6, (
+    *SPRITE_SHAPE.lanes,  # the footprint: radius 0 draws nothing
+    Lane("streak", 1, "xy"),  # pixels: the motion the footprint is swept along (0: round)
+    Lane("color", 2),  # premultiplied
+    Lane("key", 3, "x", scalar="uint"),  # depth key (depth_key); HIDDEN_KEY: sorted last
+    Lane("sheet", 4, "x"),  # sheet slot + 1; 0: the soft round sprite
+    Lane("turn", 4, "yz"),  # cos and sin of the sprite's angle
+    Lane("flipbook", 4, "w"),  # flipbook position
+    Lane("lights", 5, "xy"),  # the light's direction in the sprite's frame times the relief; 0: lit evenly
+), resource="sprite_keys", images=("sprite_shapes", "sprite_streaks", "sprite_colors", "sprite_keys", "sprite_frames",
+                                    "sprite_lights"), store="imageStore({image}, index, {value})", index_type="ivec2")
+
 # An additive quad's frame (quad_tiles.py, quad_frame.glsl): the capsule quad_falloff lights (the round sprite swept
 # along its streak).
 QUAD_AXES = Record("QuadAxes", "quad_axes", 1, (
@@ -270,6 +301,6 @@ FRAME_STATS = Record("FrameStats", "frame_stats", 2, (
 ), resource="stats", channels=1)
 
 # Read through generated GLSL.
-RECORDS = (PARTICLE, FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, QUAD_AXES, TRAIL_END, LIGHT)
+RECORDS = (PARTICLE, FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, SPRITE_ENTRY, QUAD_AXES, TRAIL_END, LIGHT)
 # The stats image's texels by name (STAT_OVERFLOW: x of texel (STAT_OVERFLOW, 0)), #defined in every kernel.
 RECORD_DEFINES = tuple((f"STAT_{lane.name.upper()}", str(lane.texel)) for lane in FRAME_STATS.lanes)
