@@ -26,6 +26,7 @@ SPARKS = {"count": 3000, "spawn_from": "Rockets", "spawn_count": 6, "spawn_count
           "emitter_shape": "SPHERE", "emitter_radius": 0.02, "normal_velocity": 2.0, "velocity": (0, 0, 0.5),
           "velocity_random": 0.3, "spawn_velocity": 0.5, "spawn_cone": 0.3, "spawn_offset": (0, 0, 0.01),
           "lifetime": 0.3, "lifetime_random": 0.5, "seed": 2}
+BOX_SPARKS = {**SPARKS, "emitter_shape": "BOX", "emitter_radius": 0.1, "emitter_scale": (3.0, 1.0, 0.5)}
 CRACKLE = {"count": 4000, "spawn_from": "Sparks", "spawn_count": 2, "emitter_shape": "POINT", "velocity_random": 1.0,
            "lifetime": 0.1, "lifetime_random": 0.0, "seed": 3}
 
@@ -76,11 +77,14 @@ def host_tint(system) -> np.ndarray:
     return system.host.read(system.tint).reshape(-1, 4)[: system.count]
 
 
-def test_death_events_match_the_reference(host):
-    systems, warnings = build(host, [ROCKETS, SPARKS], ["Rockets", "Sparks"])
+@pytest.mark.parametrize("sparks", [SPARKS, BOX_SPARKS], ids=["sphere", "box"])
+def test_death_events_match_the_reference(host, sparks):
+    """A child's shape is where its births fall around each event (the parent's shape plays no part): a sphere,
+    or a box of the child's extent, its normal speed out from the event."""
+    systems, warnings = build(host, [ROCKETS, sparks], ["Rockets", "Sparks"])
     assert warnings == []
     run_gpu(systems, 8)
-    members = run_reference([ROCKETS, SPARKS], [None, 0], 8)
+    members = run_reference([ROCKETS, sparks], [None, 0], 8)
     assert born(members[1]).sum() > 100, "sparks were born"
     for system, member in zip(systems, members):
         assert_matches(system, member)
@@ -246,19 +250,6 @@ def test_chains_deeper_than_three_levels_are_refused():
 def test_children_per_event_out_of_range_are_refused(count, message):
     with pytest.raises(SettingsError, match=message):
         effect_settings({"spawn_count": count})
-
-
-def test_a_box_shaped_child_is_born_in_a_box_around_each_event_as_the_reference(host):
-    """A child's shape is where its births fall around each event (the parent's shape plays no part): a box of
-    the child's extent, its normal speed out from the event."""
-    box = {**SPARKS, "emitter_shape": "BOX", "emitter_radius": 0.1, "emitter_scale": (3.0, 1.0, 0.5)}
-    systems, warnings = build(host, [ROCKETS, box], ["Rockets", "Sparks"])
-    assert warnings == []
-    run_gpu(systems, 8)
-    members = run_reference([ROCKETS, box], [None, 0], 8)
-    assert born(members[1]).sum() > 100, "sparks were born"
-    for system, member in zip(systems, members):
-        assert_matches(system, member)
 
 
 def test_a_spawned_effect_refuses_a_mesh_shape():
