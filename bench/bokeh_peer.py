@@ -4,7 +4,7 @@ One instanced quad per particle around its circle of confusion, swept over
 the shutter with motion blur (``bench/shaders/raster_bokeh.glsl``), added
 into the compositor's float layer by the rasterizer.  ``RasterBokeh`` draws
 like ``BokehLayer``, so a Compositor given one (``compositor.bokeh``) draws
-its wide circles the old way: tests/test_bokeh.py compares the looks,
+its wide circles the old way: tests/engine/draw/test_bokeh.py compares the looks,
 bench/footprint_bench.py the speeds in the same run.
 """
 

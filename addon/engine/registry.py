@@ -6,7 +6,7 @@ declarations, every variant included (state layouts, splat paths, sort
 shapes, and each combination of the features a kernel accepts: ``Kernel.variants``;
 no GLSL text is read), so a kernel that exists is a kernel that is tested on both hosts.
 A new ``shaders/<name>.glsl`` with a ``main()`` must appear here
-(tests/test_kernels.py fails otherwise).  Kernels only the tests and benchmarks
+(tests/engine/test_kernels.py fails otherwise).  Kernels only the tests and benchmarks
 dispatch are named in ``LAB_KERNELS``: the extension zip leaves their files out.
 """
 

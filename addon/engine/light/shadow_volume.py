@@ -67,7 +67,7 @@ mixture of a narrow and a wide blob (up to 0.055 with one level per octave,
 Splatting into a finer sublevel (the particle's spread ``SPREAD`` = 1.2 voxels
 of it) and blurring there by a Gaussian makes the shape nearly independent of
 the place; sublevels half an octave apart make the mixture nearly Gaussian.
-Against the model (tests/test_shadow_volume.py, 64 voxels): within 0.02 at
+Against the model (tests/engine/light/test_shadow_volume.py, 64 voxels): within 0.02 at
 each particle of a dense and a sparse cloud and behind a slab (numpy,
 radius 2.4 to 4 voxels: at most 0.013).  What is left: for particles smaller
 than a voxel the grid cannot follow the shadow of one particle on the next:

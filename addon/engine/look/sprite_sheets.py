@@ -25,7 +25,7 @@ The texture spans the square of the sprite's size (its radius is half the
 square's side), so a textured footprint reaches sqrt(2) times the radius (the
 square's corners).  The pose is a function of the slot, the seed and the age
 (``sprite_pose.glsl``), the sampling ``flipbook.glsl``; their numpy reference
-is ``reference/look/sprite_sheets.py``, the tests ``tests/test_sprite_textures.py``.
+is ``reference/look/sprite_sheets.py``, the tests ``tests/engine/look/test_sprite_textures.py``.
 """
 
 from __future__ import annotations

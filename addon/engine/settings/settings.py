@@ -192,7 +192,7 @@ EFFECT_FIELDS: tuple[Field, ...] = (
 
 # Effect settings that change only how particles are drawn (tagged "look"): an edit of one redraws the simulated
 # history (and keeps the disk cache) instead of simulating it again.  SceneSnapshot.effect_key leaves them out,
-# except the colors a spawned effect inherits from its parent (spawn_tint); tests/test_look_edits.py steps effects
+# except the colors a spawned effect inherits from its parent (spawn_tint); tests/scene/test_look_edits.py steps effects
 # with every one of them changed and finds the same state.
 LOOK_FIELDS = frozenset(f.name for f in EFFECT_FIELDS if f.affects == "look")
 
