@@ -1,4 +1,4 @@
-"""Sub-emitter families in a Blender file (scene/families.py): children refer to their parents, so renames,
+"""Sub-emitter families in a Blender file (families.py): children refer to their parents, so renames,
 Shift+D, saving and user presets keep a family whole; a child may take any shape but a mesh, and an effect that
 cannot run is skipped by name while the others still simulate and bake."""
 
@@ -222,7 +222,7 @@ def test_a_bake_of_broken_effects_alone_names_them(scene):
 def test_a_family_preset_applied_again_sets_its_children_instead_of_adding_more(scene):
     """Apply Preset of Fireworks on the Fireworks effect it made: the children it has take the preset's settings,
     none is added, and each still spawns from the parent."""
-    from addon.scene.families import parent_of
+    from addon.families import parent_of
 
     bpy.ops.gpu_particles.add(preset="fireworks")
     obj = bpy.context.active_object

@@ -24,7 +24,7 @@ HARD_MAX_PARTICLES = 1 << 28
 MAX_SPAWN_COUNT = 4096
 
 
-# What an edit of a setting touches (``Field.affects``); scene/edits.py says what each costs.
+# What an edit of a setting touches (``Field.affects``); costs.py says what each costs.
 AFFECTS = (
     "simulation",  # where particles are born, how they move, die or spawn: their history
     "look",  # how an effect's particles are drawn, never their history
