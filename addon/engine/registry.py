@@ -16,7 +16,6 @@ from .draw import (
     bokeh,
     compositing,
     depth,
-    footprint,
     glints,
     particle_depth,
     quad_tiles,
@@ -27,7 +26,6 @@ from .draw import (
     trail_tiles,
 )
 from .light import light_pass, shadow_volume
-from .look import sprite_sheets
 from .order import sorting, tile_lists
 from .primitives import compaction, scan
 from .seam.kernels import Kernel
@@ -51,10 +49,6 @@ DECLARED: tuple[Kernel, ...] = (
     *(compositing.resolve_kernel(peak, compositing.PAIRED) for peak in (False, True)),
     raster.POINTS,
     raster.QUADS,
-    footprint.motion_variant(raster.QUADS),
-    *(footprint.focus_variant(kernel) for kernel in (raster.QUADS, footprint.motion_variant(raster.QUADS))),
-    sprite_sheets.textured_quads(raster.QUADS),
-    sprite_sheets.relief_quads(raster.QUADS),
     *bokeh.BOKEH_KERNELS,
     *quad_tiles.QUAD_KERNELS,
     *trail_tiles.TRAIL_TILE_KERNELS,

@@ -1,6 +1,12 @@
 """Atomic compositing: particles splatted into integer images, resolved to float.
 
 See ``shaders/include/color_pack.glsl`` for the R21G22B21 packing in two uint32.
+
+Variants: the splats by state layout (``SPLAT_KERNELS``), aggregated and paired by measurement (shapes, not
+settings); the footprint splat's kinds (``FOOTPRINT_KERNELS``: shutter, focus) and the resolve's peak (automatic
+Emax) stay tables, since the paired layout's defines are laid over them after and a feature's would come last
+(their compiled text would change); the scene depth (``DEPTH_TEST``), the look and the sprite layer over the frame
+(``SPRITES_OVER``) are features.
 """
 
 from __future__ import annotations

@@ -23,11 +23,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
-from ..seam.kernels import Constant, Feature, Kernel, Raster
+from ..seam.kernels import Constant, Feature, Kernel
 
 MAX_SAMPLES = 128  # samples along a streak (one per pixel of its longer axis, then spaced wider); a power of two
 SPLAT_MAX_RADIUS = 4.0  # circles of confusion up to this radius in pixels are splatted; wider ones are bokeh discs
@@ -198,20 +197,6 @@ def declared_footprint_constants(camera, kernel: Kernel) -> dict:
     """footprint_constants (without the disc) that ``kernel`` declares: a sprite program's shutter or focus."""
     declared = {c.name for c in kernel.constants}
     return {name: value for name, value in footprint_constants(camera, disc=False).items() if name in declared}
-
-
-@cache
-def motion_variant(kernel: Raster) -> Raster:
-    """A kernel that does not list MOTION_BLUR among its features (raster_quads, whose textured variants are not
-    all compiled with it) stretched over the shutter."""
-    return MOTION_BLUR.add_to(kernel)
-
-
-@cache
-def focus_variant(kernel: Kernel) -> Kernel:
-    """A sprite program (raster_quads, sprite_footprint) widened by its circle of confusion (footprint.glsl's
-    focus_widened_px)."""
-    return DEPTH_OF_FIELD.add_to(kernel)
 
 
 FOOTPRINT_KINDS = ((False, False), (True, False), (False, True), (True, True))  # (motion, dof)

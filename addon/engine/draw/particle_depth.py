@@ -14,6 +14,8 @@ thousands of pixels) go into a footprint list, binned by screen tile like the
 bokeh discs, and one workgroup a tile marks them a thread a pixel
 (``particle_depth_tiles.glsl``).  Trails mark their segments, a thread a segment (``trail_depth.glsl``), so
 a trail passing behind an object is hidden where it is behind.
+
+Variants: the depth kernel by state layout (a shape); wide reaches and the camera's focus are features.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ the lists stay in particle order, the rasterizer's blending order, and a pixel
 gets the fragment's value at its centre (color x quad_falloff), so the two
 agree to the target's rounding (the raster target rounds every add to half
 float; the gather sums in float32 and rounds once).  Textured quads
-(sprite_sheets.textured_quads) stay rasterized; the rasterized quads stay
+(raster.QUADS' textured feature) stay rasterized; the rasterized quads stay
 measurable as the peer (bench/quad_peer.py).
 """
 
@@ -49,7 +49,7 @@ QUAD_WALK = "BLOCKS"
 
 QUAD_FOOTPRINT = Kernel(
     "quad_footprint",
-    features=(MOTION_BLUR, DEPTH_OF_FIELD, *LOOK_FEATURES),  # the rasterized quads' (raster.quads)
+    features=(MOTION_BLUR, DEPTH_OF_FIELD, *LOOK_FEATURES),  # raster.QUADS' camera and look features
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image(QUAD_AXES.resource, "RGBA32F", "WRITE"),
             Image("instance_counts", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,

@@ -36,17 +36,16 @@ from ..look.sprite_sheets import (
     GRIDS,
     LIGHTS_FORMAT,
     NORMAL_SAMPLERS,
-    PARTICLE_LIGHT_DIRECTION,
+    POSED,
     REACH,
     REACHES,
     RELIEF,
+    RELIEF_FOOTPRINT,
     SHEET_SAMPLERS,
     SPRITE_FRAMES,
     SPRITE_LIGHTS,
     has_relief,
     pose_values,
-    posed,
-    relief_footprint,
 )
 from ..order.sorting import linear_groups
 from ..order.tile_lists import (
@@ -77,7 +76,9 @@ _COUNT_SIZE = (Constant("INT", "count"), Constant("IVEC2", "target_size"))
 
 SPRITE_FOOTPRINT = Kernel(
     "sprite_footprint",
-    features=(DEPTH_OF_FIELD, *LOOK_FEATURES),  # widened by the camera's circle of confusion
+    # Posed in a frame with textured sprites, writing their lights with relief (sprite_sheets.py), widened by the
+    # camera's circle of confusion, then its look.
+    features=(POSED, RELIEF_FOOTPRINT, DEPTH_OF_FIELD, *LOOK_FEATURES),
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("sprite_keys", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
     constants=(
@@ -127,6 +128,20 @@ SOFT_BLEND = Feature(
     wants=lambda settings, frame: frame["soft_distance"] > 0.0)
 
 
+class FootprintDraw(NamedTuple):
+    """What an effect's sprite_footprint features bind from (Kernel.bindings): the frame's list, the effect."""
+
+    sprites: SpriteList
+    system: object
+    resources: FrameResources
+
+    @property
+    def light_direction(self):
+        """Where the effect's lights come from; a blank image for an effect without relief of its own in a frame
+        with relief."""
+        return self.system.particle_light_direction if has_relief(self.system.settings) else self.resources.sheets.blank
+
+
 class BlendDraw(NamedTuple):
     """What a frame's sprite_blend draws from: its features' bindings come from it (Kernel.bindings)."""
 
@@ -143,8 +158,7 @@ def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK) -> Kernel:
                                (Shared("uint", "s_open", 1),), walk), features=(TEXTURED_BLEND, RELIEF_BLEND, *soft))
 
 
-_FOOTPRINTS = (SPRITE_FOOTPRINT, posed(SPRITE_FOOTPRINT), relief_footprint(SPRITE_FOOTPRINT))
-SPRITE_KERNELS = (*_FOOTPRINTS, SPRITE_TILE_COUNTS, tile_instances(True),
+SPRITE_KERNELS = (SPRITE_FOOTPRINT, SPRITE_TILE_COUNTS, tile_instances(True),
                   *(sprite_blend(depth_test, walk) for depth_test in (False, True) for walk in WALKS))
 
 
@@ -242,22 +256,15 @@ class SpriteLayer:
         sprites' lights written too (none without relief of its own)."""
         s = system.settings
         sprites = self.list
-        kernel = SPRITE_FOOTPRINT if sheet_slot is None else posed(SPRITE_FOOTPRINT)
-        relief_textures, relief_values = {}, {}
-        if relief and sheet_slot is not None:
-            kernel = relief_footprint(SPRITE_FOOTPRINT)
-            own = has_relief(s)
-            direction = system.particle_light_direction if own else resources.sheets.blank
-            relief_textures = {SPRITE_LIGHTS: sprites.lights, PARTICLE_LIGHT_DIRECTION.name: direction}
-            relief_values = {RELIEF.name: s.sprite_relief if own else 0.0}
-        kernel = kernel.for_effect(s, camera=camera)
+        kernel = SPRITE_FOOTPRINT.for_effect(s, camera=camera, sheet_slot=sheet_slot, relief=relief)
+        relief_values = ({RELIEF.name: s.sprite_relief if has_relief(s) else 0.0}
+                         if RELIEF_FOOTPRINT.name in kernel.chosen else {})
         self.host.dispatch(
             kernel, linear_groups(system.count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": resources.look_texture(system),
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "sprite_keys": sprites.keys, **kernel.bindings(system=system),
-             **({SPRITE_FRAMES: sprites.frames} if sheet_slot is not None else {}),
-             **relief_textures},
+             "sprite_keys": sprites.keys,
+             **kernel.bindings(system=system, footprints=FootprintDraw(sprites, system, resources))},
             {
                 "count": system.count,
                 "first_sprite": first,

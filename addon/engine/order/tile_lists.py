@@ -20,6 +20,10 @@ draw needs no read-back: every ``check_every`` draws the total is read, and a
 draw whose instances did not fit gets lists with room for them before it
 bins (the bake checks every draw; the viewport, which must not wait for the
 GPU, every VIEWPORT_CHECK_EVERY draws, starting from its estimate).
+
+``tile_kernel``'s parameters stay parameters rather than features: the walk (by measurement), the layer's format
+and the slices (by memory) are shapes, and the scene-depth test's define sits among the walk's own, where a
+feature's would come last (the compiled text would change).
 """
 
 from __future__ import annotations

@@ -201,7 +201,7 @@ def test_off_is_todays_splat(host, rng):
     np.testing.assert_array_equal(frame, ref.resolve(ref_hi, ref_lo, 64.0))
     compositor = Compositor(FrameResources(host, WIDTH, HEIGHT), render_settings({"emax": 8.0}))
     assert not compositor.uses_footprint(camera)
-    assert raster.quads(camera) is raster.QUADS
+    assert raster.QUADS.for_effect(s, camera=camera, textured=False) is raster.QUADS
 
 
 def test_thin_lens_circle_of_confusion():
@@ -304,10 +304,12 @@ def test_moving_quads_out_of_focus_keep_their_light(host):
 
 
 def test_sprites_blur_only_with_a_focus():
-    camera = Camera.pixel_grid(WIDTH, HEIGHT)
-    assert raster.quads(camera) is raster.QUADS
-    blurred = raster.quads(dataclasses.replace(camera, focus=Focus(2.0, 1.0)))
+    camera, s = Camera.pixel_grid(WIDTH, HEIGHT), effect_settings({})
+    assert raster.QUADS.for_effect(s, camera=camera, textured=False) is raster.QUADS
+    blurred = raster.QUADS.for_effect(s, camera=dataclasses.replace(camera, focus=Focus(2.0, 1.0)), textured=False)
     assert ("DEPTH_OF_FIELD", "1") in blurred.defines and blurred in registry.KERNELS
+    textured = raster.QUADS.for_effect(s, camera=dataclasses.replace(camera, focus=Focus(2.0, 1.0)), textured=True)
+    assert textured.chosen == ("textured", "focus") and textured in registry.KERNELS, "a textured sprite blurs too"
 
 
 def test_bokeh_sprites_spread_wide_circles(host):

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from addon.engine import registry
-from addon.engine.draw import compositing, particle_depth, quad_tiles, sprites
-from addon.engine.light import light_pass
+from addon.engine.draw import compositing, particle_depth, quad_tiles, raster, ribbons, sprites
+from addon.engine.light import light_pass, shadow_volume
 from addon.engine.look.lighting import LIT, TINTED
 from addon.engine.seam.kernels import Feature, Kernel
 from addon.engine.settings.settings import effect_settings, render_settings
@@ -21,6 +21,7 @@ from addon.hosts.__main__ import features, main
 
 SHEETS = ([0], {}, {})  # SpriteSheets.blend_slots' answer for a frame with a textured effect
 STILL = SimpleNamespace(shutter=None, focus=None)  # a camera without motion blur or depth of field
+UNTEXTURED = {"sheet_slot": None, "relief": False}  # sprite_footprint's frame without textured sprites
 TEXTURED_RELIEF = {"sprite_image": "smoke.png", "sprite_relief": 1.0, "lighting": "LIT", "blend_mode": "ALPHA"}
 
 
@@ -30,7 +31,8 @@ def added_defines(variant: Kernel, base: Kernel) -> list[str]:
 
 def test_the_registry_is_every_declared_kernel_with_each_combination_of_its_features():
     assert registry.KERNELS == tuple(v for kernel in registry.DECLARED for v in kernel.variants())
-    assert len(registry.KERNELS) == len(set(registry.KERNELS)) == 344  # 342 and the open surfaces' contact passes
+    # 342, the open surfaces' contact passes, and the textured rasterized quads under a shutter or a focus (18)
+    assert len(registry.KERNELS) == len(set(registry.KERNELS)) == 362
     assert len(registry.by_file()) == 72
 
 
@@ -54,7 +56,8 @@ def test_an_unknown_feature_is_refused_by_name():
 
 def test_variants_are_made_once_so_hosts_find_their_shader_by_the_very_kernel():
     s = effect_settings({"lighting": "LIT"})
-    assert sprites.SPRITE_FOOTPRINT.for_effect(s, camera=STILL) is sprites.SPRITE_FOOTPRINT.for_effect(s, camera=STILL)
+    first = sprites.SPRITE_FOOTPRINT.for_effect(s, camera=STILL, **UNTEXTURED)
+    assert first is sprites.SPRITE_FOOTPRINT.for_effect(s, camera=STILL, **UNTEXTURED)
 
 
 def test_a_spawned_child_with_children_steps_with_events_and_without_emit_inputs():
@@ -79,7 +82,7 @@ def test_the_events_feature_binds_the_systems_event_images():
 ])
 def test_the_look_features_follow_the_effects_lighting_and_inherited_color(lighting, inherit, expected):
     s = effect_settings({"lighting": lighting, "spawn_from": "Rockets", "spawn_inherit_color": inherit})
-    kernel = sprites.SPRITE_FOOTPRINT.for_effect(s, camera=STILL)
+    kernel = sprites.SPRITE_FOOTPRINT.for_effect(s, camera=STILL, **UNTEXTURED)
     assert added_defines(kernel, sprites.SPRITE_FOOTPRINT) == expected
     system = SimpleNamespace(particle_light="light", tint="tint")
     assert kernel.bindings(system=system) == {n: v for n, v in (("particle_light", "light"), ("particle_tint", "tint"))
@@ -87,8 +90,9 @@ def test_the_look_features_follow_the_effects_lighting_and_inherited_color(light
 
 
 def test_the_registry_compiles_one_look_feature_at_a_time():
-    names = [variant.chosen for variant in sprites.SPRITE_FOOTPRINT.variants()]
+    names = [variant.chosen for variant in sprites.SPRITE_FOOTPRINT.variants() if "posed" not in variant.chosen]
     assert names == [(), ("focus",), (LIT.name,), (TINTED.name,), ("focus", LIT.name), ("focus", TINTED.name)]
+    assert len(sprites.SPRITE_FOOTPRINT.variants()) == 3 * len(names), "untextured, posed, posed with relief"
 
 
 def test_a_lit_splat_over_the_scene_depth_tests_it_then_reads_the_light():
@@ -158,3 +162,62 @@ def test_a_lit_quad_under_a_shutter_and_a_focus_is_swept_then_widened_then_lit_w
     kernel = base.for_effect(effect_settings({"lighting": "LIT"}), camera=camera)
     assert added_defines(kernel, base) == ["MOTION_BLUR", "DEPTH_OF_FIELD", "PARTICLE_LIGHT"]
     assert kernel.includes.count("footprint.glsl") == 1 and kernel in registry.KERNELS
+
+
+@pytest.mark.parametrize("shutter,focus,expected", [
+    (None, None, ["SPRITE_TEXTURE"]), ("open", None, ["SPRITE_TEXTURE", "MOTION_BLUR"]),
+    ("open", "near", ["SPRITE_TEXTURE", "MOTION_BLUR", "DEPTH_OF_FIELD"]),
+])
+def test_a_textured_add_quad_is_posed_then_swept_and_widened_by_the_camera_and_the_registry_has_each(
+        shutter, focus, expected):
+    """The rasterized quads' textured variants under a shutter or a focus were dispatched but not compiled by the
+    registry before they were features."""
+    s = effect_settings({"sprite_image": "smoke.png", "particle_type": "SPRITE"})
+    kernel = raster.QUADS.for_effect(s, camera=SimpleNamespace(shutter=shutter, focus=focus), textured=True)
+    assert added_defines(kernel, raster.QUADS) == expected and kernel in registry.KERNELS
+    assert ("FLOAT", "v_frame") in kernel.varyings
+    sheets = SimpleNamespace(pair=lambda settings: ("sheet", "vectors"))
+    quads = SimpleNamespace(sheets=sheets, system=SimpleNamespace(settings=s))
+    assert kernel.bindings(system=None, sheets=quads) == {"sheet_image": "sheet", "sheet_vectors": "vectors"}
+
+
+def test_a_relief_quad_shades_by_the_particles_light_and_an_untextured_frame_never_asks_for_relief():
+    s = effect_settings(TEXTURED_RELIEF)
+    relief = raster.QUADS.for_effect(s, camera=STILL, textured=True)
+    assert relief.chosen == ("textured", "relief", "lit") and relief in registry.KERNELS
+    sheets = SimpleNamespace(pair=lambda settings: ("sheet", "vectors"), normals=lambda settings: "normals")
+    system = SimpleNamespace(settings=s, particle_light_direction="direction", particle_light="light")
+    assert relief.bindings(system=system, sheets=SimpleNamespace(sheets=sheets, system=system)) == {
+        "sheet_image": "sheet", "sheet_vectors": "vectors", "sheet_normals": "normals",
+        "particle_light_direction": "direction", "particle_light": "light"}
+    assert raster.QUADS.for_effect(s, camera=STILL, textured=False).chosen == ("lit",)
+
+
+def test_a_footprint_in_a_textured_frame_with_relief_writes_its_pose_and_light():
+    base = sprites.SPRITE_FOOTPRINT
+    posed = base.for_effect(effect_settings(), camera=STILL, sheet_slot=-1, relief=False)
+    assert added_defines(posed, base) == ["SPRITE_TEXTURE"]
+    lighted = base.for_effect(effect_settings(), camera=STILL, sheet_slot=0, relief=True)
+    assert added_defines(lighted, base) == ["SPRITE_TEXTURE", "SPRITE_RELIEF"] and lighted in registry.KERNELS
+    assert base.for_effect(effect_settings(), camera=STILL, sheet_slot=None, relief=True) is base, "relief needs a pose"
+    list_ = SimpleNamespace(frames="frames", lights="lights")
+    resources = SimpleNamespace(sheets=SimpleNamespace(blank="blank"))
+    for settings, direction in ((effect_settings(), "blank"), (effect_settings(TEXTURED_RELIEF), "direction")):
+        system = SimpleNamespace(settings=settings, particle_light_direction="direction")
+        assert lighted.bindings(system=None, footprints=sprites.FootprintDraw(list_, system, resources)) == {
+            "sprite_frames": "frames", "sprite_lights": "lights", "particle_light_direction": direction}
+
+
+def test_trail_segments_in_a_textured_frame_write_their_pose_as_none():
+    kernel = ribbons.TRAIL_SPRITES.for_effect(effect_settings(), textured=True)
+    assert added_defines(kernel, ribbons.TRAIL_SPRITES) == ["SPRITE_TEXTURE"] and kernel in registry.KERNELS
+    assert kernel.bindings(system=None, sprites=SimpleNamespace(frames="frames")) == {"sprite_frames": "frames"}
+    assert ribbons.TRAIL_SPRITES.for_effect(effect_settings(), textured=False) is ribbons.TRAIL_SPRITES
+
+
+def test_the_shadow_march_reads_the_scenes_shadow_maps_only_when_there_are_occluders():
+    march = shadow_volume.MARCH
+    assert march.for_effect(None, occluders=None) is march
+    occluded = march.for_effect(None, occluders=SimpleNamespace(depth="maps"))
+    assert added_defines(occluded, march) == ["SCENE_SHADOWS"] and occluded in registry.KERNELS
+    assert occluded.bindings(occluders=SimpleNamespace(depth="maps")) == {"occluder_depth": "maps"}

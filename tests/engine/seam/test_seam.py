@@ -406,10 +406,10 @@ def test_both_sprite_list_writers_store_one_entry_into_only_the_images_their_var
 
     entry = set(records.SPRITE_ENTRY.images)
     assert stored(sprites.SPRITE_FOOTPRINT) == entry - {sprite_sheets.SPRITE_FRAMES, sprite_sheets.SPRITE_LIGHTS}
-    assert stored(sprite_sheets.posed(sprites.SPRITE_FOOTPRINT)) == entry - {sprite_sheets.SPRITE_LIGHTS}
-    assert stored(sprite_sheets.relief_footprint(sprites.SPRITE_FOOTPRINT)) == entry
+    assert stored(sprites.SPRITE_FOOTPRINT.with_features("posed")) == entry - {sprite_sheets.SPRITE_LIGHTS}
+    assert stored(sprites.SPRITE_FOOTPRINT.with_features("posed", "relief")) == entry
     assert stored(ribbons.TRAIL_SPRITES) == stored(sprites.SPRITE_FOOTPRINT)
-    assert stored(ribbons.TEXTURED_TRAIL_SPRITES) == entry - {sprite_sheets.SPRITE_LIGHTS}
+    assert stored(ribbons.TRAIL_SPRITES.with_features("posed")) == entry - {sprite_sheets.SPRITE_LIGHTS}
     assert "uvec4(r.key, 0u, 0u, 0u)" in sprites.SPRITE_FOOTPRINT.body()
     assert record_reads("imageStore(sprite_keys, texel, uvec4(key));") != []
 
