@@ -156,3 +156,12 @@ def test_timeline_attributes_gaps_to_a_starved_gpu_when_the_cpu_called_late():
     assert figures["gpu_ms"] == pytest.approx(2.5) and figures["kernels_ms"] == pytest.approx(1.5)
     assert figures["gaps_ms"] == pytest.approx(1.0) and figures["starved_ms"] == pytest.approx(0.5)
     assert figures["per_kernel"] == {"a": pytest.approx(1.0), "b": pytest.approx(0.5)}
+
+
+def test_the_gpu_suite_runs_the_test_files_of_every_folder():
+    from bench import blender_gpu
+
+    files = blender_gpu.suite_files()
+    assert "tests/engine/seam/test_seam.py" in files and "tests/product/test_blender_gpu_bench.py" in files
+    assert len(files) == len(list((ROOT / "tests").rglob("test_*.py"))) and files == sorted(files)
+    assert blender_gpu.suite_files("test_seam*.py") == ["tests/engine/seam/test_seam.py"]
