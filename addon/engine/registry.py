@@ -46,7 +46,7 @@ DECLARED: tuple[Kernel, ...] = (
     *sorting.SORT_KERNELS,
     *compositing.SPLAT_VARIANTS,
     *compositing.FOOTPRINT_VARIANTS,
-    *(compositing.resolve_kernel(peak, compositing.PAIRED) for peak in (False, True)),
+    compositing.resolve_kernel(compositing.PAIRED),
     raster.POINTS,
     raster.QUADS,
     *bokeh.BOKEH_KERNELS,

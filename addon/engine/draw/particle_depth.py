@@ -81,9 +81,11 @@ def _depth_kernel(layout) -> Kernel:
 
 
 PARTICLE_DEPTH_KERNELS = {name: _depth_kernel(layout) for name, layout in LAYOUTS.items()}
-_TILES = tile_kernel("particle_depth_tiles", DEPTH_IMAGE, False)
+_TILES = tile_kernel("particle_depth_tiles", DEPTH_IMAGE)
 PARTICLE_DEPTH_TILES = dataclasses.replace(_TILES, includes=(*_TILES.includes, "footprint.glsl"),
-                                           defines=(*_TILES.defines, ("FAR_BITS", f"{FAR_BITS}u")))
+                                           defines=(*_TILES.defines, ("FAR_BITS", f"{FAR_BITS}u")),
+                                           features=())  # it marks the particles' depths, testing none
+
 
 # Trails (ribbons.py): a segment an invocation; with motion blur the head at shutter close, as they are drawn.
 TRAIL_DEPTH = Kernel(

@@ -49,6 +49,7 @@ from ..look.sprite_sheets import (
 )
 from ..order.sorting import linear_groups
 from ..order.tile_lists import (
+    DEPTH_TESTED,
     FOOTPRINT_OUTPUTS,
     SPRITE_WALK,
     TILE_CHUNK,
@@ -125,7 +126,7 @@ RELIEF_BLEND = Feature(
 # Sprites fading into the scene's depth (soft_particles.py; the SPRITE_WALK blend with a depth test only).
 SOFT_BLEND = Feature(
     "soft", defines=(("SOFT_PARTICLES", "1"),), constants=(SOFT_DEPTH,), includes=("soft_particles.glsl",),
-    wants=lambda settings, frame: frame["soft_distance"] > 0.0)
+    wants=lambda settings, frame: frame["soft_distance"] > 0.0, requires=(DEPTH_TESTED.name,))
 
 
 class FootprintDraw(NamedTuple):
@@ -150,16 +151,15 @@ class BlendDraw(NamedTuple):
 
 
 @cache
-def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK) -> Kernel:
-    """The per-tile front-to-back blend; ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS.
-    Its features: TEXTURED_BLEND, RELIEF_BLEND, and SOFT_BLEND where it tests the depth on the SPRITE_WALK."""
-    soft = (SOFT_BLEND,) if depth_test and walk == SPRITE_WALK else ()
-    return replace(tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test,
-                               (Shared("uint", "s_open", 1),), walk), features=(TEXTURED_BLEND, RELIEF_BLEND, *soft))
+def sprite_blend(walk: str = SPRITE_WALK) -> Kernel:
+    """The per-tile front-to-back blend; ``walk``: tile_lists.WALKS.  Its features: DEPTH_TESTED (against the
+    scene's depth), TEXTURED_BLEND, RELIEF_BLEND, and SOFT_BLEND where it tests the depth on the SPRITE_WALK."""
+    kernel = tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), (Shared("uint", "s_open", 1),), walk)
+    soft = (SOFT_BLEND,) if walk == SPRITE_WALK else ()
+    return replace(kernel, features=(*kernel.features, TEXTURED_BLEND, RELIEF_BLEND, *soft))
 
 
-SPRITE_KERNELS = (SPRITE_FOOTPRINT, SPRITE_TILE_COUNTS, tile_instances(True),
-                  *(sprite_blend(depth_test, walk) for depth_test in (False, True) for walk in WALKS))
+SPRITE_KERNELS = (SPRITE_FOOTPRINT, SPRITE_TILE_COUNTS, tile_instances(True), *(sprite_blend(walk) for walk in WALKS))
 
 
 class SpriteList(FootprintList):
@@ -235,8 +235,8 @@ class SpriteLayer:
         sprites.scan.run(sprites.instance_counts, sprites.instance_offsets, count, total=self.kept.total)
         binned = self.kept.bin(items, sprites.instance_offsets, count, depth_order=True).binning
         depth = resources.depth_image
-        kernel = sprite_blend(depth is not None, self.walk).for_effect(None, sheets=sheets, relief=relief,
-                                                                       soft_distance=soft_distance)
+        kernel = sprite_blend(self.walk).for_effect(None, depth=depth, sheets=sheets, relief=relief,
+                                                    soft_distance=soft_distance)
         grids = sheets[2] if sheets else {}
         if SOFT_BLEND.name in kernel.chosen:
             grids = {**grids, "soft_depth": soft_depth(camera.view_proj, soft_distance)}
@@ -244,8 +244,7 @@ class SpriteLayer:
             kernel, (self.kept.tiles_x, self.kept.tiles_y, 1),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "layer": self.target, **({"scene_depth": depth} if depth is not None else {}),
-             **kernel.bindings(blend=BlendDraw(sprites, sheets))},
+             "layer": self.target, **kernel.bindings(depth=depth, blend=BlendDraw(sprites, sheets))},
             {"target_size": (self.width, self.height), **grids},
         )
 

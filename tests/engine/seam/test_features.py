@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from addon.engine import registry
-from addon.engine.draw import compositing, particle_depth, quad_tiles, raster, ribbons, sprites
+from addon.engine.draw import bokeh, compositing, particle_depth, quad_tiles, raster, ribbons, sprites, trail_tiles
 from addon.engine.light import light_pass, shadow_volume
 from addon.engine.look.lighting import LIT, TINTED
 from addon.engine.seam.kernels import Feature, Kernel
@@ -114,15 +114,32 @@ def test_the_light_pass_of_a_relief_effect_under_shadows_writes_its_light_direct
 
 
 def test_a_textured_soft_frame_with_relief_blends_with_all_three_features():
-    base = sprites.sprite_blend(True)
-    kernel = base.for_effect(None, sheets=SHEETS, relief=True, soft_distance=0.5)
-    assert added_defines(kernel, base) == ["SPRITE_TEXTURE", "SPRITE_RELIEF", "SOFT_PARTICLES"]
+    base = sprites.sprite_blend()
+    kernel = base.for_effect(None, depth="depth", sheets=SHEETS, relief=True, soft_distance=0.5)
+    assert added_defines(kernel, base) == ["SPRITE_DEPTH_TEST", "SPRITE_TEXTURE", "SPRITE_RELIEF", "SOFT_PARTICLES"]
     assert kernel in registry.KERNELS
 
 
 def test_relief_without_a_textured_effect_blends_untextured():
-    base = sprites.sprite_blend(False)
-    assert base.for_effect(None, sheets=None, relief=True, soft_distance=0.0) is base
+    base = sprites.sprite_blend()
+    assert base.for_effect(None, depth=None, sheets=None, relief=True, soft_distance=0.0) is base
+
+
+def test_soft_sprites_fade_only_into_a_depth_they_test_and_only_on_the_sprites_walk():
+    base = sprites.sprite_blend()
+    assert base.for_effect(None, depth=None, sheets=None, relief=False, soft_distance=0.5) is base
+    walked = sprites.sprite_blend("ALL").for_effect(None, depth="depth", sheets=None, relief=False, soft_distance=0.5)
+    assert walked.chosen == ("depth_test",) and walked in registry.KERNELS
+
+
+@pytest.mark.parametrize("make", [lambda: bokeh.BOKEH_ACCUMULATE, lambda: quad_tiles.quad_accumulate(),
+                                  lambda: trail_tiles.trail_accumulate("RGBA32F", "BLOCKS")])
+def test_a_tile_walk_hides_what_is_behind_the_scenes_depth_when_the_frame_has_one(make):
+    base = make()
+    tested = base.for_effect(effect_settings(), depth="depth")
+    assert added_defines(tested, base) == ["SPRITE_DEPTH_TEST"] and tested in registry.KERNELS
+    assert tested.bindings(depth="depth") == {"scene_depth": "depth"}
+    assert base.for_effect(effect_settings(), depth=None) is base
 
 
 def test_features_prints_one_list_of_what_sprite_blend_can_become(capsys):
@@ -134,15 +151,32 @@ def test_features_prints_one_list_of_what_sprite_blend_can_become(capsys):
 
 
 def test_a_feature_that_binds_nothing_asks_for_no_source():
-    kernel = sprites.sprite_blend(True).for_effect(None, sheets=None, relief=False, soft_distance=0.5)
-    assert kernel.chosen == ("soft",) and kernel.bindings(blend=None) == {}
+    kernel = sprites.sprite_blend().for_effect(None, depth="depth", sheets=None, relief=False, soft_distance=0.5)
+    assert kernel.chosen == ("depth_test", "soft") and kernel.bindings(depth="depth", blend=None) == {
+        "scene_depth": "depth"}
 
 
-def test_the_resolve_lays_the_sprite_layer_over_the_frame_when_there_is_one():
-    base = compositing.resolve_kernel(True, compositing.PAIRED)
-    over = base.for_effect(render_settings(), sprites="layer")
-    assert added_defines(over, base) == ["SPRITES_OVER"] and over.bindings(sprites="layer") == {"sprites": "layer"}
-    assert base.for_effect(render_settings(), sprites=None) is base and over in registry.KERNELS
+def test_the_resolve_lays_the_sprite_layer_over_the_frame_when_there_is_one_and_measures_the_peak_for_auto_emax():
+    base = compositing.resolve_kernel(compositing.PAIRED)
+    auto = render_settings({"emax_mode": "AUTO"})
+    over = base.for_effect(auto, sprites="layer")
+    assert added_defines(over, base) == ["MEASURE_PEAK", "SPRITES_OVER"] and over in registry.KERNELS
+    assert over.bindings(sprites="layer") == {"sprites": "layer"} and over.shared[-1].name == "group_peak"
+    assert base.for_effect(auto, sprites=None) is base.with_features("peak")
+    assert base.for_effect(render_settings({"emax_mode": "MANUAL"}), sprites=None) is base
+
+
+@pytest.mark.parametrize("shutter,focus,expected", [
+    (None, None, []), ("open", None, ["MOTION_BLUR"]), (None, "near", ["DEPTH_OF_FIELD"]),
+    ("open", "near", ["MOTION_BLUR", "DEPTH_OF_FIELD"]),
+])
+def test_the_footprint_splat_streaks_over_the_shutter_and_spreads_over_the_disc_of_the_focus(shutter, focus, expected):
+    base = compositing.splat_variant(compositing.FOOTPRINT_KERNELS["FULL"], compositing.PAIRED)
+    camera = SimpleNamespace(shutter=shutter, focus=focus)
+    kernel = base.for_effect(effect_settings(), depth=False, camera=camera)
+    assert [name for name in added_defines(kernel, base) if not name.startswith("DISC_")] == expected
+    assert kernel in registry.KERNELS and kernel.includes.count("footprint.glsl") == 1
+    assert ("disc" in {c.name for c in kernel.constants}) == (focus is not None)
 
 
 @pytest.mark.parametrize("shutter,particle_type,expected", [
