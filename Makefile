@@ -34,7 +34,7 @@ help:
 	@echo "  make bench-gpu the GPU host's benchmark in Blender: tests, bake, viewport, end-to-end (BENCH_ARGS=--skip-tests ...)"
 	@echo "  make lint      ruff check addon tests bench tools farm"
 	@echo "  make module-map  rewrite docs/features.md's module map from the modules' docstrings"
-	@echo "  make contact-sheet  render every preset at 1080p into docs/presets.png (crops)"
+	@echo "  make contact-sheet  render every preset at 1080p into docs/presets.jpg (crops)"
 	@echo "                 [PRESETS=\"fire snow\"]: only those presets' cells, the others kept"
 	@echo "  make previews  render a short MP4 of every preset into docs/previews/ [PRESETS=\"fire snow\"]"
 	@echo "  make kernel    print KERNEL=$(KERNEL) as HOST=blender|moderngl compiles it [VARIANT=n]"
@@ -73,7 +73,7 @@ module-map: setup
 	$(PY) tools/module_map.py
 
 contact-sheet: setup
-	$(PY) tools/contact_sheet.py --out docs/presets.png$(if $(PRESETS), --update --presets $(PRESETS))
+	$(PY) tools/contact_sheet.py --out docs/presets.jpg$(if $(PRESETS), --update --presets $(PRESETS))
 
 previews: setup
 	$(PY) tools/previews.py --out docs/previews$(if $(PRESETS), --presets $(PRESETS))

@@ -20,6 +20,8 @@ from bpy.props import (
     StringProperty,
 )
 
+from . import families
+from .engine.settings.costs import Edit, cost_of
 from .engine.settings.settings import (
     EFFECT_FIELDS,
     RENDER_FIELDS,
@@ -28,8 +30,6 @@ from .engine.settings.settings import (
     effect_settings,
     render_settings,
 )
-from .scene import families
-from .scene.edits import Edit, cost_of
 
 _VECTOR_SUBTYPES = {"VELOCITY": "VELOCITY", "ACCELERATION": "ACCELERATION"}
 _INT32_MAX = 2**31 - 1
@@ -61,7 +61,7 @@ def blender_property(field: Field, update=None):
 
 # Called with no arguments whenever a setting changes (the viewport marks its simulation stale).
 ON_CHANGE: list = []
-# Called instead for settings whose edit is an Edit.RELOOK (scene/edits.py): validated again and redrawn with the
+# Called instead for settings whose edit is an Edit.RELOOK (engine/settings/costs.py): validated again and redrawn with the
 # simulation kept.
 ON_LOOK: list = []
 # Called instead for settings whose edit is an Edit.REDRAW (glints, read at each draw): the viewport redraws.
@@ -105,7 +105,7 @@ _UPDATES = {Edit.REDRAW: _drawing_changed, Edit.RELOOK: _look_changed, Edit.RESI
 
 
 def _update_of(field: Field):
-    """What an edit of ``field`` sets off, by what it costs (edits.cost_of)."""
+    """What an edit of ``field`` sets off, by what it costs (costs.cost_of)."""
     return _UPDATES[cost_of(field)]
 
 
@@ -156,7 +156,7 @@ GPU_PARTICLES_PG_effect = type(
             "ramp_texture": PointerProperty(type=bpy.types.Texture, name="Color Ramp",
                                             description="A texture whose color ramp gives the color over life (replaces start and end)"),
             **_annotations(EFFECT_FIELDS),
-            # The parent of a spawned effect, by reference (scene/families.py); spawn_from reads it as names.
+            # The parent of a spawned effect, by reference (families.py); spawn_from reads it as names.
             "spawn_from": StringProperty(
                 name="Spawn From", description=_SPAWN_FROM.description,
                 get=families.spawn_from_name, set=_set_spawn_from),

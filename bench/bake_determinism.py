@@ -7,7 +7,7 @@ simulation cache (as a farm splits a shot): every bake's frames against the firs
 Suite ``determinism``, a case per preset (and glint setting, ``--glints``): ``bakes`` (whole bakes), ``frames``,
 ``differing`` (frames of the later whole bakes that differ from the first's), ``split_differing`` (frames of the
 split bake that do), and which ones (``names``).  0 and 0 is the goal.  The test suite bakes a split comet once
-(``tests/test_trails.py``); this repeats bakes to catch what is rare (a sum whose order the GPU picks).
+(``tests/engine/simulate/test_trails.py``); this repeats bakes to catch what is rare (a sum whose order the GPU picks).
 """
 
 from __future__ import annotations

@@ -124,13 +124,18 @@ def parse_pytest(output: str) -> dict:
             "failures": re.findall(r"^(?:FAILED|ERROR) (\S+)", output, re.MULTILINE), "summary": summary.strip(" =")}
 
 
+def suite_files(pattern: str = "test_*.py") -> list[str]:
+    """The test files matching ``pattern`` in every folder under ``tests/`` (they mirror the house), sorted."""
+    return sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "tests").rglob(pattern))
+
+
 def run_tests(processes: int = 1, log_path: Path | None = None, pattern: str = "test_*.py") -> dict:
     """The suite in child processes, as ``.venv/bin/python -m pytest tests -q`` runs it: with ``processes`` > 1 the
     test files are dealt round robin to that many pytest processes side by side (a GPU machine's cores and GPU
     are mostly idle under one), and their counts summed; ``log_path``: their output, one after another;
-    ``pattern``: the test files (of ``tests/``) to run."""
+    ``pattern``: the test files (under ``tests/``, in every folder) to run."""
     start = time.perf_counter()
-    files = sorted(str(path.relative_to(ROOT)) for path in (ROOT / "tests").glob(pattern))
+    files = suite_files(pattern)
     shares = [files[k::processes] for k in range(min(processes, len(files)))]
     children = [subprocess.Popen([sys.executable, "-m", "pytest", *share, "-q", "-rfE", "-p", "no:cacheprovider"],
                                  cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

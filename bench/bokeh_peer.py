@@ -4,7 +4,7 @@ One instanced quad per particle around its circle of confusion, swept over
 the shutter with motion blur (``bench/shaders/raster_bokeh.glsl``), added
 into the compositor's float layer by the rasterizer.  ``RasterBokeh`` draws
 like ``BokehLayer``, so a Compositor given one (``compositor.bokeh``) draws
-its wide circles the old way: tests/test_bokeh.py compares the looks,
+its wide circles the old way: tests/engine/draw/test_bokeh.py compares the looks,
 bench/footprint_bench.py the speeds in the same run.
 """
 
@@ -14,7 +14,7 @@ import dataclasses
 from functools import cache
 
 from addon.engine.draw import raster
-from addon.engine.draw.footprint import FOCUS, motion_variant
+from addon.engine.draw.footprint import FOCUS, MOTION_BLUR
 from bench.sprite_peer import QUAD_VERTICES, BenchRaster
 
 
@@ -26,7 +26,7 @@ def raster_bokeh(motion: bool) -> BenchRaster:
                          constants=(*quads.constants, FOCUS), includes=(*quads.includes, "footprint.glsl"),
                          defines=(("DEPTH_OF_FIELD", "1"),),
                          varyings=(("VEC3", "v_color"), ("VEC2", "v_local"), ("VEC2", "v_shape")))
-    return motion_variant(kernel) if motion else kernel
+    return MOTION_BLUR.add_to(kernel) if motion else kernel
 
 
 @dataclasses.dataclass

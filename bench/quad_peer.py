@@ -2,7 +2,7 @@
 
 ``RasterQuads`` draws like ``QuadLayer`` through ``raster.draw`` (raster_quads.glsl, the product's path for
 textured quads), so a Compositor given one (``compositor.quads``) draws its untextured quads the old way:
-tests/test_quad_tiles.py compares the looks; within ``rasterized_quads()`` every Compositor does, which
+tests/engine/draw/test_quad_tiles.py compares the looks; within ``rasterized_quads()`` every Compositor does, which
 bench/blender_gpu.py's events suite times as the fireworks' peer in the same run.
 """
 

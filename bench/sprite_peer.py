@@ -2,7 +2,7 @@
 
 One instanced camera-facing quad per particle (``bench/shaders/sprite_alpha_raster.glsl``),
 drawn in the order of sorted key-index pairs with premultiplied "over"; used
-by tests/test_sprites.py (the looks agree within 1/255 where both orders
+by tests/engine/draw/test_sprites.py (the looks agree within 1/255 where both orders
 agree) and by bench/sprite_bench.py (the speed).
 """
 

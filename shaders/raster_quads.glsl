@@ -4,9 +4,9 @@
  * Its frame (quad_frame.glsl, shared with the tiled quads of quad_tiles.py): with a stretch time the quad
  * spans the index's screen motion over that time behind it, and its brightness is spread over the
  * longer streak; with MOTION_BLUR its path over the shutter too, with DEPTH_OF_FIELD it widens by its
- * circle of confusion (footprint.glsl, footprint.focus_variant).  SPRITE_TEXTURE
- * (sprite_sheets.textured_quads): the effect's sprite image instead of the round falloff, turned by its pose;
- * SPRITE_RELIEF (sprite_sheets.relief_quads): shaded by where its light comes from and the sheet's normals,
+ * circle of confusion (footprint.glsl, footprint.DEPTH_OF_FIELD).  SPRITE_TEXTURE
+ * (sprite_sheets.TEXTURED_QUADS): the effect's sprite image instead of the round falloff, turned by its pose;
+ * SPRITE_RELIEF (sprite_sheets.RELIEF_QUADS): shaded by where its light comes from and the sheet's normals,
  * as sprite_blend.glsl shades alpha sprites. */
 
 #ifdef SPRITE_TEXTURE

@@ -5,9 +5,9 @@
  * dead, behind the camera, outside the depth range) get radius 0 (no tiles)
  * and the last key.  sweep_seconds > 0: the footprint is swept along the particle's
  * screen motion over that many seconds before now (motion blur); DEPTH_OF_FIELD: widened by
- * the circle of confusion (footprint.focus_variant).  SPRITE_TEXTURE
- * (sprite_sheets.posed): each sprite's sheet slot and pose into sprite_frames too;
- * SPRITE_RELIEF (sprite_sheets.relief_footprint): and where its light comes from
+ * the circle of confusion (footprint.DEPTH_OF_FIELD).  SPRITE_TEXTURE
+ * (sprite_sheets.POSED): each sprite's sheet slot and pose into sprite_frames too;
+ * SPRITE_RELIEF (sprite_sheets.RELIEF_FOOTPRINT): and where its light comes from
  * (particle_light_direction), turned into its frame, times sprite_relief into sprite_lights. */
 
 void main()

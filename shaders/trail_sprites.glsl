@@ -6,7 +6,7 @@
  * spreads a streak's opacity over its length (sprite_blend.glsl); a segment
  * asks for that much more, up to opaque, so the ribbon keeps its opacity
  * along its length.  Segments that do not show get radius 0 and the last key.
- * SPRITE_TEXTURE (a frame with textured sprites: ribbons.TEXTURED_TRAIL_SPRITES): each segment's pose written
+ * SPRITE_TEXTURE (a frame with textured sprites: ribbons.POSED_SEGMENTS): each segment's pose written
  * as none into sprite_frames (store_sprite_entry), which the blend reads for every entry. */
 
 void main()

@@ -2,7 +2,7 @@
 with the first sentence of its docstring.
 
 The map sits between two markers in docs/features.md, and only that part is rewritten, so the prose around it
-stays hand-written while the list of modules cannot fall behind the code (tests/test_docs.py fails when it has).
+stays hand-written while the list of modules cannot fall behind the code (tests/product/test_docs.py fails when it has).
 Pure Python: it reads the files, it imports nothing of the add-on.
 
     python tools/module_map.py           # rewrite the map in docs/features.md (make module-map)

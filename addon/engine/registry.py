@@ -6,7 +6,7 @@ declarations, every variant included (state layouts, splat paths, sort
 shapes, and each combination of the features a kernel accepts: ``Kernel.variants``;
 no GLSL text is read), so a kernel that exists is a kernel that is tested on both hosts.
 A new ``shaders/<name>.glsl`` with a ``main()`` must appear here
-(tests/test_kernels.py fails otherwise).  Kernels only the tests and benchmarks
+(tests/engine/test_kernels.py fails otherwise).  Kernels only the tests and benchmarks
 dispatch are named in ``LAB_KERNELS``: the extension zip leaves their files out.
 """
 
@@ -16,7 +16,6 @@ from .draw import (
     bokeh,
     compositing,
     depth,
-    footprint,
     glints,
     particle_depth,
     quad_tiles,
@@ -27,7 +26,6 @@ from .draw import (
     trail_tiles,
 )
 from .light import light_pass, shadow_volume
-from .look import sprite_sheets
 from .order import sorting, tile_lists
 from .primitives import compaction, scan
 from .seam.kernels import Kernel
@@ -48,13 +46,9 @@ DECLARED: tuple[Kernel, ...] = (
     *sorting.SORT_KERNELS,
     *compositing.SPLAT_VARIANTS,
     *compositing.FOOTPRINT_VARIANTS,
-    *(compositing.resolve_kernel(peak, compositing.PAIRED) for peak in (False, True)),
+    compositing.resolve_kernel(compositing.PAIRED),
     raster.POINTS,
     raster.QUADS,
-    footprint.motion_variant(raster.QUADS),
-    *(footprint.focus_variant(kernel) for kernel in (raster.QUADS, footprint.motion_variant(raster.QUADS))),
-    sprite_sheets.textured_quads(raster.QUADS),
-    sprite_sheets.relief_quads(raster.QUADS),
     *bokeh.BOKEH_KERNELS,
     *quad_tiles.QUAD_KERNELS,
     *trail_tiles.TRAIL_TILE_KERNELS,

@@ -74,6 +74,7 @@ def _feature_line(feature) -> str:
         names = [resource.name for resource in getattr(feature, kind)]
         parts += [f"+{kind} {', '.join(names)}"] if names else []
     parts += [f"+includes {', '.join(feature.includes)}"] if feature.includes else []
+    parts += [f"+varyings {', '.join(name for _, name in feature.varyings)}"] if feature.varyings else []
     parts += [f"-{', '.join(sorted(feature.drops))}"] if feature.drops else []
     parts += [f"requires {', '.join(feature.requires)}"] if feature.requires else []
     parts += [f"one of group '{feature.group}' in the registry"] if feature.group else []

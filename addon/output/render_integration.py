@@ -24,7 +24,7 @@ Where the GPU work runs, and why before the frame rather than in it:
   ``bpy.ops.render.render``; the add-on's GPU context (``gpu.init()``) is
   usable there, also between EEVEE frames, which bind and release their own
   context.  With the CPU compositor nothing binds it again after a frame;
-  :func:`_bind_gpu_context` does (tests/test_cpu_compositor.py).
+  :func:`_bind_gpu_context` does (tests/output/test_cpu_compositor.py).
 * GUI (F12, Render Animation): the render runs as a window-manager job on a
   worker thread (``screen_render_invoke`` -> ``WM_jobs_start`` ->
   ``render_startjob`` -> ``RE_RenderFrame``/``RE_RenderAnim``, which call the
@@ -35,7 +35,7 @@ Where the GPU work runs, and why before the frame rather than in it:
   the event loop, also while a render job runs and the interface is locked.
   Waits are bounded (``MAIN_THREAD_WAIT``) and end when the render is
   cancelled; work a render thread gave up on is dropped, never run late.
-  tests/test_render_handoff.py runs this hand-off with real threads.
+  tests/output/test_render_handoff.py runs this hand-off with real threads.
 * Not in the compositor: Blender 5.2 has no Python compositor nodes, and the
   render's depth pass is only known after the frame, too late for the splat's
   own depth test.  The compositor compares depths instead (per pixel, with

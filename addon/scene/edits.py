@@ -1,52 +1,21 @@
 """What an edit costs, decided here only: nothing, a redraw, a redraw of the kept history in a new look, or a
 new simulation.
 
-Every part of a :class:`~.snapshot.SceneSnapshot` has a cost in ``COSTS``; a setting's part is its
-``Field.affects`` tag (engine/settings/settings.py).  :func:`edit_between` compares the snapshot a simulation was made
-from with the scene as read now and gives the dearest cost of what differs (:func:`changes` says what that
-is); :func:`emitters_edit` does the same for the emitters at the simulated frame, which a snapshot (the same
-for every frame) does not hold.  The viewport overlay, the renderer (viewport, F12 and bakes), the simulation's
-timeline and the properties' update hooks all ask it.  docs/features.md (What an edit costs) lists the settings
-by cost.
+Every part of a :class:`~.snapshot.SceneSnapshot` has a cost in ``COSTS`` (engine/settings/costs.py, beside
+the Field table, where the properties' update hooks read it too); a setting's part is its ``Field.affects`` tag.
+:func:`edit_between` compares the snapshot a simulation was made from with the scene as read now and gives the
+dearest cost of what differs (:func:`changes` says what that is); :func:`emitters_edit` does the same for the
+emitters at the simulated frame, which a snapshot (the same for every frame) does not hold.  The viewport
+overlay, the renderer (viewport, F12 and bakes) and the simulation's timeline all ask it.  docs/features.md
+(What an edit costs) lists the settings by cost.
 """
 
 from __future__ import annotations
 
-from enum import IntEnum
-
 import numpy as np
 
-from ..engine.settings.settings import EFFECT_FIELDS, RENDER_FIELDS, Field
-
-
-class Edit(IntEnum):
-    """What an edit costs, cheapest first."""
-
-    NONE = 0  # nothing drawn or simulated changed
-    REDRAW = 1  # the same systems drawn again: what a draw reads each time (glints, color ramps)
-    RELOOK = 2  # the simulated history, checkpoints and disk cache kept, drawn with the new settings
-    RESIMULATE = 3  # a new simulation from the start (or the disk cache, where its key still matches)
-
-
-COSTS = {
-    # A setting, by its Field's affects tag:
-    "simulation": Edit.RESIMULATE,
-    "look": Edit.RELOOK,
-    "render": Edit.RELOOK,  # the compositor is made again
-    "glints": Edit.REDRAW,
-    # The rest of a snapshot:
-    "effects": Edit.RESIMULATE,  # which effects there are: added, removed, renamed, switched off, reordered
-    "time": Edit.RESIMULATE,  # the simulation start and the time step
-    "history": Edit.RESIMULATE,  # an effect's history key (its emitter mesh, the colors it inherits): effect_key
-    "cloud": Edit.RESIMULATE,  # the CSG point cloud's settings, or whether there is one
-    "emitters": Edit.RESIMULATE,  # an emitter moved by hand at the simulated frame (FrameInputs: emitters_edit)
-    "ramp": Edit.REDRAW,  # an effect's color ramp, read at every draw (one a child inherits: its history)
-}
-
-
-def cost_of(field: Field) -> Edit:
-    """What an edit of the setting ``field`` costs."""
-    return COSTS[field.affects]
+from ..engine.settings.costs import COSTS, Edit, cost_of
+from ..engine.settings.settings import EFFECT_FIELDS, RENDER_FIELDS
 
 
 def render_edit(simulated, now) -> Edit:

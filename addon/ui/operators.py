@@ -20,6 +20,7 @@ from ..engine.settings.presets import (
     spawned_owner,
     write_preset,
 )
+from ..families import descendants, link, parent_of
 from ..hosts.base import GPUMemoryError, NoGPUError
 from ..output.bake import BakeError, BakeJob
 from ..output.export import export_frame, export_range
@@ -33,7 +34,6 @@ from ..properties import (
     scene_effects,
 )
 from ..scene.csg import add_stage_primitives, scene_primitives
-from ..scene.families import descendants, link, parent_of
 from ..scene.stage_colliders import add_stage_colliders, scene_has_colliders
 from ..scene.stage_fields import add_stage_fields, scene_has_fields
 from ..scene.stage_lights import add_stage_light_setup
@@ -153,7 +153,7 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
 
 def _add_spawned(obj, root: int, preset) -> list:
     """A family preset's other effects (sub-emitters), on ``obj`` after its others, the preset's own effect at
-    place ``root``; each refers to its parent among them (scene/families.py), so a second copy of the preset
+    place ``root``; each refers to its parent among them (families.py), so a second copy of the preset
     spawns from its own parent.  A child of the same name the parent already has takes the preset's settings
     instead (a preset applied again does not double the family).  The effects set."""
     effects = obj.gpu_particles.effects

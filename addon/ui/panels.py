@@ -86,7 +86,7 @@ def draw_fields(layout, context, names) -> None:
 
 
 def draw_spawn_from(layout, effect) -> None:
-    """The parent by reference (scene/families.py): its object (empty: this one), then one of its effects."""
+    """The parent by reference (families.py): its object (empty: this one), then one of its effects."""
     layout.prop(effect, "spawn_object", text="Spawn From", placeholder="This Object")
     layout.prop_search(effect, "spawn_effect_name", (effect.spawn_object or effect.id_data).gpu_particles, "effects",
                        text="Effect")

@@ -26,8 +26,6 @@ agree to the rounding of where each computes a pixel's distance from the disc.
 
 from __future__ import annotations
 
-from functools import cache
-
 from ..look.lighting import LOOK_FEATURES
 from ..look.look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from ..order.sorting import linear_groups
@@ -61,13 +59,9 @@ BOKEH_DISCS = Kernel(
 )
 
 
-@cache
-def bokeh_accumulate(depth_test: bool) -> Kernel:
-    """The per-tile sum of discs; ``depth_test``: against the scene's depth."""
-    return tile_kernel("bokeh_accumulate", Image("layer", "RGBA32F"), depth_test, includes=("tile_sum.glsl",))
-
-
-BOKEH_KERNELS = (BOKEH_DISCS, bokeh_accumulate(False), bokeh_accumulate(True))
+# The per-tile sum of discs (its feature: tile_lists.DEPTH_TESTED).
+BOKEH_ACCUMULATE = tile_kernel("bokeh_accumulate", Image("layer", "RGBA32F"), includes=("tile_sum.glsl",))
+BOKEH_KERNELS = (BOKEH_DISCS, BOKEH_ACCUMULATE)
 
 
 class BokehLayer:
@@ -108,10 +102,10 @@ class BokehLayer:
         discs.scan.run(discs.instance_counts, discs.instance_offsets, count, total=self.kept.total)
         shapes = {"sprite_shapes": discs.shapes, "sprite_streaks": discs.streaks}
         binned = self.kept.bin(shapes, discs.instance_offsets, count, depth_order=False).binning
+        accumulate = BOKEH_ACCUMULATE.for_effect(system.settings, depth=depth)
         self.host.dispatch(
-            bokeh_accumulate(depth is not None), (self.kept.tiles_x, self.kept.tiles_y, 1),
+            accumulate, (self.kept.tiles_x, self.kept.tiles_y, 1),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
-             **shapes, "sprite_colors": discs.colors, "layer": target,
-             **({"scene_depth": depth} if depth is not None else {})},
+             **shapes, "sprite_colors": discs.colors, "layer": target, **accumulate.bindings(depth=depth)},
             {"target_size": (self.width, self.height)},
         )

@@ -1,6 +1,10 @@
 """Atomic compositing: particles splatted into integer images, resolved to float.
 
 See ``shaders/include/color_pack.glsl`` for the R21G22B21 packing in two uint32.
+
+Variants: the splats by state layout (``SPLAT_KERNELS``), aggregated and paired by measurement (shapes, not
+settings); the scene depth (``DEPTH_TEST``), the footprint splat's shutter and focus (footprint.py), the look, the
+resolve's peak (automatic Emax: ``PEAK``) and the sprite layer over the frame (``SPRITES_OVER``) are features.
 """
 
 from __future__ import annotations
@@ -30,7 +34,6 @@ from . import raster, ribbons
 from .bokeh import BokehLayer
 from .depth import TILE
 from .footprint import (
-    FOOTPRINT_KINDS,
     SPLAT_MAX_RADIUS,
     Focus,
     Shutter,
@@ -156,13 +159,12 @@ RESOLVE = Kernel(
 )
 
 # The resolve that also measures the frame's peak (automatic Emax).
-RESOLVE_PEAK = dataclasses.replace(RESOLVE, shared=(Shared("uint", "group_peak", 256),),
-                                   defines=(("MEASURE_PEAK", "1"),))
+PEAK = Feature("peak", defines=(("MEASURE_PEAK", "1"),), shared=(Shared("uint", "group_peak", 256),),
+               wants=lambda render, frame: render.emax_mode == "AUTO")
 
 
 # The footprint splats (footprint.py): naive atomics per tap, bilinear taps always, streak and disc on demand.
-FOOTPRINT_KERNELS = {(name, motion, dof): footprint_kernel(kernel, motion, dof)
-                     for name, kernel in SPLAT_KERNELS.items() for motion, dof in FOOTPRINT_KINDS}
+FOOTPRINT_KERNELS = {name: footprint_kernel(kernel) for name, kernel in SPLAT_KERNELS.items()}
 # What the product dispatches (with or without the scene depth: their features).
 FOOTPRINT_VARIANTS = tuple(splat_variant(kernel, PAIRED) for kernel in FOOTPRINT_KERNELS.values())
 
@@ -174,13 +176,13 @@ SPRITES_OVER = Feature("sprites_over", defines=(("SPRITES_OVER", "1"),), sampler
 
 
 @cache
-def resolve_kernel(peak: bool = False, paired: bool = False) -> Kernel:
-    """RESOLVE or RESOLVE_PEAK, reading the paired accumulation image when ``paired``; its feature SPRITES_OVER."""
-    kernel = RESOLVE_PEAK if peak else RESOLVE
+def resolve_kernel(paired: bool = False) -> Kernel:
+    """RESOLVE, reading the paired accumulation image when ``paired``; its features PEAK and SPRITES_OVER."""
+    kernel = RESOLVE
     if paired:
         kernel = dataclasses.replace(kernel, images=tuple(_paired_images(kernel.images)),
                                      defines=(*kernel.defines, *PAIRED_DEFINES))
-    return dataclasses.replace(kernel, features=(SPRITES_OVER,))
+    return dataclasses.replace(kernel, features=(PEAK, SPRITES_OVER))
 
 
 _EMAX = {f.name: f for f in RENDER_FIELDS}["emax"]
@@ -359,11 +361,9 @@ class Compositor:
         look = resources.look_texture(system)
         layout = system.layout.name
         footprint = self.uses_footprint(camera)
-        if footprint:
-            base = FOOTPRINT_KERNELS[(layout, camera.shutter is not None, camera.focus is not None)]
-        else:
-            base = self.splat_kernels[layout]
-        kernel = splat_variant(base, self.paired).for_effect(system.settings, depth=resources.depth is not None)
+        base = FOOTPRINT_KERNELS[layout] if footprint else self.splat_kernels[layout]
+        kernel = splat_variant(base, self.paired).for_effect(system.settings, depth=resources.depth is not None,
+                                                              camera=camera)
         groups_x, rows, _ = system.groups
         self.host.dispatch(
             kernel, (groups_x, -(-rows // per_thread(kernel)), 1),
@@ -388,7 +388,7 @@ class Compositor:
         """The frame's float RGBA: the splat plus what was rasterized, and ``sprites`` (the alpha-blended layer,
         premultiplied) over it when given; clears the accumulation."""
         resources = self.resources
-        kernel = resolve_kernel(self.render.emax_mode == "AUTO", self.paired).for_effect(self.render, sprites=sprites)
+        kernel = resolve_kernel(self.paired).for_effect(self.render, sprites=sprites)
         self.host.dispatch(
             kernel, RESOLVE.groups_for(self.width, self.height),
             {**self.accum_textures, "frame": resources.frame, "stats": self.stats, "raster": resources.raster,

@@ -23,11 +23,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from functools import cache
 
 import numpy as np
 
-from ..seam.kernels import Constant, Feature, Kernel, Raster
+from ..seam.kernels import Constant, Feature, Kernel
 
 MAX_SAMPLES = 128  # samples along a streak (one per pixel of its longer axis, then spaced wider); a power of two
 SPLAT_MAX_RADIUS = 4.0  # circles of confusion up to this radius in pixels are splatted; wider ones are bokeh discs
@@ -158,17 +157,13 @@ class Focus:
         return float(max(far, self.radius_px(max(low, 1e-30))))
 
 
-def footprint_kernel(base: Kernel, motion: bool, dof: bool) -> Kernel:
-    """The footprint splat over ``base``'s state layout (``base``: a naive splat kernel)."""
-    constants, defines = list(base.constants), [("MAX_SAMPLES", str(MAX_SAMPLES))]
-    if motion:
-        constants += SHUTTER_CONSTANTS
-        defines.append(("MOTION_BLUR", "1"))
-    if dof:
-        constants += (FOCUS, DISC_CONSTANT)
-        defines += [("DEPTH_OF_FIELD", "1"), *_disc_defines()]
-    return dataclasses.replace(base, name="splat_footprint", constants=tuple(constants),
-                               includes=(*base.includes, "footprint.glsl"), defines=tuple(defines))
+def footprint_kernel(base: Kernel) -> Kernel:
+    """The footprint splat over ``base``'s state layout (``base``: a naive splat kernel): bilinear taps always; its
+    features the streak over the shutter (MOTION_BLUR) and the disc of taps over the circle of confusion
+    (SPLAT_FOCUS), then ``base``'s."""
+    return dataclasses.replace(base, name="splat_footprint", includes=(*base.includes, "footprint.glsl"),
+                               defines=(("MAX_SAMPLES", str(MAX_SAMPLES)),),
+                               features=(MOTION_BLUR, SPLAT_FOCUS, *base.features))
 
 
 def footprint_constants(camera, disc: bool = True) -> dict:
@@ -192,6 +187,9 @@ MOTION_BLUR = Feature("motion", defines=(("MOTION_BLUR", "1"),), constants=SHUTT
                       includes=("footprint.glsl",), wants=lambda settings, frame: frame["camera"].shutter is not None)
 DEPTH_OF_FIELD = Feature("focus", defines=(("DEPTH_OF_FIELD", "1"),), constants=(FOCUS,), includes=("footprint.glsl",),
                          wants=lambda settings, frame: frame["camera"].focus is not None)
+# The footprint splat's: its taps spread over the disc (DISC) of the circle of confusion.
+SPLAT_FOCUS = dataclasses.replace(DEPTH_OF_FIELD, defines=(*DEPTH_OF_FIELD.defines, *_disc_defines()),
+                                  constants=(FOCUS, DISC_CONSTANT), includes=())
 
 
 def declared_footprint_constants(camera, kernel: Kernel) -> dict:
@@ -200,18 +198,3 @@ def declared_footprint_constants(camera, kernel: Kernel) -> dict:
     return {name: value for name, value in footprint_constants(camera, disc=False).items() if name in declared}
 
 
-@cache
-def motion_variant(kernel: Raster) -> Raster:
-    """A kernel that does not list MOTION_BLUR among its features (raster_quads, whose textured variants are not
-    all compiled with it) stretched over the shutter."""
-    return MOTION_BLUR.add_to(kernel)
-
-
-@cache
-def focus_variant(kernel: Kernel) -> Kernel:
-    """A sprite program (raster_quads, sprite_footprint) widened by its circle of confusion (footprint.glsl's
-    focus_widened_px)."""
-    return DEPTH_OF_FIELD.add_to(kernel)
-
-
-FOOTPRINT_KINDS = ((False, False), (True, False), (False, True), (True, True))  # (motion, dof)

@@ -12,6 +12,9 @@ give identical lists; the product runs the fastest, ``2x2-shared``.  Where the
 seed appends through an atomic counter, each tile writes its own slot: in the
 counter's order (the GPU's, run to run) overlapping stars' additive half-float
 blends rounded differently; in tile order a bake gives the same frames every run.
+
+The extraction's layout is a device's shape (``extract_for``: by the GPU, not the effect), so the layouts stay a
+table rather than features; the sprites and the add have no variants.
 """
 
 from __future__ import annotations

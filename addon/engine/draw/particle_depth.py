@@ -14,6 +14,8 @@ thousands of pixels) go into a footprint list, binned by screen tile like the
 bokeh discs, and one workgroup a tile marks them a thread a pixel
 (``particle_depth_tiles.glsl``).  Trails mark their segments, a thread a segment (``trail_depth.glsl``), so
 a trail passing behind an object is hidden where it is behind.
+
+Variants: the depth kernel by state layout (a shape); wide reaches and the camera's focus are features.
 """
 
 from __future__ import annotations
@@ -79,9 +81,11 @@ def _depth_kernel(layout) -> Kernel:
 
 
 PARTICLE_DEPTH_KERNELS = {name: _depth_kernel(layout) for name, layout in LAYOUTS.items()}
-_TILES = tile_kernel("particle_depth_tiles", DEPTH_IMAGE, False)
+_TILES = tile_kernel("particle_depth_tiles", DEPTH_IMAGE)
 PARTICLE_DEPTH_TILES = dataclasses.replace(_TILES, includes=(*_TILES.includes, "footprint.glsl"),
-                                           defines=(*_TILES.defines, ("FAR_BITS", f"{FAR_BITS}u")))
+                                           defines=(*_TILES.defines, ("FAR_BITS", f"{FAR_BITS}u")),
+                                           features=())  # it marks the particles' depths, testing none
+
 
 # Trails (ribbons.py): a segment an invocation; with motion blur the head at shutter close, as they are drawn.
 TRAIL_DEPTH = Kernel(

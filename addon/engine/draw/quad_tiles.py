@@ -21,7 +21,7 @@ the lists stay in particle order, the rasterizer's blending order, and a pixel
 gets the fragment's value at its centre (color x quad_falloff), so the two
 agree to the target's rounding (the raster target rounds every add to half
 float; the gather sums in float32 and rounds once).  Textured quads
-(sprite_sheets.textured_quads) stay rasterized; the rasterized quads stay
+(raster.QUADS' textured feature) stay rasterized; the rasterized quads stay
 measurable as the peer (bench/quad_peer.py).
 """
 
@@ -49,7 +49,7 @@ QUAD_WALK = "BLOCKS"
 
 QUAD_FOOTPRINT = Kernel(
     "quad_footprint",
-    features=(MOTION_BLUR, DEPTH_OF_FIELD, *LOOK_FEATURES),  # the rasterized quads' (raster.quads)
+    features=(MOTION_BLUR, DEPTH_OF_FIELD, *LOOK_FEATURES),  # raster.QUADS' camera and look features
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image(QUAD_AXES.resource, "RGBA32F", "WRITE"),
             Image("instance_counts", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
@@ -59,10 +59,10 @@ QUAD_FOOTPRINT = Kernel(
 
 
 @cache
-def quad_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str = QUAD_WALK) -> Kernel:
+def quad_accumulate(layer_format: str = "RGBA16F", walk: str = QUAD_WALK) -> Kernel:
     """The per-tile sum of quads into a ``layer_format`` layer (compositing's raster target: RGBA16F, RGBA32F
-    with depth of field); ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS."""
-    kernel = tile_kernel("quad_accumulate", Image("layer", layer_format), depth_test,
+    with depth of field); ``walk``: tile_lists.WALKS; its feature tile_lists.DEPTH_TESTED."""
+    kernel = tile_kernel("quad_accumulate", Image("layer", layer_format),
                          shared=(Shared("vec4", "s_axes", TILE_CHUNK),), walk=walk,
                          includes=("quad_falloff.glsl", "tile_sum.glsl"))
     return dataclasses.replace(kernel, images=(*kernel.images, Image(QUAD_AXES.resource, "RGBA32F", "READ")),
@@ -70,8 +70,7 @@ def quad_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str =
 
 
 QUAD_KERNELS = (QUAD_FOOTPRINT,
-                *(quad_accumulate(depth_test, layer, walk) for depth_test in (False, True)
-                  for layer in ("RGBA16F", "RGBA32F") for walk in WALKS))
+                *(quad_accumulate(layer, walk) for layer in ("RGBA16F", "RGBA32F") for walk in WALKS))
 
 
 def is_tiled(settings) -> bool:
@@ -128,10 +127,11 @@ class QuadLayer:
         quads.scan.run(quads.instance_counts, quads.instance_offsets, count, total=kept.total)
         shapes = {"sprite_shapes": quads.shapes, "sprite_streaks": quads.streaks}
         binned = kept.bin(shapes, quads.instance_offsets, count, depth_order=False).binning
+        accumulate = quad_accumulate(target.format, self.walk).for_effect(system.settings, depth=depth)
         self.host.dispatch(
-            quad_accumulate(depth is not None, target.format, self.walk), (kept.tiles_x, kept.tiles_y, 1),
+            accumulate, (kept.tiles_x, kept.tiles_y, 1),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
              **shapes, "sprite_colors": quads.colors, QUAD_AXES.resource: quads.axes, "layer": target,
-             **({"scene_depth": depth} if depth is not None else {})},
+             **accumulate.bindings(depth=depth)},
             {"target_size": (self.width, self.height)},
         )

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from ..look.lighting import LOOK_FEATURES
 from ..look.look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
-from ..look.sprite_sheets import SpriteSheets, has_relief, is_textured, relief_quads, textured_quads
+from ..look.sprite_sheets import RELIEF_QUADS, TEXTURED_QUADS, QuadSheets, SpriteSheets, is_textured, quad_values
 from ..seam.kernels import Constant, Raster
-from .footprint import declared_footprint_constants, focus_variant, motion_variant
+from .footprint import DEPTH_OF_FIELD, MOTION_BLUR, declared_footprint_constants
 
 CONSTANTS = (
     Constant("INT", "count"),
@@ -44,10 +44,14 @@ QUAD_VERTICES = 6  # two triangles per particle
 # Within noise of one quad an instance for 4M stretched sparks, whose fill is the cost
 # (bench/results/h200-2026-11-26-events-59585ef.json; bench/README.md's dated logs hold the run before).
 QUADS_PER_INSTANCE = 16
+# Its features (``for_effect(settings, camera=, textured=)``): an effect's sprite image, posed (and shaded by its
+# lights: relief), stretched over the camera's shutter (motion blur), widened by its circle of confusion (depth of
+# field), then its look.
 QUADS = Raster("raster_quads", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=CONSTANTS,
                includes=(*INCLUDES, "quad_falloff.glsl", "quad_frame.glsl"),
                varyings=(("VEC3", "v_color"), ("VEC2", "v_corner"), ("VEC4", "v_sweep")),
-               defines=(("QUADS_PER_INSTANCE", str(QUADS_PER_INSTANCE)),), features=LOOK_FEATURES)
+               defines=(("QUADS_PER_INSTANCE", str(QUADS_PER_INSTANCE)),),
+               features=(TEXTURED_QUADS, RELIEF_QUADS, MOTION_BLUR, DEPTH_OF_FIELD, *LOOK_FEATURES))
 
 
 def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
@@ -72,17 +76,7 @@ def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None 
     else:
         stretch = system.settings.stretch if kind == "STRETCHED" else 0.0
         textured = sheets is not None and is_textured(system.settings)
-        kernel = quads(camera, textured, has_relief(system.settings)).for_effect(system.settings)
-        sheet_textures, sheet_values = sheets.quad_bindings(system) if textured else ({}, {})
+        kernel = QUADS.for_effect(system.settings, camera=camera, textured=textured)
         host.draw(kernel, "TRIS", QUAD_VERTICES * QUADS_PER_INSTANCE, -(-system.count // QUADS_PER_INSTANCE), target,
-                  depth, {**textures, **kernel.bindings(system=system), **sheet_textures},
-                  {**constants(system, camera, stretch, kernel), **sheet_values})
-
-
-def quads(camera, textured: bool = False, relief: bool = False) -> Raster:
-    """QUADS, stretched over the shutter when the camera has one (motion blur) and widened by the circle of
-    confusion when it has a focus (depth of field); ``textured``: drawing the effect's sprite image, turned by
-    its pose (sprite_sheets.textured_quads); ``relief``: shaded by its lights too (sprite_sheets.relief_quads)."""
-    kernel = (relief_quads(QUADS) if relief else textured_quads(QUADS)) if textured else QUADS
-    kernel = motion_variant(kernel) if camera.shutter is not None else kernel
-    return focus_variant(kernel) if camera.focus is not None else kernel
+                  depth, {**textures, **kernel.bindings(system=system, sheets=QuadSheets(sheets, system))},
+                  {**constants(system, camera, stretch, kernel), **(quad_values(system.settings) if textured else {})})

@@ -12,6 +12,9 @@ the file's values, 8 or 16 bits, rows top first (``frame_display``:
 OpenColorIO's shader for the scene's view, made by ``display_shader.py``: 3 to
 8 bytes a pixel instead of 16); BW PNG frames as float32, which OpenColorIO
 then transforms in place on the CPU.
+
+Its variants are the file's shapes (channels, bit depth, half floats), chosen by the output format, not features an
+effect asks for.
 """
 
 from __future__ import annotations

@@ -19,14 +19,12 @@ the tail.
 
 from __future__ import annotations
 
-import dataclasses
-
 from ..look.lighting import LOOK_FEATURES
 from ..look.look import COLOR_END, COLOR_START, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, PARTICLE_STATE, particle_values
 from ..look.sprite_sheets import SPRITE_FRAMES
 from ..order.sorting import linear_groups
 from ..order.tile_lists import FOOTPRINT_OUTPUTS
-from ..seam.kernels import Constant, Image, Kernel, Raster, Sampler
+from ..seam.kernels import Constant, Feature, Image, Kernel, Raster, Sampler
 from ..simulate.trails import TRAIL_LAYOUT
 from .footprint import MOTION_BLUR, footprint_constants
 
@@ -63,20 +61,21 @@ DRAW_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl"
 RIBBONS = Raster("trail_ribbons", images=(LOOK_TABLE,), samplers=(*PARTICLE_STATE, *RING),
                  constants=DRAW_CONSTANTS, includes=DRAW_INCLUDES, features=(MOTION_BLUR, *LOOK_FEATURES),
                  varyings=(("VEC3", "v_color"), ("FLOAT", "v_across"), ("FLOAT", "v_half")))
+# In a frame with textured sprites (``for_effect(settings, textured=True)``) the blend reads every entry's pose
+# (sprite_sheets.SPRITE_FRAMES): the segments write theirs as none (the soft round sprite).
+POSED_SEGMENTS = Feature(
+    "posed", defines=(("SPRITE_TEXTURE", "1"),), images=(Image(SPRITE_FRAMES, "RGBA32F", "WRITE"),),
+    wants=lambda settings, frame: frame["textured"], binds=lambda sprites: {SPRITE_FRAMES: sprites.frames},
+    source="sprites")
 TRAIL_SPRITES = Kernel(
     "trail_sprites",
-    features=LOOK_FEATURES,
+    features=(POSED_SEGMENTS, *LOOK_FEATURES),
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("sprite_keys", "R32UI", "WRITE")),
     samplers=(*PARTICLE_STATE, *RING),
     constants=(*DRAW_CONSTANTS, Constant("INT", "first_sprite")),  # where the effect's segments start in the list
     includes=(*DRAW_INCLUDES, "sprite_shape.glsl"),
 )
-# In a frame with textured sprites the blend reads every entry's pose (sprite_sheets.SPRITE_FRAMES): the segments
-# write theirs as none (the soft round sprite).
-TEXTURED_TRAIL_SPRITES = dataclasses.replace(
-    TRAIL_SPRITES, images=(*TRAIL_SPRITES.images, Image(SPRITE_FRAMES, "RGBA32F", "WRITE")),
-    defines=(*TRAIL_SPRITES.defines, ("SPRITE_TEXTURE", "1")))
-RIBBON_KERNELS = (RIBBONS, TRAIL_SPRITES, TEXTURED_TRAIL_SPRITES)
+RIBBON_KERNELS = (RIBBONS, TRAIL_SPRITES)
 
 
 def trail_values(system, camera, kernel: Kernel) -> dict:
@@ -115,12 +114,11 @@ def draw_sprites(host, system, camera, sprites, look, first: int, textured: bool
     """An Alpha effect's trail segments as streak footprints at ``first`` on of the sprite list (sprites.SpriteList);
     ``textured``: the frame has textured sprites, the segments' poses written as none."""
     entries = system.count * system.settings.trail_points
-    kernel = (TEXTURED_TRAIL_SPRITES if textured else TRAIL_SPRITES).for_effect(system.settings)
+    kernel = TRAIL_SPRITES.for_effect(system.settings, textured=textured)
     host.dispatch(
         kernel, linear_groups(entries),
         {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, **system.trails.textures,
          "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-         "sprite_keys": sprites.keys, **({SPRITE_FRAMES: sprites.frames} if textured else {}),
-         **kernel.bindings(system=system)},
+         "sprite_keys": sprites.keys, **kernel.bindings(system=system, sprites=sprites)},
         {**draw_constants(system, camera, kernel), "first_sprite": first},
     )

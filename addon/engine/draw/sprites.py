@@ -36,20 +36,20 @@ from ..look.sprite_sheets import (
     GRIDS,
     LIGHTS_FORMAT,
     NORMAL_SAMPLERS,
-    PARTICLE_LIGHT_DIRECTION,
+    POSED,
     REACH,
     REACHES,
     RELIEF,
+    RELIEF_FOOTPRINT,
     SHEET_SAMPLERS,
     SPRITE_FRAMES,
     SPRITE_LIGHTS,
     has_relief,
     pose_values,
-    posed,
-    relief_footprint,
 )
 from ..order.sorting import linear_groups
 from ..order.tile_lists import (
+    DEPTH_TESTED,
     FOOTPRINT_OUTPUTS,
     SPRITE_WALK,
     TILE_CHUNK,
@@ -77,7 +77,9 @@ _COUNT_SIZE = (Constant("INT", "count"), Constant("IVEC2", "target_size"))
 
 SPRITE_FOOTPRINT = Kernel(
     "sprite_footprint",
-    features=(DEPTH_OF_FIELD, *LOOK_FEATURES),  # widened by the camera's circle of confusion
+    # Posed in a frame with textured sprites, writing their lights with relief (sprite_sheets.py), widened by the
+    # camera's circle of confusion, then its look.
+    features=(POSED, RELIEF_FOOTPRINT, DEPTH_OF_FIELD, *LOOK_FEATURES),
     images=(LOOK_TABLE, *FOOTPRINT_OUTPUTS, Image("sprite_keys", "R32UI", "WRITE")),
     samplers=PARTICLE_STATE,
     constants=(
@@ -124,7 +126,21 @@ RELIEF_BLEND = Feature(
 # Sprites fading into the scene's depth (soft_particles.py; the SPRITE_WALK blend with a depth test only).
 SOFT_BLEND = Feature(
     "soft", defines=(("SOFT_PARTICLES", "1"),), constants=(SOFT_DEPTH,), includes=("soft_particles.glsl",),
-    wants=lambda settings, frame: frame["soft_distance"] > 0.0)
+    wants=lambda settings, frame: frame["soft_distance"] > 0.0, requires=(DEPTH_TESTED.name,))
+
+
+class FootprintDraw(NamedTuple):
+    """What an effect's sprite_footprint features bind from (Kernel.bindings): the frame's list, the effect."""
+
+    sprites: SpriteList
+    system: object
+    resources: FrameResources
+
+    @property
+    def light_direction(self):
+        """Where the effect's lights come from; a blank image for an effect without relief of its own in a frame
+        with relief."""
+        return self.system.particle_light_direction if has_relief(self.system.settings) else self.resources.sheets.blank
 
 
 class BlendDraw(NamedTuple):
@@ -135,17 +151,15 @@ class BlendDraw(NamedTuple):
 
 
 @cache
-def sprite_blend(depth_test: bool, walk: str = SPRITE_WALK) -> Kernel:
-    """The per-tile front-to-back blend; ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS.
-    Its features: TEXTURED_BLEND, RELIEF_BLEND, and SOFT_BLEND where it tests the depth on the SPRITE_WALK."""
-    soft = (SOFT_BLEND,) if depth_test and walk == SPRITE_WALK else ()
-    return replace(tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), depth_test,
-                               (Shared("uint", "s_open", 1),), walk), features=(TEXTURED_BLEND, RELIEF_BLEND, *soft))
+def sprite_blend(walk: str = SPRITE_WALK) -> Kernel:
+    """The per-tile front-to-back blend; ``walk``: tile_lists.WALKS.  Its features: DEPTH_TESTED (against the
+    scene's depth), TEXTURED_BLEND, RELIEF_BLEND, and SOFT_BLEND where it tests the depth on the SPRITE_WALK."""
+    kernel = tile_kernel("sprite_blend", Image("layer", "RGBA32F", "WRITE"), (Shared("uint", "s_open", 1),), walk)
+    soft = (SOFT_BLEND,) if walk == SPRITE_WALK else ()
+    return replace(kernel, features=(*kernel.features, TEXTURED_BLEND, RELIEF_BLEND, *soft))
 
 
-_FOOTPRINTS = (SPRITE_FOOTPRINT, posed(SPRITE_FOOTPRINT), relief_footprint(SPRITE_FOOTPRINT))
-SPRITE_KERNELS = (*_FOOTPRINTS, SPRITE_TILE_COUNTS, tile_instances(True),
-                  *(sprite_blend(depth_test, walk) for depth_test in (False, True) for walk in WALKS))
+SPRITE_KERNELS = (SPRITE_FOOTPRINT, SPRITE_TILE_COUNTS, tile_instances(True), *(sprite_blend(walk) for walk in WALKS))
 
 
 class SpriteList(FootprintList):
@@ -221,8 +235,8 @@ class SpriteLayer:
         sprites.scan.run(sprites.instance_counts, sprites.instance_offsets, count, total=self.kept.total)
         binned = self.kept.bin(items, sprites.instance_offsets, count, depth_order=True).binning
         depth = resources.depth_image
-        kernel = sprite_blend(depth is not None, self.walk).for_effect(None, sheets=sheets, relief=relief,
-                                                                       soft_distance=soft_distance)
+        kernel = sprite_blend(self.walk).for_effect(None, depth=depth, sheets=sheets, relief=relief,
+                                                    soft_distance=soft_distance)
         grids = sheets[2] if sheets else {}
         if SOFT_BLEND.name in kernel.chosen:
             grids = {**grids, "soft_depth": soft_depth(camera.view_proj, soft_distance)}
@@ -230,8 +244,7 @@ class SpriteLayer:
             kernel, (self.kept.tiles_x, self.kept.tiles_y, 1),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "layer": self.target, **({"scene_depth": depth} if depth is not None else {}),
-             **kernel.bindings(blend=BlendDraw(sprites, sheets))},
+             "layer": self.target, **kernel.bindings(depth=depth, blend=BlendDraw(sprites, sheets))},
             {"target_size": (self.width, self.height), **grids},
         )
 
@@ -242,22 +255,15 @@ class SpriteLayer:
         sprites' lights written too (none without relief of its own)."""
         s = system.settings
         sprites = self.list
-        kernel = SPRITE_FOOTPRINT if sheet_slot is None else posed(SPRITE_FOOTPRINT)
-        relief_textures, relief_values = {}, {}
-        if relief and sheet_slot is not None:
-            kernel = relief_footprint(SPRITE_FOOTPRINT)
-            own = has_relief(s)
-            direction = system.particle_light_direction if own else resources.sheets.blank
-            relief_textures = {SPRITE_LIGHTS: sprites.lights, PARTICLE_LIGHT_DIRECTION.name: direction}
-            relief_values = {RELIEF.name: s.sprite_relief if own else 0.0}
-        kernel = kernel.for_effect(s, camera=camera)
+        kernel = SPRITE_FOOTPRINT.for_effect(s, camera=camera, sheet_slot=sheet_slot, relief=relief)
+        relief_values = ({RELIEF.name: s.sprite_relief if has_relief(s) else 0.0}
+                         if RELIEF_FOOTPRINT.name in kernel.chosen else {})
         self.host.dispatch(
             kernel, linear_groups(system.count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": resources.look_texture(system),
              "sprite_shapes": sprites.shapes, "sprite_streaks": sprites.streaks, "sprite_colors": sprites.colors,
-             "sprite_keys": sprites.keys, **kernel.bindings(system=system),
-             **({SPRITE_FRAMES: sprites.frames} if sheet_slot is not None else {}),
-             **relief_textures},
+             "sprite_keys": sprites.keys,
+             **kernel.bindings(system=system, footprints=FootprintDraw(sprites, system, resources))},
             {
                 "count": system.count,
                 "first_sprite": first,

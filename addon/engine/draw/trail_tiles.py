@@ -84,13 +84,12 @@ TRAIL_FOOTPRINT = Kernel(
 
 
 @cache
-def trail_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str = TRAIL_WALK,
-                     slices: int = TRAIL_SLICES) -> Kernel:
+def trail_accumulate(layer_format: str = "RGBA16F", walk: str = TRAIL_WALK, slices: int = TRAIL_SLICES) -> Kernel:
     """The per-tile sum of segments into a ``layer_format`` layer (compositing's raster target: RGBA16F, RGBA32F
-    with depth of field); ``depth_test``: against the scene's depth; ``walk``: tile_lists.WALKS; ``slices``:
-    workgroups a long list is split over (1: none; more: into partial sums, the layer not bound, its format
-    then the combine's: tile_lists.tile_combine)."""
-    kernel = tile_kernel("trail_accumulate", Image("layer", layer_format), depth_test,
+    with depth of field); ``walk``: tile_lists.WALKS; ``slices``: workgroups a long list is split over (1: none;
+    more: into partial sums, the layer not bound, its format then the combine's: tile_lists.tile_combine); its
+    feature tile_lists.DEPTH_TESTED."""
+    kernel = tile_kernel("trail_accumulate", Image("layer", layer_format),
                          shared=(Shared("vec4", "s_ends", TILE_CHUNK),), walk=walk, includes=("tile_sum.glsl",),
                          slices=slices)
     return dataclasses.replace(kernel, images=(*kernel.images, Image(TRAIL_END.resource, "RGBA32F", "READ")),
@@ -100,8 +99,7 @@ def trail_accumulate(depth_test: bool, layer_format: str = "RGBA16F", walk: str 
 # Each kernel once: sliced, trail_accumulate does not bind the layer, so both formats declare the same one.
 TRAIL_TILE_KERNELS = tuple(dict.fromkeys((
     TRAIL_FOOTPRINT,
-    *(trail_accumulate(depth_test, layer, walk) for depth_test in (False, True)
-      for layer in ("RGBA16F", "RGBA32F") for walk in WALKS),
+    *(trail_accumulate(layer, walk) for layer in ("RGBA16F", "RGBA32F") for walk in WALKS),
     *(tile_combine(layer, TRAIL_SLICES) for layer in ("RGBA16F", "RGBA32F")))))
 
 
@@ -168,12 +166,12 @@ class TrailLayer:
         sliced = self.slices > 1
         if sliced and self.partials is None:
             self.partials = TileSlices(self.host, kept.tiles_x, kept.tiles_y, self.slices)
+        accumulate = trail_accumulate(target.format, self.walk, self.slices).for_effect(system.settings, depth=depth)
         self.host.dispatch(
-            trail_accumulate(depth is not None, target.format, self.walk, self.slices),
-            (kept.tiles_x, kept.tiles_y, self.slices),
+            accumulate, (kept.tiles_x, kept.tiles_y, self.slices),
             {"binned_sprites": binned.items, "tile_counts": binned.counts, "tile_offsets": binned.offsets,
              **footprints, **({TILE_PARTIALS: self.partials.partials} if sliced else {"layer": target}),
-             **({"scene_depth": depth} if depth is not None else {})},
+             **accumulate.bindings(depth=depth)},
             {"target_size": (self.width, self.height)},
         )
         if sliced:

@@ -67,13 +67,16 @@ mixture of a narrow and a wide blob (up to 0.055 with one level per octave,
 Splatting into a finer sublevel (the particle's spread ``SPREAD`` = 1.2 voxels
 of it) and blurring there by a Gaussian makes the shape nearly independent of
 the place; sublevels half an octave apart make the mixture nearly Gaussian.
-Against the model (tests/test_shadow_volume.py, 64 voxels): within 0.02 at
+Against the model (tests/engine/light/test_shadow_volume.py, 64 voxels): within 0.02 at
 each particle of a dense and a sparse cloud and behind a slab (numpy,
 radius 2.4 to 4 voxels: at most 0.013).  What is left: for particles smaller
 than a voxel the grid cannot follow the shadow of one particle on the next:
 it averages them (a cloud of them comes out slightly darker than the
 discrete particles, exp of a mean optical depth being below the mean of
 exps).
+
+Variants: bounds and density by state layout, the blur by its source's format (shapes); the march's scene shadows
+(``SCENE_SHADOWS``) a feature.
 """
 
 from __future__ import annotations
@@ -83,7 +86,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..look.look import COLOR_END, LOOK_RANDOM, LOOK_SEED, LOOK_TABLE, particle_values
-from ..seam.kernels import Constant, Image, Kernel, Sampler, Shared
+from ..seam.kernels import Constant, Feature, Image, Kernel, Sampler, Shared
 from ..seam.state import LAYOUTS
 
 MAX_SHADOW_SLOTS = 4
@@ -138,16 +141,20 @@ def _density_kernel(layout) -> Kernel:
                   defines=(*_DEFINES, *_SIZE_ONLY))
 
 
-def _march_kernel(scene_shadows: bool) -> Kernel:
-    occluders = (Sampler("occluder_depth"),) if scene_shadows else ()
-    occluder_constants = (Constant("VEC4", "occluder_matrices", 4 * MAX_SHADOW_SLOTS),  # columns of each slot's
-                          Constant("VEC4", "occluder_tiles"),  # 1: slot k has a map      world to light clip
-                          Constant("FLOAT", "occluder_bias")) if scene_shadows else ()
-    return Kernel("shadow_march", images=(SHADOW_RESOURCES[0], Image("transmittance", "RGBA16F", "WRITE", dimensions=3)),
-                  samplers=(Sampler("extinction", "FLOAT_3D"), *occluders),
-                  constants=(Constant("VEC4", "shadow_lights", MAX_SHADOW_SLOTS), *occluder_constants),
-                  includes=("common.glsl", "shadow_grid.glsl"), local_size=VOLUME_GROUP,
-                  defines=(*_DEFINES, *((("SCENE_SHADOWS", "1"),) if scene_shadows else ())))
+# The march's feature (``for_effect(None, occluders=)``): the scene's meshes shadow the volume too, through their
+# shadow maps (scene/light_shadows.py's OccluderMaps, which binds the depth and packs the constants).
+SCENE_SHADOWS = Feature(
+    "scene_shadows", defines=(("SCENE_SHADOWS", "1"),), samplers=(Sampler("occluder_depth"),),
+    constants=(Constant("VEC4", "occluder_matrices", 4 * MAX_SHADOW_SLOTS),  # each slot's world to light clip
+               Constant("VEC4", "occluder_tiles"),  # 1: slot k has a map
+               Constant("FLOAT", "occluder_bias")),
+    wants=lambda settings, frame: frame["occluders"] is not None,
+    binds=lambda occluders: {"occluder_depth": occluders.depth}, source="occluders")
+MARCH = Kernel("shadow_march", images=(SHADOW_RESOURCES[0], Image("transmittance", "RGBA16F", "WRITE", dimensions=3)),
+               samplers=(Sampler("extinction", "FLOAT_3D"),),
+               constants=(Constant("VEC4", "shadow_lights", MAX_SHADOW_SLOTS),),
+               includes=("common.glsl", "shadow_grid.glsl"), local_size=VOLUME_GROUP, defines=_DEFINES,
+               features=(SCENE_SHADOWS,))
 
 
 BOUNDS_KERNELS = {name: _bounds_kernel(layout) for name, layout in LAYOUTS.items()}
@@ -162,13 +169,13 @@ BLUR_KERNELS = {source: Kernel("shadow_blur", images=(Image("blur_source", sourc
 RESOLVE = Kernel("shadow_resolve", images=(Image("blurred", "R32F", "READ", dimensions=3),
                                            Image("extinction", "R32F", "WRITE", dimensions=3)),
                  includes=("common.glsl", "shadow_levels.glsl"), local_size=VOLUME_GROUP, defines=_DEFINES)
-MARCH_KERNELS = {scene_shadows: _march_kernel(scene_shadows) for scene_shadows in (False, True)}
 # The tests' probe: shadow_transmittance() at given points, as the light pass calls it (a lab kernel).
 SAMPLE = Kernel("shadow_sample", images=(Image("points", "RGBA32F", "READ"), Image("sampled", "RGBA32F", "WRITE"),
                                          SHADOW_RESOURCES[0]),
                 samplers=SHADOW_RESOURCES[1:], constants=(Constant("INT", "count"),),
                 includes=("common.glsl", *SHADOW_INCLUDES))
-SHADOW_KERNELS = (*BOUNDS_KERNELS.values(), PLACE, *DENSITY_KERNELS.values(), *BLUR_KERNELS.values(), RESOLVE, *MARCH_KERNELS.values(), SAMPLE)
+SHADOW_KERNELS = (*BOUNDS_KERNELS.values(), PLACE, *DENSITY_KERNELS.values(), *BLUR_KERNELS.values(), RESOLVE, MARCH,
+                  SAMPLE)
 
 
 def slot_lights(lights) -> np.ndarray:
@@ -302,12 +309,11 @@ class ShadowVolume:
 
     def march(self, rows: np.ndarray, occluders: OccluderMaps | None = None) -> None:
         """The transmittance toward the slots' lights (``slot_lights`` rows), times the occluders' shadow."""
-        textures = {"shadow_grid": self.grid, "transmittance": self.transmittance, "extinction": self.extinction}
-        constants = {"shadow_lights": rows}
-        if occluders is not None:
-            textures["occluder_depth"] = occluders.depth
-            constants.update(occluders.constants())
-        self.host.dispatch(MARCH_KERNELS[occluders is not None], self.groups, textures, constants)
+        kernel = MARCH.for_effect(None, occluders=occluders)
+        self.host.dispatch(kernel, self.groups, {"shadow_grid": self.grid, "transmittance": self.transmittance,
+                                                 "extinction": self.extinction,
+                                                 **kernel.bindings(occluders=occluders)},
+                           {"shadow_lights": rows, **(occluders.constants() if occluders is not None else {})})
 
     def _dispatch_particles(self, kernels, system, look, textures: dict, constants: dict) -> None:
         kernel = kernels[system.layout.name]

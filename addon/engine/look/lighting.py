@@ -29,7 +29,7 @@ light's center to p, theta the angle at the light between its direction and p::
            (off the axis both take the on-axis value at that distance times the cosine at the light: exact far
            from the light, an approximation within a few sizes of it)
 
-Verified against Blender 5.2.3 (tests/test_lighting.py renders a white diffuse plane facing each light with
+Verified against Blender 5.2.3 (tests/engine/light/test_lighting.py renders a white diffuse plane facing each light with
 Cycles, 8x8 pixels, World black, view transform Standard; the pixel is E / pi within 1%): sun, point and spot
 (spot with blend off its axis), a point of radius r (Cycles' sphere light gives r^2 in the denominator: 0.8 of
 the point value at r = d / 2), small and large squares, a disc and a 2:1 rectangle (the equal-area disc would be

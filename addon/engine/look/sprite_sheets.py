@@ -10,7 +10,7 @@ both paths a sprite takes:
   the sheet of that slot where the sprite covers a pixel (a frame's textured
   Alpha effects share one blend: up to SPRITE_SHEETS sheets, each a slot).
 * Add effects of the Sprite and Stretched types, the rasterized quads
-  (``raster.py``): the quad turns by the angle and samples the sheet (``relief_quads``: and shades it).
+  (``raster.py``): the quad turns by the angle and samples the sheet (``RELIEF_QUADS``: and shades it).
 
 A lit textured effect with *Relief* (``has_relief``) is shaded across each sprite's face: the light pass writes
 where each particle's light comes from on the camera's axes (``PARTICLE_LIGHT_DIRECTION``), the footprint (an
@@ -25,20 +25,19 @@ The texture spans the square of the sprite's size (its radius is half the
 square's side), so a textured footprint reaches sqrt(2) times the radius (the
 square's corners).  The pose is a function of the slot, the seed and the age
 (``sprite_pose.glsl``), the sampling ``flipbook.glsl``; their numpy reference
-is ``reference/look/sprite_sheets.py``, the tests ``tests/test_sprite_textures.py``.
+is ``reference/look/sprite_sheets.py``, the tests ``tests/engine/look/test_sprite_textures.py``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from typing import NamedTuple
 
 import numpy as np
 
-from ..seam.kernels import Constant, Image, Kernel, Plans, Raster, Sampler
+from ..seam.kernels import Constant, Feature, Image, Plans, Sampler
 from ..seam.tables import FLIPBOOK_BLENDS, SIZES
 from ..settings.settings import SettingsError
 from .lighting import is_lit
@@ -221,49 +220,56 @@ def decoded_normals(pixels: np.ndarray) -> np.ndarray:
     return np.concatenate([n[..., :2], np.zeros(n.shape[:2] + (2,), np.float32)], axis=-1).astype(np.float32)
 
 
-def _textured(kernel: Kernel, **changes) -> Kernel:
-    return dataclasses.replace(kernel, defines=(*kernel.defines, ("SPRITE_TEXTURE", "1")), **changes)
-
-
-@cache
-def posed(kernel: Kernel) -> Kernel:
-    """sprite_footprint writing each sprite's pose into SPRITE_FRAMES too."""
-    return _textured(kernel, images=(*kernel.images, Image(SPRITE_FRAMES, "RGBA32F", "WRITE")),
-                     constants=(*kernel.constants, *POSE_CONSTANTS, REACH),
-                     includes=(*kernel.includes, "sprite_pose.glsl"))
-
-
-@cache
-def relief_footprint(kernel: Kernel) -> Kernel:
-    """A posed sprite_footprint writing each sprite's light in its frame, times RELIEF, into SPRITE_LIGHTS."""
-    kernel = posed(kernel)
-    return dataclasses.replace(kernel, images=(*kernel.images, Image(SPRITE_LIGHTS, LIGHTS_FORMAT, "WRITE")),
-                               samplers=(*kernel.samplers, PARTICLE_LIGHT_DIRECTION),
-                               constants=(*kernel.constants, RELIEF),
-                               defines=(*kernel.defines, ("SPRITE_RELIEF", "1")))
+# The features of the kernels that draw textured sprites (``Kernel.for_effect``).  sprite_footprint, in a frame with
+# textured Alpha sprites (``sheet_slot=``: the effect's slot, None in a frame without): each sprite's pose written into
+# SPRITE_FRAMES; with relief in the frame (``relief=``) its light in its frame too, times RELIEF, into SPRITE_LIGHTS.
+# Bound from a FootprintDraw (sprites.py).
+POSED = Feature("posed", defines=(("SPRITE_TEXTURE", "1"),), images=(Image(SPRITE_FRAMES, "RGBA32F", "WRITE"),),
+                constants=(*POSE_CONSTANTS, REACH), includes=("sprite_pose.glsl",),
+                wants=lambda settings, frame: frame["sheet_slot"] is not None,
+                binds=lambda draw: {SPRITE_FRAMES: draw.sprites.frames}, source="footprints")
+RELIEF_FOOTPRINT = Feature(
+    "relief", defines=(("SPRITE_RELIEF", "1"),), images=(Image(SPRITE_LIGHTS, LIGHTS_FORMAT, "WRITE"),),
+    samplers=(PARTICLE_LIGHT_DIRECTION,), constants=(RELIEF,), requires=(POSED.name,),
+    wants=lambda settings, frame: frame["relief"],
+    binds=lambda draw: {SPRITE_LIGHTS: draw.sprites.lights, PARTICLE_LIGHT_DIRECTION.name: draw.light_direction},
+    source="footprints")
+# raster_quads drawing an Add effect's sheet (``textured=``: the frame keeps sheets and the effect names one), posed;
+# with relief (``has_relief``) shading it by the particle's light (PARTICLE_LIGHT_DIRECTION, RELIEF) and the sheet's
+# normals (``sheet_normals``: SpriteSheets.normals).  Bound from a QuadSheets.
+TEXTURED_QUADS = Feature(
+    "textured", defines=(("SPRITE_TEXTURE", "1"),), samplers=(Sampler("sheet_image"), Sampler("sheet_vectors")),
+    constants=(*POSE_CONSTANTS, GRID), includes=("sprite_pose.glsl", "flipbook.glsl"), varyings=(("FLOAT", "v_frame"),),
+    wants=lambda settings, frame: frame["textured"],
+    binds=lambda quads: dict(zip(("sheet_image", "sheet_vectors"), quads.sheets.pair(quads.system.settings))),
+    source="sheets")
+RELIEF_QUADS = Feature(
+    "relief", defines=(("SPRITE_RELIEF", "1"),), samplers=(PARTICLE_LIGHT_DIRECTION, Sampler("sheet_normals")),
+    constants=(RELIEF,), varyings=(("VEC2", "v_lights"),), requires=(TEXTURED_QUADS.name,),
+    wants=lambda settings, frame: has_relief(settings),
+    binds=lambda quads: {"sheet_normals": quads.sheets.normals(quads.system.settings),
+                         PARTICLE_LIGHT_DIRECTION.name: quads.system.particle_light_direction},
+    source="sheets")
 
 
 SHEET_SAMPLERS = tuple(Sampler(f"sheet_{kind}_{slot}") for slot in range(MAX_SHEETS) for kind in ("image", "vectors"))
 NORMAL_SAMPLERS = tuple(Sampler(f"sheet_normals_{slot}") for slot in range(MAX_SHEETS))
 
 
-@cache
-def textured_quads(kernel: Raster) -> Raster:
-    """raster_quads posed and sampling one sheet (an Add effect's)."""
-    return _textured(kernel, samplers=(*kernel.samplers, Sampler("sheet_image"), Sampler("sheet_vectors")),
-                     constants=(*kernel.constants, *POSE_CONSTANTS, GRID),
-                     includes=(*kernel.includes, "sprite_pose.glsl", "flipbook.glsl"),
-                     varyings=(*kernel.varyings, ("FLOAT", "v_frame")))
+def quad_values(settings) -> dict:
+    """The constants a textured quad draw of one effect takes (TEXTURED_QUADS', RELIEF_QUADS' with relief)."""
+    values = {**pose_values(settings, 0), GRID.name: grid(settings)}
+    if has_relief(settings):
+        values[RELIEF.name] = settings.sprite_relief
+    return values
 
 
-@cache
-def relief_quads(kernel: Raster) -> Raster:
-    """textured_quads shading the sheet by the particle's light (PARTICLE_LIGHT_DIRECTION, RELIEF) and the sheet's
-    normals (``sheet_normals``: SpriteSheets.normals)."""
-    kernel = textured_quads(kernel)
-    return dataclasses.replace(kernel, samplers=(*kernel.samplers, PARTICLE_LIGHT_DIRECTION, Sampler("sheet_normals")),
-                               constants=(*kernel.constants, RELIEF), varyings=(*kernel.varyings, ("VEC2", "v_lights")),
-                               defines=(*kernel.defines, ("SPRITE_RELIEF", "1")))
+class QuadSheets(NamedTuple):
+    """What a textured quad draw's features bind (``Kernel.bindings(sheets=...)``): the sheets of ``system``'s
+    effect."""
+
+    sheets: SpriteSheets
+    system: object
 
 
 class SpriteSheets:
@@ -335,17 +341,6 @@ class SpriteSheets:
         self._normals[entry] = (image.key, texture)
         return texture
 
-    def quad_bindings(self, system) -> tuple[dict, dict]:
-        """(textures, constants) a textured quad draw of one effect binds (relief_quads' too, with relief)."""
-        settings = system.settings
-        sheet, vectors = self.pair(settings)
-        textures = {"sheet_image": sheet, "sheet_vectors": vectors}
-        values = {**pose_values(settings, 0), GRID.name: grid(settings)}
-        if has_relief(settings):
-            textures.update({"sheet_normals": self.normals(settings),
-                             PARTICLE_LIGHT_DIRECTION.name: system.particle_light_direction})
-            values[RELIEF.name] = settings.sprite_relief
-        return textures, values
 
     def blend_slots(self, settings_list) -> tuple[list[int], dict, dict] | None:
         """Each effect's slot (-1: untextured), the blend's sampler bindings and constants (GRIDS, REACHES), for

@@ -21,6 +21,9 @@ on the binning primitive (``binning.py``), 8 bits a pass, or an all-ascending bi
 below one workgroup's block run in shared memory (one dispatch per merge) and
 whose long strides run a few per dispatch in registers; for a sorted state,
 one gather dispatch follows.
+
+Its variants are shapes (block sizes, pass strides, the keys' layout), chosen by the data's size and the device,
+not features an effect asks for.
 """
 
 from __future__ import annotations

@@ -20,6 +20,9 @@ draw needs no read-back: every ``check_every`` draws the total is read, and a
 draw whose instances did not fit gets lists with room for them before it
 bins (the bake checks every draw; the viewport, which must not wait for the
 GPU, every VIEWPORT_CHECK_EVERY draws, starting from its estimate).
+
+``tile_kernel``'s walk (by measurement), layer format and slices (by memory) are shapes, so they stay parameters;
+the scene's depth test, which the frame decides, is a feature (``DEPTH_TESTED``).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from functools import cache
 
 from ..primitives.binning import Binning
 from ..primitives.scan import Scan, linear_size
-from ..seam.kernels import Constant, Image, Kernel, Sampler, Shared
+from ..seam.kernels import Constant, Feature, Image, Kernel, Sampler, Shared
 from ..seam.tables import SIZES
 from .sorting import linear_groups
 
@@ -77,10 +80,16 @@ def tile_instances(depth_order: bool) -> Kernel:
     )
 
 
-def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), walk: str = "ALL",
-                includes: tuple = (), slices: int = 1) -> Kernel:
-    """A kernel that walks each tile's list (one workgroup per tile, ``tile_list.glsl``) into ``layer``;
-    ``depth_test``: against the scene's depth; ``shared``: its own shared arrays besides the chunk;
+# A walk hiding what is behind the scene's depth (``for_effect(settings, depth=)``: the frame's depth image, or None).
+DEPTH_TESTED = Feature("depth_test", defines=(("SPRITE_DEPTH_TEST", "1"),), samplers=(Sampler("scene_depth"),),
+                       wants=lambda settings, frame: frame["depth"] is not None,
+                       binds=lambda depth: {"scene_depth": depth}, source="depth")
+
+
+def tile_kernel(name: str, layer: Image, shared: tuple = (), walk: str = "ALL", includes: tuple = (),
+                slices: int = 1) -> Kernel:
+    """A kernel that walks each tile's list (one workgroup per tile, ``tile_list.glsl``) into ``layer``; its
+    feature DEPTH_TESTED: against the scene's depth; ``shared``: its own shared arrays besides the chunk;
     ``walk``: one of WALKS; ``includes``: its own after tile_list.glsl (tile_sum.glsl: the additive walk);
     ``slices`` > 1: long lists split over that many workgroups into partial sums (TileSlices; tile_sum.glsl
     only), the layer then not bound: tile_combine adds them to it."""
@@ -92,7 +101,6 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
                 Image("tile_offsets", "R32UI", "READ"), Image("sprite_shapes", "RGBA32F", "READ"),
                 Image("sprite_streaks", "RGBA32F", "READ"), Image("sprite_colors", "RGBA32F", "READ"),
                 Image(TILE_PARTIALS, "RGBA32F", "WRITE") if sliced else layer),
-        samplers=(Sampler("scene_depth"),) if depth_test else (),
         constants=(Constant("IVEC2", "target_size"),),
         shared=(Shared("vec4", "s_shapes", TILE_CHUNK), Shared("vec4", "s_streaks", TILE_CHUNK),
                 Shared("vec4", "s_colors", TILE_CHUNK), Shared("uint", "s_spans", TILE_CHUNK),
@@ -102,8 +110,9 @@ def tile_kernel(name: str, layer: Image, depth_test: bool, shared: tuple = (), w
         local_size=(TILE, TILE, 1),
         includes=("common.glsl", "sprite_shape.glsl", "tile_list.glsl", *(("tile_slices.glsl",) if sliced else ()),
                   *includes),
-        defines=(("TILE_CHUNK", str(TILE_CHUNK)), *((("SPRITE_DEPTH_TEST", "1"),) if depth_test else ()),
-                 *((("BLOCK_WALK", "1"),) if blocks else ()), *((("TILE_SLICES", str(slices)),) if sliced else ())),
+        defines=(("TILE_CHUNK", str(TILE_CHUNK)), *((("BLOCK_WALK", "1"),) if blocks else ()),
+                 *((("TILE_SLICES", str(slices)),) if sliced else ())),
+        features=(DEPTH_TESTED,),
     )
 
 

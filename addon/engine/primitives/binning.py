@@ -28,6 +28,9 @@ order), so ``offsets[bins - 1] + counts[bins - 1]`` items are binned.
 The radix sort (``sorting.RadixSort``) is the same digit passes over all 32
 bits with the values carried along.  Element i of every image lives at texel
 (i % width, i / width).
+
+Its variants are shapes (counting modes, digit widths, tile sizes, an item limit), not features an effect asks
+for.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@
 Later passes (the splat) dispatch over the known upper bound (the slot count)
 and return early past ``live_count``, which they read on the GPU; the host
 reads the count back only when it needs the number (stats, bake).
+
+Its kernels vary only by the state images' format (a shape), not by what an effect asks for.
 """
 
 from __future__ import annotations

@@ -23,6 +23,8 @@ The last block under the top (or the only block) writes the grand total, so a ca
 passes ``total`` (a 1x1 R32UI image) gets the count of a compaction on the
 GPU without reading anything back.  Element i of every image lives at texel
 (i % width, i / width); sums wrap around modulo 2^32.
+
+Its variants are shapes (elements a thread scans), not features an effect asks for.
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ def bitonic_passes(count: int) -> list[tuple[int, int]]:
 
 def bitonic_comparators(count: int, size: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) of pass (size, stride) of ``bitonic_passes``: the reference of the network the
-    'BITONIC' full sort (sort_local, sort_merge) runs, checked by tests/test_sort_schedule.py."""
+    'BITONIC' full sort (sort_local, sort_merge) runs, checked by tests/engine/primitives/test_sort_schedule.py."""
     t = np.arange((1 << stages(count)) // 2, dtype=np.int64)
     lower = (t // stride) * 2 * stride + t % stride
     upper = lower ^ (size - 1) if stride * 2 == size else lower + stride

@@ -17,7 +17,9 @@ resources one adds, what a dispatch binds for it, when an effect asks for it);
 a kernel lists the features it accepts (``Kernel.features``), a dispatch asks
 ``kernel.for_effect(settings, **frame)`` for its variant and binds what the
 chosen features say (``Kernel.bindings``), and ``Kernel.variants`` is every
-combination, which ``registry.py`` compiles.
+combination, which ``registry.py`` compiles.  What varies with the data's shape rather than with what an effect
+or a frame asks for (the state layout, an image's format, a block size or walk chosen by measurement for the
+device) stays a table or a cached function of that shape; each such module's docstring says which and why.
 
 Each kernel is declared in the engine module that records its dispatches;
 ``registry.py`` lists them all, and ``python -m addon.hosts show
@@ -132,7 +134,8 @@ class Feature:
     keywords of ``Kernel.for_effect``) ask for it; ``binds(source)``: the textures it binds, from the dispatch's
     source named ``source`` (``Kernel.bindings``: the particle system for the look features); ``requires``:
     features it is added after, never without; ``group``: the registry compiles one feature of a group at a
-    time (the look group: one ``#ifdef`` each in particle_look.glsl's color, which dispatches do combine).
+    time (the look group: one ``#ifdef`` each in particle_look.glsl's color, which dispatches do combine);
+    ``varyings``: what a draw's vertex stage hands its fragment stage besides the kernel's (Raster only).
     """
 
     name: str
@@ -148,11 +151,13 @@ class Feature:
     source: str = "system"
     requires: tuple[str, ...] = ()
     group: str = ""
+    varyings: tuple[tuple[str, str], ...] = ()  # a draw's (Raster's) values its vertex stage hands on
 
     def add_to(self, kernel: Kernel) -> Kernel:
         """``kernel`` with this feature: its drops left out, its defines and resources appended."""
+        handed = {"varyings": (*kernel.varyings, *self.varyings)} if self.varyings else {}
         return dataclasses.replace(
-            kernel,
+            kernel, **handed,
             images=(*(i for i in kernel.images if i.name not in self.drops), *self.images),
             constants=(*(c for c in kernel.constants if c.name not in self.drops), *self.constants),
             samplers=(*kernel.samplers, *self.samplers), shared=(*kernel.shared, *self.shared),

@@ -17,7 +17,7 @@ from that one declaration come
   ``pack_images``/``read_images`` do the same one image a texel.
 
 A kernel reads a record through these only, never by texel position
-(tests/test_seam.py).  ``FRAME_STATS`` is a record of single uint texels that
+(tests/engine/seam/test_seam.py).  ``FRAME_STATS`` is a record of single uint texels that
 image atomics add into: its lanes are texel positions (``RECORD_DEFINES``).
 """
 

@@ -23,7 +23,7 @@ Two layouts, chosen per effect (``state_layout``):
   relative precision (2^-11) applies to the distance from the emitter, not from
   the world origin; every step re-bases them (load + origin_in, store -
   origin_out).  Halves reach 65504; stored values are clamped there.  The
-  error this costs is measured in tests/test_simulation.py and
+  error this costs is measured in tests/engine/simulate/test_simulation.py and
   bench/simulate_gpu.py.
 
   Ages and lifetimes are halves too, so a compact effect's schedule drifts

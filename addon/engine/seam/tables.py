@@ -4,7 +4,7 @@ Every kernel receives each entry as a ``#define`` (``Kernel.all_defines``):
 ``EMITTER_SHAPES["SPHERE"]`` in Python is ``SHAPE_SPHERE`` in GLSL, and
 ``RANDOM_STREAMS["LIFETIME"]`` is ``STREAM_LIFETIME`` (``2u``-style: streams
 are uints).  GLSL files and the numpy reference name these instead of writing
-the numbers out; a test (tests/test_seam.py) fails on a number a table names.
+the numbers out; a test (tests/engine/seam/test_seam.py) fails on a number a table names.
 The layouts of records in texels are records.py's.
 """
 

@@ -24,7 +24,7 @@ HARD_MAX_PARTICLES = 1 << 28
 MAX_SPAWN_COUNT = 4096
 
 
-# What an edit of a setting touches (``Field.affects``); scene/edits.py says what each costs.
+# What an edit of a setting touches (``Field.affects``); costs.py says what each costs.
 AFFECTS = (
     "simulation",  # where particles are born, how they move, die or spawn: their history
     "look",  # how an effect's particles are drawn, never their history
@@ -192,7 +192,7 @@ EFFECT_FIELDS: tuple[Field, ...] = (
 
 # Effect settings that change only how particles are drawn (tagged "look"): an edit of one redraws the simulated
 # history (and keeps the disk cache) instead of simulating it again.  SceneSnapshot.effect_key leaves them out,
-# except the colors a spawned effect inherits from its parent (spawn_tint); tests/test_look_edits.py steps effects
+# except the colors a spawned effect inherits from its parent (spawn_tint); tests/scene/test_look_edits.py steps effects
 # with every one of them changed and finds the same state.
 LOOK_FIELDS = frozenset(f.name for f in EFFECT_FIELDS if f.affects == "look")
 

@@ -20,6 +20,8 @@ past each substep's births; a birth onto a child still alive, or past the child'
 counts as overflow (:meth:`Spawner.read_overflow`).  An effect without children or parent runs the simulate
 kernel it always ran: the event code is compiled in only for families (the simulate kernel's features
 simulation.EVENTS and SPAWNED).
+
+Its kernels vary only by the state layout they read and write (tables keyed by layout, a shape).
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Particle simulation on the GPU: emission, forces, integration.
 
 The particle state (two images, two layouts) is described in ``state.py``.
+
+Its kernels vary by the state layout (the images' shape: tables keyed by layout); what an effect asks for beyond
+that is a feature of the simulate kernel (``Kernel.for_effect``).
 """
 
 from __future__ import annotations

@@ -22,6 +22,8 @@ Sampling: ``SUBSTEP`` records a point every step; ``DISTANCE`` one whenever the
 particle is ``trail_distance`` from the newest point.  Checkpoints hold the
 ring and heads (``ParticleSystem.snapshot``, the disk cache), so trails survive
 scrubbing and a split bake equals a whole one.
+
+``record_kernel`` varies by the state images' format (the layout's shape, not a setting of the trail).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ its streak, flat-topped out of focus, with its filter's tail), at the pixel cent
 the quad's (along, across) frame over its radius: what the rasterized quads'
 fragments add.
 The footprint itself (quad_frame.glsl) is held to raster_quads.glsl's vertex
-stage by the tests (tests/test_quad_tiles.py), and for still round sprites to
+stage by the tests (tests/engine/draw/test_quad_tiles.py), and for still round sprites to
 ``raster.round_quads``.
 """
 

@@ -1,7 +1,7 @@
 """Reference of frame_out.glsl (readback.py): the frame with its rows top first, as float32 or half floats.
 
 ``frame_display`` (OpenColorIO's view transform) has no numpy reference:
-tests/test_display_shader.py holds it to OpenColorIO's own CPU processor.
+tests/output/test_display_shader.py holds it to OpenColorIO's own CPU processor.
 """
 
 from __future__ import annotations
