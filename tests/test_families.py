@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from conftest import add_effect
 
+from addon.engine.seam.records import PARTICLE
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -35,7 +37,8 @@ def rendered(scene, frame=36):
 
 def live_positions(system) -> np.ndarray:
     pos_age, vel_life = system.read_state()
-    return pos_age[vel_life[:, 3] > 0, :3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    return particle["position"][particle["life"] > 0]
 
 
 def family_warnings(renderer) -> list[str]:

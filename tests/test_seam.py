@@ -130,6 +130,41 @@ def state_by_position(name: str, code: str) -> list[str]:
     return [line for line in lines if (name, line) not in STATE_READS_ALLOWED]
 
 
+# A test's particle state read by channel: an array named after a state image (pos_age, ref_vel_life, ...) or a
+# read_state() result, subscripted down to a channel ([:, 3], [alive, :3], [0, 2]): records.PARTICLE names them
+# (read_images; read_image for one image).
+_CHANNEL = r"\[[^\]\n]*,\s*-?:?\d+(?::\d*)?\s*\]"
+TEST_STATE_BY_POSITION = re.compile(rf"\b\w*(?:pos_age|vel_life)\w*(?:\[[^\]\n]*\])*{_CHANNEL}"
+                                    rf"|\bread_state\(\)(?:\[[^\]\n]*\])*{_CHANNEL}"
+                                    rf"|(?:pos_age|vel_life)\b[^\n]*?\.reshape\(-1, 4\)(?:\[[^\]\n]*\])*{_CHANNEL}")
+# Every line of a test that still reads the state by channel, and why.
+TEST_STATE_READS_ALLOWED = {
+    ("test_seam.py", "assert pos_age[0, 3] == 9"): "checks that the record's lanes are views of the state's channels",
+}
+
+
+def python_code(source: str) -> list[str]:
+    """The lines of Python ``source`` with its strings and comments blanked (snippets and prose are fine)."""
+    import io
+    import tokenize
+
+    lines = [list(line) for line in source.splitlines()]
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type in (tokenize.STRING, tokenize.COMMENT):
+            (row, start), (end_row, end) = token.start, token.end
+            for r in range(row, end_row + 1):
+                line = lines[r - 1]
+                line[start if r == row else 0:end if r == end_row else len(line)] = " " * (
+                    (end if r == end_row else len(line)) - (start if r == row else 0))
+    return ["".join(line) for line in lines]
+
+
+def state_channel_reads(name: str, source: str) -> list[str]:
+    """The lines of test module ``name`` that read the particle state by channel, less the allowed."""
+    lines = [line.strip() for line in python_code(source) if TEST_STATE_BY_POSITION.search(line)]
+    return [line for line in lines if (name, line) not in TEST_STATE_READS_ALLOWED]
+
+
 def seam_problems(code: str, constants: dict[str, Constant]) -> list[str]:
     """What a GLSL text does that the seam forbids (empty: nothing)."""
     problems = []
@@ -492,3 +527,36 @@ def test_the_depth_pass_stores_its_wide_reaches_footprints_without_a_color():
     assert re.findall(r"imageStore\((\w+), index", stored) == ["sprite_shapes", "sprite_streaks"]
     assert particle_depth.WIDE_LIST.name in kernel.chosen and "load_footprint" not in kernel.body()
 
+
+TESTS = SHADERS.parent / "tests"
+
+
+@pytest.mark.parametrize("path", sorted(TESTS.glob("*.py")), ids=lambda p: p.name)
+def test_tests_read_the_particle_state_by_lane_name(path):
+    assert state_channel_reads(path.name, path.read_text()) == []
+
+
+def test_each_allowed_positional_state_read_in_a_test_is_still_there():
+    for name, line in TEST_STATE_READS_ALLOWED:
+        assert line in [s.strip() for s in (TESTS / name).read_text().splitlines()], (name, line)
+
+
+@pytest.mark.parametrize("snippet", [
+    "alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)",
+    "points = ref_pos_age[alive, :3]",
+    "pos_age[0, 0] = np.nan",
+    "ages = system.read_state()[0][:, 3]",
+    "radius = np.linalg.norm(pos_age[:n][first, :3], axis=1)",
+    "life = host.read(points.vel_life).reshape(-1, 4)[:, 3]",
+])
+def test_the_test_state_check_catches_channel_reads(snippet):
+    assert state_channel_reads("test_x.py", snippet) == [snippet]
+
+
+@pytest.mark.parametrize("snippet", [
+    "particle = PARTICLE.read_images(pos_age[order], vel_life[order])",
+    'alive = particle["age"] >= 0',
+    "dark = nearest_depth(pos_age[n // 2:], vel_life[n // 2:], camera.view_proj)",
+])
+def test_the_test_state_check_passes_rows_and_lanes(snippet):
+    assert state_channel_reads("test_x.py", snippet) == []
