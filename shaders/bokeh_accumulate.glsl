@@ -8,11 +8,11 @@
  * SPRITE_DEPTH_TEST: a disc behind the scene's depth at a pixel is hidden
  * there (the rasterized path's LESS_EQUAL test). */
 
-void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color)
+void share_footprint(int t, Footprint footprint)
 {
-  s_shapes[t] = sprite_shape_texel(shape);
-  s_streaks[t] = vec4(streak, 0.0, 0.0);
-  s_colors[t] = color;
+  s_shapes[t] = sprite_shape_texel(sprite_shape_of(footprint));
+  s_streaks[t] = vec4(footprint.streak, 0.0, 0.0);
+  s_colors[t] = footprint.color;
 }
 
 /* `sum` plus chunk entry k's disc at pixel p, unless it misses p or is behind the scene there. */

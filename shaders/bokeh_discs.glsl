@@ -17,9 +17,7 @@ void main()
   particle.position += state_origin.xyz;
   ivec2 size = ivec2(target_extent);
 
-  SpriteShape shape = sprite_shape_from(vec4(0.0));
-  vec2 path = vec2(0.0);
-  vec3 color = vec3(0.0);
+  Footprint footprint = footprint_from(vec4(0.0), vec4(0.0), vec4(0.0));
   vec4 clip = transform_point(view_proj, particle.position);
   float radius = 0.0;
   if (particle_alive(particle) && clip.w > 0.0 && abs(clip.z) <= clip.w) {
@@ -35,14 +33,15 @@ void main()
       float coverage = pixel_coverage(particle_radius_px(slot, look_now, pixel_scale, clip.w));
       /* Area under the rim's ramp: pi (r^2 + 1/12) for the disc, 2 r per pixel of path. */
       float area = 3.14159265 * (radius * radius + 1.0 / 12.0) + 4.0 * radius * half_path;
-      color = particle_color(slot, look_now, coverage) / area;
-      shape = SpriteShape(0.5 * (start + end), radius + 0.5, window.z);
-      path = end - start;
+      footprint.center = 0.5 * (start + end);
+      footprint.radius = radius + 0.5;
+      footprint.depth = window.z;
+      footprint.streak = end - start;
+      footprint.color = vec4(particle_color(slot, look_now, coverage) / area, 0.0);
     }
   }
   ivec2 out_texel = particle_texel(slot, imageSize(sprite_shapes).x);
-  store_sprite_shape(out_texel, shape);
-  imageStore(sprite_streaks, out_texel, vec4(path, 0.0, 0.0));
-  imageStore(sprite_colors, out_texel, vec4(color, 0.0));
-  imageStore(instance_counts, out_texel, uvec4(uint(sprite_tile_count(shape, path, size))));
+  store_footprint(out_texel, footprint);
+  int tiles = sprite_tile_count(sprite_shape_of(footprint), footprint.streak, size);
+  imageStore(instance_counts, out_texel, uvec4(uint(tiles)));
 }

@@ -63,11 +63,14 @@ void main()
   bool wide = reach.radius + max(abs(reach.half_path.x), abs(reach.half_path.y)) > DIRECT_REACH;
 #ifdef WIDE_LIST
   ivec2 texel = particle_texel(slot, imageSize(sprite_shapes).x);
-  SpriteShape shape = SpriteShape(reach.center, wide ? reach.radius : 0.0, depth);
-  store_sprite_shape(texel, shape);
-  vec2 path = 2.0 * reach.half_path;
-  imageStore(sprite_streaks, texel, vec4(path, 0.0, 0.0));
-  imageStore(instance_counts, texel, uvec4(uint(sprite_tile_count(shape, path, target_size))));
+  Footprint footprint = footprint_from(vec4(0.0), vec4(0.0), vec4(0.0)); /* no color: the list is of depths */
+  footprint.center = reach.center;
+  footprint.radius = wide ? reach.radius : 0.0;
+  footprint.depth = depth;
+  footprint.streak = 2.0 * reach.half_path;
+  store_footprint(texel, footprint);
+  int tiles = sprite_tile_count(sprite_shape_of(footprint), footprint.streak, target_size);
+  imageStore(instance_counts, texel, uvec4(uint(tiles)));
 #endif
   if (wide || !(reach.radius > 0.0)) {
     return;

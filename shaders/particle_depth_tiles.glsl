@@ -4,10 +4,10 @@
  * (footprint.glsl's reach_covers, the test the narrow ones are marked by) and
  * marks it with one atomic min (other effects mark the same image). */
 
-void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color)
+void share_footprint(int t, Footprint footprint)
 {
-  s_shapes[t] = sprite_shape_texel(shape);
-  s_streaks[t] = vec4(0.5 * streak, 0.0, 0.0); /* the half path */
+  s_shapes[t] = sprite_shape_texel(sprite_shape_of(footprint));
+  s_streaks[t] = vec4(0.5 * footprint.streak, 0.0, 0.0); /* the half path */
 }
 
 void main()

@@ -5,10 +5,10 @@
  * SPRITE_DEPTH_TEST: a quad behind the scene's depth at a pixel is hidden there (the rasterized quads'
  * LESS_EQUAL test). */
 
-void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color)
+void share_footprint(int t, Footprint footprint)
 {
-  s_shapes[t] = sprite_shape_texel(shape);
-  s_colors[t] = color;
+  s_shapes[t] = sprite_shape_texel(sprite_shape_of(footprint));
+  s_colors[t] = footprint.color;
 }
 
 void share_axes(int t, QuadAxes axes)

@@ -23,14 +23,16 @@ const float RIM = exp(-SPRITE_FALLOFF);
  * once per pixel: the inverse radius (held in the radius of the shape in s_shapes), the streak over
  * its squared length (s_streaks.zw: zero for a round sprite, so the path term drops out without a
  * branch), and the spread and the rim normalization folded into the color. */
-void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color)
+void share_footprint(int t, Footprint footprint)
 {
+  vec2 streak = footprint.streak;
+  float radius = footprint.radius;
   float length2 = dot(streak, streak);
-  float spread = length2 > 0.0 ? shape.radius / (shape.radius + 0.5 * sqrt(length2)) : 1.0;
-  float inverse_radius = shape.radius > 0.0 ? 1.0 / shape.radius : 0.0;
-  s_shapes[t] = sprite_shape_texel(SpriteShape(shape.center, inverse_radius, shape.depth));
+  float spread = length2 > 0.0 ? radius / (radius + 0.5 * sqrt(length2)) : 1.0;
+  float inverse_radius = radius > 0.0 ? 1.0 / radius : 0.0;
+  s_shapes[t] = sprite_shape_texel(SpriteShape(footprint.center, inverse_radius, footprint.depth));
   s_streaks[t] = vec4(streak, length2 > 0.0 ? streak / length2 : vec2(0.0));
-  s_colors[t] = color * (spread / (1.0 - RIM));
+  s_colors[t] = footprint.color * (spread / (1.0 - RIM));
 }
 
 #ifdef SPRITE_TEXTURE
@@ -65,16 +67,17 @@ vec2 sheet_normal_fetch(int slot, vec2 uv)
 }
 
 /* Entry t's light in its frame times its relief (sprite_sheets.SPRITE_LIGHTS; 0: lit evenly). */
-void share_lights(int t, vec2 lights)
+void share_lights(int t, SpriteEntry entry)
 {
-  s_lights[t] = lights;
+  s_lights[t] = entry.lights;
 }
 #endif
 
 /* Entry t's pose, its flipbook frames worked out once for the chunk (flipbook_frames): s_frames[t] is
  * (slot + 1, cos and sin of the angle, the fraction from frame a to b), s_cells[t] the two frames' cells. */
-void share_frames(int t, vec4 frames)
+void share_frames(int t, SpriteEntry entry)
 {
+  vec4 frames = vec4(entry.sheet, entry.turn, entry.flipbook);
   if (frames.x > 0.0) {
     FlipbookFrames f = flipbook_frames(sheet_grids[int(frames.x) - 1], frames.w);
     frames.w = f.mixed;

@@ -20,8 +20,9 @@ void main()
   uint sprite = uint(j);
 #endif
   ivec2 texel = particle_texel(int(sprite), imageSize(sprite_shapes).x);
-  SpriteShape shape = load_sprite_shape(texel);
-  vec2 stretch = imageLoad(sprite_streaks, texel).xy;
+  Footprint footprint = load_footprint(texel);
+  SpriteShape shape = sprite_shape_of(footprint);
+  vec2 stretch = footprint.streak;
   ivec4 tiles = sprite_tile_rect(shape, stretch, target_size);
   int tiles_x = (target_size.x + SPRITE_TILE - 1) / SPRITE_TILE;
   int next = int(imageLoad(instance_offsets, particle_texel(j, imageSize(instance_offsets).x)).x);

@@ -11,6 +11,7 @@ void main()
   int width = imageSize(depth_sprites).x;
   uint sprite = imageLoad(depth_sprites, particle_texel(j, width)).x;
   ivec2 texel = particle_texel(int(sprite), imageSize(sprite_shapes).x);
-  int tiles = sprite_tile_count(load_sprite_shape(texel), imageLoad(sprite_streaks, texel).xy, target_size);
+  Footprint footprint = load_footprint(texel);
+  int tiles = sprite_tile_count(sprite_shape_of(footprint), footprint.streak, target_size);
   imageStore(instance_counts, particle_texel(j, imageSize(instance_counts).x), uvec4(uint(tiles)));
 }

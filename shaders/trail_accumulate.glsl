@@ -9,15 +9,16 @@
 /* Chunk entry t as the walk reads it: s_shapes the start a (xy), a's depth (z) and b's less a's (w); s_streaks
  * b - a, 1 / its squared length and 1 / its length; s_colors a's color and half width; s_ends b's less a's (each
  * a pixel's interpolation one multiply-add). */
-void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color)
+void share_footprint(int t, Footprint footprint)
 {
+  vec2 streak = footprint.streak;
   float length2 = dot(streak, streak);
-  s_shapes[t].xy = shape.center - 0.5 * streak;
+  s_shapes[t].xy = footprint.center - 0.5 * streak;
   s_streaks[t] = vec4(streak, 1.0 / length2, inversesqrt(length2));
-  s_colors[t] = color;
+  s_colors[t] = footprint.color;
 }
 
-/* After share_footprint (the same entry's start). */
+/* After share_footprint (the same entry's start): ``depths``, the footprint's end_depths. */
 void share_trail_end(int t, TrailEnd end, vec2 depths)
 {
   s_shapes[t].zw = vec2(depths.x, depths.y - depths.x);

@@ -4,7 +4,7 @@
  * shutter close).  Writes the segment's band as a footprint the tile lists bin
  * (sprite_shape.glsl: the capsule from end a to end b, center their middle, radius the band's reach, depth
  * the nearer end's, streak b - a), with what trail_accumulate.glsl needs at each end: window depths
- * (sprite_streaks zw), color and half width (a: sprite_colors, b: records.TRAIL_END), and how many 16x16
+ * (end_depths), color and half width (a: the footprint's color, b: records.TRAIL_END), and how many 16x16
  * tiles it touches.  A segment thinner than a pixel keeps half a pixel's width and dims by its own width
  * instead.  Segments that draw nothing get radius 0, no tiles: past the ring's filled points, an end behind
  * the camera or outside its depth range, zero length on the screen, a box past the target, or larger than
@@ -25,9 +25,7 @@ void main()
     return;
   }
   ivec2 size = ivec2(target_extent);
-  SpriteShape shape = sprite_shape_from(vec4(0.0));
-  vec4 streak = vec4(0.0); /* xy: b - a; zw: the ends' window depths */
-  vec4 start = vec4(0.0);  /* end a's color and half width */
+  Footprint footprint = footprint_from(vec4(0.0), vec4(0.0), vec4(0.0)); /* color: end a's color and half width */
   TrailEnd end = trail_end_from(vec4(0.0));
   TrailSegment segment;
   if (fetch_segment(entry, segment)) {
@@ -57,16 +55,18 @@ void main()
     float reach = max(half_a, half_b) + 0.5;
     if (dot(d, d) > 0.0 && is_finite(vec3(a.xy, reach)) && is_finite(vec3(b.xy, 0.0)) &&
         band_drawn(a.xy, b.xy, reach, size)) {
-      shape = SpriteShape(a.xy + 0.5 * d, reach, min(a.z, b.z));
-      streak = vec4(d, a.z, b.z);
-      start = vec4(color_a, half_a);
+      footprint.center = a.xy + 0.5 * d;
+      footprint.radius = reach;
+      footprint.depth = min(a.z, b.z);
+      footprint.streak = d;
+      footprint.end_depths = vec2(a.z, b.z);
+      footprint.color = vec4(color_a, half_a);
       end = TrailEnd(color_b, half_b);
     }
   }
   ivec2 out_texel = particle_texel(SEGMENT_ENTRY, imageSize(sprite_shapes).x);
-  store_sprite_shape(out_texel, shape);
-  imageStore(sprite_streaks, out_texel, streak);
-  imageStore(sprite_colors, out_texel, start);
+  store_footprint(out_texel, footprint);
   store_trail_end(out_texel, end);
-  imageStore(instance_counts, out_texel, uvec4(uint(sprite_tile_count(shape, streak.xy, size))));
+  int tiles = sprite_tile_count(sprite_shape_of(footprint), footprint.streak, size);
+  imageStore(instance_counts, out_texel, uvec4(uint(tiles)));
 }

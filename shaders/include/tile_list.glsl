@@ -10,28 +10,28 @@
  * set per footprint whose capsule reaches the block (block_reach: each
  * entry's blocks in s_blocks, gathered into s_block_bits), so its threads
  * visit only those, in list order (block_words), instead of testing every
- * footprint of the chunk.  Needs those images, sprite_shapes, sprite_streaks,
- * sprite_colors and target_size; SPRITE_TEXTURE: sprite_frames through share_frames (SPRITE_RELIEF:
- * sprite_lights through share_lights); QUAD_AXES: quad_axes
- * through share_axes; TRAIL_END: trail_ends and sprite_streaks zw through share_trail_end. */
+ * footprint of the chunk.  Needs those images, the footprint's (records.FOOTPRINT) and target_size;
+ * SPRITE_TEXTURE: sprite_frames, the sprite list's entry (records.SPRITE_ENTRY) through share_frames
+ * (SPRITE_RELIEF: sprite_lights through share_lights); QUAD_AXES: quad_axes
+ * through share_axes; TRAIL_END: trail_ends and the footprint's end_depths through share_trail_end. */
 
 /* Entry t of the chunk into s_shapes, s_streaks and s_colors: defined by the kernel, which knows what
  * its walk needs of a footprint (sprite_blend.glsl, bokeh_accumulate.glsl). */
-void share_footprint(int t, SpriteShape shape, vec2 streak, vec4 color);
+void share_footprint(int t, Footprint footprint);
 #ifdef SPRITE_TEXTURE
-/* Entry t's sheet pose (sprite_frames) into shared memory: defined by the kernel (sprite_blend.glsl). */
-void share_frames(int t, vec4 frames);
+/* Entry t's sheet pose into shared memory: defined by the kernel (sprite_blend.glsl). */
+void share_frames(int t, SpriteEntry entry);
 #endif
 #ifdef SPRITE_RELIEF
-/* Entry t's light in its frame (sprite_lights) into shared memory: defined by the kernel (sprite_blend.glsl). */
-void share_lights(int t, vec2 lights);
+/* Entry t's light in its frame into shared memory: defined by the kernel (sprite_blend.glsl). */
+void share_lights(int t, SpriteEntry entry);
 #endif
 #ifdef QUAD_AXES
 /* Entry t's quad frame (records.QUAD_AXES) into shared memory: defined by the kernel (quad_accumulate.glsl). */
 void share_axes(int t, QuadAxes axes);
 #endif
 #ifdef TRAIL_END
-/* Entry t's far end (records.TRAIL_END) and its ends' depths (sprite_streaks zw) into shared memory: defined by
+/* Entry t's far end (records.TRAIL_END) and its ends' depths (end_depths) into shared memory: defined by
  * the kernel (trail_accumulate.glsl). */
 void share_trail_end(int t, TrailEnd end, vec2 depths);
 #endif
@@ -149,21 +149,26 @@ void share_tile_chunk(ivec2 list, int chunk, int t)
   if (chunk + t < list.y) {
     uint item = imageLoad(binned_sprites, particle_texel(list.x + chunk + t, imageSize(binned_sprites).x)).x;
     ivec2 texel = particle_texel(int(item), imageSize(sprite_shapes).x);
-    SpriteShape shape = load_sprite_shape(texel);
-    vec4 streak_texel = imageLoad(sprite_streaks, texel);
-    vec2 streak = streak_texel.xy;
-    share_footprint(t, shape, streak, imageLoad(sprite_colors, texel));
 #ifdef SPRITE_TEXTURE
-    share_frames(t, imageLoad(sprite_frames, texel));
+    SpriteEntry entry = load_sprite_entry(texel); /* the footprint, the sprite's pose (and its light) */
+    Footprint footprint = footprint_of(entry);
+#else
+    Footprint footprint = load_footprint(texel);
+#endif
+    SpriteShape shape = sprite_shape_of(footprint);
+    vec2 streak = footprint.streak;
+    share_footprint(t, footprint);
+#ifdef SPRITE_TEXTURE
+    share_frames(t, entry);
 #endif
 #ifdef SPRITE_RELIEF
-    share_lights(t, texelFetch(sprite_lights, texel, 0).xy);
+    share_lights(t, entry);
 #endif
 #ifdef QUAD_AXES
     share_axes(t, load_quad_axes(texel));
 #endif
 #ifdef TRAIL_END
-    share_trail_end(t, load_trail_end(texel), streak_texel.zw);
+    share_trail_end(t, load_trail_end(texel), footprint.end_depths);
 #endif
     ivec2 origin = ivec2(gl_WorkGroupID.xy) * SPRITE_TILE;
     ivec4 rect = sprite_pixel_rect(shape, streak, target_size) - origin.xyxy;

@@ -133,15 +133,16 @@ def test_splat_carry_and_overflow_in_one_pixel(host, rng):
 def test_splat_culls_nan_and_outside_frustum(host, rng):
     width, height, n = 64, 32, 6
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 8.0)
-    pos_age[0, 0] = np.nan
-    pos_age[1, 1] = np.inf
-    pos_age[2, 0] = -1.0  # left of the frustum
-    pos_age[3, 2] = 50.0  # beyond the far plane
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][0, 0] = np.nan
+    particle["position"][1, 1] = np.inf
+    particle["position"][2, 0] = -1.0  # left of the frustum
+    particle["position"][3, 2] = 50.0  # beyond the far plane
     PARTICLE.read_images(pos_age, vel_life)["age"][4] = -0.1  # not born yet
     system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     hi = compositor.read_accum()[0]
-    x, y = (pos_age[5, :2]).astype(int)
+    x, y = (particle["position"][5, :2]).astype(int)
     assert np.count_nonzero(hi) == 1 and hi[y, x] != 0
 
 

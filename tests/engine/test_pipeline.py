@@ -8,6 +8,7 @@ from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.look.look import LOOK_SIZE
 from addon.engine.order.sorting import EffectSort
 from addon.engine.reference.draw import compositing as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate import csg
 from addon.engine.simulate.simulation import ParticleSystem
@@ -20,7 +21,7 @@ def particles_in(rng, n, low, high):
     pixels = rng.integers(low, high, (n, 2))
     pos_age = np.concatenate([pixels + 0.5, np.zeros((n, 1)), rng.uniform(0.0, 0.9, (n, 1))], axis=1)
     vel_life = np.zeros((n, 4))
-    vel_life[:, 3] = 1.0
+    PARTICLE.read_image("vel_life", vel_life)["life"][:] = 1.0
     return pos_age.astype(np.float32), vel_life.astype(np.float32)
 
 

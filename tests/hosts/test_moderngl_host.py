@@ -18,6 +18,7 @@ from addon.engine.reference.draw import glints as ref_glints
 from addon.engine.reference.simulate import simulation as ref_simulation
 from addon.engine.registry import KERNELS
 from addon.engine.seam import kernels
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate import simulation
 from addon.engine.simulate.effectors import Collider
@@ -55,12 +56,12 @@ def translation(offset):
 
 def pixel_center_state(rng, n, width, height, ages=0.5):
     """All-alive particles on pixel centers of ortho_camera (z = 0), lifetime 1."""
-    pos_age = np.zeros((n, 4), np.float32)
-    pos_age[:, 0] = rng.integers(0, width, n) + 0.5
-    pos_age[:, 1] = rng.integers(0, height, n) + 0.5
-    pos_age[:, 3] = ages
-    vel_life = np.zeros((n, 4), np.float32)
-    vel_life[:, 3] = 1.0
+    pos_age, vel_life = np.zeros((n, 4), np.float32), np.zeros((n, 4), np.float32)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, 0] = rng.integers(0, width, n) + 0.5
+    particle["position"][:, 1] = rng.integers(0, height, n) + 0.5
+    particle["age"][:] = ages
+    particle["life"][:] = 1.0
     return pos_age, vel_life
 
 
@@ -107,8 +108,10 @@ def test_simulate_matches_reference(mgl_host, overrides):
     for _ in range(20):
         system.step(1 / 24, prev, cur)
     pos_age, vel_life = system.read_state()
+    particle = PARTICLE.read_images(pos_age, vel_life)
     ref_pos_age, ref_vel_life = ref_simulation.run_steps(s, 20, 1 / 24, prev, cur)
-    np.testing.assert_array_equal(np.sign(vel_life[:, 3]), np.sign(ref_vel_life[:, 3]))
+    ref_particle = PARTICLE.read_images(ref_pos_age, ref_vel_life)
+    np.testing.assert_array_equal(np.sign(particle["life"]), np.sign(ref_particle["life"]))
     np.testing.assert_allclose(pos_age, ref_pos_age, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(vel_life, ref_vel_life, rtol=1e-4, atol=1e-4)
 
@@ -128,9 +131,11 @@ def test_simulate_with_moving_colliders_matches_reference(mgl_host):
     for _ in range(20):
         system.step(1 / 24, np.identity(4), np.identity(4))
     pos_age, vel_life = system.read_state()
+    particle = PARTICLE.read_images(pos_age, vel_life)
     ref_pos_age, ref_vel_life = ref_simulation.run_steps(s, 20, 1 / 24, np.identity(4), np.identity(4),
                                                          colliders=moving)
-    np.testing.assert_array_equal(np.sign(vel_life[:, 3]), np.sign(ref_vel_life[:, 3]))
+    ref_particle = PARTICLE.read_images(ref_pos_age, ref_vel_life)
+    np.testing.assert_array_equal(np.sign(particle["life"]), np.sign(ref_particle["life"]))
     np.testing.assert_allclose(pos_age, ref_pos_age, rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(vel_life, ref_vel_life, rtol=1e-4, atol=1e-4)
 
@@ -149,7 +154,8 @@ def test_splat_and_resolve_exact(mgl_host, rng, kernel):
 def test_splat_carry_and_overflow_in_one_pixel(mgl_host, rng, kernel):
     width, height, n = 8, 8, 9000
     pos_age, vel_life = pixel_center_state(rng, n, width, height)
-    pos_age[:, :2] = pos_age[0, :2]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, :2] = particle["position"][0, :2]
     s = effect_settings({"count": n, "size": 10.0, "color_start": (0.5, 0.37, 0.6), "color_end": (0.5, 0.37, 0.6)})
     _, ref_overflow = splat_against_reference(mgl_host, s, pos_age, vel_life, width, height, 1.0, kernel)
     assert (round(0.37 * ((1 << 22) - 1)) & 0x7FF) * n >= 1 << 11, "the case must carry"

@@ -4,6 +4,7 @@ import bpy
 import numpy as np
 import pytest
 
+from addon.engine.seam.records import PARTICLE
 from addon.output.export import COLOR_ATTRIBUTE, MATERIAL_NAME
 from addon.scene.renderer import SceneRenderer
 from tests.conftest import add_effect
@@ -28,12 +29,13 @@ def test_export_current_frame(scene):
     obj = bpy.data.objects["GPU Particles 0003"]
     assert obj.type == "POINTCLOUD" and obj.data.materials[0].name == MATERIAL_NAME
     (settings, pos_age, vel_life, live_count), = simulated_state(scene, 3)
-    live = (pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3])
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    live = (particle["age"] >= 0) & (particle["age"] < particle["life"])
     cloud = obj.data
     assert len(cloud.points) == live_count == live.sum() > 100
-    np.testing.assert_array_equal(attribute(cloud, "position", "vector", 3), pos_age[live, :3])
+    np.testing.assert_array_equal(attribute(cloud, "position", "vector", 3), particle["position"][live])
     np.testing.assert_allclose(attribute(cloud, "radius", "value", 1), 0.02)
-    t = (pos_age[live, 3] / vel_life[live, 3])[:, None]
+    t = (particle["age"][live] / particle["life"][live])[:, None]
     start, end = np.array(settings.color_start), np.array(settings.color_end)
     expected = (start + (end - start) * t) * 2.0
     colors = attribute(cloud, COLOR_ATTRIBUTE, "color", 4)
@@ -103,8 +105,9 @@ def test_export_follows_the_look_over_life_and_randomness(scene):
     bpy.ops.gpu_particles.export_pointcloud()
     cloud = bpy.data.objects["GPU Particles 0004"].data
     (settings, pos_age, vel_life, _), = simulated_state(scene, 4)
-    live = np.flatnonzero((pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3]))
-    look = look_at(look_table(settings), pos_age[live, 3] / vel_life[live, 3])
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    live = np.flatnonzero((particle["age"] >= 0) & (particle["age"] < particle["life"]))
+    look = look_at(look_table(settings), particle["age"][live] / particle["life"][live])
     radii = attribute(cloud, "radius", "value", 1)
     np.testing.assert_allclose(radii, 0.02 * look[:, 3] * variation(live, 0.5, settings.seed, "SIZE"), rtol=1e-5)
     assert radii.min() < 0.02 * 0.6 and radii.max() <= 0.02

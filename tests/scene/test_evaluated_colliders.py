@@ -11,6 +11,7 @@ import bpy
 import numpy as np
 import pytest
 
+from addon.engine.seam.records import PARTICLE
 from addon.scene import inputs
 from addon.scene.renderer import SceneRenderer
 from addon.ui import panels
@@ -92,11 +93,13 @@ FACELESS = ("'Edges Only' has no faces: ", "'GN Line' has no faces (", "'GN Noth
 
 def assert_held_by_the_cube(pos_age, vel_life, top=0.0, half=1.0):
     """No live particle over the cube's top sank into it, and some landed on it."""
-    alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)
-    over = alive & (np.abs(pos_age[:, 0]) < half * 0.95) & (np.abs(pos_age[:, 1]) < half * 0.95)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    alive = (particle["age"] >= 0) & (particle["life"] > 0)
+    over = alive & np.all(np.abs(particle["position"][:, :2]) < half * 0.95, axis=1)
     assert over.sum() > 50, "particles fall on the cube"
-    assert (pos_age[over, 2] > top - 0.01).all(), f"{(pos_age[over, 2] <= top - 0.01).sum()} sank into the cube"
-    assert (pos_age[over, 2] < top + 0.1).sum() > 50, "some rest on its top"
+    height = particle["position"][over, 2]
+    assert (height > top - 0.01).all(), f"{(height <= top - 0.01).sum()} sank into the cube"
+    assert (height < top + 0.1).sum() > 50, "some rest on its top"
 
 
 def state_at(scene, frame):

@@ -9,6 +9,7 @@ import bpy
 import numpy as np
 import pytest
 
+from addon.engine.seam.records import PARTICLE
 from tests.conftest import add_effect
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +37,8 @@ def rendered(scene, frame=36):
 
 def live_positions(system) -> np.ndarray:
     pos_age, vel_life = system.read_state()
-    return pos_age[vel_life[:, 3] > 0, :3]
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    return particle["position"][particle["life"] > 0]
 
 
 def family_warnings(renderer) -> list[str]:

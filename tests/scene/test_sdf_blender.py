@@ -6,6 +6,7 @@ import bpy
 import numpy as np
 import pytest
 
+from addon.engine.seam.records import PARTICLE
 from addon.scene import inputs
 from addon.scene.inputs import colliders
 from addon.scene.renderer import SceneRenderer
@@ -142,12 +143,13 @@ def test_rain_on_a_torus_never_sinks_into_the_tube(scene):
     for frame in range(24, frames + 1, 24):
         renderer.advance_to(frame)
         pos_age, vel_life = renderer.simulation.systems[0].read_state()
-        alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)
+        particle = PARTICLE.read_images(pos_age, vel_life)
+        alive = (particle["age"] >= 0) & (particle["life"] > 0)
         voxel = next(c for c in renderer.simulation.systems[0].colliders if c.type == "SDF").sdf.voxel
-        depth = tube_depth(pos_age[alive, :3].astype(np.float64))
+        depth = tube_depth(particle["position"][alive].astype(np.float64))
         assert alive.sum() > count // 4 and np.isfinite(pos_age).all()
         assert (depth <= voxel / 2).all(), f"frame {frame}: {(depth > voxel / 2).sum()} of {alive.sum()} in the tube"
-        touching = max(touching, ((depth > -0.05) & (np.abs(pos_age[alive, 2]) < 0.3)).sum())
+        touching = max(touching, ((depth > -0.05) & (np.abs(particle["position"][alive, 2]) < 0.3)).sum())
     assert touching > 20, "some touch the tube"
     assert renderer.simulation.sdf.rebuilds == 1, "a still collider is built once"
 
@@ -166,7 +168,8 @@ def test_rain_on_a_displaced_grid_stays_above_it(scene):
     grids = {c.name: c.sdf for c in renderer.simulation.systems[0].colliders}
     assert grids["Terrain"].surface and not grids["Ring"].surface
     pos_age, vel_life = renderer.simulation.systems[0].read_state()
-    points = pos_age[(pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0), :3].astype(np.float64)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    points = particle["position"][(particle["age"] >= 0) & (particle["life"] > 0)].astype(np.float64)
     height = surface_height(terrain, points[:, :2])
     over = np.isfinite(height)
     below = over & (points[:, 2] < np.where(over, height, 0.0))

@@ -6,6 +6,7 @@ import pytest
 from addon.engine.order.sorting import KEY_DEPTH, KEY_GRID, SortKey, is_camera_cut, sort_key_for
 from addon.engine.primitives.sort_schedule import MAX_SORT_PASSES
 from addon.engine.reference.order import sorting as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import SettingsError, effect_settings
 from tests.conftest import add_effect
 
@@ -59,11 +60,12 @@ def test_alpha_effect_renders_sorted_sprites(scene):
     assert renderer.stats()["sortedness"][0] == (1.0, 1.0)
     order = renderer.host.read(renderer.simulation.sorts[0].indices).ravel()[:3000]
     pos_age, vel_life = renderer.simulation.systems[0].read_state()  # world positions
+    particle = PARTICLE.read_images(pos_age, vel_life)
     view = np.array(scene.camera.matrix_world.inverted())
     emitter = np.array(scene.objects["Emitter"].matrix_world)[:3, 3]
     keys = ref.particle_keys(pos_age, vel_life, SortKey.view_depth(view, emitter))
     assert np.all(np.diff(keys[order].astype(np.int64)) >= 0)
-    waiting = (vel_life[:, 3] == 0) & (pos_age[:, 3] < 0)
+    waiting = (particle["life"] == 0) & (particle["age"] < 0)
     assert waiting.any() and (keys[waiting] < 0xFFFFFFFF).all(), "waiting particles are keyed at the emitter"
 
 

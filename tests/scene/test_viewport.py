@@ -7,6 +7,7 @@ import pytest
 from mathutils import Matrix
 
 from addon import viewport
+from addon.engine.seam.records import PARTICLE
 from addon.scene.renderer import SceneRenderer, camera_of
 from tests.conftest import add_effect
 
@@ -48,10 +49,10 @@ def projected_pixels(view_proj, positions, width, height):
 def live_positions(overlay):
     positions = []
     for system in overlay.systems:
-        pos_age, vel_life = system.read_state()
-        live = (pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3])
+        particle = PARTICLE.read_images(*system.read_state())
+        live = (particle["age"] >= 0) & (particle["age"] < particle["life"])
         assert system.live.read_count() == live.sum()
-        positions.append(pos_age[live, :3])
+        positions.append(particle["position"][live])
     return np.concatenate(positions)
 
 

@@ -32,6 +32,7 @@ from functools import cache
 from ..primitives.binning import Binning
 from ..primitives.scan import Scan, linear_size
 from ..seam.kernels import Constant, Feature, Image, Kernel, Sampler, Shared
+from ..seam.records import FOOTPRINT
 from ..seam.tables import SIZES
 from .sorting import linear_groups
 
@@ -159,9 +160,8 @@ class TileSlices:
                            {"target_size": target_size})
 
 
-# What the footprint kernels (sprite_footprint, bokeh_discs) write into a FootprintList.
-FOOTPRINT_OUTPUTS = (Image("sprite_shapes", "RGBA32F", "WRITE"), Image("sprite_streaks", "RGBA32F", "WRITE"),
-                     Image("sprite_colors", "RGBA32F", "WRITE"))
+# What the footprint kernels (sprite_footprint, bokeh_discs, ...) write into a FootprintList (store_footprint).
+FOOTPRINT_OUTPUTS = tuple(Image(name, "RGBA32F", "WRITE") for name in FOOTPRINT.images)
 
 
 class FootprintList:

@@ -230,8 +230,8 @@ class Kernel:
         bound = {c.name: (True, False, False) for c in self.constants}
         bound.update((s.name, (True, False, True)) for s in self.samplers)
         bound.update((i.name, (i.access != "WRITE", i.access != "READ", False)) for i in self.images)
-        images = frozenset(i.name for i in self.images)
-        return "\n".join(r.glsl(*bound[r.resource], bound=images) for r in RECORDS if r.resource in bound)
+        made = [r for r in RECORDS if r.wanted(bound)]
+        return "\n".join(r.glsl(bound, base=r.base in made) for r in made)
 
     @cached_property
     def value_names(self) -> frozenset[str]:

@@ -1,15 +1,15 @@
 """Records that cross the Python/GLSL seam in texels, their lanes named once.
 
 A particle's state, a force field, a collider, an emitter triangle, a CSG
-primitive, a sprite's screen footprint or an entry of the sprite list travels as a few RGBA texels (image
-texels, uniform rows, or one texel in each of several images: ``images``).
-Each is declared here as a ``Record`` of named ``Lane`` s (texel + swizzle);
-from that one declaration come
+primitive, a sprite's screen shape, a tile list's footprint or an entry of the sprite list travels as a few
+RGBA texels (image texels, uniform rows, or one texel in each of several images: ``images``).
+Each is declared here as a ``Record`` of named ``Lane`` s (texel + swizzle), a record that extends another
+(``base``) after that one's lanes; from that one declaration come
 
 - the GLSL both hosts compile (``Record.glsl``, put at the start of the body
-  of every kernel that binds the record's ``resource``: ``Kernel.body``): a
+  of every kernel that binds the record's ``resource`` or one of its own ``images``: ``Kernel.body``): a
   struct of the lanes, ``<name>_from(t0, t1, ...)`` that names the texels'
-  lanes, ``load_<name>(index)`` where the kernel reads the resource (an
+  lanes, ``<base>_of(record)`` its base's lanes, ``load_<name>(index)`` where the kernel reads the resource (an
   image, a uniform array or a sampler) and ``store_<name>(index, record)``
   (one-texel records and records spread over images) where it writes it;
 - the numpy side: ``Record.pack`` lays named values out as texels and
@@ -72,10 +72,15 @@ class Lane:
         return (Ellipsis, texels, channels)
 
 
+# How a kernel binds a resource: (read, written, through a sampler).
+Access = tuple[bool, bool, bool]
+
+
 @dataclass(frozen=True)
 class Record:
-    """``texels`` texels of ``channels`` lanes each, in ``resource`` (the image or uniform array a kernel binds):
-    texel ``texel`` of record ``index`` there is GLSL ``fetch``; ``store``: the image store of a one-texel record
+    """``texels`` texels of ``channels`` lanes each, in ``resource`` (the image or uniform array a kernel binds)
+    or one in each of ``images``: texel ``texel`` of record ``index`` there is GLSL ``fetch`` (``{image}``: its
+    image); ``store``: the image store of a one-texel record or of one texel of a record spread over images
     (``{value}`` the texel)."""
 
     type: str  # the GLSL struct
@@ -89,45 +94,67 @@ class Record:
     channels: int = 4
     images: tuple[str, ...] = ()  # a record spread over images, one texel in each: texel t is in images[t]
     sample: str = ""  # as ``fetch``, where the kernel binds the resource as a sampler
+    base: Record | None = None  # the record this one extends: its lanes and texels (images) come first
 
     def __post_init__(self):
         taken = [(lane.texel + r, c) for lane in self.lanes for r in range(lane.rows) for c in lane.channels]
         if len(taken) != len(set(taken)) or any(t >= self.texels or c >= self.channels for t, c in taken):
             raise ValueError(f"{self.type}: lanes overlap or leave its {self.texels} texels")
+        if self.base and (self.lanes[:len(self.base.lanes)] != self.base.lanes
+                          or self.images[:self.base.texels] != self.base.places):
+            raise ValueError(f"{self.type}: does not start with the lanes and images of {self.base.type}")
 
     @property
     def single(self) -> bool:
         """One texel: packed as (..., channels), without a texel axis."""
         return self.texels == 1
 
-    def image_of(self, texel: int) -> str:
-        """The image or uniform array that holds ``texel``."""
-        return self.images[texel] if self.images else self.resource
+    @property
+    def places(self) -> tuple[str, ...]:
+        """The image or uniform array of each texel."""
+        return self.images or (self.resource,) * self.texels
 
-    def glsl(self, readable: bool = True, writable: bool = False, sampled: bool = False,
-             bound: frozenset[str] | None = None) -> str:
-        """The struct, ``<name>_from`` and, as the kernel binds ``resource`` (an image, a uniform array or a
-        sampler), its load and store; a record spread over images stores only to the images in ``bound`` (a
-        variant's optional images)."""
+    def wanted(self, bound: dict[str, Access]) -> bool:
+        """Whether a kernel that binds ``bound`` gets this record's GLSL: it binds one of the record's own places
+        (not its base's: a kernel binding only sprite_shapes gets SPRITE_SHAPE, not the footprints that extend
+        it)."""
+        return any(place in bound for place in self.places[self.base.texels if self.base else 0:])
+
+    def glsl(self, bound: dict[str, Access], base: bool = False) -> str:
+        """The struct, ``<name>_from`` and, as the kernel ``bound`` the record's places (read, written, through
+        a sampler), ``load_<name>`` from those it reads (a texel of a record spread over images that the kernel
+        does not read loads as zero) and ``store_<name>`` into those it writes; ``base``: and ``<base>_of``, the
+        base record's lanes of this one."""
         members = "".join(f"  {lane.glsl_member};\n" for lane in self.lanes)
-        uint = {lane.texel for lane in self.lanes if lane.scalar == "uint"}
-        texels = ", ".join(f"{'uvec4' if t in uint else 'vec4'} t{t}" for t in range(self.texels))
+        texels = ", ".join(f"{self._texel_type(t)} t{t}" for t in range(self.texels))
         values = ", ".join(lane.glsl_value() for lane in self.lanes)
         text = (f"struct {self.type}\n{{\n{members}}};\n\n"
                 f"{self.type} {self.name}_from({texels})\n{{\n  return {self.type}({values});\n}}\n")
+        if base:
+            lanes = ", ".join(f"r.{lane.name}" for lane in self.base.lanes)
+            text += (f"\n{self.base.type} {self.base.name}_of({self.type} r)\n{{\n"
+                     f"  return {self.base.type}({lanes});\n}}\n")
         if self.single:
             text += f"\nvec4 {self.name}_texel({self.type} r)\n{{\n  return {self._texel_of('r')};\n}}\n"
-        fetch = self.sample if sampled else self.fetch
-        if readable and fetch:
-            fetched = ",\n    ".join(fetch.format(texel=t, image=self.image_of(t)) for t in range(self.texels))
+        access = [bound.get(place, (False, False, False)) for place in self.places]
+        fetched = [(self.sample if sampled else self.fetch) if read else "" for read, _, sampled in access]
+        if any(fetched):
+            texels = ",\n    ".join(fetch.format(texel=t, image=self.places[t]) if fetch else self._zero(t)
+                                  for t, fetch in enumerate(fetched))
             text += (f"\n{self.type} load_{self.name}({self.index_type} index)\n{{\n"
-                     f"  return {self.name}_from(\n    {fetched});\n}}\n")
-        if writable and self.store:
+                     f"  return {self.name}_from(\n    {texels});\n}}\n")
+        if self.store and any(written for _, written, _ in access):
             values = [f"{self.name}_texel(r)"] if self.single else [self._texel_of("r", t) for t in range(self.texels)]
-            stored = "".join(f"  {self.store.format(value=value, image=self.image_of(t))};\n"
-                             for t, value in enumerate(values) if bound is None or self.image_of(t) in bound)
+            stored = "".join(f"  {self.store.format(value=value, image=self.places[t])};\n"
+                             for t, value in enumerate(values) if access[t][1])
             text += f"\nvoid store_{self.name}({self.index_type} index, {self.type} r)\n{{\n{stored}}}\n"
         return text
+
+    def _texel_type(self, texel: int) -> str:
+        return "uvec4" if any(lane.scalar == "uint" for lane in self.lanes if lane.texel == texel) else "vec4"
+
+    def _zero(self, texel: int) -> str:
+        return "uvec4(0u)" if self._texel_type(texel) == "uvec4" else "vec4(0.0)"
 
     def _texel_of(self, record: str, texel: int = 0) -> str:
         """vec4(...) (uvec4 for uint lanes) of the lanes of texel ``texel`` in channel order, zero where no lane
@@ -191,7 +218,7 @@ PARTICLE = Record("Particle", "particle", 2, (
     Lane("age", 0, "w"),  # seconds; negative: not born yet, or waiting to respawn
     Lane("velocity", 1, "xyz"),  # world units per second
     Lane("life", 1, "w"),  # lifetime in seconds; 0: not (re)born, negative: died and will not respawn
-), resource="pos_age", images=("pos_age", "vel_life"), fetch="imageLoad({image}, index)",
+), images=("pos_age", "vel_life"), fetch="imageLoad({image}, index)",
     sample="texelFetch({image}, index, 0)", store="imageStore({image}, index, {value})", index_type="ivec2")
 
 FORCE_FIELD = Record("ForceField", "force_field", SIZES["FIELD_TEXELS"], (
@@ -251,20 +278,32 @@ SPRITE_SHAPE = Record("SpriteShape", "sprite_shape", 1, (
 ), resource="sprite_shapes", fetch="imageLoad(sprite_shapes, index)", store="imageStore(sprite_shapes, index, {value})",
     index_type="ivec2")
 
-# An entry of the frame's alpha sprite list (sprite_footprint.glsl, trail_sprites.glsl): one texel in each list image
-# at the entry's texel; a variant without textured sprites binds neither sprite_frames nor sprite_lights, and its
-# store_sprite_entry leaves them out (sprite_sheets.SPRITE_FRAMES, SPRITE_LIGHTS).
+# A footprint of a screen-tile list (order/tile_lists.py: the alpha sprites, the additive quads, bokeh discs and
+# trail segments, the depth pass's wide reaches): one texel in each footprint image at the item's texel.  A kernel
+# stores into the images it writes and loads from those it reads (one it does not bind loads as zero).
+FOOTPRINT = Record("Footprint", "footprint", 3, (
+    *SPRITE_SHAPE.lanes,  # the capsule's middle, its reach (0: no tiles) and its window depth
+    Lane("streak", 1, "xy"),  # pixels: the path the footprint is swept along (0: round)
+    Lane("end_depths", 1, "zw"),  # a trail segment's ends' window depths (trail_footprint.glsl); 0 elsewhere
+    Lane("color", 2),  # premultiplied; a quad's w: its inner2 (quad_frame.glsl); a trail segment's: its near end's
+                       # color and half width
+), images=("sprite_shapes", "sprite_streaks", "sprite_colors"), fetch="imageLoad({image}, index)",
+    sample="texelFetch({image}, index, 0)", store="imageStore({image}, index, {value})", index_type="ivec2",
+    base=SPRITE_SHAPE)
+
+# An entry of the frame's alpha sprite list (sprite_footprint.glsl, trail_sprites.glsl; read by tile_list.glsl): a
+# footprint and one texel in each of the sprite list's own images; a variant without textured sprites binds neither
+# sprite_frames nor sprite_lights (sprite_sheets.SPRITE_FRAMES, SPRITE_LIGHTS; the blend reads sprite_lights through
+# a sampler).
 SPRITE_ENTRY = Record("SpriteEntry", "sprite_entry", 6, (
-    *SPRITE_SHAPE.lanes,  # the footprint: radius 0 draws nothing
-    Lane("streak", 1, "xy"),  # pixels: the motion the footprint is swept along (0: round)
-    Lane("color", 2),  # premultiplied
+    *FOOTPRINT.lanes,
     Lane("key", 3, "x", scalar="uint"),  # depth key (depth_key); HIDDEN_KEY: sorted last
     Lane("sheet", 4, "x"),  # sheet slot + 1; 0: the soft round sprite
     Lane("turn", 4, "yz"),  # cos and sin of the sprite's angle
     Lane("flipbook", 4, "w"),  # flipbook position
     Lane("lights", 5, "xy"),  # the light's direction in the sprite's frame times the relief; 0: lit evenly
-), resource="sprite_keys", images=("sprite_shapes", "sprite_streaks", "sprite_colors", "sprite_keys", "sprite_frames",
-                                    "sprite_lights"), store="imageStore({image}, index, {value})", index_type="ivec2")
+), images=(*FOOTPRINT.images, "sprite_keys", "sprite_frames", "sprite_lights"), fetch=FOOTPRINT.fetch,
+    sample=FOOTPRINT.sample, store=FOOTPRINT.store, index_type="ivec2", base=FOOTPRINT)
 
 # An additive quad's frame (quad_tiles.py, quad_frame.glsl): the capsule quad_falloff lights (the round sprite swept
 # along its streak).
@@ -301,6 +340,7 @@ FRAME_STATS = Record("FrameStats", "frame_stats", 2, (
 ), resource="stats", channels=1)
 
 # Read through generated GLSL.
-RECORDS = (PARTICLE, FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, SPRITE_ENTRY, QUAD_AXES, TRAIL_END, LIGHT)
+RECORDS = (PARTICLE, FORCE_FIELD, COLLIDER, TRIANGLE, CSG_PRIMITIVE, SPRITE_SHAPE, FOOTPRINT, SPRITE_ENTRY, QUAD_AXES,
+           TRAIL_END, LIGHT)
 # The stats image's texels by name (STAT_OVERFLOW: x of texel (STAT_OVERFLOW, 0)), #defined in every kernel.
 RECORD_DEFINES = tuple((f"STAT_{lane.name.upper()}", str(lane.texel)) for lane in FRAME_STATS.lanes)

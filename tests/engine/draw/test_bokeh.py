@@ -23,6 +23,7 @@ from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.order.tile_lists import TILE
 from addon.engine.reference.draw import bokeh as ref
 from addon.engine.reference.order.tile_lists import tile_lists
+from addon.engine.seam.records import PARTICLE, SPRITE_SHAPE
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate.simulation import ParticleSystem
 from bench.bokeh_peer import RasterBokeh
@@ -98,7 +99,7 @@ def test_discs_behind_the_scene_are_hidden(host, rng):
     scene = np.ones((HEIGHT, WIDTH), np.float32)
     _, shape, _, _ = ref.discs(pos_age, vel_life, camera.view_proj, WIDTH, HEIGHT,
                                effect_settings({"count": 300, **SETTINGS}), camera.pixels_per_unit, camera.focus)
-    depths = np.unique(shape[:, 3])
+    depths = np.unique(SPRITE_SHAPE.read(shape)["depth"])
     scene[:, WIDTH // 2:] = (depths[0] + depths[1]) / 2  # nearer than all but the nearest discs
     s, _, got = layer(host, camera, pos_age, vel_life, scene_depth=scene)
     want, bound = reference(s, camera, pos_age, vel_life, scene)
@@ -110,8 +111,9 @@ def test_discs_behind_the_scene_are_hidden(host, rng):
 def test_many_discs_in_one_tile(host, rng):
     """700 discs inside one tile's neighbourhood: lists longer than a shared-memory chunk (256)."""
     pos_age, vel_life = particles(rng, 700)
-    pos_age[:, 2] = 28.0  # w = 8: 10.5 px each
-    pos_age[:, :2] = (rng.uniform(40.0, 40.0 + TILE, (700, 2)) - (WIDTH / 2, HEIGHT / 2)) * 8 + (WIDTH / 2, HEIGHT / 2)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, 2] = 28.0  # w = 8: 10.5 px each
+    particle["position"][:, :2] = (rng.uniform(40.0, 40.0 + TILE, (700, 2)) - (WIDTH / 2, HEIGHT / 2)) * 8 + (WIDTH / 2, HEIGHT / 2)
     camera = deep_camera()
     s, compositor, got = layer(host, camera, pos_age, vel_life)
     want, bound = reference(s, camera, pos_age, vel_life)
@@ -126,9 +128,10 @@ def test_many_discs_in_one_tile(host, rng):
 def test_no_disc_and_off_screen(host, rng):
     """Particles in focus, and wide discs wholly off the frame: the layer stays zero, no instance is listed."""
     pos_age, vel_life = particles(rng, 300)
-    pos_age[:150, 2] = 0.0  # in focus: splatted
-    pos_age[150:, 2] = np.maximum(pos_age[150:, 2], 4.0)  # wide, radius <= 10.5: every pixel left of x = 0
-    pos_age[150:, 0] = WIDTH / 2 + (rng.uniform(-60.0, -20.0, 150) - WIDTH / 2) * (1 + pos_age[150:, 2] / 4)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:150, 2] = 0.0  # in focus: splatted
+    particle["position"][150:, 2] = np.maximum(particle["position"][150:, 2], 4.0)  # wide, radius <= 10.5: every pixel left of x = 0
+    particle["position"][150:, 0] = WIDTH / 2 + (rng.uniform(-60.0, -20.0, 150) - WIDTH / 2) * (1 + particle["position"][150:, 2] / 4)
     s, compositor, got = layer(host, deep_camera(), pos_age, vel_life)
     assert not got.any()
     assert int(host.read(compositor.bokeh.kept.total)[0, 0]) == 0
@@ -194,8 +197,9 @@ def test_lists_grow_at_a_check(host, rng):
     """Lists first sized for one tile a particle: a compositor that checks every second draw drops the
     instances beyond them on the first draw, and is exact from the check on."""
     pos_age, vel_life = particles(rng, 300, margin=0.0)
-    pos_age[:, 2] = 28.0  # 10.5 px discs: 4 to 9 tiles each
-    pos_age[:, :2] = (rng.uniform(0.0, 1.0, (300, 2)) * (WIDTH, HEIGHT) - (WIDTH / 2, HEIGHT / 2)) * 8 + (WIDTH / 2,
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, 2] = 28.0  # 10.5 px discs: 4 to 9 tiles each
+    particle["position"][:, :2] = (rng.uniform(0.0, 1.0, (300, 2)) * (WIDTH, HEIGHT) - (WIDTH / 2, HEIGHT / 2)) * 8 + (WIDTH / 2,
                                                                                                        HEIGHT / 2)
     camera = deep_camera()
     s = effect_settings({"count": len(pos_age), **SETTINGS})

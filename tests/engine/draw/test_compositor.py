@@ -9,6 +9,7 @@ from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.reference.draw import compositing as ref
 from addon.engine.reference.draw import depth as ref_depth
 from addon.engine.reference.draw import raster as ref_raster
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import SettingsError, effect_settings, render_settings
 from tests.engine.test_kernels import splat_case
 
@@ -65,8 +66,9 @@ def test_coarse_depth_matches_reference(host, rng, width, height):
 def test_splat_hides_particles_behind_scene_depth(host, rng, kernel):
     width, height, n = 70, 45, 20_000
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 64.0)
+    particle = PARTICLE.read_images(pos_age, vel_life)
     compositor.splat_kernels = {"FULL": kernel}
-    pos_age[:, 2] = rng.uniform(-5, 5, n)  # window depth 0.25 .. 0.75 under ortho_camera
+    particle["position"][:, 2] = rng.uniform(-5, 5, n)  # window depth 0.25 .. 0.75 under ortho_camera
     system.write_state(pos_age, vel_life)
     scene_depth = random_depth(rng, width, height)
     target = depth.SceneDepth(host, width, height)
@@ -97,7 +99,8 @@ def test_gl_points_mode_draws_what_the_splat_draws(host, rng):
     """The rasterized peer: same pixels and colors as the splat, to half-float precision."""
     width, height, n = 61, 33, 4000
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 64.0)
-    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.9
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["age"][:] = rng.random(n, dtype=np.float32) * 0.9
     s = effect_settings({"count": n, "size": 10.0, "color_start": (0.3, 0.2, 0.1), "color_end": (0.01, 0.1, 0.2)})
     system.settings = s
     system.write_state(pos_age, vel_life)
@@ -186,9 +189,10 @@ def test_aggregated_splat_leaves_the_same_images(host, rng, hot):
     emax = 1.0 if hot == 9000 else 400.0
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, emax,
                                                                   hot_pixels=range(hot) if hot else None)
+    particle = PARTICLE.read_images(pos_age, vel_life)
     s = effect_settings({"count": n, "size": 10.0, "color_start": (0.5, 0.37, 0.6), "color_end": (0.9, 0.99, 0.2)})
     system.settings = s
-    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.9
+    particle["age"][:] = rng.random(n, dtype=np.float32) * 0.9
     system.write_state(pos_age, vel_life)
     compositor.splat_kernels = {"FULL": compositing.SPLAT_AGGREGATE}
     compositor.splat(system, camera)
@@ -204,11 +208,11 @@ def test_quantization_psnr_falls_as_emax_grows(rng):
     """The float reference: quantization error is tiny near the peak and grows with Emax (6 dB per doubling)."""
     width, height, n = 64, 48, 20_000
     camera = compositing.Camera.pixel_grid(width, height)
-    pos_age = np.zeros((n, 4), np.float32)
-    pos_age[:, :2] = rng.uniform(0, [width, height], (n, 2))
-    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.9
-    vel_life = np.zeros((n, 4), np.float32)
-    vel_life[:, 3] = 1.0
+    pos_age, vel_life = np.zeros((n, 4), np.float32), np.zeros((n, 4), np.float32)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, :2] = rng.uniform(0, [width, height], (n, 2))
+    particle["age"][:] = rng.random(n, dtype=np.float32) * 0.9
+    particle["life"][:] = 1.0
     s = effect_settings({"count": n, "size": 10.0, "color_start": (1.0, 0.5, 0.2), "color_end": (0.1, 0.2, 0.9)})
     pixel, color = ref.project(pos_age, vel_life, camera.view_proj, width, height, s, camera.pixels_per_unit)
     peak = ref.float_accumulation(pixel, color, width, height).max()
@@ -227,8 +231,9 @@ def test_pixel_edges_and_frustum_planes_match_reference(host, kernel):
     zs = np.array([0.0, 0.0, 10.0, -10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 10.001, 0.0], np.float32)
     n = len(xs)
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, np.random.default_rng(0), n, width, height, 8.0)
+    particle = PARTICLE.read_images(pos_age, vel_life)
     compositor.splat_kernels = {"FULL": kernel}
-    pos_age[:, 0], pos_age[:, 1], pos_age[:, 2] = xs, ys, zs
+    particle["position"][:] = np.column_stack([xs, ys, zs])
     system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     hi, lo = compositor.read_accum()

@@ -20,6 +20,7 @@ from addon.engine.draw.sprites import SpriteLayer
 from addon.engine.reference.draw import compositing as ref
 from addon.engine.reference.draw import footprint as ref_footprint
 from addon.engine.reference.draw import raster as ref_raster
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate.simulation import ParticleSystem
 
@@ -48,14 +49,14 @@ def deep_camera() -> Camera:
 
 def particles(rng, n, margin=-4.0):
     """Random sub-pixel positions (some off the target by up to ``-margin``), depths (see deep_camera), ages, velocities."""
-    pos_age = np.empty((n, 4), np.float32)
-    pos_age[:, 0] = rng.uniform(margin, WIDTH - margin, n)
-    pos_age[:, 1] = rng.uniform(margin, HEIGHT - margin, n)
-    pos_age[:, 2] = rng.choice(np.array([0.0, 4.0, 12.0, 28.0], np.float32), n)
-    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
-    vel_life = np.empty((n, 4), np.float32)
-    vel_life[:, :3] = rng.normal(0.0, 20.0, (n, 3))  # pixels a second
-    vel_life[:, 3] = 1.0
+    pos_age, vel_life = np.empty((n, 4), np.float32), np.empty((n, 4), np.float32)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, 0] = rng.uniform(margin, WIDTH - margin, n)
+    particle["position"][:, 1] = rng.uniform(margin, HEIGHT - margin, n)
+    particle["position"][:, 2] = rng.choice(np.array([0.0, 4.0, 12.0, 28.0], np.float32), n)
+    particle["age"][:] = rng.random(n, dtype=np.float32) * 0.99
+    particle["velocity"][:] = rng.normal(0.0, 20.0, (n, 3))  # pixels a second
+    particle["life"][:] = 1.0
     return pos_age, vel_life
 
 
@@ -108,7 +109,8 @@ def test_antialiased_carry_and_overflow(host, rng):
     """Thousands of particles on one corner of four pixels: G carries and channels overflow, counted as the reference does."""
     camera = Camera.pixel_grid(WIDTH, HEIGHT)
     pos_age, vel_life = particles(rng, 9000)
-    pos_age[:, :2] = (40.25, 20.75)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, :2] = (40.25, 20.75)
     _, ref_hi, _, _ = check_exact(host, camera, pos_age, vel_life, emax=1e-2)
     assert np.count_nonzero(ref_hi) == 4
 
@@ -150,23 +152,26 @@ def motion_camera(camera: Camera, pan_px=3.0) -> Camera:
 def test_motion_blur_exact(host, rng):
     camera = motion_camera(Camera.pixel_grid(WIDTH, HEIGHT))
     pos_age, vel_life = particles(rng, 20_000)
-    vel_life[:7, :3] = 2000.0  # past MAX_SAMPLES pixels of streak
-    vel_life[7, :3] = np.inf  # not finite: no streak
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["velocity"][:7] = 2000.0  # past MAX_SAMPLES pixels of streak
+    particle["velocity"][7] = np.inf  # not finite: no streak
     check_exact(host, camera, pos_age, vel_life)
 
 
 def test_depth_of_field_exact(host, rng):
     camera = dataclasses.replace(deep_camera(), focus=Focus(5.0, 1.0))  # radii 0, 2.5, 3.75 and 4.375 px
     pos_age, vel_life = particles(rng, 20_000)
+    particle = PARTICLE.read_images(pos_age, vel_life)
     check_exact(host, camera, pos_age, vel_life)
-    radii = camera.focus.radius_px(1.0 + pos_age[:, 2] / 4)
+    radii = camera.focus.radius_px(1.0 + particle["position"][:, 2] / 4)
     assert (radii > footprint.SPLAT_MAX_RADIUS).any() and (radii < 0.5).any(), "levels and sprites"
 
 
 def test_motion_blur_with_depth_of_field_and_scene_depth_exact(host, rng):
     camera = dataclasses.replace(motion_camera(deep_camera()), focus=Focus(6.0, 1.5))  # radii 3, 1.5, 3.75, 4.875
     pos_age, vel_life = particles(rng, 20_000)
-    vel_life[:, 2] = 0.0  # w stays a power of two at shutter open and close (see deep_camera)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["velocity"][:, 2] = 0.0  # w stays a power of two at shutter open and close (see deep_camera)
     scene_depth = rng.uniform(0.4, 0.7, (HEIGHT, WIDTH)).astype(np.float32)
     scene_depth[:16, :16] = 0.1
     check_exact(host, camera, pos_age, vel_life, scene_depth=scene_depth)
@@ -181,12 +186,13 @@ def test_blur_keeps_the_frames_energy(host, rng, what):
     """Blur on: the frame's total within 2% of blur off (streaks and discs, splatted or sprites, stay on the target)."""
     camera = deep_camera()
     pos_age, vel_life = particles(rng, 5000, margin=24.0)
-    vel_life[:, 2] *= 0.05  # fast in depth, the deep camera's streaks would leave the target
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["velocity"][:, 2] *= 0.05  # fast in depth, the deep camera's streaks would leave the target
     if what == "motion":
         blurred = motion_camera(camera, pan_px=2.0)
     else:
         blurred = dataclasses.replace(camera, focus=Focus(20.0, 1.25))
-        assert (blurred.focus.radius_px(1.0 + pos_age[:, 2] / 4) > footprint.SPLAT_MAX_RADIUS).mean() > 0.2
+        assert (blurred.focus.radius_px(1.0 + particle["position"][:, 2] / 4) > footprint.SPLAT_MAX_RADIUS).mean() > 0.2
     off = frame_energy(run(host, camera, pos_age, vel_life, emax=1024.0)[-1])
     on = frame_energy(run(host, blurred, pos_age, vel_life, emax=1024.0)[-1])
     assert on == pytest.approx(off, rel=0.02)

@@ -12,6 +12,7 @@ from addon.engine.draw.footprint import Focus, Shutter
 from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.draw.particle_depth import FAR, ParticleDepth, reach_kind
 from addon.engine.reference.draw.particle_depth import nearest_depth
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate.simulation import ParticleSystem
 
@@ -51,12 +52,12 @@ def test_lit_particles_mark_where_they_scatter_light(host, rng):
     """A Lit effect emits nothing (its emission is packed as 0): its particles show, and mark depth, by the light
     pass's radiance; those the light pass left dark mark nothing (final renders hid every lit effect before)."""
     n = 300
-    pos_age = np.zeros((n, 4), np.float32)
-    pos_age[:, :2] = rng.uniform(0, [W, H], (n, 2))
-    pos_age[:, 2] = rng.uniform(-9.5, 0.0, n)
-    pos_age[:, 3] = 0.5
-    vel_life = np.zeros((n, 4), np.float32)
-    vel_life[:, 3] = 1.0
+    pos_age, vel_life = np.zeros((n, 4), np.float32), np.zeros((n, 4), np.float32)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, :2] = rng.uniform(0, [W, H], (n, 2))
+    particle["position"][:, 2] = rng.uniform(-9.5, 0.0, n)
+    particle["age"][:] = 0.5
+    particle["life"][:] = 1.0
     light = np.zeros((n, 4), np.float32)
     light[: n // 2, :3] = rng.uniform(0.01, 2.0, (n // 2, 3))  # half lit, half in the dark
     camera = Camera.pixel_grid(W, H)
@@ -81,27 +82,28 @@ def test_lit_particles_mark_where_they_scatter_light(host, rng):
 
 def deep_particles(rng, n, width, height, speed=0.0):
     """Random positions at the depths of deep_camera, some off the target, some unborn or dead."""
-    pos_age = np.empty((n, 4), np.float32)
-    pos_age[:, 2] = rng.choice(np.array([0.0, 4.0, 12.0, 28.0], np.float32), n)
-    w = 1.0 + pos_age[:, 2] / 4.0
+    pos_age, vel_life = np.empty((n, 4), np.float32), np.zeros((n, 4), np.float32)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    position = particle["position"]
+    position[:, 2] = rng.choice(np.array([0.0, 4.0, 12.0, 28.0], np.float32), n)
+    w = 1.0 + position[:, 2] / 4.0
     for axis, extent in enumerate((width, height)):
-        pos_age[:, axis] = extent / 2 + (rng.uniform(-8, extent + 8, n) - extent / 2) * w
-    pos_age[:, 3] = rng.uniform(-0.2, 1.2, n)
-    vel_life = np.zeros((n, 4), np.float32)
-    vel_life[:, :2] = rng.normal(0.0, speed, (n, 2))
-    vel_life[:, 3] = 1.0
+        position[:, axis] = extent / 2 + (rng.uniform(-8, extent + 8, n) - extent / 2) * w
+    particle["age"][:] = rng.uniform(-0.2, 1.2, n)
+    particle["velocity"][:, :2] = rng.normal(0.0, speed, (n, 2))
+    particle["life"][:] = 1.0
     return pos_age, vel_life
 
 
 def test_random_particles_match_the_reference(host, rng):
     n = 300
-    pos_age = np.zeros((n, 4), np.float32)
-    pos_age[:, 0] = rng.uniform(-2, W + 2, n)  # some outside the view
-    pos_age[:, 1] = rng.uniform(-2, H + 2, n)
-    pos_age[:, 2] = rng.uniform(-9.5, 1.0, n)  # depths 0 (clamped: behind the view plane) to 9.5
-    pos_age[:, 3] = rng.uniform(-0.5, 2.0, n)  # some unborn, some dead
-    vel_life = np.zeros((n, 4), np.float32)
-    vel_life[:, 3] = 1.5
+    pos_age, vel_life = np.zeros((n, 4), np.float32), np.zeros((n, 4), np.float32)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, 0] = rng.uniform(-2, W + 2, n)  # some outside the view
+    particle["position"][:, 1] = rng.uniform(-2, H + 2, n)
+    particle["position"][:, 2] = rng.uniform(-9.5, 1.0, n)  # depths 0 (clamped: behind the view plane) to 9.5
+    particle["age"][:] = rng.uniform(-0.5, 2.0, n)  # some unborn, some dead
+    particle["life"][:] = 1.5
     got, expected = depth_case(host, pos_age, vel_life, size=rng.choice([0.3, 1.6]), size_random=0.5, seed=4)
     np.testing.assert_array_equal(got, expected)
     assert (got < FAR).sum() > 100 and (got == FAR).sum() > 100
@@ -175,7 +177,8 @@ def lit_and_depth(host, camera, pos_age, vel_life, **values):
 def test_every_lit_pixel_has_a_depth(host, rng, what, shutter, focus, speed):
     """Wherever the light lands, its particle's depth is marked: the compositor compares something."""
     pos_age, vel_life = deep_particles(rng, 150, WIDE_W, WIDE_H, speed)
-    pos_age[:, 3] = 0.5
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["age"][:] = 0.5
     frame, depth = lit_and_depth(host, deep_camera(WIDE_W, WIDE_H, shutter, focus), pos_age, vel_life, size=0.2)
     lit = frame[..., :3].max(axis=-1) > 0
     assert lit.sum() > 200

@@ -26,6 +26,7 @@ from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.order.tile_lists import MIN_INSTANCES, TILE_CHUNK, WALKS
 from addon.engine.reference.draw import quad_tiles as ref
 from addon.engine.reference.draw import raster as ref_raster
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate.simulation import ParticleSystem
 from bench.quad_peer import RasterQuads
@@ -137,7 +138,8 @@ def test_quads_match_the_reference_and_the_rasterized_ones(host, rng, name):
 def test_still_round_sprites_match_their_reference(host, rng):
     """Still, untextured, round sprites in view: the footprint's own math against reference.raster.round_quads."""
     pos_age, vel_life = particles(rng, 200, margin=4.0)
-    vel_life[:, :3] = 0.0
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["velocity"][:] = 0.0
     camera = deep_camera()
     compositor, got, _ = draw(host, camera, pos_age, vel_life)
     s = effect_settings({"count": len(pos_age), **SETTINGS})
@@ -168,7 +170,8 @@ def test_walks_agree_bit_for_bit(host, rng, name):
     camera = camera_of(case)
     values = {k: v for k, v in case.items() if k not in ("shutter", "focus")}
     pos_age, vel_life = particles(rng, 300)
-    vel_life[:, :2] *= 4.0
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["velocity"][:, :2] *= 4.0
     scene = np.full((HEIGHT, WIDTH), 0.9, np.float32)
     scene[HEIGHT // 2:] = 0.6
     layers = {walk: draw(host, camera, pos_age, vel_life, values, scene_depth=scene, walk=walk)[1] for walk in WALKS}
@@ -192,8 +195,9 @@ def test_lists_grow_at_a_check(host, rng):
     """Lists first sized for ESTIMATED_TILES_PER_PARTICLE: a compositor checking every second draw drops the
     instances past them on the first draw, and matches the reference from the check on."""
     pos_age, vel_life = particles(rng, 600, margin=0.0)
-    pos_age[:, 2] = 0.0
-    vel_life[:, :2] = rng.normal(0.0, 1600.0, (600, 2))  # long, wide streaks: many tiles each
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, 2] = 0.0
+    particle["velocity"][:, :2] = rng.normal(0.0, 1600.0, (600, 2))  # long, wide streaks: many tiles each
     camera = deep_camera()
     compositor, first, system = draw(host, camera, pos_age, vel_life, {**STRETCHED, "size": 12.0}, check_every=2)
     kept = compositor.quads.kept[system]
@@ -212,8 +216,9 @@ def test_kernels_registered():
 def test_many_quads_in_one_tile(host, rng):
     """700 quads over one tile's neighbourhood: lists longer than a shared-memory chunk (TILE_CHUNK)."""
     pos_age, vel_life = particles(rng, 700)
-    pos_age[:, 2] = 0.0
-    pos_age[:, :2] = rng.uniform(34.0, 46.0, (700, 2))  # inside tile (2, 2)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, 2] = 0.0
+    particle["position"][:, :2] = rng.uniform(34.0, 46.0, (700, 2))  # inside tile (2, 2)
     compositor, got, system = draw(host, deep_camera(), pos_age, vel_life, STRETCHED)
     assert_reference(host, compositor, got)
     lists = compositor.quads.kept[system].lists.binning.counts
@@ -225,7 +230,8 @@ def test_dense_faint_quads_keep_their_light(host, rng):
     into a float32 target; rasterized into the half-float target every add rounds (llvmpipe truncates), and
     light goes missing where they pile up (the fountain preset's frames brighten by it)."""
     pos_age, vel_life = particles(rng, 20_000, margin=30.0)
-    pos_age[:, 2] = 0.0
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, 2] = 0.0
     values = {**STRETCHED, "emission_strength": 0.05}
     compositor, got, system = draw(host, deep_camera(), pos_age, vel_life, values)
     full = host.texture("raster_full", WIDTH, HEIGHT, "RGBA32F")

@@ -11,6 +11,7 @@ import pytest
 from addon.engine.draw import compositing, depth
 from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.reference.draw import compositing as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings, render_settings
 from tests.engine.draw.test_compositor import random_depth
 from tests.engine.test_kernels import splat_case
@@ -49,10 +50,11 @@ def check_against_reference(compositor, system, camera, pos_age, vel_life, s, em
 def test_random_particles_exact(host, rng, name, paired):
     width, height, n = 193, 97, 40_001  # rows not a multiple of 2 or 4: the last group is partly empty
     camera, system, compositor, pos_age, vel_life, s = layout_case(host, rng, n, width, height, 4.0, name, paired)
+    particle = PARTICLE.read_images(pos_age, vel_life)
     s = effect_settings({"count": n, "size": 10.0, "color_start": (3.0, 0.2, 1.0), "color_end": (0.1, 2.5, 0.01),
                          "emission_strength": 1.3})
     system.settings = s
-    pos_age[:, 3] = rng.random(n, dtype=np.float32) * 0.99
+    particle["age"][:] = rng.random(n, dtype=np.float32) * 0.99
     ref_hi, _ = check_against_reference(compositor, system, camera, pos_age, vel_life, s, 4.0, name)
     assert np.count_nonzero(ref_hi) > width * height // 2
 
@@ -74,7 +76,8 @@ def test_one_pixel_carry_and_overflow(host, rng, name, paired, emax):
 def test_paired_with_scene_depth(host, rng, name):
     width, height, n = 70, 45, 20_000
     camera, system, compositor, pos_age, vel_life, s = layout_case(host, rng, n, width, height, 64.0, name, True)
-    pos_age[:, 2] = rng.uniform(-5, 5, n)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:, 2] = rng.uniform(-5, 5, n)
     scene_depth = random_depth(rng, width, height)
     target = depth.SceneDepth(host, width, height)
     target.depth = host.texture("scene_depth", width, height, "DEPTH32F", scene_depth)

@@ -8,6 +8,7 @@ from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.draw.sprites import SpriteLayer
 from addon.engine.order.sorting import ParticleSorter, SortKey
 from addon.engine.order.tile_lists import VIEWPORT_CHECK_EVERY, WALKS
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate import simulation
 from bench.sprite_peer import draw_rasterized
@@ -42,7 +43,7 @@ def system_at(host, pos_age, vel_life=None, opacity=0.6, size=4.0, **values):
     system = simulation.ParticleSystem(host, s)
     if vel_life is None:
         vel_life = np.zeros((count, 4), np.float32)
-        vel_life[:, 3] = 1.0
+        PARTICLE.read_image("vel_life", vel_life)["life"][:] = 1.0
     system.write_state(pos_age, np.asarray(vel_life, np.float32))
     return system
 

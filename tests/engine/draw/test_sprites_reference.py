@@ -32,6 +32,7 @@ from addon.engine.order.tile_lists import TILE, TILE_CHUNK, WALKS
 from addon.engine.reference.draw import sprites as ref
 from addon.engine.reference.order.tile_lists import tile_lists
 from addon.engine.seam import records
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate.simulation import ParticleSystem
 
@@ -48,7 +49,7 @@ def effect(host, pos_age, vel_life=None, **values):
     pos_age = np.asarray(pos_age, np.float32)
     if vel_life is None:
         vel_life = np.zeros((len(pos_age), 4), np.float32)
-        vel_life[:, 3] = 1.0
+        PARTICLE.read_image("vel_life", vel_life)["life"][:] = 1.0
     system = ParticleSystem(host, effect_settings({"count": len(pos_age), **SETTINGS, **values}))
     system.write_state(pos_age, np.asarray(vel_life, np.float32))
     return system, pos_age, np.asarray(vel_life, np.float32)
@@ -59,23 +60,24 @@ def scene(rng, n=40):
     with the edge cases in the first slots: overlapping, equal depths, off screen, across tile edges, hidden."""
     pos_age = np.column_stack([rng.uniform(-3, [WIDTH + 3, HEIGHT + 3], (n, 2)), rng.uniform(-8, 8, n),
                                rng.uniform(0, 0.99, n)]).astype(np.float32)
-    pos_age[0:6, :2] = rng.normal((20, 20), 2.0, (6, 2))  # a pile over one spot
-    pos_age[6:10, :2] = rng.normal((40, 30), 1.5, (4, 2))
-    pos_age[6:10, 2] = 1.25  # equal depths: equal keys, kept in list order
-    pos_age[10, :2] = (-40, 20)  # off screen left: no tile
-    pos_age[11, :2] = (WIDTH + 30, HEIGHT + 30)  # off screen beyond the far corner
-    pos_age[12, :2] = (TILE, 2 * TILE)  # on a tile corner: four tiles
-    pos_age[13, :2] = (3 * TILE + 0.5, 5.0)  # across a vertical tile edge
-    pos_age[14, 3] = -0.5  # not born yet
-    pos_age[15, 3] = 1.5  # dead
-    pos_age[16, 2] = 20.0  # beyond the far clip (window depth 1.5)
-    pos_age[17, :2] = (1.0, HEIGHT - 1.0)  # overhanging the frame's corner
+    particle = PARTICLE.read_image("pos_age", pos_age)
+    particle["position"][0:6, :2] = rng.normal((20, 20), 2.0, (6, 2))  # a pile over one spot
+    particle["position"][6:10, :2] = rng.normal((40, 30), 1.5, (4, 2))
+    particle["position"][6:10, 2] = 1.25  # equal depths: equal keys, kept in list order
+    particle["position"][10, :2] = (-40, 20)  # off screen left: no tile
+    particle["position"][11, :2] = (WIDTH + 30, HEIGHT + 30)  # off screen beyond the far corner
+    particle["position"][12, :2] = (TILE, 2 * TILE)  # on a tile corner: four tiles
+    particle["position"][13, :2] = (3 * TILE + 0.5, 5.0)  # across a vertical tile edge
+    particle["age"][14] = -0.5  # not born yet
+    particle["age"][15] = 1.5  # dead
+    particle["position"][16, 2] = 20.0  # beyond the far clip (window depth 1.5)
+    particle["position"][17, :2] = (1.0, HEIGHT - 1.0)  # overhanging the frame's corner
     return pos_age
 
 
 def velocities(rng, n):
     vel_life = np.column_stack([rng.normal(0, 30, (n, 2)), rng.normal(0, 2, n), np.ones(n)]).astype(np.float32)
-    vel_life[1::3, :3] = 0.0  # some round among the streaks
+    PARTICLE.read_image("vel_life", vel_life)["velocity"][1::3] = 0.0  # some round among the streaks
     return vel_life
 
 
@@ -160,8 +162,9 @@ def pixel_grid(width=WIDTH, height=HEIGHT):
 @pytest.mark.parametrize("walk", WALKS)
 def test_scene_matches_the_reference(host, rng, walk):
     shape, tiles, lists, want, _ = check(host, [effect(host, scene(rng))], pixel_grid(), walk=walk)
-    assert (shape[10:12, 2] > 0).all() and not tiles[10:12].any(), "off screen: a radius, no tiles"
-    assert (shape[14:17, 2] == 0).all(), "hidden: no radius"
+    radius = records.SPRITE_SHAPE.read(shape)["radius"]
+    assert (radius[10:12] > 0).all() and not tiles[10:12].any(), "off screen: a radius, no tiles"
+    assert (radius[14:17] == 0).all(), "hidden: no radius"
     assert tiles[12] == 4 and tiles[13] == 2, "across tile edges"
     assert lists.counts.max() >= 6 and want[..., 3].max() > 0.5
 
@@ -178,17 +181,18 @@ def test_out_of_focus_sprites_match_the_reference(host, rng):
     """Depth of field: every sprite widened by a circle of confusion of 6 px, fainter by the area ratio."""
     camera = dataclasses.replace(pixel_grid(), focus=Focus(12.0, 0.5))  # |w - 0.5| = 0.5: 6 px
     effects = [effect(host, scene(rng))]
-    shape, *_ = check(host, effects, camera, rtol=1e-6)
-    sharp = reference_footprints(effects, pixel_grid())[0]
-    shown = sharp[:, 2] > 0
-    assert (shape[shown, 2] >= 6.0).all() and (shape[shown, 2] > sharp[shown, 2]).all()
+    radius = records.SPRITE_SHAPE.read(check(host, effects, camera, rtol=1e-6)[0])["radius"]
+    sharp = records.SPRITE_SHAPE.read(reference_footprints(effects, pixel_grid())[0])["radius"]
+    shown = sharp > 0
+    assert (radius[shown] >= 6.0).all() and (radius[shown] > sharp[shown]).all()
 
 
 def test_two_effects_interleave_in_one_list(host, rng):
     """The second effect's sprites follow the first's in the list (first_sprite) and sort among them."""
     first, second = scene(rng, 30), scene(rng, 20)
-    second[:, 2] = np.round(first[:20, 2])  # equal depths across the effects: the first effect's sprites first
-    first[:20, 2] = second[:, 2]
+    first_z, second_z = (PARTICLE.read_image("pos_age", p)["position"][:, 2] for p in (first, second))
+    second_z[:] = np.round(first_z[:20])  # equal depths across the effects: the first effect's sprites first
+    first_z[:20] = second_z
     effects = [effect(host, first), effect(host, second, color_start=(0.2, 2.0, 0.2), seed=9)]
     check(host, effects, pixel_grid())
 
@@ -203,8 +207,8 @@ def test_perspective_and_scene_depth(host, rng):
     pos_age = np.column_stack([rng.uniform(-4, 4, n), rng.uniform(-3, 3, n), rng.uniform(-4, 4, n),
                                rng.uniform(0, 0.99, n)]).astype(np.float32)
     effects = [effect(host, pos_age, size=0.3)]
-    shape = reference_footprints(effects, camera)[0]
-    depths = np.sort(shape[shape[:, 2] > 0, 3])
+    shape = records.SPRITE_SHAPE.read(reference_footprints(effects, camera)[0])
+    depths = np.sort(shape["depth"][shape["radius"] > 0])
     scene_depth = np.ones((HEIGHT, WIDTH), np.float32)
     scene_depth[:, WIDTH // 2:] = depths[len(depths) // 2]  # the right half hides the farther half
     want = check(host, effects, camera, scene_depth=scene_depth)[3]
@@ -246,8 +250,9 @@ def test_crowded_tile_stops_opaque_pixels(host, rng):
 def test_empty_frame(host, rng):
     """Every sprite hidden or off screen: no instance, a clear layer."""
     pos_age = scene(rng, 20)
-    pos_age[:10, 3] = -1.0
-    pos_age[10:, 0] += 2 * WIDTH
+    particle = PARTICLE.read_image("pos_age", pos_age)
+    particle["age"][:10] = -1.0
+    particle["position"][10:, 0] += 2 * WIDTH
     _, _, lists, _, got = check(host, [effect(host, pos_age)], pixel_grid())
     assert len(lists.tiles) == 0 and not got.any()
 

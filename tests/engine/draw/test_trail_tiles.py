@@ -23,6 +23,7 @@ from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.order.tile_lists import MIN_INSTANCES, TILE, TILE_CHUNK, WALKS, TileSlices, slices_within
 from addon.engine.reference.order import tile_lists as ref_lists
 from addon.engine.reference.simulate import trails as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate.simulation import ParticleSystem
 from tests.engine.simulate.test_trails import CAMERA_AIM, CAMERA_AT, DT, STILL, one_trail_scene, rings_of
@@ -80,7 +81,8 @@ def reference(system, camera, scene_depth=None, head_at_close=False):
     pos_age, vel_life = system.read_state()
     if head_at_close:  # the head where the splat's streak ends (Shutter.still: the same camera at close)
         pos_age = pos_age.copy()
-        pos_age[:, :3] += vel_life[:, :3] * camera.shutter.close
+        particle = PARTICLE.read_images(pos_age, vel_life)
+        particle["position"][:] += particle["velocity"] * camera.shutter.close
     segments = ref.ribbon_segments(system.settings, rings_of(system), pos_age, vel_life, camera.view_proj,
                                    camera.width, camera.height, camera.pixels_per_unit)
     return ref.tiled_segments(segments, camera.width, camera.height, scene_depth)

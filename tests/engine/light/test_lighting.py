@@ -16,6 +16,7 @@ from addon.engine.light.light_pass import light_particles
 from addon.engine.look import lighting
 from addon.engine.look.lighting import Light, SceneLights
 from addon.engine.reference.look import lighting as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings, render_settings
 from addon.engine.simulate.simulation import ParticleSystem
 
@@ -35,12 +36,12 @@ LIGHTS = (
 
 def cloud(rng, n, spread=1.0):
     """(pos_age, vel_life) of n particles around the origin at random ages, a tenth of them dead or unborn."""
-    pos_age = np.zeros((n, 4), np.float32)
-    vel_life = np.zeros((n, 4), np.float32)
-    pos_age[:, :3] = rng.normal(0.0, spread, (n, 3))
-    vel_life[:, 3] = 2.0
-    pos_age[:, 3] = rng.uniform(0.0, 2.0, n)
-    pos_age[: n // 10, 3] = -1.0
+    pos_age, vel_life = np.zeros((n, 4), np.float32), np.zeros((n, 4), np.float32)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:] = rng.normal(0.0, spread, (n, 3))
+    particle["life"][:] = 2.0
+    particle["age"][:] = rng.uniform(0.0, 2.0, n)
+    particle["age"][: n // 10] = -1.0
     return pos_age, vel_life
 
 
@@ -142,7 +143,8 @@ def test_the_frame_draws_the_light_pass_radiance(host, mode):
 def test_bad_lights_give_finite_frames(host, rng):
     """A light inside the cloud, a huge one, zero density: finite radiance, never NaN or inf."""
     pos_age, vel_life = cloud(rng, 500, spread=0.2)
-    pos_age[100, :3] = 0.0  # exactly at the point light
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][100] = 0.0  # exactly at the point light
     system = lit_system(host, pos_age, vel_life, density=0.0, size=0.01)
     lights = SceneLights((Light("POINT", (1.0, 1.0, 1.0), lighting.MAX_POWER, (0.0, 0.0, 0.0)),
                           Light("AREA", (1.0, 1.0, 1.0), 1e3, (0.0, 0.0, 0.0), area_shape="SQUARE")))

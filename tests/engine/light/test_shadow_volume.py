@@ -10,6 +10,7 @@ import pytest
 from addon.engine.light import shadow_volume
 from addon.engine.look.look import LOOK_SIZE, look_table
 from addon.engine.reference.light import shadow_volume as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate import simulation
 
@@ -25,7 +26,7 @@ def lit_system(host, centers, radius, density, size_random=0.0, ages=None):
     system = simulation.ParticleSystem(host, settings)
     pos_age = np.concatenate([centers, np.full((n, 1), 1.0) if ages is None else ages[:, None]], axis=1)
     vel_life = np.zeros((n, 4), np.float32)
-    vel_life[:, 3] = 10.0
+    PARTICLE.read_image("vel_life", vel_life)["life"][:] = 10.0
     system.write_state(pos_age.astype(np.float32), vel_life)
     look = host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(settings))
     return system, look

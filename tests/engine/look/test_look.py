@@ -5,6 +5,7 @@ import numpy as np
 
 from addon.engine.look.look import LOOK_SIZE, look_table
 from addon.engine.reference.draw import compositing as ref_compositing
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings
 from tests.conftest import add_effect
 from tests.engine.test_kernels import splat_case
@@ -22,12 +23,13 @@ def test_look_table_from_colors_and_size_end():
 def test_splat_with_ramp_size_over_life_and_random_variation_is_exact(host, rng):
     width, height, n = 97, 61, 20_000
     camera, system, compositor, pos_age, vel_life, _ = splat_case(host, rng, n, width, height, 4.0)
+    particle = PARTICLE.read_images(pos_age, vel_life)
     # Sub-pixel sizes, so the size ramp and the size variation change the coverage.
     s = effect_settings({"count": n, "size": 0.4, "size_end": 0.3, "color_random": 0.6, "size_random": 0.8,
                          "emission_strength": 2.0, "seed": 17})
     system.settings = s
     system.ramp = rng.random((LOOK_SIZE, 3), dtype=np.float32) * 3
-    pos_age[:, 3] = rng.random(n, dtype=np.float32)
+    particle["age"][:] = rng.random(n, dtype=np.float32)
     system.write_state(pos_age, vel_life)
     compositor.splat(system, camera)
     ref_hi, ref_lo, _ = ref_compositing.splat(pos_age, vel_life, camera.view_proj, width, height, s, 4.0,

@@ -16,6 +16,7 @@ from addon.engine.draw.sprites import SpriteLayer
 from addon.engine.look.sprite_sheets import SPRITE_FRAMES, SheetImage, SpriteSheets, check_images, sheet_reach
 from addon.engine.reference.look import sprite_sheets as ref
 from addon.engine.seam import records
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import SettingsError, effect_settings, render_settings
 from addon.engine.simulate import simulation
 from addon.output.display import image_modules
@@ -54,7 +55,7 @@ def textured(host, pos_age, vel_life=None, blend_mode="ALPHA", **values):
     system = simulation.ParticleSystem(host, settings)
     if vel_life is None:
         vel_life = np.zeros((len(pos_age), 4), np.float32)
-        vel_life[:, 3] = 1.0
+        PARTICLE.read_image("vel_life", vel_life)["life"][:] = 1.0
     system.write_state(pos_age, np.asarray(vel_life, np.float32))
     return system
 
@@ -76,6 +77,7 @@ def test_rotation_and_flipbook_frames_match_the_reference(host, rng):
     count = 64
     pos_age = np.column_stack([rng.uniform(4, 28, (count, 2)), rng.uniform(-1, 1, count), rng.uniform(0, 0.95, count)])
     vel_life = np.column_stack([rng.normal(0, 5, (count, 3)), np.full(count, 1.0)])
+    particle = PARTICLE.read_images(pos_age, vel_life)
     for values in ({"rotation": 0.5, "rotation_random": 1.0, "spin": 3.0, "spin_random": 0.5,
                     "flipbook_random_start": 0.7},
                    {"rotation_align": "VELOCITY", "flipbook_mode": "RATE", "flipbook_rate": 11.0, "seed": 3}):
@@ -84,11 +86,11 @@ def test_rotation_and_flipbook_frames_match_the_reference(host, rng):
         cos, sin, position = poses(host, layer, count)
         s = system.settings
         index = np.arange(count)
-        velocity = vel_life[:, :2] * (SIZE / 2) * (2 / SIZE)  # pixel_grid: world units are pixels
-        angle = ref.sprite_angle(index, pos_age[:, 3], s, velocity)
+        velocity = particle["velocity"][:, :2] * (SIZE / 2) * (2 / SIZE)  # pixel_grid: world units are pixels
+        angle = ref.sprite_angle(index, particle["age"], s, velocity)
         np.testing.assert_allclose(cos, np.cos(angle), atol=2e-5)
         np.testing.assert_allclose(sin, np.sin(angle), atol=2e-5)
-        want = ref.flipbook_position(index, pos_age[:, 3], vel_life[:, 3], s)
+        want = ref.flipbook_position(index, particle["age"], particle["life"], s)
         np.testing.assert_allclose(position, want, atol=1e-4)
         assert len(np.unique(np.floor(want))) > 4, "many frames chosen"
 

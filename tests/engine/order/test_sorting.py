@@ -134,7 +134,7 @@ def test_incremental_passes_match_schedule_across_frames_and_reset(host, rng, me
 
     def check():
         if method == "DIRECT":
-            got = system.read_state()[0][:, 1].astype(int)
+            got = PARTICLE.read_images(*system.read_state())["position"][:, 1].astype(int)
         else:
             got = read_pairs(host, sorter.pairs)[1]
         np.testing.assert_array_equal(got, order)
@@ -184,8 +184,9 @@ def test_sortedness_matches_reference(host, rng, count):
 def test_grid_cell_keys_match_reference(host, rng):
     count = 4000
     system, pos_age, vel_life = system_with_depths(host, np.zeros(count, np.float32), rng)
+    particle = PARTICLE.read_images(pos_age, vel_life)
     PARTICLE.read_images(pos_age, vel_life)["position"][:] = rng.uniform(-300, 300, (count, 3)).astype(np.float32)
-    pos_age[5, 0] = np.inf
+    particle["position"][5, 0] = np.inf
     system, _, _ = system_with_depths(host, np.zeros(count, np.float32), rng)
     upload = np.zeros((system.pos_age.height * system.pos_age.width, 4), np.float32)
     upload[:count] = pos_age

@@ -32,7 +32,7 @@ def test_compaction_drops_nan_unborn_and_dead(host, rng):
     particle = PARTICLE.read_images(pos_age, vel_life)
     particle["age"][::3] = -0.5  # unborn
     particle["life"][1::7] = -1.0  # dead
-    pos_age[5, 0] = np.nan
+    particle["position"][5, 0] = np.nan
     system.write_state(pos_age, vel_life)
     np.testing.assert_array_equal(system.live.read_index(), ref_compaction.live_index(pos_age, vel_life))
 

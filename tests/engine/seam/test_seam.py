@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 from addon.engine import registry
-from addon.engine.order.tile_lists import FOOTPRINT_OUTPUTS
 from addon.engine.seam import records, state, tables
-from addon.engine.seam.kernels import Constant, Kernel
+from addon.engine.seam.kernels import Constant, Image, Kernel
 from addon.engine.seam.resources import resource_dir
 from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate import simulation
@@ -84,19 +83,12 @@ def copied_numbers(code: str) -> list[str]:
     return problems
 
 
-# The footprint images every footprint list writes (quads, trail segments, bokeh, the depth pass: tile_lists), not
-# only the alpha sprite list whose entries records.SPRITE_ENTRY names; sprite_shapes is records.SPRITE_SHAPE's.
-SHARED_FOOTPRINT = {image.name for image in FOOTPRINT_OUTPUTS} - {records.SPRITE_SHAPE.resource}
-
-
 def record_reads(code: str) -> list[str]:
     """A record's texels read or written by position instead of through its generated load_/store_ (records.py):
     read, where the record has a load."""
     problems = []
     for record in records.RECORDS:
-        for r in record.images or (record.resource,):
-            if r in SHARED_FOOTPRINT and record is records.SPRITE_ENTRY:
-                continue
+        for r in set(record.places):
             if (record.fetch and
                     re.search(rf"\b(?:imageLoad|texelFetch)\s*\(\s*{r}\b|(?<![\w.]){r}\s*\[", code)):
                 problems.append(f"{r} read by position: load_{record.name}() names its lanes (records.{record.type})")
@@ -136,6 +128,41 @@ def state_by_position(name: str, code: str) -> list[str]:
     """The lines of shader ``name`` that read or write the particle state by position, less the allowed."""
     lines = [line.strip() for line in code.splitlines() if STATE_BY_POSITION.search(line)]
     return [line for line in lines if (name, line) not in STATE_READS_ALLOWED]
+
+
+# A test's particle state read by channel: an array named after a state image (pos_age, ref_vel_life, ...) or a
+# read_state() result, subscripted down to a channel ([:, 3], [alive, :3], [0, 2]): records.PARTICLE names them
+# (read_images; read_image for one image).
+_CHANNEL = r"\[[^\]\n]*,\s*-?:?\d+(?::\d*)?\s*\]"
+TEST_STATE_BY_POSITION = re.compile(rf"\b\w*(?:pos_age|vel_life)\w*(?:\[[^\]\n]*\])*{_CHANNEL}"
+                                    rf"|\bread_state\(\)(?:\[[^\]\n]*\])*{_CHANNEL}"
+                                    rf"|(?:pos_age|vel_life)\b[^\n]*?\.reshape\(-1, 4\)(?:\[[^\]\n]*\])*{_CHANNEL}")
+# Every line of a test that still reads the state by channel, and why.
+TEST_STATE_READS_ALLOWED = {
+    ("test_seam.py", "assert pos_age[0, 3] == 9"): "checks that the record's lanes are views of the state's channels",
+}
+
+
+def python_code(source: str) -> list[str]:
+    """The lines of Python ``source`` with its strings and comments blanked (snippets and prose are fine)."""
+    import io
+    import tokenize
+
+    lines = [list(line) for line in source.splitlines()]
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type in (tokenize.STRING, tokenize.COMMENT):
+            (row, start), (end_row, end) = token.start, token.end
+            for r in range(row, end_row + 1):
+                line = lines[r - 1]
+                line[start if r == row else 0:end if r == end_row else len(line)] = " " * (
+                    (end if r == end_row else len(line)) - (start if r == row else 0))
+    return ["".join(line) for line in lines]
+
+
+def state_channel_reads(name: str, source: str) -> list[str]:
+    """The lines of test module ``name`` that read the particle state by channel, less the allowed."""
+    lines = [line.strip() for line in python_code(source) if TEST_STATE_BY_POSITION.search(line)]
+    return [line for line in lines if (name, line) not in TEST_STATE_READS_ALLOWED]
 
 
 def seam_problems(code: str, constants: dict[str, Constant]) -> list[str]:
@@ -248,6 +275,10 @@ def test_the_state_check_catches_positional_reads(snippet):
     ("float life = imageLoad(vel_life, texel).w;", "load_particle"),
     ("vec4 p = texelFetch(pos_age, texel, 0);", "load_particle"),
     ("imageStore(pos_age, texel, vec4(position, age));", "store_particle"),
+    ("vec2 streak = imageLoad(sprite_streaks, texel).xy;", "load_footprint"),
+    ("imageStore(sprite_colors, texel, vec4(color, 0.0));", "store_footprint"),
+    ("share_frames(t, imageLoad(sprite_frames, texel));", "load_sprite_entry"),
+    ("vec2 lights = texelFetch(sprite_lights, texel, 0).xy;", "load_sprite_entry"),
     # numbers copied from a table
     ("const int SPRITE_TILE = 16;", "tables.py"),
     ("const int STAT_PEAK = 1;", "tables.py"),
@@ -416,7 +447,7 @@ def test_both_sprite_list_writers_store_one_entry_into_only_the_images_their_var
 
 def test_a_sprite_entry_packs_into_its_images_and_reads_back_by_name():
     entry = {"center": np.ones((3, 2)), "radius": np.arange(3), "depth": np.zeros(3), "streak": np.zeros((3, 2)),
-             "color": np.full((3, 4), 0.5), "key": np.array([1, 2, 3]), "sheet": np.zeros(3),
+             "end_depths": np.zeros((3, 2)), "color": np.full((3, 4), 0.5), "key": np.array([1, 2, 3]), "sheet": np.zeros(3),
              "turn": np.zeros((3, 2)), "flipbook": np.zeros(3), "lights": np.ones((3, 2))}
     images = records.SPRITE_ENTRY.pack_images(entry)
     assert len(images) == len(records.SPRITE_ENTRY.images) and images[3][:, 0].tolist() == [1, 2, 3]
@@ -450,3 +481,82 @@ def test_a_particle_reads_by_name_from_its_two_state_images():
     assert all(p.flags.c_contiguous for p in packed)
     np.testing.assert_array_equal(packed[0], pos_age)
     np.testing.assert_array_equal(packed[1], vel_life)
+
+
+def test_a_footprint_is_the_sprite_shape_extended_and_a_sprite_entry_the_footprint_extended():
+    footprint, entry = records.FOOTPRINT, records.SPRITE_ENTRY
+    assert footprint.base is records.SPRITE_SHAPE and entry.base is footprint
+    assert footprint.lanes == entry.lanes[:len(footprint.lanes)] and footprint.images == entry.images[:footprint.texels]
+    with pytest.raises(ValueError, match="does not start with"):
+        records.Record("Bad", "bad", 2, (records.Lane("streak", 1, "xy"),), images=("a", "b"), base=records.SPRITE_SHAPE)
+
+
+def test_footprint_readers_load_only_the_footprint_images_they_bind():
+    """sprite_instances binds sprite_shapes and sprite_streaks: its footprint's color loads as zero, and a kernel
+    that binds only sprite_shapes gets the sprite shape alone."""
+    from addon.engine.order import tile_lists
+
+    instances = tile_lists.tile_instances(True).body()
+    assert ("Footprint load_footprint(ivec2 index)\n{\n  return footprint_from(\n    imageLoad(sprite_shapes, index),\n"
+            "    imageLoad(sprite_streaks, index),\n    vec4(0.0));") in instances
+    assert "SpriteShape sprite_shape_of(Footprint r)" in instances
+    assert "store_footprint" not in instances and "SpriteEntry" not in instances
+    shapes_only = Kernel("k", images=(Image("sprite_shapes", "RGBA32F", "READ"),)).records
+    assert "SpriteShape load_sprite_shape(" in shapes_only and "Footprint" not in shapes_only
+
+
+def test_the_textured_blend_loads_the_sprite_entry_from_images_and_its_lights_through_a_sampler():
+    from addon.engine.draw import sprites
+
+    blend = sprites.sprite_blend(False)
+    assert "SpriteEntry" not in blend.records and "Footprint load_footprint(" in blend.records
+    for features, lights in ((("textured",), "vec4(0.0)"), (("textured", "relief"), "texelFetch(sprite_lights, index, 0)")):
+        body = blend.with_features(*features).body()
+        loaded = body.split("SpriteEntry load_sprite_entry(ivec2 index)")[1].split("}")[0]
+        assert loaded.split("(\n    ")[1].split(",\n    ") == [
+            "imageLoad(sprite_shapes, index)", "imageLoad(sprite_streaks, index)", "imageLoad(sprite_colors, index)",
+            "uvec4(0u)", "imageLoad(sprite_frames, index)", f"{lights});\n"]
+        assert "Footprint footprint_of(SpriteEntry r)" in body and "store_sprite_entry" not in body
+
+
+def test_the_depth_pass_stores_its_wide_reaches_footprints_without_a_color():
+    from addon.engine.draw import particle_depth
+
+    kernel = next(k for k in registry.variants("particle_depth") if "wide_list" in k.chosen)
+    stored = kernel.body().split("void store_footprint(ivec2 index, Footprint r)")[1].split("}")[0]
+    assert re.findall(r"imageStore\((\w+), index", stored) == ["sprite_shapes", "sprite_streaks"]
+    assert particle_depth.WIDE_LIST.name in kernel.chosen and "load_footprint" not in kernel.body()
+
+
+TESTS = SHADERS.parent / "tests"
+
+
+@pytest.mark.parametrize("path", sorted(TESTS.glob("*.py")), ids=lambda p: p.name)
+def test_tests_read_the_particle_state_by_lane_name(path):
+    assert state_channel_reads(path.name, path.read_text()) == []
+
+
+def test_each_allowed_positional_state_read_in_a_test_is_still_there():
+    for name, line in TEST_STATE_READS_ALLOWED:
+        assert line in [s.strip() for s in (TESTS / name).read_text().splitlines()], (name, line)
+
+
+@pytest.mark.parametrize("snippet", [
+    "alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)",
+    "points = ref_pos_age[alive, :3]",
+    "pos_age[0, 0] = np.nan",
+    "ages = system.read_state()[0][:, 3]",
+    "radius = np.linalg.norm(pos_age[:n][first, :3], axis=1)",
+    "life = host.read(points.vel_life).reshape(-1, 4)[:, 3]",
+])
+def test_the_test_state_check_catches_channel_reads(snippet):
+    assert state_channel_reads("test_x.py", snippet) == [snippet]
+
+
+@pytest.mark.parametrize("snippet", [
+    "particle = PARTICLE.read_images(pos_age[order], vel_life[order])",
+    'alive = particle["age"] >= 0',
+    "dark = nearest_depth(pos_age[n // 2:], vel_life[n // 2:], camera.view_proj)",
+])
+def test_the_test_state_check_passes_rows_and_lanes(snippet):
+    assert state_channel_reads("test_x.py", snippet) == []

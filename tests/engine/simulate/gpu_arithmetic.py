@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from addon.engine.reference.simulate import gpu_rounding  # noqa: E402
 from addon.engine.reference.simulate import simulation as ref  # noqa: E402
+from addon.engine.seam.records import PARTICLE  # noqa: E402
 
 F = np.float32
 ULPS = {"divide": 2, "sqrt": 2, "power": 4}
@@ -141,10 +142,12 @@ def main():
                 for seed in range(args.seeds):
                     for got, want, bound in frames(settings, inputs, args.frames, cases.EMITTER, cases.DT, seed,
                                                    scale, rounding):
-                        for g, w, b in zip(got, want, bound):
-                            diff = np.abs(g[:, :3].astype(np.float64) - w[:, :3])
-                            old = settings.substeps * gpu_rounding.half_spacing(w[:, :3]) + 2.0**-20 * np.maximum(
-                                np.abs(w[:, :3]), 1.0)  # the ad-hoc bound this replaced
+                        got, want = PARTICLE.read_images(*got), PARTICLE.read_images(*want)
+                        for lane, b in zip(("position", "velocity"), bound):
+                            g, w = got[lane], want[lane]
+                            diff = np.abs(g.astype(np.float64) - w)
+                            old = settings.substeps * gpu_rounding.half_spacing(w) + 2.0**-20 * np.maximum(
+                                np.abs(w), 1.0)  # the ad-hoc bound this replaced
                             ratio = np.where(b > 0, diff / np.where(b > 0, b, 1), np.where(diff > 0, np.inf, 0))
                             worst, worst_old = max(worst, ratio.max()), max(worst_old, (diff / old).max())
                             over, over_old = over + int((ratio > 1).sum()), over_old + int((diff > old).sum())

@@ -5,6 +5,7 @@ import pytest
 
 from addon.engine.draw.frame_resources import FrameResources
 from addon.engine.reference.simulate import csg as ref_csg
+from addon.engine.seam.records import PARTICLE
 from addon.engine.simulate import csg
 
 
@@ -115,13 +116,13 @@ def test_cloud_draws_through_the_splat(host):
     cloud.update(stack)  # appended: some of the 6000 samples culled
     points = csg.CloudParticles(cloud, effect_settings({"size": 1.0, "color_start": (1, 1, 1), "color_end": (0, 0, 1)}))
     points.update(time=0.5, noise_amount=0.01, noise_speed=2.0)
-    pos_age = host.read(points.pos_age).reshape(-1, 4)
-    life = host.read(points.vel_life).reshape(-1, 4)[:, 3]
+    particle = PARTICLE.read_images(*(host.read(image).reshape(-1, 4) for image in (points.pos_age, points.vel_life)))
+    life = particle["life"]
     n = cloud.read_count()
     assert 3000 < n < cloud.bound == 6000 and (life[:n] == 1).all() and not life[n:cloud.bound].any()
-    assert ((pos_age[:n, 3] >= 0) & (pos_age[:n, 3] < 1)).all()
+    assert ((particle["age"][:n] >= 0) & (particle["age"][:n] < 1)).all()
     first = host.read(cloud.samples["pos"]).reshape(-1, 4)[:n, 3] == 0
-    radius = np.linalg.norm(pos_age[:n][first, :3] - (32, 16, 0), axis=1)
+    radius = np.linalg.norm(particle["position"][:n][first] - (32, 16, 0), axis=1)
     assert np.abs(radius - 5.0).max() <= 0.0101  # noise moves samples along their normal
     compositor = compositing.Compositor(FrameResources(host, 64, 32), render_settings({"emax": 8.0}))
     compositor.splat(points, compositing.Camera.pixel_grid(64, 32))

@@ -230,8 +230,8 @@ def test_a_missing_parent_or_a_cycle_spawns_nothing_and_says_why(host):
     systems, warnings = build(host, [ROCKETS, orphan], ["Rockets", "Orphan"])
     assert len(warnings) == 1
     run_gpu(systems, 3)
-    assert (systems[1].read_state()[1][:, 3] > 0).sum() == 0
-    assert (systems[0].read_state()[1][:, 3] > 0).sum() > 0
+    assert (PARTICLE.read_images(*systems[1].read_state())["life"] > 0).sum() == 0
+    assert (PARTICLE.read_images(*systems[0].read_state())["life"] > 0).sum() > 0
 
 
 def test_chains_deeper_than_three_levels_are_refused():

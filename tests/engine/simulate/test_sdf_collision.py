@@ -10,7 +10,7 @@ import pytest
 from addon.engine.reference.simulate import sdf as sdf_reference
 from addon.engine.reference.simulate import simulation as ref
 from addon.engine.seam.kernels import Constant, Image, Sampler
-from addon.engine.seam.records import COLLIDER
+from addon.engine.seam.records import COLLIDER, PARTICLE
 from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate import sdf, simulation
 from addon.engine.simulate.effectors import (
@@ -127,15 +127,16 @@ def assert_close(gpu, reference, share=0.0, filtered=0.0):
     the share that the GPU's filter weights may set apart besides, in all of these (the filter_share fixture)."""
     (pos_age, vel_life), (ref_pos_age, ref_vel_life) = gpu, reference
     assert np.isfinite(pos_age).all() and np.isfinite(vel_life).all()
-    for got, want in ((pos_age[:, 3], ref_pos_age[:, 3]), (vel_life[:, 3], ref_vel_life[:, 3])):
+    particle, ref_particle = PARTICLE.read_images(pos_age, vel_life), PARTICLE.read_images(ref_pos_age, ref_vel_life)
+    for got, want in ((particle["age"], ref_particle["age"]), (particle["life"], ref_particle["life"])):
         assert np.mean(got != want) <= filtered, f"{np.count_nonzero(got != want)} ages or lifetimes apart"
     for got, want in ((pos_age, ref_pos_age), (vel_life, ref_vel_life)):
         error = np.max(np.abs(got - want) / np.maximum(np.abs(want), 1.0), axis=1)
         assert np.mean(error >= 1e-4) <= share + filtered, f"{np.count_nonzero(error >= 1e-4)} particles apart: {error.max()}"
 
 
-def alive(pos_age, vel_life):
-    return (pos_age[:, 3] >= 0) & (pos_age[:, 3] < vel_life[:, 3])
+def alive(particle):
+    return (particle["age"] >= 0) & (particle["age"] < particle["life"])
 
 
 def shape_points(matrix, points):
@@ -310,7 +311,8 @@ def test_open_surface_collisions_match_the_reference_and_never_cross(host, direc
     colliders = [sdf_collider(grid, matrix, bounce=0.4, friction=0.2, thickness=0.02, stickiness=0.1)]
     gpu, reference = run_both(host, settings, 10, colliders, volume, emitter=emitter)
     assert_close(gpu, reference, share=0.002, filtered=filter_share)
-    local = shape_points(matrix, gpu[0][alive(*gpu), :3])
+    particle = PARTICLE.read_images(*gpu)
+    local = shape_points(matrix, particle["position"][alive(particle)])
     over = (np.abs(local[:, :2]) < 0.8).all(axis=1)
     assert (over & (np.abs(local[:, 2]) < 0.2)).sum() > 50, "particles reach the sheet"
     assert ((local[over, 2] < 0) if up else (local[over, 2] > 0)).all()
@@ -327,8 +329,8 @@ def test_rain_on_an_sdf_sphere_never_sinks_in(host):
     touching = 0
     for _ in range(36):
         system.step(DT, translation((0, 0, 1.2)), translation((0, 0, 1.2)))
-        pos_age, vel_life = system.read_state()
-        d = SPHERE[1](shape_points(matrix, pos_age[alive(pos_age, vel_life), :3]))
+        particle = PARTICLE.read_images(*system.read_state())
+        d = SPHERE[1](shape_points(matrix, particle["position"][alive(particle)]))
         assert d.min() >= -0.5 * grid[0].voxel
         touching += np.count_nonzero(d < 2 * SDF_CONTACT_VOXELS * grid[0].voxel)
     assert touching > 1000, "particles must rest on the sphere"
@@ -347,7 +349,7 @@ def test_100_metres_per_second_never_pass_a_1_cm_wall(host, angle):
     crossed = np.zeros(settings.count, bool)
     for _ in range(4):
         system.step(DT, translation((0, 0, 1.0)), translation((0, 0, 1.0)))
-        local = shape_points(matrix, system.read_state()[0][:, :3])
+        local = shape_points(matrix, PARTICLE.read_images(*system.read_state())["position"])
         crossed |= (local[:, 2] < 0) & np.all(np.abs(local[:, :2]) < 1, axis=1)
     assert not crossed.any()
     assert np.all(local[:, 2] > 1.0), "every particle bounced off the wall"
@@ -361,12 +363,12 @@ def test_killing_colliders_kill_and_the_slots_respawn_on_schedule(host, filter_s
                  Collider("PLANE", translation((0, 0, -0.8)), half_size=(5, 5, 0), kill=True)]
     gpu, reference = run_both(host, rain(rate=4000.0, respawn_skip=0.05), 12, colliders, volume)
     assert_close(gpu, reference, filtered=filter_share)
-    pos_age, vel_life = gpu
-    live = alive(pos_age, vel_life)
-    assert SPHERE[1](pos_age[live, :3]).min() > 0.02 and pos_age[live, 2].min() > -0.8
-    assert np.count_nonzero((vel_life[:, 3] == 0) & (pos_age[:, 3] < 0)) > 300, "killed slots wait to respawn"
+    particle = PARTICLE.read_images(*gpu)
+    live = alive(particle)
+    assert SPHERE[1](particle["position"][live]).min() > 0.02 and particle["position"][live, 2].min() > -0.8
+    assert np.count_nonzero((particle["life"] == 0) & (particle["age"] < 0)) > 300, "killed slots wait to respawn"
     burst, _ = run_both(host, rain(emission="BURST", lifetime=5.0), 12, colliders, volume)
-    assert np.count_nonzero(burst[1][:, 3] == -1) > 1000, "burst particles die for good"
+    assert np.count_nonzero(PARTICLE.read_images(*burst)["life"] == -1) > 1000, "burst particles die for good"
 
 
 @pytest.mark.parametrize("stickiness", [0.0, 2.0])
@@ -380,7 +382,7 @@ def test_stickiness_holds_particles_under_a_ceiling(host, stickiness, filter_sha
     colliders = [sdf_collider(grid, translation((0, 0, 1.1)), bounce=0.0, stickiness=stickiness)]
     gpu, reference = run_both(host, settings, 14, colliders, volume, emitter=(STILL, STILL))
     assert_close(gpu, reference, filtered=filter_share)
-    z = gpu[0][:, 2]
+    z = PARTICLE.read_images(*gpu)["position"][:, 2]
     if stickiness:
         np.testing.assert_allclose(z, 1.0 - SDF_CONTACT_VOXELS * grid[0].voxel, atol=0.01)
     else:
@@ -396,8 +398,9 @@ def test_permeability_lets_its_share_through_deterministically(host, filter_shar
     colliders = [sdf_collider(grid, STILL, bounce=1.0, permeability=0.5)]
     gpu, reference = run_both(host, settings, 12, colliders, volume, emitter=(translation((0, 0, 0.5)),) * 2)
     assert_close(gpu, reference, filtered=filter_share)
-    through = np.count_nonzero(gpu[0][:, 2] < 0)
-    assert np.count_nonzero(gpu[0][:, 2] > 0.5) + through == settings.count, "every particle met the wall once"
+    z = PARTICLE.read_images(*gpu)["position"][:, 2]
+    through = np.count_nonzero(z < 0)
+    assert np.count_nonzero(z > 0.5) + through == settings.count, "every particle met the wall once"
     n = settings.count
     assert abs(through - n / 2) < 6 * math.sqrt(n / 4)
 
@@ -417,9 +420,9 @@ def test_a_moving_sdf_collider_pushes_particles(host, substeps, filter_share):
 
     gpu, reference = run_both(host, settings, 2, [], volume, emitter=(STILL, STILL), per_frame=colliders)
     assert_close(gpu, reference, filtered=filter_share)
-    pos_age, vel_life = gpu
-    assert pos_age[:, 2].min() > 0.45
-    np.testing.assert_allclose(vel_life[:, 2], 0.8 / DT, rtol=1e-3)
+    particle = PARTICLE.read_images(*gpu)
+    assert particle["position"][:, 2].min() > 0.45
+    np.testing.assert_allclose(particle["velocity"][:, 2], 0.8 / DT, rtol=1e-3)
 
 
 @pytest.mark.parametrize("kind", ["PLANE", "SPHERE", "BOX"])
@@ -431,8 +434,8 @@ def test_thickness_keeps_particles_off_analytic_colliders(host, kind):
     collider = Collider(**{**collider.__dict__, "thickness": 0.1, "bounce": 0.2, "friction": 0.5})
     gpu, reference = run_both(host, rain(), 10, [collider], volume)
     assert_close(gpu, reference)
-    pos_age, vel_life = gpu
-    local = shape_points(collider.matrix, pos_age[alive(pos_age, vel_life), :3])
+    particle = PARTICLE.read_images(*gpu)
+    local = shape_points(collider.matrix, particle["position"][alive(particle)])
     distance = {"PLANE": local[:, 2], "SPHERE": np.linalg.norm(local, axis=1) - 0.5,
                 "BOX": np.max(np.abs(local) - collider.half_size, axis=1)}[kind]
     assert distance.min() > 0.1 - 1e-5
@@ -448,8 +451,8 @@ def test_overlapping_colliders(host, filter_share):
                  Collider("BOX", translation((0, 0.4, 0)), half_size=(0.3, 0.3, 0.3), bounce=0.1)]
     gpu, reference = run_both(host, rain(substeps=2), 10, colliders, volume)
     assert_close(gpu, reference, share=0.002, filtered=filter_share)
-    pos_age, vel_life = gpu
-    points = pos_age[alive(pos_age, vel_life), :3]
+    particle = PARTICLE.read_images(*gpu)
+    points = particle["position"][alive(particle)]
     assert SPHERE[1](shape_points(colliders[0].matrix, points)).min() > -0.02
     assert BOX[1](shape_points(colliders[1].matrix, points)).min() > -0.02
 
@@ -468,10 +471,11 @@ def test_particles_inside_are_pushed_out_without_nan(host, start, filter_share):
     gpu, reference = run_both(host, settings, 2, [sdf_collider(grid, STILL)], volume,
                               emitter=(translation(at),) * 2)
     assert_close(gpu, reference, filtered=filter_share)
-    d = SPHERE[1](gpu[0][:, :3])
+    position = PARTICLE.read_images(*gpu)["position"]
+    d = SPHERE[1](position)
     np.testing.assert_allclose(d, SDF_CONTACT_VOXELS * grid[0].voxel, atol=0.3 * grid[0].voxel)
     if start == "centre":
-        assert np.abs(gpu[0][:, :2]).max() < 1e-6 and gpu[0][:, 2].min() > 0
+        assert np.abs(position[:, :2]).max() < 1e-6 and position[:, 2].min() > 0
 
 
 @pytest.mark.parametrize("contact_threads", [simulation.SDF_CONTACT_THREADS, 256])
@@ -489,17 +493,18 @@ def test_the_contact_pass_takes_exactly_the_steps_that_meet_an_sdf_grid(host, rn
     colliders = [sdf_collider(grid, STILL, bounce=0.5, thickness=0.02)]
     pos_age = np.zeros((count, 4), np.float32)
     vel_life = np.zeros((count, 4), np.float32)
-    pos_age[:, :3] = rng.uniform(-1.0, 1.0, (count, 3))
-    pos_age[:, 3] = 1.0
-    vel_life[:, :3] = rng.normal(0.0, 3.0, (count, 3))
-    vel_life[:, 3] = settings.lifetime
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:] = rng.uniform(-1.0, 1.0, (count, 3))
+    particle["age"][:] = 1.0
+    particle["velocity"][:] = rng.normal(0.0, 3.0, (count, 3))
+    particle["life"][:] = settings.lifetime
     system = simulation.ParticleSystem(host, settings)
     system.set_sdf_atlas(host.volume("sdf_atlas", volume))
     system.set_scene_inputs([], colliders)
     system.write_state(pos_age, vel_life)
     system.step(DT, STILL, STILL)
 
-    start, end = pos_age[:, :3], pos_age[:, :3] + vel_life[:, :3] * np.float32(DT)
+    start, end = particle["position"], particle["position"] + particle["velocity"] * np.float32(DT)
     low = np.asarray(grid[0].origin)
     high = low + np.asarray(grid[0].dims) * grid[0].voxel
     margin = max(0.02, SDF_CONTACT_VOXELS * grid[0].voxel)  # the contact distance (effectors._sdf_lanes)

@@ -7,6 +7,7 @@ import pytest
 
 from addon.engine.reference.simulate import gpu_rounding
 from addon.engine.reference.simulate import simulation as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import SettingsError, effect_settings
 from addon.engine.simulate import simulation
 from addon.engine.simulate.effectors import Collider, EmitterMesh, ForceField, pack_triangles
@@ -75,9 +76,9 @@ CASES = {
 def half_rounding(host):
     """How this GPU converts float to half on an image store (OpenGL allows both; llvmpipe truncates)."""
     s = effect_settings({"count": 4096, "lifetime": 1.234567, "state_layout": "COMPACT"})
-    ages = simulation.ParticleSystem(host, s).read_state()[0][:, 3]
+    ages = PARTICLE.read_images(*simulation.ParticleSystem(host, s).read_state())["age"]
     for mode in ("NEAREST", "ZERO"):
-        if np.array_equal(ages, ref.init_particles(s, mode)[0][:, 3]):
+        if np.array_equal(ages, PARTICLE.read_images(*ref.init_particles(s, mode))["age"]):
             return mode
     raise AssertionError("half conversion is neither round-to-nearest nor toward zero")
 
@@ -104,11 +105,12 @@ def test_simulate_matches_reference(host, half_rounding, case, layout):
     pos_age, vel_life = run_gpu(host, s, 12, prev, cur, **inputs)
     ref_pos_age, ref_vel_life = ref.run_steps(s, 12, DT, prev, cur, half_rounding=half_rounding, **inputs)
     assert np.isfinite(pos_age).all() and np.isfinite(vel_life).all()
-    alive = (ref_pos_age[:, 3] >= 0) & (ref_vel_life[:, 3] > 0)
+    particle, ref_particle = PARTICLE.read_images(pos_age, vel_life), PARTICLE.read_images(ref_pos_age, ref_vel_life)
+    alive = (ref_particle["age"] >= 0) & (ref_particle["life"] > 0)
     assert alive.sum() > 50, "the case must have live particles"
     # Births, deaths, waits, ages and lifetimes are exact on every GPU (their arithmetic is unfused) ...
-    np.testing.assert_array_equal(pos_age[:, 3], ref_pos_age[:, 3])
-    np.testing.assert_array_equal(vel_life[:, 3], ref_vel_life[:, 3])
+    np.testing.assert_array_equal(particle["age"], ref_particle["age"])
+    np.testing.assert_array_equal(particle["life"], ref_particle["life"])
     if layout == "COMPACT":
         return  # its float state is compared frame by frame below: half rounding makes errors compound
     # ... and the float32 state within accumulated float32 rounding (sin, cos, pow and sqrt differ by GPU).
@@ -125,9 +127,11 @@ def bound_ratio(got, want, bound) -> tuple[float, str]:
     """The worst |got - want| / bound of the compact state's positions and velocities, and where it is;
     ages and lifetimes must match exactly."""
     worst = 0.0, ""
-    for name, g, w, b in zip(("position", "velocity"), got, want, bound):
-        np.testing.assert_array_equal(g[:, 3], w[:, 3])
-        diff = np.abs(g[:, :3].astype(np.float64) - w[:, :3])
+    got, want = PARTICLE.read_images(*got), PARTICLE.read_images(*want)
+    for name, exact, b in zip(("position", "velocity"), ("age", "life"), bound):
+        np.testing.assert_array_equal(got[exact], want[exact])
+        g, w = got[name], want[name]
+        diff = np.abs(g.astype(np.float64) - w)
         ratio = np.where(diff > 0, diff / np.maximum(b, np.finfo(np.float64).tiny), 0.0)
         i, k = np.unravel_index(np.argmax(ratio), ratio.shape)
         if ratio[i, k] > worst[0]:
@@ -192,12 +196,13 @@ def test_compact_bound_catches_planted_errors():
     want = ref.step_frame(*(a.copy() for a in state), s, ref_inputs, ref.Clock(clock.step_index, clock.time,
                           clock.origin.copy()), DT, *EMITTER, traces=traces)
     bound = gpu_rounding.frame_bound(traces, ref_inputs)
-    live = (want[0][:, 3] >= 0) & (want[1][:, 3] > 0)
+    wanted = PARTICLE.read_images(*want)
+    live = (wanted["age"] >= 0) & (wanted["life"] > 0)
     assert live.sum() > 1000 and bound_ratio(want, want, bound)[0] == 0
-    for which in range(2):
+    for which, lane in enumerate(("position", "velocity")):
         planted = [a.copy() for a in want]
-        planted[which][:, :3] += 2 * gpu_rounding.half_spacing(want[which][:, :3])
-        caught = np.abs(planted[which][:, :3] - want[which][:, :3]) > bound[which]
+        PARTICLE.read_images(*planted)[lane][:] += 2 * gpu_rounding.half_spacing(wanted[lane])
+        caught = np.abs(PARTICLE.read_images(*planted)[lane] - wanted[lane]) > bound[which]
         assert caught[live].mean() > 0.99, caught[live].mean()
     for change in ({"gravity": (0.0, 0.0, -9.81 * 1.02)}, {"drag": 0.2}):
         wrong = ref.step_frame(*(a.copy() for a in state), case_settings("default", "COMPACT", **change)[0],
@@ -209,11 +214,11 @@ def test_compact_layout_error_is_bounded(host):
     """The compact layout's measured position error against full precision, for a 2-unit fountain."""
     base = {"count": 4000, "emission": "BURST", "lifetime": 10.0, "velocity": (0, 0, 3), "seed": 3}
     prev, cur = translation((10, 0, 0)), translation((10.2, 0, 0))
-    full, _ = run_gpu(host, effect_settings({**base, "state_layout": "FULL"}), 24, prev, cur)
-    compact, _ = run_gpu(host, effect_settings({**base, "state_layout": "COMPACT"}), 24, prev, cur)
-    alive = (full[:, 3] >= 0) & (compact[:, 3] >= 0)
-    error = np.linalg.norm(full[alive, :3] - compact[alive, :3], axis=1)
-    extent = np.linalg.norm(full[alive, :3] - cur[:3, 3], axis=1).max()
+    full, compact = (PARTICLE.read_images(*run_gpu(host, effect_settings({**base, "state_layout": layout}), 24, prev,
+                                                       cur)) for layout in ("FULL", "COMPACT"))
+    alive = (full["age"] >= 0) & (compact["age"] >= 0)
+    error = np.linalg.norm(full["position"][alive] - compact["position"][alive], axis=1)
+    extent = np.linalg.norm(full["position"][alive] - cur[:3, 3], axis=1).max()
     # Relative to the emitter (10 units from the world origin) the half's 2^-11 steps apply to <= 3 units.
     assert extent > 1.0
     assert np.percentile(error, 99) < 0.05 * extent, (np.percentile(error, 99), extent)
@@ -227,16 +232,16 @@ def test_ballistic_flight_matches_closed_form(host):
                          "gravity": tuple(g), "substeps": 2})
     origin = translation((1, 2, 3))
     frames = 30
-    pos_age, vel_life = run_gpu(host, s, frames, origin, origin)
+    particle = PARTICLE.read_images(*run_gpu(host, s, frames, origin, origin))
     h, n = DT / 2, frames * 2
     t = n * h
     euler = origin[:3, 3] + v0 * t + g * h * h * n * (n - 1) / 2
     closed = origin[:3, 3] + v0 * t + g * t * t / 2
-    np.testing.assert_allclose(pos_age[:, :3], np.tile(euler, (300, 1)), atol=1e-4)
+    np.testing.assert_allclose(particle["position"], np.tile(euler, (300, 1)), atol=1e-4)
     # Euler lags the parabola by exactly g t h / 2.
-    np.testing.assert_allclose(pos_age[0, :3] - closed, -g * t * h / 2, atol=1e-4)
-    np.testing.assert_allclose(vel_life[:, :3], np.tile(v0 + g * t, (300, 1)), atol=1e-4)
-    assert np.allclose(pos_age[:, 3], t, atol=1e-5)
+    np.testing.assert_allclose(particle["position"][0] - closed, -g * t * h / 2, atol=1e-4)
+    np.testing.assert_allclose(particle["velocity"], np.tile(v0 + g * t, (300, 1)), atol=1e-4)
+    assert np.allclose(particle["age"], t, atol=1e-5)
 
 
 @pytest.mark.parametrize("overrides", [
@@ -255,9 +260,9 @@ def test_alive_equals_emitted_minus_died(host, overrides):
     first_life = None
     for frame in range(1, 40):
         system.step(DT, np.identity(4), np.identity(4))
-        pos_age, vel_life = system.read_state()
-        life = vel_life[:, 3]
-        was_alive, alive = life_before > 0, (pos_age[:, 3] >= 0) & (life > 0)
+        particle = PARTICLE.read_images(*system.read_state())
+        life = particle["life"]
+        was_alive, alive = life_before > 0, (particle["age"] >= 0) & (life > 0)
         reborn = life != life_before  # every birth draws a new lifetime
         emitted += np.count_nonzero(alive & (reborn | ~was_alive))
         died += np.count_nonzero(was_alive & (reborn | (life <= 0)))
@@ -282,8 +287,8 @@ def test_continuous_rate_is_kept(host):
     births = []
     for _ in range(36):
         system.step(DT, np.identity(4), np.identity(4))
-        pos_age, vel_life = system.read_state()
-        life = vel_life[:, 3]
+        particle = PARTICLE.read_images(*system.read_state())
+        life = particle["life"]
         births.append(np.count_nonzero((life > 0) & (life != life_before)))
         life_before = life
     assert simulation.rate_warning(s) is None
@@ -308,9 +313,9 @@ def test_subframe_emission_is_continuous_along_moving_emitter(host):
     frames = 12
     for frame in range(frames):
         system.step(DT, translation((speed * frame * DT, 0, 0)), translation((speed * (frame + 1) * DT, 0, 0)))
-    pos_age, _ = system.read_state()
-    born = pos_age[:, 3] >= 0
-    x = np.sort(pos_age[born, 0])
+    particle = PARTICLE.read_images(*system.read_state())
+    born = particle["age"] >= 0
+    x = np.sort(particle["position"][born, 0])
     gaps = np.diff(x)
     expected = speed * simulation.birth_interval(s)
     assert len(x) > 400
@@ -322,17 +327,17 @@ def test_mesh_emission_is_area_weighted_and_on_the_surface(host):
                          "velocity": (0, 0, 0), "velocity_random": 0.0, "normal_velocity": 1.0,
                          "gravity": (0, 0, 0), "drag": 0.0})
     matrix = rotated_box((1, 2, 3), 0.3)
-    pos_age, vel_life = run_gpu(host, s, 1, matrix, matrix, mesh=MESH)
-    local = (pos_age[:, :3] - matrix[:3, 3]) @ np.linalg.inv(matrix[:3, :3]).T - vel_life[:, :3] * 0
+    particle = PARTICLE.read_images(*run_gpu(host, s, 1, matrix, matrix, mesh=MESH))
+    local = (particle["position"] - matrix[:3, 3]) @ np.linalg.inv(matrix[:3, :3]).T - particle["velocity"] * 0
     # Each particle moved DT along the world normal; undo that and check the local z = 0 plane.
     normal = matrix[:3, :3] @ np.array([0, 0, 1.0])
     normal /= np.linalg.norm(normal)
-    start = pos_age[:, :3] - normal * DT
+    start = particle["position"] - normal * DT
     local = (start - matrix[:3, 3]) @ np.linalg.inv(matrix[:3, :3]).T
     assert np.abs(local[:, 2]).max() < 1e-4
     second = local[:, 0] >= 2.0 - 1e-5
     assert abs(second.mean() - 3 / 3.5) < 0.01  # areas 0.5 and 3
-    np.testing.assert_allclose(vel_life[:, :3], np.tile(normal, (s.count, 1)), atol=1e-5)
+    np.testing.assert_allclose(particle["velocity"], np.tile(normal, (s.count, 1)), atol=1e-5)
 
 
 @pytest.mark.parametrize("shape", ["SPHERE", "BOX"])
@@ -342,13 +347,13 @@ def test_emitter_scale_shapes_the_volume_and_leaves_velocities_alone(host, shape
     s = effect_settings({"count": 20000, "emission": "BURST", "emitter_shape": shape, "emitter_radius": 2.0,
                          "emitter_scale": (1.0, 0.08, 0.0), "lifetime": 10.0, "velocity": (0.0, 0.0, 3.0),
                          "velocity_random": 0.0, "gravity": (0, 0, 0), "drag": 0.0})
-    pos_age, vel_life = run_gpu(host, s, 1, translation((0, 0, 0)), translation((0, 0, 0)))
-    start = pos_age[:, :3] - vel_life[:, :3] * DT
+    particle = PARTICLE.read_images(*run_gpu(host, s, 1, translation((0, 0, 0)), translation((0, 0, 0))))
+    start = particle["position"] - particle["velocity"] * DT
     extent = np.abs(start).max(axis=0)
     assert extent[0] <= 2.0 + 1e-5 and extent[0] > 1.9
     assert extent[1] <= 0.16 + 1e-5 and extent[1] > 0.15
     assert extent[2] < 1e-5
-    np.testing.assert_allclose(vel_life[:, :3], np.tile((0.0, 0.0, 3.0), (s.count, 1)), atol=1e-5)
+    np.testing.assert_allclose(particle["velocity"], np.tile((0.0, 0.0, 3.0), (s.count, 1)), atol=1e-5)
 
 
 @pytest.mark.parametrize("moving", [False, True])
@@ -366,9 +371,9 @@ def test_particles_never_end_inside_a_collider(host, kind, moving):
         inverse = np.linalg.inv(collider.matrix)
         system.set_scene_inputs([], [collider])
         system.step(DT, translation((0, 0, 0.4)), translation((0, 0, 0.4)))
-        pos_age, vel_life = system.read_state()
-        alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)
-        p = pos_age[alive, :3] @ inverse[:3, :3].T + inverse[:3, 3] - collider.center
+        particle = PARTICLE.read_images(*system.read_state())
+        alive = (particle["age"] >= 0) & (particle["life"] > 0)
+        p = particle["position"][alive] @ inverse[:3, :3].T + inverse[:3, 3] - collider.center
         if kind == "SPHERE":
             inside = np.linalg.norm(p, axis=1) < collider.half_size[0] * (1 - 1e-4)
             hits += np.count_nonzero(np.abs(np.linalg.norm(p, axis=1) - collider.half_size[0]) < 1e-4)
@@ -384,9 +389,9 @@ def test_plane_collider_bounces_with_friction(host):
                          "lifetime_random": 0.0, "velocity": (1, 0, -5), "velocity_random": 0.0,
                          "gravity": (0, 0, 0), "drag": 0.0})
     plane = Collider("PLANE", translation((0, 0, -1)), half_size=(10, 10, 0), bounce=0.5, friction=0.25)
-    pos_age, vel_life = run_gpu(host, s, 10, np.identity(4), np.identity(4), colliders=[plane])
-    np.testing.assert_allclose(vel_life[0, :3], (0.75, 0, 2.5), atol=1e-5)
-    assert (pos_age[:, 2] >= -1.0).all()
+    particle = PARTICLE.read_images(*run_gpu(host, s, 10, np.identity(4), np.identity(4), colliders=[plane]))
+    np.testing.assert_allclose(particle["velocity"][0], (0.75, 0, 2.5), atol=1e-5)
+    assert (particle["position"][:, 2] >= -1.0).all()
 
 
 @pytest.mark.parametrize("substeps", [1, 4])
@@ -401,10 +406,10 @@ def test_moving_plane_lifts_particles_with_its_velocity(host, substeps):
                      previous=translation((0, 0, -0.5)))
     system.set_scene_inputs([], [plane])
     system.step(DT, np.identity(4), np.identity(4))
-    pos_age, vel_life = system.read_state()
-    np.testing.assert_allclose(pos_age[:, 2], 0.5, atol=1e-5)
-    np.testing.assert_allclose(vel_life[:, 2], 1.0 / DT, rtol=1e-4)
-    np.testing.assert_allclose(vel_life[:, :2], 0.0, atol=1e-3)
+    particle = PARTICLE.read_images(*system.read_state())
+    np.testing.assert_allclose(particle["position"][:, 2], 0.5, atol=1e-5)
+    np.testing.assert_allclose(particle["velocity"][:, 2], 1.0 / DT, rtol=1e-4)
+    np.testing.assert_allclose(particle["velocity"][:, :2], 0.0, atol=1e-3)
 
 
 def test_bad_input_is_refused_clearly(host, monkeypatch):
@@ -502,8 +507,9 @@ def test_extreme_settings_never_give_nan(host, layout):
     fields = [ForceField(kind, 1e5, falloff_power=3.0) for kind in ("WIND", "VORTEX", "FORCE", "TURBULENCE")]
     pos_age, vel_life = run_gpu(host, s, 8, translation((0, 0, 0)), translation((1e4, 0, 0)),
                                 fields=fields, colliders=COLLIDERS)
+    particle = PARTICLE.read_images(pos_age, vel_life)
     assert np.isfinite(pos_age).all() and np.isfinite(vel_life).all()
-    assert ((pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)).all()
+    assert ((particle["age"] >= 0) & (particle["life"] > 0)).all()
 
 
 def test_curl_noise_is_divergence_free_and_unit_rms():

@@ -4,6 +4,7 @@ import bpy
 import numpy as np
 import pytest
 
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate import simulation
 from addon.engine.simulate.timeline import Timeline
@@ -154,14 +155,15 @@ def test_scene_fields_colliders_and_mesh_emitter(scene):
     assert len(renderer.warnings) == 1
     renderer.advance_to(4)
     pos_age, vel_life = renderer.simulation.systems[0].read_state()
-    alive = (pos_age[:, 3] >= 0) & (vel_life[:, 3] > 0)
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    alive = (particle["age"] >= 0) & (particle["life"] > 0)
     assert alive.sum() > 100 and np.isfinite(pos_age).all()
-    assert (pos_age[alive, 2] >= floor.location.z - 1e-5).all(), "nothing falls through the floor"
+    assert (particle["position"][alive, 2] >= floor.location.z - 1e-5).all(), "nothing falls through the floor"
     moving = next(c for c in renderer.simulation.systems[0].colliders if c.name == ball.name)
     assert moving.previous is not None and moving.previous[0, 3] > moving.matrix[0, 3], "read with last frame's pose"
     # The emitter mesh: the newest particles are within one frame's flight of the cube's surface.
-    newest = alive & (pos_age[:, 3] < DT)
-    distance = np.abs(pos_age[newest, :3] - np.array(cube.location)).max(axis=1)
+    newest = alive & (particle["age"] < DT)
+    distance = np.abs(particle["position"][newest] - np.array(cube.location)).max(axis=1)
     assert newest.sum() > 10 and np.abs(distance - 0.25).max() < DT * 2.5
 
     # Settings changed: the renderer rebuilds and re-simulates from the start.

@@ -12,6 +12,7 @@ from addon.engine.draw.particle_depth import FAR, ParticleDepth, reach_kind, vie
 from addon.engine.draw.sprites import SpriteLayer
 from addon.engine.reference.draw.particle_depth import mark_trails, nearest_depth
 from addon.engine.reference.simulate import trails as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import SettingsError, effect_settings, render_settings
 from addon.engine.simulate import trails
 from addon.engine.simulate.simulation import ParticleSystem
@@ -73,12 +74,12 @@ def test_rebirth_restarts_the_ring_at_the_birth_position(host):
     for _ in range(16):  # past one lifetime: every slot has been reborn
         system.step(DT, STILL, STILL)
     rings = rings_of(system)
-    pos_age, _ = system.read_state()
+    particle = PARTICLE.read_images(*system.read_state())
     for slot in np.flatnonzero(rings.heads[:, 1] > 0)[:40]:
         points = rings.newest_first(slot)
         assert abs(points[-1, 2]) < 1e-5 if len(points) < 8 else points[-1, 2] >= 0, "the oldest point: the birth"
         assert np.all(np.diff(points[:, 2]) <= 1e-6), "newest first: heights fall towards the emitter"
-        assert points[0, 2] == pytest.approx(pos_age[slot, 2], abs=1e-6)
+        assert points[0, 2] == pytest.approx(particle["position"][slot, 2], abs=1e-6)
 
 
 def test_dead_slots_have_no_trail(host):
