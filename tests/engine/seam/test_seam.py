@@ -531,14 +531,15 @@ def test_the_depth_pass_stores_its_wide_reaches_footprints_without_a_color():
 TESTS = SHADERS.parent / "tests"
 
 
-@pytest.mark.parametrize("path", sorted(TESTS.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(TESTS.rglob("*.py")), ids=lambda p: p.relative_to(TESTS).as_posix())
 def test_tests_read_the_particle_state_by_lane_name(path):
     assert state_channel_reads(path.name, path.read_text()) == []
 
 
 def test_each_allowed_positional_state_read_in_a_test_is_still_there():
     for name, line in TEST_STATE_READS_ALLOWED:
-        assert line in [s.strip() for s in (TESTS / name).read_text().splitlines()], (name, line)
+        (path,) = TESTS.rglob(name)
+        assert line in [s.strip() for s in path.read_text().splitlines()], (name, line)
 
 
 @pytest.mark.parametrize("snippet", [
