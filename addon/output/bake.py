@@ -238,10 +238,9 @@ class BakeJob(FrameJob):
     def _finish_extras(self) -> None:
         """Each extra's ``finish`` (a file naming the whole sequence), once its frames are on disk."""
         for extra in self.plan.extras:
-            paths = self.writer.files.get(extra.label)
-            if extra.finish is not None and paths:
+            if extra.finish is not None and self.writer.files.get(extra.label):
                 try:
-                    extra.finish(self.scene, self.plan.frames, paths)
+                    extra.finish(self.scene, lambda frame, extra=extra: extra_path(output_path(self.scene, frame), extra))
                 except OSError as error:
                     self.note_warnings([f"Could not write the {extra.label}'s sequence file: {error}"])
 
