@@ -246,3 +246,23 @@ def test_a_usd_frame_without_live_particles_is_an_empty_valid_points_prim(tmp_pa
     stage = Usd.Stage.Open(str(tmp_path / "empty.usdc"))
     points = UsdGeom.Points(stage.GetPrimAtPath("/Particles"))
     assert len(points.GetPointsAttr().Get(7)) == 0 and len(points.GetIdsAttr().Get(7)) == 0
+
+
+def test_the_debris_presets_rocks_go_on_its_particles_one_picked_at_random_for_each(scene, tmp_path):
+    from addon.output.point_cache import read_ply
+
+    assert bpy.ops.gpu_particles.add(preset="debris") == {"FINISHED"}
+    bpy.context.active_object.gpu_particles.active_effect.count = 400
+    rocks = bpy.data.collections["Debris Rocks"]
+    assert len(rocks.objects) == 4 and rocks.hide_render
+    scene.gpu_particles_output.write_points = True
+    bake()
+    assert bpy.ops.gpu_particles.add_cached_geometry() == {"FINISHED"}
+    scene.frame_set(4)
+    geometry = bpy.data.objects["GPU Particles Cache"].evaluated_get(
+        bpy.context.evaluated_depsgraph_get()).evaluated_geometry()
+    instances = geometry.instances_pointcloud()
+    picked = np.empty(len(instances.points), np.int32)
+    instances.attributes[".reference_index"].data.foreach_get("value", picked)
+    assert len(picked) == len(read_ply(tmp_path / "frames" / "points" / "f_0004.ply")) > 100
+    assert sorted({geometry.instance_references()[i].name for i in picked}) == [f"Rock {n}" for n in range(1, 5)]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -167,6 +168,8 @@ class BakeJob(FrameJob):
             raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
         clock.add("set-up: writers", started)
         self._buffers = [self.readback.buffer() for _ in range(self.writer.workers + 2)]
+        # Extra files in flight, as many as frames: their captures (a particle state a frame) wait in memory.
+        self._extra_slots = threading.Semaphore(self.writer.workers + 2)
         self._free = queue.SimpleQueue()
         for buffer in self._buffers:
             self._free.put(buffer)
@@ -229,11 +232,14 @@ class BakeJob(FrameJob):
         frame_path = output_path(self.scene, frame)
         for extra in self.plan.extras:
             started = time.perf_counter()
+            while not self._extra_slots.acquire(timeout=0.05):
+                self._collect()  # a failed write is reported rather than waited on
+            started = self.clock.add("wait for a writer", started)
             captured = extra.capture(self.renderer, frame)
             self.clock.add(f"{extra.label}: capture", started)
             self.writer.submit_file(frame, extra_path(frame_path, extra),
                                     lambda partial, write=extra.write, captured=captured: write(partial, captured),
-                                    extra.label)
+                                    extra.label, release=self._extra_slots.release)
 
     def _finish_extras(self) -> None:
         """Each extra's ``finish`` (a file naming the whole sequence), once its frames are on disk."""

@@ -10,8 +10,9 @@ import bpy
 
 from ..output.bake import output_path
 from ..output.extras import POINTS, extra_path
-from ..output.point_cache_nodes import MARKER, add_cache_object, modifier_input
+from ..output.point_cache_nodes import MARKER, add_cache_object, modifier_input, set_input
 from ..scene.cache import UnsavedBlendError
+from ..scene.stage_rocks import stage_rocks
 
 
 def first_cache_file(scene) -> Path:
@@ -63,6 +64,10 @@ class GPU_PARTICLES_OT_add_cached_geometry(bpy.types.Operator):
             self.report({"ERROR"}, f"No point cache at '{first}': bake with Write Point Cache on first")
             return {"CANCELLED"}
         obj = add_cache_object(scene, first)
+        rocks = stage_rocks(scene)
+        if rocks is not None:  # a preset's rocks (Debris): tumbling on the particles
+            set_input(obj.modifiers[0], "Instance", True)
+            set_input(obj.modifiers[0], "Instance Collection", rocks)
         for other in context.selected_objects:
             other.select_set(False)
         obj.select_set(True)
