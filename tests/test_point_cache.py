@@ -266,3 +266,27 @@ def test_the_debris_presets_rocks_go_on_its_particles_one_picked_at_random_for_e
     instances.attributes[".reference_index"].data.foreach_get("value", picked)
     assert len(picked) == len(read_ply(tmp_path / "frames" / "points" / "f_0004.ply")) > 100
     assert sorted({geometry.instance_references()[i].name for i in picked}) == [f"Rock {n}" for n in range(1, 5)]
+
+
+def test_cycles_renders_the_cache_as_spheres_blurred_along_their_velocity(scene, tmp_path):
+    """The cache object in a small Cycles render: particles show (emissive spheres), and Blender's motion blur
+    smears them along the ``velocity`` the node group stores (the picture changes with the shutter)."""
+    add_effect(count=2000)
+    scene.gpu_particles_output.write_points = True
+    bake()
+    assert bpy.ops.gpu_particles.add_cached_geometry() == {"FINISHED"}
+    scene.gpu_particles_output.use_render = False  # Blender's own render alone
+    scene.render.engine = "CYCLES"
+    scene.cycles.device, scene.cycles.samples, scene.cycles.use_denoising = "CPU", 4, False
+    scene.render.resolution_x, scene.render.resolution_y = 96, 54
+    scene.frame_set(4)
+    pictures = []
+    for blur in (False, True):
+        scene.render.use_motion_blur = blur
+        scene.render.filepath = str(tmp_path / f"blur_{blur}.png")
+        bpy.ops.render.render(write_still=True)
+        image = bpy.data.images.load(scene.render.filepath)
+        pictures.append(np.array(image.pixels[:], np.float32).reshape(54, 96, 4)[..., :3])
+    still, blurred = pictures
+    assert still.max() > 0.2, "the particles render"
+    assert np.abs(still - blurred).mean() > 1e-3, "motion blur moves them"
