@@ -170,6 +170,19 @@ def test_a_moved_cache_folder_empties_the_object_and_the_panel_names_the_folder(
                                      "is missing (moved or deleted?)"]
 
 
+def test_add_to_scene_plays_frame_names_with_text_after_the_number(scene, tmp_path):
+    from addon.output.point_cache import read_ply
+
+    add_effect(count=1000)
+    scene.gpu_particles_output.write_points = True
+    scene.gpu_particles_output.bake_path = str(tmp_path / "frames" / "shot_###_v2")
+    bake()
+    assert bpy.ops.gpu_particles.add_cached_geometry() == {"FINISHED"}
+    scene.frame_set(3)
+    cloud = bpy.data.objects["GPU Particles Cache"].evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    assert len(cloud.points) == len(read_ply(tmp_path / "frames" / "points" / "shot_003_v2.ply")) > 0
+
+
 def test_add_to_scene_without_a_point_cache_says_to_bake_one(scene):
     add_effect(count=1000)
     with pytest.raises(RuntimeError, match="No point cache at .*: bake with Write Point Cache on first"):

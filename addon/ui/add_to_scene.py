@@ -11,6 +11,7 @@ import bpy
 from ..output.bake import output_path
 from ..output.extras import POINTS, extra_path
 from ..output.point_cache_nodes import MARKER, add_cache_object, modifier_input, set_input
+from ..output.render_layer import frame_pattern
 from ..scene.cache import UnsavedBlendError
 from ..scene.stage_rocks import stage_rocks
 
@@ -28,8 +29,8 @@ def missing_caches(scene) -> list[str]:
         for modifier in obj.modifiers:
             if modifier.type != "NODES" or modifier.node_group is None or not modifier.node_group.get(MARKER):
                 continue
-            digits = modifier_input(modifier, "Digits").value
-            path = bpy.path.abspath(f"{modifier_input(modifier, 'Files').value}{scene.frame_current:0{digits}d}.ply")
+            files, digits, end = (modifier_input(modifier, name).value for name in ("Files", "Digits", "Files End"))
+            path = bpy.path.abspath(f"{files}{scene.frame_current:0{digits}d}{end}")
             if not os.path.isfile(path):
                 folder = os.path.dirname(path)
                 why = "has no file for this frame" if os.path.isdir(folder) else "is missing (moved or deleted?)"
@@ -63,7 +64,8 @@ class GPU_PARTICLES_OT_add_cached_geometry(bpy.types.Operator):
         if not first.is_file():
             self.report({"ERROR"}, f"No point cache at '{first}': bake with Write Point Cache on first")
             return {"CANCELLED"}
-        obj = add_cache_object(scene, first)
+        _, before, digits, after = frame_pattern(scene.gpu_particles_output.bake_path)
+        obj = add_cache_object(scene, first.parent, before, digits, after + POINTS.suffix)
         rocks = stage_rocks(scene)
         if rocks is not None:  # a preset's rocks (Debris): tumbling on the particles
             set_input(obj.modifiers[0], "Instance", True)
