@@ -218,8 +218,8 @@ class BakeJob(FrameJob):
         started = self.clock.add("wait for a writer", started)
         pending = self.readback.store(self.renderer.resources.frame, buffer)
         self.clock.add("draw", started)
-        self._submit_extras(frame)
         self._read_drawn()
+        self._submit_extras(frame)  # after the frame before is read: this waits for the one drawn now
         self._drawn = (frame, pending, stats)
         self.done += 1
         if self.finished:
@@ -228,7 +228,8 @@ class BakeJob(FrameJob):
         return frame
 
     def _submit_extras(self, frame: int) -> None:
-        """Capture what the frame's extra files need (while the GPU copies the frame) and queue their writing."""
+        """Capture what the frame's extra files need (a readback: the particle state before the next frame moves it)
+        and queue their writing."""
         frame_path = output_path(self.scene, frame)
         for extra in self.plan.extras:
             started = time.perf_counter()

@@ -14,8 +14,7 @@ import functools
 import bpy
 import numpy as np
 
-from ..engine.look.look import look_at, look_table, variation
-from ..engine.reference.look.sprite_sheets import sprite_draw
+from ..engine.look.look import look_at, look_table, sprite_draw, variation
 from ..engine.seam.records import PARTICLE
 from ..scene.renderer import SceneRenderer
 
