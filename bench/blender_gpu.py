@@ -40,6 +40,8 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   frames (the writer threads' last frames inside the time), Blender's way over ``--peer-frames``
   (each of its frames costs the same seconds); start-up excluded on both sides (scene set-up,
   shader compilation, preroll and one warm-up frame are not timed).
+* ``export`` (not in the default list: ``--suites export``): files written beside the frames, ``bench/export.py``
+  (``points-1M``: point-cache frames of 1M particles a second, and where the time goes).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ from bench import records  # noqa: E402
 from bench.bake_throughput import effect_scene, measure_bake  # noqa: E402
 from bench.blender_way import blender_way_ms  # noqa: E402
 from bench.counting import CountingHost  # noqa: E402
+from bench.export import export_suite  # noqa: E402
 from bench.quad_peer import rasterized_quads  # noqa: E402
 
 PRESET = "default"
@@ -441,7 +444,8 @@ def main(argv=None) -> int:
             "viewport": lambda: viewport_suite(args.quick, args.draws),
             "lighting": lambda: lighting_suite(args.quick, args.draws),
             "events": lambda: events_suite(args.quick, args.draws),
-            "end-to-end": lambda: end_to_end_suite(args.quick, args.bake_frames, args.peer_frames, bakes)}
+            "end-to-end": lambda: end_to_end_suite(args.quick, args.bake_frames, args.peer_frames, bakes),
+            "export": lambda: export_suite(args.quick, args.bake_frames)}
     for suite in suites:
         log(f"suite {suite}")
         records.write(suite, device, runs[suite](), results=args.out)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from ..scene.job import FrameJob
 from ..scene.renderer import SceneRenderer, check_camera, check_effects, lens_summary
 from ..scene.snapshot import SceneSnapshot, read_snapshot
 from .display_shader import display_cache, display_shader
+from .extras import ExtraOutput, enabled_extras, extra_path
 from .formats import KINDS, file_extension, frame_format, supported_formats
 from .frame_writer import FrameWriteError, FrameWriter, StageClock
 from .render_layer import frame_file, render_size
@@ -46,6 +48,7 @@ class BakePlan:
     height: int
     output_dir: Path
     snapshot: SceneSnapshot  # the scene's inputs, read once for the plan and the renderer
+    extras: tuple[ExtraOutput, ...] = ()  # the files written besides the frames (extras.py)
 
 
 def output_path(scene, frame: int) -> Path:
@@ -110,7 +113,10 @@ def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
     except UnsavedBlendError as error:
         raise BakeError(f"Bake Output: {error}") from None
     _check_writable(folder)
-    return BakePlan(range(first, last + 1, scene.frame_step), width, height, folder, snapshot)
+    extras = enabled_extras(scene)
+    for extra in extras:
+        _check_writable(extra_path(output_path(scene, first), extra).parent)
+    return BakePlan(range(first, last + 1, scene.frame_step), width, height, folder, snapshot, extras)
 
 
 class BakeJob(FrameJob):
@@ -162,6 +168,8 @@ class BakeJob(FrameJob):
             raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
         clock.add("set-up: writers", started)
         self._buffers = [self.readback.buffer() for _ in range(self.writer.workers + 2)]
+        # Extra files in flight, as many as frames: their captures (a particle state a frame) wait in memory.
+        self._extra_slots = threading.Semaphore(self.writer.workers + 2)
         self._free = queue.SimpleQueue()
         for buffer in self._buffers:
             self._free.put(buffer)
@@ -211,12 +219,37 @@ class BakeJob(FrameJob):
         pending = self.readback.store(self.renderer.resources.frame, buffer)
         self.clock.add("draw", started)
         self._read_drawn()
+        self._submit_extras(frame)  # after the frame before is read: this waits for the one drawn now
         self._drawn = (frame, pending, stats)
         self.done += 1
         if self.finished:
             self._read_drawn()
         self._collect(wait=self.finished)
         return frame
+
+    def _submit_extras(self, frame: int) -> None:
+        """Capture what the frame's extra files need (a readback: the particle state before the next frame moves it)
+        and queue their writing."""
+        frame_path = output_path(self.scene, frame)
+        for extra in self.plan.extras:
+            started = time.perf_counter()
+            while not self._extra_slots.acquire(timeout=0.05):
+                self._collect()  # a failed write is reported rather than waited on
+            started = self.clock.add("wait for a writer", started)
+            captured = extra.capture(self.renderer, frame)
+            self.clock.add(f"{extra.label}: capture", started)
+            self.writer.submit_file(frame, extra_path(frame_path, extra),
+                                    lambda partial, write=extra.write, captured=captured: write(partial, captured),
+                                    extra.label, release=self._extra_slots.release)
+
+    def _finish_extras(self) -> None:
+        """Each extra's ``finish`` (a file naming the whole sequence), once its frames are on disk."""
+        for extra in self.plan.extras:
+            if extra.finish is not None and self.writer.files.get(extra.label):
+                try:
+                    extra.finish(self.scene, lambda frame, extra=extra: extra_path(output_path(self.scene, frame), extra))
+                except OSError as error:
+                    self.note_warnings([f"Could not write the {extra.label}'s sequence file: {error}"])
 
     def _store_stats(self, frame: int):
         """The drawn frame's overflows: where they may wait (``stats_can_wait``), their copy is queued into a
@@ -283,6 +316,8 @@ class BakeJob(FrameJob):
             except BakeError:
                 pass  # already reported by the step that failed
         self.writer.close()
+        if not self.writer.failed:
+            self._finish_extras()
         for buffer in self._buffers:  # every writer is done with them
             self.readback.free(buffer)
         for buffer in self._stats_buffers:
@@ -312,6 +347,8 @@ class BakeJob(FrameJob):
             "warnings": self.warnings,
             "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],
             "files": [p.name for p in self.written],
+            "extra_files": {label: [str(p.relative_to(self.plan.output_dir)) for p in paths]
+                            for label, paths in self.writer.files.items()},
             "last_frame": self.renderer.stats(),
             "cache": self.renderer.cache_record(),
             "stages": {stage: round(seconds, 4) for stage, seconds in self.clock.seconds.items()},
