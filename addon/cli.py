@@ -283,6 +283,8 @@ def _bake(args, lap: Laps, probe: GPUProbe) -> int:
     register()
     apply_lens(scene, args.motion_blur, dof)
     scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
+    for name in ("points", "volumes", "usd"):  # files beside the frames (output/extras.py)
+        setattr(scene.gpu_particles_output, f"write_{name}", getattr(args, name))
     add_preset_effect(scene, args.preset, preset)
     for name in ("point_filter", "glints"):  # after the preset's render settings
         if getattr(args, name) is not None:
@@ -377,6 +379,12 @@ def main(argv=None) -> int:
                                              "starts from its latest checkpoint at or before the first frame")
     bake_parser.add_argument("--simulate-only", action="store_true",
                              help="fill the simulation cache for the whole shot without rendering frames")
+    bake_parser.add_argument("--points", action="store_true",
+                             help="also write each frame's particles as a point cache (OUT/points/*.ply)")
+    bake_parser.add_argument("--volumes", action="store_true",
+                             help="also write each frame's particles as OpenVDB volumes (OUT/volumes/*.vdb)")
+    bake_parser.add_argument("--usd", action="store_true",
+                             help="also write the particles as USD points (OUT/usd/*.usdc, one OUT/*.usda for all)")
     bake_parser.add_argument("--timings", nargs="?", const="-", metavar="FILE",
                              help="seconds per stage, start-up included: on stderr, or as JSON into FILE")
     args = parser.parse_args(argv)

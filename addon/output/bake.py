@@ -30,6 +30,7 @@ from ..scene.job import FrameJob
 from ..scene.renderer import SceneRenderer, check_camera, check_effects, lens_summary
 from ..scene.snapshot import SceneSnapshot, read_snapshot
 from .display_shader import display_cache, display_shader
+from .extras import ExtraOutput, enabled_extras, extra_path
 from .formats import KINDS, file_extension, frame_format, supported_formats
 from .frame_writer import FrameWriteError, FrameWriter, StageClock
 from .render_layer import frame_file, render_size
@@ -46,6 +47,7 @@ class BakePlan:
     height: int
     output_dir: Path
     snapshot: SceneSnapshot  # the scene's inputs, read once for the plan and the renderer
+    extras: tuple[ExtraOutput, ...] = ()  # the files written besides the frames (extras.py)
 
 
 def output_path(scene, frame: int) -> Path:
@@ -110,7 +112,10 @@ def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
     except UnsavedBlendError as error:
         raise BakeError(f"Bake Output: {error}") from None
     _check_writable(folder)
-    return BakePlan(range(first, last + 1, scene.frame_step), width, height, folder, snapshot)
+    extras = enabled_extras(scene)
+    for extra in extras:
+        _check_writable(extra_path(output_path(scene, first), extra).parent)
+    return BakePlan(range(first, last + 1, scene.frame_step), width, height, folder, snapshot, extras)
 
 
 class BakeJob(FrameJob):
@@ -210,6 +215,7 @@ class BakeJob(FrameJob):
         started = self.clock.add("wait for a writer", started)
         pending = self.readback.store(self.renderer.resources.frame, buffer)
         self.clock.add("draw", started)
+        self._submit_extras(frame)
         self._read_drawn()
         self._drawn = (frame, pending, stats)
         self.done += 1
@@ -217,6 +223,27 @@ class BakeJob(FrameJob):
             self._read_drawn()
         self._collect(wait=self.finished)
         return frame
+
+    def _submit_extras(self, frame: int) -> None:
+        """Capture what the frame's extra files need (while the GPU copies the frame) and queue their writing."""
+        frame_path = output_path(self.scene, frame)
+        for extra in self.plan.extras:
+            started = time.perf_counter()
+            captured = extra.capture(self.renderer, frame)
+            self.clock.add(f"{extra.label}: capture", started)
+            self.writer.submit_file(frame, extra_path(frame_path, extra),
+                                    lambda partial, write=extra.write, captured=captured: write(partial, captured),
+                                    extra.label)
+
+    def _finish_extras(self) -> None:
+        """Each extra's ``finish`` (a file naming the whole sequence), once its frames are on disk."""
+        for extra in self.plan.extras:
+            paths = self.writer.files.get(extra.label)
+            if extra.finish is not None and paths:
+                try:
+                    extra.finish(self.scene, self.plan.frames, paths)
+                except OSError as error:
+                    self.note_warnings([f"Could not write the {extra.label}'s sequence file: {error}"])
 
     def _store_stats(self, frame: int):
         """The drawn frame's overflows: where they may wait (``stats_can_wait``), their copy is queued into a
@@ -283,6 +310,8 @@ class BakeJob(FrameJob):
             except BakeError:
                 pass  # already reported by the step that failed
         self.writer.close()
+        if not self.writer.failed:
+            self._finish_extras()
         for buffer in self._buffers:  # every writer is done with them
             self.readback.free(buffer)
         for buffer in self._stats_buffers:
@@ -312,6 +341,8 @@ class BakeJob(FrameJob):
             "warnings": self.warnings,
             "effects": [{"object": name, **as_dict(settings)} for name, settings in self.renderer.effects],
             "files": [p.name for p in self.written],
+            "extra_files": {label: [str(p.relative_to(self.plan.output_dir)) for p in paths]
+                            for label, paths in self.writer.files.items()},
             "last_frame": self.renderer.stats(),
             "cache": self.renderer.cache_record(),
             "stages": {stage: round(seconds, 4) for stage, seconds in self.clock.seconds.items()},

@@ -11,6 +11,7 @@ import bpy
 import numpy as np
 
 from ..engine.look.look import look_at, look_table, variation
+from ..engine.reference.look.sprite_sheets import sprite_angle, sprite_draw
 from ..engine.seam.records import PARTICLE
 from ..scene.renderer import SceneRenderer
 
@@ -22,29 +23,61 @@ CACHE_COLLECTION = "GPU Particles Cache"
 def live_slots(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(pos_age, vel_life, the indices of the live slots) of one system's state."""
     pos_age, vel_life = system.read_state()
+    return pos_age, vel_life, live_index(pos_age, vel_life)
+
+
+def live_index(pos_age, vel_life) -> np.ndarray:
+    """The indices of the live slots of a state (born, not dead, finite)."""
     particle = PARTICLE.read_images(pos_age, vel_life)
     with np.errstate(invalid="ignore"):
         age, life = particle["age"], particle["life"]
         live = (age >= 0) & (age < life) & np.isfinite(particle["position"]).all(axis=1)
-    return pos_age, vel_life, np.flatnonzero(live)
+    return np.flatnonzero(live)
 
 
-def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(positions (n, 3), radii (n,), RGBA colors (n, 4)) of one system's live particles.
+def live_particles(system, first_id: int = 0) -> dict[str, np.ndarray]:
+    """:func:`particle_attributes` of one system's state, read now."""
+    pos_age, vel_life = system.read_state()
+    return particle_attributes(pos_age, vel_life, system.settings, system.ramp, first_id)
+
+
+def particle_attributes(pos_age, vel_life, settings, ramp=None, first_id: int = 0) -> dict[str, np.ndarray]:
+    """The live particles of a state (``system.read_state()``) by attribute: ``position`` (n, 3) world space,
+    ``velocity`` (n, 3) units a second, ``radius`` (n,), ``color`` (n, 4) RGBA, ``age`` (n,) seconds, ``id`` (n,)
+    the slot plus ``first_id`` (unique across systems), ``rotation`` (n, 3) axis times angle.
 
     Color and radius follow the splat's look (color ramp or start to end, size
     over life, per-particle randomness), computed as look.glsl does (engine/look/look.py);
     the color is not scaled by pixel coverage (the renderer sees the radius).
+    The rotation is the textured sprite's angle (its rotation and spin settings,
+    sprite_pose.glsl) about an axis each particle draws at random, so instances tumble.
     """
-    pos_age, vel_life, index = live_slots(system)
+    index = live_index(pos_age, vel_life)
     particle = PARTICLE.read_images(pos_age, vel_life)
     age, life = particle["age"][index], particle["life"][index]
-    s = system.settings
-    look = look_at(look_table(s, system.ramp), (age / life).astype(np.float32))
+    s = settings
+    look = look_at(look_table(s, ramp), (age / life).astype(np.float32))
     brightness = variation(index, s.color_random, s.seed, "BRIGHTNESS") * np.float32(s.emission_strength)
     colors = np.concatenate([look[:, :3] * brightness[:, None], np.ones((len(index), 1), np.float32)], axis=1)
     radii = np.float32(s.size) * look[:, 3] * variation(index, s.size_random, s.seed, "SIZE")
-    return particle["position"][index], radii.astype(np.float32), colors.astype(np.float32)
+    return {"position": particle["position"][index], "velocity": particle["velocity"][index],
+            "radius": radii.astype(np.float32), "color": colors.astype(np.float32), "age": age,
+            "id": (index + first_id).astype(np.int64), "rotation": _tumble(index, age, s)}
+
+
+def _tumble(index, age, settings) -> np.ndarray:
+    """(n, 3) float32 rotation vectors: a uniform random axis per particle times its sprite angle."""
+    z = np.float32(2) * sprite_draw(index, settings.seed, "AXIS_U") - np.float32(1)
+    phi = np.float32(2 * np.pi) * sprite_draw(index, settings.seed, "AXIS_V")
+    ring = np.sqrt(np.maximum(np.float32(1) - z * z, np.float32(0)))
+    axis = np.stack([ring * np.cos(phi), ring * np.sin(phi), z], axis=1)
+    return (axis * sprite_angle(index, age, settings)[:, None]).astype(np.float32)
+
+
+def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(positions (n, 3), radii (n,), RGBA colors (n, 4)) of one system's live particles (:func:`live_particles`)."""
+    particles = live_particles(system)
+    return particles["position"], particles["radius"], particles["color"]
 
 
 def emission_material():

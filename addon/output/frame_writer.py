@@ -86,58 +86,84 @@ class FrameWriter:
         self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix="gpu_particles_writer",
                                         initializer=lower_priority, initargs=(nice,))
         self._converter = frame_format.converter(self._pool)  # a future, made while the GPU starts
-        self._queued = deque()  # (frame, final path, future), in frame order
-        self.written: list[Path] = []
+        self._queued = deque()  # (frame, final path, future, None for a frame or an extra file's label), in order
+        self.written: list[Path] = []  # frames
+        self.files: dict[str, list[Path]] = defaultdict(list)  # label: the files besides them (submit_file)
         self.failed = False
 
     def submit(self, frame: int, path: Path, pixels: np.ndarray, release=None) -> None:
         """Convert and write ``pixels`` to ``path`` on a worker; ``release()`` runs when the pixels are no longer used."""
-        self._queued.append((frame, path, self._pool.submit(self._write, path, pixels, release)))
+        self._queued.append((frame, path, self._pool.submit(self._write, path, pixels, release), None))
+
+    def submit_file(self, frame: int, path: Path, write, label: str) -> None:
+        """Run ``write(partial_path)`` on a worker and rename what it wrote to ``path`` (a file besides the frame,
+        extras.py: written in frame order with the frames, into ``files``; ``label`` names it in messages)."""
+        self._queued.append((frame, path, self._pool.submit(self._write_file, path, write, label), label))
 
     def _write(self, path: Path, pixels: np.ndarray, release) -> None:
-        partial = path.with_name(f".{path.name}.partial{path.suffix}")
         try:
-            started = time.perf_counter()
-            data = self.format.file_pixels(pixels, self._converter and self._converter.result())
-            started = self.clock.add("convert", started)
-            encode(partial, data, self.format)
-            started = self.clock.add("encode+write", started)
-            os.replace(partial, path)
-            self.clock.add("rename", started)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
+            def convert_and_encode(partial):
+                started = time.perf_counter()
+                data = self.format.file_pixels(pixels, self._converter and self._converter.result())
+                started = self.clock.add("convert", started)
+                encode(partial, data, self.format)
+                self.clock.add("encode+write", started)
+
+            write_whole(path, convert_and_encode, self.clock)
         finally:
             if release is not None:
                 release()
+
+    def _write_file(self, path: Path, write, label: str) -> None:
+        started = time.perf_counter()
+        write_whole(path, write, self.clock)
+        self.clock.add(f"{label}: write", started)
 
     def collect(self, wait: bool = False) -> None:
         """Move finished frames (in frame order) to ``written``; raise FrameWriteError for the first failure,
         after cancelling the frames not yet started and waiting for those being written."""
         while self._queued and (wait or self._queued[0][2].done()):
-            frame, path, future = self._queued[0]
+            frame, path, future, label = self._queued[0]
             error = future.exception()
             if error is not None:
                 self.failed = True
                 self.close(cancel=True)
+                what = f"frame {frame}" if label is None else f"frame {frame}'s {label}"
                 # Without its traceback: the worker's frames hold frame buffers (GPU memory) in a cycle.
-                raise FrameWriteError(f"Could not write frame {frame} to '{path}': {_reason(error)}") from \
+                raise FrameWriteError(f"Could not write {what} to '{path}': {_reason(error)}") from \
                     error.with_traceback(None)
             self._queued.popleft()
-            self.written.append(path)
+            self._done(path, label)
+
+    def _done(self, path: Path, label: str | None) -> None:
+        (self.written if label is None else self.files[label]).append(path)
 
     def close(self, cancel: bool = False) -> None:
         """Wait for every queued frame (``cancel``: drop those not started yet); keep what was written whole."""
-        for _, _, future in self._queued if cancel else ():
+        for _, _, future, _ in self._queued if cancel else ():
             future.cancel()
         self._pool.shutdown(wait=True)
         if self._codec_threads is not None:
             self._codec_threads.restore()
             self._codec_threads = None
-        for _, path, future in self._queued:
+        for _, path, future, label in self._queued:
             if not future.cancelled() and future.exception() is None:
-                self.written.append(path)
+                self._done(path, label)
         self._queued.clear()
+
+
+def write_whole(path: Path, write, clock: StageClock) -> None:
+    """``write(partial)`` to a hidden temporary name beside ``path`` (its suffix kept, for writers that go by it),
+    then renamed to ``path``: the file appears only whole, and a failure (a full disk) removes what it wrote."""
+    partial = path.with_name(f".{path.name}.partial{path.suffix}")
+    try:
+        write(partial)
+        started = time.perf_counter()
+        os.replace(partial, path)
+        clock.add("rename", started)
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
 
 
 def _reason(error: BaseException) -> str:

@@ -83,6 +83,18 @@ class GPU_PARTICLES_PG_output(bpy.types.PropertyGroup):
         name="Write Layer Files", default=False,
         description="Also write each rendered frame's particle layer to the Render Layer folder (the compositor "
                     "reads it from memory either way)")
+    write_points: BoolProperty(
+        name="Write Point Cache", default=False,
+        description="Also write each baked frame's particles (position, velocity, size, color, age, id, rotation) "
+                    "as a PLY file in a 'points' folder beside the frames, which Add to Scene plays in any Blender")
+    write_volumes: BoolProperty(
+        name="Write Volumes", default=False,
+        description="Also write each baked frame's particles as OpenVDB volume grids in a 'volumes' folder beside "
+                    "the frames, for Cycles' and EEVEE's own volume rendering")
+    write_usd: BoolProperty(
+        name="Write USD", default=False,
+        description="Also write the baked particles as USD points (a file per frame in a 'usd' folder and one "
+                    "file for the whole range beside the frames), for Houdini, usdview or Blender's USD import")
 
 
 def why_not(scene) -> str | None:
@@ -343,6 +355,9 @@ def draw_settings(layout, scene) -> None:
     """The output settings in the panel's Render & Bake section."""
     output = scene.gpu_particles_output
     layout.prop(output, "bake_path")
+    files = layout.column(heading="Bake Also", align=True)
+    for name in ("write_points", "write_volumes", "write_usd"):
+        files.prop(output, name)
     layout.prop(output, "use_render")
     column = layout.column()
     column.active = output.use_render

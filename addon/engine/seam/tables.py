@@ -82,8 +82,10 @@ RANDOM_STREAMS = Table("STREAM", (
     ("SPAWN_COUNT", 15),  # sub-emitters: how many a parent's event spawns (per parent particle, the child's seed)
     ("PER_SEED", 16),  # streams one seed owns: a seed's streams start at seed * STREAM_PER_SEED
 ), suffix="u")
-# What a textured sprite draws from STREAM_SPRITE, as the step (sprite_texture.glsl, reference/look/sprite_sheets.py).
-SPRITE_DRAWS = Table("SPRITE_DRAW", (("ANGLE", 0), ("SPIN", 1), ("FRAME", 2)), suffix="u")
+# What a textured sprite draws from STREAM_SPRITE, as the step (sprite_texture.glsl, reference/look/sprite_sheets.py;
+# the axis a point cache's particle turns about with that angle: output/export.py).
+SPRITE_DRAWS = Table("SPRITE_DRAW", (("ANGLE", 0), ("SPIN", 1), ("FRAME", 2),
+                                     ("AXIS_U", 3), ("AXIS_V", 4)), suffix="u")  # AXIS: point caches' tumble axis
 # Flipbook frame blending (settings' flipbook_blend; sprite_texture.glsl).
 FLIPBOOK_BLENDS = Table("FLIPBOOK", (("NONE", 0), ("FRAMES", 1), ("MOTION_VECTORS", 2)))
 # The CSG samplers' streams (csg_generate.glsl, reference/simulate/csg.py): a seed's start at seed * CSG_STREAM_PER_SEED.
