@@ -229,7 +229,10 @@ class BakeJob(FrameJob):
         frame_path = output_path(self.scene, frame)
         for extra in self.plan.extras:
             started = time.perf_counter()
-            captured = extra.capture(self.renderer, frame)
+            try:
+                captured = extra.capture(self.renderer, frame)
+            except SettingsError as error:  # e.g. a VDB voxel size past the voxel limit: nothing written
+                raise BakeError(f"Frame {frame}'s {extra.label}: {error}") from None
             self.clock.add(f"{extra.label}: capture", started)
             self.writer.submit_file(frame, extra_path(frame_path, extra),
                                     lambda partial, write=extra.write, captured=captured: write(partial, captured),

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import point_cache
+from . import point_cache, volumes
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,8 @@ def extra_path(frame_path: Path, extra: ExtraOutput) -> Path:
 
 
 POINTS = ExtraOutput("write_points", "points", ".ply", point_cache.capture, point_cache.write, label="point cache")
-EXTRAS: tuple[ExtraOutput, ...] = (POINTS,)  # every kind a bake can write; write_volumes's joins with its writer
+VOLUMES = ExtraOutput("write_volumes", "volumes", ".vdb", volumes.capture, volumes.write, label="volumes")
+EXTRAS: tuple[ExtraOutput, ...] = (POINTS, VOLUMES)  # every kind a bake can write
 
 
 def enabled_extras(scene) -> tuple[ExtraOutput, ...]:
