@@ -22,20 +22,23 @@ def read_array(grid, placement, lanes):
 
 
 def test_the_vdb_read_back_equals_the_gpu_grids_within_half_floats(host, rng, tmp_path):
+    """Every voxel of each grid as openvdb reads it against the GPU's whole grid (not only the leaves read back)."""
     system, look = effect(host, rng, n=5000)
-    captured = volumes.effect_volume(volume_grids.VolumeGrids(host), system, look, "Fire", 0.03)
+    volume = volume_grids.VolumeGrids(host)
+    captured = volumes.effect_volume(volume, system, look, "Fire", 0.03)
     volumes.write(tmp_path / "frame.vdb", [captured])
     grids = volumes.read(tmp_path / "frame.vdb")
     assert set(grids) == {"density", "emission", "velocity"}
     for name, lanes in volume_grids.GRIDS.items():
         lanes = min(lanes, 3)
-        gpu = captured.arrays[name]
+        gpu = np.moveaxis(host.read(volume.values[name]), (0, 1, 2), (2, 1, 0))
+        gpu = gpu if gpu.ndim == 3 else gpu[..., :3]
         back = read_array(grids[name], captured.placement, lanes)
         np.testing.assert_allclose(back, gpu, rtol=2**-11, atol=6e-8, err_msg=name)  # half: 11 bits, subnormals
         assert grids[name].metadata["is_saved_as_half_float"]
         assert grids[name].activeVoxelCount() < gpu.size / lanes  # sparse: the empty voxels inactive
     density = grids["density"]
-    assert density.activeVoxelCount() == np.count_nonzero(captured.arrays["density"])
+    assert density.activeVoxelCount() == np.count_nonzero(host.read(volume.values["density"]))
     # The transform: voxel (i, j, k) centered at (ijk + 0.5) x voxel, the GPU's lattice
     assert density.transform.indexToWorld((2, 0, -1)) == pytest.approx((2.5 * 0.03, 0.5 * 0.03, -0.5 * 0.03))
 
@@ -61,7 +64,7 @@ def test_the_same_frame_writes_the_same_bytes(host, rng, tmp_path):
         volumes.write(tmp_path / name, [captured])
     first, second = (tmp_path / "a.vdb").read_bytes(), (tmp_path / "b.vdb").read_bytes()
     assert first == second
-    captured.arrays["density"][0, 0, 0] += 1.0
+    captured.leaves.grids["density"][0, 0, 0, 0] += 1.0
     volumes.write(tmp_path / "c.vdb", [captured])
     third = (tmp_path / "c.vdb").read_bytes()
     uuid = slice(volumes.UUID_OFFSET, volumes.UUID_OFFSET + volumes.UUID_LENGTH)
@@ -76,13 +79,15 @@ def test_a_write_past_the_file_size_limit_raises(tmp_path):
         import resource, signal, sys
         import numpy as np
         sys.path.insert(0, {str(__import__('pathlib').Path(__file__).resolve().parent.parent)!r})
-        from addon.engine.light.volume_grids import Placement
+        from addon.engine.light.volume_grids import Leaves, Placement
         from addon.output import volumes
         rng = np.random.default_rng(3)
-        shape = (64, 64, 64)
-        arrays = {{"density": rng.random(shape, np.float32), "emission": rng.random((*shape, 3), np.float32),
-                   "velocity": rng.random((*shape, 3), np.float32)}}
-        effect = volumes.EffectVolume("Fire", arrays, Placement(0.1, (0, 0, 0), shape), 0.1)
+        n = 512  # leaves of 8^3 voxels, a 64^3 grid
+        origins = np.argwhere(np.ones((8, 8, 8), bool)) * 8
+        leaves = Leaves(origins, {{"density": rng.random((n, 8, 8, 8), np.float32),
+                                   "emission": rng.random((n, 8, 8, 8, 3), np.float32),
+                                   "velocity": rng.random((n, 8, 8, 8, 3), np.float32)}})
+        effect = volumes.EffectVolume("Fire", leaves, Placement(0.1, (0, 0, 0), (64, 64, 64)), 0.1)
         volumes.openvdb()
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))

@@ -53,11 +53,18 @@ def test_the_gpu_grids_match_the_reference(host, rng, lighting):
             np.testing.assert_array_equal(host.read(image), sums[lane], err_msg=f"{grid} lane {lane}")
         gpu = host.read(grids.values[grid])
         np.testing.assert_allclose(gpu if gpu.ndim == 3 else gpu[..., :3], expected[grid], rtol=1e-6, atol=1e-6)
-    read = grids.read()
-    assert read["density"].shape == placement.shape and read["velocity"].shape == (*placement.shape, 3)
-    np.testing.assert_array_equal(read["density"], expected["density"].transpose(2, 1, 0))
-    assert read["density"].max() > 0 and np.abs(read["velocity"]).max() > 0
-    assert (read["emission"].max() > 0) == (lighting == "EMISSION")
+    leaves = grids.read()
+    dense = {grid: np.moveaxis(expected[grid], (0, 1, 2), (2, 1, 0)) for grid in volume_grids.GRIDS}  # x, y, z
+    x, y, z = (n // 8 for n in placement.shape)
+    active = np.any([(dense[grid] != 0).reshape(x, 8, y, 8, z, 8, -1).any(axis=(1, 3, 5, 6))
+                     for grid in volume_grids.GRIDS], axis=0)
+    np.testing.assert_array_equal(leaves.origins, np.argwhere(active) * 8)  # every active leaf, sorted by place
+    for grid in volume_grids.GRIDS:
+        for origin, leaf in zip(leaves.origins, leaves.grids[grid]):
+            x, y, z = origin
+            np.testing.assert_array_equal(leaf, dense[grid][x:x + 8, y:y + 8, z:z + 8])
+    assert leaves.grids["density"].max() > 0 and np.abs(leaves.grids["velocity"]).max() > 0
+    assert (leaves.grids["emission"].max() > 0) == (lighting == "EMISSION")
 
 
 def test_the_grids_hold_what_the_particles_carry(host):
@@ -71,8 +78,10 @@ def test_the_grids_hold_what_the_particles_carry(host):
     grids = volume_grids.VolumeGrids(host)
     placement = grids.placement(system, look, 0.5)  # the particle at the center of voxel (0, 0, 0)
     grids.build(system, look, placement)
-    read = grids.read()
-    at = tuple(-i for i in placement.index)
+    leaves = grids.read()
+    assert len(leaves.origins) == 1  # the one leaf holding the voxel
+    at = tuple(-i - o for i, o in zip(placement.index, leaves.origins[0]))
+    read = {grid: values[0] for grid, values in leaves.grids.items()}
     disc = np.pi * 0.1**2 / 0.5**3  # per unit length
     unit = 1 / (256 * 0.5)  # the fixed point's step (DENSITY_SCALE units per optical depth across a voxel)
     assert read["density"][at] == pytest.approx(disc, abs=unit)
@@ -113,5 +122,6 @@ def test_grids_are_the_same_every_run(host, rng):
     for _ in range(2):
         grids.build(system, look, placement)
         runs.append(grids.read())
+    assert runs[0].origins.tobytes() == runs[1].origins.tobytes()
     for grid in volume_grids.GRIDS:
-        assert runs[0][grid].tobytes() == runs[1][grid].tobytes()
+        assert runs[0].grids[grid].tobytes() == runs[1].grids[grid].tobytes()

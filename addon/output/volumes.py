@@ -1,11 +1,11 @@
 """VDB volumes: each baked frame's effects as OpenVDB grids (density, emission, velocity) that Blender's Volume plays.
 
 The grids are made on the GPU (engine/light/volume_grids.py says what each holds); per frame the main thread
-``capture``s them (a bounds pass, 6 texels read back, the splat and resolve, the float grids read back), a
-writer thread ``write``s them with Blender's bundled ``openvdb`` into one ``.vdb`` file: a FloatGrid
-``density`` and Vec3SGrids ``emission`` and ``velocity``, stored as half floats (Blender renders half-float
-grids; the files are half the size), only the voxels that hold something active (``copyFromArray`` with a
-zero background: the grids are sparse).  A scene of several effects names each effect's grids after it
+``capture``s them (a bounds pass, 6 texels read back, the splat, resolve and pack passes, the active 8^3 leaves
+read back), a writer thread ``write``s them with Blender's bundled ``openvdb`` into one ``.vdb`` file: a
+FloatGrid ``density`` and Vec3SGrids ``emission`` and ``velocity``, stored as half floats (Blender renders
+half-float grids; the files are half the size), only the voxels that hold something active (``copyFromArray``
+of each run of leaves along z, a zero background and tolerance: the grids are sparse).  A scene of several effects names each effect's grids after it
 (``Smoke.density``); one effect's are plain ``density`` ...  No particle alive: the grids are empty, the file
 valid.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.light.volume_grids import GRIDS, Placement, VolumeGrids
+from ..engine.light.volume_grids import GRIDS, LEAF, Leaves, Placement, VolumeGrids
 from .display import bundled_module
 
 UUID_OFFSET = 21  # the header's UUID: after the magic (8), file version (4), library version (8), offsets flag (1)
@@ -36,11 +36,11 @@ def openvdb():
 
 @dataclass
 class EffectVolume:
-    """One effect's grids of a frame as read back: ``arrays`` (x, y, z[, 3]) float32 by grid name, placed by
-    ``placement`` (None: no particle alive, empty grids of voxel ``voxel``)."""
+    """One effect's grids of a frame as read back: its active ``leaves``, placed by ``placement`` (None: no
+    particle alive, empty grids of voxel ``voxel``)."""
 
     name: str
-    arrays: dict[str, np.ndarray] | None
+    leaves: Leaves | None
     placement: Placement | None
     voxel: float
 
@@ -80,21 +80,36 @@ def vdb_grids(effects: list[EffectVolume]) -> list:
     vdb = openvdb()
     grids = []
     for effect in effects:
-        index = (0, 0, 0) if effect.placement is None else effect.placement.index
+        index = np.zeros(3, np.int64) if effect.placement is None else np.asarray(effect.placement.index)
         voxel = effect.voxel
         # index (i, j, k) at the world center (ijk + 0.5) x voxel
         transform = vdb.createLinearTransform([[voxel, 0, 0, 0], [0, voxel, 0, 0], [0, 0, voxel, 0],
                                                [voxel / 2, voxel / 2, voxel / 2, 1]])
         for grid, lanes in GRIDS.items():
             made = vdb.FloatGrid() if lanes == 1 else vdb.Vec3SGrid()
-            if effect.arrays is not None:
-                made.copyFromArray(effect.arrays[grid], ijk=index, tolerance=0.0 if lanes == 1 else (0.0,) * 3)
+            if effect.leaves is not None:
+                fill(made, effect.leaves.grids[grid], effect.leaves.origins + index, lanes == 1)
             made.name = grid_name(effect.name, grid, len(effects))
             made.transform = transform
             made.saveFloatAsHalf = True
             made.gridClass = vdb.GridClass.FOG_VOLUME if grid == "density" else vdb.GridClass.UNKNOWN
             grids.append(made)
     return grids
+
+
+def fill(grid, leaves: np.ndarray, origins: np.ndarray, scalar: bool) -> None:
+    """Copy (n, 8, 8, 8[, 3]) leaves at VDB index ``origins`` (sorted by x, y, z) into ``grid``: a call for each
+    run of leaves next to each other along z (a call costs more than its voxels)."""
+    if not len(origins):
+        return
+    breaks = np.flatnonzero((origins[1:, :2] != origins[:-1, :2]).any(axis=1)
+                            | (origins[1:, 2] != origins[:-1, 2] + LEAF)) + 1
+    tolerance = 0.0 if scalar else (0.0, 0.0, 0.0)
+    for start, stop in zip((0, *breaks), (*breaks, len(origins))):
+        run = leaves[start:stop]  # (leaf, x, y, z[, 3]) to (x, y, leaf z)
+        block = np.moveaxis(run, 0, 2).reshape(LEAF, LEAF, LEAF * (stop - start), *run.shape[4:])
+        grid.copyFromArray(np.ascontiguousarray(block), ijk=tuple(int(i) for i in origins[start]),
+                           tolerance=tolerance)
 
 
 def write(path: Path, effects: list[EffectVolume]) -> None:

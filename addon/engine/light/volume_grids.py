@@ -35,7 +35,7 @@ import numpy as np
 
 from ..look.lighting import TINTED
 from ..look.look import COLOR_START, particle_values
-from ..seam.kernels import Constant, Image, Kernel
+from ..seam.kernels import Constant, Image, Kernel, Shared
 from ..seam.state import LAYOUTS
 from ..settings.settings import SettingsError
 from .shadow_volume import (
@@ -52,6 +52,8 @@ from .shadow_volume import (
 MAX_VOXELS = 10**9  # the most voxels one frame's grid may have (the issue's limit; 4 GB a float grid)
 AUTO_LONGEST_SIDE = 512  # Auto voxel size: coarsened by octaves until the longest side is at most this
 LEAF = 8  # a VDB leaf's voxels a side: the grid's corner and size are whole leaves
+LEAF_VOXELS = LEAF**3
+LEAVES_PER_ROW = 8  # leaves side by side in a row of the packed images (4096 texels)
 VELOCITY_SCALE = 256.0  # fixed-point units per world unit per second of a weight-1 add
 WEIGHT_SCALE = 256.0  # fixed-point units per trilinear weight of 1
 MAX_VELOCITY_UNITS = 2.0**24  # the most one velocity add holds (65536 world units per second)
@@ -64,7 +66,8 @@ GRID_FORMATS = {"density": "R32F", "emission": "RGBA32F", "velocity": "RGBA32F"}
 
 _VOLUME_DEFINES = (*_DEFINES, ("VELOCITY_SCALE", f"{VELOCITY_SCALE:.1f}"), ("WEIGHT_SCALE", f"{WEIGHT_SCALE:.1f}"),
                    ("MAX_VELOCITY_UNITS", f"{MAX_VELOCITY_UNITS:.1f}"),
-                   ("VOLUME_DITHER_STREAM", f"{VOLUME_DITHER_STREAM}u"),
+                   ("VOLUME_DITHER_STREAM", f"{VOLUME_DITHER_STREAM}u"), ("LEAF", str(LEAF)),
+                   ("LEAF_VOXELS", str(LEAF_VOXELS)),
                    *((f"GRID_{name.upper()}", str(code)) for name, code in GRID_CODES.items()))
 PLACEMENT = Constant("VEC4", "volume_placement")  # the grid's corner in world units (xyz), the voxel edge (w)
 
@@ -92,9 +95,14 @@ def _resolve_kernel(grid: str) -> Kernel:
                   defines=(*_VOLUME_DEFINES, ("GRID", str(GRID_CODES[grid])), ("SUMS", str(GRIDS[grid]))))
 
 
+PACK = Kernel("volume_pack", images=(
+    *(Image(f"{grid}_grid", GRID_FORMATS[grid], "READ", dimensions=3) for grid in GRIDS),
+    Image("leaf_count", "R32UI", atomic=True), Image("leaf_list", "RGBA32F", "WRITE"),
+    Image("packed_density_emission", "RGBA32F", "WRITE"), Image("packed_velocity", "RGBA32F", "WRITE")),
+    shared=(Shared("uint", "s_leaf", 2),), local_size=(LEAF, LEAF, LEAF), includes=(), defines=_VOLUME_DEFINES)
 SPLAT_KERNELS = {(layout, grid): _splat_kernel(LAYOUTS[layout], grid) for layout in LAYOUTS for grid in GRIDS}
 RESOLVE_KERNELS = {grid: _resolve_kernel(grid) for grid in GRIDS}
-VOLUME_KERNELS = (*SPLAT_KERNELS.values(), *RESOLVE_KERNELS.values())
+VOLUME_KERNELS = (*SPLAT_KERNELS.values(), *RESOLVE_KERNELS.values(), PACK)
 
 
 def cross_section_scale(settings) -> float:
@@ -167,13 +175,23 @@ def place(lower, upper, voxel: float, max_side: int) -> Placement:
     return Placement(voxel, tuple(int(i) for i in start), tuple(int(n) for n in shape))
 
 
+@dataclass
+class Leaves:
+    """A frame's active VDB leaves as read back, sorted by place: ``origins`` (n, 3) their lowest voxel in the
+    grid's voxels, ``grids`` their voxels by grid name, (n, 8, 8, 8[, 3]) indexed [leaf, x, y, z]."""
+
+    origins: np.ndarray
+    grids: dict[str, np.ndarray]
+
+
 class VolumeGrids:
-    """One effect's grids, frame after frame: ``bounds`` (GPU pass, 6 texels read), then ``build`` records the
-    splat and resolve passes for a placement and ``read`` reads the float grids back."""
+    """One effect's grids, frame after frame: ``placement`` (the bounds pass, 6 texels read back), then ``build``
+    records the splat, resolve and pack passes and ``read`` reads the active leaves back."""
 
     def __init__(self, host):
         self.host = host
         self.bounds_image = host.texture("shadow_bounds", 6, 1, "R32UI")
+        self.leaf_count = host.texture("leaf_count", 1, 1, "R32UI")
         self._shape = None
         self.sums: dict[str, list] = {}
         self.values: dict[str, object] = {}
@@ -193,29 +211,46 @@ class VolumeGrids:
         return place(*found, voxel, self.host.max_texture_3d_size)
 
     def build(self, system, look, placement: Placement) -> None:
-        """Every grid's sums emptied, splatted and resolved into floats (``values``)."""
+        """Every grid's sums emptied, splatted (emission only where the effect emits) and resolved into floats
+        (``values``), then the active leaves packed."""
         self._allocate(placement.shape)
         scale = cross_section_scale(system.settings)
+        emits = particle_values(system)["color_start"][3] > 0.0
         for grid in GRIDS:
             for image in self.sums[grid]:
                 self.host.clear(image)
-            kernel = SPLAT_KERNELS[system.layout.name, grid].for_effect(system.settings)
             textures = {f"sum_{lane}": image for lane, image in enumerate(self.sums[grid])}
-            textures.update(kernel.bindings(system=system))
-            self._dispatch(kernel, system, look, textures,
-                           {**placement.constants, **({"extinction_scale": scale} if grid == "density" else {})})
+            if grid != "emission" or emits:
+                kernel = SPLAT_KERNELS[system.layout.name, grid].for_effect(system.settings)
+                self._dispatch(kernel, system, look, {**textures, **kernel.bindings(system=system)},
+                               {**placement.constants, **({"extinction_scale": scale} if grid == "density" else {})})
             resolve = RESOLVE_KERNELS[grid]
             self.host.dispatch(resolve, self._groups, {**textures, "grid_values": self.values[grid]},
                                placement.constants if resolve.constants else {})
+        self.host.clear(self.leaf_count)
+        self.host.dispatch(PACK, tuple(n // LEAF for n in placement.shape),
+                           {**{f"{grid}_grid": self.values[grid] for grid in GRIDS}, "leaf_count": self.leaf_count,
+                            "leaf_list": self.leaf_list, "packed_density_emission": self.packed[0],
+                            "packed_velocity": self.packed[1]}, {})
 
-    def read(self) -> dict[str, np.ndarray]:
-        """The float grids, (x, y, z[, 3]) arrays as VDB indexes them: density, emission rgb, velocity xyz."""
-        grids = {}
-        for grid in GRIDS:
-            values = self.host.read(self.values[grid])
-            values = values if values.ndim == 3 else values[..., :3]
-            grids[grid] = np.ascontiguousarray(np.moveaxis(values, (0, 1, 2), (2, 1, 0)))
-        return grids
+    def read(self) -> Leaves:
+        """The active leaves (only they are read back), sorted by place.  Refused (SettingsError) where more
+        leaves are active than the packed images hold."""
+        count = int(self.host.read(self.leaf_count).ravel()[0])
+        capacity = self.leaf_list.width * self.leaf_list.height
+        if count > capacity:
+            raise SettingsError(f"VDB volumes: {count:,} leaves of {LEAF}^3 voxels hold particles, more than the "
+                                f"{capacity:,} one frame can read back; set a larger Voxel Size")
+        rows = -(-count // LEAVES_PER_ROW)
+        origins = self.host.read_rows(self.leaf_list, rows).reshape(-1, 4)[:count, :3].astype(np.int64)
+        order = np.lexsort(origins.T[::-1])
+        first, second = (self.host.read_rows(packed, rows).reshape(-1, LEAF_VOXELS, 4)[:count][order]
+                         for packed in self.packed)
+        in_place = (0, 3, 2, 1)  # packed x fastest: (leaf, z, y, x) to (leaf, x, y, z)
+        return Leaves(origins[order], {
+            "density": first[..., 0].reshape(-1, LEAF, LEAF, LEAF).transpose(in_place),
+            "emission": first[..., 1:].reshape(-1, LEAF, LEAF, LEAF, 3).transpose(*in_place, 4),
+            "velocity": second[..., :3].reshape(-1, LEAF, LEAF, LEAF, 3).transpose(*in_place, 4)})
 
     def _allocate(self, shape) -> None:
         if shape == self._shape:
@@ -225,6 +260,11 @@ class VolumeGrids:
                             for lane in range(lanes)] for grid, lanes in GRIDS.items()}
         self.values = {grid: self.host.volume(f"{grid}_grid", shape=(z, y, x), format=GRID_FORMATS[grid])
                        for grid in GRIDS}
+        leaves = x * y * z // LEAF_VOXELS
+        rows = min(-(-leaves // LEAVES_PER_ROW), self.host.max_texture_size)
+        self.leaf_list = self.host.texture("leaf_list", LEAVES_PER_ROW, rows, "RGBA32F")
+        self.packed = [self.host.texture(name, LEAVES_PER_ROW * LEAF_VOXELS, rows, "RGBA32F")
+                       for name in ("packed_density_emission", "packed_velocity")]
         self._groups = tuple(-(-n // g) for n, g in zip(shape, VOLUME_GROUP))
         self._shape = shape
 
