@@ -12,9 +12,9 @@ def _glue_modules():
     from . import properties, viewport
     from .output import render_integration
     from .scene import csg
-    from .ui import cache_panel, csg_panel, operators, panels
+    from .ui import add_to_scene, cache_panel, csg_panel, operators, panels
 
-    return (properties, csg, operators, panels, csg_panel, cache_panel, render_integration, viewport)
+    return (properties, csg, operators, add_to_scene, panels, csg_panel, cache_panel, render_integration, viewport)
 
 
 def register():

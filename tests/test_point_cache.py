@@ -85,3 +85,92 @@ def test_a_frame_without_live_particles_writes_an_empty_valid_ply(tmp_path):
         records = read_ply(tmp_path / name)
         assert records.dtype == PLY_DTYPE and len(records) == 0
         assert b"element vertex 0\n" in (tmp_path / name).read_bytes()
+
+
+# Run in a fresh process where the add-on was never registered: it opens the .blend and writes what Blender's
+# evaluation of the cache object gives on each frame (points, positions, ids; instances with Instance on).
+WITHOUT_ADDON = """
+import sys, bpy, numpy as np
+blend, out = sys.argv[-2:]
+bpy.ops.wm.open_mainfile(filepath=blend)
+assert not hasattr(bpy.types.Scene, "gpu_particles"), "the add-on is registered"
+scene, obj = bpy.context.scene, bpy.data.objects["GPU Particles Cache"]
+modifier = obj.modifiers["Point Cache"]
+found = {}
+for frame in (2, 4):
+    scene.frame_set(frame)
+    geometry = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).evaluated_geometry()
+    cloud = geometry.pointcloud
+    positions = np.empty(len(cloud.points) * 3, np.float32)
+    cloud.attributes["position"].data.foreach_get("vector", positions)
+    ids = np.empty(len(cloud.points), np.int32)
+    cloud.attributes["id"].data.foreach_get("value", ids)
+    found[f"position_{frame}"], found[f"id_{frame}"] = positions.reshape(-1, 3), ids
+item = next(i for i in modifier.node_group.interface.items_tree if getattr(i, "name", "") == "Instance")
+getattr(modifier.properties.inputs, item.identifier).value = True
+obj.update_tag()
+scene.frame_set(4)
+geometry = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).evaluated_geometry()
+found["instances"] = np.array([len(geometry.instances_pointcloud().points), len(geometry.instance_references())])
+np.savez(out, **found)
+"""
+
+
+def test_add_to_scene_plays_the_cache_in_blender_without_the_addon_as_the_addons_own_export(scene, tmp_path):
+    import subprocess
+    import sys
+
+    from addon.output.export import export_frame
+
+    add_effect(count=3000)
+    scene.gpu_particles_output.write_points = True
+    bake()
+    assert bpy.ops.gpu_particles.add_cached_geometry() == {"FINISHED"}
+    cube = bpy.data.objects.new("Rock", bpy.data.meshes.new("Rock"))
+    scene.collection.objects.link(cube)
+    from addon.output.point_cache_nodes import set_input
+
+    set_input(bpy.data.objects["GPU Particles Cache"].modifiers["Point Cache"], "Instance Object", cube)
+    blend = tmp_path / "shot.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(blend), copy=True)
+    result = subprocess.run([sys.executable, "-c", WITHOUT_ADDON, str(blend), str(tmp_path / "found.npz")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    found = np.load(tmp_path / "found.npz")
+    for frame in (2, 4):
+        scene.frame_set(frame)
+        exported = export_frame(scene).data
+        count = len(exported.points)
+        positions = np.empty(count * 3, np.float32)
+        exported.attributes["position"].data.foreach_get("vector", positions)
+        ids = np.empty(count, np.int32)
+        exported.attributes["id"].data.foreach_get("value", ids)
+        assert 0 < count == len(found[f"id_{frame}"])
+        np.testing.assert_allclose(found[f"position_{frame}"], positions.reshape(-1, 3), atol=1e-5)
+        np.testing.assert_array_equal(found[f"id_{frame}"], ids)
+    assert found["instances"][0] == count and found["instances"][1] == 1  # one rock on every live particle
+
+
+def test_a_moved_cache_folder_empties_the_object_and_the_panel_names_the_folder(scene, tmp_path):
+    from addon.ui.add_to_scene import missing_caches
+
+    add_effect(count=1000)
+    scene.gpu_particles_output.write_points = True
+    bake()
+    assert bpy.ops.gpu_particles.add_cached_geometry() == {"FINISHED"}
+    obj = bpy.data.objects["GPU Particles Cache"]
+    scene.frame_set(3)
+    assert len(obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.points) > 0
+    assert missing_caches(scene) == []
+    (tmp_path / "frames" / "points").rename(tmp_path / "moved")
+    obj.update_tag()
+    scene.frame_set(2)
+    assert len(obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.points) == 0  # Blender's own way
+    assert missing_caches(scene) == [f"GPU Particles Cache: point cache folder '{tmp_path / 'frames' / 'points'}' "
+                                     "is missing (moved or deleted?)"]
+
+
+def test_add_to_scene_without_a_point_cache_says_to_bake_one(scene):
+    add_effect(count=1000)
+    with pytest.raises(RuntimeError, match="No point cache at .*: bake with Write Point Cache on first"):
+        bpy.ops.gpu_particles.add_cached_geometry()

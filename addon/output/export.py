@@ -1,8 +1,10 @@
 """The scene's particles as Blender PointCloud objects, so Cycles and EEVEE render them.
 
 Points carry ``position`` (world space), ``radius`` (the effect's size over
-life) and a ``Color`` attribute (the color over life times emission strength,
-linear HDR, as the splat computes it); a shared material emits that color.
+life), a ``Color`` attribute (the color over life times emission strength,
+linear HDR, as the splat computes it), ``velocity`` and ``id``; a shared
+material emits that color.  The point caches (point_cache.py) write the same
+attributes per baked frame.
 """
 
 from __future__ import annotations
@@ -97,23 +99,48 @@ def emission_material():
     return material
 
 
-def pointcloud_object(name: str, points, collection):
-    """A new PointCloud object holding ``points`` (what :func:`live_points` returns, concatenated)."""
+def pointcloud_object(name: str, points, collection, velocity=None, ids=None):
+    """A new PointCloud object holding ``points`` (what :func:`live_points` returns, concatenated), with
+    ``velocity`` (units a second: Cycles' motion blur of points) and ``id`` attributes when given."""
     positions, radii, colors = points
     cloud = bpy.data.pointclouds.new(name)
     cloud.resize(len(positions))
     cloud.attributes["position"].data.foreach_set("vector", np.ascontiguousarray(positions, np.float32).ravel())
     cloud.attributes.new("radius", "FLOAT", "POINT").data.foreach_set("value", radii)
     cloud.attributes.new(COLOR_ATTRIBUTE, "FLOAT_COLOR", "POINT").data.foreach_set("color", colors.ravel())
+    if velocity is not None:
+        cloud.attributes.new("velocity", "FLOAT_VECTOR", "POINT").data.foreach_set(
+            "vector", np.ascontiguousarray(velocity, np.float32).ravel())
+    if ids is not None:
+        cloud.attributes.new("id", "INT", "POINT").data.foreach_set("value", np.asarray(ids, np.int32))
     cloud.materials.append(emission_material())
     obj = bpy.data.objects.new(name, cloud)
     collection.objects.link(obj)
     return obj
 
 
-def _scene_points(renderer) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    parts = [live_points(system) for system in renderer.simulation.systems]
-    return tuple(np.concatenate([p[i] for p in parts]) for i in range(3))
+def system_states(renderer) -> list:
+    """Every system's state now (a GPU readback), with what :func:`particle_attributes` needs besides:
+    its settings, a copy of its ramp and its first id (the slots of the systems before it)."""
+    states, first_id = [], 0
+    for system in renderer.simulation.systems:
+        pos_age, vel_life = system.read_state()
+        ramp = None if system.ramp is None else np.array(system.ramp)
+        states.append((pos_age, vel_life, system.settings, ramp, first_id))
+        first_id += system.count
+    return states
+
+
+def scene_particles(states: list) -> dict[str, np.ndarray] | None:
+    """The live particles of :func:`system_states`, concatenated attribute by attribute (None: no system)."""
+    parts = [particle_attributes(*state) for state in states]
+    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]} if parts else None
+
+
+def _cloud(name: str, renderer, collection):
+    particles = scene_particles(system_states(renderer))
+    return pointcloud_object(name, (particles["position"], particles["radius"], particles["color"]), collection,
+                             particles["velocity"], particles["id"])
 
 
 def export_frame(scene, name: str = "GPU Particles"):
@@ -122,7 +149,7 @@ def export_frame(scene, name: str = "GPU Particles"):
     renderer = SceneRenderer(scene, 1, 1)
     renderer.advance_to(frame)
     renderer.update_ramps()
-    return pointcloud_object(f"{name} {frame:04d}", _scene_points(renderer), scene.collection)
+    return _cloud(f"{name} {frame:04d}", renderer, scene.collection)
 
 
 def export_range(scene, name: str = "GPU Particles"):
@@ -135,7 +162,7 @@ def export_range(scene, name: str = "GPU Particles"):
     for frame in range(scene.frame_start, scene.frame_end + 1, scene.frame_step):
         renderer.advance_to(frame)
         renderer.update_ramps()
-        obj = pointcloud_object(f"{name} {frame:04d}", _scene_points(renderer), collection)
+        obj = _cloud(f"{name} {frame:04d}", renderer, collection)
         for shown, at in ((False, frame - 1), (True, frame), (False, frame + 1)):
             obj.hide_render = obj.hide_viewport = not shown
             obj.keyframe_insert("hide_render", frame=at)

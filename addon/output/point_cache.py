@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .export import particle_attributes
+from .export import scene_particles, system_states
 
 PLY_DTYPE = np.dtype([
     ("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4"), ("vy", "<f4"), ("vz", "<f4"), ("radius", "<f4"),
@@ -67,21 +67,10 @@ def read_ply(path: Path) -> np.ndarray:
 
 
 def capture(renderer, frame: int) -> list:
-    """The drawn frame's state of every system (a GPU readback), with what turns it into attributes."""
-    captured, first_id = [], 0
-    for system in renderer.simulation.systems:
-        pos_age, vel_life = system.read_state()
-        ramp = None if system.ramp is None else np.array(system.ramp)
-        captured.append((pos_age, vel_life, system.settings, ramp, first_id))
-        first_id += system.count
-    return captured
-
-
-def scene_particles(captured: list) -> dict[str, np.ndarray]:
-    """Every system's live particles of a :func:`capture`, concatenated attribute by attribute."""
-    parts = [particle_attributes(*state) for state in captured]
-    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
+    """The drawn frame's state of every system (a GPU readback): the writer thread makes the attributes."""
+    return system_states(renderer)
 
 
 def write(path: Path, captured: list) -> None:
-    write_ply(path, ply_records(scene_particles(captured)) if captured else np.empty(0, PLY_DTYPE))
+    particles = scene_particles(captured)
+    write_ply(path, np.empty(0, PLY_DTYPE) if particles is None else ply_records(particles))

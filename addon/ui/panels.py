@@ -283,6 +283,7 @@ def _draw_render_and_bake(layout, context):
 
     scene = context.scene
     from ..output.render_integration import draw_settings
+    from .add_to_scene import draw_point_caches
 
     _draw_clamps(layout, render_clamps, scene)
     hints = layout.column(align=True)
@@ -293,6 +294,7 @@ def _draw_render_and_bake(layout, context):
     column = layout.column(align=True)
     column.operator(GPU_PARTICLES_OT_bake.bl_idname, icon="RENDER_ANIMATION")
     column.operator(GPU_PARTICLES_OT_export_pointcloud.bl_idname, icon="POINTCLOUD_DATA")
+    draw_point_caches(column, scene)
 
 
 SECTION_EXTRAS = {"Emission": _draw_rate_warning, "Forces": _draw_force_fields, "Collision": _draw_colliders,
