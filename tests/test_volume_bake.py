@@ -93,3 +93,25 @@ def test_a_disk_filling_mid_sequence_leaves_the_volumes_before_whole_and_no_part
     assert "f_0003.vdb" not in files and not [name for name in files if name.startswith(".")]
     for name in files:
         assert set(volumes.read(tmp_path / "frames" / "volumes" / name)) == {"density", "emission", "velocity"}
+
+
+def test_add_to_scene_adds_a_volume_playing_the_baked_volumes_and_names_a_moved_folder(scene, tmp_path):
+    from addon.output.volume_object import missing_volumes
+
+    add_effect(count=2000)
+    scene.gpu_particles_output.write_volumes = True
+    bake()
+    assert bpy.ops.gpu_particles.add_cached_geometry() == {"FINISHED"}
+    volume_objects = [obj for obj in scene.objects if obj.type == "VOLUME"]
+    assert len(volume_objects) == 1 and not [obj for obj in scene.objects if obj.type == "POINTCLOUD"]
+    volume = volume_objects[0].data
+    assert volume.is_sequence and volume.frame_start == 1 and volume.frame_duration == 4
+    scene.frame_set(3)
+    evaluated = volume_objects[0].evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    assert evaluated.grids.load() and evaluated.grids.frame_filepath.endswith("f_0003.vdb")
+    assert missing_volumes(scene) == []
+    os.rename(tmp_path / "frames" / "volumes", tmp_path / "frames" / "moved")
+    assert missing_volumes(scene) == [f"{volume_objects[0].name}: volume folder "
+                                      f"'{tmp_path / 'frames' / 'volumes'}' is missing (moved or deleted?)"]
+    scene.frame_set(9)  # past the baked frames: no volume there, nothing missing
+    assert missing_volumes(scene) == []

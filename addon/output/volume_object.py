@@ -10,6 +10,7 @@ the scene's lights, casting shadows on surfaces and seen in reflections.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -18,6 +19,7 @@ import bpy
 from .volumes import grid_name
 
 _FRAME_NUMBER = re.compile(r"(\d+)$")
+MARKER = "gpu_particles_volumes"  # on the Volume datablocks Add to Scene makes: the panel checks their files
 
 
 def sequence_frames(folder: Path) -> tuple[Path, list[int]]:
@@ -34,6 +36,7 @@ def add_volume_object(scene, folder: Path, effect: str, effects: int = 1, settin
     bake's ``effects``), its material's scattering color from ``settings`` (the effect's; None: white)."""
     first, frames = sequence_frames(folder)
     volume = bpy.data.volumes.new(f"{effect} Volume")
+    volume[MARKER] = True
     volume.filepath = bpy.path.relpath(str(first)) if bpy.data.filepath else str(first)
     volume.grids.load()  # the velocity grid is named only among grids Blender has read: the first file's
     volume.velocity_grid = grid_name(effect, "velocity", effects)
@@ -47,6 +50,34 @@ def add_volume_object(scene, folder: Path, effect: str, effects: int = 1, settin
     obj = bpy.data.objects.new(f"{effect} Volume", volume)
     scene.collection.objects.link(obj)
     return obj
+
+
+def add_volume_objects(scene, folder: Path, named_settings) -> list:
+    """A Volume object for each effect of the bake (``named_settings``: (name, settings) in the bake's order)."""
+    return [add_volume_object(scene, folder, name, len(named_settings), settings)
+            for name, settings in named_settings]
+
+
+def missing_volumes(scene) -> list[str]:
+    """A line for each of Add to Scene's Volume objects whose file of the current frame is not there (a moved
+    or deleted folder: Blender renders no volume; this names the path)."""
+    lines = []
+    for obj in scene.objects:
+        volume = obj.data if obj.type == "VOLUME" else None
+        if volume is None or not volume.get(MARKER) or not volume.is_sequence:
+            continue
+        frame = scene.frame_current - volume.frame_start
+        if not 0 <= frame < volume.frame_duration:
+            continue  # no volume outside the baked frames (CLIP): nothing is missing
+        path = Path(bpy.path.abspath(volume.filepath))
+        digits = _FRAME_NUMBER.search(path.stem)
+        frame_file = path.with_name(f"{path.stem[:digits.start()]}{frame + 1 + volume.frame_offset:0{len(digits.group(1))}d}"
+                                    f"{path.suffix}") if digits else path
+        if not frame_file.is_file():
+            folder = frame_file.parent
+            why = "has no file for this frame" if os.path.isdir(folder) else "is missing (moved or deleted?)"
+            lines.append(f"{obj.name}: volume folder '{folder}' {why}")
+    return lines
 
 
 def volume_material(effect: str, effects: int, settings=None):
