@@ -68,26 +68,35 @@ def test_the_gpu_grids_match_the_reference(host, rng, lighting):
 
 
 def test_the_grids_hold_what_the_particles_carry(host):
-    """One particle at a voxel's center: all its weight in that voxel, density = cross-section / voxel volume,
-    emission = disc x color, velocity its own."""
+    """One particle: its whole cross-section lands over the voxels of its support (a ball of its radius), the
+    emission its disc times its color, every voxel it reaches its velocity."""
     settings = effect_settings({"count": 1, "size": 0.1, "lifetime": 10.0, "emission_strength": 2.0,
                                 "color_start": (1.0, 0.5, 0.25), "color_end": (1.0, 0.5, 0.25)})
     system = simulation.ParticleSystem(host, settings)
     system.write_state(np.array([[0.25, 0.25, 0.25, 1.0]], np.float32), np.array([[1.5, -2.0, 0.5, 10.0]], np.float32))
     look = host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(settings))
     grids = volume_grids.VolumeGrids(host)
-    placement = grids.placement(system, look, 0.5)  # the particle at the center of voxel (0, 0, 0)
+    voxel = 0.025  # the particle 4 voxels wide: its support
+    placement = grids.placement(system, look, voxel)
     grids.build(system, look, placement)
     leaves = grids.read()
-    assert len(leaves.origins) == 1  # the one leaf holding the voxel
-    at = tuple(-i - o for i, o in zip(placement.index, leaves.origins[0]))
-    read = {grid: values[0] for grid, values in leaves.grids.items()}
-    disc = np.pi * 0.1**2 / 0.5**3  # per unit length
-    unit = 1 / (256 * 0.5)  # the fixed point's step (DENSITY_SCALE units per optical depth across a voxel)
-    assert read["density"][at] == pytest.approx(disc, abs=unit)
-    np.testing.assert_allclose(read["emission"][at], np.array([2.0, 1.0, 0.5]) * disc, atol=unit)
-    np.testing.assert_allclose(read["velocity"][at], (1.5, -2.0, 0.5), rtol=1e-3)
-    assert np.count_nonzero(read["density"]) == 1
+    dense = {grid: np.zeros((*placement.shape, *values.shape[4:]), np.float32) for grid, values in leaves.grids.items()}
+    for grid, values in leaves.grids.items():
+        for (x, y, z), leaf in zip(leaves.origins, values):
+            dense[grid][x:x + 8, y:y + 8, z:z + 8] = leaf
+    held = np.argwhere(dense["density"] > 0)
+    centers = (held + placement.index + 0.5) * voxel
+    assert np.linalg.norm(centers - 0.25, axis=1).max() < 0.1  # within the particle's radius
+    assert len(held) > 100  # a ball of radius 4 voxels: about 268 voxel centers
+    cross_section = np.pi * 0.1**2  # what the particle stops, over the grid: density x voxel volume summed
+    unit = len(held) / (256 * voxel) * voxel**3  # the dithered rounding: under a unit a voxel
+    assert dense["density"].sum() * voxel**3 == pytest.approx(cross_section, abs=unit)
+    np.testing.assert_allclose(dense["emission"].sum(axis=(0, 1, 2)) * voxel**3,
+                               np.array([2.0, 1.0, 0.5]) * cross_section, atol=unit * 2)
+    # within the fixed point's step over the weight (the support's rim has weights near 1/1000: left out)
+    inner = held[np.linalg.norm(centers - 0.25, axis=1) < 0.07]
+    np.testing.assert_allclose(dense["velocity"][tuple(inner.T)], np.tile((1.5, -2.0, 0.5), (len(inner), 1)),
+                               atol=0.02)
 
 
 def test_no_live_particle_places_no_grid(host, rng):

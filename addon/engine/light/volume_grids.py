@@ -10,16 +10,19 @@ What each grid holds, per voxel (world units; ``VolumeGrids.build`` records a fr
   color x emission strength x brightness variation, particle_color(); a Lit effect's emission is 0), so a ray
   through the volume collects what the discs would add.
 - ``velocity``: the particles' velocity (world units per second), the mean of those splatted into the voxel
-  weighted by their trilinear weights (Cycles' motion blur reads it).
+  weighted by their splat weights (Cycles' motion blur reads it).
 
-Each grid is one pass (``volume_splat``, a variant a grid) adding every live particle trilinearly into the 8
-voxels around its center as fixed point with ``imageAtomicAdd`` on R32UI 3D images (no float atomics; integer
-sums do not depend on the order the adds land in, so bakes are byte-identical), rounding dithered by a fixed
-hash of (slot, corner, lane) so that millions of faint particles add up to the right value; velocity sums are
-two's complement in the same images (adds wrap).  ``volume_resolve`` turns the sums into floats.
+Each grid is one pass (``volume_splat``, a variant a grid) adding every live particle over the voxels of its
+support (a ball of its radius, MIN_SUPPORT to MAX_SUPPORT voxels, weighted 1 - d^2 / h^2 as the additive quads
+fall off, normalized: the particle's whole value lands, spread as wide as the particle, so a sparse cloud is
+not a scatter of voxel-sized specks) as fixed point with ``imageAtomicAdd`` on R32UI 3D images (no float
+atomics; integer sums do not depend on the order the adds land in, so bakes are byte-identical), rounding
+dithered by a fixed hash of (slot, voxel, lane) so that millions of faint particles add up to the right value;
+velocity sums are two's complement in the same images (adds wrap).  ``volume_resolve`` turns the sums into
+floats, ``volume_pack`` packs the leaves holding anything for the readback.
 
 The grid's place: the live particles' bounds (center +- radius, the shadow volume's ``shadow_bounds`` pass: a
-min/max reduction on the GPU, 6 texels read back), widened by a voxel each side for the trilinear splat and
+min/max reduction on the GPU, 6 texels read back), widened by MARGIN voxels each side for the supports and
 rounded out to whole VDB leaves (8 voxels) on a lattice fixed in the world (voxel (i, j, k) centered at
 (ijk + 0.5) x voxel), so the grid's index is its VDB index.  The voxel edge is set, or Auto: half the effect's
 particle size (its radius at birth), doubled until the longest side is at most ``AUTO_LONGEST_SIDE`` voxels.  A
@@ -45,6 +48,8 @@ from .shadow_volume import (
     _SIZE_ONLY,
     BOUNDS_KERNELS,
     BOUNDS_TEXELS,
+    DENSITY_SCALE,
+    MAX_PARTICLE_DEPTH,
     VOLUME_GROUP,
     extinction_scale,
 )
@@ -54,9 +59,17 @@ AUTO_LONGEST_SIDE = 512  # Auto voxel size: coarsened by octaves until the longe
 LEAF = 8  # a VDB leaf's voxels a side: the grid's corner and size are whole leaves
 LEAF_VOXELS = LEAF**3
 LEAVES_PER_ROW = 8  # leaves side by side in a row of the packed images (4096 texels)
-VELOCITY_SCALE = 256.0  # fixed-point units per world unit per second of a weight-1 add
-WEIGHT_SCALE = 256.0  # fixed-point units per trilinear weight of 1
-MAX_VELOCITY_UNITS = 2.0**24  # the most one velocity add holds (65536 world units per second)
+# Fixed-point units of velocity (per world unit per second) and weight, per splat weight of 1: fine enough for a
+# support's rim voxels (weights near 1/1000); a voxel's velocity sum wraps past 2^31 units (131072 world units per
+# second times the particles it holds), its weight past 65536 particles.
+VELOCITY_SCALE = 16384.0
+WEIGHT_SCALE = 65536.0
+MAX_VELOCITY_UNITS = 2.0**24  # the most one velocity add holds (1024 world units per second)
+# A particle's support in voxels: its radius, at least MIN_SUPPORT (a smaller one would fall between voxel centers
+# and flicker as it moves) and at most MAX_SUPPORT (9^3 voxels: larger particles are splatted narrower).
+MIN_SUPPORT = 1.5
+MAX_SUPPORT = 4.0
+MARGIN = 2  # voxels around the bounds: a small particle's support reaches past its radius
 VOLUME_DITHER_STREAM = 0x7D8  # random_unit stream of the splat's dithered rounding
 # The grids, in the order a file holds them: fixed-point sums each pass adds into (velocity: x, y, z, weight)
 # and the float channels its resolve writes.
@@ -65,7 +78,8 @@ GRID_CODES = {name: code for code, name in enumerate(GRIDS)}
 GRID_FORMATS = {"density": "R32F", "emission": "RGBA32F", "velocity": "RGBA32F"}
 
 _VOLUME_DEFINES = (*_DEFINES, ("VELOCITY_SCALE", f"{VELOCITY_SCALE:.1f}"), ("WEIGHT_SCALE", f"{WEIGHT_SCALE:.1f}"),
-                   ("MAX_VELOCITY_UNITS", f"{MAX_VELOCITY_UNITS:.1f}"),
+                   ("MAX_VELOCITY_UNITS", f"{MAX_VELOCITY_UNITS:.1f}"), ("MIN_SUPPORT", f"{MIN_SUPPORT!r}"),
+                   ("MAX_SUPPORT", f"{MAX_SUPPORT!r}"),
                    ("VOLUME_DITHER_STREAM", f"{VOLUME_DITHER_STREAM}u"), ("LEAF", str(LEAF)),
                    ("LEAF_VOXELS", str(LEAF_VOXELS)),
                    *((f"GRID_{name.upper()}", str(code)) for name, code in GRID_CODES.items()))
@@ -79,12 +93,13 @@ def _sums(grid: str, access: str = "READ_WRITE") -> tuple[Image, ...]:
 
 def _splat_kernel(layout, grid: str) -> Kernel:
     emission = grid == "emission"  # the look's color (and a spawned effect's tint); the others need sizes only
+    most = MAX_VELOCITY_UNITS if grid == "velocity" else MAX_PARTICLE_DEPTH * DENSITY_SCALE  # one add's units
     return Kernel("volume_splat", images=(*layout.images("READ"), Image("look", "RGBA32F", "READ"), *_sums(grid)),
                   constants=(*_PARTICLE_CONSTANTS, *((COLOR_START,) if emission else ()), PLACEMENT,
                              *((Constant("FLOAT", "extinction_scale"),) if grid == "density" else ())),
                   includes=_PARTICLE_INCLUDES,
                   defines=(*_VOLUME_DEFINES, ("GRID", str(GRID_CODES[grid])), ("SUMS", str(GRIDS[grid])),
-                           *(() if emission else _SIZE_ONLY)),
+                           ("MAX_ADD", f"{most:.1f}"), *(() if emission else _SIZE_ONLY)),
                   features=(TINTED,) if emission else ())
 
 
@@ -157,12 +172,12 @@ def auto_voxel(settings, lower, upper) -> float:
 
 
 def place(lower, upper, voxel: float, max_side: int) -> Placement:
-    """The grid around the bounds: a voxel of margin each side, out to whole leaves.  Refused (SettingsError,
+    """The grid around the bounds: MARGIN voxels each side, out to whole leaves.  Refused (SettingsError,
     naming the limit) past MAX_VOXELS voxels or ``max_side`` voxels a side."""
     if not (voxel > 0.0 and math.isfinite(voxel)):
         raise SettingsError(f"VDB voxel size {voxel!r}: it must be a positive length")
-    first = np.floor(np.asarray(lower, np.float64) / voxel) - 1
-    last = np.floor(np.asarray(upper, np.float64) / voxel) + 1
+    first = np.floor(np.asarray(lower, np.float64) / voxel) - MARGIN
+    last = np.floor(np.asarray(upper, np.float64) / voxel) + MARGIN
     start = np.floor(first / LEAF) * LEAF
     shape = (np.floor(last / LEAF) + 1) * LEAF - start
     voxels = float(np.prod(shape))

@@ -1,7 +1,7 @@
 """The VDB grids' kernels in numpy (light/volume_grids.py): volume_splat's fixed-point sums, volume_resolve's floats.
 
-Float32 in the kernels' order, so the sums come out equal to the GPU's; every particle's 8 corner adds with the
-same dithered rounding.
+Float32 in the kernels' order (the supports' weights summed voxel by voxel, z slowest), so the sums come out
+equal to the GPU's; every particle's adds with the same dithered rounding.
 """
 
 from __future__ import annotations
@@ -11,7 +11,9 @@ import numpy as np
 from ...light.shadow_volume import DENSITY_SCALE, MAX_PARTICLE_DEPTH
 from ...light.volume_grids import (
     GRIDS,
+    MAX_SUPPORT,
     MAX_VELOCITY_UNITS,
+    MIN_SUPPORT,
     VELOCITY_SCALE,
     VOLUME_DITHER_STREAM,
     WEIGHT_SCALE,
@@ -23,51 +25,73 @@ from ...seam.records import PARTICLE
 from .shadow_volume import particles
 
 F = np.float32
+SPAN = int(2 * MAX_SUPPORT) + 2  # the most voxels a support spans along an axis
 
 
 def lanes(grid: str, pos_age, vel_life, settings, table, voxel: float):
-    """(centers, slots, (n, lanes) float32 values, discs) of the live particles: what volume_splat.glsl adds per
-    unit of trilinear weight for ``grid``, and each one's disc in voxel faces."""
+    """(centers, slots, (n, lanes) float32 values, radii) of the live particles: what volume_splat.glsl adds in
+    all for ``grid`` (spread over each one's support), and each one's world radius."""
     centers, radii, slots = particles(pos_age, vel_life, settings, table)
     disc = (F(np.pi) * radii * radii / (F(voxel) * F(voxel))).astype(F)
     if grid == "density":
-        values = np.minimum(F(cross_section_scale(settings)) * disc, F(MAX_PARTICLE_DEPTH))[:, None] * F(DENSITY_SCALE)
+        values = (F(cross_section_scale(settings)) * disc * F(DENSITY_SCALE))[:, None]
     elif grid == "emission":
         particle = PARTICLE.read_images(pos_age, vel_life)
         look = look_at(table, (particle["age"][slots] / particle["life"][slots]).astype(F))
         emission = 0.0 if settings.lighting == "LIT" else settings.emission_strength
         strength = F(emission) * variation(slots, settings.color_random, settings.seed, "BRIGHTNESS") * F(1)
         color = look[:, :3] * strength[:, None]
-        values = np.minimum(color * disc[:, None], F(MAX_PARTICLE_DEPTH)) * F(DENSITY_SCALE)
+        values = color * disc[:, None] * F(DENSITY_SCALE)
     else:
         velocity = PARTICLE.read_images(pos_age, vel_life)["velocity"][slots].astype(F)
         values = np.concatenate([np.clip(velocity * F(VELOCITY_SCALE), -MAX_VELOCITY_UNITS, MAX_VELOCITY_UNITS),
                                  np.full((len(slots), 1), WEIGHT_SCALE, F)], axis=1)
-    return centers, slots, values.astype(F), disc
+    return centers, slots, values.astype(F), radii
 
 
-def splat(centers, slots, values, disc, corner, voxel: float, shape) -> list[np.ndarray]:
-    """volume_splat.glsl: each lane's uint32 sums, (z, y, x) of a grid of ``shape`` (x, y, z) voxels (particles
-    without size, ``disc`` 0, add nothing)."""
+def _weight(cells, voxel_index, inverse_h2):
+    """support_weight() of volume_splat.glsl: 1 - d^2 / h^2 at the voxel's center, at least 0."""
+    delta = ((voxel_index.astype(F) + F(0.5)) - cells).astype(F)
+    d2 = ((delta[:, 0] * delta[:, 0] + delta[:, 1] * delta[:, 1]) + delta[:, 2] * delta[:, 2]).astype(F)
+    return np.maximum(F(1) - d2 * inverse_h2, F(0)).astype(F)
+
+
+def _support(first, last):
+    """Each voxel offset of the SPAN^3 cube in the kernel's order, its index and which particles' supports hold it."""
+    extent = last - first + 1
+    for dz in range(SPAN):
+        for dy in range(SPAN):
+            for dx in range(SPAN):
+                offset = np.array([dx, dy, dz])
+                step = (dz * extent[:, 1] + dy) * extent[:, 0] + dx
+                yield first + offset, step, (offset < extent).all(axis=1)
+
+
+def splat(centers, slots, values, radii, corner, voxel: float, shape) -> list[np.ndarray]:
+    """volume_splat.glsl: each lane's uint32 sums, (z, y, x) of a grid of ``shape`` (x, y, z) voxels; particles
+    without size add nothing."""
+    disc = (F(np.pi) * radii * radii / (F(voxel) * F(voxel))).astype(F)
     keep = np.isfinite(values).all(axis=1) & (disc > 0)
-    centers, slots, values = centers[keep], slots[keep], values[keep]
-    x_size, y_size, z_size = shape
-    sums = [np.zeros((z_size, y_size, x_size), np.int64) for _ in range(values.shape[1])]
-    cells = ((centers - np.asarray(corner, F)) / F(voxel) - F(0.5)).astype(F)
-    base = np.floor(cells)
-    fraction = cells - base
-    for corner_index in range(8):
-        offset = np.array([corner_index & 1, (corner_index >> 1) & 1, corner_index >> 2])
-        weights = np.where(offset, fraction, F(1) - fraction).astype(F)
-        weight = (weights[:, 0] * weights[:, 1] * weights[:, 2]).astype(F)
-        voxel_index = base.astype(np.int64) + offset
-        inside = ((voxel_index >= 0) & (voxel_index < np.asarray(shape))).all(axis=1)
-        for lane, total in enumerate(sums):
-            units = (values[:, lane] * weight + random_unit(slots, 4 * corner_index + lane, VOLUME_DITHER_STREAM))
-            add = np.floor(units.astype(F)).astype(np.int64)
-            chosen = inside & (add != 0)
-            x, y, z = voxel_index[chosen].T
-            np.add.at(total, (z, y, x), add[chosen])
+    centers, slots, values, radii = centers[keep], slots[keep], values[keep], radii[keep]
+    sums = [np.zeros(shape[::-1], np.int64) for _ in range(values.shape[1])]
+    most = F(MAX_VELOCITY_UNITS if values.shape[1] == 4 else MAX_PARTICLE_DEPTH * DENSITY_SCALE)  # one add
+    cells = ((centers - np.asarray(corner, F)) / F(voxel)).astype(F)
+    h = np.clip((radii / F(voxel)).astype(F), F(MIN_SUPPORT), F(MAX_SUPPORT))
+    inverse_h2 = (F(1) / (h * h)).astype(F)
+    first = np.floor(cells - h[:, None]).astype(np.int64)
+    last = np.floor(cells + h[:, None]).astype(np.int64)
+    total = np.zeros(len(cells), F)
+    for voxel_index, _, inside in _support(first, last):
+        total = (total + np.where(inside, _weight(cells, voxel_index, inverse_h2), F(0))).astype(F)
+    scaled = (values * (F(1) / total)[:, None]).astype(F)
+    for voxel_index, step, inside in _support(first, last):
+        weight = _weight(cells, voxel_index, inverse_h2)
+        chosen = inside & (weight > 0) & ((voxel_index >= 0) & (voxel_index < np.asarray(shape))).all(axis=1)
+        x, y, z = voxel_index[chosen].T
+        for lane, lane_sums in enumerate(sums):
+            units = np.minimum((scaled[:, lane] * weight).astype(F), most) + random_unit(slots, 4 * step + lane, VOLUME_DITHER_STREAM)
+            add = np.floor(units.astype(F)).astype(np.int64)[chosen]
+            np.add.at(lane_sums, (z, y, x), add)
     return [(total % 2**32).astype(np.uint32) for total in sums]
 
 
@@ -87,8 +111,5 @@ def resolve(grid: str, sums, voxel: float) -> np.ndarray:
 
 def grids(pos_age, vel_life, settings, table, corner, voxel: float, shape) -> dict[str, np.ndarray]:
     """Every grid as the GPU resolves it, (z, y, x[, 3]) float32."""
-    out = {}
-    for grid in GRIDS:
-        out[grid] = resolve(grid, splat(*lanes(grid, pos_age, vel_life, settings, table, voxel), corner, voxel, shape),
-                            voxel)
-    return out
+    return {grid: resolve(grid, splat(*lanes(grid, pos_age, vel_life, settings, table, voxel), corner, voxel, shape),
+                          voxel) for grid in GRIDS}
