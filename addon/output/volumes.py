@@ -61,7 +61,9 @@ def capture(renderer, frame: int) -> list[EffectVolume]:
     voxel = voxel_size(renderer.scene)
     captured = []
     for index, ((name, _), system) in enumerate(zip(renderer.effects, renderer.simulation.systems)):
-        volume = grids.setdefault(index, VolumeGrids(renderer.host))
+        if index not in grids:
+            grids[index] = VolumeGrids(renderer.host)
+        volume = grids[index]
         captured.append(effect_volume(volume, system, renderer.resources.look_texture(system), name, voxel))
     return captured
 
