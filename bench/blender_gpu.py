@@ -40,10 +40,11 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   frames (the writer threads' last frames inside the time), Blender's way over ``--peer-frames``
   (each of its frames costs the same seconds); start-up excluded on both sides (scene set-up,
   shader compilation, preroll and one warm-up frame are not timed).
-* ``export``: ``vdb-smoke`` (bench/vdb_export.py): VDB frames of the smoke preset at a 256-voxel longest side,
-  written (``fps``, goal >= 20; where the time goes: ``grid_ms``, ``readback_ms``, ``encode_ms``, ``disk_ms``),
-  against Geometry Nodes' Points to Volume and Bake node on the same points (``peer_ms_per_frame``, goal
-  ``ratio`` >= 20).
+* ``export`` (not in the default list: ``--suites export``): files written beside the frames, ``bench/export.py``
+  (``points-1M``: point-cache frames of 1M particles a second, and where the time goes; ``vdb-smoke``,
+  bench/vdb_export.py: VDB frames of the smoke preset at a 256-voxel longest side written, ``fps`` (goal >= 20),
+  where the time goes (``grid_ms``, ``readback_ms``, ``encode_ms``, ``disk_ms``), against Geometry Nodes' Points to
+  Volume and Bake node on the same points, ``peer_ms_per_frame``, goal ``ratio`` >= 20).
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ from bench import records  # noqa: E402
 from bench.bake_throughput import effect_scene, measure_bake  # noqa: E402
 from bench.blender_way import blender_way_ms  # noqa: E402
 from bench.counting import CountingHost  # noqa: E402
+from bench.export import export_suite  # noqa: E402
 from bench.quad_peer import rasterized_quads  # noqa: E402
-from bench.vdb_export import vdb_smoke  # noqa: E402
 
 PRESET = "default"
 BAKE_CASES = (("PNG", 1920, 1080, 1_000_000, "ADD"), ("OPEN_EXR", 1920, 1080, 1_000_000, "ADD"),
@@ -417,7 +418,7 @@ def main(argv=None) -> int:
     parser.add_argument("--test-processes", type=int, default=1,
                         help="blender-tests: pytest processes side by side, the test files dealt among them")
     parser.add_argument("--test-log", type=Path, help="blender-tests: write the pytest output here")
-    parser.add_argument("--suites", default="blender-tests,bake,viewport,lighting,events,end-to-end,export")
+    parser.add_argument("--suites", default="blender-tests,bake,viewport,lighting,events,end-to-end")
     parser.add_argument("--bake-frames", type=int, help="timed frames per bake case and of our end-to-end shot "
                                                         "(48; --quick 2)")
     parser.add_argument("--draws", type=int, help="timed draws per viewport measurement (30; --quick 3)")
@@ -442,7 +443,7 @@ def main(argv=None) -> int:
             "lighting": lambda: lighting_suite(args.quick, args.draws),
             "events": lambda: events_suite(args.quick, args.draws),
             "end-to-end": lambda: end_to_end_suite(args.quick, args.bake_frames, args.peer_frames, bakes),
-            "export": lambda: [vdb_smoke(args.quick, args.bake_frames, args.peer_frames)]}
+            "export": lambda: export_suite(args.quick, args.bake_frames)}
     for suite in suites:
         log(f"suite {suite}")
         records.write(suite, device, runs[suite](), results=args.out)

@@ -15,7 +15,7 @@ PointCloud whose Geometry Nodes run Points to Volume at the same voxel size into
 (.vdb in the bake's blobs) by ``geometry_node_bake_single`` a frame at a time; timed: setting the points and the
 bake.  Its density grid is its own (a uniform density inside each sphere), not ours; the voxels are the same.
 
-    .venv/bin/python bench/blender_gpu.py --suites export [--quick]
+    .venv/bin/python bench/blender_gpu.py --suites export [--quick]   (with bench/export.py's points-1M)
 """
 
 from __future__ import annotations

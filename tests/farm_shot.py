@@ -1,5 +1,6 @@
 """The small shot both farm tests run (tests/test_flamenco.py, tests/test_openjd.py): baked once here
-without the disk cache, then by the farm's tasks from the saved .blend; the frames must be the same bytes."""
+without the disk cache, then by the farm's tasks from the saved .blend; the frames, point caches and USD files
+must be the same bytes."""
 
 from pathlib import Path
 
@@ -15,6 +16,7 @@ def bake_once_and_save(scene, tmp_path: Path) -> Path:
     add_effect(count=3000, turbulence_strength=1.0)
     scene.frame_end = scene.gpu_particles.simulation_end = FRAMES  # the simulate task caches the whole shot
     scene.gpu_particles.use_disk_cache = False
+    scene.gpu_particles_output.write_points = scene.gpu_particles_output.write_usd = True  # the chunks write them too
     scene.gpu_particles_output.bake_path = str(tmp_path / "single" / "f_####")
     assert bpy.ops.gpu_particles.bake() == {"FINISHED"}
     scene.gpu_particles.use_disk_cache = True
@@ -29,3 +31,8 @@ def assert_farm_frames_match(tmp_path: Path, farm_folder: str = "farm") -> None:
     assert [p.name for p in farm] == [p.name for p in single] and len(farm) == FRAMES
     for a, b in zip(single, farm, strict=True):
         assert a.read_bytes() == b.read_bytes(), f"{a.name} differs"
+    for pattern in ("points/*.ply", "usd/*", "*.usda"):  # the files beside the frames (output/extras.py)
+        single, farm = (sorted((tmp_path / name).glob(pattern)) for name in ("single", farm_folder))
+        assert [p.name for p in farm] == [p.name for p in single] and single, pattern
+        for a, b in zip(single, farm, strict=True):
+            assert a.read_bytes() == b.read_bytes(), f"{a.name} differs"

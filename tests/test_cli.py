@@ -38,6 +38,16 @@ def test_bake_writes_the_frames(tmp_path):
     assert re.search(r"^frame 3/3  [0-9.]+ frames/s  0\.0 s left$", result.stdout, re.MULTILINE), result.stdout
 
 
+def test_points_and_usd_flags_write_their_files_beside_the_frames(tmp_path):
+    out = tmp_path / "seq"
+    result = cli("bake", "--preset", "default", "--frames", "1-2", "--res", "32x18", "--out", str(out),
+                 "--count", "500", "--points", "--usd")
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (out / "points").iterdir()) == ["frame_0001.ply", "frame_0002.ply"]
+    assert sorted(p.name for p in (out / "usd").iterdir()) == ["frame_0001.usdc", "frame_0002.usdc", "manifest.usda"]
+    assert (out / "frame.usda").is_file()
+
+
 def test_one_frame_with_timings_leaves_no_temporary_folders(tmp_path):
     """FRAMES=n is one frame; --timings FILE says where the time went; the quick exit (no bpy teardown) still
     removes Blender's session folder."""

@@ -170,7 +170,136 @@ def test_a_moved_cache_folder_empties_the_object_and_the_panel_names_the_folder(
                                      "is missing (moved or deleted?)"]
 
 
+def test_add_to_scene_plays_frame_names_with_text_after_the_number(scene, tmp_path):
+    from addon.output.point_cache import read_ply
+
+    add_effect(count=1000)
+    scene.gpu_particles_output.write_points = True
+    scene.gpu_particles_output.bake_path = str(tmp_path / "frames" / "shot_###_v2")
+    bake()
+    assert bpy.ops.gpu_particles.add_cached_geometry() == {"FINISHED"}
+    scene.frame_set(3)
+    cloud = bpy.data.objects["GPU Particles Cache"].evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    assert len(cloud.points) == len(read_ply(tmp_path / "frames" / "points" / "shot_003_v2.ply")) > 0
+
+
 def test_add_to_scene_without_a_point_cache_says_to_bake_one(scene):
     add_effect(count=1000)
     with pytest.raises(RuntimeError, match="No point cache at .*: bake with Write Point Cache on first"):
         bpy.ops.gpu_particles.add_cached_geometry()
+
+
+def ply_particles(path):
+    from addon.output.point_cache import read_ply
+
+    records = read_ply(path)
+    return {"position": np.stack([records[axis] for axis in "xyz"], axis=1),
+            "velocity": np.stack([records[axis] for axis in ("vx", "vy", "vz")], axis=1),
+            "radius": records["radius"], "color": np.stack([records[f"color_{c}"] for c in "rgb"], axis=1),
+            "id": records["id_high"].astype(np.int64) * 65536 + records["id_low"]}
+
+
+def test_usd_round_trip_through_pxr_and_blenders_usd_import_gives_the_point_caches_particles(scene, tmp_path):
+    from addon.output.usd_points import pxr_modules
+
+    add_effect(count=3000)
+    scene.gpu_particles_output.write_points = scene.gpu_particles_output.write_usd = True
+    bake()
+    frames = tmp_path / "frames"
+    _, Usd, UsdGeom, _ = pxr_modules()
+    stage = Usd.Stage.Open(str(frames / "f.usda"))
+    points = UsdGeom.Points(stage.GetDefaultPrim())
+    assert (stage.GetStartTimeCode(), stage.GetEndTimeCode()) == (1, 4)
+    for frame in range(1, 5):
+        expected = ply_particles(frames / "points" / f"f_{frame:04d}.ply")
+        assert 0 < len(expected["id"]) == len(points.GetPointsAttr().Get(frame))
+        np.testing.assert_array_equal(np.array(points.GetPointsAttr().Get(frame)), expected["position"])
+        np.testing.assert_array_equal(np.array(points.GetVelocitiesAttr().Get(frame)), expected["velocity"])
+        np.testing.assert_array_equal(np.array(points.GetWidthsAttr().Get(frame)), 2 * expected["radius"])
+        np.testing.assert_array_equal(np.array(points.GetIdsAttr().Get(frame)), expected["id"])
+        color = points.GetDisplayColorPrimvar()
+        assert color.GetInterpolation() == "vertex"
+        np.testing.assert_array_equal(np.array(color.Get(frame)), expected["color"])
+    assert bpy.ops.wm.usd_import(filepath=str(frames / "f.usda")) == {"FINISHED"}
+    imported = bpy.data.objects["Particles"]
+    for frame in (2, 4):
+        scene.frame_set(frame)
+        cloud = imported.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        expected = ply_particles(frames / "points" / f"f_{frame:04d}.ply")
+        positions = np.empty(len(cloud.points) * 3, np.float32)
+        cloud.attributes["position"].data.foreach_get("vector", positions)
+        ids = np.empty(len(cloud.points), np.int32)
+        cloud.attributes["id"].data.foreach_get("value", ids)
+        np.testing.assert_allclose(positions.reshape(-1, 3), expected["position"], atol=1e-5)
+        np.testing.assert_array_equal(ids, expected["id"])
+
+
+def test_a_bake_in_chunks_writes_the_point_cache_and_usd_files_a_whole_bake_does(scene, tmp_path):
+    add_effect(count=2000)
+    output = scene.gpu_particles_output
+    output.write_points = output.write_usd = True
+    output.bake_path = str(tmp_path / "whole" / "f_####")
+    bake()
+    output.bake_path = str(tmp_path / "chunks" / "f_####")
+    for first, last in ((3, 4), (1, 2)):  # any order: each file depends on its frame alone
+        assert bpy.ops.gpu_particles.bake(frame_start=first, frame_end=last) == {"FINISHED"}
+    whole = sorted(p.relative_to(tmp_path / "whole") for p in (tmp_path / "whole").rglob("*") if p.is_file())
+    chunks = sorted(p.relative_to(tmp_path / "chunks") for p in (tmp_path / "chunks").rglob("*") if p.is_file())
+    assert whole == chunks and len([p for p in whole if p.suffix in (".ply", ".usdc")]) == 8
+    for path in whole:
+        if path.name != "gpu_particles_bake.json":  # the sidecar names the frames it baked
+            assert (tmp_path / "whole" / path).read_bytes() == (tmp_path / "chunks" / path).read_bytes(), path
+
+
+def test_a_usd_frame_without_live_particles_is_an_empty_valid_points_prim(tmp_path):
+    from addon.output.usd_points import pxr_modules, write_frame
+
+    _, Usd, UsdGeom, _ = pxr_modules()
+    write_frame(tmp_path / "empty.usdc", None, 7, 24.0, 1.0)
+    stage = Usd.Stage.Open(str(tmp_path / "empty.usdc"))
+    points = UsdGeom.Points(stage.GetPrimAtPath("/Particles"))
+    assert len(points.GetPointsAttr().Get(7)) == 0 and len(points.GetIdsAttr().Get(7)) == 0
+
+
+def test_the_debris_presets_rocks_go_on_its_particles_one_picked_at_random_for_each(scene, tmp_path):
+    from addon.output.point_cache import read_ply
+
+    assert bpy.ops.gpu_particles.add(preset="debris") == {"FINISHED"}
+    bpy.context.active_object.gpu_particles.active_effect.count = 400
+    rocks = bpy.data.collections["Debris Rocks"]
+    assert len(rocks.objects) == 4 and rocks.hide_render
+    scene.gpu_particles_output.write_points = True
+    bake()
+    assert bpy.ops.gpu_particles.add_cached_geometry() == {"FINISHED"}
+    scene.frame_set(4)
+    geometry = bpy.data.objects["GPU Particles Cache"].evaluated_get(
+        bpy.context.evaluated_depsgraph_get()).evaluated_geometry()
+    instances = geometry.instances_pointcloud()
+    picked = np.empty(len(instances.points), np.int32)
+    instances.attributes[".reference_index"].data.foreach_get("value", picked)
+    assert len(picked) == len(read_ply(tmp_path / "frames" / "points" / "f_0004.ply")) > 100
+    assert sorted({geometry.instance_references()[i].name for i in picked}) == [f"Rock {n}" for n in range(1, 5)]
+
+
+def test_cycles_renders_the_cache_as_spheres_blurred_along_their_velocity(scene, tmp_path):
+    """The cache object in a small Cycles render: particles show (emissive spheres), and Blender's motion blur
+    smears them along the ``velocity`` the node group stores (the picture changes with the shutter)."""
+    add_effect(count=2000)
+    scene.gpu_particles_output.write_points = True
+    bake()
+    assert bpy.ops.gpu_particles.add_cached_geometry() == {"FINISHED"}
+    scene.gpu_particles_output.use_render = False  # Blender's own render alone
+    scene.render.engine = "CYCLES"
+    scene.cycles.device, scene.cycles.samples, scene.cycles.use_denoising = "CPU", 4, False
+    scene.render.resolution_x, scene.render.resolution_y = 96, 54
+    scene.frame_set(4)
+    pictures = []
+    for blur in (False, True):
+        scene.render.use_motion_blur = blur
+        scene.render.filepath = str(tmp_path / f"blur_{blur}.png")
+        bpy.ops.render.render(write_still=True)
+        image = bpy.data.images.load(scene.render.filepath)
+        pictures.append(np.array(image.pixels[:], np.float32).reshape(54, 96, 4)[..., :3])
+    still, blurred = pictures
+    assert still.max() > 0.2, "the particles render"
+    assert np.abs(still - blurred).mean() > 1e-3, "motion blur moves them"

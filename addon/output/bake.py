@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -167,6 +168,8 @@ class BakeJob(FrameJob):
             raise BakeError(f"Color management cannot be applied to PNG frames: {error}") from None
         clock.add("set-up: writers", started)
         self._buffers = [self.readback.buffer() for _ in range(self.writer.workers + 2)]
+        # Extra files in flight, as many as frames: their captures (a particle state a frame) wait in memory.
+        self._extra_slots = threading.Semaphore(self.writer.workers + 2)
         self._free = queue.SimpleQueue()
         for buffer in self._buffers:
             self._free.put(buffer)
@@ -215,8 +218,8 @@ class BakeJob(FrameJob):
         started = self.clock.add("wait for a writer", started)
         pending = self.readback.store(self.renderer.resources.frame, buffer)
         self.clock.add("draw", started)
-        self._submit_extras(frame)
         self._read_drawn()
+        self._submit_extras(frame)  # after the frame before is read: this waits for the one drawn now
         self._drawn = (frame, pending, stats)
         self.done += 1
         if self.finished:
@@ -225,26 +228,30 @@ class BakeJob(FrameJob):
         return frame
 
     def _submit_extras(self, frame: int) -> None:
-        """Capture what the frame's extra files need (while the GPU copies the frame) and queue their writing."""
+        """Capture what the frame's extra files need (a readback: the particle state before the next frame moves it)
+        and queue their writing."""
         frame_path = output_path(self.scene, frame)
         for extra in self.plan.extras:
             started = time.perf_counter()
+            while not self._extra_slots.acquire(timeout=0.05):
+                self._collect()  # a failed write is reported rather than waited on
+            started = self.clock.add("wait for a writer", started)
             try:
                 captured = extra.capture(self.renderer, frame)
             except SettingsError as error:  # e.g. a VDB voxel size past the voxel limit: nothing written
+                self._extra_slots.release()
                 raise BakeError(f"Frame {frame}'s {extra.label}: {error}") from None
             self.clock.add(f"{extra.label}: capture", started)
             self.writer.submit_file(frame, extra_path(frame_path, extra),
                                     lambda partial, write=extra.write, captured=captured: write(partial, captured),
-                                    extra.label)
+                                    extra.label, release=self._extra_slots.release)
 
     def _finish_extras(self) -> None:
         """Each extra's ``finish`` (a file naming the whole sequence), once its frames are on disk."""
         for extra in self.plan.extras:
-            paths = self.writer.files.get(extra.label)
-            if extra.finish is not None and paths:
+            if extra.finish is not None and self.writer.files.get(extra.label):
                 try:
-                    extra.finish(self.scene, self.plan.frames, paths)
+                    extra.finish(self.scene, lambda frame, extra=extra: extra_path(output_path(self.scene, frame), extra))
                 except OSError as error:
                     self.note_warnings([f"Could not write the {extra.label}'s sequence file: {error}"])
 

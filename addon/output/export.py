@@ -9,11 +9,12 @@ attributes per baked frame.
 
 from __future__ import annotations
 
+import functools
+
 import bpy
 import numpy as np
 
-from ..engine.look.look import look_at, look_table, variation
-from ..engine.reference.look.sprite_sheets import sprite_angle, sprite_draw
+from ..engine.look.look import look_at, look_table, sprite_draw, variation
 from ..engine.seam.records import PARTICLE
 from ..scene.renderer import SceneRenderer
 
@@ -57,23 +58,33 @@ def particle_attributes(pos_age, vel_life, settings, ramp=None, first_id: int = 
     index = live_index(pos_age, vel_life)
     particle = PARTICLE.read_images(pos_age, vel_life)
     age, life = particle["age"][index], particle["life"][index]
-    s = settings
-    look = look_at(look_table(s, ramp), (age / life).astype(np.float32))
-    brightness = variation(index, s.color_random, s.seed, "BRIGHTNESS") * np.float32(s.emission_strength)
-    colors = np.concatenate([look[:, :3] * brightness[:, None], np.ones((len(index), 1), np.float32)], axis=1)
-    radii = np.float32(s.size) * look[:, 3] * variation(index, s.size_random, s.seed, "SIZE")
+    slot = _slot_constants(settings, len(pos_age))
+    look = look_at(look_table(settings, ramp), age / life)
+    colors = np.ones((len(index), 4), np.float32)
+    np.multiply(look[:, :3], slot["brightness"][index, None], out=colors[:, :3])
+    angle = slot["birth"][index] + slot["spin"][index] * age  # sprite_angle without the screen's alignment
     return {"position": particle["position"][index], "velocity": particle["velocity"][index],
-            "radius": radii.astype(np.float32), "color": colors.astype(np.float32), "age": age,
-            "id": (index + first_id).astype(np.int64), "rotation": _tumble(index, age, s)}
+            "radius": slot["size"][index] * look[:, 3], "color": colors, "age": age,
+            "id": index.astype(np.int64) + first_id, "rotation": slot["axis"][index] * angle[:, None]}
 
 
-def _tumble(index, age, settings) -> np.ndarray:
-    """(n, 3) float32 rotation vectors: a uniform random axis per particle times its sprite angle."""
-    z = np.float32(2) * sprite_draw(index, settings.seed, "AXIS_U") - np.float32(1)
-    phi = np.float32(2 * np.pi) * sprite_draw(index, settings.seed, "AXIS_V")
-    ring = np.sqrt(np.maximum(np.float32(1) - z * z, np.float32(0)))
-    axis = np.stack([ring * np.cos(phi), ring * np.sin(phi), z], axis=1)
-    return (axis * sprite_angle(index, age, settings)[:, None]).astype(np.float32)
+@functools.lru_cache(maxsize=8)
+def _slot_constants(settings, slots: int) -> dict[str, np.ndarray]:
+    """What each slot draws at random once (look.glsl's brightness and size, sprite_pose.glsl's angle at birth and
+    spin, a uniform axis to turn about), float32 per slot: the same every frame, so made once a bake."""
+    F = np.float32
+    index = np.arange(slots, dtype=np.uint32)
+    seed = settings.seed
+    z = F(2) * sprite_draw(index, seed, "AXIS_U") - F(1)
+    phi = F(2 * np.pi) * sprite_draw(index, seed, "AXIS_V")
+    ring = np.sqrt(np.maximum(F(1) - z * z, F(0)))
+    return {
+        "brightness": variation(index, settings.color_random, seed, "BRIGHTNESS") * F(settings.emission_strength),
+        "size": F(settings.size) * variation(index, settings.size_random, seed, "SIZE"),
+        "birth": F(settings.rotation) + F(settings.rotation_random) * (F(2) * sprite_draw(index, seed, "ANGLE") - F(1)),
+        "spin": F(settings.spin) * (F(1) - F(settings.spin_random) * sprite_draw(index, seed, "SPIN")),
+        "axis": np.stack([ring * np.cos(phi), ring * np.sin(phi), z], axis=1).astype(F),
+    }
 
 
 def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

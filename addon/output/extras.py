@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import point_cache, volumes
+from . import point_cache, usd_points, volumes
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ class ExtraOutput:
     suffix: str
     capture: Callable  # (renderer, frame) -> what write needs; on the main thread, after the frame is drawn
     write: Callable  # (path, captured) -> None: writes the whole file at path; on a writer thread
-    finish: Callable | None = None  # (scene, frames: range, paths: list[Path]) -> None, after the last frame
+    finish: Callable | None = None  # (scene, file_of: frame -> Path) -> None, after the last frame, if any was written
     label: str = ""  # as messages name it
 
 
@@ -41,7 +41,8 @@ def extra_path(frame_path: Path, extra: ExtraOutput) -> Path:
 
 POINTS = ExtraOutput("write_points", "points", ".ply", point_cache.capture, point_cache.write, label="point cache")
 VOLUMES = ExtraOutput("write_volumes", "volumes", ".vdb", volumes.capture, volumes.write, label="volumes")
-EXTRAS: tuple[ExtraOutput, ...] = (POINTS, VOLUMES)  # every kind a bake can write
+USD = ExtraOutput("write_usd", "usd", ".usdc", usd_points.capture, usd_points.write, usd_points.finish, label="USD")
+EXTRAS: tuple[ExtraOutput, ...] = (POINTS, VOLUMES, USD)  # every kind a bake can write
 
 
 def enabled_extras(scene) -> tuple[ExtraOutput, ...]:

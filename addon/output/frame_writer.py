@@ -95,10 +95,11 @@ class FrameWriter:
         """Convert and write ``pixels`` to ``path`` on a worker; ``release()`` runs when the pixels are no longer used."""
         self._queued.append((frame, path, self._pool.submit(self._write, path, pixels, release), None))
 
-    def submit_file(self, frame: int, path: Path, write, label: str) -> None:
+    def submit_file(self, frame: int, path: Path, write, label: str, release=None) -> None:
         """Run ``write(partial_path)`` on a worker and rename what it wrote to ``path`` (a file besides the frame,
-        extras.py: written in frame order with the frames, into ``files``; ``label`` names it in messages)."""
-        self._queued.append((frame, path, self._pool.submit(self._write_file, path, write, label), label))
+        extras.py: written in frame order with the frames, into ``files``; ``label`` names it in messages);
+        ``release()`` runs when it is done, written or not."""
+        self._queued.append((frame, path, self._pool.submit(self._write_file, path, write, label, release), label))
 
     def _write(self, path: Path, pixels: np.ndarray, release) -> None:
         try:
@@ -114,10 +115,14 @@ class FrameWriter:
             if release is not None:
                 release()
 
-    def _write_file(self, path: Path, write, label: str) -> None:
-        started = time.perf_counter()
-        write_whole(path, write, self.clock)
-        self.clock.add(f"{label}: write", started)
+    def _write_file(self, path: Path, write, label: str, release) -> None:
+        try:
+            started = time.perf_counter()
+            write_whole(path, write, self.clock)
+            self.clock.add(f"{label}: write", started)
+        finally:
+            if release is not None:
+                release()
 
     def collect(self, wait: bool = False) -> None:
         """Move finished frames (in frame order) to ``written``; raise FrameWriteError for the first failure,

@@ -9,11 +9,11 @@ tree saved in the .blend plays the sequence in any Blender, add-on or not
 CSV, the other format a node imports, was 20x slower to write and larger;
 Blender's own bake format is internal and versioned with Blender.
 
-One vertex per live particle, little-endian, properties (float32 but the ids):
+One vertex per live particle, little-endian float32 properties:
 ``x y z`` position (world), ``vx vy vz`` velocity (units a second), ``radius``,
 ``color_r color_g color_b`` (linear, HDR: color times emission strength),
 ``age`` (seconds), ``rx ry rz`` rotation (axis times angle, radians),
-``id_high id_low`` (uint16 each: the particle's id is ``id_high * 65536 + id_low``,
+``id_high id_low`` (whole numbers below 65536: the particle's id is ``id_high * 65536 + id_low``,
 its slot plus the slots of the effects before it: Blender reads every PLY
 property as float32, which holds integers exactly only up to 2^24).
 No particle alive: a valid file of zero vertices.
@@ -27,30 +27,26 @@ import numpy as np
 
 from .export import scene_particles, system_states
 
-PLY_DTYPE = np.dtype([
-    ("x", "<f4"), ("y", "<f4"), ("z", "<f4"), ("vx", "<f4"), ("vy", "<f4"), ("vz", "<f4"), ("radius", "<f4"),
-    ("color_r", "<f4"), ("color_g", "<f4"), ("color_b", "<f4"), ("age", "<f4"),
-    ("rx", "<f4"), ("ry", "<f4"), ("rz", "<f4"), ("id_high", "<u2"), ("id_low", "<u2")])
-_PLY_TYPES = {"<f4": "float", "<u2": "ushort"}
-_VECTORS = {"position": ("x", "y", "z"), "velocity": ("vx", "vy", "vz"), "rotation": ("rx", "ry", "rz"),
-            "color": ("color_r", "color_g", "color_b")}
+PLY_NAMES = ("x", "y", "z", "vx", "vy", "vz", "radius", "color_r", "color_g", "color_b", "age", "rx", "ry", "rz",
+             "id_high", "id_low")
+PLY_DTYPE = np.dtype([(name, "<f4") for name in PLY_NAMES])  # one float32 row: filled in blocks (ply_records)
+_COLUMNS = {"position": slice(0, 3), "velocity": slice(3, 6), "radius": 6, "color": slice(7, 10), "age": 10,
+            "rotation": slice(11, 14)}
 
 
 def ply_header(count: int) -> bytes:
-    properties = "".join(f"property {_PLY_TYPES[PLY_DTYPE[name].str]} {name}\n" for name in PLY_DTYPE.names)
+    properties = "".join(f"property float {name}\n" for name in PLY_NAMES)
     return (f"ply\nformat binary_little_endian 1.0\ncomment GPU Particles point cache\n"
             f"element vertex {count}\n{properties}end_header\n").encode("ascii")
 
 
 def ply_records(particles: dict[str, np.ndarray]) -> np.ndarray:
     """The PLY's vertex records of :func:`export.particle_attributes` (concatenated over systems)."""
-    records = np.empty(len(particles["id"]), PLY_DTYPE)
-    for attribute, names in _VECTORS.items():
-        for axis, name in enumerate(names):
-            records[name] = particles[attribute][:, axis]
-    records["radius"], records["age"] = particles["radius"], particles["age"]
-    records["id_high"], records["id_low"] = particles["id"] >> 16, particles["id"] & 0xFFFF
-    return records
+    rows = np.empty((len(particles["id"]), len(PLY_NAMES)), np.float32)
+    for attribute, columns in _COLUMNS.items():
+        rows[:, columns] = particles[attribute][:, :3] if attribute == "color" else particles[attribute]
+    rows[:, 14], rows[:, 15] = particles["id"] >> 16, particles["id"] & 0xFFFF  # each exact in a float32
+    return rows.view(PLY_DTYPE)[:, 0]
 
 
 def write_ply(path: Path, records: np.ndarray) -> None:

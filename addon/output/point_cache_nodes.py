@@ -66,6 +66,7 @@ def _socket(sockets, name: str):
 INPUTS = (  # (name, socket type, default, description): the modifier's inputs
     ("Files", "NodeSocketString", "", "The point cache's files up to the frame number ('//particles/points/frame_')"),
     ("Digits", "NodeSocketInt", 4, "Digits of the frame number in the file names"),
+    ("Files End", "NodeSocketString", ".ply", "The point cache's file names after the frame number"),
     ("Instance", "NodeSocketBool", False, "Put the instance object, or a random child of the collection, on every "
                                           "particle instead of a sphere"),
     ("Instance Object", "NodeSocketObject", None, "Object put on the particles"),
@@ -97,8 +98,7 @@ def _build(b: _Builder, tree) -> None:
     number = b.node("FunctionNodeValueToString", {"Value": frame.outputs[0], "Base": 10,
                                                   "Padding": group_in["Digits"]}, data_type="INT").outputs[0]
     join = b.node("GeometryNodeStringJoin", {"Delimiter": ""})
-    suffix = b.node("FunctionNodeInputString", string=".ply").outputs[0]
-    for part in (suffix, number, group_in["Files"]):  # a multi-input socket lists the last linked first
+    for part in (group_in["Files End"], number, group_in["Files"]):  # a multi-input socket lists the last linked first
         tree.links.new(part, join.inputs["Strings"])
     mesh = b.node("GeometryNodeImportPLY", {"Path": join.outputs[0]}).outputs[0]
     points = b.node("GeometryNodeMeshToPoints", {"Mesh": mesh, "Radius": b.attribute("radius")}).outputs[0]
@@ -142,28 +142,22 @@ def _instances(b: _Builder, tree, group_in, points) -> None:
     tree.links.new(switch.outputs[0], b.node("NodeGroupOutput").inputs[0])
 
 
-def files_prefix(first_file: Path) -> tuple[str, int]:
-    """(the path up to the frame number, its digits) of a point cache's file, Blender-relative when it can be."""
-    stem = first_file.stem
-    digits = len(stem) - len(stem.rstrip("0123456789"))
-    prefix = str(first_file.with_name(stem[: len(stem) - digits]))
-    if bpy.data.filepath:
-        try:
-            prefix = bpy.path.relpath(prefix)
-        except ValueError:  # another drive
-            pass
-    return prefix, digits
-
-
-def add_cache_object(scene, first_file: Path, name: str = "GPU Particles Cache"):
-    """A PointCloud object in ``scene`` playing the point cache whose files begin with ``first_file``."""
+def add_cache_object(scene, folder: Path, before: str, digits: int, after: str, name: str = "GPU Particles Cache"):
+    """A PointCloud object in ``scene`` playing the point cache ``folder / f"{before}{frame:0{digits}d}{after}"``
+    (the path Blender-relative when the .blend is saved, so the file and its cache can move together)."""
     obj = bpy.data.objects.new(name, bpy.data.pointclouds.new(name))
     scene.collection.objects.link(obj)
     modifier = obj.modifiers.new("Point Cache", "NODES")
     modifier.node_group = point_cache_group()
-    prefix, digits = files_prefix(first_file)
-    set_input(modifier, "Files", prefix)
+    files = str(folder / before) + ("/" if not before else "")
+    if bpy.data.filepath:
+        try:
+            files = bpy.path.relpath(files) + ("/" if not before else "")
+        except ValueError:  # another drive
+            pass
+    set_input(modifier, "Files", files)
     set_input(modifier, "Digits", digits)
+    set_input(modifier, "Files End", after)
     return obj
 
 

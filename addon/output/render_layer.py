@@ -46,17 +46,21 @@ _SCRATCH = "GPU Particles Layer (scratch)"
 def frame_file(template: str, frame: int, suffix: str) -> Path:
     """Blender's frame path rule for ``template``: the last run of ``#`` is the zero-padded
     frame, or four digits are appended when there is none; ``//`` is the blend file's folder."""
+    folder, before, digits, after = frame_pattern(template)
+    return Path(folder, f"{before}{frame:0{digits}d}{after}{suffix}")
+
+
+def frame_pattern(template: str) -> tuple[str, str, int, str]:
+    """(folder, the name before the frame number, its digits, the name after it) of :func:`frame_file`'s rule."""
     path = blend_path(template)  # a .blend never saved: UnsavedBlendError says so
     head, name = os.path.split(path)
-    if "#" in name:
-        start = name.rindex("#")
-        while start > 0 and name[start - 1] == "#":
-            start -= 1
-        end = name.rindex("#") + 1
-        name = f"{name[:start]}{frame:0{end - start}d}{name[end:]}"
-    else:
-        name = f"{name}{frame:04d}"
-    return Path(head or ".", name + suffix)
+    if "#" not in name:
+        return head or ".", name, 4, ""
+    end = name.rindex("#") + 1
+    start = end - 1
+    while start > 0 and name[start - 1] == "#":
+        start -= 1
+    return head or ".", name[:start], end - start, name[end:]
 
 
 def layer_files(scene, frame: int) -> tuple[Path, Path]:

@@ -28,7 +28,11 @@ def sequence_frames(folder: Path) -> tuple[Path, list[int]]:
                       if not path.name.startswith(".") and (match := _FRAME_NUMBER.search(path.stem)))
     if not numbered:
         raise FileNotFoundError(f"no .vdb frames in '{folder}': bake with Write Volumes first")
-    return numbered[0][1], [frame for frame, _ in numbered]
+    frames = [frame for frame, _ in numbered]
+    if len(set(frames)) < len(frames):  # Blender's Volume reads a sequence's frame from the name's last digits
+        raise FileNotFoundError(f"the .vdb files in '{folder}' do not end in their frame number ('{numbered[0][1].name}'):"
+                                " Blender's Volume cannot play them; bake to a Bake Output whose #s come last")
+    return numbered[0][1], frames
 
 
 def add_volume_object(scene, folder: Path, effect: str, effects: int = 1, settings=None):

@@ -10,10 +10,12 @@ import bpy
 
 from ..output.bake import output_path
 from ..output.extras import POINTS, VOLUMES, extra_path
-from ..output.point_cache_nodes import MARKER, add_cache_object, modifier_input
+from ..output.point_cache_nodes import MARKER, add_cache_object, modifier_input, set_input
+from ..output.render_layer import frame_pattern
 from ..output.volume_object import add_volume_objects, missing_volumes
 from ..scene.cache import UnsavedBlendError
 from ..scene.snapshot import read_snapshot
+from ..scene.stage_rocks import stage_rocks
 
 
 def first_cache_file(scene, extra=POINTS) -> Path:
@@ -29,8 +31,8 @@ def missing_caches(scene) -> list[str]:
         for modifier in obj.modifiers:
             if modifier.type != "NODES" or modifier.node_group is None or not modifier.node_group.get(MARKER):
                 continue
-            digits = modifier_input(modifier, "Digits").value
-            path = bpy.path.abspath(f"{modifier_input(modifier, 'Files').value}{scene.frame_current:0{digits}d}.ply")
+            files, digits, end = (modifier_input(modifier, name).value for name in ("Files", "Digits", "Files End"))
+            path = bpy.path.abspath(f"{files}{scene.frame_current:0{digits}d}{end}")
             if not os.path.isfile(path):
                 folder = os.path.dirname(path)
                 why = "has no file for this frame" if os.path.isdir(folder) else "is missing (moved or deleted?)"
@@ -66,9 +68,21 @@ class GPU_PARTICLES_OT_add_cached_geometry(bpy.types.Operator):
             self.report({"ERROR"}, f"No point cache at '{first}' nor volumes at '{volumes}': bake with Write Point "
                                    "Cache on first (or Write Volumes)")
             return {"CANCELLED"}
-        added = [add_cache_object(scene, first)] if first.is_file() else []
+        added = []
+        if first.is_file():
+            _, before, digits, after = frame_pattern(scene.gpu_particles_output.bake_path)
+            added.append(add_cache_object(scene, first.parent, before, digits, after + POINTS.suffix))
+            rocks = stage_rocks(scene)
+            if rocks is not None:  # a preset's rocks (Debris): tumbling on the particles
+                set_input(added[0].modifiers[0], "Instance", True)
+                set_input(added[0].modifiers[0], "Instance Collection", rocks)
         if volumes.is_file():
-            added += add_volume_objects(scene, volumes.parent, read_snapshot(scene).named_settings)
+            try:
+                added += add_volume_objects(scene, volumes.parent, read_snapshot(scene).named_settings)
+            except FileNotFoundError as error:
+                self.report({"WARNING"} if added else {"ERROR"}, f"No Volume added: {error}")
+        if not added:
+            return {"CANCELLED"}
         obj = added[0]
         for other in context.selected_objects:
             other.select_set(False)

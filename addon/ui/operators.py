@@ -37,6 +37,7 @@ from ..scene.families import descendants, link, parent_of
 from ..scene.stage_colliders import add_stage_colliders, scene_has_colliders
 from ..scene.stage_fields import add_stage_fields, scene_has_fields
 from ..scene.stage_lights import add_stage_light_setup
+from ..scene.stage_rocks import add_stage_rocks, stage_rocks
 from .modal_job import ModalJobOperator
 
 
@@ -124,30 +125,32 @@ class GPU_PARTICLES_OT_add(bpy.types.Operator):
 
     def _add_stage(self, context, obj, stage: dict) -> None:
         """What the preset's look needs besides the effect, where the scene has none yet: its CSG
-        primitives, force fields, colliders, lights and shadowing objects, placed around ``obj`` as they sit around
+        primitives, force fields, colliders, rocks to instance, lights and shadowing objects, placed around ``obj`` as they sit around
         the stage's emitter."""
         shift = _shift_to(stage, obj.matrix_world.translation)
         primitives = "csg" in stage and not scene_primitives(context.scene)
         fields = bool(stage.get("fields")) and not scene_has_fields(context.scene)
         colliders = bool(stage.get("colliders")) and not scene_has_colliders(context.scene)
+        rocks = bool(stage.get("rocks")) and stage_rocks(context.scene) is None
         if primitives:
             csg = dict(stage["csg"])
             csg["primitives"] = [_shifted(p, shift) for p in csg.get("primitives", [])]
             add_stage_primitives(context.scene, csg)
         extras = ((fields, "fields", add_stage_fields, "force field"),
-                  (colliders, "colliders", add_stage_colliders, "collider"))
+                  (colliders, "colliders", add_stage_colliders, "collider"),
+                  (rocks, "rocks", add_stage_rocks, "rock mesh"))
         for wanted, key, add, noun in extras:
             if wanted:
                 added = add(stage[key], shift)
                 self.report({"INFO"}, f"Added {len(added)} {noun}(s) the preset's look needs")
-        if fields or colliders:
+        if fields or colliders or rocks:
             for selected in context.selected_objects:  # the emitter stays the one selected, as before
                 selected.select_set(selected == obj)
             obj.select_set(True)
         lit = add_stage_light_setup(stage, shift, context.scene)
         if lit:
             self.report({"INFO"}, f"Added {len(lit)} light(s) and shadowing object(s) the preset's look needs")
-        if primitives or fields or colliders or lit:
+        if primitives or fields or colliders or rocks or lit:
             context.view_layer.objects.active = obj
 
 

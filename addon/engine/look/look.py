@@ -11,7 +11,7 @@ import numpy as np
 
 from ..seam.kernels import Constant, Image, Sampler
 from ..seam.random import random_unit
-from ..seam.tables import RANDOM_STREAMS
+from ..seam.tables import RANDOM_STREAMS, SPRITE_DRAWS
 
 LOOK_SIZE = 64  # texels from birth (t = 0) to death (t = 1)
 
@@ -63,10 +63,16 @@ def look_at(table, t):
     x = np.clip(t, np.float32(0), np.float32(1)) * np.float32(last)
     i = np.minimum(x.astype(np.int64), last - 1)
     f = x - i.astype(np.float32)
-    return (table[i] + (table[i + 1] - table[i]) * f[:, None]).astype(np.float32)
+    steps = np.take(table[1:] - table[:-1], i, axis=0)  # table[i + 1] - table[i], one gather (a point cache's 1M)
+    return (np.take(table, i, axis=0) + steps * f[:, None]).astype(np.float32)
 
 
 def variation(index, amount, seed, stream: str):
     """variation() of look.glsl: 1 - amount * u from the named stream (tables.RANDOM_STREAMS)."""
     return np.float32(1.0) - np.float32(amount) * random_unit(
         index, 0, seed * RANDOM_STREAMS["PER_SEED"] + RANDOM_STREAMS[stream])
+
+
+def sprite_draw(index, seed: int, draw: str):
+    """sprite_draw() of sprite_pose.glsl: the named draw (tables.SPRITE_DRAWS) of STREAM_SPRITE."""
+    return random_unit(index, SPRITE_DRAWS[draw], seed * RANDOM_STREAMS["PER_SEED"] + RANDOM_STREAMS["SPRITE"])

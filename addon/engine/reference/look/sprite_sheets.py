@@ -6,14 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...seam.random import random_unit
-from ...seam.tables import FLIPBOOK_BLENDS, RANDOM_STREAMS, SPRITE_DRAWS
+from ...look.look import sprite_draw
+from ...seam.tables import FLIPBOOK_BLENDS
 
 F = np.float32
-
-
-def sprite_draw(index, seed: int, draw: str):
-    return random_unit(index, SPRITE_DRAWS[draw], seed * RANDOM_STREAMS["PER_SEED"] + RANDOM_STREAMS["SPRITE"])
 
 
 def sprite_angle(index, age, settings, velocity_px=None):
