@@ -285,6 +285,7 @@ def _bake(args, lap: Laps, probe: GPUProbe) -> int:
     scene.gpu_particles_output.bake_path = scene.render.filepath  # the bake's own output setting
     for name in ("points", "volumes", "usd"):  # files beside the frames (output/extras.py)
         setattr(scene.gpu_particles_output, f"write_{name}", getattr(args, name))
+    scene.gpu_particles_output.volume_voxel_size = args.voxel_size
     add_preset_effect(scene, args.preset, preset)
     for name in ("point_filter", "glints"):  # after the preset's render settings
         if getattr(args, name) is not None:
@@ -383,6 +384,8 @@ def main(argv=None) -> int:
                              help="also write each frame's particles as a point cache (OUT/points/*.ply)")
     bake_parser.add_argument("--volumes", action="store_true",
                              help="also write each frame's particles as OpenVDB volumes (OUT/volumes/*.vdb)")
+    bake_parser.add_argument("--voxel-size", type=float, default=0.0, metavar="LENGTH",
+                             help="--volumes: edge of one voxel (default 0: Auto, half the particle size)")
     bake_parser.add_argument("--usd", action="store_true",
                              help="also write the particles as USD points (OUT/usd/*.usdc, one OUT/*.usda for all)")
     bake_parser.add_argument("--timings", nargs="?", const="-", metavar="FILE",
@@ -393,6 +396,8 @@ def main(argv=None) -> int:
 
         print("\n".join(preset_names()))
         return 0
+    if not args.voxel_size >= 0.0:
+        parser.error(f"--voxel-size {args.voxel_size:g}: a length of 0 (Auto) or more")
     return bake(args)
 
 

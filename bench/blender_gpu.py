@@ -41,7 +41,10 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   (each of its frames costs the same seconds); start-up excluded on both sides (scene set-up,
   shader compilation, preroll and one warm-up frame are not timed).
 * ``export`` (not in the default list: ``--suites export``): files written beside the frames, ``bench/export.py``
-  (``points-1M``: point-cache frames of 1M particles a second, and where the time goes).
+  (``points-1M``: point-cache frames of 1M particles a second, and where the time goes; ``vdb-smoke``,
+  bench/vdb_export.py: VDB frames of the smoke preset at a 256-voxel longest side written, ``fps`` (goal >= 20),
+  where the time goes (``grid_ms``, ``readback_ms``, ``encode_ms``, ``disk_ms``), against Geometry Nodes' Points to
+  Volume and Bake node on the same points, ``peer_ms_per_frame``, goal ``ratio`` >= 20).
 """
 
 from __future__ import annotations

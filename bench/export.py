@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bake_throughput import effect_scene
+from bench.vdb_export import vdb_smoke
 
 POINTS_CASE = (1_000_000, 64, 36)  # particle slots, frame size (a thumbnail: the point caches are measured)
 
@@ -95,7 +96,8 @@ def _reset(out_dir: Path) -> None:
     shutil.rmtree(out_dir, ignore_errors=True)
 
 
-CASES = {"points-1M": points_case}  # name: (quick, frames) -> record row; more kinds join here
+# name: (quick, frames) -> record row; more kinds join here
+CASES = {"points-1M": points_case, "vdb-smoke": lambda quick, frames: vdb_smoke(quick, frames, 2 if quick else 6)}
 
 
 def export_suite(quick: bool, frames: int) -> list[dict]:

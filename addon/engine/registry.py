@@ -25,7 +25,7 @@ from .draw import (
     sprites,
     trail_tiles,
 )
-from .light import light_pass, shadow_volume
+from .light import light_pass, shadow_volume, volume_grids
 from .order import sorting, tile_lists
 from .primitives import compaction, scan
 from .seam.kernels import Kernel
@@ -69,6 +69,7 @@ DECLARED: tuple[Kernel, ...] = (
     *readback.FRAME_DISPLAY_VARIANTS.values(),
     *shadow_volume.SHADOW_KERNELS,
     light_pass.LIGHT_PARTICLES,
+    *volume_grids.VOLUME_KERNELS,
 )
 # Every variant of each declared kernel: the combinations of the features it accepts (kernels.Feature), e.g. the
 # look features (lighting.LOOK_FEATURES) of every kernel that colors particles.

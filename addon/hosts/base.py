@@ -90,6 +90,10 @@ class Host:
     def read(self, texture: Texture) -> np.ndarray:
         raise NotImplementedError
 
+    def read_rows(self, texture: Texture, rows: int) -> np.ndarray:
+        """The first ``rows`` rows of a 2D ``texture`` (only they read back, where the host can)."""
+        return self.read(texture)[:rows]
+
     def readback_buffer(self, texture: Texture) -> ReadbackBuffer:
         """Host memory that :meth:`read_into` fills with ``texture`` (made once, reused every frame)."""
         return ReadbackBuffer(np.empty(texture.shape, DTYPES[texture.format]))

@@ -255,6 +255,19 @@ class BlenderHost(Host):
         array = np.frombuffer(texture.native.read(), dtype=DTYPES[texture.format])
         return array.reshape(texture.shape).copy()
 
+    def read_rows(self, texture, rows):
+        """Through a framebuffer, the rows alone (a packed list read back as far as it is filled)."""
+        dtype, channels = DTYPES[texture.format], CHANNELS[texture.format]
+        shape = (rows, texture.width, channels) if channels > 1 else (rows, texture.width)
+        if rows == 0:
+            return np.empty(shape, dtype)
+        native = self.gpu.types.Buffer("UINT" if dtype is np.uint32 else "FLOAT", int(np.prod(shape)))
+        framebuffer = self.framebuffer(texture, None)
+        with framebuffer.bind():
+            framebuffer.read_color(0, 0, texture.width, rows, channels, 0,
+                                   "UINT" if dtype is np.uint32 else "FLOAT", data=native)
+        return np.frombuffer(native, dtype).reshape(shape)
+
     def readback_buffer(self, texture):
         """A GL pixel-pack buffer that ``read_start`` fills without waiting (gl_readback.py), else a
         ``gpu.types.Buffer`` that ``read_color`` fills in place, viewed by numpy without a copy."""

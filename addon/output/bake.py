@@ -236,7 +236,11 @@ class BakeJob(FrameJob):
             while not self._extra_slots.acquire(timeout=0.05):
                 self._collect()  # a failed write is reported rather than waited on
             started = self.clock.add("wait for a writer", started)
-            captured = extra.capture(self.renderer, frame)
+            try:
+                captured = extra.capture(self.renderer, frame)
+            except SettingsError as error:  # e.g. a VDB voxel size past the voxel limit: nothing written
+                self._extra_slots.release()
+                raise BakeError(f"Frame {frame}'s {extra.label}: {error}") from None
             self.clock.add(f"{extra.label}: capture", started)
             self.writer.submit_file(frame, extra_path(frame_path, extra),
                                     lambda partial, write=extra.write, captured=captured: write(partial, captured),

@@ -7,6 +7,7 @@ on the CPU by :func:`display_pixels`, on the GPU by display_shader.py.
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 from dataclasses import dataclass
@@ -17,9 +18,14 @@ import numpy as np
 
 def image_modules():
     """OpenImageIO and PyOpenColorIO: importable as is in Blender, from Blender's own site-packages in the bpy module."""
+    return bundled_module("OpenImageIO"), bundled_module("PyOpenColorIO")
+
+
+def bundled_module(name: str):
+    """A module Blender bundles (OpenImageIO, PyOpenColorIO, openvdb): importable as is in Blender, from
+    Blender's own site-packages in the bpy module."""
     try:
-        import OpenImageIO
-        import PyOpenColorIO
+        return importlib.import_module(name)
     except ImportError:
         import bpy
 
@@ -27,9 +33,7 @@ def image_modules():
         site = Path(bpy.utils.system_resource("PYTHON")) / "lib" / version / "site-packages"
         if str(site) not in sys.path:
             sys.path.append(str(site))
-        import OpenImageIO
-        import PyOpenColorIO
-    return OpenImageIO, PyOpenColorIO
+        return importlib.import_module(name)
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import point_cache, usd_points
+from . import point_cache, usd_points, volumes
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,9 @@ def extra_path(frame_path: Path, extra: ExtraOutput) -> Path:
 
 
 POINTS = ExtraOutput("write_points", "points", ".ply", point_cache.capture, point_cache.write, label="point cache")
+VOLUMES = ExtraOutput("write_volumes", "volumes", ".vdb", volumes.capture, volumes.write, label="volumes")
 USD = ExtraOutput("write_usd", "usd", ".usdc", usd_points.capture, usd_points.write, usd_points.finish, label="USD")
-EXTRAS: tuple[ExtraOutput, ...] = (POINTS, USD)  # every kind a bake can write; write_volumes's joins with its writer
+EXTRAS: tuple[ExtraOutput, ...] = (POINTS, VOLUMES, USD)  # every kind a bake can write
 
 
 def enabled_extras(scene) -> tuple[ExtraOutput, ...]:

@@ -50,7 +50,7 @@ import time
 
 import bpy
 from bpy.app.handlers import persistent
-from bpy.props import BoolProperty, StringProperty
+from bpy.props import BoolProperty, FloatProperty, StringProperty
 
 from ..engine.settings.settings import SettingsError
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
@@ -91,6 +91,10 @@ class GPU_PARTICLES_PG_output(bpy.types.PropertyGroup):
         name="Write Volumes", default=False,
         description="Also write each baked frame's particles as OpenVDB volume grids in a 'volumes' folder beside "
                     "the frames, for Cycles' and EEVEE's own volume rendering")
+    volume_voxel_size: FloatProperty(
+        name="Voxel Size", default=0.0, min=0.0, soft_max=1.0, unit="LENGTH", precision=4,
+        description="Edge of one voxel of the written volumes (0: Auto, half of each effect's particle size, "
+                    "coarser where the particles spread over more than 512 voxels)")
     write_usd: BoolProperty(
         name="Write USD", default=False,
         description="Also write the baked particles as USD points (a file per frame in a 'usd' folder and one "
@@ -358,6 +362,8 @@ def draw_settings(layout, scene) -> None:
     files = layout.column(heading="Bake Also", align=True)
     for name in ("write_points", "write_volumes", "write_usd"):
         files.prop(output, name)
+        if name == "write_volumes" and output.write_volumes:
+            files.prop(output, "volume_voxel_size")
     layout.prop(output, "use_render")
     column = layout.column()
     column.active = output.use_render

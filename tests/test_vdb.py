@@ -1,0 +1,102 @@
+"""VDB files (output/volumes.py): what openvdb reads back equals the GPU's grids within half floats, an effect with
+no live particle writes empty but valid grids, the same frame writes the same bytes, and a write that fails
+midway (the file size limit reached) raises."""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from addon.engine.light import volume_grids
+from addon.output import volumes
+from tests.test_volume_grids import effect
+
+
+def read_array(grid, placement, lanes):
+    """A grid's values over the placement's voxels, (x, y, z[, 3]) (inactive voxels: the background, 0)."""
+    array = np.zeros((*placement.shape, 3) if lanes == 3 else placement.shape, np.float32)
+    grid.copyToArray(array, ijk=placement.index)
+    return array
+
+
+def test_the_vdb_read_back_equals_the_gpu_grids_within_half_floats(host, rng, tmp_path):
+    """Every voxel of each grid as openvdb reads it against the GPU's whole grid (not only the leaves read back)."""
+    system, look = effect(host, rng, n=5000)
+    volume = volume_grids.VolumeGrids(host)
+    captured = volumes.effect_volume(volume, system, look, "Fire", 0.03)
+    volumes.write(tmp_path / "frame.vdb", [captured])
+    grids = volumes.read(tmp_path / "frame.vdb")
+    assert set(grids) == {"density", "emission", "velocity"}
+    for name, lanes in volume_grids.GRIDS.items():
+        lanes = min(lanes, 3)
+        gpu = np.moveaxis(host.read(volume.values[name]), (0, 1, 2), (2, 1, 0))
+        gpu = gpu if gpu.ndim == 3 else gpu[..., :3]
+        back = read_array(grids[name], captured.placement, lanes)
+        np.testing.assert_allclose(back, gpu, rtol=2**-11, atol=6e-8, err_msg=name)  # half: 11 bits, subnormals
+        assert grids[name].metadata["is_saved_as_half_float"]
+        assert grids[name].activeVoxelCount() < gpu.size / lanes  # sparse: the empty voxels inactive
+    density = grids["density"]
+    assert density.activeVoxelCount() == np.count_nonzero(host.read(volume.values["density"]))
+    # The transform: voxel (i, j, k) centered at (ijk + 0.5) x voxel, the GPU's lattice
+    assert density.transform.indexToWorld((2, 0, -1)) == pytest.approx((2.5 * 0.03, 0.5 * 0.03, -0.5 * 0.03))
+
+
+def test_no_live_particle_writes_empty_valid_grids(host, rng, tmp_path):
+    system, look = effect(host, rng, n=100)
+    pos_age, vel_life = system.read_state()
+    vel_life[:, 3] = -1.0
+    system.write_state(pos_age, vel_life)
+    captured = volumes.effect_volume(volume_grids.VolumeGrids(host), system, look, "Fire", 0.0)
+    assert captured.placement is None and captured.voxel == 0.025  # Auto: half the particle size
+    volumes.write(tmp_path / "empty.vdb", [captured, captured])
+    grids = volumes.read(tmp_path / "empty.vdb")
+    assert set(grids) == {f"Fire.{grid}" for grid in volume_grids.GRIDS}  # two effects: named after each
+    assert all(grid.activeVoxelCount() == 0 for grid in grids.values())
+
+
+def test_the_same_frame_writes_the_same_bytes(host, rng, tmp_path):
+    """OpenVDB's random header UUID replaced by one from the contents: identical files, different frames differ."""
+    system, look = effect(host, rng, n=2000)
+    captured = volumes.effect_volume(volume_grids.VolumeGrids(host), system, look, "Fire", 0.05)
+    for name in ("a.vdb", "b.vdb"):
+        volumes.write(tmp_path / name, [captured])
+    first, second = (tmp_path / "a.vdb").read_bytes(), (tmp_path / "b.vdb").read_bytes()
+    assert first == second
+    captured.leaves.grids["density"][0, 0, 0, 0] += 1.0
+    volumes.write(tmp_path / "c.vdb", [captured])
+    third = (tmp_path / "c.vdb").read_bytes()
+    uuid = slice(volumes.UUID_OFFSET, volumes.UUID_OFFSET + volumes.UUID_LENGTH)
+    assert third[uuid] != first[uuid] and len(third[uuid].decode().split("-")) == 5
+    assert set(volumes.read(tmp_path / "c.vdb")) == {"density", "emission", "velocity"}
+
+
+def test_a_write_past_the_file_size_limit_raises(tmp_path):
+    """The disk filling midway (here the process's file size limit, RLIMIT_FSIZE): openvdb's write fails and
+    says so, rather than leaving a short file as if written (the frame writer then removes it)."""
+    script = textwrap.dedent(f"""
+        import resource, signal, sys
+        import numpy as np
+        sys.path.insert(0, {str(__import__('pathlib').Path(__file__).resolve().parent.parent)!r})
+        from addon.engine.light.volume_grids import Leaves, Placement
+        from addon.output import volumes
+        rng = np.random.default_rng(3)
+        n = 512  # leaves of 8^3 voxels, a 64^3 grid
+        origins = np.argwhere(np.ones((8, 8, 8), bool)) * 8
+        leaves = Leaves(origins, {{"density": rng.random((n, 8, 8, 8), np.float32),
+                                   "emission": rng.random((n, 8, 8, 8, 3), np.float32),
+                                   "velocity": rng.random((n, 8, 8, 8, 3), np.float32)}})
+        effect = volumes.EffectVolume("Fire", leaves, Placement(0.1, (0, 0, 0), (64, 64, 64)), 0.1)
+        volumes.openvdb()
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+        try:
+            volumes.write({str(tmp_path / "full.vdb")!r}, [effect])
+        except Exception as error:
+            print("raised", type(error).__name__, error)
+        else:
+            print("written")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert "raised" in result.stdout, result.stdout + result.stderr
