@@ -36,7 +36,7 @@ SECTIONS = (
     ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
                 "turbulence_speed", "substeps", "state_layout")),
     ("Collision", ()),
-    ("Interactions", ("interaction", "interaction_radius")),
+    ("Interactions", ("interaction", "interaction_radius", "friction", "cohesion", "iterations")),
     ("Spawn", ("spawn_from", "spawn_on", "spawn_count", "spawn_count_random", "spawn_rate", "spawn_impact_speed",
                "spawn_velocity", "spawn_cone", "spawn_offset", "spawn_inherit_color")),
     ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",

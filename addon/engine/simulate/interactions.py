@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..settings.settings import EffectSettings, SettingsError
+from .granular import check_granular, granular_step
 from .neighbours import NeighbourGrid, check_interacting, check_radius
 
 
@@ -26,6 +27,7 @@ def check_interaction(settings: EffectSettings) -> None:
     if settings.state_layout != "FULL":
         raise SettingsError(f"interaction {settings.interaction} needs state_layout FULL (world positions in float32), "
                             "not COMPACT")
+    check_granular(settings)
 
 
 def _grid_only(system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
@@ -34,7 +36,7 @@ def _grid_only(system, grid: NeighbourGrid, h: float, textures: dict, constants:
 
 
 # interaction -> its step after the grid is built: step(system, grid, h, simulate textures, simulate constants)
-STEPS: dict[str, Callable] = {"GRANULAR": _grid_only, "FLUID": _grid_only, "FLOCKING": _grid_only}
+STEPS: dict[str, Callable] = {"GRANULAR": granular_step, "FLUID": _grid_only, "FLOCKING": _grid_only}
 
 
 class Interactions:
@@ -42,7 +44,18 @@ class Interactions:
 
     def __init__(self, host, settings: EffectSettings, width: int, rows: int):
         check_interaction(settings)
+        self.host, self.width, self.rows = host, width, rows
         self.grid = NeighbourGrid(host, settings.count, width, rows)
+        self._scratch: dict = {}
+        self.settled = None  # the images simulate's GRAINS pass reads (granular.py)
+
+    def scratch(self, names: tuple[str, ...], texels: int = 1) -> tuple:
+        """RGBA32F images of a step's own (iterates, sums), ``texels`` side by side a particle (a shader binds
+        eight images at most: neighbours.py), made on first use and kept: nothing in them outlives a substep."""
+        for name in names:
+            if name not in self._scratch:
+                self._scratch[name] = self.host.texture(name, self.width * texels, self.rows, "RGBA32F")
+        return tuple(self._scratch[name] for name in names)
 
     def reset(self) -> None:
         self.grid.reset()
