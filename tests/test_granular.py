@@ -193,3 +193,40 @@ def test_sand_pile_frames_from_the_caches_checkpoints_equal_a_whole_bake(tmp_pat
         assert a.read_bytes() == b.read_bytes(), a.name
     record = json.loads((tmp_path / "split" / "gpu_particles_bake.json").read_text())
     assert record["cache"]["loaded_checkpoints"], "the second process started from a checkpoint"
+
+
+def test_grains_pile_on_every_analytic_collider_and_keep_their_collision_events(host):
+    """Grains poured onto a sphere and a box standing on the floor: none ends inside either or below the floor
+    (each collider holds a grain's centre its radius off; where the sphere meets the floor, the one the
+    colliders' order puts last wins by a little), and their impacts spawn children (events)."""
+    from addon.engine.pipeline import advance
+    from addon.engine.simulate import events
+
+    identity = np.eye(4)
+    sphere, box = np.eye(4), np.eye(4)
+    sphere[:3, 3] = (-0.06, 0.0, 0.05)
+    box[:3, 3] = (0.06, 0.0, 0.04)
+    colliders = [Collider("PLANE", identity, half_size=(10, 10, 0), bounce=0.0, friction=0.6),
+                 Collider("SPHERE", sphere, half_size=(0.05, 0.05, 0.05), bounce=0.0, friction=0.5),
+                 Collider("BOX", box, half_size=(0.04, 0.04, 0.04), bounce=0.0, friction=0.5)]
+    grains_values = {"count": 600, "emission": "BURST", "emitter_shape": "BOX", "emitter_radius": 0.1,
+                     "emitter_scale": (1.0, 0.3, 0.3), "lifetime": 100.0, "lifetime_random": 0.0,
+                     "interaction": "GRANULAR", "interaction_radius": 2.5 * R, "size": R, "substeps": 4,
+                     "iterations": 6, "velocity": (0, 0, -1), "velocity_random": 0.0, "drag": 0.0}
+    puffs = {"count": 2000, "spawn_from": "Grains", "spawn_on": "COLLISION", "spawn_impact_speed": 0.3,
+             "spawn_count": 2, "emitter_shape": "POINT", "lifetime": 0.2, "velocity_random": 0.5}
+    emitter = np.eye(4)
+    emitter[2, 3] = 0.25
+    systems = [ParticleSystem(host, effect_settings(v)) for v in (grains_values, puffs)]
+    assert events.link_families(host, systems, [("Emitter", "Grains"), ("Emitter", "Puffs")]) == []
+    for system in systems:
+        system.set_scene_inputs([], colliders)
+    for _ in range(18):
+        advance(systems, 1 / 24, [emitter, emitter], [emitter, emitter])
+    positions = systems[0].read_state()[0][:, :3]
+    assert positions[:, 2].min() > 0.9 * R
+    assert (np.linalg.norm(positions - sphere[:3, 3], axis=1) > 0.05 + 0.9 * R).all()
+    inside_box = (np.abs(positions - box[:3, 3]) < 0.04 + 0.9 * R).all(axis=1)
+    assert not inside_box.any()
+    assert systems[1].live.read_count() > 0, "impacts spawned children"
+    assert largest_overlap(positions) < 0.5 * 2 * R, "grains still falling onto the heap overlap a little at most"
