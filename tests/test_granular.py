@@ -230,3 +230,36 @@ def test_grains_pile_on_every_analytic_collider_and_keep_their_collision_events(
     assert not inside_box.any()
     assert systems[1].live.read_count() > 0, "impacts spawned children"
     assert largest_overlap(positions) < 0.5 * 2 * R, "grains still falling onto the heap overlap a little at most"
+
+
+def test_a_radius_that_puts_every_grain_in_one_cell_steps_bounded_and_counts_what_it_left_out(host):
+    """Interaction Radius far above the grains' spacing: every grain shares one cell, each visits 64 neighbours
+    at most, the step still ends with finite grains, and the overflow counts them."""
+    points = column(side=6, layers=4)
+    system = ParticleSystem(host, grains(count=len(points), interaction_radius=10.0, iterations=2))
+    pos_age = np.zeros((len(points), 4), np.float32)
+    pos_age[:, :3] = points
+    vel_life = np.zeros((len(points), 4), np.float32)
+    vel_life[:, 3] = 100.0
+    system.write_state(pos_age, vel_life)
+    collapse_more(system, frames=1)
+    assert np.isfinite(system.read_state()[0]).all()
+    assert system.interactions.read_overflow() >= len(points)
+
+
+def test_the_warnings_name_the_effect_whose_particles_had_too_many_neighbours():
+    """What the bake report and the renderer's warnings say (SceneSimulation.neighbour_overflows): only effects
+    that interact and left neighbours out, by name, with what to do."""
+    from types import SimpleNamespace
+
+    from addon.scene.time import SceneSimulation
+
+    def system(cut):
+        return SimpleNamespace(interactions=None if cut is None else SimpleNamespace(read_overflow=lambda: cut))
+
+    effects = [SimpleNamespace(object_name="Cube", effect_name=name) for name in ("Sand", "Fire", "Dry")]
+    simulation = SimpleNamespace(snapshot=SimpleNamespace(effects=effects), systems=[system(1234), system(None),
+                                                                                     system(0)])
+    warnings = SceneSimulation.neighbour_overflows(simulation)
+    assert len(warnings) == 1 and "'Sand' on 'Cube': 1,234 times" in warnings[0]
+    assert "lower the Interaction Radius" in warnings[0]

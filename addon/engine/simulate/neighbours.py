@@ -44,7 +44,8 @@ MAX_NEIGHBOURS = 64  # neighbours one particle visits at most (a dense clump is 
 GRID_TABLE_MIN = 1 << 12
 GRID_TABLE_MAX = 1 << 22  # three 8-bit digit passes of the counting sort
 # Particles an interacting effect may have: its grid (keys, the sorted keys and slots, the sort's spare pair: five
-# 32-bit words a particle) and solver images (two RGBA32F iterates) take 52 bytes a particle, 832 MiB at the limit.
+# 32-bit words a particle) and a solver's images (granular: two iterates of two RGBA32F texels) take 84 bytes a
+# particle, 1.3 GiB at the limit, beside the state's 512 MiB.
 MAX_INTERACTING = 1 << 24
 NO_CELL = 0xFFFFFFFF  # a dead slot's key: outside every bin, sorted last
 
