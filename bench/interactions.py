@@ -5,7 +5,8 @@ Blender 5.2's Python API has no GPU timer: each figure is many repetitions of th
 drains (a readback of one texel, which returns only once every command before it has run), divided by the
 repetitions.  Where the step's time goes is measured the same way, part by part, on the same state:
 
-* ``grid_ms``: the neighbour grid's build (grid_keys, the counting sort's digit passes, bin ranges);
+* ``grid_ms``: the neighbour grid's build: ``keys_ms`` (grid_keys) and ``sort_ms`` (the counting sort's digit
+  passes, three of bin_digits, a scan and bin_scatter for the 2^22 + 1 bins of 4M particles, then bin_ranges);
 * ``gather_ms``: one pass that walks every particle's neighbours (neighbour_list counting them), the cost of a
   gather before any arithmetic;
 * ``simulate_ms``: the simulate pass alone (forces, colliders), as an effect without interaction steps;
@@ -92,9 +93,11 @@ def grid_case(host, case: Case, count: int, repeats: int) -> dict:
     width, rows = system.pos_age.width, system.pos_age.height
     listing = host.texture("neighbour_list", width, rows, "R32UI")
     build = timed_ms(host, grid.overflow, lambda: grid.build(system.pos_age, system.vel_life, radius), repeats)
+    keys = timed_ms(host, grid.overflow, lambda: grid.write_keys(system.pos_age, system.vel_life, radius), repeats)
+    order = timed_ms(host, grid.overflow, grid.sort, repeats)
     gather = timed_ms(host, grid.overflow, lambda: grid.list_into(system.pos_age, system.vel_life, listing, 1), repeats)
     found = host.read(listing).ravel()[:count]
-    return {"ms": build, "grid_ms": build, "gather_ms": gather, "neighbours_mean": float(found.mean()),
+    return {"ms": build, "grid_ms": build, "keys_ms": keys, "sort_ms": order, "gather_ms": gather, "neighbours_mean": float(found.mean()),
             "table": grid.table, "overflow": grid.read_overflow()}
 
 

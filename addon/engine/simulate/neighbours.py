@@ -135,11 +135,19 @@ class NeighbourGrid:
 
     def build(self, pos_age, vel_life, radius: float) -> None:
         """Order the live slots of the state by the cell of their position (cells of edge ``radius``)."""
+        self.write_keys(pos_age, vel_life, radius)
+        self.sort()
+
+    def write_keys(self, pos_age, vel_life, radius: float) -> None:
+        """Each slot's hash bin (grid_keys), the first half of ``build``."""
         check_radius(radius)
         self.values = grid_values(radius, self.table)
         self.constants = grid_constants(self.values)
         self.host.dispatch(GRID_KEYS, self.groups, {"pos_age": pos_age, "vel_life": vel_life, "grid_keys": self.keys},
                            {"count": self.count, **self.constants})
+
+    def sort(self) -> None:
+        """The slots in key order and each bin's offset (the counting sort's digit passes, bin_ranges)."""
         self.binning.run(self.keys, self.count)
 
     def read_overflow(self) -> int:
