@@ -83,14 +83,18 @@ vec3 contact_correction(vec3 x, vec3 y, float share, bool stabilising, vec3 move
   return correction * share;
 }
 
+/* A thread a grain in the grid's order (grid_items: every slot once, the live ones by cell, the dead last), so
+ * the threads of a workgroup walk the same cells and read the same neighbours. */
 void main()
 {
-  int index;
-  ivec2 texel;
+  int rank;
+  ivec2 unused;
   int width = imageSize(pos_age).x;
-  if (!particle_slot(width, count, index, texel)) {
+  if (!particle_slot(width, count, rank, unused)) {
     return;
   }
+  int index = int(imageLoad(grid_items, particle_texel(rank, imageSize(grid_items).x)).x);
+  ivec2 texel = particle_texel(index, width);
   Particle particle = load_particle(texel);
   vec3 x = grain_at(index, width);
   vec3 shift = shift_at(index, width);
