@@ -31,7 +31,7 @@ ivec2 iterate_texel(int slot, int width, int part)
  * velocity from the move since the step began, so it subtracts that fall with the shift (below). */
 vec3 grain_at(int slot, int width)
 {
-  return first_iteration > 0.5 ? imageLoad(pos_age, particle_texel(slot, width)).xyz + grain_fall
+  return first_iteration > 0.5 ? load_particle(particle_texel(slot, width)).position + grain_fall
                                : imageLoad(grain_in, iterate_texel(slot, width, 0)).xyz;
 }
 
@@ -51,9 +51,8 @@ void store_iterate(int slot, int width, vec3 position, vec3 shift)
  * iterate's pre-stabilisation so far (its shift less the fall). */
 vec3 grain_start(int slot, int width)
 {
-  ivec2 texel = particle_texel(slot, width);
-  vec3 start = imageLoad(pos_age, texel).xyz - imageLoad(vel_life, texel).xyz * grain_dt;
-  return start + shift_at(slot, width);
+  Particle particle = load_particle(particle_texel(slot, width));
+  return particle.position - particle.velocity * grain_dt + shift_at(slot, width);
 }
 
 /* A contact's correction of the grain at x from the one at y, weighted by the grain's share; its friction from

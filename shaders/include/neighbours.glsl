@@ -52,7 +52,7 @@ bool next_neighbour(inout NeighbourWalk walk, out int slot, out vec3 neighbour)
       if (j == walk.self) {
         continue;
       }
-      vec3 q = imageLoad(pos_age, particle_texel(j, state_width)).xyz;
+      vec3 q = load_particle(particle_texel(j, state_width)).position;
       if (grid_cell(q) != walk.visiting || !(grid_distance2(walk.position, q) < radius2)) {
         continue;
       }

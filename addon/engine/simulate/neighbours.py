@@ -50,7 +50,7 @@ MAX_INTERACTING = 1 << 24
 NO_CELL = 0xFFFFFFFF  # a dead slot's key: outside every bin, sorted last
 
 GRID_CONSTANTS = (
-    Constant("VEC4", "grid", components=(
+    Constant("VEC4", "neighbour_grid", components=(
         ("grid_inverse_cell", "x"),  # 1 / cell edge (float32: the reference multiplies the same way)
         ("grid_radius", "y"),  # pairs closer than this are neighbours
     )),
