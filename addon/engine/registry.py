@@ -29,7 +29,7 @@ from .light import light_pass, shadow_volume, volume_grids
 from .order import sorting, tile_lists
 from .primitives import compaction, scan
 from .seam.kernels import Kernel
-from .simulate import csg, events, sdf, simulation, trails
+from .simulate import csg, events, granular, neighbours, sdf, simulation, trails
 
 DECLARED: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
@@ -40,6 +40,8 @@ DECLARED: tuple[Kernel, ...] = (
     simulation.COPY_TINT,
     *events.EVENT_KERNELS,
     *compaction.COMPACTION_KERNELS,
+    *neighbours.GRID_KERNELS,
+    *granular.GRANULAR_KERNELS,
     *scan.SCAN_KERNELS,
     depth.DEPTH_PREPASS,
     depth.COARSE_DEPTH,
@@ -78,7 +80,7 @@ KERNELS: tuple[Kernel, ...] = tuple(variant for kernel in DECLARED for variant i
 # Kept to measure the product's kernels against, dispatched only by the tests and benchmarks: the naive splat
 # (the aggregated splat replaced it, compositing.py) and the bitonic full sort (the radix sort replaced it,
 # sorting.py); and the shadow volume's probe (shadow_volume.SAMPLE: the tests sample it at points).  Declared and tested on both hosts like the rest; not shipped (tools/package.py).
-LAB_KERNELS = ("splat", "sort_local", "sort_merge", "shadow_sample")
+LAB_KERNELS = ("splat", "sort_local", "sort_merge", "shadow_sample", "neighbour_list")
 
 
 def product_kernels() -> tuple[Kernel, ...]:

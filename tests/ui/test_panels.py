@@ -171,3 +171,13 @@ def test_stats_panel_shows_the_automatic_emax(scene):
     assert labels[-1] == f"Automatic Emax: {viewport.last_stats().emax:.4g}"
     assert viewport.last_stats().emax != scene.gpu_particles.emax, "it followed the frame"
     viewport.free()
+
+
+def test_the_interactions_section_says_which_effects_interact(scene):
+    panel = dict(zip([t for t, _ in panels.SECTIONS], panels.SECTION_PANELS))["Interactions"]
+    add_effect()
+    assert ("label", "No effect interacts") in draw(panel)
+    add_effect(interaction="GRANULAR", interaction_radius=0.05, size=0.01)
+    log = draw(panel)
+    assert ("label", "Particles interact with those of their own effect") in log
+    assert [entry for entry in log if entry[0] == "label" and entry[1].endswith(": Granular")], log

@@ -36,6 +36,7 @@ from .effectors import (
     pack_triangles,
     sdf_reach,
 )
+from .interactions import Interactions, check_interaction
 from .trails import TrailBuffer
 from .turbulence import check_resolution, curl_noise
 
@@ -74,9 +75,24 @@ EVENTS = Feature("events", defines=(("EVENTS", "1"),), images=event_images("WRIT
 SPAWNED = Feature("spawned", defines=(("SPAWNED", "1"),), drops=EMIT_ONLY,
                   wants=lambda settings, frame: bool(settings.spawn_from))
 
+# A granular effect's settle pass (granular.py): each grain takes its contact correction's velocity, then collides
+# again; with events, the simulate pass's record is kept and added to (GRAIN_EVENTS reads it).
+# It binds none of what only births and forces read (simulate.glsl leaves that code out).
+SETTLE_DROPS = EMIT_ONLY | {"fields", "noise", "field_count", "gravity_drag", "turbulence", "turbulence_offset",
+                            "origin_in"}
+GRAINS = Feature("grains", defines=(("GRAINS", "1"),),
+                 images=(Image("grain_iterate", "RGBA32F", "READ"),),
+                 drops=frozenset(SETTLE_DROPS),
+                 wants=lambda settings, frame: frame.get("grains", False),
+                 binds=lambda system: {"grain_iterate": system.interactions.settled})
+GRAIN_EVENTS = Feature("grain_events", defines=(("GRAIN_EVENTS", "1"),), drops=frozenset(("event_velocity",)),
+                       images=(Image("event_velocity", "RGBA32F", "READ_WRITE"),), requires=("events", "grains"),
+                       wants=lambda settings, frame: True)
+
 
 def _simulate_kernel(layout: StateLayout) -> Kernel:
-    """The kernel every effect runs; its features EVENTS and SPAWNED for the families of sub-emitters."""
+    """The kernel every effect runs; its features EVENTS and SPAWNED for the families of sub-emitters, GRAINS
+    (and GRAIN_EVENTS) for a granular effect's settle pass."""
     return Kernel(
         "simulate",
         images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ")),
@@ -128,7 +144,7 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
         includes=("common.glsl", "random.glsl", "cone.glsl", "sdf_sample.glsl"),
         defines=(("STATE_LIMIT", layout.limit), ("SDF_TRACE_STEPS", str(SDF_TRACE_STEPS)),
                  ("SDF_REACH_ROWS", str(SDF_REACH_ROWS)), *SDF_SAMPLING),
-        features=(EVENTS, SPAWNED),
+        features=(EVENTS, SPAWNED, GRAINS, GRAIN_EVENTS),
     )
 
 
@@ -207,6 +223,8 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
 
     ``substep``: (k, substeps) of this frame, where the colliders' poses are interpolated."""
     fractions = (substep[0] / substep[1], (substep[0] + 1) / substep[1])
+    if settings.interaction == "GRANULAR":  # a grain's centre stays its radius off every surface
+        colliders = [replace(c, thickness=c.thickness + settings.size) for c in colliders]
     return _simulate_packer(settings, triangle_count)({
         "step_index": step_index,
         "field_count": field_count,
@@ -297,6 +315,7 @@ class ParticleSystem:
         check_resolution(settings.turbulence_resolution, host.max_texture_3d_size)
         check_mesh(settings, mesh)
         check_spawned(settings)
+        check_interaction(settings)
         self.host = host
         self.settings = settings
         self.layout = LAYOUTS[settings.state_layout]
@@ -312,6 +331,8 @@ class ParticleSystem:
         self.trails = TrailBuffer(host, settings, width, rows) if settings.trail_points else None
         # Spawned effects that inherit their parent's color: a tint a slot (look.PARTICLE_TINT), none for the others.
         self.tint = host.texture("particle_tint", width, rows, "RGBA32F") if inherits_color(settings) else None
+        # Particles acting on each other (interactions.py): the neighbour grid and its step; None: each moves alone.
+        self.interactions = Interactions(host, settings, width, rows) if settings.interaction != "NONE" else None
         self._live_current = False  # _live holds the state's live slots (compacted since the last change)
         triangles, self.triangle_count = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
         self.triangles = host.texture("triangles", SIZES["TRIANGLE_ROW"], len(triangles), "RGBA32F", triangles)
@@ -373,6 +394,8 @@ class ParticleSystem:
             self.trails.reset()
         if self.tint is not None:
             self.host.clear(self.tint)
+        if self.interactions is not None:
+            self.interactions.reset()
         self.state_changed()
 
     def record_events(self) -> None:
@@ -441,11 +464,23 @@ class ParticleSystem:
         for simulate in passes:
             groups = self.contact_groups if len(passes) > 1 and simulate is passes[1] else self.groups
             self.host.dispatch(simulate, groups, textures, constants)
+        if self.interactions is not None:
+            self.interactions.step(self, h, textures, constants)
         self.origin = origin
         self.step_index += 1
         if self.trails is not None:
             self.trails.record(self)
         self.state_changed()
+
+    def settle(self, textures: dict, constants: dict) -> None:
+        """Simulate's GRAINS pass after an interaction moved the particles (granular.py): velocities from the
+        move, colliders again; ``textures`` and ``constants``: the substep's simulate dispatch's."""
+        kernel = SIMULATE_KERNELS[self.layout.name].for_effect(self.settings, events=self.events is not None,
+                                                               grains=True)
+        bound = {**textures, **kernel.bindings(system=self)}
+        names = [i.name for i in kernel.images] + [s.name for s in kernel.samplers]
+        self.host.dispatch(kernel, self.groups, {name: bound[name] for name in names},
+                           {c.name: constants[c.name] for c in kernel.constants})
 
     def _contact_list(self) -> tuple:
         """The SDF passes' list of slots (one entry a slot at most) and its length."""
