@@ -111,6 +111,7 @@ class Stats:
     stage_ms: dict[str, float] = field(default_factory=dict)
     emax: float | None = None  # the Emax the next frame uses, when it follows the frames (AUTO)
     spawn_lost: int = 0  # births the spawned effects lost to overflow since the start (events.Spawner)
+    neighbours_cut: int = 0  # interacting particles with more neighbours than a gather visits (neighbours.py)
 
 
 class _Stopwatch:
@@ -337,8 +338,9 @@ class Overlay:
             if sdf is not None:
                 stopwatch.ms["SDF rebuild"] = sdf.rebuild_ms
             lost = sum(system.spawner.read_overflow() for system in self.systems if system.spawner is not None)
+            cut = sum(system.interactions.read_overflow() for system in self.systems if system.interactions is not None)
             self.stats = Stats(self.frame, sum(s.count for s in self.systems), alive, overflow, stopwatch.ms,
-                               compositor.emax if auto else None, lost)
+                               compositor.emax if auto else None, lost, cut)
         return compositor.resources.frame
 
 

@@ -31,7 +31,7 @@ from .look import sprite_sheets
 from .order import sorting, tile_lists
 from .primitives import compaction, scan
 from .seam.kernels import Kernel
-from .simulate import csg, events, sdf, simulation, trails
+from .simulate import csg, events, neighbours, sdf, simulation, trails
 
 DECLARED: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
@@ -42,6 +42,7 @@ DECLARED: tuple[Kernel, ...] = (
     simulation.COPY_TINT,
     *events.EVENT_KERNELS,
     *compaction.COMPACTION_KERNELS,
+    *neighbours.GRID_KERNELS,
     *scan.SCAN_KERNELS,
     depth.DEPTH_PREPASS,
     depth.COARSE_DEPTH,
@@ -83,7 +84,7 @@ KERNELS: tuple[Kernel, ...] = tuple(variant for kernel in DECLARED for variant i
 # Kept to measure the product's kernels against, dispatched only by the tests and benchmarks: the naive splat
 # (the aggregated splat replaced it, compositing.py) and the bitonic full sort (the radix sort replaced it,
 # sorting.py); and the shadow volume's probe (shadow_volume.SAMPLE: the tests sample it at points).  Declared and tested on both hosts like the rest; not shipped (tools/package.py).
-LAB_KERNELS = ("splat", "sort_local", "sort_merge", "shadow_sample")
+LAB_KERNELS = ("splat", "sort_local", "sort_merge", "shadow_sample", "neighbour_list")
 
 
 def product_kernels() -> tuple[Kernel, ...]:

@@ -290,6 +290,7 @@ class BakeJob(FrameJob):
         self._buffers.clear()
         self._stats_buffers.clear()
         self.note_warnings(self.renderer.simulation.spawn_overflows())  # lost births so far: one readback a bake
+        self.note_warnings(self.renderer.simulation.neighbour_overflows())  # neighbours left out so far
         if self.overflow:
             self.note_warnings([f"{sum(self.overflow.values()):,} particle adds overflowed in {len(self.overflow)} "
                                 "frame(s): raise Emax or use Auto Emax"])

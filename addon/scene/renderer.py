@@ -301,7 +301,7 @@ class SceneRenderer:
     @property
     def warnings(self) -> list[str]:
         """Everything wrong now, the spawned effects' lost births included (a readback each)."""
-        return self.frame_warnings + self.simulation.spawn_overflows()
+        return self.frame_warnings + self.simulation.spawn_overflows() + self.simulation.neighbour_overflows()
 
     @property
     def frame_warnings(self) -> list[str]:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from ..engine.order.sorting import EffectSort
 from ..engine.pipeline import advance
 from ..engine.simulate.events import link_families, step_family
+from ..engine.simulate.neighbours import MAX_NEIGHBOURS
 from ..engine.simulate.simulation import ParticleSystem
 from ..engine.simulate.timeline import Timeline
 from .edits import Edit, edit_between
@@ -59,6 +60,15 @@ class SceneSimulation:
         self.snapshot = snapshot
         for system, effect in zip(self.systems, snapshot.effects):
             system.settings = effect.settings
+
+    def neighbour_overflows(self) -> list[str]:
+        """A warning per interacting effect whose particles had more neighbours than a gather visits since the
+        simulation start (a readback of one counter each, as the spawners' lost births)."""
+        cut = [(effect, system.interactions.read_overflow()) for effect, system in zip(self.snapshot.effects, self.systems)
+               if system.interactions is not None]
+        return [f"effect '{effect.effect_name}' on '{effect.object_name}': {count:,} times a particle had more than "
+                f"{MAX_NEIGHBOURS} neighbours within its interaction radius (the rest were left out): lower the "
+                "Interaction Radius or the density" for effect, count in cut if count]
 
     def spawn_overflows(self) -> list[str]:
         """A warning per spawned effect that lost births since the simulation start (a readback of one counter

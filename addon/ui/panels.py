@@ -36,6 +36,7 @@ SECTIONS = (
     ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
                 "turbulence_speed", "substeps", "state_layout")),
     ("Collision", ()),
+    ("Interactions", ("interaction", "interaction_radius")),
     ("Spawn", ("spawn_from", "spawn_on", "spawn_count", "spawn_count_random", "spawn_rate", "spawn_impact_speed",
                "spawn_velocity", "spawn_cone", "spawn_offset", "spawn_inherit_color")),
     ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
@@ -257,6 +258,16 @@ def _draw_colliders(layout, context):
         layout.label(text=warning, icon="ERROR")
 
 
+def _draw_interactions(layout, context):
+    """Particles interact within one effect: say which effects of the scene do."""
+    interacting = [f"{obj.name}/{effect.name}: {effect.interaction.title()}" for obj in context.scene.objects
+                   if hasattr(obj, "gpu_particles") for effect in obj.gpu_particles.effects
+                   if effect.interaction != "NONE"]
+    layout.label(text="Particles interact with those of their own effect", icon="INFO")
+    for line in interacting or ["No effect interacts"]:
+        layout.label(text=line, icon="PARTICLES")
+
+
 def _draw_lighting(layout, context):
     """What lights a lit effect: the lights casting particle shadows (the first four with Shadow on, brightest at
     the emitter first), those lighting it unshadowed, and what is wrong (no light at all, bad powers)."""
@@ -296,6 +307,7 @@ def _draw_render_and_bake(layout, context):
 
 
 SECTION_EXTRAS = {"Emission": _draw_rate_warning, "Forces": _draw_force_fields, "Collision": _draw_colliders,
+                  "Interactions": _draw_interactions,
                   "Look": _draw_color_ramp, "Lighting": _draw_lighting, "Render & Bake": _draw_render_and_bake}
 
 
@@ -328,6 +340,9 @@ class GPU_PARTICLES_PT_stats(_SidebarPanel, bpy.types.Panel):
             column.label(text=f"Automatic Emax: {stats.emax:.4g}")
         if stats.spawn_lost:
             column.label(text=f"Spawned particles lost: {stats.spawn_lost:,} (raise the spawned effect's count)",
+                         icon="ERROR")
+        if stats.neighbours_cut:
+            column.label(text=f"Neighbours left out: {stats.neighbours_cut:,} (lower the Interaction Radius)",
                          icon="ERROR")
 
 

@@ -103,6 +103,13 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("turbulence_speed", "vec3", (0.0, 0.0, 0.0), -1e5, 1e5, "Velocity of the turbulence pattern through the world", unit="VELOCITY"),
     Field("substeps", "int", 1, 1, 64, "Simulation steps per frame"),
     Field("respawn_skip", "float", 0.0, 0.0, 1e4, "Continuous emission: seconds a dead particle stays hidden before it respawns", unit="TIME_ABSOLUTE"),
+    Field("interaction", "enum", "NONE", items=("NONE", "GRANULAR", "FLUID", "FLOCKING"),
+          description="How this effect's particles act on each other (each effect on its own particles only): "
+                      "None: each moves alone; Granular: grains of Size that pile up; Fluid: a position-based "
+                      "liquid; Flocking: boids. Needs the Full state layout"),
+    Field("interaction_radius", "float", 0.05, 0.0, 1e4,
+          "Interactions: how far a particle reaches its neighbours (the edge of the neighbour grid's cells); "
+          "Granular: at least twice the Size, where grains touch", unit="LENGTH"),
     Field("state_layout", "enum", "FULL", items=("FULL", "COMPACT"),
           description="Full: 32 bytes per particle in float32; Compact: 16 bytes in half floats around the emitter (half the memory, less precise far from it)"),
     Field("color_start", "color", (1.0, 0.6, 0.2), 0.0, 1e4, "Color at birth (linear, HDR)", affects="look"),

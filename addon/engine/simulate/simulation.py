@@ -33,6 +33,7 @@ from .effectors import (
     pack_triangles,
     sdf_reach,
 )
+from .interactions import Interactions, check_interaction
 from .trails import TrailBuffer
 from .turbulence import check_resolution, curl_noise
 
@@ -294,6 +295,7 @@ class ParticleSystem:
         check_resolution(settings.turbulence_resolution, host.max_texture_3d_size)
         check_mesh(settings, mesh)
         check_spawned(settings)
+        check_interaction(settings)
         self.host = host
         self.settings = settings
         self.layout = LAYOUTS[settings.state_layout]
@@ -309,6 +311,8 @@ class ParticleSystem:
         self.trails = TrailBuffer(host, settings, width, rows) if settings.trail_points else None
         # Spawned effects that inherit their parent's color: a tint a slot (look.PARTICLE_TINT), none for the others.
         self.tint = host.texture("particle_tint", width, rows, "RGBA32F") if inherits_color(settings) else None
+        # Particles acting on each other (interactions.py): the neighbour grid and its step; None: each moves alone.
+        self.interactions = Interactions(host, settings, width, rows) if settings.interaction != "NONE" else None
         self._live_current = False  # _live holds the state's live slots (compacted since the last change)
         triangles, self.triangle_count = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
         self.triangles = host.texture("triangles", SIZES["TRIANGLE_ROW"], len(triangles), "RGBA32F", triangles)
@@ -370,6 +374,8 @@ class ParticleSystem:
             self.trails.reset()
         if self.tint is not None:
             self.host.clear(self.tint)
+        if self.interactions is not None:
+            self.interactions.reset()
         self.state_changed()
 
     def record_events(self) -> None:
@@ -438,6 +444,8 @@ class ParticleSystem:
         for simulate in passes:
             groups = self.contact_groups if len(passes) > 1 and simulate is passes[1] else self.groups
             self.host.dispatch(simulate, groups, textures, constants)
+        if self.interactions is not None:
+            self.interactions.step(self, h, textures, constants)
         self.origin = origin
         self.step_index += 1
         if self.trails is not None:

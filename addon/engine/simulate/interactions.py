@@ -1,0 +1,57 @@
+"""Particles acting on each other within one effect (``interaction``): the neighbour grid, then the step that uses it.
+
+Each substep, after the simulate dispatch has moved every particle on its own (forces, colliders, events)::
+
+    grid.build(pos_age)                      # neighbours.py: the live slots by cell of the moved positions
+    STEPS[interaction](system, h, ...)       # the interaction's kernels, gathering through the grid
+
+An effect with interaction NONE makes none of this: no image, no dispatch.  Nothing here outlives a substep (the
+grid is rebuilt from the state), so checkpoints and the disk cache hold the state alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..settings.settings import EffectSettings, SettingsError
+from .neighbours import NeighbourGrid, check_interacting, check_radius
+
+
+def check_interaction(settings: EffectSettings) -> None:
+    """Clear errors for settings an interaction cannot run with."""
+    if settings.interaction == "NONE":
+        return
+    check_interacting(settings.count)
+    check_radius(settings.interaction_radius)
+    if settings.state_layout != "FULL":
+        raise SettingsError(f"interaction {settings.interaction} needs state_layout FULL (world positions in float32), "
+                            "not COMPACT")
+
+
+def _grid_only(system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
+    """An interaction whose kernels are not in yet (FLUID, FLOCKING: issue 46's fluid work adds them): the grid
+    alone is built."""
+
+
+# interaction -> its step after the grid is built: step(system, grid, h, simulate textures, simulate constants)
+STEPS: dict[str, Callable] = {"GRANULAR": _grid_only, "FLUID": _grid_only, "FLOCKING": _grid_only}
+
+
+class Interactions:
+    """One effect's interaction: its neighbour grid and the step that gathers through it."""
+
+    def __init__(self, host, settings: EffectSettings, width: int, rows: int):
+        check_interaction(settings)
+        self.grid = NeighbourGrid(host, settings.count, width, rows)
+
+    def reset(self) -> None:
+        self.grid.reset()
+
+    def step(self, system, h: float, textures: dict, constants: dict) -> None:
+        """The grid of the simulated positions, then the interaction's step of ``h`` seconds (``textures`` and
+        ``constants``: the substep's simulate dispatch's, for steps that collide again)."""
+        self.grid.build(system.pos_age, system.vel_life, system.settings.interaction_radius)
+        STEPS[system.settings.interaction](system, self.grid, h, textures, constants)
+
+    def read_overflow(self) -> int:
+        return self.grid.read_overflow()

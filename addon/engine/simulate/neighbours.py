@@ -1,0 +1,154 @@
+"""The neighbour grid: an effect's live particles ordered by grid cell each substep, for kernels that gather.
+
+API (what an interaction kernel needs; issue 46)::
+
+    grid = NeighbourGrid(host, count, state_width, state_rows)   # per effect, made once
+    grid.build(pos_age, radius)      # grid_keys, then the counting sort (binning.Binning) by cell hash
+    kernel = Kernel(..., images=(*state images, *GRID_IMAGES), constants=(*GRID_CONSTANTS, ...),
+                    includes=(..., *GRID_INCLUDES))
+    host.dispatch(kernel, groups, {**state, **grid.textures}, {**grid.constants, ...})
+
+and in the kernel's GLSL (shaders/include/neighbours.glsl)::
+
+    NeighbourWalk walk = neighbours_of(slot, position);
+    int j; vec3 q;
+    while (next_neighbour(walk, j, q)) { ... gather from j ... }
+    count_overflow(walk);
+
+Cells are cubes of edge ``radius`` (the interaction radius): every particle within the radius of another lies in
+one of the 27 cells around it.  Cells are hashed into a table of a fixed size (``table_size``: the next power of
+two at or above the slot count, between GRID_TABLE_MIN and GRID_TABLE_MAX) rather than bounding the domain: an
+effect may spread anywhere (a fountain, a spill across a floor) and memory stays proportional to its count.
+Cells that share a hash bin are told apart by recomputing each candidate's cell (``grid_cell``), so a pair is met
+exactly once.  Visiting order is fixed: the 27 cells in (z, y, x) order from -1 to +1, within a cell by slot (the
+sort is stable and reads slots in order), so every gather sums in the same order on every run.  At most
+MAX_NEIGHBOURS are visited; a particle with more within the radius counts once in ``overflow`` (an atomic counter
+since the reset, read like the spawners' lost births).  Dead slots get no cell (they sort last and are never met).
+Positions are read from the state as stored: the FULL layout's world coordinates (interactions need it).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..primitives.binning import Binning
+from ..primitives.scan import linear_size
+from ..seam.kernels import Constant, Image, Kernel
+from ..settings.settings import SettingsError
+
+MAX_NEIGHBOURS = 64  # neighbours one particle visits at most (a dense clump is bounded; the rest is overflow)
+GRID_TABLE_MIN = 1 << 12
+GRID_TABLE_MAX = 1 << 22  # three 8-bit digit passes of the counting sort
+# Particles an interacting effect may have: its grid (keys, the sorted keys and slots, the sort's spare pair: five
+# 32-bit words a particle) and solver images (two RGBA32F iterates) take 52 bytes a particle, 832 MiB at the limit.
+MAX_INTERACTING = 1 << 24
+NO_CELL = 0xFFFFFFFF  # a dead slot's key: outside every bin, sorted last
+
+GRID_CONSTANTS = (
+    Constant("VEC4", "grid", components=(
+        ("grid_inverse_cell", "x"),  # 1 / cell edge (float32: the reference multiplies the same way)
+        ("grid_radius", "y"),  # pairs closer than this are neighbours
+    )),
+    Constant("INT", "grid_table"),  # hash bins, a power of two
+)
+GRID_IMAGES = (Image("grid_items", "R32UI", "READ"), Image("grid_offsets", "R32UI", "READ"),
+               Image("grid_counts", "R32UI", "READ"), Image("grid_overflow", "R32UI", atomic=True))
+GRID_INCLUDES = ("common.glsl", "grid_cell.glsl", "neighbours.glsl")
+GRID_DEFINES = (("MAX_NEIGHBOURS", str(MAX_NEIGHBOURS)),)
+
+GRID_KEYS = Kernel(
+    "grid_keys",
+    images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), Image("grid_keys", "R32UI", "WRITE")),
+    constants=(Constant("INT", "count"), *GRID_CONSTANTS),
+    includes=("common.glsl", "grid_cell.glsl"),
+)
+# Lab kernel (tests and the grid benchmark): each particle's neighbours in visiting order, or only their number.
+NEIGHBOUR_LIST = Kernel(
+    "neighbour_list",
+    images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), *GRID_IMAGES,
+            Image("neighbour_list", "R32UI", "WRITE")),
+    constants=(Constant("INT", "count"), Constant("INT", "list_columns"), *GRID_CONSTANTS),
+    includes=GRID_INCLUDES,
+    defines=GRID_DEFINES,
+)
+GRID_KERNELS = (GRID_KEYS, NEIGHBOUR_LIST)
+
+
+def table_size(count: int) -> int:
+    """Hash bins for ``count`` slots: about one a slot, a power of two (the hash masks)."""
+    return min(max(1 << max(count - 1, 1).bit_length(), GRID_TABLE_MIN), GRID_TABLE_MAX)
+
+
+def check_radius(radius: float) -> None:
+    if not radius > 0 or not np.isfinite(radius):
+        raise SettingsError(f"interaction_radius must be positive, not {radius}: it is the edge of the neighbour "
+                            "grid's cells")
+
+
+def check_interacting(count: int) -> None:
+    if count > MAX_INTERACTING:
+        raise SettingsError(f"count {count:,} is more than the neighbour grid holds: an interacting effect has at "
+                            f"most {MAX_INTERACTING:,} particles (lower the count, or set Interaction to None)")
+
+
+def grid_values(radius: float, table: int) -> dict:
+    """GRID_CONSTANTS' values by name for a ``radius``: the inverse cell as float32, as the reference takes it."""
+    return {"grid_inverse_cell": float(np.float32(1.0) / np.float32(radius)), "grid_radius": float(np.float32(radius)),
+            "grid_table": table}
+
+
+def grid_constants(values: dict) -> dict:
+    """GRID_CONSTANTS packed for a dispatch (merged into the gathering kernel's own constants)."""
+    return {c.name: c.pack(values) for c in GRID_CONSTANTS}
+
+
+class NeighbourGrid:
+    """One effect's neighbour grid: the slots in cell order and each hash bin's range, rebuilt by ``build``."""
+
+    def __init__(self, host, count: int, width: int, rows: int):
+        check_interacting(count)
+        self.host, self.count, self.table = host, count, table_size(count)
+        self.keys = host.texture("grid_keys", width, rows, "R32UI")
+        self.binning = Binning(host, count, self.table)
+        self.overflow = host.texture("grid_overflow", 1, 1, "R32UI")
+        self.groups = GRID_KEYS.groups_for(width, rows)
+        self.values = grid_values(1.0, self.table)  # by name (the reference reads these)
+        self.constants = grid_constants(self.values)
+        self.reset()
+
+    def reset(self) -> None:
+        """The overflow count back to zero (a simulation's reset)."""
+        self.host.clear(self.overflow)
+
+    @property
+    def textures(self) -> dict:
+        """What a gathering kernel binds (GRID_IMAGES)."""
+        b = self.binning
+        return {"grid_items": b.items, "grid_offsets": b.offsets, "grid_counts": b.counts, "grid_overflow": self.overflow}
+
+    def build(self, pos_age, vel_life, radius: float) -> None:
+        """Order the live slots of the state by the cell of their position (cells of edge ``radius``)."""
+        check_radius(radius)
+        self.values = grid_values(radius, self.table)
+        self.constants = grid_constants(self.values)
+        self.host.dispatch(GRID_KEYS, self.groups, {"pos_age": pos_age, "vel_life": vel_life, "grid_keys": self.keys},
+                           {"count": self.count, **self.constants})
+        self.binning.run(self.keys, self.count)
+
+    def read_overflow(self) -> int:
+        """Particles (one each time) that had more than MAX_NEIGHBOURS within the radius since the reset."""
+        return int(self.host.read(self.overflow)[0, 0])
+
+    def neighbour_lists(self, pos_age, vel_life, columns: int = MAX_NEIGHBOURS + 1):
+        """Each slot's neighbour count then slots in visiting order, ``columns`` words a slot ((count, columns)
+        uint32; 1: the counts alone): the lab's view of the gather, for the tests and the benchmark."""
+        size = linear_size(self.count * columns, self.host.max_texture_size)
+        listing = self.host.texture("neighbour_list", *size, "R32UI")
+        self.list_into(pos_age, vel_life, listing, columns)
+        return self.host.read(listing).ravel()[: self.count * columns].reshape(self.count, columns)
+
+    def list_into(self, pos_age, vel_life, listing, columns: int) -> None:
+        """The neighbour_list dispatch into ``listing`` (an R32UI image of count x columns words)."""
+        self.host.dispatch(NEIGHBOUR_LIST, self.groups,
+                           {"pos_age": pos_age, "vel_life": vel_life, **self.textures, "neighbour_list": listing},
+                           {"count": self.count, "list_columns": columns, **self.constants})
