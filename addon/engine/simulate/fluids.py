@@ -7,6 +7,18 @@ spacing, itself included, so a lattice at that spacing is exactly at rest.  Ever
 (the relaxation epsilon, s_corr's strength) is given relative to the same lattice's constraint-gradient sum, so the
 settings mean the same at any size.
 
+A step (``FluidSolver.step``, after the simulate dispatch has moved every particle by its forces and colliders, and
+the grid is built at those predicted positions)::
+
+    for each iteration:  fluid_lambda (density, lambda), fluid_delta (the corrected iterate, out of colliders)
+    fluid_move           the velocity the iterations make (own + move / dt), the last iterate into the state
+    grid.build           the neighbours at the final positions
+    fluid_vorticity      omega
+    fluid_viscosity      XSPH and vorticity confinement: the new velocity into the state
+
+Every pass gathers in the grid's fixed order and writes its own slot only (Jacobi iterations, two iterate images
+in turn), so a step is deterministic.  Nothing outlives the step: the state holds everything the next one needs.
+
 Colliders are walls of fluid at rest: a particle at distance d from a collider's surface gets a density in
 proportion to the share of the poly6 kernel's mass beyond that surface (wall_fraction), and that term's gradient,
 so fluid beside a wall is neither sparse nor sucked in; the proportion makes a lattice layer at distance ``size``
@@ -17,6 +29,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+from ..seam.kernels import Constant, Image, Kernel, Sampler
+from ..seam.tables import SIZES
+from ..settings.settings import EffectSettings
+from .effectors import MAX_COLLIDERS, SDF_SAMPLING
+from .neighbours import GRID_CONSTANTS, GRID_DEFINES, GRID_IMAGES, GRID_INCLUDES, NeighbourGrid
 
 SCORR_POWER = 4  # s_corr's exponent n (the paper's 4)
 SCORR_DISTANCE = 0.2  # s_corr's reference distance dq as a fraction of h (the paper: 0.1 to 0.3)
@@ -49,6 +67,7 @@ def wall_fraction(q: float) -> float:
 class FluidConstants:
     """What the PBF kernels take (float uniforms): kernel coefficients and the rest state's scales."""
 
+    size: float  # the particles' radius: half the rest spacing
     radius: float  # h, the interaction radius
     poly6: float  # 315 / (64 pi h^9)
     spiky: float  # -45 / (pi h^6): dW/dr = spiky (h - r)^2
@@ -76,31 +95,108 @@ def fluid_constants(size: float, radius: float, relaxation: float = 0.01, tensio
         gradient_sum = spiky_slope(0.5 * h, h) ** 2 / (rest * rest)  # spacing >= h: no lattice neighbour
     own_side = poly6(0.0, h) + sum(poly6(d, h) for d in lattice_offsets(spacing, h, int(h / spacing) + 1))
     wall = (rest - own_side) / max(wall_fraction(size / h), 1e-9)  # a lattice layer on a wall is at rest
-    return FluidConstants(h, poly6(0.0, 1.0) / h ** 9, -45.0 / (math.pi * h ** 6), rest, max(wall, 0.0),
+    return FluidConstants(float(size), h, poly6(0.0, 1.0) / h ** 9, -45.0 / (math.pi * h ** 6), rest, max(wall, 0.0),
                           relaxation * gradient_sum, tension / gradient_sum, 1.0 / poly6(SCORR_DISTANCE * h, h),
                           cohesion, viscosity, vorticity)
 
 
-@dataclass(frozen=True)
-class FlockConstants:
-    """What the boids kernel takes: Reynolds' three rules within a view cone, a target to seek, colliders to
-    avoid, all as steering (desired velocity minus velocity, clamped to the steering force)."""
+KERNEL_CONSTANTS = (
+    Constant("INT", "count"),
+    *GRID_CONSTANTS,
+    Constant("VEC4", "fluid_kernel", components=(("fluid_radius", "x"), ("fluid_poly6_scale", "y"),
+                                                 ("fluid_spiky_scale", "z"), ("fluid_inverse_rest", "w"))),
+)
+# What the iterations read besides: the colliders (as walls, and to move out of), the constraint's terms.
+SOLVER_CONSTANTS = (
+    *KERNEL_CONSTANTS,
+    Constant("INT", "collider_count"),
+    Constant("VEC4", "colliders", MAX_COLLIDERS * SIZES["COLLIDER_ROWS"]),  # effectors.collider_rows
+    Constant("VEC4", "fluid_terms", components=(("fluid_relaxation", "x"), ("fluid_scorr", "y"),
+                                                ("fluid_scorr_inverse_w", "z"), ("fluid_cohesion", "w"))),
+    Constant("VEC4", "fluid_wall", components=(("fluid_wall_density", "x"), ("fluid_size", "y"))),
+)
+# What the viscosity pass reads besides.
+VELOCITY_CONSTANTS = (
+    *KERNEL_CONSTANTS,
+    Constant("VEC4", "fluid_motion", components=(("fluid_viscosity", "x"), ("fluid_vorticity", "y"),
+                                                 ("fluid_dt", "z"))),
+)
+# Eight images at most a kernel (Blender's image units): the iterations tell live slots by lambda's w after the
+# first pass, the velocity passes gather through a grid built again at the final positions.
+WALKED = (Image("pos_age", "RGBA32F", "READ"), *GRID_IMAGES)
 
-    view_radius: float
-    view_cos: float  # cos of half the view angle: a neighbour counts when dot(heading, to neighbour) >= view_cos
-    separation: float
-    alignment: float
-    cohesion: float
-    seek: float  # weight of steering toward the target (0: no target)
-    avoid: float  # weight of steering away from colliders
-    avoid_distance: float  # colliders nearer than this are avoided, harder the nearer
-    max_speed: float
-    max_force: float  # steering acceleration at most
+
+def _solver_kernel(name: str, *images: Image) -> Kernel:
+    return Kernel(name, images=(*WALKED, Image("fluid_in", "RGBA32F", "READ"), *images),
+                  samplers=(Sampler("sdf_atlas", "FLOAT_3D"),), constants=SOLVER_CONSTANTS,
+                  includes=(*GRID_INCLUDES, "sdf_sample.glsl", "fluid.glsl"),
+                  defines=(*GRID_DEFINES, *SDF_SAMPLING, ("FLUID_SOLVER", "1")))
 
 
-def flock_constants(view_radius: float, view_angle: float, separation: float = 1.5, alignment: float = 1.0,
-                    cohesion: float = 1.0, seek: float = 0.0, avoid: float = 2.0, avoid_distance: float = 0.5,
-                    max_speed: float = 5.0, max_force: float = 10.0) -> FlockConstants:
-    """``view_angle``: the whole view cone's angle in radians (2 pi: all around)."""
-    return FlockConstants(float(view_radius), math.cos(min(view_angle, 2.0 * math.pi) / 2.0), separation, alignment,
-                          cohesion, seek, avoid, avoid_distance, max_speed, max_force)
+def _velocity_kernel(name: str, *images: Image, constants=KERNEL_CONSTANTS) -> Kernel:
+    return Kernel(name, images=(*WALKED, Image("fluid_velocity", "RGBA32F", "READ"), *images), constants=constants, includes=(*GRID_INCLUDES, "fluid.glsl"), defines=GRID_DEFINES)
+
+
+FLUID_LAMBDA = _solver_kernel("fluid_lambda", Image("vel_life", "RGBA32F", "READ"),
+                              Image("fluid_lambda", "RGBA32F", "WRITE"))
+FLUID_DELTA = _solver_kernel("fluid_delta", Image("fluid_lambda", "RGBA32F", "READ"),
+                             Image("fluid_out", "RGBA32F", "WRITE"))
+# The iterations' end: each live particle's velocity (own + move / dt) to fluid_velocity, its position to the state.
+FLUID_MOVE = Kernel("fluid_move", images=(Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"),
+                                          Image("fluid_in", "RGBA32F", "READ"),
+                                          Image("fluid_velocity", "RGBA32F", "WRITE")),
+                    constants=(Constant("INT", "count"), Constant("FLOAT", "fluid_inverse_dt")),
+                    includes=("common.glsl",))
+FLUID_VORTICITY = _velocity_kernel("fluid_vorticity", Image("vel_life", "RGBA32F", "READ"),
+                                   Image("fluid_omega", "RGBA32F", "WRITE"))
+FLUID_VISCOSITY = _velocity_kernel("fluid_viscosity", Image("vel_life", "RGBA32F"),
+                                   Image("fluid_omega", "RGBA32F", "READ"), constants=VELOCITY_CONSTANTS)
+FLUID_KERNELS = (FLUID_LAMBDA, FLUID_DELTA, FLUID_MOVE, FLUID_VORTICITY, FLUID_VISCOSITY)
+
+
+def constants_of(settings: EffectSettings) -> FluidConstants:
+    """The PBF constants of an effect's settings (size, interaction radius, fluid_*)."""
+    return fluid_constants(settings.size, settings.interaction_radius, tension=settings.fluid_tension,
+                           cohesion=settings.fluid_cohesion, viscosity=settings.fluid_viscosity,
+                           vorticity=settings.fluid_vorticity)
+
+
+def fluid_values(c: FluidConstants, dt: float) -> dict:
+    """The fluid_* components of FLUID_CONSTANTS by name."""
+    return {"fluid_radius": c.radius, "fluid_poly6_scale": c.poly6, "fluid_spiky_scale": c.spiky,
+            "fluid_inverse_rest": 1.0 / c.rest_density, "fluid_relaxation": c.relaxation, "fluid_scorr": c.scorr,
+            "fluid_scorr_inverse_w": c.scorr_inverse_w, "fluid_cohesion": c.cohesion, "fluid_viscosity": c.viscosity,
+            "fluid_vorticity": c.vorticity, "fluid_dt": dt, "fluid_inverse_dt": 1.0 / dt,
+            "fluid_wall_density": c.wall_density, "fluid_size": c.size}
+
+
+class FluidSolver:
+    """One fluid effect's solver images: two iterates taken in turn, lambda (then omega)."""
+
+    def __init__(self, host, width: int, rows: int):
+        self.host = host
+        self.iterates = [host.texture(f"fluid_iterate_{k}", width, rows, "RGBA32F") for k in range(2)]
+        self.scratch = host.texture("fluid_lambda", width, rows, "RGBA32F")
+
+    def step(self, system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
+        """One PBF step of ``h`` seconds on the simulated (predicted) state, the grid built at it."""
+        settings = system.settings
+        named = {**fluid_values(constants_of(settings), h), **grid.values,
+                 **{name: constants[name] for name in ("count", "collider_count", "colliders")}}
+        pool = {"pos_age": system.pos_age, "vel_life": system.vel_life, "sdf_atlas": textures["sdf_atlas"],
+                "fluid_lambda": self.scratch, "fluid_omega": self.scratch, **grid.textures}
+
+        def run(kernel: Kernel, **images) -> None:
+            pool.update(images)
+            bound = {name: pool[name] for name in (*(i.name for i in kernel.images), *(s.name for s in kernel.samplers))}
+            self.host.dispatch(kernel, grid.groups, bound, kernel.pack({n: named[n] for n in kernel.value_names}))
+
+        current = system.pos_age
+        for k in range(settings.fluid_iterations):
+            run(FLUID_LAMBDA, fluid_in=current)
+            run(FLUID_DELTA, fluid_out=self.iterates[k % 2])
+            current = self.iterates[k % 2]
+        run(FLUID_MOVE, fluid_in=current, fluid_velocity=self.iterates[settings.fluid_iterations % 2])
+        grid.build(system.pos_age, system.vel_life, settings.interaction_radius)
+        run(FLUID_VORTICITY, **grid.textures)
+        run(FLUID_VISCOSITY)

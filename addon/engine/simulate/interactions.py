@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..settings.settings import EffectSettings, SettingsError
+from .fluids import FluidSolver
 from .neighbours import NeighbourGrid, check_interacting, check_radius
 
 
@@ -28,13 +29,19 @@ def check_interaction(settings: EffectSettings) -> None:
                             "not COMPACT")
 
 
-def _grid_only(system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
-    """An interaction whose kernels are not in yet (FLUID, FLOCKING: issue 46's fluid work adds them): the grid
-    alone is built."""
+class _GridOnly:
+    """An interaction whose kernels are not in yet (GRANULAR: issue 46's grain work adds them): the grid alone."""
+
+    def __init__(self, host, width: int, rows: int):
+        pass
+
+    def step(self, system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
+        pass
 
 
-# interaction -> its step after the grid is built: step(system, grid, h, simulate textures, simulate constants)
-STEPS: dict[str, Callable] = {"GRANULAR": _grid_only, "FLUID": _grid_only, "FLOCKING": _grid_only}
+# interaction -> its solver, made once per effect (host, state width, rows), whose step runs after the grid is
+# built: step(system, grid, h, simulate textures, simulate constants)
+STEPS: dict[str, Callable] = {"GRANULAR": _GridOnly, "FLUID": FluidSolver, "FLOCKING": _GridOnly}
 
 
 class Interactions:
@@ -43,6 +50,7 @@ class Interactions:
     def __init__(self, host, settings: EffectSettings, width: int, rows: int):
         check_interaction(settings)
         self.grid = NeighbourGrid(host, settings.count, width, rows)
+        self.solver = STEPS[settings.interaction](host, width, rows)
 
     def reset(self) -> None:
         self.grid.reset()
@@ -51,7 +59,7 @@ class Interactions:
         """The grid of the simulated positions, then the interaction's step of ``h`` seconds (``textures`` and
         ``constants``: the substep's simulate dispatch's, for steps that collide again)."""
         self.grid.build(system.pos_age, system.vel_life, system.settings.interaction_radius)
-        STEPS[system.settings.interaction](system, self.grid, h, textures, constants)
+        self.solver.step(system, self.grid, h, textures, constants)
 
     def read_overflow(self) -> int:
         return self.grid.read_overflow()

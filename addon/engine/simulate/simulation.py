@@ -21,9 +21,8 @@ from ..settings.settings import EffectSettings, SettingsError, check_for_gpu
 from .effectors import (
     MAX_COLLIDERS,
     MAX_FORCE_FIELDS,
-    SDF_EDGE_VOXELS,
-    SDF_FILTER_VOXELS,
     SDF_REACH_ROWS,
+    SDF_SAMPLING,
     SDF_TRACE_STEPS,
     Collider,
     EmitterMesh,
@@ -37,8 +36,6 @@ from .interactions import Interactions, check_interaction
 from .trails import TrailBuffer
 from .turbulence import check_resolution, curl_noise
 
-# What shaders/include/sdf_sample.glsl needs #defined (effectors.py says why).
-SDF_SAMPLING = (("SDF_EDGE_VOXELS", repr(SDF_EDGE_VOXELS)), ("SDF_FILTER_VOXELS", repr(SDF_FILTER_VOXELS)))
 # The SDF contact pass's threads at most (each steps every so many listed slots): enough to fill a large GPU,
 # few enough that a step with few contacts does not launch a workgroup for every slot of the state.
 SDF_CONTACT_THREADS = 1 << 19

@@ -3,36 +3,38 @@ XSPH viscosity with vorticity confinement, and the boids' steering, in float32 a
 
 Every pass gathers: particle i sums over its own neighbours in a fixed order (the 27 cells around its cell, z then
 y then x from -1 to 1, each cell's particles by slot), at most ``max_neighbours`` of them, itself left out.
-``neighbours`` gives that order as an (n, k) table padded with -1; each sum below adds one column at a time, so
-each particle's float32 sum is taken in the same order as the kernel's loop.
+``neighbours`` gives that order (the grid's reference) as an (n, k) table padded with -1; each sum below adds one
+column at a time, so each particle's float32 sum is taken in the same order as the kernel's loop.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...simulate.fluids import SCORR_POWER, FlockConstants, FluidConstants
+from ...seam.records import COLLIDER
+from ...seam.tables import COLLIDER_TYPES
+from ...simulate.effectors import COLLIDER_ROWS
+from ...simulate.flocking import FlockConstants
+from ...simulate.fluids import SCORR_POWER, FluidConstants
+from ...simulate.neighbours import MAX_NEIGHBOURS, grid_values
+from .neighbours import neighbour_lists
+from .simulation import sdf_normal, sdf_sample
 
 F = np.float32
 
 
-def neighbours(positions: np.ndarray, radius: float, max_neighbours: int) -> tuple[np.ndarray, np.ndarray]:
-    """(n, k) neighbour slots within ``radius`` in the fixed order (-1 pads), and each particle's count of those
-    left out over ``max_neighbours`` (the overflow).  All pairs at once: for the small clouds the tests use."""
+def neighbours(positions: np.ndarray, radius: float, max_neighbours: int = MAX_NEIGHBOURS) -> np.ndarray:
+    """The neighbour grid's visiting order (reference/simulate/neighbours.py) of live particles at ``positions``
+    as an (n, k) table of slots, -1 where a particle has fewer than k."""
     p = np.asarray(positions, F)
-    count = len(p)
-    cells = np.floor(p / F(radius)).astype(np.int64)
-    d = (p[None, :, :] - p[:, None, :]).astype(F)
-    near = np.sum(d * d, axis=2, dtype=F) < F(radius) * F(radius)
-    np.fill_diagonal(near, False)
-    step = np.clip(cells[None, :, :] - cells[:, None, :], -1, 1) + 1  # within the radius: a neighbouring cell
-    visit = step[..., 2] * 9 + step[..., 1] * 3 + step[..., 0]  # the cell's place among the 27 (z, then y, then x)
-    key = np.where(near, visit * count + np.arange(count)[None, :], np.iinfo(np.int64).max)
-    found = near.sum(axis=1)
-    width = max(1, min(max_neighbours, int(found.max(initial=0))))
-    order = np.argsort(key, axis=1, kind="stable")[:, :width]
-    table = np.where(np.arange(width)[None, :] < np.minimum(found, max_neighbours)[:, None], order, -1)
-    return table, np.maximum(found - max_neighbours, 0)
+    pos_age = np.concatenate([p, np.zeros((len(p), 1), F)], axis=1)
+    vel_life = np.concatenate([np.zeros_like(p), np.ones((len(p), 1), F)], axis=1)
+    lists, _ = neighbour_lists(pos_age, vel_life, radius, grid_values(radius, 1)["grid_inverse_cell"], 1,
+                               max_neighbours)
+    table = np.full((len(p), max(1, max(map(len, lists), default=0))), -1, np.int64)
+    for i, found in enumerate(lists):
+        table[i, :len(found)] = found
+    return table
 
 
 def _columns(table):
@@ -58,8 +60,9 @@ def _spiky_gradient(d, r, c: FluidConstants):
     return (d * scale[:, None]).astype(F)
 
 
-def _pair(p, i_values, j_values):
-    d = (p - p[j_values]).astype(F)
+def _pair(p, j):
+    """Offsets p_i - p_j, their squares and lengths."""
+    d = (p - p[j]).astype(F)
     r2 = np.sum(d * d, axis=1, dtype=F)
     return d, r2, np.sqrt(r2).astype(F)
 
@@ -97,7 +100,7 @@ def fluid_lambda(predicted: np.ndarray, table: np.ndarray, c: FluidConstants,
     grad_sum = np.zeros(len(p), F)
     inverse_rest = F(1.0) / F(c.rest_density)
     for j, real in _columns(table):
-        d, r2, r = _pair(p, None, j)
+        d, r2, r = _pair(p, j)
         w = np.where(real, _poly6(r2, c), F(0))
         g = np.where(real[:, None], _spiky_gradient(d, r, c) * inverse_rest, F(0)).astype(F)
         density = (density + w).astype(F)
@@ -118,7 +121,7 @@ def fluid_delta(predicted: np.ndarray, lambdas: np.ndarray, table: np.ndarray, c
     p = np.asarray(predicted, F)
     delta = np.zeros_like(p) if walls is None else (walls[1] * lambdas[:, None]).astype(F)
     for j, real in _columns(table):
-        d, r2, r = _pair(p, None, j)
+        d, r2, r = _pair(p, j)
         ratio = (_poly6(r2, c) * F(c.scorr_inverse_w)).astype(F)
         scorr = (-F(c.scorr) * ratio ** SCORR_POWER).astype(F)
         weight = np.where(real, lambdas + lambdas[j] + scorr, F(0)).astype(F)
@@ -133,7 +136,7 @@ def fluid_vorticity(predicted: np.ndarray, velocity: np.ndarray, table: np.ndarr
     p, v = np.asarray(predicted, F), np.asarray(velocity, F)
     omega = np.zeros_like(p)
     for j, real in _columns(table):
-        d, r2, r = _pair(p, None, j)
+        d, r2, r = _pair(p, j)
         term = np.cross(v[j] - v, -_spiky_gradient(d, r, c)).astype(F)
         omega = (omega + np.where(real[:, None], term, F(0))).astype(F)
     return (omega * (F(1.0) / F(c.rest_density))).astype(F)
@@ -149,7 +152,7 @@ def fluid_viscosity(predicted, velocity, omega, table, c: FluidConstants, dt: fl
     blend = np.zeros_like(v)
     eta = np.zeros_like(p)
     for j, real in _columns(table):
-        d, r2, r = _pair(p, None, j)
+        d, r2, r = _pair(p, j)
         w = np.where(real, _poly6(r2, c), F(0))
         blend = (blend + (v[j] - v) * w[:, None]).astype(F)
         g = np.where(real[:, None], _spiky_gradient(d, r, c), F(0)).astype(F)
@@ -161,32 +164,88 @@ def fluid_viscosity(predicted, velocity, omega, table, c: FluidConstants, dt: fl
     return (v + blend * (F(c.viscosity) * inverse_rest) + confinement).astype(F)
 
 
-def fluid_step(position, velocity, c: FluidConstants, dt: float, gravity, iterations: int, max_neighbours: int,
-               project=None, surfaces=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One whole PBF step (Macklin and Müller's algorithm 1): forces and the predicted position, the neighbour
-    order found once on the prediction, ``iterations`` of lambda then delta-p (``project`` moves the result out of
-    colliders after each; ``surfaces(p)`` gives the colliders' (distance, normal) for wall_density), velocity from the
-    move, vorticity, viscosity.  Returns position, velocity, density."""
-    x = np.asarray(position, F)
-    v = (np.asarray(velocity, F) + F(dt) * np.asarray(gravity, F)).astype(F)
-    predicted = (x + v * F(dt)).astype(F)
-    if project is not None:
-        predicted = project(predicted)
-    table, _ = neighbours(predicted, c.radius, max_neighbours)
-    def walls():
-        return None if surfaces is None else wall_density(surfaces(predicted), c, len(predicted))
+def collider_surfaces(colliders, collider_count: int, positions, atlas=None) -> list:
+    """collider_surface() of fluid.glsl for every collider fluid leans on: (world signed distance less the
+    thickness, outward unit normal) per particle, a plane's beyond its extent at +inf."""
+    p_world = np.asarray(positions, F)
+    surfaces = []
+    for row in np.asarray(colliders, F).reshape(-1, COLLIDER_ROWS, 4)[:collider_count]:
+        collider = COLLIDER.read(row)
+        if collider["permeability"] > 0 or collider["kill"] > 0:
+            continue
+        to_local, half = collider["to_local"], collider["half_size"]
+        p = (p_world @ to_local[:, :3].T + to_local[:, 3]).astype(F)
+        local = np.tile(F([0, 0, 1]), (len(p), 1))
+        kind = collider["kind"]
+        if kind == COLLIDER_TYPES["PLANE"]:
+            d = np.where((np.abs(p[:, 0]) > half[0]) | (np.abs(p[:, 1]) > half[1]), F(np.inf), p[:, 2])
+        elif kind == COLLIDER_TYPES["SPHERE"]:
+            r = _length(p)
+            local = np.where(r[:, None] > 0, p / np.where(r > 0, r, F(1))[:, None], local).astype(F)
+            d = (r - half[0]).astype(F)
+        elif kind == COLLIDER_TYPES["BOX"]:
+            q = (np.abs(p) - half).astype(F)
+            outside = np.maximum(q, F(0))
+            out_length = _length(outside)
+            axis = np.where((q[:, 0] >= q[:, 1]) & (q[:, 0] >= q[:, 2]), 0, np.where(q[:, 1] >= q[:, 2], 1, 2))
+            face = np.zeros_like(p)
+            face[np.arange(len(p)), axis] = np.where(p[np.arange(len(p)), axis] < 0, F(-1), F(1))
+            corner = outside * np.sign(p) / np.where(out_length > 0, out_length, F(1))[:, None]
+            local = np.where(out_length[:, None] > 0, corner, face).astype(F)
+            d = np.where(out_length > 0, out_length, q[np.arange(len(p)), axis]).astype(F)
+        else:
+            d, gradient = sdf_sample(collider, atlas, p)
+            local = sdf_normal(gradient)
+        world = (local[:, :1] * to_local[0, :3] + local[:, 1:2] * to_local[1, :3] + local[:, 2:] * to_local[2, :3])
+        stretch = _length(world.astype(F))
+        surfaces.append(((d * stretch - collider["thickness"]).astype(F),
+                         (world / np.where(stretch > 0, stretch, F(1))[:, None]).astype(F)))
+    return surfaces
 
+
+def project(positions, surfaces) -> np.ndarray:
+    """fluid_project(): each point moved out of every collider, onto its surface plus thickness."""
+    p = np.asarray(positions, F)
+    for k in range(len(surfaces(p[:0]))):  # one collider after another, each from where the last left it
+        distance, normal = surfaces(p)[k]
+        p = np.where((distance < 0)[:, None], p - normal * distance[:, None], p).astype(F)
+    return p
+
+
+def fluid_solve(predicted, velocity, c: FluidConstants, dt: float, iterations: int, surfaces=None):
+    """FluidSolver.step: the grid's order at the predicted positions, ``iterations`` of lambda then delta-p (moved
+    out of the colliders), velocity (own plus the move over dt), the grid's order at the final positions,
+    vorticity, viscosity.  ``surfaces(p)``: the
+    colliders' (distance, normal) at points p (collider_surfaces).  Returns position, velocity, density."""
+    x = np.asarray(predicted, F)
+    table = neighbours(x, c.radius)
+
+    def walls(p):
+        return None if surfaces is None else wall_density([(d + F(c.size), n) for d, n in surfaces(p)], c, len(p))
+
+    p = x
     for _ in range(iterations):
-        wall = walls()
-        _, lambdas = fluid_lambda(predicted, table, c, wall)
-        predicted = (predicted + fluid_delta(predicted, lambdas, table, c, wall)).astype(F)
-        if project is not None:
-            predicted = project(predicted)
-    v = ((predicted - x) * (F(1.0) / F(dt))).astype(F)
-    omega = fluid_vorticity(predicted, v, table, c)
-    v = fluid_viscosity(predicted, v, omega, table, c, dt)
-    density, _ = fluid_lambda(predicted, table, c, walls())
-    return predicted, v, density
+        wall = walls(p)
+        _, lambdas = fluid_lambda(p, table, c, wall)
+        p = (p + fluid_delta(p, lambdas, table, c, wall)).astype(F)
+        if surfaces is not None:
+            p = project(p, surfaces)
+    v = (np.asarray(velocity, F) + (p - x) * F(1.0 / dt)).astype(F)
+    table = neighbours(p, c.radius)
+    omega = fluid_vorticity(p, v, table, c)
+    v = fluid_viscosity(p, v, omega, table, c, dt)
+    density, _ = fluid_lambda(p, table, c, walls(p))
+    return p, v, density
+
+
+def fluid_step(position, velocity, c: FluidConstants, dt: float, gravity, iterations: int, surfaces=None):
+    """A whole step as the product takes it (Macklin and Müller's algorithm 1): gravity and the predicted
+    position (the simulate kernel's, out of the colliders), then fluid_solve."""
+    v = (np.asarray(velocity, F) + F(dt) * np.asarray(gravity, F)).astype(F)
+    predicted = (np.asarray(position, F) + v * F(dt)).astype(F)
+    if surfaces is not None:
+        predicted = project(predicted, surfaces)
+    return fluid_solve(predicted, v, c, dt, iterations, surfaces)
 
 
 # -- flocking.glsl
@@ -245,9 +304,9 @@ def flock_steering(position, velocity, table, c: FlockConstants, target=None, aw
     return _clamp_length(force, c.max_force)
 
 
-def flock_step(position, velocity, c: FlockConstants, dt: float, max_neighbours: int, target=None, away=None):
+def flock_step(position, velocity, c: FlockConstants, dt: float, target=None, away=None):
     """One boids step: steer, clamp the speed, move."""
     p, v = np.asarray(position, F), np.asarray(velocity, F)
-    table, _ = neighbours(p, c.view_radius, max_neighbours)
+    table = neighbours(p, c.view_radius)
     v = _clamp_length((v + flock_steering(p, v, table, c, target, away) * F(dt)).astype(F), c.max_speed)
     return (p + v * F(dt)).astype(F), v
