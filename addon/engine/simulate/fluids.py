@@ -129,7 +129,7 @@ WALKED = (Image("pos_age", "RGBA32F", "READ"), *GRID_IMAGES)
 def _solver_kernel(name: str, *images: Image) -> Kernel:
     return Kernel(name, images=(*WALKED, Image("fluid_in", "RGBA32F", "READ"), *images),
                   samplers=(Sampler("sdf_atlas", "FLOAT_3D"),), constants=SOLVER_CONSTANTS,
-                  includes=(*GRID_INCLUDES, "sdf_sample.glsl", "fluid.glsl"),
+                  includes=(*GRID_INCLUDES, "sdf_sample.glsl", "collider_surface.glsl", "fluid.glsl"),
                   defines=(*GRID_DEFINES, *SDF_SAMPLING, ("FLUID_SOLVER", "1")))
 
 

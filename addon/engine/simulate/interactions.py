@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..settings.settings import EffectSettings, SettingsError
+from .flocking import FlockSolver
 from .fluids import FluidSolver
 from .neighbours import NeighbourGrid, check_interacting, check_radius
 
@@ -41,7 +42,7 @@ class _GridOnly:
 
 # interaction -> its solver, made once per effect (host, state width, rows), whose step runs after the grid is
 # built: step(system, grid, h, simulate textures, simulate constants)
-STEPS: dict[str, Callable] = {"GRANULAR": _GridOnly, "FLUID": FluidSolver, "FLOCKING": _GridOnly}
+STEPS: dict[str, Callable] = {"GRANULAR": _GridOnly, "FLUID": FluidSolver, "FLOCKING": FlockSolver}
 
 
 class Interactions:

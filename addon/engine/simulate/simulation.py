@@ -310,6 +310,7 @@ class ParticleSystem:
         self.tint = host.texture("particle_tint", width, rows, "RGBA32F") if inherits_color(settings) else None
         # Particles acting on each other (interactions.py): the neighbour grid and its step; None: each moves alone.
         self.interactions = Interactions(host, settings, width, rows) if settings.interaction != "NONE" else None
+        self.flock_target = None  # the world position flocking seeks (the effect's Target object), or None
         self._live_current = False  # _live holds the state's live slots (compacted since the last change)
         triangles, self.triangle_count = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
         self.triangles = host.texture("triangles", SIZES["TRIANGLE_ROW"], len(triangles), "RGBA32F", triangles)

@@ -290,9 +290,19 @@ def flock_rules(position, velocity, table, c: FlockConstants) -> tuple[np.ndarra
     return separation, (alignment * inverse[:, None]).astype(F), (centre * inverse[:, None]).astype(F), seen
 
 
+def collider_avoidance(surfaces, c: FlockConstants, count: int) -> np.ndarray:
+    """flock_steer's ``away``: the normals of the colliders nearer than the avoid distance, each weighted by how
+    much nearer (``surfaces``: collider_surfaces)."""
+    away = np.zeros((count, 3), F)
+    for distance, normal in surfaces:
+        near = (F(1.0) - distance / F(c.avoid_distance)).astype(F)
+        away = (away + np.where((distance < F(c.avoid_distance))[:, None], normal * near[:, None], F(0))).astype(F)
+    return away
+
+
 def flock_steering(position, velocity, table, c: FlockConstants, target=None, away=None) -> np.ndarray:
-    """The steering acceleration: the rules, the target and ``away`` (each particle's direction out of the
-    colliders it is near, scaled by how near: collider_avoidance) weighted, summed, at most the steering force."""
+    """The steering acceleration: the rules, the target and ``away`` (collider_avoidance) weighted, summed, at
+    most the steering force."""
     p, v = np.asarray(position, F), np.asarray(velocity, F)
     separation, alignment, cohesion, _ = flock_rules(p, v, table, c)
     force = (F(c.separation) * _steer(separation, v, c) + F(c.alignment) * _steer(alignment, v, c)).astype(F)
@@ -304,9 +314,11 @@ def flock_steering(position, velocity, table, c: FlockConstants, target=None, aw
     return _clamp_length(force, c.max_force)
 
 
-def flock_step(position, velocity, c: FlockConstants, dt: float, target=None, away=None):
-    """One boids step: steer, clamp the speed, move."""
+def flock_step(position, velocity, c: FlockConstants, dt: float, target=None, surfaces=None):
+    """FlockSolver.step on birds the simulate dispatch moved: the grid's order there, the steering, the speed
+    clamped, the position moved by the velocity's change over the step.  ``surfaces(p)``: collider_surfaces."""
     p, v = np.asarray(position, F), np.asarray(velocity, F)
-    table = neighbours(p, c.view_radius)
-    v = _clamp_length((v + flock_steering(p, v, table, c, target, away) * F(dt)).astype(F), c.max_speed)
-    return (p + v * F(dt)).astype(F), v
+    away = None if surfaces is None else collider_avoidance(surfaces(p), c, len(p))
+    steered = (v + flock_steering(p, v, neighbours(p, c.view_radius), c, target, away) * F(dt)).astype(F)
+    steered = _clamp_length(steered, c.max_speed)
+    return (p + (steered - v) * F(dt)).astype(F), steered
