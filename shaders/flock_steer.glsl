@@ -45,7 +45,7 @@ void main()
     float r2 = dot(d, d);
     if (r2 > 0.0 && (speed == 0.0 || dot(heading, d) >= flock_view_cos * sqrt(r2))) {
       separation -= d / r2;
-      alignment += imageLoad(vel_life, particle_texel(j, width)).xyz;
+      alignment += load_particle(particle_texel(j, width)).velocity;
       centre += d;
       seen += 1.0;
     }

@@ -1,7 +1,7 @@
 /* PBF's density constraint (fluids.py), a thread a slot: each live particle's density at its iterate (fluid_in;
- * neighbours as the grid found them at the step's positions, pos_age), the colliders' walls included, and
+ * neighbours as the grid found them at the step's positions, the state's), the colliders' walls included, and
  * lambda = -C / (sum |grad C|^2 + relaxation); C = rho / rho0 - 1, times fluid_cohesion where sparse.  Writes
- * (lambda, density, 0, 1), zeros for a slot without a live particle (fluid_delta reads w as liveness). */
+ * (iterate, lambda) to fluid_out, which fluid_delta reads. */
 
 void main()
 {
@@ -10,9 +10,8 @@ void main()
   if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
     return;
   }
-  vec4 pos_age_now = imageLoad(pos_age, texel);
-  if (!(pos_age_now.w >= 0.0 && pos_age_now.w < imageLoad(vel_life, texel).w && is_finite(pos_age_now.xyz))) { /* the grid's test */
-    imageStore(fluid_lambda, texel, vec4(0.0));
+  Particle particle = load_particle(texel);
+  if (!(particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position))) { /* the grid's test */
     return;
   }
   int width = imageSize(fluid_in).x;
@@ -21,7 +20,7 @@ void main()
   float density = fluid_poly6(0.0) + fluid_walls(p, wall_gradient);
   vec3 gradient_i = wall_gradient * fluid_inverse_rest;
   float gradient_sum = 0.0;
-  NeighbourWalk walk = neighbours_of(index, pos_age_now.xyz);
+  NeighbourWalk walk = neighbours_of(index, particle.position);
   int j;
   vec3 q;
   while (next_neighbour(walk, j, q)) {
@@ -34,6 +33,5 @@ void main()
   }
   float constraint = density * fluid_inverse_rest - 1.0;
   constraint = constraint > 0.0 ? constraint : constraint * fluid_cohesion;
-  float lambda = -constraint / (gradient_sum + dot(gradient_i, gradient_i) + fluid_relaxation);
-  imageStore(fluid_lambda, texel, vec4(lambda, density, 0.0, 1.0));
+  imageStore(fluid_out, texel, vec4(p, -constraint / (gradient_sum + dot(gradient_i, gradient_i) + fluid_relaxation)));
 }

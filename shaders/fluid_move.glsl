@@ -1,6 +1,5 @@
 /* PBF's end of the iterations (fluids.py), a thread a slot: each live particle's velocity, its own plus the
- * solver's move over the step, to fluid_velocity (w 1; 0 for other slots), and its last iterate into the state
- * (age kept). */
+ * solver's move over the step, to fluid_velocity (w 1; 0 for other slots), and its last iterate into the state. */
 
 void main()
 {
@@ -9,13 +8,13 @@ void main()
   if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
     return;
   }
-  vec4 pos_age_now = imageLoad(pos_age, texel);
-  vec4 vel_life_now = imageLoad(vel_life, texel);
-  if (!(pos_age_now.w >= 0.0 && pos_age_now.w < vel_life_now.w && is_finite(pos_age_now.xyz))) { /* the grid's test */
+  Particle particle = load_particle(texel);
+  if (!(particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position))) { /* the grid's test */
     imageStore(fluid_velocity, texel, vec4(0.0));
     return;
   }
   vec3 p = imageLoad(fluid_in, texel).xyz;
-  imageStore(fluid_velocity, texel, vec4(vel_life_now.xyz + (p - pos_age_now.xyz) * fluid_inverse_dt, 1.0));
-  imageStore(pos_age, texel, vec4(p, pos_age_now.w));
+  imageStore(fluid_velocity, texel, vec4(particle.velocity + (p - particle.position) * fluid_inverse_dt, 1.0));
+  particle.position = p;
+  store_particle(texel, particle);
 }

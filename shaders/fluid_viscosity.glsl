@@ -1,5 +1,5 @@
 /* PBF's velocity (fluids.py), a thread a slot: XSPH viscosity c/rho0 sum (v_j - v_i) W_ij plus vorticity
- * confinement dt eps h (N x omega), N the normalized gradient of |omega|; into the state (life kept). */
+ * confinement dt eps h (N x omega), N the normalized gradient of |omega|; into the state. */
 
 void main()
 {
@@ -13,7 +13,8 @@ void main()
     return;
   }
   int width = imageSize(pos_age).x;
-  vec3 p = imageLoad(pos_age, texel).xyz;
+  Particle particle = load_particle(texel);
+  vec3 p = particle.position;
   vec3 omega = imageLoad(fluid_omega, texel).xyz;
   float strength = length(omega);
   vec3 blend = vec3(0.0);
@@ -32,5 +33,6 @@ void main()
   vec3 normal = eta_length > 0.0 ? eta / eta_length : vec3(0.0);
   vec3 confinement = cross(normal, omega) * (fluid_dt * fluid_vorticity * fluid_radius);
   vec3 velocity = v.xyz + blend * (fluid_viscosity * fluid_inverse_rest) + confinement;
-  imageStore(vel_life, texel, vec4(velocity, imageLoad(vel_life, texel).w));
+  particle.velocity = velocity;
+  store_particle(texel, particle); /* its position the bits it had: the other threads' gathers read the same */
 }

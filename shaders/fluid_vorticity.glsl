@@ -14,7 +14,7 @@ void main()
     return;
   }
   int width = imageSize(pos_age).x;
-  vec3 p = imageLoad(pos_age, texel).xyz;
+  vec3 p = load_particle(texel).position;
   vec3 omega = vec3(0.0);
   NeighbourWalk walk = neighbours_of(index, p);
   int j;

@@ -269,6 +269,8 @@ def _draw_interactions(layout, context):
     layout.label(text="Particles interact with those of their own effect", icon="INFO")
     for line in interacting or ["No effect interacts"]:
         layout.label(text=line, icon="PARTICLES")
+    if _active_effect(context).interaction == "FLOCKING":
+        layout.prop(_active_effect(context), "flock_target", text="Target")
 
 
 def _draw_lighting(layout, context):

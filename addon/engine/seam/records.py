@@ -108,7 +108,7 @@ class Record:
              bound: frozenset[str] | None = None) -> str:
         """The struct, ``<name>_from`` and, as the kernel binds ``resource`` (an image, a uniform array or a
         sampler), its load and store; a record spread over images stores only to the images in ``bound`` (a
-        variant's optional images) and loads only where all of them are bound (a kernel may read one alone)."""
+        variant's optional images) and loads (from images) only where all of them are bound (a kernel may read one alone)."""
         members = "".join(f"  {lane.glsl_member};\n" for lane in self.lanes)
         uint = {lane.texel for lane in self.lanes if lane.scalar == "uint"}
         texels = ", ".join(f"{'uvec4' if t in uint else 'vec4'} t{t}" for t in range(self.texels))
@@ -118,7 +118,7 @@ class Record:
         if self.single:
             text += f"\nvec4 {self.name}_texel({self.type} r)\n{{\n  return {self._texel_of('r')};\n}}\n"
         fetch = self.sample if sampled else self.fetch
-        if readable and fetch and (bound is None or all(image in bound for image in self.images)):
+        if readable and fetch and (sampled or bound is None or all(image in bound for image in self.images)):
             fetched = ",\n    ".join(fetch.format(texel=t, image=self.image_of(t)) for t in range(self.texels))
             text += (f"\n{self.type} load_{self.name}({self.index_type} index)\n{{\n"
                      f"  return {self.name}_from(\n    {fetched});\n}}\n")

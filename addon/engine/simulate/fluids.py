@@ -121,36 +121,35 @@ VELOCITY_CONSTANTS = (
     Constant("VEC4", "fluid_motion", components=(("fluid_viscosity", "x"), ("fluid_vorticity", "y"),
                                                  ("fluid_dt", "z"))),
 )
-# Eight images at most a kernel (Blender's image units): the iterations tell live slots by lambda's w after the
-# first pass, the velocity passes gather through a grid built again at the final positions.
-WALKED = (Image("pos_age", "RGBA32F", "READ"), *GRID_IMAGES)
+# Eight images at most a kernel (Blender's image units): lambda rides in the w of the iterate the lambda pass
+# writes (the delta pass reads it there), and the velocity passes gather through the grid built again at the
+# final positions, the omega image being the iterate the iterations no longer need.
+WALKED = (Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), *GRID_IMAGES)
 
 
-def _solver_kernel(name: str, *images: Image) -> Kernel:
-    return Kernel(name, images=(*WALKED, Image("fluid_in", "RGBA32F", "READ"), *images),
+def _solver_kernel(name: str) -> Kernel:
+    return Kernel(name, images=(*WALKED, Image("fluid_in", "RGBA32F", "READ"), Image("fluid_out", "RGBA32F", "WRITE")),
                   samplers=(Sampler("sdf_atlas", "FLOAT_3D"),), constants=SOLVER_CONSTANTS,
                   includes=(*GRID_INCLUDES, "sdf_sample.glsl", "collider_surface.glsl", "fluid.glsl"),
                   defines=(*GRID_DEFINES, *SDF_SAMPLING, ("FLUID_SOLVER", "1")))
 
 
-def _velocity_kernel(name: str, *images: Image, constants=KERNEL_CONSTANTS) -> Kernel:
-    return Kernel(name, images=(*WALKED, Image("fluid_velocity", "RGBA32F", "READ"), *images), constants=constants, includes=(*GRID_INCLUDES, "fluid.glsl"), defines=GRID_DEFINES)
-
-
-FLUID_LAMBDA = _solver_kernel("fluid_lambda", Image("vel_life", "RGBA32F", "READ"),
-                              Image("fluid_lambda", "RGBA32F", "WRITE"))
-FLUID_DELTA = _solver_kernel("fluid_delta", Image("fluid_lambda", "RGBA32F", "READ"),
-                             Image("fluid_out", "RGBA32F", "WRITE"))
+FLUID_LAMBDA = _solver_kernel("fluid_lambda")
+FLUID_DELTA = _solver_kernel("fluid_delta")
 # The iterations' end: each live particle's velocity (own + move / dt) to fluid_velocity, its position to the state.
 FLUID_MOVE = Kernel("fluid_move", images=(Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"),
                                           Image("fluid_in", "RGBA32F", "READ"),
                                           Image("fluid_velocity", "RGBA32F", "WRITE")),
                     constants=(Constant("INT", "count"), Constant("FLOAT", "fluid_inverse_dt")),
                     includes=("common.glsl",))
-FLUID_VORTICITY = _velocity_kernel("fluid_vorticity", Image("vel_life", "RGBA32F", "READ"),
-                                   Image("fluid_omega", "RGBA32F", "WRITE"))
-FLUID_VISCOSITY = _velocity_kernel("fluid_viscosity", Image("vel_life", "RGBA32F"),
-                                   Image("fluid_omega", "RGBA32F", "READ"), constants=VELOCITY_CONSTANTS)
+FLUID_VORTICITY = Kernel("fluid_vorticity", images=(*WALKED, Image("fluid_velocity", "RGBA32F", "READ"),
+                                                    Image("fluid_omega", "RGBA32F", "WRITE")),
+                         constants=KERNEL_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"), defines=GRID_DEFINES)
+# It stores the particle whole, its position unchanged (the bits the other threads' gathers read).
+FLUID_VISCOSITY = Kernel("fluid_viscosity", images=(Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"),
+                                                    *GRID_IMAGES, Image("fluid_velocity", "RGBA32F", "READ"),
+                                                    Image("fluid_omega", "RGBA32F", "READ")),
+                         constants=VELOCITY_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"), defines=GRID_DEFINES)
 FLUID_KERNELS = (FLUID_LAMBDA, FLUID_DELTA, FLUID_MOVE, FLUID_VORTICITY, FLUID_VISCOSITY)
 
 
@@ -171,12 +170,12 @@ def fluid_values(c: FluidConstants, dt: float) -> dict:
 
 
 class FluidSolver:
-    """One fluid effect's solver images: two iterates taken in turn, lambda (then omega)."""
+    """One fluid effect's solver images: the solved iterate (then omega) and the one lambda rides in (then the
+    velocity)."""
 
     def __init__(self, host, width: int, rows: int):
         self.host = host
         self.iterates = [host.texture(f"fluid_iterate_{k}", width, rows, "RGBA32F") for k in range(2)]
-        self.scratch = host.texture("fluid_lambda", width, rows, "RGBA32F")
 
     def step(self, system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
         """One PBF step of ``h`` seconds on the simulated (predicted) state, the grid built at it."""
@@ -184,7 +183,8 @@ class FluidSolver:
         named = {**fluid_values(constants_of(settings), h), **grid.values,
                  **{name: constants[name] for name in ("count", "collider_count", "colliders")}}
         pool = {"pos_age": system.pos_age, "vel_life": system.vel_life, "sdf_atlas": textures["sdf_atlas"],
-                "fluid_lambda": self.scratch, "fluid_omega": self.scratch, **grid.textures}
+                **grid.textures}
+        solved, lambdas = self.iterates
 
         def run(kernel: Kernel, **images) -> None:
             pool.update(images)
@@ -192,11 +192,11 @@ class FluidSolver:
             self.host.dispatch(kernel, grid.groups, bound, kernel.pack({n: named[n] for n in kernel.value_names}))
 
         current = system.pos_age
-        for k in range(settings.fluid_iterations):
-            run(FLUID_LAMBDA, fluid_in=current)
-            run(FLUID_DELTA, fluid_out=self.iterates[k % 2])
-            current = self.iterates[k % 2]
-        run(FLUID_MOVE, fluid_in=current, fluid_velocity=self.iterates[settings.fluid_iterations % 2])
+        for _ in range(settings.fluid_iterations):
+            run(FLUID_LAMBDA, fluid_in=current, fluid_out=lambdas)
+            run(FLUID_DELTA, fluid_in=lambdas, fluid_out=solved)
+            current = solved
+        run(FLUID_MOVE, fluid_in=solved, fluid_velocity=lambdas)
         grid.build(system.pos_age, system.vel_life, settings.interaction_radius)
-        run(FLUID_VORTICITY, **grid.textures)
+        run(FLUID_VORTICITY, fluid_omega=solved, **grid.textures)
         run(FLUID_VISCOSITY)
