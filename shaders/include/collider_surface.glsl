@@ -56,6 +56,6 @@ bool collider_surface(Collider collider, vec3 position, out float distance, out 
     return false;
   }
   normal = world / stretch;
-  distance = d * stretch - collider.thickness; /* a particle rests at the thickness */
+  distance = d / stretch - collider.thickness; /* a particle rests at the thickness */
   return true;
 }

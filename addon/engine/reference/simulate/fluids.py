@@ -198,7 +198,7 @@ def collider_surfaces(colliders, collider_count: int, positions, atlas=None) -> 
             local = sdf_normal(gradient)
         world = (local[:, :1] * to_local[0, :3] + local[:, 1:2] * to_local[1, :3] + local[:, 2:] * to_local[2, :3])
         stretch = _length(world.astype(F))
-        surfaces.append(((d * stretch - collider["thickness"]).astype(F),
+        surfaces.append(((d / np.where(stretch > 0, stretch, F(1)) - collider["thickness"]).astype(F),
                          (world / np.where(stretch > 0, stretch, F(1))[:, None]).astype(F)))
     return surfaces
 
