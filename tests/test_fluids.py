@@ -5,7 +5,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from conftest import add_effect
 from test_neighbours import state
+from test_sim_cache import cli
 
 from addon.engine.reference.simulate import fluids as ref
 from addon.engine.settings.settings import effect_settings
@@ -13,6 +15,7 @@ from addon.engine.simulate.effectors import Collider, collider_rows
 from addon.engine.simulate.fluids import FluidSolver, constants_of, fluid_constants, poly6, spiky_slope
 from addon.engine.simulate.neighbours import NeighbourGrid
 from addon.engine.simulate.simulation import ParticleSystem
+from addon.scene.renderer import SceneRenderer
 
 F = np.float32
 SIZE, RADIUS = 0.05, 0.2  # spacing 0.1, h two spacings
@@ -210,3 +213,30 @@ def test_two_runs_of_a_fluid_step_are_byte_identical(host, rng):
         runs.append(read())
     for a, b in zip(*runs):
         assert a.tobytes() == b.tobytes()
+
+
+def test_changing_the_interaction_mid_shot_simulates_the_history_again(scene):
+    """Frame 6 rendered, the effect turned into a fluid: frame 6 again is a fresh fluid's, nothing kept."""
+    effect = add_effect(count=3000, size=0.02, interaction_radius=0.08, emitter_radius=0.3, velocity_random=0.2)
+    renderer = SceneRenderer(scene, 64, 36)
+    alone = renderer.render(6)
+    simulation = renderer.simulation
+    effect.interaction = "FLUID"
+    fluid = renderer.render(6)
+    assert renderer.simulation is not simulation
+    assert not np.array_equal(alone, fluid)
+    np.testing.assert_array_equal(fluid, SceneRenderer(scene, 64, 36).render(6))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", ["water_splash", "murmuration"])
+def test_a_fluid_and_a_flock_baked_in_two_ranges_from_checkpoints_equal_one_whole_bake(preset, tmp_path):
+    cli("--frames", "1-40", "--out", str(tmp_path / "whole"), preset=preset)
+    cache = str(tmp_path / "cache")
+    cli("--frames", "1-20", "--out", str(tmp_path / "split"), "--cache", cache, preset=preset)
+    cli("--frames", "21-40", "--out", str(tmp_path / "split"), "--cache", cache, preset=preset)
+    whole, split = (sorted((tmp_path / name).glob("*.png")) for name in ("whole", "split"))
+    assert len(whole) == len(split) == 40
+    assert len({a.read_bytes() for a in whole}) > 30, "the particles move"
+    for a, b in zip(whole, split):
+        assert a.name == b.name and a.read_bytes() == b.read_bytes(), a.name
