@@ -34,6 +34,10 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   sparks' quads rasterized, bench/quad_peer.py, as before quad_tiles.py); ``1080p-comet-as-shipped`` and
   ``1080p-fireworks-as-shipped``: the two presets at their own counts (6000 particles; 16 rockets), with the
   same peers: what an artist's frame of them costs, beside the cases' 167x and 6250x.
+* ``interactions``: issue 46's particles acting on each other (bench/interactions.py, its table of cases): ``ms``
+  per whole simulation step, the neighbour grid included, and where it goes (``grid_ms``, ``gather_ms``,
+  ``simulate_ms``, ``iteration_ms``, ``settle_ms``); ``grid-4M`` (goal: <= 1 ms on an H200), ``granular-1M``
+  (goal: <= 5 ms).
 * ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
   (``bench/blender_way.py``: its particle system, EEVEE at one sample, instanced icospheres),
   the same count, emitter, lifetime, gravity and resolution; ours over a shot of ``--bake-frames``
@@ -66,7 +70,7 @@ from addon.engine.settings.presets import load_preset  # noqa: E402
 from addon.hosts.blender import BlenderHost  # noqa: E402
 from addon.scene.renderer import camera_of  # noqa: E402
 from addon.scene.stage_lights import add_stage_lights  # noqa: E402
-from bench import records  # noqa: E402
+from bench import interactions, records  # noqa: E402
 from bench.bake_throughput import effect_scene, measure_bake  # noqa: E402
 from bench.blender_way import blender_way_ms  # noqa: E402
 from bench.counting import CountingHost  # noqa: E402
@@ -412,7 +416,7 @@ def main(argv=None) -> int:
     parser.add_argument("--test-processes", type=int, default=1,
                         help="blender-tests: pytest processes side by side, the test files dealt among them")
     parser.add_argument("--test-log", type=Path, help="blender-tests: write the pytest output here")
-    parser.add_argument("--suites", default="blender-tests,bake,viewport,lighting,events,end-to-end")
+    parser.add_argument("--suites", default="blender-tests,bake,viewport,lighting,events,interactions,end-to-end")
     parser.add_argument("--bake-frames", type=int, help="timed frames per bake case and of our end-to-end shot "
                                                         "(48; --quick 2)")
     parser.add_argument("--draws", type=int, help="timed draws per viewport measurement (30; --quick 3)")
@@ -436,6 +440,7 @@ def main(argv=None) -> int:
             "viewport": lambda: viewport_suite(args.quick, args.draws),
             "lighting": lambda: lighting_suite(args.quick, args.draws),
             "events": lambda: events_suite(args.quick, args.draws),
+            "interactions": lambda: interactions.suite(BlenderHost(), args.quick, args.draws, log),
             "end-to-end": lambda: end_to_end_suite(args.quick, args.bake_frames, args.peer_frames, bakes)}
     for suite in suites:
         log(f"suite {suite}")

@@ -19,6 +19,7 @@
  * death or impact this step in event_position / event_velocity; SPAWNED (the effect is a child) takes its
  * births' state from spawn_events.glsl, which wrote it, and draws only their lifetimes. */
 
+#ifndef GRAINS /* births happen in the simulate pass only */
 #ifndef SPAWNED /* a spawned effect's births come from spawn_events.glsl, not from its emitter */
 /* Area-weighted triangle pick: the first triangle whose cumulative area fraction exceeds u. */
 int find_triangle(float u)
@@ -94,6 +95,7 @@ float spawned_life(int index)
   return drawn_life;
 }
 #endif
+#endif
 
 #ifdef EVENTS
 /* This step's events of the invocation's particle, for its children's spawn_count and spawn_events. */
@@ -118,6 +120,7 @@ void record_events(ivec2 texel, vec3 position, vec3 velocity)
 }
 #endif
 
+#ifndef GRAINS /* forces act in the simulate pass only */
 /* The curl noise volume at `u` (in tiles), trilinear with wrap-around, by hand
  * so that every host and the numpy reference interpolate identically. */
 vec3 sample_noise(vec3 u)
@@ -178,6 +181,7 @@ vec3 force_fields(vec3 position)
   }
   return total;
 }
+#endif
 
 /* An SDF collider's contact along a particle's step in shape space, from `start` (where the particle was
  * relative to the collider when the step began) to `end`: sets `p` to where the particle stays and
@@ -235,7 +239,7 @@ bool sdf_contact(Collider collider, vec3 start, vec3 end, out vec3 p, out vec3 n
       normal = sdf_normal_at(collider, hit);
       vec3 rest = end - hit;
       p = hit + (rest - normal * min(dot(rest, normal), 0.0));
-#if defined(SDF_OPEN_SURFACES) || defined(EVENTS) || defined(SPAWNED) /* one pass: any collider */
+#if defined(SDF_OPEN_SURFACES) || defined(EVENTS) || defined(SPAWNED) || defined(GRAINS) /* one pass: any collider */
       float slide = length(p - hit);
       if (collider.sdf_surface > 0.0 && slide > 0.0) {
         /* an open surface's slab is thin: a slide along the tangent plane could pass through where the
@@ -459,6 +463,7 @@ void die(float lived_for, float over, inout float age, inout float life)
   life = 0.0;
 }
 
+#ifndef GRAINS /* the settle pass steps nothing: settle_particle below */
 /* The step of the particle in slot `index` (state texel `texel`); false when the contact list pass
  * (SDF_CONTACT_LIST) leaves it, unwritten, to the contact pass (SDF_CONTACTS), which steps it from the
  * same loaded state. */
@@ -527,6 +532,44 @@ bool step_particle(ivec2 texel, int index)
 #endif
   return true;
 }
+#endif
+
+#ifdef GRAINS
+/* Granular effects (granular.py), after the contact iterations moved each live grain from where this step's
+ * simulate pass put it (the state) to grain_iterate: the grain takes the correction's velocity (position-based
+ * dynamics: the change over the step), then the colliders have their say again from where it was, so no
+ * grain is pushed into one (every kind, in one pass, as the event variants do). */
+void settle_particle(ivec2 texel, int index)
+{
+  Particle particle = load_particle(texel);
+  float age = particle.age;
+  float life = particle.life;
+  if (!(age >= 0.0 && age < life)) {
+    return;
+  }
+  vec3 predicted = particle.position + stored_origin;
+  /* grain_iterate: two texels a grain (granular_solve.glsl), its position, then the pre-stabilising part of its
+   * move (old overlaps undone), which carries no velocity */
+  vec3 position = imageLoad(grain_iterate, ivec2(2 * texel.x, texel.y)).xyz;
+  vec3 shift = imageLoad(grain_iterate, ivec2(2 * texel.x + 1, texel.y)).xyz;
+  vec3 velocity = particle.velocity + (position - shift - predicted) * (1.0 / dt);
+#ifdef GRAIN_EVENTS /* what this step's simulate pass recorded: kept, an impact or a kill added */
+  vec4 recorded = imageLoad(event_velocity, texel);
+  impact = recorded.w;
+#endif
+  if (collider_count > 0 && collide(index, 0.0, predicted, position, velocity)) {
+#ifdef EVENTS
+    died(0.0, position, velocity);
+#endif
+    die(age, 0.0, age, life); /* killed by a collider */
+  }
+  store_particle(texel, Particle(clamp(position - stored_origin, -STATE_LIMIT, STATE_LIMIT), age,
+                                 clamp(velocity, -STATE_LIMIT, STATE_LIMIT), life));
+#ifdef GRAIN_EVENTS
+  record_events(texel, position, velocity);
+#endif
+}
+#endif
 
 #ifdef SDF_CONTACT_LIST
 /* Appends the slots this workgroup left to the contact pass to contact_slots: ranked in shared memory,
@@ -571,6 +614,12 @@ void main()
        entry += threads) {
     int index = int(imageLoad(contact_slots, particle_texel(entry, imageSize(contact_slots).x)).x);
     step_particle(particle_texel(index, width), index);
+  }
+#elif defined(GRAINS)
+  ivec2 texel = ivec2(gl_GlobalInvocationID.xy);
+  int index = texel.y * width + texel.x;
+  if (index < count) {
+    settle_particle(texel, index);
   }
 #else
   ivec2 texel = ivec2(gl_GlobalInvocationID.xy);

@@ -14,6 +14,7 @@ REQUIRED = {
     "viewport": ("ms", "cpu_ms", "max_ms", "redraw_ms", "redraw_cpu_ms", "stats_ms", "dispatches", "draws", "waits"),
     "lighting": ("ms", "peer_ms"),  # and each case's own extra: lit_extra_ms, or relief_extra_ms (EXTRA)
     "events": ("ms", "cpu_ms", "draws"),
+    "interactions": ("ms", "grid_ms"),
     "end-to-end": ("ms_per_frame", "peer", "peer_ms_per_frame", "frames"),
 }
 EXTRA = {"lighting": lambda case: "relief_extra_ms" if case.endswith("relief") else "lit_extra_ms"}
@@ -37,6 +38,7 @@ def test_quick_run_writes_every_suites_records(tmp_path):
                                                       "36p-10K-flipbook-relief"]
     assert [row["case"] for row in found["events"]] == ["36p-10K-trails32", "36p-fireworks-40K", "36p-comet-as-shipped",
                                                        "36p-fireworks-as-shipped"]
+    assert [row["case"] for row in found["interactions"]] == ["grid-4M-quick", "granular-1M-quick"]
     for suite, rows in found.items():
         for row in rows:
             assert {"case", "device", "date", "command"} <= set(row) and row["device"]

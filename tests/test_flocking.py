@@ -12,8 +12,8 @@ from test_neighbours import state
 from addon.engine.reference.simulate import fluids as ref
 from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate.effectors import Collider, collider_rows
-from addon.engine.simulate.flocking import FlockSolver, constants_of, flock_constants
-from addon.engine.simulate.neighbours import NeighbourGrid
+from addon.engine.simulate.flocking import constants_of, flock_constants
+from addon.engine.simulate.interactions import Interactions
 
 F = np.float32
 
@@ -62,16 +62,14 @@ def flock(host, positions, velocities, colliders=(), target=None, **values):
     padded = np.zeros((width * rows, 4), F)
     padded[: len(positions)] = vel_life
     vel_tex = host.texture("vel_life", width, rows, "RGBA32F", padded.reshape(rows, width, 4))
-    system = SimpleNamespace(settings=settings, pos_age=pos_tex, vel_life=vel_tex, flock_target=target)
-    grid = NeighbourGrid(host, len(positions), width, rows)
-    solver = FlockSolver(host, width, rows)
+    system = SimpleNamespace(settings=settings, pos_age=pos_tex, vel_life=vel_tex, flock_target=target,
+                             interactions=Interactions(host, settings, width, rows))
     textures = {"sdf_atlas": host.volume("sdf_atlas", np.zeros((1, 1, 1), F))}
     constants = {"count": len(positions), "collider_count": len(colliders),
                  "colliders": collider_rows(list(colliders), 0, 1, 1 / 24)}
 
     def step(h):
-        grid.build(pos_tex, vel_tex, settings.interaction_radius)
-        solver.step(system, grid, h, textures, constants)
+        system.interactions.step(system, h, textures, constants)
         n = len(positions)
         return host.read(pos_tex).reshape(-1, 4)[:n, :3].copy(), host.read(vel_tex).reshape(-1, 4)[:n, :3].copy()
 

@@ -12,8 +12,8 @@ from test_sim_cache import cli
 from addon.engine.reference.simulate import fluids as ref
 from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate.effectors import Collider, collider_rows
-from addon.engine.simulate.fluids import FluidSolver, constants_of, fluid_constants, poly6, spiky_slope
-from addon.engine.simulate.neighbours import NeighbourGrid
+from addon.engine.simulate.fluids import constants_of, fluid_constants, poly6, spiky_slope
+from addon.engine.simulate.interactions import Interactions
 from addon.engine.simulate.simulation import ParticleSystem
 from addon.scene.renderer import SceneRenderer
 
@@ -123,22 +123,20 @@ def fluid_system(host, positions, velocities, colliders, **values):
     padded = np.zeros((width * rows, 4), F)
     padded[: len(positions)] = vel_life
     vel_tex = host.texture("vel_life", width, rows, "RGBA32F", padded.reshape(rows, width, 4))
-    system = SimpleNamespace(settings=settings, pos_age=pos_tex, vel_life=vel_tex)
-    grid = NeighbourGrid(host, len(positions), width, rows)
-    solver = FluidSolver(host, width, rows)
+    system = SimpleNamespace(settings=settings, pos_age=pos_tex, vel_life=vel_tex,
+                             interactions=Interactions(host, settings, width, rows))
     textures = {"sdf_atlas": host.volume("sdf_atlas", np.zeros((1, 1, 1), F))}
     constants = {"count": len(positions), "collider_count": len(colliders),
                  "colliders": collider_rows(colliders, 0, 1, 1 / 24)}
 
     def step(h):
-        grid.build(pos_tex, vel_tex, RADIUS)
-        solver.step(system, grid, h, textures, constants)
+        system.interactions.step(system, h, textures, constants)
 
     def read():
         n = len(positions)
         return (host.read(pos_tex).reshape(-1, 4)[:n, :3].copy(), host.read(vel_tex).reshape(-1, 4)[:n, :3].copy())
 
-    return settings, step, read, grid
+    return settings, step, read, system.interactions
 
 
 SPHERE = np.identity(4)
@@ -168,12 +166,12 @@ def test_a_fluid_step_on_the_gpu_matches_the_reference_with_every_analytic_colli
 
 def test_a_fluid_of_one_particle_moves_on_its_own(host):
     positions = np.array([[0.3, 0.2, 0.5]], F)
-    _, step, read, grid = fluid_system(host, positions, np.array([[1.0, 0, 0]], F), [])
+    _, step, read, interactions = fluid_system(host, positions, np.array([[1.0, 0, 0]], F), [])
     step(1 / 60)
     got_p, got_v = read()
     np.testing.assert_allclose(got_p, positions, atol=1e-6)
     np.testing.assert_allclose(got_v, [[1.0, 0, 0]], atol=1e-5)
-    assert grid.read_overflow() == 0
+    assert interactions.read_overflow() == 0
 
 
 def test_fluid_at_rest_in_a_container_keeps_its_density_within_one_percent_of_rest_for_500_steps(host):

@@ -31,7 +31,7 @@ from .look import sprite_sheets
 from .order import sorting, tile_lists
 from .primitives import compaction, scan
 from .seam.kernels import Kernel
-from .simulate import csg, events, flocking, fluids, neighbours, sdf, simulation, trails
+from .simulate import csg, events, flocking, fluids, granular, neighbours, sdf, simulation, trails
 
 DECLARED: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
@@ -43,6 +43,7 @@ DECLARED: tuple[Kernel, ...] = (
     *events.EVENT_KERNELS,
     *compaction.COMPACTION_KERNELS,
     *neighbours.GRID_KERNELS,
+    *granular.GRANULAR_KERNELS,
     *fluids.FLUID_KERNELS,
     *flocking.FLOCK_KERNELS,
     *scan.SCAN_KERNELS,

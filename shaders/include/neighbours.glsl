@@ -7,8 +7,8 @@
  *   while (next_neighbour(walk, j, q)) { ... }
  *   count_overflow(walk);
  *
- * Needs pos_age (positions as the grid was built from), grid_items / grid_offsets / grid_counts (the slots in
- * cell order and each hash bin's range) and the constants of grid_cell.glsl plus grid_radius.  Cells sharing a
+ * Needs pos_age (positions as the grid was built from), grid_items / grid_offsets (the slots in cell order and
+ * where each hash bin starts: a bin ends where the next starts) and the constants of grid_cell.glsl plus grid_radius.  Cells sharing a
  * hash bin are told apart by each candidate's own cell, so a bin met twice yields each particle once. */
 
 struct NeighbourWalk {
@@ -72,9 +72,10 @@ bool next_neighbour(inout NeighbourWalk walk, out int slot, out vec3 neighbour)
     }
     walk.visiting = walk.centre + ivec3(walk.cell % 3, (walk.cell / 3) % 3, walk.cell / 9) - 1;
     walk.cell++;
-    ivec2 bin = particle_texel(int(grid_hash(walk.visiting)), imageSize(grid_offsets).x);
-    walk.at = int(imageLoad(grid_offsets, bin).x);
-    walk.end = walk.at + int(imageLoad(grid_counts, bin).x);
+    int bin = int(grid_hash(walk.visiting));
+    int offsets_width = imageSize(grid_offsets).x;
+    walk.at = int(imageLoad(grid_offsets, particle_texel(bin, offsets_width)).x);
+    walk.end = int(imageLoad(grid_offsets, particle_texel(bin + 1, offsets_width)).x);
   }
   return false;
 }

@@ -142,7 +142,7 @@ class Feature:
     constants: tuple[Constant, ...] = ()
     shared: tuple[Shared, ...] = ()
     includes: tuple[str, ...] = ()
-    drops: frozenset[str] = frozenset()  # images and constants (by name) the variant no longer binds
+    drops: frozenset[str] = frozenset()  # images, samplers and constants (by name) the variant no longer binds
     wants: Callable[[object, dict], bool] = _never
     binds: Callable[[object], dict] | None = None  # None: it binds nothing of its own
     source: str = "system"
@@ -155,7 +155,8 @@ class Feature:
             kernel,
             images=(*(i for i in kernel.images if i.name not in self.drops), *self.images),
             constants=(*(c for c in kernel.constants if c.name not in self.drops), *self.constants),
-            samplers=(*kernel.samplers, *self.samplers), shared=(*kernel.shared, *self.shared),
+            samplers=(*(s for s in kernel.samplers if s.name not in self.drops), *self.samplers),
+            shared=(*kernel.shared, *self.shared),
             includes=(*kernel.includes, *(i for i in self.includes if i not in kernel.includes)),
             defines=(*kernel.defines, *self.defines),
             chosen=(*kernel.chosen, self.name))

@@ -110,6 +110,11 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("interaction_radius", "float", 0.05, 0.0, 1e4,
           "Interactions: how far a particle reaches its neighbours (the edge of the neighbour grid's cells); "
           "Granular: at least twice the Size, where grains touch", unit="LENGTH"),
+    Field("friction", "float", 0.5, 0.0, 1.0,
+          "Granular: friction between grains (static; sliding grains 80% of it): higher piles steeper"),
+    Field("cohesion", "float", 0.0, 0.0, 1.0,
+          "Granular: how strongly grains that touch or nearly touch hold together (0: dry sand, 1: damp clumps)"),
+    Field("iterations", "int", 4, 1, 64, "Granular: contact solver iterations per substep (more: stiffer piles)"),
     Field("fluid_iterations", "int", 4, 1, 64, "Fluid: solver iterations a step (more: stiffer, less compressible)"),
     Field("fluid_viscosity", "float", 0.05, 0.0, 1.0, "Fluid: how much each particle takes its neighbours' velocity (XSPH; 0: water, 0.5: honey)"),
     Field("fluid_vorticity", "float", 0.0, 0.0, 10.0, "Fluid: vorticity confinement, keeps swirls alive that the solver damps"),

@@ -89,21 +89,15 @@ def flock_values(c: FlockConstants, dt: float, target) -> dict:
             "flock_has_target": 0.0 if target is None else 1.0}
 
 
-class FlockSolver:
-    """One flocking effect's steering: a velocity image between the two passes."""
-
-    def __init__(self, host, width: int, rows: int):
-        self.host = host
-        self.velocity = host.texture("flock_velocity", width, rows, "RGBA32F")
-
-    def step(self, system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
-        """Steer every bird of the simulated state (the grid built at it) for ``h`` seconds; the target is the
-        system's ``flock_target`` (the scene's Target object's position, or None)."""
-        named = {**flock_values(constants_of(system.settings), h, system.flock_target),
-                 **grid.values, **{name: constants[name] for name in ("count", "collider_count", "colliders")}}
-        state = {"pos_age": system.pos_age, "vel_life": system.vel_life}
-        self.host.dispatch(FLOCK_STEER, grid.groups, {**state, **grid.textures, "sdf_atlas": textures["sdf_atlas"],
-                                                      "flock_velocity": self.velocity},
-                           FLOCK_STEER.pack({name: named[name] for name in FLOCK_STEER.value_names}))
-        self.host.dispatch(FLOCK_MOVE, grid.groups, {**state, "flock_velocity": self.velocity},
-                           {"count": named["count"], "flock_dt": h})
+def flock_step(system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
+    """Steer every bird of the simulated state (the grid built at it) for ``h`` seconds (interactions.STEPS); the
+    target is the system's ``flock_target`` (the scene's Target object's position, or None)."""
+    (velocity,) = system.interactions.scratch(("flock_velocity",))
+    named = {**flock_values(constants_of(system.settings), h, system.flock_target),
+             **grid.values, **{name: constants[name] for name in ("count", "collider_count", "colliders")}}
+    state = {"pos_age": system.pos_age, "vel_life": system.vel_life}
+    grid.host.dispatch(FLOCK_STEER, grid.groups, {**state, **grid.textures, "sdf_atlas": textures["sdf_atlas"],
+                                                  "flock_velocity": velocity},
+                       FLOCK_STEER.pack({name: named[name] for name in FLOCK_STEER.value_names}))
+    grid.host.dispatch(FLOCK_MOVE, grid.groups, {**state, "flock_velocity": velocity},
+                       {"count": named["count"], "flock_dt": h})

@@ -7,7 +7,7 @@ spacing, itself included, so a lattice at that spacing is exactly at rest.  Ever
 (the relaxation epsilon, s_corr's strength) is given relative to the same lattice's constraint-gradient sum, so the
 settings mean the same at any size.
 
-A step (``FluidSolver.step``, after the simulate dispatch has moved every particle by its forces and colliders, and
+A step (``fluid_step``, after the simulate dispatch has moved every particle by its forces and colliders, and
 the grid is built at those predicted positions)::
 
     for each iteration:  fluid_lambda (density, lambda), fluid_delta (the corrected iterate, out of colliders)
@@ -123,7 +123,7 @@ VELOCITY_CONSTANTS = (
 )
 # Eight images at most a kernel (Blender's image units): lambda rides in the w of the iterate the lambda pass
 # writes (the delta pass reads it there), and the velocity passes gather through the grid built again at the
-# final positions, the omega image being the iterate the iterations no longer need.
+# final positions (so the state holds them), the omega image being the iterate the iterations no longer need.
 WALKED = (Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), *GRID_IMAGES)
 
 
@@ -169,34 +169,28 @@ def fluid_values(c: FluidConstants, dt: float) -> dict:
             "fluid_wall_density": c.wall_density, "fluid_size": c.size}
 
 
-class FluidSolver:
-    """One fluid effect's solver images: the solved iterate (then omega) and the one lambda rides in (then the
+def fluid_step(system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
+    """One PBF step of ``h`` seconds on the simulated (predicted) state, the grid built at it (interactions.STEPS):
+    two images of the effect's scratch, the solved iterate (then omega) and the one lambda rides in (then the
     velocity)."""
+    settings = system.settings
+    solved, lambdas = system.interactions.scratch(("fluid_solved", "fluid_lambda"))
+    named = {**fluid_values(constants_of(settings), h), **grid.values,
+             **{name: constants[name] for name in ("count", "collider_count", "colliders")}}
+    pool = {"pos_age": system.pos_age, "vel_life": system.vel_life, "sdf_atlas": textures["sdf_atlas"],
+            **grid.textures}
 
-    def __init__(self, host, width: int, rows: int):
-        self.host = host
-        self.iterates = [host.texture(f"fluid_iterate_{k}", width, rows, "RGBA32F") for k in range(2)]
+    def run(kernel: Kernel, **images) -> None:
+        pool.update(images)
+        bound = {name: pool[name] for name in (*(i.name for i in kernel.images), *(s.name for s in kernel.samplers))}
+        grid.host.dispatch(kernel, grid.groups, bound, kernel.pack({n: named[n] for n in kernel.value_names}))
 
-    def step(self, system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
-        """One PBF step of ``h`` seconds on the simulated (predicted) state, the grid built at it."""
-        settings = system.settings
-        named = {**fluid_values(constants_of(settings), h), **grid.values,
-                 **{name: constants[name] for name in ("count", "collider_count", "colliders")}}
-        pool = {"pos_age": system.pos_age, "vel_life": system.vel_life, "sdf_atlas": textures["sdf_atlas"],
-                **grid.textures}
-        solved, lambdas = self.iterates
-
-        def run(kernel: Kernel, **images) -> None:
-            pool.update(images)
-            bound = {name: pool[name] for name in (*(i.name for i in kernel.images), *(s.name for s in kernel.samplers))}
-            self.host.dispatch(kernel, grid.groups, bound, kernel.pack({n: named[n] for n in kernel.value_names}))
-
-        current = system.pos_age
-        for _ in range(settings.fluid_iterations):
-            run(FLUID_LAMBDA, fluid_in=current, fluid_out=lambdas)
-            run(FLUID_DELTA, fluid_in=lambdas, fluid_out=solved)
-            current = solved
-        run(FLUID_MOVE, fluid_in=solved, fluid_velocity=lambdas)
-        grid.build(system.pos_age, system.vel_life, settings.interaction_radius)
-        run(FLUID_VORTICITY, fluid_omega=solved, **grid.textures)
-        run(FLUID_VISCOSITY)
+    current = system.pos_age
+    for _ in range(settings.fluid_iterations):
+        run(FLUID_LAMBDA, fluid_in=current, fluid_out=lambdas)
+        run(FLUID_DELTA, fluid_in=lambdas, fluid_out=solved)
+        current = solved
+    run(FLUID_MOVE, fluid_in=solved, fluid_velocity=lambdas)
+    grid.build(system.pos_age, system.vel_life, settings.interaction_radius)
+    run(FLUID_VORTICITY, fluid_omega=solved, **grid.textures)
+    run(FLUID_VISCOSITY)

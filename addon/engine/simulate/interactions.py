@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..settings.settings import EffectSettings, SettingsError
-from .flocking import FlockSolver
-from .fluids import FluidSolver
+from .flocking import flock_step
+from .fluids import fluid_step
+from .granular import check_granular, granular_step
 from .neighbours import NeighbourGrid, check_interacting, check_radius
 
 
@@ -28,21 +29,11 @@ def check_interaction(settings: EffectSettings) -> None:
     if settings.state_layout != "FULL":
         raise SettingsError(f"interaction {settings.interaction} needs state_layout FULL (world positions in float32), "
                             "not COMPACT")
+    check_granular(settings)
 
 
-class _GridOnly:
-    """An interaction whose kernels are not in yet (GRANULAR: issue 46's grain work adds them): the grid alone."""
-
-    def __init__(self, host, width: int, rows: int):
-        pass
-
-    def step(self, system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
-        pass
-
-
-# interaction -> its solver, made once per effect (host, state width, rows), whose step runs after the grid is
-# built: step(system, grid, h, simulate textures, simulate constants)
-STEPS: dict[str, Callable] = {"GRANULAR": _GridOnly, "FLUID": FluidSolver, "FLOCKING": FlockSolver}
+# interaction -> its step after the grid is built: step(system, grid, h, simulate textures, simulate constants)
+STEPS: dict[str, Callable] = {"GRANULAR": granular_step, "FLUID": fluid_step, "FLOCKING": flock_step}
 
 
 class Interactions:
@@ -50,8 +41,18 @@ class Interactions:
 
     def __init__(self, host, settings: EffectSettings, width: int, rows: int):
         check_interaction(settings)
+        self.host, self.width, self.rows = host, width, rows
         self.grid = NeighbourGrid(host, settings.count, width, rows)
-        self.solver = STEPS[settings.interaction](host, width, rows)
+        self._scratch: dict = {}
+        self.settled = None  # the images simulate's GRAINS pass reads (granular.py)
+
+    def scratch(self, names: tuple[str, ...], texels: int = 1) -> tuple:
+        """RGBA32F images of a step's own (iterates, sums), ``texels`` side by side a particle (a shader binds
+        eight images at most: neighbours.py), made on first use and kept: nothing in them outlives a substep."""
+        for name in names:
+            if name not in self._scratch:
+                self._scratch[name] = self.host.texture(name, self.width * texels, self.rows, "RGBA32F")
+        return tuple(self._scratch[name] for name in names)
 
     def reset(self) -> None:
         self.grid.reset()
@@ -60,7 +61,7 @@ class Interactions:
         """The grid of the simulated positions, then the interaction's step of ``h`` seconds (``textures`` and
         ``constants``: the substep's simulate dispatch's, for steps that collide again)."""
         self.grid.build(system.pos_age, system.vel_life, system.settings.interaction_radius)
-        self.solver.step(system, self.grid, h, textures, constants)
+        STEPS[system.settings.interaction](system, self.grid, h, textures, constants)
 
     def read_overflow(self) -> int:
         return self.grid.read_overflow()

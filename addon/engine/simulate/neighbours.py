@@ -8,6 +8,10 @@ API (what an interaction kernel needs; issue 46)::
                     includes=(..., *GRID_INCLUDES))
     host.dispatch(kernel, groups, {**state, **grid.textures}, {**grid.constants, ...})
 
+A Blender 5.2 shader binds at most eight images: the grid takes three (GRID_IMAGES), so a gathering kernel has
+five of its own (the two state images among them); pack what a particle needs into texels side by side (see
+granular.py's two-texel iterates) rather than more images.
+
 and in the kernel's GLSL (shaders/include/neighbours.glsl)::
 
     NeighbourWalk walk = neighbours_of(slot, position);
@@ -40,7 +44,8 @@ MAX_NEIGHBOURS = 64  # neighbours one particle visits at most (a dense clump is 
 GRID_TABLE_MIN = 1 << 12
 GRID_TABLE_MAX = 1 << 22  # three 8-bit digit passes of the counting sort
 # Particles an interacting effect may have: its grid (keys, the sorted keys and slots, the sort's spare pair: five
-# 32-bit words a particle) and solver images (two RGBA32F iterates) take 52 bytes a particle, 832 MiB at the limit.
+# 32-bit words a particle) and a solver's images (granular: two iterates of two RGBA32F texels) take 84 bytes a
+# particle, 1.3 GiB at the limit, beside the state's 512 MiB.
 MAX_INTERACTING = 1 << 24
 NO_CELL = 0xFFFFFFFF  # a dead slot's key: outside every bin, sorted last
 
@@ -51,8 +56,10 @@ GRID_CONSTANTS = (
     )),
     Constant("INT", "grid_table"),  # hash bins, a power of two
 )
+# Three of the eight images a Blender 5.2 shader may bind: a bin's range is its offset to the next bin's (the
+# binning has one bin more than the table, never a key, so the last bin's end is there too).
 GRID_IMAGES = (Image("grid_items", "R32UI", "READ"), Image("grid_offsets", "R32UI", "READ"),
-               Image("grid_counts", "R32UI", "READ"), Image("grid_overflow", "R32UI", atomic=True))
+               Image("grid_overflow", "R32UI", atomic=True))
 GRID_INCLUDES = ("common.glsl", "grid_cell.glsl", "neighbours.glsl")
 GRID_DEFINES = (("MAX_NEIGHBOURS", str(MAX_NEIGHBOURS)),)
 
@@ -109,7 +116,7 @@ class NeighbourGrid:
         check_interacting(count)
         self.host, self.count, self.table = host, count, table_size(count)
         self.keys = host.texture("grid_keys", width, rows, "R32UI")
-        self.binning = Binning(host, count, self.table)
+        self.binning = Binning(host, count, self.table + 1)
         self.overflow = host.texture("grid_overflow", 1, 1, "R32UI")
         self.groups = GRID_KEYS.groups_for(width, rows)
         self.values = grid_values(1.0, self.table)  # by name (the reference reads these)
@@ -124,15 +131,23 @@ class NeighbourGrid:
     def textures(self) -> dict:
         """What a gathering kernel binds (GRID_IMAGES)."""
         b = self.binning
-        return {"grid_items": b.items, "grid_offsets": b.offsets, "grid_counts": b.counts, "grid_overflow": self.overflow}
+        return {"grid_items": b.items, "grid_offsets": b.offsets, "grid_overflow": self.overflow}
 
     def build(self, pos_age, vel_life, radius: float) -> None:
         """Order the live slots of the state by the cell of their position (cells of edge ``radius``)."""
+        self.write_keys(pos_age, vel_life, radius)
+        self.sort()
+
+    def write_keys(self, pos_age, vel_life, radius: float) -> None:
+        """Each slot's hash bin (grid_keys), the first half of ``build``."""
         check_radius(radius)
         self.values = grid_values(radius, self.table)
         self.constants = grid_constants(self.values)
         self.host.dispatch(GRID_KEYS, self.groups, {"pos_age": pos_age, "vel_life": vel_life, "grid_keys": self.keys},
                            {"count": self.count, **self.constants})
+
+    def sort(self) -> None:
+        """The slots in key order and each bin's offset (the counting sort's digit passes, bin_ranges)."""
         self.binning.run(self.keys, self.count)
 
     def read_overflow(self) -> int:

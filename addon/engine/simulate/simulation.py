@@ -69,9 +69,24 @@ EVENTS = Feature("events", defines=(("EVENTS", "1"),), images=event_images("WRIT
 SPAWNED = Feature("spawned", defines=(("SPAWNED", "1"),), drops=EMIT_ONLY,
                   wants=lambda settings, frame: bool(settings.spawn_from))
 
+# A granular effect's settle pass (granular.py): each grain takes its contact correction's velocity, then collides
+# again; with events, the simulate pass's record is kept and added to (GRAIN_EVENTS reads it).
+# It binds none of what only births and forces read (simulate.glsl leaves that code out).
+SETTLE_DROPS = EMIT_ONLY | {"fields", "noise", "field_count", "gravity_drag", "turbulence", "turbulence_offset",
+                            "origin_in"}
+GRAINS = Feature("grains", defines=(("GRAINS", "1"),),
+                 images=(Image("grain_iterate", "RGBA32F", "READ"),),
+                 drops=frozenset(SETTLE_DROPS),
+                 wants=lambda settings, frame: frame.get("grains", False),
+                 binds=lambda system: {"grain_iterate": system.interactions.settled})
+GRAIN_EVENTS = Feature("grain_events", defines=(("GRAIN_EVENTS", "1"),), drops=frozenset(("event_velocity",)),
+                       images=(Image("event_velocity", "RGBA32F", "READ_WRITE"),), requires=("events", "grains"),
+                       wants=lambda settings, frame: True)
+
 
 def _simulate_kernel(layout: StateLayout) -> Kernel:
-    """The kernel every effect runs; its features EVENTS and SPAWNED for the families of sub-emitters."""
+    """The kernel every effect runs; its features EVENTS and SPAWNED for the families of sub-emitters, GRAINS
+    (and GRAIN_EVENTS) for a granular effect's settle pass."""
     return Kernel(
         "simulate",
         images=(*layout.images(), Image("triangles", "RGBA32F", "READ"), Image("fields", "RGBA32F", "READ")),
@@ -123,7 +138,7 @@ def _simulate_kernel(layout: StateLayout) -> Kernel:
         includes=("common.glsl", "random.glsl", "cone.glsl", "sdf_sample.glsl"),
         defines=(("STATE_LIMIT", layout.limit), ("SDF_TRACE_STEPS", str(SDF_TRACE_STEPS)),
                  ("SDF_REACH_ROWS", str(SDF_REACH_ROWS)), *SDF_SAMPLING),
-        features=(EVENTS, SPAWNED),
+        features=(EVENTS, SPAWNED, GRAINS, GRAIN_EVENTS),
     )
 
 
@@ -202,6 +217,8 @@ def simulate_constants(settings: EffectSettings, *, dt: float, step_index: int, 
 
     ``substep``: (k, substeps) of this frame, where the colliders' poses are interpolated."""
     fractions = (substep[0] / substep[1], (substep[0] + 1) / substep[1])
+    if settings.interaction == "GRANULAR":  # a grain's centre stays its radius off every surface
+        colliders = [replace(c, thickness=c.thickness + settings.size) for c in colliders]
     return _simulate_packer(settings, triangle_count)({
         "step_index": step_index,
         "field_count": field_count,
@@ -449,6 +466,16 @@ class ParticleSystem:
         if self.trails is not None:
             self.trails.record(self)
         self.state_changed()
+
+    def settle(self, textures: dict, constants: dict) -> None:
+        """Simulate's GRAINS pass after an interaction moved the particles (granular.py): velocities from the
+        move, colliders again; ``textures`` and ``constants``: the substep's simulate dispatch's."""
+        kernel = SIMULATE_KERNELS[self.layout.name].for_effect(self.settings, events=self.events is not None,
+                                                               grains=True)
+        bound = {**textures, **kernel.bindings(system=self)}
+        names = [i.name for i in kernel.images] + [s.name for s in kernel.samplers]
+        self.host.dispatch(kernel, self.groups, {name: bound[name] for name in names},
+                           {c.name: constants[c.name] for c in kernel.constants})
 
     def _contact_list(self) -> tuple:
         """The SDF passes' list of slots (one entry a slot at most) and its length."""
