@@ -149,6 +149,26 @@ def add_preset_effect(scene, name: str, preset) -> None:
         add_stage_colliders(preset.stage["colliders"])
         bpy.context.view_layer.objects.active = emitter
     bpy.ops.gpu_particles.add(preset=name)
+    if preset.stage.get("flock_target"):
+        add_flock_target(scene, preset.stage["flock_target"])
+
+
+def add_flock_target(scene, stage_target: dict) -> None:
+    """An Empty the active object's new effect flocks to: ``{"location": [x, y, z], "orbit_radius": r,
+    "orbit_seconds": s}``, circling as the emitter's orbit does, keyed from frame 0 to the scene's end (a bake of
+    any part of the shot sees the path a whole one does)."""
+    import bpy
+
+    emitter = bpy.context.view_layer.objects.active
+    target = bpy.data.objects.new("Flock Target", None)
+    target.location = stage_target.get("location", (0.0, 0.0, 0.0))
+    scene.collection.objects.link(target)
+    if stage_target.get("orbit_radius"):
+        fps = scene.render.fps / scene.render.fps_base
+        _keyframe_orbit(target, tuple(target.location), stage_target["orbit_radius"],
+                        stage_target.get("orbit_seconds", 8.0), (1, scene.frame_end), fps)
+    effects = emitter.gpu_particles.effects
+    effects[emitter.gpu_particles.active_index].flock_target = target
 
 
 class GPUProbe:

@@ -160,6 +160,9 @@ GPU_PARTICLES_PG_effect = type(
             "spawn_from": StringProperty(
                 name="Spawn From", description=_SPAWN_FROM.description,
                 get=families.spawn_from_name, set=_set_spawn_from),
+            "flock_target": PointerProperty(
+                type=bpy.types.Object, name="Target", update=_settings_changed,
+                description="Flocking: the object the birds seek, wherever it moves (empty: none)"),
             "uid": StringProperty(name="Effect ID", options={"HIDDEN"},
                                   description="This effect's own id, which children refer to (kept by renames)"),
             "spawn_object": PointerProperty(

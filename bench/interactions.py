@@ -12,6 +12,11 @@ repetitions.  Where the step's time goes is measured the same way, part by part,
 * ``simulate_ms``: the simulate pass alone (forces, colliders), as an effect without interaction steps;
 * ``iteration_ms``: one granular_solve iteration; ``settle_ms``: the rest of the step (the GRAINS pass).
 
+Fluid and flocking steps (bench/interaction_peers.py) add ``ms <kernel>``, each kernel's share of one more step
+drained around every dispatch, and ``neighbours_mean``; ``fluid-vs-blender`` and ``flocking-vs-blender`` time
+a frame of ours against Blender's own particle physics (SPH fluid, boids) in the same run (``ms_per_frame``,
+``peer_ms_per_frame``, ``speedup``).
+
 ``CASES`` is the table: each case a name, a count, the effect's settings and the function measuring it (here
 ``grid_case`` and ``step_case``); further interactions append theirs (``--quick`` divides counts by 100).
 """
@@ -27,6 +32,7 @@ from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate import granular
 from addon.engine.simulate.effectors import Collider
 from addon.engine.simulate.simulation import ParticleSystem
+from bench.interaction_peers import kernel_ms, peer_case
 
 QUICK_COUNT_SCALE = 100
 GRAIN = 0.005  # grain radius of the cases (m)
@@ -37,13 +43,21 @@ class Case:
     name: str
     count: int
     values: dict = field(default_factory=dict)  # effect settings
-    measure: str = "step"  # "grid" or "step"
+    measure: str = "step"  # "grid", "step" or "peer"
 
 
 CASES: list[Case] = [
     Case("grid-4M", 4_000_000, {"interaction": "FLUID", "interaction_radius": 4 * GRAIN}, "grid"),
     Case("granular-1M", 1_000_000, {"interaction": "GRANULAR", "interaction_radius": 2.5 * GRAIN, "size": GRAIN,
                                     "friction": 0.6, "iterations": 4}),
+    # A block of fluid at rest (goal <= 6 ms), a flock of birds on the same lattice (goal <= 2 ms), each with
+    # its kernels' shares; then each against Blender's own particle physics (interaction_peers.py).
+    Case("fluid-1M", 1_000_000, {"interaction": "FLUID", "interaction_radius": 4 * GRAIN, "size": GRAIN,
+                                 "fluid_iterations": 4}),
+    Case("flocking-1M", 1_000_000, {"interaction": "FLOCKING", "interaction_radius": 4 * GRAIN, "size": GRAIN,
+                                    "gravity": (0.0, 0.0, 0.0)}),
+    Case("fluid-vs-blender", 100_000, {"interaction": "FLUID"}, "peer"),
+    Case("flocking-vs-blender", 100_000, {"interaction": "FLOCKING"}, "peer"),
 ]
 
 
@@ -121,6 +135,8 @@ def step_case(host, case: Case, count: int, repeats: int) -> dict:
         parts["iteration_ms"] = timed_ms(host, drain, lambda: granular.solve(
             host, grid, system.pos_age, system.vel_life, iterates, one, h), repeats)
         parts["settle_ms"] = timed_ms(host, drain, settle_pass(system, h), repeats)
+    if system.settings.interaction in ("FLUID", "FLOCKING"):
+        parts.update(kernel_ms(host, system, h))
     return {"ms": whole, **parts, "iterations": system.settings.iterations, "overflow": grid.read_overflow()}
 
 
@@ -135,7 +151,7 @@ def settle_pass(system, h: float):
     return lambda: settle(caught["textures"], caught["constants"])
 
 
-MEASURES = {"grid": grid_case, "step": step_case}
+MEASURES = {"grid": grid_case, "step": step_case, "peer": peer_case}
 
 
 def suite(host, quick: bool, repeats: int, log=print) -> list[dict]:

@@ -29,7 +29,7 @@ from .light import light_pass, shadow_volume, volume_grids
 from .order import sorting, tile_lists
 from .primitives import compaction, scan
 from .seam.kernels import Kernel
-from .simulate import csg, events, granular, neighbours, sdf, simulation, trails
+from .simulate import csg, events, flocking, fluids, granular, neighbours, sdf, simulation, trails
 
 DECLARED: tuple[Kernel, ...] = (
     *simulation.INIT_KERNELS.values(),
@@ -42,6 +42,8 @@ DECLARED: tuple[Kernel, ...] = (
     *compaction.COMPACTION_KERNELS,
     *neighbours.GRID_KERNELS,
     *granular.GRANULAR_KERNELS,
+    *fluids.FLUID_KERNELS,
+    *flocking.FLOCK_KERNELS,
     *scan.SCAN_KERNELS,
     depth.DEPTH_PREPASS,
     depth.COARSE_DEPTH,

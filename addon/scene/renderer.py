@@ -287,7 +287,8 @@ class SceneRenderer:
 
     def _read_frame(self, frame: int, previous: FrameInputs | None) -> FrameInputs:
         self.scene.frame_set(frame)
-        return read_frame(self.scene, frame, self._emitter_matrices(), previous, self._objects)
+        return read_frame(self.scene, frame, self._emitter_matrices(), previous, self._objects,
+                          tuple(effect.target for effect in self.snapshot.effects))
 
     def _emitter(self, name: str):
         obj = self.scene.objects.get(name)

@@ -49,6 +49,7 @@ class EffectInput:
     settings: EffectSettings
     mesh: EmitterMesh | None  # the evaluated emitter mesh when the shape is MESH
     ramp: np.ndarray | None = None  # its color ramp as read with the settings (inputs.ramp_colors), or None
+    target: str = ""  # the object flocking seeks (its name; empty: none)
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,7 @@ class FrameInputs:
     colliders: tuple[Collider, ...]
     warnings: tuple[str, ...]
     collider_meshes: tuple[ColliderMesh, ...] = ()  # the SDF colliders' shape-space triangles
+    targets: tuple[np.ndarray | None, ...] = ()  # each effect's flocking target, a world position, or None
 
     @property
     def collider_matrices(self) -> dict:
@@ -149,7 +151,8 @@ class FrameInputs:
         return digest(self.frame, self.emitters[index], [vars(f) for f in self.fields],
                       [(c.type, c.matrix, c.center, c.half_size, c.bounce, c.friction, c.thickness, c.stickiness,
                         c.permeability, c.kill) for c in self.colliders],
-                      [(m.name, m.fingerprint) for m in self.collider_meshes])
+                      [(m.name, m.fingerprint) for m in self.collider_meshes],
+                      self.targets[index] if self.targets else None)
 
 
 def _feed(h, value) -> None:
@@ -201,7 +204,8 @@ def read_snapshot(scene) -> SceneSnapshot:
         except SettingsError as error:
             skipped.append(SkippedEffect(place, obj.name, effect.name, str(error)))
             continue
-        effects.append(EffectInput(obj.name, effect.name, settings, mesh, ramp_colors(effect)))
+        target = effect.flock_target.name if effect.flock_target is not None else ""
+        effects.append(EffectInput(obj.name, effect.name, settings, mesh, ramp_colors(effect), target))
         clamps += named_clamps(obj, effect)
     return SceneSnapshot(tuple(effects), render_settings_of(scene), *simulation_range(scene),
                          scene_seconds_per_frame(scene), cloud=cloud_settings(scene), skipped=tuple(skipped),
@@ -220,15 +224,18 @@ def inherited_ramps(found) -> tuple[bytes, ...]:
 
 
 def read_frame(scene, frame: int, emitters: list[np.ndarray], previous: FrameInputs | None,
-               objects_of) -> FrameInputs:
+               objects_of, targets: tuple[str, ...] = ()) -> FrameInputs:
     """Fields and colliders of ``scene`` as it is now (at ``frame``), colliders moving from ``previous``;
-    ``objects_of(test)``: the scene's objects that may pass ``test`` (scene/index.py)."""
+    ``objects_of(test)``: the scene's objects that may pass ``test`` (scene/index.py); ``targets``: each
+    effect's flocking target by name (EffectInput.target), read as world positions."""
     fields, field_warnings = force_fields(scene, objects_of(is_force_field))
     found, meshes, collider_warnings = colliders(
         scene, previous.collider_matrices if previous is not None else None, objects_of(has_collision),
         scene_depsgraph(scene))
+    located = tuple(None if (obj := scene.objects.get(name) if name else None) is None
+                    else np.array(obj.matrix_world.translation, np.float64) for name in targets)
     return FrameInputs(frame, tuple(np.asarray(m, np.float64) for m in emitters), tuple(fields), tuple(found),
-                       tuple(field_warnings + collider_warnings), tuple(meshes))
+                       tuple(field_warnings + collider_warnings), tuple(meshes), located)
 
 
 def read_drawing(scene, frame: int, emitters: list[np.ndarray], effects, cloud_objects=None,

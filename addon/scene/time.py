@@ -149,8 +149,9 @@ class SceneSimulation:
         if self.sdf is not None:
             self.sdf.measure = self.sdf_measure
             found = self.sdf.update(found, list(inputs.collider_meshes))
-        for system in self.systems:
+        for k, system in enumerate(self.systems):
             system.set_scene_inputs(inputs.fields, found)
+            system.flock_target = inputs.targets[k] if inputs.targets else None
             if self.sdf is not None:
                 system.set_sdf_atlas(self.sdf.atlas)
 

@@ -36,7 +36,10 @@ SECTIONS = (
     ("Forces", ("gravity", "drag", "turbulence_strength", "turbulence_scale", "turbulence_resolution",
                 "turbulence_speed", "substeps", "state_layout")),
     ("Collision", ()),
-    ("Interactions", ("interaction", "interaction_radius", "friction", "cohesion", "iterations")),
+    ("Interactions", ("interaction", "interaction_radius", "friction", "cohesion", "iterations", "fluid_iterations",
+                      "fluid_viscosity", "fluid_vorticity", "fluid_tension", "fluid_cohesion", "flock_view_angle",
+                      "flock_separation", "flock_alignment", "flock_cohesion", "flock_seek", "flock_avoid",
+                      "flock_avoid_distance", "flock_max_speed", "flock_max_force")),
     ("Spawn", ("spawn_from", "spawn_on", "spawn_count", "spawn_count_random", "spawn_rate", "spawn_impact_speed",
                "spawn_velocity", "spawn_cone", "spawn_offset", "spawn_inherit_color")),
     ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
@@ -266,6 +269,8 @@ def _draw_interactions(layout, context):
     layout.label(text="Particles interact with those of their own effect", icon="INFO")
     for line in interacting or ["No effect interacts"]:
         layout.label(text=line, icon="PARTICLES")
+    if _active_effect(context).interaction == "FLOCKING":
+        layout.prop(_active_effect(context), "flock_target", text="Target")
 
 
 def _draw_lighting(layout, context):

@@ -37,6 +37,8 @@ SDF_TRACE_STEPS = 32  # sphere-trace samples along a step's segment, then the sa
 # filtered that close to the contact distance is sampled again exactly (sdf_sample) before the push-out.
 SDF_EDGE_VOXELS = 1 / 256
 SDF_FILTER_VOXELS = 1 / 64
+# What shaders/include/sdf_sample.glsl needs #defined.
+SDF_SAMPLING = (("SDF_EDGE_VOXELS", repr(SDF_EDGE_VOXELS)), ("SDF_FILTER_VOXELS", repr(SDF_FILTER_VOXELS)))
 COLLIDER_ROWS = COLLIDER.texels  # uniform rows per collider (collider_rows)
 TRIANGLE_ROW = SIZES["TRIANGLE_ROW"]  # texels per row of the triangle image (1024 triangles)
 

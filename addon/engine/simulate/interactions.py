@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..settings.settings import EffectSettings, SettingsError
+from .flocking import flock_step
+from .fluids import fluid_step
 from .granular import check_granular, granular_step
 from .neighbours import NeighbourGrid, check_interacting, check_radius
 
@@ -30,13 +32,8 @@ def check_interaction(settings: EffectSettings) -> None:
     check_granular(settings)
 
 
-def _grid_only(system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
-    """An interaction whose kernels are not in yet (FLUID, FLOCKING: issue 46's fluid work adds them): the grid
-    alone is built."""
-
-
 # interaction -> its step after the grid is built: step(system, grid, h, simulate textures, simulate constants)
-STEPS: dict[str, Callable] = {"GRANULAR": granular_step, "FLUID": _grid_only, "FLOCKING": _grid_only}
+STEPS: dict[str, Callable] = {"GRANULAR": granular_step, "FLUID": fluid_step, "FLOCKING": flock_step}
 
 
 class Interactions:

@@ -24,9 +24,8 @@ from ..settings.settings import EffectSettings, SettingsError, check_for_gpu
 from .effectors import (
     MAX_COLLIDERS,
     MAX_FORCE_FIELDS,
-    SDF_EDGE_VOXELS,
-    SDF_FILTER_VOXELS,
     SDF_REACH_ROWS,
+    SDF_SAMPLING,
     SDF_TRACE_STEPS,
     Collider,
     EmitterMesh,
@@ -40,8 +39,6 @@ from .interactions import Interactions, check_interaction
 from .trails import TrailBuffer
 from .turbulence import check_resolution, curl_noise
 
-# What shaders/include/sdf_sample.glsl needs #defined (effectors.py says why).
-SDF_SAMPLING = (("SDF_EDGE_VOXELS", repr(SDF_EDGE_VOXELS)), ("SDF_FILTER_VOXELS", repr(SDF_FILTER_VOXELS)))
 # The SDF contact pass's threads at most (each steps every so many listed slots): enough to fill a large GPU,
 # few enough that a step with few contacts does not launch a workgroup for every slot of the state.
 SDF_CONTACT_THREADS = 1 << 19
@@ -333,6 +330,7 @@ class ParticleSystem:
         self.tint = host.texture("particle_tint", width, rows, "RGBA32F") if inherits_color(settings) else None
         # Particles acting on each other (interactions.py): the neighbour grid and its step; None: each moves alone.
         self.interactions = Interactions(host, settings, width, rows) if settings.interaction != "NONE" else None
+        self.flock_target = None  # the world position flocking seeks (the effect's Target object), or None
         self._live_current = False  # _live holds the state's live slots (compacted since the last change)
         triangles, self.triangle_count = pack_triangles(mesh if settings.emitter_shape == "MESH" else None)
         self.triangles = host.texture("triangles", SIZES["TRIANGLE_ROW"], len(triangles), "RGBA32F", triangles)

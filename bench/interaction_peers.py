@@ -1,0 +1,118 @@
+"""Issue 46's fluid and flocking measures for the ``interactions`` suite (bench/interactions.py's CASES):
+
+* ``kernel_ms``: where a whole step's time goes, each dispatch of one more step between two drains (``ms
+  <kernel>``, summed by kernel; the sum is above the step's: the drains cost), with the mean neighbours a particle
+  gathers;
+* ``peer_case``: ``ms_per_frame`` of ours against ``peer_ms_per_frame`` of Blender's own particle physics in the
+  same ``bpy`` and run (the legacy particle system, ``physics_type`` FLUID (SPH) or BOIDS, its point cache filled
+  frame by frame), the same count, emitter (the default cube's volume, all born on frame 1), frames and gravity;
+  ``speedup`` their ratio (goal >= 100).  Blender's grid liquid, Mantaflow, does not bake in the headless ``bpy``
+  module (its bindings fail with ``'LevelsetGrid' object has no attribute 'setConst'``, a known Blender issue
+  since 4.2), so it is not a peer.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import defaultdict
+
+import bpy
+import numpy as np
+
+from addon.engine.settings.settings import effect_settings
+from addon.engine.simulate.simulation import ParticleSystem
+
+DT = 1 / 24
+IDENTITY = np.identity(4)
+
+
+# -- Blender's own particle physics, the peers
+
+def blender_particles(count: int, physics: str, frames: int):
+    """The default cube emitting ``count`` particles from its volume on frame 1, ``physics`` FLUID or BOIDS."""
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, frames
+    mesh = bpy.data.meshes.new("Cube")
+    corners = [(x, y, z) for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]
+    faces = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    mesh.from_pydata(corners, [], faces)
+    emitter = bpy.data.objects.new("Emitter", mesh)
+    scene.collection.objects.link(emitter)
+    emitter.modifiers.new("Particles", "PARTICLE_SYSTEM")
+    settings = emitter.particle_systems[0].settings
+    settings.count, settings.frame_start, settings.frame_end, settings.lifetime = count, 1, 1, 1000
+    settings.emit_from, settings.physics_type = "VOLUME", physics
+    if physics == "BOIDS":
+        settings.boids.use_flight = True
+    return scene
+
+
+def blender_ms_per_frame(count: int, physics: str, frames: int) -> float:
+    """Median ms of Blender filling its point cache one frame further (frames 2 on: frame 1 emits)."""
+    scene = blender_particles(count, physics, frames)
+    scene.frame_set(1)
+    samples = []
+    for frame in range(2, frames + 1):
+        start = time.perf_counter()
+        scene.frame_set(frame)
+        samples.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(samples)
+
+
+def ours_ms_per_frame(host, count: int, interaction: str, frames: int) -> float:
+    """Median ms of our frame step of ``count`` particles born in the same cube's volume on frame 1."""
+    size = 0.5 * (8.0 / count) ** (1 / 3)  # the cube filled at the rest spacing
+    values = {"count": count, "emission": "BURST", "lifetime": 1e4, "emitter_shape": "BOX", "emitter_radius": 1.0,
+              "velocity": (0, 0, 0), "velocity_random": 0.0, "interaction": interaction}
+    if interaction == "FLUID":
+        values.update(size=size, interaction_radius=4 * size)
+    else:
+        values.update(gravity=(0, 0, 0), interaction_radius=8 * size, velocity_random=1.0)
+    system = ParticleSystem(host, effect_settings(values))
+    system.step(DT, IDENTITY, IDENTITY)  # frame 1: the burst
+    samples = []
+    for _ in range(frames - 1):
+        host.finish()
+        start = time.perf_counter()
+        system.step(DT, IDENTITY, IDENTITY)
+        host.finish()
+        samples.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(samples)
+
+
+PHYSICS = {"FLUID": "FLUID", "FLOCKING": "BOIDS"}  # our interaction -> Blender's physics_type
+
+
+def peer_case(host, case, count: int, repeats: int) -> dict:
+    """Ours against Blender's particle physics at ``count`` over ``repeats`` + 1 frames (interactions.Case)."""
+    interaction, frames = case.values["interaction"], repeats + 1
+    peer = blender_ms_per_frame(count, PHYSICS[interaction], frames)
+    ours = ours_ms_per_frame(host, count, interaction, frames)
+    return {"ms_per_frame": round(ours, 4), "peer_ms_per_frame": round(peer, 3), "speedup": round(peer / ours, 1),
+            "frames": frames, "peer": f"Blender's particle system, physics_type {PHYSICS[interaction]}"}
+
+
+def kernel_ms(host, system, h: float) -> dict:
+    """One more step of ``system`` with the GPU drained around each dispatch: ms by kernel name."""
+    spent: dict[str, float] = defaultdict(float)
+    dispatch = host.dispatch
+
+    def timed(kernel, groups, textures, constants):
+        host.finish()
+        start = time.perf_counter()
+        dispatch(kernel, groups, textures, constants)
+        host.finish()
+        spent[f"ms {kernel.name}"] += (time.perf_counter() - start) * 1e3
+
+    host.dispatch = timed
+    try:
+        system.step(h, IDENTITY, IDENTITY)
+    finally:
+        del host.dispatch
+    listed = system.interactions.grid.neighbour_lists(system.pos_age, system.vel_life, 1)
+    return {**{name: round(ms, 4) for name, ms in spent.items()},
+            "neighbours_mean": round(float(listed[:, 0].mean()), 2)}
+
+

@@ -1,0 +1,71 @@
+/* Reynolds boids (flocking.py), a thread a slot: each live bird's neighbours within the view radius (the grid's
+ * fixed order) and cone give separation (away, weighted 1 / r), alignment (their mean velocity) and cohesion
+ * (toward their centre); with the target and the colliders nearer than the avoid distance, each steers (desired
+ * direction at full speed minus the velocity, at most the steering force); the weighted sum, at most the steering
+ * force, changes the velocity for the step, at most the top speed.  To flock_velocity (w 1; 0: no live bird). */
+
+vec3 clamp_length(vec3 v, float limit)
+{
+  float size = length(v);
+  return size > limit ? v * (limit / size) : v;
+}
+
+vec3 steer(vec3 desired, vec3 velocity)
+{
+  float size = length(desired);
+  return size > 0.0 ? clamp_length(desired / size * flock_max_speed - velocity, flock_max_force) : vec3(0.0);
+}
+
+void main()
+{
+  int index;
+  ivec2 texel;
+  if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
+    return;
+  }
+  Particle bird = load_particle(texel);
+  if (!(bird.age >= 0.0 && bird.age < bird.life && is_finite(bird.position))) { /* the grid's test */
+    imageStore(flock_velocity, texel, vec4(0.0));
+    return;
+  }
+  int width = imageSize(pos_age).x;
+  vec3 p = bird.position;
+  vec3 v = bird.velocity;
+  float speed = length(v);
+  vec3 heading = speed > 0.0 ? v / speed : vec3(0.0);
+  vec3 separation = vec3(0.0);
+  vec3 alignment = vec3(0.0);
+  vec3 centre = vec3(0.0);
+  float seen = 0.0;
+  NeighbourWalk walk = neighbours_of(index, p);
+  int j;
+  vec3 q;
+  while (next_neighbour(walk, j, q)) {
+    vec3 d = q - p;
+    float r2 = dot(d, d);
+    if (r2 > 0.0 && (speed == 0.0 || dot(heading, d) >= flock_view_cos * sqrt(r2))) {
+      separation -= d / r2;
+      alignment += load_particle(particle_texel(j, width)).velocity;
+      centre += d;
+      seen += 1.0;
+    }
+  }
+  count_overflow(walk);
+  float inverse = seen > 0.0 ? 1.0 / seen : 0.0;
+  vec3 force = flock_separation * steer(separation, v) + flock_alignment * steer(alignment * inverse, v);
+  force += flock_cohesion * steer(centre * inverse, v);
+  if (flock_has_target > 0.0) {
+    force += flock_seek * steer(flock_target_position - p, v);
+  }
+  vec3 away = vec3(0.0);
+  for (int c = 0; c < collider_count; c++) {
+    float distance;
+    vec3 normal;
+    if (collider_surface(load_collider(c), p, distance, normal) && distance < flock_avoid_distance) {
+      away += normal * (1.0 - distance / flock_avoid_distance);
+    }
+  }
+  force += flock_avoid * steer(away, v) * length(away);
+  force = clamp_length(force, flock_max_force);
+  imageStore(flock_velocity, texel, vec4(clamp_length(v + force * flock_dt, flock_max_speed), 1.0));
+}
