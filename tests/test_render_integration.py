@@ -371,26 +371,30 @@ def test_transparent_film_keeps_the_glow_with_its_coverage(scene, tmp_path):
 
 
 @pytest.mark.parametrize("crop", [True, False])
-def test_border_render_gets_the_layer_of_its_region(scene, tmp_path, crop):
+@pytest.mark.parametrize("size, region", [((W, H), (7, 25, 19, 51)), ((160, 90), (18, 63, 48, 128))])
+def test_border_render_gets_the_layer_of_its_region(scene, tmp_path, crop, size, region):
+    """At 160x90 the border's top, 0.7 x 90, is 63 in Blender's single precision (62 in double)."""
     from addon.output.render_layer import border_region
 
     add_effect(count=3000)
     scene.render.engine = "BLENDER_WORKBENCH"
+    width, height = size
+    scene.render.resolution_x, scene.render.resolution_y = width, height
     full, full_plain = plain_render(scene, tmp_path / "full", 8)
     render = scene.render
     render.use_border, render.use_crop_to_border = True, crop
     render.border_min_x, render.border_max_x, render.border_min_y, render.border_max_y = 0.3, 0.8, 0.2, 0.7
-    rows, columns = border_region(scene, W, H)
-    assert (rows.start, rows.stop, columns.start, columns.stop) == (7, 25, 19, 51), "Blender's truncation"
+    rows, columns = border_region(scene, width, height)
+    assert (rows.start, rows.stop, columns.start, columns.stop) == region, "Blender's truncation"
     result, plain = plain_render(scene, tmp_path / "border", 8)
     added, full_added = result - plain, full - full_plain
     if crop:
-        assert result.shape == (18, 32, 4)
+        assert result.shape == (rows.stop - rows.start, columns.stop - columns.start, 4)
         np.testing.assert_allclose(added[..., :3], full_added[rows, columns, :3], atol=1e-5)
     else:
-        assert result.shape == (H, W, 4)
+        assert result.shape == (height, width, 4)
         np.testing.assert_allclose(added[rows, columns, :3], full_added[rows, columns, :3], atol=1e-5)
-        outside = np.ones((H, W), bool)
+        outside = np.ones((height, width), bool)
         outside[rows, columns] = False
         assert not added[outside].any(), "nothing outside the border"
     assert lit(added, 0 * added) > 20

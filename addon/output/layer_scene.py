@@ -112,7 +112,11 @@ class GPU_PARTICLES_RE_layer(bpy.types.RenderEngine):
         passes = result.layers[0].passes
         for layer_pass in PASSES:
             image = pixels.get(layer_pass.name)
-            if image is None or image.shape[:2] != (height, width):
+            if image is not None and image.shape[:2] != (height, width):
+                print(f"GPU Particles: the layer of '{scene.name}' is {image.shape[1]}x{image.shape[0]}, its render "
+                      f"{width}x{height}: rendered without particles")
+                image = None
+            if image is None:
                 image = layer_pass.nothing(height, width)
             passes[layer_pass.name].rect.foreach_set(np.ascontiguousarray(image, np.float32).ravel())
         self.end_result(result)
