@@ -97,7 +97,10 @@ class StageTimes:
                 return function(*args, **kwargs)
             finally:
                 into.append((time.perf_counter() - started) * 1e3)
-        return timed
+
+        def timed_render(engine, depsgraph):  # Blender passes a RenderEngine's method only the arguments it names
+            return timed(engine, depsgraph)
+        return timed_render if function.__qualname__ == "GPU_PARTICLES_RE_layer.render" else timed
 
     def medians(self) -> dict:
         times = {field: values[1:] for field, values in self.times.items()}  # the first carries compiles
