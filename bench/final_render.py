@@ -4,7 +4,8 @@ The scene is the preset's, built as ``make bake`` builds it (bench/bake_throughp
 rendered with ``bpy.ops.render.render(animation=True)`` as ``blender -b file.blend -a`` does: ``ms`` per
 rendered frame with the effect composited into the render (render_pre renders the layer, the compositor lays
 it over), ``peer_ms`` the plain render (effects off, no compositing), and the stages between them (see
-``measure``).  A frame's time is the interval between
+``measure``), and each route's floor: the compositor without our layer, with one full-size Image node,
+with the Render Layers of a helper scene.  A frame's time is the interval between
 consecutive ``render_post`` handlers (the median over the frames after the first, which carries the shader
 compiles and the preroll).
 
@@ -64,17 +65,19 @@ def frame_ms(scene) -> tuple[float, float]:
 
 
 class StageTimes:
-    """Median ms of the layer's stages inside ``render_pre`` (wrapped while measuring, put back after):
+    """Median ms of the layer's stages (wrapped while measuring, put back after): inside ``render_pre``,
     ``draw_ms`` recording the frame's dispatches, ``read_ms`` the rest of ``ParticleLayer.render`` (the depth,
-    both reads and the wait for the GPU), ``show_ms`` handing the pixels to the compositor's images."""
+    both reads and the wait for the GPU), ``show_ms`` handing the pixels over; after the scene's render,
+    ``passes_ms`` the helper scene's render (copying the layer into its passes)."""
 
     def __init__(self):
-        from addon.output import compositor_nodes, render_layer
+        from addon.output import compositor_nodes, layer_scene, render_layer
         from addon.scene.renderer import SceneRenderer
 
-        self.times: dict[str, list[float]] = {"draw_ms": [], "render_ms": [], "show_ms": []}
+        self.times: dict[str, list[float]] = {"draw_ms": [], "render_ms": [], "show_ms": [], "passes_ms": []}
         self.wrapped = [(SceneRenderer, "draw", "draw_ms"), (render_layer.ParticleLayer, "render", "render_ms"),
-                        (compositor_nodes, "show_layer", "show_ms")]
+                        (compositor_nodes, "show_layer", "show_ms"),
+                        (layer_scene.GPU_PARTICLES_RE_layer, "render", "passes_ms")]
         self.originals = [getattr(owner, name) for owner, name, _ in self.wrapped]
 
     def __enter__(self):
@@ -94,7 +97,10 @@ class StageTimes:
                 return function(*args, **kwargs)
             finally:
                 into.append((time.perf_counter() - started) * 1e3)
-        return timed
+
+        def timed_render(engine, depsgraph):  # Blender passes a RenderEngine's method only the arguments it names
+            return timed(engine, depsgraph)
+        return timed_render if function.__qualname__ == "GPU_PARTICLES_RE_layer.render" else timed
 
     def medians(self) -> dict:
         times = {field: values[1:] for field, values in self.times.items()}  # the first carries compiles
@@ -115,6 +121,37 @@ def one_image_tree(scene, image):
     tree.links.new(light.outputs["Image"], over.inputs[2])
     tree.links.new(over.outputs["Image"], output.inputs[0])
     return tree
+
+
+def helper_scene_tree(scene):
+    """The least the helper-scene route costs: Render Layers, the Render Layers of a helper scene whose engine
+    fills full-size light and depth passes every frame (``helper_handed``), and an Alpha Over."""
+    from addon.output import layer_scene
+
+    tree = passthrough_tree(scene)
+    render, output = tree.nodes["Render Layers"], tree.nodes["Group Output"]
+    light = tree.nodes.new("CompositorNodeRLayers")
+    light.scene = layer_scene.ensure_helper(scene)
+    over = tree.nodes.new("CompositorNodeAlphaOver")
+    tree.links.new(render.outputs["Image"], over.inputs["Background"])
+    tree.links.new(light.outputs["Image"], over.inputs["Foreground"])
+    tree.links.new(over.outputs["Image"], output.inputs[0])
+    return tree
+
+
+def helper_handed(scene, width: int, height: int):
+    """A render_pre handler handing constant full-size passes to the scene's helper each frame."""
+    import numpy as np
+
+    from addon.output import layer_scene
+
+    helper = layer_scene.ensure_helper(scene).name
+    passes = {layer_scene.LIGHT_PASS.name: np.full((height, width, 4), 0.25, np.float32),
+              layer_scene.DEPTH_PASS.name: np.full((height, width), 3.0, np.float32)}
+
+    def hand_over(rendered, *_):
+        layer_scene.hand_over(helper, rendered.frame_current, passes)
+    return hand_over
 
 
 def refilled_each_frame(image):
@@ -148,7 +185,10 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
     through; ``passthrough_ms``: effects off, a tree of Render Layers to the output alone; ``one_image_ms``: effects off,
     that tree plus one full-size PREMUL image refilled every frame and an Alpha Over (the floor of any
     compositing of a layer; ``one_image_ms_by_alpha_mode`` for each of Blender's alpha modes,
-    ``one_static_image_ms`` with the pixels never changed); ``draw_ms``, ``read_ms``, ``show_ms``: the stages of ``layer_ms`` (StageTimes)."""
+    ``one_static_image_ms`` with the pixels never changed); ``helper_scene_ms``: effects off, the pass-through tree
+    plus the Render Layers of a helper scene handed full-size passes every frame and an Alpha Over (the floor of
+    the helper-scene route the add-on takes); ``draw_ms``, ``read_ms``, ``show_ms``, ``passes_ms``: the stages
+    (StageTimes)."""
     import bpy
     from bake_throughput import effect_scene
 
@@ -183,6 +223,11 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
             one_image[mode], _ = frame_ms(scene)
         bpy.app.handlers.render_pre.remove(refill)
         one_static_image, _ = frame_ms(scene)  # the same tree, the pixels left alone: the nodes without the refill
+        scene.compositing_node_group = helper_scene_tree(scene)
+        hand_over = helper_handed(scene, width, height)
+        bpy.app.handlers.render_pre.append(hand_over)
+        helper_scene, _ = frame_ms(scene)
+        bpy.app.handlers.render_pre.remove(hand_over)
         scene.compositing_node_group = ours
         scene.render.use_compositing = False
         without, _ = frame_ms(scene)  # the plain render: nothing of ours runs
@@ -194,7 +239,7 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
             "layer_ms": round(layer, 1), **stages.medians(), "disabled_ms": round(disabled, 1),
             "passthrough_ms": round(passthrough, 1), "one_image_ms": round(one_image["PREMUL"], 1),
             "one_image_ms_by_alpha_mode": {mode: round(ms, 1) for mode, ms in one_image.items()},
-            "one_static_image_ms": round(one_static_image, 1),
+            "one_static_image_ms": round(one_static_image, 1), "helper_scene_ms": round(helper_scene, 1),
             "compositor": device,
             "frames": frames, "width": width, "height": height, "count": count}
 

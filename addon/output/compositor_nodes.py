@@ -26,17 +26,20 @@ camera axis like EEVEE's and Workbench's (checked: a plane facing the camera
 gives one depth over the whole frame), so one comparison serves every engine.
 
 **Every frame its own particles or none.**  The compositor reads the layer
-from two images generated in memory (``bpy.data.images``), which the add-on
-fills in ``render_pre`` with the layer of that very frame, scene and render,
-and empties when a frame gets no layer (effect off, emitter gone, a failure)
-and when a render ends: then no particle is in front of anything and none
-covers anything, which makes the chain an exact pass-through (``render * 1 +
-0``, alpha unchanged), and the Light node's label says why.  Blank images
-(all zero: no light, no coverage) pass the render through exactly too.  Images are the gate, not a node setting, because a
-render composites the depsgraph's copy of the tree, made before
-``render_pre``, while images are shared with it.  The pixels of generated
-images are never saved: a .blend opened without the add-on (nothing of ours
-runs then) reloads them blank, and renders clean.
+from the passes of a helper scene (``layer_scene.py``) through one Render Layers
+node (``LIGHT``): its Image is the light, its Depth the particle depth.  The
+add-on hands the helper the layer of that very frame, scene and render in
+``render_pre``; a frame without one (effect off, emitter gone, a failure) gets
+the empty layer: no particle is in front of anything and none covers anything,
+which makes the chain an exact pass-through (``render * 1 + 0``, alpha
+unchanged), and the Light node's label says why.
+
+**Today's image nodes are replaced.**  Until the helper scene, the layer came
+through two generated images (``GPU Particles Light (<scene>)``, ``... Depth``)
+read by Image nodes named ``LIGHT`` and ``DEPTH`` and a ``Depth Channel``: they
+cost the compositor more than the render itself.  ``ensure_compositing`` (and a
+file's load) puts the Render Layers node of the helper in their place, linked
+wherever they fed.
 
 **The previous version's nodes are replaced.**  It made one chain of
 unsuffixed nodes (``GPU Particles: Render Layers``, ``...: In Front``,
@@ -53,51 +56,25 @@ from __future__ import annotations
 import re
 
 import bpy
-import numpy as np
 
-from ..engine.draw.particle_depth import FAR
-from .render_layer import layer_size
+from . import layer_scene
 
 GROUP_NAME = "GPU Particles Compositing"
 PREFIX = "GPU Particles: "
-LIGHT, DEPTH, DEPTH_CHANNEL, LIGHT_CHANNELS, BRIGHTEST_RG, BRIGHTEST_RGB, GLOW_COVERAGE = (
-    PREFIX + name for name in ("Light", "Depth", "Depth Channel", "Light Channels", "Brightest RG", "Brightest RGB",
-                               "Glow Coverage"))
+LIGHT, LIGHT_CHANNELS, BRIGHTEST_RG, BRIGHTEST_RGB, GLOW_COVERAGE = (
+    PREFIX + name for name in ("Light", "Light Channels", "Brightest RG", "Brightest RGB", "Glow Coverage"))
 CHAIN_PARTS = ("Render Layers", "In Front", "Light over Render", "Render Alpha", "Uncovered", "Coverage", "Alpha",
                "Set Alpha")
 EMPTY_LABEL = PREFIX + "no layer until the add-on renders a frame's own"
 PREVIOUS_CHAIN = tuple(PREFIX + part for part in ("Render Layers", "In Front", "Light over Render"))
 PREVIOUS_IMAGES = (("GPU Particles Light", "light"), ("GPU Particles Depth", "depth"))  # pointed at <kind>_####.exr
-_filled: set[str] = set()  # depth images holding a frame's layer (generated images load empty)
+IMAGE_ROUTE = (LIGHT, PREFIX + "Depth", PREFIX + "Depth Channel")  # the layer as images, before the helper scene
+IMAGE_ROUTE_IMAGES = re.compile(r"GPU Particles (Light|Depth) \(.*\)$")  # their generated images, one pair a scene
 
 
 def chain_node(part: str, view_layer: str) -> str:
     """The name of a view layer's node ``part`` (one of CHAIN_PARTS)."""
     return f"{PREFIX}{part} ({view_layer})"
-
-
-def layer_image_names(scene) -> tuple[str, str]:
-    return f"GPU Particles Light ({scene.name})", f"GPU Particles Depth ({scene.name})"
-
-
-def _layer_image(name: str, width: int, height: int):
-    """An in-memory float image the compositor reads (never a file: nothing stale survives a reload); resized
-    in place, because a render in progress holds the datablock, by its generated size, so that a reload (a file
-    opened without the add-on) gives a blank image of the render's size too."""
-    image = bpy.data.images.get(name)
-    if image is None:
-        image = bpy.data.images.new(name, width, height, alpha=True, float_buffer=True)
-        image.generated_color = (0.0, 0.0, 0.0, 0.0)  # what a reload gives: nothing
-        image.colorspace_settings.name = "Non-Color"  # linear light and depth as handed over, never converted
-        image.alpha_mode = "PREMUL"
-    elif tuple(image.size) != (width, height):
-        image.generated_width, image.generated_height = width, height  # generated again, blank
-    return image
-
-
-def layer_images(scene, width: int, height: int):
-    """The scene's (light, depth) images at ``width`` x ``height``."""
-    return tuple(_layer_image(name, width, height) for name in layer_image_names(scene))
 
 
 def rendered_layers(scene) -> list:
@@ -110,46 +87,34 @@ def has_nodes(scene) -> bool:
     return tree is not None and tree.nodes.get(LIGHT) is not None
 
 
+def helper_of(scene):
+    """The helper scene the scene's Light node reads (None when it has none, or it was deleted)."""
+    node = scene.compositing_node_group.nodes.get(LIGHT) if has_nodes(scene) else None
+    return node.scene if node is not None and node.bl_idname == "CompositorNodeRLayers" else None
+
+
 def _label(scene, label: str) -> None:
     """The Light node's label (Blender keeps 63 bytes of it; the panel has the whole story)."""
     scene.compositing_node_group.nodes[LIGHT].label = label.encode()[:63].decode(errors="ignore")
 
 
-def show_layer(scene, light, depth, label: str) -> None:
-    """Put one frame's layer (``render_layer.ParticleLayer.layer``: RGBA float, bottom row first) in the
-    scene's layer images, and make its nodes read them."""
-    height, width = light.shape[:2]
-    images = layer_images(scene, width, height)
-    for image, pixels in zip(images, (light, depth)):
-        image.pixels.foreach_set(np.ascontiguousarray(pixels, np.float32).ravel())
-    _filled.add(images[1].name)
-    tree = scene.compositing_node_group
-    for name, image in zip((LIGHT, DEPTH), images):
-        if tree.nodes[name].image != image:
-            tree.nodes[name].image = image
+def show_layer(scene, frame: int, passes: dict, label: str) -> None:
+    """Hand ``frame``'s layer (``render_layer.ParticleLayer.layer``: pixels by pass name) to the helper scene
+    the scene's nodes read."""
+    helper = helper_of(scene)
+    if helper is None:
+        raise RuntimeError("the compositor's Light node reads no scene; press Set Up Compositing")
+    layer_scene.hand_over(helper.name, frame, passes)
     _label(scene, label)
 
 
 def empty_layer(scene, label: str | None = None) -> None:
-    """No particles in what the scene's render composites next: every particle infinitely far, covering
-    nothing, which makes the chain an exact pass-through whatever the light image holds; ``label`` says why
-    (kept when None).  The images take the size of the layer the render composites, as a frame's own layer
-    does: the compositor lays an image of another size centred with nothing around it, and the first failed
-    layer of a process (1x1 images, none rendered yet) gave every frame alpha 0."""
-    if all(name in bpy.data.images for name in layer_image_names(scene)):  # (else no node of ours reads them)
-        _, depth = layer_images(scene, *layer_size(scene))
-        if depth.name in _filled:
-            nothing = np.empty((len(depth.pixels) // 4, 4), np.float32)
-            nothing[:] = (FAR, 0.0, 0.0, 1.0)  # (pixels.foreach_set takes no strided view)
-            depth.pixels.foreach_set(nothing.ravel())
-            _filled.discard(depth.name)
+    """No particles in what the scene's render composites next; ``label`` says why (kept when None)."""
+    helper = helper_of(scene)
+    if helper is not None:
+        layer_scene.withdraw(helper.name)
     if label is not None and has_nodes(scene):
         _label(scene, label)
-
-
-def forget_filled() -> None:
-    """After a load: its images are new, generated empty."""
-    _filled.clear()
 
 
 def _node(tree, name: str, kind: str, location):
@@ -185,14 +150,15 @@ def _own_tree(scene):
         tree = bpy.data.node_groups.new(f"{GROUP_NAME} ({scene.name})", "CompositorNodeTree")
         scene.compositing_node_group = tree
         return tree
-    others = [node.scene for node in tree.nodes
-              if node.bl_idname == "CompositorNodeRLayers" and node.name.startswith(PREFIX) and node.scene != scene]
+    chains = [node for node in tree.nodes
+              if node.bl_idname == "CompositorNodeRLayers" and node.name.startswith(PREFIX + "Render Layers")]
+    others = [node.scene for node in chains if node.scene != scene]
     if others:  # a Full Copy of the scene, or a tree picked from another scene: copied, never re-pointed
         tree = tree.copy()
         scene.compositing_node_group = tree
         for node in tree.nodes:
             if node.bl_idname == "CompositorNodeRLayers" and node.name.startswith(PREFIX):
-                node.scene = scene
+                node.scene = scene if node.name != LIGHT else layer_scene.ensure_helper(scene)
     if others or tree.name == GROUP_NAME:
         tree.name = f"{GROUP_NAME} ({scene.name})"
     return tree
@@ -216,7 +182,7 @@ def _glow_coverage(tree, light):
     return coverage
 
 
-def _chain(tree, scene, view_layer, row: int, light, channel, glow, feeds: list, repair: bool) -> None:
+def _chain(tree, scene, view_layer, row: int, light, glow, feeds: list, repair: bool) -> None:
     """One view layer's nodes (kept as the artist left them unless missing or ``repair``); made, they lay the
     particles over what fed ``feeds`` (the inputs their result then feeds) or else over their own render."""
     name = view_layer.name
@@ -246,7 +212,7 @@ def _chain(tree, scene, view_layer, row: int, light, channel, glow, feeds: list,
     coverage = _math(tree, chain_node("Coverage", name), "MULTIPLY", (800, y - 250))
     alpha = _math(tree, chain_node("Alpha", name), "MULTIPLY_ADD", (1000, y - 300))
     links = tree.links
-    links.new(channel.outputs["Red"], in_front.inputs[0])
+    links.new(light.outputs["Depth"], in_front.inputs[0])
     links.new(render.outputs["Depth"], in_front.inputs[1])
     links.new(background, over.inputs["Background"])
     links.new(light.outputs["Image"], over.inputs["Foreground"])
@@ -311,9 +277,49 @@ def _remove_previous_images() -> None:
 
 
 def _set_up_by_previous(tree) -> bool:
-    """A tree of this file (not a library's, which cannot change) with the previous version's nodes."""
-    return tree is not None and tree.library is None and (any(name in tree.nodes for name in PREVIOUS_CHAIN) or any(
-        _previous_image(node.image) for node in tree.nodes if node.bl_idname == "CompositorNodeImage"))
+    """A tree of this file (not a library's, which cannot change) with an earlier version's nodes."""
+    return tree is not None and tree.library is None and (
+        any(name in tree.nodes for name in PREVIOUS_CHAIN) or _image_route(tree) is not None or any(
+            _previous_image(node.image) for node in tree.nodes if node.bl_idname == "CompositorNodeImage"))
+
+
+def _image_route(tree):
+    """The Light node of a tree that reads the layer from images (every version before the helper scene)."""
+    node = tree.nodes.get(LIGHT)
+    return node if node is not None and node.bl_idname == "CompositorNodeImage" else None
+
+
+def ensure_light(scene) -> None:
+    """The scene's Light node reads a helper scene of ours (made again when deleted), its camera the scene's;
+    the image route's nodes are left to the setup (``ensure_compositing``) and the load."""
+    if _image_route(scene.compositing_node_group) is None:
+        _light_node(scene.compositing_node_group, scene)
+
+
+def _light_node(tree, scene):
+    """The Render Layers node of the scene's helper, in place of the image route's nodes (linked wherever they
+    fed: their light from its Image, their depth channel from its Depth)."""
+    feeds = {"Image": [], "Depth": []}
+    if _image_route(tree) is not None:
+        old = [tree.nodes.get(name) for name in IMAGE_ROUTE]
+        light, _, channel = old
+        feeds["Image"] = [link.to_socket for link in light.outputs["Image"].links]
+        feeds["Depth"] = [link.to_socket for link in channel.outputs["Red"].links] if channel is not None else []
+        for node in old:
+            if node is not None:
+                tree.nodes.remove(node)
+        for image in [image for image in bpy.data.images if IMAGE_ROUTE_IMAGES.match(image.name)
+                      and image.source == "GENERATED" and image.users == 0]:
+            bpy.data.images.remove(image)
+    light = _node(tree, LIGHT, "CompositorNodeRLayers", (0, -300))
+    helper = layer_scene.ensure_helper(scene, light.scene)
+    if light.scene != helper:
+        light.scene = helper
+    light.layer = helper.view_layers[0].name
+    for output, sockets in feeds.items():
+        for socket in sockets:
+            tree.links.new(light.outputs[output], socket)
+    return light
 
 
 def replace_previous_version() -> None:
@@ -337,7 +343,8 @@ def ensure_compositing(scene, repair: bool = False):
     for the artist to wire where that layer goes.  Chains that exist are left as
     the artist made them, unless ``repair`` (the Set Up Compositing button) adds
     what is missing and relinks them.  The previous version's chain is replaced
-    by the first layer's, where it was; its layer images are removed.
+    by the first layer's, where it was; its layer images are removed; so are
+    the Image nodes of the layer before the helper scene (:func:`_light_node`).
     """
     tree = _own_tree(scene)
     layers = rendered_layers(scene)
@@ -345,17 +352,11 @@ def ensure_compositing(scene, repair: bool = False):
         view_layer.use_pass_z = True  # each layer's own depth decides what hides the particles
     output = _group_output(tree)
     previous = _remove_previous_chain(tree)
-    light = _node(tree, LIGHT, "CompositorNodeImage", (0, -300))
-    depth = _node(tree, DEPTH, "CompositorNodeImage", (0, -550))
-    light_name, depth_name = layer_image_names(scene)
-    light.image = bpy.data.images.get(light_name) or _layer_image(light_name, 1, 1)
-    depth.image = bpy.data.images.get(depth_name) or _layer_image(depth_name, 1, 1)
-    channel = _node(tree, DEPTH_CHANNEL, "CompositorNodeSeparateColor", (250, -550))
-    tree.links.new(depth.outputs["Image"], channel.inputs["Image"])
+    light = _light_node(tree, scene)
     glow = _glow_coverage(tree, light)
     first_feeds = previous[0] if previous else [output.inputs[0]]
     for row, view_layer in enumerate(layers):
-        _chain(tree, scene, view_layer, row, light, channel, glow, first_feeds if row == 0 else [], repair)
+        _chain(tree, scene, view_layer, row, light, glow, first_feeds if row == 0 else [], repair)
     if previous:
         _relink_previous_render(tree, layers, *previous[1:])
     _remove_previous_images()

@@ -1,17 +1,17 @@
 """Particles in Blender's own renders: F12, Render Animation, ``blender -b file.blend -a``.
 
 For every frame a render starts (``render_pre``), the scene's particle layer
-(``render_layer.py``) is rendered on the GPU, read back once and put in two
-in-memory images that the scene's compositor nodes (``compositor_nodes.py``)
-read.  Blender's compositor then lays the light over the frame it rendered, hidden where each view layer's depth pass is nearer.  Any engine,
+(``render_layer.py``) is rendered on the GPU, read back once and handed to the
+scene's helper scene (``layer_scene.py``), whose render passes the scene's
+compositor nodes (``compositor_nodes.py``) read.  Blender's compositor then lays the light over the frame it rendered, hidden where each view layer's depth pass is nearer.  Any engine,
 any output format; no file is written unless *Write Layer Files* asks.
 
 Every frame gets exactly its own particles or none: a frame whose layer was
 not made in this render (effect off, *Composite into Renders* off, emitter
-deleted, a Full Copy scene without it, a layer that failed) finds the images
-empty, which passes the render through untouched, and the Light node's label
-says why.  The images are emptied again when a render ends, and their pixels
-are never saved, so a .blend opened without the add-on renders clean.  Failures are collected per
+deleted, a Full Copy scene without it, a layer that failed) gets the empty
+layer, which passes the render through untouched, and the Light node's label
+says why.  The hand-over is withdrawn when a render ends, and nothing of it is
+saved, so a .blend opened without the add-on renders clean.  Failures are collected per
 render and shown: printed (a farm's log), in the panel (``draw_settings``),
 and in a pop-up where there is a window.  *Post Processing > Compositing* is the
 artist's: never ticked on here; off, renders get no particles and the panel says
@@ -23,8 +23,8 @@ Where the GPU work runs, and why before the frame rather than in it:
   handlers run on the main thread, synchronously inside
   ``bpy.ops.render.render``; the add-on's GPU context (``gpu.init()``) is
   usable there, also between EEVEE frames, which bind and release their own
-  context.  With the CPU compositor nothing binds it again after a frame;
-  :func:`_bind_gpu_context` does (tests/output/test_cpu_compositor.py).
+  context.  With the CPU compositor the helper scene's render binds it again
+  after a frame (:func:`_check_gpu_context`, tests/output/test_cpu_compositor.py).
 * GUI (F12, Render Animation): the render runs as a window-manager job on a
   worker thread (``screen_render_invoke`` -> ``WM_jobs_start`` ->
   ``render_startjob`` -> ``RE_RenderFrame``/``RE_RenderAnim``, which call the
@@ -56,7 +56,7 @@ from ..engine.settings.settings import SettingsError
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from ..hosts.blender import gpu_context_bound
 from ..properties import register_factory, scene_effects
-from . import compositor_nodes
+from . import compositor_nodes, layer_scene
 from .render_layer import ParticleLayer, free_scratch
 
 MAIN_THREAD_WAIT = 600.0  # seconds a render thread waits for the main thread before giving up
@@ -208,26 +208,16 @@ def _prepare(scene) -> None:
     compositor_nodes.ensure_compositing(scene)
 
 
-def _bind_gpu_context(scene) -> None:
-    """Blender's GPU context bound on the main thread before the layer's dispatches, or NoGPUError.
+def _check_gpu_context() -> None:
+    """Blender's GPU context is bound on the main thread before the layer's dispatches, or NoGPUError.
 
     In a background render the engine releases its own context after each frame
-    (``DRW_render_context_disable``); only the GPU compositor binds Blender's main one again
-    (``DRW_gpu_context_enable`` in ``Compositor::execute``, render/intern/compositor.cc), and its
-    ``DRW_gpu_context_disable`` leaves it bound where there is no window (``wm_window_reset_drawable``).
-    With the CPU compositor no context is bound at the next frame's ``render_pre``, and the ``gpu`` module
-    segfaults.  Turning Persistent Data off frees the render's engine (``RE_FreePersistentData``), which
-    frees its depsgraph between the same enable and disable on the main thread (``engine_depsgraph_free``),
-    binding that context again (verified on 5.2.3, Workbench and EEVEE); the setting is put back at once."""
-    if gpu_context_bound():
-        return
-    render = scene.render
-    keep = render.use_persistent_data
-    try:
-        render.use_persistent_data = False
-        render.use_persistent_data = keep
-    except AttributeError:  # a linked scene's settings are read-only
-        pass
+    (``DRW_render_context_disable``), and with the CPU compositor nothing bound one again before the next
+    frame's ``render_pre`` (then the ``gpu`` module segfaults).  The helper scene's render (``layer_scene.py``),
+    which Blender runs on the main thread after the scene's, leaves Blender's main context bound (verified
+    on 5.2.3 with Workbench, EEVEE and Cycles, Persistent Data on or off).  Before the helper scene, Persistent
+    Data was turned off and on again here to free the render's engine, which bound the context the same way
+    and threw the persistent data away each frame."""
     if not gpu_context_bound():
         raise NoGPUError(f"Blender left no GPU context bound after the previous frame (the CPU compositor "
                          f"does in background renders); set {GPU_COMPOSITOR}")
@@ -241,19 +231,19 @@ def _composite_frame(scene, frame: int) -> None:
         compositor_nodes.empty_layer(scene, f"{compositor_nodes.PREFIX}frame {frame}: {why}")
         return
     try:
-        _bind_gpu_context(scene)
+        _check_gpu_context()
         if _session.layer is None or _session.layer.scene != scene:
             _free()
             _session.layer = ParticleLayer(scene)
             for skipped in _session.layer.renderer.snapshot.skipped:  # the others render: said once a render
                 _session.errors.append(f"GPU Particles: '{scene.name}': {skipped.warning}; the other effects render")
                 print(_session.errors[-1])
-        pixels = _session.layer.layer(frame)
+        passes = _session.layer.layer(frame)
         if scene.frame_current != frame:  # the simulation may have stepped the scene through earlier frames
             scene.frame_set(frame)
         if scene.gpu_particles_output.write_layer_files:
-            _session.layer.write(frame, pixels)
-        compositor_nodes.show_layer(scene, *pixels, f"{compositor_nodes.PREFIX}frame {frame}'s particles")
+            _session.layer.write(frame, passes)
+        compositor_nodes.show_layer(scene, frame, passes, f"{compositor_nodes.PREFIX}frame {frame}'s particles")
     except LAYER_ERRORS as error:
         _report(scene, frame, error)
         compositor_nodes.empty_layer(scene, f"{compositor_nodes.PREFIX}frame {frame}: {error}")
@@ -281,9 +271,9 @@ def on_render_init(scene, *_):
     why = why_not(scene)
     if why == COMPOSITING_OFF:  # likely an oversight: said in a farm's log too
         print(f"GPU Particles: '{scene.name}' renders without particles: {why}")
-    if why is None:
+    if why is None or compositor_nodes.has_nodes(scene):  # (a deleted helper scene is made again either way)
         try:
-            _on_main_thread(lambda: _prepare(scene))
+            _on_main_thread(lambda: _prepare(scene) if why is None else compositor_nodes.ensure_light(scene))
         except (RenderCancelled, TimeoutError) as error:
             _report(scene, scene.frame_current, error)
 
@@ -302,7 +292,7 @@ def on_render_pre(scene, *_):
 
 
 def _end(scene) -> None:
-    """The render is over: its last layer leaves the images (a later render or save never sees it)."""
+    """The render is over: its last layer is withdrawn (a later render never sees it)."""
     compositor_nodes.empty_layer(scene)
     _free()
     _publish_errors(scene)
@@ -322,8 +312,8 @@ def on_render_cancel(scene, *_):
 
 @persistent
 def on_load_post(*_):
-    """A loaded file's layer images are generated empty; its last render's failures are another file's."""
-    compositor_nodes.forget_filled()
+    """A loaded file gets no layer of another file; its last render's failures are another file's."""
+    layer_scene.withdraw()
     compositor_nodes.replace_previous_version()  # its stale file-backed nodes, also where no render sets up ours
     last_errors.clear()
 
@@ -391,6 +381,7 @@ _HANDLERS = (("render_init", on_render_init), ("render_pre", on_render_pre),
 
 
 def register():
+    layer_scene.register()
     _register_classes()
     for name, handler in _HANDLERS:
         getattr(bpy.app.handlers, name).append(handler)
@@ -407,3 +398,4 @@ def unregister():
             handlers.remove(handler)
     _free()
     _unregister_classes()
+    layer_scene.unregister()

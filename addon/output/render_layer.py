@@ -19,8 +19,9 @@ scene's layer folder (``Scene.gpu_particles_output.layer_path``):
     G and B: 0, A: 1.
 
 A render does not write these files unless asked (*Write Layer Files*): it
-hands the same pixels to the compositor in memory (``compositor_nodes.py``),
-cropped or masked to the render's border as Blender renders it.
+hands the same pixels to the compositor in memory, as render passes of a helper
+scene (``layer_scene.py``), cropped to the render's border; the files are
+cropped or empty outside it as the render is.
 
 The frame is made by the same :class:`SceneRenderer` as the bake (the same
 simulation, look and occlusion against the scene's meshes), plus the depth.
@@ -39,6 +40,7 @@ from ..hosts.blender import BlenderHost
 from ..scene.cache import blend_path
 from ..scene.renderer import SceneRenderer, camera_of, check_effects
 from ..scene.snapshot import read_snapshot
+from .layer_scene import DEPTH_PASS, LIGHT_PASS
 
 _SCRATCH = "GPU Particles Layer (scratch)"
 
@@ -77,23 +79,17 @@ def render_size(scene) -> tuple[int, int]:
 
 def border_region(scene, width: int, height: int) -> tuple[slice, slice] | None:
     """(rows, columns) of the border render's region, bottom row first, truncated as Blender's
-    ``render_init_from_main`` does; None without a border."""
+    ``render_init_from_main`` does, in single precision: 0.7 x 90 is 63 there, 62 in double; None without a
+    border."""
     render = scene.render
     if not render.use_border:
         return None
-    return (slice(int(render.border_min_y * height), int(render.border_max_y * height)),
-            slice(int(render.border_min_x * width), int(render.border_max_x * width)))
 
+    def edge(fraction: float, size: int) -> int:
+        return int(np.float32(fraction) * np.float32(size))
 
-def layer_size(scene) -> tuple[int, int]:
-    """(width, height) of the layer a render of ``scene`` composites: the render's, or its border's when
-    cropped to it (:meth:`ParticleLayer.layer`)."""
-    width, height = render_size(scene)
-    region = border_region(scene, width, height)
-    if region is None or not scene.render.use_crop_to_border:
-        return width, height
-    rows, columns = region
-    return columns.stop - columns.start, rows.stop - rows.start
+    return (slice(edge(render.border_min_y, height), edge(render.border_max_y, height)),
+            slice(edge(render.border_min_x, width), edge(render.border_max_x, width)))
 
 
 class ParticleLayer:
@@ -110,8 +106,6 @@ class ParticleLayer:
         # Reused host memory the two images are read into, both copies queued before either is waited for
         # (GL pixel-pack buffers where the host has them: bench/final_render.py, layer_ms).
         self.buffers = (host.readback_buffer(self.renderer.resources.frame), host.readback_buffer(self.depth.image))
-        self.planes = np.zeros((self.height, self.width, 4), np.float32)  # the depth as RGBA: G, B, A never change
-        self.planes[..., 3] = 1.0
 
     def render(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
         """(premultiplied RGBA light, depth) of ``frame``, rows bottom to top, read-only views of host
@@ -133,23 +127,14 @@ class ParticleLayer:
         renderer.take_stats()
         return light, depth_bits.view(np.float32)
 
-    def layer(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
-        """(light, depth) of ``frame`` as the render's pixels hold them: RGBA each (the depth in R), the
-        render's size, cropped to its border or masked outside it (then copies: the views stay intact)."""
+    def layer(self, frame: int) -> dict[str, np.ndarray]:
+        """``frame``'s layer as the helper scene's passes (``layer_scene.PASSES``: the light, RGBA, and the
+        depth) hold it: the render's pixels, or its border's, which is all a border render renders."""
         light, depth = self.render(frame)
-        planes = self.planes
-        planes[..., 0] = depth  # one strided copy
         region = border_region(self.scene, self.width, self.height)
-        if region is None:
-            return light, planes
-        if self.scene.render.use_crop_to_border:
-            return light[region], planes[region]
-        outside = np.ones(depth.shape, bool)
-        outside[region] = False
-        light = light.copy()
-        light[outside] = 0.0
-        planes[outside, 0] = FAR
-        return light, planes
+        if region is not None:
+            light, depth = light[region], depth[region]
+        return {LIGHT_PASS.name: light, DEPTH_PASS.name: depth}
 
     def free(self) -> None:
         """Release the readback buffers (main thread)."""
@@ -157,13 +142,28 @@ class ParticleLayer:
             self.renderer.host.free_readback_buffer(buffer)
         self.buffers = ()
 
-    def write(self, frame: int, pixels: tuple[np.ndarray, np.ndarray]) -> tuple[Path, Path]:
-        """Write ``frame``'s :meth:`layer` ``pixels`` as its two files (each under a temporary name, then renamed)."""
+    def write(self, frame: int, passes: dict[str, np.ndarray]) -> tuple[Path, Path]:
+        """Write ``frame``'s :meth:`layer` as its two files (each under a temporary name, then renamed): the
+        render's size, cropped to its border or empty outside it as the render is."""
+        light, depth = passes[LIGHT_PASS.name], passes[DEPTH_PASS.name]
+        region = border_region(self.scene, self.width, self.height)
+        if region is not None and not self.scene.render.use_crop_to_border:
+            light, depth = (_in_frame(pixels, region, (self.height, self.width), empty)
+                            for pixels, empty in ((light, 0.0), (depth, FAR)))
+        planes = np.zeros((*depth.shape, 4), np.float32)
+        planes[..., 0], planes[..., 3] = depth, 1.0  # the depth in R
         paths = layer_files(self.scene, frame)
         paths[0].parent.mkdir(parents=True, exist_ok=True)
-        for plane, path in zip(pixels, paths):
+        for plane, path in zip((light, planes), paths):
             write_exr(plane, path)
         return paths
+
+
+def _in_frame(pixels: np.ndarray, region, size: tuple[int, int], empty: float) -> np.ndarray:
+    """A border's ``pixels`` in a frame of ``size`` (rows, columns) that holds ``empty`` around them."""
+    frame = np.full(size + pixels.shape[2:], empty, np.float32)
+    frame[region] = pixels
+    return frame
 
 
 def write_exr(pixels: np.ndarray, path: Path) -> None:

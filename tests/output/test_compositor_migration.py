@@ -9,7 +9,7 @@ unsuffixed nodes, and images ``GPU Particles Light`` / ``GPU Particles Depth`` t
 import bpy
 import numpy as np
 
-from addon.output import compositor_nodes
+from addon.output import compositor_nodes, layer_scene
 from tests.conftest import add_effect
 from tests.output.test_render_integration import disable_effect, lit, plain_render, render_still
 
@@ -111,8 +111,7 @@ def assert_replaced(scene):
     assert over.inputs["Background"].links[0].from_node == grade, "over what the previous chain went over"
     assert finish.inputs["Color"].links[0].from_node == set_alpha, "into what the previous chain fed"
     assert next(n for n in tree.nodes if n.bl_idname == "NodeGroupOutput").inputs[0].links[0].from_node == finish
-    for name in (compositor_nodes.LIGHT, compositor_nodes.DEPTH):
-        assert tree.nodes[name].image.source == "GENERATED"
+    assert tree.nodes[compositor_nodes.LIGHT].scene == layer_scene.ensure_helper(scene), "the helper's passes"
 
 
 def test_previous_version_nodes_are_replaced_by_the_setup(scene, tmp_path):
@@ -152,7 +151,8 @@ def test_a_previous_version_file_is_replaced_when_loaded(scene, tmp_path):
     trees = opened.compositing_node_group, other.compositing_node_group
     assert trees[1] != trees[0] and trees[1].name == f"{compositor_nodes.GROUP_NAME} (Other)"
     for owner, tree in zip((opened, other), trees):
-        assert all(node.scene == owner for node in tree.nodes if node.bl_idname == "CompositorNodeRLayers")
+        assert all(node.scene == owner for node in tree.nodes
+                   if node.bl_idname == "CompositorNodeRLayers" and node.name != compositor_nodes.LIGHT)
         assert not set(PREVIOUS_NODES) & set(tree.nodes.keys())
     before = snapshot()
     compositor_nodes.replace_previous_version()

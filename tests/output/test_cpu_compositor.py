@@ -1,7 +1,8 @@
 """A background Render Animation with the CPU compositor: after the first frame Blender leaves no GPU
 context bound (only the GPU compositor binds one again), and the particle layer's first ``gpu`` call
-segfaulted.  ``render_integration._bind_gpu_context`` binds Blender's context again; every frame gets its
-particles, the same as with the GPU compositor.
+segfaulted.  The helper scene's render (``layer_scene.py``) leaves Blender's context bound again (before it,
+Persistent Data was turned off and on each frame to do so, losing it); every frame gets its particles, the same as
+with the GPU compositor.
 
 Each render runs in a child process, as a crash would take the test run with it.
 """

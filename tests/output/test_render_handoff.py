@@ -10,13 +10,12 @@ import inspect
 import threading
 import time
 
-import bpy
 import numpy as np
 import pytest
 
 from addon.engine.draw.particle_depth import FAR
 from addon.hosts.blender import BlenderHost
-from addon.output import compositor_nodes, render_integration
+from addon.output import compositor_nodes, layer_scene, render_integration
 from addon.output.render_layer import ParticleLayer
 from tests.conftest import add_effect
 
@@ -59,8 +58,10 @@ def effect_scene(scene):
     render_integration._requests.queue.clear()
 
 
-def depth_image(scene):
-    return bpy.data.images.get(compositor_nodes.layer_image_names(scene)[1])
+def handed_depth(scene):
+    """The particle depth handed to the scene's helper for its frame (FAR everywhere when none is)."""
+    depth = layer_scene.handed(compositor_nodes.helper_of(scene).name, scene.frame_current).get("Depth")
+    return np.full(1, FAR) if depth is None else depth.ravel()
 
 
 def test_the_layer_is_rendered_on_the_main_thread(effect_scene, gpu_threads):
@@ -70,15 +71,14 @@ def test_the_layer_is_rendered_on_the_main_thread(effect_scene, gpu_threads):
     drain_until_done(worker)
     assert gpu_threads, "the layer was rendered"
     assert {thread.name for thread in gpu_threads} == {threading.main_thread().name}, "no GPU call off the main thread"
-    depth = np.array(depth_image(scene).pixels[:]).reshape(-1, 4)
-    assert (depth[:, 0] < FAR).sum() > 20, "the frame's layer is in the compositor's images"
+    assert (handed_depth(scene) < FAR).sum() > 20, "the frame's layer is handed to the helper scene"
     assert "frame 6's particles" in scene.compositing_node_group.nodes[compositor_nodes.LIGHT].label
     assert not render_integration._session.errors
 
     worker = on_worker(lambda: render_integration.on_render_complete(scene))
     drain_until_done(worker)
     assert render_integration._session.layer is None, "freed on the main thread"
-    assert (np.array(depth_image(scene).pixels[:]).reshape(-1, 4)[:, 0] == FAR).all(), "emptied when the render ends"
+    assert (handed_depth(scene) == FAR).all(), "withdrawn when the render ends"
 
 
 def test_a_render_cancelled_while_its_thread_waits(effect_scene, gpu_threads):

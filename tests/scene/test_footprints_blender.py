@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from addon.engine.draw.footprint import Focus
+from addon.engine.draw.footprint import SPLAT_MAX_RADIUS, Focus
 from addon.scene.renderer import SceneRenderer, camera_of, lens_summary
 from addon.scene.snapshot import scene_seconds_per_frame
 from tests.conftest import add_effect
@@ -93,6 +93,37 @@ def test_bake_with_blur_keeps_the_frames_energy_and_off_is_unchanged(scene, what
     on = SceneRenderer(scene, W, H).render(3)
     assert not np.array_equal(on, off)
     assert frame_energy(on) == pytest.approx(frame_energy(off), rel=0.02)
+
+
+def test_extreme_depth_of_field_keeps_its_light_in_frame_and_what_leaves_is_only_beyond_the_edges(scene):
+    """f/0.5 focused at 1 m, the emitter about 7 m away: discs tens of pixels wide.  Rendered again over a
+    frame three times as wide and tall at the same pixel scale (the sensor three times as wide), the centre is
+    the frame (no in-frame light lost or added) and the whole holds the plain render's light: what the frame
+    lacks against the plain one left it past its edges."""
+    add_effect(count=20_000, emission_strength=1.0)
+    camera = scene.camera
+    emitter = next(obj for obj in scene.objects if obj.gpu_particles.effects)
+    offset = camera.matrix_world.translation - emitter.matrix_world.translation
+    camera.location = emitter.matrix_world.translation + offset.normalized() * 7.0
+    lens = camera.data
+    lens.sensor_fit = "HORIZONTAL"
+
+    width, height = 480, 270  # the issue's frame: at 64x36 the discs are under a pixel wide
+
+    def render(scale, dof):
+        lens.dof.use_dof, lens.dof.aperture_fstop, lens.dof.focus_distance = dof, 0.5, 1.0
+        lens.sensor_width = 36.0 * scale
+        return SceneRenderer(scene, width * scale, height * scale).render(3)
+
+    plain, wide_plain = render(1, False), render(3, False)
+    defocused, wide = render(1, True), render(3, True)
+    lens.sensor_width = 36.0
+    assert camera_of(scene, width, height).focus.radius_px(7.0) > SPLAT_MAX_RADIUS, "bokeh discs"
+    centre = (slice(height, 2 * height), slice(width, 2 * width))
+    for whole, frame in ((wide, defocused), (wide_plain, plain)):  # to the splat's fixed point, scaled per frame
+        np.testing.assert_allclose(whole[centre], frame, atol=2e-3 * frame.max())
+    assert frame_energy(wide) == pytest.approx(frame_energy(wide_plain), rel=0.01), "no light lost"
+    assert frame_energy(wide) - frame_energy(wide[centre]) > 0.01 * frame_energy(wide), "light leaves the frame"
 
 
 def test_point_filter_setting(scene):
