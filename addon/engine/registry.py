@@ -26,7 +26,7 @@ from .draw import (
     sprites,
     trail_tiles,
 )
-from .light import light_pass, shadow_volume
+from .light import light_pass, shadow_volume, surface_shadow
 from .look import sprite_sheets
 from .order import sorting, tile_lists
 from .primitives import compaction, scan
@@ -75,6 +75,7 @@ DECLARED: tuple[Kernel, ...] = (
     *readback.FRAME_DISPLAY_VARIANTS.values(),
     *shadow_volume.SHADOW_KERNELS,
     light_pass.LIGHT_PARTICLES,
+    surface_shadow.SURFACE_SHADOW,
 )
 # Every variant of each declared kernel: the combinations of the features it accepts (kernels.Feature), e.g. the
 # look features (lighting.LOOK_FEATURES) of every kernel that colors particles.

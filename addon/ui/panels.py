@@ -46,7 +46,7 @@ SECTIONS = (
     ("Trails", ("trail_points", "trail_sampling", "trail_distance", "trail_width", "trail_width_end",
                 "trail_color_end", "trail_fade")),
     ("Lighting", ("lighting", "albedo", "albedo_end", "density", "anisotropy", "sprite_relief", "shadow_density",
-                  "shadow_resolution")),
+                  "shadows_on_scene", "shadow_resolution")),
     ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
     ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "soft_distance", "point_filter", "viewport_point_filter",
                        "point_mode", "trail_draw", "cache_memory")),
