@@ -99,7 +99,8 @@ def pytest_configure(config):
 #   found yet.
 OWN_PROCESS = "GPU_PARTICLES_TEST_OWN_PROCESS"
 OWN_PROCESS_FILES = ("test_moderngl_host.py", "test_sort_moderngl.py", "test_render_integration.py",
-                     "test_chunked_render.py", "test_compositor_migration.py", "test_render_visibility.py")
+                     "test_chunked_render.py", "test_compositor_migration.py", "test_render_visibility.py",
+                     "test_scene_shadows.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -16,7 +16,10 @@ scene's layer folder (``Scene.gpu_particles_output.layer_path``):
     R: the nearest particle's depth along the camera axis in scene units (the
     meaning of Blender's depth pass, Cycles' too); 2^34 where no particle is
     (beyond the 1e10 Blender's depth pass holds where nothing was hit).
-    G and B: 0, A: 1.
+    G: the particles' shadow on the scene's surfaces, as the darkening
+    ``1 - factor`` the render's color is multiplied by the factor of
+    (``engine/light/surface_shadow.py``; 0: no shadow, so a blank image is
+    none).  B: 0, A: 1.
 
 A render does not write these files unless asked (*Write Layer Files*): it
 hands the same pixels to the compositor in memory (``compositor_nodes.py``),
@@ -101,17 +104,21 @@ class ParticleLayer:
         host = BlenderHost()
         snapshot = read_snapshot(scene)
         check_effects(snapshot.effects, host)  # an effect that cannot draw is named, before any GPU work
-        self.renderer = SceneRenderer(scene, self.width, self.height, host=host, exact_sort=True, snapshot=snapshot)
+        self.renderer = SceneRenderer(scene, self.width, self.height, host=host, exact_sort=True, snapshot=snapshot,
+                                      shadows_on_scene=True)
         self.depth = ParticleDepth(host, self.width, self.height)
         # Reused host memory the two images are read into, both copies queued before either is waited for
         # (GL pixel-pack buffers where the host has them: bench/final_render.py, layer_ms).
         self.buffers = (host.readback_buffer(self.renderer.resources.frame), host.readback_buffer(self.depth.image))
-        self.planes = np.zeros((self.height, self.width, 4), np.float32)  # the depth as RGBA: G, B, A never change
+        self.planes = np.zeros((self.height, self.width, 4), np.float32)  # the depth and shadow as RGBA: B, A fixed
         self.planes[..., 3] = 1.0
+        self.shadow_buffer = None  # made when a frame first has the particles' shadow on the scene
+        self.shadow: np.ndarray | None = None  # the last rendered frame's darkening of the scene's surfaces
 
     def render(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
         """(premultiplied RGBA light, depth) of ``frame``, rows bottom to top, read-only views of host
-        memory that the next frame reuses."""
+        memory that the next frame reuses; ``shadow`` the same of the darkening of the scene's surfaces (None:
+        no shadow on the scene this frame)."""
         renderer = self.renderer
         renderer.draw(frame)  # its light's alpha is the sprites' coverage, 0 under additive light
         self.depth.clear()
@@ -122,19 +129,28 @@ class ParticleLayer:
             systems.append(renderer.cloud.points)
         for system in systems:
             self.depth.add(system, camera, world_to_view, renderer.resources.look_texture(system))
-        host, images = renderer.host, (renderer.resources.frame, self.depth.image)
-        for image, buffer in zip(images, self.buffers):
+        host, images, buffers = renderer.host, [renderer.resources.frame, self.depth.image], list(self.buffers)
+        surface = renderer.surface_shadow
+        if surface is not None and surface.drawn:
+            if self.shadow_buffer is None:
+                self.shadow_buffer = host.readback_buffer(surface.image)
+            images.append(surface.image)
+            buffers.append(self.shadow_buffer)
+        for image, buffer in zip(images, buffers):
             host.read_start(image, buffer)
-        light, depth_bits = (host.read_finish(image, buffer) for image, buffer in zip(images, self.buffers))
+        light, depth_bits, *shadow = (host.read_finish(image, buffer) for image, buffer in zip(images, buffers))
         renderer.take_stats()
+        self.shadow = shadow[0] if shadow else None
         return light, depth_bits.view(np.float32)
 
     def layer(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
-        """(light, depth) of ``frame`` as the render's pixels hold them: RGBA each (the depth in R), the
-        render's size, cropped to its border or masked outside it (then copies: the views stay intact)."""
+        """(light, depth) of ``frame`` as the render's pixels hold them: RGBA each (the depth in R, the shadow's
+        darkening in G), the render's size, cropped to its border or masked outside it (then copies: the views
+        stay intact)."""
         light, depth = self.render(frame)
         planes = self.planes
         planes[..., 0] = depth  # one strided copy
+        planes[..., 1] = 0.0 if self.shadow is None else self.shadow
         region = border_region(self.scene, self.width, self.height)
         if region is None:
             return light, planes
@@ -144,14 +160,14 @@ class ParticleLayer:
         outside[region] = False
         light = light.copy()
         light[outside] = 0.0
-        planes[outside, 0] = FAR
+        planes[outside, :2] = (FAR, 0.0)
         return light, planes
 
     def free(self) -> None:
         """Release the readback buffers (main thread)."""
-        for buffer in self.buffers:
+        for buffer in (*self.buffers, *([self.shadow_buffer] if self.shadow_buffer is not None else [])):
             self.renderer.host.free_readback_buffer(buffer)
-        self.buffers = ()
+        self.buffers, self.shadow_buffer = (), None
 
     def write(self, frame: int, pixels: tuple[np.ndarray, np.ndarray]) -> tuple[Path, Path]:
         """Write ``frame``'s :meth:`layer` ``pixels`` as its two files (each under a temporary name, then renamed)."""
