@@ -30,8 +30,8 @@ def added_defines(variant: Kernel, base: Kernel) -> list[str]:
 
 def test_the_registry_is_every_declared_kernel_with_each_combination_of_its_features():
     assert registry.KERNELS == tuple(v for kernel in registry.DECLARED for v in kernel.variants())
-    assert len(registry.KERNELS) == len(set(registry.KERNELS)) == 344  # 342 and the open surfaces' contact passes
-    assert len(registry.by_file()) == 72
+    assert len(registry.KERNELS) == len(set(registry.KERNELS)) == 345  # 342, the open surfaces' contact passes, surface_shadow
+    assert len(registry.by_file()) == 73
 
 
 def test_a_kernel_without_features_is_its_only_variant():
