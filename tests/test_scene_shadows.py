@@ -141,3 +141,32 @@ def test_the_viewport_darkens_the_scene_under_the_particles_before_laying_them(s
     assert (darkening[bare] > 0.3).sum() > 10, "shadowed ground the particles do not cover"
     np.testing.assert_allclose(pixels[bare, 0], 0.5 * encoded[bare], atol=2e-3)
     assert (pixels[bare & (darkening == 0.0), :3] == 0.5).all()
+
+
+@pytest.mark.slow
+def test_borders_and_resolution_percentage_take_the_shadow_with_the_layer(scene, tmp_path):
+    from addon.output.render_layer import ParticleLayer, border_region
+
+    def shadow_plane():
+        layer = ParticleLayer(scene)
+        try:
+            return layer.layer(2)[1][..., 1].copy()
+        finally:
+            layer.free()
+
+    shadow_scene(scene, tmp_path, "BLENDER_WORKBENCH")
+    full = shadow_plane()
+    assert full.max() > 0.5
+    render = scene.render
+    render.use_border, render.use_crop_to_border = True, True
+    render.border_min_x, render.border_max_x, render.border_min_y, render.border_max_y = 0.3, 0.8, 0.1, 0.7
+    rows, columns = border_region(scene, W, H)
+    np.testing.assert_array_equal(shadow_plane(), full[rows, columns])
+    render.use_crop_to_border = False
+    masked = shadow_plane()
+    np.testing.assert_array_equal(masked[rows, columns], full[rows, columns])
+    masked[rows, columns] = 0.0
+    assert not masked.any(), "nothing darkens outside the border"
+    render.use_border, render.resolution_percentage = False, 50
+    half = shadow_plane()
+    assert half.shape == (H // 2, W // 2) and half.max() > 0.5
