@@ -170,3 +170,20 @@ def test_borders_and_resolution_percentage_take_the_shadow_with_the_layer(scene,
     render.use_border, render.resolution_percentage = False, 50
     half = shadow_plane()
     assert half.shape == (H // 2, W // 2) and half.max() > 0.5
+
+
+@pytest.mark.slow
+def test_the_shadows_benchmark_case_runs_and_measures_a_shadow(tmp_path):
+    """bench/final_render.py's shadows-1080p-1M, tiny (--quick): ms against peer_ms, and a shadow on the ground."""
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "bench/final_render.py", "--quick", "--case", "shadows-1080p-1M", "--out",
+                             str(tmp_path)], cwd=root, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    [record] = json.loads(next(tmp_path.glob("*final-render.json")).read_text())
+    assert record["suite"] == "final-render" and record["case"] == "shadows-1080p-1M-quick"
+    assert record["ms"] > 0 and record["peer_ms"] > 0 and record["shadowed_fraction"] > 0.005

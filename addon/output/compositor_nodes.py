@@ -236,11 +236,7 @@ def _chain(tree, scene, view_layer, row: int, light, channel, glow, feeds: list,
             tree.links.new(set_alpha.outputs[0], socket)
     else:
         over = tree.nodes.get(chain_node("Light over Render", name))
-        links = over.inputs["Background"].links if over is not None else ()
-        background = links[0].from_socket if links else render.outputs["Image"]
-        if background.node.name == chain_node("Shadow", name):  # the render is what feeds the shadow
-            fed = _socket(background.node.inputs, "A_Color").links
-            background = fed[0].from_socket if fed else render.outputs["Image"]
+        background = (over_background(over) if over is not None else None) or render.outputs["Image"]
     set_alpha.inputs["Type"].default_value = "Replace Alpha"  # the color is premultiplied already
     in_front = _math(tree, chain_node("In Front", name), "LESS_THAN", (600, y - 200))
     over = _node(tree, chain_node("Light over Render", name), "CompositorNodeAlphaOver", (800, y))
@@ -287,6 +283,18 @@ def _shadow(tree, name: str, channel) -> None:
             tree.links.new(links[0].from_socket, _socket(shadow.inputs, "A_Color"))
         tree.links.new(_socket(shadow.outputs, "Result_Color"), over.inputs["Background"])
     tree.links.new(channel.outputs["Green"], _socket(shadow.inputs, "Factor_Float"))
+
+
+def over_background(over):
+    """The socket a chain's Light over Render lays the particles over (through its Shadow node), or None."""
+    links = over.inputs["Background"].links
+    if not links:
+        return None
+    socket = links[0].from_socket
+    if socket.node.name.startswith(PREFIX + "Shadow"):  # the render is what feeds the shadow
+        fed = _socket(socket.node.inputs, "A_Color").links
+        return fed[0].from_socket if fed else None
+    return socket
 
 
 def _socket(sockets, identifier: str):
