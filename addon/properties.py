@@ -53,6 +53,8 @@ def blender_property(field: Field, update=None):
                                    subtype="COLOR", **common)
     if field.kind == "string":
         return StringProperty(default=field.default, **common)
+    if field.kind == "bool":
+        return BoolProperty(default=field.default, **common)
     if field.kind == "enum":
         items = [(item, item.replace("_", " ").title(), "") for item in field.items]
         return EnumProperty(items=items, default=field.default, **common)

@@ -156,7 +156,7 @@ class ViewportRenderer(SceneRenderer):
         self._matrices = {}  # frame -> the emitters' matrices there, read once a draw
         self.drawn_effects = None  # (object, effect) pairs as this draw's Overlay._sync found them
         self._kept_meshes = kept_meshes
-        super().__init__(_FrameCursor(scene), 1, 1, host, snapshot=snapshot)
+        super().__init__(_FrameCursor(scene), 1, 1, host, snapshot=snapshot, shadows_on_scene=True)
 
     def _depth_prepass(self) -> DepthPrepass:
         """The occluders' triangles kept between draws (the overlay's, across simulations)."""
@@ -328,8 +328,9 @@ class Overlay:
         camera = with_lens(scene, Camera(np.asarray(view_proj, dtype=np.float64), width, height),
                            None if projection is None else np.asarray(projection, dtype=np.float64),
                            lambda frames: np.array(matrix_at(scene.camera, frame + frames)))
-        targets = target if wanted(render) else Targets(compositor, target.sprites)
+        targets = target if wanted(render) else Targets(compositor, target.sprites, surface_shadow=target.surface_shadow)
         self.renderer.composite_view(self.frame, camera, view, targets, depsgraph, stopwatch)
+        target.surface_shadow = targets.surface_shadow  # (made on the first frame that casts on the scene)
         target.stats_pending = auto and not measure
         if measure:
             alive = sum(system.live.read_count() for system in self.systems)
@@ -399,6 +400,60 @@ def draw_frame_texture(texture, width: int, height: int) -> None:
     gpu.state.blend_set("NONE")
 
 
+# The particles' shadow on the scene (surface_shadow.py's darkening, R32F) as the factor 1 - darkening in the
+# viewport's display encoding (sRGB, as the frame is laid): multiplied over the scene's pixels.
+_SHADOW_VERTEX = "void main() { uv = texCoord; gl_Position = ModelViewProjectionMatrix * vec4(pos, 0.0, 1.0); }"
+_SHADOW_FRAGMENT = """
+void main()
+{
+  float factor = clamp(1.0 - texture(image, uv).r, 0.0, 1.0);
+  float encoded = factor <= 0.0031308 ? 12.92 * factor : 1.055 * pow(factor, 1.0 / 2.4) - 0.055;
+  color = vec4(vec3(factor < 1.0 ? encoded : 1.0), 1.0); /* unshadowed: exactly as drawn */
+}
+"""
+
+
+@lru_cache(maxsize=1)
+def _shadow_shader():
+    import gpu
+
+    info = gpu.types.GPUShaderCreateInfo()
+    interface = gpu.types.GPUStageInterfaceInfo("gpu_particles_shadow")
+    interface.smooth("VEC2", "uv")
+    info.vertex_in(0, "VEC2", "pos")
+    info.vertex_in(1, "VEC2", "texCoord")
+    info.vertex_out(interface)
+    info.push_constant("MAT4", "ModelViewProjectionMatrix")
+    info.sampler(0, "FLOAT_2D", "image")
+    info.fragment_out(0, "VEC4", "color")
+    info.vertex_source(_SHADOW_VERTEX)
+    info.fragment_source(_SHADOW_FRAGMENT)
+    return gpu.shader.create_from_info(info)
+
+
+@lru_cache(maxsize=MAX_VIEW_TARGETS)
+def _shadow_quad(width: int, height: int):
+    from gpu_extras.batch import batch_for_shader
+
+    return batch_for_shader(_shadow_shader(), "TRI_STRIP", {
+        "pos": ((0, 0), (width, 0), (0, height), (width, height)),
+        "texCoord": ((0, 0), (1, 0), (0, 1), (1, 1)),
+    })
+
+
+def draw_scene_shadow(texture, width: int, height: int) -> None:
+    """Darken the scene's pixels under the particles' shadow (a multiply blend, before the particles are laid)."""
+    import gpu
+
+    shader = _shadow_shader()
+    texture.filter_mode(False)
+    gpu.state.blend_set("MULTIPLY")
+    shader.bind()
+    shader.uniform_sampler("image", texture)
+    _shadow_quad(width, height).draw(shader)
+    gpu.state.blend_set("NONE")
+
+
 def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None, projection=None) -> None:
     """Composite the scene's particles for one view and draw them; what the draw callback runs
     (``projection``: the view's, when it looks through the scene camera)."""
@@ -413,6 +468,9 @@ def draw_view(scene, view_proj, view, width: int, height: int, depsgraph=None, p
         if not bpy.app.timers.is_registered(_redraw_soon):
             bpy.app.timers.register(_redraw_soon, first_interval=0.0)
         return
+    shadow = overlay().targets[(width, height)].surface_shadow
+    if shadow is not None and shadow.drawn:
+        draw_scene_shadow(shadow.image.native, width, height)
     draw_frame_texture(frame.native, width, height)
 
 

@@ -38,6 +38,9 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   per whole simulation step, the neighbour grid included, and where it goes (``grid_ms``, ``gather_ms``,
   ``simulate_ms``, ``iteration_ms``, ``settle_ms``); ``grid-4M`` (goal: <= 1 ms on an H200), ``granular-1M``
   (goal: <= 5 ms).
+* ``final-render`` (``--suites final-render``): bench/final_render.py's cases, Render Animation of 1080p frames
+  with 1M particles composited (``ms``) against the same render without them (``peer_ms``):
+  ``workbench-1080p-1M`` and ``shadows-1080p-1M`` (Lit under a sun, Shadows on Scene on a ground plane).
 * ``end-to-end``: ms per finished PNG frame on disk of the product bake against Blender's own way
   (``bench/blender_way.py``: its particle system, EEVEE at one sample, instanced icospheres),
   the same count, emitter, lifetime, gravity and resolution; ours over a shot of ``--bake-frames``
@@ -418,6 +421,15 @@ def end_to_end_suite(quick: bool, frames: int, peer_frames: int, bakes: Bakes) -
              "startup": "excluded", **measured_in(first)}]
 
 
+def final_render_suite(quick: bool) -> list[dict]:
+    """bench/final_render.py's cases (24 frames; --quick: its tiny version, 4 frames)."""
+    import final_render
+
+    return [{"case": f"{case}-quick" if quick else case,
+             **final_render.measure(frames=4 if quick else 24, **{**settings, **(final_render.QUICK if quick else {})})}
+            for case, settings in final_render.CASES.items()]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true",
@@ -453,7 +465,8 @@ def main(argv=None) -> int:
             "events": lambda: events_suite(args.quick, args.draws),
             "interactions": lambda: interactions.suite(BlenderHost(), args.quick, args.draws, log),
             "end-to-end": lambda: end_to_end_suite(args.quick, args.bake_frames, args.peer_frames, bakes),
-            "export": lambda: export_suite(args.quick, args.bake_frames)}
+            "export": lambda: export_suite(args.quick, args.bake_frames),
+            "final-render": lambda: final_render_suite(args.quick)}
     for suite in suites:
         log(f"suite {suite}")
         records.write(suite, device, runs[suite](), results=args.out)

@@ -9,7 +9,7 @@ with the Render Layers of a helper scene.  A frame's time is the interval betwee
 consecutive ``render_post`` handlers (the median over the frames after the first, which carries the shader
 compiles and the preroll).
 
-    .venv/bin/python bench/final_render.py               # workbench-1080p-1M, 24 frames
+    .venv/bin/python bench/final_render.py               # workbench-1080p-1M and shadows-1080p-1M, 24 frames
     .venv/bin/python bench/final_render.py --quick       # a tiny version (240x135, 20K particles, 4 frames)
     .venv/bin/python bench/final_render.py --quick --size 1920x1080   # the compositor's full-size cost, 20K
 """
@@ -30,7 +30,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import records  # noqa: E402
 
-CASES = {"workbench-1080p-1M": dict(engine="BLENDER_WORKBENCH", width=1920, height=1080, count=1_000_000)}
+CASES = {"workbench-1080p-1M": dict(engine="BLENDER_WORKBENCH", width=1920, height=1080, count=1_000_000),
+         # the same, Lit under a sun, shadowing a ground plane (Shadows on Scene, on by default for Lit effects)
+         "shadows-1080p-1M": dict(engine="BLENDER_WORKBENCH", width=1920, height=1080, count=1_000_000, shadows=True)}
 ALPHA_MODES = ("PREMUL", "STRAIGHT", "CHANNEL_PACKED", "NONE")  # the layer's images are PREMUL
 QUICK = dict(width=240, height=135, count=20_000)
 
@@ -165,6 +167,34 @@ def refilled_each_frame(image):
     return refill
 
 
+def sun_over_ground(scene) -> float:
+    """The shadows case's scene: every effect Lit (Shadows on Scene on), a sun casting particle shadows, a ground
+    plane a metre under the emitter for them to fall on; returns the fraction of the layer's pixels the shadow
+    darkens (its first frame, rendered here: the case measures a shadow that is there)."""
+    import bpy
+    import numpy as np
+
+    from addon.output.render_layer import ParticleLayer
+
+    emitter = next(obj for obj in scene.objects if obj.gpu_particles.effects)
+    for effect in emitter.gpu_particles.effects:
+        effect.lighting = "LIT"
+    sun = bpy.data.objects.new("Sun", bpy.data.lights.new("Sun", "SUN"))
+    sun.data.energy, sun.rotation_euler = 3.0, (0.5, 0.3, 0.0)
+    mesh = bpy.data.meshes.new("Ground")
+    z = emitter.matrix_world.translation.z - 1.0
+    mesh.from_pydata([(-40, -40, z), (40, -40, z), (40, 40, z), (-40, 40, z)], [], [(0, 1, 2, 3)])
+    for obj in (sun, bpy.data.objects.new("Ground", mesh)):
+        scene.collection.objects.link(obj)
+    bpy.context.view_layer.update()
+    layer = ParticleLayer(scene)
+    try:
+        darkening = layer.layer(scene.frame_start)[1][..., 1]
+    finally:
+        layer.free()
+    return float(np.mean(darkening > 0.01))
+
+
 def passthrough_tree(scene):
     """A compositing tree of the first view layer's Render Layers straight to the output: what compositing
     costs before any node of ours."""
@@ -178,7 +208,8 @@ def passthrough_tree(scene):
     return tree
 
 
-def measure(engine: str, width: int, height: int, count: int, frames: int, compositor: str | None = None) -> dict:
+def measure(engine: str, width: int, height: int, count: int, frames: int, compositor: str | None = None,
+            shadows: bool = False) -> dict:
     """``ms`` with the effect and ``peer_ms`` without (the plain render: effects off and no compositing),
     per rendered frame of ``frames`` + 1, on ``compositor`` (the device; Blender 5.2's default is GPU);
     ``layer_ms``: the part of ``ms`` spent in ``render_pre`` (the particle layer, handed to the images); ``disabled_ms``: effects off, the add-on's nodes still passing the render
@@ -188,7 +219,8 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
     ``one_static_image_ms`` with the pixels never changed); ``helper_scene_ms``: effects off, the pass-through tree
     plus the Render Layers of a helper scene handed full-size passes every frame and an Alpha Over (the floor of
     the helper-scene route the add-on takes); ``draw_ms``, ``read_ms``, ``show_ms``, ``passes_ms``: the stages
-    (StageTimes)."""
+    (StageTimes); ``shadows``: the scene of sun_over_ground (``shadowed_fraction``: the pixels its shadow darkens),
+    every run of it the same (the peers render the ground and the sun too)."""
     import bpy
     from bake_throughput import effect_scene
 
@@ -200,6 +232,7 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
         scene.render.engine = engine
         scene.render.resolution_percentage = 100
         scene.render.filepath = str(out_dir / "render" / "f_####")
+        shadowed = {"shadowed_fraction": round(sun_over_ground(scene), 4)} if shadows else {}
         if compositor is not None:  # set before any render: switching devices between renders crashes Blender 5.2
             scene.render.compositor_device = compositor
         device = scene.render.compositor_device
@@ -240,7 +273,7 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
             "passthrough_ms": round(passthrough, 1), "one_image_ms": round(one_image["PREMUL"], 1),
             "one_image_ms_by_alpha_mode": {mode: round(ms, 1) for mode, ms in one_image.items()},
             "one_static_image_ms": round(one_static_image, 1), "helper_scene_ms": round(helper_scene, 1),
-            "compositor": device,
+            "compositor": device, **shadowed,
             "frames": frames, "width": width, "height": height, "count": count}
 
 

@@ -100,7 +100,7 @@ def pytest_configure(config):
 OWN_PROCESS = "GPU_PARTICLES_TEST_OWN_PROCESS"
 OWN_PROCESS_FILES = ("test_moderngl_host.py", "test_sort_moderngl.py", "test_render_integration.py",
                      "test_chunked_render.py", "test_compositor_migration.py", "test_render_visibility.py",
-                     "test_layer_scene.py")
+                     "test_layer_scene.py", "test_scene_shadows.py")
 
 
 def pytest_collection_modifyitems(config, items):

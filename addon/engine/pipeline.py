@@ -9,6 +9,7 @@ Reads like the algorithm::
     effect_sort.update(...)                 # sort passes or a full sort (sorting.py)
     cloud.update(primitives)                # the CSG cloud follows its primitives (csg.py)
     light_effects(lit, lights, view, res)   # shadow volume, then the light pass per lit effect (light_pass.py)
+    surface_shadow.draw(...)                # the particles' shadows on the scene depth's surfaces (surface_shadow.py)
     compositor.add(system, camera)          # splat, quads by tiles or raster, per Add effect (compositing.py)
     sprites.draw(alpha_systems, res, ...)   # Alpha effects, binned into tiles, nearest first (sprites.py)
     compositor.resolve(sprites.target)      # resolve and clear into res.frame, the sprites over it (compositing.py)
@@ -38,6 +39,7 @@ from .draw.glints import GlintStage
 from .draw.sprites import SpriteLayer
 from .light.light_pass import light_effects
 from .light.shadow_volume import ShadowVolume
+from .light.surface_shadow import SurfaceShadow
 from .look.lighting import NO_LIGHTS, SceneLights, is_lit
 from .order.sorting import EffectSort
 from .simulate.csg import CloudParticles, Primitive
@@ -77,11 +79,13 @@ class FrameData:
 
 @dataclass
 class Targets:
-    """Where a view's frame is drawn: the compositor, and the sprite layer and glints when they are used."""
+    """Where a view's frame is drawn: the compositor, and the sprite layer, glints and the particles' shadows on
+    the scene's surfaces when they are used."""
 
     compositor: Compositor
     sprites: SpriteLayer | None = None
     glints: GlintStage | None = None
+    surface_shadow: SurfaceShadow | None = None
 
 
 def follow_cloud(points: CloudParticles, cloud: CloudFrame) -> list[str]:
@@ -103,7 +107,8 @@ def record_frame(systems: list[ParticleSystem], sorts: list[EffectSort], data: F
     ``draw_depth(view_proj, scene_depth)``: the scene's depth pre-pass, when the compositor has a scene
     depth; ``exact_sort``: a full sort every frame (bakes) rather than incremental passes;
     ``lap(stage)`` (a context manager) times the stages for the Stats panel; ``shadows``: the shadow volume
-    the lit effects' particles shadow each other in (None: lit without particle shadows);
+    the lit effects' particles shadow each other in (None: lit without particle shadows), which
+    ``targets.surface_shadow`` reads too;
     ``draw_light_shadows(lights)``: the scene's occluders drawn from each shadowed light (an OccluderMaps or
     None), which the shadow volume multiplies in.
     """
@@ -124,10 +129,14 @@ def record_frame(systems: list[ParticleSystem], sorts: list[EffectSort], data: F
             warnings = follow_cloud(cloud, data.cloud)
         drawn.append(cloud)
         orders.append(None)
+    occluders = None
     if any(is_lit(system.settings) for system in systems):
         with lap("lighting"):
             occluders = draw_light_shadows(data.lights.lights) if shadows is not None and draw_light_shadows else None
             light_effects(systems, data.lights, view, resources, shadows, occluders)
+    if targets.surface_shadow is not None:
+        with lap("shadows on scene"):
+            targets.surface_shadow.draw(systems, data.lights, camera, resources, shadows, occluders is not None)
     with lap("splat and resolve"):
         composite_into(drawn, compositor, camera, targets.sprites, orders)
     if targets.glints is not None:

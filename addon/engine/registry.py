@@ -25,7 +25,7 @@ from .draw import (
     sprites,
     trail_tiles,
 )
-from .light import light_pass, shadow_volume, volume_grids
+from .light import light_pass, shadow_volume, surface_shadow, volume_grids
 from .order import sorting, tile_lists
 from .primitives import compaction, scan
 from .seam.kernels import Kernel
@@ -74,6 +74,7 @@ DECLARED: tuple[Kernel, ...] = (
     *shadow_volume.SHADOW_KERNELS,
     light_pass.LIGHT_PARTICLES,
     *volume_grids.VOLUME_KERNELS,
+    surface_shadow.SURFACE_SHADOW,
 )
 # Every variant of each declared kernel: the combinations of the features it accepts (kernels.Feature), e.g. the
 # look features (lighting.LOOK_FEATURES) of every kernel that colors particles.

@@ -10,7 +10,8 @@ gets its own chain: its Render Layers node, its depth test.  The
 rule a chain implements, per pixel::
 
     in_front = particle depth < render depth          (that view layer's own Z pass)
-    color    = render * (1 - in_front * A) + in_front * RGB
+    shadowed = render * (1 - shadow)                   (the particles' shadow on the surfaces: layer depth's G)
+    color    = shadowed * (1 - in_front * A) + in_front * RGB
     alpha    = render alpha + (1 - render alpha) * in_front * coverage
     coverage = min(1, max(R, G, B, A))                 (of the particle light)
 
@@ -64,7 +65,7 @@ PREFIX = "GPU Particles: "
 LIGHT, LIGHT_CHANNELS, BRIGHTEST_RG, BRIGHTEST_RGB, GLOW_COVERAGE = (
     PREFIX + name for name in ("Light", "Light Channels", "Brightest RG", "Brightest RGB", "Glow Coverage"))
 CHAIN_PARTS = ("Render Layers", "In Front", "Light over Render", "Render Alpha", "Uncovered", "Coverage", "Alpha",
-               "Set Alpha")
+               "Set Alpha", "Shadow")
 EMPTY_LABEL = PREFIX + "no layer until the add-on renders a frame's own"
 PREVIOUS_CHAIN = tuple(PREFIX + part for part in ("Render Layers", "In Front", "Light over Render"))
 PREVIOUS_IMAGES = (("GPU Particles Light", "light"), ("GPU Particles Depth", "depth"))  # pointed at <kind>_####.exr
@@ -187,6 +188,7 @@ def _chain(tree, scene, view_layer, row: int, light, glow, feeds: list, repair: 
     particles over what fed ``feeds`` (the inputs their result then feeds) or else over their own render."""
     name = view_layer.name
     if tree.nodes.get(chain_node("Set Alpha", name)) is not None and not repair:
+        _shadow(tree, name, light)  # a chain made before the shadow gets it, the artist's links kept
         return
     y = row * -700 + 400
     render = _node(tree, chain_node("Render Layers", name), "CompositorNodeRLayers", (0, y + 300))
@@ -200,8 +202,7 @@ def _chain(tree, scene, view_layer, row: int, light, glow, feeds: list, repair: 
             tree.links.new(set_alpha.outputs[0], socket)
     else:
         over = tree.nodes.get(chain_node("Light over Render", name))
-        links = over.inputs["Background"].links if over is not None else ()
-        background = links[0].from_socket if links else render.outputs["Image"]
+        background = (over_background(over) if over is not None else None) or render.outputs["Image"]
     set_alpha.inputs["Type"].default_value = "Replace Alpha"  # the color is premultiplied already
     in_front = _math(tree, chain_node("In Front", name), "LESS_THAN", (600, y - 200))
     over = _node(tree, chain_node("Light over Render", name), "CompositorNodeAlphaOver", (800, y))
@@ -226,6 +227,45 @@ def _chain(tree, scene, view_layer, row: int, light, glow, feeds: list, repair: 
     links.new(render_alpha.outputs["Alpha"], alpha.inputs[2])
     links.new(over.outputs[0], set_alpha.inputs["Image"])
     links.new(alpha.outputs[0], set_alpha.inputs["Alpha"])
+    _shadow(tree, name, light)
+
+
+def _shadow(tree, name: str, light) -> None:
+    """The particles' shadow on the render's surfaces (the helper's Particle Shadow pass: the darkening), spliced between the
+    render and the view layer's Light over Render: the color times 1 - darkening (Set Alpha replaces the alpha,
+    which the render's own decides).  A blank layer darkens nothing."""
+    over = tree.nodes.get(chain_node("Light over Render", name))
+    if over is None:
+        return
+    shadow = tree.nodes.get(chain_node("Shadow", name))
+    if shadow is None:
+        x, y = over.location
+        shadow = _node(tree, chain_node("Shadow", name), "ShaderNodeMix", (x - 200, y + 200))
+        shadow.data_type, shadow.blend_type = "RGBA", "MIX"
+        _socket(shadow.inputs, "B_Color").default_value = (0.0, 0.0, 0.0, 1.0)
+    links = over.inputs["Background"].links
+    if not links or links[0].from_node != shadow:
+        if links:
+            tree.links.new(links[0].from_socket, _socket(shadow.inputs, "A_Color"))
+        tree.links.new(_socket(shadow.outputs, "Result_Color"), over.inputs["Background"])
+    tree.links.new(light.outputs[layer_scene.SHADOW_PASS.name], _socket(shadow.inputs, "Factor_Float"))
+
+
+def over_background(over):
+    """The socket a chain's Light over Render lays the particles over (through its Shadow node), or None."""
+    links = over.inputs["Background"].links
+    if not links:
+        return None
+    socket = links[0].from_socket
+    if socket.node.name.startswith(PREFIX + "Shadow"):  # the render is what feeds the shadow
+        fed = _socket(socket.node.inputs, "A_Color").links
+        return fed[0].from_socket if fed else None
+    return socket
+
+
+def _socket(sockets, identifier: str):
+    """A socket by identifier (the Mix node names its float, vector and color sockets alike)."""
+    return next(socket for socket in sockets if socket.identifier == identifier)
 
 
 def _remove_previous_chain(tree):

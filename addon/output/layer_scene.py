@@ -44,7 +44,9 @@ class LayerPass:
 
 LIGHT_PASS = LayerPass("Combined", "RGBA", "COLOR", 0.0)  # premultiplied light, alpha the sprites' coverage
 DEPTH_PASS = LayerPass("Depth", "Z", "VALUE", FAR)  # the nearest particle's depth along the camera axis
-PASSES = [LIGHT_PASS, DEPTH_PASS]
+# the particles' shadow on the scene's surfaces: the darkening 1 - factor (engine/light/surface_shadow.py)
+SHADOW_PASS = LayerPass("Particle Shadow", "X", "VALUE", 0.0)
+PASSES = [LIGHT_PASS, DEPTH_PASS, SHADOW_PASS]
 _OWN = {LIGHT_PASS.name, DEPTH_PASS.name}  # Blender's own passes (Combined; Depth by use_pass_z): not added
 
 _handed: dict[str, tuple[int, dict[str, np.ndarray]]] = {}  # helper scene name: (frame, pixels by pass name)

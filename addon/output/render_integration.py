@@ -52,6 +52,7 @@ import bpy
 from bpy.app.handlers import persistent
 from bpy.props import BoolProperty, FloatProperty, StringProperty
 
+from ..engine.light.surface_shadow import NEEDS_DEPTH
 from ..engine.settings.settings import SettingsError
 from ..hosts.base import GPUMemoryError, NoGPUError, ShaderCompileError
 from ..hosts.blender import gpu_context_bound
@@ -203,6 +204,14 @@ def _report(scene, frame: int, error: Exception) -> None:
     print(message)
 
 
+def _note_once(scene, warnings) -> None:
+    """Shadows on Scene skipped (no scene depth): said once a render; the frame renders without them."""
+    message = f"GPU Particles: '{scene.name}': {NEEDS_DEPTH}"
+    if NEEDS_DEPTH in warnings and message not in _session.errors:
+        _session.errors.append(message)
+        print(message)
+
+
 def _prepare(scene) -> None:
     _free()
     compositor_nodes.ensure_compositing(scene)
@@ -239,6 +248,7 @@ def _composite_frame(scene, frame: int) -> None:
                 _session.errors.append(f"GPU Particles: '{scene.name}': {skipped.warning}; the other effects render")
                 print(_session.errors[-1])
         passes = _session.layer.layer(frame)
+        _note_once(scene, _session.layer.renderer.light_warnings)
         if scene.frame_current != frame:  # the simulation may have stepped the scene through earlier frames
             scene.frame_set(frame)
         if scene.gpu_particles_output.write_layer_files:

@@ -16,7 +16,10 @@ scene's layer folder (``Scene.gpu_particles_output.layer_path``):
     R: the nearest particle's depth along the camera axis in scene units (the
     meaning of Blender's depth pass, Cycles' too); 2^34 where no particle is
     (beyond the 1e10 Blender's depth pass holds where nothing was hit).
-    G and B: 0, A: 1.
+    G: the particles' shadow on the scene's surfaces, as the darkening
+    ``1 - factor`` the render's color is multiplied by the factor of
+    (``engine/light/surface_shadow.py``; 0: no shadow, so a blank image is
+    none).  B: 0, A: 1.
 
 A render does not write these files unless asked (*Write Layer Files*): it
 hands the same pixels to the compositor in memory, as render passes of a helper
@@ -40,7 +43,7 @@ from ..hosts.blender import BlenderHost
 from ..scene.cache import blend_path
 from ..scene.renderer import SceneRenderer, camera_of, check_effects
 from ..scene.snapshot import read_snapshot
-from .layer_scene import DEPTH_PASS, LIGHT_PASS
+from .layer_scene import DEPTH_PASS, LIGHT_PASS, SHADOW_PASS
 
 _SCRATCH = "GPU Particles Layer (scratch)"
 
@@ -101,15 +104,19 @@ class ParticleLayer:
         host = BlenderHost()
         snapshot = read_snapshot(scene)
         check_effects(snapshot.effects, host)  # an effect that cannot draw is named, before any GPU work
-        self.renderer = SceneRenderer(scene, self.width, self.height, host=host, exact_sort=True, snapshot=snapshot)
+        self.renderer = SceneRenderer(scene, self.width, self.height, host=host, exact_sort=True, snapshot=snapshot,
+                                      shadows_on_scene=True)
         self.depth = ParticleDepth(host, self.width, self.height)
         # Reused host memory the two images are read into, both copies queued before either is waited for
         # (GL pixel-pack buffers where the host has them: bench/final_render.py, layer_ms).
         self.buffers = (host.readback_buffer(self.renderer.resources.frame), host.readback_buffer(self.depth.image))
+        self.shadow_buffer = None  # made when a frame first has the particles' shadow on the scene
+        self.shadow: np.ndarray | None = None  # the last rendered frame's darkening of the scene's surfaces
 
     def render(self, frame: int) -> tuple[np.ndarray, np.ndarray]:
         """(premultiplied RGBA light, depth) of ``frame``, rows bottom to top, read-only views of host
-        memory that the next frame reuses."""
+        memory that the next frame reuses; ``shadow`` the same of the darkening of the scene's surfaces (None:
+        no shadow on the scene this frame)."""
         renderer = self.renderer
         renderer.draw(frame)  # its light's alpha is the sprites' coverage, 0 under additive light
         self.depth.clear()
@@ -120,38 +127,47 @@ class ParticleLayer:
             systems.append(renderer.cloud.points)
         for system in systems:
             self.depth.add(system, camera, world_to_view, renderer.resources.look_texture(system))
-        host, images = renderer.host, (renderer.resources.frame, self.depth.image)
-        for image, buffer in zip(images, self.buffers):
+        host, images, buffers = renderer.host, [renderer.resources.frame, self.depth.image], list(self.buffers)
+        surface = renderer.surface_shadow
+        if surface is not None and surface.drawn:
+            if self.shadow_buffer is None:
+                self.shadow_buffer = host.readback_buffer(surface.image)
+            images.append(surface.image)
+            buffers.append(self.shadow_buffer)
+        for image, buffer in zip(images, buffers):
             host.read_start(image, buffer)
-        light, depth_bits = (host.read_finish(image, buffer) for image, buffer in zip(images, self.buffers))
+        light, depth_bits, *shadow = (host.read_finish(image, buffer) for image, buffer in zip(images, buffers))
         renderer.take_stats()
+        self.shadow = shadow[0] if shadow else None
         return light, depth_bits.view(np.float32)
 
     def layer(self, frame: int) -> dict[str, np.ndarray]:
-        """``frame``'s layer as the helper scene's passes (``layer_scene.PASSES``: the light, RGBA, and the
-        depth) hold it: the render's pixels, or its border's, which is all a border render renders."""
+        """``frame``'s layer as the helper scene's passes (``layer_scene.PASSES``: the light, RGBA, the depth and
+        the shadow's darkening) hold it: the render's pixels, or its border's, which is all a border render
+        renders."""
         light, depth = self.render(frame)
+        shadow = np.zeros_like(depth) if self.shadow is None else self.shadow
         region = border_region(self.scene, self.width, self.height)
         if region is not None:
-            light, depth = light[region], depth[region]
-        return {LIGHT_PASS.name: light, DEPTH_PASS.name: depth}
+            light, depth, shadow = light[region], depth[region], shadow[region]
+        return {LIGHT_PASS.name: light, DEPTH_PASS.name: depth, SHADOW_PASS.name: shadow}
 
     def free(self) -> None:
         """Release the readback buffers (main thread)."""
-        for buffer in self.buffers:
+        for buffer in (*self.buffers, *([self.shadow_buffer] if self.shadow_buffer is not None else [])):
             self.renderer.host.free_readback_buffer(buffer)
-        self.buffers = ()
+        self.buffers, self.shadow_buffer = (), None
 
     def write(self, frame: int, passes: dict[str, np.ndarray]) -> tuple[Path, Path]:
         """Write ``frame``'s :meth:`layer` as its two files (each under a temporary name, then renamed): the
         render's size, cropped to its border or empty outside it as the render is."""
-        light, depth = passes[LIGHT_PASS.name], passes[DEPTH_PASS.name]
+        light, depth, shadow = (passes[p.name] for p in (LIGHT_PASS, DEPTH_PASS, SHADOW_PASS))
         region = border_region(self.scene, self.width, self.height)
         if region is not None and not self.scene.render.use_crop_to_border:
-            light, depth = (_in_frame(pixels, region, (self.height, self.width), empty)
-                            for pixels, empty in ((light, 0.0), (depth, FAR)))
+            light, depth, shadow = (_in_frame(pixels, region, (self.height, self.width), empty)
+                                    for pixels, empty in ((light, 0.0), (depth, FAR), (shadow, 0.0)))
         planes = np.zeros((*depth.shape, 4), np.float32)
-        planes[..., 0], planes[..., 3] = depth, 1.0  # the depth in R
+        planes[..., 0], planes[..., 1], planes[..., 3] = depth, shadow, 1.0  # the depth in R, the shadow in G
         paths = layer_files(self.scene, frame)
         paths[0].parent.mkdir(parents=True, exist_ok=True)
         for plane, path in zip((light, planes), paths):

@@ -21,6 +21,7 @@ from ..engine.draw.frame_resources import FrameResources
 from ..engine.draw.glints import GlintStage, wanted
 from ..engine.draw.sprites import SpriteLayer
 from ..engine.light.shadow_volume import ShadowVolume
+from ..engine.light.surface_shadow import NEEDS_DEPTH, SurfaceShadow, casts_on_scene
 from ..engine.look.lighting import is_lit
 from ..engine.look.sprite_sheets import check_images
 from ..engine.pipeline import FrameData, Targets, record_frame
@@ -168,8 +169,11 @@ class SceneRenderer:
     """
 
     def __init__(self, scene, width: int, height: int, host=None, exact_sort: bool = False, cache: str = "READ",
-                 snapshot: SceneSnapshot | None = None):
-        """``snapshot``: the scene's inputs when the caller has read them (a bake's plan)."""
+                 snapshot: SceneSnapshot | None = None, shadows_on_scene: bool = False):
+        """``snapshot``: the scene's inputs when the caller has read them (a bake's plan); ``shadows_on_scene``:
+        also draw the particles' shadows on the scene's surfaces (``surface_shadow``: renders, the viewport)."""
+        self.shadows_on_scene = shadows_on_scene
+        self.surface_shadow: SurfaceShadow | None = None  # made when an effect first casts on the scene
         self.scene = scene
         self.exact_sort = exact_sort  # bakes sort exactly every frame; the viewport sorts incrementally
         self.cache_mode = cache
@@ -378,6 +382,19 @@ class SceneRenderer:
             self.shadows = ShadowVolume(self.host, resolution)
         return self.shadows
 
+    def scene_shadow_target(self, width: int, height: int, kept: SurfaceShadow | None) -> SurfaceShadow | None:
+        """Where a view of ``width`` x ``height`` draws the particles' shadows on the scene (``kept``: its last,
+        reused at that size), or None: not asked for, no effect casting them, or no scene depth (then
+        ``light_warnings`` says so)."""
+        if not self.shadows_on_scene or not any(casts_on_scene(s.settings) for s in self.simulation.systems):
+            return None
+        if self.prepass is None:
+            self.light_warnings += (NEEDS_DEPTH,)
+            return None
+        if kept is None or (kept.image.width, kept.image.height) != (width, height):
+            kept = SurfaceShadow(self.host, width, height)
+        return kept
+
     def composite_view(self, frame: int, camera: Camera, view, targets: Targets, depsgraph=None, lap=None) -> None:
         """Everything after simulating, for one view into ``targets`` (the frame stays on the GPU):
         :func:`~..engine.pipeline.record_frame` with this frame's data, sorting from ``view`` (world to view).
@@ -405,6 +422,8 @@ class SceneRenderer:
         self.drawn = [system for system, keep in zip(simulation.systems, shown) if keep]
         sorts = [sort for sort, keep in zip(simulation.sorts, shown) if keep]
         self.light_warnings = data.lights.warnings
+        if self.shadows_on_scene:
+            targets.surface_shadow = self.scene_shadow_target(camera.width, camera.height, targets.surface_shadow)
         self.cloud_warnings = record_frame(
             self.drawn, sorts, data, camera, np.asarray(view), targets,
             self.cloud.points if self.cloud is not None else None,
@@ -417,8 +436,9 @@ class SceneRenderer:
         if self.sprites is None and self.needs_sprites():
             self.sprites = SpriteLayer(self.host, self.width, self.height)
         camera = camera_of(self.scene, self.width, self.height, self._camera_matrix_at)
-        self.composite_view(frame, camera, self.scene.camera.matrix_world.inverted(),
-                            Targets(self.compositor, self.sprites, self.glints))
+        targets = Targets(self.compositor, self.sprites, self.glints, self.surface_shadow)
+        self.composite_view(frame, camera, self.scene.camera.matrix_world.inverted(), targets)
+        self.surface_shadow = targets.surface_shadow
 
     def take_stats(self) -> None:
         """The drawn frame's overflows and peak (a small readback: waits for the GPU); AUTO Emax follows them."""

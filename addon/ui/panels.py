@@ -50,7 +50,7 @@ SECTIONS = (
     ("Trails", ("trail_points", "trail_sampling", "trail_distance", "trail_width", "trail_width_end",
                 "trail_color_end", "trail_fade")),
     ("Lighting", ("lighting", "albedo", "albedo_end", "density", "anisotropy", "sprite_relief", "shadow_density",
-                  "shadow_resolution")),
+                  "shadows_on_scene", "shadow_resolution")),
     ("Sorting", ("blend_mode", "opacity", "sort_order", "sort_passes", "sort_cell_size")),
     ("Render & Bake", ("emax_mode", "emax", "emax_headroom", "occlusion", "soft_distance", "point_filter", "viewport_point_filter",
                        "point_mode", "trail_draw", "cache_memory")),
@@ -276,6 +276,8 @@ def _draw_interactions(layout, context):
 def _draw_lighting(layout, context):
     """What lights a lit effect: the lights casting particle shadows (the first four with Shadow on, brightest at
     the emitter first), those lighting it unshadowed, and what is wrong (no light at all, bad powers)."""
+    from ..engine.light.surface_shadow import NEEDS_DEPTH
+    from ..engine.look.lighting import MAX_SHADOWED_LIGHTS
     from ..scene.snapshot import read_lights
 
     obj = context.active_object
@@ -287,6 +289,14 @@ def _draw_lighting(layout, context):
     shadowed = ", ".join(light.name for light in lights.shadowed)
     layout.label(text=f"Particle shadows from: {shadowed}" if shadowed else "No light casts particle shadows",
                  icon="LIGHT_SUN")
+    if effect.shadows_on_scene and shadowed:
+        layout.label(text=f"Shadows on the scene from: {shadowed}", icon="LIGHT_SUN")
+    taken = ", ".join(light.name for light in lights.lights if light.shadow and light.shadow_slot < 0)
+    if taken:
+        layout.label(text=f"Shadow slots taken ({MAX_SHADOWED_LIGHTS} lights): no particle shadows from {taken}",
+                     icon="ERROR")
+    if effect.shadows_on_scene and context.scene.gpu_particles.occlusion == "NONE":
+        layout.label(text=NEEDS_DEPTH, icon="ERROR")
     unshadowed = ", ".join(light.name for light in lights.lights if light.shadow_slot < 0)
     if unshadowed:
         layout.label(text=f"Lighting without particle shadows: {unshadowed}", icon="LIGHT")

@@ -108,7 +108,7 @@ def assert_replaced(scene):
     set_alpha = tree.nodes[compositor_nodes.chain_node("Set Alpha", layer)]
     grade, finish = tree.nodes["Artist Grade"], tree.nodes["Artist Finish"]
     assert grade.inputs["Color"].links[0].from_socket == render.outputs["Image"], "the artist's link, from ours"
-    assert over.inputs["Background"].links[0].from_node == grade, "over what the previous chain went over"
+    assert compositor_nodes.over_background(over).node == grade, "over what the previous chain went over"
     assert finish.inputs["Color"].links[0].from_node == set_alpha, "into what the previous chain fed"
     assert next(n for n in tree.nodes if n.bl_idname == "NodeGroupOutput").inputs[0].links[0].from_node == finish
     assert tree.nodes[compositor_nodes.LIGHT].scene == layer_scene.ensure_helper(scene), "the helper's passes"
@@ -177,12 +177,12 @@ def test_previous_chain_followed_by_todays_is_bridged(scene, tmp_path):
     layer = scene.view_layers[0].name
     over, render_alpha, set_alpha = (tree.nodes[compositor_nodes.chain_node(part, layer)]
                                      for part in ("Light over Render", "Render Alpha", "Set Alpha"))
-    assert over.inputs["Background"].links[0].from_node.name == PREVIOUS_NODES[-1]
+    assert compositor_nodes.over_background(over).node.name == PREVIOUS_NODES[-1]
 
     compositor_nodes.ensure_compositing(scene)
     assert not set(PREVIOUS_NODES) & set(tree.nodes.keys())
-    for socket in (over.inputs["Background"], render_alpha.inputs["Image"]):
-        assert socket.links[0].from_node.name == "Artist Grade"
+    for socket in (compositor_nodes.over_background(over), render_alpha.inputs["Image"].links[0].from_socket):
+        assert socket.node.name == "Artist Grade"
     assert output.inputs[0].links[0].from_node == set_alpha
     disable_effect(scene)
     np.testing.assert_array_equal(*plain_render(scene, tmp_path / "f10", 10))

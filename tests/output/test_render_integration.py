@@ -176,7 +176,8 @@ def test_nodes_splice_into_the_artists_tree_and_keep_their_edits(scene):
     assert compositor_nodes.ensure_compositing(scene) == tree
     layer = scene.view_layers[0].name
     over = tree.nodes[compositor_nodes.chain_node("Light over Render", layer)]
-    assert over.inputs["Background"].links[0].from_node == glare, "the artist's result is what particles go over"
+    assert over.inputs["Background"].links[0].from_node.name == compositor_nodes.chain_node("Shadow", layer)
+    assert compositor_nodes.over_background(over).node == glare, "the artist's result: shadowed, particles over it"
     assert output.inputs[0].links[0].from_node.name == compositor_nodes.chain_node("Set Alpha", layer)
     assert over.inputs["Factor"].links[0].from_node.name == compositor_nodes.chain_node("In Front", layer)
     assert scene.view_layers[0].use_pass_z and scene.render.use_compositing
@@ -191,7 +192,7 @@ def test_nodes_splice_into_the_artists_tree_and_keep_their_edits(scene):
         compositor_nodes.BRIGHTEST_RG, compositor_nodes.BRIGHTEST_RGB, compositor_nodes.GLOW_COVERAGE,
         *(compositor_nodes.chain_node(part, layer) for part in (
             "Render Layers", "Set Alpha", "In Front", "Light over Render", "Render Alpha", "Uncovered", "Coverage",
-            "Alpha"))]
+            "Alpha", "Shadow"))]
 
 
 def render_still(scene, path, frame):

@@ -31,6 +31,8 @@ def field_values(field):
         return st.sampled_from(field.items)
     if field.kind == "string":  # an image's name: missing images are refused before a bake (test_sprite_textures.py)
         return st.just("")
+    if field.kind == "bool":
+        return st.booleans()
     high = CAPPED.get(field.name, field.max)
     if field.kind == "int":
         return st.one_of(st.sampled_from([int(field.min), int(high)]), st.integers(int(field.min), int(high)))

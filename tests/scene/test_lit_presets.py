@@ -134,8 +134,13 @@ def test_lighting_panel_draws_its_settings_and_names_the_lights_that_cast_partic
     log = lighting_panel_log()
     drawn = [entry[2] for entry in log if entry[0] == "prop"]
     assert drawn == ["lighting", "albedo", "albedo_end", "density", "anisotropy", "sprite_relief", "shadow_density",
-                     "shadow_resolution"]
-    assert labels(log) == ["Particle shadows from: Sun", "Lighting without particle shadows: Lamp"]
+                     "shadows_on_scene", "shadow_resolution"]
+    assert labels(log) == ["Particle shadows from: Sun", "Shadows on the scene from: Sun",
+                           "Lighting without particle shadows: Lamp"]
+    effect.shadows_on_scene = False
+    assert labels(lighting_panel_log()) == ["Particle shadows from: Sun", "Lighting without particle shadows: Lamp"]
+    effect.shadows_on_scene, scene.gpu_particles.occlusion = True, "NONE"
+    assert any(line.startswith("Shadows on Scene need Occlusion: Scene") for line in labels(lighting_panel_log()))
     effect.lighting = "EMISSION"
     assert labels(lighting_panel_log()) == ["Emission: the particles glow; the scene's lights are not used"]
 
@@ -156,7 +161,8 @@ def test_a_hundred_lights_say_which_four_cast_particle_shadows(scene):
     add_effect(lighting="LIT")
     add_stage_lights(point_lights(100))
     text = labels(lighting_panel_log())
-    assert text[0] == "Particle shadows from: L000, L001, L002, L003"
+    assert text[:2] == ["Particle shadows from: L000, L001, L002, L003", "Shadows on the scene from: L000, L001, L002, L003"]
+    assert text[2] == "Shadow slots taken (4 lights): no particle shadows from " + ", ".join(f"L{i:03d}" for i in range(4, 32))
     assert any("only the 4 brightest (L000, L001, L002, L003) cast particle shadows" in line for line in text), text
     assert any(line.startswith("100 lights: the 32 brightest") and "L099" in line for line in text), text
 

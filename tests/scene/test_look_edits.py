@@ -29,7 +29,7 @@ LOOK_EDITS = {
     "flipbook_vector_strength": 0.3, "rotation": 0.5, "rotation_random": 1.0, "spin": 2.0, "spin_random": 0.5,
     "rotation_align": "VELOCITY", "trail_width": 3.0, "trail_width_end": 0.5, "trail_color_end": (0.2, 0.3, 0.4),
     "trail_fade": 0.2, "lighting": "BOTH", "albedo": (0.2, 0.5, 0.7), "albedo_end": (0.9, 0.1, 0.1),
-    "density": 4.0, "anisotropy": 0.5, "sprite_relief": 1.0, "shadow_density": 0.3,
+    "density": 4.0, "anisotropy": 0.5, "sprite_relief": 1.0, "shadow_density": 0.3, "shadows_on_scene": False,
 }
 
 
@@ -54,6 +54,8 @@ def _another_value(field):
         return next(item for item in field.items if item != field.default)
     if field.kind == "string":
         return "Other"
+    if field.kind == "bool":
+        return not field.default
     if field.kind in ("vec3", "color"):
         return tuple(min(v + 0.25, field.max) if v + 0.25 <= field.max else v - 0.25 for v in field.default)
     step = 1 if field.kind == "int" else 0.25 * max(abs(field.default), 1e-3)

@@ -88,7 +88,7 @@ def test_property_defaults_and_bounds_come_from_the_field_tables(scene):
             if field.kind == "enum":
                 assert prop.default == field.default and {i.identifier for i in prop.enum_items} == set(field.items)
                 continue
-            if field.kind == "string":  # an image's name or a file: no bounds
+            if field.kind in ("string", "bool"):  # an image's name or a file, a switch: no bounds
                 assert prop.default == field.default and prop.description == field.description
                 continue
             default = tuple(prop.default_array) if field.kind in ("vec3", "color") else prop.default
@@ -112,7 +112,7 @@ def test_every_setting_out_of_range_is_kept_and_read_clamped_saying_so(scene):
             with pytest.raises(TypeError):
                 setattr(owner, field.name, "NOT_AN_ITEM")
             continue
-        if field.kind == "string":
+        if field.kind in ("string", "bool"):
             continue
         low, high = field.min - 1e9, field.max * 10 + 1e12
         if field.kind == "int":

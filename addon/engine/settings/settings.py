@@ -36,7 +36,7 @@ AFFECTS = (
 @dataclass(frozen=True)
 class Field:
     name: str
-    kind: str  # 'int', 'float', 'vec3', 'color', 'enum', 'string'
+    kind: str  # 'int', 'float', 'vec3', 'color', 'enum', 'string', 'bool'
     default: Any
     min: float | None = None
     max: float | None = None
@@ -214,6 +214,10 @@ EFFECT_FIELDS: tuple[Field, ...] = (
           "(the sheet's alpha or its normal map; 0: lit evenly)", affects="look"),
     Field("shadow_density", "float", 1.0, 0.0, 1e6,
           "Lit: multiplies the extinction particles cast on each other (0: lit without self-shadowing)", affects="look"),
+    Field("shadows_on_scene", "bool", True,
+          description="Lit: the particles shadow the scene's surfaces in renders and the viewport, by what they "
+                      "let through toward each light that casts particle shadows (needs Occlusion: Scene)",
+          affects="look"),
 )
 
 # Effect settings that change only how particles are drawn (tagged "look"): an edit of one redraws the simulated
@@ -295,6 +299,8 @@ def _check(field: Field, value: Any) -> tuple[Any, str | None]:
     """The value normalised to the field's kind, or an error message."""
     if field.kind == "string":
         return value, None if isinstance(value, str) else f"{field.name} must be text, not {value!r}"
+    if field.kind == "bool":
+        return value, None if isinstance(value, bool) else f"{field.name} must be true or false, not {value!r}"
     if field.kind == "enum":
         if value not in field.items:
             return value, f"{field.name} must be one of {', '.join(field.items)}, not {value!r}"
