@@ -7,12 +7,12 @@ the slab darkens, and nothing darkens with the effect off, Shadows on Scene off 
 import bpy
 import numpy as np
 import pytest
-from conftest import add_effect
 from mathutils import Vector
-from test_render_integration import add_pass_outputs, pass_file, read_exr
 
 from addon.output import compositor_nodes, render_integration
 from addon.output.render_layer import frame_file, layer_files
+from tests.conftest import add_effect
+from tests.output.test_render_integration import add_pass_outputs, pass_file, read_exr
 
 W, H = 64, 36
 
@@ -112,10 +112,10 @@ def test_the_viewport_darkens_the_scene_under_the_particles_before_laying_them(s
     the frame is laid), then lays the particles; the ground beside the shadow is untouched."""
     import gpu
     from mathutils import Matrix
-    from test_viewport import pixel_projection
 
     from addon import viewport
     from addon.scene.renderer import camera_of
+    from tests.scene.test_viewport import pixel_projection
 
     shadow_scene(scene, tmp_path, "BLENDER_WORKBENCH")
     view_proj = camera_of(scene, W, H).view_proj
@@ -180,7 +180,7 @@ def test_the_shadows_benchmark_case_runs_and_measures_a_shadow(tmp_path):
     import sys
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     result = subprocess.run([sys.executable, "bench/final_render.py", "--quick", "--case", "shadows-1080p-1M", "--out",
                              str(tmp_path)], cwd=root, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]

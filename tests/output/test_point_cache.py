@@ -5,7 +5,8 @@ import os
 import bpy
 import numpy as np
 import pytest
-from conftest import add_effect
+
+from tests.conftest import add_effect
 
 
 def bake(expect_error=None):

@@ -6,8 +6,6 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import ROOT
-from test_neighbours import state
 
 from addon.engine.reference.simulate import granular as ref
 from addon.engine.settings.settings import SettingsError, effect_settings
@@ -15,6 +13,8 @@ from addon.engine.simulate import granular
 from addon.engine.simulate.effectors import Collider
 from addon.engine.simulate.neighbours import NeighbourGrid
 from addon.engine.simulate.simulation import ParticleSystem
+from tests.conftest import ROOT
+from tests.engine.simulate.test_neighbours import state
 
 R = 0.01  # grain radius of the tests
 

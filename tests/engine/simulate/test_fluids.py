@@ -5,9 +5,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import add_effect
-from test_neighbours import state
-from test_sim_cache import cli
 
 from addon.engine.reference.simulate import fluids as ref
 from addon.engine.settings.settings import effect_settings
@@ -16,6 +13,9 @@ from addon.engine.simulate.fluids import constants_of, fluid_constants, poly6, s
 from addon.engine.simulate.interactions import Interactions
 from addon.engine.simulate.simulation import ParticleSystem
 from addon.scene.renderer import SceneRenderer
+from tests.conftest import add_effect
+from tests.engine.simulate.test_neighbours import state
+from tests.scene.test_sim_cache import cli
 
 F = np.float32
 SIZE, RADIUS = 0.05, 0.2  # spacing 0.1, h two spacings

@@ -7,10 +7,10 @@ import os
 import bpy
 import numpy as np
 import pytest
-from conftest import add_effect
 
 from addon.engine.light import volume_grids
 from addon.output import volumes
+from tests.conftest import add_effect
 
 
 def bake(expect_error=None, **frames):
@@ -70,7 +70,7 @@ def test_a_voxel_size_past_the_voxel_limit_is_refused_naming_it_and_writes_nothi
 
 def test_a_disk_filling_mid_sequence_leaves_the_volumes_before_whole_and_no_partial_file(scene, tmp_path,
                                                                                         monkeypatch):
-    """OpenVDB writes a short file without a word when the disk fills (tests/test_vdb.py): here frame 3's file is
+    """OpenVDB writes a short file without a word when the disk fills (tests/output/test_vdb.py): here frame 3's file is
     cut short as a full disk would; the write refuses it, the bake stops naming it."""
     real = volumes.openvdb()
 

@@ -11,7 +11,7 @@ import pytest
 
 from addon.engine.light import volume_grids
 from addon.output import volumes
-from tests.test_volume_grids import effect
+from tests.engine.light.test_volume_grids import effect
 
 
 def read_array(grid, placement, lanes):
@@ -78,7 +78,7 @@ def test_a_write_past_the_file_size_limit_raises(tmp_path):
     script = textwrap.dedent(f"""
         import resource, signal, sys
         import numpy as np
-        sys.path.insert(0, {str(__import__('pathlib').Path(__file__).resolve().parent.parent)!r})
+        sys.path.insert(0, {str(__import__('pathlib').Path(__file__).resolve().parents[2])!r})
         from addon.engine.light.volume_grids import Leaves, Placement
         from addon.output import volumes
         rng = np.random.default_rng(3)

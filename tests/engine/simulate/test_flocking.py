@@ -6,14 +6,14 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from test_fluids import plane
-from test_neighbours import state
 
 from addon.engine.reference.simulate import fluids as ref
 from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate.effectors import Collider, collider_rows
 from addon.engine.simulate.flocking import constants_of, flock_constants
 from addon.engine.simulate.interactions import Interactions
+from tests.engine.simulate.test_fluids import plane
+from tests.engine.simulate.test_neighbours import state
 
 F = np.float32
 

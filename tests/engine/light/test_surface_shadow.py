@@ -8,7 +8,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from test_shadow_volume import lit_system
 
 from addon.engine.light import shadow_volume
 from addon.engine.light.surface_shadow import SurfaceShadow
@@ -16,6 +15,7 @@ from addon.engine.look.lighting import Light, SceneLights
 from addon.engine.look.look import look_table
 from addon.engine.reference.light import shadow_volume as volume_ref
 from addon.engine.reference.light import surface_shadow as ref
+from tests.engine.light.test_shadow_volume import lit_system
 
 W, H = 96, 64
 SUN = Light("SUN", (1.0, 1.0, 1.0), 3.0, (0.0, 0.0, 10.0), direction=tuple(np.array([0.3, 0.2, -1.0]) / np.linalg.norm([0.3, 0.2, -1.0])),

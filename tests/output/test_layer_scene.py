@@ -9,11 +9,11 @@ over, with no code of its own.
 import bpy
 import numpy as np
 import pytest
-from conftest import add_effect
-from test_render_integration import lit, plain_render, read_exr, render_still
 
 from addon.output import compositor_nodes, layer_scene
 from addon.output.render_layer import ParticleLayer
+from tests.conftest import add_effect
+from tests.output.test_render_integration import lit, plain_render, read_exr, render_still
 
 LIGHT = compositor_nodes.LIGHT
 
