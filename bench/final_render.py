@@ -174,6 +174,7 @@ def sun_over_ground(scene) -> float:
     import bpy
     import numpy as np
 
+    from addon.output.layer_scene import SHADOW_PASS
     from addon.output.render_layer import ParticleLayer
 
     emitter = next(obj for obj in scene.objects if obj.gpu_particles.effects)
@@ -189,7 +190,7 @@ def sun_over_ground(scene) -> float:
     bpy.context.view_layer.update()
     layer = ParticleLayer(scene)
     try:
-        darkening = layer.layer(scene.frame_start)[1][..., 1]
+        darkening = layer.layer(scene.frame_start)[SHADOW_PASS.name]
     finally:
         layer.free()
     return float(np.mean(darkening > 0.01))

@@ -10,10 +10,10 @@ void main()
     return;
   }
 #if GRID == GRID_DENSITY
-  float per_length = 1.0 / (DENSITY_SCALE * volume_placement.w);
+  float per_length = 1.0 / (DENSITY_SCALE * voxel_edge);
   imageStore(grid_values, voxel, vec4(float(imageLoad(sum_0, voxel).x) * per_length));
 #elif GRID == GRID_EMISSION
-  float per_length = 1.0 / (DENSITY_SCALE * volume_placement.w);
+  float per_length = 1.0 / (DENSITY_SCALE * voxel_edge);
   vec3 sums = vec3(imageLoad(sum_0, voxel).x, imageLoad(sum_1, voxel).x, imageLoad(sum_2, voxel).x);
   imageStore(grid_values, voxel, vec4(sums * per_length, 0.0));
 #else

@@ -59,7 +59,6 @@ void main()
   if (!shadow_particle(slot, center, radius)) {
     return;
   }
-  float voxel_edge = volume_placement.w;
   precise float disc = div_rn(PI * radius * radius, voxel_edge * voxel_edge);
   if (!(disc > 0.0)) {
     return; /* no size: in no grid (its velocity neither) */
@@ -79,7 +78,7 @@ void main()
   if (!(all(greaterThan(lanes, vec4(-3.0e38))) && all(lessThan(lanes, vec4(3.0e38))))) {
     return; /* NaN or infinite: nothing added */
   }
-  precise vec3 offset = center - volume_placement.xyz;
+  precise vec3 offset = center - grid_corner;
   vec3 cells = vec3(div_rn(offset.x, voxel_edge), div_rn(offset.y, voxel_edge), div_rn(offset.z, voxel_edge));
   float h = clamp(div_rn(radius, voxel_edge), MIN_SUPPORT, MAX_SUPPORT);
   float inverse_h2 = div_rn(1.0, h * h);

@@ -116,6 +116,11 @@ def plan_bake(scene, host, frames: tuple[int, int] | None = None) -> BakePlan:
     extras = enabled_extras(scene)
     for extra in extras:
         _check_writable(extra_path(output_path(scene, first), extra).parent)
+        try:
+            if extra.requires is not None:
+                extra.requires()
+        except ImportError as error:  # refused before anything is simulated
+            raise BakeError(f"Write {extra.label} needs a module this Blender lacks ({error})") from None
     return BakePlan(range(first, last + 1, scene.frame_step), width, height, folder, snapshot, extras)
 
 

@@ -32,6 +32,7 @@ class ExtraOutput:
     write: Callable  # (path, captured) -> None: writes the whole file at path; on a writer thread
     finish: Callable | None = None  # (scene, file_of: frame -> Path) -> None, after the last frame, if any was written
     label: str = ""  # as messages name it
+    requires: Callable | None = None  # () -> None, raising ImportError where this Blender lacks a module it needs
 
 
 def extra_path(frame_path: Path, extra: ExtraOutput) -> Path:
@@ -41,7 +42,8 @@ def extra_path(frame_path: Path, extra: ExtraOutput) -> Path:
 
 POINTS = ExtraOutput("write_points", "points", ".ply", point_cache.capture, point_cache.write, label="point cache")
 VOLUMES = ExtraOutput("write_volumes", "volumes", ".vdb", volumes.capture, volumes.write, label="volumes")
-USD = ExtraOutput("write_usd", "usd", ".usdc", usd_points.capture, usd_points.write, usd_points.finish, label="USD")
+USD = ExtraOutput("write_usd", "usd", ".usdc", usd_points.capture, usd_points.write, usd_points.finish, label="USD",
+                  requires=usd_points.pxr_modules)
 EXTRAS: tuple[ExtraOutput, ...] = (POINTS, VOLUMES, USD)  # every kind a bake can write
 
 

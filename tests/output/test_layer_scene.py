@@ -94,7 +94,8 @@ def test_the_image_nodes_of_the_layer_before_the_helper_scene_are_replaced_where
     fed = {(link.from_socket.name, link.to_node.name) for link in tree.links if link.from_node == light}
     assert fed == {("Image", compositor_nodes.LIGHT_CHANNELS),
                    ("Image", compositor_nodes.chain_node("Light over Render", layer)),
-                   ("Depth", compositor_nodes.chain_node("In Front", layer))}
+                   ("Depth", compositor_nodes.chain_node("In Front", layer)),
+                   (layer_scene.SHADOW_PASS.name, compositor_nodes.chain_node("Shadow", layer))}
     np.testing.assert_array_equal(render_still(opened, tmp_path / "b", 8), first)
 
 

@@ -200,6 +200,7 @@ def ply_particles(path):
             "id": records["id_high"].astype(np.int64) * 65536 + records["id_low"]}
 
 
+@pytest.mark.usefixtures("pxr")
 def test_usd_round_trip_through_pxr_and_blenders_usd_import_gives_the_point_caches_particles(scene, tmp_path):
     from addon.output.usd_points import pxr_modules
 
@@ -235,6 +236,7 @@ def test_usd_round_trip_through_pxr_and_blenders_usd_import_gives_the_point_cach
         np.testing.assert_array_equal(ids, expected["id"])
 
 
+@pytest.mark.usefixtures("pxr")
 def test_a_bake_in_chunks_writes_the_point_cache_and_usd_files_a_whole_bake_does(scene, tmp_path):
     add_effect(count=2000)
     output = scene.gpu_particles_output
@@ -252,6 +254,7 @@ def test_a_bake_in_chunks_writes_the_point_cache_and_usd_files_a_whole_bake_does
             assert (tmp_path / "whole" / path).read_bytes() == (tmp_path / "chunks" / path).read_bytes(), path
 
 
+@pytest.mark.usefixtures("pxr")
 def test_a_usd_frame_without_live_particles_is_an_empty_valid_points_prim(tmp_path):
     from addon.output.usd_points import pxr_modules, write_frame
 

@@ -145,12 +145,13 @@ def test_the_viewport_darkens_the_scene_under_the_particles_before_laying_them(s
 
 @pytest.mark.slow
 def test_borders_and_resolution_percentage_take_the_shadow_with_the_layer(scene, tmp_path):
+    from addon.output.layer_scene import SHADOW_PASS
     from addon.output.render_layer import ParticleLayer, border_region
 
     def shadow_plane():
         layer = ParticleLayer(scene)
         try:
-            return layer.layer(2)[1][..., 1].copy()
+            return layer.layer(2)[SHADOW_PASS.name].copy()
         finally:
             layer.free()
 
@@ -162,11 +163,8 @@ def test_borders_and_resolution_percentage_take_the_shadow_with_the_layer(scene,
     render.border_min_x, render.border_max_x, render.border_min_y, render.border_max_y = 0.3, 0.8, 0.1, 0.7
     rows, columns = border_region(scene, W, H)
     np.testing.assert_array_equal(shadow_plane(), full[rows, columns])
-    render.use_crop_to_border = False
-    masked = shadow_plane()
-    np.testing.assert_array_equal(masked[rows, columns], full[rows, columns])
-    masked[rows, columns] = 0.0
-    assert not masked.any(), "nothing darkens outside the border"
+    render.use_crop_to_border = False  # the helper renders the border alone either way; Blender fills the rest
+    np.testing.assert_array_equal(shadow_plane(), full[rows, columns])
     render.use_border, render.resolution_percentage = False, 50
     half = shadow_plane()
     assert half.shape == (H // 2, W // 2) and half.max() > 0.5

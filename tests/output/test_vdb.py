@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from addon.engine.light import volume_grids
+from addon.engine.seam.records import PARTICLE
 from addon.output import volumes
 from tests.engine.light.test_volume_grids import effect
 
@@ -46,7 +47,7 @@ def test_the_vdb_read_back_equals_the_gpu_grids_within_half_floats(host, rng, tm
 def test_no_live_particle_writes_empty_valid_grids(host, rng, tmp_path):
     system, look = effect(host, rng, n=100)
     pos_age, vel_life = system.read_state()
-    vel_life[:, 3] = -1.0
+    PARTICLE.read_image("vel_life", vel_life)["life"][:] = -1.0
     system.write_state(pos_age, vel_life)
     captured = volumes.effect_volume(volume_grids.VolumeGrids(host), system, look, "Fire", 0.0)
     assert captured.placement is None and captured.voxel == 0.025  # Auto: half the particle size

@@ -39,7 +39,9 @@ def test_quick_run_writes_every_suites_records(tmp_path):
                                                       "36p-10K-flipbook-relief"]
     assert [row["case"] for row in found["events"]] == ["36p-10K-trails32", "36p-fireworks-40K", "36p-comet-as-shipped",
                                                        "36p-fireworks-as-shipped"]
-    assert [row["case"] for row in found["interactions"]] == ["grid-4M-quick", "granular-1M-quick"]
+    assert [row["case"] for row in found["interactions"]] == [
+        f"{case}-quick" for case in ("grid-4M", "granular-1M", "fluid-1M", "flocking-1M", "fluid-vs-blender",
+                                     "flocking-vs-blender")]
     for suite, rows in found.items():
         for row in rows:
             assert {"case", "device", "date", "command"} <= set(row) and row["device"]

@@ -38,6 +38,7 @@ def test_bake_writes_the_frames(tmp_path):
     assert re.search(r"^frame 3/3  [0-9.]+ frames/s  0\.0 s left$", result.stdout, re.MULTILINE), result.stdout
 
 
+@pytest.mark.usefixtures("pxr")
 def test_points_and_usd_flags_write_their_files_beside_the_frames(tmp_path):
     out = tmp_path / "seq"
     result = cli("bake", "--preset", "default", "--frames", "1-2", "--res", "32x18", "--out", str(out),

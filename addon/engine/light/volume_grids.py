@@ -83,7 +83,10 @@ _VOLUME_DEFINES = (*_DEFINES, ("VELOCITY_SCALE", f"{VELOCITY_SCALE:.1f}"), ("WEI
                    ("VOLUME_DITHER_STREAM", f"{VOLUME_DITHER_STREAM}u"), ("LEAF", str(LEAF)),
                    ("LEAF_VOXELS", str(LEAF_VOXELS)),
                    *((f"GRID_{name.upper()}", str(code)) for name, code in GRID_CODES.items()))
-PLACEMENT = Constant("VEC4", "volume_placement")  # the grid's corner in world units (xyz), the voxel edge (w)
+PLACEMENT = Constant("VEC4", "volume_placement", components=(
+    ("grid_corner", "xyz"),  # the grid's corner in world units
+    ("voxel_edge", "w"),  # world units
+))
 
 
 def _sums(grid: str, access: str = "READ_WRITE") -> tuple[Image, ...]:
@@ -158,7 +161,8 @@ class Placement:
 
     @property
     def constants(self) -> dict:
-        return {"volume_placement": (*self.corner.astype(np.float32), np.float32(self.voxel))}
+        return {PLACEMENT.name: PLACEMENT.pack({"grid_corner": self.corner.astype(np.float32),
+                                                "voxel_edge": np.float32(self.voxel)})}
 
 
 def auto_voxel(settings, lower, upper) -> float:

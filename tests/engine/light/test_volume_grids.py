@@ -8,6 +8,7 @@ import pytest
 from addon.engine.light import volume_grids
 from addon.engine.look.look import LOOK_SIZE, look_table
 from addon.engine.reference.light import volume_grids as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import SettingsError, effect_settings
 from addon.engine.simulate import simulation
 
@@ -21,7 +22,7 @@ def effect(host, rng, n=3000, lighting="EMISSION", **values):
     system = simulation.ParticleSystem(host, settings)
     pos_age = np.concatenate([rng.normal(0.0, 0.3, (n, 3)) + (1.0, -2.0, 0.5), rng.uniform(0, 4, (n, 1))], axis=1)
     vel_life = np.concatenate([rng.normal(0.0, 2.0, (n, 3)), np.full((n, 1), 4.0)], axis=1)
-    vel_life[:20, 3] = 0.5  # dead: age past life
+    PARTICLE.read_image("vel_life", vel_life)["life"][:20] = 0.5  # dead: age past life
     system.write_state(pos_age.astype(np.float32), vel_life.astype(np.float32))
     look = host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(settings))
     return system, look
@@ -62,7 +63,9 @@ def test_the_gpu_grids_match_the_reference(host, rng, lighting):
     for grid in volume_grids.GRIDS:
         for origin, leaf in zip(leaves.origins, leaves.grids[grid]):
             x, y, z = origin
-            np.testing.assert_array_equal(leaf, dense[grid][x:x + 8, y:y + 8, z:z + 8])
+            # volume_pack resolves the sums again: on NVIDIA, whose compiler fuses the multiply-add, a value may
+            # differ from volume_resolve's by an ulp (seen on the H200, 2026-12-02)
+            np.testing.assert_allclose(leaf, dense[grid][x:x + 8, y:y + 8, z:z + 8], rtol=2e-7, atol=0)
     assert leaves.grids["density"].max() > 0 and np.abs(leaves.grids["velocity"]).max() > 0
     assert (leaves.grids["emission"].max() > 0) == (lighting == "EMISSION")
 
@@ -102,7 +105,7 @@ def test_the_grids_hold_what_the_particles_carry(host):
 def test_no_live_particle_places_no_grid(host, rng):
     system, look = effect(host, rng, n=100)
     pos_age, vel_life = system.read_state()
-    vel_life[:, 3] = -1.0  # never lived
+    PARTICLE.read_image("vel_life", vel_life)["life"][:] = -1.0  # never lived
     system.write_state(pos_age, vel_life)
     assert volume_grids.VolumeGrids(host).placement(system, look, 0.0) is None
 

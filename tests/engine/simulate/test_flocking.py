@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from addon.engine.reference.simulate import fluids as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate.effectors import Collider, collider_rows
 from addon.engine.simulate.flocking import constants_of, flock_constants
@@ -58,7 +59,7 @@ def flock(host, positions, velocities, colliders=(), target=None, **values):
     settings = effect_settings({"count": len(positions), "interaction": "FLOCKING", "interaction_radius": 0.5,
                                 **values})
     pos_tex, _, pos_age, vel_life, width, rows = state(host, positions)
-    vel_life[:, :3] = velocities
+    PARTICLE.read_image("vel_life", vel_life)["velocity"][:] = velocities
     padded = np.zeros((width * rows, 4), F)
     padded[: len(positions)] = vel_life
     vel_tex = host.texture("vel_life", width, rows, "RGBA32F", padded.reshape(rows, width, 4))

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from addon.engine.reference.simulate import fluids as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate.effectors import Collider, collider_rows
 from addon.engine.simulate.fluids import constants_of, fluid_constants, poly6, spiky_slope
@@ -119,7 +120,7 @@ def fluid_system(host, positions, velocities, colliders, **values):
     settings = effect_settings({"count": len(positions), "size": SIZE, "interaction": "FLUID",
                                 "interaction_radius": RADIUS, **values})
     pos_tex, vel_tex, pos_age, vel_life, width, rows = state(host, positions)
-    vel_life[:, :3] = velocities
+    PARTICLE.read_image("vel_life", vel_life)["velocity"][:] = velocities
     padded = np.zeros((width * rows, 4), F)
     padded[: len(positions)] = vel_life
     vel_tex = host.texture("vel_life", width, rows, "RGBA32F", padded.reshape(rows, width, 4))
@@ -190,7 +191,7 @@ def test_fluid_at_rest_in_a_container_keeps_its_density_within_one_percent_of_re
     for k in range(500):
         system.step(1 / 240, np.identity(4), np.identity(4))
         if (k + 1) % 50 == 0:
-            p = system.read_state()[0][: len(positions), :3]
+            p = PARTICLE.read_images(*system.read_state())["position"][: len(positions)]
             walls = ref.wall_density([(d + F(SIZE), n) for d, n in ref.collider_surfaces(rows, 5, p)], c, len(p))
             density, _ = ref.fluid_lambda(p, ref.neighbours(p, RADIUS), c, walls)
             below_top = p[:, 2] < p[:, 2].max() - RADIUS

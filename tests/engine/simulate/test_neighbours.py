@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from addon.engine.reference.simulate import neighbours as ref
+from addon.engine.seam.records import PARTICLE
 from addon.engine.seam.state import state_size
 from addon.engine.settings.settings import SettingsError
 from addon.engine.simulate import neighbours
@@ -16,11 +17,12 @@ def state(host, positions, alive=None):
     width, rows = state_size(count, host.max_texture_size)
     pos_age = np.zeros((count, 4), np.float32)
     vel_life = np.zeros((count, 4), np.float32)
-    pos_age[:, :3] = positions
-    pos_age[:, 3] = 0.5
-    vel_life[:, 3] = 1.0
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    particle["position"][:] = positions
+    particle["age"][:] = 0.5
+    particle["life"][:] = 1.0
     if alive is not None:
-        vel_life[~alive, 3] = -1.0
+        particle["life"][~alive] = -1.0
     images = []
     for name, values in (("pos_age", pos_age), ("vel_life", vel_life)):
         padded = np.zeros((width * rows, 4), np.float32)
