@@ -32,7 +32,7 @@ from addon.engine.settings.settings import effect_settings
 from addon.engine.simulate import granular
 from addon.engine.simulate.effectors import Collider
 from addon.engine.simulate.simulation import ParticleSystem
-from bench.interaction_peers import kernel_ms, peer_case
+from bench.interaction_peers import drain, kernel_ms, peer_case
 
 QUICK_COUNT_SCALE = 100
 GRAIN = 0.005  # grain radius of the cases (m)
@@ -88,14 +88,14 @@ def system_with(host, count: int, values: dict, spacing: float) -> ParticleSyste
     return system
 
 
-def timed_ms(host, drain, work, repeats: int) -> float:
-    """ms of one ``work()`` on the GPU: ``repeats`` of them between two drains (one warm-up first)."""
+def timed_ms(host, written, work, repeats: int) -> float:
+    """ms of one ``work()`` on the GPU: ``repeats`` of them between two drains of ``written`` (one warm-up first)."""
     work()
-    host.read(drain)
+    drain(host, written)
     started = time.perf_counter()
     for _ in range(repeats):
         work()
-    host.read(drain)
+    drain(host, written)
     return (time.perf_counter() - started) * 1e3 / repeats
 
 
@@ -106,10 +106,11 @@ def grid_case(host, case: Case, count: int, repeats: int) -> dict:
     grid = system.interactions.grid
     width, rows = system.pos_age.width, system.pos_age.height
     listing = host.texture("neighbour_list", width, rows, "R32UI")
-    build = timed_ms(host, grid.overflow, lambda: grid.build(system.pos_age, system.vel_life, radius), repeats)
-    keys = timed_ms(host, grid.overflow, lambda: grid.write_keys(system.pos_age, system.vel_life, radius), repeats)
-    order = timed_ms(host, grid.overflow, grid.sort, repeats)
-    gather = timed_ms(host, grid.overflow, lambda: grid.list_into(system.pos_age, system.vel_life, listing, 1), repeats)
+    items = grid.textures["grid_items"]
+    build = timed_ms(host, items, lambda: grid.build(system.pos_age, system.vel_life, radius), repeats)
+    keys = timed_ms(host, items, lambda: grid.write_keys(system.pos_age, system.vel_life, radius), repeats)
+    order = timed_ms(host, items, grid.sort, repeats)
+    gather = timed_ms(host, listing, lambda: grid.list_into(system.pos_age, system.vel_life, listing, 1), repeats)
     found = host.read(listing).ravel()[:count]
     return {"ms": build, "grid_ms": build, "keys_ms": keys, "sort_ms": order, "gather_ms": gather, "neighbours_mean": float(found.mean()),
             "table": grid.table, "overflow": grid.read_overflow()}
@@ -120,21 +121,20 @@ def step_case(host, case: Case, count: int, repeats: int) -> dict:
     parts alone on the same state."""
     spacing = 2.02 * case.values["size"]
     system = system_with(host, count, case.values, spacing)
-    drain = system.interactions.grid.overflow
     identity = np.eye(4)
     h = 1 / 96
-    whole = timed_ms(host, drain, lambda: system.step(h, identity, identity), repeats)
+    whole = timed_ms(host, system.pos_age, lambda: system.step(h, identity, identity), repeats)
     grid = system.interactions.grid
-    parts = {"grid_ms": timed_ms(host, drain, lambda: grid.build(system.pos_age, system.vel_life,
-                                                                   system.settings.interaction_radius), repeats)}
+    parts = {"grid_ms": timed_ms(host, grid.textures["grid_items"], lambda: grid.build(
+        system.pos_age, system.vel_life, system.settings.interaction_radius), repeats)}
     alone = system_with(host, count, {**case.values, "interaction": "NONE"}, spacing)
-    parts["simulate_ms"] = timed_ms(host, drain, lambda: alone.step(h, identity, identity), repeats)
+    parts["simulate_ms"] = timed_ms(host, alone.pos_age, lambda: alone.step(h, identity, identity), repeats)
     if system.settings.interaction == "GRANULAR":
         one = replace(system.settings, iterations=1)
         iterates = system.interactions.scratch(("grain_a", "grain_b"), texels=2)
-        parts["iteration_ms"] = timed_ms(host, drain, lambda: granular.solve(
+        parts["iteration_ms"] = timed_ms(host, iterates[1], lambda: granular.solve(
             host, grid, system.pos_age, system.vel_life, iterates, one, h), repeats)
-        parts["settle_ms"] = timed_ms(host, drain, settle_pass(system, h), repeats)
+        parts["settle_ms"] = timed_ms(host, system.pos_age, settle_pass(system, h), repeats)
     if system.settings.interaction in ("FLUID", "FLOCKING"):
         parts.update(kernel_ms(host, system, h))
     return {"ms": whole, **parts, "iterations": system.settings.iterations, "overflow": grid.read_overflow()}

@@ -15,10 +15,12 @@ REQUIRED = {
     "viewport": ("ms", "cpu_ms", "max_ms", "redraw_ms", "redraw_cpu_ms", "stats_ms", "dispatches", "draws", "waits"),
     "lighting": ("ms", "peer_ms"),  # and each case's own extra: lit_extra_ms, or relief_extra_ms (EXTRA)
     "events": ("ms", "cpu_ms", "draws"),
-    "interactions": ("ms", "grid_ms"),
+    "interactions": (),  # each case's own (EXTRA): a step's ms and its grid's, or the peers' ms a frame
     "end-to-end": ("ms_per_frame", "peer", "peer_ms_per_frame", "frames"),
 }
-EXTRA = {"lighting": lambda case: "relief_extra_ms" if case.endswith("relief") else "lit_extra_ms"}
+EXTRA = {"lighting": lambda case: ("relief_extra_ms" if case.endswith("relief") else "lit_extra_ms",),
+         "interactions": lambda case: (("ms_per_frame", "peer_ms_per_frame") if "-vs-blender" in case
+                                       else ("ms", "grid_ms"))}
 
 
 @pytest.mark.slow
@@ -46,7 +48,7 @@ def test_quick_run_writes_every_suites_records(tmp_path):
         for row in rows:
             assert {"case", "device", "date", "command"} <= set(row) and row["device"]
             assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", row["date"]) and "blender_gpu.py --quick" in row["command"]
-            for name in (*REQUIRED[suite], *([EXTRA[suite](row["case"])] if suite in EXTRA else [])):
+            for name in (*REQUIRED[suite], *(EXTRA[suite](row["case"]) if suite in EXTRA else ())):
                 value = row[name]
                 assert isinstance(value, str) or math.isfinite(value), (suite, row["case"], name)
     assert {path: path.stat().st_mtime for path in results.iterdir()} == before, "bench/results/ untouched"
