@@ -167,6 +167,28 @@ def refilled_each_frame(image):
     return refill
 
 
+def rewrite_ms(folder: Path, width: int, height: int) -> float:
+    """Median ms to open each frame in ``folder`` again with Blender's image API, lay a constant full-size
+    premultiplied layer over it in numpy and save it in place: the floor of a route around the compositor (done
+    after the render: Blender 5.2 crashes loading an image in a render_write handler during Render Animation)."""
+    import bpy
+    import numpy as np
+
+    layer = np.full(width * height * 4, 0.25, np.float32)
+    keep = 1.0 - layer[3::4].repeat(4)
+    times = []
+    for path in sorted(folder.iterdir()):
+        started = time.perf_counter()
+        image = bpy.data.images.load(str(path), check_existing=False)
+        pixels = np.empty(len(image.pixels), np.float32)
+        image.pixels.foreach_get(pixels)
+        image.pixels.foreach_set(layer + pixels * keep)
+        image.save()
+        bpy.data.images.remove(image)
+        times.append((time.perf_counter() - started) * 1e3)
+    return statistics.median(times)
+
+
 def sun_over_ground(scene) -> float:
     """The shadows case's scene: every effect Lit (Shadows on Scene on), a sun casting particle shadows, a ground
     plane a metre under the emitter for them to fall on; returns the fraction of the layer's pixels the shadow
@@ -219,7 +241,10 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
     compositing of a layer; ``one_image_ms_by_alpha_mode`` for each of Blender's alpha modes,
     ``one_static_image_ms`` with the pixels never changed); ``helper_scene_ms``: effects off, the pass-through tree
     plus the Render Layers of a helper scene handed full-size passes every frame and an Alpha Over (the floor of
-    the helper-scene route the add-on takes); ``draw_ms``, ``read_ms``, ``show_ms``, ``passes_ms``: the stages
+    the helper-scene route the add-on takes); ``rewritten_ms``: the plain render plus opening each written frame
+    again, laying a full-size layer over it in numpy and saving it in place (rewrite_ms: the floor of a route
+    around the compositor);
+    ``draw_ms``, ``read_ms``, ``show_ms``, ``passes_ms``: the stages
     (StageTimes); ``shadows``: the scene of sun_over_ground (``shadowed_fraction``: the pixels its shadow darkens),
     every run of it the same (the peers render the ground and the sun too)."""
     import bpy
@@ -265,6 +290,7 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
         scene.compositing_node_group = ours
         scene.render.use_compositing = False
         without, _ = frame_ms(scene)  # the plain render: nothing of ours runs
+        rewritten = without + rewrite_ms(out_dir / "render", width, height)
         addon.unregister()
         bpy.ops.wm.read_factory_settings(use_empty=True)
     finally:
@@ -274,6 +300,7 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
             "passthrough_ms": round(passthrough, 1), "one_image_ms": round(one_image["PREMUL"], 1),
             "one_image_ms_by_alpha_mode": {mode: round(ms, 1) for mode, ms in one_image.items()},
             "one_static_image_ms": round(one_static_image, 1), "helper_scene_ms": round(helper_scene, 1),
+            "rewritten_ms": round(rewritten, 1),
             "compositor": device, **shadowed,
             "frames": frames, "width": width, "height": height, "count": count}
 
