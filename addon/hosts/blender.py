@@ -29,7 +29,7 @@ from .base import (
     volume_layout,
 )
 from .blender_images import SpriteImages
-from .gl_flush import Flusher, gl_flush
+from .gl_flush import Flusher, gl_finish, gl_flush
 from .gl_readback import PixelPack, PixelPackBuffer
 
 _IMAGE_TYPES = {"RGBA32F": "FLOAT", "RGBA16F": "FLOAT", "R32F": "FLOAT", "R32UI": "UINT"}  # + _2D / _3D
@@ -193,6 +193,7 @@ class BlenderHost(Host):
         self._fence = self.texture("fence", 1, 1, "R32F")
         backend = self.gpu.platform.backend_type_get()
         self._flusher = Flusher(gl_flush(backend, self.device))
+        self._gl_finish = gl_finish(backend)
         self._pixel_pack = PixelPack.load(backend, self.device)
 
     def texture(self, name, width, height, format, data=None):
@@ -401,7 +402,12 @@ class BlenderHost(Host):
         return self._batches[key]
 
     def finish(self):
-        self._fence.native.read()
+        """glFinish where Blender draws with OpenGL; elsewhere a texel read, which waits for the work queued
+        before it on backends that submit in order."""
+        if self._gl_finish is not None:
+            self._gl_finish()
+        else:
+            self._fence.native.read()
 
     def sleep_until_idle(self):
         if self._pixel_pack is not None:
