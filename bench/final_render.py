@@ -125,6 +125,17 @@ def one_image_tree(scene, image):
     return tree
 
 
+def color_over_tree(scene):
+    """Render Layers under an Alpha Over of a constant color: the node's own full-size cost, no second image."""
+    tree = passthrough_tree(scene)
+    render, output = tree.nodes["Render Layers"], tree.nodes["Group Output"]
+    over = tree.nodes.new("CompositorNodeAlphaOver")
+    over.inputs["Foreground"].default_value = (0.25, 0.25, 0.25, 0.25)
+    tree.links.new(render.outputs["Image"], over.inputs["Background"])
+    tree.links.new(over.outputs["Image"], output.inputs[0])
+    return tree
+
+
 def helper_scene_tree(scene):
     """The least the helper-scene route costs: Render Layers, the Render Layers of a helper scene whose engine
     fills full-size light and depth passes every frame (``helper_handed``), and an Alpha Over."""
@@ -236,7 +247,8 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
     """``ms`` with the effect and ``peer_ms`` without (the plain render: effects off and no compositing),
     per rendered frame of ``frames`` + 1, on ``compositor`` (the device; Blender 5.2's default is GPU);
     ``layer_ms``: the part of ``ms`` spent in ``render_pre`` (the particle layer, handed to the images); ``disabled_ms``: effects off, the add-on's nodes still passing the render
-    through; ``passthrough_ms``: effects off, a tree of Render Layers to the output alone; ``one_image_ms``: effects off,
+    through; ``passthrough_ms``: effects off, a tree of Render Layers to the output alone; ``color_over_ms``: that
+    tree with an Alpha Over of a constant color (the node without a second image); ``one_image_ms``: effects off,
     that tree plus one full-size PREMUL image refilled every frame and an Alpha Over (the floor of any
     compositing of a layer; ``one_image_ms_by_alpha_mode`` for each of Blender's alpha modes,
     ``one_static_image_ms`` with the pixels never changed); ``helper_scene_ms``: effects off, the pass-through tree
@@ -271,6 +283,8 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
         ours = scene.compositing_node_group
         scene.compositing_node_group = passthrough_tree(scene)
         passthrough, _ = frame_ms(scene)
+        scene.compositing_node_group = color_over_tree(scene)
+        color_over, _ = frame_ms(scene)
         image = bpy.data.images.new("One image", width, height, alpha=True, float_buffer=True)
         image.colorspace_settings.name = "Non-Color"
         scene.compositing_node_group = one_image_tree(scene, image)
@@ -297,7 +311,7 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
         shutil.rmtree(out_dir, ignore_errors=True)
     return {"ms": round(with_effect, 1), "peer_ms": round(without, 1), "added_ms": round(with_effect - without, 1),
             "layer_ms": round(layer, 1), **stages.medians(), "disabled_ms": round(disabled, 1),
-            "passthrough_ms": round(passthrough, 1), "one_image_ms": round(one_image["PREMUL"], 1),
+            "passthrough_ms": round(passthrough, 1), "color_over_ms": round(color_over, 1), "one_image_ms": round(one_image["PREMUL"], 1),
             "one_image_ms_by_alpha_mode": {mode: round(ms, 1) for mode, ms in one_image.items()},
             "one_static_image_ms": round(one_static_image, 1), "helper_scene_ms": round(helper_scene, 1),
             "rewritten_ms": round(rewritten, 1),
