@@ -3,11 +3,11 @@
 
 Ours: per frame, the effect's grids at a 256-voxel longest side (the voxel edge from the live particles' bounds)
 made on the GPU and read back sparse (light/volume_grids.py), then on writer threads (as a bake writes them)
-copied into openvdb grids and written (output/volumes.py).  ``fps``: frames over the wall clock from the first
+encoded and written by numpy (output/volumes.py, output/vdb_file.py).  ``fps``: frames over the wall clock from the first
 frame's grids to the last file on disk, the simulation step excluded (``simulate_ms``: its cost per frame,
 apart).  Where the time goes, ms a frame: ``grid_ms`` (GPU passes, until the leaf count is read back: the
-GPU's work included), ``readback_ms`` (the active leaves), ``encode_ms`` (copyFromArray into openvdb's trees,
-on a writer), ``disk_ms`` (openvdb.write and the header stamp, on a writer); ``leaves`` and ``active_voxels``
+GPU's work included), ``readback_ms`` (the active leaves), ``encode_ms`` (the file's bytes from the leaves:
+topology, masks, halves, the header's UUID; on a writer), ``disk_ms`` (writing them, on a writer); ``leaves`` and ``active_voxels``
 of the last frame.
 
 Blender's way (``peer_ms_per_frame``): the same live points (positions and radii at that frame) set on a
@@ -32,7 +32,7 @@ import numpy as np
 from addon.engine.light.volume_grids import LEAF, VolumeGrids, place
 from addon.engine.look.look import look_table
 from addon.engine.reference.light.shadow_volume import particles
-from addon.output import volumes
+from addon.output import vdb_file, volumes
 from addon.scene.renderer import SceneRenderer
 from bench.bake_throughput import effect_scene
 
@@ -58,10 +58,9 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
 
     def write(path, effect):
         started = time.perf_counter()
-        made = volumes.vdb_grids([effect])
+        parts = volumes.encode([effect])
         encoded = time.perf_counter()
-        volumes.openvdb().write(str(path), made)
-        volumes.settle_uuid(path)
+        vdb_file.write(path, parts)
         stages["encode_ms"].append((encoded - started) * 1e3)
         stages["disk_ms"].append((time.perf_counter() - encoded) * 1e3)
 

@@ -49,6 +49,7 @@ PLACES = {
                "test_compositor_migration.py", "test_cpu_compositor.py", "test_display_shader.py", "test_export.py",
                "test_failed_layer.py", "test_formats.py", "test_frame_writer.py", "test_render_handoff.py",
                "test_render_integration.py", "test_render_visibility.py", "test_point_cache.py", "test_vdb.py",
+               "test_vdb_file.py",
                "test_volume_bake.py", "test_volume_object.py", "test_scene_shadows.py", "test_layer_scene.py"),
     "ui": ("test_panels.py", "test_panel_fixes.py", "test_presets_ui.py", "test_registration.py"),
     "product": ("test_cli.py", "test_docs.py", "test_package.py", "test_package_contents.py", "test_tree_size.py",

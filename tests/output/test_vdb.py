@@ -11,7 +11,7 @@ import pytest
 
 from addon.engine.light import volume_grids
 from addon.engine.seam.records import PARTICLE
-from addon.output import volumes
+from addon.output import vdb_file, volumes
 from tests.engine.light.test_volume_grids import effect
 
 
@@ -68,7 +68,7 @@ def test_the_same_frame_writes_the_same_bytes(host, rng, tmp_path):
     captured.leaves.grids["density"][0, 0, 0, 0] += 1.0
     volumes.write(tmp_path / "c.vdb", [captured])
     third = (tmp_path / "c.vdb").read_bytes()
-    uuid = slice(volumes.UUID_OFFSET, volumes.UUID_OFFSET + volumes.UUID_LENGTH)
+    uuid = slice(vdb_file.UUID_OFFSET, vdb_file.UUID_OFFSET + vdb_file.UUID_LENGTH)
     assert third[uuid] != first[uuid] and len(third[uuid].decode().split("-")) == 5
     assert set(volumes.read(tmp_path / "c.vdb")) == {"density", "emission", "velocity"}
 
@@ -81,7 +81,7 @@ def test_a_write_past_the_file_size_limit_raises(tmp_path):
         import numpy as np
         sys.path.insert(0, {str(__import__('pathlib').Path(__file__).resolve().parents[2])!r})
         from addon.engine.light.volume_grids import Leaves, Placement
-        from addon.output import volumes
+        from addon.output import vdb_file, volumes
         rng = np.random.default_rng(3)
         n = 512  # leaves of 8^3 voxels, a 64^3 grid
         origins = np.argwhere(np.ones((8, 8, 8), bool)) * 8
