@@ -41,7 +41,8 @@ _I32, _I64, _F64 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f8")
 
 @dataclass(frozen=True)
 class FileGrid:
-    """One grid of a file: ``leaves`` (n, 8, 8, 8[, 3]) float32 indexed [leaf, x, y, z], their lowest voxels at
+    """One grid of a file: ``leaves`` (n, 8, 8, 8[, 3]) float16 or float32 (made halves as numpy rounds) indexed
+    [leaf, x, y, z], their lowest voxels at
     VDB index ``origins`` (n, 3) (any order, each a multiple of 8), voxel (i, j, k) centered in the world at
     (ijk + 0.5) x ``voxel``."""
 
@@ -118,64 +119,74 @@ def _topology(origins: np.ndarray, leaf_masks: np.ndarray, background: bytes) ->
     return b"".join(parts)
 
 
-def _buffers(values: np.ndarray, active: np.ndarray, leaf_masks: np.ndarray) -> np.ndarray:
-    """Every leaf's buffer, one after the other: its value mask, a metadata byte (inactive values are the
-    background) and its active values as halves (offset order: x slowest)."""
-    halves = values[active].astype("<f2")  # (active voxels[, lanes]) leaf after leaf
-    value_bytes = halves.itemsize * (halves.shape[1] if halves.ndim == 2 else 1)
-    header = leaf_masks.shape[1] + 1
-    sizes = header + active.sum(axis=1) * value_bytes
-    starts = np.cumsum(sizes) - sizes
-    is_header = np.zeros(int(sizes.sum()), bool)
-    is_header[(starts[:, None] + np.arange(header)).ravel()] = True
-    data = np.empty(len(is_header), np.uint8)
-    data[is_header] = np.concatenate([leaf_masks, np.full((len(starts), 1), NO_MASK_OR_INACTIVE_VALS, np.uint8)],
-                                     axis=1).ravel()
-    data[~is_header] = halves.view(np.uint8).ravel()
+def _active(values: np.ndarray) -> np.ndarray:
+    """(leaves, 512) whether each voxel holds anything: a lane not +-0 (float16 or float32, by their bits)."""
+    bits = values.view(f"<u{values.itemsize}")
+    magnitude = bits.dtype.type(np.iinfo(bits.dtype).max >> 1)
+    active = (bits[..., 0] & magnitude) != 0
+    for lane in range(1, values.shape[-1]):
+        active |= (bits[..., lane] & magnitude) != 0
+    return active
+
+
+def _buffers(values: np.ndarray, active: np.ndarray, leaf_masks: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """The buffers of leaves ``order`` (indices into ``values``), one after the other: each its value mask, a
+    metadata byte (inactive values are the background) and its active values as halves (offset order)."""
+    voxel = np.flatnonzero(active[order])  # in the leaves' new order
+    voxel = order[voxel >> 3 * LEAF_LOG2] * LEAF_VOXELS + (voxel & LEAF_VOXELS - 1)  # in values
+    halves = np.empty((len(voxel), values.shape[-1]), "<f2")
+    for lane in range(values.shape[-1]):  # a lane at a time: 3x faster than rows of a strided view (numpy 2.5)
+        halves[:, lane] = values[..., lane].reshape(-1).take(voxel)
+    halves = halves.view(np.uint8)
+    header = leaf_masks.shape[1] + 1  # the mask, the metadata byte (NO_MASK_OR_INACTIVE_VALS, 0)
+    value_sizes = np.bitwise_count(leaf_masks[order]).sum(axis=1, dtype=np.int64) * 2 * values.shape[-1]
+    data = np.zeros(len(order) * header + int(value_sizes.sum()), np.uint8)
+    at = taken = 0
+    for mask, size in zip(leaf_masks[order], value_sizes.tolist()):  # a slice copy a leaf: ~1 us each
+        data[at:at + header - 1] = mask
+        data[at + header:at + header + size] = halves.reshape(-1)[taken:taken + size]
+        at, taken = at + header + size, taken + size
     return data
 
 
-def _active_bounds(origins: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The lowest and highest active voxel (openvdb's empty box, max below min, with none)."""
+def _active_bounds(origins: np.ndarray, leaf_masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lowest and highest active voxel from the leaves' masks (byte x * 8 + y, bit z; openvdb's empty box,
+    max below min, with none)."""
     if not len(origins):
         return np.full(3, 2**31 - 1), np.full(3, -2**31)
-    cube = active.reshape(-1, 8, 8, 8)
-    lowest, highest = [], []
-    for axis in range(3):
-        seen = cube.any(axis=tuple(a for a in (1, 2, 3) if a != axis + 1))  # (leaves, 8) along the axis
-        lowest.append((origins[:, axis] + seen.argmax(axis=1)).min())
-        highest.append((origins[:, axis] + 7 - seen[:, ::-1].argmax(axis=1)).max())
+    rows = leaf_masks.reshape(-1, 8, 8) != 0
+    seen = [rows.any(axis=2), rows.any(axis=1),  # (leaves, 8) along x, along y
+            np.unpackbits(np.bitwise_or.reduce(leaf_masks, axis=1)[:, None], axis=1, bitorder="little") != 0]
+    lowest = [(origins[:, axis] + seen[axis].argmax(axis=1)).min() for axis in range(3)]
+    highest = [(origins[:, axis] + 7 - seen[axis][:, ::-1].argmax(axis=1)).max() for axis in range(3)]
     return np.asarray(lowest), np.asarray(highest)
 
 
 def _grid_body(grid: FileGrid) -> list:
     """A grid's part of the file after its descriptor: compression, metadata, transform, topology (then the
     block offset) and buffers, as [before the buffers, the buffers]."""
-    if (np.asarray(grid.origins) % (1 << LEAF_LOG2)).any():
+    origins = np.asarray(grid.origins, np.int64)
+    if (origins % (1 << LEAF_LOG2)).any():
         raise ValueError(f"grid '{grid.name}': a leaf's origin is not a multiple of {1 << LEAF_LOG2}")
-    values = np.asarray(grid.leaves, np.float32).reshape(len(grid.origins), LEAF_VOXELS, grid.lanes)
-    active = (values != 0).any(axis=2)
-    kept = np.flatnonzero(active.any(axis=1))  # leaves holding nothing are not in the tree
-    origins = np.asarray(grid.origins, np.int64)[kept]
-    order = kept[_sort_by_tree(origins)]
-    origins, values, active = np.asarray(grid.origins, np.int64)[order], values[order], active[order]
+    values = np.asarray(grid.leaves).reshape(len(origins), LEAF_VOXELS, grid.lanes)
+    active = _active(values)
     leaf_masks = np.packbits(active, axis=1, bitorder="little")
-    bbox = _active_bounds(origins, active)
-    count = int(active.sum())
+    kept = np.flatnonzero(leaf_masks.any(axis=1))  # leaves holding nothing are not in the tree
+    order = kept[_sort_by_tree(origins[kept])]
+    bbox = _active_bounds(origins[order], leaf_masks[order])
     metadata = _metadata([
         ("class", "string", grid.grid_class.encode()),
         ("file_bbox_min", "vec3i", np.asarray(bbox[0], _I32).tobytes()),
         ("file_bbox_max", "vec3i", np.asarray(bbox[1], _I32).tobytes()),
         ("file_compression", "string", b"active values"),
-        ("file_mem_bytes", "int64", int(len(origins) * (LEAF_VOXELS * 4 * grid.lanes + 96)).to_bytes(8, "little")),
-        ("file_voxel_count", "int64", count.to_bytes(8, "little")),
+        ("file_mem_bytes", "int64", int(len(order) * (LEAF_VOXELS * 4 * grid.lanes + 96)).to_bytes(8, "little")),
+        ("file_voxel_count", "int64", int(np.bitwise_count(leaf_masks).sum()).to_bytes(8, "little")),
         ("is_saved_as_half_float", "bool", b"\x01"),
         ("name", "string", grid.name.encode()),
     ])
     head = (COMPRESS_ACTIVE_MASK.to_bytes(4, "little") + metadata + _transform(grid.voxel)
-            + _topology(origins, leaf_masks, bytes(4 * grid.lanes)))
-    values = values if grid.lanes > 1 else values[..., 0]
-    return [head, _buffers(values, active, leaf_masks) if len(origins) else np.empty(0, np.uint8)]
+            + _topology(origins[order], leaf_masks[order], bytes(4 * grid.lanes)))
+    return [head, _buffers(values, active, leaf_masks, order)]
 
 
 def encode(grids: list[FileGrid]) -> list:

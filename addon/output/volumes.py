@@ -81,8 +81,8 @@ def file_grids(effects: list[EffectVolume]) -> list[vdb_file.FileGrid]:
         index = np.zeros(3, np.int64) if effect.placement is None else np.asarray(effect.placement.index)
         for grid, lanes in GRIDS.items():
             lanes = min(lanes, 3)  # velocity's weight lane stays on the GPU
-            if effect.leaves is None:
-                leaves, origins = np.empty((0, LEAF, LEAF, LEAF, lanes), np.float32), np.empty((0, 3), np.int64)
+            if effect.leaves is None or effect.leaves.grids[grid] is None:  # nothing alive, or nothing emitted
+                leaves, origins = np.empty((0, LEAF, LEAF, LEAF, lanes), np.float16), np.empty((0, 3), np.int64)
             else:
                 leaves, origins = effect.leaves.grids[grid], effect.leaves.origins + index
             grids.append(vdb_file.FileGrid(grid_name(effect.name, grid, len(effects)), leaves, origins, effect.voxel,
