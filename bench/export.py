@@ -3,8 +3,9 @@
 ``points-1M``: point-cache frames (PLY, output/point_cache.py) of the default preset with 1M particle slots,
 baked at a thumbnail size so the image costs next to nothing: ``fps``, frames with their point cache on disk a
 second (the writer threads' last files inside the time; goal >= 30 on the GPU machine), and where the time goes:
-``capture_ms`` (the main thread's readback of the particle state), per frame on one thread ``encode_ms`` (the
-attributes from the state: look, ids, rotation, then the PLY records) and ``disk_ms`` (writing the file),
+``capture_ms`` (the main thread's: the GPU compacting and packing the records, engine/look/point_records.py, and
+the body's readback), per frame on one thread ``encode_ms`` (the header: the body is the readback) and
+``disk_ms`` (writing the file),
 ``mb_per_frame`` and ``live`` (particles a frame, mean); ``peer_fps``: the same bake without point caches.
 """
 
@@ -44,20 +45,21 @@ def _bake(count: int, width: int, height: int, frames: int, points: bool) -> tup
 
 
 def _one_thread_split(scene, out_dir: Path, frame: int) -> tuple[float, float, float]:
-    """(capture, encode, disk) ms of one frame's point cache on this thread alone."""
-    from addon.output.export import scene_particles
-    from addon.output.point_cache import capture, ply_records, write_ply
+    """(capture, encode, disk) ms of one frame's point cache on this thread alone: the GPU's packing and the
+    body's readback, the header, the file."""
+    from addon.output.point_cache import PLY_DTYPE, capture, ply_header, write_ply
     from addon.scene.renderer import SceneRenderer
 
     renderer = SceneRenderer(scene, 1, 1)
     renderer.advance_to(frame)
     renderer.update_ramps()
+    capture(renderer, frame)  # the first: makes the slot draws' images
     started = time.perf_counter()
-    captured = capture(renderer, frame)
+    bodies = capture(renderer, frame)
     captured_at = time.perf_counter()
-    records = ply_records(scene_particles(captured))
+    ply_header(sum(body.nbytes for body in bodies) // PLY_DTYPE.itemsize)
     encoded = time.perf_counter()
-    write_ply(out_dir / "one_thread.ply", records)
+    write_ply(out_dir / "one_thread.ply", bodies)
     written = time.perf_counter()
     return (captured_at - started) * 1e3, (encoded - captured_at) * 1e3, (written - encoded) * 1e3
 

@@ -35,7 +35,7 @@ PLACES = {
                         "test_fluids.py", "test_flocking.py"),
     "engine/order": ("test_sorting.py", "test_tile_rows.py"),
     "engine/light": ("test_lighting.py", "test_shadow_volume.py", "test_volume_grids.py", "test_surface_shadow.py"),
-    "engine/look": ("test_look.py", "test_sprite_relief.py", "test_sprite_textures.py"),
+    "engine/look": ("test_look.py", "test_sprite_relief.py", "test_sprite_textures.py", "test_point_records.py"),
     "engine/draw": ("test_bokeh.py", "test_compositor.py", "test_draw_caches.py", "test_footprints.py",
                     "test_glints.py", "test_particle_depth.py", "test_quad_tiles.py", "test_readback.py",
                     "test_soft_particles.py", "test_splat_layouts.py", "test_sprites.py", "test_sprites_reference.py",
