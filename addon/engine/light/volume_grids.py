@@ -60,6 +60,7 @@ LEAF = 8  # a VDB leaf's voxels a side: the grid's corner and size are whole lea
 LEAF_VOXELS = LEAF**3
 LEAVES_PER_ROW = 8  # leaves side by side in a row of the packed images (8192 texels)
 PACKED_TEXELS = 2  # R32UI texels a voxel in the packed images: four half floats
+ALLOCATION_STEP = 32  # the grid images are made a multiple of this many voxels a side, reused while the grid fits
 # Fixed-point units of velocity (per world unit per second) and weight, per splat weight of 1: fine enough for a
 # support's rim voxels (weights near 1/1000); a voxel's velocity sum wraps past 2^31 units (131072 world units per
 # second times the particles it holds), its weight past 65536 particles.
@@ -214,7 +215,7 @@ class VolumeGrids:
         self.host = host
         self.bounds_image = host.texture("shadow_bounds", 6, 1, "R32UI")
         self.leaf_count = host.texture("leaf_count", 1, 1, "R32UI")
-        self._shape = None
+        self._held = None  # the grid images' size (x, y, z), None before the first
         self.sums: dict[str, list] = {}
         self.values: dict[str, object] = {}
         self.emits = False  # whether the last frame built splatted emission
@@ -274,9 +275,15 @@ class VolumeGrids:
                                 "emission": None if emission is None else emission[..., :3]})
 
     def _allocate(self, shape) -> None:
-        if shape == self._shape:
+        """Images for a grid of ``shape``: the ones made before where they hold it (a plume's grid changes shape
+        every frame; making and clearing eleven 3D images each time cost more than filling them), else ones
+        ALLOCATION_STEP voxels larger a side, the passes dispatched over ``shape`` alone."""
+        self._groups = tuple(-(-n // g) for n, g in zip(shape, VOLUME_GROUP))
+        if self._held is not None and all(n <= held for n, held in zip(shape, self._held)):
             return
-        x, y, z = shape
+        most = self.host.max_texture_3d_size
+        x, y, z = (min(max(-(-n // ALLOCATION_STEP) * ALLOCATION_STEP, held), most)
+                   for n, held in zip(shape, self._held or (0, 0, 0)))
         self.sums = {grid: [self.host.volume(f"sum_{lane}", shape=(z, y, x), format="R32UI")
                             for lane in range(lanes)] for grid, lanes in GRIDS.items()}
         self.values = {grid: self.host.volume(f"{grid}_grid", shape=(z, y, x), format=GRID_FORMATS[grid])
@@ -286,8 +293,7 @@ class VolumeGrids:
         self.leaf_list = self.host.texture("leaf_list", LEAVES_PER_ROW, rows, "RGBA32F")
         self.packed = [self.host.texture(name, LEAVES_PER_ROW * LEAF_VOXELS * PACKED_TEXELS, rows, "R32UI")
                        for name in ("packed_density_velocity", "packed_emission")]
-        self._groups = tuple(-(-n // g) for n, g in zip(shape, VOLUME_GROUP))
-        self._shape = shape
+        self._held = (x, y, z)
 
     def _dispatch(self, kernel, system, look, textures: dict, constants: dict) -> None:
         declared = {constant.name for constant in kernel.constants}

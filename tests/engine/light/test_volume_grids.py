@@ -13,6 +13,13 @@ from addon.engine.settings.settings import SettingsError, effect_settings
 from addon.engine.simulate import simulation
 
 
+def over_grid(host, image, placement):
+    """An image of the grid read back over the placement's voxels, (z, y, x[, lanes]) (the images may be larger:
+    VolumeGrids reuses them while a grid fits)."""
+    x, y, z = placement.shape
+    return host.read(image)[:z, :y, :x]
+
+
 def by_place(leaves):
     """The leaves read back sorted by place (the GPU packs them in the order its workgroups finish)."""
     order = np.lexsort(leaves.origins.T[::-1])
@@ -58,8 +65,8 @@ def test_the_gpu_grids_match_the_reference(host, rng, lighting):
         sums = ref.splat(*ref.lanes(grid, pos_age, vel_life, system.settings, table, placement.voxel),
                          placement.corner.astype(np.float32), placement.voxel, placement.shape)
         for lane, image in enumerate(grids.sums[grid]):
-            np.testing.assert_array_equal(host.read(image), sums[lane], err_msg=f"{grid} lane {lane}")
-        gpu = host.read(grids.values[grid])
+            np.testing.assert_array_equal(over_grid(host, image, placement), sums[lane], err_msg=f"{grid} lane {lane}")
+        gpu = over_grid(host, grids.values[grid], placement)
         np.testing.assert_allclose(gpu if gpu.ndim == 3 else gpu[..., :3], expected[grid], rtol=1e-6, atol=1e-6)
     leaves = by_place(grids.read())
     dense = {grid: np.moveaxis(expected[grid], (0, 1, 2), (2, 1, 0)) for grid in volume_grids.GRIDS}  # x, y, z
@@ -148,3 +155,18 @@ def test_grids_are_the_same_every_run(host, rng):
     assert runs[0].origins.tobytes() == runs[1].origins.tobytes()
     for grid in volume_grids.GRIDS:
         assert runs[0].grids[grid].tobytes() == runs[1].grids[grid].tobytes()
+
+
+def test_a_smaller_grid_in_the_images_of_a_larger_one_reads_back_the_same_leaves(host, rng):
+    """VolumeGrids keeps its images while a frame's grid fits them: what the last frame left there stays out."""
+    system, look = effect(host, rng, n=3000)
+    reused = volume_grids.VolumeGrids(host)
+    reused.build(system, look, reused.placement(system, look, 0.03))  # a larger grid first
+    placement = reused.placement(system, look, 0.05)
+    reused.build(system, look, placement)
+    fresh = volume_grids.VolumeGrids(host)
+    fresh.build(system, look, placement)
+    first, second = by_place(reused.read()), by_place(fresh.read())
+    assert first.origins.tobytes() == second.origins.tobytes() and len(first.origins) > 0
+    for grid in volume_grids.GRIDS:
+        assert first.grids[grid].tobytes() == second.grids[grid].tobytes()
