@@ -6,7 +6,7 @@ made on the GPU and read back sparse (light/volume_grids.py), then on writer thr
 encoded and written by numpy (output/volumes.py, output/vdb_file.py).  ``fps``: frames over the wall clock from the first
 frame's grids to the last file on disk, the simulation step excluded (``simulate_ms``: its cost per frame,
 apart).  Where the time goes, ms a frame: ``grid_ms`` (GPU passes, until the leaf count is read back: the
-GPU's work included), ``readback_ms`` (the active leaves), ``encode_ms`` (the file's bytes from the leaves:
+GPU's work included; ``bounds_ms`` of it the bounds pass and its 6 texels read back), ``readback_ms`` (the active leaves), ``encode_ms`` (the file's bytes from the leaves:
 topology, masks, halves, the header's UUID; on a writer), ``disk_ms`` (writing them, on a writer); ``leaves`` and ``active_voxels``
 of the last frame.
 
@@ -54,7 +54,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
     look = renderer.resources.look_texture(system)
     table = look_table(system.settings, system.ramp)
     grids = VolumeGrids(renderer.host)
-    stages = {name: [] for name in ("simulate_ms", "grid_ms", "readback_ms", "encode_ms", "disk_ms")}
+    stages = {name: [] for name in ("simulate_ms", "grid_ms", "bounds_ms", "readback_ms", "encode_ms", "disk_ms")}
 
     def write(path, effect):
         started = time.perf_counter()
@@ -76,6 +76,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             points.append((centers + system.origin, radii))
             begun = time.perf_counter()
             bounds = grids.bounds(system, look)
+            stages["bounds_ms"].append((time.perf_counter() - begun) * 1e3)
             placement = place(*bounds, _voxel(bounds), renderer.host.max_texture_3d_size)
             grids.build(system, look, placement)
             renderer.host.read(grids.leaf_count)

@@ -35,7 +35,7 @@ from ..engine.look.point_records import PointRecords
 PLY_NAMES = ("x", "y", "z", "vx", "vy", "vz", "radius", "color_r", "color_g", "color_b", "age", "rx", "ry", "rz",
              "id_high", "id_low")
 PLY_DTYPE = np.dtype([(name, "<f4") for name in PLY_NAMES])  # one float32 row: filled in blocks (ply_records)
-_RECORDS_OF = weakref.WeakKeyDictionary()  # renderer -> a PointRecords per system (its GPU images, reused per frame)
+_RECORDS_OF = weakref.WeakKeyDictionary()  # system -> its PointRecords (its GPU images, reused frame after frame)
 _COLUMNS = {"position": slice(0, 3), "velocity": slice(3, 6), "radius": 6, "color": slice(7, 10), "age": 10,
             "rotation": slice(11, 14)}
 
@@ -72,14 +72,14 @@ def read_ply(path: Path) -> np.ndarray:
 
 def capture(renderer, frame: int) -> list[np.ndarray]:
     """The drawn frame's PLY body of every system, packed on the GPU and read back (the writer adds the header)."""
-    records = _RECORDS_OF.setdefault(renderer, {})
-    first_id = 0
-    for index, system in enumerate(renderer.simulation.systems):
-        if index not in records:
-            records[index] = PointRecords(renderer.host, system)
-        records[index].pack(system, renderer.resources.look_texture(system), first_id)
+    first_id, packed = 0, []
+    for system in renderer.simulation.systems:
+        if system not in _RECORDS_OF:
+            _RECORDS_OF[system] = PointRecords(renderer.host, system)
+        _RECORDS_OF[system].pack(system, renderer.resources.look_texture(system), first_id)
+        packed.append(_RECORDS_OF[system])
         first_id += system.count
-    return [records[index].read() for index in range(len(renderer.simulation.systems))]
+    return [records.read() for records in packed]
 
 
 def write(path: Path, bodies: list[np.ndarray]) -> None:
