@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bake_throughput import effect_scene
+from bench.counting import timed_passes
 from bench.vdb_export import vdb_smoke
 
 POINTS_CASE = (1_000_000, 64, 36)  # particle slots, frame size (a thumbnail: the point caches are measured)
@@ -44,16 +45,21 @@ def _bake(count: int, width: int, height: int, frames: int, points: bool) -> tup
     return frames / seconds, stages, out_dir, scene
 
 
-def _one_thread_split(scene, out_dir: Path, frame: int) -> tuple[float, float, float]:
+def _one_thread_split(scene, out_dir: Path, frame: int) -> tuple[float, float, float, dict]:
     """(capture, encode, disk) ms of one frame's point cache on this thread alone: the GPU's packing and the
-    body's readback, the header, the file."""
+    body's readback, the header, the file; and the capture's passes one by one (ms by pass, the GPU waited for
+    after each: bench/counting.timed_passes)."""
     from addon.output.point_cache import PLY_DTYPE, capture, ply_header, write_ply
     from addon.scene.renderer import SceneRenderer
 
     renderer = SceneRenderer(scene, 1, 1)
     renderer.advance_to(frame)
     renderer.update_ramps()
-    capture(renderer, frame)  # the first: makes the slot draws' images
+    capture(renderer, frame)  # the first: makes the slot draws' images, compiles the kernels
+    with timed_passes(renderer.host) as passes:
+        for system in renderer.simulation.systems:
+            system.state_changed()  # compacted again, as after a step
+        capture(renderer, frame)
     started = time.perf_counter()
     bodies = capture(renderer, frame)
     captured_at = time.perf_counter()
@@ -61,7 +67,8 @@ def _one_thread_split(scene, out_dir: Path, frame: int) -> tuple[float, float, f
     encoded = time.perf_counter()
     write_ply(out_dir / "one_thread.ply", bodies)
     written = time.perf_counter()
-    return (captured_at - started) * 1e3, (encoded - captured_at) * 1e3, (written - encoded) * 1e3
+    return ((captured_at - started) * 1e3, (encoded - captured_at) * 1e3, (written - encoded) * 1e3,
+            {name: round(ms, 2) for name, ms in passes.items()})
 
 
 def points_case(quick: bool, frames: int) -> dict:
@@ -73,12 +80,12 @@ def points_case(quick: bool, frames: int) -> dict:
     try:
         files = sorted((out_dir / "points").glob("*.ply"))
         live = [len(read_ply(path)) for path in files]
-        capture_ms, encode_ms, disk_ms = _one_thread_split(scene, out_dir, frames + 1)
+        capture_ms, encode_ms, disk_ms, passes_ms = _one_thread_split(scene, out_dir, frames + 1)
         result = {"case": f"points-{count // 1000}K" if count < 1_000_000 else f"points-{count // 1_000_000}M",
                   "fps": round(fps, 2), "n": count, "width": width, "height": height, "frames": frames,
                   "live": int(np.mean(live)), "mb_per_frame": round(np.mean([p.stat().st_size for p in files]) / 2**20, 2),
                   "capture_ms": round(capture_ms, 2), "encode_ms": round(encode_ms, 2), "disk_ms": round(disk_ms, 2),
-                  **stages}
+                  "passes_ms": passes_ms, **stages}
     finally:
         _reset(out_dir)
     peer_fps, _, peer_dir, _ = _bake(count, width, height, frames, points=False)

@@ -7,7 +7,9 @@ encoded and written by numpy (output/volumes.py, output/vdb_file.py).  ``fps``: 
 frame's grids to the last file on disk, the simulation step excluded (``simulate_ms``: its cost per frame,
 apart).  Where the time goes, ms a frame: ``grid_ms`` (GPU passes, until the leaf count is read back: the
 GPU's work included; ``bounds_ms`` of it the bounds pass and its 6 texels read back), ``readback_ms`` (the active leaves), ``encode_ms`` (the file's bytes from the leaves:
-topology, masks, halves, the header's UUID; on a writer), ``disk_ms`` (writing them, on a writer); ``leaves`` and ``active_voxels``
+topology, masks, halves, the header's UUID; on a writer), ``disk_ms`` (writing them, on a writer); ``passes_ms``: the
+last frame's grids made again with the GPU waited for after every pass (bench/counting.timed_passes), ms by kernel,
+clears and reads; ``leaves`` and ``active_voxels``
 of the last frame.
 
 Blender's way (``peer_ms_per_frame``): the same live points (positions and radii at that frame) set on a
@@ -35,6 +37,7 @@ from addon.engine.reference.light.shadow_volume import particles
 from addon.output import vdb_file, volumes
 from addon.scene.renderer import SceneRenderer
 from bench.bake_throughput import effect_scene
+from bench.counting import timed_passes
 
 PRESET = "smoke"
 LONGEST_SIDE = 256
@@ -94,7 +97,11 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             future.result()
         wall += time.perf_counter() - drained
     placement, leaves = last
+    with timed_passes(renderer.host) as passes:  # the last frame again, every pass waited for: where grid_ms goes
+        grids.build(system, look, placement)
+        grids.read()
     return {"fps": len(frames) / wall, "ms_per_frame": wall * 1e3 / len(frames),
+            "passes_ms": {name: round(ms, 2) for name, ms in passes.items()},
             **{name: statistics.median(values) for name, values in stages.items()},
             "voxel": placement.voxel, "grid": "x".join(map(str, placement.shape)), "leaves": len(leaves.origins),
             "active_voxels": int(np.count_nonzero(leaves.grids["density"])), "workers": workers}
