@@ -237,7 +237,7 @@ class VolumeGrids:
     def build(self, system, look, placement: Placement) -> None:
         """Every grid's sums emptied, splatted (emission only where the effect emits) and resolved into floats
         (``values``), then the active leaves packed."""
-        self._allocate(placement.shape)
+        self.allocate(placement.shape)
         scale = cross_section_scale(system.settings)
         emits = particle_values(system)["color_start"][3] > 0.0
         for grid in GRIDS:
@@ -252,8 +252,12 @@ class VolumeGrids:
             self.host.dispatch(resolve, self._groups, {**textures, "grid_values": self.values[grid]},
                                placement.constants if resolve.constants else {})
         self.emits = emits
+        self.pack(placement.shape)
+
+    def pack(self, shape) -> None:
+        """The leaves of ``values`` over a grid of ``shape`` that hold anything, packed for :meth:`read`."""
         self.host.clear(self.leaf_count)
-        self.host.dispatch(PACK, tuple(n // LEAF for n in placement.shape),
+        self.host.dispatch(PACK, tuple(n // LEAF for n in shape),
                            {**{f"{grid}_grid": self.values[grid] for grid in GRIDS}, "leaf_count": self.leaf_count,
                             "leaf_list": self.leaf_list, "packed_density_velocity": self.packed[0],
                             "packed_emission": self.packed[1]}, {})
@@ -274,7 +278,7 @@ class VolumeGrids:
         return Leaves(origins, {"density": density_velocity[..., 0], "velocity": density_velocity[..., 1:],
                                 "emission": None if emission is None else emission[..., :3]})
 
-    def _allocate(self, shape) -> None:
+    def allocate(self, shape) -> None:
         """Images for a grid of ``shape``: the ones made before where they hold it (a plume's grid changes shape
         every frame; making and clearing eleven 3D images each time cost more than filling them), else ones
         ALLOCATION_STEP voxels larger a side, the passes dispatched over ``shape`` alone."""

@@ -170,3 +170,31 @@ def test_a_smaller_grid_in_the_images_of_a_larger_one_reads_back_the_same_leaves
     assert first.origins.tobytes() == second.origins.tobytes() and len(first.origins) > 0
     for grid in volume_grids.GRIDS:
         assert first.grids[grid].tobytes() == second.grids[grid].tobytes()
+
+
+def test_the_packed_halves_are_numpys_rounding_of_the_floats(host, rng):
+    """volume_pack's half_bits against numpy's float16 (OpenVDB's rounding too): ties to even, half subnormals,
+    the largest half and past it, signed zeros, NaN; any GPU, whatever its packHalf2x16 does."""
+    special = np.array([0.0, -0.0, 2.0**-26, 2.0**-25, 2.0**-25 * 1.0001, 2.0**-24, 3 * 2.0**-25, 5 * 2.0**-25,
+                        6.0e-5, 2.0**-14, 2.0**-14 * (1 - 2.0**-11), 1 + 2.0**-11, 1 + 3 * 2.0**-11, 65504.0, 65519.0,
+                        65520.0, 1e6, np.inf, 1 / 3, 0.1], np.float32)
+    shape = (16, 8, 8)  # x, y, z: two leaves along x
+    lanes = rng.choice(np.concatenate([special, -special]), size=(8, 8, 16, 7)).astype(np.float32)  # z, y, x, lane
+    lanes[..., :8, :] *= rng.choice([1.0, 2.0**-10, 2.0**-20], size=(8, 8, 8, 7)).astype(np.float32)
+    lanes[0, 0, 0, 0] = np.nan
+    grids = volume_grids.VolumeGrids(host)
+    grids.allocate(shape)
+    grids.values = {"density": host.volume("density_grid", lanes[..., 0]),
+                    "emission": host.volume("emission_grid", np.concatenate([lanes[..., 1:4], lanes[..., :1]], -1)),
+                    "velocity": host.volume("velocity_grid", np.concatenate([lanes[..., 4:7], lanes[..., :1]], -1))}
+    grids.emits = True
+    grids.pack(shape)
+    leaves = by_place(grids.read())
+    np.testing.assert_array_equal(leaves.origins, [[0, 0, 0], [8, 0, 0]])
+    in_place = np.moveaxis(lanes, (0, 1, 2), (2, 1, 0))  # x, y, z, lane
+    with np.errstate(over="ignore"):  # past the largest half: infinity, as the GPU's
+        expected = np.stack([in_place[:8], in_place[8:]]).astype(np.float16)  # leaf, x, y, z, lane
+    for grid, got, want in (("density", leaves.grids["density"], expected[..., 0]),
+                            ("emission", leaves.grids["emission"], expected[..., 1:4]),
+                            ("velocity", leaves.grids["velocity"], expected[..., 4:7])):
+        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16), err_msg=grid)
