@@ -63,9 +63,9 @@ def _one_thread_split(scene, out_dir: Path, frame: int) -> tuple[float, float, f
     started = time.perf_counter()
     bodies = capture(renderer, frame)
     captured_at = time.perf_counter()
-    ply_header(sum(body.nbytes for body in bodies) // PLY_DTYPE.itemsize)
+    ply_header(sum(body.records.nbytes for body in bodies) // PLY_DTYPE.itemsize)
     encoded = time.perf_counter()
-    write_ply(out_dir / "one_thread.ply", bodies)
+    write_ply(out_dir / "one_thread.ply", [body.records for body in bodies])
     written = time.perf_counter()
     return ((captured_at - started) * 1e3, (encoded - captured_at) * 1e3, (written - encoded) * 1e3,
             {name: round(ms, 2) for name, ms in passes.items()})

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.look.point_records import PointRecords
+from ..engine.look.point_records import Body, PointRecords
 
 PLY_NAMES = ("x", "y", "z", "vx", "vy", "vz", "radius", "color_r", "color_g", "color_b", "age", "rx", "ry", "rz",
              "id_high", "id_low")
@@ -70,7 +70,7 @@ def read_ply(path: Path) -> np.ndarray:
     return np.frombuffer(data, PLY_DTYPE, offset=end)
 
 
-def capture(renderer, frame: int) -> list[np.ndarray]:
+def capture(renderer, frame: int) -> list[Body]:
     """The drawn frame's PLY body of every system, packed on the GPU and read back (the writer adds the header)."""
     first_id, packed = 0, []
     for system in renderer.simulation.systems:
@@ -82,5 +82,9 @@ def capture(renderer, frame: int) -> list[np.ndarray]:
     return [records.read() for records in packed]
 
 
-def write(path: Path, bodies: list[np.ndarray]) -> None:
-    write_ply(path, bodies)
+def write(path: Path, bodies: list[Body]) -> None:
+    try:
+        write_ply(path, [body.records for body in bodies])
+    finally:
+        for body in bodies:
+            body.give_back()

@@ -15,6 +15,9 @@ the GPU would round differently) and read by the kernel.
 from __future__ import annotations
 
 import functools
+import queue
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -56,6 +59,15 @@ def slot_draws(settings, slots: int) -> dict[str, np.ndarray]:
     }
 
 
+@dataclass(frozen=True)
+class Body:
+    """A system's PLY body as read back: ``records`` (live particles x 16) float32 in reused host memory, until
+    ``give_back`` (once written) lets a later frame read into it."""
+
+    records: np.ndarray
+    give_back: Callable[[], None]
+
+
 class PointRecords:
     """One system's PLY body on the GPU, frame after frame: ``pack`` records the compaction and the packing,
     ``read`` reads the live particles' records back (the slot draws are uploaded once, when made)."""
@@ -71,6 +83,7 @@ class PointRecords:
                                            for name, lane in zip(("slot_draws", "slot_axis"), lanes))
         self.body = host.texture("ply_body", BODY_WIDTH, -(-system.count * PLY_TEXELS // BODY_WIDTH), "RGBA32F")
         self.live = None
+        self._given_back = queue.SimpleQueue()  # host memory the writers are done with: read into again
 
     def pack(self, system, look, first_id: int) -> None:
         """The system's live particles' records (ids from ``first_id``) into the body image, on the GPU."""
@@ -81,8 +94,14 @@ class PointRecords:
                            {"count": system.count, "state_origin": particle_values(system)["state_origin"],
                             "first_id": first_id})
 
-    def read(self) -> np.ndarray:
-        """The records :meth:`pack` made, read back: (live particles x 16) float32, the PLY body as it is."""
+    def read(self) -> Body:
+        """The records :meth:`pack` made, read back (the PLY body as it is) into memory a writer gave back, else
+        new (as many as frames are in flight: a fresh 64 MB a frame cost the H100 twice the copy's time)."""
         count = self.live.read_count()
+        try:
+            buffer = self._given_back.get_nowait()
+        except queue.Empty:
+            buffer = self.host.row_buffer(self.body)
         rows = -(-count * PLY_TEXELS // BODY_WIDTH)
-        return self.host.read_rows(self.body, rows).reshape(-1)[:count * PLY_TEXELS * 4]
+        records = self.host.read_rows(self.body, rows, buffer).reshape(-1)[:count * PLY_TEXELS * 4]
+        return Body(records, lambda: self._given_back.put(buffer))

@@ -43,7 +43,7 @@ def test_the_gpu_body_is_the_numpy_records_byte_for_byte(host, rng, layout):
     system, look = spinning_effect(host, rng, 5000, layout)
     records = PointRecords(host, system)
     records.pack(system, look, first_id=70000)  # ids past 65536: id_high is not 0
-    body = records.read()
+    body = records.read().records
     expected = ply_records(particle_attributes(*system.read_state(), system.settings, None, 70000))
     assert 1000 < len(expected) < 4500  # the unborn and the dead left out
     assert body.dtype == np.float32 and body.tobytes() == expected.tobytes()
@@ -56,4 +56,25 @@ def test_no_live_particle_reads_an_empty_body(host, rng):
     system.write_state(pos_age, vel_life)
     records = PointRecords(host, system)
     records.pack(system, look, first_id=0)
-    assert records.read().size == 0
+    assert records.read().records.size == 0
+
+
+def test_memory_a_writer_gave_back_is_read_into_again_and_the_body_is_the_next_frames(host, rng):
+    """A body not given back stays as read while later frames are read (into new memory); once given back, the
+    next frame is read into it."""
+    system, look = spinning_effect(host, rng, 3000)
+    records = PointRecords(host, system)
+    records.pack(system, look, first_id=0)
+    first = records.read()
+    held = first.records.copy()
+    pos_age, vel_life = system.read_state()
+    pos_age[:, :3] += 1.0  # the next frame: every particle moved
+    system.write_state(pos_age, vel_life)
+    records.pack(system, look, first_id=0)
+    second = records.read()  # the first not given back: new memory
+    np.testing.assert_array_equal(first.records, held)
+    first.give_back()
+    records.pack(system, look, first_id=0)
+    third = records.read()
+    assert not np.shares_memory(second.records, first.records) and np.shares_memory(third.records, first.records)
+    assert third.records.tobytes() == second.records.tobytes() != held.tobytes()
