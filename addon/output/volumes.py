@@ -97,8 +97,14 @@ def encode(effects: list[EffectVolume]) -> list:
 
 def write(path: Path, effects: list[EffectVolume]) -> None:
     """The frame's .vdb at ``path`` (the writer's temporary name: the frame writer renames it when whole; a full
-    disk raises OSError)."""
-    vdb_file.write(path, encode(effects))
+    disk raises OSError); the leaves' memory given back once encoded."""
+    try:
+        parts = encode(effects)
+    finally:
+        for effect in effects:
+            if effect.leaves is not None:
+                effect.leaves.give_back()
+    vdb_file.write(path, parts)
 
 
 def read(path: Path) -> dict[str, object]:

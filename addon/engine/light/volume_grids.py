@@ -32,10 +32,12 @@ grid of more than ``MAX_VOXELS`` voxels, or a side past the GPU's 3D texture siz
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..draw.readback import RowBuffers
 from ..look.lighting import TINTED
 from ..look.look import COLOR_START, particle_values
 from ..seam.kernels import Constant, Image, Kernel, Shared
@@ -196,15 +198,20 @@ def place(lower, upper, voxel: float, max_side: int) -> Placement:
     return Placement(voxel, tuple(int(i) for i in start), tuple(int(n) for n in shape))
 
 
+def _nothing_to_give_back() -> None:
+    """Leaves in memory of their own."""
+
+
 @dataclass
 class Leaves:
     """A frame's active VDB leaves as read back, in the order the GPU packed them (it varies: the file's writer
     orders them by place): ``origins`` (n, 3) their lowest voxel in the grid's voxels, ``grids`` their voxels by
     grid name as half floats, (n, 8, 8, 8[, 3]) indexed [leaf, x, y, z] (emission None: the effect emits
-    nothing)."""
+    nothing), in reused host memory until ``give_back`` (once written) lets a later frame read into it."""
 
     origins: np.ndarray
     grids: dict[str, np.ndarray | None]
+    give_back: Callable[[], None] = _nothing_to_give_back
 
 
 class VolumeGrids:
@@ -263,8 +270,9 @@ class VolumeGrids:
                             "packed_emission": self.packed[1]}, {})
 
     def read(self) -> Leaves:
-        """The active leaves (only they are read back; the emission only where the effect emits).  Refused
-        (SettingsError) where more leaves are active than the packed images hold."""
+        """The active leaves (only they are read back; the emission only where the effect emits), into host
+        memory a writer gave back, else new (a fresh buffer is pages to fault in).  Refused (SettingsError) where
+        more leaves are active than the packed images hold."""
         count = int(self.host.read(self.leaf_count).ravel()[0])
         capacity = self.leaf_list.width * self.leaf_list.height
         if count > capacity:
@@ -272,11 +280,12 @@ class VolumeGrids:
                                 f"{capacity:,} one frame can read back; set a larger Voxel Size")
         rows = -(-count // LEAVES_PER_ROW)
         origins = self.host.read_rows(self.leaf_list, rows).reshape(-1, 4)[:count, :3].astype(np.int64)
+        buffers, give_back = self._memory.take()
         density_velocity, emission = (
-            self.host.read_rows(packed, rows).view(np.float16).reshape(-1, LEAF, LEAF, LEAF, 4)[:count]
-            if read else None for packed, read in zip(self.packed, (True, self.emits)))
+            self.host.read_rows(packed, rows, buffer).view(np.float16).reshape(-1, LEAF, LEAF, LEAF, 4)[:count]
+            if read else None for packed, buffer, read in zip(self.packed, buffers, (True, self.emits)))
         return Leaves(origins, {"density": density_velocity[..., 0], "velocity": density_velocity[..., 1:],
-                                "emission": None if emission is None else emission[..., :3]})
+                                "emission": None if emission is None else emission[..., :3]}, give_back)
 
     def allocate(self, shape) -> None:
         """Images for a grid of ``shape``: the ones made before where they hold it (a plume's grid changes shape
@@ -297,6 +306,7 @@ class VolumeGrids:
         self.leaf_list = self.host.texture("leaf_list", LEAVES_PER_ROW, rows, "RGBA32F")
         self.packed = [self.host.texture(name, LEAVES_PER_ROW * LEAF_VOXELS * PACKED_TEXELS, rows, "R32UI")
                        for name in ("packed_density_velocity", "packed_emission")]
+        self._memory = RowBuffers(self.host, self.packed)  # host memory to read the packed images into
         self._held = (x, y, z)
 
     def _dispatch(self, kernel, system, look, textures: dict, constants: dict) -> None:

@@ -15,12 +15,12 @@ the GPU would round differently) and read by the kernel.
 from __future__ import annotations
 
 import functools
-import queue
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..draw.readback import RowBuffers
 from ..seam.kernels import Constant, Image, Kernel
 from ..seam.state import LAYOUTS
 from .look import LOOK_TABLE, particle_values, sprite_draw, variation
@@ -83,7 +83,7 @@ class PointRecords:
                                            for name, lane in zip(("slot_draws", "slot_axis"), lanes))
         self.body = host.texture("ply_body", BODY_WIDTH, -(-system.count * PLY_TEXELS // BODY_WIDTH), "RGBA32F")
         self.live = None
-        self._given_back = queue.SimpleQueue()  # host memory the writers are done with: read into again
+        self._memory = RowBuffers(host, (self.body,))  # host memory to read the body into, reused
 
     def pack(self, system, look, first_id: int) -> None:
         """The system's live particles' records (ids from ``first_id``) into the body image, on the GPU."""
@@ -98,10 +98,6 @@ class PointRecords:
         """The records :meth:`pack` made, read back (the PLY body as it is) into memory a writer gave back, else
         new (as many as frames are in flight: a fresh 64 MB a frame cost the H100 twice the copy's time)."""
         count = self.live.read_count()
-        try:
-            buffer = self._given_back.get_nowait()
-        except queue.Empty:
-            buffer = self.host.row_buffer(self.body)
+        (buffer,), give_back = self._memory.take()
         rows = -(-count * PLY_TEXELS // BODY_WIDTH)
-        records = self.host.read_rows(self.body, rows, buffer).reshape(-1)[:count * PLY_TEXELS * 4]
-        return Body(records, lambda: self._given_back.put(buffer))
+        return Body(self.host.read_rows(self.body, rows, buffer).reshape(-1)[:count * PLY_TEXELS * 4], give_back)

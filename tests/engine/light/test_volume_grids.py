@@ -198,3 +198,24 @@ def test_the_packed_halves_are_numpys_rounding_of_the_floats(host, rng):
                             ("emission", leaves.grids["emission"], expected[..., 1:4]),
                             ("velocity", leaves.grids["velocity"], expected[..., 4:7])):
         np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16), err_msg=grid)
+
+
+def test_leaves_not_given_back_stay_as_read_and_given_back_memory_is_read_into_again(host, rng):
+    system, look = effect(host, rng, n=2000)
+    grids = volume_grids.VolumeGrids(host)
+    coarse, fine = (grids.placement(system, look, voxel) for voxel in (0.08, 0.06))
+    grids.build(system, look, coarse)
+    first = grids.read()
+    held = first.grids["density"].copy()
+    grids.build(system, look, fine)  # another frame's grid in the same images
+    second = grids.read()
+    np.testing.assert_array_equal(first.grids["density"], held)
+    assert not np.shares_memory(second.grids["density"], first.grids["density"])
+    first.give_back()
+    first.give_back()  # once only: a second call gives nothing back twice
+    grids.build(system, look, fine)
+    third = grids.read()
+    assert np.shares_memory(third.grids["density"], first.grids["density"])
+    assert by_place(third).grids["density"].tobytes() == by_place(second).grids["density"].tobytes()
+    fourth = grids.read()  # nothing given back since: new memory
+    assert not np.shares_memory(fourth.grids["density"], third.grids["density"])
