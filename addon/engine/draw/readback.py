@@ -20,8 +20,6 @@ effect asks for.
 from __future__ import annotations
 
 import dataclasses
-import queue
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -167,26 +165,3 @@ def _lut_texture(host, lut: DisplayLut):
         texture = host.texture(lut.sampler.name, values.shape[1], values.shape[0], "RGBA32F", values)
     host.sampling(texture, lut.linear)
     return texture
-
-
-class RowBuffers:
-    """Host memory to read ``textures``' rows into (``Host.read_rows``) and hand to a writer thread (the point
-    caches' bodies, the VDB leaves): ``take`` gives buffers a writer gave back, else new ones from
-    ``Host.row_buffer`` (as many sets as frames are in flight: a fresh buffer each frame is pages to fault in),
-    and the call that gives them back (once; a second call does nothing)."""
-
-    def __init__(self, host, textures):
-        self.host, self.textures = host, tuple(textures)
-        self._given_back = queue.SimpleQueue()
-
-    def take(self) -> tuple[list, Callable[[], None]]:
-        try:
-            buffers = self._given_back.get_nowait()
-        except queue.Empty:
-            buffers = [self.host.row_buffer(texture) for texture in self.textures]
-        pending = [buffers]
-
-        def give_back() -> None:
-            if pending:  # once
-                self._given_back.put(pending.pop())
-        return buffers, give_back

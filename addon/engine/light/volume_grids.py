@@ -37,10 +37,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..draw.readback import RowBuffers
 from ..look.lighting import TINTED
 from ..look.look import COLOR_START, particle_values
 from ..seam.kernels import Constant, Image, Kernel, Shared
+from ..seam.row_buffers import RowBuffers
 from ..seam.state import LAYOUTS
 from ..settings.settings import SettingsError
 from .shadow_volume import (

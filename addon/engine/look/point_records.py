@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..draw.readback import RowBuffers
 from ..seam.kernels import Constant, Image, Kernel
+from ..seam.row_buffers import RowBuffers
 from ..seam.state import LAYOUTS
 from .look import LOOK_TABLE, particle_values, sprite_draw, variation
 
