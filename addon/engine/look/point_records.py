@@ -23,10 +23,11 @@ import numpy as np
 from ..seam.kernels import Constant, Image, Kernel
 from ..seam.row_buffers import RowBuffers
 from ..seam.state import LAYOUTS
+from ..settings.settings import SettingsError
 from .look import LOOK_TABLE, particle_values, sprite_draw, variation
 
 PLY_TEXELS = 4  # RGBA32F texels a record: 16 float32, 64 bytes
-BODY_WIDTH = 4096  # texels a row of the body image (1024 records): a power of two, so no record straddles rows
+BODY_WIDTH = 4096  # texels a row of the body image (1024 records), at least (body_size)
 
 PLY_KERNELS = {layout: Kernel(
     "ply_records",
@@ -59,6 +60,18 @@ def slot_draws(settings, slots: int) -> dict[str, np.ndarray]:
     }
 
 
+def body_size(slots: int, max_texture_size: int) -> tuple[int, int]:
+    """Width and rows of a body image holding ``slots`` records: BODY_WIDTH texels a row, doubled (a power of two:
+    no record straddles rows) while the rows would pass the GPU's texture size; refused (SettingsError) past it."""
+    width = BODY_WIDTH
+    while -(-slots * PLY_TEXELS // width) > max_texture_size:
+        width *= 2
+    if width > max_texture_size:
+        raise SettingsError(f"A point cache holds at most {max_texture_size**2 // PLY_TEXELS:,} particles an effect "
+                            f"on this GPU, not {slots:,}")
+    return width, -(-slots * PLY_TEXELS // width)
+
+
 @dataclass(frozen=True)
 class Body:
     """A system's PLY body as read back: ``records`` (live particles x 16) float32 in reused host memory, until
@@ -81,7 +94,7 @@ class PointRecords:
         lanes[1, :system.count, :3] = draws["axis"]
         self.slot_draws, self.slot_axis = (host.texture(name, width, rows, "RGBA32F", lane.reshape(rows, width, 4))
                                            for name, lane in zip(("slot_draws", "slot_axis"), lanes))
-        self.body = host.texture("ply_body", BODY_WIDTH, -(-system.count * PLY_TEXELS // BODY_WIDTH), "RGBA32F")
+        self.body = host.texture("ply_body", *body_size(system.count, host.max_texture_size), "RGBA32F")
         self.live = None
         self._memory = RowBuffers(host, (self.body,))  # host memory to read the body into, reused
 
@@ -99,5 +112,5 @@ class PointRecords:
         new (as many as frames are in flight: a fresh 64 MB a frame cost the H100 twice the copy's time)."""
         count = self.live.read_count()
         (buffer,), give_back = self._memory.take()
-        rows = -(-count * PLY_TEXELS // BODY_WIDTH)
+        rows = -(-count * PLY_TEXELS // self.body.width)
         return Body(self.host.read_rows(self.body, rows, buffer).reshape(-1)[:count * PLY_TEXELS * 4], give_back)

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from addon.engine.look.look import LOOK_SIZE, look_table
-from addon.engine.look.point_records import PointRecords
+from addon.engine.look.point_records import PLY_TEXELS, PointRecords, body_size
 from addon.engine.seam.records import PARTICLE
-from addon.engine.settings.settings import effect_settings
+from addon.engine.settings.settings import SettingsError, effect_settings
 from addon.engine.simulate import simulation
 
 
@@ -78,3 +78,13 @@ def test_memory_a_writer_gave_back_is_read_into_again_and_the_body_is_the_next_f
     third = records.read()
     assert not np.shares_memory(second.records, first.records) and np.shares_memory(third.records, first.records)
     assert third.records.tobytes() == second.records.tobytes() != held.tobytes()
+
+
+def test_a_body_image_holds_every_slot_in_whole_records_within_the_texture_size_or_is_refused():
+    assert body_size(1000, 16384) == (4096, 1)
+    assert body_size(1_000_000, 16384) == (4096, 977)
+    for slots in (1 << 24, (1 << 26) - 3):
+        width, rows = body_size(slots, 16384)
+        assert width <= 16384 and rows <= 16384 and width * rows >= slots * PLY_TEXELS and width % PLY_TEXELS == 0
+    with pytest.raises(SettingsError, match="A point cache holds at most 67,108,864 particles an effect"):
+        body_size((1 << 26) + 1, 16384)
