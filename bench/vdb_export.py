@@ -2,7 +2,7 @@
 ``vdb-smoke``; issue 47).
 
 Ours: per frame, the effect's grids at a 256-voxel longest side (the voxel edge from the live particles' bounds)
-made on the GPU and read back sparse (light/volume_grids.py), then on writer threads (as a bake writes them)
+made on the GPU and read back sparse (light/volume_grids.py), then on writer threads (as many as a bake has)
 encoded and written by numpy (output/volumes.py, output/vdb_file.py).  ``fps``: frames over the wall clock from the first
 frame's grids to the last file on disk, the simulation step excluded (``simulate_ms``: its cost per frame,
 apart).  Where the time goes, ms a frame: ``grid_ms`` (GPU passes, until the leaf count is read back: the
@@ -22,6 +22,7 @@ bake.  Its density grid is its own (a uniform density inside each sphere), not o
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 import time
@@ -156,8 +157,11 @@ def peer(scene, points: list, voxel: float, folder: Path) -> dict:
             "peer_frames": len(times)}
 
 
-def vdb_smoke(quick: bool, frames: int, peer_frames: int, count: int | None = None, workers: int = 8) -> dict:
-    """The ``vdb-smoke`` case: ours over ``frames`` frames, Blender's way over ``peer_frames`` of them."""
+def vdb_smoke(quick: bool, frames: int, peer_frames: int, count: int | None = None, workers: int | None = None
+              ) -> dict:
+    """The ``vdb-smoke`` case: ours over ``frames`` frames, Blender's way over ``peer_frames`` of them; ``workers``
+    writer threads, by default as many as a bake has (frame_writer.FrameWriter: one a core)."""
+    workers = workers or os.process_cpu_count() or 1
     from addon.engine.settings.presets import load_preset
 
     count = count or load_preset(PRESET).effect.count // (100 if quick else 1)

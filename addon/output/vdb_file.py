@@ -138,14 +138,14 @@ def _buffers(values: np.ndarray, active: np.ndarray, leaf_masks: np.ndarray, ord
     for lane in range(values.shape[-1]):  # a lane at a time: 3x faster than rows of a strided view (numpy 2.5)
         halves[:, lane] = values[..., lane].reshape(-1).take(voxel)
     halves = halves.view(np.uint8).reshape(-1)
-    header = leaf_masks.shape[1] + 1  # the mask, the metadata byte (NO_MASK_OR_INACTIVE_VALS, 0)
-    value_sizes = np.bitwise_count(leaf_masks[order]).sum(axis=1, dtype=np.int64) * 2 * values.shape[-1]
-    data = np.zeros(len(order) * header + int(value_sizes.sum()), np.uint8)
-    at = taken = 0
-    for mask, size in zip(leaf_masks[order], value_sizes.tolist()):  # a slice copy a leaf: ~1 us each
-        data[at:at + header - 1] = mask
-        data[at + header:at + header + size] = halves[taken:taken + size]
-        at, taken = at + header + size, taken + size
+    headers = np.zeros((len(order), leaf_masks.shape[1] + 1), np.uint8)  # the mask, the metadata byte (0)
+    headers[:, :-1] = leaf_masks[order]
+    sizes = headers.shape[1] + np.bitwise_count(headers[:, :-1]).sum(axis=1, dtype=np.int64) * 2 * values.shape[-1]
+    is_header = np.zeros(int(sizes.sum()), bool)  # interleaved by masks, not a Python loop a leaf (the GIL's)
+    is_header[((np.cumsum(sizes) - sizes)[:, None] + np.arange(headers.shape[1])).ravel()] = True
+    data = np.empty(len(is_header), np.uint8)
+    data[is_header] = headers.ravel()
+    data[~is_header] = halves
     return data
 
 
