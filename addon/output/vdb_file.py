@@ -14,8 +14,9 @@ offsets, then per grid its compression flags (``COMPRESS_ACTIVE_MASK`` alone: in
 background, 0, so a leaf stores its active values only; no zip or blosc), its metadata (the keys openvdb
 writes itself), a ``UniformScaleTranslateMap``, the 5-4-3 tree's topology (root, internal nodes of 32^3 and
 16^3 children, leaf value masks) and the leaves' buffers (mask, a metadata byte, the active values as halves,
-the precision Blender renders half-float grids at).  A voxel is active where any of its lanes is not 0, as
-``copyFromArray`` with a zero tolerance decides.  The header's UUID is made from the rest of the file, so a
+the precision Blender renders half-float grids at).  A voxel is active where any of its lanes is not 0 in the
+values given (``copyFromArray``'s rule with a zero tolerance; float16 values: a float below half the smallest
+half is 0 there, inactive).  The header's UUID is made from the rest of the file, so a
 frame writes the same bytes on every run (a farm chunk's files equal a whole bake's).
 """
 
