@@ -158,7 +158,7 @@ GPU_PARTICLES_PG_effect = type(
             "enabled": BoolProperty(name="Enabled", default=True, description="Simulate, draw and bake this effect",
                                     update=_settings_changed),
             "ramp_texture": PointerProperty(type=bpy.types.Texture, name="Color Ramp",
-                                            description="A texture whose color ramp gives the color over life (replaces start and end)"),
+                                            description="A texture whose color ramp gives the color over life, or over speed with Color by Speed (replaces start and end)"),
             **_annotations(EFFECT_FIELDS),
             # The parent of a spawned effect, by reference (families.py); spawn_from reads it as names.
             "spawn_from": StringProperty(

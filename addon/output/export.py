@@ -14,7 +14,7 @@ import functools
 import bpy
 import numpy as np
 
-from ..engine.look.look import look_at, look_table, sprite_draw, variation
+from ..engine.look.look import look_table, particle_look, sprite_draw, variation
 from ..engine.seam.records import PARTICLE
 from ..scene.renderer import SceneRenderer
 
@@ -59,7 +59,7 @@ def particle_attributes(pos_age, vel_life, settings, ramp=None, first_id: int = 
     particle = PARTICLE.read_images(pos_age, vel_life)
     age, life = particle["age"][index], particle["life"][index]
     slot = _slot_constants(settings, len(pos_age))
-    look = look_at(look_table(settings, ramp), age / life)
+    look = particle_look(look_table(settings, ramp), age / life, particle["velocity"][index], settings)
     colors = np.ones((len(index), 4), np.float32)
     np.multiply(look[:, :3], slot["brightness"][index, None], out=colors[:, :3])
     angle = slot["birth"][index] + slot["spin"][index] * age  # sprite_angle without the screen's alignment

@@ -42,7 +42,7 @@ SECTIONS = (
                       "flock_avoid_distance", "flock_max_speed", "flock_max_force")),
     ("Spawn", ("spawn_from", "spawn_on", "spawn_count", "spawn_count_random", "spawn_rate", "spawn_impact_speed",
                "spawn_velocity", "spawn_cone", "spawn_offset", "spawn_inherit_color")),
-    ("Look", ("color_start", "color_end", "emission_strength", "size", "size_end", "color_random", "size_random",
+    ("Look", ("color_start", "color_end", "color_by", "color_speed", "emission_strength", "size", "size_end", "color_random", "size_random",
               "particle_type", "stretch")),
     ("Sprite", ("sprite_image", "flipbook_columns", "flipbook_rows", "flipbook_mode", "flipbook_rate",
                 "flipbook_random_start", "flipbook_blend", "flipbook_vectors", "flipbook_vector_strength",

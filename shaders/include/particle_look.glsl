@@ -2,7 +2,7 @@
  * rasterized types so that every path draws the same colors and sizes.
  *
  * Needs look.glsl (look_at, variation) and the look constants (look.py):
- * emission_strength, world_radius, brightness_random, size_random, look_seed;
+ * emission_strength, world_radius, brightness_random, size_random, color_per_speed, look_seed;
  * with PARTICLE_LIGHT (lighting.lit_variant) the sampler particle_light; with
  * PARTICLE_TINT (lighting.tinted_variant) the sampler particle_tint. */
 
@@ -11,6 +11,24 @@
 bool particle_alive(Particle particle)
 {
   return particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position);
+}
+
+/* Where along the look table a particle's color is: at its life fraction ``t``, or (color_by SPEED: color_per_speed
+ * = 1 / color_speed, 0 by age) at its speed over color_speed. */
+float color_t(Particle particle, float t)
+{
+  precise float by_speed = length_rn(particle.velocity) * color_per_speed;
+  return color_per_speed > 0.0 ? by_speed : t;
+}
+
+/* The look of a particle at its life fraction ``t``: the look table's size factor there, its color at color_t. */
+vec4 particle_look(Particle particle, float t)
+{
+  vec4 look_now = look_at(t);
+  if (color_per_speed > 0.0) {
+    look_now.rgb = look_at(color_t(particle, t)).rgb;
+  }
+  return look_now;
 }
 
 /* World radius of particle ``index`` at its age (the shadow volume splats its cross-section). */
