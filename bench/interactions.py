@@ -53,7 +53,7 @@ CASES: list[Case] = [
     # A block of fluid at rest (goal <= 6 ms), a flock of birds on the same lattice (goal <= 2 ms), each with
     # its kernels' shares; then each against Blender's own particle physics (interaction_peers.py).
     Case("fluid-1M", 1_000_000, {"interaction": "FLUID", "interaction_radius": 4 * GRAIN, "size": GRAIN,
-                                 "fluid_iterations": 4}),
+                                 "iterations": 4}),
     Case("flocking-1M", 1_000_000, {"interaction": "FLOCKING", "interaction_radius": 4 * GRAIN, "size": GRAIN,
                                     "gravity": (0.0, 0.0, 0.0)}),
     Case("fluid-vs-blender", 100_000, {"interaction": "FLUID"}, "peer"),

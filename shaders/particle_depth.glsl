@@ -71,7 +71,7 @@ void main()
   precise float depth = 0.0;
   if (read_particle(slot, index, particle)) {
     vec4 clip = transform_point(view_proj, particle.position);
-    vec4 look_now = look_at(div_rn(particle.age, particle.life));
+    vec4 look_now = particle_look(particle, div_rn(particle.age, particle.life));
     if (in_depth_range(clip) && particle_shows(index, look_now)) {
       reach = particle_reach(index, particle.position, particle.velocity, clip, look_now);
       depth = max(dot(view_axis, particle.position) + view_offset, 0.0);

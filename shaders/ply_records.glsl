@@ -8,7 +8,7 @@
  * divisions correctly rounded (div_rn), no fused multiply-adds (precise),
  * the per-slot randomness (brightness and size variation, angle at birth,
  * spin, the axis turned about) drawn by numpy once a bake into slot_draws
- * and slot_axis. */
+ * and slot_axis; the color by age or by speed (particle_look). */
 
 void main()
 {
@@ -24,7 +24,7 @@ void main()
   ivec2 at = particle_texel(slot, imageSize(pos_age).x);
   Particle particle = load_particle(at);
   precise vec3 position = particle.position + state_origin.xyz;
-  vec4 look_now = look_at(div_rn(particle.age, particle.life));
+  vec4 look_now = particle_look(particle, div_rn(particle.age, particle.life));
   vec4 draws = imageLoad(slot_draws, at); /* brightness, size, angle at birth, spin */
   vec3 axis = imageLoad(slot_axis, at).xyz;
   precise vec3 color = look_now.rgb * draws.x;

@@ -12,7 +12,7 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from ..engine.look.look import look_at, look_table
+from ..engine.look.look import look_table, particle_look
 from ..engine.look.point_records import slot_draws
 from ..engine.seam.records import PARTICLE
 from ..scene.renderer import SceneRenderer
@@ -58,7 +58,7 @@ def particle_attributes(pos_age, vel_life, settings, ramp=None, first_id: int = 
     particle = PARTICLE.read_images(pos_age, vel_life)
     age, life = particle["age"][index], particle["life"][index]
     slot = slot_draws(settings, len(pos_age))
-    look = look_at(look_table(settings, ramp), age / life)
+    look = particle_look(look_table(settings, ramp), age / life, particle["velocity"][index], settings)
     colors = np.ones((len(index), 4), np.float32)
     np.multiply(look[:, :3], slot["brightness"][index, None], out=colors[:, :3])
     angle = slot["birth"][index] + slot["spin"][index] * age  # sprite_angle without the screen's alignment

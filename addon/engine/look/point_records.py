@@ -24,7 +24,7 @@ from ..seam.kernels import Constant, Image, Kernel
 from ..seam.row_buffers import RowBuffers
 from ..seam.state import LAYOUTS
 from ..settings.settings import SettingsError
-from .look import LOOK_TABLE, particle_values, sprite_draw, variation
+from .look import LOOK_RANDOM, LOOK_TABLE, particle_values, sprite_draw, variation
 
 PLY_TEXELS = 4  # RGBA32F texels a record: 16 float32, 64 bytes
 BODY_WIDTH = 4096  # texels a row of the body image (1024 records), at least (body_size)
@@ -34,7 +34,7 @@ PLY_KERNELS = {layout: Kernel(
     images=(*LAYOUTS[layout].images("READ"), LOOK_TABLE, Image("live_index", "R32UI", "READ"),
             Image("live_count", "R32UI", "READ"), Image("slot_draws", "RGBA32F", "READ"),
             Image("slot_axis", "RGBA32F", "READ"), Image("ply_body", "RGBA32F", "WRITE")),
-    constants=(Constant("INT", "count"), Constant("VEC4", "state_origin"), Constant("INT", "first_id")),
+    constants=(Constant("INT", "count"), Constant("VEC4", "state_origin"), Constant("INT", "first_id"), LOOK_RANDOM),
     includes=("common.glsl", "random.glsl", "look.glsl"),
     defines=(("PLY_TEXELS", str(PLY_TEXELS)), ("look_seed", "0")),  # look.glsl's variation(), unused here
 ) for layout in LAYOUTS}
@@ -101,11 +101,12 @@ class PointRecords:
     def pack(self, system, look, first_id: int) -> None:
         """The system's live particles' records (ids from ``first_id``) into the body image, on the GPU."""
         self.live = system.live
+        values = particle_values(system)
         self.host.dispatch(PLY_KERNELS[system.layout.name], system.groups,
                            {**system.textures, "look": look, **self.live.textures, "slot_draws": self.slot_draws,
                             "slot_axis": self.slot_axis, "ply_body": self.body},
-                           {"count": system.count, "state_origin": particle_values(system)["state_origin"],
-                            "first_id": first_id})
+                           {"count": system.count, "first_id": first_id,
+                            **{name: values[name] for name in ("state_origin", "look_random")}})
 
     def read(self) -> Body:
         """The records :meth:`pack` made, read back (the PLY body as it is) into memory a writer gave back, else

@@ -12,13 +12,13 @@ from addon.engine.settings.settings import SettingsError, effect_settings
 from addon.engine.simulate import simulation
 
 
-def spinning_effect(host, rng, n, layout="FULL"):
+def spinning_effect(host, rng, n, layout="FULL", **values):
     """``n`` slots, some dead or unborn, moving, of random ages, sizes, brightness, turning; stored relative to an
     origin away from the world's (what read_state adds back).  COMPACT: as its simulation leaves them."""
     settings = effect_settings({"count": n, "size": 0.05, "size_end": 0.4, "size_random": 0.5, "lifetime": 4.0,
                                 "emission_strength": 3.0, "color_random": 0.3, "color_start": (1.0, 0.5, 0.2),
                                 "color_end": (0.1, 0.2, 0.9), "rotation": 0.3, "rotation_random": 0.7, "spin": 2.5,
-                                "spin_random": 0.4, "state_layout": layout, "seed": 7})
+                                "spin_random": 0.4, "state_layout": layout, "seed": 7, **values})
     system = simulation.ParticleSystem(host, settings)
     look = host.texture("look", LOOK_SIZE, 1, "RGBA32F", look_table(settings))
     if layout == "COMPACT":  # its halves are written by the simulation alone: two seconds of it
@@ -35,12 +35,14 @@ def spinning_effect(host, rng, n, layout="FULL"):
     return system, look
 
 
-@pytest.mark.parametrize("layout", ["FULL", "COMPACT"])
-def test_the_gpu_body_is_the_numpy_records_byte_for_byte(host, rng, layout):
+@pytest.mark.parametrize("layout, color_by", [("FULL", "AGE"), ("COMPACT", "AGE"), ("FULL", "SPEED"),
+                                              ("COMPACT", "SPEED")])
+def test_the_gpu_body_is_the_numpy_records_byte_for_byte(host, rng, layout, color_by):
+    """Colored by age, or by speed (still: color_start, at color_speed: color_end)."""
     from addon.output.export import particle_attributes
     from addon.output.point_cache import ply_records
 
-    system, look = spinning_effect(host, rng, 5000, layout)
+    system, look = spinning_effect(host, rng, 5000, layout, color_by=color_by, color_speed=2.5)
     records = PointRecords(host, system)
     records.pack(system, look, first_id=70000)  # ids past 65536: id_high is not 0
     body = records.read().records

@@ -76,7 +76,7 @@ def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, 
     index, clip, w, start, end, spread = index[keep], clip[keep], w[keep], start[keep], end[keep], spread[keep]
 
     t = age[index] / life[index]
-    color = particle_colors(settings, ramp, t, index, w, pixels_per_unit)
+    color = particle_colors(settings, ramp, t, index, w, pixels_per_unit, particle["velocity"][index])
     q = (np.clip(color * (CHANNEL_MAX / emax).astype(F), F(0), CHANNEL_MAX.astype(F)) + F(0.5)).astype(U)
     some = q.any(axis=1)
     q, start, end, spread = q[some], start[some], end[some], spread[some]

@@ -10,7 +10,7 @@ from ...draw.footprint import SPLAT_MAX_RADIUS
 from ...draw.particle_depth import FAR
 from ...draw.raster import stretch_seconds
 from ...look.lighting import is_lit
-from ...look.look import look_at, look_table, variation
+from ...look.look import look_table, particle_look, variation
 from ...seam.records import PARTICLE
 from ..seam.exact import transform_points
 from .compositing import F
@@ -30,7 +30,8 @@ def reaches(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
     particle = PARTICLE.read_images(pos_age, vel_life)
     if kind == "QUAD":  # a stretched quad reaches back to where it was stretch_seconds ago
         start = start - stretch_px(particle, index, clip, view_proj, width, height, stretch_seconds(settings))
-    look = look_at(look_table(settings, ramp), particle["age"][index] / particle["life"][index])
+    look = particle_look(look_table(settings, ramp), particle["age"][index] / particle["life"][index],
+                         particle["velocity"][index], settings)
     if kind != "POINT":
         world = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, "SIZE") \
             * F(pixels_per_unit)
