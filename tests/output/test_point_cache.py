@@ -77,11 +77,12 @@ def test_a_disk_filling_mid_sequence_leaves_the_point_caches_before_whole_and_no
 def test_a_frame_without_live_particles_writes_an_empty_valid_ply(host, rng, tmp_path):
     from addon.engine.look.point_records import PointRecords
     from addon.output.point_cache import PLY_DTYPE, read_ply, write
+    from addon.engine.seam.records import PARTICLE
     from tests.engine.look.test_point_records import spinning_effect
 
     system, look = spinning_effect(host, rng, 100)
     pos_age, vel_life = system.read_state()
-    pos_age[:, 3] = -1.0  # age: not born yet
+    PARTICLE.read_images(pos_age, vel_life)["age"][:] = -1.0  # not born yet
     system.write_state(pos_age, vel_life)
     records = PointRecords(host, system)
     records.pack(system, look, first_id=0)

@@ -70,7 +70,7 @@ def test_memory_a_writer_gave_back_is_read_into_again_and_the_body_is_the_next_f
     first = records.read()
     held = first.records.copy()
     pos_age, vel_life = system.read_state()
-    pos_age[:, :3] += 1.0  # the next frame: every particle moved
+    PARTICLE.read_images(pos_age, vel_life)["position"][:] += 1.0  # the next frame: every particle moved
     system.write_state(pos_age, vel_life)
     records.pack(system, look, first_id=0)
     second = records.read()  # the first not given back: new memory
