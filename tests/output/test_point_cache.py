@@ -76,8 +76,8 @@ def test_a_disk_filling_mid_sequence_leaves_the_point_caches_before_whole_and_no
 
 def test_a_frame_without_live_particles_writes_an_empty_valid_ply(host, rng, tmp_path):
     from addon.engine.look.point_records import PointRecords
-    from addon.output.point_cache import PLY_DTYPE, read_ply, write
     from addon.engine.seam.records import PARTICLE
+    from addon.output.point_cache import PLY_DTYPE, read_ply, write
     from tests.engine.look.test_point_records import spinning_effect
 
     system, look = spinning_effect(host, rng, 100)
