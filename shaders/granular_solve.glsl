@@ -82,7 +82,7 @@ vec3 contact_correction(vec3 x, vec3 y, float share, bool stabilising, vec3 move
   return correction * share;
 }
 
-/* A thread a grain in the grid's order (grid_items: every slot once, the live ones by cell, the dead last), so
+/* A thread a grain in the grid's order (grid_sorted: every slot once, the live ones by cell, the dead last), so
  * the threads of a workgroup walk the same cells and read the same neighbours. */
 void main()
 {
@@ -92,7 +92,7 @@ void main()
   if (!particle_slot(width, count, rank, unused)) {
     return;
   }
-  int index = int(imageLoad(grid_items, particle_texel(rank, imageSize(grid_items).x)).x);
+  int index = int(imageLoad(grid_sorted, particle_texel(rank, imageSize(grid_sorted).x)).w);
   ivec2 texel = particle_texel(index, width);
   Particle particle = load_particle(texel);
   vec3 x = grain_at(index, width);
@@ -108,9 +108,10 @@ void main()
   vec3 total = vec3(0.0);
   int contacts = 0;
   NeighbourWalk walk = neighbours_of(index, particle.position);
-  int j;
+  int entry;
   vec3 predicted;
-  while (next_neighbour(walk, j, predicted)) {
+  while (next_neighbour(walk, entry, predicted)) {
+    int j = walk.slot;
     vec3 start_j = grain_start(j, width);
     vec3 y = stabilising ? start_j : grain_at(j, width);
     /* w_i / (w_i + w_j) with w = exp(mass_scaling * height), the exponent clamped against overflow */

@@ -13,12 +13,12 @@ void main()
   int found = 0;
   if (particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position)) {
     NeighbourWalk walk = neighbours_of(index, particle.position);
-    int j;
+    int k;
     vec3 q;
-    while (next_neighbour(walk, j, q)) {
+    while (next_neighbour(walk, k, q)) {
       found++;
       if (found < list_columns) {
-        imageStore(neighbour_list, particle_texel(index * list_columns + found, width), uvec4(uint(j)));
+        imageStore(neighbour_list, particle_texel(index * list_columns + found, width), uvec4(uint(walk.slot)));
       }
     }
     count_overflow(walk);

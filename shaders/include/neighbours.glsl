@@ -1,31 +1,39 @@
 /* The neighbour grid's gather (neighbours.py): a particle's neighbours within grid_radius, each once, in a fixed
- * order: the 27 cells around its own in (z, y, x) order from -1 to +1, within a cell by slot.  At most
- * MAX_NEIGHBOURS are visited; a particle with more is counted once in grid_overflow (count_overflow).
+ * order, read from the entries in cell order (grid_sorted: position and slot, contiguous by bin).
  *
  *   NeighbourWalk walk = neighbours_of(slot, position);
- *   int j; vec3 q;
- *   while (next_neighbour(walk, j, q)) { ... }
+ *   int k; vec3 q;
+ *   while (next_neighbour(walk, k, q)) { ... gather from entry k (walk.slot: its slot) ... }
  *   count_overflow(walk);
  *
- * Needs pos_age (positions as the grid was built from), grid_items / grid_offsets (the slots in cell order and
- * where each hash bin starts: a bin ends where the next starts) and the constants of grid_cell.glsl plus grid_radius.  Cells sharing a
- * hash bin are told apart by each candidate's own cell, so a bin met twice yields each particle once. */
+ * The order: the nine rows of cells around the particle's own in (z, y) order from -1 to +1; a row's three cells
+ * are three consecutive bins (grid_hash), x from -1 to +1; a bin an earlier row already had is skipped (so a bin
+ * met twice yields each particle once); within a bin by slot.  Every particle within the radius is in one of the
+ * 27 cells, so the distance test alone tells the neighbours apart: no candidate's cell is recomputed.  Adjacent
+ * bins kept in a row are one range of entries.  At most MAX_NEIGHBOURS are visited; a particle with more is
+ * counted once in grid_overflow (count_overflow).
+ *
+ * Needs grid_sorted, grid_offsets (where each bin's entries start: a bin ends where the next starts) and the
+ * constants of grid_cell.glsl plus grid_radius. */
 
 struct NeighbourWalk {
-  int self;
+  int self;       /* the walker's slot, left out */
   vec3 position;
   ivec3 centre;
-  ivec3 visiting; /* the cell whose bin is walked */
-  int cell;       /* the next of the 27 cells to visit */
-  int at;         /* the next entry of grid_items */
+  int row;        /* the next of the nine rows */
+  uint base;      /* the bin of the current row's first cell */
+  int kept;       /* bits of the current row's three bins that no earlier row had */
+  int column;     /* the next of the row's three bins */
+  int at;         /* the next entry */
   int end;
   int found;
   bool overflowed;
+  int slot;       /* the slot of the neighbour next_neighbour returned */
 };
 
 NeighbourWalk neighbours_of(int self, vec3 position)
 {
-  return NeighbourWalk(self, position, grid_cell(position), ivec3(0), 0, 0, 0, 0, false);
+  return NeighbourWalk(self, position, grid_cell(position), 0, 0u, 0, 3, 0, 0, 0, false, -1);
 }
 
 /* Squared distance, unfused in a fixed order (the reference's float32 sum). */
@@ -36,46 +44,96 @@ float grid_distance2(vec3 a, vec3 b)
   return d2;
 }
 
-/* The next neighbour's slot and position; false once the 27 cells are walked, or MAX_NEIGHBOURS were found and
- * another is within the radius (walk.overflowed). */
-bool next_neighbour(inout NeighbourWalk walk, out int slot, out vec3 neighbour)
+/* The bin of row `row`'s first cell (x - 1 of the centre). */
+uint grid_row_base(NeighbourWalk walk, int row)
 {
-  int items_width = imageSize(grid_items).x;
-  int state_width = imageSize(pos_age).x;
+  ivec3 c = walk.centre;
+  return (grid_row_hash(c.y + row % 3 - 1, c.z + row / 3 - 1) + uint(c.x - 1)) & uint(grid_table - 1);
+}
+
+/* The next row: its first bin, and which of its three bins no earlier row had. */
+void grid_next_row(inout NeighbourWalk walk)
+{
+  uint mask = uint(grid_table - 1);
+  walk.base = grid_row_base(walk, walk.row);
+  walk.kept = 7;
+  for (int earlier = 0; earlier < walk.row; earlier++) {
+    uint shift = walk.base - grid_row_base(walk, earlier);
+    for (int k = 0; k < 3; k++) {
+      if (((shift + uint(k)) & mask) < 3u) {
+        walk.kept &= ~(1 << k);
+      }
+    }
+  }
+  walk.row++;
+  walk.column = 0;
+}
+
+/* The next entry range: the current row's next run of kept, consecutive bins; false once the rows are done. */
+bool grid_next_range(inout NeighbourWalk walk)
+{
+  uint mask = uint(grid_table - 1);
+  while (true) {
+    if (walk.column == 3) {
+      if (walk.row == 9) {
+        return false;
+      }
+      grid_next_row(walk);
+    }
+    if ((walk.kept & (1 << walk.column)) == 0) {
+      walk.column++;
+      continue;
+    }
+    uint first = (walk.base + uint(walk.column)) & mask;
+    uint last = first;
+    walk.column++;
+    while (walk.column < 3 && (walk.kept & (1 << walk.column)) != 0 &&
+           ((walk.base + uint(walk.column)) & mask) == last + 1u)
+    {
+      last++;
+      walk.column++;
+    }
+    int offsets_width = imageSize(grid_offsets).x;
+    walk.at = int(imageLoad(grid_offsets, particle_texel(int(first), offsets_width)).x);
+    walk.end = int(imageLoad(grid_offsets, particle_texel(int(last) + 1, offsets_width)).x);
+    return true;
+  }
+  return false;
+}
+
+/* The next neighbour's entry and position (walk.slot its slot); false once the rows are walked, or
+ * MAX_NEIGHBOURS were found and another is within the radius (walk.overflowed). */
+bool next_neighbour(inout NeighbourWalk walk, out int entry, out vec3 neighbour)
+{
+  int sorted_width = imageSize(grid_sorted).x;
   precise float radius2 = grid_radius * grid_radius;
-  slot = -1;
+  entry = -1;
   neighbour = vec3(0.0);
   while (true) {
     while (walk.at < walk.end) {
-      int j = int(imageLoad(grid_items, particle_texel(walk.at, items_width)).x);
+      int k = walk.at;
+      vec4 candidate = imageLoad(grid_sorted, particle_texel(k, sorted_width));
       walk.at++;
-      if (j == walk.self) {
-        continue;
-      }
-      vec3 q = load_particle(particle_texel(j, state_width)).position;
-      if (grid_cell(q) != walk.visiting || !(grid_distance2(walk.position, q) < radius2)) {
+      int j = int(candidate.w);
+      if (j == walk.self || !(grid_distance2(walk.position, candidate.xyz) < radius2)) {
         continue;
       }
       if (walk.found == MAX_NEIGHBOURS) {
         walk.overflowed = true;
-        walk.cell = 27;
+        walk.row = 9;
+        walk.column = 3;
         walk.end = walk.at;
         return false;
       }
       walk.found++;
-      slot = j;
-      neighbour = q;
+      walk.slot = j;
+      entry = k;
+      neighbour = candidate.xyz;
       return true;
     }
-    if (walk.cell == 27) {
+    if (!grid_next_range(walk)) {
       return false;
     }
-    walk.visiting = walk.centre + ivec3(walk.cell % 3, (walk.cell / 3) % 3, walk.cell / 9) - 1;
-    walk.cell++;
-    int bin = int(grid_hash(walk.visiting));
-    int offsets_width = imageSize(grid_offsets).x;
-    walk.at = int(imageLoad(grid_offsets, particle_texel(bin, offsets_width)).x);
-    walk.end = int(imageLoad(grid_offsets, particle_texel(bin + 1, offsets_width)).x);
   }
   return false;
 }

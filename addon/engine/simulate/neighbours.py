@@ -3,32 +3,41 @@
 API (what an interaction kernel needs; issue 46)::
 
     grid = NeighbourGrid(host, count, state_width, state_rows)   # per effect, made once
-    grid.build(pos_age, radius)      # grid_keys, then the counting sort (binning.Binning) by cell hash
-    kernel = Kernel(..., images=(*state images, *GRID_IMAGES), constants=(*GRID_CONSTANTS, ...),
+    grid.build(pos_age, vel_life, radius)   # grid_keys, the counting sort (binning.Binning) by bin, grid_order
+    kernel = Kernel(..., images=(*GRID_IMAGES, ...), constants=(*GRID_CONSTANTS, ...),
                     includes=(..., *GRID_INCLUDES))
-    host.dispatch(kernel, groups, {**state, **grid.textures}, {**grid.constants, ...})
+    host.dispatch(kernel, groups, {**grid.textures, ...}, {**grid.constants, ...})
+
+After the sort, grid_order copies what a gather reads into images in cell order (Green 2010, "Particle
+Simulation using CUDA"): ``grid_sorted`` holds each entry's position and slot, ``grid_velocity`` its velocity, so
+a neighbour's data is read contiguously, without an indirection through the sorted slots.  A kernel may run a
+thread per entry (``grid_live_entry``: neighbours of consecutive threads are consecutive in memory), keep its own
+iterates in entry order and write back to each entry's slot at the end (distinct slots, no atomics); the state
+itself stays in slot order.
 
 A Blender 5.2 shader binds at most eight images: the grid takes three (GRID_IMAGES), so a gathering kernel has
-five of its own (the two state images among them); pack what a particle needs into texels side by side (see
-granular.py's two-texel iterates) rather than more images.
+five of its own; pack what a particle needs into texels side by side (see granular.py's two-texel iterates)
+rather than more images.
 
 and in the kernel's GLSL (shaders/include/neighbours.glsl)::
 
     NeighbourWalk walk = neighbours_of(slot, position);
-    int j; vec3 q;
-    while (next_neighbour(walk, j, q)) { ... gather from j ... }
+    int k; vec3 q;
+    while (next_neighbour(walk, k, q)) { ... gather from entry k (walk.slot: its slot) ... }
     count_overflow(walk);
 
 Cells are cubes of edge ``radius`` (the interaction radius): every particle within the radius of another lies in
 one of the 27 cells around it.  Cells are hashed into a table of a fixed size (``table_size``: the next power of
 two at or above the slot count, between GRID_TABLE_MIN and GRID_TABLE_MAX) rather than bounding the domain: an
-effect may spread anywhere (a fountain, a spill across a floor) and memory stays proportional to its count.
-Cells that share a hash bin are told apart by recomputing each candidate's cell (``grid_cell``), so a pair is met
-exactly once.  Visiting order is fixed: the 27 cells in (z, y, x) order from -1 to +1, within a cell by slot (the
-sort is stable and reads slots in order), so every gather sums in the same order on every run.  At most
-MAX_NEIGHBOURS are visited; a particle with more within the radius counts once in ``overflow`` (an atomic counter
-since the reset, read like the spawners' lost births).  Dead slots get no cell (they sort last and are never met).
-Positions are read from the state as stored: the FULL layout's world coordinates (interactions need it).
+effect may spread anywhere (a fountain, a spill across a floor) and memory stays proportional to its count.  A
+cell's bin is its row's hash (y, z) plus x, so the three cells of a row are three consecutive bins, one range of
+entries.  Visiting order is fixed: the nine rows in (z, y) order from -1 to +1, each row's bins x from -1 to +1,
+a bin an earlier row already had skipped, within a bin by slot (the sort is stable and reads slots in order).
+Cells that share a bin are not told apart: every bin is walked once and the distance test alone keeps the
+neighbours, so a pair is met exactly once and no candidate's cell is recomputed.  At most MAX_NEIGHBOURS are
+visited; a particle with more within the radius counts once in ``overflow`` (an atomic counter since the reset,
+read like the spawners' lost births).  Dead slots get no bin (they sort last and are never met).  Positions are
+read from the state as stored: the FULL layout's world coordinates (interactions need it).
 """
 
 from __future__ import annotations
@@ -44,23 +53,30 @@ MAX_NEIGHBOURS = 64  # neighbours one particle visits at most (a dense clump is 
 GRID_TABLE_MIN = 1 << 12
 GRID_TABLE_MAX = 1 << 22  # three 8-bit digit passes of the counting sort
 # Particles an interacting effect may have: its grid (keys, the sorted keys and slots, the sort's spare pair: five
-# 32-bit words a particle) and a solver's images (granular: two iterates of two RGBA32F texels) take 84 bytes a
-# particle, 1.3 GiB at the limit, beside the state's 512 MiB.
+# 32-bit words a particle; the entries' position and velocity: two RGBA32F texels) and a solver's images
+# (granular: two iterates of two RGBA32F texels) take 116 bytes a particle, 1.8 GiB at the limit, beside the
+# state's 512 MiB.  The entries hold their slot as a float: exact below 2^24.
 MAX_INTERACTING = 1 << 24
 NO_CELL = 0xFFFFFFFF  # a dead slot's key: outside every bin, sorted last
 
+ENTRY_CONSTANTS = (Constant("INT", "grid_table"),)
 GRID_CONSTANTS = (
     Constant("VEC4", "neighbour_grid", components=(
         ("grid_inverse_cell", "x"),  # 1 / cell edge (float32: the reference multiplies the same way)
         ("grid_radius", "y"),  # pairs closer than this are neighbours
     )),
-    Constant("INT", "grid_table"),  # hash bins, a power of two
+    *ENTRY_CONSTANTS,  # grid_table: hash bins, a power of two
 )
-# Three of the eight images a Blender 5.2 shader may bind: a bin's range is its offset to the next bin's (the
-# binning has one bin more than the table, never a key, so the last bin's end is there too).
-GRID_IMAGES = (Image("grid_items", "R32UI", "READ"), Image("grid_offsets", "R32UI", "READ"),
+# Three of the eight images a Blender 5.2 shader may bind: the entries in cell order (position, slot), and a
+# bin's range, its offset to the next bin's (the binning has one bin more than the table, never a key, so the
+# last bin's end is there too, and where it starts is the number of live entries).
+GRID_IMAGES = (Image("grid_sorted", "RGBA32F", "READ"), Image("grid_offsets", "R32UI", "READ"),
                Image("grid_overflow", "R32UI", atomic=True))
-GRID_INCLUDES = ("common.glsl", "grid_cell.glsl", "neighbours.glsl")
+# The entries' velocities in cell order (the fluid's velocity passes and the flock read them).
+GRID_VELOCITY = Image("grid_velocity", "RGBA32F", "READ")
+GRID_INCLUDES = ("common.glsl", "grid_cell.glsl", "grid_entry.glsl", "neighbours.glsl")
+# What a kernel a thread a live entry needs that does not walk (grid_entry.glsl): the entries and their number.
+ENTRY_IMAGES = GRID_IMAGES[:2]
 GRID_DEFINES = (("MAX_NEIGHBOURS", str(MAX_NEIGHBOURS)),)
 
 GRID_KEYS = Kernel(
@@ -68,6 +84,13 @@ GRID_KEYS = Kernel(
     images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), Image("grid_keys", "R32UI", "WRITE")),
     constants=(Constant("INT", "count"), *GRID_CONSTANTS),
     includes=("common.glsl", "grid_cell.glsl"),
+)
+GRID_ORDER = Kernel(
+    "grid_order",
+    images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"),
+            Image("grid_items", "R32UI", "READ"), Image("grid_sorted", "RGBA32F", "WRITE"),
+            Image("grid_velocity", "RGBA32F", "WRITE")),
+    constants=(Constant("INT", "count"),),
 )
 # Lab kernel (tests and the grid benchmark): each particle's neighbours in visiting order, or only their number.
 NEIGHBOUR_LIST = Kernel(
@@ -78,7 +101,7 @@ NEIGHBOUR_LIST = Kernel(
     includes=GRID_INCLUDES,
     defines=GRID_DEFINES,
 )
-GRID_KERNELS = (GRID_KEYS, NEIGHBOUR_LIST)
+GRID_KERNELS = (GRID_KEYS, GRID_ORDER, NEIGHBOUR_LIST)
 
 
 def table_size(count: int) -> int:
@@ -116,6 +139,8 @@ class NeighbourGrid:
         check_interacting(count)
         self.host, self.count, self.table = host, count, table_size(count)
         self.keys = host.texture("grid_keys", width, rows, "R32UI")
+        self.sorted = host.texture("grid_sorted", width, rows, "RGBA32F")
+        self.velocity = host.texture("grid_velocity", width, rows, "RGBA32F")
         self.binning = Binning(host, count, self.table + 1)
         self.overflow = host.texture("grid_overflow", 1, 1, "R32UI")
         self.groups = GRID_KEYS.groups_for(width, rows)
@@ -131,12 +156,14 @@ class NeighbourGrid:
     def textures(self) -> dict:
         """What a gathering kernel binds (GRID_IMAGES)."""
         b = self.binning
-        return {"grid_items": b.items, "grid_offsets": b.offsets, "grid_overflow": self.overflow}
+        return {"grid_sorted": self.sorted, "grid_offsets": b.offsets, "grid_overflow": self.overflow}
 
     def build(self, pos_age, vel_life, radius: float) -> None:
-        """Order the live slots of the state by the cell of their position (cells of edge ``radius``)."""
+        """Order the live slots of the state by the cell of their position (cells of edge ``radius``), and copy
+        their positions and velocities into that order."""
         self.write_keys(pos_age, vel_life, radius)
         self.sort()
+        self.order(pos_age, vel_life)
 
     def write_keys(self, pos_age, vel_life, radius: float) -> None:
         """Each slot's hash bin (grid_keys), the first half of ``build``."""
@@ -149,6 +176,12 @@ class NeighbourGrid:
     def sort(self) -> None:
         """The slots in key order and each bin's offset (the counting sort's digit passes, bin_ranges)."""
         self.binning.run(self.keys, self.count)
+
+    def order(self, pos_age, vel_life) -> None:
+        """grid_order: the entries' positions, slots and velocities in cell order, the last part of ``build``."""
+        self.host.dispatch(GRID_ORDER, self.groups, {"pos_age": pos_age, "vel_life": vel_life,
+                                                     "grid_items": self.binning.items, "grid_sorted": self.sorted,
+                                                     "grid_velocity": self.velocity}, {"count": self.count})
 
     def read_overflow(self) -> int:
         """Particles (one each time) that had more than MAX_NEIGHBOURS within the radius since the reset."""

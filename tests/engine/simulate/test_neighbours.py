@@ -111,3 +111,25 @@ def test_the_hash_table_is_a_power_of_two_near_the_count():
     assert neighbours.table_size(1) == neighbours.GRID_TABLE_MIN
     assert neighbours.table_size(5000) == 8192
     assert neighbours.table_size(1 << 26) == neighbours.GRID_TABLE_MAX
+
+
+def rows_sharing_a_bin(table: int) -> np.ndarray:
+    """A cell whose 27 neighbouring cells' rows overlap in the hash table (two rows' bins one or two apart)."""
+    for y in range(-3000, 3000, 7):
+        for z in range(-50, 50):
+            if len(ref.visited_bins(np.array([0, y, z]), table)) < 27:
+                return np.array([0, y, z])
+    raise AssertionError("no such cell")
+
+
+def test_a_bin_that_two_rows_around_a_particle_share_is_walked_once(host, rng):
+    """Rows of the 27 cells whose bins overlap: the shared bin is walked once, each neighbour met once."""
+    centre = rows_sharing_a_bin(neighbours.table_size(250))
+    radius = 0.5
+    cells = centre + rng.integers(-1, 2, (250, 3))
+    positions = ((cells + rng.uniform(0.0, 1.0, (250, 3))) * radius).astype(np.float32)
+    want, overflow = check_against_reference(host, positions, radius)
+    assert overflow == 0
+    found = [(i, j) for i, js in enumerate(want) for j in js]
+    assert len(found) == len(set(found))
+    assert set(found) == brute_force_pairs(positions, radius)
