@@ -97,7 +97,7 @@ void main()
   Particle particle = load_particle(texel);
   vec3 x = grain_at(index, width);
   vec3 shift = shift_at(index, width);
-  if (!(particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position))) {
+  if (!particle_alive(particle)) {
     store_iterate(index, width, x, shift);
     return;
   }

@@ -11,7 +11,7 @@ void main()
   Particle particle = load_particle(texel);
   int width = imageSize(neighbour_list).x;
   int found = 0;
-  if (particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position)) {
+  if (particle_alive(particle)) {
     NeighbourWalk walk = neighbours_of(index, particle.position);
     int k;
     vec3 q;

@@ -35,7 +35,7 @@ GRANULAR_SOLVE = Kernel(
         Constant("VEC4", "grain_direction", components=(("grain_up", "xyz"),)),  # against gravity
         Constant("VEC4", "grain_gravity", components=(("grain_fall", "xyz"),)),  # gravity x dt^2
     ),
-    includes=GRID_INCLUDES,
+    includes=(*GRID_INCLUDES, "particle_alive.glsl"),
     defines=GRID_DEFINES,
 )
 GRANULAR_KERNELS = (GRANULAR_SOLVE,)

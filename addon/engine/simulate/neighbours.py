@@ -83,7 +83,7 @@ GRID_KEYS = Kernel(
     "grid_keys",
     images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), Image("grid_keys", "R32UI", "WRITE")),
     constants=(Constant("INT", "count"), *GRID_CONSTANTS),
-    includes=("common.glsl", "grid_cell.glsl"),
+    includes=("common.glsl", "particle_alive.glsl", "grid_cell.glsl"),
 )
 GRID_ORDER = Kernel(
     "grid_order",
@@ -98,7 +98,7 @@ NEIGHBOUR_LIST = Kernel(
     images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), *GRID_IMAGES,
             Image("neighbour_list", "R32UI", "WRITE")),
     constants=(Constant("INT", "count"), Constant("INT", "list_columns"), *GRID_CONSTANTS),
-    includes=GRID_INCLUDES,
+    includes=(*GRID_INCLUDES, "particle_alive.glsl"),
     defines=GRID_DEFINES,
 )
 GRID_KERNELS = (GRID_KEYS, GRID_ORDER, NEIGHBOUR_LIST)

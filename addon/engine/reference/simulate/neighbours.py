@@ -15,7 +15,7 @@ ROWS = np.array([(y - 1, z - 1) for z in range(3) for y in range(3)], np.int64)
 
 
 def live(pos_age: np.ndarray, vel_life: np.ndarray) -> np.ndarray:
-    """keep_live.glsl's test: born, not expired, finite."""
+    """particle_alive.glsl's test: born, not expired, finite."""
     age, life = pos_age[:, 3], vel_life[:, 3]
     return (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
 
