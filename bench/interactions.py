@@ -145,7 +145,7 @@ def step_case(host, case: Case, count: int, repeats: int) -> dict:
         one = replace(system.settings, iterations=1)
         iterates = system.interactions.scratch(("grain_a", "grain_b"), texels=2)
         parts["iteration_ms"] = timed_ms(host, iterates[1], lambda: granular.solve(
-            host, grid, system.pos_age, system.vel_life, iterates, one, h), repeats)
+            host, grid, iterates, one, h), repeats)
         parts["settle_ms"] = timed_ms(host, system.pos_age, settle_pass(system, h), repeats)
     if system.settings.interaction in ("FLUID", "FLOCKING"):
         parts.update(kernel_ms(host, system, h))

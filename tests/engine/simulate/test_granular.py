@@ -31,7 +31,7 @@ def solve_on_gpu(host, positions, velocities, settings, h):
     grid = NeighbourGrid(host, len(positions), width, rows)
     grid.build(pos_tex, vel_tex, settings.interaction_radius)
     iterates = tuple(host.texture(name, 2 * width, rows, "RGBA32F") for name in ("grain_a", "grain_b"))
-    result = granular.solve(host, grid, pos_tex, vel_tex, iterates, settings, h)
+    result = granular.solve(host, grid, iterates, settings, h)
     got = host.read(result).reshape(rows * width, 2, 4)[: len(positions), :, :3]
     return got, pos_age, vel_life, grid
 
