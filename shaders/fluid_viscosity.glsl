@@ -10,22 +10,23 @@ void main()
   if (!grid_live_entry(entry, texel, own)) {
     return;
   }
-  int width = imageSize(grid_velocity).x;
-  vec3 v = imageLoad(grid_velocity, texel).xyz;
+  int width = imageSize(fluid_flow).x;
+  vec4 flow = imageLoad(fluid_flow, texel); /* velocity, |omega| */
+  vec3 v = flow.xyz;
+  float strength = flow.w;
   vec3 p = own.xyz;
   vec3 omega = imageLoad(fluid_omega, texel).xyz;
-  float strength = length(omega);
   vec3 blend = vec3(0.0);
   vec3 eta = vec3(0.0);
   NeighbourWalk walk = neighbours_of(int(own.w), p);
   int k;
   vec3 q;
   while (next_neighbour(walk, k, q)) {
-    ivec2 at = particle_texel(k, width);
+    vec4 other = imageLoad(fluid_flow, particle_texel(k, width));
     vec3 d = p - q;
     float r2 = dot(d, d);
-    blend += (imageLoad(grid_velocity, at).xyz - v) * fluid_poly6(r2);
-    eta += fluid_spiky(d, sqrt(r2)) * (length(imageLoad(fluid_omega, at).xyz) - strength);
+    blend += (other.xyz - v) * fluid_poly6(r2);
+    eta += fluid_spiky(d, sqrt(r2)) * (other.w - strength);
   }
   float eta_length = length(eta);
   vec3 normal = eta_length > 0.0 ? eta / eta_length : vec3(0.0);

@@ -1,6 +1,7 @@
 /* PBF's vorticity (fluids.py), a thread a live entry of the grid built again at the final positions: omega =
  * 1/rho0 sum (v_j - v_i) x grad_j W_spiky, the velocities fluid_move made (grid_velocity); to fluid_omega in
- * entry order.  The step's one overflow count. */
+ * entry order, and the velocity with |omega| to fluid_flow (what fluid_viscosity reads of a neighbour, one
+ * texel).  The step's one overflow count. */
 
 void main()
 {
@@ -22,5 +23,7 @@ void main()
     omega += cross(imageLoad(grid_velocity, particle_texel(k, width)).xyz - v, -fluid_spiky(d, length(d)));
   }
   count_overflow(walk);
-  imageStore(fluid_omega, texel, vec4(omega * fluid_inverse_rest, 0.0));
+  omega *= fluid_inverse_rest;
+  imageStore(fluid_omega, texel, vec4(omega, 0.0));
+  imageStore(fluid_flow, texel, vec4(v, length(omega)));
 }

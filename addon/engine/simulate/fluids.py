@@ -134,7 +134,8 @@ VELOCITY_CONSTANTS = (
 )
 # Eight images at most a kernel (Blender's image units): lambda rides in the w of the iterate the lambda pass
 # writes (the delta pass reads it there), and the velocity passes gather through the grid built again at the
-# final positions (so the state holds them), the omega image being the iterate the iterations no longer need.
+# final positions (so the state holds them), omega and (velocity, |omega|) in the two iterates the iterations no
+# longer need, so that viscosity reads one texel a neighbour.
 STATE = (Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"))
 
 
@@ -152,11 +153,12 @@ FLUID_MOVE = Kernel("fluid_move", images=(*STATE, *ENTRY_IMAGES, Image("fluid_in
                     constants=(*ENTRY_CONSTANTS, Constant("FLOAT", "fluid_inverse_dt")),
                     includes=("common.glsl", "grid_entry.glsl"))
 FLUID_VORTICITY = Kernel("fluid_vorticity", images=(*GRID_IMAGES, GRID_VELOCITY,
-                                                    Image("fluid_omega", "RGBA32F", "WRITE")),
+                                                    Image("fluid_omega", "RGBA32F", "WRITE"),
+                                                    Image("fluid_flow", "RGBA32F", "WRITE")),
                          constants=KERNEL_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"), defines=GRID_DEFINES)
 # It stores the particle whole, its position unchanged.
-FLUID_VISCOSITY = Kernel("fluid_viscosity", images=(*STATE, *GRID_IMAGES, GRID_VELOCITY,
-                                                    Image("fluid_omega", "RGBA32F", "READ")),
+FLUID_VISCOSITY = Kernel("fluid_viscosity", images=(*STATE, *GRID_IMAGES, Image("fluid_omega", "RGBA32F", "READ"),
+                                                    Image("fluid_flow", "RGBA32F", "READ")),
                          constants=VELOCITY_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"), defines=GRID_DEFINES)
 FLUID_KERNELS = (FLUID_LAMBDA, FLUID_DELTA, FLUID_MOVE, FLUID_VORTICITY, FLUID_VISCOSITY)
 
@@ -180,7 +182,7 @@ def fluid_values(c: FluidConstants, dt: float) -> dict:
 def fluid_step(system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
     """One PBF step of ``h`` seconds on the simulated (predicted) state, the grid built at it (interactions.STEPS):
     two images of the effect's scratch in entry order, the solved iterate (then omega) and the one lambda rides
-    in; the first iteration starts from the grid's positions."""
+    in (then velocity and |omega|); the first iteration starts from the grid's positions."""
     settings = system.settings
     solved, lambdas = system.interactions.scratch(("fluid_solved", "fluid_lambda"))
     named = {**fluid_values(constants_of(settings), h), **grid.values,
@@ -200,5 +202,5 @@ def fluid_step(system, grid: NeighbourGrid, h: float, textures: dict, constants:
         current = solved
     run(FLUID_MOVE, fluid_in=current)
     grid.build(system.pos_age, system.vel_life, settings.interaction_radius)
-    run(FLUID_VORTICITY, fluid_omega=solved)
+    run(FLUID_VORTICITY, fluid_omega=solved, fluid_flow=lambdas)
     run(FLUID_VISCOSITY)
