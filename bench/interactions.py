@@ -7,7 +7,8 @@ repetitions.  Where the step's time goes is measured the same way, part by part,
 
 * ``grid_ms``: the neighbour grid's build: ``keys_ms`` (grid_keys), ``sort_ms`` (the counting sort's digit
   passes, three of bin_digits, a scan and bin_scatter for the 2^22 + 1 bins of 4M particles, then bin_ranges)
-  and ``order_ms`` (grid_order: positions and velocities copied into cell order);
+  and ``order_ms`` (grid_order: positions copied into cell order; ``order_velocity_ms`` with the velocities,
+  as grains, flocks and the fluid's velocity passes have it);
 * ``gather_ms``: one pass that walks every particle's neighbours (neighbour_list counting them), the cost of a
   gather before any arithmetic;
 * ``simulate_ms``: the simulate pass alone (forces, colliders), as an effect without interaction steps;
@@ -116,13 +117,15 @@ def grid_case(host, case: Case, count: int, repeats: int) -> dict:
     grid = system.interactions.grid
     width, rows = system.pos_age.width, system.pos_age.height
     listing = host.texture("neighbour_list", width, rows, "R32UI")
-    build = timed_ms(host, grid.sorted, lambda: grid.build(system.pos_age, system.vel_life, radius), repeats)
+    build = timed_ms(host, grid.sorted, lambda: grid.build(system.pos_age, system.vel_life, radius, False), repeats)
     keys = timed_ms(host, grid.keys, lambda: grid.write_keys(system.pos_age, system.vel_life, radius), repeats)
     sort = timed_ms(host, grid.binning.items, grid.sort, repeats)
-    order = timed_ms(host, grid.sorted, lambda: grid.order(system.pos_age, system.vel_life), repeats)
+    order = timed_ms(host, grid.sorted, lambda: grid.order(system.pos_age, system.vel_life, False), repeats)
+    velocities = timed_ms(host, grid.velocity, lambda: grid.order(system.pos_age, system.vel_life), repeats)
     gather = timed_ms(host, listing, lambda: grid.list_into(system.pos_age, system.vel_life, listing, 1), repeats)
     found = host.read(listing).ravel()[:count]
-    return {"ms": build, "grid_ms": build, "keys_ms": keys, "sort_ms": sort, "order_ms": order, "gather_ms": gather,
+    return {"ms": build, "grid_ms": build, "keys_ms": keys, "sort_ms": sort, "order_ms": order,
+            "order_velocity_ms": velocities, "gather_ms": gather,
             "neighbours_mean": float(found.mean()), "table": grid.table, "overflow": grid.read_overflow()}
 
 

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..primitives.binning import Binning
 from ..primitives.scan import linear_size
-from ..seam.kernels import Constant, Image, Kernel
+from ..seam.kernels import Constant, Feature, Image, Kernel
 from ..settings.settings import SettingsError
 
 MAX_NEIGHBOURS = 64  # neighbours one particle visits at most (a dense clump is bounded; the rest is overflow)
@@ -94,12 +94,15 @@ GRID_KEYS = Kernel(
     constants=(Constant("INT", "count"), *GRID_CONSTANTS),
     includes=("common.glsl", "particle_alive.glsl", "grid_cell.glsl"),
 )
+# The copy into cell order; with "velocity" (the fluid's velocity passes, flocks and grains read them) the
+# velocities too.
 GRID_ORDER = Kernel(
     "grid_order",
-    images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"),
-            Image("grid_items", "R32UI", "READ"), Image("grid_sorted", "RGBA32F", "WRITE"),
-            Image("grid_velocity", "RGBA32F", "WRITE")),
+    images=(Image("pos_age", "RGBA32F", "READ"), Image("grid_items", "R32UI", "READ"),
+            Image("grid_sorted", "RGBA32F", "WRITE")),
     constants=(Constant("INT", "count"),),
+    features=(Feature("velocity", defines=(("GRID_ORDER_VELOCITY", "1"),),
+                      images=(Image("vel_life", "RGBA32F", "READ"), Image("grid_velocity", "RGBA32F", "WRITE"))),),
 )
 # Lab kernel (tests and the grid benchmark): each particle's neighbours in visiting order, or only their number.
 NEIGHBOUR_LIST = Kernel(
@@ -168,15 +171,15 @@ class NeighbourGrid:
         b = self.binning
         return {"grid_sorted": self.sorted, "grid_offsets": b.offsets, "grid_overflow": self.overflow}
 
-    def build(self, pos_age, vel_life, radius: float) -> None:
-        """Order the live slots of the state by the cell of their position (cells of edge ``radius``), and copy
-        their positions and velocities into that order."""
+    def build(self, pos_age, vel_life, radius: float, velocity: bool = True) -> None:
+        """Order the live slots of the state by the cell of their position (cells of edge ``radius`` / reach), and
+        copy their positions (and ``velocity``: their velocities) into that order."""
         self.write_keys(pos_age, vel_life, radius)
         self.sort()
-        self.order(pos_age, vel_life)
+        self.order(pos_age, vel_life, velocity)
 
     def write_keys(self, pos_age, vel_life, radius: float) -> None:
-        """Each slot's hash bin (grid_keys), the first half of ``build``."""
+        """Each slot's hash bin (grid_keys), the first part of ``build``."""
         check_radius(radius)
         self.values = grid_values(radius, self.table, self.reach)
         self.constants = grid_constants(self.values)
@@ -187,11 +190,14 @@ class NeighbourGrid:
         """The slots in key order and each bin's offset (the counting sort's digit passes, bin_ranges)."""
         self.binning.run(self.keys, self.count)
 
-    def order(self, pos_age, vel_life) -> None:
-        """grid_order: the entries' positions, slots and velocities in cell order, the last part of ``build``."""
-        self.host.dispatch(GRID_ORDER, self.groups, {"pos_age": pos_age, "vel_life": vel_life,
-                                                     "grid_items": self.binning.items, "grid_sorted": self.sorted,
-                                                     "grid_velocity": self.velocity}, {"count": self.count})
+    def order(self, pos_age, vel_life, velocity: bool = True) -> None:
+        """grid_order: the entries' positions and slots (and ``velocity``: velocities) in cell order, the last part
+        of ``build``."""
+        textures = {"pos_age": pos_age, "grid_items": self.binning.items, "grid_sorted": self.sorted}
+        if velocity:
+            textures.update(vel_life=vel_life, grid_velocity=self.velocity)
+        self.host.dispatch(GRID_ORDER.with_features(*(("velocity",) if velocity else ())), self.groups, textures,
+                           {"count": self.count})
 
     def read_overflow(self) -> int:
         """Particles (one each time) that had more than MAX_NEIGHBOURS within the radius since the reset."""
