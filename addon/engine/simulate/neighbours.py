@@ -54,9 +54,9 @@ from ..settings.settings import SettingsError
 MAX_NEIGHBOURS = 64  # neighbours one particle visits at most (a dense clump is bounded; the rest is overflow)
 # Cells a radius spans, by interaction: cells of edge radius / reach, (2 reach + 1)^3 of them around a particle,
 # their rows trimmed to the radius.  Smaller cells fit the sphere better (fewer candidates loaded) at the cost of
-# more rows (two offsets loaded each): worth it for fluids and flocks (some 26 neighbours: 82 candidates a
-# particle on the bench's lattice at reach 2, 162 at 1), not for grains (some 6: 39 candidates at reach 1, 22 at
-# 2, but 25 rows for 9).
+# more rows (two offsets loaded each): worth it for fluids and flocks (26 neighbours on the bench's lattice: 76
+# candidates and 20 ranges a particle at reach 2, 149 and 7.7 at 1), not for grains (6 neighbours: 43 and 8.4 at
+# reach 1, 23 and 21.6 at 2).  bench/neighbour_candidates.py counts them.
 REACH = {"GRANULAR": 1, "FLUID": 2, "FLOCKING": 2}
 GRID_TABLE_MIN = 1 << 12
 GRID_TABLE_MAX = 1 << 22  # three 8-bit digit passes of the counting sort
