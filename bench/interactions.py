@@ -122,7 +122,7 @@ def grid_case(host, case: Case, count: int, repeats: int) -> dict:
     sort = timed_ms(host, grid.binning.items, grid.sort, repeats)
     order = timed_ms(host, grid.sorted, lambda: grid.order(system.pos_age, system.vel_life, False), repeats)
     velocities = timed_ms(host, grid.velocity, lambda: grid.order(system.pos_age, system.vel_life), repeats)
-    gather = timed_ms(host, listing, lambda: grid.list_into(system.pos_age, system.vel_life, listing, 1), repeats)
+    gather = timed_ms(host, listing, lambda: grid.list_into(listing, 1), repeats)
     found = host.read(listing).ravel()[:count]
     return {"ms": build, "grid_ms": build, "keys_ms": keys, "sort_ms": sort, "order_ms": order,
             "order_velocity_ms": velocities, "gather_ms": gather,

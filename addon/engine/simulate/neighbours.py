@@ -107,10 +107,9 @@ GRID_ORDER = Kernel(
 # Lab kernel (tests and the grid benchmark): each particle's neighbours in visiting order, or only their number.
 NEIGHBOUR_LIST = Kernel(
     "neighbour_list",
-    images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), *GRID_IMAGES,
-            Image("neighbour_list", "R32UI", "WRITE")),
+    images=(*GRID_IMAGES, Image("neighbour_list", "R32UI", "WRITE")),
     constants=(Constant("INT", "count"), Constant("INT", "list_columns"), *GRID_CONSTANTS),
-    includes=(*GRID_INCLUDES, "particle_alive.glsl"),
+    includes=GRID_INCLUDES,
     defines=GRID_DEFINES,
 )
 GRID_KERNELS = (GRID_KEYS, GRID_ORDER, NEIGHBOUR_LIST)
@@ -203,16 +202,16 @@ class NeighbourGrid:
         """Particles (one each time) that had more than MAX_NEIGHBOURS within the radius since the reset."""
         return int(self.host.read(self.overflow)[0, 0])
 
-    def neighbour_lists(self, pos_age, vel_life, columns: int = MAX_NEIGHBOURS + 1):
+    def neighbour_lists(self, columns: int = MAX_NEIGHBOURS + 1):
         """Each slot's neighbour count then slots in visiting order, ``columns`` words a slot ((count, columns)
-        uint32; 1: the counts alone): the lab's view of the gather, for the tests and the benchmark."""
+        uint32; 1: the counts alone), of the grid as last built: the lab's view of the gather, for the tests and
+        the benchmark."""
         size = linear_size(self.count * columns, self.host.max_texture_size)
         listing = self.host.texture("neighbour_list", *size, "R32UI")
-        self.list_into(pos_age, vel_life, listing, columns)
+        self.list_into(listing, columns)
         return self.host.read(listing).ravel()[: self.count * columns].reshape(self.count, columns)
 
-    def list_into(self, pos_age, vel_life, listing, columns: int) -> None:
+    def list_into(self, listing, columns: int) -> None:
         """The neighbour_list dispatch into ``listing`` (an R32UI image of count x columns words)."""
-        self.host.dispatch(NEIGHBOUR_LIST, self.groups,
-                           {"pos_age": pos_age, "vel_life": vel_life, **self.textures, "neighbour_list": listing},
+        self.host.dispatch(NEIGHBOUR_LIST, self.groups, {**self.textures, "neighbour_list": listing},
                            {"count": self.count, "list_columns": columns, **self.constants})

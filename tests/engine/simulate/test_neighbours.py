@@ -35,7 +35,7 @@ def gpu_lists(host, positions, radius, alive=None, reach=1):
     pos_tex, vel_tex, pos_age, vel_life, width, rows = state(host, positions, alive)
     grid = NeighbourGrid(host, len(positions), width, rows, reach)
     grid.build(pos_tex, vel_tex, radius)
-    lists = grid.neighbour_lists(pos_tex, vel_tex)
+    lists = grid.neighbour_lists()
     keys = host.read(grid.keys).ravel()[: len(positions)]
     return grid, lists, keys, pos_age, vel_life
 
