@@ -41,7 +41,7 @@ NeighbourWalk neighbours_of(int self, vec3 position)
 {
   precise vec3 scaled = position * grid_inverse_cell;
   vec3 size = abs(scaled);
-  float slack = (1.0 + max(size.x, max(size.y, size.z))) * (1.0 / 4096.0);
+  float slack = (1.0 + max(size.x, max(size.y, size.z))) * (1.0 / 65536.0); /* some 2^7 roundings of s */
   return NeighbourWalk(self, position, scaled, grid_cell(position), slack, int(grid_reach), 0, ivec2(0), 0u, 0, 0, 0,
                        0, false, -1);
 }
