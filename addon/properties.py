@@ -24,10 +24,12 @@ from . import families
 from .engine.settings.costs import Edit, cost_of
 from .engine.settings.settings import (
     EFFECT_FIELDS,
+    RENAMED_FIELDS,
     RENDER_FIELDS,
     Field,
     clamped,
     effect_settings,
+    migrated,
     render_settings,
 )
 
@@ -156,7 +158,7 @@ GPU_PARTICLES_PG_effect = type(
             "enabled": BoolProperty(name="Enabled", default=True, description="Simulate, draw and bake this effect",
                                     update=_settings_changed),
             "ramp_texture": PointerProperty(type=bpy.types.Texture, name="Color Ramp",
-                                            description="A texture whose color ramp gives the color over life (replaces start and end)"),
+                                            description="A texture whose color ramp gives the color over life, or over speed with Color by Speed (replaces start and end)"),
             **_annotations(EFFECT_FIELDS),
             # The parent of a spawned effect, by reference (families.py); spawn_from reads it as names.
             "spawn_from": StringProperty(
@@ -257,6 +259,22 @@ def _fix_loaded_ranges(*args) -> None:
             fix_simulation_range(scene)
 
 
+@bpy.app.handlers.persistent
+def _migrate_loaded_settings(*args) -> None:
+    """Effects of a file saved before settings.RENAMED_FIELDS keep simulating as saved: an old setting's stored
+    value (an ID property no panel shows any more) goes to its new name as ``settings.migrated`` says, and is
+    removed.  Linked objects are read-only here: their files migrate when opened themselves."""
+    for obj in bpy.data.objects:
+        for effect in obj.gpu_particles.effects if obj.library is None else ():
+            stored = {old: effect[old] for old in RENAMED_FIELDS if old in effect}
+            if not stored:
+                continue
+            for name, value in migrated({"interaction": effect.interaction, **stored}).items():
+                setattr(effect, name, value)
+            for old in stored:
+                del effect[old]
+
+
 def effect_settings_of(effect):
     """Validated engine settings of an effect, numbers past their bounds clamped (``effect_clamps`` says which;
     raises SettingsError with the reason for what no clamp mends)."""
@@ -344,4 +362,5 @@ register, unregister = register_factory(CLASSES, ((bpy.types.Object, "gpu_partic
                                                    GPU_PARTICLES_PG_collider),
                                                   (bpy.types.Scene, "gpu_particles", GPU_PARTICLES_PG_scene)),
                                         ((bpy.app.handlers.load_post, _fix_loaded_ranges),
+                                         (bpy.app.handlers.load_post, _migrate_loaded_settings),
                                          (bpy.app.handlers.load_post, families.link_loaded)))

@@ -2,12 +2,15 @@
 
 It changes nothing: every call goes to :class:`~addon.hosts.blender.BlenderHost`
 as it is.  The viewport test counts a draw's GPU waits with it, the benchmark
-a draw's dispatches, draws and readbacks.
+a draw's dispatches, draws and readbacks.  ``timed_passes`` times a host's passes one by one instead (the export
+suite's profiles).
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
+from contextlib import contextmanager
 
 from addon.hosts.blender import BlenderHost
 
@@ -46,3 +49,31 @@ class CountingHost(BlenderHost):
     def texture(self, name, width, height, format, data=None):
         self.calls["upload" if data is not None else "texture"] += 1
         return super().texture(name, width, height, format, data)
+
+
+@contextmanager
+def timed_passes(host):
+    """Inside: the GPU waited for after every clear and dispatch (a fence, hosts/gl_readback.py, where the host
+    has one; llvmpipe runs each before it returns) and each read; yields a Counter of ms by kernel name, "clear" and
+    "read", where a frame's GPU time goes.  The waits cost a little each: for a profile, not for timings."""
+    spent = Counter()
+
+    def timed(name, label):
+        real = getattr(host, name)
+
+        def call(*args, **kwargs):
+            started = time.perf_counter()
+            result = real(*args, **kwargs)
+            host.sleep_until_idle()
+            spent[label(args)] += (time.perf_counter() - started) * 1e3
+            return result
+        return call
+
+    for name, label in (("dispatch", lambda args: args[0].name), ("clear", lambda args: "clear"),
+                        ("read", lambda args: "read"), ("read_rows", lambda args: "read")):
+        setattr(host, name, timed(name, label))
+    try:
+        yield spent
+    finally:
+        for name in ("dispatch", "clear", "read", "read_rows"):
+            delattr(host, name)

@@ -9,7 +9,7 @@ with the Render Layers of a helper scene.  A frame's time is the interval betwee
 consecutive ``render_post`` handlers (the median over the frames after the first, which carries the shader
 compiles and the preroll).
 
-    .venv/bin/python bench/final_render.py               # workbench-1080p-1M and shadows-1080p-1M, 24 frames
+    .venv/bin/python bench/final_render.py               # workbench-1080p-1M and shadows-1080p-1M, 3 rounds of 8 frames
     .venv/bin/python bench/final_render.py --quick       # a tiny version (240x135, 20K particles, 4 frames)
     .venv/bin/python bench/final_render.py --quick --size 1920x1080   # the compositor's full-size cost, 20K
 """
@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,9 +38,9 @@ ALPHA_MODES = ("PREMUL", "STRAIGHT", "CHANNEL_PACKED", "NONE")  # the layer's im
 QUICK = dict(width=240, height=135, count=20_000)
 
 
-def frame_ms(scene) -> tuple[float, float]:
-    """Median ms per frame of one Render Animation of ``scene`` (the first frame apart), and the median ms of
-    its ``render_pre`` handlers (where the add-on renders the particle layer)."""
+def frame_times_ms(scene) -> tuple[list[float], list[float]]:
+    """ms of each frame of one Render Animation of ``scene`` (the first frame apart), and of its ``render_pre``
+    handlers (where the add-on renders the particle layer)."""
     import bpy
 
     ends, pre_starts, pre_ms = [], [], []
@@ -63,7 +64,7 @@ def frame_ms(scene) -> tuple[float, float]:
         handlers.render_post.remove(on_post)
         handlers.render_pre.remove(on_pre_start)
         handlers.render_pre.remove(on_pre_end)
-    return statistics.median((b - a) * 1e3 for a, b in zip(ends, ends[1:])), statistics.median(pre_ms[1:])
+    return [(b - a) * 1e3 for a, b in zip(ends, ends[1:])], pre_ms[1:]
 
 
 class StageTimes:
@@ -125,6 +126,35 @@ def one_image_tree(scene, image):
     return tree
 
 
+def color_over_tree(scene):
+    """Render Layers under an Alpha Over of a constant color: the node's own full-size cost, no second image."""
+    tree = passthrough_tree(scene)
+    render, output = tree.nodes["Render Layers"], tree.nodes["Group Output"]
+    over = tree.nodes.new("CompositorNodeAlphaOver")
+    over.inputs["Foreground"].default_value = (0.25, 0.25, 0.25, 0.25)
+    tree.links.new(render.outputs["Image"], over.inputs["Background"])
+    tree.links.new(over.outputs["Image"], output.inputs[0])
+    return tree
+
+
+def z_combine_tree(scene, image):
+    """Render Layers and one full-size image met by a Z Combine (a node with a fixed shader, no pixel node the
+    compositor compiles from the tree), the image's depth a constant: that route's floor."""
+    tree = passthrough_tree(scene)
+    render, output = tree.nodes["Render Layers"], tree.nodes["Group Output"]
+    light = tree.nodes.new("CompositorNodeImage")
+    light.image = image
+    combine = tree.nodes.new("CompositorNodeZcombine")
+    combine.inputs["Depth B"].default_value = 5.0
+    combine.inputs["Use Alpha"].default_value = True
+    combine.inputs["Anti-Alias"].default_value = False
+    tree.links.new(render.outputs["Image"], combine.inputs["A"])
+    tree.links.new(render.outputs["Depth"], combine.inputs["Depth A"])
+    tree.links.new(light.outputs["Image"], combine.inputs["B"])
+    tree.links.new(combine.outputs["Result"], output.inputs[0])
+    return tree
+
+
 def helper_scene_tree(scene):
     """The least the helper-scene route costs: Render Layers, the Render Layers of a helper scene whose engine
     fills full-size light and depth passes every frame (``helper_handed``), and an Alpha Over."""
@@ -165,6 +195,28 @@ def refilled_each_frame(image):
     def refill(*_):
         image.pixels.foreach_set(pixels)
     return refill
+
+
+def rewrite_ms(folder: Path, width: int, height: int) -> float:
+    """Median ms to open each frame in ``folder`` again with Blender's image API, lay a constant full-size
+    premultiplied layer over it in numpy and save it in place: the floor of a route around the compositor (done
+    after the render: Blender 5.2 crashes loading an image in a render_write handler during Render Animation)."""
+    import bpy
+    import numpy as np
+
+    layer = np.full(width * height * 4, 0.25, np.float32)
+    keep = 1.0 - layer[3::4].repeat(4)
+    times = []
+    for path in sorted(folder.iterdir()):
+        started = time.perf_counter()
+        image = bpy.data.images.load(str(path), check_existing=False)
+        pixels = np.empty(len(image.pixels), np.float32)
+        image.pixels.foreach_get(pixels)
+        image.pixels.foreach_set(layer + pixels * keep)
+        image.save()
+        bpy.data.images.remove(image)
+        times.append((time.perf_counter() - started) * 1e3)
+    return statistics.median(times)
 
 
 def sun_over_ground(scene) -> float:
@@ -209,19 +261,68 @@ def passthrough_tree(scene):
     return tree
 
 
+def routes(scene, width: int, height: int, ours) -> dict:
+    """Each configuration timed, by the name of its figure: a context manager that sets it up on ``scene`` and
+    puts the scene back (the effects are off in all but ``ms``; the trees are made once)."""
+    import bpy
+
+    image = bpy.data.images.new("One image", width, height, alpha=True, float_buffer=True)
+    image.colorspace_settings.name = "Non-Color"
+    trees = {"passthrough": passthrough_tree(scene), "color_over": color_over_tree(scene),
+             "one_image": one_image_tree(scene, image), "z_combine": z_combine_tree(scene, image),
+             "helper_scene": helper_scene_tree(scene)}
+    refill, hand_over = refilled_each_frame(image), helper_handed(scene, width, height)
+
+    @contextmanager
+    def configured(effects: bool = False, tree=None, handler=None, alpha_mode: str = "PREMUL",
+                   compositing: bool = True):
+        for obj in scene.objects:
+            for effect in obj.gpu_particles.effects:
+                effect.enabled = effects
+        scene.compositing_node_group = tree or ours
+        scene.render.use_compositing = compositing
+        image.alpha_mode = alpha_mode
+        if handler is not None:
+            bpy.app.handlers.render_pre.append(handler)
+        try:
+            yield
+        finally:
+            if handler is not None:
+                bpy.app.handlers.render_pre.remove(handler)
+            scene.compositing_node_group = ours
+            scene.render.use_compositing = True
+
+    table = {"ms": lambda: configured(effects=True), "disabled": configured,
+             "peer_ms": lambda: configured(compositing=False)}
+    table.update({name: (lambda name=name: configured(tree=trees[name]))
+                  for name in ("passthrough", "color_over", "z_combine")})
+    table.update({f"one_image_{mode}": (lambda mode=mode: configured(tree=trees["one_image"], handler=refill,
+                                                                       alpha_mode=mode)) for mode in ALPHA_MODES})
+    table["one_static_image"] = lambda: configured(tree=trees["one_image"])
+    table["helper_scene"] = lambda: configured(tree=trees["helper_scene"], handler=hand_over)
+    return table
+
+
 def measure(engine: str, width: int, height: int, count: int, frames: int, compositor: str | None = None,
-            shadows: bool = False) -> dict:
+            shadows: bool = False, rounds: int = 3) -> dict:
     """``ms`` with the effect and ``peer_ms`` without (the plain render: effects off and no compositing),
-    per rendered frame of ``frames`` + 1, on ``compositor`` (the device; Blender 5.2's default is GPU);
-    ``layer_ms``: the part of ``ms`` spent in ``render_pre`` (the particle layer, handed to the images); ``disabled_ms``: effects off, the add-on's nodes still passing the render
-    through; ``passthrough_ms``: effects off, a tree of Render Layers to the output alone; ``one_image_ms``: effects off,
-    that tree plus one full-size PREMUL image refilled every frame and an Alpha Over (the floor of any
-    compositing of a layer; ``one_image_ms_by_alpha_mode`` for each of Blender's alpha modes,
-    ``one_static_image_ms`` with the pixels never changed); ``helper_scene_ms``: effects off, the pass-through tree
-    plus the Render Layers of a helper scene handed full-size passes every frame and an Alpha Over (the floor of
-    the helper-scene route the add-on takes); ``draw_ms``, ``read_ms``, ``show_ms``, ``passes_ms``: the stages
-    (StageTimes); ``shadows``: the scene of sun_over_ground (``shadowed_fraction``: the pixels its shadow darkens),
-    every run of it the same (the peers render the ground and the sun too)."""
+    per rendered frame, on ``compositor`` (the device; Blender 5.2's default is GPU), each configuration rendered
+    ``rounds`` times in turn (one Render Animation of ``frames`` + 1 each; the median over every round's frames
+    after its first), so a drift of the machine's speed reaches every figure alike;
+    ``layer_ms``: the part of ``ms`` spent in ``render_pre`` (the particle layer, handed to the helper);
+    ``disabled_ms``: effects off, the add-on's nodes still passing the render through; ``passthrough_ms``: effects
+    off, a tree of Render Layers to the output alone; ``color_over_ms``: that tree with an Alpha Over of a constant
+    color (a pixel node, no second image); ``one_image_ms``: that tree plus one full-size PREMUL image refilled
+    every frame and an Alpha Over (the floor of any compositing of a layer; ``one_image_ms_by_alpha_mode`` for
+    each of Blender's alpha modes, ``one_static_image_ms`` with the pixels never changed); ``z_combine_ms``: the
+    static image met by a Z Combine instead (a node of a fixed shader, where Alpha Over is a pixel node the
+    compositor compiles from the tree); ``helper_scene_ms``: the pass-through tree plus the Render Layers of a
+    helper scene handed full-size passes every frame and an Alpha Over (the floor of the helper-scene route the
+    add-on takes); ``rewritten_ms``: the plain render plus opening each written frame again, laying a full-size
+    layer over it in numpy and saving it in place (rewrite_ms: the floor of a route around the compositor);
+    ``draw_ms``, ``read_ms``, ``show_ms``, ``passes_ms``: the stages (StageTimes); ``shadows``: the scene of
+    sun_over_ground (``shadowed_fraction``: the pixels its shadow darkens), every run of it the same (the peers
+    render the ground and the sun too)."""
     import bpy
     from bake_throughput import effect_scene
 
@@ -237,51 +338,39 @@ def measure(engine: str, width: int, height: int, count: int, frames: int, compo
         if compositor is not None:  # set before any render: switching devices between renders crashes Blender 5.2
             scene.render.compositor_device = compositor
         device = scene.render.compositor_device
-        with StageTimes() as stages:
-            with_effect, layer = frame_ms(scene)
-        for obj in scene.objects:
-            for effect in obj.gpu_particles.effects:
-                effect.enabled = False
-        disabled, _ = frame_ms(scene)  # our nodes still in the compositor, passing the render through
-        ours = scene.compositing_node_group
-        scene.compositing_node_group = passthrough_tree(scene)
-        passthrough, _ = frame_ms(scene)
-        image = bpy.data.images.new("One image", width, height, alpha=True, float_buffer=True)
-        image.colorspace_settings.name = "Non-Color"
-        scene.compositing_node_group = one_image_tree(scene, image)
-        one_image = {}  # by the image's alpha mode: what Blender does to the pixels on their way in
-        refill = refilled_each_frame(image)
-        bpy.app.handlers.render_pre.append(refill)
-        for mode in ALPHA_MODES:
-            image.alpha_mode = mode
-            one_image[mode], _ = frame_ms(scene)
-        bpy.app.handlers.render_pre.remove(refill)
-        one_static_image, _ = frame_ms(scene)  # the same tree, the pixels left alone: the nodes without the refill
-        scene.compositing_node_group = helper_scene_tree(scene)
-        hand_over = helper_handed(scene, width, height)
-        bpy.app.handlers.render_pre.append(hand_over)
-        helper_scene, _ = frame_ms(scene)
-        bpy.app.handlers.render_pre.remove(hand_over)
-        scene.compositing_node_group = ours
-        scene.render.use_compositing = False
-        without, _ = frame_ms(scene)  # the plain render: nothing of ours runs
+        frame_times_ms(scene)  # a warm-up with the effect: compiles, and the add-on's passes (Depth) switched on
+        table = routes(scene, width, height, scene.compositing_node_group)
+        times = {name: [] for name in table}
+        layers = []
+        stages = StageTimes()  # timing the layer's stages in the runs with the effect only
+        for _ in range(rounds):
+            for name, configured in table.items():
+                with configured(), (stages if name == "ms" else nullcontext()):
+                    frame_times, layer_times = frame_times_ms(scene)
+                times[name] += frame_times
+                if name == "ms":
+                    layers += layer_times
+        median = {name: round(statistics.median(values), 1) for name, values in times.items()}
+        rewritten = median["peer_ms"] + rewrite_ms(out_dir / "render", width, height)
         addon.unregister()
         bpy.ops.wm.read_factory_settings(use_empty=True)
     finally:
         shutil.rmtree(out_dir, ignore_errors=True)
-    return {"ms": round(with_effect, 1), "peer_ms": round(without, 1), "added_ms": round(with_effect - without, 1),
-            "layer_ms": round(layer, 1), **stages.medians(), "disabled_ms": round(disabled, 1),
-            "passthrough_ms": round(passthrough, 1), "one_image_ms": round(one_image["PREMUL"], 1),
-            "one_image_ms_by_alpha_mode": {mode: round(ms, 1) for mode, ms in one_image.items()},
-            "one_static_image_ms": round(one_static_image, 1), "helper_scene_ms": round(helper_scene, 1),
-            "compositor": device, **shadowed,
-            "frames": frames, "width": width, "height": height, "count": count}
+    by_mode = {mode: median.pop(f"one_image_{mode}") for mode in ALPHA_MODES}
+    return {"ms": median.pop("ms"), "peer_ms": median["peer_ms"],
+            "added_ms": round(statistics.median(times["ms"]) - statistics.median(times["peer_ms"]), 1),
+            "layer_ms": round(statistics.median(layers), 1), **stages.medians(),
+            **{f"{name}_ms": value for name, value in median.items() if name not in ("peer_ms",)},
+            "one_image_ms": by_mode["PREMUL"], "one_image_ms_by_alpha_mode": by_mode,
+            "rewritten_ms": round(rewritten, 1), "compositor": device, **shadowed,
+            "frames": frames, "rounds": rounds, "width": width, "height": height, "count": count}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--case", action="append", choices=sorted(CASES), help="default: all")
-    parser.add_argument("--frames", type=int, default=24, help="frames measured after the first")
+    parser.add_argument("--frames", type=int, default=8, help="frames measured after the first, a round")
+    parser.add_argument("--rounds", type=int, default=3, help="times every configuration is rendered, in turn")
     parser.add_argument("--quick", action="store_true", help=f"a tiny version: {QUICK}, 4 frames")
     parser.add_argument("--size", help="WxH instead of the case's (e.g. 1920x1080 with --quick's count)")
     parser.add_argument("--count", type=int, help="particles instead of the case's")
@@ -304,7 +393,8 @@ def main() -> None:
         if args.compositor:
             name += f"-{args.compositor.lower()}-compositor"
         rows.append({"case": name,
-                     **measure(frames=4 if args.quick else args.frames, compositor=args.compositor, **settings)})
+                     **measure(frames=4 if args.quick else args.frames, compositor=args.compositor,
+                                      rounds=1 if args.quick else args.rounds, **settings)})
         print(rows[-1], flush=True)
     records.write("final-render", device, rows, results=args.out)
 

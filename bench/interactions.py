@@ -63,7 +63,7 @@ CASES: list[Case] = [
     # some 330 birds in each one's view, beyond MAX_NEIGHBOURS: the flock takes the fluid's 4), at the spacing
     # grains and fluid rest at (2 x size, jittered: 2.02).
     Case("fluid-1M", 1_000_000, {"interaction": "FLUID", "interaction_radius": 4 * GRAIN, "size": GRAIN,
-                                 "fluid_iterations": 4}),
+                                 "iterations": 4}),
     Case("flocking-1M", 1_000_000, {"interaction": "FLOCKING", "interaction_radius": 4 * GRAIN, "size": GRAIN,
                                     "gravity": (0.0, 0.0, 0.0)}),
     Case("fluid-vs-blender", 100_000, {"interaction": "FLUID"}, "peer"),

@@ -1,7 +1,7 @@
 """The particle layer's depth (``addon/engine/draw/particle_depth.py``) on its own: GPU time of one frame's
 ``clear`` + ``add`` for the footprints the render integration marks, through moderngl with GL timer queries.
 
-Suite ``particle-depth``, cases ``<distribution>-<footprint>`` (the splat benchmark's distributions,
+Suite ``particle-depth``, cases ``<distribution>[-stretched]-<footprint>`` (the splat benchmark's distributions,
 ``bench/cases.py``; its footprint cameras, ``bench/footprint_bench.footprint_cameras``), field ``ms``.
 It runs unchanged against an older checkout of the add-on (``--root``), so a kernel change gets its A/B in
 one run on one machine::
@@ -12,6 +12,7 @@ one run on one machine::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -49,10 +50,13 @@ def main(argv=None) -> int:
     gl_timing.log(f"GL: {host.device}; addon from {args.root}; {n} particles at {width}x{height}")
     rng = np.random.default_rng(20261126)
     records, start = [], time.perf_counter()
-    for case in ("normal", "clumpy"):
+    for case, kind in (("normal", ""), ("clumpy", ""), ("normal", "stretched")):
         xyz = cases.positions(case, n, width, height, rng)
         pos_age, vel_life = cases.state(xyz, rng)
-        system = ParticleSystem(host, cases.settings(n))
+        settings = cases.settings(n)
+        if kind:  # additive quads reaching back to their tails (the QUAD reach)
+            settings = dataclasses.replace(settings, particle_type="STRETCHED", stretch=0.02)
+        system = ParticleSystem(host, settings)
         system.write_state(pos_age, vel_life)
         compositor = Compositor(FrameResources(host, width, height), cases.render(1.0))
         depth = ParticleDepth(host, width, height)
@@ -62,7 +66,7 @@ def main(argv=None) -> int:
                 depth.add(system, camera, world_to_view, look)
 
             ms = timer.together(depth.clear, add)
-            label = f"{case}-{name}{'-' + args.label if args.label else ''}"
+            label = f"{case}{'-' + kind if kind else ''}-{name}{'-' + args.label if args.label else ''}"
             gl_timing.log(f"{label}: {ms:.3f} ms")
             records.append({"suite": "particle-depth", "case": label, "n": n, "width": width, "height": height,
                             "device": host.device, "date": common.today(), "ms": ms, "clock": clock,

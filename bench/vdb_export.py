@@ -2,12 +2,14 @@
 ``vdb-smoke``; issue 47).
 
 Ours: per frame, the effect's grids at a 256-voxel longest side (the voxel edge from the live particles' bounds)
-made on the GPU and read back sparse (light/volume_grids.py), then on writer threads (as a bake writes them)
-copied into openvdb grids and written (output/volumes.py).  ``fps``: frames over the wall clock from the first
+made on the GPU and read back sparse (light/volume_grids.py), then on writer threads (as many as a bake has)
+encoded and written by numpy (output/volumes.py, output/vdb_file.py).  ``fps``: frames over the wall clock from the first
 frame's grids to the last file on disk, the simulation step excluded (``simulate_ms``: its cost per frame,
 apart).  Where the time goes, ms a frame: ``grid_ms`` (GPU passes, until the leaf count is read back: the
-GPU's work included), ``readback_ms`` (the active leaves), ``encode_ms`` (copyFromArray into openvdb's trees,
-on a writer), ``disk_ms`` (openvdb.write and the header stamp, on a writer); ``leaves`` and ``active_voxels``
+GPU's work included; ``bounds_ms`` of it the bounds pass and its 6 texels read back), ``readback_ms`` (the active leaves), ``encode_ms`` (the file's bytes from the leaves:
+topology, masks, halves, the header's UUID; on a writer), ``disk_ms`` (writing them, on a writer); ``passes_ms``: the
+last frame's grids made again with the GPU waited for after every pass (bench/counting.timed_passes), ms by kernel,
+clears and reads; ``leaves`` and ``active_voxels``
 of the last frame.
 
 Blender's way (``peer_ms_per_frame``): the same live points (positions and radii at that frame) set on a
@@ -20,6 +22,7 @@ bake.  Its density grid is its own (a uniform density inside each sphere), not o
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 import time
@@ -32,9 +35,10 @@ import numpy as np
 from addon.engine.light.volume_grids import LEAF, VolumeGrids, place
 from addon.engine.look.look import look_table
 from addon.engine.reference.light.shadow_volume import particles
-from addon.output import volumes
+from addon.output import vdb_file, volumes
 from addon.scene.renderer import SceneRenderer
 from bench.bake_throughput import effect_scene
+from bench.counting import timed_passes
 
 PRESET = "smoke"
 LONGEST_SIDE = 256
@@ -54,14 +58,14 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
     look = renderer.resources.look_texture(system)
     table = look_table(system.settings, system.ramp)
     grids = VolumeGrids(renderer.host)
-    stages = {name: [] for name in ("simulate_ms", "grid_ms", "readback_ms", "encode_ms", "disk_ms")}
+    stages = {name: [] for name in ("simulate_ms", "grid_ms", "bounds_ms", "readback_ms", "encode_ms", "disk_ms")}
 
     def write(path, effect):
         started = time.perf_counter()
-        made = volumes.vdb_grids([effect])
+        parts = volumes.encode([effect])
+        effect.leaves.give_back()  # as volumes.write does
         encoded = time.perf_counter()
-        volumes.openvdb().write(str(path), made)
-        volumes.settle_uuid(path)
+        vdb_file.write(path, parts)
         stages["encode_ms"].append((encoded - started) * 1e3)
         stages["disk_ms"].append((time.perf_counter() - encoded) * 1e3)
 
@@ -77,6 +81,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             points.append((centers + system.origin, radii))
             begun = time.perf_counter()
             bounds = grids.bounds(system, look)
+            stages["bounds_ms"].append((time.perf_counter() - begun) * 1e3)
             placement = place(*bounds, _voxel(bounds), renderer.host.max_texture_3d_size)
             grids.build(system, look, placement)
             renderer.host.read(grids.leaf_count)
@@ -85,7 +90,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             read = time.perf_counter()
             stages["grid_ms"].append((built - begun) * 1e3)
             stages["readback_ms"].append((read - built) * 1e3)
-            last = (placement, leaves)
+            last = placement
             futures.append(pool.submit(write, folder / f"f_{frame:04d}.vdb",
                                        volumes.EffectVolume(PRESET, leaves, placement, placement.voxel)))
             wall += read - begun
@@ -93,8 +98,12 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
         for future in futures:
             future.result()
         wall += time.perf_counter() - drained
-    placement, leaves = last
+    placement = last
+    with timed_passes(renderer.host) as passes:  # the last frame again, every pass waited for: where grid_ms goes
+        grids.build(system, look, placement)
+        leaves = grids.read()
     return {"fps": len(frames) / wall, "ms_per_frame": wall * 1e3 / len(frames),
+            "passes_ms": {name: round(ms, 2) for name, ms in passes.items()},
             **{name: statistics.median(values) for name, values in stages.items()},
             "voxel": placement.voxel, "grid": "x".join(map(str, placement.shape)), "leaves": len(leaves.origins),
             "active_voxels": int(np.count_nonzero(leaves.grids["density"])), "workers": workers}
@@ -148,8 +157,11 @@ def peer(scene, points: list, voxel: float, folder: Path) -> dict:
             "peer_frames": len(times)}
 
 
-def vdb_smoke(quick: bool, frames: int, peer_frames: int, count: int | None = None, workers: int = 8) -> dict:
-    """The ``vdb-smoke`` case: ours over ``frames`` frames, Blender's way over ``peer_frames`` of them."""
+def vdb_smoke(quick: bool, frames: int, peer_frames: int, count: int | None = None, workers: int | None = None
+              ) -> dict:
+    """The ``vdb-smoke`` case: ours over ``frames`` frames, Blender's way over ``peer_frames`` of them; ``workers``
+    writer threads, by default as many as a bake has (frame_writer.FrameWriter: one a core)."""
+    workers = workers or os.process_cpu_count() or 1
     from addon.engine.settings.presets import load_preset
 
     count = count or load_preset(PRESET).effect.count // (100 if quick else 1)

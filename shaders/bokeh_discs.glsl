@@ -29,7 +29,7 @@ void main()
     screen_path(particle.position, particle.velocity, window.xy, target_extent, start, end);
     if (is_finite(vec3(start, 0.0)) && is_finite(vec3(end, 0.0))) {
       float half_path = 0.5 * length(end - start);
-      vec4 look_now = look_at(particle.age / particle.life);
+      vec4 look_now = particle_look(particle, particle.age / particle.life);
       float coverage = pixel_coverage(particle_radius_px(slot, look_now, pixel_scale, clip.w));
       /* Area under the rim's ramp: pi (r^2 + 1/12) for the disc, 2 r per pixel of path. */
       float area = 3.14159265 * (radius * radius + 1.0 / 12.0) + 4.0 * radius * half_path;

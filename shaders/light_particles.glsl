@@ -12,8 +12,8 @@
 
 const vec3 LUMINANCE = vec3(0.2126, 0.7152, 0.0722); /* Rec. 709 */
 
-/* albedo x (ambient + sum of E / pi x phase x transmittance), at life
- * fraction t, for a particle of world radius ``radius``; ``toward``: the lights'
+/* albedo x (ambient + sum of E / pi x phase x transmittance), the albedo at
+ * t (color_t: the life fraction, or by speed), for a particle of world radius ``radius``; ``toward``: the lights'
  * directions toward them weighted by their luminance in the sum (in world space),
  * ``weight``: the sum's luminance. */
 vec3 scattered_radiance(vec3 world, float t, float radius, out vec3 toward, out float weight)
@@ -54,7 +54,8 @@ void main()
   float weight = 0.0;
   if (fetch_particle(index, particle)) {
     float t = div_rn(particle.age, particle.life);
-    radiance = scattered_radiance(particle.position, t, particle_world_radius(index, look_at(t)), toward, weight);
+    radiance = scattered_radiance(particle.position, color_t(particle, t), particle_world_radius(index, look_at(t)),
+                                  toward, weight);
   }
   imageStore(particle_light, particle_texel(index, width), vec4(radiance, 0.0));
 #ifdef LIGHT_DIRECTION

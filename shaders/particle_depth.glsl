@@ -15,13 +15,30 @@
 
 /* The reach of a particle of `reach_kind` (particle_depth.py: REACH_POINT, REACH_SPRITE, REACH_TEXTURED: a
  * textured sprite's square reaches sqrt(2) times its radius, sprite_sheets.py; REACH_QUAD: an additive quad
- * as far as its filter's tail reaches, quad_reach_px); with DEPTH_OF_FIELD a sprite's radius is widened by its circle of confusion as
- * raster_quads.glsl and sprite_footprint.glsl draw it. */
+ * as far as its filter's tail reaches, quad_reach_px, and back to its stretched tail); with DEPTH_OF_FIELD a
+ * sprite's radius is widened by its circle of confusion as raster_quads.glsl and sprite_footprint.glsl draw it. */
+/* How far a stretched quad reaches back from its head: to where it was stretch_seconds ago, as quad_frame.glsl
+ * draws it (0 for other particle types: stretch_seconds is 0). */
+vec2 stretch_px(vec3 position, vec3 velocity, vec2 here, vec2 size)
+{
+  precise vec3 tail = position - velocity * stretch_seconds;
+  vec4 tail_clip = transform_point(view_proj, tail);
+  if (!(tail_clip.w > 0.0) || !is_finite(velocity)) {
+    return vec2(0.0);
+  }
+  precise vec2 motion = here - screen_of(tail_clip, size);
+  return motion;
+}
+
 Reach particle_reach(int index, vec3 position, vec3 velocity, vec4 clip, vec4 look_now)
 {
   vec2 size = vec2(target_size);
+  vec2 here = window_coordinates(clip, target_size).xy;
   vec2 start, end;
-  screen_path(position, velocity, window_coordinates(clip, target_size).xy, size, start, end);
+  screen_path(position, velocity, here, size, start, end);
+  if (reach_kind == REACH_QUAD) {
+    start -= stretch_px(position, velocity, here, size);
+  }
   if (reach_kind != REACH_POINT) {
     float square = reach_kind == REACH_TEXTURED ? sqrt(2.0) : 1.0;
     float radius = particle_radius_px(index, look_now, pixel_scale, clip.w);
@@ -54,7 +71,7 @@ void main()
   precise float depth = 0.0;
   if (read_particle(slot, index, particle)) {
     vec4 clip = transform_point(view_proj, particle.position);
-    vec4 look_now = look_at(div_rn(particle.age, particle.life));
+    vec4 look_now = particle_look(particle, div_rn(particle.age, particle.life));
     if (in_depth_range(clip) && particle_shows(index, look_now)) {
       reach = particle_reach(index, particle.position, particle.velocity, clip, look_now);
       depth = max(dot(view_axis, particle.position) + view_offset, 0.0);

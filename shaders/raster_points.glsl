@@ -14,7 +14,7 @@ void main()
   float life = particle.life;
   vec4 clip = view_proj * vec4(particle.position, 1.0);
   if (clip.w > 0.0) {
-    vec4 look_now = look_at(particle.age / life);
+    vec4 look_now = particle_look(particle, particle.age / life);
     float radius_px = particle_radius_px(gl_VertexID, look_now, pixel_scale, clip.w);
     v_color = particle_color(gl_VertexID, look_now, pixel_coverage(radius_px));
     gl_Position = clip;

@@ -1,7 +1,8 @@
 /* The parent's color each birth of this substep inherits (events.py, spawn_inherit_color > 0): run after
  * spawn_events.glsl over the parent's slots, before the cursor moves, it visits the same child slots and writes
  * each its tint (particle_look.glsl): rgb the parent's color at the event, its look table at t = age / life
- * (a parent that died this step: t = 1, the end of its life), a the fraction spawn_inherit_color. */
+ * (a parent that died this step: t = 1, the end of its life; with the parent's color by speed,
+ * parent_color_per_speed > 0: its speed over color_speed, as color_t), a the fraction spawn_inherit_color. */
 
 void main()
 {
@@ -11,9 +12,13 @@ void main()
     return;
   }
   float t = 1.0;
+  Particle particle = load_particle(texel);
   if (imageLoad(event_position, texel).w < 0.0) { /* alive: an impact or a rate mark */
-    Particle particle = load_particle(texel);
     t = div_rn(particle.age, particle.life);
+  }
+  if (parent_color_per_speed > 0.0) {
+    precise float by_speed = length_rn(particle.velocity) * parent_color_per_speed;
+    t = by_speed;
   }
   /* look_at() of look.glsl over the parent's table, in its arithmetic */
   int last = textureSize(parent_look, 0).x - 1;

@@ -29,7 +29,7 @@ void main()
   }
 #endif
 
-  vec4 look_now = look_at(div_rn(particle.age, particle.life));
+  vec4 look_now = particle_look(particle, div_rn(particle.age, particle.life));
   float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
   vec3 color = particle_color(index, look_now, pixel_coverage(radius_px));
   uvec3 q = quantize_color(color, quantize_scale);

@@ -25,7 +25,7 @@ void main()
   if (alive && clip.w > 0.0) {
     vec3 window = window_coordinates(clip, size);
     if (window.z >= 0.0 && window.z <= 1.0) {
-      vec4 look_now = look_at(particle.age / particle.life);
+      vec4 look_now = particle_look(particle, particle.age / particle.life);
       float radius_px = particle_radius_px(slot, look_now, pixel_scale, clip.w);
       /* Below one pixel the sprite stays one pixel and gets fainter. */
       float alpha = opacity * pixel_coverage(radius_px);

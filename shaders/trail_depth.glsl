@@ -13,7 +13,7 @@ void main()
     return;
   }
   int index = segment.index;
-  vec4 look_now = look_at(segment.particle.age / segment.particle.life);
+  vec4 look_now = particle_look(segment.particle, segment.particle.age / segment.particle.life);
   float t_a = float(segment.s) / trail_length;
   float t_b = float(segment.s + 1) / trail_length;
   vec3 tint = max(trail_tint_at(t_a), trail_tint_at(t_b));

@@ -40,7 +40,7 @@ void main()
     }
 #endif
     vec2 d = b.xy - a.xy;
-    vec4 look_now = look_at(particle.age / particle.life);
+    vec4 look_now = particle_look(particle, particle.age / particle.life);
     float t_a = float(segment.s) / trail_length;
     float t_b = float(segment.s + 1) / trail_length;
     float half_a = particle_radius_px(index, look_now, pixel_scale, segment.near_end.w) * trail_width *

@@ -61,7 +61,7 @@ void main()
   vec2 across = vec2(-along.y, along.x);
 
   float t = float(j) / trail_length;
-  vec4 look_now = look_at(particle.age / particle.life);
+  vec4 look_now = particle_look(particle, particle.age / particle.life);
   float half_px = particle_radius_px(index, look_now, pixel_scale, here.w) * trail_width *
                   mix(1.0, trail_width_end, t);
   float faint = min(half_px * 2.0, 1.0); /* thinner than a pixel: a pixel wide, fainter */

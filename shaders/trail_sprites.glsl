@@ -31,7 +31,7 @@ void main()
       vec3 middle = 0.5 * (a + b);
       if (middle.z >= 0.0 && middle.z <= 1.0) {
         float t = (float(segment) + 0.5) / trail_length;
-        vec4 look_now = look_at(particle.age / particle.life);
+        vec4 look_now = particle_look(particle, particle.age / particle.life);
         float distance = 0.5 * (near_end.w + far_end.w);
         float radius_px = particle_radius_px(index, look_now, pixel_scale, distance) *
                           trail_width * mix(1.0, trail_width_end, t);

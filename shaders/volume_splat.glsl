@@ -68,7 +68,7 @@ void main()
   lanes = vec4(extinction_scale * disc * DENSITY_SCALE, 0.0, 0.0, 0.0);
 #elif GRID == GRID_EMISSION
   Particle particle = load_particle(particle_texel(slot, imageSize(pos_age).x));
-  vec3 color = particle_color(slot, look_at(particle.age / particle.life), 1.0);
+  vec3 color = particle_color(slot, particle_look(particle, particle.age / particle.life), 1.0);
   lanes = vec4(color * disc * DENSITY_SCALE, 0.0);
 #else
   Particle particle = load_particle(particle_texel(slot, imageSize(pos_age).x));

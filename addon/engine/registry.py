@@ -26,6 +26,7 @@ from .draw import (
     trail_tiles,
 )
 from .light import light_pass, shadow_volume, surface_shadow, volume_grids
+from .look import point_records
 from .order import sorting, tile_lists
 from .primitives import compaction, scan
 from .seam.kernels import Kernel
@@ -74,6 +75,7 @@ DECLARED: tuple[Kernel, ...] = (
     *shadow_volume.SHADOW_KERNELS,
     light_pass.LIGHT_PARTICLES,
     *volume_grids.VOLUME_KERNELS,
+    *point_records.POINT_RECORD_KERNELS,
     surface_shadow.SURFACE_SHADOW,
 )
 # Every variant of each declared kernel: the combinations of the features it accepts (kernels.Feature), e.g. the

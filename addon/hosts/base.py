@@ -90,9 +90,19 @@ class Host:
     def read(self, texture: Texture) -> np.ndarray:
         raise NotImplementedError
 
-    def read_rows(self, texture: Texture, rows: int) -> np.ndarray:
-        """The first ``rows`` rows of a 2D ``texture`` (only they read back, where the host can)."""
-        return self.read(texture)[:rows]
+    def read_rows(self, texture: Texture, rows: int, buffer: ReadbackBuffer | None = None) -> np.ndarray:
+        """The first ``rows`` rows of a 2D ``texture`` (only they read back, where the host can), into ``buffer``
+        from :meth:`row_buffer` when given (reused memory: no allocation, no fresh pages to fault in)."""
+        array = self.read(texture)[:rows]
+        if buffer is None:
+            return array
+        into = buffer.array.reshape(-1)[:array.size].reshape(array.shape)
+        np.copyto(into, array)
+        return into
+
+    def row_buffer(self, texture: Texture) -> ReadbackBuffer:
+        """Host memory of the whole ``texture`` for :meth:`read_rows` to read into, made once and reused."""
+        return ReadbackBuffer(np.empty(texture.shape, DTYPES[texture.format]))
 
     def readback_buffer(self, texture: Texture) -> ReadbackBuffer:
         """Host memory that :meth:`read_into` fills with ``texture`` (made once, reused every frame)."""

@@ -29,7 +29,7 @@ from .base import (
     volume_layout,
 )
 from .blender_images import SpriteImages
-from .gl_flush import Flusher, gl_flush
+from .gl_flush import Flusher, gl_finish, gl_flush
 from .gl_readback import PixelPack, PixelPackBuffer
 
 _IMAGE_TYPES = {"RGBA32F": "FLOAT", "RGBA16F": "FLOAT", "R32F": "FLOAT", "R32UI": "UINT"}  # + _2D / _3D
@@ -193,6 +193,7 @@ class BlenderHost(Host):
         self._fence = self.texture("fence", 1, 1, "R32F")
         backend = self.gpu.platform.backend_type_get()
         self._flusher = Flusher(gl_flush(backend, self.device))
+        self._gl_finish = gl_finish(backend)
         self._pixel_pack = PixelPack.load(backend, self.device)
 
     def texture(self, name, width, height, format, data=None):
@@ -255,18 +256,26 @@ class BlenderHost(Host):
         array = np.frombuffer(texture.native.read(), dtype=DTYPES[texture.format])
         return array.reshape(texture.shape).copy()
 
-    def read_rows(self, texture, rows):
+    def read_rows(self, texture, rows, buffer=None):
         """Through a framebuffer, the rows alone (a packed list read back as far as it is filled)."""
         dtype, channels = DTYPES[texture.format], CHANNELS[texture.format]
         shape = (rows, texture.width, channels) if channels > 1 else (rows, texture.width)
         if rows == 0:
             return np.empty(shape, dtype)
-        native = self.gpu.types.Buffer("UINT" if dtype is np.uint32 else "FLOAT", int(np.prod(shape)))
+        native = (self.gpu.types.Buffer("UINT" if dtype is np.uint32 else "FLOAT", int(np.prod(shape)))
+                  if buffer is None else buffer.native)
         framebuffer = self.framebuffer(texture, None)
         with framebuffer.bind():
             framebuffer.read_color(0, 0, texture.width, rows, channels, 0,
                                    "UINT" if dtype is np.uint32 else "FLOAT", data=native)
-        return np.frombuffer(native, dtype).reshape(shape)
+        return np.frombuffer(native, dtype)[:int(np.prod(shape))].reshape(shape)
+
+    def row_buffer(self, texture):
+        """A ``gpu.types.Buffer`` of the whole texture that ``read_color`` fills in place (``read_into``,
+        ``read_rows``), viewed by numpy without a copy."""
+        kind = "UINT" if DTYPES[texture.format] is np.uint32 else "FLOAT"
+        native = self.gpu.types.Buffer(kind, int(np.prod(texture.shape)))
+        return ReadbackBuffer(np.frombuffer(native, DTYPES[texture.format]).reshape(texture.shape), native)
 
     def readback_buffer(self, texture):
         """A GL pixel-pack buffer that ``read_start`` fills without waiting (gl_readback.py), else a
@@ -276,9 +285,7 @@ class BlenderHost(Host):
                 return self._pixel_pack.buffer(texture.format, texture.shape, DTYPES[texture.format])
             except RuntimeError:  # the driver would not map one (no GL 4.4 buffer storage): Blender's read
                 self._pixel_pack = None
-        kind = "UINT" if DTYPES[texture.format] is np.uint32 else "FLOAT"
-        native = self.gpu.types.Buffer(kind, int(np.prod(texture.shape)))
-        return ReadbackBuffer(np.frombuffer(native, DTYPES[texture.format]).reshape(texture.shape), native)
+        return self.row_buffer(texture)
 
     @property
     def reads_without_waiting(self) -> bool:
@@ -401,7 +408,12 @@ class BlenderHost(Host):
         return self._batches[key]
 
     def finish(self):
-        self._fence.native.read()
+        """glFinish where Blender draws with OpenGL; elsewhere a texel read, which waits for the work queued
+        before it on backends that submit in order."""
+        if self._gl_finish is not None:
+            self._gl_finish()
+        else:
+            self._fence.native.read()
 
     def sleep_until_idle(self):
         if self._pixel_pack is not None:

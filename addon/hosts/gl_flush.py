@@ -1,4 +1,4 @@
-"""``glFlush`` for Blender's OpenGL backend, which its Python API does not offer.
+"""``glFlush`` (and ``glFinish``) for Blender's OpenGL backend, which its Python API does not offer.
 
 Without a flush the driver keeps the dispatches Python records queued until something waits on
 them (the frame's end), so the GPU idles while the CPU records the rest of the draw and only
@@ -31,6 +31,14 @@ def gl_flush(backend: str, renderer: str, platform: str = sys.platform) -> Calla
     way, just less overlapped)."""
     library = None if software(renderer) else gl_library(backend, platform)
     return gl_function(library, "glFlush", []) if library is not None else None
+
+
+def gl_finish(backend: str, platform: str = sys.platform) -> Callable[[], None] | None:
+    """The GL library's ``glFinish`` when Blender draws with OpenGL (any renderer), else None: it returns once
+    every command queued has run, compute included; reading back a texel waits only for what wrote that
+    texel (measured on NVIDIA, bench/interaction_peers.py's drain)."""
+    library = gl_library(backend, platform)
+    return gl_function(library, "glFinish", []) if library is not None else None
 
 
 class Flusher:

@@ -9,12 +9,11 @@ attributes per baked frame.
 
 from __future__ import annotations
 
-import functools
-
 import bpy
 import numpy as np
 
-from ..engine.look.look import look_at, look_table, sprite_draw, variation
+from ..engine.look.look import look_table, particle_look
+from ..engine.look.point_records import slot_draws
 from ..engine.seam.records import PARTICLE
 from ..scene.renderer import SceneRenderer
 
@@ -58,33 +57,14 @@ def particle_attributes(pos_age, vel_life, settings, ramp=None, first_id: int = 
     index = live_index(pos_age, vel_life)
     particle = PARTICLE.read_images(pos_age, vel_life)
     age, life = particle["age"][index], particle["life"][index]
-    slot = _slot_constants(settings, len(pos_age))
-    look = look_at(look_table(settings, ramp), age / life)
+    slot = slot_draws(settings, len(pos_age))
+    look = particle_look(look_table(settings, ramp), age / life, particle["velocity"][index], settings)
     colors = np.ones((len(index), 4), np.float32)
     np.multiply(look[:, :3], slot["brightness"][index, None], out=colors[:, :3])
     angle = slot["birth"][index] + slot["spin"][index] * age  # sprite_angle without the screen's alignment
     return {"position": particle["position"][index], "velocity": particle["velocity"][index],
             "radius": slot["size"][index] * look[:, 3], "color": colors, "age": age,
             "id": index.astype(np.int64) + first_id, "rotation": slot["axis"][index] * angle[:, None]}
-
-
-@functools.lru_cache(maxsize=8)
-def _slot_constants(settings, slots: int) -> dict[str, np.ndarray]:
-    """What each slot draws at random once (look.glsl's brightness and size, sprite_pose.glsl's angle at birth and
-    spin, a uniform axis to turn about), float32 per slot: the same every frame, so made once a bake."""
-    F = np.float32
-    index = np.arange(slots, dtype=np.uint32)
-    seed = settings.seed
-    z = F(2) * sprite_draw(index, seed, "AXIS_U") - F(1)
-    phi = F(2 * np.pi) * sprite_draw(index, seed, "AXIS_V")
-    ring = np.sqrt(np.maximum(F(1) - z * z, F(0)))
-    return {
-        "brightness": variation(index, settings.color_random, seed, "BRIGHTNESS") * F(settings.emission_strength),
-        "size": F(settings.size) * variation(index, settings.size_random, seed, "SIZE"),
-        "birth": F(settings.rotation) + F(settings.rotation_random) * (F(2) * sprite_draw(index, seed, "ANGLE") - F(1)),
-        "spin": F(settings.spin) * (F(1) - F(settings.spin_random) * sprite_draw(index, seed, "SPIN")),
-        "axis": np.stack([ring * np.cos(phi), ring * np.sin(phi), z], axis=1).astype(F),
-    }
 
 
 def live_points(system) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -17,19 +17,25 @@ One vertex per live particle, little-endian float32 properties:
 its slot plus the slots of the effects before it: Blender reads every PLY
 property as float32, which holds integers exactly only up to 2^24).
 No particle alive: a valid file of zero vertices.
+
+Each frame's body is built on the GPU (engine/look/point_records.py says why): ``capture`` packs every system's
+live particles' records and reads them back, ``write`` puts the header before them.  ``ply_records`` makes the
+same records with numpy from the state (the reference the tests hold the GPU's bytes to).
 """
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 
 import numpy as np
 
-from .export import scene_particles, system_states
+from ..engine.look.point_records import Body, PointRecords
 
 PLY_NAMES = ("x", "y", "z", "vx", "vy", "vz", "radius", "color_r", "color_g", "color_b", "age", "rx", "ry", "rz",
              "id_high", "id_low")
 PLY_DTYPE = np.dtype([(name, "<f4") for name in PLY_NAMES])  # one float32 row: filled in blocks (ply_records)
+_RECORDS_OF = weakref.WeakKeyDictionary()  # system -> its PointRecords (its GPU images, reused frame after frame)
 _COLUMNS = {"position": slice(0, 3), "velocity": slice(3, 6), "radius": 6, "color": slice(7, 10), "age": 10,
             "rotation": slice(11, 14)}
 
@@ -49,10 +55,12 @@ def ply_records(particles: dict[str, np.ndarray]) -> np.ndarray:
     return rows.view(PLY_DTYPE)[:, 0]
 
 
-def write_ply(path: Path, records: np.ndarray) -> None:
+def write_ply(path: Path, bodies: list) -> None:
+    """One header, then the bodies one after the other (float32 records, PLY_DTYPE's or 16 lanes a row)."""
     with open(path, "wb") as file:
-        file.write(ply_header(len(records)))
-        file.write(memoryview(records).cast("B"))
+        file.write(ply_header(sum(body.nbytes for body in bodies) // PLY_DTYPE.itemsize))
+        for body in bodies:
+            file.write(memoryview(np.ascontiguousarray(body)).cast("B"))
 
 
 def read_ply(path: Path) -> np.ndarray:
@@ -62,11 +70,21 @@ def read_ply(path: Path) -> np.ndarray:
     return np.frombuffer(data, PLY_DTYPE, offset=end)
 
 
-def capture(renderer, frame: int) -> list:
-    """The drawn frame's state of every system (a GPU readback): the writer thread makes the attributes."""
-    return system_states(renderer)
+def capture(renderer, frame: int) -> list[Body]:
+    """The drawn frame's PLY body of every system, packed on the GPU and read back (the writer adds the header)."""
+    first_id, packed = 0, []
+    for system in renderer.simulation.systems:
+        if system not in _RECORDS_OF:
+            _RECORDS_OF[system] = PointRecords(renderer.host, system)
+        _RECORDS_OF[system].pack(system, renderer.resources.look_texture(system), first_id)
+        packed.append(_RECORDS_OF[system])
+        first_id += system.count
+    return [records.read() for records in packed]
 
 
-def write(path: Path, captured: list) -> None:
-    particles = scene_particles(captured)
-    write_ply(path, np.empty(0, PLY_DTYPE) if particles is None else ply_records(particles))
+def write(path: Path, bodies: list[Body]) -> None:
+    try:
+        write_ply(path, [body.records for body in bodies])
+    finally:
+        for body in bodies:
+            body.give_back()

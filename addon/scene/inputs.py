@@ -6,6 +6,7 @@ cannot follow is skipped with a warning the bake and the panel show.
 
 from __future__ import annotations
 
+import math
 from itertools import combinations, product
 
 import numpy as np
@@ -13,12 +14,15 @@ import numpy as np
 from ..engine.look.look import LOOK_SIZE
 from ..engine.settings.settings import SettingsError
 from ..engine.simulate.effectors import MAX_COLLIDERS, MAX_FORCE_FIELDS, Collider, EmitterMesh, ForceField
-from ..engine.simulate.sdf import MAX_TRIANGLES, doubled_area
+from ..engine.simulate.sdf import MAX_TRIANGLES, doubled_area, is_open
 from .index import changes_over_time
 from .sdf_colliders import ColliderMesh, polar
 
 SUPPORTED_FIELDS = ("WIND", "VORTEX", "FORCE", "TURBULENCE")
 _SPHERE_TOLERANCE = 0.02  # relative spread of vertex distances a sphere mesh may have
+# The most a sphere mesh's face may turn from facing its center (degrees): a 6 x 3 UV sphere's turn 16, a cylinder as
+# tall as it is wide (its vertices as far from its center as a sphere's) 33 or more.
+_SPHERE_FACE_TURN = 25.0
 _CORNER_TOLERANCE = 1e-4
 # What reading one collider's evaluated mesh may raise (Blender's data API, numpy): that collider alone is left out
 READ_ERRORS = (KeyError, AttributeError, TypeError, ValueError, RuntimeError, MemoryError)
@@ -63,8 +67,12 @@ def force_fields(scene, objects=None) -> tuple[list[ForceField], list[str]]:
     return fields, warnings
 
 
-def collider_shape(vertices: np.ndarray) -> tuple[str, np.ndarray, np.ndarray] | None:
-    """(type, center, half size) of a plane, sphere or axis-aligned box mesh in object space; None for other shapes."""
+def collider_shape(vertices: np.ndarray, triangles: np.ndarray) -> tuple[str, np.ndarray, np.ndarray] | None:
+    """(type, center, half size) of a plane, sphere or axis-aligned box mesh in object space; None for other shapes.
+
+    From the vertices, and the faces: a box or sphere is solid, so an open mesh (a boundary edge: a glass, a box
+    without its lid) is neither, whatever its vertices (its SDF is the slab behind its faces); a sphere's faces face
+    its center (a cylinder as tall as it is wide has every vertex as far from its center too)."""
     if len(vertices) == 0:
         return None
     low, high = vertices.min(axis=0), vertices.max(axis=0)
@@ -75,11 +83,22 @@ def collider_shape(vertices: np.ndarray) -> tuple[str, np.ndarray, np.ndarray] |
     if half[2] <= 1e-6 * extent:
         return "PLANE", center, half
     if np.all(np.abs(np.abs(vertices - center) - half) <= _CORNER_TOLERANCE * extent):
-        return "BOX", center, half  # before the sphere test: a cube's corners are equally far from its center
+        # before the sphere test: a cube's corners are equally far from its center
+        return None if is_open(triangles) else ("BOX", center, half)
     distance = np.linalg.norm(vertices - center, axis=1)
-    if np.ptp(half) <= _SPHERE_TOLERANCE * extent and np.ptp(distance) <= _SPHERE_TOLERANCE * distance.max():
+    if (np.ptp(half) <= _SPHERE_TOLERANCE * extent and np.ptp(distance) <= _SPHERE_TOLERANCE * distance.max()
+            and faces_face(vertices, triangles, center, _SPHERE_FACE_TURN) and not is_open(triangles)):
         return "SPHERE", center, np.full(3, distance.max())
     return None
+
+
+def faces_face(vertices: np.ndarray, triangles: np.ndarray, center: np.ndarray, degrees: float) -> bool:
+    """Whether every triangle's normal is within ``degrees`` of the line from ``center`` through its centroid
+    (either way: inward normals too)."""
+    a, b, c = (vertices[triangles[:, k]] for k in range(3))
+    normal, out = np.cross(b - a, c - a), (a + b + c) / 3 - center
+    lengths = np.linalg.norm(normal, axis=1) * np.linalg.norm(out, axis=1)
+    return bool((np.abs(np.einsum("ij,ij->i", normal, out)) >= math.cos(math.radians(degrees)) * lengths).all())
 
 
 def oriented_box(vertices: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -216,8 +235,8 @@ def _read_shape(obj, depsgraph):
     triangles = with_area(vertices, triangles)
     if len(triangles) == 0:
         return f"collider '{obj.name}' has only degenerate faces (no area): GPU particles ignore it"
-    shape, box = collider_shape(vertices), None
-    if shape is None and (turned := oriented_box(vertices)) is not None:
+    shape, box = collider_shape(vertices, triangles), None
+    if shape is None and (turned := oriented_box(vertices)) is not None and not is_open(triangles):
         shape, box = ("BOX", np.zeros(3), turned[1]), turned[0]
     return shape, box, vertices, triangles
 

@@ -21,7 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from ..engine.look.lighting import NO_LIGHTS, SceneLights, is_lit
-from ..engine.look.look import inherits_color
+from ..engine.look.look import color_per_speed, inherits_color
 from ..engine.pipeline import FrameData
 from ..engine.settings.settings import EffectSettings, RenderSettings, SettingsError, simulated
 from ..engine.simulate.effectors import Collider, EmitterMesh, ForceField
@@ -112,14 +112,14 @@ class SceneSnapshot:
                               [(e.object_name, e.effect_name) for e in self.effects])[0]
 
     def _inherited_colors(self, index: int) -> list:
-        """The parent's colors (start and end, its ramp) an effect that inherits them mixes into its births' tint
-        (part of its history)."""
+        """The parent's colors (start and end, its ramp, by speed or age) an effect that inherits them mixes into
+        its births' tint (part of its history)."""
         parent = self.parents[index]
         if parent is None or not inherits_color(self.effects[index].settings):
             return []
         effect = self.effects[parent]
         ramp = [] if effect.ramp is None else [effect.ramp]
-        return [effect.settings.color_start, effect.settings.color_end, *ramp]
+        return [effect.settings.color_start, effect.settings.color_end, color_per_speed(effect.settings), *ramp]
 
     @property
     def inherited_ramps(self) -> tuple[bytes, ...]:

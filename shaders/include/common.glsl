@@ -70,6 +70,27 @@ float div_rn(float a, float b)
   return quotient;
 }
 
+/* sqrt(x) correctly rounded for normal x >= 0 of moderate size (0 stays 0): `sqrt` may be an ulp or two off; the
+ * exact residual x - s * s (Dekker's product, as div_rn) corrects it by a Newton step, to what IEEE sqrt gives. */
+float sqrt_rn(float x)
+{
+  precise float s = sqrt(x);
+  float s_hi, s_lo;
+  split_float(s, s_hi, s_lo);
+  precise float square = s * s;
+  precise float square_error = ((s_hi * s_hi - square) + s_hi * s_lo + s_lo * s_hi) + s_lo * s_lo;
+  precise float residual = (x - square) - square_error;
+  precise float root = s > 0.0 ? s + residual / (2.0 * s) : s;
+  return root;
+}
+
+/* |v| correctly rounded from its squares summed x, y, z in this order, unfused (exact.py's length). */
+float length_rn(vec3 v)
+{
+  precise float squares = (v.x * v.x + v.y * v.y) + v.z * v.z;
+  return sqrt_rn(squares);
+}
+
 /* m * vec4(p, 1.0), summed column by column in this order, unfused. */
 vec4 transform_point(mat4 m, vec3 p)
 {

@@ -1,8 +1,8 @@
 /* What a live particle looks like, shared by the splat kernels and the
  * rasterized types so that every path draws the same colors and sizes.
  *
- * Needs look.glsl (look_at, variation) and the look constants (look.py):
- * emission_strength, world_radius, brightness_random, size_random, look_seed;
+ * Needs look.glsl (look_at, particle_look, variation) and the look constants (look.py):
+ * emission_strength, world_radius, brightness_random, size_random, color_per_speed, look_seed;
  * with PARTICLE_LIGHT (lighting.lit_variant) the sampler particle_light; with
  * PARTICLE_TINT (lighting.tinted_variant) the sampler particle_tint. */
 

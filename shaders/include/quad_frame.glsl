@@ -42,7 +42,7 @@ QuadFrame quad_frame(int index, Particle particle, vec4 clip, vec2 size)
     head = close_px;
   }
 #endif
-  vec4 look_now = look_at(particle.age / particle.life);
+  vec4 look_now = particle_look(particle, particle.age / particle.life);
   float radius_px = particle_radius_px(index, look_now, pixel_scale, clip.w);
   /* Below one pixel the quad stays one pixel and gets darker, like the splat. */
   float coverage = pixel_coverage(radius_px);

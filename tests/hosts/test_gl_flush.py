@@ -1,12 +1,14 @@
 """The host's glFlush as work queues up (addon/hosts/gl_flush.py): found on OpenGL, absent elsewhere,
-counted right, and the GPU's results unchanged while it flushes."""
+counted right, and the GPU's results unchanged while it flushes; its glFinish, what the host's finish waits on."""
 
 import numpy as np
+import pytest
 
+from addon.engine.primitives import scan
 from addon.engine.reference.primitives import scan as ref_scan
-from addon.hosts.gl_flush import Flusher, gl_flush
+from addon.hosts.gl_flush import Flusher, gl_finish, gl_flush
 from tests.engine.primitives.test_scan import run_scan
-from tests.gpu_fill import RANDOM, expected
+from tests.gpu_fill import RANDOM, expected, fill
 
 
 def test_opengl_on_a_hardware_gpu_gets_the_gl_librarys_flush_and_the_rest_none():
@@ -14,6 +16,29 @@ def test_opengl_on_a_hardware_gpu_gets_the_gl_librarys_flush_and_the_rest_none()
     assert gl_flush("VULKAN", "NVIDIA H100") is None and gl_flush("METAL", "Apple M3") is None
     assert gl_flush("OPENGL", "llvmpipe (LLVM 15.0.6, 256 bits)") is None  # software: nothing to overlap
     assert gl_flush("OPENGL", "NVIDIA H100", platform="an-unknown-os") is None
+
+
+def test_opengl_gets_the_gl_librarys_finish_on_any_renderer_and_the_rest_none():
+    assert callable(gl_finish("OPENGL"))
+    assert gl_finish("VULKAN") is None and gl_finish("METAL") is None
+    assert gl_finish("OPENGL", platform="an-unknown-os") is None
+
+
+def test_the_blender_host_finishes_with_gl_finish_and_the_results_stay_exact(host, monkeypatch):
+    """Blender's host waits for the GPU with glFinish where it draws with OpenGL (reading a texel back waits
+    only for what wrote that texel on NVIDIA): the real call into Blender's context, then the work read back."""
+    if getattr(host, "_gl_finish", None) is None:
+        pytest.skip("this host is not Blender's on OpenGL")
+    real, calls = host._gl_finish, []
+    monkeypatch.setattr(host, "_gl_finish", lambda: (calls.append(1), real()))
+    count = 100_003
+    width, rows = scan.linear_size(count, 4096)
+    values, out = host.texture("values", width, rows, "R32UI"), host.texture("out", width, rows, "R32UI")
+    fill(host, values, count, RANDOM, 7)
+    scan.Scan(host, count).run(values, out, count, inclusive=True)
+    host.finish()
+    assert calls == [1]
+    np.testing.assert_array_equal(host.read(out).ravel()[:count], ref_scan.scan(expected(count, RANDOM, 7), True))
 
 
 def test_flushes_once_so_many_workgroups_wait():

@@ -59,11 +59,11 @@ def test_a_disk_filling_mid_sequence_leaves_the_point_caches_before_whole_and_no
     scene.gpu_particles_output.write_points = True
     real_write = point_cache.write_ply
 
-    def filling_write(path, records):
+    def filling_write(path, bodies):
         if "f_0003" in path.name:
             path.write_bytes(b"ply\nformat binary_little_endian 1.0\n")
             raise OSError(28, "No space left on device")
-        real_write(path, records)
+        real_write(path, bodies)
 
     monkeypatch.setattr(point_cache, "write_ply", filling_write)
     bake(expect_error="Could not write frame 3's point cache to .*f_0003.ply': No space left on device")
@@ -74,18 +74,40 @@ def test_a_disk_filling_mid_sequence_leaves_the_point_caches_before_whole_and_no
         point_cache.read_ply(tmp_path / "frames" / "points" / name)
 
 
-def test_a_frame_without_live_particles_writes_an_empty_valid_ply(tmp_path):
-    from addon.engine.settings.settings import effect_settings
+def test_a_frame_without_live_particles_writes_an_empty_valid_ply(host, rng, tmp_path):
+    from addon.engine.look.point_records import PointRecords
+    from addon.engine.seam.records import PARTICLE
     from addon.output.point_cache import PLY_DTYPE, read_ply, write
+    from tests.engine.look.test_point_records import spinning_effect
 
-    unborn = np.zeros((100, 4), np.float32)
-    unborn[:, 3] = -1.0  # age: not born yet
-    for name, captured in (("none.ply", []), ("unborn.ply", [(unborn, np.zeros_like(unborn), effect_settings({}),
-                                                             None, 0)])):
+    system, look = spinning_effect(host, rng, 100)
+    pos_age, vel_life = system.read_state()
+    PARTICLE.read_images(pos_age, vel_life)["age"][:] = -1.0  # not born yet
+    system.write_state(pos_age, vel_life)
+    records = PointRecords(host, system)
+    records.pack(system, look, first_id=0)
+    for name, captured in (("none.ply", []), ("unborn.ply", [records.read()])):
         write(tmp_path / name, captured)
-        records = read_ply(tmp_path / name)
-        assert records.dtype == PLY_DTYPE and len(records) == 0
+        records_read = read_ply(tmp_path / name)
+        assert records_read.dtype == PLY_DTYPE and len(records_read) == 0
         assert b"element vertex 0\n" in (tmp_path / name).read_bytes()
+
+
+def test_a_bakes_point_cache_is_the_numpy_records_byte_for_byte(scene, tmp_path):
+    """The GPU's body against the numpy reference's records of the same frame's state, header and all."""
+    from addon.output.export import scene_particles, system_states
+    from addon.output.point_cache import ply_records, write_ply
+    from addon.scene.renderer import SceneRenderer
+
+    add_effect(count=3000)
+    add_effect(count=1000, color_random=0.5, size_random=0.4, spin=3.0)  # a second system: ids past the first's
+    scene.gpu_particles_output.write_points = True
+    bake()
+    renderer = SceneRenderer(scene, 1, 1)
+    renderer.advance_to(3)
+    renderer.update_ramps()
+    write_ply(tmp_path / "numpy.ply", [ply_records(scene_particles(system_states(renderer)))])
+    assert (tmp_path / "frames" / "points" / "f_0003.ply").read_bytes() == (tmp_path / "numpy.ply").read_bytes()
 
 
 # Run in a fresh process where the add-on was never registered: it opens the .blend and writes what Blender's

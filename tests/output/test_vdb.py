@@ -11,8 +11,8 @@ import pytest
 
 from addon.engine.light import volume_grids
 from addon.engine.seam.records import PARTICLE
-from addon.output import volumes
-from tests.engine.light.test_volume_grids import effect
+from addon.output import vdb_file, volumes
+from tests.engine.light.test_volume_grids import effect, over_grid
 
 
 def read_array(grid, placement, lanes):
@@ -32,14 +32,14 @@ def test_the_vdb_read_back_equals_the_gpu_grids_within_half_floats(host, rng, tm
     assert set(grids) == {"density", "emission", "velocity"}
     for name, lanes in volume_grids.GRIDS.items():
         lanes = min(lanes, 3)
-        gpu = np.moveaxis(host.read(volume.values[name]), (0, 1, 2), (2, 1, 0))
+        gpu = np.moveaxis(over_grid(host, volume.values[name], captured.placement), (0, 1, 2), (2, 1, 0))
         gpu = gpu if gpu.ndim == 3 else gpu[..., :3]
         back = read_array(grids[name], captured.placement, lanes)
         np.testing.assert_allclose(back, gpu, rtol=2**-11, atol=6e-8, err_msg=name)  # half: 11 bits, subnormals
         assert grids[name].metadata["is_saved_as_half_float"]
         assert grids[name].activeVoxelCount() < gpu.size / lanes  # sparse: the empty voxels inactive
     density = grids["density"]
-    assert density.activeVoxelCount() == np.count_nonzero(host.read(volume.values["density"]))
+    assert density.activeVoxelCount() == np.count_nonzero(over_grid(host, volume.values["density"], captured.placement))
     # The transform: voxel (i, j, k) centered at (ijk + 0.5) x voxel, the GPU's lattice
     assert density.transform.indexToWorld((2, 0, -1)) == pytest.approx((2.5 * 0.03, 0.5 * 0.03, -0.5 * 0.03))
 
@@ -68,7 +68,7 @@ def test_the_same_frame_writes_the_same_bytes(host, rng, tmp_path):
     captured.leaves.grids["density"][0, 0, 0, 0] += 1.0
     volumes.write(tmp_path / "c.vdb", [captured])
     third = (tmp_path / "c.vdb").read_bytes()
-    uuid = slice(volumes.UUID_OFFSET, volumes.UUID_OFFSET + volumes.UUID_LENGTH)
+    uuid = slice(vdb_file.UUID_OFFSET, vdb_file.UUID_OFFSET + vdb_file.UUID_LENGTH)
     assert third[uuid] != first[uuid] and len(third[uuid].decode().split("-")) == 5
     assert set(volumes.read(tmp_path / "c.vdb")) == {"density", "emission", "velocity"}
 
@@ -81,7 +81,7 @@ def test_a_write_past_the_file_size_limit_raises(tmp_path):
         import numpy as np
         sys.path.insert(0, {str(__import__('pathlib').Path(__file__).resolve().parents[2])!r})
         from addon.engine.light.volume_grids import Leaves, Placement
-        from addon.output import volumes
+        from addon.output import vdb_file, volumes
         rng = np.random.default_rng(3)
         n = 512  # leaves of 8^3 voxels, a 64^3 grid
         origins = np.argwhere(np.ones((8, 8, 8), bool)) * 8

@@ -2,6 +2,7 @@
 a chunked bake's files byte-identical to a whole one's, a voxel size past the limit refused with nothing
 written, and a disk filling midway leaving the files before whole and no partial file."""
 
+import errno
 import os
 
 import bpy
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from addon.engine.light import volume_grids
-from addon.output import volumes
+from addon.output import vdb_file, volumes
 from tests.conftest import add_effect
 
 
@@ -70,24 +71,22 @@ def test_a_voxel_size_past_the_voxel_limit_is_refused_naming_it_and_writes_nothi
 
 def test_a_disk_filling_mid_sequence_leaves_the_volumes_before_whole_and_no_partial_file(scene, tmp_path,
                                                                                         monkeypatch):
-    """OpenVDB writes a short file without a word when the disk fills (tests/output/test_vdb.py): here frame 3's file is
-    cut short as a full disk would; the write refuses it, the bake stops naming it."""
-    real = volumes.openvdb()
+    """The disk fills while frame 3's file is written (half of it on disk, then ENOSPC): the bake stops naming it,
+    the frames before stay whole, no partial file is left."""
+    real = vdb_file.write
 
-    class FillingDisk:
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def write(self, path, grids):
-            real.write(path, grids)
-            if "f_0003" in path:
-                os.truncate(path, os.path.getsize(path) // 2)
+    def filling_disk(path, parts):
+        if "f_0003" not in str(path):
+            return real(path, parts)
+        with open(path, "wb") as file:
+            file.write(bytes(parts[0])[:len(parts[0]) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
 
     add_effect(count=2000)
     scene.frame_end = 6
     scene.gpu_particles_output.write_volumes = True
-    monkeypatch.setattr(volumes, "openvdb", FillingDisk)
-    bake(expect_error="Could not write frame 3's volumes to .*f_0003.vdb'.*written short")
+    monkeypatch.setattr(vdb_file, "write", filling_disk)
+    bake(expect_error="Could not write frame 3's volumes to .*f_0003.vdb'.*No space left on device")
     files = sorted(os.listdir(tmp_path / "frames" / "volumes"))
     assert {"f_0001.vdb", "f_0002.vdb"} <= set(files)
     assert "f_0003.vdb" not in files and not [name for name in files if name.startswith(".")]

@@ -21,7 +21,8 @@ W, H = 64, 36
 
 # A value unlike the default for every look field: all of them at once must leave the simulation as it was.
 LOOK_EDITS = {
-    "color_start": (0.1, 0.9, 0.3), "color_end": (0.0, 0.2, 1.5), "emission_strength": 7.0, "color_random": 0.6,
+    "color_start": (0.1, 0.9, 0.3), "color_end": (0.0, 0.2, 1.5), "color_by": "SPEED", "color_speed": 2.0,
+    "emission_strength": 7.0, "color_random": 0.6,
     "size_end": 0.3, "size_random": 0.4, "particle_type": "STRETCHED", "stretch": 0.2, "blend_mode": "ALPHA",
     "opacity": 0.9, "sprite_image": str(ROOT / "presets" / "textures" / "smoke_puff_8x8.png"),
     "sprite_normals": "normals.png", "flipbook_columns": 8, "flipbook_rows": 8, "flipbook_mode": "RATE",

@@ -225,3 +225,70 @@ def test_two_bakes_with_an_sdf_collider_are_byte_identical(scene, tmp_path):
         digests.append([hashlib.sha256((tmp_path / run / f"f_{n:04d}.png").read_bytes()).hexdigest()
                         for n in range(1, 5)])
     assert digests[0] == digests[1]
+
+
+def glass(name, radius=0.5, depth=1.0, **collision):
+    """Blender's cylinder with its top face deleted (a glass: open at the top, its bottom at z = 0), Collision
+    physics, its SDF 64 voxels along its height."""
+    import bmesh
+
+    bpy.ops.mesh.primitive_cylinder_add(radius=radius, depth=depth, location=(0.0, 0.0, depth / 2))
+    obj = bpy.context.object
+    obj.name = name
+    shape = bmesh.new()
+    shape.from_mesh(obj.data)
+    top = max(shape.faces, key=lambda face: face.calc_center_median().z)
+    bmesh.ops.delete(shape, geom=[top], context="FACES_ONLY")
+    shape.to_mesh(obj.data)
+    shape.free()
+    with_collision(obj, **collision).gpu_particles_collider.resolution = 64
+    return obj
+
+
+def test_rain_pours_into_a_glass_through_its_opening_and_stays_inside(scene):
+    """An open mesh (a glass: a cylinder without its top face) under rain falling into its opening: every
+    particle falls in through the opening (none deflected above the rim) and stays inside."""
+    emitter = bpy.context.view_layer.objects.active
+    emitter.animation_data_clear()
+    emitter.location = (0.0, 0.0, 2.0)
+    scene.frame_start, scene.frame_end = 1, 36
+    add_effect(count=3000, emission="BURST", emitter_shape="BOX", emitter_radius=0.3, emitter_scale=(1.0, 1.0, 0.05),
+               velocity=(0.0, 0.0, -3.0), velocity_random=0.0, cone_angle=0.0, lifetime=10.0, lifetime_random=0.0,
+               preroll=0.0, drag=0.0, turbulence_strength=0.0, substeps=2)
+    glass("Glass", thickness_outer=0.01, damping_factor=0.5, friction_factor=0.2)
+    renderer = SceneRenderer(scene, 16, 16)
+    renderer.advance_to(36)
+    pos_age, vel_life = renderer.simulation.systems[0].read_state()
+    particle = PARTICLE.read_images(pos_age, vel_life)
+    points = particle["position"][(particle["age"] >= 0) & (particle["life"] > 0)].astype(np.float64)
+    inside = (np.hypot(points[:, 0], points[:, 1]) < 0.5) & (points[:, 2] > 0.0) & (points[:, 2] < 1.0)
+    assert len(points) == 3000 and inside.all(), f"{(~inside).sum()} of {len(points)} not in the glass: {points[~inside][:5]}"
+    glass_collider = next(c for c in renderer.simulation.systems[0].colliders if c.name == "Glass")
+    assert glass_collider.type == "SDF" and glass_collider.sdf.surface, "an open surface's SDF, not a solid sphere"
+
+
+def test_a_shape_is_analytic_only_where_its_faces_are_too(scene):
+    """Spheres and boxes are solid: a cylinder as tall as it is wide (every vertex as far from its center as a
+    sphere's), a glass and a box without its lid are SDF meshes (the last two open surfaces); a coarse UV sphere (faces
+    turned 14 degrees from its center), an icosphere and a cube stay analytic."""
+    import bmesh
+
+    def lidless(bm):
+        bmesh.ops.create_cube(bm, size=1.0)
+        bmesh.ops.delete(bm, geom=[max(bm.faces, key=lambda face: face.calc_center_median().z)], context="FACES_ONLY")
+
+    bpy.ops.mesh.primitive_cylinder_add(radius=0.5, depth=1.0, location=(3.0, 0.0, 0.0))
+    with_collision(bpy.context.object).name = "Cylinder"
+    glass("Glass").location.x = -3.0
+    collider("Lidless", lidless).location.y = 3.0
+    for name, add in (("UV", lambda: bpy.ops.mesh.primitive_uv_sphere_add(segments=8, ring_count=4)),
+                      ("Ico", lambda: bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3)),
+                      ("Cube", lambda: bpy.ops.mesh.primitive_cube_add())):
+        add()
+        with_collision(bpy.context.object).name = name
+    bpy.context.view_layer.update()
+    found, meshes, warnings = read(scene)
+    kinds = {c.name: c.type for c in found}
+    assert kinds == {"Cylinder": "SDF", "Glass": "SDF", "Lidless": "SDF", "UV": "SPHERE", "Ico": "SPHERE",
+                     "Cube": "BOX"} and not warnings
+    assert {mesh.name: mesh.open for mesh in meshes} == {"Cylinder": False, "Glass": True, "Lidless": True}

@@ -127,3 +127,19 @@ def test_adding_a_preset_from_the_panel_adds_the_force_fields_its_look_needs(sce
     bpy.ops.gpu_particles.add(preset="galaxy_vortex")
     bpy.ops.gpu_particles.add(preset="default")
     assert len(force_fields(scene)[0]) == 2, "the scene's own fields are kept: none added again"
+
+
+@pytest.mark.parametrize("interaction, loaded", [("FLUID", (7, 0.3)), ("GRANULAR", (12, 0.9))])
+def test_an_old_files_fluid_iterations_and_cohesion_load_into_iterations_and_cohesion(scene, tmp_path, interaction,
+                                                                                       loaded):
+    """A .blend saved before the two settings became one: the fluid's stored values (ID properties no property
+    reads now) go to Iterations and Cohesion where the effect is a fluid; a granular effect keeps its own."""
+    effect = add_effect(interaction=interaction, iterations=12, cohesion=0.9)
+    effect["fluid_iterations"], effect["fluid_cohesion"] = 7, 0.3
+    emitter = effect.id_data.name
+    path = tmp_path / "old.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path), load_ui=False)
+    loaded_effect = bpy.data.objects[emitter].gpu_particles.active_effect
+    assert (loaded_effect.iterations, loaded_effect.cohesion) == pytest.approx(loaded)
+    assert "fluid_iterations" not in loaded_effect and "fluid_cohesion" not in loaded_effect

@@ -34,6 +34,7 @@ from ..seam.state import LAYOUTS
 from . import ribbons
 from .compositing import SPLAT_CONSTANTS, Camera
 from .footprint import DEPTH_OF_FIELD, MOTION_BLUR, footprint_constants
+from .raster import stretch_seconds
 
 # Depth where no particle is: beyond Blender's own "nothing hit" depth (1e10).  2^34's bit pattern is
 # also a whole float32, which matters: Blender's texture clear carries its value through a float.
@@ -72,7 +73,7 @@ def _depth_kernel(layout) -> Kernel:
         "particle_depth",
         features=(MOTION_BLUR, DEPTH_OF_FIELD, WIDE_LIST, *LOOK_FEATURES),
         images=(*layout.images("READ"), DEPTH_IMAGE, Image("look", "RGBA32F", "READ")),
-        constants=(*SPLAT_CONSTANTS, VIEW_DEPTH, Constant("INT", "reach_kind")),
+        constants=(*SPLAT_CONSTANTS, VIEW_DEPTH, Constant("INT", "reach_kind"), Constant("FLOAT", "stretch_seconds")),
         includes=("common.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl", "particle_read.glsl",
                   "footprint.glsl"),
         defines=(("DIRECT_REACH", f"{DIRECT_REACH:.1f}"),
@@ -150,6 +151,7 @@ class ParticleDepth:
                 "quantize": (0.0, 0.0, 0.0, camera.pixels_per_unit),
                 "view_depth": view_depth_row(world_to_view),
                 "reach_kind": REACH_KINDS[reach_kind(system.settings)],
+                "stretch_seconds": stretch_seconds(system.settings),
             },
         )
         if listed and count:

@@ -39,7 +39,7 @@ from ..order.tile_lists import FOOTPRINT_OUTPUTS, TILE_CHUNK, WALKS, FootprintLi
 from ..seam.kernels import Image, Kernel, Shared
 from ..seam.records import QUAD_AXES
 from .footprint import DEPTH_OF_FIELD, MOTION_BLUR, declared_footprint_constants
-from .raster import CONSTANTS, INCLUDES, constants
+from .raster import CONSTANTS, INCLUDES, constants, stretch_seconds
 
 ESTIMATED_TILES_PER_PARTICLE = 4.0  # a spark's streak across a few tiles
 QUAD_TYPES = ("SPRITE", "STRETCHED")  # the particle types drawn as quads
@@ -116,7 +116,7 @@ class QuadLayer:
             kept = self.kept[system] = KeptLists(self.host, self.width, self.height, self.check_every,
                                                  ESTIMATED_TILES_PER_PARTICLE)
         kernel = QUAD_FOOTPRINT.for_effect(system.settings, camera=camera)
-        stretch = system.settings.stretch if system.settings.particle_type == "STRETCHED" else 0.0
+        stretch = stretch_seconds(system.settings)
         self.host.dispatch(
             kernel, linear_groups(count),
             {"pos_age": system.pos_age, "vel_life": system.vel_life, "look": look, "sprite_shapes": quads.shapes,

@@ -64,6 +64,11 @@ def constants(system, camera, stretch: float, kernel: Raster = POINTS) -> dict:
     }}
 
 
+def stretch_seconds(settings) -> float:
+    """How long ago a quad's tail was where it is drawn: the Stretched type's stretch, 0 for the others."""
+    return settings.stretch if settings.particle_type == "STRETCHED" else 0.0
+
+
 def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None = None) -> None:
     """Rasterize one effect additively into ``target`` by its particle type (``look``: its look table;
     ``sheets``: where a textured effect's sprite image is kept, sprite_sheets.py)."""
@@ -74,7 +79,7 @@ def draw(host, system, camera, target, depth, look, sheets: SpriteSheets | None 
         host.draw(kernel, "POINTS", system.count, 1, target, depth, {**textures, **kernel.bindings(system=system)},
                   constants(system, camera, 0.0))
     else:
-        stretch = system.settings.stretch if kind == "STRETCHED" else 0.0
+        stretch = stretch_seconds(system.settings)
         textured = sheets is not None and is_textured(system.settings)
         kernel = QUADS.for_effect(system.settings, camera=camera, textured=textured)
         host.draw(kernel, "TRIS", QUAD_VERTICES * QUADS_PER_INSTANCE, -(-system.count // QUADS_PER_INSTANCE), target,

@@ -19,7 +19,7 @@ not a scatter of voxel-sized specks) as fixed point with ``imageAtomicAdd`` on R
 atomics; integer sums do not depend on the order the adds land in, so bakes are byte-identical), rounding
 dithered by a fixed hash of (slot, voxel, lane) so that millions of faint particles add up to the right value;
 velocity sums are two's complement in the same images (adds wrap).  ``volume_resolve`` turns the sums into
-floats, ``volume_pack`` packs the leaves holding anything for the readback.
+floats, ``volume_pack`` packs the leaves holding anything for the readback, as the half floats the file stores.
 
 The grid's place: the live particles' bounds (center +- radius, the shadow volume's ``shadow_bounds`` pass: a
 min/max reduction on the GPU, 6 texels read back), widened by MARGIN voxels each side for the supports and
@@ -32,6 +32,7 @@ grid of more than ``MAX_VOXELS`` voxels, or a side past the GPU's 3D texture siz
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,7 @@ import numpy as np
 from ..look.lighting import TINTED
 from ..look.look import COLOR_START, particle_values
 from ..seam.kernels import Constant, Image, Kernel, Shared
+from ..seam.row_buffers import RowBuffers
 from ..seam.state import LAYOUTS
 from ..settings.settings import SettingsError
 from .shadow_volume import (
@@ -58,7 +60,9 @@ MAX_VOXELS = 10**9  # the most voxels one frame's grid may have (the issue's lim
 AUTO_LONGEST_SIDE = 512  # Auto voxel size: coarsened by octaves until the longest side is at most this
 LEAF = 8  # a VDB leaf's voxels a side: the grid's corner and size are whole leaves
 LEAF_VOXELS = LEAF**3
-LEAVES_PER_ROW = 8  # leaves side by side in a row of the packed images (4096 texels)
+LEAVES_PER_ROW = 8  # leaves side by side in a row of the packed images (8192 texels)
+PACKED_TEXELS = 2  # R32UI texels a voxel in the packed images: four half floats
+ALLOCATION_STEP = 32  # the grid images are made a multiple of this many voxels a side, reused while the grid fits
 # Fixed-point units of velocity (per world unit per second) and weight, per splat weight of 1: fine enough for a
 # support's rim voxels (weights near 1/1000); a voxel's velocity sum wraps past 2^31 units (131072 world units per
 # second times the particles it holds), its weight past 65536 particles.
@@ -81,7 +85,7 @@ _VOLUME_DEFINES = (*_DEFINES, ("VELOCITY_SCALE", f"{VELOCITY_SCALE:.1f}"), ("WEI
                    ("MAX_VELOCITY_UNITS", f"{MAX_VELOCITY_UNITS:.1f}"), ("MIN_SUPPORT", f"{MIN_SUPPORT!r}"),
                    ("MAX_SUPPORT", f"{MAX_SUPPORT!r}"),
                    ("VOLUME_DITHER_STREAM", f"{VOLUME_DITHER_STREAM}u"), ("LEAF", str(LEAF)),
-                   ("LEAF_VOXELS", str(LEAF_VOXELS)),
+                   ("LEAF_VOXELS", str(LEAF_VOXELS)), ("PACKED_TEXELS", str(PACKED_TEXELS)),
                    *((f"GRID_{name.upper()}", str(code)) for name, code in GRID_CODES.items()))
 PLACEMENT = Constant("VEC4", "volume_placement", components=(
     ("grid_corner", "xyz"),  # the grid's corner in world units
@@ -116,7 +120,7 @@ def _resolve_kernel(grid: str) -> Kernel:
 PACK = Kernel("volume_pack", images=(
     *(Image(f"{grid}_grid", GRID_FORMATS[grid], "READ", dimensions=3) for grid in GRIDS),
     Image("leaf_count", "R32UI", atomic=True), Image("leaf_list", "RGBA32F", "WRITE"),
-    Image("packed_density_emission", "RGBA32F", "WRITE"), Image("packed_velocity", "RGBA32F", "WRITE")),
+    Image("packed_density_velocity", "R32UI", "WRITE"), Image("packed_emission", "R32UI", "WRITE")),
     shared=(Shared("uint", "s_leaf", 2),), local_size=(LEAF, LEAF, LEAF), includes=(), defines=_VOLUME_DEFINES)
 SPLAT_KERNELS = {(layout, grid): _splat_kernel(LAYOUTS[layout], grid) for layout in LAYOUTS for grid in GRIDS}
 RESOLVE_KERNELS = {grid: _resolve_kernel(grid) for grid in GRIDS}
@@ -194,13 +198,20 @@ def place(lower, upper, voxel: float, max_side: int) -> Placement:
     return Placement(voxel, tuple(int(i) for i in start), tuple(int(n) for n in shape))
 
 
+def _nothing_to_give_back() -> None:
+    """Leaves in memory of their own."""
+
+
 @dataclass
 class Leaves:
-    """A frame's active VDB leaves as read back, sorted by place: ``origins`` (n, 3) their lowest voxel in the
-    grid's voxels, ``grids`` their voxels by grid name, (n, 8, 8, 8[, 3]) indexed [leaf, x, y, z]."""
+    """A frame's active VDB leaves as read back, in the order the GPU packed them (it varies: the file's writer
+    orders them by place): ``origins`` (n, 3) their lowest voxel in the grid's voxels, ``grids`` their voxels by
+    grid name as half floats, (n, 8, 8, 8[, 3]) indexed [leaf, x, y, z] (emission None: the effect emits
+    nothing), in reused host memory until ``give_back`` (once written) lets a later frame read into it."""
 
     origins: np.ndarray
-    grids: dict[str, np.ndarray]
+    grids: dict[str, np.ndarray | None]
+    give_back: Callable[[], None] = _nothing_to_give_back
 
 
 class VolumeGrids:
@@ -211,9 +222,10 @@ class VolumeGrids:
         self.host = host
         self.bounds_image = host.texture("shadow_bounds", 6, 1, "R32UI")
         self.leaf_count = host.texture("leaf_count", 1, 1, "R32UI")
-        self._shape = None
+        self._held = None  # the grid images' size (x, y, z), None before the first
         self.sums: dict[str, list] = {}
         self.values: dict[str, object] = {}
+        self.emits = False  # whether the last frame built splatted emission
 
     def bounds(self, system, look) -> tuple[np.ndarray, np.ndarray] | None:
         """The system's live particles' world bounds (center +- radius), None with none live."""
@@ -232,7 +244,7 @@ class VolumeGrids:
     def build(self, system, look, placement: Placement) -> None:
         """Every grid's sums emptied, splatted (emission only where the effect emits) and resolved into floats
         (``values``), then the active leaves packed."""
-        self._allocate(placement.shape)
+        self.allocate(placement.shape)
         scale = cross_section_scale(system.settings)
         emits = particle_values(system)["color_start"][3] > 0.0
         for grid in GRIDS:
@@ -246,15 +258,21 @@ class VolumeGrids:
             resolve = RESOLVE_KERNELS[grid]
             self.host.dispatch(resolve, self._groups, {**textures, "grid_values": self.values[grid]},
                                placement.constants if resolve.constants else {})
+        self.emits = emits
+        self.pack(placement.shape)
+
+    def pack(self, shape) -> None:
+        """The leaves of ``values`` over a grid of ``shape`` that hold anything, packed for :meth:`read`."""
         self.host.clear(self.leaf_count)
-        self.host.dispatch(PACK, tuple(n // LEAF for n in placement.shape),
+        self.host.dispatch(PACK, tuple(n // LEAF for n in shape),
                            {**{f"{grid}_grid": self.values[grid] for grid in GRIDS}, "leaf_count": self.leaf_count,
-                            "leaf_list": self.leaf_list, "packed_density_emission": self.packed[0],
-                            "packed_velocity": self.packed[1]}, {})
+                            "leaf_list": self.leaf_list, "packed_density_velocity": self.packed[0],
+                            "packed_emission": self.packed[1]}, {})
 
     def read(self) -> Leaves:
-        """The active leaves (only they are read back), sorted by place.  Refused (SettingsError) where more
-        leaves are active than the packed images hold."""
+        """The active leaves (only they are read back; the emission only where the effect emits), into host
+        memory a writer gave back, else new (a fresh buffer is pages to fault in).  Refused (SettingsError) where
+        more leaves are active than the packed images hold."""
         count = int(self.host.read(self.leaf_count).ravel()[0])
         capacity = self.leaf_list.width * self.leaf_list.height
         if count > capacity:
@@ -262,19 +280,23 @@ class VolumeGrids:
                                 f"{capacity:,} one frame can read back; set a larger Voxel Size")
         rows = -(-count // LEAVES_PER_ROW)
         origins = self.host.read_rows(self.leaf_list, rows).reshape(-1, 4)[:count, :3].astype(np.int64)
-        order = np.lexsort(origins.T[::-1])
-        first, second = (self.host.read_rows(packed, rows).reshape(-1, LEAF_VOXELS, 4)[:count][order]
-                         for packed in self.packed)
-        in_place = (0, 3, 2, 1)  # packed x fastest: (leaf, z, y, x) to (leaf, x, y, z)
-        return Leaves(origins[order], {
-            "density": first[..., 0].reshape(-1, LEAF, LEAF, LEAF).transpose(in_place),
-            "emission": first[..., 1:].reshape(-1, LEAF, LEAF, LEAF, 3).transpose(*in_place, 4),
-            "velocity": second[..., :3].reshape(-1, LEAF, LEAF, LEAF, 3).transpose(*in_place, 4)})
+        buffers, give_back = self._memory.take()
+        density_velocity, emission = (
+            self.host.read_rows(packed, rows, buffer).view(np.float16).reshape(-1, LEAF, LEAF, LEAF, 4)[:count]
+            if read else None for packed, buffer, read in zip(self.packed, buffers, (True, self.emits)))
+        return Leaves(origins, {"density": density_velocity[..., 0], "velocity": density_velocity[..., 1:],
+                                "emission": None if emission is None else emission[..., :3]}, give_back)
 
-    def _allocate(self, shape) -> None:
-        if shape == self._shape:
+    def allocate(self, shape) -> None:
+        """Images for a grid of ``shape``: the ones made before where they hold it (a plume's grid changes shape
+        every frame; making and clearing eleven 3D images each time cost more than filling them), else ones
+        ALLOCATION_STEP voxels larger a side, the passes dispatched over ``shape`` alone."""
+        self._groups = tuple(-(-n // g) for n, g in zip(shape, VOLUME_GROUP))
+        if self._held is not None and all(n <= held for n, held in zip(shape, self._held)):
             return
-        x, y, z = shape
+        most = self.host.max_texture_3d_size
+        x, y, z = (min(max(-(-n // ALLOCATION_STEP) * ALLOCATION_STEP, held), most)
+                   for n, held in zip(shape, self._held or (0, 0, 0)))
         self.sums = {grid: [self.host.volume(f"sum_{lane}", shape=(z, y, x), format="R32UI")
                             for lane in range(lanes)] for grid, lanes in GRIDS.items()}
         self.values = {grid: self.host.volume(f"{grid}_grid", shape=(z, y, x), format=GRID_FORMATS[grid])
@@ -282,10 +304,10 @@ class VolumeGrids:
         leaves = x * y * z // LEAF_VOXELS
         rows = min(-(-leaves // LEAVES_PER_ROW), self.host.max_texture_size)
         self.leaf_list = self.host.texture("leaf_list", LEAVES_PER_ROW, rows, "RGBA32F")
-        self.packed = [self.host.texture(name, LEAVES_PER_ROW * LEAF_VOXELS, rows, "RGBA32F")
-                       for name in ("packed_density_emission", "packed_velocity")]
-        self._groups = tuple(-(-n // g) for n, g in zip(shape, VOLUME_GROUP))
-        self._shape = shape
+        self.packed = [self.host.texture(name, LEAVES_PER_ROW * LEAF_VOXELS * PACKED_TEXELS, rows, "R32UI")
+                       for name in ("packed_density_velocity", "packed_emission")]
+        self._memory = RowBuffers(self.host, self.packed)  # host memory to read the packed images into
+        self._held = (x, y, z)
 
     def _dispatch(self, kernel, system, look, textures: dict, constants: dict) -> None:
         declared = {constant.name for constant in kernel.constants}

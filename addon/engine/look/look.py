@@ -1,4 +1,5 @@
-"""Look over lifetime: a small lookup table of color and size against age / lifetime.
+"""Look over lifetime: a small lookup table of color and size against age / lifetime (the color, with color_by
+SPEED, against speed / color_speed instead).
 
 The splat reads it (``shaders/include/look.glsl``) with linear interpolation between
 texels, so any color ramp, including a Blender color ramp sampled by the
@@ -19,7 +20,8 @@ LOOK_SIZE = 64  # texels from birth (t = 0) to death (t = 1)
 # settings' colors (the look table carries the colors the kernels use).
 COLOR_START = Constant("VEC4", "color_start", components=(("emission_strength", "w"),))
 COLOR_END = Constant("VEC4", "color_end", components=(("world_radius", "w"),))
-LOOK_RANDOM = Constant("VEC4", "look_random", components=(("brightness_random", "x"), ("size_random", "y")))
+LOOK_RANDOM = Constant("VEC4", "look_random", components=(("brightness_random", "x"), ("size_random", "y"),
+                                                         ("color_per_speed", "z")))
 LOOK_SEED = Constant("INT", "look_seed")
 # What a kernel that works out particles' looks reads: the look table (look.glsl) and the system's state.
 LOOK_TABLE = Image("look", "RGBA32F", "READ")
@@ -40,8 +42,15 @@ def particle_values(system) -> dict:
     s = system.settings
     emission = 0.0 if s.lighting == "LIT" else s.emission_strength  # Lit: the light pass's radiance alone
     return {"color_start": (*s.color_start, emission), "color_end": (*s.color_end, s.size),
-            "state_origin": (*system.origin, 0.0), "look_random": (s.color_random, s.size_random, 0.0, 0.0),
+            "state_origin": (*system.origin, 0.0),
+            "look_random": (s.color_random, s.size_random, color_per_speed(s), 0.0),
             "look_seed": s.seed}
+
+
+def color_per_speed(settings) -> float:
+    """color_per_speed of particle_look.glsl: 1 / color_speed where the color follows the speed (color_by SPEED),
+    0 where it follows the age."""
+    return 1.0 / settings.color_speed if settings.color_by == "SPEED" else 0.0
 
 
 def look_table(settings, ramp: np.ndarray | None = None) -> np.ndarray:
@@ -65,6 +74,26 @@ def look_at(table, t):
     f = x - i.astype(np.float32)
     steps = np.take(table[1:] - table[:-1], i, axis=0)  # table[i + 1] - table[i], one gather (a point cache's 1M)
     return (np.take(table, i, axis=0) + steps * f[:, None]).astype(np.float32)
+
+
+def particle_look(table, t, velocity, settings):
+    """particle_look() of particle_look.glsl: the look table at t (life fraction: the size, and by age the color),
+    its color at color_t with the color by speed (``velocity``: (n, 3) float32)."""
+    look = look_at(table, t)
+    if color_per_speed(settings) > 0.0:
+        look[:, :3] = look_at(table, color_t(velocity, t, settings))[:, :3]
+    return look
+
+
+def color_t(velocity, t, settings):
+    """color_t() of particle_look.glsl: where along the table a particle's color is: its speed over color_speed
+    (color_by SPEED), else ``t``."""
+    per_speed = color_per_speed(settings)
+    if per_speed == 0.0:
+        return t
+    v = np.asarray(velocity, np.float32)
+    speed = np.sqrt((v[..., 0] * v[..., 0] + v[..., 1] * v[..., 1]) + v[..., 2] * v[..., 2])  # length_rn's order
+    return (speed * np.float32(per_speed)).astype(np.float32)
 
 
 def variation(index, amount, seed, stream: str):

@@ -24,10 +24,11 @@ from .settings import (
     as_dict,
     clamped,
     effect_settings,
+    migrated,
     render_settings,
 )
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: one iterations and one cohesion for every interaction (settings.RENAMED_FIELDS)
 _INT32 = 2**31  # Blender's IntProperty holds -2^31 .. 2^31 - 1
 
 
@@ -91,8 +92,9 @@ def parse_preset(path: Path) -> Preset:
         raise PresetError(
             f"preset {path} is format {version}, newer than this GPU Particles reads ({FORMAT_VERSION}); update the extension"
         )
+    effects = _effects_of(version)
     try:
-        effect, beyond = _settings(effect_settings, EFFECT_FIELDS, data.get("effect", {}), "effect")
+        effect, beyond = _settings(effect_settings, EFFECT_FIELDS, effects(data.get("effect", {})), "effect")
         render, render_beyond = _settings(render_settings, RENDER_FIELDS, data.get("render", {}), "render")
     except SettingsError as error:
         raise PresetError(f"preset {path}: {error}") from None
@@ -101,7 +103,7 @@ def parse_preset(path: Path) -> Preset:
         raise PresetError(f"preset {path}: 'stage' must be an object")
     name = Path(path).stem
     label = str(data.get("label", name))
-    spawned, spawned_beyond = _spawned(path, label, data.get("spawned", []))
+    spawned, spawned_beyond = _spawned(path, label, data.get("spawned", []), effects)
     return Preset(name, label, str(data.get("description", "")), effect, render, stage, spawned,
                   beyond + render_beyond + spawned_beyond)
 
@@ -122,15 +124,20 @@ def _settings(build, fields, values, owner: str):
     return settings, beyond
 
 
-def _spawned(path: Path, label: str, entries) -> tuple[tuple[tuple[str, EffectSettings], ...], tuple]:
-    """The preset's spawned effects, each spawning from the preset's effect or one listed before it, and their
-    numbers past bounds (``Preset.beyond``)."""
+def _effects_of(version: int):
+    """What an effect's values of a preset of format ``version`` are now (settings.migrated before format 2)."""
+    return migrated if version < 2 else dict
+
+
+def _spawned(path: Path, label: str, entries, effects) -> tuple[tuple[tuple[str, EffectSettings], ...], tuple]:
+    """The preset's spawned effects (their values through ``effects``: _effects_of), each spawning from the preset's
+    effect or one listed before it, and their numbers past bounds (``Preset.beyond``)."""
     if not isinstance(entries, list) or not all(isinstance(e, dict) and "label" in e for e in entries):
         raise PresetError(f"preset {path}: 'spawned' must be a list of objects with a label and an effect")
     known, family, beyond = {label}, [], ()
     for entry in entries:
         try:
-            settings, given = _settings(effect_settings, EFFECT_FIELDS, entry.get("effect", {}),
+            settings, given = _settings(effect_settings, EFFECT_FIELDS, effects(entry.get("effect", {})),
                                         spawned_owner(str(entry["label"])))
         except SettingsError as error:
             raise PresetError(f"preset {path}: spawned '{entry['label']}': {error}") from None

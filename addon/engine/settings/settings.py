@@ -113,13 +113,13 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("friction", "float", 0.5, 0.0, 1.0,
           "Granular: friction between grains (static; sliding grains 80% of it): higher piles steeper"),
     Field("cohesion", "float", 0.0, 0.0, 1.0,
-          "Granular: how strongly grains that touch or nearly touch hold together (0: dry sand, 1: damp clumps)"),
-    Field("iterations", "int", 4, 1, 64, "Granular: contact solver iterations per substep (more: stiffer piles)"),
-    Field("fluid_iterations", "int", 4, 1, 64, "Fluid: solver iterations a step (more: stiffer, less compressible)"),
+          "Granular: how strongly grains that touch or nearly touch hold together (0: dry sand, 1: damp clumps); "
+          "Fluid: how strongly sparse fluid pulls together (surface tension: drops and sheets)"),
+    Field("iterations", "int", 4, 1, 64, "Granular: contact solver iterations per substep (more: stiffer piles); "
+          "Fluid: solver iterations per substep (more: stiffer, less compressible)"),
     Field("fluid_viscosity", "float", 0.05, 0.0, 1.0, "Fluid: how much each particle takes its neighbours' velocity (XSPH; 0: water, 0.5: honey)"),
     Field("fluid_vorticity", "float", 0.0, 0.0, 10.0, "Fluid: vorticity confinement, keeps swirls alive that the solver damps"),
     Field("fluid_tension", "float", 0.01, 0.0, 1.0, "Fluid: pushes close particles apart so they do not clump (s_corr); higher: finer spray"),
-    Field("fluid_cohesion", "float", 0.0, 0.0, 1.0, "Fluid: how strongly sparse fluid pulls together (surface tension: drops and sheets)"),
     Field("flock_view_angle", "float", 1.5 * math.pi, 0.0, 2 * math.pi, "Flocking: the angle a bird sees its neighbours in, around its heading", unit="ROTATION"),
     Field("flock_separation", "float", 1.5, 0.0, 100.0, "Flocking: steering away from neighbours, harder the closer"),
     Field("flock_alignment", "float", 1.0, 0.0, 100.0, "Flocking: steering toward the neighbours' mean heading"),
@@ -131,8 +131,15 @@ EFFECT_FIELDS: tuple[Field, ...] = (
     Field("flock_max_force", "float", 10.0, 0.0, 1e6, "Flocking: the most a bird's steering changes its velocity per second", unit="ACCELERATION"),
     Field("state_layout", "enum", "FULL", items=("FULL", "COMPACT"),
           description="Full: 32 bytes per particle in float32; Compact: 16 bytes in half floats around the emitter (half the memory, less precise far from it)"),
-    Field("color_start", "color", (1.0, 0.6, 0.2), 0.0, 1e4, "Color at birth (linear, HDR)", affects="look"),
-    Field("color_end", "color", (0.8, 0.1, 0.02), 0.0, 1e4, "Color at death (linear, HDR)", affects="look"),
+    Field("color_start", "color", (1.0, 0.6, 0.2), 0.0, 1e4, "Color at birth (linear, HDR); by Speed: when still", affects="look"),
+    Field("color_end", "color", (0.8, 0.1, 0.02), 0.0, 1e4,
+          "Color at death (linear, HDR); by Speed: at Color Speed and faster", affects="look"),
+    Field("color_by", "enum", "AGE", items=("AGE", "SPEED"),
+          description="What the color (start to end, or the color ramp; Lit: the albedo too) follows: Age: birth "
+                      "to death; Speed: still to Color Speed, so fast spray stands out from a slow body",
+          affects="look"),
+    Field("color_speed", "float", 5.0, 1e-4, 1e5, "Color by Speed: the speed that has the end color",
+          unit="VELOCITY", affects="look"),
     Field("emission_strength", "float", 1.0, 0.0, 1e6, "Brightness multiplier of the particle color", affects="look"),
     Field("size", "float", 0.005, 1e-7, 1e3, "Particle radius in world units; below one pixel particles get darker", unit="LENGTH"),
     Field("size_end", "float", 1.0, 0.0, 1e3, "Size at death as a fraction of the size at birth (linear over life)", affects="look"),
@@ -225,6 +232,36 @@ EFFECT_FIELDS: tuple[Field, ...] = (
 # except the colors a spawned effect inherits from its parent (spawn_tint); tests/scene/test_look_edits.py steps effects
 # with every one of them changed and finds the same state.
 LOOK_FIELDS = frozenset(f.name for f in EFFECT_FIELDS if f.affects == "look")
+
+
+@dataclass(frozen=True)
+class Renamed:
+    """An effect setting folded into another of the same meaning: ``name`` serves every interaction now, where the
+    old setting served ``interaction`` alone (with ``default`` when a file left it unset)."""
+
+    name: str
+    interaction: str
+    default: Any
+
+
+# Effect settings by their old names (preset format 1, files saved before): one setting per meaning, used by
+# whichever interaction is on.
+RENAMED_FIELDS = {
+    "fluid_iterations": Renamed("iterations", "FLUID", 4),
+    "fluid_cohesion": Renamed("cohesion", "FLUID", 0.0),
+}
+
+
+def migrated(values: dict[str, Any]) -> dict[str, Any]:
+    """An effect's settings saved before RENAMED_FIELDS (a format 1 preset, an old file's stored values), as they
+    simulate now: where the effect's interaction is the one an old setting served, the new name takes the old
+    one's value (given or its default), which was the one in use; elsewhere the new name's own value was."""
+    values = dict(values)
+    for old, renamed in RENAMED_FIELDS.items():
+        value = values.pop(old, renamed.default)
+        if values.get("interaction", "NONE") == renamed.interaction:
+            values[renamed.name] = value
+    return values
 
 RENDER_FIELDS: tuple[Field, ...] = (
     Field("emax", "float", 8.0, 1e-6, 1e9,
@@ -389,7 +426,8 @@ def _inside(field: Field, part: float) -> float:
 def _build(cls, fields: tuple[Field, ...], values: dict[str, Any], what: str):
     by_name = {f.name: f for f in fields}
     unknown = sorted(set(values) - set(by_name))
-    problems = [f"unknown {what} setting '{name}'" for name in unknown]
+    problems = [f"unknown {what} setting '{name}'" + (f" (now '{RENAMED_FIELDS[name].name}')" if name in RENAMED_FIELDS else "")
+                for name in unknown]
     normalised = {}
     for name, value in values.items():
         if name in by_name:

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..look.look import LOOK_SIZE, PARTICLE_STATE, look_table
+from ..look.look import LOOK_SIZE, PARTICLE_STATE, color_per_speed, look_table
 from ..primitives.scan import Scan
 from ..seam.kernels import Constant, Image, Kernel, Sampler
 from ..seam.state import LAYOUTS
@@ -102,7 +102,8 @@ SPAWN_TINT = Kernel(
             Image("spawn_offsets", "R32UI", "READ"), Image("spawn_cursor", "R32UI", "READ"),
             Image("child_tint", "RGBA32F", "WRITE")),
     samplers=(*PARTICLE_STATE, Sampler("parent_look")),  # the parent's state and look table
-    constants=(Constant("INT", "count"), Constant("INT", "parent_count"), Constant("FLOAT", "spawn_inherit_color")),
+    constants=(Constant("INT", "count"), Constant("INT", "parent_count"), Constant("FLOAT", "spawn_inherit_color"),
+               Constant("FLOAT", "parent_color_per_speed")),  # look.color_per_speed of the parent
     includes=("common.glsl", "spawn_births.glsl"),
 )
 EVENT_KERNELS = (*SPAWN_COUNT_KERNELS.values(), *SPAWN_EVENTS_KERNELS.values(), SPAWN_CURSOR, SPAWN_TINT)
@@ -183,7 +184,8 @@ class Spawner:
             "spawn_offsets": self.offsets, "spawn_cursor": self.cursor, "child_tint": child.tint,
             "pos_age": parent.pos_age, "vel_life": parent.vel_life, "parent_look": self._parent_look(),
         }, {"count": child.count, "parent_count": parent.count,
-            "spawn_inherit_color": child.settings.spawn_inherit_color})
+            "spawn_inherit_color": child.settings.spawn_inherit_color,
+            "parent_color_per_speed": color_per_speed(parent.settings)})
 
     def _parent_look(self):
         """The parent's look table (look.py) with the ramp its simulation was made with (``tint_ramp``: a draw's

@@ -166,7 +166,7 @@ FLUID_KERNELS = (FLUID_LAMBDA, FLUID_DELTA, FLUID_MOVE, FLUID_VORTICITY, FLUID_V
 def constants_of(settings: EffectSettings) -> FluidConstants:
     """The PBF constants of an effect's settings (size, interaction radius, fluid_*)."""
     return fluid_constants(settings.size, settings.interaction_radius, tension=settings.fluid_tension,
-                           cohesion=settings.fluid_cohesion, viscosity=settings.fluid_viscosity,
+                           cohesion=settings.cohesion, viscosity=settings.fluid_viscosity,
                            vorticity=settings.fluid_vorticity)
 
 
@@ -196,7 +196,7 @@ def fluid_step(system, grid: NeighbourGrid, h: float, textures: dict, constants:
         grid.host.dispatch(kernel, grid.groups, bound, kernel.pack({n: named[n] for n in kernel.value_names}))
 
     current = grid.sorted
-    for _ in range(settings.fluid_iterations):
+    for _ in range(settings.iterations):
         run(FLUID_LAMBDA, fluid_in=current, fluid_out=lambdas)
         run(FLUID_DELTA, fluid_in=lambdas, fluid_out=solved)
         current = solved

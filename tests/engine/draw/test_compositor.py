@@ -95,13 +95,16 @@ def state_of(host, system, positions, velocities, age=0.5):
     return pos_age, vel_life
 
 
-def test_gl_points_mode_draws_what_the_splat_draws(host, rng):
+@pytest.mark.parametrize("values", [{}, {"color_by": "SPEED", "color_speed": 2.0}], ids=["by age", "by speed"])
+def test_gl_points_mode_draws_what_the_splat_draws(host, rng, values):
     """The rasterized peer: same pixels and colors as the splat, to half-float precision."""
     width, height, n = 61, 33, 4000
     camera, system, compositor, pos_age, vel_life, s = splat_case(host, rng, n, width, height, 64.0)
     particle = PARTICLE.read_images(pos_age, vel_life)
     particle["age"][:] = rng.random(n, dtype=np.float32) * 0.9
-    s = effect_settings({"count": n, "size": 10.0, "color_start": (0.3, 0.2, 0.1), "color_end": (0.01, 0.1, 0.2)})
+    particle["velocity"][:] = rng.normal(0.0, 1.0, (n, 3))
+    s = effect_settings({"count": n, "size": 10.0, "color_start": (0.3, 0.2, 0.1), "color_end": (0.01, 0.1, 0.2),
+                         **values})
     system.settings = s
     system.write_state(pos_age, vel_life)
     compositor.render = render_settings({"emax": 64.0, "point_mode": "GL_POINTS"})

@@ -241,11 +241,12 @@ def test_sprites_stretch_over_the_shutter(host, particle_type, blend_mode):
 
 
 def quad_frame(host, camera, pos_age, velocity=(0.0, 0.0, 0.0), **values):
-    """The resolved frame of additive round sprites (raster_quads) at ``pos_age`` moving at ``velocity``
-    (a Stretched effect's ``stretch`` sweeps them), and the reference's."""
+    """The resolved frame of additive round sprites (raster_quads) at ``pos_age`` moving at ``velocity`` (one for
+    all, or one each; a Stretched effect's ``stretch`` sweeps them), and the reference's."""
     s = effect_settings({"count": len(pos_age), **SETTINGS, "particle_type": "SPRITE", **values})
     system = ParticleSystem(host, s)
-    vel_life = np.tile(np.array([[*velocity, 1.0]], np.float32), (len(pos_age), 1))
+    vel_life = np.ones((len(pos_age), 4), np.float32)
+    PARTICLE.read_image("vel_life", vel_life)["velocity"][:] = velocity
     system.write_state(pos_age, vel_life)
     compositor = Compositor(FrameResources(host, camera.width, camera.height), render_settings({"emax": 64.0}))
     compositor.add(system, camera)
@@ -270,6 +271,21 @@ def test_stretched_quads_sweep_the_round_sprite_along_their_path(host, velocity)
     lit = np.argwhere(frame.max(axis=-1) > 0)
     reach = float(np.hypot(*velocity[:2])) * 0.25 / 4.0 + 2.0 * np.hypot(6.0, 1.0)  # path (w = 4) plus the disc
     assert np.ptp(lit @ np.array(velocity[1::-1]) / np.hypot(*velocity[:2])) <= reach + 1.0
+
+
+@pytest.mark.parametrize("kind", ["SPRITE", "STRETCHED"])
+def test_quads_colored_by_speed_are_the_start_color_still_and_the_end_color_at_color_speed(host, kind):
+    """Additive sprites and stretched quads with Color by Speed (60): one still, one at 30, one at 90, at w = 4
+    (pixels 24, 64 and 104 of row 32); GPU vs reference, and each one's color at its center."""
+    pos_age = np.array([[-95.75, 32.5, 12.0, 0.5], [64.25, 32.5, 12.0, 0.5], [224.25, 32.5, 12.0, 0.5]], np.float32)
+    velocity = np.array([[0.0, 0.0, 0.0], [30.0, 0.0, 0.0], [0.0, -90.0, 0.0]], np.float32)
+    values = {"size": 12.0, "size_random": 0.0, "particle_type": kind, "stretch": 0.1, "color_by": "SPEED",
+              "color_speed": 60.0}
+    frame, expected = quad_frame(host, deep_camera(), pos_age, velocity, **values)
+    np.testing.assert_allclose(frame, expected, rtol=2e-3, atol=2e-4 * expected.max())
+    start, end = np.array(SETTINGS["color_start"]), np.array(SETTINGS["color_end"])
+    for pixel, color in ((24, start), (64, 0.5 * (start + end)), (104, end)):
+        np.testing.assert_allclose(frame[32, pixel] / frame[32, pixel].sum(), color / color.sum(), rtol=1e-2)
 
 
 @pytest.mark.parametrize("focus", [None, Focus(20.0, 4.0), Focus(20.0, 1.0), Focus(6.0, 1.0)],

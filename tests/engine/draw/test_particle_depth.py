@@ -137,6 +137,24 @@ def test_sprites_mark_their_radius(host, rng, particle_type, blend_mode, focus, 
     np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("shutter, focus", [(None, None), ((-0.1, 0.1), None), (None, (12.0, 1.0))])
+def test_stretched_quads_mark_back_to_their_tails(host, rng, shutter, focus):
+    """A Stretched quad is drawn from its head back to where it was ``stretch`` seconds ago: every pixel of that
+    tail carries its depth, as the reference marks it."""
+    pos_age, vel_life = deep_particles(rng, 100, WIDE_W, WIDE_H, 20.0)
+    camera = deep_camera(WIDE_W, WIDE_H, shutter, focus)
+    got, expected = depth_case(host, pos_age, vel_life, camera, DEEP_VIEW, size=0.5, particle_type="STRETCHED",
+                               stretch=0.5, blend_mode="ADD")
+    np.testing.assert_array_equal(got, expected)
+    one = np.array([[WIDE_W / 2 + 0.25, WIDE_H / 2 + 0.25, 0.0, 0.5]], np.float32)
+    moving = np.array([[40.0, 0.0, 0.0, 1.0]], np.float32)  # 20 pixels of tail to the left of the head
+    got, _ = depth_case(host, one, moving, deep_camera(WIDE_W, WIDE_H), DEEP_VIEW, size=0.5,
+                        particle_type="STRETCHED", stretch=0.5, blend_mode="ADD")
+    row = got[WIDE_H // 2]
+    assert (row[WIDE_W // 2 - 19:WIDE_W // 2 + 1] < FAR).all(), "the whole tail is marked"
+    assert (row[WIDE_W // 2 + 4:] == FAR).all(), "nothing ahead of the head"
+
+
 def test_nearest_of_two_and_the_point_block(host):
     pos_age = np.array([[20.5, 12.5, -5.0, 0.1], [20.5, 12.5, -3.0, 0.1], [5.5, 5.5, -2.0, 0.1]], np.float32)
     vel_life = np.array([[0, 0, 0, 1.0]] * 3, np.float32)

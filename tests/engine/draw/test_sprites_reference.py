@@ -177,6 +177,19 @@ def test_streaks_match_the_reference(host, rng):
     assert np.abs(streak).max() > 1.5 * TILE and (streak == 0).all(axis=1).any(), "long streaks and round sprites"
 
 
+def test_alpha_sprites_colored_by_speed_match_the_reference(host, rng):
+    """Color by Speed on the sprite list: each sprite's color from its speed (some still) against the reference."""
+    pos_age = scene(rng)
+    effects = [effect(host, pos_age, velocities(rng, len(pos_age)), color_by="SPEED", color_speed=40.0)]
+    check(host, effects, pixel_grid(), shutter=SHUTTER)
+    system, _, vel_life = effects[0]
+    camera = pixel_grid()
+    colors = [ref.footprints(pos_age, vel_life, camera.view_proj, WIDTH, HEIGHT, settings, camera.pixels_per_unit,
+                             SHUTTER)[2] for settings in (system.settings, dataclasses.replace(system.settings,
+                                                                                               color_by="AGE"))]
+    assert not np.allclose(*colors), "the speed shows"
+
+
 def test_out_of_focus_sprites_match_the_reference(host, rng):
     """Depth of field: every sprite widened by a circle of confusion of 6 px, fainter by the area ratio."""
     camera = dataclasses.replace(pixel_grid(), focus=Focus(12.0, 0.5))  # |w - 0.5| = 0.5: 6 px

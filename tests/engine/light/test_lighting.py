@@ -82,6 +82,21 @@ def test_light_pass_matches_reference(host, rng, values):
     assert (got[: len(pos_age) // 10] == 0).all(), "dead and unborn slots get no light"
 
 
+def test_lit_albedo_follows_the_speed_with_color_by_speed(host, rng):
+    """Color by Speed, Lit: the albedo from albedo (still) to albedo_end (at color_speed), GPU vs reference."""
+    pos_age, vel_life = cloud(rng, 3000)
+    PARTICLE.read_images(pos_age, vel_life)["velocity"][:] = rng.normal(0.0, 1.5, (3000, 3))
+    values = {"albedo": (1.0, 0.5, 0.2), "albedo_end": (0.1, 0.2, 0.9), "color_by": "SPEED", "color_speed": 3.0}
+    system = lit_system(host, pos_age, vel_life, **values)
+    lights = SceneLights(LIGHTS, (0.05, 0.04, 0.03))
+    eye = (3.0, -4.0, 2.0)
+    got = gpu_light(host, system, lights, eye)
+    want = ref.particle_light(system.settings, lights, eye, pos_age, vel_life)
+    np.testing.assert_allclose(got, want, rtol=4 * HALF, atol=1e-6)
+    by_age = ref.particle_light(dataclasses.replace(system.settings, color_by="AGE"), lights, eye, pos_age, vel_life)
+    assert not np.allclose(want, by_age, rtol=0.05), "the speed shows"
+
+
 # One particle at the origin, albedo 1, g = 0: its radiance is E / pi, E written out per type.
 D = 2.0
 ONE_PARTICLE = {

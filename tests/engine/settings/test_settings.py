@@ -172,3 +172,42 @@ def test_every_bound_as_blender_stores_it_is_accepted(field):
         value = (stored,) * 3 if field.kind in ("vec3", "color") else stored
         settings = effect_settings({field.name: value})
         assert getattr(settings, field.name) == ((bound,) * 3 if field.kind in ("vec3", "color") else bound)
+
+
+def _old_preset(tmp_path, interaction: str, **effect):
+    """A format 1 preset (before iterations and cohesion served every interaction), as parse_preset reads it."""
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"format_version": 1, "label": "Old", "effect": {"interaction": interaction, **effect},
+                                "spawned": [{"label": "Drops", "effect": {"spawn_from": "Old", "interaction": interaction,
+                                                                          **effect}}]}))
+    return parse_preset(path)
+
+
+def test_an_old_fluid_presets_fluid_iterations_and_cohesion_load_into_iterations_and_cohesion(tmp_path):
+    preset = _old_preset(tmp_path, "FLUID", fluid_iterations=7, fluid_cohesion=0.3, iterations=12, cohesion=0.9)
+    for effect in (preset.effect, preset.spawned[0][1]):
+        assert (effect.iterations, effect.cohesion) == (7, 0.3), "the fluid's own were the ones it simulated with"
+
+
+def test_an_old_fluid_preset_without_them_takes_their_old_defaults(tmp_path):
+    preset = _old_preset(tmp_path, "FLUID", iterations=12, cohesion=0.9)
+    assert (preset.effect.iterations, preset.effect.cohesion) == (4, 0.0)
+
+
+def test_an_old_granular_preset_keeps_its_own_iterations_and_cohesion(tmp_path):
+    preset = _old_preset(tmp_path, "GRANULAR", fluid_iterations=7, fluid_cohesion=0.3, iterations=12, cohesion=0.9)
+    assert (preset.effect.iterations, preset.effect.cohesion) == (12, 0.9)
+
+
+def test_a_new_preset_is_not_migrated_and_the_old_names_are_refused_naming_the_new(tmp_path):
+    path = tmp_path / "new.json"
+    path.write_text(json.dumps({"format_version": FORMAT_VERSION, "effect": {"interaction": "FLUID", "iterations": 9}}))
+    assert parse_preset(path).effect.iterations == 9
+    with pytest.raises(SettingsError, match="unknown effect setting 'fluid_iterations' \\(now 'iterations'\\)"):
+        effect_settings({"fluid_iterations": 3})
+
+
+def test_a_fluid_preset_written_now_reads_back_its_iterations_and_cohesion(tmp_path):
+    fluid = effect_settings({"interaction": "FLUID", "iterations": 9, "cohesion": 0.2})
+    write_preset(tmp_path / "mine.json", "Mine", fluid, render_settings())
+    assert parse_preset(tmp_path / "mine.json").effect == fluid

@@ -151,6 +151,23 @@ def test_inherited_color_matches_the_reference(host, spawn_on):
         assert_matches(system, member)
 
 
+@pytest.mark.parametrize("spawn_on", ["DEATH", "RATE"])
+def test_a_parent_colored_by_speed_passes_on_its_color_at_the_events_speed(host, spawn_on):
+    """A parent with Color by Speed: each birth's tint is its color at the parent's speed at the event, GPU as the
+    reference, and not the color by age."""
+    rockets = {**TINTED_ROCKETS, "color_by": "SPEED", "color_speed": 8.0}
+    sparks = {**TINTED_SPARKS, "spawn_on": spawn_on, "spawn_rate": 20.0}
+    systems, _ = build(host, [rockets, sparks], ["Rockets", "Sparks"])
+    run_gpu(systems, 8)
+    members = run_reference([rockets, sparks], [None, 0], 8)
+    by_age = run_reference([TINTED_ROCKETS, sparks], [None, 0], 8)
+    tinted = members[1].tint[:, 3] > 0
+    assert tinted.sum() > 100 and not np.array_equal(members[1].tint[tinted], by_age[1].tint[tinted])
+    assert_matches(systems[0], members[0])
+    # within the velocities' rounding (assert_matches: the math library's last bits), which the speed carries
+    np.testing.assert_allclose(host_tint(systems[1]), members[1].tint, rtol=1e-5, atol=0)
+
+
 def test_a_tinted_particle_is_drawn_in_the_mix_of_its_and_its_parents_color(host, rng):
     """The splat (particle_color, which every draw path shares) draws each slot in mix(its own color over life,
     its tint's rgb, its tint's a), exactly as the reference."""

@@ -146,8 +146,8 @@ BOX = np.diag([1.0, 1.5, 1.0, 1.0])
 BOX[:3, 3] = (0.05, 0.3, 0.25)
 
 
-@pytest.mark.parametrize("values", [{}, {"fluid_vorticity": 0.5, "fluid_cohesion": 0.4, "fluid_tension": 0.1,
-                                         "fluid_iterations": 3}])
+@pytest.mark.parametrize("values", [{}, {"fluid_vorticity": 0.5, "cohesion": 0.4, "fluid_tension": 0.1,
+                                         "iterations": 3}])
 def test_a_fluid_step_on_the_gpu_matches_the_reference_with_every_analytic_collider(host, rng, values):
     positions = (lattice(5) + rng.normal(0, 0.01, (125, 3))).astype(F)
     velocities = rng.normal(0, 0.5, (125, 3)).astype(F)
@@ -158,7 +158,7 @@ def test_a_fluid_step_on_the_gpu_matches_the_reference_with_every_analytic_colli
     step(h)
     got_p, got_v = read()
     rows = collider_rows(colliders, 0, 1, 1 / 24)
-    want_p, want_v, _ = ref.fluid_solve(positions, velocities, constants_of(settings), h, settings.fluid_iterations,
+    want_p, want_v, _ = ref.fluid_solve(positions, velocities, constants_of(settings), h, settings.iterations,
                                         lambda p: ref.collider_surfaces(rows, len(colliders), p))
     assert np.abs(want_p - positions).max() > 1e-3  # the step moved them
     np.testing.assert_allclose(got_p, want_p, atol=2e-5)

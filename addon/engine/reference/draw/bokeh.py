@@ -24,7 +24,7 @@ def discs(pos_age, vel_life, view_proj, width, height, settings, pixels_per_unit
     area = F(3.14159265) * (radius * radius + F(1.0 / 12.0)) + F(4) * radius * half_path
     particle = PARTICLE.read_images(pos_age, vel_life)
     t = particle["age"][index] / particle["life"][index]
-    color = particle_colors(settings, ramp, t, index, w, pixels_per_unit) / area[:, None]
+    color = particle_colors(settings, ramp, t, index, w, pixels_per_unit, particle["velocity"][index]) / area[:, None]
     shape = SPRITE_SHAPE.pack({"center": F(0.5) * (start + end), "radius": radius + F(0.5),
                                "depth": clip[:, 2] / w * F(0.5) + F(0.5)})
     return index, shape, (end - start).astype(F), color.astype(F)

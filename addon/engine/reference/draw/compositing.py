@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...draw.compositing import CHANNEL_MAX
-from ...look.look import look_at, look_table, variation
+from ...look.look import look_at, look_table, particle_look, variation
 from ...seam.records import PARTICLE
 from ..seam.exact import transform_points
 from ..seam.state import alive
@@ -59,7 +59,8 @@ def project(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
         visible = depth <= scene_depth[pixel[:, 1], pixel[:, 0]]
         clip, w, t, pixel, index = clip[visible], w[visible], t[visible], pixel[visible], index[visible]
 
-    return pixel, particle_colors(settings, ramp, t, index, w, pixels_per_unit, tint)
+    velocity = PARTICLE.read_images(pos_age, vel_life)["velocity"][index]
+    return pixel, particle_colors(settings, ramp, t, index, w, pixels_per_unit, velocity, tint)
 
 
 def particle_radii(settings, ramp, t, index, w, pixels_per_unit):
@@ -69,10 +70,11 @@ def particle_radii(settings, ramp, t, index, w, pixels_per_unit):
     return F(settings.size) * look[:, 3] * size_factor * F(pixels_per_unit) / w
 
 
-def particle_colors(settings, ramp, t, index, w, pixels_per_unit, tint=None):
-    """particle_look.glsl: HDR color of particles ``index`` at life fraction ``t`` and clip w; ``tint``: (n, 4)
-    every slot's inherited color (rgb) and fraction of it (a), tinted() of PARTICLE_TINT."""
-    look = look_at(look_table(settings, ramp), t)
+def particle_colors(settings, ramp, t, index, w, pixels_per_unit, velocity, tint=None):
+    """particle_look.glsl: HDR color of particles ``index`` at life fraction ``t``, clip w and ``velocity`` (m, 3: by
+    speed, particle_look); ``tint``: (n, 4) every slot's inherited color (rgb) and fraction of it (a), tinted() of
+    PARTICLE_TINT."""
+    look = particle_look(look_table(settings, ramp), t, velocity, settings)
     if tint is not None:
         mine = np.asarray(tint, F)[index]
         look[:, :3] = look[:, :3] + (mine[:, :3] - look[:, :3]) * mine[:, 3:]

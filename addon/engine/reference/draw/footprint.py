@@ -15,7 +15,8 @@ F = np.float32
 U = np.uint32
 
 
-def _screen(clip, size):
+def screen_of(clip, size):
+    """footprint.glsl's screen_of: window x and y in pixels of clip positions (w > 0)."""
     return (clip[:, :2] / clip[:, 3:4] * F(0.5) + F(0.5)) * size
 
 
@@ -36,13 +37,13 @@ def paths(pos_age, vel_life, view_proj, width, height, shutter=None, focus=None)
         w = clip[:, 3]
         keep = (w > 0) & (np.abs(clip[:, 2]) <= w)
         index, p, v, clip, w = index[keep], p[keep], v[keep], clip[keep], w[keep]
-        here = _screen(clip, size)
+        here = screen_of(clip, size)
         start, end = here.copy(), here.copy()
         if shutter is not None:
             clip_open = _clip(shutter.view_proj_open, p + v * F(shutter.open))
             clip_close = _clip(shutter.view_proj_close, p + v * F(shutter.close))
             seen = (clip_open[:, 3] > 0) & (clip_close[:, 3] > 0) & np.isfinite(v).all(axis=1)
-            start[seen], end[seen] = _screen(clip_open[seen], size), _screen(clip_close[seen], size)
+            start[seen], end[seen] = screen_of(clip_open[seen], size), screen_of(clip_close[seen], size)
         spread = np.zeros(len(index), F) if focus is None else circles_of_confusion(focus, w)
     return index, clip, start, end, spread
 
@@ -75,7 +76,7 @@ def footprint_taps(pos_age, vel_life, view_proj, width, height, settings, emax, 
     index, clip, w, start, end, spread = index[keep], clip[keep], w[keep], start[keep], end[keep], spread[keep]
 
     t = age[index] / life[index]
-    color = particle_colors(settings, ramp, t, index, w, pixels_per_unit)
+    color = particle_colors(settings, ramp, t, index, w, pixels_per_unit, particle["velocity"][index])
     q = (np.clip(color * (CHANNEL_MAX / emax).astype(F), F(0), CHANNEL_MAX.astype(F)) + F(0.5)).astype(U)
     some = q.any(axis=1)
     q, start, end, spread = q[some], start[some], end[some], spread[some]

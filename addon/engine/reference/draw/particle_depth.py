@@ -8,11 +8,13 @@ import numpy as np
 
 from ...draw.footprint import SPLAT_MAX_RADIUS
 from ...draw.particle_depth import FAR
+from ...draw.raster import stretch_seconds
 from ...look.lighting import is_lit
-from ...look.look import look_at, look_table, variation
+from ...look.look import look_table, particle_look, variation
 from ...seam.records import PARTICLE
+from ..seam.exact import transform_points
 from .compositing import F
-from .footprint import paths, widened
+from .footprint import paths, screen_of, widened
 from .raster import quad_reach
 
 TAP_REACH = F(1.5)
@@ -26,7 +28,10 @@ def reaches(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
     index, clip, start, end, spread = paths(pos_age, vel_life, view_proj, width, height, shutter, focus)
     w = clip[:, 3]
     particle = PARTICLE.read_images(pos_age, vel_life)
-    look = look_at(look_table(settings, ramp), particle["age"][index] / particle["life"][index])
+    if kind == "QUAD":  # a stretched quad reaches back to where it was stretch_seconds ago
+        start = start - stretch_px(particle, index, clip, view_proj, width, height, stretch_seconds(settings))
+    look = particle_look(look_table(settings, ramp), particle["age"][index] / particle["life"][index],
+                         particle["velocity"][index], settings)
     if kind != "POINT":
         world = F(settings.size) * look[:, 3] * variation(index, settings.size_random, settings.seed, "SIZE") \
             * F(pixels_per_unit)
@@ -44,6 +49,17 @@ def reaches(pos_age, vel_life, view_proj, width, height, settings, pixels_per_un
         shows = (look[:, :3] * emission + np.asarray(particle_light, F)[index, :3]).max(axis=1) > 0
     center, half_path = F(0.5) * (start + end), F(0.5) * (end - start)
     return index[shows], center[shows], half_path[shows], radius[shows].astype(F)
+
+
+def stretch_px(particle, index, clip, view_proj, width, height, seconds):
+    """particle_depth.glsl's stretch_px: from the tail (where each was ``seconds`` ago) to the head, in pixels."""
+    size = np.array([width, height], F)
+    velocity = particle["velocity"][index]
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        tail_clip = transform_points(view_proj, particle["position"][index] - velocity * F(seconds))
+        motion = screen_of(clip, size) - screen_of(tail_clip, size)
+    seen = (tail_clip[:, 3] > 0) & np.isfinite(velocity).all(axis=1)
+    return np.where(seen[:, None], motion, F(0)).astype(F)
 
 
 def covers(center, half_path, radius, x, y) -> np.ndarray:

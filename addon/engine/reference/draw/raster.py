@@ -37,7 +37,8 @@ def round_quads(pos_age, vel_life, view_proj, width, height, settings, pixels_pe
     by the area ratio; with ``stretch_seconds`` (the Stretched type's stretch) swept from where each was that
     long ago to where it is (swept_falloff)."""
     index, clip, w, t, _ = reaching(pos_age, vel_life, view_proj, width, height)
-    color = particle_colors(settings, ramp, t, index, w, pixels_per_unit).astype(np.float64)
+    velocity = PARTICLE.read_images(pos_age, vel_life)["velocity"][index]
+    color = particle_colors(settings, ramp, t, index, w, pixels_per_unit, velocity).astype(np.float64)
     sharp = np.maximum(particle_radii(settings, ramp, t, index, w, pixels_per_unit), F(1))
     coc = None if focus is None else circles_of_confusion(focus, w)
     reach, inner, core = quad_reach(sharp, coc)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...draw.sprites import DEPTH_KEYS
-from ...look.look import look_at, look_table, variation
+from ...look.look import look_table, particle_look, variation
 from ...order.tile_lists import TILE, TILE_CHUNK
 from ...primitives.binning import ALL_KEYS
 from ...seam.records import PARTICLE, SPRITE_SHAPE
@@ -56,7 +56,7 @@ def footprints(pos_age, vel_life, view_proj, width, height, settings, pixels_per
         window = window_coordinates(clip, width, height)
         index = np.flatnonzero(alive & (clip[:, 3] > 0) & (window[:, 2] >= 0) & (window[:, 2] <= 1))
         window, w = window[index], clip[index, 3]
-        look = look_at(look_table(settings, ramp), age[index] / life[index])
+        look = particle_look(look_table(settings, ramp), age[index] / life[index], velocity[index], settings)
         size = variation(index, settings.size_random, settings.seed, "SIZE")
         radius_px = F(settings.size) * look[:, 3] * size * F(pixels_per_unit) / w
         alpha = F(settings.opacity) * np.minimum(F(3.14159265) * radius_px * radius_px, F(1))

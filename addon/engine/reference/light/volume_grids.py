@@ -19,7 +19,7 @@ from ...light.volume_grids import (
     WEIGHT_SCALE,
     cross_section_scale,
 )
-from ...look.look import look_at, variation
+from ...look.look import particle_look, variation
 from ...seam.random import random_unit
 from ...seam.records import PARTICLE
 from .shadow_volume import particles
@@ -37,7 +37,8 @@ def lanes(grid: str, pos_age, vel_life, settings, table, voxel: float):
         values = (F(cross_section_scale(settings)) * disc * F(DENSITY_SCALE))[:, None]
     elif grid == "emission":
         particle = PARTICLE.read_images(pos_age, vel_life)
-        look = look_at(table, (particle["age"][slots] / particle["life"][slots]).astype(F))
+        look = particle_look(table, (particle["age"][slots] / particle["life"][slots]).astype(F),
+                             particle["velocity"][slots], settings)
         emission = 0.0 if settings.lighting == "LIT" else settings.emission_strength
         strength = F(emission) * variation(slots, settings.color_random, settings.seed, "BRIGHTNESS") * F(1)
         color = look[:, :3] * strength[:, None]

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ...look.lighting import RADIANCE_LIMIT, SceneLights, irradiance, phase
-from ...look.look import look_at, look_table, variation
+from ...look.look import color_t, look_at, look_table, variation
 from ...seam.records import PARTICLE
 from ..seam.state import alive
 
@@ -48,7 +48,8 @@ def particle_light(settings, lights: SceneLights, eye, pos_age, vel_life, transm
     live, ambient, terms = _scattered(settings, lights, eye, pos_age, vel_life, transmittance)
     total = ambient + sum(scattered for scattered, _ in terms)
     particle = PARTICLE.read_images(pos_age, vel_life)
-    t = np.clip(particle["age"][live] / particle["life"][live], 0.0, 1.0)[:, None]
+    t = color_t(particle["velocity"][live].astype(np.float32), particle["age"][live] / particle["life"][live], settings)
+    t = np.clip(t, 0.0, 1.0)[:, None]
     start, end = np.asarray(settings.albedo, np.float64), np.asarray(settings.albedo_end, np.float64)
     radiance = np.zeros((len(pos_age), 3))
     radiance[live] = np.minimum((start + (end - start) * t) * total, RADIANCE_LIMIT)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...look.look import inherits_color, look_at, look_table
+from ...look.look import color_t, inherits_color, look_at, look_table
 from ...seam.records import PARTICLE
 from ...seam.tables import EMITTER_SHAPES, SPAWN_EVENTS
 from ...seam.tables import RANDOM_STREAMS as STREAM
@@ -76,15 +76,16 @@ def birth_slots(births, cursor: int, count: int) -> tuple[np.ndarray, np.ndarray
 
 
 def spawn_tint(births, events: dict, parent_pos_age, parent_vel_life, parent_look, tint, cursor: int, count: int,
-               fraction: float) -> np.ndarray:
+               fraction: float, parent_settings) -> np.ndarray:
     """spawn_tint.glsl: ``tint`` with each placed birth's slot set to (the parent's color at the event, fraction):
-    its look table at age / life, at 1 for a parent that died."""
+    its look table at age / life, at 1 for a parent that died (by speed: color_t of its velocity)."""
     parent, slot, _ = birth_slots(births, cursor, count)
     alive = events["event_position"][parent, 3] < 0
     t = np.ones(len(parent), F)
     state = PARTICLE.read_images(parent_pos_age, parent_vel_life)
     t[alive] = state["age"][parent[alive]].astype(F) / state["life"][parent[alive]].astype(F)
     tint = tint.copy()
+    t = color_t(state["velocity"][parent].astype(F), t, parent_settings)
     tint[slot, :3] = look_at(parent_look, t)[:, :3]
     tint[slot, 3] = F(fraction)
     return tint
@@ -154,7 +155,7 @@ def step_family(members: list[Member], dt: float, emitter, colliders=()) -> None
                 if m.tint is not None:
                     m.tint = spawn_tint(births, parent.events, parent.pos_age, parent.vel_life,
                                         look_table(parent.settings), m.tint, m.cursor, m.settings.count,
-                                        m.settings.spawn_inherit_color)
+                                        m.settings.spawn_inherit_color, parent.settings)
                 m.pos_age, m.vel_life, m.cursor, lost = spawn_births(births, parent.events, m.pos_age, m.vel_life,
                                                                      m.cursor, c, m.inputs.compact)
                 m.lost += lost

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...look.look import look_at, look_table, variation
+from ...look.look import look_table, particle_look, variation
 from ...seam.records import PARTICLE
 from ...seam.tables import SIZES
 from ..seam.state import alive
@@ -91,7 +91,8 @@ def ribbon_segments(settings, rings: Rings, pos_age, vel_life, view_proj, width:
     segments = []
     for slot in np.flatnonzero(live):
         t_life = F(particle["age"][slot] / particle["life"][slot])
-        look = look_at(table, np.array([t_life], F))[0].astype(np.float64)
+        look = particle_look(table, np.array([t_life], F), particle["velocity"][slot:slot + 1].astype(F),
+                             settings)[0].astype(np.float64)
         radius = settings.size * look[3] * float(variation(slot, settings.size_random, settings.seed, "SIZE"))
         brightness = settings.emission_strength * float(variation(slot, settings.color_random, settings.seed,
                                                                   "BRIGHTNESS"))
