@@ -122,7 +122,7 @@ def kernel_ms(host, system, h: float) -> dict:
         system.step(h, IDENTITY, IDENTITY)
     finally:
         del host.dispatch
-    listed = system.interactions.grid.neighbour_lists(system.pos_age, system.vel_life, 1)
+    listed = system.interactions.grid.neighbour_lists(1)
     return {**{name: round(ms, 4) for name, ms in spent.items()},
             "neighbours_mean": round(float(listed[:, 0].mean()), 2)}
 

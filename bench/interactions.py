@@ -5,8 +5,10 @@ Blender 5.2's Python API has no GPU timer: each figure is many repetitions of th
 drains (a readback of one texel, which returns only once every command before it has run), divided by the
 repetitions.  Where the step's time goes is measured the same way, part by part, on the same state:
 
-* ``grid_ms``: the neighbour grid's build: ``keys_ms`` (grid_keys) and ``sort_ms`` (the counting sort's digit
-  passes, three of bin_digits, a scan and bin_scatter for the 2^22 + 1 bins of 4M particles, then bin_ranges);
+* ``grid_ms``: the neighbour grid's build: ``keys_ms`` (grid_keys), ``sort_ms`` (the counting sort's digit
+  passes, three of bin_digits, a scan and bin_scatter for the 2^22 + 1 bins of 4M particles, then bin_ranges)
+  and ``order_ms`` (grid_order: positions copied into cell order; ``order_velocity_ms`` with the velocities,
+  as grains, flocks and the fluid's velocity passes have it);
 * ``gather_ms``: one pass that walks every particle's neighbours (neighbour_list counting them), the cost of a
   gather before any arithmetic;
 * ``simulate_ms``: the simulate pass alone (forces, colliders), as an effect without interaction steps;
@@ -36,6 +38,11 @@ from bench.interaction_peers import drain, kernel_ms, peer_case
 
 QUICK_COUNT_SCALE = 100
 GRAIN = 0.005  # grain radius of the cases (m)
+# Layers of a step case's block: a settled heap's depth, which the cases' iterations hold.  A block as deep as it
+# is wide (50 layers of 1M) sank at free fall under its own weight (4 Jacobi iterations carry a correction a
+# few grains down a step): over the repetitions its bottom was crushed, grains inside grains (granular-1M
+# counted 35M overflows, fluid-1M 39 neighbours a particle where the lattice has 26).
+STEP_LAYERS = 10
 
 
 @dataclass(frozen=True)
@@ -51,7 +58,10 @@ CASES: list[Case] = [
     Case("granular-1M", 1_000_000, {"interaction": "GRANULAR", "interaction_radius": 2.5 * GRAIN, "size": GRAIN,
                                     "friction": 0.6, "iterations": 4}),
     # A block of fluid at rest (goal <= 6 ms), a flock of birds on the same lattice (goal <= 2 ms), each with
-    # its kernels' shares; then each against Blender's own particle physics (interaction_peers.py).
+    # its kernels' shares; then each against Blender's own particle physics (interaction_peers.py).  Radius over
+    # size as the presets have it (sand_pile 2.5, water_splash 4; murmuration's 20 on its birth density would put
+    # some 330 birds in each one's view, beyond MAX_NEIGHBOURS: the flock takes the fluid's 4), at the spacing
+    # grains and fluid rest at (2 x size, jittered: 2.02).
     Case("fluid-1M", 1_000_000, {"interaction": "FLUID", "interaction_radius": 4 * GRAIN, "size": GRAIN,
                                  "iterations": 4}),
     Case("flocking-1M", 1_000_000, {"interaction": "FLOCKING", "interaction_radius": 4 * GRAIN, "size": GRAIN,
@@ -61,10 +71,11 @@ CASES: list[Case] = [
 ]
 
 
-def block(count: int, spacing: float) -> np.ndarray:
-    """``count`` positions on a cubic lattice of ``spacing``, a square block resting on z = 0, jittered by a
-    hundredth of the spacing (a settled heap's density, not a grid-aligned one)."""
-    side = int(np.ceil(np.sqrt(count / max(1, int(np.cbrt(count)) // 2))))
+def block(count: int, spacing: float, layers: int | None = None) -> np.ndarray:
+    """``count`` positions on a cubic lattice of ``spacing``, a square block of ``layers`` (default: half its
+    width) resting on z = 0, jittered by a hundredth of the spacing (a settled heap's density, not a grid-aligned
+    one)."""
+    side = int(np.ceil(np.sqrt(count / (layers or max(1, int(np.cbrt(count)) // 2)))))
     index = np.arange(count)
     lattice = np.stack([index % side, (index // side) % side, index // (side * side)], axis=1).astype(np.float64)
     jitter = np.random.default_rng(0).uniform(-0.01, 0.01, (count, 3))
@@ -74,12 +85,12 @@ def block(count: int, spacing: float) -> np.ndarray:
     return points.astype(np.float32)
 
 
-def system_with(host, count: int, values: dict, spacing: float) -> ParticleSystem:
+def system_with(host, count: int, values: dict, spacing: float, layers: int | None = None) -> ParticleSystem:
     settings = effect_settings({"count": count, "emission": "BURST", "lifetime": 1e3, "lifetime_random": 0.0,
                                 "velocity": (0, 0, 0), "velocity_random": 0.0, "drag": 0.0, **values})
     system = ParticleSystem(host, settings)
     pos_age = np.zeros((count, 4), np.float32)
-    pos_age[:, :3] = block(count, spacing)
+    pos_age[:, :3] = block(count, spacing, layers)
     vel_life = np.zeros((count, 4), np.float32)
     vel_life[:, 3] = 1e3
     system.write_state(pos_age, vel_life)
@@ -106,38 +117,42 @@ def grid_case(host, case: Case, count: int, repeats: int) -> dict:
     grid = system.interactions.grid
     width, rows = system.pos_age.width, system.pos_age.height
     listing = host.texture("neighbour_list", width, rows, "R32UI")
-    items = grid.textures["grid_items"]
-    build = timed_ms(host, items, lambda: grid.build(system.pos_age, system.vel_life, radius), repeats)
-    keys = timed_ms(host, items, lambda: grid.write_keys(system.pos_age, system.vel_life, radius), repeats)
-    order = timed_ms(host, items, grid.sort, repeats)
-    gather = timed_ms(host, listing, lambda: grid.list_into(system.pos_age, system.vel_life, listing, 1), repeats)
+    build = timed_ms(host, grid.sorted, lambda: grid.build(system.pos_age, system.vel_life, radius, False), repeats)
+    keys = timed_ms(host, grid.keys, lambda: grid.write_keys(system.pos_age, system.vel_life, radius), repeats)
+    sort = timed_ms(host, grid.binning.items, grid.sort, repeats)
+    order = timed_ms(host, grid.sorted, lambda: grid.order(system.pos_age, system.vel_life, False), repeats)
+    velocities = timed_ms(host, grid.velocity, lambda: grid.order(system.pos_age, system.vel_life), repeats)
+    gather = timed_ms(host, listing, lambda: grid.list_into(listing, 1), repeats)
     found = host.read(listing).ravel()[:count]
-    return {"ms": build, "grid_ms": build, "keys_ms": keys, "sort_ms": order, "gather_ms": gather, "neighbours_mean": float(found.mean()),
-            "table": grid.table, "overflow": grid.read_overflow()}
+    return {"ms": build, "grid_ms": build, "keys_ms": keys, "sort_ms": sort, "order_ms": order,
+            "order_velocity_ms": velocities, "gather_ms": gather,
+            "neighbours_mean": float(found.mean()), "table": grid.table, "overflow": grid.read_overflow()}
 
 
 def step_case(host, case: Case, count: int, repeats: int) -> dict:
     """Whole simulation steps (one substep each: simulate, grid, the interaction) of a settled block, then its
-    parts alone on the same state."""
+    parts alone on the same state.  ``overflow``: particles a step that had more than MAX_NEIGHBOURS within the
+    radius (the whole steps' count over their number)."""
     spacing = 2.02 * case.values["size"]
-    system = system_with(host, count, case.values, spacing)
+    system = system_with(host, count, case.values, spacing, STEP_LAYERS)
     identity = np.eye(4)
     h = 1 / 96
     whole = timed_ms(host, system.pos_age, lambda: system.step(h, identity, identity), repeats)
     grid = system.interactions.grid
-    parts = {"grid_ms": timed_ms(host, grid.textures["grid_items"], lambda: grid.build(
+    overflow = grid.read_overflow() / (repeats + 1)
+    parts = {"grid_ms": timed_ms(host, grid.sorted, lambda: grid.build(
         system.pos_age, system.vel_life, system.settings.interaction_radius), repeats)}
-    alone = system_with(host, count, {**case.values, "interaction": "NONE"}, spacing)
+    alone = system_with(host, count, {**case.values, "interaction": "NONE"}, spacing, STEP_LAYERS)
     parts["simulate_ms"] = timed_ms(host, alone.pos_age, lambda: alone.step(h, identity, identity), repeats)
     if system.settings.interaction == "GRANULAR":
         one = replace(system.settings, iterations=1)
         iterates = system.interactions.scratch(("grain_a", "grain_b"), texels=2)
         parts["iteration_ms"] = timed_ms(host, iterates[1], lambda: granular.solve(
-            host, grid, system.pos_age, system.vel_life, iterates, one, h), repeats)
+            host, grid, iterates, one, h), repeats)
         parts["settle_ms"] = timed_ms(host, system.pos_age, settle_pass(system, h), repeats)
     if system.settings.interaction in ("FLUID", "FLOCKING"):
         parts.update(kernel_ms(host, system, h))
-    return {"ms": whole, **parts, "iterations": system.settings.iterations, "overflow": grid.read_overflow()}
+    return {"ms": whole, **parts, "iterations": system.settings.iterations, "overflow": overflow}
 
 
 def settle_pass(system, h: float):

@@ -39,7 +39,7 @@ RASTER_SPRITES = BenchRaster(
         next(c for c in SPRITE_FOOTPRINT.constants if c.name == "sprite_params"), Constant("VEC4", "state_origin"),
         LOOK_RANDOM, LOOK_SEED,
     ),
-    includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl"),
+    includes=("common.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl"),
     defines=(("SPRITE_INDIRECT", "1"),),
     varyings=(("VEC4", "v_color"), ("VEC2", "v_corner")),
 )

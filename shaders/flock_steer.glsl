@@ -1,8 +1,11 @@
-/* Reynolds boids (flocking.py), a thread a slot: each live bird's neighbours within the view radius (the grid's
- * fixed order) and cone give separation (away, weighted 1 / r), alignment (their mean velocity) and cohesion
- * (toward their centre); with the target and the colliders nearer than the avoid distance, each steers (desired
- * direction at full speed minus the velocity, at most the steering force); the weighted sum, at most the steering
- * force, changes the velocity for the step, at most the top speed.  To flock_velocity (w 1; 0: no live bird). */
+/* Reynolds boids (flocking.py), a thread a live entry of the grid (cell order): each bird's neighbours within the
+ * view radius (the grid's fixed order) and cone give separation (away, weighted 1 / r), alignment (their mean
+ * velocity) and cohesion (toward their centre); with the target and the colliders nearer than the avoid
+ * distance, each steers (desired direction at full speed minus the velocity, at most the steering force); the
+ * weighted sum, at most the steering force, changes the velocity for the step, at most the top speed.  The new
+ * velocity into the bird's slot of the state, its position moved by the difference over the step (the simulate
+ * dispatch moved it with the old one); the gathers read the grid's copies, so no thread reads what another
+ * writes. */
 
 vec3 clamp_length(vec3 v, float limit)
 {
@@ -18,34 +21,31 @@ vec3 steer(vec3 desired, vec3 velocity)
 
 void main()
 {
-  int index;
+  int entry;
   ivec2 texel;
-  if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
+  vec4 own;
+  if (!grid_live_entry(entry, texel, own)) {
     return;
   }
-  Particle bird = load_particle(texel);
-  if (!(bird.age >= 0.0 && bird.age < bird.life && is_finite(bird.position))) { /* the grid's test */
-    imageStore(flock_velocity, texel, vec4(0.0));
-    return;
-  }
-  int width = imageSize(pos_age).x;
-  vec3 p = bird.position;
-  vec3 v = bird.velocity;
+  int slot = int(own.w);
+  vec3 p = own.xyz;
+  vec3 v = imageLoad(grid_velocity, texel).xyz;
   float speed = length(v);
   vec3 heading = speed > 0.0 ? v / speed : vec3(0.0);
   vec3 separation = vec3(0.0);
   vec3 alignment = vec3(0.0);
   vec3 centre = vec3(0.0);
   float seen = 0.0;
-  NeighbourWalk walk = neighbours_of(index, p);
-  int j;
+  int sorted_width = imageSize(grid_sorted).x;
+  NeighbourWalk walk = neighbours_of(slot, p);
+  int k;
   vec3 q;
-  while (next_neighbour(walk, j, q)) {
+  while (next_neighbour(walk, k, q)) {
     vec3 d = q - p;
     float r2 = dot(d, d);
     if (r2 > 0.0 && (speed == 0.0 || dot(heading, d) >= flock_view_cos * sqrt(r2))) {
       separation -= d / r2;
-      alignment += load_particle(particle_texel(j, width)).velocity;
+      alignment += imageLoad(grid_velocity, particle_texel(k, sorted_width)).xyz;
       centre += d;
       seen += 1.0;
     }
@@ -67,5 +67,10 @@ void main()
   }
   force += flock_avoid * steer(away, v) * length(away);
   force = clamp_length(force, flock_max_force);
-  imageStore(flock_velocity, texel, vec4(clamp_length(v + force * flock_dt, flock_max_speed), 1.0));
+  vec3 steered = clamp_length(v + force * flock_dt, flock_max_speed);
+  ivec2 at = particle_texel(slot, imageSize(pos_age).x);
+  Particle bird = load_particle(at);
+  bird.position += (steered - v) * flock_dt;
+  bird.velocity = steered;
+  store_particle(at, bird);
 }

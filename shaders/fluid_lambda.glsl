@@ -1,17 +1,14 @@
-/* PBF's density constraint (fluids.py), a thread a slot: each live particle's density at its iterate (fluid_in;
- * neighbours as the grid found them at the step's positions, the state's), the colliders' walls included, and
- * lambda = -C / (sum |grad C|^2 + relaxation); C = rho / rho0 - 1, times fluid_cohesion where sparse.  Writes
- * (iterate, lambda) to fluid_out, which fluid_delta reads. */
+/* PBF's density constraint (fluids.py), a thread a live entry of the grid (cell order): each particle's density
+ * at its iterate (fluid_in, in entry order; neighbours as the grid found them at the step's positions), the
+ * colliders' walls included, and lambda = -C / (sum |grad C|^2 + relaxation); C = rho / rho0 - 1, times
+ * fluid_cohesion where sparse.  Writes (iterate, lambda) to fluid_out, which fluid_delta reads. */
 
 void main()
 {
-  int index;
+  int entry;
   ivec2 texel;
-  if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
-    return;
-  }
-  Particle particle = load_particle(texel);
-  if (!(particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position))) { /* the grid's test */
+  vec4 own;
+  if (!grid_live_entry(entry, texel, own)) {
     return;
   }
   int width = imageSize(fluid_in).x;
@@ -20,11 +17,11 @@ void main()
   float density = fluid_poly6(0.0) + fluid_walls(p, wall_gradient);
   vec3 gradient_i = wall_gradient * fluid_inverse_rest;
   float gradient_sum = 0.0;
-  NeighbourWalk walk = neighbours_of(index, particle.position);
-  int j;
+  NeighbourWalk walk = neighbours_of(int(own.w), own.xyz);
+  int k;
   vec3 q;
-  while (next_neighbour(walk, j, q)) {
-    vec3 d = p - imageLoad(fluid_in, particle_texel(j, width)).xyz;
+  while (next_neighbour(walk, k, q)) {
+    vec3 d = p - imageLoad(fluid_in, particle_texel(k, width)).xyz;
     float r2 = dot(d, d);
     density += fluid_poly6(r2);
     vec3 g = fluid_spiky(d, sqrt(r2)) * fluid_inverse_rest;

@@ -1,20 +1,18 @@
-/* PBF's end of the iterations (fluids.py), a thread a slot: each live particle's velocity, its own plus the
- * solver's move over the step, to fluid_velocity (w 1; 0 for other slots), and its last iterate into the state. */
+/* PBF's end of the iterations (fluids.py), a thread a live entry of the grid: the last iterate (fluid_in, entry
+ * order) into the entry's slot of the state, its velocity its own plus the solver's move over the step. */
 
 void main()
 {
-  int index;
+  int entry;
   ivec2 texel;
-  if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
+  vec4 own;
+  if (!grid_live_entry(entry, texel, own)) {
     return;
   }
-  Particle particle = load_particle(texel);
-  if (!(particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position))) { /* the grid's test */
-    imageStore(fluid_velocity, texel, vec4(0.0));
-    return;
-  }
+  ivec2 at = particle_texel(int(own.w), imageSize(pos_age).x);
+  Particle particle = load_particle(at);
   vec3 p = imageLoad(fluid_in, texel).xyz;
-  imageStore(fluid_velocity, texel, vec4(particle.velocity + (p - particle.position) * fluid_inverse_dt, 1.0));
+  particle.velocity += (p - particle.position) * fluid_inverse_dt;
   particle.position = p;
-  store_particle(texel, particle);
+  store_particle(at, particle);
 }

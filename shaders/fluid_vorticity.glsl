@@ -1,28 +1,29 @@
-/* PBF's vorticity (fluids.py), a thread a slot: omega = 1/rho0 sum (v_j - v_i) x grad_j W_spiky at the final
- * positions (the state, the grid built again there), the velocities fluid_move made; to fluid_omega.  The
- * step's one overflow count. */
+/* PBF's vorticity (fluids.py), a thread a live entry of the grid built again at the final positions: omega =
+ * 1/rho0 sum (v_j - v_i) x grad_j W_spiky, the velocities fluid_move made (grid_velocity); to fluid_omega in
+ * entry order, and the velocity with |omega| to fluid_flow (what fluid_viscosity reads of a neighbour, one
+ * texel).  The step's one overflow count. */
 
 void main()
 {
-  int index;
+  int entry;
   ivec2 texel;
-  if (!particle_slot(imageSize(pos_age).x, count, index, texel)) {
+  vec4 own;
+  if (!grid_live_entry(entry, texel, own)) {
     return;
   }
-  vec4 v = imageLoad(fluid_velocity, texel);
-  if (v.w == 0.0) {
-    return;
-  }
-  int width = imageSize(pos_age).x;
-  vec3 p = load_particle(texel).position;
+  int width = imageSize(grid_velocity).x;
+  vec3 v = imageLoad(grid_velocity, texel).xyz;
+  vec3 p = own.xyz;
   vec3 omega = vec3(0.0);
-  NeighbourWalk walk = neighbours_of(index, p);
-  int j;
+  NeighbourWalk walk = neighbours_of(int(own.w), p);
+  int k;
   vec3 q;
-  while (next_neighbour(walk, j, q)) {
+  while (next_neighbour(walk, k, q)) {
     vec3 d = p - q;
-    omega += cross(imageLoad(fluid_velocity, particle_texel(j, width)).xyz - v.xyz, -fluid_spiky(d, length(d)));
+    omega += cross(imageLoad(grid_velocity, particle_texel(k, width)).xyz - v, -fluid_spiky(d, length(d)));
   }
   count_overflow(walk);
-  imageStore(fluid_omega, texel, vec4(omega * fluid_inverse_rest, 0.0));
+  omega *= fluid_inverse_rest;
+  imageStore(fluid_omega, texel, vec4(omega, 0.0));
+  imageStore(fluid_flow, texel, vec4(v, length(omega)));
 }

@@ -1,7 +1,7 @@
 /* One Jacobi iteration of a granular effect's contacts (granular.py; Macklin et al. 2014, "Unified Particle
  * Physics for Real-Time Applications", sections 5 and 6): every live grain gathers, from its neighbours in the
- * grid's fixed order, the corrections of its contacts at the iterate grain_in (pos_age, the predicted positions,
- * on the first iteration):
+ * grid's fixed order, the corrections of its contacts at the iterate grain_in (the grid's copy of the predicted
+ * positions, grid_sorted, on the first iteration):
  *
  *   non-penetration: grains of radius grain_radius closer than 2 r are pushed apart along their normal;
  *   friction: the pair's relative tangential motion over the step is removed while it is below
@@ -19,40 +19,40 @@
 
 const float COHESION_REACH = 1.1;
 
-/* An iterate holds two texels a grain, side by side (granular.py): its position, then its shift. */
-ivec2 iterate_texel(int slot, int width, int part)
+/* An iterate holds two texels a grain, side by side (granular.py): its position, then its shift; in the grid's
+ * entry order, but for the last iteration's, which the settle pass reads by slot. */
+ivec2 iterate_texel(int index, int width, int part)
 {
-  ivec2 texel = particle_texel(slot, width);
+  ivec2 texel = particle_texel(index, width);
   return ivec2(2 * texel.x + part, texel.y);
 }
 
 /* The first iterate is the prediction as symplectic Euler makes it (the simulate pass moved the grain by its
  * velocity before gravity's kick: gravity's fall of the step, grain_fall, is added).  The settle pass takes the
- * velocity from the move since the step began, so it subtracts that fall with the shift (below). */
-vec3 grain_at(int slot, int width)
+ * velocity from the move since the step began, so it subtracts that fall with the shift (below).  `predicted`:
+ * the entry's position in grid_sorted. */
+vec3 grain_at(int entry, int width, vec3 predicted)
 {
-  return first_iteration > 0.5 ? load_particle(particle_texel(slot, width)).position + grain_fall
-                               : imageLoad(grain_in, iterate_texel(slot, width, 0)).xyz;
+  return first_iteration > 0.5 ? predicted + grain_fall : imageLoad(grain_in, iterate_texel(entry, width, 0)).xyz;
 }
 
 /* The iterate's moves so far that carry no velocity: the fall, then pre-stabilisation's. */
-vec3 shift_at(int slot, int width)
+vec3 shift_at(int entry, int width)
 {
-  return first_iteration > 0.5 ? grain_fall : imageLoad(grain_in, iterate_texel(slot, width, 1)).xyz;
+  return first_iteration > 0.5 ? grain_fall : imageLoad(grain_in, iterate_texel(entry, width, 1)).xyz;
 }
 
-void store_iterate(int slot, int width, vec3 position, vec3 shift)
+void store_iterate(int index, int width, vec3 position, vec3 shift)
 {
-  imageStore(grain_out, iterate_texel(slot, width, 0), vec4(position, 0.0));
-  imageStore(grain_out, iterate_texel(slot, width, 1), vec4(shift, 0.0));
+  imageStore(grain_out, iterate_texel(index, width, 0), vec4(position, 0.0));
+  imageStore(grain_out, iterate_texel(index, width, 1), vec4(shift, 0.0));
 }
 
-/* Where a grain was when the step began (the symplectic prediction less the step's motion), moved by the
- * iterate's pre-stabilisation so far (its shift less the fall). */
-vec3 grain_start(int slot, int width)
+/* Where a grain was when the step began (the symplectic prediction less the step's motion, its velocity the
+ * grid's copy), moved by the iterate's pre-stabilisation so far (its shift less the fall). */
+vec3 grain_start(int entry, int width, vec3 predicted)
 {
-  Particle particle = load_particle(particle_texel(slot, width));
-  return particle.position - particle.velocity * grain_dt + shift_at(slot, width);
+  return predicted - imageLoad(grid_velocity, particle_texel(entry, width)).xyz * grain_dt + shift_at(entry, width);
 }
 
 /* A contact's correction of the grain at x from the one at y, weighted by the grain's share; its friction from
@@ -82,44 +82,43 @@ vec3 contact_correction(vec3 x, vec3 y, float share, bool stabilising, vec3 move
   return correction * share;
 }
 
-/* A thread a grain in the grid's order (grid_items: every slot once, the live ones by cell, the dead last), so
- * the threads of a workgroup walk the same cells and read the same neighbours. */
+/* A thread an entry of the grid (cell order: every slot once, the live ones by cell, the dead last), so the
+ * threads of a workgroup walk the same cells and read their neighbours side by side. */
 void main()
 {
-  int rank;
+  int entry;
   ivec2 unused;
-  int width = imageSize(pos_age).x;
-  if (!particle_slot(width, count, rank, unused)) {
+  int width = imageSize(grid_sorted).x;
+  if (!particle_slot(width, count, entry, unused)) {
     return;
   }
-  int index = int(imageLoad(grid_items, particle_texel(rank, imageSize(grid_items).x)).x);
-  ivec2 texel = particle_texel(index, width);
-  Particle particle = load_particle(texel);
-  vec3 x = grain_at(index, width);
-  vec3 shift = shift_at(index, width);
-  if (!(particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position))) {
-    store_iterate(index, width, x, shift);
+  vec4 own = imageLoad(grid_sorted, particle_texel(entry, width));
+  int home = last_iteration > 0.5 ? int(own.w) : entry;
+  vec3 x = grain_at(entry, width, own.xyz);
+  vec3 shift = shift_at(entry, width);
+  if (entry >= grid_live_entries()) {
+    store_iterate(home, width, x, shift);
     return;
   }
   bool stabilising = pre_stabilising > 0.5;
-  float height = dot(particle.position, grain_up);
-  vec3 start = grain_start(index, width);
+  float height = dot(own.xyz, grain_up);
+  vec3 start = grain_start(entry, width, own.xyz);
   vec3 at = stabilising ? start : x;
   vec3 total = vec3(0.0);
   int contacts = 0;
-  NeighbourWalk walk = neighbours_of(index, particle.position);
-  int j;
+  NeighbourWalk walk = neighbours_of(int(own.w), own.xyz);
+  int k;
   vec3 predicted;
-  while (next_neighbour(walk, j, predicted)) {
-    vec3 start_j = grain_start(j, width);
-    vec3 y = stabilising ? start_j : grain_at(j, width);
+  while (next_neighbour(walk, k, predicted)) {
+    vec3 start_k = grain_start(k, width, predicted);
+    vec3 y = stabilising ? start_k : grain_at(k, width, predicted);
     /* w_i / (w_i + w_j) with w = exp(mass_scaling * height), the exponent clamped against overflow */
     float share = 1.0 / (1.0 + exp(clamp(mass_scaling * (dot(predicted, grain_up) - height), -30.0, 30.0)));
     bool touching;
-    total += contact_correction(at, y, share, stabilising, x - start, y - start_j, touching);
+    total += contact_correction(at, y, share, stabilising, x - start, y - start_k, touching);
     contacts += touching ? 1 : 0;
   }
   count_overflow(walk);
   vec3 move = contacts > 0 ? total * (relaxation / float(contacts)) : vec3(0.0);
-  store_iterate(index, width, x + move, stabilising ? shift + move : shift);
+  store_iterate(home, width, x + move, stabilising ? shift + move : shift);
 }

@@ -1,5 +1,5 @@
-/* Keep-flag of every particle slot: 1 while it is alive (born, not expired,
- * finite: the test the splat makes), 0 otherwise.  Scanned by compaction.py. */
+/* Keep-flag of every particle slot: 1 while it is alive (particle_alive.glsl:
+ * the test the splat makes), 0 otherwise.  Scanned by compaction.py. */
 
 void main()
 {
@@ -9,6 +9,6 @@ void main()
     return;
   }
   Particle particle = load_particle(texel);
-  bool live = particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position);
+  bool live = particle_alive(particle);
   imageStore(keep, texel, uvec4(live ? 1u : 0u));
 }

@@ -10,9 +10,15 @@ ivec3 grid_cell(vec3 position)
   return ivec3(clamp(floor(scaled), -GRID_CELL_LIMIT, GRID_CELL_LIMIT));
 }
 
-/* Teschner et al.'s spatial hash (2003) of a cell, masked to the table (a power of two). */
+/* The hash bin of a cell's row (its y and z; Teschner et al.'s spatial hash, 2003), before x is added. */
+uint grid_row_hash(int y, int z)
+{
+  return (uint(y) * 19349663u) ^ (uint(z) * 83492791u);
+}
+
+/* A cell's bin: its row's hash plus x, masked to the table (a power of two), so the cells of a row lie in
+ * consecutive bins and three cells side by side are one range of the sorted entries. */
 uint grid_hash(ivec3 cell)
 {
-  uvec3 c = uvec3(cell);
-  return ((c.x * 73856093u) ^ (c.y * 19349663u) ^ (c.z * 83492791u)) & uint(grid_table - 1);
+  return (grid_row_hash(cell.y, cell.z) + uint(cell.x)) & uint(grid_table - 1);
 }

@@ -2,7 +2,7 @@
  * every one of them fetches it: the sampler-side twin of particle_read.glsl.
  *
  * Needs the state samplers pos_age and vel_life (load_particle: records.PARTICLE), the constants count and
- * state_origin, and particle_alive (particle_look.glsl). */
+ * state_origin, and particle_alive (particle_alive.glsl). */
 
 /* Particle ``index``'s state, its position in world space.  False past the
  * count and when not alive. */

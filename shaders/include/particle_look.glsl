@@ -6,13 +6,6 @@
  * with PARTICLE_LIGHT (lighting.lit_variant) the sampler particle_light; with
  * PARTICLE_TINT (lighting.tinted_variant) the sampler particle_tint. */
 
-/* Born (age >= 0), not yet dead (age < life; life <= 0 never lived), finite.
- * NaN fails every comparison, so it is culled too. */
-bool particle_alive(Particle particle)
-{
-  return particle.age >= 0.0 && particle.age < particle.life && is_finite(particle.position);
-}
-
 /* World radius of particle ``index`` at its age (the shadow volume splats its cross-section). */
 float particle_world_radius(int index, vec4 look_now)
 {

@@ -1,7 +1,7 @@
 /* The particle a splat-like kernel draws, read as every one of them reads it.
  *
  * Needs the state images pos_age and vel_life (load_particle: records.PARTICLE), the constants count,
- * state_origin and view_proj, and particle_alive (particle_look.glsl). */
+ * state_origin and view_proj, and particle_alive (particle_alive.glsl). */
 
 /* This invocation's slot, dispatched as (width / 256, rows) over the state images. */
 int invocation_slot()

@@ -180,26 +180,34 @@ def test_long_preroll_runs_in_pieces_can_stop_and_lands_in_the_cache(scene, tmp_
     job.close()
 
 
-def cli(*args, preset="default"):
+def cli(*args, preset="default", res="64x36", count=4000, shot="1-40"):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    result = subprocess.run([sys.executable, "-m", "addon.cli", "bake", "--preset", preset, "--res", "64x36",
-                             "--count", "4000", "--shot", "1-40", *args], cwd=ROOT, env=env,
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run([sys.executable, "-m", "addon.cli", "bake", "--preset", preset, "--res", res,
+                             "--count", str(count), "--shot", shot, *args], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=900)
     assert result.returncode == 0, result.stderr
     return result
 
 
-@pytest.mark.slow
-def test_frame_ranges_from_checkpoints_in_fresh_processes_are_byte_identical(tmp_path):
-    cli("--frames", "1-40", "--out", str(tmp_path / "whole"))
+def split_bake_equals_whole(tmp_path, last: int, **options) -> tuple[list, dict]:
+    """Frames 1 to ``last`` baked whole, then in two halves, each in a fresh process, the second from the cache's
+    checkpoints: every frame byte-identical.  The whole's frames and the second process's record."""
+    middle = last // 2
+    shot = {"shot": f"1-{last}", **options}
+    cli("--frames", f"1-{last}", "--out", str(tmp_path / "whole"), **shot)
     cache = str(tmp_path / "cache")
-    cli("--frames", "1-20", "--out", str(tmp_path / "split"), "--cache", cache)
-    cli("--frames", "21-40", "--out", str(tmp_path / "split"), "--cache", cache)
+    cli("--frames", f"1-{middle}", "--out", str(tmp_path / "split"), "--cache", cache, **shot)
+    cli("--frames", f"{middle + 1}-{last}", "--out", str(tmp_path / "split"), "--cache", cache, **shot)
     whole, split = (sorted((tmp_path / name).glob("*.png")) for name in ("whole", "split"))
-    assert len(whole) == len(split) == 40
+    assert len(whole) == len(split) == last
     for a, b in zip(whole, split):
         assert a.name == b.name and a.read_bytes() == b.read_bytes(), a.name
-    record = json.loads((tmp_path / "split" / "gpu_particles_bake.json").read_text())
+    return whole, json.loads((tmp_path / "split" / "gpu_particles_bake.json").read_text())
+
+
+@pytest.mark.slow
+def test_frame_ranges_from_checkpoints_in_fresh_processes_are_byte_identical(tmp_path):
+    _, record = split_bake_equals_whole(tmp_path, 40)
     assert record["frames"] == [21, 40] and record["cache"]["loaded_checkpoints"] == [11], \
         "the second process started from the checkpoint at 11, not from frame 1"
 

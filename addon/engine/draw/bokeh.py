@@ -54,7 +54,7 @@ BOKEH_DISCS = Kernel(
         LOOK_SEED,
         FOCUS,
     ),
-    includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "footprint.glsl", "sprite_shape.glsl"),
+    includes=("common.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl", "footprint.glsl", "sprite_shape.glsl"),
     defines=(("DEPTH_OF_FIELD", "1"),),
 )
 

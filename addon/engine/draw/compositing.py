@@ -57,7 +57,7 @@ ACCUM_PAIRED = Image("accum", "R32UI", atomic=True)
 ACCUM_ROW_BITS = 13
 PAIRED_DEFINES = (("ACCUM_PAIRED", "1"), ("ACCUM_ROW_BITS", str(ACCUM_ROW_BITS)))
 STATS = Image("stats", "R32UI", atomic=True)  # 2x1: a records.FRAME_STATS
-SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_look.glsl",
+SPLAT_INCLUDES = ("common.glsl", "color_pack.glsl", "accum.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl",
                   "particle_read.glsl")
 SPLAT_CONSTANTS = (
     Constant("INT", "count"),

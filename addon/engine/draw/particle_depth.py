@@ -74,7 +74,7 @@ def _depth_kernel(layout) -> Kernel:
         features=(MOTION_BLUR, DEPTH_OF_FIELD, WIDE_LIST, *LOOK_FEATURES),
         images=(*layout.images("READ"), DEPTH_IMAGE, Image("look", "RGBA32F", "READ")),
         constants=(*SPLAT_CONSTANTS, VIEW_DEPTH, Constant("INT", "reach_kind"), Constant("FLOAT", "stretch_seconds")),
-        includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_read.glsl",
+        includes=("common.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl", "particle_read.glsl",
                   "footprint.glsl"),
         defines=(("DIRECT_REACH", f"{DIRECT_REACH:.1f}"),
                  *((f"REACH_{kind}", str(code)) for kind, code in REACH_KINDS.items())),
@@ -95,7 +95,7 @@ TRAIL_DEPTH = Kernel(
     images=(DEPTH_IMAGE, LOOK_TABLE),
     samplers=(*PARTICLE_STATE, *ribbons.RING),
     constants=(*SPLAT_CONSTANTS, VIEW_DEPTH, *ribbons.TRAIL_CONSTANTS),
-    includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl",
+    includes=("common.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl", "particle_fetch.glsl",
               *ribbons.TRAIL_INCLUDES),
 )
 

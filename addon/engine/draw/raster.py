@@ -34,7 +34,7 @@ CONSTANTS = (
     LOOK_RANDOM,
     LOOK_SEED,
 )
-INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl")
+INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl", "particle_fetch.glsl")
 
 POINTS = Raster("raster_points", images=(LOOK_TABLE,), samplers=PARTICLE_STATE, constants=CONSTANTS, includes=INCLUDES,
                 varyings=(("VEC3", "v_color"),), features=LOOK_FEATURES)

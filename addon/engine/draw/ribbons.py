@@ -54,7 +54,7 @@ DRAW_CONSTANTS = (
     *TRAIL_CONSTANTS,
 )
 TRAIL_INCLUDES = ("trail.glsl", "trail_fetch.glsl")
-DRAW_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl",
+DRAW_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl", "particle_fetch.glsl",
                  *TRAIL_INCLUDES)
 
 

@@ -98,7 +98,7 @@ SPRITE_FOOTPRINT = Kernel(
         LOOK_SEED,
         Constant("FLOAT", "sweep_seconds"),  # seconds of motion a sprite is swept along (0: round sprites)
     ),
-    includes=("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl",
+    includes=("common.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl", "particle_fetch.glsl",
               "sprite_shape.glsl"),
 )
 SPRITE_TILE_COUNTS = Kernel(

@@ -37,7 +37,7 @@ _CONSTANTS = (
     Constant("VEC4", "lit_albedo_end", components=(("albedo_death", "xyz"),)),
     Constant("VEC4", "lit_ambient", components=(("ambient", "xyz"),)),  # the World's radiance
 )
-_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "particle_fetch.glsl", "lighting.glsl")
+_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl", "particle_fetch.glsl", "lighting.glsl")
 # (the pass reads the particles' sizes, not their emission: emission_strength is no constant here)
 _DEFINES = (("PI", f"{math.pi:.9f}"), ("RADIANCE_LIMIT", f"{RADIANCE_LIMIT:.1f}"),
             ("MIN_DISTANCE_SQUARED", f"{MIN_DISTANCE_SQUARED:.1e}"), ("emission_strength", "0.0"))

@@ -123,7 +123,7 @@ _PARTICLE_CONSTANTS = (Constant("INT", "count"), Constant("VEC4", "state_origin"
 # The particle kernels need a particle's size, never its color: particle_look.glsl's emission strength is
 # defined away (a declared constant no code reads is optimised out, and Blender then refuses to bind it).
 _SIZE_ONLY = (("emission_strength", "0.0"),)
-_PARTICLE_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_look.glsl", "shadow_particle.glsl")
+_PARTICLE_INCLUDES = ("common.glsl", "random.glsl", "look.glsl", "particle_alive.glsl", "particle_look.glsl", "shadow_particle.glsl")
 
 
 def _bounds_kernel(layout) -> Kernel:

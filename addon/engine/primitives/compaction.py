@@ -25,6 +25,7 @@ KEEP_LIVE_KERNELS = {
         images=(Image("pos_age", state_format, "READ"), Image("vel_life", state_format, "READ"),
                 Image("keep", "R32UI", "WRITE")),
         constants=(Constant("INT", "count"),),
+        includes=("common.glsl", "particle_alive.glsl"),
     )
     for state_format in ("RGBA32F", "RGBA16F")
 }

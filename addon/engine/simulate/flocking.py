@@ -3,9 +3,10 @@ and cone, a target to seek and colliders to avoid, each as steering (a desired v
 the steering force), the speed at most the maximum.
 
 A step (``FlockSolver.step``, after the simulate dispatch has moved every bird by its velocity and forces, and the
-grid is built there): flock_steer gathers each bird's neighbours in the grid's fixed order and writes its new
-velocity aside; flock_move puts it in the state and moves the bird by the difference over the step.  The view
-radius is the interaction radius.
+grid is built there): flock_steer, a thread a live entry of the grid, gathers each bird's neighbours in the grid's
+fixed order from the grid's copies of positions and velocities (in cell order) and writes its new velocity to the
+bird's slot of the state, the bird moved by the difference over the step.  The view radius is the interaction
+radius.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..seam.kernels import Constant, Image, Kernel, Sampler
 from ..seam.tables import SIZES
 from ..settings.settings import EffectSettings
 from .effectors import MAX_COLLIDERS, SDF_SAMPLING
-from .neighbours import GRID_CONSTANTS, GRID_DEFINES, GRID_IMAGES, GRID_INCLUDES, NeighbourGrid
+from .neighbours import GRID_CONSTANTS, GRID_DEFINES, GRID_IMAGES, GRID_INCLUDES, GRID_VELOCITY, NeighbourGrid
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,9 @@ def constants_of(settings: EffectSettings) -> FlockConstants:
 
 FLOCK_STEER = Kernel(
     "flock_steer",
-    images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), *GRID_IMAGES,
-            Image("flock_velocity", "RGBA32F", "WRITE")),
+    images=(Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"), *GRID_IMAGES, GRID_VELOCITY),
     samplers=(Sampler("sdf_atlas", "FLOAT_3D"),),
     constants=(
-        Constant("INT", "count"),
         *GRID_CONSTANTS,
         Constant("INT", "collider_count"),
         Constant("VEC4", "colliders", MAX_COLLIDERS * SIZES["COLLIDER_ROWS"]),  # effectors.collider_rows
@@ -72,12 +71,7 @@ FLOCK_STEER = Kernel(
     includes=(*GRID_INCLUDES, "sdf_sample.glsl", "collider_surface.glsl"),
     defines=(*GRID_DEFINES, *SDF_SAMPLING),
 )
-# The steering's end: each live bird's new velocity into the state, and its position moved by the difference over
-# the step (the simulate dispatch moved it with the old one).
-FLOCK_MOVE = Kernel("flock_move", images=(Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"),
-                                          Image("flock_velocity", "RGBA32F", "READ")),
-                    constants=(Constant("INT", "count"), Constant("FLOAT", "flock_dt")), includes=("common.glsl",))
-FLOCK_KERNELS = (FLOCK_STEER, FLOCK_MOVE)
+FLOCK_KERNELS = (FLOCK_STEER,)
 
 
 def flock_values(c: FlockConstants, dt: float, target) -> dict:
@@ -92,12 +86,9 @@ def flock_values(c: FlockConstants, dt: float, target) -> dict:
 def flock_step(system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
     """Steer every bird of the simulated state (the grid built at it) for ``h`` seconds (interactions.STEPS); the
     target is the system's ``flock_target`` (the scene's Target object's position, or None)."""
-    (velocity,) = system.interactions.scratch(("flock_velocity",))
     named = {**flock_values(constants_of(system.settings), h, system.flock_target),
              **grid.values, **{name: constants[name] for name in ("count", "collider_count", "colliders")}}
-    state = {"pos_age": system.pos_age, "vel_life": system.vel_life}
-    grid.host.dispatch(FLOCK_STEER, grid.groups, {**state, **grid.textures, "sdf_atlas": textures["sdf_atlas"],
-                                                  "flock_velocity": velocity},
+    grid.host.dispatch(FLOCK_STEER, grid.groups, {"pos_age": system.pos_age, "vel_life": system.vel_life,
+                                                  **grid.textures, "grid_velocity": grid.velocity,
+                                                  "sdf_atlas": textures["sdf_atlas"]},
                        FLOCK_STEER.pack({name: named[name] for name in FLOCK_STEER.value_names}))
-    grid.host.dispatch(FLOCK_MOVE, grid.groups, {**state, "flock_velocity": velocity},
-                       {"count": named["count"], "flock_dt": h})

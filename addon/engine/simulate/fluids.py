@@ -11,13 +11,16 @@ A step (``fluid_step``, after the simulate dispatch has moved every particle by 
 the grid is built at those predicted positions)::
 
     for each iteration:  fluid_lambda (density, lambda), fluid_delta (the corrected iterate, out of colliders)
-    fluid_move           the velocity the iterations make (own + move / dt), the last iterate into the state
-    grid.build           the neighbours at the final positions
+    fluid_move           the last iterate into the state, the velocity the iterations make (own + move / dt)
+    grid.build           the neighbours at the final positions, their velocities copied in cell order
     fluid_vorticity      omega
     fluid_viscosity      XSPH and vorticity confinement: the new velocity into the state
 
-Every pass gathers in the grid's fixed order and writes its own slot only (Jacobi iterations, two iterate images
-in turn), so a step is deterministic.  Nothing outlives the step: the state holds everything the next one needs.
+Every pass runs a thread per live entry of the grid (cell order: a neighbour's data is read contiguously) and
+keeps its iterates in entry order; fluid_move and fluid_viscosity write each entry's slot of the state (distinct
+slots).  Every pass gathers in the grid's fixed order and writes its own entry only (Jacobi iterations, two
+iterate images in turn), so a step is deterministic.  Nothing outlives the step: the state holds everything the
+next one needs.
 
 Colliders are walls of fluid at rest: a particle at distance d from a collider's surface gets a density in
 proportion to the share of the poly6 kernel's mass beyond that surface (wall_fraction), and that term's gradient,
@@ -34,7 +37,16 @@ from ..seam.kernels import Constant, Image, Kernel, Sampler
 from ..seam.tables import SIZES
 from ..settings.settings import EffectSettings
 from .effectors import MAX_COLLIDERS, SDF_SAMPLING
-from .neighbours import GRID_CONSTANTS, GRID_DEFINES, GRID_IMAGES, GRID_INCLUDES, NeighbourGrid
+from .neighbours import (
+    ENTRY_CONSTANTS,
+    ENTRY_IMAGES,
+    GRID_CONSTANTS,
+    GRID_DEFINES,
+    GRID_IMAGES,
+    GRID_INCLUDES,
+    GRID_VELOCITY,
+    NeighbourGrid,
+)
 
 SCORR_POWER = 4  # s_corr's exponent n (the paper's 4)
 SCORR_DISTANCE = 0.2  # s_corr's reference distance dq as a fraction of h (the paper: 0.1 to 0.3)
@@ -101,7 +113,6 @@ def fluid_constants(size: float, radius: float, relaxation: float = 0.01, tensio
 
 
 KERNEL_CONSTANTS = (
-    Constant("INT", "count"),
     *GRID_CONSTANTS,
     Constant("VEC4", "fluid_kernel", components=(("fluid_radius", "x"), ("fluid_poly6_scale", "y"),
                                                  ("fluid_spiky_scale", "z"), ("fluid_inverse_rest", "w"))),
@@ -123,12 +134,13 @@ VELOCITY_CONSTANTS = (
 )
 # Eight images at most a kernel (Blender's image units): lambda rides in the w of the iterate the lambda pass
 # writes (the delta pass reads it there), and the velocity passes gather through the grid built again at the
-# final positions (so the state holds them), the omega image being the iterate the iterations no longer need.
-WALKED = (Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), *GRID_IMAGES)
+# final positions (so the state holds them), omega and (velocity, |omega|) in the two iterates the iterations no
+# longer need, so that viscosity reads one texel a neighbour.
+STATE = (Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"))
 
 
 def _solver_kernel(name: str) -> Kernel:
-    return Kernel(name, images=(*WALKED, Image("fluid_in", "RGBA32F", "READ"), Image("fluid_out", "RGBA32F", "WRITE")),
+    return Kernel(name, images=(*GRID_IMAGES, Image("fluid_in", "RGBA32F", "READ"), Image("fluid_out", "RGBA32F", "WRITE")),
                   samplers=(Sampler("sdf_atlas", "FLOAT_3D"),), constants=SOLVER_CONSTANTS,
                   includes=(*GRID_INCLUDES, "sdf_sample.glsl", "collider_surface.glsl", "fluid.glsl"),
                   defines=(*GRID_DEFINES, *SDF_SAMPLING, ("FLUID_SOLVER", "1")))
@@ -136,19 +148,17 @@ def _solver_kernel(name: str) -> Kernel:
 
 FLUID_LAMBDA = _solver_kernel("fluid_lambda")
 FLUID_DELTA = _solver_kernel("fluid_delta")
-# The iterations' end: each live particle's velocity (own + move / dt) to fluid_velocity, its position to the state.
-FLUID_MOVE = Kernel("fluid_move", images=(Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"),
-                                          Image("fluid_in", "RGBA32F", "READ"),
-                                          Image("fluid_velocity", "RGBA32F", "WRITE")),
-                    constants=(Constant("INT", "count"), Constant("FLOAT", "fluid_inverse_dt")),
-                    includes=("common.glsl",))
-FLUID_VORTICITY = Kernel("fluid_vorticity", images=(*WALKED, Image("fluid_velocity", "RGBA32F", "READ"),
-                                                    Image("fluid_omega", "RGBA32F", "WRITE")),
+# The iterations' end: each live entry's last iterate and velocity (own + move / dt) into its slot of the state.
+FLUID_MOVE = Kernel("fluid_move", images=(*STATE, *ENTRY_IMAGES, Image("fluid_in", "RGBA32F", "READ")),
+                    constants=(*ENTRY_CONSTANTS, Constant("FLOAT", "fluid_inverse_dt")),
+                    includes=("common.glsl", "grid_entry.glsl"))
+FLUID_VORTICITY = Kernel("fluid_vorticity", images=(*GRID_IMAGES, GRID_VELOCITY,
+                                                    Image("fluid_omega", "RGBA32F", "WRITE"),
+                                                    Image("fluid_flow", "RGBA32F", "WRITE")),
                          constants=KERNEL_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"), defines=GRID_DEFINES)
-# It stores the particle whole, its position unchanged (the bits the other threads' gathers read).
-FLUID_VISCOSITY = Kernel("fluid_viscosity", images=(Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"),
-                                                    *GRID_IMAGES, Image("fluid_velocity", "RGBA32F", "READ"),
-                                                    Image("fluid_omega", "RGBA32F", "READ")),
+# It stores the particle whole, its position unchanged.
+FLUID_VISCOSITY = Kernel("fluid_viscosity", images=(*STATE, *GRID_IMAGES, Image("fluid_omega", "RGBA32F", "READ"),
+                                                    Image("fluid_flow", "RGBA32F", "READ")),
                          constants=VELOCITY_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"), defines=GRID_DEFINES)
 FLUID_KERNELS = (FLUID_LAMBDA, FLUID_DELTA, FLUID_MOVE, FLUID_VORTICITY, FLUID_VISCOSITY)
 
@@ -171,26 +181,26 @@ def fluid_values(c: FluidConstants, dt: float) -> dict:
 
 def fluid_step(system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
     """One PBF step of ``h`` seconds on the simulated (predicted) state, the grid built at it (interactions.STEPS):
-    two images of the effect's scratch, the solved iterate (then omega) and the one lambda rides in (then the
-    velocity)."""
+    two images of the effect's scratch in entry order, the solved iterate (then omega) and the one lambda rides
+    in (then velocity and |omega|); the first iteration starts from the grid's positions."""
     settings = system.settings
     solved, lambdas = system.interactions.scratch(("fluid_solved", "fluid_lambda"))
     named = {**fluid_values(constants_of(settings), h), **grid.values,
-             **{name: constants[name] for name in ("count", "collider_count", "colliders")}}
+             **{name: constants[name] for name in ("collider_count", "colliders")}}
     pool = {"pos_age": system.pos_age, "vel_life": system.vel_life, "sdf_atlas": textures["sdf_atlas"],
-            **grid.textures}
+            "grid_velocity": grid.velocity, **grid.textures}
 
     def run(kernel: Kernel, **images) -> None:
         pool.update(images)
         bound = {name: pool[name] for name in (*(i.name for i in kernel.images), *(s.name for s in kernel.samplers))}
         grid.host.dispatch(kernel, grid.groups, bound, kernel.pack({n: named[n] for n in kernel.value_names}))
 
-    current = system.pos_age
+    current = grid.sorted
     for _ in range(settings.iterations):
         run(FLUID_LAMBDA, fluid_in=current, fluid_out=lambdas)
         run(FLUID_DELTA, fluid_in=lambdas, fluid_out=solved)
         current = solved
-    run(FLUID_MOVE, fluid_in=solved, fluid_velocity=lambdas)
+    run(FLUID_MOVE, fluid_in=current)
     grid.build(system.pos_age, system.vel_life, settings.interaction_radius)
-    run(FLUID_VORTICITY, fluid_omega=solved, **grid.textures)
+    run(FLUID_VORTICITY, fluid_omega=solved, fluid_flow=lambdas)
     run(FLUID_VISCOSITY)

@@ -8,6 +8,10 @@ predicted every grain's position (forces, colliders, events), each substep runs:
         granular_solve(iterate k -> iterate k + 1)     # contacts, friction, cohesion: averaged, gathered
     simulate, GRAINS variant (last iterate -> state)   # velocity from the position change, colliders again
 
+granular_solve runs a thread per entry of the grid (cell order) and reads the grid's copies of the predicted
+positions and velocities; its iterates are in entry order but for the last, which it writes by slot for the
+settle pass.
+
 Determinism: every grain sums its own corrections in the grid's fixed neighbour order; no float atomics.  The
 iterates live for one substep only, so checkpoints and the disk cache need nothing more than the state.
 """
@@ -16,22 +20,22 @@ from __future__ import annotations
 
 from ..seam.kernels import Constant, Image, Kernel
 from ..settings.settings import EffectSettings, SettingsError
-from .neighbours import GRID_CONSTANTS, GRID_DEFINES, GRID_IMAGES, GRID_INCLUDES
+from .neighbours import GRID_CONSTANTS, GRID_DEFINES, GRID_IMAGES, GRID_INCLUDES, GRID_VELOCITY
 
 RELAXATION = 1.0  # of the averaged corrections (Macklin et al. 2014: 1 to 2; above 1 piles jitter here)
 DYNAMIC_FRICTION = 0.8  # dynamic friction as a fraction of the static (the effect's friction)
 
 GRANULAR_SOLVE = Kernel(
     "granular_solve",
-    images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"),
-            Image("grain_in", "RGBA32F", "READ"), Image("grain_out", "RGBA32F", "WRITE"), *GRID_IMAGES),
+    images=(Image("grain_in", "RGBA32F", "READ"), Image("grain_out", "RGBA32F", "WRITE"), *GRID_IMAGES,
+            GRID_VELOCITY),
     constants=(
         Constant("INT", "count"), *GRID_CONSTANTS,
         Constant("VEC4", "grain", components=(("grain_radius", "x"), ("static_friction", "y"),
                                               ("dynamic_friction", "z"), ("cohesion", "w"))),
         Constant("VEC4", "grain_step", components=(("grain_dt", "x"), ("mass_scaling", "y"), ("relaxation", "z"),
                                                    ("first_iteration", "w"))),
-        Constant("FLOAT", "pre_stabilising"),
+        Constant("VEC4", "grain_pass", components=(("pre_stabilising", "x"), ("last_iteration", "y"))),
         Constant("VEC4", "grain_direction", components=(("grain_up", "xyz"),)),  # against gravity
         Constant("VEC4", "grain_gravity", components=(("grain_fall", "xyz"),)),  # gravity x dt^2
     ),
@@ -68,16 +72,18 @@ def pre_stabilising(iterations: int) -> int:
     return max(1, iterations // 3)
 
 
-def solve(host, grid, pos_age, vel_life, iterates: tuple, settings: EffectSettings, h: float):
-    """The contact iterations from the predicted positions, between two iterates (two texels a grain, side by
-    side: its position, then the part of its move that carries no velocity); the iterate holding the result."""
+def solve(host, grid, iterates: tuple, settings: EffectSettings, h: float):
+    """The contact iterations from the predicted positions (the grid's), between two iterates (two texels a grain,
+    side by side: its position, then the part of its move that carries no velocity); the iterate holding the
+    result, by slot."""
     values = {"count": settings.count, **grid.values, **solve_values(settings, h)}
     source, target = iterates
     for k in range(settings.iterations):
         constants = GRANULAR_SOLVE.pack({**values, "first_iteration": float(k == 0),
-                                         "pre_stabilising": float(k < pre_stabilising(settings.iterations))})
-        host.dispatch(GRANULAR_SOLVE, grid.groups, {"pos_age": pos_age, "vel_life": vel_life, "grain_in": source,
-                                                    "grain_out": target, **grid.textures}, constants)
+                                         "pre_stabilising": float(k < pre_stabilising(settings.iterations)),
+                                         "last_iteration": float(k == settings.iterations - 1)})
+        host.dispatch(GRANULAR_SOLVE, grid.groups, {"grain_in": source, "grain_out": target, **grid.textures,
+                                                    "grid_velocity": grid.velocity}, constants)
         source, target = target, source
     return source
 
@@ -85,6 +91,6 @@ def solve(host, grid, pos_age, vel_life, iterates: tuple, settings: EffectSettin
 def granular_step(system, grid, h: float, textures: dict, constants: dict) -> None:
     """The contacts of this substep's predicted grains, then the settle pass (simulate's GRAINS variant)."""
     interactions = system.interactions
-    interactions.settled = solve(system.host, grid, system.pos_age, system.vel_life,
-                                 interactions.scratch(("grain_a", "grain_b"), texels=2), system.settings, h)
+    interactions.settled = solve(system.host, grid, interactions.scratch(("grain_a", "grain_b"), texels=2),
+                                 system.settings, h)
     system.settle(textures, constants)

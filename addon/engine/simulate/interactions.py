@@ -17,7 +17,7 @@ from ..settings.settings import EffectSettings, SettingsError
 from .flocking import flock_step
 from .fluids import fluid_step
 from .granular import check_granular, granular_step
-from .neighbours import NeighbourGrid, check_interacting, check_radius
+from .neighbours import REACH, NeighbourGrid, check_interacting, check_radius
 
 
 def check_interaction(settings: EffectSettings) -> None:
@@ -34,6 +34,9 @@ def check_interaction(settings: EffectSettings) -> None:
 
 # interaction -> its step after the grid is built: step(system, grid, h, simulate textures, simulate constants)
 STEPS: dict[str, Callable] = {"GRANULAR": granular_step, "FLUID": fluid_step, "FLOCKING": flock_step}
+# Whether the step reads the velocities of the grid it is given (the fluid's iterations read positions only; its
+# velocity passes build the grid again, with them).
+READS_VELOCITY = {"GRANULAR": True, "FLUID": False, "FLOCKING": True}
 
 
 class Interactions:
@@ -42,7 +45,7 @@ class Interactions:
     def __init__(self, host, settings: EffectSettings, width: int, rows: int):
         check_interaction(settings)
         self.host, self.width, self.rows = host, width, rows
-        self.grid = NeighbourGrid(host, settings.count, width, rows)
+        self.grid = NeighbourGrid(host, settings.count, width, rows, REACH[settings.interaction])
         self._scratch: dict = {}
         self.settled = None  # the images simulate's GRAINS pass reads (granular.py)
 
@@ -60,8 +63,9 @@ class Interactions:
     def step(self, system, h: float, textures: dict, constants: dict) -> None:
         """The grid of the simulated positions, then the interaction's step of ``h`` seconds (``textures`` and
         ``constants``: the substep's simulate dispatch's, for steps that collide again)."""
-        self.grid.build(system.pos_age, system.vel_life, system.settings.interaction_radius)
-        STEPS[system.settings.interaction](system, self.grid, h, textures, constants)
+        interaction = system.settings.interaction
+        self.grid.build(system.pos_age, system.vel_life, system.settings.interaction_radius, READS_VELOCITY[interaction])
+        STEPS[interaction](system, self.grid, h, textures, constants)
 
     def read_overflow(self) -> int:
         return self.grid.read_overflow()

@@ -3,32 +3,43 @@
 API (what an interaction kernel needs; issue 46)::
 
     grid = NeighbourGrid(host, count, state_width, state_rows)   # per effect, made once
-    grid.build(pos_age, radius)      # grid_keys, then the counting sort (binning.Binning) by cell hash
-    kernel = Kernel(..., images=(*state images, *GRID_IMAGES), constants=(*GRID_CONSTANTS, ...),
+    grid.build(pos_age, vel_life, radius)   # grid_keys, the counting sort (binning.Binning) by bin, grid_order
+    kernel = Kernel(..., images=(*GRID_IMAGES, ...), constants=(*GRID_CONSTANTS, ...),
                     includes=(..., *GRID_INCLUDES))
-    host.dispatch(kernel, groups, {**state, **grid.textures}, {**grid.constants, ...})
+    host.dispatch(kernel, groups, {**grid.textures, ...}, {**grid.constants, ...})
+
+After the sort, grid_order copies what a gather reads into images in cell order (Green 2010, "Particle
+Simulation using CUDA"): ``grid_sorted`` holds each entry's position and slot, ``grid_velocity`` its velocity, so
+a neighbour's data is read contiguously, without an indirection through the sorted slots.  A kernel may run a
+thread per entry (``grid_live_entry``: neighbours of consecutive threads are consecutive in memory), keep its own
+iterates in entry order and write back to each entry's slot at the end (distinct slots, no atomics); the state
+itself stays in slot order.
 
 A Blender 5.2 shader binds at most eight images: the grid takes three (GRID_IMAGES), so a gathering kernel has
-five of its own (the two state images among them); pack what a particle needs into texels side by side (see
-granular.py's two-texel iterates) rather than more images.
+five of its own; pack what a particle needs into texels side by side (see granular.py's two-texel iterates)
+rather than more images.
 
 and in the kernel's GLSL (shaders/include/neighbours.glsl)::
 
     NeighbourWalk walk = neighbours_of(slot, position);
-    int j; vec3 q;
-    while (next_neighbour(walk, j, q)) { ... gather from j ... }
+    int k; vec3 q;
+    while (next_neighbour(walk, k, q)) { ... gather from entry k (walk.slot: its slot) ... }
     count_overflow(walk);
 
-Cells are cubes of edge ``radius`` (the interaction radius): every particle within the radius of another lies in
-one of the 27 cells around it.  Cells are hashed into a table of a fixed size (``table_size``: the next power of
-two at or above the slot count, between GRID_TABLE_MIN and GRID_TABLE_MAX) rather than bounding the domain: an
-effect may spread anywhere (a fountain, a spill across a floor) and memory stays proportional to its count.
-Cells that share a hash bin are told apart by recomputing each candidate's cell (``grid_cell``), so a pair is met
-exactly once.  Visiting order is fixed: the 27 cells in (z, y, x) order from -1 to +1, within a cell by slot (the
-sort is stable and reads slots in order), so every gather sums in the same order on every run.  At most
-MAX_NEIGHBOURS are visited; a particle with more within the radius counts once in ``overflow`` (an atomic counter
-since the reset, read like the spawners' lost births).  Dead slots get no cell (they sort last and are never met).
-Positions are read from the state as stored: the FULL layout's world coordinates (interactions need it).
+Cells are cubes of edge ``radius / reach``: every particle within the radius of another lies in one of the
+(2 reach + 1)^3 cells around it (``reach``: REACH of the interaction, a grid's own).  Cells are hashed into a table of a fixed size (``table_size``: the next
+power of two at or above the slot count, between GRID_TABLE_MIN and GRID_TABLE_MAX) rather than bounding the
+domain: an effect may spread anywhere (a fountain, a spill across a floor) and memory stays proportional to its
+count.  A cell's bin is its row's hash (y, z) plus x, so the cells of a row are consecutive bins, one range of
+entries.  The walk takes the rows (z, then y) the radius reaches, each trimmed in x to the cells the radius
+reaches (with a margin for rounding), and keeps a candidate within the radius whose cell is in the row walked
+(cells sharing a bin are told apart by the candidate's row; in one row a shared bin is a table's width away).
+Visiting order is fixed, whatever the trimming: by cell, (z, y, x) from -reach to +reach, within a cell
+by slot (the sort is stable and reads slots in order), so every gather sums in the same order on every run.  At
+most MAX_NEIGHBOURS are visited; a particle with more within the radius counts once in ``overflow`` (an atomic
+counter since the reset, read like the spawners' lost births).  Dead slots get no bin (they sort last and are
+never met).  Positions are read from the state as stored: the FULL layout's world coordinates (interactions need
+it).
 """
 
 from __future__ import annotations
@@ -37,48 +48,71 @@ import numpy as np
 
 from ..primitives.binning import Binning
 from ..primitives.scan import linear_size
-from ..seam.kernels import Constant, Image, Kernel
+from ..seam.kernels import Constant, Feature, Image, Kernel
 from ..settings.settings import SettingsError
 
 MAX_NEIGHBOURS = 64  # neighbours one particle visits at most (a dense clump is bounded; the rest is overflow)
+# Cells a radius spans, by interaction: cells of edge radius / reach, (2 reach + 1)^3 of them around a particle,
+# their rows trimmed to the radius.  Smaller cells fit the sphere better (fewer candidates loaded) at the cost of
+# more rows (two offsets loaded each): worth it for fluids and flocks (26 neighbours on the bench's lattice: 76
+# candidates and 20 ranges a particle at reach 2, 149 and 7.7 at 1), not for grains (6 neighbours: 43 and 8.4 at
+# reach 1, 23 and 21.6 at 2).  bench/neighbour_candidates.py counts them.
+REACH = {"GRANULAR": 1, "FLUID": 2, "FLOCKING": 2}
 GRID_TABLE_MIN = 1 << 12
 GRID_TABLE_MAX = 1 << 22  # three 8-bit digit passes of the counting sort
 # Particles an interacting effect may have: its grid (keys, the sorted keys and slots, the sort's spare pair: five
-# 32-bit words a particle) and a solver's images (granular: two iterates of two RGBA32F texels) take 84 bytes a
-# particle, 1.3 GiB at the limit, beside the state's 512 MiB.
+# 32-bit words a particle; the entries' position and velocity: two RGBA32F texels) and a solver's images
+# (granular: two iterates of two RGBA32F texels) take 116 bytes a particle, 1.8 GiB at the limit, beside the
+# state's 512 MiB.  The entries hold their slot as a float: exact below 2^24.
 MAX_INTERACTING = 1 << 24
 NO_CELL = 0xFFFFFFFF  # a dead slot's key: outside every bin, sorted last
 
+ENTRY_CONSTANTS = (Constant("INT", "grid_table"),)
 GRID_CONSTANTS = (
     Constant("VEC4", "neighbour_grid", components=(
         ("grid_inverse_cell", "x"),  # 1 / cell edge (float32: the reference multiplies the same way)
         ("grid_radius", "y"),  # pairs closer than this are neighbours
+        ("grid_reach", "z"),  # cells the radius spans (REACH)
     )),
-    Constant("INT", "grid_table"),  # hash bins, a power of two
+    *ENTRY_CONSTANTS,  # grid_table: hash bins, a power of two
 )
-# Three of the eight images a Blender 5.2 shader may bind: a bin's range is its offset to the next bin's (the
-# binning has one bin more than the table, never a key, so the last bin's end is there too).
-GRID_IMAGES = (Image("grid_items", "R32UI", "READ"), Image("grid_offsets", "R32UI", "READ"),
+# Three of the eight images a Blender 5.2 shader may bind: the entries in cell order (position, slot), and a
+# bin's range, its offset to the next bin's (the binning has one bin more than the table, never a key, so the
+# last bin's end is there too, and where it starts is the number of live entries).
+GRID_IMAGES = (Image("grid_sorted", "RGBA32F", "READ"), Image("grid_offsets", "R32UI", "READ"),
                Image("grid_overflow", "R32UI", atomic=True))
-GRID_INCLUDES = ("common.glsl", "grid_cell.glsl", "neighbours.glsl")
+# The entries' velocities in cell order (the fluid's velocity passes and the flock read them).
+GRID_VELOCITY = Image("grid_velocity", "RGBA32F", "READ")
+GRID_INCLUDES = ("common.glsl", "grid_cell.glsl", "grid_entry.glsl", "neighbours.glsl")
+# What a kernel a thread a live entry needs that does not walk (grid_entry.glsl): the entries and their number.
+ENTRY_IMAGES = GRID_IMAGES[:2]
 GRID_DEFINES = (("MAX_NEIGHBOURS", str(MAX_NEIGHBOURS)),)
 
 GRID_KEYS = Kernel(
     "grid_keys",
     images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), Image("grid_keys", "R32UI", "WRITE")),
     constants=(Constant("INT", "count"), *GRID_CONSTANTS),
-    includes=("common.glsl", "grid_cell.glsl"),
+    includes=("common.glsl", "particle_alive.glsl", "grid_cell.glsl"),
+)
+# The copy into cell order; with "velocity" (the fluid's velocity passes, flocks and grains read them) the
+# velocities too.
+GRID_ORDER = Kernel(
+    "grid_order",
+    images=(Image("pos_age", "RGBA32F", "READ"), Image("grid_items", "R32UI", "READ"),
+            Image("grid_sorted", "RGBA32F", "WRITE")),
+    constants=(Constant("INT", "count"),),
+    features=(Feature("velocity", defines=(("GRID_ORDER_VELOCITY", "1"),),
+                      images=(Image("vel_life", "RGBA32F", "READ"), Image("grid_velocity", "RGBA32F", "WRITE"))),),
 )
 # Lab kernel (tests and the grid benchmark): each particle's neighbours in visiting order, or only their number.
 NEIGHBOUR_LIST = Kernel(
     "neighbour_list",
-    images=(Image("pos_age", "RGBA32F", "READ"), Image("vel_life", "RGBA32F", "READ"), *GRID_IMAGES,
-            Image("neighbour_list", "R32UI", "WRITE")),
+    images=(*GRID_IMAGES, Image("neighbour_list", "R32UI", "WRITE")),
     constants=(Constant("INT", "count"), Constant("INT", "list_columns"), *GRID_CONSTANTS),
     includes=GRID_INCLUDES,
     defines=GRID_DEFINES,
 )
-GRID_KERNELS = (GRID_KEYS, NEIGHBOUR_LIST)
+GRID_KERNELS = (GRID_KEYS, GRID_ORDER, NEIGHBOUR_LIST)
 
 
 def table_size(count: int) -> int:
@@ -98,10 +132,11 @@ def check_interacting(count: int) -> None:
                             f"most {MAX_INTERACTING:,} particles (lower the count, or set Interaction to None)")
 
 
-def grid_values(radius: float, table: int) -> dict:
-    """GRID_CONSTANTS' values by name for a ``radius``: the inverse cell as float32, as the reference takes it."""
-    return {"grid_inverse_cell": float(np.float32(1.0) / np.float32(radius)), "grid_radius": float(np.float32(radius)),
-            "grid_table": table}
+def grid_values(radius: float, table: int, reach: int) -> dict:
+    """GRID_CONSTANTS' values by name for a ``radius`` spanning ``reach`` cells: the inverse cell as float32, as the
+    reference takes it."""
+    return {"grid_inverse_cell": float(np.float32(reach) / np.float32(radius)), "grid_radius": float(np.float32(radius)),
+            "grid_reach": reach, "grid_table": table}
 
 
 def grid_constants(values: dict) -> dict:
@@ -112,14 +147,16 @@ def grid_constants(values: dict) -> dict:
 class NeighbourGrid:
     """One effect's neighbour grid: the slots in cell order and each hash bin's range, rebuilt by ``build``."""
 
-    def __init__(self, host, count: int, width: int, rows: int):
+    def __init__(self, host, count: int, width: int, rows: int, reach: int = 1):
         check_interacting(count)
-        self.host, self.count, self.table = host, count, table_size(count)
+        self.host, self.count, self.table, self.reach = host, count, table_size(count), reach
         self.keys = host.texture("grid_keys", width, rows, "R32UI")
+        self.sorted = host.texture("grid_sorted", width, rows, "RGBA32F")
+        self.velocity = host.texture("grid_velocity", width, rows, "RGBA32F")
         self.binning = Binning(host, count, self.table + 1)
         self.overflow = host.texture("grid_overflow", 1, 1, "R32UI")
         self.groups = GRID_KEYS.groups_for(width, rows)
-        self.values = grid_values(1.0, self.table)  # by name (the reference reads these)
+        self.values = grid_values(1.0, self.table, reach)  # by name (the reference reads these)
         self.constants = grid_constants(self.values)
         self.reset()
 
@@ -131,17 +168,19 @@ class NeighbourGrid:
     def textures(self) -> dict:
         """What a gathering kernel binds (GRID_IMAGES)."""
         b = self.binning
-        return {"grid_items": b.items, "grid_offsets": b.offsets, "grid_overflow": self.overflow}
+        return {"grid_sorted": self.sorted, "grid_offsets": b.offsets, "grid_overflow": self.overflow}
 
-    def build(self, pos_age, vel_life, radius: float) -> None:
-        """Order the live slots of the state by the cell of their position (cells of edge ``radius``)."""
+    def build(self, pos_age, vel_life, radius: float, velocity: bool = True) -> None:
+        """Order the live slots of the state by the cell of their position (cells of edge ``radius`` / reach), and
+        copy their positions (and ``velocity``: their velocities) into that order."""
         self.write_keys(pos_age, vel_life, radius)
         self.sort()
+        self.order(pos_age, vel_life, velocity)
 
     def write_keys(self, pos_age, vel_life, radius: float) -> None:
-        """Each slot's hash bin (grid_keys), the first half of ``build``."""
+        """Each slot's hash bin (grid_keys), the first part of ``build``."""
         check_radius(radius)
-        self.values = grid_values(radius, self.table)
+        self.values = grid_values(radius, self.table, self.reach)
         self.constants = grid_constants(self.values)
         self.host.dispatch(GRID_KEYS, self.groups, {"pos_age": pos_age, "vel_life": vel_life, "grid_keys": self.keys},
                            {"count": self.count, **self.constants})
@@ -150,20 +189,29 @@ class NeighbourGrid:
         """The slots in key order and each bin's offset (the counting sort's digit passes, bin_ranges)."""
         self.binning.run(self.keys, self.count)
 
+    def order(self, pos_age, vel_life, velocity: bool = True) -> None:
+        """grid_order: the entries' positions and slots (and ``velocity``: velocities) in cell order, the last part
+        of ``build``."""
+        textures = {"pos_age": pos_age, "grid_items": self.binning.items, "grid_sorted": self.sorted}
+        if velocity:
+            textures.update(vel_life=vel_life, grid_velocity=self.velocity)
+        self.host.dispatch(GRID_ORDER.with_features(*(("velocity",) if velocity else ())), self.groups, textures,
+                           {"count": self.count})
+
     def read_overflow(self) -> int:
         """Particles (one each time) that had more than MAX_NEIGHBOURS within the radius since the reset."""
         return int(self.host.read(self.overflow)[0, 0])
 
-    def neighbour_lists(self, pos_age, vel_life, columns: int = MAX_NEIGHBOURS + 1):
+    def neighbour_lists(self, columns: int = MAX_NEIGHBOURS + 1):
         """Each slot's neighbour count then slots in visiting order, ``columns`` words a slot ((count, columns)
-        uint32; 1: the counts alone): the lab's view of the gather, for the tests and the benchmark."""
+        uint32; 1: the counts alone), of the grid as last built: the lab's view of the gather, for the tests and
+        the benchmark."""
         size = linear_size(self.count * columns, self.host.max_texture_size)
         listing = self.host.texture("neighbour_list", *size, "R32UI")
-        self.list_into(pos_age, vel_life, listing, columns)
+        self.list_into(listing, columns)
         return self.host.read(listing).ravel()[: self.count * columns].reshape(self.count, columns)
 
-    def list_into(self, pos_age, vel_life, listing, columns: int) -> None:
+    def list_into(self, listing, columns: int) -> None:
         """The neighbour_list dispatch into ``listing`` (an R32UI image of count x columns words)."""
-        self.host.dispatch(NEIGHBOUR_LIST, self.groups,
-                           {"pos_age": pos_age, "vel_life": vel_life, **self.textures, "neighbour_list": listing},
+        self.host.dispatch(NEIGHBOUR_LIST, self.groups, {**self.textures, "neighbour_list": listing},
                            {"count": self.count, "list_columns": columns, **self.constants})

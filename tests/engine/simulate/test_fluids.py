@@ -16,7 +16,7 @@ from addon.engine.simulate.simulation import ParticleSystem
 from addon.scene.renderer import SceneRenderer
 from tests.conftest import add_effect
 from tests.engine.simulate.test_neighbours import state
-from tests.scene.test_sim_cache import cli
+from tests.scene.test_sim_cache import split_bake_equals_whole
 
 F = np.float32
 SIZE, RADIUS = 0.05, 0.2  # spacing 0.1, h two spacings
@@ -230,12 +230,5 @@ def test_changing_the_interaction_mid_shot_simulates_the_history_again(scene):
 @pytest.mark.slow
 @pytest.mark.parametrize("preset", ["water_splash", "murmuration"])
 def test_a_fluid_and_a_flock_baked_in_two_ranges_from_checkpoints_equal_one_whole_bake(preset, tmp_path):
-    cli("--frames", "1-40", "--out", str(tmp_path / "whole"), preset=preset)
-    cache = str(tmp_path / "cache")
-    cli("--frames", "1-20", "--out", str(tmp_path / "split"), "--cache", cache, preset=preset)
-    cli("--frames", "21-40", "--out", str(tmp_path / "split"), "--cache", cache, preset=preset)
-    whole, split = (sorted((tmp_path / name).glob("*.png")) for name in ("whole", "split"))
-    assert len(whole) == len(split) == 40
+    whole, _ = split_bake_equals_whole(tmp_path, 40, preset=preset)
     assert len({a.read_bytes() for a in whole}) > 30, "the particles move"
-    for a, b in zip(whole, split):
-        assert a.name == b.name and a.read_bytes() == b.read_bytes(), a.name

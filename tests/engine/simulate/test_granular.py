@@ -1,8 +1,5 @@
 """Granular effects: the contact solve on the GPU against its numpy reference, and piles that behave like sand."""
 
-import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -14,8 +11,8 @@ from addon.engine.simulate import granular
 from addon.engine.simulate.effectors import Collider
 from addon.engine.simulate.neighbours import NeighbourGrid
 from addon.engine.simulate.simulation import ParticleSystem
-from tests.conftest import ROOT
 from tests.engine.simulate.test_neighbours import state
+from tests.scene.test_sim_cache import split_bake_equals_whole
 
 R = 0.01  # grain radius of the tests
 
@@ -34,7 +31,7 @@ def solve_on_gpu(host, positions, velocities, settings, h):
     grid = NeighbourGrid(host, len(positions), width, rows)
     grid.build(pos_tex, vel_tex, settings.interaction_radius)
     iterates = tuple(host.texture(name, 2 * width, rows, "RGBA32F") for name in ("grain_a", "grain_b"))
-    result = granular.solve(host, grid, pos_tex, vel_tex, iterates, settings, h)
+    result = granular.solve(host, grid, iterates, settings, h)
     got = host.read(result).reshape(rows * width, 2, 4)[: len(positions), :, :3]
     return got, pos_age, vel_life, grid
 
@@ -171,25 +168,9 @@ def collapse_more(system, frames=3):
         system.step(1 / 24, identity, identity)
 
 
-def cli(*args):
-    result = subprocess.run([sys.executable, "-m", "addon.cli", "bake", "--preset", "sand_pile", "--res", "96x54",
-                             "--count", "3000", "--shot", "1-12", *args], cwd=ROOT, capture_output=True, text=True,
-                            timeout=900)
-    assert result.returncode == 0, result.stderr
-    return result
-
-
 @pytest.mark.slow
 def test_sand_pile_frames_from_the_caches_checkpoints_equal_a_whole_bake(tmp_path):
-    cli("--frames", "1-12", "--out", str(tmp_path / "whole"))
-    cache = str(tmp_path / "cache")
-    cli("--frames", "1-6", "--out", str(tmp_path / "split"), "--cache", cache)
-    cli("--frames", "7-12", "--out", str(tmp_path / "split"), "--cache", cache)
-    whole, split = (sorted((tmp_path / name).glob("*.png")) for name in ("whole", "split"))
-    assert len(whole) == len(split) == 12
-    for a, b in zip(whole, split):
-        assert a.read_bytes() == b.read_bytes(), a.name
-    record = json.loads((tmp_path / "split" / "gpu_particles_bake.json").read_text())
+    _, record = split_bake_equals_whole(tmp_path, 12, preset="sand_pile", res="96x54", count=3000)
     assert record["cache"]["loaded_checkpoints"], "the second process started from a checkpoint"
 
 

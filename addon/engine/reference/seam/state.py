@@ -8,7 +8,7 @@ from ...seam.records import PARTICLE
 
 
 def alive(pos_age: np.ndarray, vel_life: np.ndarray) -> np.ndarray:
-    """particle_alive() of particle_look.glsl per row of (n, 4) states."""
+    """particle_alive() of particle_alive.glsl per row of (n, 4) states."""
     particle = PARTICLE.read_images(pos_age, vel_life)
     with np.errstate(invalid="ignore"):
         age, life = particle["age"], particle["life"]

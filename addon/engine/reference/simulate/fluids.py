@@ -1,8 +1,8 @@
 """Reference of the fluid and flocking passes: one PBF iteration (density and lambda, then delta-p), vorticity,
 XSPH viscosity with vorticity confinement, and the boids' steering, in float32 and in the kernels' neighbour order.
 
-Every pass gathers: particle i sums over its own neighbours in a fixed order (the 27 cells around its cell, z then
-y then x from -1 to 1, each cell's particles by slot), at most ``max_neighbours`` of them, itself left out.
+Every pass gathers: particle i sums over its own neighbours in a fixed order (the grid's: reference/simulate/
+neighbours.py), at most ``max_neighbours`` of them, itself left out.
 ``neighbours`` gives that order (the grid's reference) as an (n, k) table padded with -1; each sum below adds one
 column at a time, so each particle's float32 sum is taken in the same order as the kernel's loop.
 """
@@ -16,20 +16,21 @@ from ...seam.tables import COLLIDER_TYPES
 from ...simulate.effectors import COLLIDER_ROWS
 from ...simulate.flocking import FlockConstants
 from ...simulate.fluids import SCORR_POWER, FluidConstants
-from ...simulate.neighbours import MAX_NEIGHBOURS, grid_values
+from ...simulate.neighbours import MAX_NEIGHBOURS, REACH, grid_values
 from .neighbours import neighbour_lists
 from .simulation import sdf_normal, sdf_sample
 
 F = np.float32
 
 
-def neighbours(positions: np.ndarray, radius: float, max_neighbours: int = MAX_NEIGHBOURS) -> np.ndarray:
+def neighbours(positions: np.ndarray, radius: float, max_neighbours: int = MAX_NEIGHBOURS,
+               reach: int = REACH["FLUID"]) -> np.ndarray:
     """The neighbour grid's visiting order (reference/simulate/neighbours.py) of live particles at ``positions``
     as an (n, k) table of slots, -1 where a particle has fewer than k."""
     p = np.asarray(positions, F)
     pos_age = np.concatenate([p, np.zeros((len(p), 1), F)], axis=1)
     vel_life = np.concatenate([np.zeros_like(p), np.ones((len(p), 1), F)], axis=1)
-    lists, _ = neighbour_lists(pos_age, vel_life, radius, grid_values(radius, 1)["grid_inverse_cell"], 1,
+    lists, _ = neighbour_lists(pos_age, vel_life, radius, grid_values(radius, 1, reach)["grid_inverse_cell"], reach,
                                max_neighbours)
     table = np.full((len(p), max(1, max(map(len, lists), default=0))), -1, np.int64)
     for i, found in enumerate(lists):
@@ -319,6 +320,7 @@ def flock_step(position, velocity, c: FlockConstants, dt: float, target=None, su
     clamped, the position moved by the velocity's change over the step.  ``surfaces(p)``: collider_surfaces."""
     p, v = np.asarray(position, F), np.asarray(velocity, F)
     away = None if surfaces is None else collider_avoidance(surfaces(p), c, len(p))
-    steered = (v + flock_steering(p, v, neighbours(p, c.view_radius), c, target, away) * F(dt)).astype(F)
+    table = neighbours(p, c.view_radius, reach=REACH["FLOCKING"])
+    steered = (v + flock_steering(p, v, table, c, target, away) * F(dt)).astype(F)
     steered = _clamp_length(steered, c.max_speed)
     return (p + (steered - v) * F(dt)).astype(F), steered

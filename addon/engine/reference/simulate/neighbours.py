@@ -1,4 +1,6 @@
-"""Reference of the neighbour grid (simulate/neighbours.py): keys, and each particle's neighbours in visiting order."""
+"""Reference of the neighbour grid (simulate/neighbours.py): keys, and each particle's neighbours in visiting order:
+by cell, the (2 reach + 1)^3 cells around its own in (z, y, x) order, within a cell by slot (the walk's
+trimming of rows and x and its bins shared by cells change neither the set nor the order)."""
 
 from __future__ import annotations
 
@@ -8,12 +10,10 @@ from ...simulate.neighbours import MAX_NEIGHBOURS, NO_CELL
 
 F = np.float32
 LIMIT = F(1 << 30)
-# The 27 cells around a particle's own in the gather's order: (z, y, x), each from -1 to +1.
-OFFSETS = np.array([(x - 1, y - 1, z - 1) for z in range(3) for y in range(3) for x in range(3)], np.int64)
 
 
 def live(pos_age: np.ndarray, vel_life: np.ndarray) -> np.ndarray:
-    """keep_live.glsl's test: born, not expired, finite."""
+    """particle_alive.glsl's test: born, not expired, finite."""
     age, life = pos_age[:, 3], vel_life[:, 3]
     return (age >= 0) & (age < life) & np.isfinite(pos_age[:, :3]).all(axis=1)
 
@@ -26,10 +26,10 @@ def cells(positions: np.ndarray, inverse_cell: float) -> np.ndarray:
 
 
 def hashes(cell: np.ndarray, table: int) -> np.ndarray:
-    """grid_hash: Teschner's hash in uint32 arithmetic, masked to the table."""
+    """grid_hash: the row's hash (Teschner's, of y and z) plus x, in uint32 arithmetic, masked to the table."""
     c = cell.astype(np.int64) & 0xFFFFFFFF
-    h = ((c[:, 0] * 73856093) ^ (c[:, 1] * 19349663) ^ (c[:, 2] * 83492791)) & 0xFFFFFFFF
-    return (h & (table - 1)).astype(np.uint32)
+    row = ((c[:, 1] * 19349663) ^ (c[:, 2] * 83492791)) & 0xFFFFFFFF
+    return ((row + c[:, 0]) & (table - 1)).astype(np.uint32)
 
 
 def keys(pos_age, vel_life, inverse_cell: float, table: int) -> np.ndarray:
@@ -46,7 +46,14 @@ def distance2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (d[..., 0] * d[..., 0] + d[..., 1] * d[..., 1]) + d[..., 2] * d[..., 2]
 
 
-def neighbour_lists(pos_age, vel_life, radius: float, inverse_cell: float, table: int,
+def offsets(reach: int) -> np.ndarray:
+    """The cells around a particle's own in the gather's order: (x, y, z) offsets, z then y then x, each from
+    -reach to +reach."""
+    span = range(-reach, reach + 1)
+    return np.array([(x, y, z) for z in span for y in span for x in span], np.int64)
+
+
+def neighbour_lists(pos_age, vel_life, radius: float, inverse_cell: float, reach: int,
                     limit: int = MAX_NEIGHBOURS) -> tuple[list[list[int]], int]:
     """Each slot's neighbours (slots) in visiting order, at most ``limit``, and the particles that had more."""
     alive = live(pos_age, vel_life)
@@ -55,12 +62,14 @@ def neighbour_lists(pos_age, vel_life, radius: float, inverse_cell: float, table
     for slot in np.flatnonzero(alive):  # slot order: the stable sort's order within a cell
         by_cell.setdefault(tuple(cell[slot]), []).append(int(slot))
     radius2 = F(radius) * F(radius)
+    around = offsets(reach)
     lists, overflow = [], 0
     for slot in range(len(pos_age)):
         found: list[int] = []
         if alive[slot]:
-            candidates = [j for offset in OFFSETS for j in by_cell.get(tuple(cell[slot] + offset), ()) if j != slot]
-            near = [j for j in candidates if distance2(pos_age[slot, :3], pos_age[j, :3]) < radius2]
+            candidates = [j for offset in around for j in by_cell.get(tuple(cell[slot] + offset), ()) if j != slot]
+            others = np.array(candidates, np.int64)
+            near = others[distance2(pos_age[slot, :3], pos_age[others, :3]) < radius2].tolist() if candidates else []
             overflow += len(near) > limit
             found = near[:limit]
         lists.append(found)
