@@ -6,30 +6,24 @@
  *   while (next_neighbour(walk, k, q)) { ... gather from entry k (walk.slot: its slot) ... }
  *   count_overflow(walk);
  *
- * Cells have edge grid_radius / grid_reach, so the neighbours lie in the (2 grid_reach + 1)^3 cells around the
- * particle's.  The walk takes their rows (z, then y, each from -grid_reach to +grid_reach), leaves out a row
- * whose cells are all beyond the radius and trims each row's x to the cells the radius reaches (conservatively:
- * a margin for rounding); a row's cells are consecutive bins (grid_hash), so it is one range of entries (two
- * where it wraps the table).  A candidate counts when it is within the radius and its cell is in the row walked
- * (a bin two cells share holds others, met in their own row; in the same row a shared bin is a table's width
- * away in x, beyond the radius).  So the order is fixed, by cell (z, y, x) and within a cell by slot, whatever
- * the trimming; every neighbour is met once.  At most MAX_NEIGHBOURS are visited; a particle with more is counted
- * once in grid_overflow (count_overflow).
+ * The order: the nine rows of cells around the particle's own in (z, y) order from -1 to +1; a row's three cells
+ * are three consecutive bins (grid_hash), x from -1 to +1; a bin an earlier row already had is skipped (so a bin
+ * met twice yields each particle once); within a bin by slot.  Every particle within the radius is in one of the
+ * 27 cells, so the distance test alone tells the neighbours apart: no candidate's cell is recomputed.  Adjacent
+ * bins kept in a row are one range of entries.  At most MAX_NEIGHBOURS are visited; a particle with more is
+ * counted once in grid_overflow (count_overflow).
  *
- * Needs grid_sorted, grid_offsets (where each bin's entries start: a bin ends where the next starts), the
- * constants of grid_cell.glsl plus grid_radius and grid_reach (neighbours.py). */
+ * Needs grid_sorted, grid_offsets (where each bin's entries start: a bin ends where the next starts) and the
+ * constants of grid_cell.glsl plus grid_radius. */
 
 struct NeighbourWalk {
   int self;       /* the walker's slot, left out */
   vec3 position;
-  vec3 scaled;    /* the position in cells (grid_cell's product) */
   ivec3 centre;
-  float slack;    /* the rows' and x's margin for rounding, in cells */
-  int reach;      /* cells the radius spans */
-  int row;        /* the next row, 0 to (2 reach + 1)^2 */
-  ivec2 visiting; /* the (y, z) of the row walked */
-  uint next_bin;  /* the first bin of the row's second range (it wrapped the table), or of none */
-  int next_end;   /* that range's bins */
+  int row;        /* the next of the nine rows */
+  uint base;      /* the bin of the current row's first cell */
+  int kept;       /* bits of the current row's three bins that no earlier row had */
+  int column;     /* the next of the row's three bins */
   int at;         /* the next entry */
   int end;
   int found;
@@ -39,11 +33,7 @@ struct NeighbourWalk {
 
 NeighbourWalk neighbours_of(int self, vec3 position)
 {
-  precise vec3 scaled = position * grid_inverse_cell;
-  vec3 size = abs(scaled);
-  float slack = (1.0 + max(size.x, max(size.y, size.z))) * (1.0 / 65536.0); /* some 2^7 roundings of s */
-  return NeighbourWalk(self, position, scaled, grid_cell(position), slack, int(grid_reach), 0, ivec2(0), 0u, 0, 0, 0,
-                       0, false, -1);
+  return NeighbourWalk(self, position, grid_cell(position), 0, 0u, 0, 3, 0, 0, 0, false, -1);
 }
 
 /* Squared distance, unfused in a fixed order (the reference's float32 sum). */
@@ -54,48 +44,58 @@ float grid_distance2(vec3 a, vec3 b)
   return d2;
 }
 
-/* The entries of bins first to first + count - 1 (no wrap). */
-void grid_bins(inout NeighbourWalk walk, uint first, int count)
+/* The bin of row `row`'s first cell (x - 1 of the centre). */
+uint grid_row_base(NeighbourWalk walk, int row)
 {
-  int offsets_width = imageSize(grid_offsets).x;
-  walk.at = int(imageLoad(grid_offsets, particle_texel(int(first), offsets_width)).x);
-  walk.end = int(imageLoad(grid_offsets, particle_texel(int(first) + count, offsets_width)).x);
+  ivec3 c = walk.centre;
+  return (grid_row_hash(c.y + row % 3 - 1, c.z + row / 3 - 1) + uint(c.x - 1)) & uint(grid_table - 1);
 }
 
-/* The next entry range: the rest of a wrapped row, or the next row the radius reaches, its x trimmed; false once
- * the rows are done. */
+/* The next row: its first bin, and which of its three bins no earlier row had. */
+void grid_next_row(inout NeighbourWalk walk)
+{
+  uint mask = uint(grid_table - 1);
+  walk.base = grid_row_base(walk, walk.row);
+  walk.kept = 7;
+  for (int earlier = 0; earlier < walk.row; earlier++) {
+    uint shift = walk.base - grid_row_base(walk, earlier);
+    for (int k = 0; k < 3; k++) {
+      if (((shift + uint(k)) & mask) < 3u) {
+        walk.kept &= ~(1 << k);
+      }
+    }
+  }
+  walk.row++;
+  walk.column = 0;
+}
+
+/* The next entry range: the current row's next run of kept, consecutive bins; false once the rows are done. */
 bool grid_next_range(inout NeighbourWalk walk)
 {
-  if (walk.next_end > 0) {
-    grid_bins(walk, walk.next_bin, walk.next_end);
-    walk.next_end = 0;
-    return true;
-  }
-  float reach = float(walk.reach) + walk.slack;
-  int side = 2 * walk.reach + 1;
-  while (walk.row < side * side) {
-    ivec2 offset = ivec2(walk.row % side, walk.row / side) - walk.reach;
-    walk.row++;
-    walk.visiting = walk.centre.yz + offset;
-    vec2 low = vec2(walk.visiting) - walk.scaled.yz;
-    vec2 gap = max(max(low, -low - 1.0), 0.0); /* to the row's cells, across y and z, in cells */
-    float room = reach * reach - dot(gap, gap);
-    if (room < 0.0) {
+  uint mask = uint(grid_table - 1);
+  while (true) {
+    if (walk.column == 3) {
+      if (walk.row == 9) {
+        return false;
+      }
+      grid_next_row(walk);
+    }
+    if ((walk.kept & (1 << walk.column)) == 0) {
+      walk.column++;
       continue;
     }
-    float extent = sqrt(room) + walk.slack;
-    vec2 row_cells = vec2(walk.centre.x - walk.reach, walk.centre.x + walk.reach);
-    int first = int(clamp(floor(walk.scaled.x - extent), row_cells.x, row_cells.y));
-    int count = int(clamp(floor(walk.scaled.x + extent), row_cells.x, row_cells.y)) - first + 1;
-    if (count <= 0) {
-      continue;
+    uint first = (walk.base + uint(walk.column)) & mask;
+    uint last = first;
+    walk.column++;
+    while (walk.column < 3 && (walk.kept & (1 << walk.column)) != 0 &&
+           ((walk.base + uint(walk.column)) & mask) == last + 1u)
+    {
+      last++;
+      walk.column++;
     }
-    uint mask = uint(grid_table - 1);
-    uint bin = (grid_row_hash(walk.visiting.x, walk.visiting.y) + uint(first)) & mask;
-    int before_wrap = min(count, int(mask - bin) + 1);
-    walk.next_bin = 0u;
-    walk.next_end = count - before_wrap;
-    grid_bins(walk, bin, before_wrap);
+    int offsets_width = imageSize(grid_offsets).x;
+    walk.at = int(imageLoad(grid_offsets, particle_texel(int(first), offsets_width)).x);
+    walk.end = int(imageLoad(grid_offsets, particle_texel(int(last) + 1, offsets_width)).x);
     return true;
   }
   return false;
@@ -115,15 +115,13 @@ bool next_neighbour(inout NeighbourWalk walk, out int entry, out vec3 neighbour)
       vec4 candidate = imageLoad(grid_sorted, particle_texel(k, sorted_width));
       walk.at++;
       int j = int(candidate.w);
-      if (j == walk.self || !(grid_distance2(walk.position, candidate.xyz) < radius2) ||
-          grid_cell(candidate.xyz).yz != walk.visiting)
-      {
+      if (j == walk.self || !(grid_distance2(walk.position, candidate.xyz) < radius2)) {
         continue;
       }
       if (walk.found == MAX_NEIGHBOURS) {
         walk.overflowed = true;
-        walk.row = (2 * walk.reach + 1) * (2 * walk.reach + 1);
-        walk.next_end = 0;
+        walk.row = 9;
+        walk.column = 3;
         walk.end = walk.at;
         return false;
       }

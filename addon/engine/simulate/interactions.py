@@ -17,7 +17,7 @@ from ..settings.settings import EffectSettings, SettingsError
 from .flocking import flock_step
 from .fluids import fluid_step
 from .granular import check_granular, granular_step
-from .neighbours import REACH, NeighbourGrid, check_interacting, check_radius
+from .neighbours import NeighbourGrid, check_interacting, check_radius
 
 
 def check_interaction(settings: EffectSettings) -> None:
@@ -45,7 +45,7 @@ class Interactions:
     def __init__(self, host, settings: EffectSettings, width: int, rows: int):
         check_interaction(settings)
         self.host, self.width, self.rows = host, width, rows
-        self.grid = NeighbourGrid(host, settings.count, width, rows, REACH[settings.interaction])
+        self.grid = NeighbourGrid(host, settings.count, width, rows)
         self._scratch: dict = {}
         self.settled = None  # the images simulate's GRAINS pass reads (granular.py)
 

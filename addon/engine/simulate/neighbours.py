@@ -26,20 +26,18 @@ and in the kernel's GLSL (shaders/include/neighbours.glsl)::
     while (next_neighbour(walk, k, q)) { ... gather from entry k (walk.slot: its slot) ... }
     count_overflow(walk);
 
-Cells are cubes of edge ``radius / reach``: every particle within the radius of another lies in one of the
-(2 reach + 1)^3 cells around it (``reach``: REACH of the interaction, a grid's own).  Cells are hashed into a table of a fixed size (``table_size``: the next
-power of two at or above the slot count, between GRID_TABLE_MIN and GRID_TABLE_MAX) rather than bounding the
-domain: an effect may spread anywhere (a fountain, a spill across a floor) and memory stays proportional to its
-count.  A cell's bin is its row's hash (y, z) plus x, so the cells of a row are consecutive bins, one range of
-entries.  The walk takes the rows (z, then y) the radius reaches, each trimmed in x to the cells the radius
-reaches (with a margin for rounding), and keeps a candidate within the radius whose cell is in the row walked
-(cells sharing a bin are told apart by the candidate's row; in one row a shared bin is a table's width away).
-Visiting order is fixed, whatever the trimming: by cell, (z, y, x) from -reach to +reach, within a cell
-by slot (the sort is stable and reads slots in order), so every gather sums in the same order on every run.  At
-most MAX_NEIGHBOURS are visited; a particle with more within the radius counts once in ``overflow`` (an atomic
-counter since the reset, read like the spawners' lost births).  Dead slots get no bin (they sort last and are
-never met).  Positions are read from the state as stored: the FULL layout's world coordinates (interactions need
-it).
+Cells are cubes of edge ``radius`` (the interaction radius): every particle within the radius of another lies in
+one of the 27 cells around it.  Cells are hashed into a table of a fixed size (``table_size``: the next power of
+two at or above the slot count, between GRID_TABLE_MIN and GRID_TABLE_MAX) rather than bounding the domain: an
+effect may spread anywhere (a fountain, a spill across a floor) and memory stays proportional to its count.  A
+cell's bin is its row's hash (y, z) plus x, so the three cells of a row are three consecutive bins, one range of
+entries.  Visiting order is fixed: the nine rows in (z, y) order from -1 to +1, each row's bins x from -1 to +1,
+a bin an earlier row already had skipped, within a bin by slot (the sort is stable and reads slots in order).
+Cells that share a bin are not told apart: every bin is walked once and the distance test alone keeps the
+neighbours, so a pair is met exactly once and no candidate's cell is recomputed.  At most MAX_NEIGHBOURS are
+visited; a particle with more within the radius counts once in ``overflow`` (an atomic counter since the reset,
+read like the spawners' lost births).  Dead slots get no bin (they sort last and are never met).  Positions are
+read from the state as stored: the FULL layout's world coordinates (interactions need it).
 """
 
 from __future__ import annotations
@@ -52,12 +50,6 @@ from ..seam.kernels import Constant, Feature, Image, Kernel
 from ..settings.settings import SettingsError
 
 MAX_NEIGHBOURS = 64  # neighbours one particle visits at most (a dense clump is bounded; the rest is overflow)
-# Cells a radius spans, by interaction: cells of edge radius / reach, (2 reach + 1)^3 of them around a particle,
-# their rows trimmed to the radius.  Smaller cells fit the sphere better (fewer candidates loaded) at the cost of
-# more rows (two offsets loaded each): worth it for fluids and flocks (26 neighbours on the bench's lattice: 76
-# candidates and 20 ranges a particle at reach 2, 149 and 7.7 at 1), not for grains (6 neighbours: 43 and 8.4 at
-# reach 1, 23 and 21.6 at 2).  bench/neighbour_candidates.py counts them.
-REACH = {"GRANULAR": 1, "FLUID": 2, "FLOCKING": 2}
 GRID_TABLE_MIN = 1 << 12
 GRID_TABLE_MAX = 1 << 22  # three 8-bit digit passes of the counting sort
 # Particles an interacting effect may have: its grid (keys, the sorted keys and slots, the sort's spare pair: five
@@ -72,7 +64,6 @@ GRID_CONSTANTS = (
     Constant("VEC4", "neighbour_grid", components=(
         ("grid_inverse_cell", "x"),  # 1 / cell edge (float32: the reference multiplies the same way)
         ("grid_radius", "y"),  # pairs closer than this are neighbours
-        ("grid_reach", "z"),  # cells the radius spans (REACH)
     )),
     *ENTRY_CONSTANTS,  # grid_table: hash bins, a power of two
 )
@@ -132,11 +123,10 @@ def check_interacting(count: int) -> None:
                             f"most {MAX_INTERACTING:,} particles (lower the count, or set Interaction to None)")
 
 
-def grid_values(radius: float, table: int, reach: int) -> dict:
-    """GRID_CONSTANTS' values by name for a ``radius`` spanning ``reach`` cells: the inverse cell as float32, as the
-    reference takes it."""
-    return {"grid_inverse_cell": float(np.float32(reach) / np.float32(radius)), "grid_radius": float(np.float32(radius)),
-            "grid_reach": reach, "grid_table": table}
+def grid_values(radius: float, table: int) -> dict:
+    """GRID_CONSTANTS' values by name for a ``radius``: the inverse cell as float32, as the reference takes it."""
+    return {"grid_inverse_cell": float(np.float32(1.0) / np.float32(radius)), "grid_radius": float(np.float32(radius)),
+            "grid_table": table}
 
 
 def grid_constants(values: dict) -> dict:
@@ -147,16 +137,16 @@ def grid_constants(values: dict) -> dict:
 class NeighbourGrid:
     """One effect's neighbour grid: the slots in cell order and each hash bin's range, rebuilt by ``build``."""
 
-    def __init__(self, host, count: int, width: int, rows: int, reach: int = 1):
+    def __init__(self, host, count: int, width: int, rows: int):
         check_interacting(count)
-        self.host, self.count, self.table, self.reach = host, count, table_size(count), reach
+        self.host, self.count, self.table = host, count, table_size(count)
         self.keys = host.texture("grid_keys", width, rows, "R32UI")
         self.sorted = host.texture("grid_sorted", width, rows, "RGBA32F")
         self.velocity = host.texture("grid_velocity", width, rows, "RGBA32F")
         self.binning = Binning(host, count, self.table + 1)
         self.overflow = host.texture("grid_overflow", 1, 1, "R32UI")
         self.groups = GRID_KEYS.groups_for(width, rows)
-        self.values = grid_values(1.0, self.table, reach)  # by name (the reference reads these)
+        self.values = grid_values(1.0, self.table)  # by name (the reference reads these)
         self.constants = grid_constants(self.values)
         self.reset()
 
@@ -180,7 +170,7 @@ class NeighbourGrid:
     def write_keys(self, pos_age, vel_life, radius: float) -> None:
         """Each slot's hash bin (grid_keys), the first part of ``build``."""
         check_radius(radius)
-        self.values = grid_values(radius, self.table, self.reach)
+        self.values = grid_values(radius, self.table)
         self.constants = grid_constants(self.values)
         self.host.dispatch(GRID_KEYS, self.groups, {"pos_age": pos_age, "vel_life": vel_life, "grid_keys": self.keys},
                            {"count": self.count, **self.constants})

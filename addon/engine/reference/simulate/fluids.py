@@ -16,22 +16,22 @@ from ...seam.tables import COLLIDER_TYPES
 from ...simulate.effectors import COLLIDER_ROWS
 from ...simulate.flocking import FlockConstants
 from ...simulate.fluids import SCORR_POWER, FluidConstants
-from ...simulate.neighbours import MAX_NEIGHBOURS, REACH, grid_values
+from ...simulate.neighbours import MAX_NEIGHBOURS, grid_values, table_size
 from .neighbours import neighbour_lists
 from .simulation import sdf_normal, sdf_sample
 
 F = np.float32
 
 
-def neighbours(positions: np.ndarray, radius: float, max_neighbours: int = MAX_NEIGHBOURS,
-               reach: int = REACH["FLUID"]) -> np.ndarray:
+def neighbours(positions: np.ndarray, radius: float, max_neighbours: int = MAX_NEIGHBOURS) -> np.ndarray:
     """The neighbour grid's visiting order (reference/simulate/neighbours.py) of live particles at ``positions``
-    as an (n, k) table of slots, -1 where a particle has fewer than k."""
+    as an (n, k) table of slots, -1 where a particle has fewer than k (the hash table the GPU's grid of n slots
+    has)."""
     p = np.asarray(positions, F)
     pos_age = np.concatenate([p, np.zeros((len(p), 1), F)], axis=1)
     vel_life = np.concatenate([np.zeros_like(p), np.ones((len(p), 1), F)], axis=1)
-    lists, _ = neighbour_lists(pos_age, vel_life, radius, grid_values(radius, 1, reach)["grid_inverse_cell"], reach,
-                               max_neighbours)
+    lists, _ = neighbour_lists(pos_age, vel_life, radius, grid_values(radius, 1)["grid_inverse_cell"],
+                               table_size(len(p)), max_neighbours)
     table = np.full((len(p), max(1, max(map(len, lists), default=0))), -1, np.int64)
     for i, found in enumerate(lists):
         table[i, :len(found)] = found
@@ -320,7 +320,6 @@ def flock_step(position, velocity, c: FlockConstants, dt: float, target=None, su
     clamped, the position moved by the velocity's change over the step.  ``surfaces(p)``: collider_surfaces."""
     p, v = np.asarray(position, F), np.asarray(velocity, F)
     away = None if surfaces is None else collider_avoidance(surfaces(p), c, len(p))
-    table = neighbours(p, c.view_radius, reach=REACH["FLOCKING"])
-    steered = (v + flock_steering(p, v, table, c, target, away) * F(dt)).astype(F)
+    steered = (v + flock_steering(p, v, neighbours(p, c.view_radius), c, target, away) * F(dt)).astype(F)
     steered = _clamp_length(steered, c.max_speed)
     return (p + (steered - v) * F(dt)).astype(F), steered

@@ -21,7 +21,7 @@ def solve_iteration(pos_age, vel_life, iterate, values: dict, first: bool, stabi
         x, shift = np.asarray(iterate[:, 0], F), np.asarray(iterate[:, 1], F)
     start = pos_age[:, :3] - vel_life[:, :3] * F(values["grain_dt"]) + shift
     lists, _ = neighbours.neighbour_lists(pos_age, vel_life, values["grid_radius"], values["grid_inverse_cell"],
-                                         values["grid_reach"])
+                                         values["grid_table"])
     up = np.asarray(values["grain_up"], F)
     heights = pos_age[:, :3] @ up
     out_x, out_shift = x.copy(), shift.copy()

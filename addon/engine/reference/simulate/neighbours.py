@@ -1,6 +1,6 @@
 """Reference of the neighbour grid (simulate/neighbours.py): keys, and each particle's neighbours in visiting order:
-by cell, the (2 reach + 1)^3 cells around its own in (z, y, x) order, within a cell by slot (the walk's
-trimming of rows and x and its bins shared by cells change neither the set nor the order)."""
+the nine rows of cells around its own in (z, y) order, each row's three bins (x from -1 to +1), a bin an earlier
+row had skipped, within a bin by slot, kept by the distance test alone."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from ...simulate.neighbours import MAX_NEIGHBOURS, NO_CELL
 
 F = np.float32
 LIMIT = F(1 << 30)
+# The nine rows of cells around a particle's own in the gather's order: (y, z) offsets, z then y from -1 to +1.
+ROWS = np.array([(y - 1, z - 1) for z in range(3) for y in range(3)], np.int64)
 
 
 def live(pos_age: np.ndarray, vel_life: np.ndarray) -> np.ndarray:
@@ -32,6 +34,18 @@ def hashes(cell: np.ndarray, table: int) -> np.ndarray:
     return ((row + c[:, 0]) & (table - 1)).astype(np.uint32)
 
 
+def visited_bins(cell: np.ndarray, table: int) -> list[int]:
+    """The bins a particle in ``cell`` walks, in order: each row's three, x from -1 to +1, those an earlier row
+    had left out (a row's three bins are distinct: the table has at least three)."""
+    rows = np.array([(cell[0] - 1, cell[1] + dy, cell[2] + dz) for dy, dz in ROWS], np.int64)
+    bases = hashes(rows, table).astype(np.int64)
+    walked: list[int] = []
+    for r, base in enumerate(bases):
+        walked += [b for b in ((base + k) & (table - 1) for k in range(3))
+                   if not any((b - earlier) & (table - 1) < 3 for earlier in bases[:r])]
+    return walked
+
+
 def keys(pos_age, vel_life, inverse_cell: float, table: int) -> np.ndarray:
     """grid_keys: each live slot's bin, NO_CELL for the others."""
     out = np.full(len(pos_age), NO_CELL, np.uint32)
@@ -46,28 +60,21 @@ def distance2(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (d[..., 0] * d[..., 0] + d[..., 1] * d[..., 1]) + d[..., 2] * d[..., 2]
 
 
-def offsets(reach: int) -> np.ndarray:
-    """The cells around a particle's own in the gather's order: (x, y, z) offsets, z then y then x, each from
-    -reach to +reach."""
-    span = range(-reach, reach + 1)
-    return np.array([(x, y, z) for z in span for y in span for x in span], np.int64)
-
-
-def neighbour_lists(pos_age, vel_life, radius: float, inverse_cell: float, reach: int,
+def neighbour_lists(pos_age, vel_life, radius: float, inverse_cell: float, table: int,
                     limit: int = MAX_NEIGHBOURS) -> tuple[list[list[int]], int]:
     """Each slot's neighbours (slots) in visiting order, at most ``limit``, and the particles that had more."""
     alive = live(pos_age, vel_life)
     cell = cells(pos_age, inverse_cell)
-    by_cell: dict[tuple, list[int]] = {}
-    for slot in np.flatnonzero(alive):  # slot order: the stable sort's order within a cell
-        by_cell.setdefault(tuple(cell[slot]), []).append(int(slot))
+    key = keys(pos_age, vel_life, inverse_cell, table)
+    by_bin: dict[int, list[int]] = {}
+    for slot in np.flatnonzero(alive):  # slot order: the stable sort's order within a bin
+        by_bin.setdefault(int(key[slot]), []).append(int(slot))
     radius2 = F(radius) * F(radius)
-    around = offsets(reach)
     lists, overflow = [], 0
     for slot in range(len(pos_age)):
         found: list[int] = []
         if alive[slot]:
-            candidates = [j for offset in around for j in by_cell.get(tuple(cell[slot] + offset), ()) if j != slot]
+            candidates = [j for b in visited_bins(cell[slot], table) for j in by_bin.get(b, ()) if j != slot]
             others = np.array(candidates, np.int64)
             near = others[distance2(pos_age[slot, :3], pos_age[others, :3]) < radius2].tolist() if candidates else []
             overflow += len(near) > limit
