@@ -58,16 +58,21 @@ def test_the_gpu_grids_match_the_reference(host, rng, lighting):
     assert placement == volume_grids.place(lower, upper, 0.04, host.max_texture_3d_size)
     assert all(i % 8 == 0 for i in (*placement.index, *placement.shape))
 
-    grids.build(system, look, placement)
+    grids.allocate(placement.shape)
     expected = ref.grids(pos_age, vel_life, system.settings, table, placement.corner.astype(np.float32),
                          placement.voxel, placement.shape)
     for grid in volume_grids.GRIDS:
+        grids.splat(system, look, placement, grid)
         sums = ref.splat(*ref.lanes(grid, pos_age, vel_life, system.settings, table, placement.voxel),
                          placement.corner.astype(np.float32), placement.voxel, placement.shape)
         for lane, image in enumerate(grids.sums[grid]):
             np.testing.assert_array_equal(over_grid(host, image, placement), sums[lane], err_msg=f"{grid} lane {lane}")
+        grids.resolve(placement, grid)
+        for lane, image in enumerate(grids.sums[grid]):
+            assert not host.read(image).any(), f"{grid} lane {lane}: the resolve leaves the sums empty"
         gpu = over_grid(host, grids.values[grid], placement)
         np.testing.assert_allclose(gpu if gpu.ndim == 3 else gpu[..., :3], expected[grid], rtol=1e-6, atol=1e-6)
+    grids.build(system, look, placement)  # the frame as a bake makes it: the emptied sums splatted again
     leaves = by_place(grids.read())
     dense = {grid: np.moveaxis(expected[grid], (0, 1, 2), (2, 1, 0)) for grid in volume_grids.GRIDS}  # x, y, z
     x, y, z = (n // 8 for n in placement.shape)
