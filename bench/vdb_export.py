@@ -75,7 +75,8 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
         for frame in frames:
             started = time.perf_counter()
             renderer.advance_to(frame)
-            renderer.host.read(grids.leaf_count)  # the simulation's GPU work done before the clock starts
+            renderer.host.sleep_until_idle()  # the simulation's GPU work done before the clock starts (asleep, as
+            renderer.host.read(grids.leaf_count)  # the product waits; the read: on hosts that cannot sleep)
             stages["simulate_ms"].append((time.perf_counter() - started) * 1e3)
             centers, radii, _ = particles(*system.read_state(), system.settings, table)
             points.append((centers + system.origin, radii))
@@ -84,6 +85,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             stages["bounds_ms"].append((time.perf_counter() - begun) * 1e3)
             placement = place(*bounds, _voxel(bounds), renderer.host.max_texture_3d_size)
             grids.build(system, look, placement)
+            renderer.host.sleep_until_idle()  # as grids.read waits
             renderer.host.read(grids.leaf_count)
             built = time.perf_counter()
             leaves = grids.read()

@@ -235,6 +235,7 @@ class VolumeGrids:
         """The system's live particles' world bounds (center +- radius), None with none live."""
         self.host.clear(self.bounds_image)
         self._dispatch(BOUNDS_KERNELS[system.layout.name], system, look, {"shadow_bounds": self.bounds_image}, {})
+        self.host.sleep_until_idle()  # asleep, not in the driver's read: the writer threads keep the GIL and cores
         return decode_bounds(self.host.read(self.bounds_image))
 
     def placement(self, system, look, voxel_size: float) -> Placement | None:
@@ -284,6 +285,7 @@ class VolumeGrids:
         """The active leaves (only they are read back; the emission only where the effect emits), into host
         memory a writer gave back, else new (a fresh buffer is pages to fault in).  Refused (SettingsError) where
         more leaves are active than the packed images hold."""
+        self.host.sleep_until_idle()  # the passes done asleep, as in bounds
         count = int(self.host.read(self.leaf_count).ravel()[0])
         capacity = self.leaf_list.width * self.leaf_list.height
         if count > capacity:
