@@ -18,8 +18,10 @@ fall off, normalized: the particle's whole value lands, spread as wide as the pa
 not a scatter of voxel-sized specks) as fixed point with ``imageAtomicAdd`` on R32UI 3D images (no float
 atomics; integer sums do not depend on the order the adds land in, so bakes are byte-identical), rounding
 dithered by a fixed hash of (slot, voxel, lane) so that millions of faint particles add up to the right value;
-velocity sums are two's complement in the same images (adds wrap).  ``volume_resolve`` turns the sums into
-floats, ``volume_pack`` packs the leaves holding anything for the readback, as the half floats the file stores.
+velocity sums are two's complement in the same images (adds wrap); the splat adds inside the grid's shape
+alone.  ``volume_resolve`` turns the sums into floats and empties them for the next frame (the images are
+never cleared a frame: Blender's clear of eight large 3D images cost 13 ms on the H200), ``volume_pack``
+packs the leaves holding anything for the readback, as the half floats the file stores.
 
 The grid's place: the live particles' bounds (center +- radius, the shadow volume's ``shadow_bounds`` pass: a
 min/max reduction on the GPU, 6 texels read back), widened by MARGIN voxels each side for the supports and
