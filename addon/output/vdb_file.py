@@ -150,11 +150,12 @@ def _buffers(values: np.ndarray, active: np.ndarray, leaf_masks: np.ndarray, ord
     headers = np.zeros((len(order), leaf_masks.shape[1] + 1), np.uint8)  # the mask, the metadata byte (0)
     headers[:, :-1] = leaf_masks[order]
     sizes = headers.shape[1] + counts * 2 * values.shape[-1]
-    is_header = np.zeros(int(sizes.sum()), bool)  # interleaved by masks, not a Python loop a leaf (the GIL's)
-    is_header[((np.cumsum(sizes) - sizes)[:, None] + np.arange(headers.shape[1])).ravel()] = True
-    data = np.empty(len(is_header), np.uint8)
-    data[is_header] = headers.ravel()
-    data[~is_header] = halves
+    at_header = ((np.cumsum(sizes) - sizes)[:, None] + np.arange(headers.shape[1])).ravel()
+    is_value = np.ones(int(sizes.sum()), bool)  # interleaved by a mask, not a Python loop a leaf (the GIL's)
+    is_value[at_header] = False
+    data = np.empty(len(is_value), np.uint8)
+    data[at_header] = headers.ravel()
+    data[is_value] = halves
     return data
 
 
@@ -163,6 +164,8 @@ def _active_bounds(origins: np.ndarray, leaf_masks: np.ndarray) -> tuple[np.ndar
     max below min, with none)."""
     if not len(origins):
         return np.full(3, 2**31 - 1), np.full(3, -2**31)
+    edge = ((origins == origins.min(axis=0)) | (origins == origins.max(axis=0))).any(axis=1)
+    origins, leaf_masks = origins[edge], leaf_masks[edge]  # a leaf a side further in holds no voxel further out
     rows = leaf_masks.reshape(-1, 8, 8) != 0
     seen = [rows.any(axis=2), rows.any(axis=1),  # (leaves, 8) along x, along y
             np.unpackbits(np.bitwise_or.reduce(leaf_masks, axis=1)[:, None], axis=1, bitorder="little") != 0]
