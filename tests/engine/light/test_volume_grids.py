@@ -177,6 +177,25 @@ def test_a_smaller_grid_in_the_images_of_a_larger_one_reads_back_the_same_leaves
         assert first.grids[grid].tobytes() == second.grids[grid].tobytes()
 
 
+def test_particles_past_a_grid_add_nothing_a_later_larger_grid_would_see(host, rng):
+    """The sums are never cleared a frame (the resolve empties them): a grid cut short of the particles (its
+    images larger than it) leaves nothing behind for the next frame's grid over all of them."""
+    system, look = effect(host, rng, n=3000)
+    whole = volume_grids.VolumeGrids(host).placement(system, look, 0.05)
+    reused = volume_grids.VolumeGrids(host)
+    reused.allocate(whole.shape)  # images that hold the whole cloud
+    cut = volume_grids.Placement(whole.voxel, whole.index, (whole.shape[0] // 2 // 8 * 8, *whole.shape[1:]))
+    reused.build(system, look, cut)  # half the cloud's x: the rest of its supports fall past the grid
+    assert len(reused.read().origins) > 0
+    reused.build(system, look, whole)
+    fresh = volume_grids.VolumeGrids(host)
+    fresh.build(system, look, whole)
+    first, second = by_place(reused.read()), by_place(fresh.read())
+    assert first.origins.tobytes() == second.origins.tobytes()
+    for grid in volume_grids.GRIDS:
+        assert first.grids[grid].tobytes() == second.grids[grid].tobytes()
+
+
 def test_the_packed_halves_are_numpys_rounding_of_the_floats(host, rng):
     """volume_pack's half_bits against numpy's float16 (OpenVDB's rounding too): ties to even, half subnormals,
     the largest half and past it, signed zeros, NaN; any GPU, whatever its packHalf2x16 does."""
