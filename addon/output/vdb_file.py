@@ -76,14 +76,12 @@ def _transform(voxel: float) -> bytes:
 
 def _sort_by_tree(origins: np.ndarray) -> np.ndarray:
     """The order a tree visits its leaves: by upper node (its origin's x, y, z), then child of the upper
-    node, then child of the lower node (each by x, y, z: the mask's bit order)."""
-    keys = []
-    for shift, mask in ((LEAF_LOG2, (1 << LOWER_LOG2) - 1), (LEAF_LOG2 + LOWER_LOG2, (1 << UPPER_LOG2) - 1),
-                        (LEAF_LOG2 + LOWER_LOG2 + UPPER_LOG2, None)):
-        part = origins >> shift
-        keys += [part[:, 2], part[:, 1], part[:, 0]] if mask is None else [part[:, 2] & mask, part[:, 1] & mask,
-                                                                           part[:, 0] & mask]
-    return np.lexsort(keys)
+    node, then child of the lower node (each by x, y, z: the mask's bit order); the nine keys in two numpy
+    calls (each a wait for the GIL where writers contend)."""
+    shifts = np.array([[LEAF_LOG2 + LOWER_LOG2 + UPPER_LOG2], [LEAF_LOG2 + LOWER_LOG2], [LEAF_LOG2]])
+    digits = np.array([[-1], [(1 << UPPER_LOG2) - 1], [(1 << LOWER_LOG2) - 1]])  # the upper node's whole
+    keys = (origins[:, None, :] >> shifts) & digits  # (leaves, level, axis)
+    return np.lexsort(keys.reshape(len(origins), 9).T[::-1])
 
 
 def _child_bits(origins: np.ndarray, child_log2: int, node_log2: int) -> np.ndarray:
@@ -139,16 +137,17 @@ def _voxel_items(values: np.ndarray) -> np.ndarray:
     return halves.view(np.dtype((np.void, halves.itemsize * halves.shape[-1]))).reshape(-1)
 
 
-def _buffers(values: np.ndarray, active: np.ndarray, leaf_masks: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """The buffers of leaves ``order`` (indices into ``values``), one after the other: each its value mask, a
-    metadata byte (inactive values are the background) and its active values as halves (offset order)."""
-    counts = np.bitwise_count(leaf_masks[order]).sum(axis=1, dtype=np.int64)  # active voxels a leaf
+def _buffers(values: np.ndarray, active: np.ndarray, order: np.ndarray, masks: np.ndarray, counts: np.ndarray
+             ) -> np.ndarray:
+    """The buffers of leaves ``order`` (indices into ``values``; their value ``masks`` and active voxel
+    ``counts``), one after the other: each its value mask, a metadata byte (inactive values are the background)
+    and its active values as halves (offset order)."""
     voxel = np.flatnonzero(active[order])  # in the leaves' new order, then in values: a leaf's place plus offset
     voxel &= LEAF_VOXELS - 1
     voxel += np.repeat(order * LEAF_VOXELS, counts)
     halves = _voxel_items(values)[voxel].view(np.uint8)
-    headers = np.zeros((len(order), leaf_masks.shape[1] + 1), np.uint8)  # the mask, the metadata byte (0)
-    headers[:, :-1] = leaf_masks[order]
+    headers = np.zeros((len(order), masks.shape[1] + 1), np.uint8)  # the mask, the metadata byte (0)
+    headers[:, :-1] = masks
     sizes = headers.shape[1] + counts * 2 * values.shape[-1]
     at_header = ((np.cumsum(sizes) - sizes)[:, None] + np.arange(headers.shape[1])).ravel()
     is_value = np.ones(int(sizes.sum()), bool)  # interleaved by a mask, not a Python loop a leaf (the GIL's)
@@ -185,20 +184,22 @@ def _grid_body(grid: FileGrid) -> list:
     leaf_masks = np.packbits(active, axis=1, bitorder="little")
     kept = np.flatnonzero(leaf_masks.any(axis=1))  # leaves holding nothing are not in the tree
     order = kept[_sort_by_tree(origins[kept])]
-    bbox = _active_bounds(origins[order], leaf_masks[order])
+    origins, masks = origins[order], leaf_masks[order]  # in tree order
+    counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int64)  # active voxels a leaf
+    bbox = _active_bounds(origins, masks)
     metadata = _metadata([
         ("class", "string", grid.grid_class.encode()),
         ("file_bbox_min", "vec3i", np.asarray(bbox[0], _I32).tobytes()),
         ("file_bbox_max", "vec3i", np.asarray(bbox[1], _I32).tobytes()),
         ("file_compression", "string", b"active values"),
         ("file_mem_bytes", "int64", int(len(order) * (LEAF_VOXELS * 4 * grid.lanes + 96)).to_bytes(8, "little")),
-        ("file_voxel_count", "int64", int(np.bitwise_count(leaf_masks).sum()).to_bytes(8, "little")),
+        ("file_voxel_count", "int64", int(counts.sum()).to_bytes(8, "little")),
         ("is_saved_as_half_float", "bool", b"\x01"),
         ("name", "string", grid.name.encode()),
     ])
     head = (COMPRESS_ACTIVE_MASK.to_bytes(4, "little") + metadata + _transform(grid.voxel)
-            + _topology(origins[order], leaf_masks[order], bytes(4 * grid.lanes)))
-    return [head, _buffers(values, active, leaf_masks, order)]
+            + _topology(origins, masks, bytes(4 * grid.lanes)))
+    return [head, _buffers(values, active, order, masks, counts)]
 
 
 def encode(grids: list[FileGrid]) -> list:
