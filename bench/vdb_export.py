@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -75,7 +76,8 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
         for frame in frames:
             started = time.perf_counter()
             renderer.advance_to(frame)
-            renderer.host.read(grids.leaf_count)  # the simulation's GPU work done before the clock starts
+            renderer.host.sleep_until_idle()  # the simulation's GPU work done before the clock starts (asleep, as
+            renderer.host.read(grids.leaf_count)  # the product waits; the read: on hosts that cannot sleep)
             stages["simulate_ms"].append((time.perf_counter() - started) * 1e3)
             centers, radii, _ = particles(*system.read_state(), system.settings, table)
             points.append((centers + system.origin, radii))
@@ -84,6 +86,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             stages["bounds_ms"].append((time.perf_counter() - begun) * 1e3)
             placement = place(*bounds, _voxel(bounds), renderer.host.max_texture_3d_size)
             grids.build(system, look, placement)
+            renderer.host.sleep_until_idle()  # as grids.read waits
             renderer.host.read(grids.leaf_count)
             built = time.perf_counter()
             leaves = grids.read()
@@ -157,10 +160,12 @@ def peer(scene, points: list, voxel: float, folder: Path) -> dict:
             "peer_frames": len(times)}
 
 
-def vdb_smoke(quick: bool, frames: int, peer_frames: int, count: int | None = None, workers: int | None = None
-              ) -> dict:
+def vdb_smoke(quick: bool, frames: int, peer_frames: int, count: int | None = None, workers: int | None = None,
+              switch_interval: float | None = None) -> dict:
     """The ``vdb-smoke`` case: ours over ``frames`` frames, Blender's way over ``peer_frames`` of them; ``workers``
-    writer threads, by default as many as a bake has (frame_writer.FrameWriter: one a core)."""
+    writer threads, by default as many as a bake has (frame_writer.FrameWriter: one a core); ``switch_interval``
+    (s, sys.setswitchinterval) while ours runs, else Python's: a writer waits up to that long for the GIL after
+    each numpy call that let it go while another thread runs Python (an A/B knob, not the product's)."""
     workers = workers or os.process_cpu_count() or 1
     from addon.engine.settings.presets import load_preset
 
@@ -173,10 +178,16 @@ def vdb_smoke(quick: bool, frames: int, peer_frames: int, count: int | None = No
         renderer.advance_to(start - 1)
         (temp / "ours").mkdir()
         points = []
-        result = ours(renderer, range(start, start + frames), temp / "ours", workers, points)
+        switched = sys.getswitchinterval()
+        sys.setswitchinterval(switch_interval or switched)
+        try:
+            result = ours(renderer, range(start, start + frames), temp / "ours", workers, points)
+        finally:
+            sys.setswitchinterval(switched)
         files = sorted((temp / "ours").glob("*.vdb"))
         result["mb_per_frame"] = sum(f.stat().st_size for f in files) / len(files) / 2**20
         result.update(peer(scene, points[:peer_frames], result["voxel"], temp / "peer"))
     return {"case": "vdb-smoke", **result, "ratio": result["peer_ms_per_frame"] / result["ms_per_frame"],
+            "switch_interval_ms": (switch_interval or sys.getswitchinterval()) * 1e3,
             "n": count, "frames": frames, "preset": PRESET, "longest_side": LONGEST_SIDE,
             "peer": "Geometry Nodes Points to Volume into a Bake node (STILL, to disk), a frame at a time"}

@@ -94,7 +94,7 @@ void main()
     }
   }
   precise vec4 scaled = lanes * div_rn(1.0, total);
-  ivec3 size = imageSize(sum_0);
+  ivec3 size = grid_shape; /* not the images': the resolve empties the shape's sums alone */
   uint step = 0u;
   for (int z = first.z; z <= last.z; z++) {
     for (int y = first.y; y <= last.y; y++) {

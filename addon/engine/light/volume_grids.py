@@ -18,8 +18,10 @@ fall off, normalized: the particle's whole value lands, spread as wide as the pa
 not a scatter of voxel-sized specks) as fixed point with ``imageAtomicAdd`` on R32UI 3D images (no float
 atomics; integer sums do not depend on the order the adds land in, so bakes are byte-identical), rounding
 dithered by a fixed hash of (slot, voxel, lane) so that millions of faint particles add up to the right value;
-velocity sums are two's complement in the same images (adds wrap).  ``volume_resolve`` turns the sums into
-floats, ``volume_pack`` packs the leaves holding anything for the readback, as the half floats the file stores.
+velocity sums are two's complement in the same images (adds wrap); the splat adds inside the grid's shape
+alone.  ``volume_resolve`` turns the sums into floats and empties them for the next frame (the images are
+never cleared a frame: Blender's clear of eight large 3D images cost 13 ms on the H200), ``volume_pack``
+packs the leaves holding anything for the readback, as the half floats the file stores.
 
 The grid's place: the live particles' bounds (center +- radius, the shadow volume's ``shadow_bounds`` pass: a
 min/max reduction on the GPU, 6 texels read back), widened by MARGIN voxels each side for the supports and
@@ -91,18 +93,18 @@ PLACEMENT = Constant("VEC4", "volume_placement", components=(
     ("grid_corner", "xyz"),  # the grid's corner in world units
     ("voxel_edge", "w"),  # world units
 ))
+SHAPE = Constant("IVEC4", "volume_shape", components=(("grid_shape", "xyz"),))  # the splat adds inside it alone
 
 
-def _sums(grid: str, access: str = "READ_WRITE") -> tuple[Image, ...]:
-    return tuple(Image(f"sum_{lane}", "R32UI", access, atomic=access != "READ", dimensions=3)
-                 for lane in range(GRIDS[grid]))
+def _sums(grid: str, atomic: bool) -> tuple[Image, ...]:
+    return tuple(Image(f"sum_{lane}", "R32UI", atomic=atomic, dimensions=3) for lane in range(GRIDS[grid]))
 
 
 def _splat_kernel(layout, grid: str) -> Kernel:
     emission = grid == "emission"  # the look's color (and a spawned effect's tint); the others need sizes only
     most = MAX_VELOCITY_UNITS if grid == "velocity" else MAX_PARTICLE_DEPTH * DENSITY_SCALE  # one add's units
-    return Kernel("volume_splat", images=(*layout.images("READ"), Image("look", "RGBA32F", "READ"), *_sums(grid)),
-                  constants=(*_PARTICLE_CONSTANTS, *((COLOR_START,) if emission else ()), PLACEMENT,
+    return Kernel("volume_splat", images=(*layout.images("READ"), Image("look", "RGBA32F", "READ"), *_sums(grid, atomic=True)),
+                  constants=(*_PARTICLE_CONSTANTS, *((COLOR_START,) if emission else ()), PLACEMENT, SHAPE,
                              *((Constant("FLOAT", "extinction_scale"),) if grid == "density" else ())),
                   includes=_PARTICLE_INCLUDES,
                   defines=(*_VOLUME_DEFINES, ("GRID", str(GRID_CODES[grid])), ("SUMS", str(GRIDS[grid])),
@@ -111,7 +113,7 @@ def _splat_kernel(layout, grid: str) -> Kernel:
 
 
 def _resolve_kernel(grid: str) -> Kernel:
-    return Kernel("volume_resolve", images=(*_sums(grid, "READ"), Image("grid_values", GRID_FORMATS[grid], "WRITE",
+    return Kernel("volume_resolve", images=(*_sums(grid, atomic=False), Image("grid_values", GRID_FORMATS[grid], "WRITE",
                                                                         dimensions=3)),
                   constants=(PLACEMENT,) if grid != "velocity" else (), local_size=VOLUME_GROUP, includes=(),
                   defines=(*_VOLUME_DEFINES, ("GRID", str(GRID_CODES[grid])), ("SUMS", str(GRIDS[grid]))))
@@ -167,6 +169,10 @@ class Placement:
     def constants(self) -> dict:
         return {PLACEMENT.name: PLACEMENT.pack({"grid_corner": self.corner.astype(np.float32),
                                                 "voxel_edge": np.float32(self.voxel)})}
+
+    @property
+    def splat_constants(self) -> dict:
+        return {**self.constants, SHAPE.name: SHAPE.pack({"grid_shape": self.shape})}
 
 
 def auto_voxel(settings, lower, upper) -> float:
@@ -231,6 +237,7 @@ class VolumeGrids:
         """The system's live particles' world bounds (center +- radius), None with none live."""
         self.host.clear(self.bounds_image)
         self._dispatch(BOUNDS_KERNELS[system.layout.name], system, look, {"shadow_bounds": self.bounds_image}, {})
+        self.host.sleep_until_idle()  # asleep, not in the driver's read: the writer threads keep the GIL and cores
         return decode_bounds(self.host.read(self.bounds_image))
 
     def placement(self, system, look, voxel_size: float) -> Placement | None:
@@ -242,24 +249,31 @@ class VolumeGrids:
         return place(*found, voxel, self.host.max_texture_3d_size)
 
     def build(self, system, look, placement: Placement) -> None:
-        """Every grid's sums emptied, splatted (emission only where the effect emits) and resolved into floats
-        (``values``), then the active leaves packed."""
+        """Every grid splatted (emission only where the effect emits) and resolved, then the active leaves
+        packed."""
         self.allocate(placement.shape)
-        scale = cross_section_scale(system.settings)
-        emits = particle_values(system)["color_start"][3] > 0.0
+        self.emits = particle_values(system)["color_start"][3] > 0.0
         for grid in GRIDS:
-            for image in self.sums[grid]:
-                self.host.clear(image)
-            textures = {f"sum_{lane}": image for lane, image in enumerate(self.sums[grid])}
-            if grid != "emission" or emits:
-                kernel = SPLAT_KERNELS[system.layout.name, grid].for_effect(system.settings)
-                self._dispatch(kernel, system, look, {**textures, **kernel.bindings(system=system)},
-                               {**placement.constants, **({"extinction_scale": scale} if grid == "density" else {})})
-            resolve = RESOLVE_KERNELS[grid]
-            self.host.dispatch(resolve, self._groups, {**textures, "grid_values": self.values[grid]},
-                               placement.constants if resolve.constants else {})
-        self.emits = emits
+            if grid != "emission" or self.emits:
+                self.splat(system, look, placement, grid)
+            self.resolve(placement, grid)
         self.pack(placement.shape)
+
+    def splat(self, system, look, placement: Placement, grid: str) -> None:
+        """The live particles added into ``grid``'s sums (empty before: the last resolve left them so)."""
+        kernel = SPLAT_KERNELS[system.layout.name, grid].for_effect(system.settings)
+        scale = {"extinction_scale": cross_section_scale(system.settings)} if grid == "density" else {}
+        self._dispatch(kernel, system, look, {**self._sum_images(grid), **kernel.bindings(system=system)},
+                       {**placement.splat_constants, **scale})
+
+    def resolve(self, placement: Placement, grid: str) -> None:
+        """``grid``'s sums as floats (``values``), the sums emptied for the next frame (no clear of the images)."""
+        resolve = RESOLVE_KERNELS[grid]
+        self.host.dispatch(resolve, self._groups, {**self._sum_images(grid), "grid_values": self.values[grid]},
+                           placement.constants if resolve.constants else {})
+
+    def _sum_images(self, grid: str) -> dict:
+        return {f"sum_{lane}": image for lane, image in enumerate(self.sums[grid])}
 
     def pack(self, shape) -> None:
         """The leaves of ``values`` over a grid of ``shape`` that hold anything, packed for :meth:`read`."""
@@ -273,6 +287,7 @@ class VolumeGrids:
         """The active leaves (only they are read back; the emission only where the effect emits), into host
         memory a writer gave back, else new (a fresh buffer is pages to fault in).  Refused (SettingsError) where
         more leaves are active than the packed images hold."""
+        self.host.sleep_until_idle()  # the passes done asleep, as in bounds
         count = int(self.host.read(self.leaf_count).ravel()[0])
         capacity = self.leaf_list.width * self.leaf_list.height
         if count > capacity:
@@ -290,7 +305,8 @@ class VolumeGrids:
     def allocate(self, shape) -> None:
         """Images for a grid of ``shape``: the ones made before where they hold it (a plume's grid changes shape
         every frame; making and clearing eleven 3D images each time cost more than filling them), else ones
-        ALLOCATION_STEP voxels larger a side, the passes dispatched over ``shape`` alone."""
+        ALLOCATION_STEP voxels larger a side (made empty: the resolve keeps the sums so), the passes dispatched
+        over ``shape`` alone."""
         self._groups = tuple(-(-n // g) for n, g in zip(shape, VOLUME_GROUP))
         if self._held is not None and all(n <= held for n, held in zip(shape, self._held)):
             return

@@ -58,16 +58,21 @@ def test_the_gpu_grids_match_the_reference(host, rng, lighting):
     assert placement == volume_grids.place(lower, upper, 0.04, host.max_texture_3d_size)
     assert all(i % 8 == 0 for i in (*placement.index, *placement.shape))
 
-    grids.build(system, look, placement)
+    grids.allocate(placement.shape)
     expected = ref.grids(pos_age, vel_life, system.settings, table, placement.corner.astype(np.float32),
                          placement.voxel, placement.shape)
     for grid in volume_grids.GRIDS:
+        grids.splat(system, look, placement, grid)
         sums = ref.splat(*ref.lanes(grid, pos_age, vel_life, system.settings, table, placement.voxel),
                          placement.corner.astype(np.float32), placement.voxel, placement.shape)
         for lane, image in enumerate(grids.sums[grid]):
             np.testing.assert_array_equal(over_grid(host, image, placement), sums[lane], err_msg=f"{grid} lane {lane}")
+        grids.resolve(placement, grid)
+        for lane, image in enumerate(grids.sums[grid]):
+            assert not host.read(image).any(), f"{grid} lane {lane}: the resolve leaves the sums empty"
         gpu = over_grid(host, grids.values[grid], placement)
         np.testing.assert_allclose(gpu if gpu.ndim == 3 else gpu[..., :3], expected[grid], rtol=1e-6, atol=1e-6)
+    grids.build(system, look, placement)  # the frame as a bake makes it: the emptied sums splatted again
     leaves = by_place(grids.read())
     dense = {grid: np.moveaxis(expected[grid], (0, 1, 2), (2, 1, 0)) for grid in volume_grids.GRIDS}  # x, y, z
     x, y, z = (n // 8 for n in placement.shape)
@@ -168,6 +173,25 @@ def test_a_smaller_grid_in_the_images_of_a_larger_one_reads_back_the_same_leaves
     fresh.build(system, look, placement)
     first, second = by_place(reused.read()), by_place(fresh.read())
     assert first.origins.tobytes() == second.origins.tobytes() and len(first.origins) > 0
+    for grid in volume_grids.GRIDS:
+        assert first.grids[grid].tobytes() == second.grids[grid].tobytes()
+
+
+def test_particles_past_a_grid_add_nothing_a_later_larger_grid_would_see(host, rng):
+    """The sums are never cleared a frame (the resolve empties them): a grid cut short of the particles (its
+    images larger than it) leaves nothing behind for the next frame's grid over all of them."""
+    system, look = effect(host, rng, n=3000)
+    whole = volume_grids.VolumeGrids(host).placement(system, look, 0.05)
+    reused = volume_grids.VolumeGrids(host)
+    reused.allocate(whole.shape)  # images that hold the whole cloud
+    cut = volume_grids.Placement(whole.voxel, whole.index, (whole.shape[0] // 2 // 8 * 8, *whole.shape[1:]))
+    reused.build(system, look, cut)  # half the cloud's x: the rest of its supports fall past the grid
+    assert len(reused.read().origins) > 0
+    reused.build(system, look, whole)
+    fresh = volume_grids.VolumeGrids(host)
+    fresh.build(system, look, whole)
+    first, second = by_place(reused.read()), by_place(fresh.read())
+    assert first.origins.tobytes() == second.origins.tobytes()
     for grid in volume_grids.GRIDS:
         assert first.grids[grid].tobytes() == second.grids[grid].tobytes()
 
