@@ -161,7 +161,7 @@ class NeighbourGrid:
         return {"grid_sorted": self.sorted, "grid_offsets": b.offsets, "grid_overflow": self.overflow}
 
     def build(self, pos_age, vel_life, radius: float, velocity: bool = True) -> None:
-        """Order the live slots of the state by the cell of their position (cells of edge ``radius`` / reach), and
+        """Order the live slots of the state by the cell of their position (cells of edge ``radius``), and
         copy their positions (and ``velocity``: their velocities) into that order."""
         self.write_keys(pos_age, vel_life, radius)
         self.sort()
