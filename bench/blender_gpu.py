@@ -35,7 +35,7 @@ Suites, one JSON file each in ``--out`` (default bench/results/) through ``bench
   ``1080p-fireworks-as-shipped``: the two presets at their own counts (6000 particles; 16 rockets), with the
   same peers: what an artist's frame of them costs, beside the cases' 167x and 6250x.
 * ``interactions``: issue 46's particles acting on each other (bench/interactions.py, its table of cases): ``ms``
-  per whole simulation step, the neighbour grid included, and where it goes (``grid_ms``, ``gather_ms``,
+  per whole simulation step, the neighbour grid included, and where it goes (``grid_ms``, ``list_ms``,
   ``simulate_ms``, ``iteration_ms``, ``settle_ms``); ``grid-4M`` (goal: <= 1 ms on an H200), ``granular-1M``
   (goal: <= 5 ms).
 * ``final-render`` (``--suites final-render``): bench/final_render.py's cases, Render Animation of 1080p frames

@@ -6,11 +6,10 @@ drains (a readback of one texel, which returns only once every command before it
 repetitions.  Where the step's time goes is measured the same way, part by part, on the same state:
 
 * ``grid_ms``: the neighbour grid's build: ``keys_ms`` (grid_keys), ``sort_ms`` (the counting sort's digit
-  passes, three of bin_digits, a scan and bin_scatter for the 2^22 + 1 bins of 4M particles, then bin_ranges)
-  and ``order_ms`` (grid_order: positions copied into cell order; ``order_velocity_ms`` with the velocities,
-  as grains, flocks and the fluid's velocity passes have it);
-* ``gather_ms``: one pass that walks every particle's neighbours (neighbour_list counting them), the cost of a
-  gather before any arithmetic;
+  passes, three of bin_digits, a scan and bin_scatter for the 2^22 + 1 bins of 4M particles, then bin_ranges),
+  ``order_ms`` (grid_order: positions copied into cell order; ``order_velocity_ms`` with the velocities,
+  as grains, flocks and the fluid's velocity passes have it) and ``list_ms`` (grid_neighbours: the walk of
+  every particle's 27 cells that lists its neighbours for the step's gathers);
 * ``simulate_ms``: the simulate pass alone (forces, colliders), as an effect without interaction steps;
 * ``iteration_ms``: one granular_solve iteration; ``settle_ms``: the rest of the step (the GRAINS pass).
 
@@ -115,17 +114,15 @@ def grid_case(host, case: Case, count: int, repeats: int) -> dict:
     radius = case.values["interaction_radius"]
     system = system_with(host, count, case.values, radius / 2)
     grid = system.interactions.grid
-    width, rows = system.pos_age.width, system.pos_age.height
-    listing = host.texture("neighbour_list", width, rows, "R32UI")
     build = timed_ms(host, grid.sorted, lambda: grid.build(system.pos_age, system.vel_life, radius, False), repeats)
     keys = timed_ms(host, grid.keys, lambda: grid.write_keys(system.pos_age, system.vel_life, radius), repeats)
     sort = timed_ms(host, grid.binning.items, grid.sort, repeats)
     order = timed_ms(host, grid.sorted, lambda: grid.order(system.pos_age, system.vel_life, False), repeats)
     velocities = timed_ms(host, grid.velocity, lambda: grid.order(system.pos_age, system.vel_life), repeats)
-    gather = timed_ms(host, listing, lambda: grid.list_into(listing, 1), repeats)
-    found = host.read(listing).ravel()[:count]
+    listed = timed_ms(host, grid.counts, grid.list_neighbours, repeats)
+    found = grid.neighbour_lists(1)[:, 0]
     return {"ms": build, "grid_ms": build, "keys_ms": keys, "sort_ms": sort, "order_ms": order,
-            "order_velocity_ms": velocities, "gather_ms": gather,
+            "order_velocity_ms": velocities, "list_ms": listed,
             "neighbours_mean": float(found.mean()), "table": grid.table, "overflow": grid.read_overflow()}
 
 

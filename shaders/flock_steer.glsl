@@ -37,11 +37,10 @@ void main()
   vec3 centre = vec3(0.0);
   float seen = 0.0;
   int sorted_width = imageSize(grid_sorted).x;
-  NeighbourWalk walk = neighbours_of(slot, p);
-  int k;
-  vec3 q;
-  while (next_neighbour(walk, k, q)) {
-    vec3 d = q - p;
+  Neighbours list = neighbours_of(entry);
+  for (int n = 0; n < list.count; n++) {
+    int k = neighbour_entry(list, n);
+    vec3 d = neighbour_position(k) - p;
     float r2 = dot(d, d);
     if (r2 > 0.0 && (speed == 0.0 || dot(heading, d) >= flock_view_cos * sqrt(r2))) {
       separation -= d / r2;
@@ -50,7 +49,6 @@ void main()
       seen += 1.0;
     }
   }
-  count_overflow(walk);
   float inverse = seen > 0.0 ? 1.0 / seen : 0.0;
   vec3 force = flock_separation * steer(separation, v) + flock_alignment * steer(alignment * inverse, v);
   force += flock_cohesion * steer(centre * inverse, v);

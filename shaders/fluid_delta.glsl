@@ -18,11 +18,9 @@ void main()
   vec3 wall_gradient;
   fluid_walls(p, wall_gradient);
   vec3 delta = wall_gradient * lambda_i;
-  NeighbourWalk walk = neighbours_of(int(own.w), own.xyz);
-  int k;
-  vec3 q;
-  while (next_neighbour(walk, k, q)) {
-    vec4 other = imageLoad(fluid_in, particle_texel(k, width));
+  Neighbours list = neighbours_of(entry);
+  for (int n = 0; n < list.count; n++) {
+    vec4 other = imageLoad(fluid_in, particle_texel(neighbour_entry(list, n), width));
     vec3 d = p - other.xyz;
     float r2 = dot(d, d);
     float ratio = fluid_poly6(r2) * fluid_scorr_inverse_w;

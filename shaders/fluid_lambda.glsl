@@ -17,11 +17,9 @@ void main()
   float density = fluid_poly6(0.0) + fluid_walls(p, wall_gradient);
   vec3 gradient_i = wall_gradient * fluid_inverse_rest;
   float gradient_sum = 0.0;
-  NeighbourWalk walk = neighbours_of(int(own.w), own.xyz);
-  int k;
-  vec3 q;
-  while (next_neighbour(walk, k, q)) {
-    vec3 d = p - imageLoad(fluid_in, particle_texel(k, width)).xyz;
+  Neighbours list = neighbours_of(entry);
+  for (int n = 0; n < list.count; n++) {
+    vec3 d = p - imageLoad(fluid_in, particle_texel(neighbour_entry(list, n), width)).xyz;
     float r2 = dot(d, d);
     density += fluid_poly6(r2);
     vec3 g = fluid_spiky(d, sqrt(r2)) * fluid_inverse_rest;

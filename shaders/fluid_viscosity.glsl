@@ -18,12 +18,11 @@ void main()
   vec3 omega = imageLoad(fluid_omega, texel).xyz;
   vec3 blend = vec3(0.0);
   vec3 eta = vec3(0.0);
-  NeighbourWalk walk = neighbours_of(int(own.w), p);
-  int k;
-  vec3 q;
-  while (next_neighbour(walk, k, q)) {
+  Neighbours list = neighbours_of(entry);
+  for (int n = 0; n < list.count; n++) {
+    int k = neighbour_entry(list, n);
     vec4 other = imageLoad(fluid_flow, particle_texel(k, width));
-    vec3 d = p - q;
+    vec3 d = p - neighbour_position(k);
     float r2 = dot(d, d);
     blend += (other.xyz - v) * fluid_poly6(r2);
     eta += fluid_spiky(d, sqrt(r2)) * (other.w - strength);

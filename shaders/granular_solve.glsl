@@ -106,10 +106,10 @@ void main()
   vec3 at = stabilising ? start : x;
   vec3 total = vec3(0.0);
   int contacts = 0;
-  NeighbourWalk walk = neighbours_of(int(own.w), own.xyz);
-  int k;
-  vec3 predicted;
-  while (next_neighbour(walk, k, predicted)) {
+  Neighbours list = neighbours_of(entry);
+  for (int n = 0; n < list.count; n++) {
+    int k = neighbour_entry(list, n);
+    vec3 predicted = neighbour_position(k);
     vec3 start_k = grain_start(k, width, predicted);
     vec3 y = stabilising ? start_k : grain_at(k, width, predicted);
     /* w_i / (w_i + w_j) with w = exp(mass_scaling * height), the exponent clamped against overflow */
@@ -118,7 +118,6 @@ void main()
     total += contact_correction(at, y, share, stabilising, x - start, y - start_k, touching);
     contacts += touching ? 1 : 0;
   }
-  count_overflow(walk);
   vec3 move = contacts > 0 ? total * (relaxation / float(contacts)) : vec3(0.0);
   store_iterate(home, width, x + move, stabilising ? shift + move : shift);
 }

@@ -85,7 +85,7 @@ KERNELS: tuple[Kernel, ...] = tuple(variant for kernel in DECLARED for variant i
 # Kept to measure the product's kernels against, dispatched only by the tests and benchmarks: the naive splat
 # (the aggregated splat replaced it, compositing.py) and the bitonic full sort (the radix sort replaced it,
 # sorting.py); and the shadow volume's probe (shadow_volume.SAMPLE: the tests sample it at points).  Declared and tested on both hosts like the rest; not shipped (tools/package.py).
-LAB_KERNELS = ("splat", "sort_local", "sort_merge", "shadow_sample", "neighbour_list")
+LAB_KERNELS = ("splat", "sort_local", "sort_merge", "shadow_sample")
 
 
 def product_kernels() -> tuple[Kernel, ...]:

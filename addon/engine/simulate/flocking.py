@@ -18,7 +18,7 @@ from ..seam.kernels import Constant, Image, Kernel, Sampler
 from ..seam.tables import SIZES
 from ..settings.settings import EffectSettings
 from .effectors import MAX_COLLIDERS, SDF_SAMPLING
-from .neighbours import GRID_CONSTANTS, GRID_DEFINES, GRID_IMAGES, GRID_INCLUDES, GRID_VELOCITY, NeighbourGrid
+from .neighbours import ENTRY_CONSTANTS, GRID_IMAGES, GRID_INCLUDES, GRID_VELOCITY, NeighbourGrid
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ FLOCK_STEER = Kernel(
     images=(Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"), *GRID_IMAGES, GRID_VELOCITY),
     samplers=(Sampler("sdf_atlas", "FLOAT_3D"),),
     constants=(
-        *GRID_CONSTANTS,
+        *ENTRY_CONSTANTS,
         Constant("INT", "collider_count"),
         Constant("VEC4", "colliders", MAX_COLLIDERS * SIZES["COLLIDER_ROWS"]),  # effectors.collider_rows
         Constant("VEC4", "flock_rules", components=(("flock_separation", "x"), ("flock_alignment", "y"),
@@ -69,7 +69,7 @@ FLOCK_STEER = Kernel(
         Constant("VEC4", "flock_target", components=(("flock_target_position", "xyz"), ("flock_has_target", "w"))),
     ),
     includes=(*GRID_INCLUDES, "sdf_sample.glsl", "collider_surface.glsl"),
-    defines=(*GRID_DEFINES, *SDF_SAMPLING),
+    defines=SDF_SAMPLING,
 )
 FLOCK_KERNELS = (FLOCK_STEER,)
 

@@ -40,8 +40,6 @@ from .effectors import MAX_COLLIDERS, SDF_SAMPLING
 from .neighbours import (
     ENTRY_CONSTANTS,
     ENTRY_IMAGES,
-    GRID_CONSTANTS,
-    GRID_DEFINES,
     GRID_IMAGES,
     GRID_INCLUDES,
     GRID_VELOCITY,
@@ -113,7 +111,7 @@ def fluid_constants(size: float, radius: float, relaxation: float = 0.01, tensio
 
 
 KERNEL_CONSTANTS = (
-    *GRID_CONSTANTS,
+    *ENTRY_CONSTANTS,
     Constant("VEC4", "fluid_kernel", components=(("fluid_radius", "x"), ("fluid_poly6_scale", "y"),
                                                  ("fluid_spiky_scale", "z"), ("fluid_inverse_rest", "w"))),
 )
@@ -143,7 +141,7 @@ def _solver_kernel(name: str) -> Kernel:
     return Kernel(name, images=(*GRID_IMAGES, Image("fluid_in", "RGBA32F", "READ"), Image("fluid_out", "RGBA32F", "WRITE")),
                   samplers=(Sampler("sdf_atlas", "FLOAT_3D"),), constants=SOLVER_CONSTANTS,
                   includes=(*GRID_INCLUDES, "sdf_sample.glsl", "collider_surface.glsl", "fluid.glsl"),
-                  defines=(*GRID_DEFINES, *SDF_SAMPLING, ("FLUID_SOLVER", "1")))
+                  defines=(*SDF_SAMPLING, ("FLUID_SOLVER", "1")))
 
 
 FLUID_LAMBDA = _solver_kernel("fluid_lambda")
@@ -155,11 +153,11 @@ FLUID_MOVE = Kernel("fluid_move", images=(*STATE, *ENTRY_IMAGES, Image("fluid_in
 FLUID_VORTICITY = Kernel("fluid_vorticity", images=(*GRID_IMAGES, GRID_VELOCITY,
                                                     Image("fluid_omega", "RGBA32F", "WRITE"),
                                                     Image("fluid_flow", "RGBA32F", "WRITE")),
-                         constants=KERNEL_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"), defines=GRID_DEFINES)
+                         constants=KERNEL_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"))
 # It stores the particle whole, its position unchanged.
 FLUID_VISCOSITY = Kernel("fluid_viscosity", images=(*STATE, *GRID_IMAGES, Image("fluid_omega", "RGBA32F", "READ"),
                                                     Image("fluid_flow", "RGBA32F", "READ")),
-                         constants=VELOCITY_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"), defines=GRID_DEFINES)
+                         constants=VELOCITY_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"))
 FLUID_KERNELS = (FLUID_LAMBDA, FLUID_DELTA, FLUID_MOVE, FLUID_VORTICITY, FLUID_VISCOSITY)
 
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from ..seam.kernels import Constant, Image, Kernel
 from ..settings.settings import EffectSettings, SettingsError
-from .neighbours import GRID_CONSTANTS, GRID_DEFINES, GRID_IMAGES, GRID_INCLUDES, GRID_VELOCITY
+from .neighbours import ENTRY_CONSTANTS, GRID_IMAGES, GRID_INCLUDES, GRID_VELOCITY
 
 RELAXATION = 1.0  # of the averaged corrections (Macklin et al. 2014: 1 to 2; above 1 piles jitter here)
 DYNAMIC_FRICTION = 0.8  # dynamic friction as a fraction of the static (the effect's friction)
@@ -30,7 +30,7 @@ GRANULAR_SOLVE = Kernel(
     images=(Image("grain_in", "RGBA32F", "READ"), Image("grain_out", "RGBA32F", "WRITE"), *GRID_IMAGES,
             GRID_VELOCITY),
     constants=(
-        Constant("INT", "count"), *GRID_CONSTANTS,
+        Constant("INT", "count"), *ENTRY_CONSTANTS,
         Constant("VEC4", "grain", components=(("grain_radius", "x"), ("static_friction", "y"),
                                               ("dynamic_friction", "z"), ("cohesion", "w"))),
         Constant("VEC4", "grain_step", components=(("grain_dt", "x"), ("mass_scaling", "y"), ("relaxation", "z"),
@@ -40,7 +40,6 @@ GRANULAR_SOLVE = Kernel(
         Constant("VEC4", "grain_gravity", components=(("grain_fall", "xyz"),)),  # gravity x dt^2
     ),
     includes=GRID_INCLUDES,
-    defines=GRID_DEFINES,
 )
 GRANULAR_KERNELS = (GRANULAR_SOLVE,)
 
@@ -76,7 +75,7 @@ def solve(host, grid, iterates: tuple, settings: EffectSettings, h: float):
     """The contact iterations from the predicted positions (the grid's), between two iterates (two texels a grain,
     side by side: its position, then the part of its move that carries no velocity); the iterate holding the
     result, by slot."""
-    values = {"count": settings.count, **grid.values, **solve_values(settings, h)}
+    values = {"count": settings.count, "grid_table": grid.table, **solve_values(settings, h)}
     source, target = iterates
     for k in range(settings.iterations):
         constants = GRANULAR_SOLVE.pack({**values, "first_iteration": float(k == 0),
