@@ -83,7 +83,7 @@ vec3 contact_correction(vec3 x, vec3 y, float share, bool stabilising, vec3 move
 }
 
 /* A thread an entry of the grid (cell order: every slot once, the live ones by cell, the dead last), so the
- * threads of a workgroup walk the same cells and read their neighbours side by side. */
+ * threads of a workgroup read their lists and their neighbours side by side. */
 void main()
 {
   int entry;
