@@ -42,10 +42,29 @@ _I32, _I64, _F64 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f8")
 
 
 @dataclass(frozen=True)
+class TreeGrid:
+    """One grid of a file as the file stores it: its leaves holding an active voxel in the tree's order
+    (``_sort_by_tree``), their lowest voxels at VDB index ``origins`` (n, 3), their value ``masks`` (n, 64) uint8
+    (byte x * 8 + y, bit z), their active voxel ``counts`` (n,), and ``buffers`` (uint8): each leaf's mask, a
+    metadata byte (0) and its active voxels' halves (offset order, lanes adjacent), one after the other (the GPU
+    makes them: light/volume_grids.py); voxel (i, j, k) centered in the world at (ijk + 0.5) x ``voxel``;
+    ``grid_class`` as OpenVDB names it."""
+
+    name: str
+    origins: np.ndarray
+    masks: np.ndarray
+    counts: np.ndarray
+    buffers: np.ndarray
+    voxel: float
+    lanes: int = 1
+    grid_class: str = "unknown"
+
+
+@dataclass(frozen=True)
 class FileGrid:
-    """One grid of a file: ``leaves`` (n, 8, 8, 8[, 3]) float16, or float32 (rounded to halves as numpy rounds),
-    indexed [leaf, x, y, z], their lowest voxels at VDB index ``origins`` (n, 3) (any order, each a multiple of 8),
-    voxel (i, j, k) centered in the world at (ijk + 0.5) x ``voxel``; ``grid_class`` as OpenVDB names it."""
+    """One grid of a file as dense leaves: ``leaves`` (n, 8, 8, 8[, 3]) float16, or float32 (rounded to halves as
+    numpy rounds), indexed [leaf, x, y, z], their lowest voxels at VDB index ``origins`` (n, 3) (any order, each a
+    multiple of 8); the rest as :class:`TreeGrid`'s."""
 
     name: str
     leaves: np.ndarray
@@ -53,6 +72,22 @@ class FileGrid:
     voxel: float
     lanes: int = 1
     grid_class: str = "unknown"
+
+    def in_tree_order(self) -> TreeGrid:
+        """The grid as the file stores it: the active voxels, the leaves holding any in the tree's order, their
+        buffers (numpy's work on the CPU where the GPU's is not at hand)."""
+        origins = np.asarray(self.origins, np.int64)
+        if (origins % (1 << LEAF_LOG2)).any():
+            raise ValueError(f"grid '{self.name}': a leaf's origin is not a multiple of {1 << LEAF_LOG2}")
+        values = np.asarray(self.leaves).reshape(len(origins), LEAF_VOXELS, self.lanes)
+        active = _active(values)
+        leaf_masks = np.packbits(active, axis=1, bitorder="little")
+        kept = np.flatnonzero(leaf_masks.any(axis=1))  # leaves holding nothing are not in the tree
+        order = kept[_sort_by_tree(origins[kept])]
+        masks = leaf_masks[order]
+        counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int64)  # active voxels a leaf
+        return TreeGrid(self.name, origins[order], masks, counts, _buffers(values, active, order, masks, counts),
+                        self.voxel, self.lanes, self.grid_class)
 
 
 def _string(text: str) -> bytes:
@@ -173,43 +208,34 @@ def _active_bounds(origins: np.ndarray, leaf_masks: np.ndarray) -> tuple[np.ndar
     return np.asarray(lowest), np.asarray(highest)
 
 
-def _grid_body(grid: FileGrid) -> list:
+def _grid_body(grid: TreeGrid) -> list:
     """A grid's part of the file after its descriptor: compression, metadata, transform, topology (then the
     block offset) and buffers, as [before the buffers, the buffers]."""
     origins = np.asarray(grid.origins, np.int64)
-    if (origins % (1 << LEAF_LOG2)).any():
-        raise ValueError(f"grid '{grid.name}': a leaf's origin is not a multiple of {1 << LEAF_LOG2}")
-    values = np.asarray(grid.leaves).reshape(len(origins), LEAF_VOXELS, grid.lanes)
-    active = _active(values)
-    leaf_masks = np.packbits(active, axis=1, bitorder="little")
-    kept = np.flatnonzero(leaf_masks.any(axis=1))  # leaves holding nothing are not in the tree
-    order = kept[_sort_by_tree(origins[kept])]
-    origins, masks = origins[order], leaf_masks[order]  # in tree order
-    counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int64)  # active voxels a leaf
-    bbox = _active_bounds(origins, masks)
+    bbox = _active_bounds(origins, grid.masks)
     metadata = _metadata([
         ("class", "string", grid.grid_class.encode()),
         ("file_bbox_min", "vec3i", np.asarray(bbox[0], _I32).tobytes()),
         ("file_bbox_max", "vec3i", np.asarray(bbox[1], _I32).tobytes()),
         ("file_compression", "string", b"active values"),
-        ("file_mem_bytes", "int64", int(len(order) * (LEAF_VOXELS * 4 * grid.lanes + 96)).to_bytes(8, "little")),
-        ("file_voxel_count", "int64", int(counts.sum()).to_bytes(8, "little")),
+        ("file_mem_bytes", "int64", int(len(origins) * (LEAF_VOXELS * 4 * grid.lanes + 96)).to_bytes(8, "little")),
+        ("file_voxel_count", "int64", int(grid.counts.sum(dtype=np.int64)).to_bytes(8, "little")),
         ("is_saved_as_half_float", "bool", b"\x01"),
         ("name", "string", grid.name.encode()),
     ])
     head = (COMPRESS_ACTIVE_MASK.to_bytes(4, "little") + metadata + _transform(grid.voxel)
-            + _topology(origins, masks, bytes(4 * grid.lanes)))
-    return [head, _buffers(values, active, order, masks, counts)]
+            + _topology(origins, grid.masks, bytes(4 * grid.lanes)))
+    return [head, grid.buffers]
 
 
-def encode(grids: list[FileGrid]) -> list:
+def encode(grids: list[TreeGrid | FileGrid]) -> list:
     """The whole file as a list of parts (bytes and uint8 arrays) to write one after the other."""
     header = (MAGIC.to_bytes(8, "little") + FILE_VERSION.to_bytes(4, "little")
               + b"".join(n.to_bytes(4, "little") for n in LIBRARY_VERSION) + b"\x01" + bytes(UUID_LENGTH)
               + _metadata([]) + len(grids).to_bytes(4, "little"))
     parts, at = [bytearray(header)], len(header)
     for grid in grids:
-        head, buffers = _grid_body(grid)
+        head, buffers = _grid_body(grid if isinstance(grid, TreeGrid) else grid.in_tree_order())
         descriptor = _string(grid.name) + _string(TREE_TYPES[grid.lanes]) + _string("")
         grid_at = at + len(descriptor) + 24
         block_at = grid_at + len(head)
