@@ -1,7 +1,8 @@
 /* One grid's leaves for the file, last pass (volume_grids.py), after
- * volume_leaf_masks and the scans of its sizes (leaf_offsets: each leaf's
- * byte offset in the stream of the three grids' buffers) and flags
- * (leaf_index: its index among the leaves the file holds).  A leaf holding
+ * volume_leaf_masks and the scan of its sizes and flags (leaf_offsets: each
+ * leaf's byte offset in the stream of the three grids' buffers, and, after
+ * them, the total bytes plus its index among the leaves the file holds).
+ * A leaf holding
  * an active voxel (a workgroup) writes its record (its mask, its lowest
  * voxel's VDB index, its active voxels: RECORD_WORDS words, for the file's
  * topology) and its buffer as the file stores it: the mask's 64 bytes, a
@@ -34,7 +35,7 @@ uint offset_of(int element)
 uint next_mask_word(int element, uint end)
 {
   int first = element + 1;
-  int count = GRID_COUNT * box_leaves.x * box_leaves.y * box_leaves.z - first;
+  int count = box_elements() - first;
   if (count <= 0) {
     return 0u;
   }
@@ -55,30 +56,33 @@ void main()
 {
   uint local = gl_LocalInvocationIndex;
   int element = leaf_element();
+  uint size = imageLoad(leaf_sizes, particle_texel(element, imageSize(leaf_sizes).x)).x;
+  if (size == 0u) {
+    return; /* the whole workgroup: a leaf the file leaves out */
+  }
+  uint count = (size - uint(LEAF_HEADER_BYTES)) / (2u * uint(LANES));
   if (local < uint(MASK_WORDS)) {
     s_mask[local] = imageLoad(leaf_masks, mask_texel(element, int(local))).x;
   }
   barrier();
-  uint word = local >> 5u;
-  uint count = 0u;
-  uint before = 0u; /* active voxels before this one */
-  for (uint k = 0u; k < uint(MASK_WORDS); k++) {
-    uint bits = uint(bitCount(s_mask[k]));
-    count += bits;
-    before += k < word ? bits : 0u;
+  uint word = local >> 2u;
+  uint shift = 8u * (local & 3u);
+  uint before = uint(bitCount(s_mask[word] & ((1u << shift) - 1u))); /* active voxels before the row */
+  for (uint k = 0u; k < word; k++) {
+    before += uint(bitCount(s_mask[k]));
   }
-  if (count == 0u) {
-    return; /* the whole workgroup: a leaf the file leaves out */
-  }
-  uint bit = 1u << (local & 31u);
-  before += uint(bitCount(s_mask[word] & (bit - 1u)));
-  if ((s_mask[word] & bit) != 0u) {
-    uvec3 halves = voxel_halves(leaf_voxel());
-    for (int lane = 0; lane < LANES; lane++) {
-      s_half[before * uint(LANES) + uint(lane)] = halves[lane];
+  uint row_bits = (s_mask[word] >> shift) & 0xFFu;
+  ivec3 row = leaf_row();
+  for (int z = 0; z < LEAF; z++) {
+    if ((row_bits & (1u << z)) != 0u) {
+      uvec3 halves = voxel_halves(row + ivec3(0, 0, z));
+      for (int lane = 0; lane < LANES; lane++) {
+        s_half[before * uint(LANES) + uint(lane)] = halves[lane];
+      }
+      before++;
     }
   }
-  int index = int(imageLoad(leaf_index, particle_texel(element, imageSize(leaf_index).x)).x);
+  int index = int(offset_of(element + box_elements()) - offset_of(box_elements()));
   int record_words = imageSize(leaf_records).x * imageSize(leaf_records).y;
   if (local < uint(RECORD_WORDS) && (index + 1) * RECORD_WORDS <= record_words) {
     ivec3 origin = (first_leaf + ivec3(gl_WorkGroupID)) * LEAF;
@@ -89,10 +93,10 @@ void main()
   }
   barrier();
   uint start = offset_of(element);
-  uint end = start + uint(LEAF_HEADER_BYTES) + 2u * uint(LANES) * count;
+  uint end = start + size;
   uint words = uint(imageSize(leaf_bytes).x * imageSize(leaf_bytes).y);
   uint last_word = min((end - 1u) >> 2u, words - 1u); /* past the image: the reader refuses the frame */
-  for (uint at_word = ((start + 3u) >> 2u) + local; at_word <= last_word; at_word += uint(LEAF_VOXELS)) {
+  for (uint at_word = ((start + 3u) >> 2u) + local; at_word <= last_word; at_word += uint(LEAF_ROWS)) {
     uint next = 4u * at_word + 4u > end ? next_mask_word(element, end) : 0u;
     uint value = 0u;
     for (uint b = 0u; b < 4u; b++) {

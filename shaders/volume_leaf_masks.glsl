@@ -4,10 +4,12 @@
  * whose halves are not +-0; MASK_WORDS words, bit i: voxel i), the bytes of
  * its buffer in the file (LEAF_HEADER_BYTES of mask and metadata byte plus
  * its active voxels' halves; 0 for a leaf with none, which the file leaves
- * out) to leaf_sizes and whether it has any to leaf_flags: the two scans
- * turn them into each buffer's byte offset and each leaf's index in the
- * file.  leaf_tally counts the grid's leaves and bytes (atomic adds of
- * integers: the same totals in any order). */
+ * out) to leaf_sizes and whether it has any (1 or 0) to the element as many
+ * after (leaf_sizes holds the sizes of every grid's leaves, then their
+ * flags): one scan turns them into each buffer's byte offset and each
+ * leaf's index in the file (after the total of the bytes).  leaf_tally
+ * counts the grid's leaves and bytes (atomic adds of integers: the same
+ * totals in any order). */
 
 void main()
 {
@@ -16,9 +18,12 @@ void main()
     s_mask[local] = 0u;
   }
   barrier();
-  if (is_active(voxel_halves(leaf_voxel()))) {
-    atomicOr(s_mask[local >> 5u], 1u << (local & 31u));
+  ivec3 row = leaf_row();
+  uint row_bits = 0u; /* the row's byte of the mask, bit z */
+  for (int z = 0; z < LEAF; z++) {
+    row_bits |= is_active(voxel_halves(row + ivec3(0, 0, z))) ? 1u << z : 0u;
   }
+  atomicOr(s_mask[local >> 2u], row_bits << (8u * (local & 3u)));
   barrier();
   int element = leaf_element();
   if (local < uint(MASK_WORDS)) {
@@ -30,8 +35,9 @@ void main()
       count += uint(bitCount(s_mask[word]));
     }
     uint size = count > 0u ? uint(LEAF_HEADER_BYTES) + 2u * uint(LANES) * count : 0u;
-    imageStore(leaf_sizes, particle_texel(element, imageSize(leaf_sizes).x), uvec4(size));
-    imageStore(leaf_flags, particle_texel(element, imageSize(leaf_flags).x), uvec4(count > 0u ? 1u : 0u));
+    int width = imageSize(leaf_sizes).x;
+    imageStore(leaf_sizes, particle_texel(element, width), uvec4(size));
+    imageStore(leaf_sizes, particle_texel(element + box_elements(), width), uvec4(count > 0u ? 1u : 0u));
     if (count > 0u) {
       imageAtomicAdd(leaf_tally, ivec2(2 * GRID, 0), 1u);
       imageAtomicAdd(leaf_tally, ivec2(2 * GRID + 1, 0), size);

@@ -1,7 +1,10 @@
 /* Shared by volume_leaf_masks and volume_leaf_bytes (volume_grids.py): one
  * grid's voxels as the halves the file stores, which of them are active, and
  * where a leaf goes in the file.  A workgroup is one 8^3 leaf of the grid's
- * box, thread i its voxel at offset i = x * 64 + y * 8 + z (VDB's order);
+ * box, thread t (of LEAF_ROWS) its row of voxels along z at x = t / 8,
+ * y = t % 8: offsets 8t .. 8t + 7 in VDB's order (x * 64 + y * 8 + z), byte
+ * t of the leaf's value mask (512-thread workgroups, a voxel a thread, were
+ * 8x slower on llvmpipe, which runs a workgroup's threads as coroutines);
  * grid_values holds LANES lanes (density 1, emission and velocity 3). */
 
 /* x as IEEE half bits rounded to nearest even, as numpy and OpenVDB round
@@ -34,11 +37,11 @@ uint half_bits(float x)
   return sign | (units + ((rest > tie || (rest == tie && (units & 1u) == 1u)) ? 1u : 0u));
 }
 
-/* This thread's voxel of the workgroup's leaf. */
-ivec3 leaf_voxel()
+/* The first voxel (z = 0) of this thread's row of the workgroup's leaf. */
+ivec3 leaf_row()
 {
   uint local = gl_LocalInvocationIndex;
-  return ivec3(gl_WorkGroupID) * LEAF + ivec3(local >> 6u, (local >> 3u) & 7u, local & 7u);
+  return ivec3(gl_WorkGroupID) * LEAF + ivec3(local >> 3u, local & 7u, 0);
 }
 
 /* The voxel's lanes as halves (lanes past LANES 0). */
@@ -79,6 +82,12 @@ int tree_rank(ivec3 leaf)
          + before_lower.x * in_upper.y * in_upper.z + in_lower.x * before_lower.y * in_upper.z
          + in_lower.x * in_lower.y * before_lower.z
          + before_leaf.x * in_lower.y * in_lower.z + before_leaf.y * in_lower.z + before_leaf.z;
+}
+
+/* The leaves of every grid: the elements of the leaf images (a grid's, then the next grid's). */
+int box_elements()
+{
+  return GRID_COUNT * box_leaves.x * box_leaves.y * box_leaves.z;
 }
 
 /* The workgroup's element in the leaf images: its grid's first plus its rank. */

@@ -26,8 +26,9 @@ Then the GPU makes each grid's part of the file (output/vdb_file.py), so the wri
 and topology (the active voxels, their halves and the tree's order, per voxel in numpy, had cost them ~50 ms a
 frame on the CPU box, contending for the GIL): ``volume_leaf_masks`` writes every leaf's value mask (voxels whose
 halves are not +-0) and buffer size at its rank in the tree's order (computed per leaf, no sort: the leaves a
-box holds before a leaf are sums of products of per-axis counts), two scans (primitives/scan.py) give each
-buffer's byte offset and each leaf's index in the file, and ``volume_leaf_bytes`` writes each leaf's record
+box holds before a leaf are sums of products of per-axis counts) and a flag (whether it holds any), one scan
+of the sizes then the flags (primitives/scan.py) gives each buffer's byte offset and each leaf's index in the
+file, and ``volume_leaf_bytes`` writes each leaf's record
 (mask, VDB index, active voxels) and its buffer as the file stores it (mask, metadata byte, the active voxels'
 halves) at its byte offset; only those are read back (a quarter of the dense leaves' halves on the smoke frame).
 
@@ -71,6 +72,7 @@ MAX_VOXELS = 10**9  # the most voxels one frame's grid may have (the issue's lim
 AUTO_LONGEST_SIDE = 512  # Auto voxel size: coarsened by octaves until the longest side is at most this
 LEAF = 8  # a VDB leaf's voxels a side: the grid's corner and size are whole leaves
 LEAF_VOXELS = LEAF**3
+LEAF_ROWS = LEAF * LEAF  # a leaf's rows of voxels along z: the threads of a leaf kernel's workgroup
 MASK_WORDS = LEAF_VOXELS // 32  # a leaf's value mask in uint32 words
 LEAF_HEADER_BYTES = 4 * MASK_WORDS + 1  # a leaf's buffer in the file before its values: its mask, a metadata byte
 RECORD_WORDS = MASK_WORDS + 4  # a leaf's record read back: its mask, its lowest voxel's VDB index, its active voxels
@@ -98,7 +100,7 @@ _VOLUME_DEFINES = (*_DEFINES, ("VELOCITY_SCALE", f"{VELOCITY_SCALE:.1f}"), ("WEI
                    ("MAX_VELOCITY_UNITS", f"{MAX_VELOCITY_UNITS:.1f}"), ("MIN_SUPPORT", f"{MIN_SUPPORT!r}"),
                    ("MAX_SUPPORT", f"{MAX_SUPPORT!r}"),
                    ("VOLUME_DITHER_STREAM", f"{VOLUME_DITHER_STREAM}u"), ("LEAF", str(LEAF)),
-                   ("LEAF_VOXELS", str(LEAF_VOXELS)), ("MASK_WORDS", str(MASK_WORDS)),
+                   ("LEAF_VOXELS", str(LEAF_VOXELS)), ("LEAF_ROWS", str(LEAF_ROWS)), ("MASK_WORDS", str(MASK_WORDS)),
                    ("LEAF_HEADER_BYTES", str(LEAF_HEADER_BYTES)), ("RECORD_WORDS", str(RECORD_WORDS)),
                    ("GRID_COUNT", str(len(GRIDS))),
                    *((f"GRID_{name.upper()}", str(code)) for name, code in GRID_CODES.items()))
@@ -141,15 +143,15 @@ def _leaf_kernel(name: str, grid: str, images: tuple[Image, ...], shared: tuple[
     lanes = min(GRIDS[grid], 3)  # velocity's weight lane stays on the GPU
     return Kernel(name, images=(Image("grid_values", GRID_FORMATS[grid], "READ", dimensions=3), *images),
                   constants=(LEAF_BOX, LEAF_SPAN), shared=(Shared("uint", "s_mask", MASK_WORDS), *shared),
-                  local_size=(LEAF, LEAF, LEAF), includes=("common.glsl", "volume_leaf.glsl"),
+                  local_size=(LEAF_ROWS, 1, 1), includes=("common.glsl", "volume_leaf.glsl"),
                   defines=(*_VOLUME_DEFINES, ("GRID", str(GRID_CODES[grid])), ("LANES", str(lanes))))
 
 
 LEAF_MASK_KERNELS = {grid: _leaf_kernel("volume_leaf_masks", grid, (
-    Image("leaf_masks", "R32UI", "WRITE"), Image("leaf_sizes", "R32UI", "WRITE"), Image("leaf_flags", "R32UI", "WRITE"),
-    Image("leaf_tally", "R32UI", atomic=True)), ()) for grid in GRIDS}
+    Image("leaf_masks", "R32UI", "WRITE"), Image("leaf_sizes", "R32UI", "WRITE"), Image("leaf_tally", "R32UI", atomic=True)),
+    ()) for grid in GRIDS}
 LEAF_BYTES_KERNELS = {grid: _leaf_kernel("volume_leaf_bytes", grid, (
-    Image("leaf_masks", "R32UI", "READ"), Image("leaf_offsets", "R32UI", "READ"), Image("leaf_index", "R32UI", "READ"),
+    Image("leaf_masks", "R32UI", "READ"), Image("leaf_sizes", "R32UI", "READ"), Image("leaf_offsets", "R32UI", "READ"),
     Image("leaf_records", "R32UI", "WRITE"), Image("leaf_bytes", "R32UI", "WRITE")),
     (Shared("uint", "s_half", LEAF_VOXELS * min(GRIDS[grid], 3)),)) for grid in GRIDS}
 SPLAT_KERNELS = {(layout, grid): _splat_kernel(LAYOUTS[layout], grid) for layout in LAYOUTS for grid in GRIDS}
@@ -324,24 +326,23 @@ class VolumeGrids:
         return {f"sum_{lane}": image for lane, image in enumerate(self.sums[grid])}
 
     def pack(self, placement: Placement) -> None:
-        """The file's leaves of ``values`` over ``placement``'s grid, for :meth:`read`: each leaf's mask and
-        buffer size at its place in the tree's order (volume_leaf_masks), the buffers' byte offsets and the
-        leaves' indices in the file (scans of the sizes and of the flags), then the leaves' records and buffers
+        """The file's leaves of ``values`` over ``placement``'s grid, for :meth:`read`: each leaf's mask, buffer
+        size and flag at its place in the tree's order (volume_leaf_masks), the buffers' byte offsets and the
+        leaves' indices in the file (a scan of the sizes and flags), then the leaves' records and buffers
         (volume_leaf_bytes)."""
         self.host.clear(self.leaf_tally)
         images = self.leaf_images
         for grid in GRIDS:
             self.host.dispatch(LEAF_MASK_KERNELS[grid], placement.leaves,
                                {"grid_values": self.values[grid], "leaf_masks": images["leaf_masks"],
-                                "leaf_sizes": images["leaf_sizes"], "leaf_flags": images["leaf_flags"],
-                                "leaf_tally": self.leaf_tally}, placement.leaf_constants(grid))
-        elements = len(GRIDS) * math.prod(placement.leaves)
-        self.scan.run(images["leaf_sizes"], images["leaf_offsets"], elements)
-        self.scan.run(images["leaf_flags"], images["leaf_index"], elements)
+                                "leaf_sizes": images["leaf_sizes"], "leaf_tally": self.leaf_tally},
+                               placement.leaf_constants(grid))
+        # the sizes, then the flags: one scan (two dispatches fewer than two scans)
+        self.scan.run(images["leaf_sizes"], images["leaf_offsets"], 2 * len(GRIDS) * math.prod(placement.leaves))
         for grid in GRIDS:
             self.host.dispatch(LEAF_BYTES_KERNELS[grid], placement.leaves,
                                {"grid_values": self.values[grid], "leaf_masks": images["leaf_masks"],
-                                "leaf_offsets": images["leaf_offsets"], "leaf_index": images["leaf_index"],
+                                "leaf_sizes": images["leaf_sizes"], "leaf_offsets": images["leaf_offsets"],
                                 "leaf_records": self.leaf_records, "leaf_bytes": self.leaf_bytes},
                                placement.leaf_constants(grid))
 
@@ -387,8 +388,8 @@ class VolumeGrids:
                        for grid in GRIDS}
         elements = len(GRIDS) * (x * y * z // LEAF_VOXELS)
         self.leaf_images = {name: self._linear(name, elements * words) for name, words in (
-            ("leaf_masks", MASK_WORDS), ("leaf_sizes", 1), ("leaf_flags", 1), ("leaf_offsets", 1), ("leaf_index", 1))}
-        self.scan = Scan(self.host, elements)
+            ("leaf_masks", MASK_WORDS), ("leaf_sizes", 2), ("leaf_offsets", 2))}  # sizes, then flags
+        self.scan = Scan(self.host, 2 * elements)
         self.leaf_records = self._linear("leaf_records", elements * RECORD_WORDS)
         most_bytes = x * y * z // LEAF_VOXELS * sum(LEAF_HEADER_BYTES + 2 * min(lanes, 3) * LEAF_VOXELS
                                                     for lanes in GRIDS.values())  # every voxel active

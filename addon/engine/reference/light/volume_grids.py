@@ -152,10 +152,10 @@ def _grid_leaves(grid: str, values, index, shape):
     return coordinates, tree_rank(coordinates, first, (x, y, z)), halves, ((halves & 0x7FFF) != 0).any(axis=2)
 
 
-def leaf_masks(values: dict, index, shape) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def leaf_masks(values: dict, index, shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """volume_leaf_masks.glsl over every grid's ``values`` (as the GPU resolves them) placed at VDB ``index`` with
-    ``shape`` (x, y, z) voxels: (masks (elements, 16) uint32, sizes, flags, tally (grid, leaves | bytes)), element
-    grid x leaves + the leaf's tree rank."""
+    ``shape`` (x, y, z) voxels: (masks (elements, 16) uint32, the sizes then the flags (2 x elements), tally
+    (grid, leaves | bytes)), element grid x leaves + the leaf's tree rank."""
     count = int(np.prod(np.asarray(shape) // LEAF))
     masks = np.zeros((len(GRIDS) * count, LEAF_VOXELS // 32), np.uint32)
     sizes = np.zeros(len(GRIDS) * count, np.uint32)
@@ -167,7 +167,7 @@ def leaf_masks(values: dict, index, shape) -> tuple[np.ndarray, np.ndarray, np.n
         size = np.where(voxels > 0, LEAF_HEADER_BYTES + 2 * min(GRIDS[grid], 3) * voxels, 0)
         sizes[code * count + ranks] = size
         tally[code] = np.count_nonzero(voxels), size.sum()
-    return masks, sizes, (sizes > 0).astype(np.uint32), tally
+    return masks, np.concatenate([sizes, (sizes > 0).astype(np.uint32)]), tally
 
 
 def leaf_bytes(values: dict, index, shape) -> tuple[np.ndarray, bytes]:
