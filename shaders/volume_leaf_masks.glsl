@@ -8,14 +8,26 @@
  * after (leaf_sizes holds the sizes of every grid's leaves, then their
  * flags): one scan turns them into each buffer's byte offset and each
  * leaf's index in the file (after the total of the bytes).  leaf_tally
- * counts the grid's leaves and bytes (atomic adds of integers: the same
- * totals in any order). */
+ * holds the grid's leaves, bytes and the bounds of its active voxels (the
+ * file's metadata; atomic adds and maxima of integers: the same in any
+ * order). */
+
+/* A VDB index as a uint in the same order (the sign bit flipped); a minimum
+ * is kept as the maximum of the complement, so images cleared to 0 start
+ * empty. */
+uvec3 ordered(ivec3 index)
+{
+  return uvec3(index) ^ uvec3(0x80000000u);
+}
 
 void main()
 {
   uint local = gl_LocalInvocationIndex;
   if (local < uint(MASK_WORDS)) {
     s_mask[local] = 0u;
+  }
+  if (local < 6u) {
+    s_bounds[local] = 0u;
   }
   barrier();
   ivec3 row = leaf_row();
@@ -24,6 +36,15 @@ void main()
     row_bits |= is_active(voxel_halves(row + ivec3(0, 0, z))) ? 1u << z : 0u;
   }
   atomicOr(s_mask[local >> 2u], row_bits << (8u * (local & 3u)));
+  if (row_bits != 0u) {
+    ivec3 index = first_leaf * LEAF + row;
+    uvec3 lowest = ~ordered(index + ivec3(0, 0, findLSB(row_bits)));
+    uvec3 highest = ordered(index + ivec3(0, 0, findMSB(row_bits)));
+    for (int axis = 0; axis < 3; axis++) {
+      atomicMax(s_bounds[axis], lowest[axis]);
+      atomicMax(s_bounds[3 + axis], highest[axis]);
+    }
+  }
   barrier();
   int element = leaf_element();
   if (local < uint(MASK_WORDS)) {
@@ -39,8 +60,11 @@ void main()
     imageStore(leaf_sizes, particle_texel(element, width), uvec4(size));
     imageStore(leaf_sizes, particle_texel(element + box_elements(), width), uvec4(count > 0u ? 1u : 0u));
     if (count > 0u) {
-      imageAtomicAdd(leaf_tally, ivec2(2 * GRID, 0), 1u);
-      imageAtomicAdd(leaf_tally, ivec2(2 * GRID + 1, 0), size);
+      imageAtomicAdd(leaf_tally, ivec2(TALLY * GRID, 0), 1u);
+      imageAtomicAdd(leaf_tally, ivec2(TALLY * GRID + 1, 0), size);
+      for (int bound = 0; bound < 6; bound++) {
+        imageAtomicMax(leaf_tally, ivec2(TALLY * GRID + 2 + bound, 0), s_bounds[bound]);
+      }
     }
   }
 }

@@ -47,14 +47,16 @@ class TreeGrid:
     (``_sort_by_tree``), their lowest voxels at VDB index ``origins`` (n, 3), their value ``masks`` (n, 64) uint8
     (byte x * 8 + y, bit z), their active voxel ``counts`` (n,), and ``buffers`` (uint8): each leaf's mask, a
     metadata byte (0) and its active voxels' halves (offset order, lanes adjacent), one after the other (the GPU
-    makes them: light/volume_grids.py); voxel (i, j, k) centered in the world at (ijk + 0.5) x ``voxel``;
-    ``grid_class`` as OpenVDB names it."""
+    makes them: light/volume_grids.py), ``bounds`` (2, 3) the lowest and highest active voxel (OpenVDB's empty box,
+    max below min, with none); voxel (i, j, k) centered in the world at (ijk + 0.5) x ``voxel``; ``grid_class``
+    as OpenVDB names it."""
 
     name: str
     origins: np.ndarray
     masks: np.ndarray
     counts: np.ndarray
     buffers: np.ndarray
+    bounds: np.ndarray
     voxel: float
     lanes: int = 1
     grid_class: str = "unknown"
@@ -87,7 +89,7 @@ class FileGrid:
         masks = leaf_masks[order]
         counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int64)  # active voxels a leaf
         return TreeGrid(self.name, origins[order], masks, counts, _buffers(values, active, order, masks, counts),
-                        self.voxel, self.lanes, self.grid_class)
+                        np.stack(_active_bounds(origins[order], masks)), self.voxel, self.lanes, self.grid_class)
 
 
 def _string(text: str) -> bytes:
@@ -125,10 +127,18 @@ def _child_bits(origins: np.ndarray, child_log2: int, node_log2: int) -> np.ndar
     return (local[:, 0] << 2 * node_log2) | (local[:, 1] << node_log2) | local[:, 2]
 
 
-def _mask(bits: np.ndarray, node_log2: int) -> bytes:
-    mask = np.zeros(1 << 3 * node_log2, bool)
-    mask[bits] = True
-    return np.packbits(mask, bitorder="little").tobytes()
+def _masks(nodes: np.ndarray, bits: np.ndarray, count: int, node_log2: int) -> np.ndarray:
+    """(count, mask bytes) child masks of ``count`` nodes: bit ``bits`` of node ``nodes`` set (all in a few numpy
+    calls: a call a node held the GIL for the writer's whole topology)."""
+    mask = np.zeros((count, 1 << 3 * node_log2), bool)
+    mask[nodes, bits] = True
+    return np.packbits(mask, axis=1, bitorder="little")
+
+
+def _starts(nodes: np.ndarray) -> np.ndarray:
+    """Whether each of (n, 3) sorted node coordinates differs from the one before (the first: True)."""
+    step = nodes[1:] != nodes[:-1]
+    return np.r_[True, step[:, 0] | step[:, 1] | step[:, 2]]  # not .any(axis=1): a slow reduce over 3
 
 
 def _topology(origins: np.ndarray, leaf_masks: np.ndarray, background: bytes) -> bytes:
@@ -139,17 +149,21 @@ def _topology(origins: np.ndarray, leaf_masks: np.ndarray, background: bytes) ->
     lower_shift = LEAF_LOG2 + LOWER_LOG2
     node_empty = {log2: bytes(1 << 3 * log2 - 3) + bytes([NO_MASK_OR_INACTIVE_VALS])
                   for log2 in (UPPER_LOG2, LOWER_LOG2)}  # no active tile: an empty value mask, no values
-    uppers = np.flatnonzero(np.r_[True, (np.diff(origins >> upper_shift, axis=0) != 0).any(axis=1)])
-    lowers = np.flatnonzero(np.r_[True, (np.diff(origins >> lower_shift, axis=0) != 0).any(axis=1)])
+    uppers, lowers = (np.flatnonzero(_starts(origins >> shift)) for shift in (upper_shift, lower_shift))
+    lower_of_leaf = np.cumsum(_starts(origins >> lower_shift)) - 1
+    upper_of_lower = np.searchsorted(uppers, lowers, side="right") - 1
+    lower_masks = _masks(lower_of_leaf, _child_bits(origins, LEAF_LOG2, LOWER_LOG2), len(lowers), LOWER_LOG2)
+    upper_masks = _masks(upper_of_lower, _child_bits(origins[lowers], lower_shift, UPPER_LOG2), len(uppers),
+                         UPPER_LOG2)
+    upper_origins = ((origins[uppers] >> upper_shift) << upper_shift).astype(_I32)
+    leaf_stops = (*lowers[1:].tolist(), len(origins))
     parts = [(1).to_bytes(4, "little"), background, (0).to_bytes(4, "little"), len(uppers).to_bytes(4, "little")]
-    for upper_start, upper_stop in zip(uppers, (*uppers[1:], len(origins))):
-        upper_origin = (origins[upper_start] >> upper_shift) << upper_shift
-        in_upper = lowers[(lowers >= upper_start) & (lowers < upper_stop)]
-        parts += [upper_origin.astype(_I32).tobytes(),
-                  _mask(_child_bits(origins[in_upper], lower_shift, UPPER_LOG2), UPPER_LOG2), node_empty[UPPER_LOG2]]
-        for lower_start, lower_stop in zip(in_upper, (*in_upper[1:], upper_stop)):
-            parts += [_mask(_child_bits(origins[lower_start:lower_stop], LEAF_LOG2, LOWER_LOG2), LOWER_LOG2),
-                      node_empty[LOWER_LOG2], leaf_masks[lower_start:lower_stop].tobytes()]
+    lower_starts = (0, *np.searchsorted(lowers, uppers[1:]).tolist())
+    for upper, (lower_start, lower_stop) in enumerate(zip(lower_starts, (*lower_starts[1:], len(lowers)))):
+        parts += [upper_origins[upper].tobytes(), upper_masks[upper].tobytes(), node_empty[UPPER_LOG2]]
+        for lower in range(lower_start, lower_stop):
+            parts += [lower_masks[lower].tobytes(), node_empty[LOWER_LOG2],
+                      leaf_masks[lowers[lower]:leaf_stops[lower]].tobytes()]
     return b"".join(parts)
 
 
@@ -212,11 +226,10 @@ def _grid_body(grid: TreeGrid) -> list:
     """A grid's part of the file after its descriptor: compression, metadata, transform, topology (then the
     block offset) and buffers, as [before the buffers, the buffers]."""
     origins = np.asarray(grid.origins, np.int64)
-    bbox = _active_bounds(origins, grid.masks)
     metadata = _metadata([
         ("class", "string", grid.grid_class.encode()),
-        ("file_bbox_min", "vec3i", np.asarray(bbox[0], _I32).tobytes()),
-        ("file_bbox_max", "vec3i", np.asarray(bbox[1], _I32).tobytes()),
+        ("file_bbox_min", "vec3i", np.asarray(grid.bounds[0], _I32).tobytes()),
+        ("file_bbox_max", "vec3i", np.asarray(grid.bounds[1], _I32).tobytes()),
         ("file_compression", "string", b"active values"),
         ("file_mem_bytes", "int64", int(len(origins) * (LEAF_VOXELS * 4 * grid.lanes + 96)).to_bytes(8, "little")),
         ("file_voxel_count", "int64", int(grid.counts.sum(dtype=np.int64)).to_bytes(8, "little")),

@@ -22,12 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.light.volume_grids import GRIDS, GridLeaves, Leaves, Placement, VolumeGrids
+from ..engine.light.volume_grids import EMPTY_BOUNDS, GRIDS, GridLeaves, Leaves, Placement, VolumeGrids
 from . import vdb_file
 from .display import bundled_module
 
 NO_LEAVES = GridLeaves(np.empty((0, 3), np.int32), np.empty((0, 64), np.uint8), np.empty(0, np.uint32),
-                       np.empty(0, np.uint8))
+                       np.empty(0, np.uint8), EMPTY_BOUNDS)
 _GRIDS_OF = weakref.WeakKeyDictionary()  # renderer -> a VolumeGrids per system (its GPU images, reused per frame)
 
 
@@ -87,7 +87,7 @@ def file_grids(effects: list[EffectVolume]) -> list[vdb_file.TreeGrid]:
             lanes = min(lanes, 3)  # velocity's weight lane stays on the GPU
             leaves = NO_LEAVES if effect.leaves is None else effect.leaves.grids[grid]  # None: nothing alive
             grids.append(vdb_file.TreeGrid(grid_name(effect.name, grid, len(effects)), leaves.origins, leaves.masks,
-                                           leaves.counts, leaves.buffers, effect.voxel, lanes,
+                                           leaves.counts, leaves.buffers, leaves.bounds, effect.voxel, lanes,
                                            "fog volume" if grid == "density" else "unknown"))
     return grids
 

@@ -121,7 +121,7 @@ def test_a_write_past_the_file_size_limit_raises(tmp_path):
         in_tree = {{grid: vdb_file.FileGrid(grid, rng.random((n, 8, 8, 8, lanes), np.float32), origins, 0.1,
                                             lanes).in_tree_order() for grid, lanes in (("density", 1), ("emission", 3),
                                                                                      ("velocity", 3))}}
-        leaves = Leaves({{grid: GridLeaves(tree.origins, tree.masks, tree.counts, tree.buffers)
+        leaves = Leaves({{grid: GridLeaves(tree.origins, tree.masks, tree.counts, tree.buffers, tree.bounds)
                          for grid, tree in in_tree.items()}}, lambda: None)
         effect = volumes.EffectVolume("Fire", leaves, Placement(0.1, (0, 0, 0), (64, 64, 64)), 0.1)
         volumes.openvdb()

@@ -19,6 +19,7 @@ from ...light.volume_grids import (
     MAX_VELOCITY_UNITS,
     MIN_SUPPORT,
     RECORD_WORDS,
+    TALLY,
     VELOCITY_SCALE,
     VOLUME_DITHER_STREAM,
     WEIGHT_SCALE,
@@ -155,18 +156,24 @@ def _grid_leaves(grid: str, values, index, shape):
 def leaf_masks(values: dict, index, shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """volume_leaf_masks.glsl over every grid's ``values`` (as the GPU resolves them) placed at VDB ``index`` with
     ``shape`` (x, y, z) voxels: (masks (elements, 16) uint32, the sizes then the flags (2 x elements), tally
-    (grid, leaves | bytes)), element grid x leaves + the leaf's tree rank."""
+    (grid, TALLY): leaves, bytes, the complement of the lowest and the highest active voxel's VDB index as ordered
+    uints (0 with none)), element grid x leaves + the leaf's tree rank."""
     count = int(np.prod(np.asarray(shape) // LEAF))
     masks = np.zeros((len(GRIDS) * count, LEAF_VOXELS // 32), np.uint32)
     sizes = np.zeros(len(GRIDS) * count, np.uint32)
-    tally = np.zeros((len(GRIDS), 2), np.uint32)
+    tally = np.zeros((len(GRIDS), TALLY), np.uint32)
     for code, grid in enumerate(GRIDS):
-        _, ranks, _, active = _grid_leaves(grid, values[grid], index, shape)
+        coordinates, ranks, _, active = _grid_leaves(grid, values[grid], index, shape)
         voxels = active.sum(axis=1)
         masks[code * count + ranks] = np.packbits(active, axis=1, bitorder="little").view("<u4")
         size = np.where(voxels > 0, LEAF_HEADER_BYTES + 2 * min(GRIDS[grid], 3) * voxels, 0)
         sizes[code * count + ranks] = size
-        tally[code] = np.count_nonzero(voxels), size.sum()
+        tally[code, :2] = np.count_nonzero(voxels), size.sum()
+        leaf, offset = np.nonzero(active)
+        if len(leaf):
+            held = coordinates[leaf] * LEAF + np.stack([offset >> 6, (offset >> 3) & 7, offset & 7], axis=1)
+            ordered = held.astype(np.int32).view(np.uint32) ^ np.uint32(0x80000000)
+            tally[code, 2:] = np.concatenate([~ordered.min(axis=0), ordered.max(axis=0)])
     return masks, np.concatenate([sizes, (sizes > 0).astype(np.uint32)]), tally
 
 
