@@ -35,7 +35,7 @@ uint offset_of(int element)
 uint next_mask_word(int element, uint end)
 {
   int first = element + 1;
-  int count = box_elements() - first;
+  int count = box_elements - first;
   if (count <= 0) {
     return 0u;
   }
@@ -82,7 +82,7 @@ void main()
       before++;
     }
   }
-  int index = int(offset_of(element + box_elements()) - offset_of(box_elements()));
+  int index = int(offset_of(element + box_elements) - offset_of(box_elements));
   int record_words = imageSize(leaf_records).x * imageSize(leaf_records).y;
   if (local < uint(RECORD_WORDS) && (index + 1) * RECORD_WORDS <= record_words) {
     ivec3 origin = (first_leaf + ivec3(gl_WorkGroupID)) * LEAF;

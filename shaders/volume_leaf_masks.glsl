@@ -58,7 +58,7 @@ void main()
     uint size = count > 0u ? uint(LEAF_HEADER_BYTES) + 2u * uint(LANES) * count : 0u;
     int width = imageSize(leaf_sizes).x;
     imageStore(leaf_sizes, particle_texel(element, width), uvec4(size));
-    imageStore(leaf_sizes, particle_texel(element + box_elements(), width), uvec4(count > 0u ? 1u : 0u));
+    imageStore(leaf_sizes, particle_texel(element + box_elements, width), uvec4(count > 0u ? 1u : 0u));
     if (count > 0u) {
       imageAtomicAdd(leaf_tally, ivec2(TALLY * GRID, 0), 1u);
       imageAtomicAdd(leaf_tally, ivec2(TALLY * GRID + 1, 0), size);

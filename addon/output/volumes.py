@@ -20,14 +20,10 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from ..engine.light.volume_grids import EMPTY_BOUNDS, GRIDS, GridLeaves, Leaves, Placement, VolumeGrids
+from ..engine.light.volume_grids import GRIDS, NO_LEAVES, Leaves, Placement, VolumeGrids
 from . import vdb_file
 from .display import bundled_module
 
-NO_LEAVES = GridLeaves(np.empty((0, 3), np.int32), np.empty((0, 64), np.uint8), np.empty(0, np.uint32),
-                       np.empty(0, np.uint8), EMPTY_BOUNDS)
 _GRIDS_OF = weakref.WeakKeyDictionary()  # renderer -> a VolumeGrids per system (its GPU images, reused per frame)
 
 

@@ -84,12 +84,6 @@ int tree_rank(ivec3 leaf)
          + before_leaf.x * in_lower.y * in_lower.z + before_leaf.y * in_lower.z + before_leaf.z;
 }
 
-/* The leaves of every grid: the elements of the leaf images (a grid's, then the next grid's). */
-int box_elements()
-{
-  return GRID_COUNT * box_leaves.x * box_leaves.y * box_leaves.z;
-}
-
 /* The workgroup's element in the leaf images: its grid's first plus its rank. */
 int leaf_element()
 {

@@ -62,15 +62,22 @@ def dense_file_grids(values: dict, placement) -> list[vdb_file.FileGrid]:
 def test_the_gpus_leaves_make_the_bytes_numpy_makes_of_the_dense_grids(host, rng):
     """The file from the GPU's leaf buffers equals, byte for byte, vdb_file's encoding of the same grids as dense
     leaves (numpy's active voxels, tree order and buffers: what the files were before the GPU made them): an
-    effect's splatted grids, and scattered values across upper and lower nodes with negative indices."""
-    system, look = effect(host, rng, n=4000)
-    volume = volume_grids.VolumeGrids(host)
-    captured = volumes.effect_volume(volume, system, look, "Fire", 0.03)
-    splatted = {grid: over_grid(host, volume.values[grid], captured.placement) for grid in volume_grids.GRIDS}
+    emissive and a lit effect's splatted grids (the lit one's emission empty), and scattered values across upper and
+    lower nodes with negative indices."""
+    cases = []
+    for lighting in ("EMISSION", "LIT"):
+        system, look = effect(host, rng, n=4000, lighting=lighting)
+        volume = volume_grids.VolumeGrids(host)
+        captured = volumes.effect_volume(volume, system, look, "Fire", 0.03)
+        splatted = {grid: over_grid(host, volume.values[grid], captured.placement) for grid in volume_grids.GRIDS}
+        if lighting == "LIT":
+            splatted["emission"] = np.zeros_like(splatted["emission"])  # not splatted: its images hold no frame
+        cases.append((captured, splatted))
     placement = volume_grids.Placement(0.05, (-4096 - 32, 4096 - 64, -8), (64, 96, 16))
     values = scattered_values(rng, placement)
-    scattered = volumes.EffectVolume("Fire", packed(host, values, placement).read(), placement, placement.voxel)
-    for effect_volume, grid_values in ((captured, splatted), (scattered, values)):
+    cases.append((volumes.EffectVolume("Fire", packed(host, values, placement).read(), placement, placement.voxel),
+                  values))
+    for effect_volume, grid_values in cases:
         ours = b"".join(bytes(part) for part in volumes.encode([effect_volume]))
         dense = b"".join(bytes(part) for part in vdb_file.encode(dense_file_grids(grid_values,
                                                                                   effect_volume.placement)))

@@ -104,7 +104,7 @@ _VOLUME_DEFINES = (*_DEFINES, ("VELOCITY_SCALE", f"{VELOCITY_SCALE:.1f}"), ("WEI
                    ("VOLUME_DITHER_STREAM", f"{VOLUME_DITHER_STREAM}u"), ("LEAF", str(LEAF)),
                    ("LEAF_VOXELS", str(LEAF_VOXELS)), ("LEAF_ROWS", str(LEAF_ROWS)), ("MASK_WORDS", str(MASK_WORDS)),
                    ("LEAF_HEADER_BYTES", str(LEAF_HEADER_BYTES)), ("RECORD_WORDS", str(RECORD_WORDS)), ("TALLY", str(TALLY)),
-                   ("GRID_COUNT", str(len(GRIDS))),
+
                    *((f"GRID_{name.upper()}", str(code)) for name, code in GRID_CODES.items()))
 PLACEMENT = Constant("VEC4", "volume_placement", components=(
     ("grid_corner", "xyz"),  # the grid's corner in world units
@@ -113,9 +113,12 @@ PLACEMENT = Constant("VEC4", "volume_placement", components=(
 SHAPE = Constant("IVEC4", "volume_shape", components=(("grid_shape", "xyz"),))  # the splat adds inside it alone
 LEAF_BOX = Constant("IVEC4", "leaf_box", components=(
     ("first_leaf", "xyz"),  # the grid's first leaf, VDB index / LEAF
-    ("grid_element", "w"),  # the grid's first element in the leaf images: its place in GRIDS x the box's leaves
+    ("grid_element", "w"),  # the grid's first element in the leaf images: its place among those packed x leaves
 ))
-LEAF_SPAN = Constant("IVEC4", "leaf_span", components=(("box_leaves", "xyz"),))  # the grid's leaves a side
+LEAF_SPAN = Constant("IVEC4", "leaf_span", components=(
+    ("box_leaves", "xyz"),  # the grid's leaves a side
+    ("box_elements", "w"),  # the leaves of every grid packed: the elements of the leaf images
+))
 
 
 def _sums(grid: str, atomic: bool) -> tuple[Image, ...]:
@@ -212,12 +215,12 @@ class Placement:
         """The grid's leaves a side."""
         return tuple(n // LEAF for n in self.shape)
 
-    def leaf_constants(self, grid: str) -> dict:
-        """The leaf kernels' constants for ``grid``."""
-        first = tuple(i // LEAF for i in self.index)
-        return {LEAF_BOX.name: LEAF_BOX.pack({"first_leaf": first,
-                                              "grid_element": GRID_CODES[grid] * math.prod(self.leaves)}),
-                LEAF_SPAN.name: LEAF_SPAN.pack({"box_leaves": self.leaves})}
+    def leaf_constants(self, slot: int, grids: int) -> dict:
+        """The leaf kernels' constants for the grid packed ``slot``-th of ``grids``."""
+        leaves = math.prod(self.leaves)
+        return {LEAF_BOX.name: LEAF_BOX.pack({"first_leaf": tuple(i // LEAF for i in self.index),
+                                              "grid_element": slot * leaves}),
+                LEAF_SPAN.name: LEAF_SPAN.pack({"box_leaves": self.leaves, "box_elements": grids * leaves})}
 
 
 def auto_voxel(settings, lower, upper) -> float:
@@ -268,6 +271,10 @@ class GridLeaves:
     bounds: np.ndarray
 
 
+NO_LEAVES = GridLeaves(np.empty((0, 3), np.int32), np.empty((0, 64), np.uint8), np.empty(0, np.uint32),
+                       np.empty(0, np.uint8), EMPTY_BOUNDS)
+
+
 def from_ordered(words) -> np.ndarray:
     """VDB indices from volume_leaf_masks' ordered uints (the sign bit flipped)."""
     return (np.asarray(words, np.uint32) ^ np.uint32(0x80000000)).view(np.int32)
@@ -293,7 +300,7 @@ class VolumeGrids:
         self._held = None  # the grid images' size (x, y, z), None before the first
         self.sums: dict[str, list] = {}
         self.values: dict[str, object] = {}
-        self.emits = False  # whether the last frame built splatted emission
+        self.packed = tuple(GRIDS)  # the grids the last pack packed, in the leaf images' order
 
     def bounds(self, system, look) -> tuple[np.ndarray, np.ndarray] | None:
         """The system's live particles' world bounds (center +- radius), None with none live."""
@@ -311,15 +318,15 @@ class VolumeGrids:
         return place(*found, voxel, self.host.max_texture_3d_size)
 
     def build(self, system, look, placement: Placement) -> None:
-        """Every grid splatted (emission only where the effect emits) and resolved, then its leaves packed as the
-        file stores them."""
+        """Every grid the effect fills splatted and resolved, then its leaves packed as the file stores them; an
+        effect that emits nothing leaves emission alone (its sums stay empty, its grid in the file is empty)."""
         self.allocate(placement.shape)
-        self.emits = particle_values(system)["color_start"][3] > 0.0
-        for grid in GRIDS:
-            if grid != "emission" or self.emits:
-                self.splat(system, look, placement, grid)
+        emits = particle_values(system)["color_start"][3] > 0.0
+        built = tuple(grid for grid in GRIDS if grid != "emission" or emits)
+        for grid in built:
+            self.splat(system, look, placement, grid)
             self.resolve(placement, grid)
-        self.pack(placement)
+        self.pack(placement, built)
 
     def splat(self, system, look, placement: Placement, grid: str) -> None:
         """The live particles added into ``grid``'s sums (empty before: the last resolve left them so)."""
@@ -337,33 +344,34 @@ class VolumeGrids:
     def _sum_images(self, grid: str) -> dict:
         return {f"sum_{lane}": image for lane, image in enumerate(self.sums[grid])}
 
-    def pack(self, placement: Placement) -> None:
+    def pack(self, placement: Placement, grids: tuple[str, ...] = tuple(GRIDS)) -> None:
         """The file's leaves of ``values`` over ``placement``'s grid, for :meth:`read`: each leaf's mask, buffer
         size and flag at its place in the tree's order (volume_leaf_masks), the buffers' byte offsets and the
         leaves' indices in the file (a scan of the sizes and flags), then the leaves' records and buffers
-        (volume_leaf_bytes)."""
+        (volume_leaf_bytes); of ``grids`` alone, in that order (the others are empty)."""
         self.host.clear(self.leaf_tally)
+        self.packed = grids
         images = self.leaf_images
-        for grid in GRIDS:
+        for slot, grid in enumerate(grids):
             self.host.dispatch(LEAF_MASK_KERNELS[grid], placement.leaves,
                                {"grid_values": self.values[grid], "leaf_masks": images["leaf_masks"],
                                 "leaf_sizes": images["leaf_sizes"], "leaf_tally": self.leaf_tally},
-                               placement.leaf_constants(grid))
+                               placement.leaf_constants(slot, len(grids)))
         # the sizes, then the flags: one scan (two dispatches fewer than two scans)
-        self.scan.run(images["leaf_sizes"], images["leaf_offsets"], 2 * len(GRIDS) * math.prod(placement.leaves))
-        for grid in GRIDS:
+        self.scan.run(images["leaf_sizes"], images["leaf_offsets"], 2 * len(grids) * math.prod(placement.leaves))
+        for slot, grid in enumerate(grids):
             self.host.dispatch(LEAF_BYTES_KERNELS[grid], placement.leaves,
                                {"grid_values": self.values[grid], "leaf_masks": images["leaf_masks"],
                                 "leaf_sizes": images["leaf_sizes"], "leaf_offsets": images["leaf_offsets"],
                                 "leaf_records": self.leaf_records, "leaf_bytes": self.leaf_bytes},
-                               placement.leaf_constants(grid))
+                               placement.leaf_constants(slot, len(grids)))
 
     def read(self) -> Leaves:
         """Each grid's leaves as the file stores them (only their records and buffers are read back), into host
         memory a writer gave back, else new (a fresh buffer is pages to fault in).  Refused (SettingsError) where
         they are more than the images hold."""
         self.host.sleep_until_idle()  # the passes done asleep, as in bounds
-        tally = self.host.read(self.leaf_tally).reshape(len(GRIDS), TALLY)
+        tally = self.host.read(self.leaf_tally).reshape(len(GRIDS), TALLY)[[GRID_CODES[g] for g in self.packed]]
         leaves, sizes = tally[:, :2].astype(np.int64).T
         records, words = int(leaves.sum()) * RECORD_WORDS, -(-int(sizes.sum()) // 4)
         for needed, image in ((records, self.leaf_records), (words, self.leaf_bytes)):
@@ -377,8 +385,8 @@ class VolumeGrids:
                                                                   (records, words)))
         record_texels, stream = record_texels.reshape(-1, RECORD_WORDS), stream.view(np.uint8)
         leaf_at, byte_at = np.cumsum(leaves) - leaves, np.cumsum(sizes) - sizes
-        grids = {}
-        for grid, first, count, at, size, words in zip(GRIDS, leaf_at, leaves, byte_at, sizes, tally):
+        grids = dict.fromkeys(GRIDS, NO_LEAVES)
+        for grid, first, count, at, size, words in zip(self.packed, leaf_at, leaves, byte_at, sizes, tally):
             own = record_texels[first:first + count]
             bounds = np.stack([from_ordered(~words[2:5]), from_ordered(words[5:8])]) if count else EMPTY_BOUNDS
             grids[grid] = GridLeaves(own[:, MASK_WORDS:MASK_WORDS + 3].view(np.int32), own[:, :MASK_WORDS].view(np.uint8),

@@ -214,22 +214,24 @@ def test_particles_past_a_grid_add_nothing_a_later_larger_grid_would_see(host, r
     assert same_leaves(reused.read(), fresh.read())
 
 
-def packed(host, values: dict, placement):
-    """The leaf passes over grids holding ``values`` (by grid: (z, y, x) or (z, y, x, 4) float32) at ``placement``."""
-    grids = volume_grids.VolumeGrids(host)
+def packed(host, values: dict, placement, grids=None, packing=tuple(volume_grids.GRIDS)):
+    """The leaf passes of ``packing`` over grids holding ``values`` (by grid: (z, y, x) or (z, y, x, 4) float32) at
+    ``placement``, in ``grids`` (a VolumeGrids, else new)."""
+    grids = grids or volume_grids.VolumeGrids(host)
     grids.allocate(placement.shape)
     grids.values = {grid: host.volume(f"{grid}_grid", np.ascontiguousarray(values[grid], np.float32))
                     for grid in volume_grids.GRIDS}
-    grids.pack(placement)
+    grids.pack(placement, packing)
     return grids
 
 
-def records_and_stream(leaves):
-    """The leaves read back as volume_leaf_bytes wrote them: (records of every grid, their buffers one after the
-    other)."""
+def records_and_stream(leaves, packing=tuple(volume_grids.GRIDS)):
+    """The leaves read back as volume_leaf_bytes wrote them: (records of the grids packed, their buffers one after
+    the other)."""
+    packed_leaves = [leaves.grids[grid] for grid in packing]
     records = np.concatenate([np.concatenate([got.masks.view("<u4"), got.origins.view("<u4"), got.counts[:, None]],
-                                             axis=1) for got in leaves.grids.values()])
-    return records, b"".join(got.buffers.tobytes() for got in leaves.grids.values())
+                                             axis=1) for got in packed_leaves])
+    return records, b"".join(got.buffers.tobytes() for got in packed_leaves)
 
 
 def test_the_packed_halves_are_numpys_rounding_of_the_floats(host, rng):
@@ -268,10 +270,11 @@ def scattered_values(rng, placement, held: float = 0.3) -> dict:
     return values
 
 
-FRAMES = {  # placement (index, shape) and how many voxels hold something
-    "several upper and lower nodes": ((-4096 - 32, 4096 - 64, -8), (64, 96, 16), 0.3),
-    "an empty frame": ((0, 0, 0), (16, 16, 8), 0.0),
-    "leaves fully active": ((-16, 8, 120), (24, 16, 16), 1.0),
+FRAMES = {  # placement (index, shape), how many voxels hold something, the grids packed
+    "several upper and lower nodes": ((-4096 - 32, 4096 - 64, -8), (64, 96, 16), 0.3, tuple(volume_grids.GRIDS)),
+    "an empty frame": ((0, 0, 0), (16, 16, 8), 0.0, tuple(volume_grids.GRIDS)),
+    "leaves fully active": ((-16, 8, 120), (24, 16, 16), 1.0, tuple(volume_grids.GRIDS)),
+    "an effect emitting nothing": ((-512, 0, -64), (40, 24, 32), 0.2, ("density", "velocity")),
 }
 
 
@@ -279,21 +282,25 @@ FRAMES = {  # placement (index, shape) and how many voxels hold something
 def test_the_leaf_passes_match_the_reference(host, rng, frame):
     """volume_leaf_masks (masks, sizes and flags at each leaf's tree rank, the tallies) and volume_leaf_bytes (records
     and buffers) against numpy, over boxes across upper (4096 voxels) and lower (128) nodes with negative indices,
-    an empty frame and leaves whose every voxel is active."""
-    index, shape, held = FRAMES[frame]
+    an empty frame, leaves whose every voxel is active, and the grids of an effect emitting nothing after a frame of
+    one emitting (the images reused: nothing of emission's left)."""
+    index, shape, held, packing = FRAMES[frame]
     placement = volume_grids.Placement(0.1, index, shape)
+    grids = packed(host, scattered_values(rng, placement), placement)  # a frame packing every grid before
     values = scattered_values(rng, placement, held)
-    grids = packed(host, values, placement)
-    masks, sizes_and_flags, tally = ref.leaf_masks(values, index, shape)
+    packed(host, values, placement, grids, packing)
+    masks, sizes_and_flags, tally = ref.leaf_masks(values, index, shape, packing)
     images = grids.leaf_images
     np.testing.assert_array_equal(host.read(images["leaf_masks"]).ravel()[:masks.size].reshape(-1, 16), masks)
     np.testing.assert_array_equal(host.read(images["leaf_sizes"]).ravel()[:len(sizes_and_flags)], sizes_and_flags)
     np.testing.assert_array_equal(host.read(grids.leaf_tally).ravel(), tally.ravel())
-    records, stream = records_and_stream(grids.read())
-    expected_records, expected_stream = ref.leaf_bytes(values, index, shape)
+    leaves = grids.read()
+    records, stream = records_and_stream(leaves, packing)
+    expected_records, expected_stream = ref.leaf_bytes(values, index, shape, packing)
     np.testing.assert_array_equal(records, expected_records)
     assert stream == expected_stream
     assert (len(stream) == 0) == (held == 0.0)
+    assert all(len(leaves.grids[grid].origins) == 0 for grid in volume_grids.GRIDS if grid not in packing)
     if held == 1.0:
         assert (records[:, 16 + 3] == 512).all()
 

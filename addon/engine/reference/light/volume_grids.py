@@ -11,6 +11,7 @@ import numpy as np
 
 from ...light.shadow_volume import DENSITY_SCALE, MAX_PARTICLE_DEPTH
 from ...light.volume_grids import (
+    GRID_CODES,
     GRIDS,
     LEAF,
     LEAF_HEADER_BYTES,
@@ -153,21 +154,22 @@ def _grid_leaves(grid: str, values, index, shape):
     return coordinates, tree_rank(coordinates, first, (x, y, z)), halves, ((halves & 0x7FFF) != 0).any(axis=2)
 
 
-def leaf_masks(values: dict, index, shape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """volume_leaf_masks.glsl over every grid's ``values`` (as the GPU resolves them) placed at VDB ``index`` with
+def leaf_masks(values: dict, index, shape, grids=tuple(GRIDS)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """volume_leaf_masks.glsl over ``grids``' ``values`` (as the GPU resolves them) placed at VDB ``index`` with
     ``shape`` (x, y, z) voxels: (masks (elements, 16) uint32, the sizes then the flags (2 x elements), tally
-    (grid, TALLY): leaves, bytes, the complement of the lowest and the highest active voxel's VDB index as ordered
-    uints (0 with none)), element grid x leaves + the leaf's tree rank."""
+    (GRIDS, TALLY): leaves, bytes, the complement of the lowest and the highest active voxel's VDB index as ordered
+    uints (0 with none)), element: the grid's place in ``grids`` x leaves + the leaf's tree rank."""
     count = int(np.prod(np.asarray(shape) // LEAF))
-    masks = np.zeros((len(GRIDS) * count, LEAF_VOXELS // 32), np.uint32)
-    sizes = np.zeros(len(GRIDS) * count, np.uint32)
+    masks = np.zeros((len(grids) * count, LEAF_VOXELS // 32), np.uint32)
+    sizes = np.zeros(len(grids) * count, np.uint32)
     tally = np.zeros((len(GRIDS), TALLY), np.uint32)
-    for code, grid in enumerate(GRIDS):
+    for slot, grid in enumerate(grids):
         coordinates, ranks, _, active = _grid_leaves(grid, values[grid], index, shape)
         voxels = active.sum(axis=1)
-        masks[code * count + ranks] = np.packbits(active, axis=1, bitorder="little").view("<u4")
+        masks[slot * count + ranks] = np.packbits(active, axis=1, bitorder="little").view("<u4")
         size = np.where(voxels > 0, LEAF_HEADER_BYTES + 2 * min(GRIDS[grid], 3) * voxels, 0)
-        sizes[code * count + ranks] = size
+        sizes[slot * count + ranks] = size
+        code = GRID_CODES[grid]
         tally[code, :2] = np.count_nonzero(voxels), size.sum()
         leaf, offset = np.nonzero(active)
         if len(leaf):
@@ -177,11 +179,11 @@ def leaf_masks(values: dict, index, shape) -> tuple[np.ndarray, np.ndarray, np.n
     return masks, np.concatenate([sizes, (sizes > 0).astype(np.uint32)]), tally
 
 
-def leaf_bytes(values: dict, index, shape) -> tuple[np.ndarray, bytes]:
-    """volume_leaf_bytes.glsl over every grid: (records (leaves, RECORD_WORDS) uint32: mask, lowest voxel's VDB
-    index, active voxels; the buffers of the three grids one after the other), leaves in element order."""
+def leaf_bytes(values: dict, index, shape, grids=tuple(GRIDS)) -> tuple[np.ndarray, bytes]:
+    """volume_leaf_bytes.glsl over ``grids``: (records (leaves, RECORD_WORDS) uint32: mask, lowest voxel's VDB
+    index, active voxels; the grids' buffers one after the other), leaves in element order."""
     records, stream = [], []
-    for grid in GRIDS:
+    for grid in grids:
         coordinates, ranks, halves, active = _grid_leaves(grid, values[grid], index, shape)
         for leaf in np.argsort(ranks):
             if active[leaf].any():
