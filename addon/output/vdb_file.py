@@ -4,10 +4,13 @@ Why not the bundled ``openvdb`` module: its Python API fills a grid from dense a
 one call a run of leaves, ~43 us each plus the tree's own work), and ``write`` compresses with blosc; the smoke
 preset's frames (7000 leaves, 1.6M active voxels, three grids) took 3 s a frame on each of 8 writers, 2.3 frames/s
 (H200 record bench/results/nvidia-h200-pcie-sse2-2026-12-02-export.json).  A VDB file of leaves is a header, the
-tree's topology (its node masks) and the leaves' buffers; numpy writes every leaf of a grid in a few array
-operations: on the CPU machine a real smoke frame took 79 ms against openvdb's 260, 8 writers 118 ms a frame
-against 400, the same voxels, 12.8 MB against 12.6 (bench/README.md, VDB volumes).  ``openvdb`` reads the files
-back (the tests) and Blender's Volume plays them (tests/output/test_volume_object.py renders one in Cycles).
+tree's topology (its node masks) and the leaves' buffers.  A bake's grids come from the GPU as the file stores
+them (:class:`TreeGrid`: the leaves in the tree's order, their masks, bounds and buffers, light/volume_grids.py),
+so a writer adds the header, metadata and topology only (a real smoke frame: ~0.7 ms of numpy and Python, ~8 ms
+of SHA-1 for the UUID outside the GIL, on the CPU machine); dense leaves (:class:`FileGrid`) are put in tree
+order by numpy in a few array operations (that frame: ~50 ms; openvdb's own writing 260).  ``openvdb`` reads the
+files back (the tests) and Blender's Volume plays them (tests/output/test_volume_object.py renders one in
+Cycles).
 
 The layout is OpenVDB's file format 225 (io/Archive.cc): the header, the grid descriptors with each grid's
 offsets, then per grid its compression flags (``COMPRESS_ACTIVE_MASK`` alone: inactive voxels are the
