@@ -78,7 +78,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             started = time.perf_counter()
             renderer.advance_to(frame)
             renderer.host.sleep_until_idle()  # the simulation's GPU work done before the clock starts (asleep, as
-            renderer.host.read(grids.leaf_tally)  # the product waits; the read: on hosts that cannot sleep)
+            renderer.host.read(grids.bounds_image)  # the product waits; the read: on hosts that cannot sleep)
             stages["simulate_ms"].append((time.perf_counter() - started) * 1e3)
             centers, radii, _ = particles(*system.read_state(), system.settings, table)
             points.append((centers + system.origin, radii))
@@ -88,7 +88,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             placement = place(*bounds, _voxel(bounds), renderer.host.max_texture_3d_size)
             grids.build(system, look, placement)
             renderer.host.sleep_until_idle()  # as grids.read waits
-            renderer.host.read(grids.leaf_tally)
+            renderer.host.read(grids.bounds_image)
             built = time.perf_counter()
             leaves = grids.read()
             read = time.perf_counter()

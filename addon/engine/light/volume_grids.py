@@ -104,7 +104,6 @@ _VOLUME_DEFINES = (*_DEFINES, ("VELOCITY_SCALE", f"{VELOCITY_SCALE:.1f}"), ("WEI
                    ("VOLUME_DITHER_STREAM", f"{VOLUME_DITHER_STREAM}u"), ("LEAF", str(LEAF)),
                    ("LEAF_VOXELS", str(LEAF_VOXELS)), ("LEAF_ROWS", str(LEAF_ROWS)), ("MASK_WORDS", str(MASK_WORDS)),
                    ("LEAF_HEADER_BYTES", str(LEAF_HEADER_BYTES)), ("RECORD_WORDS", str(RECORD_WORDS)), ("TALLY", str(TALLY)),
-
                    *((f"GRID_{name.upper()}", str(code)) for name, code in GRID_CODES.items()))
 PLACEMENT = Constant("VEC4", "volume_placement", components=(
     ("grid_corner", "xyz"),  # the grid's corner in world units
@@ -289,18 +288,87 @@ class Leaves:
     give_back: Callable[[], None]
 
 
+def _linear(host, name: str, count: int, width: int | None = None):
+    """An R32UI image of ``count`` elements, row after row (at most the GPU's texture size each way)."""
+    width = min(width or count, host.max_texture_size)
+    return host.texture(name, width, min(-(-count // width), host.max_texture_size), "R32UI")
+
+
+class FileLeaves:
+    """A frame's grids' leaves as the file stores them, made on the GPU and read back, in images for grids of up to
+    ``leaves`` leaves: per grid, each leaf's mask, buffer size and flag at its element (its grid's slot x leaves +
+    its rank in the tree's order; the flags after every grid's sizes) and the tallies, the scan of the sizes and
+    flags (byte offsets, leaf indices), then the leaves' records and buffers."""
+
+    def __init__(self, host, leaves: int):
+        self.host = host
+        elements = len(GRIDS) * leaves
+        self.tally = host.texture("leaf_tally", TALLY * len(GRIDS), 1, "R32UI")
+        self.masks = _linear(host, "leaf_masks", elements * MASK_WORDS)
+        self.sizes, self.offsets = (_linear(host, name, 2 * elements) for name in ("leaf_sizes", "leaf_offsets"))
+        self.scan = Scan(host, 2 * elements)
+        self.records = _linear(host, "leaf_records", elements * RECORD_WORDS)
+        most_bytes = leaves * sum(LEAF_HEADER_BYTES + 2 * min(lanes, 3) * LEAF_VOXELS
+                                  for lanes in GRIDS.values())  # every voxel active
+        self.bytes = _linear(host, "leaf_bytes", -(-most_bytes // 4), LEAF_BYTES_WIDTH)
+        self._memory = RowBuffers(host, (self.records, self.bytes))  # host memory to read into
+        self.packed = tuple(GRIDS)  # the grids the last pack packed, in the leaf images' order
+
+    def pack(self, values: dict, placement: Placement, grids: tuple[str, ...]) -> None:
+        """``grids``' leaves of ``values`` (by grid, their 3D images) over ``placement``'s grid, in that order (the
+        others are empty): each leaf's mask, buffer size and flag (volume_leaf_masks), the buffers' byte offsets
+        and the leaves' indices (one scan of the sizes then the flags: two dispatches fewer than two scans), then
+        the leaves' records and buffers (volume_leaf_bytes)."""
+        self.host.clear(self.tally)
+        self.packed = grids
+        for slot, grid in enumerate(grids):
+            self.host.dispatch(LEAF_MASK_KERNELS[grid], placement.leaves,
+                               {"grid_values": values[grid], "leaf_masks": self.masks, "leaf_sizes": self.sizes,
+                                "leaf_tally": self.tally}, placement.leaf_constants(slot, len(grids)))
+        self.scan.run(self.sizes, self.offsets, 2 * len(grids) * math.prod(placement.leaves))
+        for slot, grid in enumerate(grids):
+            self.host.dispatch(LEAF_BYTES_KERNELS[grid], placement.leaves,
+                               {"grid_values": values[grid], "leaf_masks": self.masks, "leaf_sizes": self.sizes,
+                                "leaf_offsets": self.offsets, "leaf_records": self.records, "leaf_bytes": self.bytes},
+                               placement.leaf_constants(slot, len(grids)))
+
+    def read(self) -> Leaves:
+        """Each grid's leaves as the file stores them (only their records and buffers are read back), into host
+        memory a writer gave back, else new (a fresh buffer is pages to fault in).  Refused (SettingsError) where
+        they are more than the images hold."""
+        self.host.sleep_until_idle()  # the passes done asleep, as VolumeGrids.bounds waits
+        tally = self.host.read(self.tally).reshape(len(GRIDS), TALLY)[[GRID_CODES[grid] for grid in self.packed]]
+        leaves, sizes = tally[:, :2].astype(np.int64).T
+        records, words = int(leaves.sum()) * RECORD_WORDS, -(-int(sizes.sum()) // 4)
+        for needed, image in ((records, self.records), (words, self.bytes)):
+            if needed > image.width * image.height:
+                raise SettingsError(f"VDB volumes: {int(leaves.sum()):,} leaves of {LEAF}^3 voxels hold particles "
+                                    f"in {int(sizes.sum()):,} bytes, more than one frame can read back; set a larger "
+                                    "Voxel Size")
+        buffers, give_back = self._memory.take()
+        record_texels, stream = (self.host.read_rows(image, -(-needed // image.width), buffer).reshape(-1)[:needed]
+                                 for image, buffer, needed in zip((self.records, self.bytes), buffers,
+                                                                  (records, words)))
+        records_of = np.split(record_texels.reshape(-1, RECORD_WORDS), np.cumsum(leaves)[:-1])
+        streams = np.split(stream.view(np.uint8)[:int(sizes.sum())], np.cumsum(sizes)[:-1])
+        grids = dict.fromkeys(GRIDS, NO_LEAVES)
+        for grid, own, buffers_of, counts in zip(self.packed, records_of, streams, tally):
+            bounds = np.stack([from_ordered(~counts[2:5]), from_ordered(counts[5:8])]) if len(own) else EMPTY_BOUNDS
+            grids[grid] = GridLeaves(own[:, MASK_WORDS:MASK_WORDS + 3].view(np.int32),
+                                     own[:, :MASK_WORDS].view(np.uint8), own[:, MASK_WORDS + 3], buffers_of, bounds)
+        return Leaves(grids, give_back)
+
+
 class VolumeGrids:
     """One effect's grids, frame after frame: ``placement`` (the bounds pass, 6 texels read back), then ``build``
-    records the splat, resolve and pack passes and ``read`` reads the active leaves back."""
+    records the splat, resolve and leaf passes and ``read`` reads the leaves back as the file stores them."""
 
     def __init__(self, host):
         self.host = host
         self.bounds_image = host.texture("shadow_bounds", 6, 1, "R32UI")
-        self.leaf_tally = host.texture("leaf_tally", TALLY * len(GRIDS), 1, "R32UI")
         self._held = None  # the grid images' size (x, y, z), None before the first
         self.sums: dict[str, list] = {}
         self.values: dict[str, object] = {}
-        self.packed = tuple(GRIDS)  # the grids the last pack packed, in the leaf images' order
 
     def bounds(self, system, look) -> tuple[np.ndarray, np.ndarray] | None:
         """The system's live particles' world bounds (center +- radius), None with none live."""
@@ -345,53 +413,12 @@ class VolumeGrids:
         return {f"sum_{lane}": image for lane, image in enumerate(self.sums[grid])}
 
     def pack(self, placement: Placement, grids: tuple[str, ...] = tuple(GRIDS)) -> None:
-        """The file's leaves of ``values`` over ``placement``'s grid, for :meth:`read`: each leaf's mask, buffer
-        size and flag at its place in the tree's order (volume_leaf_masks), the buffers' byte offsets and the
-        leaves' indices in the file (a scan of the sizes and flags), then the leaves' records and buffers
-        (volume_leaf_bytes); of ``grids`` alone, in that order (the others are empty)."""
-        self.host.clear(self.leaf_tally)
-        self.packed = grids
-        images = self.leaf_images
-        for slot, grid in enumerate(grids):
-            self.host.dispatch(LEAF_MASK_KERNELS[grid], placement.leaves,
-                               {"grid_values": self.values[grid], "leaf_masks": images["leaf_masks"],
-                                "leaf_sizes": images["leaf_sizes"], "leaf_tally": self.leaf_tally},
-                               placement.leaf_constants(slot, len(grids)))
-        # the sizes, then the flags: one scan (two dispatches fewer than two scans)
-        self.scan.run(images["leaf_sizes"], images["leaf_offsets"], 2 * len(grids) * math.prod(placement.leaves))
-        for slot, grid in enumerate(grids):
-            self.host.dispatch(LEAF_BYTES_KERNELS[grid], placement.leaves,
-                               {"grid_values": self.values[grid], "leaf_masks": images["leaf_masks"],
-                                "leaf_sizes": images["leaf_sizes"], "leaf_offsets": images["leaf_offsets"],
-                                "leaf_records": self.leaf_records, "leaf_bytes": self.leaf_bytes},
-                               placement.leaf_constants(slot, len(grids)))
+        """The file's leaves of ``grids``' ``values`` over ``placement``'s grid, for :meth:`read`."""
+        self.file_leaves.pack(self.values, placement, grids)
 
     def read(self) -> Leaves:
-        """Each grid's leaves as the file stores them (only their records and buffers are read back), into host
-        memory a writer gave back, else new (a fresh buffer is pages to fault in).  Refused (SettingsError) where
-        they are more than the images hold."""
-        self.host.sleep_until_idle()  # the passes done asleep, as in bounds
-        tally = self.host.read(self.leaf_tally).reshape(len(GRIDS), TALLY)[[GRID_CODES[g] for g in self.packed]]
-        leaves, sizes = tally[:, :2].astype(np.int64).T
-        records, words = int(leaves.sum()) * RECORD_WORDS, -(-int(sizes.sum()) // 4)
-        for needed, image in ((records, self.leaf_records), (words, self.leaf_bytes)):
-            if needed > image.width * image.height:
-                raise SettingsError(f"VDB volumes: {int(leaves.sum()):,} leaves of {LEAF}^3 voxels hold particles "
-                                    f"in {int(sizes.sum()):,} bytes, more than one frame can read back; set a larger "
-                                    "Voxel Size")
-        buffers, give_back = self._memory.take()
-        record_texels, stream = (self.host.read_rows(image, -(-needed // image.width), buffer).reshape(-1)[:needed]
-                                 for image, buffer, needed in zip((self.leaf_records, self.leaf_bytes), buffers,
-                                                                  (records, words)))
-        record_texels, stream = record_texels.reshape(-1, RECORD_WORDS), stream.view(np.uint8)
-        leaf_at, byte_at = np.cumsum(leaves) - leaves, np.cumsum(sizes) - sizes
-        grids = dict.fromkeys(GRIDS, NO_LEAVES)
-        for grid, first, count, at, size, words in zip(self.packed, leaf_at, leaves, byte_at, sizes, tally):
-            own = record_texels[first:first + count]
-            bounds = np.stack([from_ordered(~words[2:5]), from_ordered(words[5:8])]) if count else EMPTY_BOUNDS
-            grids[grid] = GridLeaves(own[:, MASK_WORDS:MASK_WORDS + 3].view(np.int32), own[:, :MASK_WORDS].view(np.uint8),
-                                     own[:, MASK_WORDS + 3], stream[at:at + size], bounds)
-        return Leaves(grids, give_back)
+        """Each grid's leaves as the file stores them (FileLeaves.read)."""
+        return self.file_leaves.read()
 
     def allocate(self, shape) -> None:
         """Images for a grid of ``shape``: the ones made before where they hold it (a plume's grid changes shape
@@ -408,22 +435,8 @@ class VolumeGrids:
                             for lane in range(lanes)] for grid, lanes in GRIDS.items()}
         self.values = {grid: self.host.volume(f"{grid}_grid", shape=(z, y, x), format=GRID_FORMATS[grid])
                        for grid in GRIDS}
-        elements = len(GRIDS) * (x * y * z // LEAF_VOXELS)
-        self.leaf_images = {name: self._linear(name, elements * words) for name, words in (
-            ("leaf_masks", MASK_WORDS), ("leaf_sizes", 2), ("leaf_offsets", 2))}  # sizes, then flags
-        self.scan = Scan(self.host, 2 * elements)
-        self.leaf_records = self._linear("leaf_records", elements * RECORD_WORDS)
-        most_bytes = x * y * z // LEAF_VOXELS * sum(LEAF_HEADER_BYTES + 2 * min(lanes, 3) * LEAF_VOXELS
-                                                    for lanes in GRIDS.values())  # every voxel active
-        self.leaf_bytes = self._linear("leaf_bytes", -(-most_bytes // 4), LEAF_BYTES_WIDTH)
-        self._memory = RowBuffers(self.host, (self.leaf_records, self.leaf_bytes))  # host memory to read into
+        self.file_leaves = FileLeaves(self.host, x * y * z // LEAF_VOXELS)
         self._held = (x, y, z)
-
-    def _linear(self, name: str, count: int, width: int | None = None):
-        """An R32UI image of ``count`` elements, row after row (at most the GPU's texture size each way)."""
-        most = self.host.max_texture_size
-        width = min(width or count, most)
-        return self.host.texture(name, width, min(-(-count // width), most), "R32UI")
 
     def _dispatch(self, kernel, system, look, textures: dict, constants: dict) -> None:
         declared = {constant.name for constant in kernel.constants}

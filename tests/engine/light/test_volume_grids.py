@@ -290,10 +290,10 @@ def test_the_leaf_passes_match_the_reference(host, rng, frame):
     values = scattered_values(rng, placement, held)
     packed(host, values, placement, grids, packing)
     masks, sizes_and_flags, tally = ref.leaf_masks(values, index, shape, packing)
-    images = grids.leaf_images
-    np.testing.assert_array_equal(host.read(images["leaf_masks"]).ravel()[:masks.size].reshape(-1, 16), masks)
-    np.testing.assert_array_equal(host.read(images["leaf_sizes"]).ravel()[:len(sizes_and_flags)], sizes_and_flags)
-    np.testing.assert_array_equal(host.read(grids.leaf_tally).ravel(), tally.ravel())
+    file_leaves = grids.file_leaves
+    np.testing.assert_array_equal(host.read(file_leaves.masks).ravel()[:masks.size].reshape(-1, 16), masks)
+    np.testing.assert_array_equal(host.read(file_leaves.sizes).ravel()[:len(sizes_and_flags)], sizes_and_flags)
+    np.testing.assert_array_equal(host.read(file_leaves.tally).ravel(), tally.ravel())
     leaves = grids.read()
     records, stream = records_and_stream(leaves, packing)
     expected_records, expected_stream = ref.leaf_bytes(values, index, shape, packing)
