@@ -1,9 +1,9 @@
 /* One grid's leaves for the file, last pass (volume_grids.py), after
- * volume_leaf_masks and the scan of its sizes and flags (leaf_offsets: each
- * leaf's byte offset in the stream of the three grids' buffers, and, after
+ * volume_leaf_masks and the scan of the sizes and flags (leaf_offsets: each
+ * leaf's byte offset in the stream of the packed grids' buffers, and, after
  * them, the total bytes plus its index among the leaves the file holds).
- * A leaf holding
- * an active voxel (a workgroup) writes its record (its mask, its lowest
+ * A leaf holding an active voxel (a workgroup, a thread a row of 8 voxels
+ * along z as in volume_leaf.glsl) writes its record (its mask, its lowest
  * voxel's VDB index, its active voxels: RECORD_WORDS words, for the file's
  * topology) and its buffer as the file stores it: the mask's 64 bytes, a
  * metadata byte (0: inactive values are the background) and its active

@@ -4,7 +4,7 @@
  * box, thread t (of LEAF_ROWS) its row of voxels along z at x = t / 8,
  * y = t % 8: offsets 8t .. 8t + 7 in VDB's order (x * 64 + y * 8 + z), byte
  * t of the leaf's value mask (512-thread workgroups, a voxel a thread, were
- * 8x slower on llvmpipe, which runs a workgroup's threads as coroutines);
+ * 2-6x slower on llvmpipe, which runs a workgroup's threads as coroutines);
  * grid_values holds LANES lanes (density 1, emission and velocity 3). */
 
 /* x as IEEE half bits rounded to nearest even, as numpy and OpenVDB round
