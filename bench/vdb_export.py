@@ -2,15 +2,16 @@
 ``vdb-smoke``; issue 47).
 
 Ours: per frame, the effect's grids at a 256-voxel longest side (the voxel edge from the live particles' bounds)
-made on the GPU and read back sparse (light/volume_grids.py), then on writer threads (as many as a bake has)
-encoded and written by numpy (output/volumes.py, output/vdb_file.py).  ``fps``: frames over the wall clock from the first
-frame's grids to the last file on disk, the simulation step excluded (``simulate_ms``: its cost per frame,
-apart).  Where the time goes, ms a frame: ``grid_ms`` (GPU passes, until the leaf count is read back: the
-GPU's work included; ``bounds_ms`` of it the bounds pass and its 6 texels read back), ``readback_ms`` (the active leaves), ``encode_ms`` (the file's bytes from the leaves:
-topology, masks, halves, the header's UUID; on a writer), ``disk_ms`` (writing them, on a writer); ``passes_ms``: the
-last frame's grids made again with the GPU waited for after every pass (bench/counting.timed_passes), ms by kernel,
-clears and reads; ``leaves`` and ``active_voxels``
-of the last frame.
+made on the GPU, their leaves' buffers too, as the file stores them (light/volume_grids.py), and read back, then
+on writer threads (as many as a bake has) encoded (header and topology by numpy) and written (output/volumes.py,
+output/vdb_file.py).  ``fps``: frames over the wall clock from the first frame's grids to the last file on disk,
+the simulation step excluded (``simulate_ms``: its cost per frame, apart).  Where the time goes, ms a frame:
+``grid_ms`` (GPU passes, until the leaf tallies are read back: the GPU's work included; ``bounds_ms`` of it the
+bounds pass and its 6 texels read back), ``readback_ms`` (the leaves' records and buffers, ``readback_mb`` of
+them), ``encode_ms`` (the file's parts: metadata, topology, the header's UUID; on a writer), ``disk_ms``
+(writing them, on a writer); ``passes_ms``: the last frame's grids made again with the GPU waited for after
+every pass (bench/counting.timed_passes), ms by kernel, clears and reads; ``leaves`` and ``active_voxels`` (of
+the density grid) of the last frame.
 
 Blender's way (``peer_ms_per_frame``): the same live points (positions and radii at that frame) set on a
 PointCloud whose Geometry Nodes run Points to Volume at the same voxel size into a Bake node, baked to disk
@@ -33,7 +34,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 
-from addon.engine.light.volume_grids import LEAF, VolumeGrids, place
+from addon.engine.light.volume_grids import LEAF, RECORD_WORDS, VolumeGrids, place
 from addon.engine.look.look import look_table
 from addon.engine.reference.light.shadow_volume import particles
 from addon.output import vdb_file, volumes
@@ -77,7 +78,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             started = time.perf_counter()
             renderer.advance_to(frame)
             renderer.host.sleep_until_idle()  # the simulation's GPU work done before the clock starts (asleep, as
-            renderer.host.read(grids.leaf_count)  # the product waits; the read: on hosts that cannot sleep)
+            renderer.host.read(grids.bounds_image)  # the product waits; the read: on hosts that cannot sleep)
             stages["simulate_ms"].append((time.perf_counter() - started) * 1e3)
             centers, radii, _ = particles(*system.read_state(), system.settings, table)
             points.append((centers + system.origin, radii))
@@ -87,7 +88,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             placement = place(*bounds, _voxel(bounds), renderer.host.max_texture_3d_size)
             grids.build(system, look, placement)
             renderer.host.sleep_until_idle()  # as grids.read waits
-            renderer.host.read(grids.leaf_count)
+            renderer.host.read(grids.bounds_image)
             built = time.perf_counter()
             leaves = grids.read()
             read = time.perf_counter()
@@ -108,8 +109,10 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
     return {"fps": len(frames) / wall, "ms_per_frame": wall * 1e3 / len(frames),
             "passes_ms": {name: round(ms, 2) for name, ms in passes.items()},
             **{name: statistics.median(values) for name, values in stages.items()},
-            "voxel": placement.voxel, "grid": "x".join(map(str, placement.shape)), "leaves": len(leaves.origins),
-            "active_voxels": int(np.count_nonzero(leaves.grids["density"])), "workers": workers}
+            "voxel": placement.voxel, "grid": "x".join(map(str, placement.shape)),
+            "leaves": len(leaves.grids["density"].origins), "active_voxels": int(leaves.grids["density"].counts.sum()),
+            "readback_mb": sum(g.buffers.nbytes + g.origins.shape[0] * RECORD_WORDS * 4
+                               for g in leaves.grids.values()) / 2**20, "workers": workers}
 
 
 def _bake_tree(voxel: float):

@@ -4,10 +4,13 @@ Why not the bundled ``openvdb`` module: its Python API fills a grid from dense a
 one call a run of leaves, ~43 us each plus the tree's own work), and ``write`` compresses with blosc; the smoke
 preset's frames (7000 leaves, 1.6M active voxels, three grids) took 3 s a frame on each of 8 writers, 2.3 frames/s
 (H200 record bench/results/nvidia-h200-pcie-sse2-2026-12-02-export.json).  A VDB file of leaves is a header, the
-tree's topology (its node masks) and the leaves' buffers; numpy writes every leaf of a grid in a few array
-operations: on the CPU machine a real smoke frame took 79 ms against openvdb's 260, 8 writers 118 ms a frame
-against 400, the same voxels, 12.8 MB against 12.6 (bench/README.md, VDB volumes).  ``openvdb`` reads the files
-back (the tests) and Blender's Volume plays them (tests/output/test_volume_object.py renders one in Cycles).
+tree's topology (its node masks) and the leaves' buffers.  A bake's grids come from the GPU as the file stores
+them (:class:`TreeGrid`: the leaves in the tree's order, their masks, bounds and buffers, light/volume_grids.py),
+so a writer adds the header, metadata and topology only (a real smoke frame: ~0.7 ms of numpy and Python, ~8 ms
+of SHA-1 for the UUID outside the GIL, on the CPU machine); dense leaves (:class:`FileGrid`) are put in tree
+order by numpy in a few array operations (that frame: ~50 ms; openvdb's own writing 260).  ``openvdb`` reads the
+files back (the tests) and Blender's Volume plays them (tests/output/test_volume_object.py renders one in
+Cycles).
 
 The layout is OpenVDB's file format 225 (io/Archive.cc): the header, the grid descriptors with each grid's
 offsets, then per grid its compression flags (``COMPRESS_ACTIVE_MASK`` alone: inactive voxels are the
@@ -42,10 +45,31 @@ _I32, _I64, _F64 = np.dtype("<i4"), np.dtype("<i8"), np.dtype("<f8")
 
 
 @dataclass(frozen=True)
+class TreeGrid:
+    """One grid of a file as the file stores it: its leaves holding an active voxel in the tree's order
+    (``_sort_by_tree``), their lowest voxels at VDB index ``origins`` (n, 3), their value ``masks`` (n, 64) uint8
+    (byte x * 8 + y, bit z), their active voxel ``counts`` (n,), and ``buffers`` (uint8): each leaf's mask, a
+    metadata byte (0) and its active voxels' halves (offset order, lanes adjacent), one after the other (the GPU
+    makes them: light/volume_grids.py), ``bounds`` (2, 3) the lowest and highest active voxel (OpenVDB's empty box,
+    max below min, with none); voxel (i, j, k) centered in the world at (ijk + 0.5) x ``voxel``; ``grid_class``
+    as OpenVDB names it."""
+
+    name: str
+    origins: np.ndarray
+    masks: np.ndarray
+    counts: np.ndarray
+    buffers: np.ndarray
+    bounds: np.ndarray
+    voxel: float
+    lanes: int = 1
+    grid_class: str = "unknown"
+
+
+@dataclass(frozen=True)
 class FileGrid:
-    """One grid of a file: ``leaves`` (n, 8, 8, 8[, 3]) float16, or float32 (rounded to halves as numpy rounds),
-    indexed [leaf, x, y, z], their lowest voxels at VDB index ``origins`` (n, 3) (any order, each a multiple of 8),
-    voxel (i, j, k) centered in the world at (ijk + 0.5) x ``voxel``; ``grid_class`` as OpenVDB names it."""
+    """One grid of a file as dense leaves: ``leaves`` (n, 8, 8, 8[, 3]) float16, or float32 (rounded to halves as
+    numpy rounds), indexed [leaf, x, y, z], their lowest voxels at VDB index ``origins`` (n, 3) (any order, each a
+    multiple of 8); the rest as :class:`TreeGrid`'s."""
 
     name: str
     leaves: np.ndarray
@@ -53,6 +77,22 @@ class FileGrid:
     voxel: float
     lanes: int = 1
     grid_class: str = "unknown"
+
+    def in_tree_order(self) -> TreeGrid:
+        """The grid as the file stores it: the active voxels, the leaves holding any in the tree's order, their
+        buffers (numpy's work on the CPU where the GPU's is not at hand)."""
+        origins = np.asarray(self.origins, np.int64)
+        if (origins % (1 << LEAF_LOG2)).any():
+            raise ValueError(f"grid '{self.name}': a leaf's origin is not a multiple of {1 << LEAF_LOG2}")
+        values = np.asarray(self.leaves).reshape(len(origins), LEAF_VOXELS, self.lanes)
+        active = _active(values)
+        leaf_masks = np.packbits(active, axis=1, bitorder="little")
+        kept = np.flatnonzero(leaf_masks.any(axis=1))  # leaves holding nothing are not in the tree
+        order = kept[_sort_by_tree(origins[kept])]
+        masks = leaf_masks[order]
+        counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int64)  # active voxels a leaf
+        return TreeGrid(self.name, origins[order], masks, counts, _buffers(values, active, order, masks, counts),
+                        np.stack(_active_bounds(origins[order], masks)), self.voxel, self.lanes, self.grid_class)
 
 
 def _string(text: str) -> bytes:
@@ -90,10 +130,18 @@ def _child_bits(origins: np.ndarray, child_log2: int, node_log2: int) -> np.ndar
     return (local[:, 0] << 2 * node_log2) | (local[:, 1] << node_log2) | local[:, 2]
 
 
-def _mask(bits: np.ndarray, node_log2: int) -> bytes:
-    mask = np.zeros(1 << 3 * node_log2, bool)
-    mask[bits] = True
-    return np.packbits(mask, bitorder="little").tobytes()
+def _masks(nodes: np.ndarray, bits: np.ndarray, count: int, node_log2: int) -> np.ndarray:
+    """(count, mask bytes) child masks of ``count`` nodes: bit ``bits`` of node ``nodes`` set (all in a few numpy
+    calls: a call a node held the GIL for the writer's whole topology)."""
+    mask = np.zeros((count, 1 << 3 * node_log2), bool)
+    mask[nodes, bits] = True
+    return np.packbits(mask, axis=1, bitorder="little")
+
+
+def _starts(nodes: np.ndarray) -> np.ndarray:
+    """Whether each of (n, 3) sorted node coordinates differs from the one before (the first: True)."""
+    step = nodes[1:] != nodes[:-1]
+    return np.r_[True, step[:, 0] | step[:, 1] | step[:, 2]]  # not .any(axis=1): a slow reduce over 3
 
 
 def _topology(origins: np.ndarray, leaf_masks: np.ndarray, background: bytes) -> bytes:
@@ -104,17 +152,21 @@ def _topology(origins: np.ndarray, leaf_masks: np.ndarray, background: bytes) ->
     lower_shift = LEAF_LOG2 + LOWER_LOG2
     node_empty = {log2: bytes(1 << 3 * log2 - 3) + bytes([NO_MASK_OR_INACTIVE_VALS])
                   for log2 in (UPPER_LOG2, LOWER_LOG2)}  # no active tile: an empty value mask, no values
-    uppers = np.flatnonzero(np.r_[True, (np.diff(origins >> upper_shift, axis=0) != 0).any(axis=1)])
-    lowers = np.flatnonzero(np.r_[True, (np.diff(origins >> lower_shift, axis=0) != 0).any(axis=1)])
+    uppers, lowers = (np.flatnonzero(_starts(origins >> shift)) for shift in (upper_shift, lower_shift))
+    lower_of_leaf = np.cumsum(_starts(origins >> lower_shift)) - 1
+    upper_of_lower = np.searchsorted(uppers, lowers, side="right") - 1
+    lower_masks = _masks(lower_of_leaf, _child_bits(origins, LEAF_LOG2, LOWER_LOG2), len(lowers), LOWER_LOG2)
+    upper_masks = _masks(upper_of_lower, _child_bits(origins[lowers], lower_shift, UPPER_LOG2), len(uppers),
+                         UPPER_LOG2)
+    upper_origins = ((origins[uppers] >> upper_shift) << upper_shift).astype(_I32)
+    leaf_stops = (*lowers[1:].tolist(), len(origins))
     parts = [(1).to_bytes(4, "little"), background, (0).to_bytes(4, "little"), len(uppers).to_bytes(4, "little")]
-    for upper_start, upper_stop in zip(uppers, (*uppers[1:], len(origins))):
-        upper_origin = (origins[upper_start] >> upper_shift) << upper_shift
-        in_upper = lowers[(lowers >= upper_start) & (lowers < upper_stop)]
-        parts += [upper_origin.astype(_I32).tobytes(),
-                  _mask(_child_bits(origins[in_upper], lower_shift, UPPER_LOG2), UPPER_LOG2), node_empty[UPPER_LOG2]]
-        for lower_start, lower_stop in zip(in_upper, (*in_upper[1:], upper_stop)):
-            parts += [_mask(_child_bits(origins[lower_start:lower_stop], LEAF_LOG2, LOWER_LOG2), LOWER_LOG2),
-                      node_empty[LOWER_LOG2], leaf_masks[lower_start:lower_stop].tobytes()]
+    lower_starts = (0, *np.searchsorted(lowers, uppers[1:]).tolist())
+    for upper, (lower_start, lower_stop) in enumerate(zip(lower_starts, (*lower_starts[1:], len(lowers)))):
+        parts += [upper_origins[upper].tobytes(), upper_masks[upper].tobytes(), node_empty[UPPER_LOG2]]
+        for lower in range(lower_start, lower_stop):
+            parts += [lower_masks[lower].tobytes(), node_empty[LOWER_LOG2],
+                      leaf_masks[lowers[lower]:leaf_stops[lower]].tobytes()]
     return b"".join(parts)
 
 
@@ -173,43 +225,33 @@ def _active_bounds(origins: np.ndarray, leaf_masks: np.ndarray) -> tuple[np.ndar
     return np.asarray(lowest), np.asarray(highest)
 
 
-def _grid_body(grid: FileGrid) -> list:
+def _grid_body(grid: TreeGrid) -> list:
     """A grid's part of the file after its descriptor: compression, metadata, transform, topology (then the
     block offset) and buffers, as [before the buffers, the buffers]."""
     origins = np.asarray(grid.origins, np.int64)
-    if (origins % (1 << LEAF_LOG2)).any():
-        raise ValueError(f"grid '{grid.name}': a leaf's origin is not a multiple of {1 << LEAF_LOG2}")
-    values = np.asarray(grid.leaves).reshape(len(origins), LEAF_VOXELS, grid.lanes)
-    active = _active(values)
-    leaf_masks = np.packbits(active, axis=1, bitorder="little")
-    kept = np.flatnonzero(leaf_masks.any(axis=1))  # leaves holding nothing are not in the tree
-    order = kept[_sort_by_tree(origins[kept])]
-    origins, masks = origins[order], leaf_masks[order]  # in tree order
-    counts = np.bitwise_count(masks).sum(axis=1, dtype=np.int64)  # active voxels a leaf
-    bbox = _active_bounds(origins, masks)
     metadata = _metadata([
         ("class", "string", grid.grid_class.encode()),
-        ("file_bbox_min", "vec3i", np.asarray(bbox[0], _I32).tobytes()),
-        ("file_bbox_max", "vec3i", np.asarray(bbox[1], _I32).tobytes()),
+        ("file_bbox_min", "vec3i", np.asarray(grid.bounds[0], _I32).tobytes()),
+        ("file_bbox_max", "vec3i", np.asarray(grid.bounds[1], _I32).tobytes()),
         ("file_compression", "string", b"active values"),
-        ("file_mem_bytes", "int64", int(len(order) * (LEAF_VOXELS * 4 * grid.lanes + 96)).to_bytes(8, "little")),
-        ("file_voxel_count", "int64", int(counts.sum()).to_bytes(8, "little")),
+        ("file_mem_bytes", "int64", int(len(origins) * (LEAF_VOXELS * 4 * grid.lanes + 96)).to_bytes(8, "little")),
+        ("file_voxel_count", "int64", int(grid.counts.sum(dtype=np.int64)).to_bytes(8, "little")),
         ("is_saved_as_half_float", "bool", b"\x01"),
         ("name", "string", grid.name.encode()),
     ])
     head = (COMPRESS_ACTIVE_MASK.to_bytes(4, "little") + metadata + _transform(grid.voxel)
-            + _topology(origins, masks, bytes(4 * grid.lanes)))
-    return [head, _buffers(values, active, order, masks, counts)]
+            + _topology(origins, grid.masks, bytes(4 * grid.lanes)))
+    return [head, grid.buffers]
 
 
-def encode(grids: list[FileGrid]) -> list:
+def encode(grids: list[TreeGrid | FileGrid]) -> list:
     """The whole file as a list of parts (bytes and uint8 arrays) to write one after the other."""
     header = (MAGIC.to_bytes(8, "little") + FILE_VERSION.to_bytes(4, "little")
               + b"".join(n.to_bytes(4, "little") for n in LIBRARY_VERSION) + b"\x01" + bytes(UUID_LENGTH)
               + _metadata([]) + len(grids).to_bytes(4, "little"))
     parts, at = [bytearray(header)], len(header)
     for grid in grids:
-        head, buffers = _grid_body(grid)
+        head, buffers = _grid_body(grid if isinstance(grid, TreeGrid) else grid.in_tree_order())
         descriptor = _string(grid.name) + _string(TREE_TYPES[grid.lanes]) + _string("")
         grid_at = at + len(descriptor) + 24
         block_at = grid_at + len(head)

@@ -1,9 +1,11 @@
 """VDB volumes: each baked frame's effects as OpenVDB grids (density, emission, velocity) that Blender's Volume plays.
 
 The grids are made on the GPU (engine/light/volume_grids.py says what each holds); per frame the main thread
-``capture``s them (a bounds pass, 6 texels read back, the splat, resolve and pack passes, the active 8^3 leaves
-read back), a writer thread ``write``s them into one ``.vdb`` file with numpy (vdb_file.py: in bulk, ~100x faster
-than filling the bundled ``openvdb`` module's grids leaf run by leaf run): a float grid ``density`` and vec3s
+``capture``s them (a bounds pass, 6 texels read back, the splat, resolve and leaf passes, then the leaves' records
+and buffers read back as the file stores them: the GPU made the active voxels' halves, masks and the tree's
+order), a writer thread ``write``s them into one ``.vdb`` file (vdb_file.py: the header and topology by numpy,
+then the read-back buffers; ~100x faster than filling the bundled ``openvdb`` module's grids leaf run by leaf
+run): a float grid ``density`` and vec3s
 grids ``emission`` and ``velocity``, stored as half floats (Blender renders half-float grids; the files are half
 the size), only the voxels that hold something active (a zero background: the grids are sparse).  A scene of
 several effects names each effect's grids after it (``Smoke.density``); one effect's are plain ``density`` ...
@@ -18,9 +20,7 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
-from ..engine.light.volume_grids import GRIDS, LEAF, Leaves, Placement, VolumeGrids
+from ..engine.light.volume_grids import GRIDS, NO_LEAVES, Leaves, Placement, VolumeGrids
 from . import vdb_file
 from .display import bundled_module
 
@@ -33,8 +33,8 @@ def openvdb():
 
 @dataclass
 class EffectVolume:
-    """One effect's grids of a frame as read back: its active ``leaves``, placed by ``placement`` (None: no
-    particle alive, empty grids of voxel ``voxel``)."""
+    """One effect's grids of a frame as read back: its ``leaves`` as the file stores them, placed by ``placement``
+    (None: no particle alive, empty grids of voxel ``voxel``)."""
 
     name: str
     leaves: Leaves | None
@@ -74,19 +74,17 @@ def effect_volume(volume: VolumeGrids, system, look, name: str, voxel: float) ->
     return EffectVolume(name, volume.read(), placement, placement.voxel)
 
 
-def file_grids(effects: list[EffectVolume]) -> list[vdb_file.FileGrid]:
-    """Every effect's grids as the file holds them: its active leaves at their VDB index, the lattice's voxel."""
+def file_grids(effects: list[EffectVolume]) -> list[vdb_file.TreeGrid]:
+    """Every effect's grids as the file holds them: the GPU's leaves in the tree's order and their buffers, the
+    lattice's voxel."""
     grids = []
     for effect in effects:
-        index = np.zeros(3, np.int64) if effect.placement is None else np.asarray(effect.placement.index)
         for grid, lanes in GRIDS.items():
             lanes = min(lanes, 3)  # velocity's weight lane stays on the GPU
-            if effect.leaves is None or effect.leaves.grids[grid] is None:  # nothing alive, or nothing emitted
-                leaves, origins = np.empty((0, LEAF, LEAF, LEAF, lanes), np.float16), np.empty((0, 3), np.int64)
-            else:
-                leaves, origins = effect.leaves.grids[grid], effect.leaves.origins + index
-            grids.append(vdb_file.FileGrid(grid_name(effect.name, grid, len(effects)), leaves, origins, effect.voxel,
-                                           lanes, "fog volume" if grid == "density" else "unknown"))
+            leaves = NO_LEAVES if effect.leaves is None else effect.leaves.grids[grid]  # None: nothing alive
+            grids.append(vdb_file.TreeGrid(grid_name(effect.name, grid, len(effects)), leaves.origins, leaves.masks,
+                                           leaves.counts, leaves.buffers, leaves.bounds, effect.voxel, lanes,
+                                           "fog volume" if grid == "density" else "unknown"))
     return grids
 
 

@@ -12,7 +12,7 @@ import pytest
 from addon.engine.light import volume_grids
 from addon.engine.seam.records import PARTICLE
 from addon.output import vdb_file, volumes
-from tests.engine.light.test_volume_grids import effect, over_grid
+from tests.engine.light.test_volume_grids import effect, over_grid, packed, scattered_values
 
 
 def read_array(grid, placement, lanes):
@@ -44,6 +44,50 @@ def test_the_vdb_read_back_equals_the_gpu_grids_within_half_floats(host, rng, tm
     assert density.transform.indexToWorld((2, 0, -1)) == pytest.approx((2.5 * 0.03, 0.5 * 0.03, -0.5 * 0.03))
 
 
+def dense_file_grids(values: dict, placement) -> list[vdb_file.FileGrid]:
+    """Every grid's values (z, y, x[, 4]) over the placement as vdb_file's dense leaves, every leaf of the box, as
+    halves (what the GPU read back before it made the buffers: a float whose half is 0 inactive)."""
+    x, y, z = (n // 8 for n in placement.shape)
+    origins = np.indices((x, y, z)).reshape(3, -1).T * 8 + placement.index
+    grids = []
+    for grid, lanes in volume_grids.GRIDS.items():
+        lanes = min(lanes, 3)
+        in_place = np.moveaxis(np.asarray(values[grid]).reshape(*placement.shape[::-1], -1), (0, 1, 2), (2, 1, 0))
+        leaves = in_place[..., :lanes].reshape(x, 8, y, 8, z, 8, lanes).transpose(0, 2, 4, 1, 3, 5, 6)
+        grids.append(vdb_file.FileGrid(grid, leaves.reshape(-1, 8, 8, 8, lanes).astype(np.float16), origins, placement.voxel, lanes,
+                                       "fog volume" if grid == "density" else "unknown"))
+    return grids
+
+
+def test_the_gpus_leaves_make_the_bytes_numpy_makes_of_the_dense_grids(host, rng):
+    """The file from the GPU's leaf buffers equals, byte for byte, vdb_file's encoding of the same grids as dense
+    leaves (numpy's active voxels, tree order and buffers: what the files were before the GPU made them): an
+    emissive and a lit effect's splatted grids (the lit one's emission empty), scattered values across upper and
+    lower nodes with negative indices, and grids holding nothing."""
+    cases = []
+    for lighting in ("EMISSION", "LIT"):
+        system, look = effect(host, rng, n=4000, lighting=lighting)
+        volume = volume_grids.VolumeGrids(host)
+        captured = volumes.effect_volume(volume, system, look, "Fire", 0.03)
+        splatted = {grid: over_grid(host, volume.values[grid], captured.placement) for grid in volume_grids.GRIDS}
+        if lighting == "LIT":
+            splatted["emission"] = np.zeros_like(splatted["emission"])  # not splatted: its images hold no frame
+        cases.append((captured, splatted))
+    for index, shape, held in (((-4096 - 32, 4096 - 64, -8), (64, 96, 16), 0.3), ((8, -16, 0), (16, 16, 8), 0.0)):
+        placement = volume_grids.Placement(0.05, index, shape)
+        values = scattered_values(rng, placement, held)  # held 0: particles alive, every voxel 0 (empty grids)
+        cases.append((volumes.EffectVolume("Fire", packed(host, values, placement).read(), placement,
+                                           placement.voxel), values))
+    lengths = []
+    for effect_volume, grid_values in cases:
+        ours = b"".join(bytes(part) for part in volumes.encode([effect_volume]))
+        dense = b"".join(bytes(part) for part in vdb_file.encode(dense_file_grids(grid_values,
+                                                                                  effect_volume.placement)))
+        assert ours == dense
+        lengths.append(len(ours))
+    assert min(lengths[:-1]) > 100_000 and lengths[-1] < 2000  # the last: three empty grids
+
+
 def test_no_live_particle_writes_empty_valid_grids(host, rng, tmp_path):
     system, look = effect(host, rng, n=100)
     pos_age, vel_life = system.read_state()
@@ -65,7 +109,7 @@ def test_the_same_frame_writes_the_same_bytes(host, rng, tmp_path):
         volumes.write(tmp_path / name, [captured])
     first, second = (tmp_path / "a.vdb").read_bytes(), (tmp_path / "b.vdb").read_bytes()
     assert first == second
-    captured.leaves.grids["density"][0, 0, 0, 0] += 1.0
+    captured.leaves.grids["density"].buffers[65] ^= 1  # the first voxel's value: its half's lowest bit
     volumes.write(tmp_path / "c.vdb", [captured])
     third = (tmp_path / "c.vdb").read_bytes()
     uuid = slice(vdb_file.UUID_OFFSET, vdb_file.UUID_OFFSET + vdb_file.UUID_LENGTH)
@@ -80,14 +124,16 @@ def test_a_write_past_the_file_size_limit_raises(tmp_path):
         import resource, signal, sys
         import numpy as np
         sys.path.insert(0, {str(__import__('pathlib').Path(__file__).resolve().parents[2])!r})
-        from addon.engine.light.volume_grids import Leaves, Placement
+        from addon.engine.light.volume_grids import GridLeaves, Leaves, Placement
         from addon.output import vdb_file, volumes
         rng = np.random.default_rng(3)
         n = 512  # leaves of 8^3 voxels, a 64^3 grid
         origins = np.argwhere(np.ones((8, 8, 8), bool)) * 8
-        leaves = Leaves(origins, {{"density": rng.random((n, 8, 8, 8), np.float32),
-                                   "emission": rng.random((n, 8, 8, 8, 3), np.float32),
-                                   "velocity": rng.random((n, 8, 8, 8, 3), np.float32)}})
+        in_tree = {{grid: vdb_file.FileGrid(grid, rng.random((n, 8, 8, 8, lanes), np.float32), origins, 0.1,
+                                            lanes).in_tree_order() for grid, lanes in (("density", 1), ("emission", 3),
+                                                                                     ("velocity", 3))}}
+        leaves = Leaves({{grid: GridLeaves(tree.origins, tree.masks, tree.counts, tree.buffers, tree.bounds)
+                         for grid, tree in in_tree.items()}}, lambda: None)
         effect = volumes.EffectVolume("Fire", leaves, Placement(0.1, (0, 0, 0), (64, 64, 64)), 0.1)
         volumes.openvdb()
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -20,8 +20,18 @@ atomics; integer sums do not depend on the order the adds land in, so bakes are 
 dithered by a fixed hash of (slot, voxel, lane) so that millions of faint particles add up to the right value;
 velocity sums are two's complement in the same images (adds wrap); the splat adds inside the grid's shape
 alone.  ``volume_resolve`` turns the sums into floats and empties them for the next frame (the images are
-never cleared a frame: Blender's clear of eight large 3D images cost 13 ms on the H200), ``volume_pack``
-packs the leaves holding anything for the readback, as the half floats the file stores.
+never cleared a frame: Blender's clear of eight large 3D images cost 13 ms on the H200).
+
+Then the GPU makes each grid's part of the file (output/vdb_file.py), so the writer threads only add the header
+and topology (the active voxels, their halves and the tree's order, per voxel in numpy, had cost them ~50 ms a
+frame on the CPU box, contending for the GIL): ``volume_leaf_masks`` writes every leaf's value mask (voxels whose
+halves are not +-0) and buffer size at its rank in the tree's order (computed per leaf, no sort: the leaves a
+box holds before a leaf are sums of products of per-axis counts) and a flag (whether it holds any), and tallies
+the grid's leaves, bytes and active voxels' bounds (the file's metadata); one scan of the sizes then the flags
+(primitives/scan.py) gives each buffer's byte offset and each leaf's index in the file, and ``volume_leaf_bytes``
+writes each leaf's record (mask, VDB index, active voxels) and its buffer as the file stores it (mask, metadata
+byte, the active voxels' halves) at its byte offset; only those are read back (the real smoke frame's 12.8 MB
+against 27 MB of its leaves' dense halves).
 
 The grid's place: the live particles' bounds (center +- radius, the shadow volume's ``shadow_bounds`` pass: a
 min/max reduction on the GPU, 6 texels read back), widened by MARGIN voxels each side for the supports and
@@ -41,6 +51,7 @@ import numpy as np
 
 from ..look.lighting import TINTED
 from ..look.look import COLOR_START, particle_values
+from ..primitives.scan import Scan
 from ..seam.kernels import Constant, Image, Kernel, Shared
 from ..seam.row_buffers import RowBuffers
 from ..seam.state import LAYOUTS
@@ -62,8 +73,12 @@ MAX_VOXELS = 10**9  # the most voxels one frame's grid may have (the issue's lim
 AUTO_LONGEST_SIDE = 512  # Auto voxel size: coarsened by octaves until the longest side is at most this
 LEAF = 8  # a VDB leaf's voxels a side: the grid's corner and size are whole leaves
 LEAF_VOXELS = LEAF**3
-LEAVES_PER_ROW = 8  # leaves side by side in a row of the packed images (8192 texels)
-PACKED_TEXELS = 2  # R32UI texels a voxel in the packed images: four half floats
+LEAF_ROWS = LEAF * LEAF  # a leaf's rows of voxels along z: the threads of a leaf kernel's workgroup
+MASK_WORDS = LEAF_VOXELS // 32  # a leaf's value mask in uint32 words
+LEAF_HEADER_BYTES = 4 * MASK_WORDS + 1  # a leaf's buffer in the file before its values: its mask, a metadata byte
+RECORD_WORDS = MASK_WORDS + 4  # a leaf's record read back: its mask, its lowest voxel's VDB index, its active voxels
+TALLY = 8  # R32UI texels a grid's tally: leaves, bytes, lowest and highest active voxel (ordered uints)
+LEAF_BYTES_WIDTH = 8192  # R32UI texels a row of the image of the file's leaf buffers
 ALLOCATION_STEP = 32  # the grid images are made a multiple of this many voxels a side, reused while the grid fits
 # Fixed-point units of velocity (per world unit per second) and weight, per splat weight of 1: fine enough for a
 # support's rim voxels (weights near 1/1000); a voxel's velocity sum wraps past 2^31 units (131072 world units per
@@ -87,13 +102,22 @@ _VOLUME_DEFINES = (*_DEFINES, ("VELOCITY_SCALE", f"{VELOCITY_SCALE:.1f}"), ("WEI
                    ("MAX_VELOCITY_UNITS", f"{MAX_VELOCITY_UNITS:.1f}"), ("MIN_SUPPORT", f"{MIN_SUPPORT!r}"),
                    ("MAX_SUPPORT", f"{MAX_SUPPORT!r}"),
                    ("VOLUME_DITHER_STREAM", f"{VOLUME_DITHER_STREAM}u"), ("LEAF", str(LEAF)),
-                   ("LEAF_VOXELS", str(LEAF_VOXELS)), ("PACKED_TEXELS", str(PACKED_TEXELS)),
+                   ("LEAF_VOXELS", str(LEAF_VOXELS)), ("LEAF_ROWS", str(LEAF_ROWS)), ("MASK_WORDS", str(MASK_WORDS)),
+                   ("LEAF_HEADER_BYTES", str(LEAF_HEADER_BYTES)), ("RECORD_WORDS", str(RECORD_WORDS)), ("TALLY", str(TALLY)),
                    *((f"GRID_{name.upper()}", str(code)) for name, code in GRID_CODES.items()))
 PLACEMENT = Constant("VEC4", "volume_placement", components=(
     ("grid_corner", "xyz"),  # the grid's corner in world units
     ("voxel_edge", "w"),  # world units
 ))
 SHAPE = Constant("IVEC4", "volume_shape", components=(("grid_shape", "xyz"),))  # the splat adds inside it alone
+LEAF_BOX = Constant("IVEC4", "leaf_box", components=(
+    ("first_leaf", "xyz"),  # the grid's first leaf, VDB index / LEAF
+    ("grid_element", "w"),  # the grid's first element in the leaf images: its place among those packed x leaves
+))
+LEAF_SPAN = Constant("IVEC4", "leaf_span", components=(
+    ("box_leaves", "xyz"),  # the grid's leaves a side
+    ("box_elements", "w"),  # the leaves of every grid packed: the elements of the leaf images
+))
 
 
 def _sums(grid: str, atomic: bool) -> tuple[Image, ...]:
@@ -119,14 +143,25 @@ def _resolve_kernel(grid: str) -> Kernel:
                   defines=(*_VOLUME_DEFINES, ("GRID", str(GRID_CODES[grid])), ("SUMS", str(GRIDS[grid]))))
 
 
-PACK = Kernel("volume_pack", images=(
-    *(Image(f"{grid}_grid", GRID_FORMATS[grid], "READ", dimensions=3) for grid in GRIDS),
-    Image("leaf_count", "R32UI", atomic=True), Image("leaf_list", "RGBA32F", "WRITE"),
-    Image("packed_density_velocity", "R32UI", "WRITE"), Image("packed_emission", "R32UI", "WRITE")),
-    shared=(Shared("uint", "s_leaf", 2),), local_size=(LEAF, LEAF, LEAF), includes=(), defines=_VOLUME_DEFINES)
+def _leaf_kernel(name: str, grid: str, images: tuple[Image, ...], shared: tuple[Shared, ...]) -> Kernel:
+    lanes = min(GRIDS[grid], 3)  # velocity's weight lane stays on the GPU
+    return Kernel(name, images=(Image("grid_values", GRID_FORMATS[grid], "READ", dimensions=3), *images),
+                  constants=(LEAF_BOX, LEAF_SPAN), shared=(Shared("uint", "s_mask", MASK_WORDS), *shared),
+                  local_size=(LEAF_ROWS, 1, 1), includes=("common.glsl", "volume_leaf.glsl"),
+                  defines=(*_VOLUME_DEFINES, ("GRID", str(GRID_CODES[grid])), ("LANES", str(lanes))))
+
+
+LEAF_MASK_KERNELS = {grid: _leaf_kernel("volume_leaf_masks", grid, (
+    Image("leaf_masks", "R32UI", "WRITE"), Image("leaf_sizes", "R32UI", "WRITE"), Image("leaf_tally", "R32UI", atomic=True)),
+    (Shared("uint", "s_bounds", 6),)) for grid in GRIDS}
+LEAF_BYTES_KERNELS = {grid: _leaf_kernel("volume_leaf_bytes", grid, (
+    Image("leaf_masks", "R32UI", "READ"), Image("leaf_sizes", "R32UI", "READ"), Image("leaf_offsets", "R32UI", "READ"),
+    Image("leaf_records", "R32UI", "WRITE"), Image("leaf_bytes", "R32UI", "WRITE")),
+    (Shared("uint", "s_half", LEAF_VOXELS * min(GRIDS[grid], 3)),)) for grid in GRIDS}
 SPLAT_KERNELS = {(layout, grid): _splat_kernel(LAYOUTS[layout], grid) for layout in LAYOUTS for grid in GRIDS}
 RESOLVE_KERNELS = {grid: _resolve_kernel(grid) for grid in GRIDS}
-VOLUME_KERNELS = (*SPLAT_KERNELS.values(), *RESOLVE_KERNELS.values(), PACK)
+VOLUME_KERNELS = (*SPLAT_KERNELS.values(), *RESOLVE_KERNELS.values(), *LEAF_MASK_KERNELS.values(),
+                  *LEAF_BYTES_KERNELS.values())
 
 
 def cross_section_scale(settings) -> float:
@@ -174,6 +209,18 @@ class Placement:
     def splat_constants(self) -> dict:
         return {**self.constants, SHAPE.name: SHAPE.pack({"grid_shape": self.shape})}
 
+    @property
+    def leaves(self) -> tuple[int, int, int]:
+        """The grid's leaves a side."""
+        return tuple(n // LEAF for n in self.shape)
+
+    def leaf_constants(self, slot: int, grids: int) -> dict:
+        """The leaf kernels' constants for the grid packed ``slot``-th of ``grids``."""
+        leaves = math.prod(self.leaves)
+        return {LEAF_BOX.name: LEAF_BOX.pack({"first_leaf": tuple(i // LEAF for i in self.index),
+                                              "grid_element": slot * leaves}),
+                LEAF_SPAN.name: LEAF_SPAN.pack({"box_leaves": self.leaves, "box_elements": grids * leaves})}
+
 
 def auto_voxel(settings, lower, upper) -> float:
     """Auto voxel edge: half the particle size, times the octaves that bring the longest side within
@@ -204,34 +251,124 @@ def place(lower, upper, voxel: float, max_side: int) -> Placement:
     return Placement(voxel, tuple(int(i) for i in start), tuple(int(n) for n in shape))
 
 
-def _nothing_to_give_back() -> None:
-    """Leaves in memory of their own."""
+EMPTY_BOUNDS = np.array([[2**31 - 1] * 3, [-2**31] * 3], np.int32)  # OpenVDB's empty box: max below min
+
+
+@dataclass(frozen=True)
+class GridLeaves:
+    """One grid's leaves holding an active voxel, in the tree's order (the file's): ``origins`` (n, 3) their lowest
+    voxel's VDB index, ``masks`` (n, 64) uint8 their value masks (bit i of the 512 bits: voxel i = x * 64 + y * 8 + z
+    active), ``counts`` (n,) their active voxels, ``buffers`` (uint8) their buffers as the file stores them, one
+    after the other: each its mask, a metadata byte (0) and its active voxels' halves (offset order, lanes
+    adjacent), ``bounds`` (2, 3) the lowest and highest active voxel's VDB index (OpenVDB's empty box, max below
+    min, with none)."""
+
+    origins: np.ndarray
+    masks: np.ndarray
+    counts: np.ndarray
+    buffers: np.ndarray
+    bounds: np.ndarray
+
+
+NO_LEAVES = GridLeaves(np.empty((0, 3), np.int32), np.empty((0, 64), np.uint8), np.empty(0, np.uint32),
+                       np.empty(0, np.uint8), EMPTY_BOUNDS)
+
+
+def from_ordered(words) -> np.ndarray:
+    """VDB indices from volume_leaf_masks' ordered uints (the sign bit flipped)."""
+    return (np.asarray(words, np.uint32) ^ np.uint32(0x80000000)).view(np.int32)
 
 
 @dataclass
 class Leaves:
-    """A frame's active VDB leaves as read back, in the order the GPU packed them (it varies: the file's writer
-    orders them by place): ``origins`` (n, 3) their lowest voxel in the grid's voxels, ``grids`` their voxels by
-    grid name as half floats, (n, 8, 8, 8[, 3]) indexed [leaf, x, y, z] (emission None: the effect emits
-    nothing), in reused host memory until ``give_back`` (once written) lets a later frame read into it."""
+    """A frame's grids as read back, by grid name, in reused host memory until ``give_back`` (once written) lets a
+    later frame read into it."""
 
-    origins: np.ndarray
-    grids: dict[str, np.ndarray | None]
-    give_back: Callable[[], None] = _nothing_to_give_back
+    grids: dict[str, GridLeaves]
+    give_back: Callable[[], None]
+
+
+def _linear(host, name: str, count: int, width: int | None = None):
+    """An R32UI image of ``count`` elements, row after row (at most the GPU's texture size each way)."""
+    width = min(width or count, host.max_texture_size)
+    return host.texture(name, width, min(-(-count // width), host.max_texture_size), "R32UI")
+
+
+class FileLeaves:
+    """A frame's grids' leaves as the file stores them, made on the GPU and read back, in images for grids of up to
+    ``leaves`` leaves: per grid, each leaf's mask, buffer size and flag at its element (its grid's slot x leaves +
+    its rank in the tree's order; the flags after every grid's sizes) and the tallies, the scan of the sizes and
+    flags (byte offsets, leaf indices), then the leaves' records and buffers."""
+
+    def __init__(self, host, leaves: int):
+        self.host = host
+        elements = len(GRIDS) * leaves
+        self.tally = host.texture("leaf_tally", TALLY * len(GRIDS), 1, "R32UI")
+        self.masks = _linear(host, "leaf_masks", elements * MASK_WORDS)
+        self.sizes, self.offsets = (_linear(host, name, 2 * elements) for name in ("leaf_sizes", "leaf_offsets"))
+        self.scan = Scan(host, 2 * elements)
+        self.records = _linear(host, "leaf_records", elements * RECORD_WORDS)
+        most_bytes = leaves * sum(LEAF_HEADER_BYTES + 2 * min(lanes, 3) * LEAF_VOXELS
+                                  for lanes in GRIDS.values())  # every voxel active
+        self.bytes = _linear(host, "leaf_bytes", -(-most_bytes // 4), LEAF_BYTES_WIDTH)
+        self._memory = RowBuffers(host, (self.records, self.bytes))  # host memory to read into
+        self.packed = tuple(GRIDS)  # the grids the last pack packed, in the leaf images' order
+
+    def pack(self, values: dict, placement: Placement, grids: tuple[str, ...]) -> None:
+        """``grids``' leaves of ``values`` (by grid, their 3D images) over ``placement``'s grid, in that order (the
+        others are empty): each leaf's mask, buffer size and flag (volume_leaf_masks), the buffers' byte offsets
+        and the leaves' indices (one scan of the sizes then the flags: two dispatches fewer than two scans), then
+        the leaves' records and buffers (volume_leaf_bytes)."""
+        self.host.clear(self.tally)
+        self.packed = grids
+        for slot, grid in enumerate(grids):
+            self.host.dispatch(LEAF_MASK_KERNELS[grid], placement.leaves,
+                               {"grid_values": values[grid], "leaf_masks": self.masks, "leaf_sizes": self.sizes,
+                                "leaf_tally": self.tally}, placement.leaf_constants(slot, len(grids)))
+        self.scan.run(self.sizes, self.offsets, 2 * len(grids) * math.prod(placement.leaves))
+        for slot, grid in enumerate(grids):
+            self.host.dispatch(LEAF_BYTES_KERNELS[grid], placement.leaves,
+                               {"grid_values": values[grid], "leaf_masks": self.masks, "leaf_sizes": self.sizes,
+                                "leaf_offsets": self.offsets, "leaf_records": self.records, "leaf_bytes": self.bytes},
+                               placement.leaf_constants(slot, len(grids)))
+
+    def read(self) -> Leaves:
+        """Each grid's leaves as the file stores them (only their records and buffers are read back), into host
+        memory a writer gave back, else new (a fresh buffer is pages to fault in).  Refused (SettingsError) where
+        they are more than the images hold."""
+        self.host.sleep_until_idle()  # the passes done asleep, as VolumeGrids.bounds waits
+        tally = self.host.read(self.tally).reshape(len(GRIDS), TALLY)[[GRID_CODES[grid] for grid in self.packed]]
+        leaves, sizes = tally[:, :2].astype(np.int64).T
+        records, words = int(leaves.sum()) * RECORD_WORDS, -(-int(sizes.sum()) // 4)
+        for needed, image in ((records, self.records), (words, self.bytes)):
+            if needed > image.width * image.height:
+                raise SettingsError(f"VDB volumes: {int(leaves.sum()):,} leaves of {LEAF}^3 voxels hold particles "
+                                    f"in {int(sizes.sum()):,} bytes, more than one frame can read back; set a larger "
+                                    "Voxel Size")
+        buffers, give_back = self._memory.take()
+        record_texels, stream = (self.host.read_rows(image, -(-needed // image.width), buffer).reshape(-1)[:needed]
+                                 for image, buffer, needed in zip((self.records, self.bytes), buffers,
+                                                                  (records, words)))
+        records_of = np.split(record_texels.reshape(-1, RECORD_WORDS), np.cumsum(leaves)[:-1])
+        streams = np.split(stream.view(np.uint8)[:int(sizes.sum())], np.cumsum(sizes)[:-1])
+        grids = dict.fromkeys(GRIDS, NO_LEAVES)
+        for grid, own, buffers_of, counts in zip(self.packed, records_of, streams, tally):
+            bounds = np.stack([from_ordered(~counts[2:5]), from_ordered(counts[5:8])]) if len(own) else EMPTY_BOUNDS
+            grids[grid] = GridLeaves(own[:, MASK_WORDS:MASK_WORDS + 3].view(np.int32),
+                                     own[:, :MASK_WORDS].view(np.uint8), own[:, MASK_WORDS + 3], buffers_of, bounds)
+        return Leaves(grids, give_back)
 
 
 class VolumeGrids:
     """One effect's grids, frame after frame: ``placement`` (the bounds pass, 6 texels read back), then ``build``
-    records the splat, resolve and pack passes and ``read`` reads the active leaves back."""
+    records the splat, resolve and leaf passes and ``read`` reads the leaves back as the file stores them."""
 
     def __init__(self, host):
         self.host = host
         self.bounds_image = host.texture("shadow_bounds", 6, 1, "R32UI")
-        self.leaf_count = host.texture("leaf_count", 1, 1, "R32UI")
         self._held = None  # the grid images' size (x, y, z), None before the first
         self.sums: dict[str, list] = {}
         self.values: dict[str, object] = {}
-        self.emits = False  # whether the last frame built splatted emission
 
     def bounds(self, system, look) -> tuple[np.ndarray, np.ndarray] | None:
         """The system's live particles' world bounds (center +- radius), None with none live."""
@@ -249,15 +386,15 @@ class VolumeGrids:
         return place(*found, voxel, self.host.max_texture_3d_size)
 
     def build(self, system, look, placement: Placement) -> None:
-        """Every grid splatted (emission only where the effect emits) and resolved, then the active leaves
-        packed."""
+        """Every grid the effect fills splatted and resolved, then its leaves packed as the file stores them; an
+        effect that emits nothing leaves emission alone (its sums stay empty, its grid in the file is empty)."""
         self.allocate(placement.shape)
-        self.emits = particle_values(system)["color_start"][3] > 0.0
-        for grid in GRIDS:
-            if grid != "emission" or self.emits:
-                self.splat(system, look, placement, grid)
+        emits = particle_values(system)["color_start"][3] > 0.0
+        built = tuple(grid for grid in GRIDS if grid != "emission" or emits)
+        for grid in built:
+            self.splat(system, look, placement, grid)
             self.resolve(placement, grid)
-        self.pack(placement.shape)
+        self.pack(placement, built)
 
     def splat(self, system, look, placement: Placement, grid: str) -> None:
         """The live particles added into ``grid``'s sums (empty before: the last resolve left them so)."""
@@ -275,32 +412,13 @@ class VolumeGrids:
     def _sum_images(self, grid: str) -> dict:
         return {f"sum_{lane}": image for lane, image in enumerate(self.sums[grid])}
 
-    def pack(self, shape) -> None:
-        """The leaves of ``values`` over a grid of ``shape`` that hold anything, packed for :meth:`read`."""
-        self.host.clear(self.leaf_count)
-        self.host.dispatch(PACK, tuple(n // LEAF for n in shape),
-                           {**{f"{grid}_grid": self.values[grid] for grid in GRIDS}, "leaf_count": self.leaf_count,
-                            "leaf_list": self.leaf_list, "packed_density_velocity": self.packed[0],
-                            "packed_emission": self.packed[1]}, {})
+    def pack(self, placement: Placement, grids: tuple[str, ...] = tuple(GRIDS)) -> None:
+        """The file's leaves of ``grids``' ``values`` over ``placement``'s grid, for :meth:`read`."""
+        self.file_leaves.pack(self.values, placement, grids)
 
     def read(self) -> Leaves:
-        """The active leaves (only they are read back; the emission only where the effect emits), into host
-        memory a writer gave back, else new (a fresh buffer is pages to fault in).  Refused (SettingsError) where
-        more leaves are active than the packed images hold."""
-        self.host.sleep_until_idle()  # the passes done asleep, as in bounds
-        count = int(self.host.read(self.leaf_count).ravel()[0])
-        capacity = self.leaf_list.width * self.leaf_list.height
-        if count > capacity:
-            raise SettingsError(f"VDB volumes: {count:,} leaves of {LEAF}^3 voxels hold particles, more than the "
-                                f"{capacity:,} one frame can read back; set a larger Voxel Size")
-        rows = -(-count // LEAVES_PER_ROW)
-        origins = self.host.read_rows(self.leaf_list, rows).reshape(-1, 4)[:count, :3].astype(np.int64)
-        buffers, give_back = self._memory.take()
-        density_velocity, emission = (
-            self.host.read_rows(packed, rows, buffer).view(np.float16).reshape(-1, LEAF, LEAF, LEAF, 4)[:count]
-            if read else None for packed, buffer, read in zip(self.packed, buffers, (True, self.emits)))
-        return Leaves(origins, {"density": density_velocity[..., 0], "velocity": density_velocity[..., 1:],
-                                "emission": None if emission is None else emission[..., :3]}, give_back)
+        """Each grid's leaves as the file stores them (FileLeaves.read)."""
+        return self.file_leaves.read()
 
     def allocate(self, shape) -> None:
         """Images for a grid of ``shape``: the ones made before where they hold it (a plume's grid changes shape
@@ -317,12 +435,7 @@ class VolumeGrids:
                             for lane in range(lanes)] for grid, lanes in GRIDS.items()}
         self.values = {grid: self.host.volume(f"{grid}_grid", shape=(z, y, x), format=GRID_FORMATS[grid])
                        for grid in GRIDS}
-        leaves = x * y * z // LEAF_VOXELS
-        rows = min(-(-leaves // LEAVES_PER_ROW), self.host.max_texture_size)
-        self.leaf_list = self.host.texture("leaf_list", LEAVES_PER_ROW, rows, "RGBA32F")
-        self.packed = [self.host.texture(name, LEAVES_PER_ROW * LEAF_VOXELS * PACKED_TEXELS, rows, "R32UI")
-                       for name in ("packed_density_velocity", "packed_emission")]
-        self._memory = RowBuffers(self.host, self.packed)  # host memory to read the packed images into
+        self.file_leaves = FileLeaves(self.host, x * y * z // LEAF_VOXELS)
         self._held = (x, y, z)
 
     def _dispatch(self, kernel, system, look, textures: dict, constants: dict) -> None:

@@ -33,10 +33,10 @@ def test_the_registry_is_every_declared_kernel_with_each_combination_of_its_feat
     assert registry.KERNELS == tuple(v for kernel in registry.DECLARED for v in kernel.variants())
     # 342, the open surfaces' contact passes, the textured rasterized quads under a shutter or a focus (18), the
     # neighbour grid's (grid_order with and without velocities) and granular_solve's kernels with simulate's
-    # settle variants (17), fluids' and flocking's six, the VDB grids' twelve, surface_shadow and the point caches'
+    # settle variants (17), fluids' and flocking's six, the VDB grids' seventeen, surface_shadow and the point caches'
     # ply_records (a state layout each)
-    assert len(registry.KERNELS) == len(set(registry.KERNELS)) == 400
-    assert len(registry.by_file()) == 87
+    assert len(registry.KERNELS) == len(set(registry.KERNELS)) == 405
+    assert len(registry.by_file()) == 88
 
 
 def test_a_kernel_without_features_is_its_only_variant():

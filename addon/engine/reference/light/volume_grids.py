@@ -1,4 +1,5 @@
-"""The VDB grids' kernels in numpy (light/volume_grids.py): volume_splat's fixed-point sums, volume_resolve's floats.
+"""The VDB grids' kernels in numpy (light/volume_grids.py): volume_splat's fixed-point sums, volume_resolve's floats,
+volume_leaf_masks' masks and sizes at each leaf's tree rank, volume_leaf_bytes' records and buffers.
 
 Float32 in the kernels' order (the supports' weights summed voxel by voxel, z slowest), so the sums come out
 equal to the GPU's; every particle's adds with the same dithered rounding.
@@ -10,10 +11,16 @@ import numpy as np
 
 from ...light.shadow_volume import DENSITY_SCALE, MAX_PARTICLE_DEPTH
 from ...light.volume_grids import (
+    GRID_CODES,
     GRIDS,
+    LEAF,
+    LEAF_HEADER_BYTES,
+    LEAF_VOXELS,
     MAX_SUPPORT,
     MAX_VELOCITY_UNITS,
     MIN_SUPPORT,
+    RECORD_WORDS,
+    TALLY,
     VELOCITY_SCALE,
     VOLUME_DITHER_STREAM,
     WEIGHT_SCALE,
@@ -114,3 +121,74 @@ def grids(pos_age, vel_life, settings, table, corner, voxel: float, shape) -> di
     """Every grid as the GPU resolves it, (z, y, x[, 3]) float32."""
     return {grid: resolve(grid, splat(*lanes(grid, pos_age, vel_life, settings, table, voxel), corner, voxel, shape),
                           voxel) for grid in GRIDS}
+
+
+def tree_rank(leaves, first, span) -> np.ndarray:
+    """volume_leaf.glsl's tree_rank: the rank of each of ``leaves`` (m, 3) (VDB leaf coordinates: index / LEAF) in
+    the tree's order among the box's leaves (``span`` (3,) a side from ``first``)."""
+    leaves, first, n = (np.asarray(a, np.int64) for a in (leaves, first, span))
+    end = first + n
+    upper, lower = (leaves >> 9) << 9, (leaves >> 4) << 4
+    before_upper = upper - np.minimum(upper, first)
+    in_upper = np.minimum(upper + 512, end) - np.maximum(upper, first)
+    before_lower = lower - np.minimum(lower, np.maximum(upper, first))
+    in_lower = np.minimum(lower + 16, end) - np.maximum(lower, first)
+    before_leaf = leaves - np.maximum(lower, first)
+    (bu, iu, bl, il, b) = (a.T for a in (before_upper, in_upper, before_lower, in_lower, before_leaf))
+    return (bu[0] * n[1] * n[2] + iu[0] * bu[1] * n[2] + iu[0] * iu[1] * bu[2] + bl[0] * iu[1] * iu[2]
+            + il[0] * bl[1] * iu[2] + il[0] * il[1] * bl[2] + b[0] * il[1] * il[2] + b[1] * il[2] + b[2])
+
+
+def _grid_leaves(grid: str, values, index, shape):
+    """A grid's (z, y, x[, channels]) float values as the kernels see its box's leaves: (VDB leaf coordinates
+    (N, 3), ranks (N,), halves' bits (N, 512, lanes) in offset order, active (N, 512))."""
+    lanes = min(GRIDS[grid], 3)
+    values = np.asarray(values, F)
+    values = np.moveaxis(values if values.ndim == 4 else values[..., None], (0, 1, 2), (2, 1, 0))[..., :lanes]
+    x, y, z = (n // LEAF for n in shape)
+    leaves = values.reshape(x, LEAF, y, LEAF, z, LEAF, lanes).transpose(0, 2, 4, 1, 3, 5, 6)
+    with np.errstate(over="ignore"):
+        halves = leaves.reshape(x * y * z, LEAF_VOXELS, lanes).astype(np.float16).view(np.uint16)
+    first = np.asarray(index) // LEAF
+    coordinates = np.indices((x, y, z)).reshape(3, -1).T + first
+    return coordinates, tree_rank(coordinates, first, (x, y, z)), halves, ((halves & 0x7FFF) != 0).any(axis=2)
+
+
+def leaf_masks(values: dict, index, shape, grids=tuple(GRIDS)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """volume_leaf_masks.glsl over ``grids``' ``values`` (as the GPU resolves them) placed at VDB ``index`` with
+    ``shape`` (x, y, z) voxels: (masks (elements, 16) uint32, the sizes then the flags (2 x elements), tally
+    (GRIDS, TALLY): leaves, bytes, the complement of the lowest and the highest active voxel's VDB index as ordered
+    uints (0 with none)), element: the grid's place in ``grids`` x leaves + the leaf's tree rank."""
+    count = int(np.prod(np.asarray(shape) // LEAF))
+    masks = np.zeros((len(grids) * count, LEAF_VOXELS // 32), np.uint32)
+    sizes = np.zeros(len(grids) * count, np.uint32)
+    tally = np.zeros((len(GRIDS), TALLY), np.uint32)
+    for slot, grid in enumerate(grids):
+        coordinates, ranks, _, active = _grid_leaves(grid, values[grid], index, shape)
+        voxels = active.sum(axis=1)
+        masks[slot * count + ranks] = np.packbits(active, axis=1, bitorder="little").view("<u4")
+        size = np.where(voxels > 0, LEAF_HEADER_BYTES + 2 * min(GRIDS[grid], 3) * voxels, 0)
+        sizes[slot * count + ranks] = size
+        code = GRID_CODES[grid]
+        tally[code, :2] = np.count_nonzero(voxels), size.sum()
+        leaf, offset = np.nonzero(active)
+        if len(leaf):
+            held = coordinates[leaf] * LEAF + np.stack([offset >> 6, (offset >> 3) & 7, offset & 7], axis=1)
+            ordered = held.astype(np.int32).view(np.uint32) ^ np.uint32(0x80000000)
+            tally[code, 2:] = np.concatenate([~ordered.min(axis=0), ordered.max(axis=0)])
+    return masks, np.concatenate([sizes, (sizes > 0).astype(np.uint32)]), tally
+
+
+def leaf_bytes(values: dict, index, shape, grids=tuple(GRIDS)) -> tuple[np.ndarray, bytes]:
+    """volume_leaf_bytes.glsl over ``grids``: (records (leaves, RECORD_WORDS) uint32: mask, lowest voxel's VDB
+    index, active voxels; the grids' buffers one after the other), leaves in element order."""
+    records, stream = [], []
+    for grid in grids:
+        coordinates, ranks, halves, active = _grid_leaves(grid, values[grid], index, shape)
+        for leaf in np.argsort(ranks):
+            if active[leaf].any():
+                mask = np.packbits(active[leaf], bitorder="little")
+                records.append(np.concatenate([mask.view("<u4"), (coordinates[leaf] * LEAF).astype("<i4").view("<u4"),
+                                               [np.count_nonzero(active[leaf])]]))
+                stream += [mask.tobytes(), bytes(1), halves[leaf][active[leaf]].astype("<u2").tobytes()]
+    return np.array(records, np.uint32).reshape(-1, RECORD_WORDS), b"".join(stream)
