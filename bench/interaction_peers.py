@@ -6,7 +6,9 @@
 * ``peer_case``: ``ms_per_frame`` of ours against ``peer_ms_per_frame`` of Blender's own particle physics in the
   same ``bpy`` and run (the legacy particle system, ``physics_type`` FLUID (SPH) or BOIDS, its point cache filled
   frame by frame), the same count, emitter (the default cube's volume, all born on frame 1), frames and gravity;
-  ``speedup`` their ratio (goal >= 100).  Blender's grid liquid, Mantaflow, does not bake in the headless ``bpy``
+  ``speedup`` their ratio (goal >= 100); ``dispatches`` and ``submit_ms``: one more frame's kernels and the
+  CPU's time inside their dispatch calls (what a frame of a small effect cannot go below: Blender's API
+  dispatches one kernel a call).  Blender's grid liquid, Mantaflow, does not bake in the headless ``bpy``
   module (its bindings fail with ``'LevelsetGrid' object has no attribute 'setConst'``, a known Blender issue
   since 4.2), so it is not a peer.
 """
@@ -66,11 +68,33 @@ def blender_ms_per_frame(count: int, physics: str, frames: int) -> float:
         start = time.perf_counter()
         scene.frame_set(frame)
         samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+    return statistics.median(samples), submission(host, system)
 
 
-def ours_ms_per_frame(host, count: int, interaction: str, frames: int) -> float:
-    """Median ms of our frame step of ``count`` particles born in the same cube's volume on frame 1."""
+def submission(host, system) -> dict:
+    """One more frame step's dispatches and the CPU's ms inside them (Python binding each kernel's images and
+    constants, the driver queueing it; the GPU not waited for): Blender's API dispatches one kernel a call, so a
+    step of small effects costs at least this (``dispatches``, ``submit_ms``)."""
+    calls, dispatch = [], host.dispatch
+
+    def counted(kernel, groups, textures, constants):
+        start = time.perf_counter()
+        dispatch(kernel, groups, textures, constants)
+        calls.append(time.perf_counter() - start)
+
+    drain(host, system.pos_age)
+    host.dispatch = counted
+    try:
+        system.step(DT, IDENTITY, IDENTITY)
+    finally:
+        del host.dispatch
+    drain(host, system.pos_age)
+    return {"dispatches": len(calls), "submit_ms": round(sum(calls) * 1e3, 4)}
+
+
+def ours_ms_per_frame(host, count: int, interaction: str, frames: int) -> tuple[float, dict]:
+    """Median ms of our frame step of ``count`` particles born in the same cube's volume on frame 1, and what
+    submitting one more frame costs on the CPU (``submission``)."""
     size = 0.5 * (8.0 / count) ** (1 / 3)  # the cube filled at the rest spacing
     values = {"count": count, "emission": "BURST", "lifetime": 1e4, "emitter_shape": "BOX", "emitter_radius": 1.0,
               "velocity": (0, 0, 0), "velocity_random": 0.0, "interaction": interaction}
@@ -87,7 +111,28 @@ def ours_ms_per_frame(host, count: int, interaction: str, frames: int) -> float:
         system.step(DT, IDENTITY, IDENTITY)
         drain(host, system.pos_age)
         samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+    return statistics.median(samples), submission(host, system)
+
+
+def submission(host, system) -> dict:
+    """One more frame step's dispatches and the CPU's ms inside them (Python binding each kernel's images and
+    constants, the driver queueing it; the GPU not waited for): Blender's API dispatches one kernel a call, so a
+    step of small effects costs at least this (``dispatches``, ``submit_ms``)."""
+    calls, dispatch = [], host.dispatch
+
+    def counted(kernel, groups, textures, constants):
+        start = time.perf_counter()
+        dispatch(kernel, groups, textures, constants)
+        calls.append(time.perf_counter() - start)
+
+    drain(host, system.pos_age)
+    host.dispatch = counted
+    try:
+        system.step(DT, IDENTITY, IDENTITY)
+    finally:
+        del host.dispatch
+    drain(host, system.pos_age)
+    return {"dispatches": len(calls), "submit_ms": round(sum(calls) * 1e3, 4)}
 
 
 PHYSICS = {"FLUID": "FLUID", "FLOCKING": "BOIDS"}  # our interaction -> Blender's physics_type
@@ -97,9 +142,9 @@ def peer_case(host, case, count: int, repeats: int) -> dict:
     """Ours against Blender's particle physics at ``count`` over ``repeats`` + 1 frames (interactions.Case)."""
     interaction, frames = case.values["interaction"], repeats + 1
     peer = blender_ms_per_frame(count, PHYSICS[interaction], frames)
-    ours = ours_ms_per_frame(host, count, interaction, frames)
+    ours, submitted = ours_ms_per_frame(host, count, interaction, frames)
     return {"ms_per_frame": round(ours, 4), "peer_ms_per_frame": round(peer, 3), "speedup": round(peer / ours, 1),
-            "frames": frames, "peer": f"Blender's particle system, physics_type {PHYSICS[interaction]}"}
+            **submitted, "frames": frames, "peer": f"Blender's particle system, physics_type {PHYSICS[interaction]}"}
 
 
 def kernel_ms(host, system, h: float) -> dict:
