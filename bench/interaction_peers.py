@@ -68,28 +68,7 @@ def blender_ms_per_frame(count: int, physics: str, frames: int) -> float:
         start = time.perf_counter()
         scene.frame_set(frame)
         samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples), submission(host, system)
-
-
-def submission(host, system) -> dict:
-    """One more frame step's dispatches and the CPU's ms inside them (Python binding each kernel's images and
-    constants, the driver queueing it; the GPU not waited for): Blender's API dispatches one kernel a call, so a
-    step of small effects costs at least this (``dispatches``, ``submit_ms``)."""
-    calls, dispatch = [], host.dispatch
-
-    def counted(kernel, groups, textures, constants):
-        start = time.perf_counter()
-        dispatch(kernel, groups, textures, constants)
-        calls.append(time.perf_counter() - start)
-
-    drain(host, system.pos_age)
-    host.dispatch = counted
-    try:
-        system.step(DT, IDENTITY, IDENTITY)
-    finally:
-        del host.dispatch
-    drain(host, system.pos_age)
-    return {"dispatches": len(calls), "submit_ms": round(sum(calls) * 1e3, 4)}
+    return statistics.median(samples)
 
 
 def ours_ms_per_frame(host, count: int, interaction: str, frames: int) -> tuple[float, dict]:
