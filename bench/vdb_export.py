@@ -5,7 +5,8 @@ Ours: per frame, the effect's grids at a 256-voxel longest side (the voxel edge 
 made on the GPU, their leaves' buffers too, as the file stores them (light/volume_grids.py), and read back, then
 on writer threads (as many as a bake has) encoded (header and topology by numpy) and written (output/volumes.py,
 output/vdb_file.py).  ``fps``: frames over the wall clock from the first frame's grids to the last file on disk,
-the simulation step excluded (``simulate_ms``: its cost per frame, apart).  Where the time goes, ms a frame:
+the simulation step excluded (``simulate_ms``: its cost per frame, apart); ``frames_ms`` each frame's part of it
+(bounds to readback, ``frame_ms`` their median), ``tail_ms`` the wait for the last files.  Where the time goes, ms a frame:
 ``grid_ms`` (GPU passes, until the leaf tallies are read back: the GPU's work included; ``bounds_ms`` of it the
 bounds pass and its 6 texels read back), ``readback_ms`` (the leaves' records and buffers, ``readback_mb`` of
 them), ``encode_ms`` (the file's parts: metadata, topology, the header's UUID; on a writer), ``disk_ms``
@@ -60,7 +61,8 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
     look = renderer.resources.look_texture(system)
     table = look_table(system.settings, system.ramp)
     grids = VolumeGrids(renderer.host)
-    stages = {name: [] for name in ("simulate_ms", "grid_ms", "bounds_ms", "readback_ms", "encode_ms", "disk_ms")}
+    stages = {name: [] for name in ("simulate_ms", "grid_ms", "bounds_ms", "readback_ms", "encode_ms", "disk_ms",
+                                    "frame_ms")}
 
     def write(path, effect):
         started = time.perf_counter()
@@ -103,10 +105,12 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             futures.append(pool.submit(write, folder / f"f_{frame:04d}.vdb",
                                        volumes.EffectVolume(PRESET, leaves, placement, placement.voxel)))
             wall += read - begun
+            stages["frame_ms"].append((read - begun) * 1e3)
         drained = time.perf_counter()
         for future in futures:
             future.result()
-        wall += time.perf_counter() - drained
+        tail = time.perf_counter() - drained
+        wall += tail
     placement = last
     with timed_passes(renderer.host) as passes:  # the last frame again, every pass waited for: where grid_ms goes
         grids.build(system, look, placement)
@@ -114,6 +118,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
     return {"fps": len(frames) / wall, "ms_per_frame": wall * 1e3 / len(frames),
             "passes_ms": {name: round(ms, 2) for name, ms in passes.items()},
             **{name: statistics.median(values) for name, values in stages.items()},
+            "frames_ms": [round(ms, 2) for ms in stages["frame_ms"]], "tail_ms": tail * 1e3,
             "voxel": placement.voxel, "grid": "x".join(map(str, placement.shape)),
             "leaves": len(leaves.grids["density"].origins), "active_voxels": int(leaves.grids["density"].counts.sum()),
             "readback_mb": sum(g.buffers.nbytes + g.origins.shape[0] * RECORD_WORDS * 4
