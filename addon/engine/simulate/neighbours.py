@@ -228,7 +228,7 @@ class NeighbourGrid:
             texels = self.host.read(self.lists).reshape(-1, 4)[: LIST_TEXELS * capacity]
             words = texels.reshape(LIST_TEXELS, capacity, 4).transpose(1, 0, 2).reshape(capacity, MAX_NEIGHBOURS)
             shown = min(columns - 1, MAX_NEIGHBOURS)
-            neighbours = entries[words[:live, :shown].astype(np.int64), 3].astype(np.uint32)
-            neighbours[np.arange(shown) >= counts[:, None]] = 0
-            listed[slots, 1:1 + shown] = neighbours
+            listed_here = np.arange(shown) < counts[:, None]  # past a list's count its texels hold anything
+            neighbours = np.where(listed_here, words[:live, :shown], 0).astype(np.int64)
+            listed[slots, 1:1 + shown] = np.where(listed_here, entries[neighbours, 3], 0)
         return listed
