@@ -9,8 +9,9 @@ gets its own GL timer query (GL queries do not nest), runs each workload
 once after a warm-up, and sums the GPU time per kernel: where a radix pass,
 a scan or the sprite compositor spends its time.  Workloads: the radix sort
 of 16M key-index pairs, a scan of 100M uint32, binning 16M keys into 64K
-bins, and the sprite layer at 1080p with 1M and 4M sprites (sprite_bench's
-scene).  One record per (workload, kernel): ``ms`` (that kernel's GPU time in
+bins, the sprite layer at 1080p with 1M and 4M sprites (sprite_bench's
+scene), and a frame's step of 100K fluid particles, 100K birds (the
+interactions suite's peer cases) and 1M fluid particles.  One record per (workload, kernel): ``ms`` (that kernel's GPU time in
 one run of the workload), ``calls`` and ``share`` of the workload's total.
 
 Records go to bench/results/<device>-<date>-dispatch-profile.json (bench/records.py).
@@ -38,6 +39,7 @@ from addon.engine.settings.settings import render_settings  # noqa: E402
 from addon.hosts.moderngl import ModernGLHost  # noqa: E402
 from bench import records  # noqa: E402
 from bench.binning_bench import bin_keys, upload  # noqa: E402
+from bench.interaction_peers import DT, IDENTITY, peer_system  # noqa: E402
 from bench.sort_bench import ordered_keys  # noqa: E402
 from bench.sprite_bench import smoke_system  # noqa: E402
 
@@ -114,16 +116,28 @@ def sprites(host, count: int, width: int, height: int, rng):
     return lambda: layer.draw([system], compositor.resources, camera)
 
 
+def interaction_step(host, count: int, interaction: str):
+    """A frame's step of the interactions suite's peer case (bench/interaction_peers.py): where the GPU's time of a
+    small effect's frame goes, kernel by kernel."""
+    system = peer_system(host, count, interaction)
+    system.step(DT, IDENTITY, IDENTITY)  # the burst
+    return lambda: system.step(DT, IDENTITY, IDENTITY)
+
+
 def workloads(host, quick: bool, rng) -> dict:
     if quick:
         return {"radix-64K": radix_sort(host, 1 << 16, rng), "scan-1M": scan(host, 1 << 20, rng),
                 "binning-64K-into-4K": binned(host, 1 << 16, 1 << 12, rng),
-                "sprites-540p-20K": sprites(host, 20_000, 960, 540, rng)}
+                "sprites-540p-20K": sprites(host, 20_000, 960, 540, rng),
+                "fluid-1K-step": interaction_step(host, 1000, "FLUID")}
     return {"radix-16M": radix_sort(host, 1 << 24, rng), "radix-16M-tile4096": radix_sort(host, 1 << 24, rng, 4096),
             "scan-100M": scan(host, 100_000_000, rng),
             "binning-16M-into-64K": binned(host, 1 << 24, 1 << 16, rng),
             "sprites-1080p-1M": sprites(host, 1 << 20, 1920, 1080, rng),
-            "sprites-1080p-4M": sprites(host, 1 << 22, 1920, 1080, rng)}
+            "sprites-1080p-4M": sprites(host, 1 << 22, 1920, 1080, rng),
+            "fluid-100K-step": interaction_step(host, 100_000, "FLUID"),
+            "flocking-100K-step": interaction_step(host, 100_000, "FLOCKING"),
+            "fluid-1M-step": interaction_step(host, 1_000_000, "FLUID")}
 
 
 def main() -> None:

@@ -20,7 +20,6 @@ import statistics
 import time
 from collections import defaultdict
 
-import bpy
 import numpy as np
 
 from addon.engine.settings.settings import effect_settings
@@ -42,6 +41,8 @@ def drain(host, texture) -> None:
 
 def blender_particles(count: int, physics: str, frames: int):
     """The default cube emitting ``count`` particles from its volume on frame 1, ``physics`` FLUID or BOIDS."""
+    import bpy  # here alone: the moderngl host's benches build our side (peer_system) without Blender
+
     bpy.ops.wm.read_factory_settings(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, frames
@@ -72,11 +73,9 @@ def blender_ms_per_frame(count: int, physics: str, frames: int) -> float:
     return statistics.median(samples)
 
 
-def ours_ms_per_frame(host, count: int, interaction: str, frames: int) -> tuple[float, dict]:
-    """Median ms of our frame step of ``count`` particles born in the same cube's volume on frame 1, each frame
-    waited for (as Blender's frame change returns once done); ``streamed_ms_per_frame``: ``frames`` more between
-    two waits (a simulation baked ahead, the GPU never idle between frames); what submitting one more frame costs
-    on the CPU (``submission``)."""
+def peer_system(host, count: int, interaction: str) -> ParticleSystem:
+    """Our side of a peer case: ``count`` particles born in the cube's volume on the first step (a fluid at its
+    rest spacing; birds at random headings in zero gravity)."""
     size = 0.5 * (8.0 / count) ** (1 / 3)  # the cube filled at the rest spacing
     values = {"count": count, "emission": "BURST", "lifetime": 1e4, "emitter_shape": "BOX", "emitter_radius": 1.0,
               "velocity": (0, 0, 0), "velocity_random": 0.0, "interaction": interaction}
@@ -84,7 +83,15 @@ def ours_ms_per_frame(host, count: int, interaction: str, frames: int) -> tuple[
         values.update(size=size, interaction_radius=4 * size)
     else:
         values.update(gravity=(0, 0, 0), interaction_radius=8 * size, velocity_random=1.0)
-    system = ParticleSystem(host, effect_settings(values))
+    return ParticleSystem(host, effect_settings(values))
+
+
+def ours_ms_per_frame(host, count: int, interaction: str, frames: int) -> tuple[float, dict]:
+    """Median ms of our frame step of ``count`` particles born in the same cube's volume on frame 1, each frame
+    waited for (as Blender's frame change returns once done); ``streamed_ms_per_frame``: ``frames`` more between
+    two waits (a simulation baked ahead, the GPU never idle between frames); what submitting one more frame costs
+    on the CPU (``submission``)."""
+    system = peer_system(host, count, interaction)
     system.step(DT, IDENTITY, IDENTITY)  # frame 1: the burst
     samples = []
     for _ in range(frames - 1):
