@@ -133,6 +133,14 @@ void count_overflow(NeighbourWalk walk)
   }
 }
 
+/* The density's term of a neighbour at q: (r^2 - |p - q|^2)^3. */
+float lab_weight(vec3 p, vec3 q, float radius2)
+{
+  vec3 d = p - q;
+  float w = radius2 - dot(d, d);
+  return w * w * w;
+}
+
 void write_out(ivec2 texel, int found, float sum)
 {
   imageStore(lab_out, texel, vec4(float(found), sum, 0.0, 0.0));
@@ -157,9 +165,7 @@ void main()
   int k;
   vec3 q;
   while (next_neighbour(walk, k, q)) {
-    vec3 d = own.xyz - q;
-    float w = radius2 - dot(d, d);
-    sum += w * w * w;
+    sum += lab_weight(own.xyz, q, radius2);
 #if WALK_SHAPE == 2
     imageStore(lab_list, particle_texel((walk.found - 1) * live + entry, list_width), uvec4(uint(k)));
 #endif
@@ -171,28 +177,31 @@ void main()
 }
 #endif
 
-#if WALK_SHAPE == 1
-/* Nested loops in the product's order: rows, their kept bins, the entries; the body inline. */
-void main()
+#if WALK_SHAPE == 1 || WALK_SHAPE == 4
+/* A candidate: from the image (shape 1), or from the workgroup's tile where its row's span is there (shape 4). */
+vec4 lab_candidate(int row, int k, int sorted_width)
 {
-  int entry;
-  ivec2 texel;
-  vec4 own;
-  if (!grid_live_entry(entry, texel, own)) {
-    return;
+#if WALK_SHAPE == 4
+  if (span_at[row] != 0xFFFFFFFFu) {
+    return tile[k + int(span_at[row]) - int(span_start[row])];
   }
-  int self = int(own.w);
-  vec3 p = own.xyz;
+#endif
+  return imageLoad(grid_sorted, particle_texel(k, sorted_width));
+}
+
+/* Nested loops in the product's order: rows, their kept bins, the entries; the body inline.  Writes lab_out. */
+void walk_loops(int self, vec3 p, ivec2 texel)
+{
   precise float radius2 = grid_radius * grid_radius;
   int sorted_width = imageSize(grid_sorted).x;
   int offsets_width = imageSize(grid_offsets).x;
+  uint mask = uint(grid_table - 1);
   NeighbourWalk walk = neighbours_of(self, p);
   int found = 0;
   float sum = 0.0;
   bool full = false;
   for (int row = 0; row < 9 && !full; row++) {
     grid_next_row(walk);
-    uint mask = uint(grid_table - 1);
     for (int column = 0; column < 3 && !full; column++) {
       if ((walk.kept & (1 << column)) == 0) {
         continue;
@@ -201,7 +210,7 @@ void main()
       int at = int(imageLoad(grid_offsets, particle_texel(bin, offsets_width)).x);
       int end = int(imageLoad(grid_offsets, particle_texel(bin + 1, offsets_width)).x);
       for (int k = at; k < end; k++) {
-        vec4 candidate = imageLoad(grid_sorted, particle_texel(k, sorted_width));
+        vec4 candidate = lab_candidate(row, k, sorted_width);
         if (int(candidate.w) == self || !(grid_distance2(p, candidate.xyz) < radius2)) {
           continue;
         }
@@ -210,13 +219,23 @@ void main()
           break;
         }
         found++;
-        vec3 d = p - candidate.xyz;
-        float w = radius2 - dot(d, d);
-        sum += w * w * w;
+        sum += lab_weight(p, candidate.xyz, radius2);
       }
     }
   }
   write_out(texel, found, sum);
+}
+#endif
+
+#if WALK_SHAPE == 1
+void main()
+{
+  int entry;
+  ivec2 texel;
+  vec4 own;
+  if (grid_live_entry(entry, texel, own)) {
+    walk_loops(int(own.w), own.xyz, texel);
+  }
 }
 #endif
 
@@ -238,9 +257,7 @@ void main()
   float sum = 0.0;
   for (int n = 0; n < found; n++) {
     int k = int(imageLoad(lab_list, particle_texel(n * live + entry, list_width)).x);
-    vec3 d = own.xyz - imageLoad(grid_sorted, particle_texel(k, sorted_width)).xyz;
-    float w = radius2 - dot(d, d);
-    sum += w * w * w;
+    sum += lab_weight(own.xyz, imageLoad(grid_sorted, particle_texel(k, sorted_width)).xyz, radius2);
   }
   write_out(texel, found, sum);
 }
@@ -303,38 +320,7 @@ void main()
   if (!alive) {
     return;
   }
-  precise float radius2 = grid_radius * grid_radius;
-  int found = 0;
-  float sum = 0.0;
-  bool full = false;
-  for (int row = 0; row < 9 && !full; row++) {
-    grid_next_row(walk);
-    bool tiled = span_at[row] != 0xFFFFFFFFu;
-    int shift = int(span_at[row]) - int(span_start[row]);
-    for (int column = 0; column < 3 && !full; column++) {
-      if ((walk.kept & (1 << column)) == 0) {
-        continue;
-      }
-      int bin = int((walk.base + uint(column)) & mask);
-      int at = int(imageLoad(grid_offsets, particle_texel(bin, offsets_width)).x);
-      int end = int(imageLoad(grid_offsets, particle_texel(bin + 1, offsets_width)).x);
-      for (int k = at; k < end; k++) {
-        vec4 candidate = tiled ? tile[k + shift] : imageLoad(grid_sorted, particle_texel(k, sorted_width));
-        if (int(candidate.w) == self || !(grid_distance2(p, candidate.xyz) < radius2)) {
-          continue;
-        }
-        if (found == MAX_NEIGHBOURS) {
-          full = true;
-          break;
-        }
-        found++;
-        vec3 d = p - candidate.xyz;
-        float w = radius2 - dot(d, d);
-        sum += w * w * w;
-      }
-    }
-  }
-  write_out(texel, found, sum);
+  walk_loops(self, p, texel);
 }
 #endif
 
