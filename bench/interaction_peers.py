@@ -139,7 +139,8 @@ def peer_case(host, case, count: int, repeats: int) -> dict:
     peer = blender_ms_per_frame(count, PHYSICS[interaction], frames)
     ours, submitted = ours_ms_per_frame(host, count, interaction, frames)
     return {"ms_per_frame": round(ours, 4), "peer_ms_per_frame": round(peer, 3), "speedup": round(peer / ours, 1),
-            "streamed_speedup": round(peer / submitted["streamed_ms_per_frame"], 1), **submitted, "frames": frames, "peer": f"Blender's particle system, physics_type {PHYSICS[interaction]}"}
+            "streamed_speedup": round(peer / submitted["streamed_ms_per_frame"], 1), **submitted, "frames": frames,
+            "peer": f"Blender's particle system, physics_type {PHYSICS[interaction]}"}
 
 
 def kernel_ms(host, system, h: float) -> dict:
