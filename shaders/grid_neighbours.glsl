@@ -42,11 +42,6 @@ int grid_kept_bins(ivec3 centre, int row, uint base)
   return kept;
 }
 
-int grid_offset(int bin, int width)
-{
-  return int(imageLoad(grid_offsets, particle_texel(bin, width)).x);
-}
-
 void main()
 {
   int entry;
@@ -62,7 +57,6 @@ void main()
   ivec2 size = imageSize(grid_sorted);
   int stride = size.x * size.y;
   int list_width = imageSize(grid_neighbours).x;
-  int offsets_width = imageSize(grid_offsets).x;
   uint mask = uint(grid_table - 1);
   vec4 words = vec4(0.0);
   int found = 0;
@@ -82,8 +76,8 @@ void main()
         last++;
         column++;
       }
-      int end = grid_offset(int(last) + 1, offsets_width);
-      for (int k = grid_offset(int(first), offsets_width); k < end; k++) {
+      int end = grid_bin_start(int(last) + 1);
+      for (int k = grid_bin_start(int(first)); k < end; k++) {
         vec4 candidate = imageLoad(grid_sorted, particle_texel(k, size.x));
         if (int(candidate.w) == self || !(grid_distance2(p, candidate.xyz) < radius2)) {
           continue;

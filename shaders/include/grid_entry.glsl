@@ -1,10 +1,16 @@
 /* The neighbour grid's entries (neighbours.py): grid_sorted holds the live particles in cell order (position,
  * slot), and grid_offsets' bin grid_table starts after the last live one. */
 
+/* Where hash bin `bin`'s entries start (a bin ends where the next starts). */
+int grid_bin_start(int bin)
+{
+  return int(imageLoad(grid_offsets, particle_texel(bin, imageSize(grid_offsets).x)).x);
+}
+
 /* The live entries: where grid_offsets' bin grid_table, past every hash bin, starts. */
 int grid_live_entries()
 {
-  return int(imageLoad(grid_offsets, particle_texel(grid_table, imageSize(grid_offsets).x)).x);
+  return grid_bin_start(grid_table);
 }
 
 /* The opening of a kernel a thread a live entry (in cell order): its entry, texel and grid_sorted texel
