@@ -19,6 +19,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections import defaultdict
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -109,23 +110,32 @@ def ours_ms_per_frame(host, count: int, interaction: str, frames: int) -> tuple[
     return statistics.median(samples), {"streamed_ms_per_frame": round(streamed, 4), **submission(host, system)}
 
 
+@contextmanager
+def dispatching_through(host, wrap):
+    """``host.dispatch`` replaced by ``wrap(dispatch)`` (a function of the host's own dispatch) while inside."""
+    host.dispatch = wrap(host.dispatch)
+    try:
+        yield
+    finally:
+        del host.dispatch
+
+
 def submission(host, system) -> dict:
     """One more frame step's dispatches and the CPU's ms inside them (Python binding each kernel's images and
     constants, the driver queueing it; the GPU not waited for): Blender's API dispatches one kernel a call, so a
     step of small effects costs at least this (``dispatches``, ``submit_ms``)."""
-    calls, dispatch = [], host.dispatch
+    calls = []
 
-    def counted(kernel, groups, textures, constants):
-        start = time.perf_counter()
-        dispatch(kernel, groups, textures, constants)
-        calls.append(time.perf_counter() - start)
+    def counted(dispatch):
+        def call(kernel, groups, textures, constants):
+            start = time.perf_counter()
+            dispatch(kernel, groups, textures, constants)
+            calls.append(time.perf_counter() - start)
+        return call
 
     drain(host, system.pos_age)
-    host.dispatch = counted
-    try:
+    with dispatching_through(host, counted):
         system.step(DT, IDENTITY, IDENTITY)
-    finally:
-        del host.dispatch
     drain(host, system.pos_age)
     return {"dispatches": len(calls), "submit_ms": round(sum(calls) * 1e3, 4)}
 
@@ -146,23 +156,21 @@ def peer_case(host, case, count: int, repeats: int) -> dict:
 def kernel_ms(host, system, h: float) -> dict:
     """One more step of ``system`` with the GPU drained around each dispatch: ms by kernel name."""
     spent: dict[str, float] = defaultdict(float)
-    dispatch = host.dispatch
 
-    def timed(kernel, groups, textures, constants):
-        written = [textures[i.name] for i in kernel.images if i.access != "READ" and i.dimensions == 2]
-        for texture in written:
-            drain(host, texture)
-        start = time.perf_counter()
-        dispatch(kernel, groups, textures, constants)
-        for texture in written:
-            drain(host, texture)
-        spent[f"ms {kernel.name}"] += (time.perf_counter() - start) * 1e3
+    def timed(dispatch):
+        def call(kernel, groups, textures, constants):
+            written = [textures[i.name] for i in kernel.images if i.access != "READ" and i.dimensions == 2]
+            for texture in written:
+                drain(host, texture)
+            start = time.perf_counter()
+            dispatch(kernel, groups, textures, constants)
+            for texture in written:
+                drain(host, texture)
+            spent[f"ms {kernel.name}"] += (time.perf_counter() - start) * 1e3
+        return call
 
-    host.dispatch = timed
-    try:
+    with dispatching_through(host, timed):
         system.step(h, IDENTITY, IDENTITY)
-    finally:
-        del host.dispatch
     listed = system.interactions.grid.neighbour_lists(1)
     return {**{name: round(ms, 4) for name, ms in spent.items()},
             "neighbours_mean": round(float(listed[:, 0].mean()), 2)}
