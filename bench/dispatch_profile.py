@@ -125,31 +125,37 @@ def interaction_step(host, count: int, interaction: str):
 
 
 def workloads(host, quick: bool, rng) -> dict:
+    """Each workload's maker by name (made when it runs: a run of a few keeps the others' memory)."""
     if quick:
-        return {"radix-64K": radix_sort(host, 1 << 16, rng), "scan-1M": scan(host, 1 << 20, rng),
-                "binning-64K-into-4K": binned(host, 1 << 16, 1 << 12, rng),
-                "sprites-540p-20K": sprites(host, 20_000, 960, 540, rng),
-                "fluid-1K-step": interaction_step(host, 1000, "FLUID")}
-    return {"radix-16M": radix_sort(host, 1 << 24, rng), "radix-16M-tile4096": radix_sort(host, 1 << 24, rng, 4096),
-            "scan-100M": scan(host, 100_000_000, rng),
-            "binning-16M-into-64K": binned(host, 1 << 24, 1 << 16, rng),
-            "sprites-1080p-1M": sprites(host, 1 << 20, 1920, 1080, rng),
-            "sprites-1080p-4M": sprites(host, 1 << 22, 1920, 1080, rng),
-            "fluid-100K-step": interaction_step(host, 100_000, "FLUID"),
-            "flocking-100K-step": interaction_step(host, 100_000, "FLOCKING"),
-            "fluid-1M-step": interaction_step(host, 1_000_000, "FLUID")}
+        return {"radix-64K": lambda: radix_sort(host, 1 << 16, rng), "scan-1M": lambda: scan(host, 1 << 20, rng),
+                "binning-64K-into-4K": lambda: binned(host, 1 << 16, 1 << 12, rng),
+                "sprites-540p-20K": lambda: sprites(host, 20_000, 960, 540, rng),
+                "fluid-1K-step": lambda: interaction_step(host, 1000, "FLUID")}
+    return {"radix-16M": lambda: radix_sort(host, 1 << 24, rng),
+            "radix-16M-tile4096": lambda: radix_sort(host, 1 << 24, rng, 4096),
+            "scan-100M": lambda: scan(host, 100_000_000, rng),
+            "binning-16M-into-64K": lambda: binned(host, 1 << 24, 1 << 16, rng),
+            "sprites-1080p-1M": lambda: sprites(host, 1 << 20, 1920, 1080, rng),
+            "sprites-1080p-4M": lambda: sprites(host, 1 << 22, 1920, 1080, rng),
+            "fluid-100K-step": lambda: interaction_step(host, 100_000, "FLUID"),
+            "flocking-100K-step": lambda: interaction_step(host, 100_000, "FLOCKING"),
+            "fluid-1M-step": lambda: interaction_step(host, 1_000_000, "FLUID")}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test (llvmpipe)")
     parser.add_argument("--out", type=Path, default=None, help="results folder (default bench/results)")
+    parser.add_argument("--workloads", default="", help="comma-separated names to run (default: all)")
     args = parser.parse_args()
     host = ModernGLHost()
     profiler = QueryPerCall(host)
     rows = []
-    for workload, work in workloads(host, args.quick, np.random.default_rng(5)).items():
-        per_kernel = profiler.profile(work)
+    chosen = set(filter(None, args.workloads.split(",")))
+    for workload, make in workloads(host, args.quick, np.random.default_rng(5)).items():
+        if chosen and workload not in chosen:
+            continue
+        per_kernel = profiler.profile(make())
         total = sum(ms for ms, _ in per_kernel.values())
         for kernel, (ms, calls) in sorted(per_kernel.items(), key=lambda item: -item[1][0]):
             rows.append({"case": f"{workload}/{kernel}", "ms": ms, "calls": calls,
