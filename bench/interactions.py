@@ -8,7 +8,7 @@ repetitions.  Where the step's time goes is measured the same way, part by part,
 * ``grid_ms``: the neighbour grid (in a step case its whole build, the lists included): ``keys_ms`` (grid_keys), ``sort_ms`` (the counting sort's digit
   passes, three of bin_digits, a scan and bin_scatter for the 2^22 + 1 bins of 4M particles, then bin_ranges),
   ``order_ms`` (grid_order: positions copied into cell order; ``order_velocity_ms`` with the velocities,
-  as grains, flocks and the fluid's velocity passes have it); ``build_ms`` adds ``list_ms`` (grid_neighbours:
+  as grains and flocks have it); ``build_ms`` adds ``list_ms`` (grid_neighbours:
   the walk of every particle's 27 cells that lists its neighbours for the step's gathers);
 * ``simulate_ms``: the simulate pass alone (forces, colliders), as an effect without interaction steps;
 * ``iteration_ms``: one granular_solve iteration; ``settle_ms``: the rest of the step (the GRAINS pass).

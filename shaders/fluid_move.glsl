@@ -1,5 +1,6 @@
 /* PBF's end of the iterations (fluids.py), a thread a live entry of the grid: the last iterate (fluid_in, entry
- * order) into the entry's slot of the state, its velocity its own plus the solver's move over the step. */
+ * order) into the entry's slot of the state, its velocity its own plus the solver's move over the step; the
+ * velocity also into grid_velocity at the entry (what the velocity passes read of a neighbour). */
 
 void main()
 {
@@ -15,4 +16,5 @@ void main()
   particle.velocity += (p - particle.position) * fluid_inverse_dt;
   particle.position = p;
   store_particle(at, particle);
+  imageStore(grid_velocity, texel, vec4(particle.velocity, 0.0));
 }

@@ -1,7 +1,7 @@
-/* PBF's vorticity (fluids.py), a thread a live entry of the grid built again at the final positions: omega =
- * 1/rho0 sum (v_j - v_i) x grad_j W_spiky, the velocities fluid_move made (grid_velocity); to fluid_omega in
- * entry order, and the velocity with |omega| to fluid_flow (what fluid_viscosity reads of a neighbour, one
- * texel). */
+/* PBF's vorticity (fluids.py), a thread a live entry of the grid: omega = 1/rho0 sum (v_j - v_i) x grad_j
+ * W_spiky at the final positions (the last iterate, fluid_in) with the velocities fluid_move made (grid_velocity),
+ * over the neighbours the grid listed at the predicted positions; to fluid_flow, two texels an entry side by side:
+ * the velocity with |omega| (what fluid_viscosity reads of a neighbour), then omega. */
 
 void main()
 {
@@ -13,15 +13,15 @@ void main()
   }
   int width = imageSize(grid_velocity).x;
   vec3 v = imageLoad(grid_velocity, texel).xyz;
-  vec3 p = own.xyz;
+  vec3 p = imageLoad(fluid_in, texel).xyz;
   vec3 omega = vec3(0.0);
   Neighbours list = neighbours_of(entry);
   for (int n = 0; n < list.count; n++) {
-    int k = neighbour_entry(list, n);
-    vec3 d = p - neighbour_position(k);
-    omega += cross(imageLoad(grid_velocity, particle_texel(k, width)).xyz - v, -fluid_spiky(d, length(d)));
+    ivec2 other = particle_texel(neighbour_entry(list, n), width);
+    vec3 d = p - imageLoad(fluid_in, other).xyz;
+    omega += cross(imageLoad(grid_velocity, other).xyz - v, -fluid_spiky(d, length(d)));
   }
   omega *= fluid_inverse_rest;
-  imageStore(fluid_omega, texel, vec4(omega, 0.0));
-  imageStore(fluid_flow, texel, vec4(v, length(omega)));
+  imageStore(fluid_flow, fluid_flow_texel(texel, 0), vec4(v, length(omega)));
+  imageStore(fluid_flow, fluid_flow_texel(texel, 1), vec4(omega, 0.0));
 }

@@ -14,6 +14,13 @@ vec3 fluid_spiky(vec3 d, float r)
   return r > 0.0 ? d * (fluid_spiky_scale * x * x / r) : vec3(0.0);
 }
 
+/* An entry's texel `part` (0: velocity and |omega|, 1: omega) of fluid_flow, two texels an entry side by side,
+ * from its `texel` in entry order. */
+ivec2 fluid_flow_texel(ivec2 texel, int part)
+{
+  return ivec2(2 * texel.x + part, texel.y);
+}
+
 #ifdef FLUID_SOLVER /* the iterations: colliders and walls */
 /* The density the colliders add at `position` as walls of fluid at rest and its gradient: each collider's share
  * of the kernel beyond its surface (the surface taken `fluid_size` beyond where particles rest, so a lattice layer

@@ -12,10 +12,13 @@ the grid is built at those predicted positions)::
 
     for each iteration:  fluid_lambda (density, lambda), fluid_delta (the corrected iterate, out of colliders)
     fluid_move           the last iterate into the state, the velocity the iterations make (own + move / dt)
-    grid.build           the neighbours at the final positions, their velocities copied in cell order
-    fluid_vorticity      omega
+                         into the state and, in entry order, into the grid's velocity image
+    fluid_vorticity      omega, at the final positions (the last iterate)
     fluid_viscosity      XSPH and vorticity confinement: the new velocity into the state
 
+The neighbours are found once a step, at the predicted positions (Macklin and Müller 2013, algorithm 1): the
+velocity passes gather over the same lists at the final positions, where a pair now farther than h weighs 0 in
+poly6 and spiky (and a pair that came within h is not met: the solver moves particles by a fraction of h).
 Every pass runs a thread per live entry of the grid (cell order: a neighbour's data is read contiguously) and
 keeps its iterates in entry order; fluid_move and fluid_viscosity write each entry's slot of the state (distinct
 slots).  Every pass gathers in the grid's fixed order and writes its own entry only (Jacobi iterations, two
@@ -131,14 +134,15 @@ VELOCITY_CONSTANTS = (
                                                  ("fluid_dt", "z"))),
 )
 # Eight images at most a kernel (Blender's image units): lambda rides in the w of the iterate the lambda pass
-# writes (the delta pass reads it there), and the velocity passes gather through the grid built again at the
-# final positions (so the state holds them), omega and (velocity, |omega|) in the two iterates the iterations no
-# longer need, so that viscosity reads one texel a neighbour.
+# writes (the delta pass reads it there); the velocity passes read the final positions in the last iterate, the
+# velocities fluid_move wrote in the grid's velocity image, and fluid_flow: two texels an entry side by side, what
+# fluid_viscosity reads of a neighbour (velocity, |omega|) then its own omega.
 STATE = (Image("pos_age", "RGBA32F"), Image("vel_life", "RGBA32F"))
+ITERATE = Image("fluid_in", "RGBA32F", "READ")  # an iterate in entry order (the last: the final positions)
 
 
 def _solver_kernel(name: str) -> Kernel:
-    return Kernel(name, images=(*GRID_IMAGES, Image("fluid_in", "RGBA32F", "READ"), Image("fluid_out", "RGBA32F", "WRITE")),
+    return Kernel(name, images=(*GRID_IMAGES, ITERATE, Image("fluid_out", "RGBA32F", "WRITE")),
                   samplers=(Sampler("sdf_atlas", "FLOAT_3D"),), constants=SOLVER_CONSTANTS,
                   includes=(*GRID_INCLUDES, "sdf_sample.glsl", "collider_surface.glsl", "fluid.glsl"),
                   defines=(*SDF_SAMPLING, ("FLUID_SOLVER", "1")))
@@ -146,16 +150,17 @@ def _solver_kernel(name: str) -> Kernel:
 
 FLUID_LAMBDA = _solver_kernel("fluid_lambda")
 FLUID_DELTA = _solver_kernel("fluid_delta")
-# The iterations' end: each live entry's last iterate and velocity (own + move / dt) into its slot of the state.
-FLUID_MOVE = Kernel("fluid_move", images=(*STATE, *ENTRY_IMAGES, Image("fluid_in", "RGBA32F", "READ")),
+# The iterations' end: each live entry's last iterate and velocity (own + move / dt) into its slot of the state,
+# the velocity also into the grid's velocity image in entry order (the velocity passes' neighbours).
+FLUID_MOVE = Kernel("fluid_move", images=(*STATE, *ENTRY_IMAGES, ITERATE,
+                                          Image("grid_velocity", "RGBA32F", "WRITE")),
                     constants=(*ENTRY_CONSTANTS, Constant("FLOAT", "fluid_inverse_dt")),
                     includes=("common.glsl", "grid_entry.glsl"))
-FLUID_VORTICITY = Kernel("fluid_vorticity", images=(*GRID_IMAGES, GRID_VELOCITY,
-                                                    Image("fluid_omega", "RGBA32F", "WRITE"),
+FLUID_VORTICITY = Kernel("fluid_vorticity", images=(*GRID_IMAGES, ITERATE, GRID_VELOCITY,
                                                     Image("fluid_flow", "RGBA32F", "WRITE")),
                          constants=KERNEL_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"))
 # It stores the particle whole, its position unchanged.
-FLUID_VISCOSITY = Kernel("fluid_viscosity", images=(*STATE, *GRID_IMAGES, Image("fluid_omega", "RGBA32F", "READ"),
+FLUID_VISCOSITY = Kernel("fluid_viscosity", images=(*STATE, *GRID_IMAGES, ITERATE,
                                                     Image("fluid_flow", "RGBA32F", "READ")),
                          constants=VELOCITY_CONSTANTS, includes=(*GRID_INCLUDES, "fluid.glsl"))
 FLUID_KERNELS = (FLUID_LAMBDA, FLUID_DELTA, FLUID_MOVE, FLUID_VORTICITY, FLUID_VISCOSITY)
@@ -179,14 +184,15 @@ def fluid_values(c: FluidConstants, dt: float) -> dict:
 
 def fluid_step(system, grid: NeighbourGrid, h: float, textures: dict, constants: dict) -> None:
     """One PBF step of ``h`` seconds on the simulated (predicted) state, the grid built at it (interactions.STEPS):
-    two images of the effect's scratch in entry order, the solved iterate (then omega) and the one lambda rides
-    in (then velocity and |omega|); the first iteration starts from the grid's positions."""
+    two images of the effect's scratch in entry order, the solved iterate and the one lambda rides in (the first
+    iteration starts from the grid's positions), and the velocity passes' fluid_flow (two texels an entry)."""
     settings = system.settings
     solved, lambdas = system.interactions.scratch(("fluid_solved", "fluid_lambda"))
+    (flow,) = system.interactions.scratch(("fluid_flow",), texels=2)
     named = {**fluid_values(constants_of(settings), h), **grid.values,
              **{name: constants[name] for name in ("collider_count", "colliders")}}
     pool = {"pos_age": system.pos_age, "vel_life": system.vel_life, "sdf_atlas": textures["sdf_atlas"],
-            "grid_velocity": grid.velocity, **grid.textures}
+            "grid_velocity": grid.velocity, "fluid_flow": flow, **grid.textures}
 
     def run(kernel: Kernel, **images) -> None:
         pool.update(images)
@@ -199,6 +205,5 @@ def fluid_step(system, grid: NeighbourGrid, h: float, textures: dict, constants:
         run(FLUID_DELTA, fluid_in=lambdas, fluid_out=solved)
         current = solved
     run(FLUID_MOVE, fluid_in=current)
-    grid.build(system.pos_age, system.vel_life, settings.interaction_radius)
-    run(FLUID_VORTICITY, fluid_omega=solved, fluid_flow=lambdas)
-    run(FLUID_VISCOSITY)
+    run(FLUID_VORTICITY, fluid_in=current)
+    run(FLUID_VISCOSITY, fluid_in=current)

@@ -34,8 +34,8 @@ def check_interaction(settings: EffectSettings) -> None:
 
 # interaction -> its step after the grid is built: step(system, grid, h, simulate textures, simulate constants)
 STEPS: dict[str, Callable] = {"GRANULAR": granular_step, "FLUID": fluid_step, "FLOCKING": flock_step}
-# Whether the step reads the velocities of the grid it is given (the fluid's iterations read positions only; its
-# velocity passes build the grid again, with them).
+# Whether the step reads the velocities the grid's build copies (the fluid's iterations read positions only;
+# fluid_move writes the velocities its velocity passes read into the grid's velocity image).
 READS_VELOCITY = {"GRANULAR": True, "FLUID": False, "FLOCKING": True}
 
 

@@ -165,6 +165,23 @@ def test_a_fluid_step_on_the_gpu_matches_the_reference_with_every_analytic_colli
     np.testing.assert_allclose(got_v, want_v, atol=5e-3)
 
 
+def test_a_fluid_step_finds_its_neighbours_once_for_the_solver_and_the_velocity_passes(host, rng, monkeypatch):
+    """Macklin and Müller's algorithm 1: one grid build a step (its keys and lists once), the velocity passes
+    gathering over the lists the iterations used."""
+    positions = (lattice(4) + rng.normal(0, 0.01, (64, 3))).astype(F)
+    _, step, _, _ = fluid_system(host, positions, np.zeros_like(positions), [], fluid_vorticity=0.5)
+    dispatched, dispatch = [], host.dispatch
+
+    def counted(kernel, *arguments):
+        dispatched.append(kernel.name)
+        dispatch(kernel, *arguments)
+
+    monkeypatch.setattr(host, "dispatch", counted)
+    step(1 / 120)
+    assert dispatched.count("grid_keys") == dispatched.count("grid_neighbours") == 1
+    assert dispatched[-3:] == ["fluid_move", "fluid_vorticity", "fluid_viscosity"]
+
+
 def test_a_fluid_of_one_particle_moves_on_its_own(host):
     positions = np.array([[0.3, 0.2, 0.5]], F)
     _, step, read, interactions = fluid_system(host, positions, np.array([[1.0, 0, 0]], F), [])

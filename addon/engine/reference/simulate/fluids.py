@@ -132,9 +132,9 @@ def fluid_delta(predicted: np.ndarray, lambdas: np.ndarray, table: np.ndarray, c
 
 # -- fluid_vorticity.glsl
 
-def fluid_vorticity(predicted: np.ndarray, velocity: np.ndarray, table: np.ndarray, c: FluidConstants) -> np.ndarray:
+def fluid_vorticity(position: np.ndarray, velocity: np.ndarray, table: np.ndarray, c: FluidConstants) -> np.ndarray:
     """omega_i = 1/rho0 sum (v_j - v_i) x grad_j W_spiky, grad_j W = -grad W(p_i - p_j)."""
-    p, v = np.asarray(predicted, F), np.asarray(velocity, F)
+    p, v = np.asarray(position, F), np.asarray(velocity, F)
     omega = np.zeros_like(p)
     for j, real in _columns(table):
         d, r2, r = _pair(p, j)
@@ -145,10 +145,10 @@ def fluid_vorticity(predicted: np.ndarray, velocity: np.ndarray, table: np.ndarr
 
 # -- fluid_viscosity.glsl
 
-def fluid_viscosity(predicted, velocity, omega, table, c: FluidConstants, dt: float) -> np.ndarray:
+def fluid_viscosity(position, velocity, omega, table, c: FluidConstants, dt: float) -> np.ndarray:
     """XSPH viscosity plus vorticity confinement: v + c/rho0 sum (v_j - v_i) W_ij + dt eps h (N x omega), N the
     normalized gradient of |omega| (1/rho0 sum (|omega_j| - |omega_i|) grad W(p_i - p_j))."""
-    p, v, omega = np.asarray(predicted, F), np.asarray(velocity, F), np.asarray(omega, F)
+    p, v, omega = np.asarray(position, F), np.asarray(velocity, F), np.asarray(omega, F)
     strength = _length(omega)
     blend = np.zeros_like(v)
     eta = np.zeros_like(p)
@@ -214,10 +214,11 @@ def project(positions, surfaces) -> np.ndarray:
 
 
 def fluid_solve(predicted, velocity, c: FluidConstants, dt: float, iterations: int, surfaces=None):
-    """FluidSolver.step: the grid's order at the predicted positions, ``iterations`` of lambda then delta-p (moved
-    out of the colliders), velocity (own plus the move over dt), the grid's order at the final positions,
-    vorticity, viscosity.  ``surfaces(p)``: the
-    colliders' (distance, normal) at points p (collider_surfaces).  Returns position, velocity, density."""
+    """FluidSolver.step: the grid's order at the predicted positions, once for the whole step (Macklin and Müller's
+    algorithm 1), ``iterations`` of lambda then delta-p (moved out of the colliders), velocity (own plus the move
+    over dt), vorticity and viscosity at the final positions over the same neighbours.  ``surfaces(p)``: the
+    colliders' (distance, normal) at points p (collider_surfaces).  Returns position, velocity, and the density
+    the step's neighbours make at the final positions."""
     x = np.asarray(predicted, F)
     table = neighbours(x, c.radius)
 
@@ -232,7 +233,6 @@ def fluid_solve(predicted, velocity, c: FluidConstants, dt: float, iterations: i
         if surfaces is not None:
             p = project(p, surfaces)
     v = (np.asarray(velocity, F) + (p - x) * F(1.0 / dt)).astype(F)
-    table = neighbours(p, c.radius)
     omega = fluid_vorticity(p, v, table, c)
     v = fluid_viscosity(p, v, omega, table, c, dt)
     density, _ = fluid_lambda(p, table, c, walls(p))
