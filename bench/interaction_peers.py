@@ -9,7 +9,8 @@
   ``speedup`` their ratio (goal >= 100), ``streamed_speedup`` against our frames run back to back (a bake ahead
   of the frames); ``dispatches`` and ``submit_ms``: one more frame's kernels and the
   CPU's time inside their dispatch calls (what a frame of a small effect cannot go below: Blender's API
-  dispatches one kernel a call).  Blender's grid liquid, Mantaflow, does not bake in the headless ``bpy``
+  dispatches one kernel a call); ``timeline_*``: where a frame's time goes inside Blender, by GL timestamps
+  around every dispatch (``frame_timeline``).  Blender's grid liquid, Mantaflow, does not bake in the headless ``bpy``
   module (its bindings fail with ``'LevelsetGrid' object has no attribute 'setConst'``, a known Blender issue
   since 4.2), so it is not a peer.
 """
@@ -150,7 +151,39 @@ def peer_case(host, case, count: int, repeats: int) -> dict:
     ours, submitted = ours_ms_per_frame(host, count, interaction, frames)
     return {"ms_per_frame": round(ours, 4), "peer_ms_per_frame": round(peer, 3), "speedup": round(peer / ours, 1),
             "streamed_speedup": round(peer / submitted["streamed_ms_per_frame"], 1), **submitted, "frames": frames,
+            **frame_timeline(count, interaction, frames),
             "peer": f"Blender's particle system, physics_type {PHYSICS[interaction]}"}
+
+
+def frame_timeline(count: int, interaction: str, frames: int) -> dict:
+    """Where our frame's time goes inside Blender (bench/viewport_timeline.py's GL timestamps before and after
+    every dispatch), medians of ``frames`` frames each waited for: ``cpu_ms`` recording the step, ``gpu_ms`` from
+    its first kernel's start to its last's end, ``kernels_ms`` their own time, ``gaps_ms`` the GPU idle between
+    them and ``starved_ms`` the part of it before the CPU had called the next; ``streamed_*``: the same of
+    ``frames`` frames back to back, a frame's share."""
+    from bench.viewport_timeline import TimelineHost, timeline
+
+    host = TimelineHost()
+    system = peer_system(host, count, interaction)
+    system.step(DT, IDENTITY, IDENTITY)  # the burst
+    rows = []
+    for _ in range(frames):
+        drain(host, system.pos_age)
+        cpu_start, gpu_start = host.start()
+        system.step(DT, IDENTITY, IDENTITY)
+        cpu_ms = (time.perf_counter() - cpu_start) * 1e3
+        drain(host, system.pos_age)
+        rows.append({"cpu_ms": cpu_ms, **timeline(host, cpu_start, gpu_start)})
+    drain(host, system.pos_age)
+    cpu_start, gpu_start = host.start()
+    for _ in range(frames):
+        system.step(DT, IDENTITY, IDENTITY)
+    cpu_ms = (time.perf_counter() - cpu_start) * 1e3
+    drain(host, system.pos_age)
+    streamed = {"cpu_ms": cpu_ms, **timeline(host, cpu_start, gpu_start)}
+    figures = ("cpu_ms", "gpu_ms", "kernels_ms", "gaps_ms", "starved_ms")
+    return {**{f"timeline_{name}": round(statistics.median(r[name] for r in rows), 4) for name in figures},
+            **{f"streamed_{name}": round(streamed[name] / frames, 4) for name in figures}}
 
 
 def kernel_ms(host, system, h: float) -> dict:

@@ -19,7 +19,8 @@ REQUIRED = {
     "end-to-end": ("ms_per_frame", "peer", "peer_ms_per_frame", "frames"),
 }
 EXTRA = {"lighting": lambda case: ("relief_extra_ms" if case.endswith("relief") else "lit_extra_ms",),
-         "interactions": lambda case: (("ms_per_frame", "peer_ms_per_frame") if "-vs-blender" in case
+         "interactions": lambda case: (("ms_per_frame", "peer_ms_per_frame", "timeline_gpu_ms", "streamed_gpu_ms")
+                                       if "-vs-blender" in case
                                        else ("ms", "grid_ms"))}
 
 
