@@ -67,9 +67,9 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
     def write(path, effect):
         started = time.perf_counter()
         parts = volumes.encode([effect])
-        effect.leaves.give_back()  # as volumes.write does
         encoded = time.perf_counter()
         vdb_file.write(path, parts)
+        effect.leaves.give_back()  # once written, as volumes.write does (the parts hold its buffers)
         stages["encode_ms"].append((encoded - started) * 1e3)
         stages["disk_ms"].append((time.perf_counter() - encoded) * 1e3)
 

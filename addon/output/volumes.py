@@ -95,14 +95,14 @@ def encode(effects: list[EffectVolume]) -> list:
 
 def write(path: Path, effects: list[EffectVolume]) -> None:
     """The frame's .vdb at ``path`` (the writer's temporary name: the frame writer renames it when whole; a full
-    disk raises OSError); the leaves' memory given back once encoded."""
+    disk raises OSError); the leaves' memory given back once written (the parts hold their buffers, not copies:
+    given back before, a later frame read into them while this one wrote them)."""
     try:
-        parts = encode(effects)
+        vdb_file.write(path, encode(effects))
     finally:
         for effect in effects:
             if effect.leaves is not None:
                 effect.leaves.give_back()
-    vdb_file.write(path, parts)
 
 
 def read(path: Path) -> dict[str, object]:

@@ -117,6 +117,24 @@ def test_the_same_frame_writes_the_same_bytes(host, rng, tmp_path):
     assert set(volumes.read(tmp_path / "c.vdb")) == {"density", "emission", "velocity"}
 
 
+def test_a_frame_captured_while_the_one_before_is_written_leaves_that_file_as_captured(host, rng, tmp_path,
+                                                                                     monkeypatch):
+    """The file's parts hold the read-back buffers themselves: the next frame (captured as a writer writes this
+    one) must read into other memory, so its memory goes back only once the file is on disk."""
+    system, look = effect(host, rng, n=2000)
+    volume = volume_grids.VolumeGrids(host)
+    alone = volumes.effect_volume(volume_grids.VolumeGrids(host), system, look, "Fire", 0.05)
+    volumes.write(tmp_path / "alone.vdb", [alone])
+    disk_write = vdb_file.write
+
+    def next_frame_captured_first(path, parts):
+        volumes.effect_volume(volume, system, look, "Fire", 0.03)  # a finer grid: the same pool
+        disk_write(path, parts)
+    monkeypatch.setattr(vdb_file, "write", next_frame_captured_first)
+    volumes.write(tmp_path / "frame.vdb", [volumes.effect_volume(volume, system, look, "Fire", 0.05)])
+    assert (tmp_path / "frame.vdb").read_bytes() == (tmp_path / "alone.vdb").read_bytes()
+
+
 def test_a_write_past_the_file_size_limit_raises(tmp_path):
     """The disk filling midway (here the process's file size limit, RLIMIT_FSIZE): openvdb's write fails and
     says so, rather than leaving a short file as if written (the frame writer then removes it)."""
