@@ -80,11 +80,12 @@ RECORD_WORDS = MASK_WORDS + 4  # a leaf's record read back: its mask, its lowest
 TALLY = 8  # R32UI texels a grid's tally: leaves, bytes, lowest and highest active voxel (ordered uints)
 LEAF_BYTES_WIDTH = 8192  # R32UI texels a row of the image of the file's leaf buffers
 ALLOCATION_STEP = 32  # the grid images are made a multiple of this many voxels a side, reused while the grid fits
-# A side the grid outgrows is made GROWTH times the grid's (a plume that grows reallocates O(log) times, not every
-# ALLOCATION_STEP: the H200 took 112 ms to make the images), unless that would pass HEADROOM_BYTES of images: then
-# the grid's alone (a large grid's headroom could cost more than an artist's 8-24 GB card has; see held_shape).
+# A grid that outgrows the images gets new ones GROWTH times its size a side (a plume that grows makes images
+# O(log) times, not every ALLOCATION_STEP: the H200 took 112 ms to make them, llvmpipe 0.6-3 s), unless that would
+# pass HEADROOM_BYTES of images: then its own size alone.  4 GiB: the smoke bench's 256-voxel grid with its
+# headroom (2.3 GB; its own 1.3 GB), half an artist's 8 GB card; a 512-voxel Auto grid needs 11 GB itself.
 GROWTH = 1.25
-HEADROOM_BYTES = 2 * 2**30
+HEADROOM_BYTES = 4 * 2**30
 # Fixed-point units of velocity (per world unit per second) and weight, per splat weight of 1: fine enough for a
 # support's rim voxels (weights near 1/1000); a voxel's velocity sum wraps past 2^31 units (131072 world units per
 # second times the particles it holds), its weight past 65536 particles.
@@ -469,6 +470,11 @@ class VolumeGrids:
         self.file_leaves = FileLeaves(self.host, x * y * z // LEAF_VOXELS, self.file_leaves and self.file_leaves.memory)
         self._held = held
         self.allocations += 1
+
+    @property
+    def image_bytes(self) -> float:
+        """The GPU memory the images take (VOXEL_BYTES a voxel held; 0 before the first)."""
+        return math.prod(self._held) * VOXEL_BYTES if self._held else 0.0
 
     def _dispatch(self, kernel, system, look, textures: dict, constants: dict) -> None:
         declared = {constant.name for constant in kernel.constants}
