@@ -405,14 +405,26 @@ class VolumeGrids:
 
     def bounds(self, system, look) -> tuple[np.ndarray, np.ndarray] | None:
         """The system's live particles' world bounds (center +- radius), None with none live."""
+        self.queue_bounds(system, look)
+        return self.read_bounds()
+
+    def queue_bounds(self, system, look) -> None:
+        """The bounds pass recorded, for :meth:`read_bounds` (several effects' passes before one wait)."""
         self.host.clear(self.bounds_image)
         self._dispatch(BOUNDS_KERNELS[system.layout.name], system, look, {"shadow_bounds": self.bounds_image}, {})
+
+    def read_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The queued bounds pass's bounds, None with none live."""
         self.host.sleep_until_idle()  # asleep, not in the driver's read: the writer threads keep the GIL and cores
         return decode_bounds(self.host.read(self.bounds_image))
 
     def placement(self, system, look, voxel_size: float) -> Placement | None:
         """Where this frame's grid lies (``voxel_size`` 0: Auto), None with no live particle."""
-        found = self.bounds(system, look)
+        self.queue_bounds(system, look)
+        return self.place(self.read_bounds(), system, voxel_size)
+
+    def place(self, found, system, voxel_size: float) -> Placement | None:
+        """The grid around the bounds ``found`` (None: no live particle, no grid) at ``voxel_size`` (0: Auto)."""
         if found is None:
             return None
         voxel = voxel_size if voxel_size > 0.0 else auto_voxel(system.settings, *found)
