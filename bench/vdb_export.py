@@ -12,7 +12,8 @@ bounds pass and its 6 texels read back), ``readback_ms`` (the leaves' records an
 them), ``encode_ms`` (the file's parts: metadata, topology, the header's UUID; on a writer), ``disk_ms``
 (writing them, on a writer); ``passes_ms``: the last frame's grids made again with the GPU waited for after
 every pass (bench/counting.timed_passes), ms by kernel, clears and reads; ``leaves`` and ``active_voxels`` (of
-the density grid) of the last frame.
+the density grid) of the last frame; ``reallocations``: the times the timed frames outgrew the grid images (each
+makes new ones: 112 ms on the H200; light/volume_grids.held_shape), ``images_mb`` the GPU memory they hold.
 
 Blender's way (``peer_ms_per_frame``): the same live points (positions and radii at that frame) set on a
 PointCloud whose Geometry Nodes run Points to Volume at the same voxel size into a Bake node, baked to disk
@@ -67,9 +68,9 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
     def write(path, effect):
         started = time.perf_counter()
         parts = volumes.encode([effect])
-        effect.leaves.give_back()  # as volumes.write does
         encoded = time.perf_counter()
         vdb_file.write(path, parts)
+        effect.leaves.give_back()  # once written, as volumes.write does (the parts hold its buffers)
         stages["encode_ms"].append((encoded - started) * 1e3)
         stages["disk_ms"].append((time.perf_counter() - encoded) * 1e3)
 
@@ -78,7 +79,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
     bounds = grids.bounds(system, look)
     grids.build(system, look, place(*bounds, _voxel(bounds), renderer.host.max_texture_3d_size))
     grids.read().give_back()
-    last = None
+    last, made = None, grids.allocations
     with ThreadPoolExecutor(workers) as pool:
         futures, wall = [], 0.0
         for frame in frames:
@@ -119,6 +120,7 @@ def ours(renderer, frames: range, folder: Path, workers: int, points: list) -> d
             "passes_ms": {name: round(ms, 2) for name, ms in passes.items()},
             **{name: statistics.median(values) for name, values in stages.items()},
             "frames_ms": [round(ms, 2) for ms in stages["frame_ms"]], "tail_ms": tail * 1e3,
+            "reallocations": grids.allocations - made, "images_mb": grids.image_bytes / 2**20,
             "voxel": placement.voxel, "grid": "x".join(map(str, placement.shape)),
             "leaves": len(leaves.grids["density"].origins), "active_voxels": int(leaves.grids["density"].counts.sum()),
             "readback_mb": sum(g.buffers.nbytes + g.origins.shape[0] * RECORD_WORDS * 4

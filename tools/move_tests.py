@@ -27,7 +27,7 @@ KEPT = ("__init__.py", "conftest.py", "gpu_fill.py")
 # product (packaging, docs, command line, farm, benchmarks' tools).
 PLACES = {
     "engine": ("test_kernels.py", "test_pipeline.py"),
-    "engine/seam": ("test_seam.py", "test_features.py", "test_exact_math.py"),
+    "engine/seam": ("test_seam.py", "test_features.py", "test_exact_math.py", "test_row_buffers.py"),
     "engine/primitives": ("test_scan.py", "test_binning.py", "test_compaction.py", "test_sort_schedule.py"),
     "engine/settings": ("test_settings.py",),
     "engine/simulate": ("test_simulation.py", "gpu_arithmetic.py", "test_csg.py", "test_events.py", "test_sdf.py",

@@ -55,23 +55,32 @@ def voxel_size(scene) -> float:
 def capture(renderer, frame: int) -> list[EffectVolume]:
     """The drawn frame's grids of every effect, read back (the GPU's part: grids.build)."""
     grids = _GRIDS_OF.setdefault(renderer, {})
-    voxel = voxel_size(renderer.scene)
-    captured = []
+    effects = []
     for index, ((name, _), system) in enumerate(zip(renderer.effects, renderer.simulation.systems)):
         if index not in grids:
             grids[index] = VolumeGrids(renderer.host)
-        volume = grids[index]
-        captured.append(effect_volume(volume, system, renderer.resources.look_texture(system), name, voxel))
-    return captured
+        effects.append((name, grids[index], system, renderer.resources.look_texture(system)))
+    return effect_volumes(effects, voxel_size(renderer.scene))
 
 
 def effect_volume(volume: VolumeGrids, system, look, name: str, voxel: float) -> EffectVolume:
     """One system's grids this frame (``voxel`` 0: Auto); refused past the voxel limit (SettingsError)."""
-    placement = volume.placement(system, look, voxel)
-    if placement is None:
-        return EffectVolume(name, None, None, voxel if voxel > 0 else max(float(system.settings.size), 1e-6) / 2)
-    volume.build(system, look, placement)
-    return EffectVolume(name, volume.read(), placement, placement.voxel)
+    return effect_volumes([(name, volume, system, look)], voxel)[0]
+
+
+def effect_volumes(effects: list[tuple], voxel: float) -> list[EffectVolume]:
+    """Each (name, VolumeGrids, system, look)'s grids this frame (``voxel`` 0: Auto); refused past the voxel limit
+    (SettingsError).  Every bounds pass, then every grid's passes, then the reads: the GPU waited for twice a
+    frame (the first read after each: the others find it idle), not twice an effect."""
+    for _, volume, system, look in effects:
+        volume.queue_bounds(system, look)
+    placements = [volume.place(volume.read_bounds(), system, voxel) for _, volume, system, _ in effects]
+    for (_, volume, system, look), placement in zip(effects, placements):
+        if placement is not None:
+            volume.build(system, look, placement)
+    return [EffectVolume(name, None, None, voxel if voxel > 0 else max(float(system.settings.size), 1e-6) / 2)
+            if placement is None else EffectVolume(name, volume.read(), placement, placement.voxel)
+            for (name, volume, system, _), placement in zip(effects, placements)]
 
 
 def file_grids(effects: list[EffectVolume]) -> list[vdb_file.TreeGrid]:
@@ -95,14 +104,14 @@ def encode(effects: list[EffectVolume]) -> list:
 
 def write(path: Path, effects: list[EffectVolume]) -> None:
     """The frame's .vdb at ``path`` (the writer's temporary name: the frame writer renames it when whole; a full
-    disk raises OSError); the leaves' memory given back once encoded."""
+    disk raises OSError); the leaves' memory given back once written (the parts hold their buffers, not copies:
+    given back before, a later frame read into them while this one wrote them)."""
     try:
-        parts = encode(effects)
+        vdb_file.write(path, encode(effects))
     finally:
         for effect in effects:
             if effect.leaves is not None:
                 effect.leaves.give_back()
-    vdb_file.write(path, parts)
 
 
 def read(path: Path) -> dict[str, object]:

@@ -88,6 +88,27 @@ def test_the_gpus_leaves_make_the_bytes_numpy_makes_of_the_dense_grids(host, rng
     assert min(lengths[:-1]) > 100_000 and lengths[-1] < 2000  # the last: three empty grids
 
 
+def test_effects_captured_together_write_what_each_captured_alone_writes(host, rng):
+    """Every effect's bounds pass before one wait, then every grid before the reads: the same grids as one effect
+    after another (an emissive and a lit effect, and one with no live particle)."""
+    effects = [(name, *effect(host, rng, n=3000, lighting=lighting)) for name, lighting in
+               (("Fire", "EMISSION"), ("Smoke", "LIT"), ("Ash", "LIT"))]
+    (_, smoke, _), (_, ash, _) = effects[1:]
+    pos_age, vel_life = smoke.read_state()
+    PARTICLE.read_image("pos_age", pos_age)["position"][:] += (0.7, 0.0, 0.0)  # a grid of its own
+    smoke.write_state(pos_age, vel_life)
+    pos_age, vel_life = ash.read_state()
+    PARTICLE.read_image("vel_life", vel_life)["life"][:] = -1.0
+    ash.write_state(pos_age, vel_life)
+    together = volumes.effect_volumes([(name, volume_grids.VolumeGrids(host), system, look)
+                                       for name, system, look in effects], 0.04)
+    alone = [volumes.effect_volume(volume_grids.VolumeGrids(host), system, look, name, 0.04)
+             for name, system, look in effects]
+    assert [captured.placement for captured in together] == [captured.placement for captured in alone]
+    assert together[2].placement is None and together[0].placement != together[1].placement
+    assert b"".join(map(bytes, volumes.encode(together))) == b"".join(map(bytes, volumes.encode(alone)))
+
+
 def test_no_live_particle_writes_empty_valid_grids(host, rng, tmp_path):
     system, look = effect(host, rng, n=100)
     pos_age, vel_life = system.read_state()
@@ -115,6 +136,24 @@ def test_the_same_frame_writes_the_same_bytes(host, rng, tmp_path):
     uuid = slice(vdb_file.UUID_OFFSET, vdb_file.UUID_OFFSET + vdb_file.UUID_LENGTH)
     assert third[uuid] != first[uuid] and len(third[uuid].decode().split("-")) == 5
     assert set(volumes.read(tmp_path / "c.vdb")) == {"density", "emission", "velocity"}
+
+
+def test_a_frame_captured_while_the_one_before_is_written_leaves_that_file_as_captured(host, rng, tmp_path,
+                                                                                     monkeypatch):
+    """The file's parts hold the read-back buffers themselves: the next frame (captured as a writer writes this
+    one) must read into other memory, so its memory goes back only once the file is on disk."""
+    system, look = effect(host, rng, n=2000)
+    volume = volume_grids.VolumeGrids(host)
+    alone = volumes.effect_volume(volume_grids.VolumeGrids(host), system, look, "Fire", 0.05)
+    volumes.write(tmp_path / "alone.vdb", [alone])
+    disk_write = vdb_file.write
+
+    def next_frame_captured_first(path, parts):
+        volumes.effect_volume(volume, system, look, "Fire", 0.03)  # a finer grid: the same pool
+        disk_write(path, parts)
+    monkeypatch.setattr(vdb_file, "write", next_frame_captured_first)
+    volumes.write(tmp_path / "frame.vdb", [volumes.effect_volume(volume, system, look, "Fire", 0.05)])
+    assert (tmp_path / "frame.vdb").read_bytes() == (tmp_path / "alone.vdb").read_bytes()
 
 
 def test_a_write_past_the_file_size_limit_raises(tmp_path):

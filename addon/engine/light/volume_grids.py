@@ -80,6 +80,12 @@ RECORD_WORDS = MASK_WORDS + 4  # a leaf's record read back: its mask, its lowest
 TALLY = 8  # R32UI texels a grid's tally: leaves, bytes, lowest and highest active voxel (ordered uints)
 LEAF_BYTES_WIDTH = 8192  # R32UI texels a row of the image of the file's leaf buffers
 ALLOCATION_STEP = 32  # the grid images are made a multiple of this many voxels a side, reused while the grid fits
+# A grid that outgrows the images gets new ones GROWTH times its size a side (a plume that grows makes images
+# O(log) times, not every ALLOCATION_STEP: the H200 took 112 ms to make them, llvmpipe 0.6-3 s), unless that would
+# pass HEADROOM_BYTES of images: then its own size alone.  4 GiB: the smoke bench's 256-voxel grid with its
+# headroom (2.3 GB; its own 1.3 GB), half an artist's 8 GB card; a 512-voxel Auto grid needs 11 GB itself.
+GROWTH = 1.25
+HEADROOM_BYTES = 4 * 2**30
 # Fixed-point units of velocity (per world unit per second) and weight, per splat weight of 1: fine enough for a
 # support's rim voxels (weights near 1/1000); a voxel's velocity sum wraps past 2^31 units (131072 world units per
 # second times the particles it holds), its weight past 65536 particles.
@@ -118,6 +124,13 @@ LEAF_SPAN = Constant("IVEC4", "leaf_span", components=(
     ("box_leaves", "xyz"),  # the grid's leaves a side
     ("box_elements", "w"),  # the leaves of every grid packed: the elements of the leaf images
 ))
+
+LANE_BYTES = 4  # a lane of a sum (R32UI) or a value (R32F, RGBA32F)
+MOST_LEAF_BYTES = sum(LEAF_HEADER_BYTES + 2 * min(lanes, 3) * LEAF_VOXELS for lanes in GRIDS.values())  # all active
+# The GPU memory a voxel of the held images takes: its sums, its values, and its leaf's share of FileLeaves' images
+# (the buffers of every voxel active, the records, masks, sizes and offsets): 83 bytes.
+VOXEL_BYTES = (LANE_BYTES * sum(GRIDS.values()) + sum(LANE_BYTES * (1 if f == "R32F" else 4) for f in GRID_FORMATS.values())
+               + (MOST_LEAF_BYTES + len(GRIDS) * LANE_BYTES * (RECORD_WORDS + MASK_WORDS + 4)) / LEAF_VOXELS)
 
 
 def _sums(grid: str, atomic: bool) -> tuple[Image, ...]:
@@ -300,7 +313,7 @@ class FileLeaves:
     its rank in the tree's order; the flags after every grid's sizes) and the tallies, the scan of the sizes and
     flags (byte offsets, leaf indices), then the leaves' records and buffers."""
 
-    def __init__(self, host, leaves: int):
+    def __init__(self, host, leaves: int, memory: RowBuffers | None = None):
         self.host = host
         elements = len(GRIDS) * leaves
         self.tally = host.texture("leaf_tally", TALLY * len(GRIDS), 1, "R32UI")
@@ -308,10 +321,10 @@ class FileLeaves:
         self.sizes, self.offsets = (_linear(host, name, 2 * elements) for name in ("leaf_sizes", "leaf_offsets"))
         self.scan = Scan(host, 2 * elements)
         self.records = _linear(host, "leaf_records", elements * RECORD_WORDS)
-        most_bytes = leaves * sum(LEAF_HEADER_BYTES + 2 * min(lanes, 3) * LEAF_VOXELS
-                                  for lanes in GRIDS.values())  # every voxel active
-        self.bytes = _linear(host, "leaf_bytes", -(-most_bytes // 4), LEAF_BYTES_WIDTH)
-        self._memory = RowBuffers(host, (self.records, self.bytes))  # host memory to read into
+        self.bytes = _linear(host, "leaf_bytes", -(-leaves * MOST_LEAF_BYTES // 4), LEAF_BYTES_WIDTH)
+        # host memory to read into: the last FileLeaves' (a larger grid's images: the frames in flight give their
+        # buffers back to it, reused where they hold a read), else new
+        self.memory = (memory or RowBuffers(host, ())).read_into((self.records, self.bytes))
         self.packed = tuple(GRIDS)  # the grids the last pack packed, in the leaf images' order
 
     def pack(self, values: dict, placement: Placement, grids: tuple[str, ...]) -> None:
@@ -345,10 +358,11 @@ class FileLeaves:
                 raise SettingsError(f"VDB volumes: {int(leaves.sum()):,} leaves of {LEAF}^3 voxels hold particles "
                                     f"in {int(sizes.sum()):,} bytes, more than one frame can read back; set a larger "
                                     "Voxel Size")
-        buffers, give_back = self._memory.take()
-        record_texels, stream = (self.host.read_rows(image, -(-needed // image.width), buffer).reshape(-1)[:needed]
-                                 for image, buffer, needed in zip((self.records, self.bytes), buffers,
-                                                                  (records, words)))
+        images = (self.records, self.bytes)
+        rows = [-(-needed // image.width) for image, needed in zip(images, (records, words))]
+        buffers, give_back = self.memory.take(rows)
+        record_texels, stream = (self.host.read_rows(image, count, buffer).reshape(-1)[:needed]
+                                 for image, count, buffer, needed in zip(images, rows, buffers, (records, words)))
         records_of = np.split(record_texels.reshape(-1, RECORD_WORDS), np.cumsum(leaves)[:-1])
         streams = np.split(stream.view(np.uint8)[:int(sizes.sum())], np.cumsum(sizes)[:-1])
         grids = dict.fromkeys(GRIDS, NO_LEAVES)
@@ -359,6 +373,23 @@ class FileLeaves:
         return Leaves(grids, give_back)
 
 
+def held_shape(shape, held, most: int, budget: float = HEADROOM_BYTES) -> tuple[int, int, int]:
+    """The images' size (x, y, z) for a grid of ``shape`` where ``held`` are held (None: none yet): ``held`` while
+    the grid fits; else each side GROWTH times the grid's (every side, so that sides growing together make
+    new images together), at least as held, in whole ALLOCATION_STEPs, at most ``most`` (the GPU's 3D size) --
+    the grid's own sides where that headroom would take the images past ``budget`` bytes (VOXEL_BYTES a voxel).
+    A plume growing from s to S voxels a side makes images about log(S / s) / log(GROWTH) times, each at most
+    GROWTH^3 (~2x) the grid's voxels or those held before."""
+    if held is not None and all(n <= side for n, side in zip(shape, held)):
+        return tuple(held)
+
+    def sides(growth: float) -> tuple[int, int, int]:
+        return tuple(min(max(-(-math.ceil(n * growth) // ALLOCATION_STEP) * ALLOCATION_STEP, side), most)
+                     for n, side in zip(shape, held or (0, 0, 0)))
+    grown = sides(GROWTH)
+    return grown if math.prod(grown) * VOXEL_BYTES <= budget else sides(1.0)
+
+
 class VolumeGrids:
     """One effect's grids, frame after frame: ``placement`` (the bounds pass, 6 texels read back), then ``build``
     records the splat, resolve and leaf passes and ``read`` reads the leaves back as the file stores them."""
@@ -367,19 +398,33 @@ class VolumeGrids:
         self.host = host
         self.bounds_image = host.texture("shadow_bounds", 6, 1, "R32UI")
         self._held = None  # the grid images' size (x, y, z), None before the first
+        self.allocations = 0  # the sets of images made so far (benchmarks count them)
+        self.file_leaves = None
         self.sums: dict[str, list] = {}
         self.values: dict[str, object] = {}
 
     def bounds(self, system, look) -> tuple[np.ndarray, np.ndarray] | None:
         """The system's live particles' world bounds (center +- radius), None with none live."""
+        self.queue_bounds(system, look)
+        return self.read_bounds()
+
+    def queue_bounds(self, system, look) -> None:
+        """The bounds pass recorded, for :meth:`read_bounds` (several effects' passes before one wait)."""
         self.host.clear(self.bounds_image)
         self._dispatch(BOUNDS_KERNELS[system.layout.name], system, look, {"shadow_bounds": self.bounds_image}, {})
+
+    def read_bounds(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The queued bounds pass's bounds, None with none live."""
         self.host.sleep_until_idle()  # asleep, not in the driver's read: the writer threads keep the GIL and cores
         return decode_bounds(self.host.read(self.bounds_image))
 
     def placement(self, system, look, voxel_size: float) -> Placement | None:
         """Where this frame's grid lies (``voxel_size`` 0: Auto), None with no live particle."""
-        found = self.bounds(system, look)
+        self.queue_bounds(system, look)
+        return self.place(self.read_bounds(), system, voxel_size)
+
+    def place(self, found, system, voxel_size: float) -> Placement | None:
+        """The grid around the bounds ``found`` (None: no live particle, no grid) at ``voxel_size`` (0: Auto)."""
         if found is None:
             return None
         voxel = voxel_size if voxel_size > 0.0 else auto_voxel(system.settings, *found)
@@ -422,21 +467,26 @@ class VolumeGrids:
 
     def allocate(self, shape) -> None:
         """Images for a grid of ``shape``: the ones made before where they hold it (a plume's grid changes shape
-        every frame; making and clearing eleven 3D images each time cost more than filling them), else ones
-        ALLOCATION_STEP voxels larger a side (made empty: the resolve keeps the sums so), the passes dispatched
-        over ``shape`` alone."""
+        every frame; making and clearing eleven 3D images each time cost more than filling them), else larger
+        ones (held_shape; made empty: the resolve keeps the sums so) and FileLeaves for them reading into the
+        same host memory, the passes dispatched over ``shape`` alone."""
         self._groups = tuple(-(-n // g) for n, g in zip(shape, VOLUME_GROUP))
-        if self._held is not None and all(n <= held for n, held in zip(shape, self._held)):
+        held = held_shape(shape, self._held, self.host.max_texture_3d_size)
+        if held == self._held:
             return
-        most = self.host.max_texture_3d_size
-        x, y, z = (min(max(-(-n // ALLOCATION_STEP) * ALLOCATION_STEP, held), most)
-                   for n, held in zip(shape, self._held or (0, 0, 0)))
+        x, y, z = held
         self.sums = {grid: [self.host.volume(f"sum_{lane}", shape=(z, y, x), format="R32UI")
                             for lane in range(lanes)] for grid, lanes in GRIDS.items()}
         self.values = {grid: self.host.volume(f"{grid}_grid", shape=(z, y, x), format=GRID_FORMATS[grid])
                        for grid in GRIDS}
-        self.file_leaves = FileLeaves(self.host, x * y * z // LEAF_VOXELS)
-        self._held = (x, y, z)
+        self.file_leaves = FileLeaves(self.host, x * y * z // LEAF_VOXELS, self.file_leaves and self.file_leaves.memory)
+        self._held = held
+        self.allocations += 1
+
+    @property
+    def image_bytes(self) -> float:
+        """The GPU memory the images take (VOXEL_BYTES a voxel held; 0 before the first)."""
+        return math.prod(self._held) * VOXEL_BYTES if self._held else 0.0
 
     def _dispatch(self, kernel, system, look, textures: dict, constants: dict) -> None:
         declared = {constant.name for constant in kernel.constants}

@@ -348,3 +348,52 @@ def test_leaves_not_given_back_stay_as_read_and_given_back_memory_is_read_into_a
     assert same_leaves(third, second)
     fourth = grids.read()  # nothing given back since: new memory
     assert not np.shares_memory(fourth.grids["density"].buffers, third.grids["density"].buffers)
+
+
+def test_a_growing_plume_makes_its_images_a_few_times_not_every_allocation_step():
+    """A grid growing a leaf a side a frame from 64 to 512 voxels: the images grow by GROWTH, about
+    log(8) / log(1.25) times (the step alone: once a step, 14 times), and always hold the frame's grid."""
+    held, made = None, 0
+    for side in range(64, 513, volume_grids.LEAF):
+        shape = (side, side * 5 // 8 // 8 * 8, side // 2)
+        grown = volume_grids.held_shape(shape, held, 2048, budget=float("inf"))
+        made += grown != held
+        assert all(n <= g <= 2048 and g % volume_grids.ALLOCATION_STEP == 0 for n, g in zip(shape, grown))
+        held = grown
+    assert made <= 1 + np.ceil(np.log(8) / np.log(volume_grids.GROWTH))
+
+
+def test_the_images_keep_their_size_while_the_grid_fits_and_grow_every_side_with_headroom():
+    held = volume_grids.held_shape((100, 60, 40), None, 2048)
+    assert held == (128, 96, 64)  # 1.25 x, in whole steps of 32
+    assert volume_grids.held_shape((128, 8, 64), held, 2048) == held
+    assert volume_grids.held_shape((200, 8, 64), held, 2048) == (256, 96, 96)  # every side 1.25 x, at least held
+    assert volume_grids.held_shape((2000, 8, 8), held, 2048) == (2048, 96, 64)  # at most the GPU's 3D size
+
+
+def test_no_headroom_past_the_budget_only_the_grids_own_sides():
+    """Headroom that would take the images past the budget (an artist's card) is left out."""
+    shape = (512, 480, 480)
+    budget = np.prod(shape) * volume_grids.VOXEL_BYTES * 1.5  # the grid fits, its 1.25^3 headroom does not
+    assert volume_grids.held_shape(shape, None, 2048, budget) == (512, 480, 480)
+    assert volume_grids.held_shape((100, 100, 100), None, 2048, budget) == (128, 128, 128)
+    assert volume_grids.VOXEL_BYTES * 512**3 > volume_grids.HEADROOM_BYTES  # Auto's largest grid: none
+
+
+def test_larger_images_read_into_the_host_memory_given_back_and_the_leaves_are_unchanged(host, rng):
+    """A grid that outgrows the images makes new ones (and new leaf images) but reads into the buffers the frames
+    before gave back, where they hold the read; its leaves are those fresh images give."""
+    system, look = effect(host, rng, n=2000)
+    grids = volume_grids.VolumeGrids(host)
+    coarse, fine = (grids.placement(system, look, voxel) for voxel in (0.08, 0.02))
+    grids.build(system, look, coarse)
+    first = grids.read()
+    first.give_back()
+    grids.build(system, look, fine)  # outgrows the coarse grid's images
+    assert grids.allocations == 2
+    second = grids.read()
+    assert np.shares_memory(second.grids["density"].buffers, first.grids["density"].buffers)
+    fresh = volume_grids.VolumeGrids(host)
+    fresh.build(system, look, fine)
+    assert same_leaves(second, fresh.read())
+
