@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 
 from ..seam.kernels import Constant, Image, Kernel, Sampler
 from ..seam.tables import SIZES
@@ -94,6 +95,7 @@ class FluidConstants:
     vorticity: float  # confinement: v += dt vorticity h (N x omega)
 
 
+@cache  # a step asks again each substep: the lattice sums were a third of a 100K fluid step's Python
 def fluid_constants(size: float, radius: float, relaxation: float = 0.01, tension: float = 0.1,
                     cohesion: float = 0.0, viscosity: float = 0.01, vorticity: float = 0.0) -> FluidConstants:
     """The PBF constants of particles of radius ``size`` interacting within ``radius``.  ``relaxation`` and
@@ -194,10 +196,14 @@ def fluid_step(system, grid: NeighbourGrid, h: float, textures: dict, constants:
     pool = {"pos_age": system.pos_age, "vel_life": system.vel_life, "sdf_atlas": textures["sdf_atlas"],
             "grid_velocity": grid.velocity, "fluid_flow": flow, **grid.textures}
 
+    packed = {}  # by kernel: the iterations' kernels take the same constants each time
+
     def run(kernel: Kernel, **images) -> None:
         pool.update(images)
         bound = {name: pool[name] for name in (*(i.name for i in kernel.images), *(s.name for s in kernel.samplers))}
-        grid.host.dispatch(kernel, grid.groups, bound, kernel.pack({n: named[n] for n in kernel.value_names}))
+        if kernel not in packed:
+            packed[kernel] = kernel.pack({n: named[n] for n in kernel.value_names})
+        grid.host.dispatch(kernel, grid.groups, bound, packed[kernel])
 
     current = grid.sorted
     for _ in range(settings.iterations):
