@@ -9,10 +9,11 @@
   ``speedup`` their ratio (goal >= 100), ``streamed_speedup`` against our frames run back to back (a bake ahead
   of the frames); ``dispatches`` and ``submit_ms``: one more frame's kernels and the
   CPU's time inside their dispatch calls (what a frame of a small effect cannot go below: Blender's API
-  dispatches one kernel a call); ``timeline_*``: where a frame's time goes inside Blender, by GL timestamps
-  around every dispatch (``frame_timeline``).  Blender's grid liquid, Mantaflow, does not bake in the headless ``bpy``
-  module (its bindings fail with ``'LevelsetGrid' object has no attribute 'setConst'``, a known Blender issue
-  since 4.2), so it is not a peer.
+  dispatches one kernel a call); ``timeline_*`` and ``streamed_*``: where a frame's time goes inside Blender, by
+  GL timestamps around every dispatch (``frame_timeline``).  Our side runs after 0.5 s of frames that warm the
+  GPU up (``warmed_up``).  Blender's grid liquid, Mantaflow, does not bake in the headless ``bpy`` module (its
+  bindings fail with ``'LevelsetGrid' object has no attribute 'setConst'``, a known Blender issue since 4.2), so
+  it is not a peer.
 """
 
 from __future__ import annotations
