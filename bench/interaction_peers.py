@@ -92,8 +92,8 @@ def peer_system(host, count: int, interaction: str) -> ParticleSystem:
 
 def warmed_up(host, count: int, interaction: str, seconds: float = WARM_UP_S) -> None:
     """Frames of another such system for ``seconds``: the GPU at the clocks a bake keeps it at (the peer's CPU
-    minutes before leave it idle, its clocks down: measured on an H200, 2026-12-02, a 100K fluid frame 2.5 ms
-    streamed so, 0.76 after frames back to back)."""
+    seconds before, its boids' half a minute, leave it idle and its clocks down: measured on an H200, 2026-12-02,
+    a 100K fluid frame 2.5 ms streamed so, 0.76 after frames back to back)."""
     system = peer_system(host, count, interaction)
     started = time.perf_counter()
     while time.perf_counter() - started < seconds:
