@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 
 from ..seam.kernels import Constant, Image, Kernel, Sampler
 from ..seam.tables import SIZES
@@ -95,7 +95,9 @@ class FluidConstants:
     vorticity: float  # confinement: v += dt vorticity h (N x omega)
 
 
-@cache  # a step asks again each substep: the lattice sums were a third of a 100K fluid step's Python
+# Asked each substep (the lattice sums were a third of a 100K step's Python); bounded: a keyframed size or radius
+# asks anew each frame.
+@lru_cache(maxsize=256)
 def fluid_constants(size: float, radius: float, relaxation: float = 0.01, tension: float = 0.1,
                     cohesion: float = 0.0, viscosity: float = 0.01, vorticity: float = 0.0) -> FluidConstants:
     """The PBF constants of particles of radius ``size`` interacting within ``radius``.  ``relaxation`` and
