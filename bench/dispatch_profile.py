@@ -6,13 +6,15 @@
 The whole-stage benches (binning_bench, sprite_bench) time a stage under one
 query; this one wraps the host's ``dispatch`` and ``draw`` so that each call
 gets its own GL timer query (GL queries do not nest), runs each workload
-once after a warm-up, and sums the GPU time per kernel: where a radix pass,
+RUNS times after a warm-up, and takes each kernel's GPU time a run (summed
+over its calls), the median of the runs: where a radix pass,
 a scan or the sprite compositor spends its time.  Workloads: the radix sort
 of 16M key-index pairs, a scan of 100M uint32, binning 16M keys into 64K
 bins, the sprite layer at 1080p with 1M and 4M sprites (sprite_bench's
 scene), and a frame's step of 100K fluid particles, 100K birds (the
-interactions suite's peer cases) and 1M fluid particles.  One record per (workload, kernel): ``ms`` (that kernel's GPU time in
-one run of the workload), ``calls`` and ``share`` of the workload's total.
+interactions suite's peer cases) and 1M fluid particles.  One record per
+(workload, kernel): ``ms`` (that kernel's GPU time in a run of the workload,
+the median of the runs), ``calls`` and ``share`` of the workload's total.
 
 Records go to bench/results/<device>-<date>-dispatch-profile.json (bench/records.py).
 """
@@ -20,6 +22,7 @@ Records go to bench/results/<device>-<date>-dispatch-profile.json (bench/records
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -43,6 +46,8 @@ from bench.interaction_peers import DT, IDENTITY, peer_system  # noqa: E402
 from bench.sort_bench import ordered_keys  # noqa: E402
 from bench.sprite_bench import smoke_system  # noqa: E402
 
+RUNS = 9  # runs of a workload a profile takes the median of
+
 
 class QueryPerCall:
     """The host's dispatch and draw, each inside its own GL timer query while ``recording``."""
@@ -63,24 +68,31 @@ class QueryPerCall:
             return result
         return timed
 
-    def profile(self, work, warmup_s: float = 0.5) -> dict[str, tuple[float, int]]:
-        """{kernel: (GPU ms summed over its calls, calls)} of one ``work()`` after ``warmup_s`` of runs
-        (a GPU idle before the first workload starts at low clocks)."""
+    def profile(self, work, warmup_s: float = 0.5, runs: int = RUNS) -> dict[str, tuple[float, int]]:
+        """{kernel: (GPU ms summed over its calls in one ``work()``, the median of ``runs`` runs; calls)} after
+        ``warmup_s`` of runs (a GPU idle before the first workload starts at low clocks): one run's small
+        dispatches vary by 2-5x (H200, 2026-12-02)."""
         began = time.perf_counter()
         while time.perf_counter() - began < warmup_s:
             work()
             self.host.finish()
-        self.queries, self.recording = [], True
-        try:
-            work()
-            self.host.finish()
-        finally:
-            self.recording = False
-        per_kernel = defaultdict(lambda: [0.0, 0])
-        for name, query in self.queries:
-            per_kernel[name][0] += query.elapsed / 1e6
-            per_kernel[name][1] += 1
-        return {name: (ms, calls) for name, (ms, calls) in per_kernel.items()}
+        sums: dict[str, list[float]] = defaultdict(list)
+        calls: dict[str, int] = {}
+        for _ in range(runs):
+            self.queries, self.recording = [], True
+            try:
+                work()
+                self.host.finish()
+            finally:
+                self.recording = False
+            run = defaultdict(lambda: [0.0, 0])
+            for name, query in self.queries:
+                run[name][0] += query.elapsed / 1e6
+                run[name][1] += 1
+            for name, (ms, count) in run.items():
+                sums[name].append(ms)
+                calls[name] = count
+        return {name: (statistics.median(values), calls[name]) for name, values in sums.items()}
 
 
 def radix_sort(host, count: int, rng, tile: int = binning.BIN_TILE):
