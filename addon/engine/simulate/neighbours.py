@@ -34,18 +34,18 @@ and in the kernel's GLSL (shaders/include/neighbours.glsl)::
       int k = neighbour_entry(list, n);   ... gather from entry k (neighbour_position(k): where it was) ...
     }
 
-Cells are cubes of edge ``radius`` (the interaction radius): every particle within the radius of another lies in one
-of the 27 cells around it.  Cells are hashed into a table of a fixed size (``table_size``: the next power of two at
-or above the slot count, between GRID_TABLE_MIN and GRID_TABLE_MAX, at most TWO_PASS_TABLE for a small effect)
-rather than bounding the domain: an effect may spread anywhere (a fountain, a spill across a floor) and memory stays
-proportional to its count.  A cell's bin is its row's hash (y, z) plus x, so the three cells of a row are three
-consecutive bins, one range of entries.  Visiting order is fixed: the nine rows in (z, y) order from -1 to +1, each
-row's bins x from -1 to +1, a bin an earlier row already had skipped, within a bin by slot (the sort is stable and
-reads slots in order).  Cells that share a bin are not told apart: every bin is walked once and the distance test
-alone keeps the neighbours, so a pair is met exactly once and no candidate's cell is recomputed.  At most
-MAX_NEIGHBOURS are listed; a particle with more within the radius counts once a build in ``overflow`` (an atomic
-counter since the reset, read like the spawners' lost births).  Dead slots get no bin (they sort last and are never
-met).  Positions are read from the state as stored: the FULL layout's world coordinates (interactions need it).
+Cells are cubes of edge ``radius`` (the interaction radius): every particle within the radius of another lies in
+one of the 27 cells around it.  Cells are hashed into a table of a fixed size (``table_size``: the next power of
+two at or above the slot count, between GRID_TABLE_MIN and GRID_TABLE_MAX) rather than bounding the domain: an
+effect may spread anywhere (a fountain, a spill across a floor) and memory stays proportional to its count.  A
+cell's bin is its row's hash (y, z) plus x, so the three cells of a row are three consecutive bins, one range of
+entries.  Visiting order is fixed: the nine rows in (z, y) order from -1 to +1, each row's bins x from -1 to +1,
+a bin an earlier row already had skipped, within a bin by slot (the sort is stable and reads slots in order).
+Cells that share a bin are not told apart: every bin is walked once and the distance test alone keeps the
+neighbours, so a pair is met exactly once and no candidate's cell is recomputed.  At most MAX_NEIGHBOURS are
+listed; a particle with more within the radius counts once a build in ``overflow`` (an atomic counter since the
+reset, read like the spawners' lost births).  Dead slots get no bin (they sort last and are never met).  Positions are
+read from the state as stored: the FULL layout's world coordinates (interactions need it).
 """
 
 from __future__ import annotations
@@ -61,11 +61,6 @@ MAX_NEIGHBOURS = 64  # neighbours one particle lists at most (a dense clump is b
 LIST_TEXELS = MAX_NEIGHBOURS // 4  # RGBA32F texels of an entry's list
 GRID_TABLE_MIN = 1 << 12
 GRID_TABLE_MAX = 1 << 22  # three 8-bit digit passes of the counting sort
-# The largest table two 8-bit digit passes sort (with its end bin: 2^15 + 1 bins fit 16 bits); effects of up to
-# SMALL_EFFECT slots get it rather than a third pass (four dispatches fewer a build: a small effect's step is
-# bounded by its dispatches, bench/interaction_peers.py), at most four slots a bin.
-TWO_PASS_TABLE = 1 << 15
-SMALL_EFFECT = 4 * TWO_PASS_TABLE
 # Particles an interacting effect may have: its grid (keys, the sorted keys and slots, the sort's spare pair: five
 # 32-bit words a particle; the entries' position and velocity: two RGBA32F texels; the lists: LIST_TEXELS RGBA32F
 # texels and a count) and a solver's images (granular: two iterates of two RGBA32F texels) take 376 bytes a
@@ -123,10 +118,8 @@ GRID_KERNELS = (GRID_KEYS, GRID_ORDER, GRID_NEIGHBOURS)
 
 
 def table_size(count: int) -> int:
-    """Hash bins for ``count`` slots: about one a slot, a power of two (the hash masks); a small effect's at most
-    TWO_PASS_TABLE."""
-    size = min(max(1 << max(count - 1, 1).bit_length(), GRID_TABLE_MIN), GRID_TABLE_MAX)
-    return min(size, TWO_PASS_TABLE) if count <= SMALL_EFFECT else size
+    """Hash bins for ``count`` slots: about one a slot, a power of two (the hash masks)."""
+    return min(max(1 << max(count - 1, 1).bit_length(), GRID_TABLE_MIN), GRID_TABLE_MAX)
 
 
 def check_radius(radius: float) -> None:

@@ -113,16 +113,6 @@ def test_the_hash_table_is_a_power_of_two_near_the_count():
     assert neighbours.table_size(1 << 26) == neighbours.GRID_TABLE_MAX
 
 
-def test_a_small_effects_table_is_sorted_in_two_digit_passes():
-    from addon.engine.primitives.binning import digit_shifts
-
-    assert neighbours.table_size(100_000) == neighbours.TWO_PASS_TABLE
-    assert neighbours.table_size(neighbours.SMALL_EFFECT) == neighbours.TWO_PASS_TABLE
-    assert len(digit_shifts(neighbours.table_size(neighbours.SMALL_EFFECT) + 1)) == 2
-    assert neighbours.table_size(neighbours.SMALL_EFFECT + 1) == 2 * neighbours.SMALL_EFFECT
-    assert len(digit_shifts(neighbours.table_size(1_000_000) + 1)) == 3
-
-
 def rows_sharing_a_bin(table: int) -> np.ndarray:
     """A cell whose 27 neighbouring cells' rows overlap in the hash table (two rows' bins one or two apart)."""
     for y in range(-3000, 3000, 7):
