@@ -420,8 +420,7 @@ class VolumeGrids:
 
     def placement(self, system, look, voxel_size: float) -> Placement | None:
         """Where this frame's grid lies (``voxel_size`` 0: Auto), None with no live particle."""
-        self.queue_bounds(system, look)
-        return self.place(self.read_bounds(), system, voxel_size)
+        return self.place(self.bounds(system, look), system, voxel_size)
 
     def place(self, found, system, voxel_size: float) -> Placement | None:
         """The grid around the bounds ``found`` (None: no live particle, no grid) at ``voxel_size`` (0: Auto)."""
