@@ -170,12 +170,12 @@ def peer_case(host, case, count: int, repeats: int) -> dict:
 
 
 def frame_timeline(count: int, interaction: str, frames: int) -> dict:
-    """Where our frame's time goes inside Blender (bench/viewport_timeline.py's GL timestamps before and after
-    every dispatch), medians of ``frames`` frames each waited for: ``cpu_ms`` recording the step, ``gpu_ms`` from
+    """Where our frame's time goes inside Blender (bench/gl_timeline.py's GL timestamps before and after every
+    dispatch), medians of ``frames`` frames each waited for: ``cpu_ms`` recording the step, ``gpu_ms`` from
     its first kernel's start to its last's end, ``kernels_ms`` their own time, ``gaps_ms`` the GPU idle between
     them and ``starved_ms`` the part of it before the CPU had called the next; ``streamed_*``: the same of
     ``frames`` frames back to back, a frame's share."""
-    from bench.viewport_timeline import TimelineHost, timeline
+    from bench.gl_timeline import TimelineHost, timeline  # Blender's own GL: here alone, as bpy above
 
     host = TimelineHost()
     warmed_up(host, count, interaction)

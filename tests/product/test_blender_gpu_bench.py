@@ -148,7 +148,7 @@ def test_occluder_bench_measures_kept_meshes_against_reading_every_draw(tmp_path
 def test_timeline_attributes_gaps_to_a_starved_gpu_when_the_cpu_called_late():
     """Two commands 1 ms apart on the GPU: the gap counts as starved when the second was called on the
     CPU after the first had finished, as idle-but-busy-elsewhere otherwise."""
-    from bench import viewport_timeline
+    from bench import gl_timeline
 
     class Stamps:
         results = {1: 0, 2: 1_000_000, 3: 2_000_000, 4: 2_500_000}
@@ -159,7 +159,7 @@ def test_timeline_attributes_gaps_to_a_starved_gpu_when_the_cpu_called_late():
     host = type("Host", (), {})()
     host.stamps, host.recording = Stamps(), True
     host.events = [("a", 0.0, 1, 2), ("b", 0.0015, 3, 4)]  # b called 0.5 ms after a finished
-    figures = viewport_timeline.timeline(host, cpu_start=0.0, gpu_start=0)
+    figures = gl_timeline.timeline(host, cpu_start=0.0, gpu_start=0)
     assert figures["gpu_ms"] == pytest.approx(2.5) and figures["kernels_ms"] == pytest.approx(1.5)
     assert figures["gaps_ms"] == pytest.approx(1.0) and figures["starved_ms"] == pytest.approx(0.5)
     assert figures["per_kernel"] == {"a": pytest.approx(1.0), "b": pytest.approx(0.5)}
